@@ -1,0 +1,1 @@
+//! `storlab-bench`: the single-node I/O engine (work in progress).

@@ -1,0 +1,27 @@
+//! `storlab-types`: the vocabulary every storlab crate shares.
+//!
+//! * [`units`]: sizes, durations, rates and percentages as storage people type
+//!   them (`4k`, `64KiB`, `10GB`, `30s`, `50MB/s`, `1.5%`), parsed with errors
+//!   that say what is allowed, and formatted with explicit unit suffixes.
+//! * [`record`]: the result records ([`record::BenchReport`] and its
+//!   [`record::PhaseResult`]s) that the bench engine produces and that the JSON
+//!   output, the store and the reports consume. [`SCHEMA_VERSION`] versions
+//!   them; `docs/results-schema.md` documents them.
+//!
+//! This crate is pure: no I/O, no system calls.
+
+pub mod record;
+pub mod units;
+
+pub use record::*;
+pub use units::{
+    ByteSize, ParseError, format_bytes, format_rate, parse_duration, parse_percent, parse_rate,
+    parse_size,
+};
+
+/// Version of the JSON result document (and of [`record::BenchReport`]).
+/// Bump it when a field changes meaning or disappears; adding a field does not.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The storlab version that produced a record.
+pub const STORLAB_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,446 @@
+//! Result records: what a benchmark run produced, in one serde type tree.
+//!
+//! [`BenchReport`] is the JSON document `storlab bench --output-format json`
+//! prints, the record the store saves, and what reports read. Every key that
+//! holds a quantity carries its unit (`_bytes`, `_ns`, `_bytes_per_s`,
+//! `_per_s`). The full description is `docs/results-schema.md`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// I/O pattern of a phase, named as fio names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mix of reads and writes (fio's `readwrite`/`rw`).
+    ReadWrite,
+    /// Random mix of reads and writes.
+    RandRw,
+}
+
+impl RwMode {
+    pub const ALL: [RwMode; 6] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::RandRead,
+        RwMode::RandWrite,
+        RwMode::ReadWrite,
+        RwMode::RandRw,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "readwrite",
+            RwMode::RandRw => "randrw",
+        }
+    }
+    pub fn parse(s: &str) -> Option<RwMode> {
+        match s {
+            "rw" => Some(RwMode::ReadWrite),
+            _ => RwMode::ALL.into_iter().find(|m| m.as_str() == s),
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+    /// Whether the phase issues any writes.
+    pub fn writes(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+    /// Whether the phase issues any reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, RwMode::Write | RwMode::RandWrite)
+    }
+    /// Percentage of reads given the configured mix.
+    pub fn read_pct(self, rwmixread: u8) -> u8 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+        }
+    }
+}
+
+impl std::fmt::Display for RwMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which I/O engine ran the phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    IoUring,
+    Psync,
+    /// No I/O at all: exercises the whole pipeline.
+    Null,
+}
+
+impl EngineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
+        }
+    }
+    pub fn parse(s: &str) -> Option<EngineKind> {
+        match s {
+            "io_uring" | "iouring" | "uring" => Some(EngineKind::IoUring),
+            "psync" | "pread" => Some(EngineKind::Psync),
+            "null" => Some(EngineKind::Null),
+            _ => None,
+        }
+    }
+}
+
+/// Declared page-cache state for a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// O_DIRECT: the page cache is bypassed.
+    Direct,
+    /// Buffered I/O with the file's pages evicted before the timed window.
+    Cold,
+    /// Buffered I/O with the file pre-read into the page cache.
+    Warm,
+}
+
+impl CacheMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheMode::Direct => "direct",
+            CacheMode::Cold => "cold",
+            CacheMode::Warm => "warm",
+        }
+    }
+    pub fn parse(s: &str) -> Option<CacheMode> {
+        match s {
+            "direct" => Some(CacheMode::Direct),
+            "cold" => Some(CacheMode::Cold),
+            "warm" => Some(CacheMode::Warm),
+            _ => None,
+        }
+    }
+}
+
+/// What data is written.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum BufferPattern {
+    /// Incompressible and unique per block (the default).
+    Random,
+    /// All zero bytes (compresses and deduplicates completely).
+    Zero,
+    /// `pct` percent of each block compresses away (zeros), the rest is random.
+    Compressible { pct: u8 },
+}
+
+/// One entry of a block-size mix (`--bssplit 4k/50:64k/50`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BsWeight {
+    pub bs_bytes: u64,
+    /// Relative weight (percent of I/Os when the weights add to 100).
+    pub weight: u32,
+}
+
+/// How the phase's files are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FileLayout {
+    /// One file per job (default).
+    PerJob,
+    /// One file; each job owns a contiguous region of `size`.
+    SharedRegions,
+    /// One file; jobs interleave in units of `stride_bytes` (job j owns
+    /// units j, j+numjobs, j+2·numjobs, ...).
+    SharedInterleaved { stride_bytes: u64 },
+}
+
+/// Every resolved input of one phase: what the engine actually ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseParams {
+    pub name: String,
+    pub rw: RwMode,
+    /// Percentage of reads in a mixed phase (ignored for pure read/write).
+    pub rwmixread: u8,
+    /// Block sizes and their weights; one entry for a single `--bs`.
+    pub bs: Vec<BsWeight>,
+    /// Bytes per job (each job's region or file).
+    pub size_bytes: u64,
+    pub numjobs: u32,
+    pub iodepth: u32,
+    pub engine: EngineKind,
+    pub cache: CacheMode,
+    /// Whether `cache = cold` may drop the whole page cache (root only).
+    pub drop_caches: bool,
+    /// Time limit of the measured window (after ramp), if any.
+    pub runtime_ns: Option<u64>,
+    /// Loop over the region until `runtime` expires.
+    pub time_based: bool,
+    /// Warm-up time whose I/O is not counted.
+    pub ramp_ns: u64,
+    /// fsync after every N writes per job (0 = never).
+    pub fsync_every: u32,
+    /// fsync at the end of a write phase, inside the timed window.
+    pub end_fsync: bool,
+    pub layout: FileLayout,
+    pub buffer_pattern: BufferPattern,
+    /// Random offsets drawn with replacement instead of a full-coverage permutation.
+    pub random_with_replacement: bool,
+    /// Write self-checking blocks and check them on read.
+    pub verify: bool,
+    /// Seed for offsets, data and the verify header.
+    pub seed: u64,
+    /// io_uring: kernel-side submission polling.
+    pub sqpoll: bool,
+    /// io_uring: registered (fixed) buffers and files.
+    pub registered: bool,
+}
+
+impl PhaseParams {
+    /// The single block size, or the largest of a mix.
+    pub fn max_bs(&self) -> u64 {
+        self.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(0)
+    }
+}
+
+/// Latency summary in nanoseconds, from a histogram merged across jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub min: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub max: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    #[serde(rename = "p99_9")]
+    pub p99_9: u64,
+    #[serde(rename = "p99_99")]
+    pub p99_99: u64,
+}
+
+/// Figures for one direction (read or write) or their total.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DirStats {
+    /// Bytes moved inside the measured window.
+    pub bytes: u64,
+    /// I/O operations completed inside the measured window.
+    pub ops: u64,
+    /// `bytes / elapsed` of the window the figures belong to.
+    pub bw_bytes_per_s: f64,
+    /// `ops / elapsed`.
+    pub iops: f64,
+    /// Latency of each I/O, submission to completion; absent when no I/O.
+    pub lat_ns: Option<LatencyStats>,
+}
+
+/// CPU used by the process during the phase's measured window.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CpuStats {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// (user + sys) / completed I/Os.
+    pub cpu_ns_per_io: f64,
+    /// (user + sys) / elapsed, in percent of one core.
+    pub utilization_pct: f64,
+}
+
+/// Per-job figures.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobResult {
+    pub job: u32,
+    pub elapsed_ns: u64,
+    pub read: DirStats,
+    pub write: DirStats,
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// What was done about the page cache and whether it worked.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CacheReport {
+    /// `direct`, `cold` or `warm`.
+    pub mode: String,
+    /// How the pages were evicted or loaded (`posix_fadvise(DONTNEED)`,
+    /// `drop_caches`, `pre-read`), if anything was done.
+    pub method: Option<String>,
+    /// Pages of the phase's files resident before the action (mincore).
+    pub resident_pages_before: Option<u64>,
+    /// Pages resident after it, checked right before the timed window.
+    pub resident_pages_after: Option<u64>,
+    pub total_pages: Option<u64>,
+    /// Whether the declared state was reached (cold: no pages left; warm: all resident).
+    pub verified: Option<bool>,
+    /// Buffered I/O with a working set under 2× RAM: results may be served
+    /// from the page cache.
+    pub may_be_cached: bool,
+}
+
+/// Outcome of `--verify` for a read phase.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct VerifyResult {
+    pub blocks_checked: u64,
+    pub mismatches: u64,
+    /// The first few offsets (bytes, within the file named) that failed.
+    pub first_mismatches: Vec<VerifyMismatch>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct VerifyMismatch {
+    pub file: String,
+    pub offset_bytes: u64,
+    pub reason: String,
+}
+
+/// One phase's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub params: PhaseParams,
+    /// Wall-clock start (RFC 3339, UTC); the measurement itself uses a monotonic clock.
+    pub started_at: String,
+    /// First submission to last completion of the measured window, ns.
+    pub elapsed_ns: u64,
+    /// Whether the end-of-phase fsync is inside `elapsed_ns`.
+    pub fsync_in_window: bool,
+    /// Nanoseconds of that end fsync (already included in `elapsed_ns` if in window).
+    pub end_fsync_ns: u64,
+    /// What the latency figures span.
+    pub latency_span: String,
+    pub read: DirStats,
+    pub write: DirStats,
+    /// Read + write over the same window; latency merged.
+    pub total: DirStats,
+    pub jobs: Vec<JobResult>,
+    pub cpu: CpuStats,
+    /// Error counts by kind (errno name or "short_read", ...).
+    pub errors: BTreeMap<String, u64>,
+    pub cache: CacheReport,
+    pub verify: Option<VerifyResult>,
+    /// The phase was cut short (Ctrl-C, ENOSPC, error).
+    pub interrupted: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Facts about the machine the run was on.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub arch: String,
+    pub cpu_model: String,
+    pub cpu_count: u32,
+    pub mem_total_bytes: u64,
+    pub page_size_bytes: u64,
+}
+
+/// What was benchmarked.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// As given (or the default scratch directory).
+    pub path: String,
+    /// `directory`, `file` or `block_device`.
+    pub kind: String,
+    /// The files or device the I/O went to.
+    pub files: Vec<String>,
+    /// File system type of the target (`ext4`, `xfs`, `tmpfs`, ...).
+    pub filesystem: Option<String>,
+    pub mount_point: Option<String>,
+    /// Device under the file system or the device itself (`/dev/vda`).
+    pub device: Option<String>,
+    pub device_model: Option<String>,
+    pub rotational: Option<bool>,
+    pub logical_block_size_bytes: Option<u64>,
+    pub physical_block_size_bytes: Option<u64>,
+    /// Free bytes on the file system before layout.
+    pub free_bytes_before: Option<u64>,
+    /// Whether storlab created the files (and so may remove them).
+    pub created_by_storlab: bool,
+    /// Whether the files were kept afterwards.
+    pub kept: bool,
+}
+
+/// Which tool produced the record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// `storlab`, or `fio` for imported results.
+    pub name: String,
+    pub version: String,
+}
+
+/// One benchmark run: the JSON document and the stored record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    /// The command line as typed (argv joined), for the record.
+    pub command_line: Vec<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    /// Stopped early (Ctrl-C, ENOSPC, error): the phases hold what was measured.
+    pub interrupted: bool,
+    /// Why it stopped early, if it did.
+    pub stop_reason: Option<String>,
+    pub host: HostInfo,
+    pub target: TargetInfo,
+    pub phases: Vec<PhaseResult>,
+    pub warnings: Vec<String>,
+}
+
+impl BenchReport {
+    /// Total verify mismatches over all phases.
+    pub fn verify_mismatches(&self) -> u64 {
+        self.phases
+            .iter()
+            .filter_map(|p| p.verify.as_ref())
+            .map(|v| v.mismatches)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rw_names_round_trip() {
+        for m in RwMode::ALL {
+            assert_eq!(RwMode::parse(m.as_str()), Some(m));
+            let j = serde_json::to_string(&m).unwrap();
+            assert_eq!(j, format!("\"{}\"", m.as_str()));
+        }
+        assert_eq!(RwMode::parse("rw"), Some(RwMode::ReadWrite));
+        assert_eq!(RwMode::RandRw.read_pct(70), 70);
+        assert_eq!(RwMode::Write.read_pct(70), 0);
+    }
+
+    #[test]
+    fn engine_and_cache_names() {
+        assert_eq!(
+            serde_json::to_string(&EngineKind::IoUring).unwrap(),
+            "\"io_uring\""
+        );
+        assert_eq!(EngineKind::parse("io_uring"), Some(EngineKind::IoUring));
+        assert_eq!(CacheMode::parse("cold"), Some(CacheMode::Cold));
+        assert_eq!(CacheMode::parse("hot"), None);
+    }
+
+    #[test]
+    fn latency_keys_are_stable() {
+        let j = serde_json::to_value(LatencyStats::default()).unwrap();
+        for k in [
+            "min", "mean", "stddev", "max", "p50", "p90", "p99", "p99_9", "p99_99",
+        ] {
+            assert!(j.get(k).is_some(), "missing {k}");
+        }
+    }
+}

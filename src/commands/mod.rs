@@ -1,0 +1,4 @@
+//! One module per subcommand: each defines `<Sub>Command` (clap args) and
+//! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
+
+pub mod bench;

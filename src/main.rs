@@ -1,0 +1,62 @@
+//! `storlab`: the command-line front end. It parses arguments (clap), calls
+//! the library crates under `crates/`, and is the only place that prints or
+//! writes result files. One file per subcommand lives in `src/commands/`.
+//!
+//! Exit codes: 0 ok; 1 the command ran but a check or verification failed;
+//! 2 bad input or a hard error. A closed output pipe is not an error.
+
+mod commands;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Measure, watch, explain, design and remember storage.
+#[derive(Parser, Debug)]
+#[command(name = "storlab", version, about, long_about = None, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run I/O workloads against a directory, file or block device and report what the storage did
+    Bench(Box<commands::bench::BenchCommand>),
+}
+
+/// What a command reports back to `main` when it ran to the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything passed.
+    Ok,
+    /// The command ran, but a check or verification failed (exit 1).
+    Failed,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and errors to stderr (exit 2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    // With no subcommand, run the newcomer's quick all-round check.
+    let command = cli.command.unwrap_or_else(|| {
+        Command::Bench(Box::new(commands::bench::BenchCommand::quick_default()))
+    });
+    let result = match command {
+        Command::Bench(c) => c.execute(),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Failed) => ExitCode::from(1),
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("storlab: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Writing to stdout without panicking on a closed pipe (`storlab ... | head`).
+
+use std::io::Write;
+
+/// Write `text` to stdout. A closed pipe comes back as an error that
+/// [`is_broken_pipe`] recognises, so `main` can exit quietly with 0.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Whether an error is (caused by) writing to a closed pipe.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

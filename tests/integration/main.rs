@@ -1,0 +1,5 @@
+//! storlab's one integration test binary: runs the real `storlab` CLI.
+//! Each module covers one subcommand; tests that need root, io_uring, a loop
+//! device or a Debian tool probe for it and print why they skip.
+
+mod util;

@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Path of the storlab binary built for this test run.
+pub fn storlab_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_storlab"))
+}
+
+/// Run storlab with `args`; never inherits a terminal.
+pub fn storlab(args: &[&str]) -> Output {
+    Command::new(storlab_bin())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run storlab")
+}
+
+/// Whether we run as root (loop devices, drop_caches, mounts).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Print why a test is skipped, in a form that shows in `cargo test` output.
+pub fn skip(test: &str, why: &str) {
+    eprintln!("SKIP {test}: {why}");
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
