@@ -369,6 +369,60 @@ pub struct TargetInfo {
     pub kept: bool,
 }
 
+/// One device's figures over one sampling interval, with the definitions of
+/// sysstat's `iostat -x` (see `docs/monitor.md`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DeviceSample {
+    /// End of the interval, ns since the start of the timeline (monotonic).
+    pub t_ns: u64,
+    /// Kernel name (`vda`, `dm-0`, `md0`, `loop3`).
+    pub device: String,
+    pub r_per_s: f64,
+    pub w_per_s: f64,
+    pub r_bytes_per_s: f64,
+    pub w_bytes_per_s: f64,
+    pub rrqm_per_s: f64,
+    pub wrqm_per_s: f64,
+    pub r_await_ms: f64,
+    pub w_await_ms: f64,
+    /// Average request size, bytes.
+    pub areq_sz_bytes: f64,
+    /// Average queue size.
+    pub aqu_sz: f64,
+    pub util_pct: f64,
+    pub d_per_s: f64,
+    pub d_bytes_per_s: f64,
+    pub d_await_ms: f64,
+    pub f_per_s: f64,
+    pub f_await_ms: f64,
+}
+
+/// Host CPU over one sampling interval, percent of all CPUs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CpuSample {
+    pub t_ns: u64,
+    pub user_pct: f64,
+    pub nice_pct: f64,
+    pub system_pct: f64,
+    pub iowait_pct: f64,
+    pub steal_pct: f64,
+    pub idle_pct: f64,
+}
+
+/// A device timeline: what `storlab monitor --record` stores and what
+/// `storlab bench --monitor` attaches to a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MonitorTimeline {
+    /// Wall-clock time of `t_ns = 0` (RFC 3339, UTC).
+    pub started_at: String,
+    pub interval_ns: u64,
+    /// `top`, `leaf` or `all`.
+    pub layer: String,
+    pub devices: Vec<String>,
+    pub samples: Vec<DeviceSample>,
+    pub cpu: Vec<CpuSample>,
+}
+
 /// Which tool produced the record.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolInfo {
@@ -394,6 +448,9 @@ pub struct BenchReport {
     pub target: TargetInfo,
     pub phases: Vec<PhaseResult>,
     pub warnings: Vec<String>,
+    /// Device timeline sampled during the run (`bench --monitor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<MonitorTimeline>,
 }
 
 impl BenchReport {
