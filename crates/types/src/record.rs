@@ -464,6 +464,21 @@ impl BenchReport {
     }
 }
 
+/// A run as the store keeps it and as `compare`, `check`, `export` and
+/// `report` see it: the record plus its id and labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    /// Row id in the store (what `storlab runs` lists).
+    pub id: i64,
+    /// `bench`, `monitor`, `fio-import`, ...
+    pub kind: String,
+    /// `--tag key=value` labels.
+    pub tags: BTreeMap<String, String>,
+    /// `--note` free text.
+    pub note: Option<String>,
+    pub report: BenchReport,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
