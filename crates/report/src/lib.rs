@@ -12,17 +12,26 @@
 //!   [`render_comparison`]: each run's figures relative to a baseline, with
 //!   changes inside the measured run-to-run spread marked as noise (the rule
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
+//! * [`charts`] → [`Chart`]s (SVG with titles, axis units and legends) and
+//!   [`chart`] for one by id; [`svg_to_png`] for a PNG of one.
 
+pub mod charts;
 pub mod compare;
+pub mod error;
 pub mod export;
 pub mod fmt;
+pub mod png;
 pub mod rows;
+pub mod svg;
 
+pub use charts::{Chart, chart, charts, resolve_baseline};
 pub use compare::{
     Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
     compare, render_comparison,
 };
+pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
+pub use png::svg_to_png;
 pub use rows::{Direction, Row, rows};
 
 #[cfg(test)]
