@@ -24,7 +24,7 @@
 //! `|change| <= spread` is [`Verdict::Noise`]. For throughput and IOPS higher
 //! is better; for latency lower is better.
 
-use crate::fmt::{format_change, format_iops, format_ns, mb_per_s, run_label};
+use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s, run_label};
 use crate::rows::Direction;
 use serde::Serialize;
 use storlab_types::{DirStats, PhaseResult, RwMode, StoredRun};
@@ -183,6 +183,9 @@ pub struct CompareRow {
     pub direction: Direction,
     /// Name of the baseline phase it was matched with.
     pub baseline_phase: String,
+    /// Phase parameters that differ from the baseline phase's, e.g.
+    /// `bs 4 MiB (base 1 MiB)`: what the comparison is really about.
+    pub differs: Vec<String>,
     pub changes: Vec<Change>,
 }
 
@@ -305,6 +308,40 @@ fn spread_for(
     }
 }
 
+/// The parameters in which `p` differs from the baseline phase `b`.
+fn differences(p: &PhaseResult, b: &PhaseResult) -> Vec<String> {
+    let (p, b) = (&p.params, &b.params);
+    let mut d = Vec::new();
+    let mut diff = |what: &str, a: String, base: String| {
+        if a != base {
+            d.push(format!("{what} {a} (base {base})"));
+        }
+    };
+    diff("rw", p.rw.to_string(), b.rw.to_string());
+    if p.rw.reads() && p.rw.writes() {
+        diff("read %", p.rwmixread.to_string(), b.rwmixread.to_string());
+    }
+    diff("bs", bs_human(p), bs_human(b));
+    diff(
+        "size",
+        storlab_types::format_bytes(p.size_bytes),
+        storlab_types::format_bytes(b.size_bytes),
+    );
+    diff("numjobs", p.numjobs.to_string(), b.numjobs.to_string());
+    diff("iodepth", p.iodepth.to_string(), b.iodepth.to_string());
+    diff(
+        "engine",
+        p.engine.as_str().to_string(),
+        b.engine.as_str().to_string(),
+    );
+    diff(
+        "cache",
+        p.cache.as_str().to_string(),
+        b.cache.as_str().to_string(),
+    );
+    d
+}
+
 /// The baseline phase a phase is compared with: the one of the same name,
 /// else the only baseline phase with the same I/O pattern.
 fn match_phase<'a>(baseline: &'a StoredRun, phase: &PhaseResult) -> Option<&'a PhaseResult> {
@@ -411,6 +448,7 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
                         rw: phase.params.rw,
                         direction: dir,
                         baseline_phase: bp.params.name.clone(),
+                        differs: differences(phase, bp),
                         changes,
                     },
                 ));
@@ -453,6 +491,8 @@ pub(crate) fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool])
                 }
             }
         }
+        // No trailing blanks when the last cells are empty.
+        s.truncate(s.trim_end().len());
         s.push('\n');
         s
     };
@@ -469,11 +509,20 @@ pub(crate) fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool])
 /// naming the baseline and a footer explaining the noise rule.
 pub fn render_comparison(c: &Comparison) -> String {
     let headers = [
-        "Phase", "Dir", "Run", "MB/s", "vs base", "IOPS", "vs base", "lat p99", "vs base",
+        "Phase",
+        "Dir",
+        "Run",
+        "MB/s",
+        "vs base",
+        "IOPS",
+        "vs base",
+        "lat p99",
+        "vs base",
         "noise ±",
+        "differs from baseline",
     ];
     let right = [
-        false, false, false, true, true, true, true, true, true, false,
+        false, false, false, true, true, true, true, true, true, false, false,
     ];
     let mut rows = Vec::new();
     for r in &c.rows {
@@ -509,6 +558,7 @@ pub fn render_comparison(c: &Comparison) -> String {
                 })
                 .unwrap_or_default(),
         );
+        cells.push(r.differs.join(", "));
         rows.push(cells);
     }
     let mut out = format!("Baseline: {}\n\n", c.baseline_label);

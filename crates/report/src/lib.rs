@@ -14,12 +14,16 @@
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
 //! * [`charts`] → [`Chart`]s (SVG with titles, axis units and legends) and
 //!   [`chart`] for one by id; [`svg_to_png`] for a PNG of one.
+//! * [`html_report`]: one self-contained HTML file (inline CSS and SVG, no
+//!   script, no network) with parameters, host facts, results, the
+//!   comparison, every chart and every warning.
 
 pub mod charts;
 pub mod compare;
 pub mod error;
 pub mod export;
 pub mod fmt;
+pub mod html;
 pub mod png;
 pub mod rows;
 pub mod svg;
@@ -31,6 +35,7 @@ pub use compare::{
 };
 pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
+pub use html::html_report;
 pub use png::svg_to_png;
 pub use rows::{Direction, Row, rows};
 

@@ -20,6 +20,7 @@ const FADED_SWATCH: usize = 9;
 pub const FONT_FAMILY: &str = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 
 const MIN_WIDTH: f64 = 820.0;
+const MAX_WIDTH: f64 = 1320.0;
 const LEFT: f64 = 84.0;
 const RIGHT: f64 = 24.0;
 const PLOT_H: f64 = 280.0;
@@ -254,7 +255,10 @@ impl BarChart {
         let slots: f64 = present.iter().map(|p| p.len().max(1) as f64 + 0.5).sum();
         let cat_labels: Vec<String> = self.categories.iter().map(|c| truncate(c, 32)).collect();
         let layout = |left: f64| {
-            let w = (left + RIGHT + slots * 18.0).max(MIN_WIDTH + left - LEFT);
+            // 18 px per bar, but no wider than a page (bars get thinner).
+            let w = (left + RIGHT + slots * 18.0)
+                .min(MAX_WIDTH)
+                .max(MIN_WIDTH + left - LEFT);
             let unit = (w - left - RIGHT) / slots;
             let mut cat_x = Vec::with_capacity(n_cat); // (left, width) of each category
             let mut x = left;

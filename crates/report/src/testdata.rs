@@ -427,7 +427,8 @@ pub fn timeline() -> MonitorTimeline {
                 w_await_ms: 4.1,
                 areq_sz_bytes: 8192.0,
                 aqu_sz: 60.0 * ramp,
-                util_pct: (97.0 * ramp).min(100.0),
+                util_pct: ((if d == 0 { 97.0 } else { 91.0 }) * ramp * (1.0 + wobble / 3.0))
+                    .min(100.0),
                 ..DeviceSample::default()
             });
         }

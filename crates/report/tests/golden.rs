@@ -90,3 +90,24 @@ fn comparison_table() {
     let table = render_comparison(&compare(&runs, &runs[0]));
     check("compare_runs.txt", &table);
 }
+
+#[test]
+fn comparison_across_block_sizes() {
+    // The block-size sweep against its 1 MiB run: the "differs" column says
+    // what changed, and single runs use the default 5 % noise threshold.
+    let sweep: Vec<_> = testdata::all_runs()
+        .into_iter()
+        .filter(|r| r.tags.get("sweep").map(String::as_str) == Some("bs"))
+        .collect();
+    let base = sweep.iter().find(|r| r.tags["bs"] == "1m").unwrap();
+    let table = render_comparison(&compare(&sweep, base));
+    assert!(table.contains("bs 4 KiB (base 1 MiB)"));
+    check("bs_sweep_compare.txt", &table);
+}
+
+#[test]
+fn throughput_chart_svg() {
+    let runs = testdata::compare_runs();
+    let c = storlab_report::chart(&runs, Some(0), "throughput").unwrap();
+    check("compare_runs_throughput.svg", &c.svg);
+}
