@@ -25,6 +25,7 @@ table { border-collapse: collapse; font-size: 13px; margin: .4rem 0 1rem; }
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top;
   white-space: nowrap; }
 th { background: #f2f5f9; }
+td.wrap { white-space: normal; min-width: 14em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.base td { background: #f7f7f7; font-style: italic; }
 td.better { color: #1b7a2f; font-weight: bold; }
@@ -67,6 +68,11 @@ fn num(s: impl Into<String>) -> (String, &'static str) {
     (s.into(), "num")
 }
 
+/// Free text that may wrap (notes, cache state).
+fn wrap(s: impl Into<String>) -> (String, &'static str) {
+    (s.into(), "wrap")
+}
+
 fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "–".into())
 }
@@ -92,7 +98,7 @@ fn runs_section(runs: &[StoredRun]) -> String {
                 txt(&r.kind),
                 txt(&rep.started_at),
                 txt(tags_joined(&r.tags, ", ")),
-                txt(r.note.clone().unwrap_or_default()),
+                wrap(r.note.clone().unwrap_or_default()),
                 txt(&rep.host.hostname),
                 txt(&rep.target.path),
                 txt(opt(&rep.target.filesystem)),
@@ -296,7 +302,7 @@ fn results_section(runs: &[StoredRun]) -> String {
                 num(lat(|l| l.max as f64)),
                 num(format_bytes(r.stats.bytes)),
                 num(format_ns(r.phase.elapsed_ns as f64)),
-                txt(cache_state(r.phase)),
+                wrap(cache_state(r.phase)),
             ]
         })
         .collect();
@@ -385,7 +391,7 @@ fn comparison_section(c: &Comparison) -> String {
                 .unwrap_or_default()
         };
         s.push_str(&format!(
-            "<td>{}</td><td>{}</td></tr>\n",
+            "<td>{}</td><td class=\"wrap\">{}</td></tr>\n",
             esc(&spread),
             esc(&r.differs.join(", "))
         ));
