@@ -585,6 +585,54 @@ impl ResolvedTarget {
     }
 }
 
+/// Whether O_DIRECT works where `target` (None = `./storlab-scratch`) would
+/// put its data: opens the device or file, or creates and removes a probe
+/// file in the directory. Used to choose the default cache mode.
+pub fn probe_direct(target: Option<&Path>) -> bool {
+    let path = target
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let dir = match fs::metadata(&path) {
+        Ok(md) if md.is_dir() => path,
+        Ok(_) => {
+            return sys::open(
+                &path,
+                sys::OpenFlags {
+                    write: false,
+                    create_new: false,
+                    direct: true,
+                },
+            )
+            .is_ok();
+        }
+        Err(_) => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+    };
+    let probe = dir.join(format!(".storlab-direct-probe.{}", std::process::id()));
+    match sys::open(
+        &probe,
+        sys::OpenFlags {
+            write: true,
+            create_new: true,
+            direct: true,
+        },
+    ) {
+        Ok(_) => {
+            let _ = fs::remove_file(&probe);
+            true
+        }
+        // Never remove a file that was there before us.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(_) => {
+            let _ = fs::remove_file(&probe);
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
