@@ -157,13 +157,22 @@ impl UringEngine {
     /// (it can fail under a low RLIMIT_MEMLOCK; the engine then falls back).
     pub fn new(fd: RawFd, bufs: &mut [AlignedBuf], opts: UringOptions) -> io::Result<UringEngine> {
         let entries = (opts.depth.max(1) as u32).next_power_of_two();
-        let mut b = IoUring::builder();
-        if opts.sqpoll {
-            b.setup_sqpoll(2000);
-        }
-        // Completion ring twice the submission ring, so it never overflows.
-        b.setup_cqsize(entries * 2);
-        let ring = b.build(entries)?;
+        let build = |lean: bool| {
+            let mut b = IoUring::builder();
+            if opts.sqpoll {
+                b.setup_sqpoll(2000);
+            }
+            // Completion ring twice the submission ring, so it never overflows.
+            b.setup_cqsize(entries * 2);
+            if lean && !opts.sqpoll {
+                // One thread submits and reaps: no inter-processor interrupts
+                // for completions; task work runs when we wait (Linux 6.1+).
+                b.setup_coop_taskrun().setup_single_issuer().setup_defer_taskrun();
+            }
+            b.build(entries)
+        };
+        // Older kernels refuse the newer flags with EINVAL: fall back.
+        let ring = build(true).or_else(|_| build(false))?;
         let mut registered = false;
         if opts.registered {
             let iov: Vec<libc::iovec> = bufs
