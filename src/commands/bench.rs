@@ -102,6 +102,12 @@ pub struct WorkloadArgs {
     /// io_uring: do not register buffers and files
     #[arg(long)]
     pub no_registered: bool,
+    /// Cap on I/Os per second per job
+    #[arg(long, value_name = "N")]
+    pub rate_iops: Option<u32>,
+    /// Pre-allocation of new files: native (fallocate, default) or none (sparse)
+    #[arg(long, value_name = "MODE", value_parser = ["native", "none"])]
+    pub fallocate: Option<String>,
 }
 
 impl WorkloadArgs {
@@ -133,6 +139,8 @@ impl WorkloadArgs {
             seed: self.seed,
             sqpoll: flag(self.sqpoll),
             registered: self.no_registered.then_some(false),
+            rate_iops: self.rate_iops,
+            fallocate: self.fallocate.as_deref().map(|f| f == "native"),
         }
     }
 

@@ -167,7 +167,9 @@ impl UringEngine {
             if lean && !opts.sqpoll {
                 // One thread submits and reaps: no inter-processor interrupts
                 // for completions; task work runs when we wait (Linux 6.1+).
-                b.setup_coop_taskrun().setup_single_issuer().setup_defer_taskrun();
+                b.setup_coop_taskrun()
+                    .setup_single_issuer()
+                    .setup_defer_taskrun();
             }
             b.build(entries)
         };

@@ -276,7 +276,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for k in 0..64 {
             let (off, wrapped) = g.next(4096, &mut rng);
-            assert_eq!(wrapped, false, "io {k}");
+            assert!(!wrapped, "io {k}");
             assert_eq!(off % 4096, 0);
             assert!(seen.insert(off));
         }

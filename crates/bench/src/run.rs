@@ -330,7 +330,9 @@ fn summarize(
         params: p.clone(),
         started_at,
         elapsed_ns,
-        fsync_in_window: p.rw.writes() && p.end_fsync,
+        fsync_in_window: p.rw.writes()
+            && p.end_fsync
+            && p.engine != storlab_types::EngineKind::Null,
         end_fsync_ns,
         latency_span: LATENCY_SPAN.to_string(),
         read: read.to_stats(elapsed_ns),

@@ -52,6 +52,8 @@ pub struct PhaseSpec {
     pub seed: Option<u64>,
     pub sqpoll: Option<bool>,
     pub registered: Option<bool>,
+    pub rate_iops: Option<u32>,
+    pub fallocate: Option<bool>,
 }
 
 impl PhaseSpec {
@@ -85,7 +87,9 @@ impl PhaseSpec {
             verify,
             seed,
             sqpoll,
-            registered
+            registered,
+            rate_iops,
+            fallocate
         )
     }
 }
@@ -383,6 +387,8 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         seed,
         sqpoll: s.sqpoll.unwrap_or(false),
         registered: s.registered.unwrap_or(true),
+        rate_iops: s.rate_iops.unwrap_or(0),
+        fallocate: s.fallocate.unwrap_or(true),
     })
 }
 

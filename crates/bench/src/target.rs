@@ -427,7 +427,7 @@ pub fn resolve(
                 .unwrap_or(0);
             fill_fs_facts(&mut info, parent);
             check_space(parent, need, &info)?;
-            create_file(&path, need)?;
+            create_file(&path, need, phases.iter().all(|p| p.fallocate))?;
             info.files = vec![path.display().to_string()];
             info.created_by_storlab = true;
             Ok(ResolvedTarget {
@@ -465,17 +465,17 @@ fn check_space(dir: &Path, need: u64, info: &TargetInfo) -> Result<(), TargetErr
     Ok(())
 }
 
-/// Create a new file (never an existing one) and pre-allocate it.
-fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
-    let f = sys::open(
-        path,
-        sys::OpenFlags {
-            write: true,
-            create_new: true,
-            direct: false,
-        },
-    )
-    .map_err(io_err(path))?;
+/// Create a new file (never an existing one), pre-allocated unless `preallocate` is off.
+fn create_file(path: &Path, size: u64, preallocate: bool) -> Result<(), TargetError> {
+    let flags = sys::OpenFlags {
+        write: true,
+        create_new: true,
+        direct: false,
+    };
+    let f = sys::open(path, flags).map_err(io_err(path))?;
+    if !preallocate {
+        return f.set_len(size).map_err(io_err(path));
+    }
     match sys::fallocate(&f, size) {
         Ok(()) => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
@@ -542,7 +542,7 @@ fn make_in_dir(
         } else {
             format!("job{i}.dat")
         });
-        if let Err(e) = create_file(&path, *size) {
+        if let Err(e) = create_file(&path, *size, phases.iter().all(|p| p.fallocate)) {
             for f in &files {
                 let f: &DataFile = f;
                 let _ = fs::remove_file(&f.path);

@@ -213,6 +213,8 @@ fn drive<E: Engine>(
     let mut need_fsync = false;
     let (mut prog_bytes, mut prog_ops) = (0u64, 0u64);
     let check_verify = p.verify && p.rw.reads();
+    let rate = (p.rate_iops > 0).then_some(p.rate_iops as f64);
+    let mut issued = 0u64;
 
     loop {
         // Decide whether to keep issuing.
@@ -225,9 +227,18 @@ fn drive<E: Engine>(
                 issuing = false;
             }
         }
-        // Fill free slots.
+        // Fill free slots (paced when a rate cap is set).
+        let mut throttled_until = None;
         if issuing && !need_fsync {
             while let Some(&slot) = free.last() {
+                if let Some(r) = rate {
+                    let due = start + Duration::from_secs_f64(issued as f64 / r);
+                    if Instant::now() < due {
+                        throttled_until = Some(due);
+                        break;
+                    }
+                }
+                issued += 1;
                 let is_read = read_pct == 100 || (read_pct > 0 && rng.below(100) < read_pct);
                 let dir = if is_read { Dir::Read } else { Dir::Write };
                 let bs = pick_bs(p, total_weight, &mut rng);
@@ -262,6 +273,14 @@ fn drive<E: Engine>(
             }
         }
         if inflight == 0 {
+            if let Some(due) = throttled_until {
+                // Sleep in short steps so Ctrl-C and the deadline are noticed.
+                let wait = due
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(20));
+                std::thread::sleep(wait);
+                continue;
+            }
             if need_fsync {
                 do_fsync(fd, out);
                 need_fsync = false;
