@@ -551,6 +551,23 @@ bs = "4k"
         assert!(parse_buffer_pattern("ones").is_err());
     }
 
+    #[test]
+    fn shipped_examples_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let f = JobFile::parse(&text, &path).unwrap();
+                let phases = f.phases(&text, &path, &PhaseSpec::default()).unwrap();
+                assert!(!phases.is_empty(), "{}", path.display());
+                n += 1;
+            }
+        }
+        assert!(n >= 2, "examples found: {n}");
+    }
+
     proptest! {
         #[test]
         fn job_file_parser_never_panics(text in "\\PC{0,200}") {
