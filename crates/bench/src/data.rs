@@ -2,15 +2,16 @@
 //! the self-checking header `--verify` relies on.
 //!
 //! Every written buffer is divided into *units* (4 KiB, or the block size if
-//! smaller). With the `random` pattern each unit is fresh pseudo-random bytes
-//! and starts with a 32-byte header:
+//! smaller). With the `random` pattern each unit is pseudo-random bytes
+//! (regenerated on a buffer's first use and at least every 16th) and starts
+//! with a 32-byte header:
 //!
 //! | bytes | content |
 //! |---|---|
 //! | 0..8 | `MAGIC ^ seed` (the run seed) |
 //! | 8..16 | the unit's byte offset in its file |
 //! | 16..20 | file index; 20..24 unit length |
-//! | 24..32 | checksum of the unit with this field zero (only with verify) |
+//! | 24..32 | with verify: checksum of the unit with this field zero; otherwise the write's generation number |
 //!
 //! so no two units of a run are alike (nothing for dedupe to find) and a
 //! reader can tell a misplaced, stale or corrupted unit.
@@ -68,7 +69,11 @@ pub struct DataGen {
     seed: u64,
     verify: bool,
     rng: Rng,
+    generation: u64,
 }
+
+/// A write buffer's random payload is regenerated at least this often.
+pub const REGENERATE_EVERY: u32 = 16;
 
 impl DataGen {
     pub fn new(
@@ -84,32 +89,43 @@ impl DataGen {
             seed,
             verify,
             rng: Rng::new(seed ^ stream.wrapping_mul(0xA24B_AED4_963E_E407)),
+            generation: 0,
         }
     }
 
-    /// Fill `buf` for a write at `offset` of file `file`.
-    pub fn fill(&mut self, buf: &mut [u8], file: u32, offset: u64) {
+    /// Prepare `buf` for a write at `offset` of file `file`.
+    ///
+    /// With `regenerate`, the whole buffer is filled anew (fresh random
+    /// payload); otherwise only the headers are rewritten, which is enough
+    /// to make every 4 KiB unit unique (offset, file, write generation) and
+    /// costs a few stores per unit instead of generating the payload. The
+    /// worker regenerates a buffer on its first use, after a read landed in
+    /// it, and every [`REGENERATE_EVERY`] uses.
+    pub fn fill(&mut self, buf: &mut [u8], file: u32, offset: u64, regenerate: bool) {
+        self.generation += 1;
         match self.pattern {
             BufferPattern::Zero => {
+                if regenerate {
+                    buf.fill(0);
+                }
                 if self.verify {
-                    buf.fill(0);
                     self.stamp_all(buf, file, offset);
-                } else if buf.first().is_some_and(|&b| b != 0)
-                    || buf.last().is_some_and(|&b| b != 0)
-                {
-                    buf.fill(0);
                 }
             }
             BufferPattern::Random => {
-                fill_random(buf, &mut self.rng);
+                if regenerate {
+                    fill_random(buf, &mut self.rng);
+                }
                 self.stamp_all(buf, file, offset);
             }
             BufferPattern::Compressible { pct } => {
-                for unit in buf.chunks_mut(self.unit) {
-                    let zeros = unit.len() * pct as usize / 100;
-                    let random = unit.len() - zeros;
-                    fill_random(&mut unit[..random], &mut self.rng);
-                    unit[random..].fill(0);
+                if regenerate {
+                    for unit in buf.chunks_mut(self.unit) {
+                        let zeros = unit.len() * pct as usize / 100;
+                        let random = unit.len() - zeros;
+                        fill_random(&mut unit[..random], &mut self.rng);
+                        unit[random..].fill(0);
+                    }
                 }
                 self.stamp_all(buf, file, offset);
             }
@@ -128,8 +144,14 @@ impl DataGen {
             u[16..20].copy_from_slice(&file.to_le_bytes());
             let ulen = u.len() as u32;
             u[20..24].copy_from_slice(&ulen.to_le_bytes());
-            let sum = if self.verify { checksum(u) } else { 0 };
-            u[24..32].copy_from_slice(&sum.to_le_bytes());
+            // With verify: a checksum over the unit; otherwise the write
+            // generation, so rewrites of the same block differ too.
+            let last = if self.verify {
+                checksum(u)
+            } else {
+                self.generation
+            };
+            u[24..32].copy_from_slice(&last.to_le_bytes());
         }
     }
 }
@@ -191,8 +213,8 @@ mod tests {
         let mut g = DataGen::new(BufferPattern::Random, 4096, 7, false, 0);
         let mut a = vec![0u8; 65536];
         let mut b = vec![0u8; 65536];
-        g.fill(&mut a, 0, 0);
-        g.fill(&mut b, 0, 0);
+        g.fill(&mut a, 0, 0, true);
+        g.fill(&mut b, 0, 0, true);
         assert_ne!(a, b, "two writes of the same block differ");
         // Every 4 KiB unit differs from every other one.
         let units: std::collections::BTreeSet<&[u8]> =
@@ -214,10 +236,25 @@ mod tests {
     }
 
     #[test]
+    fn restamped_buffers_stay_unique_per_unit() {
+        let mut g = DataGen::new(BufferPattern::Random, 4096, 7, false, 0);
+        let mut buf = vec![0u8; 16384];
+        let mut seen = std::collections::BTreeSet::new();
+        // The same buffer rewritten at the same and at other offsets, without
+        // regenerating the payload: every unit ever written differs.
+        for (i, off) in [0u64, 0, 16384, 0].into_iter().enumerate() {
+            g.fill(&mut buf, 0, off, i == 0);
+            for u in buf.chunks(4096) {
+                assert!(seen.insert(u.to_vec()), "duplicate unit");
+            }
+        }
+    }
+
+    #[test]
     fn compressible_has_zeros() {
         let mut g = DataGen::new(BufferPattern::Compressible { pct: 50 }, 4096, 7, false, 0);
         let mut a = vec![1u8; 8192];
-        g.fill(&mut a, 0, 0);
+        g.fill(&mut a, 0, 0, true);
         assert!(a[2048..4096].iter().all(|&b| b == 0));
         assert!(a[32..2048].iter().any(|&b| b != 0));
     }
@@ -226,7 +263,7 @@ mod tests {
     fn verify_detects_flips_and_misplacement() {
         let mut g = DataGen::new(BufferPattern::Random, 4096, 99, true, 1);
         let mut a = vec![0u8; 16384];
-        g.fill(&mut a, 2, 8192);
+        g.fill(&mut a, 2, 8192, true);
         assert_eq!(verify(&a, 4096, 99, 2, 8192), (4, None));
         let (_, bad) = verify(&a, 4096, 99, 2, 0);
         assert!(bad.unwrap().1.contains("misplaced"));

@@ -418,7 +418,7 @@ fn layout_file(
         }
         let n = ((size - off) as usize).min(LAYOUT_CHUNK);
         let chunk = &mut buf.as_mut_slice()[..n];
-        datagen.fill(chunk, file_id, off);
+        datagen.fill(chunk, file_id, off, true);
         let w = sys::pwrite(f.as_raw_fd(), chunk, off)?;
         if w == 0 {
             return Err(io::Error::from_raw_os_error(libc::ENOSPC));

@@ -193,6 +193,8 @@ fn drive<E: Engine>(
         })
         .collect();
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    // Writes since each slot's payload was generated (0 = must regenerate).
+    let mut slot_uses: Vec<u32> = vec![0; depth];
     let mut just_queued: Vec<u32> = Vec::with_capacity(depth);
     let mut inflight = 0usize;
 
@@ -257,11 +259,17 @@ fn drive<E: Engine>(
                 free.pop();
                 let offset = plan.region.physical(logical);
                 if dir == Dir::Write {
-                    data.fill(
-                        &mut bufs[slot as usize].as_mut_slice()[..bs as usize],
-                        plan.file_id,
-                        offset,
-                    );
+                    let uses = &mut slot_uses[slot as usize];
+                    let regenerate = *uses == 0 || *uses >= data::REGENERATE_EVERY;
+                    *uses = if regenerate { 1 } else { *uses + 1 };
+                    // Regenerate the whole buffer so a later, larger block
+                    // (--bssplit) never writes a stale or zero tail.
+                    let buf = bufs[slot as usize].as_mut_slice();
+                    let len = if regenerate { buf.len() } else { bs as usize };
+                    data.fill(&mut buf[..len], plan.file_id, offset, regenerate);
+                } else {
+                    // A read will overwrite the payload: regenerate before the next write.
+                    slot_uses[slot as usize] = 0;
                 }
                 engine.queue(slot, dir, offset, bs as u32, bufs);
                 let s = &mut slots[slot as usize];
