@@ -19,6 +19,7 @@
 
 pub mod error;
 pub mod layout;
+pub mod reliability;
 
 pub use error::PlanError;
 pub use layout::{Aggregation, Geometry, GroupLevel, Layout};
