@@ -18,7 +18,9 @@
 //! (the CLI hands it catalog text) and prints nothing.
 
 pub mod error;
+pub mod hardware;
 pub mod layout;
+pub mod perf;
 pub mod reliability;
 
 pub use error::PlanError;
