@@ -422,7 +422,9 @@ fn apply_option(input: &str, layout: &mut Layout, opt: &str) -> Result<(), PlanE
     if !matches!(key.as_str(), "chunk" | "strip" | "stripe") {
         return Err(bad(
             input,
-            format!("unknown option '{key}'; the options are chunk= (per drive, inside a group) and stripe= (across groups)"),
+            format!(
+                "unknown option '{key}'; the options are chunk= (per drive, inside a group) and stripe= (across groups)"
+            ),
         ));
     }
     let size = parse_size(v.trim()).map_err(|e| bad(input, e.to_string()))?;
@@ -468,8 +470,12 @@ fn parse_plain(input: &str, s: &str) -> Result<Layout, PlanError> {
     if nums.len() > 2 {
         return Err(bad(input, "too many '/': at most level/span/drives"));
     }
-    let span = parse_count(input, nums[0], "span")?
-        .ok_or_else(|| bad(input, "the span (drives per group) cannot be x; only the total can"))?;
+    let span = parse_count(input, nums[0], "span")?.ok_or_else(|| {
+        bad(
+            input,
+            "the span (drives per group) cannot be x; only the total can",
+        )
+    })?;
     let total = match nums.get(1) {
         Some(t) => Some(parse_count(input, t, "drive count")?),
         None => None,
@@ -590,7 +596,10 @@ fn parse_plain(input: &str, s: &str) -> Result<Layout, PlanError> {
     if layout.span > 64 {
         return Err(bad(
             input,
-            format!("a span of {} drives is beyond any controller (max 64)", layout.span),
+            format!(
+                "a span of {} drives is beyond any controller (max 64)",
+                layout.span
+            ),
         ));
     }
     Ok(layout)
@@ -612,7 +621,9 @@ impl std::str::FromStr for Layout {
             let (count, group) = first.split_once('*').ok_or_else(|| {
                 bad(
                     input,
-                    format!("inside lvm(...) write <groups>*<group>, e.g. lvm(4*R5/6), not '{first}'"),
+                    format!(
+                        "inside lvm(...) write <groups>*<group>, e.g. lvm(4*R5/6), not '{first}'"
+                    ),
                 )
             })?;
             let groups = parse_count(input, count, "group count")?;
@@ -620,7 +631,10 @@ impl std::str::FromStr for Layout {
             if layout.aggregation != Aggregation::Single {
                 return Err(bad(
                     input,
-                    format!("LVM stripes over single groups (R0, R1, R5, R6), not over {}; e.g. lvm(4*R6/12)", layout.level_name()),
+                    format!(
+                        "LVM stripes over single groups (R0, R1, R5, R6), not over {}; e.g. lvm(4*R6/12)",
+                        layout.level_name()
+                    ),
                 ));
             }
             layout.aggregation = Aggregation::Lvm;
@@ -678,7 +692,10 @@ mod tests {
         assert_eq!((g.groups, g.span, g.usable_bytes), (4, 2, 4 * 4 * TB));
         assert_eq!(geo("R10/8"), g);
         let g = geo("R0/8");
-        assert_eq!((g.usable_bytes, g.failures_survived_worst_case), (8 * 4 * TB, 0));
+        assert_eq!(
+            (g.usable_bytes, g.failures_survived_worst_case),
+            (8 * 4 * TB, 0)
+        );
         let g = geo("R1/2");
         assert_eq!((g.usable_bytes, g.failures_survived_per_group), (4 * TB, 1));
         let l: Layout = "lvm(4*R5/6, stripe=1M)".parse().unwrap();
@@ -750,7 +767,11 @@ mod tests {
         assert!(f.iter().any(|f| f.severity == Severity::Warning
             && f.message.contains("read-modify-write")));
         let l: Layout = "lvm(4*R6/10, stripe=2M)".parse().unwrap();
-        assert!(l.alignment(None).iter().all(|f| f.severity != Severity::Warning));
+        assert!(
+            l.alignment(None)
+                .iter()
+                .all(|f| f.severity != Severity::Warning)
+        );
         let l: Layout = "R6/10".parse().unwrap();
         let bad = l.alignment(Some(FsStripe {
             su_bytes: 256 * 1024,
@@ -766,7 +787,12 @@ mod tests {
 
     fn arb_layout() -> impl Strategy<Value = Layout> {
         (0usize..4, 1u32..30, 1u32..20, 0usize..3, 0u32..5).prop_map(|(l, span, g, agg, c)| {
-            let level = [GroupLevel::R0, GroupLevel::R1, GroupLevel::R5, GroupLevel::R6][l];
+            let level = [
+                GroupLevel::R0,
+                GroupLevel::R1,
+                GroupLevel::R5,
+                GroupLevel::R6,
+            ][l];
             let span = span.max(level.min_span());
             let aggregation = if g == 1 {
                 Aggregation::Single

@@ -17,11 +17,15 @@
 //! Formulas and sources: `docs/MODEL.md`. The crate is pure: it reads no files
 //! (the CLI hands it catalog text) and prints nothing.
 
+pub mod catalog;
+pub mod design;
 pub mod error;
 pub mod hardware;
 pub mod layout;
 pub mod perf;
 pub mod reliability;
+pub mod search;
 
+pub use design::{Design, DesignReport, PLAN_SCHEMA_VERSION, evaluate};
 pub use error::PlanError;
 pub use layout::{Aggregation, Geometry, GroupLevel, Layout};

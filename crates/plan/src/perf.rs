@@ -24,7 +24,10 @@ pub enum Pattern {
     RandRead,
     RandWrite,
     /// A mix of reads and writes; `read_pct` of requests are reads.
-    Mix { read_pct: f64, random: bool },
+    Mix {
+        read_pct: f64,
+        random: bool,
+    },
 }
 
 /// A workload: pattern and request size.
@@ -190,7 +193,11 @@ fn piece_read(c: &Ctx, p: f64, random: bool) -> (Demand, f64) {
 
 fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
     let d = &c.hw.drive;
-    let acc = if random { Access::Random } else { Access::Stream };
+    let acc = if random {
+        Access::Random
+    } else {
+        Access::Stream
+    };
     match c.level {
         GroupLevel::R0 | GroupLevel::R1 => {
             let copies = if c.level == GroupLevel::R1 {
@@ -403,7 +410,10 @@ pub fn predict_geo(
         ));
     }
     if let Some(i) = ctrl.max_iops {
-        parts.push((format!("controller {kname} IOPS"), i / share / dem.ctrl_requests));
+        parts.push((
+            format!("controller {kname} IOPS"),
+            i / share / dem.ctrl_requests,
+        ));
     }
     if let (Some(x), true) = (ctrl.parity_bytes_per_s, dem.parity_bytes > 0.0) {
         parts.push((
@@ -526,7 +536,12 @@ mod tests {
         // Read-modify-write of a 4 KiB write: 2 reads + 2 writes on RAID 5,
         // 3 + 3 on RAID 6, 2 writes on RAID 10; the write-back to the same
         // spot costs a revolution instead of a seek, so compare ops.
-        for (l, ops) in [("R5/8", 4.0), ("R6/8", 6.0), ("R10/2/8", 2.0), ("R0/8", 1.0)] {
+        for (l, ops) in [
+            ("R5/8", 4.0),
+            ("R6/8", 6.0),
+            ("R10/2/8", 2.0),
+            ("R0/8", 1.0),
+        ] {
             let layout: Layout = l.parse().unwrap();
             let p = predict(&layout, &hw(true), &w(Pattern::RandWrite, 4096)).unwrap();
             assert_eq!(p.drive_ops_per_request, ops, "{l}");
@@ -542,7 +557,11 @@ mod tests {
         let layout: Layout = "R6/10,chunk=64k".parse().unwrap();
         let p = predict(&layout, &hw(true), &w(Pattern::SeqWrite, 1 << 20)).unwrap();
         // 10 drives stream at 150 MB/s; 8/10 of it is data.
-        assert!((p.bytes_per_s - 8.0 * 150e6).abs() < 1.0, "{}", p.bytes_per_s);
+        assert!(
+            (p.bytes_per_s - 8.0 * 150e6).abs() < 1.0,
+            "{}",
+            p.bytes_per_s
+        );
         assert_eq!(p.write_path.as_deref(), Some("full-stripe"));
         // Random 512 KiB writes = one full stripe of 8 x 64 KiB.
         let p = predict(&layout, &hw(true), &w(Pattern::RandWrite, 512 << 10)).unwrap();
@@ -572,7 +591,12 @@ mod tests {
         let p = predict(&l, &h, &w(Pattern::SeqRead, 1 << 20)).unwrap();
         assert!(p.binding.starts_with("host link"));
         assert!((p.bytes_per_s - 500e6).abs() < 1.0);
-        assert!(p.parts.iter().filter(|x| !x.binds).all(|x| x.headroom >= 0.0));
+        assert!(
+            p.parts
+                .iter()
+                .filter(|x| !x.binds)
+                .all(|x| x.headroom >= 0.0)
+        );
         h.controllers = 2;
         let p2 = predict(&l, &h, &w(Pattern::SeqRead, 1 << 20)).unwrap();
         assert!((p2.bytes_per_s - 1000e6).abs() < 1.0);

@@ -192,8 +192,9 @@ pub fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
         for row in col + 1..n {
             let f = a[row][col] / a[col][col];
             if f != 0.0 {
-                for k in col..n {
-                    a[row][k] -= f * a[col][k];
+                let (top, bottom) = a.split_at_mut(row);
+                for (x, p) in bottom[0][col..].iter_mut().zip(&top[col][col..]) {
+                    *x -= f * p;
                 }
                 b[row] -= f * b[col];
             }
@@ -438,16 +439,55 @@ mod tests {
     fn volume_and_fleet() {
         let one = evaluate(12, 2, 1, &inputs()).unwrap();
         let four = evaluate(12, 2, 4, &inputs()).unwrap();
-        assert!(rel(1e-12, four.volume_mttdl_hours * 4.0, one.volume_mttdl_hours));
-        let fleet = evaluate(12, 2, 4, &ReliabilityInputs { fleet: 100, ..inputs() }).unwrap();
+        assert!(rel(
+            1e-12,
+            four.volume_mttdl_hours * 4.0,
+            one.volume_mttdl_hours
+        ));
+        let fleet = evaluate(
+            12,
+            2,
+            4,
+            &ReliabilityInputs {
+                fleet: 100,
+                ..inputs()
+            },
+        )
+        .unwrap();
         assert!(fleet.fleet_loss_probability > four.volume_loss_probability);
-        assert!(rel(1e-9, fleet.fleet_expected_losses, 100.0 * four.mission_hours / four.volume_mttdl_hours));
+        assert!(rel(
+            1e-9,
+            fleet.fleet_expected_losses,
+            100.0 * four.mission_hours / four.volume_mttdl_hours
+        ));
     }
 
     #[test]
     fn bad_inputs_are_errors() {
-        assert!(evaluate(12, 2, 1, &ReliabilityInputs { drive_mtbf_hours: 0.0, ..inputs() }).is_err());
-        assert!(evaluate(12, 2, 1, &ReliabilityInputs { rebuild_hours: f64::NAN, ..inputs() }).is_err());
+        assert!(
+            evaluate(
+                12,
+                2,
+                1,
+                &ReliabilityInputs {
+                    drive_mtbf_hours: 0.0,
+                    ..inputs()
+                }
+            )
+            .is_err()
+        );
+        assert!(
+            evaluate(
+                12,
+                2,
+                1,
+                &ReliabilityInputs {
+                    rebuild_hours: f64::NAN,
+                    ..inputs()
+                }
+            )
+            .is_err()
+        );
         assert!(evaluate(2, 2, 1, &inputs()).is_err());
     }
 
@@ -466,7 +506,10 @@ mod tests {
             for g in 1..=3 {
                 let exact = volume_mttdl_product_chain(&c, g);
                 let approx = c.mttdl_closed_form() / f64::from(g);
-                assert!(rel(0.01, approx, exact), "n={n} t={t} g={g}: {approx} vs {exact}");
+                assert!(
+                    rel(0.01, approx, exact),
+                    "n={n} t={t} g={g}: {approx} vs {exact}"
+                );
             }
         }
     }

@@ -1,0 +1,441 @@
+//! Design search: enumerate layouts (level, span, groups, aggregation,
+//! controllers, chunk) for a drive model and a range of drive counts, keep
+//! the ones that meet the constraints, and return the Pareto-optimal ones
+//! (no other design is at least as good on every objective and better on
+//! one) with their trade-offs spelled out.
+
+use crate::PlanError;
+use crate::design::{Cost, cost};
+use crate::hardware::Hardware;
+use crate::layout::{Aggregation, GroupLevel, Layout};
+use crate::perf::{Workload, predict_geo};
+use crate::reliability::{self, ReliabilityInputs};
+use serde::Serialize;
+
+/// Which layouts to consider.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchSpace {
+    /// Total drives (without hot spares), inclusive.
+    pub min_drives: u32,
+    pub max_drives: u32,
+    /// Group RAID levels to try.
+    pub levels: Vec<GroupLevel>,
+    /// Drives per group, inclusive; `None` = the level's usual range
+    /// (R1: 2-3, R5: 3-16, R6: 4-24, R0: 1-16).
+    pub spans: Option<(u32, u32)>,
+    /// Chunk sizes to try.
+    pub chunks: Vec<u64>,
+    /// Try 1..=max_controllers controllers (LVM across them).
+    pub max_controllers: u32,
+    /// Also try LVM striping where the controller could stripe (R50/R60).
+    pub try_lvm: bool,
+}
+
+/// What a design must achieve.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Constraints {
+    pub min_usable_bytes: Option<u64>,
+    pub min_mttdl_hours: Option<f64>,
+    pub max_loss_probability: Option<f64>,
+    pub min_throughput_bytes_per_s: Option<f64>,
+    pub min_iops: Option<f64>,
+    pub max_cost: Option<f64>,
+}
+
+/// A search request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchSpec {
+    pub hardware: Hardware,
+    pub space: SearchSpace,
+    pub constraints: Constraints,
+    /// Throughput objective (e.g. sequential write 1 MiB).
+    pub throughput_workload: Workload,
+    /// IOPS objective (e.g. random write 4 KiB).
+    pub iops_workload: Workload,
+    pub reliability: ReliabilityInputs,
+}
+
+/// One evaluated design.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub layout: String,
+    pub controllers: u32,
+    pub drives: u32,
+    pub groups: u32,
+    pub usable_bytes: u64,
+    pub volume_mttdl_hours: f64,
+    pub loss_probability: f64,
+    pub throughput_bytes_per_s: f64,
+    pub throughput_binding: String,
+    pub iops: f64,
+    pub iops_binding: String,
+    pub cost: Option<Cost>,
+    /// Best at, and what it gives up.
+    pub tradeoff: String,
+}
+
+/// What the search found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResult {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub throughput_workload: String,
+    pub iops_workload: String,
+    pub evaluated: usize,
+    pub feasible: usize,
+    /// Pareto-optimal designs, most usable capacity first.
+    pub pareto: Vec<Candidate>,
+}
+
+fn default_spans(l: GroupLevel) -> (u32, u32) {
+    match l {
+        GroupLevel::R0 => (1, 16),
+        GroupLevel::R1 => (2, 3),
+        GroupLevel::R5 => (3, 16),
+        GroupLevel::R6 => (4, 24),
+    }
+}
+
+/// Objectives, all "more is better".
+fn objectives(c: &Candidate) -> [f64; 5] {
+    [
+        c.usable_bytes as f64,
+        c.volume_mttdl_hours,
+        c.throughput_bytes_per_s,
+        c.iops,
+        c.cost.as_ref().map_or(0.0, |k| -k.total),
+    ]
+}
+
+fn dominates(a: &[f64; 5], b: &[f64; 5]) -> bool {
+    let mut better = false;
+    for i in 0..5 {
+        // Differences under 0.1 % do not count: they are model noise.
+        let tol = 1e-3 * a[i].abs().max(b[i].abs());
+        if a[i] < b[i] - tol {
+            return false;
+        }
+        if a[i] > b[i] + tol {
+            better = true;
+        }
+    }
+    better
+}
+
+/// Run the search.
+pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
+    let s = &spec.space;
+    if s.min_drives == 0 || s.min_drives > s.max_drives {
+        return Err(PlanError::invalid(
+            "drive count",
+            format!(
+                "{}..{} is empty; give a count (48) or a range (24..96)",
+                s.min_drives, s.max_drives
+            ),
+        ));
+    }
+    if s.max_drives > 100_000 {
+        return Err(PlanError::invalid(
+            "drive count",
+            "more than 100000 drives; split the system",
+        ));
+    }
+    if s.levels.is_empty() || s.chunks.is_empty() {
+        return Err(PlanError::invalid(
+            "search",
+            "needs at least one level and one chunk size",
+        ));
+    }
+    let drive_cap = spec.hardware.drive.capacity_bytes;
+    let mut evaluated = 0usize;
+    let mut feasible: Vec<Candidate> = Vec::new();
+    let c = &spec.constraints;
+    for &level in &s.levels {
+        let (lo, hi) = s.spans.unwrap_or_else(|| default_spans(level));
+        for span in lo.max(level.min_span())..=hi.min(64) {
+            let first = s.min_drives.div_ceil(span).max(1);
+            let last = s.max_drives / span;
+            for groups in first..=last {
+                let mut aggs: Vec<(Aggregation, u32)> = Vec::new();
+                if groups == 1 {
+                    aggs.push((Aggregation::Single, 1));
+                } else {
+                    if level != GroupLevel::R0 {
+                        aggs.push((Aggregation::Controller, 1));
+                    }
+                    if s.try_lvm || level == GroupLevel::R0 {
+                        for k in 1..=s.max_controllers.max(1).min(groups) {
+                            aggs.push((Aggregation::Lvm, k));
+                        }
+                    } else {
+                        for k in 2..=s.max_controllers.min(groups) {
+                            aggs.push((Aggregation::Lvm, k));
+                        }
+                    }
+                }
+                // Reliability and capacity do not depend on chunk or aggregation.
+                let parity = level.parity(span);
+                let usable = u64::from(span - parity) * u64::from(groups) * drive_cap;
+                if c.min_usable_bytes.is_some_and(|m| usable < m) {
+                    evaluated += aggs.len() * s.chunks.len();
+                    continue;
+                }
+                let rel = reliability::evaluate(span, parity, groups, &spec.reliability)?;
+                if c.min_mttdl_hours
+                    .is_some_and(|m| rel.volume_mttdl_hours < m)
+                    || c.max_loss_probability
+                        .is_some_and(|m| rel.volume_loss_probability > m)
+                {
+                    evaluated += aggs.len() * s.chunks.len();
+                    continue;
+                }
+                for &(aggregation, k) in &aggs {
+                    let mut hw = spec.hardware.clone();
+                    hw.controllers = k;
+                    let drives = span * groups;
+                    if hw
+                        .controller
+                        .max_drives
+                        .is_some_and(|m| drives.div_ceil(k) > m)
+                    {
+                        evaluated += s.chunks.len();
+                        continue;
+                    }
+                    let price = cost(&hw, drives, usable);
+                    if let (Some(max), Some(p)) = (c.max_cost, &price) {
+                        if p.total > max {
+                            evaluated += s.chunks.len();
+                            continue;
+                        }
+                    }
+                    for &chunk in &s.chunks {
+                        evaluated += 1;
+                        let layout = Layout {
+                            chunk_bytes: chunk,
+                            ..Layout::new(level, span, groups, aggregation)
+                        };
+                        let geo = layout.geometry(drive_cap)?;
+                        let t = predict_geo(&layout, &geo, &hw, &spec.throughput_workload)?;
+                        let i = predict_geo(&layout, &geo, &hw, &spec.iops_workload)?;
+                        if c.min_throughput_bytes_per_s
+                            .is_some_and(|m| t.bytes_per_s < m)
+                            || c.min_iops.is_some_and(|m| i.iops < m)
+                        {
+                            continue;
+                        }
+                        feasible.push(Candidate {
+                            layout: layout.to_string(),
+                            controllers: k,
+                            drives,
+                            groups,
+                            usable_bytes: usable,
+                            volume_mttdl_hours: rel.volume_mttdl_hours,
+                            loss_probability: rel.volume_loss_probability,
+                            throughput_bytes_per_s: t.bytes_per_s,
+                            throughput_binding: t.binding,
+                            iops: i.iops,
+                            iops_binding: i.binding,
+                            cost: price.clone(),
+                            tradeoff: String::new(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let n_feasible = feasible.len();
+    let mut front = pareto(feasible);
+    front.sort_by(|a, b| {
+        b.usable_bytes
+            .cmp(&a.usable_bytes)
+            .then(b.volume_mttdl_hours.total_cmp(&a.volume_mttdl_hours))
+    });
+    explain(&mut front);
+    Ok(SearchResult {
+        schema_version: crate::design::PLAN_SCHEMA_VERSION,
+        kind: "plan.search",
+        throughput_workload: spec.throughput_workload.label(),
+        iops_workload: spec.iops_workload.label(),
+        evaluated,
+        feasible: n_feasible,
+        pareto: front,
+    })
+}
+
+/// The non-dominated candidates. Sorting by the first objective first
+/// means a candidate can only be dominated by one already seen or equal.
+fn pareto(mut all: Vec<Candidate>) -> Vec<Candidate> {
+    all.sort_by(|a, b| {
+        let (oa, ob) = (objectives(a), objectives(b));
+        ob.iter()
+            .zip(oa.iter())
+            .map(|(x, y)| x.total_cmp(y))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut front: Vec<(Candidate, [f64; 5])> = Vec::new();
+    for c in all {
+        let o = objectives(&c);
+        if front.iter().any(|(_, f)| dominates(f, &o)) {
+            continue;
+        }
+        front.retain(|(_, f)| !dominates(&o, f));
+        front.push((c, o));
+    }
+    front.into_iter().map(|(c, _)| c).collect()
+}
+
+fn explain(front: &mut [Candidate]) {
+    if front.is_empty() {
+        return;
+    }
+    let names = [
+        "most usable capacity",
+        "most reliable",
+        "highest throughput",
+        "most IOPS",
+        "cheapest",
+    ];
+    let objs: Vec<[f64; 5]> = front.iter().map(objectives).collect();
+    let mut best = [f64::NEG_INFINITY; 5];
+    for o in &objs {
+        for i in 0..5 {
+            best[i] = best[i].max(o[i]);
+        }
+    }
+    let has_cost = front.iter().all(|c| c.cost.is_some());
+    for (c, o) in front.iter_mut().zip(&objs) {
+        let mut good: Vec<String> = Vec::new();
+        for i in 0..if has_cost { 5 } else { 4 } {
+            if (o[i] - best[i]).abs() <= 1e-3 * best[i].abs() {
+                good.push(names[i].to_string());
+            }
+        }
+        let mut gives: Vec<String> = Vec::new();
+        if o[0] < best[0] * 0.999 {
+            gives.push(format!(
+                "{:.0}% of the best capacity",
+                o[0] / best[0] * 100.0
+            ));
+        }
+        if o[1] < best[1] * 0.999 {
+            gives.push(format!("MTTDL {} below the best", factor(best[1] / o[1])));
+        }
+        if o[2] < best[2] * 0.999 {
+            gives.push(format!(
+                "{:.0}% of the best throughput",
+                o[2] / best[2] * 100.0
+            ));
+        }
+        if o[3] < best[3] * 0.999 {
+            gives.push(format!("{:.0}% of the best IOPS", o[3] / best[3] * 100.0));
+        }
+        if has_cost && o[4] < best[4] - 1e-3 * best[4].abs() {
+            gives.push(format!(
+                "{:.0}% dearer than the cheapest",
+                (o[4] / best[4] - 1.0) * 100.0
+            ));
+        }
+        c.tradeoff = match (good.is_empty(), gives.is_empty()) {
+            (false, true) => format!("best on every objective: {}", good.join(", ")),
+            (false, false) => format!("{}; gives up: {}", good.join(", "), gives.join(", ")),
+            (true, _) => format!("a balance: {}", gives.join(", ")),
+        };
+    }
+}
+
+fn factor(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0}x")
+    } else {
+        format!("{x:.1}x")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::perf::Pattern;
+
+    fn spec(min: u32, max: u32) -> SearchSpec {
+        let cat = Catalog::builtin();
+        let drive = cat.drive("constellation-es3-4tb").unwrap();
+        SearchSpec {
+            reliability: ReliabilityInputs {
+                drive_mtbf_hours: drive.mtbf_hours,
+                drive_capacity_bytes: drive.capacity_bytes,
+                ber_per_bit: drive.ber_per_bit,
+                sector_bytes: drive.sector_bytes,
+                rebuild_hours: drive.rebuild_hours(),
+                replace_delay_hours: 0.0,
+                mission_hours: 5.0 * 8766.0,
+                fleet: 1,
+            },
+            hardware: Hardware {
+                drive,
+                controller: cat.controller("megaraid-9361-8i").unwrap(),
+                controllers: 1,
+                enclosure: Some(cat.enclosure("jbod-2u24-sas12").unwrap()),
+                host_bytes_per_s: None,
+            },
+            space: SearchSpace {
+                min_drives: min,
+                max_drives: max,
+                levels: vec![GroupLevel::R1, GroupLevel::R5, GroupLevel::R6],
+                spans: None,
+                chunks: vec![64 << 10, 256 << 10, 1 << 20],
+                max_controllers: 2,
+                try_lvm: true,
+            },
+            constraints: Constraints::default(),
+            throughput_workload: Workload {
+                pattern: Pattern::SeqWrite,
+                request_bytes: 1 << 20,
+            },
+            iops_workload: Workload {
+                pattern: Pattern::RandWrite,
+                request_bytes: 4096,
+            },
+        }
+    }
+
+    #[test]
+    fn front_is_non_dominated_and_meets_constraints() {
+        let mut s = spec(24, 48);
+        s.constraints.min_usable_bytes = Some(60_000_000_000_000);
+        let r = search(&s).unwrap();
+        assert!(!r.pareto.is_empty());
+        assert!(r.feasible >= r.pareto.len());
+        for a in &r.pareto {
+            assert!(a.usable_bytes >= 60_000_000_000_000);
+            assert!(!a.tradeoff.is_empty());
+            for b in &r.pareto {
+                assert!(
+                    !dominates(&objectives(b), &objectives(a)),
+                    "{} dominated by {}",
+                    a.layout,
+                    b.layout
+                );
+            }
+        }
+        // R5 with 48 drives in one group is not a sensible design; the
+        // widest RAID 5 in the default range is 16.
+        assert!(r.pareto.iter().all(|c| !c.layout.starts_with("R5/48")));
+    }
+
+    #[test]
+    fn impossible_constraints_give_an_empty_front() {
+        let mut s = spec(12, 24);
+        s.constraints.min_usable_bytes = Some(10_000_000_000_000_000);
+        let r = search(&s).unwrap();
+        assert!(r.pareto.is_empty());
+        assert_eq!(r.feasible, 0);
+    }
+
+    #[test]
+    fn bad_ranges_are_errors() {
+        assert!(search(&spec(10, 5)).is_err());
+        assert!(search(&spec(0, 5)).is_err());
+    }
+}
