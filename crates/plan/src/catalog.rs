@@ -46,8 +46,7 @@ parsed_newtype!(Size, u64, |s| storlab_types::parse_size(s)
     .map_err(|e| e.to_string()));
 parsed_newtype!(Rate, f64, |s| storlab_types::parse_rate(s)
     .map_err(|e| e.to_string()));
-parsed_newtype!(Hours, f64, |s| storlab_types::parse_duration(s)
-    .map(|d| d.as_secs_f64() / 3600.0)
+parsed_newtype!(Hours, f64, |s| crate::reliability::parse_hours(s)
     .map_err(|e| e.to_string()));
 parsed_newtype!(Percent, f64, |s| storlab_types::parse_percent(s)
     .map_err(|e| e.to_string()));

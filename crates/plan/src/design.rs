@@ -155,6 +155,18 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
             )));
         }
     }
+    if hw.controller.max_bytes_per_s.is_none() || hw.controller.max_iops.is_none() {
+        findings.push(Finding::note(format!(
+            "the catalog has no published {} limit for {}: predictions bound by links may be optimistic, above all for small requests; \
+             give --controller-max / --controller-max-iops from a measurement",
+            match (hw.controller.max_bytes_per_s, hw.controller.max_iops) {
+                (None, None) => "throughput or IOPS",
+                (None, Some(_)) => "throughput",
+                _ => "IOPS",
+            },
+            hw.controller.name
+        )));
+    }
     if hw.enclosure.is_none() && all_drives > 8 * hw.controllers.max(1) {
         findings.push(Finding::note(format!(
             "{all_drives} drives need expanders or enclosures behind {} controller(s); give --enclosure to model their uplinks",
@@ -164,10 +176,15 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
     if rel.ure_share_of_loss > 0.5 {
         findings.push(Finding::warning(format!(
             "{:.0}% of the data-loss risk is unrecoverable read errors during rebuild ({:.1}% chance per rebuild without redundancy, reading {}); \
-             more parity per group (RAID 6), narrower groups or drives with a lower error rate help more than faster rebuilds",
+             {}narrower groups or drives with a lower error rate help more than faster rebuilds",
             rel.ure_share_of_loss * 100.0,
             rel.ure_probability_per_critical_rebuild * 100.0,
-            format_bytes(rel.critical_rebuild_read_bytes as u64)
+            format_bytes(rel.critical_rebuild_read_bytes as u64),
+            if geo.parity_drives_per_group < 2 && geo.span > 2 {
+                "more parity per group (RAID 6), "
+            } else {
+                ""
+            }
         )));
     }
     if geo.parity_drives_per_group == 0 {
@@ -179,7 +196,11 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
         let required = f64::from(s.cores) * s.mb_per_s_per_core * 1e6;
         let checks = performance
             .iter()
-            .filter(|p| !matches!(p.pattern, Pattern::RandRead | Pattern::RandWrite))
+            .filter(|p| match p.pattern {
+                Pattern::SeqRead | Pattern::SeqWrite => true,
+                Pattern::Mix { random, .. } => !random,
+                _ => false,
+            })
             .map(|p| SizingCheck {
                 workload: p.workload.clone(),
                 predicted_bytes_per_s: p.bytes_per_s,

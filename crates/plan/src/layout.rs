@@ -189,8 +189,8 @@ impl Layout {
             if parity_raid && stripe % full != 0 {
                 out.push(Finding::warning(format!(
                     "{layer} {} is not a multiple of the group full stripe {} ({data} data drives x {} chunk): \
-                     a write of one {layer} covers part of a RAID stripe and becomes read-modify-write; \
-                     use stripe={} (or a multiple)",
+                     a write of one {layer} covers part of a RAID stripe and becomes read-modify-write \
+                     (unless a write-back cache gathers a sequential stream); use stripe={} (or a multiple)",
                     format_bytes(stripe),
                     format_bytes(full),
                     format_bytes(self.chunk_bytes),

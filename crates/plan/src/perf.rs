@@ -340,19 +340,47 @@ pub fn predict_geo(
             .unwrap_or(geo.group_full_stripe_bytes) as f64,
     };
     let s = w.request_bytes as f64;
-    // Split a request into pieces, one per group it touches.
-    let (piece, pieces) = if c.groups > 1 && s > c.stripe {
-        (c.stripe, (s / c.stripe).ceil())
+    // Split a request into pieces, one per group it touches: whole
+    // inter-group stripes plus what is left over.
+    let (whole, rest) = if c.groups > 1 && s > c.stripe {
+        let f = (s / c.stripe).floor();
+        (f, s - f * c.stripe)
     } else {
-        (s, 1.0)
+        (0.0, s)
     };
+    let pieces = whole + if rest > 0.0 { 1.0 } else { 0.0 };
     let read = |random: bool| {
-        let (d, ops) = piece_read(&c, piece, random);
-        (d.scaled(pieces), ops * pieces)
+        let (mut d, mut ops) = (Demand::default(), 0.0);
+        if whole > 0.0 {
+            let (pd, po) = piece_read(&c, c.stripe, random);
+            d = pd.scaled(whole);
+            ops = po * whole;
+        }
+        if rest > 0.0 {
+            let (pd, po) = piece_read(&c, rest, random);
+            d = d.plus(pd);
+            ops += po;
+        }
+        (d, ops)
     };
     let write = |random: bool| {
-        let (d, ops, path) = piece_write(&c, piece, random);
-        (d.scaled(pieces), ops * pieces, path)
+        let (mut d, mut ops, mut path) = (Demand::default(), 0.0, "full-stripe");
+        if whole > 0.0 {
+            let (pd, po, p) = piece_write(&c, c.stripe, random);
+            d = pd.scaled(whole);
+            ops = po * whole;
+            path = p;
+        }
+        if rest > 0.0 {
+            let (pd, po, p) = piece_write(&c, rest, random);
+            d = d.plus(pd);
+            ops += po;
+            // Report the costlier path when the pieces differ.
+            if whole == 0.0 || p != "full-stripe" {
+                path = p;
+            }
+        }
+        (d, ops, path)
     };
     let (mut dem, ops, path) = match w.pattern {
         Pattern::SeqRead => {
@@ -603,6 +631,18 @@ mod tests {
         // Controller RAID 60 cannot be split over controllers.
         let r60: Layout = "R60/10/40".parse().unwrap();
         assert!(predict(&r60, &h, &w(Pattern::SeqRead, 1 << 20)).is_err());
+    }
+
+    #[test]
+    fn requests_split_over_groups_move_exactly_their_bytes() {
+        // 1 MiB over a 384 KiB inter-group stripe: 384 + 384 + 256 KiB; a
+        // slow back end must then deliver exactly its own rate.
+        let mut h = hw(true);
+        h.controller.backend = link("slow", 100.0);
+        let l: Layout = "R50/7/14,chunk=64k".parse().unwrap();
+        let p = predict(&l, &h, &w(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(p.binding.starts_with("back-end"));
+        assert!((p.bytes_per_s - 100e6).abs() < 1e-3, "{}", p.bytes_per_s);
     }
 
     #[test]

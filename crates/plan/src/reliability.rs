@@ -587,3 +587,74 @@ mod tests {
         }
     }
 }
+
+/// Parse a long duration into hours: `600000h`, `1.5e6h`, `5y`, `10000y`,
+/// `30d`, or anything [`storlab_types::parse_duration`] takes. MTBFs and
+/// MTTDLs overflow a nanosecond count (u64 ns ends at 584 years), so this
+/// parses the number as a float.
+pub fn parse_hours(input: &str) -> Result<f64, PlanError> {
+    let s = input.trim();
+    let split = s
+        .char_indices()
+        .find(|&(i, c)| {
+            c.is_ascii_alphabetic()
+                && !((c == 'e' || c == 'E')
+                    && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
+        })
+        .map_or(s.len(), |(i, _)| i);
+    let (num, unit) = (s[..split].trim(), s[split..].trim());
+    let per_hour = match unit {
+        "h" | "hr" | "hrs" | "hour" | "hours" => Some(1.0),
+        "d" | "day" | "days" => Some(24.0),
+        "y" | "yr" | "yrs" | "year" | "years" => Some(HOURS_PER_YEAR),
+        _ => None,
+    };
+    let bad = || {
+        PlanError::invalid(
+            format!("duration '{input}'"),
+            "expected a number with a unit, e.g. 600000h, 1.5e6h, 30d, 5y or 10000y (also s, m)",
+        )
+    };
+    match per_hour {
+        Some(k) => {
+            let v: f64 = num.parse().map_err(|_| bad())?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad());
+            }
+            Ok(v * k)
+        }
+        None => storlab_types::parse_duration(s)
+            .map(|d| d.as_secs_f64() / 3600.0)
+            .map_err(|_| bad()),
+    }
+}
+
+#[cfg(test)]
+mod hours_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn long_durations() {
+        assert_eq!(parse_hours("600000h").unwrap(), 600_000.0);
+        assert_eq!(parse_hours("1.5e6h").unwrap(), 1.5e6);
+        assert_eq!(parse_hours("10000y").unwrap(), 10_000.0 * HOURS_PER_YEAR);
+        assert_eq!(parse_hours("5y").unwrap(), 5.0 * HOURS_PER_YEAR);
+        assert_eq!(parse_hours("30d").unwrap(), 720.0);
+        assert_eq!(parse_hours("90m").unwrap(), 1.5);
+        for b in ["", "h", "-5h", "5 fortnights", "1e400h", "abc"] {
+            assert!(parse_hours(b).is_err(), "{b}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(s in "\\PC{0,20}") {
+            let _ = parse_hours(&s);
+        }
+        #[test]
+        fn hours_round_trip(n in 0u32..100_000_000) {
+            prop_assert_eq!(parse_hours(&format!("{n}h")).unwrap(), f64::from(n));
+        }
+    }
+}

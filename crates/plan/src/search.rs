@@ -122,6 +122,12 @@ fn dominates(a: &[f64; 5], b: &[f64; 5]) -> bool {
     better
 }
 
+fn equal(a: &[f64; 5], b: &[f64; 5]) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| (x - y).abs() <= 1e-3 * x.abs().max(y.abs()))
+}
+
 /// Run the search.
 pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
     let s = &spec.space;
@@ -208,7 +214,11 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                             continue;
                         }
                     }
-                    for &chunk in &s.chunks {
+                    // The default chunk first, so that it is the one kept
+                    // when another chunk size changes nothing.
+                    let mut chunks = s.chunks.clone();
+                    chunks.sort_by_key(|&c| c != crate::layout::DEFAULT_CHUNK);
+                    for &chunk in &chunks {
                         evaluated += 1;
                         let layout = Layout {
                             chunk_bytes: chunk,
@@ -276,7 +286,12 @@ fn pareto(mut all: Vec<Candidate>) -> Vec<Candidate> {
     let mut front: Vec<(Candidate, [f64; 5])> = Vec::new();
     for c in all {
         let o = objectives(&c);
-        if front.iter().any(|(_, f)| dominates(f, &o)) {
+        // Dominated, or the same trade-off as one already kept (e.g. the
+        // same layout with another chunk size that makes no difference).
+        if front
+            .iter()
+            .any(|(_, f)| dominates(f, &o) || !dominates(&o, f) && equal(f, &o))
+        {
             continue;
         }
         front.retain(|(_, f)| !dominates(&o, f));
