@@ -1076,9 +1076,19 @@ fn search(a: SearchArgs) -> Result<Outcome> {
         Format::Table => output::print(&render_search(&result, &spec, a.top))?,
     }
     if result.pareto.is_empty() {
+        let why: Vec<String> = result
+            .rejected
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
         eprintln!(
-            "storlab: no design meets the constraints ({} evaluated); relax a constraint or widen --drives/--levels/--spans",
-            result.evaluated
+            "storlab: no design meets the constraints ({} evaluated; rejected: {}); relax a constraint or widen --drives/--levels/--spans",
+            result.evaluated,
+            if why.is_empty() {
+                "none".to_string()
+            } else {
+                why.join(", ")
+            }
         );
         return Ok(Outcome::Failed);
     }

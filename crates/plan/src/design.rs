@@ -83,7 +83,7 @@ pub struct SizingCheck {
 }
 
 /// Cost of a design when the catalog has prices.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Cost {
     pub total: f64,
     pub per_usable_tb: f64,

@@ -69,7 +69,7 @@ pub enum Aggregation {
 }
 
 /// A RAID layout as typed: level, span, number of groups, chunk and stripe.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Layout {
     /// RAID level inside each group.
     pub level: GroupLevel,
@@ -112,13 +112,20 @@ impl Layout {
     pub fn with_groups(&self, groups: u32) -> Layout {
         Layout {
             groups: Some(groups),
-            ..self.clone()
+            ..*self
         }
     }
 
     /// Geometry and capacity for drives of `drive_capacity` bytes.
     /// Fails when the group count is still unknown (`x`).
     pub fn geometry(&self, drive_capacity: u64) -> Result<Geometry, PlanError> {
+        let mut g = self.geometry_unnamed(drive_capacity)?;
+        g.notation = self.to_string();
+        Ok(g)
+    }
+
+    /// [`Layout::geometry`] without formatting the notation (for the search).
+    pub(crate) fn geometry_unnamed(&self, drive_capacity: u64) -> Result<Geometry, PlanError> {
         let groups = self.groups.ok_or_else(|| {
             PlanError::invalid(
                 "layout",
@@ -136,7 +143,7 @@ impl Layout {
         let usable = u64::from(data) * u64::from(groups) * drive_capacity;
         let stripe = self.stripe_bytes.unwrap_or(full_stripe);
         Ok(Geometry {
-            notation: self.to_string(),
+            notation: String::new(),
             level: self.level_name().to_string(),
             aggregation: self.aggregation,
             drives,

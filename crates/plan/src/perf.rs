@@ -291,13 +291,13 @@ pub fn predict(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<Predictio
     predict_geo(layout, &geo, hw, w)
 }
 
-/// [`predict`] with the geometry already computed (the search calls this).
-pub fn predict_geo(
+/// The model without names: what binds and how much.
+pub(crate) fn quick(
     layout: &Layout,
     geo: &Geometry,
     hw: &Hardware,
     w: &Workload,
-) -> Result<Prediction, PlanError> {
+) -> Result<Quick, PlanError> {
     if w.request_bytes == 0 {
         return Err(PlanError::invalid(
             "request size",
@@ -417,86 +417,147 @@ pub fn predict_geo(
     }
 
     // Capacity of each part, in requests per second.
-    let mut parts: Vec<(String, f64)> = Vec::new();
+    let mut parts = [(PartKind::Drives, 0.0); 8];
+    let mut len = 0;
+    let mut push = |k: PartKind, v: f64| {
+        parts[len] = (k, v);
+        len += 1;
+    };
     let n = f64::from(geo.drives);
-    parts.push((
-        format!("drives ({} x {})", geo.drives, hw.drive.name),
-        n / dem.drive_s,
-    ));
+    push(PartKind::Drives, n / dem.drive_s);
     // The busiest controller carries ceil(G/K) of G groups.
     let share = f64::from(geo.groups.div_ceil(k)) / f64::from(geo.groups);
     let ctrl = &hw.controller;
-    let kname = if k > 1 {
-        format!("{k} x {}", ctrl.name)
-    } else {
-        ctrl.name.clone()
-    };
     if let Some(b) = ctrl.max_bytes_per_s {
-        parts.push((
-            format!("controller {kname} throughput"),
-            b / share / dem.front_bytes,
-        ));
+        push(PartKind::ControllerThroughput, b / share / dem.front_bytes);
     }
     if let Some(i) = ctrl.max_iops {
-        parts.push((
-            format!("controller {kname} IOPS"),
-            i / share / dem.ctrl_requests,
-        ));
+        push(PartKind::ControllerIops, i / share / dem.ctrl_requests);
     }
     if let (Some(x), true) = (ctrl.parity_bytes_per_s, dem.parity_bytes > 0.0) {
-        parts.push((
-            format!("controller {kname} parity engine"),
-            x / share / dem.parity_bytes,
-        ));
+        push(PartKind::ControllerParity, x / share / dem.parity_bytes);
     }
-    parts.push((
-        format!("back-end {} per controller", ctrl.backend.name),
+    push(
+        PartKind::Backend,
         ctrl.backend.bytes_per_s / share / dem.backend_bytes,
-    ));
-    parts.push((
-        format!("host link {} per controller", ctrl.host.name),
+    );
+    push(
+        PartKind::HostLink,
         ctrl.host.bytes_per_s / share / dem.front_bytes,
-    ));
+    );
     if let Some(e) = &hw.enclosure {
         let per_ctrl = (n * share).ceil();
         let fullest = f64::from(e.slots).min(per_ctrl);
-        let count = (n / f64::from(e.slots)).ceil();
         // The fullest enclosure carries fullest/N of the back-end bytes.
-        parts.push((
-            format!("enclosure uplink {} ({count} x {})", e.uplink.name, e.name),
+        push(
+            PartKind::Enclosure,
             e.uplink.bytes_per_s / (dem.backend_bytes * fullest / n),
-        ));
+        );
     }
     if let Some(h) = hw.host_bytes_per_s {
-        parts.push(("host".to_string(), h / dem.front_bytes));
+        push(PartKind::Host, h / dem.front_bytes);
     }
-    let (bi, best) = parts
+    let (bi, best) = parts[..len]
         .iter()
         .enumerate()
         .min_by(|a, b| a.1.1.total_cmp(&b.1.1))
         .map(|(i, p)| (i, p.1))
         .unwrap_or((0, 0.0));
-    let out_parts = parts
+    Ok(Quick {
+        iops: best,
+        bytes_per_s: best * s,
+        binding: parts[bi].0,
+        parts,
+        len,
+        ops,
+        path,
+    })
+}
+
+/// The parts the model knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartKind {
+    Drives,
+    ControllerThroughput,
+    ControllerIops,
+    ControllerParity,
+    Backend,
+    HostLink,
+    Enclosure,
+    Host,
+}
+
+/// The model's numbers before any names are formatted (the search
+/// evaluates many designs and names only the ones it prints).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Quick {
+    pub iops: f64,
+    pub bytes_per_s: f64,
+    pub binding: PartKind,
+    parts: [(PartKind, f64); 8],
+    len: usize,
+    ops: f64,
+    path: Option<&'static str>,
+}
+
+/// A part's name as the report prints it.
+pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String {
+    let ctrl = &hw.controller;
+    let k = hw.controllers.max(1);
+    let kname = if k > 1 {
+        format!("{k} x {}", ctrl.name)
+    } else {
+        ctrl.name.clone()
+    };
+    match kind {
+        PartKind::Drives => format!("drives ({} x {})", geo.drives, hw.drive.name),
+        PartKind::ControllerThroughput => format!("controller {kname} throughput"),
+        PartKind::ControllerIops => format!("controller {kname} IOPS"),
+        PartKind::ControllerParity => format!("controller {kname} parity engine"),
+        PartKind::Backend => format!("back-end {} per controller", ctrl.backend.name),
+        PartKind::HostLink => format!("host link {} per controller", ctrl.host.name),
+        PartKind::Enclosure => match &hw.enclosure {
+            Some(e) => format!(
+                "enclosure uplink {} ({} x {})",
+                e.uplink.name,
+                geo.drives.div_ceil(e.slots),
+                e.name
+            ),
+            None => "enclosure uplink".to_string(),
+        },
+        PartKind::Host => "host".to_string(),
+    }
+}
+
+/// [`predict`] with the geometry already computed.
+pub fn predict_geo(
+    layout: &Layout,
+    geo: &Geometry,
+    hw: &Hardware,
+    w: &Workload,
+) -> Result<Prediction, PlanError> {
+    let q = quick(layout, geo, hw, w)?;
+    let s = w.request_bytes as f64;
+    let parts = q.parts[..q.len]
         .iter()
-        .enumerate()
-        .map(|(i, (name, iops))| Part {
-            name: name.clone(),
-            max_iops: *iops,
+        .map(|&(kind, iops)| Part {
+            name: part_name(kind, geo, hw),
+            max_iops: iops,
             max_bytes_per_s: iops * s,
-            headroom: iops / best - 1.0,
-            binds: i == bi,
+            headroom: iops / q.iops - 1.0,
+            binds: kind == q.binding,
         })
         .collect();
     Ok(Prediction {
         workload: w.label(),
         pattern: w.pattern,
         request_bytes: w.request_bytes,
-        iops: best,
-        bytes_per_s: best * s,
-        binding: parts[bi].0.clone(),
-        write_path: path.map(str::to_string),
-        drive_ops_per_request: ops,
-        parts: out_parts,
+        iops: q.iops,
+        bytes_per_s: q.bytes_per_s,
+        binding: part_name(q.binding, geo, hw),
+        write_path: q.path.map(str::to_string),
+        drive_ops_per_request: q.ops,
+        parts,
     })
 }
 

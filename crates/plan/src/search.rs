@@ -8,7 +8,7 @@ use crate::PlanError;
 use crate::design::{Cost, cost};
 use crate::hardware::Hardware;
 use crate::layout::{Aggregation, GroupLevel, Layout};
-use crate::perf::{Workload, predict_geo};
+use crate::perf::{PartKind, Quick, Workload, part_name, quick};
 use crate::reliability::{self, ReliabilityInputs};
 use serde::Serialize;
 
@@ -74,6 +74,38 @@ pub struct Candidate {
     pub tradeoff: String,
 }
 
+/// A feasible design before its strings are formatted.
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    layout: Layout,
+    controllers: u32,
+    usable: u64,
+    mttdl: f64,
+    p_loss: f64,
+    t: Bound,
+    i: Bound,
+    cost: Option<Cost>,
+    obj: [f64; 5],
+}
+
+/// The part of a [`Quick`] prediction the search keeps.
+#[derive(Debug, Clone, Copy)]
+struct Bound {
+    bytes_per_s: f64,
+    iops: f64,
+    binding: PartKind,
+}
+
+impl From<Quick> for Bound {
+    fn from(q: Quick) -> Self {
+        Bound {
+            bytes_per_s: q.bytes_per_s,
+            iops: q.iops,
+            binding: q.binding,
+        }
+    }
+}
+
 /// What the search found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchResult {
@@ -83,6 +115,8 @@ pub struct SearchResult {
     pub iops_workload: String,
     pub evaluated: usize,
     pub feasible: usize,
+    /// Designs rejected, by reason.
+    pub rejected: std::collections::BTreeMap<String, usize>,
     /// Pareto-optimal designs, most usable capacity first.
     pub pareto: Vec<Candidate>,
 }
@@ -154,8 +188,15 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
     }
     let drive_cap = spec.hardware.drive.capacity_bytes;
     let mut evaluated = 0usize;
-    let mut feasible: Vec<Candidate> = Vec::new();
+    let mut rejected: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut reject = |why: &str, n: usize| *rejected.entry(why.to_string()).or_default() += n;
+    let mut feasible: Vec<Raw> = Vec::new();
     let c = &spec.constraints;
+    let mut hw = spec.hardware.clone();
+    // The default chunk first, so that it is the one kept when another
+    // chunk size changes nothing.
+    let mut chunks = s.chunks.clone();
+    chunks.sort_by_key(|&c| c != crate::layout::DEFAULT_CHUNK);
     for &level in &s.levels {
         let (lo, hi) = s.spans.unwrap_or_else(|| default_spans(level));
         for span in lo.max(level.min_span())..=hi.min(64) {
@@ -184,6 +225,10 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                 let usable = u64::from(span - parity) * u64::from(groups) * drive_cap;
                 if c.min_usable_bytes.is_some_and(|m| usable < m) {
                     evaluated += aggs.len() * s.chunks.len();
+                    reject(
+                        "usable capacity under --min-usable",
+                        aggs.len() * s.chunks.len(),
+                    );
                     continue;
                 }
                 let rel = reliability::evaluate(span, parity, groups, &spec.reliability)?;
@@ -193,10 +238,13 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                         .is_some_and(|m| rel.volume_loss_probability > m)
                 {
                     evaluated += aggs.len() * s.chunks.len();
+                    reject(
+                        "reliability under --min-mttdl / over --max-loss",
+                        aggs.len() * s.chunks.len(),
+                    );
                     continue;
                 }
                 for &(aggregation, k) in &aggs {
-                    let mut hw = spec.hardware.clone();
                     hw.controllers = k;
                     let drives = span * groups;
                     if hw
@@ -205,48 +253,56 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                         .is_some_and(|m| drives.div_ceil(k) > m)
                     {
                         evaluated += s.chunks.len();
+                        reject(
+                            "over the controller's drive limit (raise --max-controllers)",
+                            s.chunks.len(),
+                        );
                         continue;
                     }
                     let price = cost(&hw, drives, usable);
                     if let (Some(max), Some(p)) = (c.max_cost, &price) {
                         if p.total > max {
                             evaluated += s.chunks.len();
+                            reject("cost over --max-cost", s.chunks.len());
                             continue;
                         }
                     }
-                    // The default chunk first, so that it is the one kept
-                    // when another chunk size changes nothing.
-                    let mut chunks = s.chunks.clone();
-                    chunks.sort_by_key(|&c| c != crate::layout::DEFAULT_CHUNK);
                     for &chunk in &chunks {
                         evaluated += 1;
                         let layout = Layout {
                             chunk_bytes: chunk,
                             ..Layout::new(level, span, groups, aggregation)
                         };
-                        let geo = layout.geometry(drive_cap)?;
-                        let t = predict_geo(&layout, &geo, &hw, &spec.throughput_workload)?;
-                        let i = predict_geo(&layout, &geo, &hw, &spec.iops_workload)?;
+                        let geo = layout.geometry_unnamed(drive_cap)?;
+                        let t = quick(&layout, &geo, &hw, &spec.throughput_workload)?;
+                        let i = quick(&layout, &geo, &hw, &spec.iops_workload)?;
                         if c.min_throughput_bytes_per_s
                             .is_some_and(|m| t.bytes_per_s < m)
                             || c.min_iops.is_some_and(|m| i.iops < m)
                         {
+                            reject(
+                                "throughput under --min-throughput / IOPS under --min-iops",
+                                1,
+                            );
                             continue;
                         }
-                        feasible.push(Candidate {
-                            layout: layout.to_string(),
+                        let obj = [
+                            usable as f64,
+                            rel.volume_mttdl_hours,
+                            t.bytes_per_s,
+                            i.iops,
+                            price.as_ref().map_or(0.0, |k| -k.total),
+                        ];
+                        feasible.push(Raw {
+                            layout,
                             controllers: k,
-                            drives,
-                            groups,
-                            usable_bytes: usable,
-                            volume_mttdl_hours: rel.volume_mttdl_hours,
-                            loss_probability: rel.volume_loss_probability,
-                            throughput_bytes_per_s: t.bytes_per_s,
-                            throughput_binding: t.binding,
-                            iops: i.iops,
-                            iops_binding: i.binding,
-                            cost: price.clone(),
-                            tradeoff: String::new(),
+                            usable,
+                            mttdl: rel.volume_mttdl_hours,
+                            p_loss: rel.volume_loss_probability,
+                            t: t.into(),
+                            i: i.into(),
+                            cost: price,
+                            obj,
                         });
                     }
                 }
@@ -254,7 +310,32 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
         }
     }
     let n_feasible = feasible.len();
-    let mut front = pareto(feasible);
+    let name = |k: PartKind, r: &Raw, geo: &crate::Geometry| {
+        let mut h = spec.hardware.clone();
+        h.controllers = r.controllers;
+        part_name(k, geo, &h)
+    };
+    let mut front: Vec<Candidate> = pareto(feasible)
+        .into_iter()
+        .map(|r| {
+            let geo = r.layout.geometry(drive_cap)?;
+            Ok(Candidate {
+                layout: geo.notation.clone(),
+                controllers: r.controllers,
+                drives: geo.drives,
+                groups: geo.groups,
+                usable_bytes: r.usable,
+                volume_mttdl_hours: r.mttdl,
+                loss_probability: r.p_loss,
+                throughput_bytes_per_s: r.t.bytes_per_s,
+                throughput_binding: name(r.t.binding, &r, &geo),
+                iops: r.i.iops,
+                iops_binding: name(r.i.binding, &r, &geo),
+                cost: r.cost,
+                tradeoff: String::new(),
+            })
+        })
+        .collect::<Result<_, PlanError>>()?;
     front.sort_by(|a, b| {
         b.usable_bytes
             .cmp(&a.usable_bytes)
@@ -268,36 +349,56 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
         iops_workload: spec.iops_workload.label(),
         evaluated,
         feasible: n_feasible,
+        rejected,
         pareto: front,
     })
 }
 
-/// The non-dominated candidates. Sorting by the first objective first
-/// means a candidate can only be dominated by one already seen or equal.
-fn pareto(mut all: Vec<Candidate>) -> Vec<Candidate> {
-    all.sort_by(|a, b| {
-        let (oa, ob) = (objectives(a), objectives(b));
-        ob.iter()
-            .zip(oa.iter())
+/// The non-dominated designs. Sorting by the objectives (descending,
+/// lexicographic) first means a design is mostly dominated by one already
+/// kept; the objectives of the front sit in one contiguous vector.
+fn pareto(all: Vec<Raw>) -> Vec<Raw> {
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by(|&a, &b| {
+        all[b]
+            .obj
+            .iter()
+            .zip(all[a].obj.iter())
             .map(|(x, y)| x.total_cmp(y))
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let mut front: Vec<(Candidate, [f64; 5])> = Vec::new();
-    for c in all {
-        let o = objectives(&c);
+    let mut front: Vec<[f64; 5]> = Vec::new();
+    let mut keep: Vec<usize> = Vec::new();
+    // Neighbours in the sorted order are mostly beaten by the same design:
+    // try the last one that beat a candidate first.
+    let mut last_hit = 0usize;
+    for idx in order {
+        let o = all[idx].obj;
         // Dominated, or the same trade-off as one already kept (e.g. the
         // same layout with another chunk size that makes no difference).
-        if front
-            .iter()
-            .any(|(_, f)| dominates(f, &o) || !dominates(&o, f) && equal(f, &o))
-        {
+        let beaten = |f: &[f64; 5]| dominates(f, &o) || !dominates(&o, f) && equal(f, &o);
+        if front.get(last_hit).is_some_and(beaten) {
             continue;
         }
-        front.retain(|(_, f)| !dominates(&o, f));
-        front.push((c, o));
+        if let Some(j) = front.iter().rposition(beaten) {
+            last_hit = j;
+            continue;
+        }
+        let mut j = 0;
+        while j < front.len() {
+            if dominates(&o, &front[j]) {
+                front.swap_remove(j);
+                keep.swap_remove(j);
+            } else {
+                j += 1;
+            }
+        }
+        front.push(o);
+        keep.push(idx);
     }
-    front.into_iter().map(|(c, _)| c).collect()
+    keep.sort_unstable();
+    keep.into_iter().map(|i| all[i]).collect()
 }
 
 fn explain(front: &mut [Candidate]) {
@@ -446,6 +547,50 @@ mod tests {
         let r = search(&s).unwrap();
         assert!(r.pareto.is_empty());
         assert_eq!(r.feasible, 0);
+    }
+
+    fn raw(obj: [f64; 5]) -> Raw {
+        let b = Bound {
+            bytes_per_s: 0.0,
+            iops: 0.0,
+            binding: PartKind::Drives,
+        };
+        Raw {
+            layout: Layout::new(GroupLevel::R6, 10, 1, Aggregation::Single),
+            controllers: 1,
+            usable: 0,
+            mttdl: 0.0,
+            p_loss: 0.0,
+            t: b,
+            i: b,
+            cost: None,
+            obj,
+        }
+    }
+
+    proptest::proptest! {
+        /// The fast front equals the brute-force definition: nothing kept
+        /// is beaten by anything, and everything dropped is beaten by (or
+        /// ties with) something kept.
+        #[test]
+        fn pareto_matches_brute_force(v in proptest::collection::vec(
+            proptest::array::uniform5(0u8..6), 0..80)) {
+            let all: Vec<Raw> = v.iter().map(|a| raw(a.map(f64::from))).collect();
+            let front = pareto(all.clone());
+            for f in &front {
+                for a in &all {
+                    proptest::prop_assert!(!dominates(&a.obj, &f.obj));
+                }
+            }
+            for a in &all {
+                proptest::prop_assert!(front.iter().any(|f| dominates(&f.obj, &a.obj) || equal(&f.obj, &a.obj)));
+            }
+            for (i, f) in front.iter().enumerate() {
+                for g in &front[i + 1..] {
+                    proptest::prop_assert!(!equal(&f.obj, &g.obj));
+                }
+            }
+        }
     }
 
     #[test]
