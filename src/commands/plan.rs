@@ -791,14 +791,19 @@ fn render_layout(r: &DesignReport) -> String {
         format!("P(loss) in {}", years(rel.mission_hours)),
         if rel.fleet > 1 {
             format!(
-                "{} for one volume; {} for a fleet of {} ({:.3} losses expected)",
+                "{} for one volume (transient solution: {}); {} for a fleet of {} ({:.3} losses expected)",
                 prob(rel.volume_loss_probability),
+                prob(rel.volume_loss_probability_numerical),
                 prob(rel.fleet_loss_probability),
                 rel.fleet,
                 rel.fleet_expected_losses
             )
         } else {
-            format!("{} for one volume", prob(rel.volume_loss_probability))
+            format!(
+                "{} for one volume (transient solution of the chain: {})",
+                prob(rel.volume_loss_probability),
+                prob(rel.volume_loss_probability_numerical)
+            )
         },
     ]);
     out.push_str(&t.to_string());

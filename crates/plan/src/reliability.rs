@@ -131,6 +131,74 @@ impl GroupChain {
         solve(q, vec![1.0; n])[0]
     }
 
+    /// Probability that the group has lost data by time `hours`, from the
+    /// transient solution p(T) = p(0)·exp(Q·T) of the full chain (absorbing
+    /// state included), by scaling and squaring with a Taylor series. This
+    /// checks the exponential approximation 1 − exp(−T/MTTDL) without
+    /// assuming it.
+    pub fn loss_probability_numerical(&self, hours: f64) -> f64 {
+        let n = self.tolerance as usize + 2; // transient states + loss
+        let loss = n - 1;
+        let mut q = vec![vec![0.0; n]; n];
+        for i in 0..loss {
+            let iu = i as u32;
+            let up = self.up(iu);
+            q[i][i + 1] += up; // state t's "up" is the loss state
+            q[i][i] -= up;
+            if i > 0 {
+                let down = self.down(iu);
+                q[i][i - 1] += down;
+                q[i][i] -= down;
+            }
+        }
+        let norm = q
+            .iter()
+            .map(|r| r.iter().map(|x| x.abs()).sum::<f64>())
+            .fold(0.0, f64::max)
+            * hours;
+        let mut squarings = 0;
+        let mut scale = hours;
+        while norm / 2f64.powi(squarings) > 0.5 {
+            squarings += 1;
+        }
+        scale /= 2f64.powi(squarings);
+        let a: Vec<Vec<f64>> = q
+            .iter()
+            .map(|r| r.iter().map(|x| x * scale).collect())
+            .collect();
+        let mul = |x: &Vec<Vec<f64>>, y: &Vec<Vec<f64>>| -> Vec<Vec<f64>> {
+            (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| (0..n).map(|k| x[i][k] * y[k][j]).sum())
+                        .collect()
+                })
+                .collect()
+        };
+        // exp(A) by Taylor series (‖A‖ ≤ 0.5: 20 terms reach 1e-20).
+        let mut e: Vec<Vec<f64>> = (0..n)
+            .map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect())
+            .collect();
+        let mut term = e.clone();
+        for k in 1..=20 {
+            term = mul(&term, &a);
+            for row in term.iter_mut() {
+                for x in row.iter_mut() {
+                    *x /= f64::from(k);
+                }
+            }
+            for (er, tr) in e.iter_mut().zip(&term) {
+                for (x, t) in er.iter_mut().zip(tr) {
+                    *x += t;
+                }
+            }
+        }
+        for _ in 0..squarings {
+            e = mul(&e, &e);
+        }
+        e[0][loss].clamp(0.0, 1.0)
+    }
+
     /// The textbook approximation for μ ≫ nλ without read errors:
     /// μ^t / (n (n−1) ... (n−t) λ^(t+1)).
     pub fn mttdl_approximation(&self) -> f64 {
@@ -249,6 +317,9 @@ pub struct ReliabilityReport {
     pub volume_mttdl_hours: f64,
     pub mission_hours: f64,
     pub volume_loss_probability: f64,
+    /// The same from the transient solution of the group chain,
+    /// 1 − (1 − P_group(T))^G (no exponential assumption).
+    pub volume_loss_probability_numerical: f64,
     pub fleet: u32,
     pub fleet_loss_probability: f64,
     pub fleet_expected_losses: f64,
@@ -331,6 +402,10 @@ pub fn evaluate(
         volume_mttdl_hours: volume,
         mission_hours: mission,
         volume_loss_probability: p_volume,
+        volume_loss_probability_numerical: {
+            let pg = chain.loss_probability_numerical(mission);
+            -(f64::from(groups) * (-pg).ln_1p()).exp_m1()
+        },
         fleet,
         fleet_loss_probability: -(-expected).exp_m1(),
         fleet_expected_losses: expected,
@@ -380,6 +455,63 @@ mod tests {
         };
         let exact = (n * l + (n - 1.0) * l + m) / (n * l * ((n - 1.0) * l + m * h));
         assert!(rel(1e-12, c.mttdl_closed_form(), exact));
+    }
+
+    #[test]
+    fn mission_probability_matches_transient_solution() {
+        // The exponential formula against p(0)·exp(QT) of the same chain.
+        for (n, t, mtbf, repair, h, g) in [
+            (8, 1, 100_000.0, 24.0, 0.1, 1),
+            (8, 1, 300_000.0, 48.0, 0.5, 4),
+            (12, 2, 50_000.0, 72.0, 0.3, 4),
+            (2, 1, 200_000.0, 24.0, 0.05, 10),
+            (6, 0, 1_000_000.0, 24.0, 0.0, 2),
+        ] {
+            let r = evaluate(
+                n,
+                t,
+                g,
+                &ReliabilityInputs {
+                    drive_mtbf_hours: mtbf,
+                    rebuild_hours: repair,
+                    ..inputs()
+                },
+            )
+            .unwrap();
+            let c = GroupChain {
+                ure_probability: h,
+                ..r.chain
+            };
+            let pg = c.loss_probability_numerical(r.mission_hours);
+            let exp = -(-r.mission_hours / c.mttdl_closed_form()).exp_m1();
+            assert!(
+                rel(0.01, exp, pg),
+                "n={n} t={t}: exponential {exp} transient {pg}"
+            );
+            assert!(
+                rel(
+                    0.01,
+                    r.volume_loss_probability,
+                    r.volume_loss_probability_numerical
+                ),
+                "{} vs {}",
+                r.volume_loss_probability,
+                r.volume_loss_probability_numerical
+            );
+        }
+        // RAID 0 of one drive: exactly 1 − exp(−T/MTBF).
+        let c = GroupChain {
+            drives: 1,
+            tolerance: 0,
+            lambda_per_hour: 1e-5,
+            mu_per_hour: 1.0,
+            ure_probability: 0.0,
+        };
+        assert!(rel(
+            1e-9,
+            c.loss_probability_numerical(1e5),
+            1.0 - (-1.0f64).exp()
+        ));
     }
 
     #[test]
