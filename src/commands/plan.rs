@@ -1058,6 +1058,7 @@ fn search(a: SearchArgs) -> Result<Outcome> {
             chunks,
             max_controllers: a.max_controllers,
             try_lvm: !a.no_lvm,
+            hot_spares: a.system.hot_spares,
         },
         constraints,
         throughput_workload: Workload {

@@ -327,3 +327,67 @@ fn catalog_lists_models_with_sources() {
     let v = json(&["plan", "catalog"]);
     assert!(v["drives"].as_array().unwrap().len() >= 10);
 }
+
+#[test]
+fn stripe_alignment_is_checked_end_to_end() {
+    // LVM stripe 1 MiB over RAID 6 groups of 12 (full stripe 2.5 MiB).
+    let o = storlab(&["plan", "layout", "lvm(4*R6/12, stripe=1M)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("warning: LVM stripe 1 MiB is not a multiple"),
+        "{out}"
+    );
+    assert!(out.contains("use stripe=2560k"), "{out}");
+    // File system stripe given: wrong width warns, the right one is ok.
+    let o = storlab(&[
+        "plan", "layout", "R6/10", "--fs-su", "256k", "--fs-sw", "10",
+    ]);
+    assert!(stdout(&o).contains("su=256k,sw=8"), "{}", stdout(&o));
+    let v = json(&["plan", "layout", "R6/10", "--fs-su", "256k", "--fs-sw", "8"]);
+    let findings = v["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().all(|f| f["severity"] != "warning"
+            || !f["message"].as_str().unwrap().contains("file system"))
+    );
+    bad(
+        &["plan", "layout", "R6/10", "--fs-su", "256k"],
+        &["--fs-sw"],
+    );
+}
+
+#[test]
+fn search_options_shape_the_space() {
+    let v = json(&[
+        "plan",
+        "search",
+        "--drive",
+        "constellation-es3-4tb",
+        "--drives",
+        "24",
+        "--levels",
+        "r6",
+        "--spans",
+        "6..12",
+        "--chunks",
+        "256k",
+        "--hot-spares",
+        "2",
+    ]);
+    let front = v["pareto"].as_array().unwrap();
+    assert!(!front.is_empty());
+    for c in front {
+        let l = c["layout"].as_str().unwrap();
+        assert!(l.contains("R6"), "{l}");
+        let span: u32 = l
+            .split(['/', ')', ','])
+            .nth(1)
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("span in {l}"));
+        assert!((6..=12).contains(&span), "{l}");
+    }
+    bad(
+        &["plan", "search", "--drives", "24", "--spans", "12..6"],
+        &["--spans"],
+    );
+}

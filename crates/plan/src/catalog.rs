@@ -208,8 +208,16 @@ impl Catalog {
     }
 
     /// Add the entries of a catalog file (`name` is for messages); an entry
-    /// with a name already present replaces it.
+    /// with a name already present replaces it. On error the catalog is
+    /// left as it was.
     pub fn extend(&mut self, name: &str, text: &str) -> Result<(), PlanError> {
+        let mut next = self.clone();
+        next.extend_in_place(name, text)?;
+        *self = next;
+        Ok(())
+    }
+
+    fn extend_in_place(&mut self, name: &str, text: &str) -> Result<(), PlanError> {
         let parsed: CatalogFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
             PlanError::Catalog {
@@ -621,6 +629,11 @@ mod tests {
             other => panic!("{other}"),
         }
         assert!(e.to_string().contains("colour"), "{e}");
+        // A failed file leaves the catalog as it was.
+        assert_eq!(
+            c.drive_names().len(),
+            Catalog::builtin().drive_names().len()
+        );
         let e = c.extend("x.toml", "[[drive]\n").unwrap_err();
         assert!(e.to_string().starts_with("x.toml:1:"), "{e}");
         let text = "[[drive]]\nname = \"d\"\nkind = \"hdd\"\ncapacity = \"2TB\"\nrpm = 7200\navg_seek = \"8ms\"\nseq_rate = \"fast\"\nmtbf = \"1000000h\"\nber = 1e-15\nsector_size = 512\nrebuild_rate = \"50MB/s\"\nsource = \"me\"\n";
@@ -635,6 +648,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("z.toml:4:"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn link_specs_never_panic(s in "\\PC{0,16}", lanes in "(x[0-9]{0,12})?") {
+            let c = Catalog::builtin();
+            let _ = c.link(&s);
+            let _ = c.link(&format!("sas12{lanes}"));
+            let _ = c.link(&format!("{s}{lanes}"));
+        }
+
+        #[test]
+        fn catalog_text_never_panics(s in "\\PC{0,200}") {
+            let mut c = Catalog::default();
+            let _ = c.extend("fuzz.toml", &s);
+        }
+
+        #[test]
+        fn near_miss_entries_never_panic(
+            key in "(name|kind|capacity|rpm|avg_seek|seq_rate|mtbf|afr|ber|sector_size|rebuild_rate|source|slots|uplink)",
+            val in "(\"[a-z0-9./%]{0,8}\"|-?[0-9]{1,5}(\\.[0-9])?|1e-1[0-9])",
+            table in "(drive|controller|enclosure|link)",
+        ) {
+            let mut c = Catalog::builtin();
+            let _ = c.extend("fuzz.toml", &format!("[[{table}]]\n{key} = {val}\nname = \"n\"\nsource = \"s\"\n"));
+        }
     }
 
     #[test]

@@ -201,7 +201,7 @@ impl Layout {
                     format_bytes(stripe),
                     format_bytes(full),
                     format_bytes(self.chunk_bytes),
-                    format_bytes(full)
+                    short_size(full)
                 )));
                 if !data.is_power_of_two() && self.aggregation == Aggregation::Lvm {
                     out.push(Finding::note(format!(

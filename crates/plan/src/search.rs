@@ -29,6 +29,9 @@ pub struct SearchSpace {
     pub max_controllers: u32,
     /// Also try LVM striping where the controller could stripe (R50/R60).
     pub try_lvm: bool,
+    /// Hot spares added to every design (counted for cost and the
+    /// controller's drive limit, not for capacity).
+    pub hot_spares: u32,
 }
 
 /// What a design must achieve.
@@ -246,7 +249,7 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                 }
                 for &(aggregation, k) in &aggs {
                     hw.controllers = k;
-                    let drives = span * groups;
+                    let drives = span * groups + s.hot_spares;
                     if hw
                         .controller
                         .max_drives
@@ -503,6 +506,7 @@ mod tests {
                 chunks: vec![64 << 10, 256 << 10, 1 << 20],
                 max_controllers: 2,
                 try_lvm: true,
+                hot_spares: 0,
             },
             constraints: Constraints::default(),
             throughput_workload: Workload {
