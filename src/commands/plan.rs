@@ -28,6 +28,7 @@ use storlab_types::{
   storlab plan layout R60/12/48 --drive exos-x18-18tb
   storlab plan layout 'lvm(4*R6/10, stripe=2M)' --controllers 2 --cores 64
   storlab plan search --drive constellation-es3-4tb --drives 24..96 --min-usable 150TB
+  storlab plan search --layout R60/12/x --drives 24..240 --min-usable 500TB
   storlab plan catalog")]
 pub struct PlanCommand {
     #[command(subcommand)]
@@ -264,8 +265,12 @@ enum IopsOf {
 #[derive(Args, Debug)]
 struct SearchArgs {
     /// Total drives (not counting hot spares): a count (48) or a range (24..96)
-    #[arg(long, value_name = "N|MIN..MAX")]
-    drives: String,
+    #[arg(long, value_name = "N|MIN..MAX", required_unless_present = "layout")]
+    drives: Option<String>,
+    /// Only layouts of this shape; x is filled in from --drives, e.g. R60/12/x or
+    /// 'lvm(x*R6/10, stripe=2M)' (fixes level, span, aggregation, chunk, stripe)
+    #[arg(long, value_name = "LAYOUT", conflicts_with_all = ["levels", "spans", "chunks"])]
+    layout: Option<String>,
     /// RAID levels to try: r0 r1/r10 r5/r50 r6/r60 (a level covers single groups and
     /// groups striped by the controller or LVM)
     #[arg(long, value_delimiter = ',', default_value = "r10,r5,r6")]
@@ -955,7 +960,21 @@ fn search(a: SearchArgs) -> Result<Outcome> {
     let cat = load_catalog(&a.drive.catalog)?;
     let hardware = a.system.hardware(&cat, &a.drive, 1)?;
     let (delay, mission) = a.system.repair()?;
-    let (min_drives, max_drives) = parse_range("drives", &a.drives)?;
+    let template: Option<Layout> = match &a.layout {
+        Some(l) => Some(l.parse()?),
+        None => None,
+    };
+    let (min_drives, max_drives) = match (&a.drives, template.and_then(|t| t.groups)) {
+        (Some(d), _) => parse_range("drives", d)?,
+        (None, Some(g)) => (
+            g * template.map_or(1, |t| t.span),
+            g * template.map_or(1, |t| t.span),
+        ),
+        (None, None) => bail!(
+            "--layout {} leaves the number of drives open; give --drives, e.g. --drives 24..96",
+            a.layout.as_deref().unwrap_or_default()
+        ),
+    };
     let mut levels = Vec::new();
     for l in &a.levels {
         let lv = match l.trim().to_ascii_lowercase().trim_start_matches("raid") {
@@ -1059,6 +1078,7 @@ fn search(a: SearchArgs) -> Result<Outcome> {
             max_controllers: a.max_controllers,
             try_lvm: !a.no_lvm,
             hot_spares: a.system.hot_spares,
+            template,
         },
         constraints,
         throughput_workload: Workload {

@@ -32,6 +32,10 @@ pub struct SearchSpace {
     /// Hot spares added to every design (counted for cost and the
     /// controller's drive limit, not for capacity).
     pub hot_spares: u32,
+    /// Only layouts of this shape, e.g. `R60/12/x` or `lvm(x*R6/10,
+    /// stripe=2M)`: its level, span, aggregation, chunk and stripe are
+    /// kept, the number of groups (when `x`) comes from the drive range.
+    pub template: Option<Layout>,
 }
 
 /// What a design must achieve.
@@ -200,28 +204,58 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
     // chunk size changes nothing.
     let mut chunks = s.chunks.clone();
     chunks.sort_by_key(|&c| c != crate::layout::DEFAULT_CHUNK);
-    for &level in &s.levels {
-        let (lo, hi) = s.spans.unwrap_or_else(|| default_spans(level));
+    let t = s.template;
+    let levels = t.map_or_else(|| s.levels.clone(), |t| vec![t.level]);
+    if let Some(t) = t {
+        chunks = vec![t.chunk_bytes];
+        if let Some(g) = t.groups {
+            let d = g * t.span;
+            if d < s.min_drives || d > s.max_drives {
+                return Err(PlanError::invalid(
+                    "search",
+                    format!(
+                        "layout {t} has {d} drives, outside --drives {}..{}; write x for the total (e.g. {})",
+                        s.min_drives,
+                        s.max_drives,
+                        Layout { groups: None, ..t }
+                    ),
+                ));
+            }
+        }
+    }
+    for &level in &levels {
+        let (lo, hi) = match t {
+            Some(t) => (t.span, t.span),
+            None => s.spans.unwrap_or_else(|| default_spans(level)),
+        };
         for span in lo.max(level.min_span())..=hi.min(64) {
-            let first = s.min_drives.div_ceil(span).max(1);
-            let last = s.max_drives / span;
+            let (first, last) = match t.and_then(|t| t.groups) {
+                Some(g) => (g, g),
+                None => (s.min_drives.div_ceil(span).max(1), s.max_drives / span),
+            };
             for groups in first..=last {
                 let mut aggs: Vec<(Aggregation, u32)> = Vec::new();
                 if groups == 1 {
                     aggs.push((Aggregation::Single, 1));
                 } else {
+                    // Striping RAID 0 groups on one controller is just a
+                    // wider RAID 0; across controllers it is a design.
                     if level != GroupLevel::R0 {
                         aggs.push((Aggregation::Controller, 1));
                     }
-                    if s.try_lvm || level == GroupLevel::R0 {
-                        for k in 1..=s.max_controllers.max(1).min(groups) {
-                            aggs.push((Aggregation::Lvm, k));
-                        }
+                    let from = if s.try_lvm && level != GroupLevel::R0 {
+                        1
                     } else {
-                        for k in 2..=s.max_controllers.min(groups) {
-                            aggs.push((Aggregation::Lvm, k));
-                        }
+                        2
+                    };
+                    for k in from..=s.max_controllers.min(groups) {
+                        aggs.push((Aggregation::Lvm, k));
                     }
+                }
+                if let Some(t) = t {
+                    aggs.retain(|&(a, _)| {
+                        a == t.aggregation || (groups == 1 && a == Aggregation::Single)
+                    });
                 }
                 // Reliability and capacity do not depend on chunk or aggregation.
                 let parity = level.parity(span);
@@ -274,6 +308,7 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                         evaluated += 1;
                         let layout = Layout {
                             chunk_bytes: chunk,
+                            stripe_bytes: t.and_then(|t| t.stripe_bytes),
                             ..Layout::new(level, span, groups, aggregation)
                         };
                         let geo = layout.geometry_unnamed(drive_cap)?;
@@ -507,6 +542,7 @@ mod tests {
                 max_controllers: 2,
                 try_lvm: true,
                 hot_spares: 0,
+                template: None,
             },
             constraints: Constraints::default(),
             throughput_workload: Workload {
@@ -542,6 +578,30 @@ mod tests {
         // R5 with 48 drives in one group is not a sensible design; the
         // widest RAID 5 in the default range is 16.
         assert!(r.pareto.iter().all(|c| !c.layout.starts_with("R5/48")));
+    }
+
+    #[test]
+    fn a_template_fixes_level_span_and_aggregation() {
+        let mut s = spec(24, 96);
+        s.space.template = Some("R60/12/x,chunk=128k".parse().unwrap());
+        let r = search(&s).unwrap();
+        assert!(!r.pareto.is_empty());
+        for c in &r.pareto {
+            assert!(c.layout.starts_with("R60/12/"), "{}", c.layout);
+            assert!(c.layout.ends_with(",chunk=128k"), "{}", c.layout);
+            assert_eq!(c.controllers, 1);
+        }
+        // 24..96 drives in groups of 12: 2 to 8 groups were evaluated.
+        assert_eq!(r.evaluated, 7);
+        s.space.template = Some("lvm(x*R6/10, stripe=2M)".parse().unwrap());
+        let r = search(&s).unwrap();
+        assert!(
+            r.pareto
+                .iter()
+                .all(|c| c.layout.starts_with("lvm(") && c.layout.contains("stripe=2m"))
+        );
+        s.space.template = Some("R6/12".parse().unwrap());
+        assert!(search(&s).is_err());
     }
 
     #[test]
