@@ -257,7 +257,16 @@ fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
                 };
                 let rmw_t = k * (d.op_time(false, r / k, near) + d.op_time(true, r / k, back))
                     + pp * (d.op_time(false, pmin, near) + d.op_time(true, pmin, back));
+                // Reconstruct-write reads what it does not write in the
+                // parity rows: the other chunks, and the uncovered tail of
+                // the last chunk when the request ends inside it.
+                let tail = if k >= 2.0 { k * c.chunk - r } else { 0.0 };
                 let rcw_t = (dd - k) * d.op_time(false, pmin, near)
+                    + if tail > 0.0 {
+                        d.op_time(false, tail, near)
+                    } else {
+                        0.0
+                    }
                     + k * d.op_time(true, r / k, near)
                     + pp * d.op_time(true, pmin, near);
                 if rmw_t <= rcw_t {
@@ -271,8 +280,8 @@ fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
                     };
                 } else {
                     dem.drive_s += rcw_t;
-                    dem.backend_bytes += (dd - k) * pmin + r + pp * pmin;
-                    ops += dd + pp;
+                    dem.backend_bytes += (dd - k) * pmin + tail + r + pp * pmin;
+                    ops += dd + pp + if tail > 0.0 { 1.0 } else { 0.0 };
                     path = if f > 0.0 {
                         "full-stripe + reconstruct-write"
                     } else {
@@ -665,6 +674,12 @@ mod tests {
         assert_eq!(one.write_path.as_deref(), Some("read-modify-write"));
         let most = predict(&layout, &hw(true), &w(Pattern::RandWrite, 448 << 10)).unwrap();
         assert_eq!(most.write_path.as_deref(), Some("reconstruct-write"));
+        // 7 data chunks written + 1 read + 2 parity = 10 operations.
+        assert_eq!(most.drive_ops_per_request, 10.0);
+        // Ending 4 KiB short of the stripe: the tail of the last chunk is read too.
+        let short = predict(&layout, &hw(true), &w(Pattern::RandWrite, 508 << 10)).unwrap();
+        assert_eq!(short.write_path.as_deref(), Some("reconstruct-write"));
+        assert_eq!(short.drive_ops_per_request, 11.0);
         // Without a write-back cache sequential 64 KiB writes on a 512 KiB
         // stripe are partial-stripe too and much slower than with it.
         let cached = predict(&layout, &hw(true), &w(Pattern::SeqWrite, 64 << 10)).unwrap();
