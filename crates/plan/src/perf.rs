@@ -734,4 +734,60 @@ mod tests {
         assert_ne!(b.write_path.as_deref(), Some("full-stripe"));
         assert!(b.bytes_per_s < g.bytes_per_s);
     }
+
+    fn arb_workload() -> impl proptest::strategy::Strategy<Value = Workload> {
+        use proptest::prelude::*;
+        (0usize..6, 9u32..24, 0.0f64..100.0).prop_map(|(p, sz, r)| Workload {
+            pattern: [
+                Pattern::SeqRead,
+                Pattern::SeqWrite,
+                Pattern::RandRead,
+                Pattern::RandWrite,
+                Pattern::Mix {
+                    read_pct: r,
+                    random: true,
+                },
+                Pattern::Mix {
+                    read_pct: r,
+                    random: false,
+                },
+            ][p],
+            request_bytes: 1u64 << sz,
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prediction_is_the_smallest_part(
+            l in 0usize..4, span in 4u32..16, groups in 1u32..8, ctl in 1u32..4,
+            chunk in 0u32..5, wb in proptest::bool::ANY, w in arb_workload(), ssd in proptest::bool::ANY,
+        ) {
+            let level = [GroupLevel::R0, GroupLevel::R1, GroupLevel::R5, GroupLevel::R6][l];
+            let span = if level == GroupLevel::R1 { 2 } else { span };
+            let agg = if groups == 1 { crate::Aggregation::Single } else { crate::Aggregation::Lvm };
+            let layout = Layout { chunk_bytes: 16384 << chunk, ..Layout::new(level, span, groups, agg) };
+            let mut h = hw(wb);
+            h.controllers = ctl.min(groups);
+            if ssd {
+                h.drive.media = DriveMedia::Ssd {
+                    read_iops: 500_000.0, write_iops: 100_000.0,
+                    seq_read_bytes_per_s: 3e9, seq_write_bytes_per_s: 2e9,
+                };
+            }
+            let p = predict(&layout, &h, &w).unwrap();
+            proptest::prop_assert!(p.iops.is_finite() && p.iops > 0.0);
+            proptest::prop_assert_eq!(p.parts.iter().filter(|x| x.binds).count(), 1);
+            for x in &p.parts {
+                proptest::prop_assert!(x.max_iops >= p.iops * (1.0 - 1e-12));
+                proptest::prop_assert!(x.headroom >= -1e-12);
+            }
+            // More controllers (LVM) never make it slower.
+            if groups > 1 && h.controllers < groups {
+                let mut more = h.clone();
+                more.controllers += 1;
+                let q = predict(&layout, &more, &w).unwrap();
+                proptest::prop_assert!(q.iops >= p.iops * (1.0 - 1e-9));
+            }
+        }
+    }
 }
