@@ -23,6 +23,8 @@ struct Cli {
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
     Bench(Box<commands::bench::BenchCommand>),
+    /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
+    Plan(commands::plan::PlanCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
     });
     let result = match command {
         Command::Bench(c) => c.execute(),
+        Command::Plan(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

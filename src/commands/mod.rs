@@ -2,3 +2,4 @@
 //! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
 
 pub mod bench;
+pub mod plan;

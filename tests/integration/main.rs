@@ -3,4 +3,5 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
+mod plan;
 mod util;
