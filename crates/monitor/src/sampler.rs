@@ -384,6 +384,7 @@ pub fn rfc3339(secs: i64, millis: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::{DeviceTree, SysPaths};
     use crate::tree::{Term, TotalGroup};
 
     fn snap(t_ns: u64, lines: &str) -> Snapshot {
@@ -468,5 +469,57 @@ mod tests {
         assert!((i.devices[0].r_per_s - 4.0).abs() < 1e-9);
         assert_eq!(i.interval_ns, 500_000_000);
         assert!(i.totals.is_empty());
+    }
+
+    /// The real loop stack recorded on a 6.18 kernel: 16 MiB written through
+    /// loop2 -> loop1 -> loop0p1 -> loop0 and 64 MiB to loop0p2 -> loop0.
+    /// Every layer's total is 80 MiB; the naive sum of all devices is 208.
+    #[test]
+    fn recorded_stack_totals_count_bytes_once() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/monitor/loopstack");
+        let tree = DeviceTree::load(&SysPaths::recorded(&root)).unwrap();
+        let snaps =
+            crate::replay::parse(&std::fs::read_to_string(root.join("replay.txt")).unwrap())
+                .unwrap();
+        let stack: Vec<String> = ["loop0p1", "loop0p2", "loop1", "loop2"]
+            .map(String::from)
+            .to_vec();
+        let written = |layer: Layer| -> Vec<(String, f64)> {
+            let mut m = Monitor::new(Some(tree.select(&stack, layer)));
+            let mut sums: Vec<(String, f64)> = Vec::new();
+            for s in snaps.clone() {
+                if let Some(i) = m.push(s).unwrap() {
+                    for t in &i.totals {
+                        let b = t.w_bytes_per_s * i.interval_ns as f64 / 1e9;
+                        match sums.iter_mut().find(|x| x.0 == t.device) {
+                            Some(x) => x.1 += b,
+                            None => sums.push((t.device.clone(), b)),
+                        }
+                    }
+                }
+            }
+            sums
+        };
+        let mib = |b: f64| b / (1u64 << 20) as f64;
+        let top = written(Layer::Top);
+        assert_eq!(top.len(), 1);
+        assert!((mib(top[0].1) - 80.0).abs() < 1e-6, "top {}", mib(top[0].1));
+        let leaf = written(Layer::Leaf);
+        assert!(
+            (mib(leaf[0].1) - 80.0).abs() < 1e-6,
+            "leaf {}",
+            mib(leaf[0].1)
+        );
+        let all = written(Layer::All);
+        assert_eq!(all.len(), 4);
+        for (name, b) in all {
+            let want = match name.as_str() {
+                "level0" => 80.0,
+                "level1" => 80.0, // loop0p1 16 + loop0p2 64
+                _ => 16.0,        // loop1, loop2
+            };
+            assert!((mib(b) - want).abs() < 1e-6, "{name}: {}", mib(b));
+        }
     }
 }

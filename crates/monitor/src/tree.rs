@@ -558,21 +558,28 @@ impl DeviceTree {
     /// once. `targets` (kernel names, already resolved) limit the scope to
     /// them and what lies under them; empty means every active device.
     pub fn select(&self, targets: &[String], layer: Layer) -> Selection {
-        let scope: BTreeSet<String> = if targets.is_empty() {
-            let roots: Vec<String> = self.active().map(|d| d.name.clone()).collect();
-            self.closure(&roots)
+        let roots: Vec<String> = if targets.is_empty() {
+            self.active().map(|d| d.name.clone()).collect()
         } else {
-            self.closure(targets)
+            targets.to_vec()
         };
+        let scope = self.closure(&roots);
+        let is_root = |n: &String| roots.contains(n);
         let in_scope = |n: &String| scope.contains(n);
         let dev = |n: &String| self.devices.get(n);
         let tops: Vec<String> = scope
             .iter()
             .filter(|n| {
                 dev(n).is_some_and(|d| {
-                    !d.uppers
-                        .iter()
-                        .any(|u| u.kind != LinkKind::File && in_scope(&u.device))
+                    // Nothing on it at the block layer; and either asked for
+                    // (a mounted file system holding loop files) or not
+                    // merely under a loop device that was asked for.
+                    let ups = |file: bool| {
+                        d.uppers
+                            .iter()
+                            .any(|u| (u.kind == LinkKind::File) == file && in_scope(&u.device))
+                    };
+                    !ups(false) && (is_root(n) || !ups(true))
                 })
             })
             .cloned()
@@ -729,4 +736,118 @@ fn stat_rdev(path: &Path) -> Option<(u32, u32)> {
     let st = stat_of(path)?;
     ((st.st_mode & libc::S_IFMT) == libc::S_IFBLK)
         .then(|| (libc::major(st.st_rdev), libc::minor(st.st_rdev)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn fixture(name: &str) -> SysPaths {
+        SysPaths::recorded(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/monitor")
+                .join(name),
+        )
+    }
+
+    fn lowers(t: &DeviceTree, n: &str) -> Vec<(String, LinkKind)> {
+        t.get(n)
+            .unwrap()
+            .lowers
+            .iter()
+            .map(|l| (l.device.clone(), l.kind))
+            .collect()
+    }
+
+    /// Recorded on a real 6.18 kernel (see loopstack/KERNEL).
+    #[test]
+    fn loop_stack_from_a_real_kernel() {
+        let t = DeviceTree::load(&fixture("loopstack")).unwrap();
+        assert_eq!(t.get("loop0p1").unwrap().kind, DeviceKind::Partition);
+        assert_eq!(
+            lowers(&t, "loop0p1"),
+            [("loop0".into(), LinkKind::Partition)]
+        );
+        assert_eq!(lowers(&t, "loop1"), [("loop0p1".into(), LinkKind::File)]);
+        assert_eq!(lowers(&t, "loop2"), [("loop1".into(), LinkKind::File)]);
+        assert_eq!(lowers(&t, "loop3"), [("vda".into(), LinkKind::File)]);
+        // loop0's file is in tmpfs: nothing under it.
+        assert!(lowers(&t, "loop0").is_empty());
+        assert_eq!(t.get("loop0").unwrap().backing_fs.as_deref(), Some("tmpfs"));
+        assert_eq!(t.get("loop1").unwrap().mounts[0].fs_type, "xfs");
+        assert_eq!(t.level("loop2"), 3);
+        // Unattached loop devices have no size and are not shown.
+        assert!(t.active().all(|d| d.name != "loop5"));
+
+        let r = |s: &str| t.resolve(s).unwrap();
+        assert_eq!(r("/tmp/storlab-fx/mnt2/c.img"), "loop1");
+        assert_eq!(r("/tmp/storlab-fx/mnt1"), "loop0p1");
+        assert_eq!(r("/dev/loop0p2"), "loop0p2");
+        assert_eq!(r("vda"), "vda");
+        assert!(t.resolve("sdz").is_err());
+
+        let text = t.render();
+        assert!(text.contains("loop0p1"), "{text}");
+        assert!(text.contains("(via a file)"), "{text}");
+    }
+
+    #[test]
+    fn layers_count_each_request_once() {
+        let t = DeviceTree::load(&fixture("loopstack")).unwrap();
+        let top = t.select(&[], Layer::Top);
+        let mut tops = top.devices.clone();
+        tops.sort();
+        assert_eq!(
+            tops,
+            ["loop0p1", "loop0p2", "loop1", "loop2", "loop3", "vda"]
+        );
+        let terms = &top.totals[0].terms;
+        let minus = |n: &str| terms.iter().find(|x| x.device == n).unwrap().minus.clone();
+        assert_eq!(minus("vda"), ["loop3"]);
+        assert_eq!(minus("loop0p1"), ["loop1"]);
+        assert_eq!(minus("loop1"), ["loop2"]);
+        assert!(minus("loop2").is_empty());
+        let leaf = t.select(&[], Layer::Leaf);
+        assert_eq!(leaf.devices, ["loop0", "vda"]);
+        // Scoped to one path: the device under it and what lies below.
+        let s = t.select(&["loop1".into()], Layer::Leaf);
+        assert_eq!(s.devices, ["loop0"]);
+        let s = t.select(&["loop1".into()], Layer::Top);
+        assert_eq!(s.devices, ["loop1"]);
+        let all = t.select(&["loop2".into()], Layer::All);
+        assert_eq!(all.devices, ["loop2", "loop1", "loop0p1", "loop0"]);
+        assert_eq!(
+            all.totals
+                .iter()
+                .map(|g| g.name.as_str())
+                .collect::<Vec<_>>(),
+            ["level3", "level2", "level1", "level0"]
+        );
+    }
+
+    /// Hand-made md RAID-5 + LVM tree (the test VM's kernel has no dm/md).
+    #[test]
+    fn md_and_lvm_tree() {
+        let t = DeviceTree::load(&fixture("md-lvm")).unwrap();
+        assert_eq!(t.get("md0").unwrap().kind, DeviceKind::Md);
+        assert_eq!(t.get("md0").unwrap().md_level.as_deref(), Some("raid5"));
+        assert_eq!(t.get("dm-0").unwrap().label(), "dm-0 (vg0-data)");
+        assert_eq!(lowers(&t, "dm-0"), [("md0".into(), LinkKind::Holder)]);
+        let mut md: Vec<String> = lowers(&t, "md0").into_iter().map(|l| l.0).collect();
+        md.sort();
+        assert_eq!(md, ["sda1", "sdb1", "sdc1", "sdd1"]);
+        assert_eq!(t.resolve("/data/x").unwrap(), "dm-0");
+        assert_eq!(t.resolve("/dev/mapper/vg0-scratch").unwrap(), "dm-1");
+        assert_eq!(t.resolve("vg0-data").unwrap(), "dm-0");
+        let top = t.select(&[], Layer::Top);
+        assert_eq!(top.devices, ["dm-0", "dm-1", "nvme0n1"]);
+        let leaf = t.select(
+            &["/data".to_string()].map(|s| t.resolve(&s).unwrap()),
+            Layer::Leaf,
+        );
+        assert_eq!(leaf.devices, ["sda", "sdb", "sdc", "sdd"]);
+        assert_eq!(t.level("dm-0"), 3);
+        // md0 appears under each member in the rendered tree.
+        assert_eq!(t.render().matches("md0").count(), 4);
+    }
 }
