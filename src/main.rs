@@ -23,6 +23,10 @@ struct Cli {
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
     Bench(Box<commands::bench::BenchCommand>),
+    /// Watch block devices (iostat -x figures) without double counting stacked devices
+    Monitor(Box<commands::monitor::MonitorCommand>),
+    /// Explain the file system and device stack under a path, with tuning advice
+    Inspect(commands::inspect::InspectCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -49,6 +53,8 @@ fn main() -> ExitCode {
     });
     let result = match command {
         Command::Bench(c) => c.execute(),
+        Command::Monitor(c) => c.execute(),
+        Command::Inspect(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -2,3 +2,5 @@
 //! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
 
 pub mod bench;
+pub mod inspect;
+pub mod monitor;
