@@ -44,11 +44,8 @@ pub enum Error {
         line: usize,
         reason: String,
     },
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("cannot read {}: {err}", path.display())]
+    Io { path: PathBuf, err: std::io::Error },
     /// A device or path the user named is not known; the message says how
     /// to list what is.
     #[error("{0}")]
@@ -57,10 +54,7 @@ pub enum Error {
     #[error("{0}")]
     Data(String),
     #[error(
-        "cannot listen on {addr}: {source}; pick another address or port (e.g. --listen 127.0.0.1:9465)"
+        "cannot listen on {addr}: {err}; pick another address or port (e.g. --listen 127.0.0.1:9465)"
     )]
-    Listen {
-        addr: String,
-        source: std::io::Error,
-    },
+    Listen { addr: String, err: std::io::Error },
 }

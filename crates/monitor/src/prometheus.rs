@@ -194,15 +194,15 @@ impl MetricsServer {
     pub fn start(addr: &str) -> Result<MetricsServer, Error> {
         let listener = TcpListener::bind(addr).map_err(|e| Error::Listen {
             addr: addr.to_string(),
-            source: e,
+            err: e,
         })?;
         let local = listener.local_addr().map_err(|e| Error::Listen {
             addr: addr.to_string(),
-            source: e,
+            err: e,
         })?;
         listener.set_nonblocking(true).map_err(|e| Error::Listen {
             addr: addr.to_string(),
-            source: e,
+            err: e,
         })?;
         let body = Arc::new(Mutex::new(String::from("# no interval measured yet\n")));
         let stop = Arc::new(AtomicBool::new(false));

@@ -47,7 +47,7 @@ impl LiveSource {
             .and_then(|mut f| f.read_to_string(&mut self.buf))
             .map_err(|e| Error::Io {
                 path: path.to_path_buf(),
-                source: e,
+                err: e,
             })?;
         Ok(())
     }

@@ -282,7 +282,7 @@ impl DeviceTree {
         let block = paths.sysfs.join("block");
         let entries = std::fs::read_dir(&block).map_err(|e| Error::Io {
             path: block.clone(),
-            source: e,
+            err: e,
         })?;
         let mut devices = BTreeMap::new();
         let mut edges: BTreeSet<(String, String, LinkKind)> = BTreeSet::new();
@@ -488,7 +488,7 @@ impl DeviceTree {
             }
             let canon = p.canonicalize().map_err(|e| Error::Io {
                 path: p.to_path_buf(),
-                source: e,
+                err: e,
             })?;
             if let Some(n) = self.device_of_path(&canon) {
                 return Ok(n);
