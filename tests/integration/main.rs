@@ -2,4 +2,6 @@
 //! Each module covers one subcommand; tests that need root, io_uring, a loop
 //! device or a Debian tool probe for it and print why they skip.
 
+mod inspect;
+mod monitor;
 mod util;
