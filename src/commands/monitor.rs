@@ -386,10 +386,13 @@ impl Output {
                     s.push_str("\x1b[H\x1b[2J");
                 }
                 s.push_str(&table(i, self.layer));
-                if self.tty && !self.totals_note.is_empty() {
+                // How the totals were formed: every refresh on a terminal,
+                // once otherwise.
+                if (self.tty || !self.header_done) && !self.totals_note.is_empty() {
                     s.push_str(&self.totals_note);
                     s.push('\n');
                 }
+                self.header_done = true;
                 if !self.tty {
                     s.push('\n');
                 }

@@ -105,54 +105,56 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn num(v: f64) -> String {
+fn push_num(out: &mut String, v: f64) {
     if v.is_finite() {
-        format!("{v}")
+        let _ = write!(out, "{v}");
     } else {
-        "NaN".into()
+        out.push_str("NaN");
     }
 }
 
 /// Render one interval. `layer` labels the device figures.
 pub fn render(i: &Interval, layer: &str) -> String {
-    let mut out = String::with_capacity(256 + i.devices.len() * 1200);
-    let _ = writeln!(
-        out,
-        "# HELP storlab_interval_seconds Length of the interval the figures cover"
-    );
-    let _ = writeln!(out, "# TYPE storlab_interval_seconds gauge");
-    let _ = writeln!(
-        out,
-        "storlab_interval_seconds {}",
-        num(i.interval_ns as f64 / 1e9)
-    );
+    let mut out = String::with_capacity(512 + (i.devices.len() + i.totals.len()) * 1300);
+    out.push_str("# HELP storlab_interval_seconds Length of the interval the figures cover\n");
+    out.push_str("# TYPE storlab_interval_seconds gauge\nstorlab_interval_seconds ");
+    push_num(&mut out, i.interval_ns as f64 / 1e9);
+    out.push('\n');
+    // Label sets are escaped once, not once per figure.
+    let layer = escape(layer);
+    let dev_labels: Vec<String> = i
+        .devices
+        .iter()
+        .map(|s| format!("{{device=\"{}\",layer=\"{layer}\"}} ", escape(&s.device)))
+        .collect();
+    let total_labels: Vec<String> = i
+        .totals
+        .iter()
+        .map(|s| format!("{{group=\"{}\"}} ", escape(&s.device)))
+        .collect();
     for (suffix, help, get) in FIGURES {
-        if !i.devices.is_empty() {
-            let _ = writeln!(out, "# HELP storlab_device_{suffix} {help}");
-            let _ = writeln!(out, "# TYPE storlab_device_{suffix} gauge");
-            for s in &i.devices {
-                let _ = writeln!(
-                    out,
-                    "storlab_device_{suffix}{{device=\"{}\",layer=\"{}\"}} {}",
-                    escape(&s.device),
-                    escape(layer),
-                    num(get(s))
-                );
+        for (kind, samples, labels, extra) in [
+            ("device", &i.devices, &dev_labels, ""),
+            (
+                "total",
+                &i.totals,
+                &total_labels,
+                ", total counting each request once",
+            ),
+        ] {
+            if samples.is_empty() {
+                continue;
             }
-        }
-        if !i.totals.is_empty() {
-            let _ = writeln!(
-                out,
-                "# HELP storlab_total_{suffix} {help}, total counting each request once"
-            );
-            let _ = writeln!(out, "# TYPE storlab_total_{suffix} gauge");
-            for s in &i.totals {
-                let _ = writeln!(
-                    out,
-                    "storlab_total_{suffix}{{group=\"{}\"}} {}",
-                    escape(&s.device),
-                    num(get(s))
-                );
+            let _ = writeln!(out, "# HELP storlab_{kind}_{suffix} {help}{extra}");
+            let _ = writeln!(out, "# TYPE storlab_{kind}_{suffix} gauge");
+            for (s, l) in samples.iter().zip(labels) {
+                out.push_str("storlab_");
+                out.push_str(kind);
+                out.push('_');
+                out.push_str(suffix);
+                out.push_str(l);
+                push_num(&mut out, get(s));
+                out.push('\n');
             }
         }
     }
@@ -170,11 +172,9 @@ pub fn render(i: &Interval, layer: &str) -> String {
             ("steal", c.steal_pct),
             ("idle", c.idle_pct),
         ] {
-            let _ = writeln!(
-                out,
-                "storlab_cpu_ratio{{mode=\"{mode}\"}} {}",
-                num(v / 100.0)
-            );
+            let _ = write!(out, "storlab_cpu_ratio{{mode=\"{mode}\"}} ");
+            push_num(&mut out, v / 100.0);
+            out.push('\n');
         }
     }
     out
