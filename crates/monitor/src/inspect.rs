@@ -140,7 +140,9 @@ fn read_u64(p: &Path) -> Option<u64> {
 pub fn inspect(paths: &SysPaths, target: &str) -> Result<InspectReport, Error> {
     let tree = DeviceTree::load(paths)?;
     let mut notes = Vec::new();
-    let is_device = target.starts_with("/dev/") || !target.contains('/');
+    // /dev/shm and the like are directories: only block device nodes count.
+    let is_device = tree.device_by_dev_name(target).is_some()
+        || (target.starts_with("/dev/") && !Path::new(target).is_dir());
     let (device, mount): (Option<String>, Option<Mount>) = if is_device {
         let dev = tree.resolve(target)?;
         // A /dev path that is not a block device (e.g. /dev/shm) falls
@@ -879,6 +881,16 @@ mod tests {
         // loop0 is buffered over tmpfs.
         assert!(r.recommendations.iter().any(|x| x.subject == "loop0"
             && x.action.as_deref() == Some("losetup --direct-io=on /dev/loop0")));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsers_never_panic(b in proptest::collection::vec(0u8..=255, 0..1100), t in "\\PC{0,200}") {
+            let _ = parse_xfs_superblock(&b);
+            let _ = parse_ext_superblock(&b);
+            let mut dm = DmInfo { name: None, table: None, targets: vec![], stripes: None, stripe_chunk_bytes: None };
+            parse_dm_table(&t, &mut dm);
+        }
     }
 
     #[test]

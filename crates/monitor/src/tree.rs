@@ -426,7 +426,7 @@ impl DeviceTree {
     }
 
     /// `vda`, `mapper/vg0-data`, `md/home`, `vg0-data` → kernel name.
-    fn device_by_dev_name(&self, s: &str) -> Option<String> {
+    pub fn device_by_dev_name(&self, s: &str) -> Option<String> {
         if self.devices.contains_key(s) {
             return Some(s.to_string());
         }
