@@ -229,6 +229,30 @@ impl MonitorCommand {
                     .with_context(|| format!("reading the replay file {}", file.display()))?;
                 let snaps = replay::parse(&text)
                     .with_context(|| format!("in the replay file {}", file.display()))?;
+                if let Some(sel) = &selection {
+                    let missing: Vec<&String> = sel
+                        .devices
+                        .iter()
+                        .filter(|d| !snaps.iter().any(|s| s.disks.iter().any(|x| &x.name == *d)))
+                        .collect();
+                    if !missing.is_empty() && missing.len() == sel.devices.len() {
+                        let mut have: Vec<&str> = snaps
+                            .first()
+                            .map(|s| s.disks.iter().map(|d| d.name.as_str()).collect())
+                            .unwrap_or_default();
+                        have.truncate(20);
+                        bail!(
+                            "the replay file {} has no samples of {}; it has: {}",
+                            file.display(),
+                            missing
+                                .iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            have.join(" ")
+                        );
+                    }
+                }
                 if snaps.len() < 2 {
                     bail!(
                         "the replay file {} has {} snapshot(s); at least 2 are needed for one interval",
@@ -290,12 +314,15 @@ impl MonitorCommand {
                 }
             }
         }
+        // Everything sampled, as the record the store keeps (`--record`
+        // hands this to the store).
+        let timeline = builder.map(|b| b.finish()).unwrap_or_else(|| {
+            TimelineBuilder::new(now_rfc3339(), interval, layer, Vec::new()).finish()
+        });
         if format == MonitorFormat::Json {
-            let timeline = builder.map(|b| b.finish()).unwrap_or_else(|| {
-                TimelineBuilder::new(now_rfc3339(), interval, layer, Vec::new()).finish()
-            });
             crate::output::print(&(serde_json::to_string_pretty(&timeline)? + "\n"))?;
         }
+        // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(crate::Outcome::Ok)
     }
 }

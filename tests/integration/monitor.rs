@@ -223,6 +223,14 @@ fn bad_input_exits_2_with_a_fix() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
+    let md = fixture("md-lvm").join("replay.txt");
+    let o = storlab(&["monitor", "--replay", &s(&md), "sdz"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no samples of sdz") && stderr(&o).contains("nvme0n1"),
+        "{}",
+        stderr(&o)
+    );
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.txt");
     std::fs::write(&f, "@ 1\n 8 0 sda 1 2 3\n").unwrap();

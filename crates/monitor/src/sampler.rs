@@ -249,11 +249,27 @@ pub struct Sampler {
 
 impl Sampler {
     /// The devices under the file system holding `path` (or `path` itself if
-    /// it is a device node), on the running system.
+    /// it is a device node), on the running system. A path that does not
+    /// exist yet (a scratch directory about to be made) means the file
+    /// system of its nearest existing ancestor.
     pub fn for_path(path: &Path, layer: Layer, interval: Duration) -> Result<Sampler, Error> {
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map_err(|e| Error::Io {
+                    path: path.to_path_buf(),
+                    err: e,
+                })?
+                .join(path)
+        };
+        let existing = abs
+            .ancestors()
+            .find(|p| p.exists())
+            .unwrap_or(Path::new("/"));
         Sampler::for_targets(
             SysPaths::live(),
-            &[path.to_string_lossy().into_owned()],
+            &[existing.to_string_lossy().into_owned()],
             layer,
             interval,
         )
@@ -560,7 +576,8 @@ mod tests {
         );
 
         // Live: the device under the temp dir, if it has one (not tmpfs).
-        match Sampler::for_path(&std::env::temp_dir(), Layer::Top, Duration::from_millis(20)) {
+        let not_yet = std::env::temp_dir().join("storlab-no-such-dir/scratch");
+        match Sampler::for_path(&not_yet, Layer::Top, Duration::from_millis(20)) {
             Ok(s) => {
                 let t = s.spawn().stop().unwrap();
                 assert!(!t.devices.is_empty());
