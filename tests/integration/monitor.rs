@@ -129,8 +129,8 @@ fn formats_csv_json_table_and_tree() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("t_s,interval_s,kind,device,r_per_s,w_per_s"));
     let ncol = lines[0].split(',').count();
-    // 2 intervals × (3 top devices + 1 total)
-    assert_eq!(lines.len(), 1 + 2 * 4, "{out}");
+    // 2 intervals × (4 top devices + 1 total)
+    assert_eq!(lines.len(), 1 + 2 * 5, "{out}");
     assert!(lines.iter().all(|l| l.split(',').count() == ncol));
     let total = lines.iter().find(|l| l.contains(",total,top,")).unwrap();
     // w_mb_per_s: 300 MB/s + 100 MB/s (sectors chosen to make it exact)
@@ -150,8 +150,11 @@ fn formats_csv_json_table_and_tree() {
     assert!(o.status.success(), "{}", stderr(&o));
     let t: storlab_like::Timeline = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(t.layer, "leaf");
-    assert_eq!(t.devices, ["nvme0n1", "sda", "sdb", "sdc", "sdd"]);
-    assert_eq!(t.samples.len(), 10);
+    assert_eq!(
+        t.devices,
+        ["nvme0n1", "nvme1n1", "nvme2n1", "sda", "sdb", "sdc", "sdd"]
+    );
+    assert_eq!(t.samples.len(), 14);
     assert_eq!(t.totals.len(), 2);
     assert_eq!(t.cpu.len(), 2);
     assert_eq!(t.interval_ns, 1_000_000_000);

@@ -840,7 +840,7 @@ mod tests {
         assert_eq!(t.resolve("/dev/mapper/vg0-scratch").unwrap(), "dm-1");
         assert_eq!(t.resolve("vg0-data").unwrap(), "dm-0");
         let top = t.select(&[], Layer::Top);
-        assert_eq!(top.devices, ["dm-0", "dm-1", "nvme0n1"]);
+        assert_eq!(top.devices, ["dm-0", "dm-1", "dm-2", "nvme0n1"]);
         let leaf = t.select(
             &["/data".to_string()].map(|s| t.resolve(&s).unwrap()),
             Layer::Leaf,
