@@ -110,6 +110,47 @@ fn replayed_real_stack_counts_bytes_once() {
     }
 }
 
+/// Whole system, recorded: loop3 is a loop over a file on vda, so its 16 MiB
+/// are already in vda's counters. The top total is vda + the loop stack's
+/// 80 MiB, not vda + 80 + 16.
+#[test]
+fn replayed_loop_over_a_file_on_vda_is_not_added_to_vda() {
+    let root = fixture("loopstack");
+    let replay = root.join("replay.txt");
+    let text = std::fs::read_to_string(&replay).unwrap();
+    // vda's written sectors, first and last snapshot, from the file itself.
+    let vda: Vec<f64> = text
+        .lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some("vda"))
+        .map(|l| l.split_whitespace().nth(9).unwrap().parse().unwrap())
+        .collect();
+    let vda_written = (vda[vda.len() - 1] - vda[0]) * 512.0;
+    let o = storlab(&[
+        "monitor",
+        "--replay",
+        &s(&replay),
+        "--sys-root",
+        &s(&root),
+        "--output-format",
+        "jsonl",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let top = written_per_total(&out)[0].1;
+    assert!(
+        (top - vda_written - 80.0 * MIB).abs() < 1.0,
+        "top {} MiB, vda {} MiB",
+        top / MIB,
+        vda_written / MIB
+    );
+    let loop3 = written_per_device(&out)
+        .into_iter()
+        .find(|x| x.0 == "loop3")
+        .unwrap()
+        .1;
+    assert!((loop3 / MIB - 16.0).abs() < 1e-6);
+}
+
 #[test]
 fn formats_csv_json_table_and_tree() {
     let root = fixture("md-lvm");
@@ -515,6 +556,9 @@ fn live_loop_stack_totals_count_bytes_once() {
     run("sync", &[]).unwrap();
     std::thread::sleep(Duration::from_millis(300));
 
+    // Monitors run until SIGINT; the I/O starts once each has measured one
+    // interval (so its first reading is before the I/O, however loaded the
+    // machine), and they are stopped two intervals after it ends.
     let spawn = |layer: &str| {
         Command::new(storlab_bin())
             .args([
@@ -525,8 +569,6 @@ fn live_loop_stack_totals_count_bytes_once() {
                 layer,
                 "--interval",
                 "250ms",
-                "--count",
-                "10",
                 "--output-format",
                 "jsonl",
             ])
@@ -536,16 +578,35 @@ fn live_loop_stack_totals_count_bytes_once() {
             .spawn()
             .unwrap()
     };
-    let kids: Vec<_> = ["top", "leaf", "all"]
+    let mut kids: Vec<_> = ["top", "leaf", "all"]
         .iter()
-        .map(|l| (l.to_string(), spawn(l)))
+        .map(|l| {
+            let mut child = spawn(l);
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let mut first = String::new();
+            out.read_line(&mut first).unwrap();
+            (l.to_string(), child, out, first)
+        })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
     write_direct(&lb, 1 << 20, 32).unwrap();
-    for (layer, k) in kids {
-        let o = k.wait_with_output().unwrap();
-        assert!(o.status.success(), "{layer}: {}", stderr(&o));
-        let out = stdout(&o);
+    std::thread::sleep(Duration::from_millis(600));
+    for (_, child, _, _) in &kids {
+        // SAFETY: kill() on the pid of our own child; SIGINT stops it cleanly.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    for (layer, child, reader, first) in kids.iter_mut() {
+        let mut out = std::mem::take(first);
+        reader.read_to_string(&mut out).unwrap();
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(status.success(), "{layer}: {err}");
+        let layer = layer.clone();
         let totals = written_per_total(&out);
         eprintln!(
             "{layer}: {:?}",
