@@ -25,6 +25,10 @@ enum Command {
     Bench(Box<commands::bench::BenchCommand>),
     /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
     Plan(commands::plan::PlanCommand),
+    /// Watch block devices (iostat -x figures) without double counting stacked devices
+    Monitor(Box<commands::monitor::MonitorCommand>),
+    /// Explain the file system and device stack under a path, with tuning advice
+    Inspect(commands::inspect::InspectCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -57,6 +61,8 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Bench(c) => c.execute(),
         Command::Plan(c) => c.execute(),
+        Command::Monitor(c) => c.execute(),
+        Command::Inspect(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -3,3 +3,5 @@
 
 pub mod bench;
 pub mod plan;
+pub mod inspect;
+pub mod monitor;

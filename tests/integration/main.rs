@@ -4,4 +4,6 @@
 
 mod bench;
 mod plan;
+mod inspect;
+mod monitor;
 mod util;
