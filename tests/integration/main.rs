@@ -3,7 +3,7 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
-mod plan;
 mod inspect;
 mod monitor;
+mod plan;
 mod util;
