@@ -23,6 +23,12 @@ struct Cli {
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
     Bench(Box<commands::bench::BenchCommand>),
+    /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
+    Plan(commands::plan::PlanCommand),
+    /// Watch block devices (iostat -x figures) without double counting stacked devices
+    Monitor(Box<commands::monitor::MonitorCommand>),
+    /// Explain the file system and device stack under a path, with tuning advice
+    Inspect(commands::inspect::InspectCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -32,6 +38,11 @@ pub enum Outcome {
     Ok,
     /// The command ran, but a check or verification failed (exit 1).
     Failed,
+    /// The command ran but stopped on a hard error after reporting what it
+    /// measured (exit 2), e.g. the disk filled up.
+    Error,
+    /// Stopped by Ctrl-C after reporting what it measured (exit 130).
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -49,10 +60,15 @@ fn main() -> ExitCode {
     });
     let result = match command {
         Command::Bench(c) => c.execute(),
+        Command::Plan(c) => c.execute(),
+        Command::Monitor(c) => c.execute(),
+        Command::Inspect(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
+        Ok(Outcome::Error) => ExitCode::from(2),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("storlab: error: {e:#}");

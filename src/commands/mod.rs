@@ -2,3 +2,6 @@
 //! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
 
 pub mod bench;
+pub mod inspect;
+pub mod monitor;
+pub mod plan;

@@ -632,6 +632,30 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
             points: samples.iter().map(|s| (secs(s.t_ns), s.util_pct)).collect(),
         });
     }
+    // Once-counted layer totals (a request through dm-0 and sda counts once).
+    let mut layers: Vec<&str> = Vec::new();
+    for s in &m.totals {
+        if !layers.contains(&s.device.as_str()) {
+            layers.push(&s.device);
+        }
+    }
+    for layer in layers {
+        let samples: Vec<_> = m.totals.iter().filter(|s| s.device == layer).collect();
+        bw.push(LineSeries {
+            name: format!("{layer} total read"),
+            points: samples
+                .iter()
+                .map(|s| (secs(s.t_ns), mb(s.r_bytes_per_s)))
+                .collect(),
+        });
+        bw.push(LineSeries {
+            name: format!("{layer} total write"),
+            points: samples
+                .iter()
+                .map(|s| (secs(s.t_ns), mb(s.w_bytes_per_s)))
+                .collect(),
+        });
+    }
     let label = run_label(run);
     let sub = format!(
         "Sampled every {} from {} ({} devices), iostat -x definitions",
@@ -809,6 +833,24 @@ mod tests {
         assert!(c.svg.contains(">seqread (2)</text>"), "{}", c.svg);
         // 3 runs × 3 phases + the repeat, each a bar with a tooltip.
         assert_eq!(c.svg.matches("<rect").count() - 1 - 4, 10);
+    }
+
+    #[test]
+    fn timeline_shows_devices_and_once_counted_totals() {
+        let runs = all_runs();
+        let c = chart(&runs, None, "timeline-12").unwrap();
+        for name in [
+            "sdb read",
+            "sdc write",
+            "leaf total read",
+            "leaf total write",
+        ] {
+            assert!(c.svg.contains(&format!(">{name}</text>")), "missing {name}");
+        }
+        assert_eq!(c.svg.matches("<polyline").count(), 6);
+        let u = chart(&runs, None, "util-12").unwrap();
+        assert_eq!(u.svg.matches("<polyline").count(), 2);
+        assert!(u.svg.contains(">100</text>"), "util axis ends at 100 %");
     }
 
     #[test]

@@ -191,6 +191,8 @@ pub fn phase(s: &Spec) -> PhaseResult {
             seed: 0x5EED + u64::from(s.salt),
             sqpoll: false,
             registered: false,
+            rate_iops: 0,
+            fallocate: true,
         },
         started_at: "2026-11-02T09:00:00Z".to_string(),
         elapsed_ns,
@@ -441,7 +443,21 @@ pub fn timeline() -> MonitorTimeline {
             ..CpuSample::default()
         });
     }
+    // The leaf layer's once-counted total per interval.
+    let totals = samples
+        .chunks(devices.len())
+        .map(|per_t| DeviceSample {
+            t_ns: per_t[0].t_ns,
+            device: "leaf".to_string(),
+            r_per_s: per_t.iter().map(|s| s.r_per_s).sum(),
+            w_per_s: per_t.iter().map(|s| s.w_per_s).sum(),
+            r_bytes_per_s: per_t.iter().map(|s| s.r_bytes_per_s).sum(),
+            w_bytes_per_s: per_t.iter().map(|s| s.w_bytes_per_s).sum(),
+            ..DeviceSample::default()
+        })
+        .collect();
     MonitorTimeline {
+        totals,
         started_at: "2026-11-13T09:00:00Z".to_string(),
         interval_ns: 1_000_000_000,
         layer: "leaf".to_string(),
