@@ -632,9 +632,10 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
             points: samples.iter().map(|s| (secs(s.t_ns), s.util_pct)).collect(),
         });
     }
-    // Once-counted layer totals (a request through dm-0 and sda counts once).
+    // Once-counted layer totals (a request through dm-0 and sda counts once);
+    // with a single device they would only hide its lines.
     let mut layers: Vec<&str> = Vec::new();
-    for s in &m.totals {
+    for s in m.totals.iter().filter(|_| devices.len() > 1) {
         if !layers.contains(&s.device.as_str()) {
             layers.push(&s.device);
         }
@@ -851,6 +852,17 @@ mod tests {
         let u = chart(&runs, None, "util-12").unwrap();
         assert_eq!(u.svg.matches("<polyline").count(), 2);
         assert!(u.svg.contains(">100</text>"), "util axis ends at 100 %");
+    }
+
+    #[test]
+    fn single_device_timeline_has_no_redundant_total() {
+        let mut runs = all_runs();
+        let m = runs[11].report.monitor.as_mut().unwrap();
+        m.samples.retain(|s| s.device == "sdb");
+        m.devices.retain(|d| d == "sdb");
+        let c = chart(&runs, None, "timeline-12").unwrap();
+        assert_eq!(c.svg.matches("<polyline").count(), 2);
+        assert!(!c.svg.contains("total"));
     }
 
     #[test]

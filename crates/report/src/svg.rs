@@ -368,18 +368,21 @@ impl BarChart {
         }
         let base_y = if self.log_y { plot_bottom } else { y_of(0.0) };
         // Bars.
-        let bar_w = (unit * 0.92).min(72.0);
+        // With few bars, keep a group's bars together instead of spreading
+        // them over the whole width.
+        let slot = unit.min(80.0);
+        let bar_w = (slot * 0.92).min(72.0);
         for (ci, si_list) in present.iter().enumerate() {
             let (cx, cw) = cat_x[ci];
-            let group_w = si_list.len() as f64 * unit;
+            let group_w = si_list.len() as f64 * slot;
             let x0 = cx + (cw - group_w) / 2.0;
-            for (slot, &si) in si_list.iter().enumerate() {
+            for (k, &si) in si_list.iter().enumerate() {
                 let s = &self.series[si];
                 let c = PALETTE[si % PALETTE.len()];
                 let Some(v) = self.drawable(s.values.get(ci).copied().flatten()) else {
                     continue;
                 };
-                let x = x0 + slot as f64 * unit + (unit - bar_w) / 2.0;
+                let x = x0 + k as f64 * slot + (slot - bar_w) / 2.0;
                 let y = y_of(v);
                 let (y_top, bh) = if y < base_y {
                     (y, base_y - y)
@@ -410,7 +413,7 @@ impl BarChart {
                     f(bh.max(0.5)),
                     xml_escape(&tip)
                 );
-                if let Some(l) = label.filter(|l| text_w(l, 10.0) <= unit + 4.0) {
+                if let Some(l) = label.filter(|l| text_w(l, 10.0) <= slot + 4.0) {
                     let ty = if y < base_y { y - 4.0 } else { y + 12.0 };
                     let _ = write!(
                         out,
