@@ -64,10 +64,25 @@ mod tests {
     use super::*;
     use crate::testdata::compare_runs;
 
+    fn have_fonts() -> bool {
+        let mut db = usvg::fontdb::Database::new();
+        db.load_system_fonts();
+        !db.is_empty()
+    }
+
     #[test]
     fn renders_a_chart_with_text() {
         let runs = compare_runs();
         let chart = crate::chart(&runs, Some(0), "throughput").unwrap();
+        if !have_fonts() {
+            eprintln!(
+                "SKIP renders_a_chart_with_text: no system fonts (apt-get install \
+                 fonts-dejavu-core); checking the error says so instead"
+            );
+            let e = svg_to_png(&chart.svg, 1.0).unwrap_err().to_string();
+            assert!(e.contains("fonts-dejavu-core"), "{e}");
+            return;
+        }
         let png = svg_to_png(&chart.svg, 1.0).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let img = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
