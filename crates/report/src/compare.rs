@@ -324,10 +324,17 @@ fn spread_for(
     }
 }
 
-/// The parameters in which `p` differs from the baseline phase `b`.
-fn differences(p: &PhaseResult, b: &PhaseResult) -> Vec<String> {
-    let (p, b) = (&p.params, &b.params);
+/// The parameters in which `p` differs from the baseline phase `b`, and
+/// whether either was cut short (its figures cover only part of the work).
+fn differences(phase: &PhaseResult, base: &PhaseResult) -> Vec<String> {
+    let (p, b) = (&phase.params, &base.params);
     let mut d = Vec::new();
+    if phase.interrupted {
+        d.push("interrupted (partial figures)".to_string());
+    }
+    if base.interrupted {
+        d.push("baseline interrupted (partial figures)".to_string());
+    }
     let mut diff = |what: &str, a: String, base: String| {
         if a != base {
             d.push(format!("{what} {a} (base {base})"));
@@ -755,6 +762,25 @@ mod tests {
         assert_eq!(r.change(Metric::LatP99).unwrap().describe(), "n/a");
         let table = render_comparison(&c);
         assert!(table.contains("n/a"));
+    }
+
+    #[test]
+    fn interrupted_phases_are_flagged() {
+        let a = run(
+            1,
+            &[],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 500.0))],
+        );
+        let mut b = run(
+            2,
+            &[("b", "1")],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 450.0))],
+        );
+        b.report.phases[0].interrupted = true;
+        let c = compare(&[b], &a);
+        let r = find(&c, 2, "seq", Direction::Read);
+        assert_eq!(r.differs, vec!["interrupted (partial figures)".to_string()]);
+        assert!(render_comparison(&c).contains("interrupted (partial figures)"));
     }
 
     #[test]
