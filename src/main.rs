@@ -23,6 +23,14 @@ struct Cli {
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
     Bench(Box<commands::bench::BenchCommand>),
+    /// List the runs in the results database (filter by tag, target, host, date, workload)
+    Runs(commands::runs::RunsCommand),
+    /// Print stored runs: parameters, host, target, tags and each phase's figures
+    Show(commands::show::ShowCommand),
+    /// Read fio JSON output (or storlab JSON) into the results database
+    Import(commands::import::ImportCommand),
+    /// Exit 1 when a run is worse than a baseline run by more than a tolerance
+    Check(commands::check::CheckCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -49,6 +57,10 @@ fn main() -> ExitCode {
     });
     let result = match command {
         Command::Bench(c) => c.execute(),
+        Command::Runs(c) => c.execute(),
+        Command::Show(c) => c.execute(),
+        Command::Import(c) => c.execute(),
+        Command::Check(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

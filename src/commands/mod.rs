@@ -2,3 +2,8 @@
 //! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
 
 pub mod bench;
+pub mod check;
+pub mod common;
+pub mod import;
+pub mod runs;
+pub mod show;

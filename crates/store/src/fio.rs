@@ -836,7 +836,16 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
     // are counted back from there.
     let group_ms = |g: &[&Map<String, Value>]| {
         g.iter()
-            .map(|e| u64_of(e.get("job_runtime")).unwrap_or(0))
+            .map(|e| {
+                // fio 2.x has no job_runtime: take the longer direction.
+                u64_of(e.get("job_runtime")).unwrap_or_else(|| {
+                    ["read", "write", "mixed"]
+                        .iter()
+                        .filter_map(|d| u64_of(e.get(*d).and_then(|d| d.get("runtime"))))
+                        .max()
+                        .unwrap_or(0)
+                })
+            })
             .max()
             .unwrap_or(0)
     };
@@ -1099,6 +1108,8 @@ mod tests {
         assert!(p.warnings.iter().any(|w| w.contains("libaio")));
         assert_eq!(p.params.cache, CacheMode::Direct);
         assert_eq!(p.params.iodepth, 32);
+        assert_eq!(p.elapsed_ns, 60_000_000_000);
+        assert!(rep.started_at < rep.finished_at);
     }
 
     #[test]
