@@ -2,4 +2,5 @@
 //! Each module covers one subcommand; tests that need root, io_uring, a loop
 //! device or a Debian tool probe for it and print why they skip.
 
+mod store;
 mod util;
