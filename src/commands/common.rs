@@ -88,3 +88,13 @@ impl RunArgs {
         Ok(store.select(&self.runs, self.all)?)
     }
 }
+
+/// A borderless comfy-table without the padding at line ends, newline-terminated.
+pub fn trim_table(table: &str) -> String {
+    let mut out = String::new();
+    for line in table.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

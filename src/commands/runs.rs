@@ -187,9 +187,7 @@ fn table(runs: &[RunSummary]) -> String {
             s.note.clone().unwrap_or_default(),
         ]);
     }
-    let mut out = t.to_string();
-    out.push('\n');
-    out
+    super::common::trim_table(&t.to_string())
 }
 
 #[cfg(test)]

@@ -153,8 +153,7 @@ pub fn render(run: &StoredRun) -> String {
     if r.phases.is_empty() {
         s.push_str("  (no phases saved)\n");
     } else {
-        s.push_str(&t.to_string());
-        s.push('\n');
+        s.push_str(&super::common::trim_table(&t.to_string()));
         if let Some(span) = r.phases.first().map(|p| &p.latency_span) {
             let _ = writeln!(s, "latency: {span}");
         }
