@@ -211,4 +211,24 @@ mod tests {
         assert_eq!(week.len(), 19, "{week}");
         assert!(week < parse_when("1h").unwrap());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn time_bounds_never_panic(s in "\\PC{0,24}") {
+            let _ = parse_when(&s);
+            let _ = parse_rw(&s);
+        }
+
+        #[test]
+        fn valid_dates_give_sortable_bounds(
+            y in 1970u32..2200, m in 1u32..=12, d in 1u32..=28, h in 0u32..24, min in 0u32..60
+        ) {
+            let day = format!("{y:04}-{m:02}-{d:02}");
+            let at = format!("{day}T{h:02}:{min:02}");
+            let a = parse_when(&day).unwrap();
+            let b = parse_when(&at).unwrap();
+            proptest::prop_assert!(a <= b, "{a} {b}");
+            proptest::prop_assert!(b.starts_with(&at));
+        }
+    }
 }
