@@ -118,8 +118,11 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// Whether a run was completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
-    /// Begun and not finished: still running, or storlab died before the end.
+    /// Begun and not finished, and the process writing it is alive.
     Running,
+    /// Begun and never finished: the process writing it is gone (crash,
+    /// kill, power loss), or it runs on another host and cannot be checked.
+    Unfinished,
     Finished,
     /// Finished early (Ctrl-C, ENOSPC, error); its phases hold what was measured.
     Interrupted,
@@ -129,16 +132,44 @@ impl RunStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
+            RunStatus::Unfinished => "unfinished",
             RunStatus::Finished => "finished",
             RunStatus::Interrupted => "interrupted",
         }
     }
+    /// The status column as stored (`running`, `finished`, `interrupted`).
     fn parse(s: &str) -> RunStatus {
         match s {
             "finished" => RunStatus::Finished,
             "interrupted" => RunStatus::Interrupted,
             _ => RunStatus::Running,
         }
+    }
+
+    /// The stored status, with `running` checked against the writer process.
+    fn observed(stored: &str, writer_host: Option<&str>, writer_pid: Option<i64>) -> RunStatus {
+        match RunStatus::parse(stored) {
+            RunStatus::Running if !writer_alive(writer_host, writer_pid) => RunStatus::Unfinished,
+            s => s,
+        }
+    }
+}
+
+/// This machine's host name, as the kernel has it.
+fn local_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Whether the process that began a run is still alive. Only a writer on
+/// this host can be checked; any other is taken as gone.
+fn writer_alive(host: Option<&str>, pid: Option<i64>) -> bool {
+    match (host, pid) {
+        (Some(h), Some(pid)) if pid > 0 && !h.is_empty() && h == local_hostname() => {
+            Path::new("/proc").join(pid.to_string()).exists()
+        }
+        _ => false,
     }
 }
 
@@ -193,7 +224,9 @@ pub struct Store {
 }
 
 const UNFINISHED_REASON: &str = "the run did not finish: storlab stopped (crash, kill or power loss) \
-before recording its end, or it is still running; the phases shown are those completed";
+before recording its end; the phases shown are those completed";
+const RUNNING_REASON: &str =
+    "the run is still in progress; the phases shown are those completed so far";
 
 impl Store {
     /// Open the database at `path`, creating it if it does not exist, and
@@ -479,12 +512,17 @@ impl Store {
         let tx = self.conn.unchecked_transaction()?;
         let row = tx
             .query_row(
-                "SELECT kind, status, note, report_json FROM runs WHERE id = ?1",
+                "SELECT kind, status, note, report_json, writer_host, writer_pid FROM runs WHERE id = ?1",
                 [id],
                 |r| {
+                    let status = RunStatus::observed(
+                        &r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(4)?.as_deref(),
+                        r.get(5)?,
+                    );
                     Ok((
                         r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
+                        status,
                         r.get::<_, Option<String>>(2)?,
                         r.get::<_, String>(3)?,
                     ))
@@ -532,10 +570,17 @@ impl Store {
                     })?,
                 );
         }
-        if RunStatus::parse(&status) == RunStatus::Running {
+        if matches!(status, RunStatus::Running | RunStatus::Unfinished) {
             report.interrupted = true;
             if report.stop_reason.is_none() {
-                report.stop_reason = Some(UNFINISHED_REASON.to_string());
+                report.stop_reason = Some(
+                    if status == RunStatus::Running {
+                        RUNNING_REASON
+                    } else {
+                        UNFINISHED_REASON
+                    }
+                    .to_string(),
+                );
             }
         }
         let tags = load_tags(&tx, id)?;
@@ -572,8 +617,8 @@ impl Store {
     /// The runs that match `filter`, oldest first.
     pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         let mut sql = String::from(
-            "SELECT id, kind, status, started_at, finished_at, host, target, tool, tool_version, note \
-             FROM runs WHERE 1",
+            "SELECT id, kind, status, started_at, finished_at, host, target, tool, tool_version, note, \
+             writer_host, writer_pid FROM runs WHERE 1",
         );
         let mut args: Vec<String> = Vec::new();
         let arg = |v: &str, args: &mut Vec<String>| {
@@ -622,7 +667,11 @@ impl Store {
                 out.push(RunSummary {
                     id: r.get(0)?,
                     kind: r.get(1)?,
-                    status: RunStatus::parse(&r.get::<_, String>(2)?),
+                    status: RunStatus::observed(
+                        &r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(10)?.as_deref(),
+                        r.get(11)?,
+                    ),
                     started_at: r.get(3)?,
                     finished_at: r.get(4)?,
                     host: r.get(5)?,
@@ -774,9 +823,12 @@ fn insert_run(
     tags: &BTreeMap<String, String>,
     note: Option<&str>,
 ) -> Result<i64> {
+    // A run begun here records its writer so readers can tell a live run
+    // from one whose storlab died.
+    let writer = (status == RunStatus::Running).then(std::process::id);
     tx.execute(
-        "INSERT INTO runs (kind, status, started_at, host, target, tool, tool_version, note, report_json) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO runs (kind, status, started_at, host, target, tool, tool_version, note, report_json, \
+         writer_host, writer_pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             kind,
             status.as_str(),
@@ -787,6 +839,8 @@ fn insert_run(
             report.tool.version,
             note,
             header_json(report)?,
+            writer.as_ref().map(|_| local_hostname()),
+            writer.map(i64::from),
         ],
     )?;
     let id = tx.last_insert_rowid();

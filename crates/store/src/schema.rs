@@ -79,6 +79,12 @@ CREATE TABLE monitors (
     PRIMARY KEY (run_id, seq)
 );
 "#,
+    // v3: which process writes a run that is not finished yet, so a run
+    // whose storlab died shows as `unfinished` rather than `running`.
+    r#"
+ALTER TABLE runs ADD COLUMN writer_host TEXT;
+ALTER TABLE runs ADD COLUMN writer_pid INTEGER;
+"#,
 ];
 
 /// The schema version this storlab writes.

@@ -72,11 +72,35 @@ fn an_unfinished_run_loads_as_interrupted_with_its_finished_phases() {
     let store = Store::open_existing(&path).unwrap();
     let run = store.load(id).unwrap();
     assert!(run.report.interrupted);
-    assert!(run.report.stop_reason.unwrap().contains("did not finish"));
     assert_eq!(run.report.phases, vec![phases[0].clone()]);
     let list = store.list(&RunFilter::default()).unwrap();
+    // This process (the writer) is alive: the run is in progress.
     assert_eq!(list[0].status, RunStatus::Running);
+    assert!(
+        run.report
+            .stop_reason
+            .unwrap()
+            .contains("still in progress")
+    );
     assert_eq!(list[0].phases, 1);
+
+    // The writer dies: a process that has exited stands in for it.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = child.id();
+    child.wait().unwrap();
+    store
+        .conn
+        .execute(
+            "UPDATE runs SET writer_pid = ?1 WHERE id = ?2",
+            params![dead_pid, id],
+        )
+        .unwrap();
+    let list = store.list(&RunFilter::default()).unwrap();
+    assert_eq!(list[0].status, RunStatus::Unfinished);
+    let run = store.load(id).unwrap();
+    assert!(run.report.interrupted);
+    assert!(run.report.stop_reason.unwrap().contains("did not finish"));
+    assert_eq!(run.report.phases, vec![phases[0].clone()]);
 }
 
 #[test]
@@ -290,7 +314,7 @@ fn a_version_1_database_is_upgraded_on_open() {
         assert_eq!(cols, 15, "the hand-made file has the v1 phases table");
     }
     let store = Store::open_existing(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), schema::LATEST);
     // The v2 column was filled from the JSON saved by v1.
     let p99: i64 = store
         .conn
