@@ -1,0 +1,782 @@
+//! The report's charts, built from stored runs. Each is a [`Chart`] with a
+//! stable id (for `storlab report --chart ID --format svg|png`), a title and
+//! its SVG. `docs/report.md` says what each one shows.
+//!
+//! | id | when it is drawn |
+//! |---|---|
+//! | `throughput`, `iops` | always (one bar per run × phase) |
+//! | `latency` | when any phase has latency figures |
+//! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
+//! | `cache` | when there are both in-cache and out-of-cache phases of one pattern |
+//! | `relative` | with a baseline and at least one other run |
+//! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
+
+use crate::compare::{Metric, Verdict, compare};
+use crate::error::ReportError;
+use crate::fmt::{format_change, format_ns, run_label, tags_joined};
+use crate::rows::Direction;
+use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
+use std::collections::BTreeMap;
+use storlab_types::{CacheMode, PhaseResult, StoredRun, format_bytes};
+
+/// One chart: a stable id, its title and the SVG document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub id: String,
+    pub title: String,
+    pub svg: String,
+}
+
+/// The baseline used for `relative` bars and the comparison: the index
+/// given, or else the first run when there are two or more.
+pub fn resolve_baseline(runs: &[StoredRun], baseline: Option<usize>) -> Option<usize> {
+    match baseline {
+        Some(i) if i < runs.len() => Some(i),
+        Some(_) => None,
+        None if runs.len() >= 2 => Some(0),
+        None => None,
+    }
+}
+
+fn mb(v: f64) -> f64 {
+    v / 1e6
+}
+
+fn phase_names(runs: &[StoredRun]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in runs {
+        for p in &r.report.phases {
+            if !names.contains(&p.params.name) {
+                names.push(p.params.name.clone());
+            }
+        }
+    }
+    names
+}
+
+fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
+    let names = phase_names(runs);
+    let series = names
+        .iter()
+        .map(|n| {
+            let values = runs
+                .iter()
+                .map(|r| {
+                    r.report
+                        .phases
+                        .iter()
+                        .find(|p| &p.params.name == n)
+                        .map(|p| {
+                            if iops {
+                                p.total.iops
+                            } else {
+                                mb(p.total.bw_bytes_per_s)
+                            }
+                        })
+                })
+                .collect();
+            BarSeries {
+                name: n.clone(),
+                values,
+                ..BarSeries::default()
+            }
+        })
+        .collect();
+    let (id, title, y_label) = if iops {
+        ("iops", "IOPS by phase", "IOPS (I/O operations per second)")
+    } else {
+        (
+            "throughput",
+            "Throughput by phase",
+            "Throughput (MB/s, 10^6 bytes/s)",
+        )
+    };
+    let c = BarChart {
+        title: title.to_string(),
+        subtitle: Some(
+            "One bar per phase of each run; mixed read/write phases show read + write".into(),
+        ),
+        y_label: y_label.to_string(),
+        x_label: "Run (id and tags)".to_string(),
+        categories: runs.iter().map(run_label).collect(),
+        series,
+        log_y: false,
+        y_fmt: fmt_tick,
+        faded_legend: None,
+    };
+    Chart {
+        id: id.into(),
+        title: title.into(),
+        svg: c.render(),
+    }
+}
+
+fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
+    let mut cats = Vec::new();
+    let mut lats = Vec::new();
+    for r in runs {
+        for p in &r.report.phases {
+            if let Some(l) = p.total.lat_ns {
+                cats.push(format!("{} · {}", run_label(r), p.params.name));
+                lats.push(l);
+            }
+        }
+    }
+    if lats.is_empty() {
+        return None;
+    }
+    let mut p50s: Vec<f64> = lats.iter().map(|l| l.p50 as f64).collect();
+    p50s.sort_by(f64::total_cmp);
+    let (unit, div) = if p50s[p50s.len() / 2] >= 1e6 {
+        ("ms", 1e6)
+    } else {
+        ("µs", 1e3)
+    };
+    type Pick = fn(&storlab_types::LatencyStats) -> u64;
+    let pick: [(&str, Pick); 4] = [
+        ("p50", |l| l.p50),
+        ("p90", |l| l.p90),
+        ("p99", |l| l.p99),
+        ("p99.9", |l| l.p99_9),
+    ];
+    let series: Vec<BarSeries> = pick
+        .iter()
+        .map(|(name, f)| BarSeries {
+            name: (*name).to_string(),
+            values: lats.iter().map(|l| Some(f(l) as f64 / div)).collect(),
+            ..BarSeries::default()
+        })
+        .collect();
+    let all: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten().copied())
+        .filter(|v| *v > 0.0)
+        .collect();
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.iter().copied().fold(0.0, f64::max);
+    let log_y = lo > 0.0 && hi / lo > 30.0;
+    let c = BarChart {
+        title: "Latency percentiles".into(),
+        subtitle: Some(
+            "Submission to completion of each I/O, histograms merged across jobs; mixed phases: \
+             reads and writes together"
+                .into(),
+        ),
+        y_label: if log_y {
+            format!("Latency ({unit}, log scale)")
+        } else {
+            format!("Latency ({unit})")
+        },
+        x_label: "Run · phase".into(),
+        categories: cats,
+        series,
+        log_y,
+        y_fmt: fmt_tick,
+        faded_legend: None,
+    };
+    Some(Chart {
+        id: "latency".into(),
+        title: "Latency percentiles".into(),
+        svg: c.render(),
+    })
+}
+
+/// The parameters a scaling chart can put on its x axis.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Param {
+    Bs,
+    NumJobs,
+    Size,
+    IoDepth,
+}
+
+impl Param {
+    const ALL: [Param; 4] = [Param::Bs, Param::NumJobs, Param::Size, Param::IoDepth];
+
+    fn key(self) -> &'static str {
+        match self {
+            Param::Bs => "bs",
+            Param::NumJobs => "numjobs",
+            Param::Size => "size",
+            Param::IoDepth => "iodepth",
+        }
+    }
+    /// `None` for a block-size mix (it has no single x).
+    fn value(self, p: &PhaseResult) -> Option<f64> {
+        let q = &p.params;
+        match self {
+            Param::Bs => (q.bs.len() == 1).then(|| q.bs[0].bs_bytes as f64),
+            Param::NumJobs => Some(f64::from(q.numjobs)),
+            Param::Size => Some(q.size_bytes as f64),
+            Param::IoDepth => Some(f64::from(q.iodepth)),
+        }
+    }
+    fn show(self, v: f64) -> String {
+        match self {
+            Param::Bs | Param::Size => format_bytes(v as u64),
+            Param::NumJobs | Param::IoDepth => format!("{v}"),
+        }
+    }
+}
+
+fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
+    struct Pt<'a> {
+        run: &'a StoredRun,
+        x: f64,
+        y: f64,
+        /// (component, value) of everything but x that tells series apart.
+        key: Vec<(String, String)>,
+    }
+    let mut pts: Vec<Pt<'_>> = Vec::new();
+    for r in runs {
+        for p in &r.report.phases {
+            let Some(xv) = x.value(p) else { continue };
+            let mut key = vec![
+                ("rw".to_string(), p.params.rw.as_str().to_string()),
+                ("cache".to_string(), p.params.cache.as_str().to_string()),
+            ];
+            for other in Param::ALL.into_iter().filter(|o| *o != x) {
+                let v = other
+                    .value(p)
+                    .map(|v| other.show(v))
+                    .unwrap_or_else(|| crate::fmt::bs_human(&p.params));
+                key.push((other.key().to_string(), v));
+            }
+            pts.push(Pt {
+                run: r,
+                x: xv,
+                y: mb(p.total.bw_bytes_per_s),
+                key,
+            });
+        }
+    }
+    // Tags become part of the series key, except tags that merely restate x
+    // (a sweep tagged `bs=4k`, `bs=64k`, ...): among the points that carry
+    // the tag, one x value never goes with two tag values.
+    let mut tag_vals: BTreeMap<&str, BTreeMap<u64, Vec<&str>>> = BTreeMap::new();
+    for pt in &pts {
+        for (k, v) in &pt.run.tags {
+            let e = tag_vals
+                .entry(k)
+                .or_default()
+                .entry(pt.x.to_bits())
+                .or_default();
+            if !e.contains(&v.as_str()) {
+                e.push(v);
+            }
+        }
+    }
+    let restates_x = |k: &str| {
+        tag_vals.get(k).is_some_and(|m| {
+            let distinct: std::collections::BTreeSet<&str> =
+                m.values().flatten().copied().collect();
+            m.values().all(|v| v.len() == 1) && distinct.len() == m.len() && m.len() > 1
+        })
+    };
+    for pt in &mut pts {
+        for (k, v) in &pt.run.tags {
+            if !restates_x(k) {
+                pt.key.push((format!("tag {k}"), v.clone()));
+            }
+        }
+    }
+    // Group into series.
+    // (series key, x bits → y values)
+    type Group = (Vec<(String, String)>, BTreeMap<u64, Vec<f64>>);
+    let mut groups: Vec<Group> = Vec::new();
+    for pt in &pts {
+        let i = match groups.iter().position(|g| g.0 == pt.key) {
+            Some(i) => i,
+            None => {
+                groups.push((pt.key.clone(), BTreeMap::new()));
+                groups.len() - 1
+            }
+        };
+        groups[i].1.entry(pt.x.to_bits()).or_default().push(pt.y);
+    }
+    groups.retain(|g| g.1.len() >= 2);
+    if groups.is_empty() {
+        return None;
+    }
+    // Name a series by what tells it apart from the others.
+    let components: Vec<&String> = {
+        let mut c: Vec<&String> = Vec::new();
+        for (k, _) in &groups[0].0 {
+            c.push(k);
+        }
+        c
+    };
+    let varying: Vec<&String> = components
+        .into_iter()
+        .filter(|k| {
+            let vals: std::collections::BTreeSet<Option<&String>> = groups
+                .iter()
+                .map(|g| g.0.iter().find(|(kk, _)| kk == *k).map(|(_, v)| v))
+                .collect();
+            vals.len() > 1
+        })
+        .collect();
+    let series: Vec<LineSeries> = groups
+        .iter()
+        .map(|(key, pts)| {
+            let mut parts = vec![key[0].1.clone()];
+            for (k, v) in key.iter().skip(1) {
+                if varying.contains(&k) || k.starts_with("tag ") {
+                    parts.push(format!("{}={v}", k.trim_start_matches("tag ")));
+                }
+            }
+            let mut points: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|(xb, ys)| {
+                    (
+                        f64::from_bits(*xb),
+                        ys.iter().sum::<f64>() / ys.len() as f64,
+                    )
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            LineSeries {
+                name: parts.join(", "),
+                points,
+            }
+        })
+        .collect();
+    let (id, title, x_label, x_fmt): (&str, &str, &str, fn(f64) -> String) = match x {
+        Param::Bs => (
+            "vs-bs",
+            "Throughput vs block size",
+            "Block size (bs, log scale)",
+            |v| format_bytes(v as u64),
+        ),
+        Param::NumJobs => (
+            "vs-numjobs",
+            "Throughput vs number of jobs",
+            "Jobs (numjobs, log scale)",
+            |v| format!("{v}"),
+        ),
+        Param::Size => (
+            "vs-size",
+            "Throughput vs file size",
+            "File size per job (log scale)",
+            |v| format_bytes(v as u64),
+        ),
+        Param::IoDepth => (
+            "vs-iodepth",
+            "Throughput vs queue depth",
+            "Queue depth per job (iodepth, log scale)",
+            |v| format!("{v}"),
+        ),
+    };
+    // On a file-size axis, mark the host's RAM: the page cache's limit.
+    let ram = runs[0].report.host.mem_total_bytes;
+    let x_marker =
+        (x == Param::Size && ram > 0 && runs.iter().all(|r| r.report.host.mem_total_bytes == ram))
+            .then(|| (ram as f64, format!("RAM {}", format_bytes(ram))));
+    let c = LineChart {
+        x_marker,
+        title: title.into(),
+        subtitle: Some(
+            "Phases equal in everything else form one line; repeated points are averaged".into(),
+        ),
+        x_label: x_label.into(),
+        y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
+        series,
+        x_scale: XScale::Log2,
+        x_fmt,
+        y_fmt: fmt_tick,
+        y_max: None,
+    };
+    Some(Chart {
+        id: id.into(),
+        title: title.into(),
+        svg: c.render(),
+    })
+}
+
+/// In cache: warm (unless the engine found the pages did not stay
+/// resident), or buffered with a working set under 2× RAM (the bench
+/// engine's `may_be_cached`). Out of cache: everything else — direct, cold
+/// and large, or warm but not resident.
+fn in_cache(p: &PhaseResult) -> bool {
+    (p.params.cache == CacheMode::Warm && p.cache.verified != Some(false)) || p.cache.may_be_cached
+}
+
+fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
+    // (category, in-cache MB/s values, out-of-cache MB/s values)
+    type Group = (String, Vec<f64>, Vec<f64>);
+    let pattern = |p: &PhaseResult| format!("{} {}", p.params.rw, crate::fmt::bs_human(&p.params));
+    let add = |groups: &mut Vec<Group>, cat: String, p: &PhaseResult| {
+        let i = match groups.iter().position(|g| g.0 == cat) {
+            Some(i) => i,
+            None => {
+                groups.push((cat, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let v = mb(p.total.bw_bytes_per_s);
+        if in_cache(p) {
+            groups[i].1.push(v);
+        } else {
+            groups[i].2.push(v);
+        }
+    };
+    // First within each run (the usual small-file / huge-file pair) ...
+    let mut groups: Vec<Group> = Vec::new();
+    for r in runs {
+        for p in &r.report.phases {
+            add(&mut groups, format!("{} · {}", run_label(r), pattern(p)), p);
+        }
+    }
+    groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
+    let mut pooled = false;
+    // ... else across runs, by I/O pattern.
+    if groups.is_empty() {
+        pooled = true;
+        for r in runs {
+            for p in &r.report.phases {
+                add(&mut groups, pattern(p), p);
+            }
+        }
+        groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let ins: Vec<f64> = groups.iter().map(|g| mean(&g.1)).collect();
+    let outs: Vec<f64> = groups.iter().map(|g| mean(&g.2)).collect();
+    let ratio_labels = ins
+        .iter()
+        .zip(&outs)
+        .map(|(i, o)| (*o > 0.0).then(|| format!("{:.1}×", i / o)))
+        .collect();
+    let ram = runs
+        .first()
+        .map(|r| format_bytes(r.report.host.mem_total_bytes))
+        .unwrap_or_default();
+    let c = BarChart {
+        title: "In cache vs out of cache".into(),
+        subtitle: Some(format!(
+            "In cache: warm and resident, or buffered with size × jobs under 2× RAM ({ram}); out \
+             of cache: direct, cold and larger, or warm but not resident{}",
+            if pooled { "; averaged across runs" } else { "" }
+        )),
+        y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
+        x_label: if pooled {
+            "I/O pattern".into()
+        } else {
+            "Run · I/O pattern".into()
+        },
+        categories: groups.iter().map(|g| g.0.clone()).collect(),
+        series: vec![
+            BarSeries {
+                name: "in cache".into(),
+                values: ins.into_iter().map(Some).collect(),
+                labels: ratio_labels,
+                faded: Vec::new(),
+            },
+            BarSeries {
+                name: "out of cache".into(),
+                values: outs.into_iter().map(Some).collect(),
+                ..BarSeries::default()
+            },
+        ],
+        log_y: false,
+        y_fmt: fmt_tick,
+        faded_legend: None,
+    };
+    Some(Chart {
+        id: "cache".into(),
+        title: "In cache vs out of cache".into(),
+        svg: c.render(),
+    })
+}
+
+fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
+    let base = &runs[baseline];
+    let cmp = compare(runs, base);
+    let others: Vec<(i64, String)> = {
+        let mut v: Vec<(i64, String)> = Vec::new();
+        for r in cmp.rows.iter().filter(|r| !r.is_baseline) {
+            if !v.iter().any(|(id, _)| *id == r.run_id) {
+                v.push((r.run_id, r.run_label.clone()));
+            }
+        }
+        v
+    };
+    if others.is_empty() {
+        return None;
+    }
+    let mut cats: Vec<(String, Direction)> = Vec::new();
+    for r in &cmp.rows {
+        let k = (r.baseline_phase.clone(), r.direction);
+        if !cats.contains(&k) {
+            cats.push(k);
+        }
+    }
+    let series = others
+        .iter()
+        .map(|(id, label)| {
+            let mut s = BarSeries {
+                name: label.clone(),
+                ..BarSeries::default()
+            };
+            for (phase, dir) in &cats {
+                let ch = cmp
+                    .rows
+                    .iter()
+                    .find(|r| r.run_id == *id && &r.baseline_phase == phase && r.direction == *dir)
+                    .and_then(|r| r.change(Metric::Throughput));
+                let pct = ch.and_then(|c| c.change_pct);
+                s.values.push(pct);
+                s.labels.push(pct.map(format_change));
+                s.faded
+                    .push(ch.is_some_and(|c| c.verdict == Verdict::Noise));
+            }
+            s
+        })
+        .collect();
+    let title = format!("Throughput relative to baseline {}", cmp.baseline_label);
+    let c = BarChart {
+        title: title.clone(),
+        subtitle: Some(
+            "(run − baseline) / baseline per matching phase; pale dashed bars are within the \
+             measured spread (noise)"
+                .into(),
+        ),
+        y_label: "Change vs baseline (%)".into(),
+        x_label: "Baseline phase (direction)".into(),
+        categories: cats
+            .iter()
+            .map(|(p, d)| format!("{p} ({})", d.as_str()))
+            .collect(),
+        series,
+        log_y: false,
+        y_fmt: |v| format!("{}{} %", if v > 0.0 { "+" } else { "" }, fmt_tick(v)),
+        faded_legend: Some("within noise".into()),
+    };
+    Some(Chart {
+        id: "relative".into(),
+        title,
+        svg: c.render(),
+    })
+}
+
+fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
+    let Some(m) = &run.report.monitor else {
+        return Vec::new();
+    };
+    if m.samples.is_empty() {
+        return Vec::new();
+    }
+    let t0 = 0.0;
+    let secs = |t: u64| t as f64 / 1e9 - t0;
+    let mut devices: Vec<&str> = m.devices.iter().map(String::as_str).collect();
+    for s in &m.samples {
+        if !devices.contains(&s.device.as_str()) {
+            devices.push(&s.device);
+        }
+    }
+    let mut bw = Vec::new();
+    let mut util = Vec::new();
+    for d in &devices {
+        let samples: Vec<_> = m.samples.iter().filter(|s| s.device == *d).collect();
+        if samples.is_empty() {
+            continue;
+        }
+        bw.push(LineSeries {
+            name: format!("{d} read"),
+            points: samples
+                .iter()
+                .map(|s| (secs(s.t_ns), mb(s.r_bytes_per_s)))
+                .collect(),
+        });
+        bw.push(LineSeries {
+            name: format!("{d} write"),
+            points: samples
+                .iter()
+                .map(|s| (secs(s.t_ns), mb(s.w_bytes_per_s)))
+                .collect(),
+        });
+        util.push(LineSeries {
+            name: (*d).to_string(),
+            points: samples.iter().map(|s| (secs(s.t_ns), s.util_pct)).collect(),
+        });
+    }
+    let label = run_label(run);
+    let sub = format!(
+        "Sampled every {} from {} ({} devices), iostat -x definitions",
+        format_ns(m.interval_ns as f64),
+        m.started_at,
+        m.layer
+    );
+    let t_bw = format!("Device throughput over time, run {label}");
+    let t_util = format!("Device utilisation over time, run {label}");
+    vec![
+        Chart {
+            id: format!("timeline-{}", run.id),
+            title: t_bw.clone(),
+            svg: LineChart {
+                title: t_bw,
+                subtitle: Some(sub.clone()),
+                x_label: "Time since start (s)".into(),
+                y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
+                series: bw,
+                x_scale: XScale::Linear,
+                x_fmt: fmt_tick,
+                y_fmt: fmt_tick,
+                y_max: None,
+                x_marker: None,
+            }
+            .render(),
+        },
+        Chart {
+            id: format!("util-{}", run.id),
+            title: t_util.clone(),
+            svg: LineChart {
+                title: t_util,
+                subtitle: Some(sub),
+                x_label: "Time since start (s)".into(),
+                y_label: "Utilisation (% of time busy)".into(),
+                series: util,
+                x_scale: XScale::Linear,
+                x_fmt: fmt_tick,
+                y_fmt: fmt_tick,
+                y_max: Some(100.0),
+                x_marker: None,
+            }
+            .render(),
+        },
+    ]
+}
+
+/// Every chart that applies to these runs, in report order (see the module
+/// docs for when each is drawn). `baseline` indexes `runs`; `None` means the
+/// first run when there are two or more ([`resolve_baseline`]).
+pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
+    if runs.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![by_phase_chart(runs, false), by_phase_chart(runs, true)];
+    if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b)) {
+        out.push(b);
+    }
+    out.extend(latency_chart(runs));
+    for p in Param::ALL {
+        out.extend(scaling_chart(runs, p));
+    }
+    out.extend(cache_chart(runs));
+    for r in runs {
+        out.extend(timeline_charts(r));
+    }
+    out
+}
+
+/// One chart by id, for `--format svg|png`. The error lists the ids these
+/// runs do have.
+pub fn chart(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Result<Chart, ReportError> {
+    if runs.is_empty() {
+        return Err(ReportError::NoRuns);
+    }
+    let all = charts(runs, baseline);
+    let available: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
+    all.into_iter()
+        .find(|c| c.id == id)
+        .ok_or_else(|| ReportError::NoSuchChart {
+            id: id.to_string(),
+            available,
+        })
+}
+
+/// Short description of a run for captions: `#3 enclosure=sas on stor01`.
+pub fn run_caption(run: &StoredRun) -> String {
+    let tags = tags_joined(&run.tags, ", ");
+    if tags.is_empty() {
+        format!("#{} on {}", run.id, run.report.host.hostname)
+    } else {
+        format!("#{} {} on {}", run.id, tags, run.report.host.hostname)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{all_runs, compare_runs};
+
+    fn ids(c: &[Chart]) -> Vec<&str> {
+        c.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    #[test]
+    fn all_chart_kinds_appear_for_the_full_fixture() {
+        let runs = all_runs();
+        let c = charts(&runs, Some(0));
+        assert_eq!(
+            ids(&c),
+            vec![
+                "throughput",
+                "iops",
+                "relative",
+                "latency",
+                "vs-bs",
+                "vs-numjobs",
+                "vs-size",
+                "cache",
+                "timeline-12",
+                "util-12"
+            ]
+        );
+        for ch in &c {
+            assert!(ch.svg.contains("<title>"), "{} has no title", ch.id);
+            assert!(
+                ch.svg.matches("<text").count() > 5,
+                "{} has few labels",
+                ch.id
+            );
+        }
+    }
+
+    #[test]
+    fn sweeps_become_lines_over_their_parameter() {
+        let runs = all_runs();
+        let bs = chart(&runs, None, "vs-bs").unwrap();
+        // The four block sizes of the sweep are the ticks, and the line is
+        // named by its pattern (the `bs=` tags restate x and are dropped).
+        for t in [">4 KiB<", ">64 KiB<", ">1 MiB<", ">4 MiB<"] {
+            assert!(bs.svg.contains(t), "missing {t}");
+        }
+        assert!(bs.svg.contains("sweep=bs"), "{}", bs.svg);
+        assert!(!bs.svg.contains("bs=4k"));
+        let jobs = chart(&runs, None, "vs-numjobs").unwrap();
+        assert_eq!(jobs.svg.matches("<polyline").count(), 1, "{}", jobs.svg);
+        assert_eq!(jobs.svg.matches("<circle").count(), 3);
+    }
+
+    #[test]
+    fn relative_bars_mark_noise() {
+        let runs = compare_runs();
+        let c = chart(&runs, Some(0), "relative").unwrap();
+        assert!(c.title.contains("#1 enclosure=scsi"));
+        assert!(c.svg.contains(">+112 %<"), "{}", c.svg);
+        assert!(c.svg.contains("within noise"));
+        assert!(c.svg.contains("fill-opacity=\"0.3\""));
+    }
+
+    #[test]
+    fn missing_chart_names_the_alternatives() {
+        let runs = compare_runs();
+        let e = chart(&runs, None, "timeline-1").unwrap_err().to_string();
+        assert!(e.contains("timeline-1") && e.contains("throughput"), "{e}");
+        assert!(chart(&[], None, "throughput").is_err());
+        assert!(charts(&runs[..1], None).iter().all(|c| c.id != "relative"));
+    }
+
+    #[test]
+    fn baseline_resolution() {
+        let runs = compare_runs();
+        assert_eq!(resolve_baseline(&runs, None), Some(0));
+        assert_eq!(resolve_baseline(&runs, Some(2)), Some(2));
+        assert_eq!(resolve_baseline(&runs, Some(7)), None);
+        assert_eq!(resolve_baseline(&runs[..1], None), None);
+    }
+}

@@ -1,0 +1,755 @@
+//! Comparison against a baseline run: each run's figures, phase by phase,
+//! relative to the baseline's ("+112 %"), with differences that lie within
+//! the measured spread marked as noise rather than wins or losses.
+//!
+//! # The noise rule
+//!
+//! A change counts as better or worse only when its size exceeds the
+//! *spread* of that figure, chosen in this order:
+//!
+//! 1. **Replicates.** Phases whose configuration is identical to the
+//!    baseline's phase or to the compared phase (same tags, host, target path
+//!    and phase parameters apart from name and seed), across all the runs
+//!    given, are repeated measurements. When either side has two or more, the
+//!    spread is the larger of the two sides' `(max − min) / min` of the figure:
+//!    the largest change seen between two runs of one configuration, so two
+//!    replicates never count as a win over each other.
+//! 2. **Jobs.** Otherwise, when a phase ran two or more jobs, the
+//!    coefficient of variation (stddev / mean) of the per-job figures is a
+//!    within-run spread; the larger of the two phases' is used, but never less
+//!    than the default below (a single run cannot show run-to-run variation,
+//!    so it must not look *more* certain than the default).
+//! 3. **Default.** Otherwise [`DEFAULT_NOISE_PCT`] (5 %).
+//!
+//! `|change| <= spread` is [`Verdict::Noise`]. For throughput and IOPS higher
+//! is better; for latency lower is better.
+
+use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s, run_label};
+use crate::rows::Direction;
+use serde::Serialize;
+use storlab_types::{DirStats, PhaseResult, RwMode, StoredRun};
+
+/// Spread assumed when nothing better was measured, in percent.
+pub const DEFAULT_NOISE_PCT: f64 = 5.0;
+
+/// A figure the comparison looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Bytes per second.
+    Throughput,
+    Iops,
+    /// Mean latency, ns.
+    LatMean,
+    /// 99th percentile latency, ns.
+    LatP99,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [
+        Metric::Throughput,
+        Metric::Iops,
+        Metric::LatMean,
+        Metric::LatP99,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "MB/s",
+            Metric::Iops => "IOPS",
+            Metric::LatMean => "lat mean",
+            Metric::LatP99 => "lat p99",
+        }
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Throughput | Metric::Iops)
+    }
+
+    /// The figure in its base unit (bytes/s, IO/s or ns); `None` when the
+    /// direction completed no I/O and so has no latency.
+    pub fn value(self, s: &DirStats) -> Option<f64> {
+        match self {
+            Metric::Throughput => Some(s.bw_bytes_per_s),
+            Metric::Iops => Some(s.iops),
+            Metric::LatMean => s.lat_ns.map(|l| l.mean),
+            Metric::LatP99 => s.lat_ns.map(|l| l.p99 as f64),
+        }
+    }
+
+    /// The value for people, with its unit.
+    pub fn format(self, v: f64) -> String {
+        match self {
+            Metric::Throughput => format!("{} MB/s", mb_per_s(v)),
+            Metric::Iops => format_iops(v),
+            Metric::LatMean | Metric::LatP99 => format_ns(v),
+        }
+    }
+}
+
+/// Where a spread came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SpreadSource {
+    /// `(max − min) / min` over this many runs of the same configuration.
+    Replicates { runs: usize },
+    /// Coefficient of variation between this many jobs of one run.
+    Jobs { jobs: usize },
+    /// [`DEFAULT_NOISE_PCT`]: nothing better was measured.
+    Default,
+}
+
+/// The size a change must exceed to count, in percent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub pct: f64,
+    pub source: SpreadSource,
+}
+
+impl Spread {
+    /// `5 % (default)`, `3.1 % (3 runs)`, `7.2 % (4 jobs)`.
+    pub fn describe(&self) -> String {
+        let what = match self.source {
+            SpreadSource::Replicates { runs } => format!("{runs} runs"),
+            SpreadSource::Jobs { jobs } => format!("{jobs} jobs"),
+            SpreadSource::Default => "default".to_string(),
+        };
+        let pct = if self.pct >= 10.0 {
+            format!("{:.0} %", self.pct)
+        } else {
+            format!("{:.1} %", self.pct)
+        };
+        format!("{pct} ({what})")
+    }
+}
+
+/// What a change means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// This row is the baseline itself.
+    Baseline,
+    Better,
+    Worse,
+    /// Within the spread: neither a win nor a loss.
+    Noise,
+    /// No figure to compare (no I/O in one of the two, or a zero baseline).
+    NotComparable,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Baseline => "baseline",
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Noise => "noise",
+            Verdict::NotComparable => "n/a",
+        }
+    }
+}
+
+/// One figure of one row against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub metric: Metric,
+    pub baseline: Option<f64>,
+    pub value: Option<f64>,
+    /// `(value − baseline) / baseline × 100`; `None` when not comparable.
+    pub change_pct: Option<f64>,
+    pub spread: Spread,
+    pub verdict: Verdict,
+}
+
+impl Change {
+    /// `+112 % better`, `-1.8 % noise`, `baseline`, `n/a`.
+    pub fn describe(&self) -> String {
+        match (self.verdict, self.change_pct) {
+            (Verdict::Baseline, _) => "baseline".into(),
+            (v, Some(c)) => format!("{} {}", format_change(c), v.as_str()),
+            (_, None) => "n/a".into(),
+        }
+    }
+}
+
+/// One run × phase × direction against the matching baseline phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareRow {
+    pub run_id: i64,
+    pub run_label: String,
+    pub is_baseline: bool,
+    pub phase: String,
+    pub rw: RwMode,
+    pub direction: Direction,
+    /// Name of the baseline phase it was matched with.
+    pub baseline_phase: String,
+    /// Phase parameters that differ from the baseline phase's, e.g.
+    /// `bs 4 MiB (base 1 MiB)`: what the comparison is really about.
+    pub differs: Vec<String>,
+    pub changes: Vec<Change>,
+}
+
+impl CompareRow {
+    pub fn change(&self, m: Metric) -> Option<&Change> {
+        self.changes.iter().find(|c| c.metric == m)
+    }
+}
+
+/// Result of [`compare`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub baseline_id: i64,
+    pub baseline_label: String,
+    /// Grouped by baseline phase (in the baseline's order) and direction;
+    /// in each group the baseline row comes first, then the runs in the order
+    /// given.
+    pub rows: Vec<CompareRow>,
+    /// Phases that had no counterpart in the baseline, one sentence each.
+    pub unmatched: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+struct PhaseRef<'a> {
+    run: &'a StoredRun,
+    phase: &'a PhaseResult,
+}
+
+/// Same configuration: same labels, host, target and phase parameters
+/// (ignoring the phase name and the random seed).
+fn same_config(a: PhaseRef<'_>, b: PhaseRef<'_>) -> bool {
+    let (pa, pb) = (&a.phase.params, &b.phase.params);
+    let mut pb_norm = pb.clone();
+    pb_norm.name = pa.name.clone();
+    pb_norm.seed = pa.seed;
+    a.run.tags == b.run.tags
+        && a.run.report.host.hostname == b.run.report.host.hostname
+        && a.run.report.target.path == b.run.report.target.path
+        && *pa == pb_norm
+}
+
+fn replicate_spread(
+    all: &[PhaseRef<'_>],
+    of: PhaseRef<'_>,
+    dir: Direction,
+    m: Metric,
+) -> Option<(f64, usize)> {
+    let values: Vec<f64> = all
+        .iter()
+        .filter(|r| same_config(**r, of))
+        .filter_map(|r| m.value(dir.stats(r.phase)))
+        .collect();
+    if values.len() < 2 {
+        return None;
+    }
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if min <= 0.0 {
+        return None;
+    }
+    Some(((max - min) / min * 100.0, values.len()))
+}
+
+fn job_cv(phase: &PhaseResult, dir: Direction, m: Metric) -> Option<(f64, usize)> {
+    let values: Vec<f64> = phase
+        .jobs
+        .iter()
+        .filter_map(|j| dir.job_stats(j))
+        .filter_map(|s| m.value(s))
+        .collect();
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some((var.sqrt() / mean * 100.0, values.len()))
+}
+
+fn spread_for(
+    all: &[PhaseRef<'_>],
+    base: PhaseRef<'_>,
+    run: PhaseRef<'_>,
+    dir: Direction,
+    m: Metric,
+) -> Spread {
+    let reps = [
+        replicate_spread(all, base, dir, m),
+        replicate_spread(all, run, dir, m),
+    ];
+    if let Some((pct, runs)) = reps
+        .iter()
+        .flatten()
+        .copied()
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+    {
+        return Spread {
+            pct,
+            source: SpreadSource::Replicates { runs },
+        };
+    }
+    let jobs = [job_cv(base.phase, dir, m), job_cv(run.phase, dir, m)];
+    let widest = jobs
+        .iter()
+        .flatten()
+        .copied()
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((pct, n)) = widest.filter(|(pct, _)| *pct > DEFAULT_NOISE_PCT) {
+        return Spread {
+            pct,
+            source: SpreadSource::Jobs { jobs: n },
+        };
+    }
+    Spread {
+        pct: DEFAULT_NOISE_PCT,
+        source: SpreadSource::Default,
+    }
+}
+
+/// The parameters in which `p` differs from the baseline phase `b`.
+fn differences(p: &PhaseResult, b: &PhaseResult) -> Vec<String> {
+    let (p, b) = (&p.params, &b.params);
+    let mut d = Vec::new();
+    let mut diff = |what: &str, a: String, base: String| {
+        if a != base {
+            d.push(format!("{what} {a} (base {base})"));
+        }
+    };
+    diff("rw", p.rw.to_string(), b.rw.to_string());
+    if p.rw.reads() && p.rw.writes() {
+        diff("read %", p.rwmixread.to_string(), b.rwmixread.to_string());
+    }
+    diff("bs", bs_human(p), bs_human(b));
+    diff(
+        "size",
+        storlab_types::format_bytes(p.size_bytes),
+        storlab_types::format_bytes(b.size_bytes),
+    );
+    diff("numjobs", p.numjobs.to_string(), b.numjobs.to_string());
+    diff("iodepth", p.iodepth.to_string(), b.iodepth.to_string());
+    diff(
+        "engine",
+        p.engine.as_str().to_string(),
+        b.engine.as_str().to_string(),
+    );
+    diff(
+        "cache",
+        p.cache.as_str().to_string(),
+        b.cache.as_str().to_string(),
+    );
+    d
+}
+
+/// The baseline phase a phase is compared with: the one of the same name,
+/// else the only baseline phase with the same I/O pattern.
+fn match_phase<'a>(baseline: &'a StoredRun, phase: &PhaseResult) -> Option<&'a PhaseResult> {
+    let phases = &baseline.report.phases;
+    if let Some(p) = phases.iter().find(|p| p.params.name == phase.params.name) {
+        return Some(p);
+    }
+    let mut same_rw = phases.iter().filter(|p| p.params.rw == phase.params.rw);
+    match (same_rw.next(), same_rw.next()) {
+        (Some(p), None) => Some(p),
+        _ => None,
+    }
+}
+
+/// Compare every run's phases with the baseline's (see the module docs for
+/// matching and the noise rule). The baseline may or may not be among
+/// `runs`; it is listed once, first in each group. Runs given twice are
+/// listed once.
+pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
+    // Every phase of every run given, for the replicate rule.
+    let mut all_runs: Vec<&StoredRun> = vec![baseline];
+    for r in runs {
+        if !all_runs.iter().any(|x| x.id == r.id) {
+            all_runs.push(r);
+        }
+    }
+    let all: Vec<PhaseRef<'_>> = all_runs
+        .iter()
+        .flat_map(|run| {
+            run.report
+                .phases
+                .iter()
+                .map(move |phase| PhaseRef { run, phase })
+        })
+        .collect();
+
+    // (baseline phase index, direction, run order, phase index) → row
+    let mut keyed: Vec<((usize, Direction, usize, usize), CompareRow)> = Vec::new();
+    let mut unmatched = Vec::new();
+    for (order, run) in all_runs.iter().enumerate() {
+        let is_baseline = order == 0;
+        for (pi, phase) in run.report.phases.iter().enumerate() {
+            let Some(bp) = match_phase(baseline, phase) else {
+                unmatched.push(format!(
+                    "run #{} phase '{}' ({}): the baseline (#{}) has no phase of that name \
+                     and no single phase with that I/O pattern",
+                    run.id, phase.params.name, phase.params.rw, baseline.id
+                ));
+                continue;
+            };
+            let bpi = baseline
+                .report
+                .phases
+                .iter()
+                .position(|p| std::ptr::eq(p, bp))
+                .unwrap_or(0);
+            let base_ref = PhaseRef {
+                run: baseline,
+                phase: bp,
+            };
+            let run_ref = PhaseRef { run, phase };
+            let base_dirs = Direction::of_phase(bp);
+            for dir in Direction::of_phase(phase) {
+                if !base_dirs.contains(&dir) {
+                    continue;
+                }
+                let changes = Metric::ALL
+                    .iter()
+                    .map(|&m| {
+                        let b = m.value(dir.stats(bp));
+                        let v = m.value(dir.stats(phase));
+                        let spread = spread_for(&all, base_ref, run_ref, dir, m);
+                        let change_pct = match (b, v) {
+                            (Some(b), Some(v)) if b > 0.0 => Some((v - b) / b * 100.0),
+                            _ => None,
+                        };
+                        let verdict = if is_baseline {
+                            Verdict::Baseline
+                        } else {
+                            match change_pct {
+                                None => Verdict::NotComparable,
+                                Some(c) if c.abs() <= spread.pct => Verdict::Noise,
+                                Some(c) if (c > 0.0) == m.higher_is_better() => Verdict::Better,
+                                Some(_) => Verdict::Worse,
+                            }
+                        };
+                        Change {
+                            metric: m,
+                            baseline: b,
+                            value: v,
+                            change_pct: if is_baseline { Some(0.0) } else { change_pct },
+                            spread,
+                            verdict,
+                        }
+                    })
+                    .collect();
+                keyed.push((
+                    (bpi, dir, order, pi),
+                    CompareRow {
+                        run_id: run.id,
+                        run_label: run_label(run),
+                        is_baseline,
+                        phase: phase.params.name.clone(),
+                        rw: phase.params.rw,
+                        direction: dir,
+                        baseline_phase: bp.params.name.clone(),
+                        differs: differences(phase, bp),
+                        changes,
+                    },
+                ));
+            }
+        }
+    }
+    keyed.sort_by_key(|a| a.0);
+    Comparison {
+        baseline_id: baseline.id,
+        baseline_label: run_label(baseline),
+        rows: keyed.into_iter().map(|(_, r)| r).collect(),
+        unmatched,
+    }
+}
+
+/// Lay out a plain-text table: columns padded to their widest cell,
+/// `right[i]` right-aligns column i.
+pub(crate) fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
+    let n = headers.len();
+    let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = w[i] - c.chars().count();
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if right.get(i).copied().unwrap_or(false) {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            } else {
+                s.push_str(c);
+                if i + 1 < n {
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        // No trailing blanks when the last cells are empty.
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+        s
+    };
+    let mut out = line(headers.to_vec());
+    let rule: Vec<String> = w.iter().map(|&x| "-".repeat(x)).collect();
+    out.push_str(&line(rule.iter().map(String::as_str).collect()));
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+/// The comparison as a plain-text table for a terminal, with a header line
+/// naming the baseline and a footer explaining the noise rule.
+pub fn render_comparison(c: &Comparison) -> String {
+    let headers = [
+        "Phase",
+        "Dir",
+        "Run",
+        "MB/s",
+        "vs base",
+        "IOPS",
+        "vs base",
+        "lat p99",
+        "vs base",
+        "noise ±",
+        "differs from baseline",
+    ];
+    let right = [
+        false, false, false, true, true, true, true, true, true, false, false,
+    ];
+    let mut rows = Vec::new();
+    for r in &c.rows {
+        let mut cells = vec![
+            r.phase.clone(),
+            r.direction.as_str().to_string(),
+            r.run_label.clone(),
+        ];
+        for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
+            match r.change(m) {
+                Some(ch) => {
+                    let v = ch.value.map(|v| match m {
+                        Metric::Throughput => mb_per_s(v),
+                        _ => m.format(v),
+                    });
+                    cells.push(v.unwrap_or_else(|| "–".into()));
+                    cells.push(ch.describe());
+                }
+                None => {
+                    cells.push("–".into());
+                    cells.push("n/a".into());
+                }
+            }
+        }
+        cells.push(
+            r.change(Metric::Throughput)
+                .map(|ch| {
+                    if r.is_baseline {
+                        String::new()
+                    } else {
+                        ch.spread.describe()
+                    }
+                })
+                .unwrap_or_default(),
+        );
+        cells.push(r.differs.join(", "));
+        rows.push(cells);
+    }
+    let mut out = format!("Baseline: {}\n\n", c.baseline_label);
+    out.push_str(&text_table(&headers, &rows, &right));
+    for u in &c.unmatched {
+        out.push_str(&format!("not compared: {u}\n"));
+    }
+    out.push_str(
+        "\nA change counts as better or worse only when it exceeds the noise: the spread of \
+         that figure over repeated runs of the same configuration, else the spread between \
+         jobs of one run (at least 5 %), else 5 %. \"noise ±\" shows it for MB/s. \
+         MB/s = 10^6 bytes/s; lower latency is better.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{Spec, compare_runs, phase, run};
+    use storlab_types::RwMode;
+
+    fn find<'a>(c: &'a Comparison, id: i64, phase: &str, dir: Direction) -> &'a CompareRow {
+        c.rows
+            .iter()
+            .find(|r| r.run_id == id && r.phase == phase && r.direction == dir)
+            .unwrap_or_else(|| panic!("no row for #{id} {phase} {dir}"))
+    }
+
+    #[test]
+    fn sas_against_scsi_baseline() {
+        let runs = compare_runs();
+        let c = compare(&runs, &runs[0]);
+        assert_eq!(c.baseline_id, 1);
+        assert!(c.unmatched.is_empty());
+        // 3 runs × 3 single-direction phases.
+        assert_eq!(c.rows.len(), 9);
+        // Grouped by phase, baseline first.
+        assert!(c.rows[0].is_baseline && c.rows[0].phase == "seqwrite");
+        assert_eq!(c.rows[3].phase, "seqread");
+
+        let w = find(&c, 3, "seqwrite", Direction::Write);
+        let ch = w.change(Metric::Throughput).unwrap();
+        let expected = (874.6 - 412.3) / 412.3 * 100.0;
+        assert!((ch.change_pct.unwrap() - expected).abs() < 0.1, "{ch:?}");
+        assert_eq!(ch.verdict, Verdict::Better);
+        assert!(matches!(
+            ch.spread.source,
+            SpreadSource::Replicates { runs: 2 }
+        ));
+        // Latency went down with the faster enclosure: better too.
+        assert_eq!(w.change(Metric::LatP99).unwrap().verdict, Verdict::Better);
+
+        // 88.5 vs 88.0 MB/s is inside the two SCSI runs' spread (86.9..88.0).
+        let rr = find(&c, 3, "randread", Direction::Read);
+        let ch = rr.change(Metric::Throughput).unwrap();
+        assert_eq!(ch.verdict, Verdict::Noise, "{ch:?}");
+        let spread = (88.0 - 86.9) / 86.9 * 100.0;
+        assert!((ch.spread.pct - spread).abs() < 0.05, "{ch:?}");
+
+        // The second SCSI run differs from the first by exactly the spread: noise.
+        let again = find(&c, 2, "seqread", Direction::Read);
+        assert_eq!(
+            again.change(Metric::Throughput).unwrap().verdict,
+            Verdict::Noise
+        );
+    }
+
+    #[test]
+    fn single_runs_use_the_default_threshold() {
+        let a = run(
+            10,
+            &[("cfg", "a")],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 1000.0))],
+        );
+        let small = run(
+            11,
+            &[("cfg", "b")],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 1030.0))],
+        );
+        let big = run(
+            12,
+            &[("cfg", "c")],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 900.0))],
+        );
+        let c = compare(&[small, big], &a);
+        let s = find(&c, 11, "seq", Direction::Read)
+            .change(Metric::Throughput)
+            .unwrap();
+        // The fixture's per-job spread is under 5 %, so the default applies.
+        assert_eq!(s.spread.source, SpreadSource::Default);
+        assert_eq!(s.verdict, Verdict::Noise);
+        let b = find(&c, 12, "seq", Direction::Read)
+            .change(Metric::Throughput)
+            .unwrap();
+        assert_eq!(b.verdict, Verdict::Worse);
+        assert_eq!(b.describe(), "-10 % worse");
+    }
+
+    #[test]
+    fn wide_job_spread_widens_the_noise() {
+        let a = run(
+            1,
+            &[],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 1000.0))],
+        );
+        let mut b = run(
+            2,
+            &[],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 1100.0))],
+        );
+        b.tags.insert("cfg".into(), "unfair".into());
+        // One job got far less than the others.
+        b.report.phases[0].jobs[0].read.bw_bytes_per_s *= 0.5;
+        let c = compare(&[b], &a);
+        let ch = find(&c, 2, "seq", Direction::Read)
+            .change(Metric::Throughput)
+            .unwrap();
+        assert!(matches!(ch.spread.source, SpreadSource::Jobs { jobs: 4 }));
+        assert!(ch.spread.pct > 10.0);
+        assert_eq!(ch.verdict, Verdict::Noise);
+    }
+
+    #[test]
+    fn mixed_phases_and_unmatched_phases() {
+        let a = run(
+            1,
+            &[],
+            vec![phase(
+                &Spec::new("oltp", RwMode::RandRw, 8192, 100.0).mix(70),
+            )],
+        );
+        let b = run(
+            2,
+            &[("x", "y")],
+            vec![
+                // Different name, same pattern: matched by pattern.
+                phase(&Spec::new("oltp-2", RwMode::RandRw, 8192, 150.0).mix(70)),
+                phase(&Spec::new("seqwrite", RwMode::Write, 1 << 20, 400.0)),
+            ],
+        );
+        let c = compare(&[b], &a);
+        let dirs: Vec<Direction> = c
+            .rows
+            .iter()
+            .filter(|r| r.run_id == 2)
+            .map(|r| r.direction)
+            .collect();
+        assert_eq!(
+            dirs,
+            vec![Direction::Read, Direction::Write, Direction::Total]
+        );
+        assert_eq!(c.rows[1].baseline_phase, "oltp");
+        assert_eq!(c.unmatched.len(), 1);
+        assert!(c.unmatched[0].contains("seqwrite"), "{:?}", c.unmatched);
+    }
+
+    #[test]
+    fn zero_baseline_is_not_comparable() {
+        let mut a = run(
+            1,
+            &[],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 500.0))],
+        );
+        a.report.phases[0].read = DirStats::default();
+        let b = run(
+            2,
+            &[("b", "1")],
+            vec![phase(&Spec::new("seq", RwMode::Read, 1 << 20, 500.0))],
+        );
+        let c = compare(&[b], &a);
+        let r = find(&c, 2, "seq", Direction::Read);
+        assert_eq!(
+            r.change(Metric::Throughput).unwrap().verdict,
+            Verdict::NotComparable
+        );
+        assert_eq!(r.change(Metric::LatP99).unwrap().describe(), "n/a");
+        let table = render_comparison(&c);
+        assert!(table.contains("n/a"));
+    }
+
+    #[test]
+    fn table_lines_up() {
+        let t = text_table(
+            &["a", "bb"],
+            &[
+                vec!["xxx".into(), "1".into()],
+                vec!["y".into(), "22".into()],
+            ],
+            &[false, true],
+        );
+        assert_eq!(t, "a    bb\n---  --\nxxx   1\ny    22\n");
+    }
+}

@@ -1,0 +1,44 @@
+//! `storlab-report`: turns stored runs into things people read — exports
+//! (JSON, CSV, Markdown), comparisons against a baseline, SVG/PNG charts and
+//! one self-contained HTML report.
+//!
+//! Everything here is a pure function over `&[StoredRun]` (the records
+//! `crates/store` loads) that returns text or bytes; nothing is printed or
+//! written to disk — the CLI does that.
+//!
+//! * [`export_json`], [`export_csv`], [`export_md`]: one row per run × phase
+//!   × direction ([`rows::Row`]); JSON is the full, lossless records.
+//! * [`compare`] → [`Comparison`], the main type of this crate, and
+//!   [`render_comparison`]: each run's figures relative to a baseline, with
+//!   changes inside the measured run-to-run spread marked as noise (the rule
+//!   is documented in [`compare`](mod@compare) and `docs/report.md`).
+//! * [`charts`] → [`Chart`]s (SVG with titles, axis units and legends) and
+//!   [`chart`] for one by id; [`svg_to_png`] for a PNG of one.
+//! * [`html_report`]: one self-contained HTML file (inline CSS and SVG, no
+//!   script, no network) with parameters, host facts, results, the
+//!   comparison, every chart and every warning.
+
+pub mod charts;
+pub mod compare;
+pub mod error;
+pub mod export;
+pub mod fmt;
+pub mod html;
+pub mod png;
+pub mod rows;
+pub mod svg;
+
+pub use charts::{Chart, chart, charts, resolve_baseline};
+pub use compare::{
+    Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
+    compare, render_comparison,
+};
+pub use error::ReportError;
+pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
+pub use html::html_report;
+pub use png::svg_to_png;
+pub use rows::{Direction, Row, rows};
+
+#[cfg(test)]
+#[path = "testdata.rs"]
+pub(crate) mod testdata;
