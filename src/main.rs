@@ -31,6 +31,12 @@ enum Command {
     Import(commands::import::ImportCommand),
     /// Exit 1 when a run is worse than a baseline run by more than a tolerance
     Check(commands::check::CheckCommand),
+    /// Export stored runs as JSON, CSV or Markdown
+    Export(commands::export::ExportCommand),
+    /// Show runs' figures relative to a baseline run (differences within run-to-run spread marked as noise)
+    Compare(commands::compare::CompareCommand),
+    /// Write one self-contained HTML report with charts, or one chart as SVG/PNG
+    Report(commands::report::ReportCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -61,6 +67,9 @@ fn main() -> ExitCode {
         Command::Show(c) => c.execute(),
         Command::Import(c) => c.execute(),
         Command::Check(c) => c.execute(),
+        Command::Export(c) => c.execute(),
+        Command::Compare(c) => c.execute(),
+        Command::Report(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

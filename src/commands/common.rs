@@ -98,3 +98,37 @@ pub fn trim_table(table: &str) -> String {
     }
     out
 }
+
+/// Resolve a `--baseline` selector to one run: the latest of those it
+/// names. Returns the run and, when several matched, a line saying which
+/// was taken.
+pub fn load_baseline(
+    store: &Store,
+    sel: &RunSelector,
+) -> anyhow::Result<(storlab_types::StoredRun, Option<String>)> {
+    let ids = store.resolve(std::slice::from_ref(sel), false)?;
+    let id = *ids
+        .last()
+        .expect("resolve returns at least one run or an error");
+    let note = (ids.len() > 1).then(|| {
+        format!(
+            "baseline: run {id}, the latest of {} runs matching {sel}",
+            ids.len()
+        )
+    });
+    Ok((store.load(id)?, note))
+}
+
+/// Write a result file (export, report, chart). Refuses to write over
+/// anything but a regular file, so a typo cannot clobber a device.
+pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        anyhow::bail!(
+            "{} exists and is not a regular file; give -o a file name",
+            path.display()
+        );
+    }
+    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}

@@ -4,6 +4,9 @@
 pub mod bench;
 pub mod check;
 pub mod common;
+pub mod compare;
+pub mod export;
 pub mod import;
+pub mod report;
 pub mod runs;
 pub mod show;
