@@ -7,7 +7,9 @@
 //! * each fio job becomes a phase; clones of a job reported separately
 //!   (`numjobs=N` without `group_reporting`) are merged into one phase with
 //!   one [`JobResult`] per clone: bytes and I/Os add up, the window is the
-//!   longest clone's, so the phase rate is total bytes / that window;
+//!   longest clone's, so the phase rate is total bytes / that window; latency
+//!   histograms (json+ `bins`) merge exactly, percentiles alone do not (the
+//!   worst clone's are kept, with a warning);
 //! * options come from `global options` overridden by `job options`, read
 //!   with fio's own units (`4k` = 4096, `kb_base=1000` honoured; times in
 //!   seconds unless suffixed);
@@ -241,6 +243,109 @@ struct Lat {
     stddev: f64,
     /// (percent, ns), sorted by percent.
     pct: Vec<(f64, f64)>,
+    /// fio's latency histogram (`--output-format=json+`): (bucket value
+    /// in ns, count), sorted by value. Lets separate histograms merge exactly.
+    bins: Option<Vec<(f64, u64)>>,
+}
+
+/// fio's default `percentile_list`.
+const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// Percentiles from a histogram the way fio computes them: the value of the
+/// first bucket at which the running count reaches `p/100 × total`.
+fn pct_from_bins(bins: &[(f64, u64)], wants: &[f64]) -> Vec<(f64, f64)> {
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    let mut out = Vec::new();
+    if total == 0 {
+        return out;
+    }
+    for &p in wants {
+        let need = p / 100.0 * total as f64;
+        let mut sum = 0u64;
+        for &(v, c) in bins {
+            sum += c;
+            if sum as f64 >= need {
+                out.push((p, v));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Merge latency summaries of separate fio entries (clones of a job, or the
+/// read and write sides of a phase). With histograms (json+) percentiles
+/// are exact; without, the worst input's are kept (an upper bound) and
+/// `warnings` says so.
+fn merge_lats(lats: &[&Lat], warnings: &mut Vec<String>, what: &str) -> Option<Lat> {
+    match lats {
+        [] => return None,
+        [one] => return Some((*one).clone()),
+        _ => {}
+    }
+    let n: u64 = lats.iter().map(|l| l.n).sum();
+    let w = |l: &Lat| {
+        if n > 0 {
+            l.n as f64 / n as f64
+        } else {
+            1.0 / lats.len() as f64
+        }
+    };
+    let mean: f64 = lats.iter().map(|l| w(l) * l.mean).sum();
+    // Pooled variance: within-part variance plus the spread of the means.
+    let var: f64 = lats
+        .iter()
+        .map(|l| w(l) * (l.stddev * l.stddev + (l.mean - mean).powi(2)))
+        .sum();
+    let bins = if lats.iter().all(|l| l.bins.is_some()) {
+        let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
+        for l in lats {
+            for &(v, c) in l.bins.as_deref().unwrap_or_default() {
+                *merged.entry(v.round() as u64).or_insert(0) += c;
+            }
+        }
+        Some(
+            merged
+                .into_iter()
+                .map(|(v, c)| (v as f64, c))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        None
+    };
+    let pct = match &bins {
+        Some(b) => pct_from_bins(b, &FIO_PERCENTILES),
+        None => {
+            let mut pct: Vec<(f64, f64)> = Vec::new();
+            for l in lats {
+                for &(p, v) in &l.pct {
+                    match pct.iter_mut().find(|(q, _)| (q - p).abs() < 1e-9) {
+                        Some(e) => e.1 = e.1.max(v),
+                        None => pct.push((p, v)),
+                    }
+                }
+            }
+            pct.sort_by(|a, b| a.0.total_cmp(&b.0));
+            warnings.push(format!(
+                "{what} latency percentiles are the worst of {} parts that fio reported separately \
+                 (an upper bound); fio's --output-format=json+ histograms would merge exactly",
+                lats.len()
+            ));
+            pct
+        }
+    };
+    Some(Lat {
+        n,
+        min: lats.iter().map(|l| l.min).fold(f64::INFINITY, f64::min),
+        max: lats.iter().map(|l| l.max).fold(0.0, f64::max),
+        mean,
+        stddev: var.sqrt(),
+        pct,
+        bins,
+    })
 }
 
 fn lat_of(dir: &Map<String, Value>, name: &str, era: Era) -> Option<Lat> {
@@ -261,6 +366,14 @@ fn lat_of(dir: &Map<String, Value>, name: &str, era: Era) -> Option<Lat> {
         })
         .unwrap_or_default();
     pct.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let bins = o.get("bins").and_then(Value::as_object).map(|b| {
+        let mut v: Vec<(f64, u64)> = b
+            .iter()
+            .filter_map(|(k, c)| Some((k.parse::<f64>().ok()? * scale, c.as_u64()?)))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    });
     Some(Lat {
         n: u64_of(o.get("N")).unwrap_or(0),
         min: f64_of(o.get("min")).unwrap_or(0.0) * scale,
@@ -268,6 +381,7 @@ fn lat_of(dir: &Map<String, Value>, name: &str, era: Era) -> Option<Lat> {
         mean: f64_of(o.get("mean")).unwrap_or(0.0) * scale,
         stddev: f64_of(o.get("stddev")).unwrap_or(0.0) * scale,
         pct,
+        bins,
     })
 }
 
@@ -335,49 +449,7 @@ fn merge_dirs(dirs: &[Dir], warnings: &mut Vec<String>, what: &str) -> Dir {
     let runtime_ns = dirs.iter().map(|d| d.runtime_ns).max().unwrap_or(0);
     let secs = runtime_ns as f64 / 1e9;
     let lats: Vec<&Lat> = dirs.iter().filter_map(|d| d.lat.as_ref()).collect();
-    let lat = if lats.is_empty() {
-        None
-    } else {
-        let n: u64 = lats.iter().map(|l| l.n).sum();
-        let w = |l: &Lat| {
-            if n > 0 {
-                l.n as f64 / n as f64
-            } else {
-                1.0 / lats.len() as f64
-            }
-        };
-        let mean: f64 = lats.iter().map(|l| w(l) * l.mean).sum();
-        // Pooled variance: within-clone variance plus spread of the means.
-        let var: f64 = lats
-            .iter()
-            .map(|l| w(l) * (l.stddev * l.stddev + (l.mean - mean).powi(2)))
-            .sum();
-        // Percentiles of separate histograms cannot be merged exactly: keep
-        // the worst clone's, an upper bound.
-        let mut pct: Vec<(f64, f64)> = Vec::new();
-        for l in &lats {
-            for &(p, v) in &l.pct {
-                match pct.iter_mut().find(|(q, _)| (q - p).abs() < 1e-9) {
-                    Some(e) => e.1 = e.1.max(v),
-                    None => pct.push((p, v)),
-                }
-            }
-        }
-        pct.sort_by(|a, b| a.0.total_cmp(&b.0));
-        warnings.push(format!(
-            "{what} latency percentiles are the worst of {} clones (fio reported them separately; \
-             rerun fio with group_reporting for merged percentiles)",
-            lats.len()
-        ));
-        Some(Lat {
-            n,
-            min: lats.iter().map(|l| l.min).fold(f64::INFINITY, f64::min),
-            max: lats.iter().map(|l| l.max).fold(0.0, f64::max),
-            mean,
-            stddev: var.sqrt(),
-            pct,
-        })
-    };
+    let lat = merge_lats(&lats, warnings, &format!("{what} (clones)"));
     Dir {
         bytes,
         ops,
@@ -637,18 +709,31 @@ fn phase_of(
             let secs = read.runtime_ns.max(write.runtime_ns) as f64 / 1e9;
             let bytes = read.bytes + write.bytes;
             let ops = read.ops + write.ops;
-            if ops > 0 {
-                warnings.push(
-                    "fio reports read and write latency separately; the phase total has none"
-                        .into(),
-                );
-            }
+            // Read and write latency merge exactly only from histograms.
+            let both: Vec<&Lat> = [&read.lat, &write.lat]
+                .into_iter()
+                .flatten()
+                .filter(|l| l.bins.is_some())
+                .collect();
+            let lat_ns = if both.len() == 2 {
+                merge_lats(&both, &mut warnings, "total")
+                    .map(|l| latency_stats(&l, "total", &mut warnings))
+            } else {
+                if ops > 0 {
+                    warnings.push(
+                        "fio reports read and write latency separately; the phase total has none \
+                         (fio's --output-format=json+ histograms would give it)"
+                            .into(),
+                    );
+                }
+                None
+            };
             DirStats {
                 bytes,
                 ops,
                 bw_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
                 iops: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
-                lat_ns: None,
+                lat_ns,
             }
         }
     };
@@ -973,6 +1058,7 @@ mod tests {
     const V333_RANDREAD: &str = include_str!("../fixtures/fio-3.33-randread.json");
     const V333_MIXED: &str = include_str!("../fixtures/fio-3.33-jobfile-clones.json");
     const V2_STYLE: &str = include_str!("../fixtures/fio-2.x-style.json");
+    const V333_JSONPLUS: &str = include_str!("../fixtures/fio-3.33-jsonplus-clones.json");
 
     fn value(text: &str) -> Value {
         serde_json::from_str(text).unwrap()
@@ -1081,12 +1167,80 @@ mod tests {
             .max()
             .unwrap();
         assert_eq!(m.read.lat_ns.unwrap().p99, worst);
-        assert!(m.warnings.iter().any(|w| w.contains("worst of 2 clones")));
+        assert!(m.warnings.iter().any(|w| w.contains("worst of 2 parts")));
         assert!(m.total.lat_ns.is_none());
         assert_eq!(rep.target.path, "/tmp/fiot");
         assert_eq!(rep.target.kind, "directory");
         assert!(rep.command_line.contains(&"--rwmixread=70".to_string()));
         assert!(rep.started_at < rep.finished_at);
+    }
+
+    #[test]
+    fn percentiles_from_histograms_match_fios_own() {
+        // Every latency block of fio's json+ output: recomputing the
+        // percentiles from its bins gives exactly fio's figures.
+        let doc = value(V333_JSONPLUS);
+        let mut checked = 0;
+        for job in doc["jobs"].as_array().unwrap() {
+            for dir in ["read", "write"] {
+                for name in ["clat", "lat"] {
+                    let d = job[dir].as_object().unwrap();
+                    let Some(l) = lat_of(d, name, Era::V3) else {
+                        continue;
+                    };
+                    let (Some(bins), false) = (&l.bins, l.pct.is_empty()) else {
+                        continue;
+                    };
+                    let wants: Vec<f64> = l.pct.iter().map(|p| p.0).collect();
+                    assert_eq!(pct_from_bins(bins, &wants), l.pct, "{dir} {name}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 6, "{checked}");
+    }
+
+    #[test]
+    fn json_plus_clones_and_mixed_totals_merge_exactly() {
+        let doc = value(V333_JSONPLUS);
+        let rep = parse(V333_JSONPLUS, None).unwrap().report;
+        let m = &rep.phases[1];
+        assert_eq!(m.jobs.len(), 2);
+        assert!(
+            !m.warnings.iter().any(|w| w.contains("worst of")),
+            "{:?}",
+            m.warnings
+        );
+        // The merged p99 is the p99 of the two clones' histograms added up.
+        let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut total: BTreeMap<u64, u64> = BTreeMap::new();
+        for c in &doc["jobs"].as_array().unwrap()[1..] {
+            for dir in ["read", "write"] {
+                for (k, v) in c[dir]["lat_ns"]["bins"].as_object().unwrap() {
+                    let (k, v) = (k.parse::<u64>().unwrap(), v.as_u64().unwrap());
+                    if dir == "read" {
+                        *merged.entry(k).or_insert(0) += v;
+                    }
+                    *total.entry(k).or_insert(0) += v;
+                }
+            }
+        }
+        let p99 = |h: &BTreeMap<u64, u64>| {
+            let n: u64 = h.values().sum();
+            let mut s = 0;
+            for (k, v) in h {
+                s += v;
+                if s as f64 >= 0.99 * n as f64 {
+                    return *k;
+                }
+            }
+            unreachable!()
+        };
+        assert_eq!(m.read.lat_ns.unwrap().p99, p99(&merged));
+        // A mixed phase gets a total latency from the read + write histograms.
+        let t = m.total.lat_ns.expect("total latency from json+ bins");
+        assert_eq!(t.p99, p99(&total));
+        assert_eq!(m.total.ops, m.read.ops + m.write.ops);
     }
 
     #[test]
