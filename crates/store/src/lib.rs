@@ -69,6 +69,8 @@ pub enum StoreError {
         path.display()
     )]
     NotStorlab { path: PathBuf, what: String },
+    #[error("cannot use {} as the database: {why}; pass --db with a file path", path.display())]
+    BadPath { path: PathBuf, why: String },
     #[error("cannot open {}: {source}", path.display())]
     Open {
         path: PathBuf,
@@ -243,8 +245,23 @@ impl Store {
 
     fn open_with(path: &Path, create: bool) -> Result<Store> {
         let path_buf = path.to_path_buf();
+        if path.as_os_str().is_empty() {
+            // SQLite would open a private temporary database and lose the runs.
+            return Err(StoreError::BadPath {
+                path: path_buf,
+                why: "the path is empty (is STORLAB_DB set to an empty string?)".into(),
+            });
+        }
         if !create && !path.exists() {
             return Err(StoreError::NotFound { path: path_buf });
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && !parent.is_dir()
+        {
+            return Err(StoreError::BadPath {
+                path: path_buf,
+                why: format!("the directory {} does not exist", parent.display()),
+            });
         }
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if create {

@@ -379,6 +379,11 @@ fn files_that_are_not_storlab_databases_are_refused() {
     let e = Store::open(&other).unwrap_err();
     assert!(e.to_string().contains("another program"), "{e}");
 
+    let e = Store::open(Path::new("")).unwrap_err();
+    assert!(e.to_string().contains("empty"), "{e}");
+    let e = Store::open(&d.path().join("no/such/dir/x.db")).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+
     let missing = d.path().join("missing.db");
     let e = Store::open_existing(&missing).unwrap_err();
     assert!(matches!(e, StoreError::NotFound { .. }), "{e}");
