@@ -17,6 +17,9 @@ pub struct CheckCommand {
     /// How much worse than the baseline a figure may be, in percent of the baseline
     #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = parse_tolerance)]
     tolerance: f64,
+    /// Print the result as JSON (every compared figure, failures, notes) instead of text
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -51,9 +54,15 @@ impl CheckCommand {
             );
         }
         let mut failed = false;
+        let mut reports = Vec::new();
         for id in ids {
             let run = store.load(id)?;
             let report = check::check(&run, &baseline, self.tolerance)?;
+            failed |= !report.passed();
+            if self.json {
+                reports.push(report);
+                continue;
+            }
             let compared = report.findings.len();
             if report.passed() {
                 out += &format!(
@@ -61,7 +70,6 @@ impl CheckCommand {
                     self.tolerance
                 );
             } else {
-                failed = true;
                 out += &format!(
                     "FAILED: run {id} vs baseline run {base_id}, tolerance {}%: {} problem{}\n",
                     self.tolerance,
@@ -75,6 +83,12 @@ impl CheckCommand {
             for n in &report.notes {
                 out += &format!("  note: {n}\n");
             }
+        }
+        if self.json {
+            out = serde_json::to_string_pretty(&serde_json::json!({
+                "passed": !failed,
+                "checks": reports,
+            }))? + "\n";
         }
         output::print(&out)?;
         Ok(if failed {

@@ -309,6 +309,14 @@ fn check_exits_1_on_a_regression_with_one_line_each_and_0_otherwise() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let o = run_in(dir, &["check", "latest", "--baseline", "1"]);
     assert_eq!(o.status.code(), Some(1));
+    // --json: the same verdict, every figure, for scripts.
+    let o = run_in(dir, &["check", "latest", "--baseline", "1", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["checks"][0]["run_id"], 3);
+    assert_eq!(v["checks"][0]["failures"].as_array().unwrap().len(), 3);
+    assert_eq!(v["checks"][0]["findings"].as_array().unwrap().len(), 4);
     // Bad tolerance: exit 2.
     let o = run_in(
         dir,

@@ -10,10 +10,12 @@
 //! from the run, a phase cut short, or a run that did not finish fail too:
 //! a nightly check must not pass because the run broke.
 
+use serde::Serialize;
 use storlab_types::{DirStats, PhaseResult, StoredRun, format_bytes, format_rate};
 
 /// What is compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Metric {
     Bandwidth,
     Iops,
@@ -74,8 +76,8 @@ pub fn format_ns(ns: f64) -> String {
     }
 }
 
-/// One compared figure.
-#[derive(Debug, Clone, PartialEq)]
+/// One compared figure (values in bytes/s, I/O per s or ns).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// The phase as labelled in reasons: `'randread' (randread, 4 KiB)`.
     pub phase: String,
@@ -90,7 +92,7 @@ pub struct Finding {
 }
 
 /// The outcome of checking one run against a baseline.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckReport {
     pub run_id: i64,
     pub baseline_id: i64,
