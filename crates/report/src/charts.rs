@@ -42,30 +42,36 @@ fn mb(v: f64) -> f64 {
     v / 1e6
 }
 
-fn phase_names(runs: &[StoredRun]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+/// Series of the by-phase charts: phase names in order of first appearance;
+/// a name repeated within a run counts again (`read`, `read (2)`).
+fn phase_keys(runs: &[StoredRun]) -> Vec<(String, usize)> {
+    let mut keys: Vec<(String, usize)> = Vec::new();
     for r in runs {
+        let mut seen: Vec<&str> = Vec::new();
         for p in &r.report.phases {
-            if !names.contains(&p.params.name) {
-                names.push(p.params.name.clone());
+            let k = seen.iter().filter(|n| **n == p.params.name).count();
+            seen.push(&p.params.name);
+            let key = (p.params.name.clone(), k);
+            if !keys.contains(&key) {
+                keys.push(key);
             }
         }
     }
-    names
+    keys
 }
 
 fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
-    let names = phase_names(runs);
-    let series = names
-        .iter()
-        .map(|n| {
+    let series = phase_keys(runs)
+        .into_iter()
+        .map(|(n, k)| {
             let values = runs
                 .iter()
                 .map(|r| {
                     r.report
                         .phases
                         .iter()
-                        .find(|p| &p.params.name == n)
+                        .filter(|p| p.params.name == n)
+                        .nth(k)
                         .map(|p| {
                             if iops {
                                 p.total.iops
@@ -76,7 +82,11 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
                 })
                 .collect();
             BarSeries {
-                name: n.clone(),
+                name: if k == 0 {
+                    n
+                } else {
+                    format!("{n} ({})", k + 1)
+                },
                 values,
                 ..BarSeries::default()
             }
@@ -769,6 +779,17 @@ mod tests {
         assert!(e.contains("timeline-1") && e.contains("throughput"), "{e}");
         assert!(chart(&[], None, "throughput").is_err());
         assert!(charts(&runs[..1], None).iter().all(|c| c.id != "relative"));
+    }
+
+    #[test]
+    fn repeated_phase_names_are_all_drawn() {
+        let mut runs = compare_runs();
+        let again = runs[0].report.phases[1].clone();
+        runs[0].report.phases.push(again);
+        let c = chart(&runs, None, "throughput").unwrap();
+        assert!(c.svg.contains(">seqread (2)</text>"), "{}", c.svg);
+        // 3 runs × 3 phases + the repeat, each a bar with a tooltip.
+        assert_eq!(c.svg.matches("<rect").count() - 1 - 4, 10);
     }
 
     #[test]

@@ -145,8 +145,11 @@ pub fn export_csv(runs: &[StoredRun]) -> String {
     out
 }
 
+/// A Markdown table cell: backslashes and pipes escaped, line breaks as spaces.
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
 }
 
 /// The same rows as [`export_csv`] as a Markdown table in human units,
@@ -256,6 +259,8 @@ mod tests {
     #[test]
     fn md_cells_cannot_break_the_table() {
         assert_eq!(md_cell("a|b\nc"), "a\\|b c");
+        // A backslash before a pipe cannot un-escape it.
+        assert_eq!(md_cell("a\\|b"), "a\\\\\\|b");
     }
 
     #[test]
