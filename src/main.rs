@@ -46,6 +46,11 @@ pub enum Outcome {
     Ok,
     /// The command ran, but a check or verification failed (exit 1).
     Failed,
+    /// The command ran but stopped on a hard error after reporting what it
+    /// measured (exit 2), e.g. the disk filled up.
+    Error,
+    /// Stopped by Ctrl-C after reporting what it measured (exit 130).
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -74,6 +79,8 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
+        Ok(Outcome::Error) => ExitCode::from(2),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("storlab: error: {e:#}");

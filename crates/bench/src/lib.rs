@@ -1,1 +1,240 @@
-//! `storlab-bench`: the single-node I/O engine (work in progress).
+//! `storlab-bench`: storlab's single-node I/O engine.
+//!
+//! The flow is one way: a job description ([`spec::JobFile`] /
+//! [`spec::PhaseSpec`]) is validated into [`storlab_types::PhaseParams`],
+//! [`prepare`] resolves them against the system into a [`ResolvedJob`]
+//! (target checked for safety, free space, files created), and [`run`] runs
+//! the phases and returns [`storlab_types::PhaseResult`]s. Nothing here
+//! prints; callers watch progress through [`Control`] and receive each
+//! phase's result as soon as it is complete.
+//!
+//! Modules: [`spec`] (parsing), [`target`] (resolution and safety),
+//! [`offsets`] (permutations and regions), [`data`] (what is written,
+//! verification), [`engine`] (null, psync, io_uring), [`worker`] (one job's
+//! loop), [`stats`] (histograms and rates), [`run`] (the phase loop). All
+//! `unsafe` code is in [`sys`] and [`engine`].
+
+pub mod data;
+pub mod engine;
+pub mod offsets;
+pub mod run;
+pub mod spec;
+pub mod stats;
+pub mod sys;
+pub mod target;
+pub mod worker;
+
+pub use run::{RunOutcome, run};
+pub use spec::{JobFile, PhaseSpec, SpecError};
+pub use target::{ResolvedTarget, SafetyOptions, TargetError};
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+use storlab_types::{CacheMode, EngineKind, HostInfo, PhaseParams};
+
+/// A job ready to run: phases and the checked target.
+#[derive(Debug, Clone)]
+pub struct ResolvedJob {
+    pub phases: Vec<PhaseParams>,
+    pub target: ResolvedTarget,
+    pub host: HostInfo,
+    /// Verification/stamp unit in bytes (4 KiB or the smallest block size).
+    pub unit: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Errors from [`prepare`].
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Resolve `phases` against `target` (None = `./storlab-scratch`): check
+/// engines and safety, create storlab's files. Call
+/// [`ResolvedTarget::cleanup`] when done.
+pub fn prepare(
+    target: Option<&Path>,
+    phases: Vec<PhaseParams>,
+    safety: SafetyOptions,
+) -> Result<ResolvedJob, PrepareError> {
+    if phases.is_empty() {
+        return Err(PrepareError::Unsupported("the job has no phases".into()));
+    }
+    let mut warnings = Vec::new();
+    if phases.iter().any(|p| p.engine == EngineKind::IoUring)
+        && let Err(e) = engine::uring_available()
+    {
+        return Err(PrepareError::Unsupported(format!(
+            "io_uring is not available here ({e}); use --engine psync"
+        )));
+    }
+    let min_bs = phases
+        .iter()
+        .flat_map(|p| p.bs.iter().map(|b| b.bs_bytes))
+        .min()
+        .unwrap_or(4096);
+    let unit = data::unit_size(min_bs);
+    if let Some(p) = phases
+        .iter()
+        .find(|p| p.verify && p.bs.iter().any(|b| b.bs_bytes % unit as u64 != 0))
+    {
+        return Err(PrepareError::Unsupported(format!(
+            "phase {}: with --verify every block size must be a multiple of {unit} bytes",
+            p.name
+        )));
+    }
+    let host = target::host_info();
+    let target = target::resolve(target, &phases, safety)?;
+    // O_DIRECT must work on the target if a phase asks for it.
+    if phases.iter().any(|p| p.cache == CacheMode::Direct) {
+        let f = &target.files[0];
+        if let Err(e) = sys::open(
+            &f.path,
+            sys::OpenFlags {
+                write: false,
+                create_new: false,
+                direct: true,
+            },
+        ) {
+            target.cleanup();
+            return Err(PrepareError::Unsupported(format!(
+                "{} does not support O_DIRECT ({e}); use --cache cold (buffered, evicted before each phase) or --cache warm",
+                f.path.display()
+            )));
+        }
+    }
+    let working_set: u64 = target.files.iter().map(|f| f.size).sum();
+    if phases.iter().any(|p| p.cache != CacheMode::Direct) && working_set < 2 * host.mem_total_bytes
+    {
+        warnings.push(format!(
+            "buffered I/O on a working set of {} with {} of RAM: results may be served from the page cache \
+             (use --cache direct or a size over 2× RAM to measure the device)",
+            storlab_types::format_bytes(working_set),
+            storlab_types::format_bytes(host.mem_total_bytes)
+        ));
+    }
+    Ok(ResolvedJob {
+        phases,
+        target,
+        host,
+        unit,
+        warnings,
+    })
+}
+
+/// Progress counters of one job, updated by its worker once per batch.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct JobProgress {
+    pub bytes: AtomicU64,
+    pub ops: AtomicU64,
+}
+
+/// Shared between the caller and the workers: the stop flag (Ctrl-C) and
+/// live progress.
+#[derive(Debug)]
+pub struct Control {
+    /// Set to stop as soon as possible; in-flight I/O is drained.
+    pub stop: AtomicBool,
+    pub jobs: Vec<JobProgress>,
+    pub phase: AtomicUsize,
+    epoch: Instant,
+    /// Nanoseconds after `epoch` when the current phase's workers started (0 = not yet).
+    phase_start_ns: AtomicU64,
+    /// Planned length of the phase (ramp + runtime), 0 when unknown.
+    phase_planned_ns: AtomicU64,
+    reason: Mutex<Option<String>>,
+}
+
+/// A snapshot of progress for display.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgressSnapshot {
+    pub phase: usize,
+    pub bytes: u64,
+    pub ops: u64,
+    /// Since the workers were released; None while laying out.
+    pub elapsed_ns: Option<u64>,
+    pub planned_ns: Option<u64>,
+}
+
+impl Control {
+    /// A control for jobs of up to `max_jobs` workers.
+    pub fn new(max_jobs: usize) -> Control {
+        Control {
+            stop: AtomicBool::new(false),
+            jobs: (0..max_jobs).map(|_| JobProgress::default()).collect(),
+            phase: AtomicUsize::new(0),
+            epoch: Instant::now(),
+            phase_start_ns: AtomicU64::new(0),
+            phase_planned_ns: AtomicU64::new(0),
+            reason: Mutex::new(None),
+        }
+    }
+
+    /// Ask the run to stop, saying why (the first reason is kept).
+    pub fn request_stop(&self, reason: &str) {
+        self.set_reason(reason.to_string());
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    fn set_reason(&self, r: String) {
+        let mut g = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        g.get_or_insert(r);
+    }
+
+    /// Why the run was asked to stop.
+    pub fn reason(&self) -> Option<String> {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn begin_phase(&self, index: usize) {
+        self.phase.store(index, Ordering::Relaxed);
+        self.phase_start_ns.store(0, Ordering::Relaxed);
+    }
+
+    fn reset_progress(&self, _p: &PhaseParams, _plans: &[worker::WorkerPlan]) {
+        for j in &self.jobs {
+            j.bytes.store(0, Ordering::Relaxed);
+            j.ops.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn mark_started(&self, t: Instant, p: &PhaseParams) {
+        let ns = t.duration_since(self.epoch).as_nanos() as u64;
+        self.phase_start_ns.store(ns.max(1), Ordering::Relaxed);
+        self.phase_planned_ns.store(
+            p.runtime_ns.map(|r| r + p.ramp_ns).unwrap_or(0),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Current progress.
+    pub fn snapshot(&self) -> ProgressSnapshot {
+        let start = self.phase_start_ns.load(Ordering::Relaxed);
+        let planned = self.phase_planned_ns.load(Ordering::Relaxed);
+        ProgressSnapshot {
+            phase: self.phase.load(Ordering::Relaxed),
+            bytes: self
+                .jobs
+                .iter()
+                .map(|j| j.bytes.load(Ordering::Relaxed))
+                .sum(),
+            ops: self
+                .jobs
+                .iter()
+                .map(|j| j.ops.load(Ordering::Relaxed))
+                .sum(),
+            elapsed_ns: (start > 0)
+                .then(|| (self.epoch.elapsed().as_nanos() as u64).saturating_sub(start)),
+            planned_ns: (planned > 0).then_some(planned),
+        }
+    }
+}

@@ -191,6 +191,8 @@ pub fn phase(s: &Spec) -> PhaseResult {
             seed: 0x5EED + u64::from(s.salt),
             sqpoll: false,
             registered: false,
+            rate_iops: 0,
+            fallocate: true,
         },
         started_at: "2026-11-02T09:00:00Z".to_string(),
         elapsed_ns,

@@ -809,6 +809,16 @@ fn phase_of(
             seed: opts.num::<u64>("randseed").unwrap_or(0),
             sqpoll: fio_bool(opts.get("sqthread_poll")),
             registered: fio_bool(opts.get("fixedbufs")) || fio_bool(opts.get("registerfiles")),
+            // `rate_iops=R[,W]`: the read cap (or the only one).
+            rate_iops: opts
+                .get("rate_iops")
+                .and_then(|v| v.split(',').find(|x| !x.trim().is_empty()))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+            // fio pre-allocates new files unless `fallocate=none` (or 0).
+            fallocate: opts
+                .get("fallocate")
+                .is_none_or(|v| !matches!(v.trim(), "none" | "0" | "false")),
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,
@@ -1262,6 +1272,8 @@ mod tests {
         assert!(p.warnings.iter().any(|w| w.contains("libaio")));
         assert_eq!(p.params.cache, CacheMode::Direct);
         assert_eq!(p.params.iodepth, 32);
+        assert_eq!(p.params.rate_iops, 0);
+        assert!(p.params.fallocate);
         assert_eq!(p.elapsed_ns, 60_000_000_000);
         assert!(rep.started_at < rep.finished_at);
     }

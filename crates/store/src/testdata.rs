@@ -69,6 +69,8 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
             seed: 7,
             sqpoll: false,
             registered: false,
+            rate_iops: 0,
+            fallocate: true,
         },
         started_at: "2026-11-21T08:00:00Z".into(),
         elapsed_ns,

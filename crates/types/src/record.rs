@@ -204,6 +204,17 @@ pub struct PhaseParams {
     pub sqpoll: bool,
     /// io_uring: registered (fixed) buffers and files.
     pub registered: bool,
+    /// Cap on I/Os per second per job (fio's `rate_iops`); 0 = no cap.
+    #[serde(default)]
+    pub rate_iops: u32,
+    /// Pre-allocate new files with fallocate (fio's `fallocate=native`);
+    /// off leaves them sparse until written.
+    #[serde(default = "yes")]
+    pub fallocate: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl PhaseParams {

@@ -1,0 +1,585 @@
+//! The run loop, phase by phase: lay files out, put the page cache in the
+//! declared state, release the workers together, merge what they measured
+//! into a [`PhaseResult`], verify if asked, hand the result to the caller.
+
+use crate::data::{self, DataGen};
+use crate::offsets::RegionMap;
+use crate::stats::{DirCounter, ErrorCounts};
+use crate::sys::{self, AlignedBuf, OpenFlags};
+use crate::target::TargetKind;
+use crate::worker::{self, MAX_REPORTED_MISMATCHES, WorkerOut, WorkerPlan};
+use crate::{Control, ResolvedJob};
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::Barrier;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use storlab_types::{
+    CacheMode, CacheReport, CpuStats, FileLayout, JobResult, PhaseParams, PhaseResult,
+    VerifyMismatch, VerifyResult,
+};
+
+/// What latency figures span, stated in every result.
+pub const LATENCY_SPAN: &str = "per I/O, from just before the submitting system call to the moment its completion \
+was reaped (includes queueing in the kernel and device; for psync, the pread/pwrite call)";
+
+/// Everything a run produced.
+#[derive(Debug, Clone, Default)]
+pub struct RunOutcome {
+    pub phases: Vec<PhaseResult>,
+    /// Why the run stopped early (Ctrl-C, disk full, I/O error).
+    pub stop_reason: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Run every phase of `job` in order. `on_phase` is called with each phase's
+/// result as soon as it is complete (so callers can save it at once).
+pub fn run(
+    job: &ResolvedJob,
+    control: &Control,
+    mut on_phase: impl FnMut(&PhaseResult),
+) -> RunOutcome {
+    let mut outcome = RunOutcome::default();
+    // Files storlab created are empty (pre-allocated) until laid out.
+    let mut laid_out: Vec<bool> = job.target.files.iter().map(|f| !f.created).collect();
+    for (index, p) in job.phases.iter().enumerate() {
+        if control.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        control.begin_phase(index);
+        let files = phase_files(job, p);
+        // Lay out before reading (never read holes) and before any verify.
+        let need_layout: Vec<usize> = files
+            .iter()
+            .copied()
+            .filter(|&f| !laid_out[f] && (p.rw.reads() || p.verify))
+            .collect();
+        if !need_layout.is_empty() {
+            if let Err(e) = layout(job, p, &need_layout, control) {
+                outcome.stop_reason = Some(describe_io_error("laying out files", &e));
+                break;
+            }
+            if control.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            for f in need_layout {
+                laid_out[f] = true;
+            }
+        }
+        let cache = prepare_cache(job, p, &files);
+        let mut result = run_phase(job, p, control, cache);
+        if p.verify && p.rw.writes() && !result.interrupted {
+            // Verification reads happen after the timed window and are not counted.
+            let v = verify_files(job, p, &files, control);
+            result.verify = Some(merge_verify(result.verify.take(), v));
+        }
+        // A write-only phase that covered every block of its files lays them out.
+        if !result.interrupted
+            && !p.rw.reads()
+            && covers_files(job, p)
+            && result.jobs.len() == p.numjobs as usize
+        {
+            for &f in &files {
+                laid_out[f] = true;
+            }
+        }
+        on_phase(&result);
+        let fatal = result.interrupted;
+        outcome.phases.push(result);
+        if fatal {
+            outcome.stop_reason = control.reason().or_else(|| {
+                outcome
+                    .phases
+                    .last()
+                    .and_then(|r| r.warnings.first().cloned())
+            });
+            break;
+        }
+    }
+    if outcome.stop_reason.is_none() && control.stop.load(Ordering::Relaxed) {
+        outcome.stop_reason = control.reason().or_else(|| Some("stopped".into()));
+    }
+    outcome
+}
+
+fn describe_io_error(what: &str, e: &io::Error) -> String {
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        format!("the disk filled up while {what} (ENOSPC): use a smaller --size or free some space")
+    } else {
+        format!("error while {what}: {e}")
+    }
+}
+
+/// Indices into `job.target.files` that phase `p` touches.
+fn phase_files(job: &ResolvedJob, p: &PhaseParams) -> Vec<usize> {
+    if job.target.shared {
+        vec![0]
+    } else {
+        (0..p.numjobs as usize).collect()
+    }
+}
+
+/// Whether one full pass of `p` writes every byte of the files it touches.
+fn covers_files(job: &ResolvedJob, p: &PhaseParams) -> bool {
+    let region = if job.target.shared {
+        p.size_bytes * p.numjobs as u64
+    } else {
+        p.size_bytes
+    };
+    phase_files(job, p)
+        .iter()
+        .all(|&f| job.target.files[f].size == region)
+        && (!p.rw.is_random() || !p.random_with_replacement)
+        && p.bs.len() == 1
+}
+
+fn worker_plans(job: &ResolvedJob, p: &PhaseParams) -> Vec<WorkerPlan> {
+    let unit = job.unit;
+    (0..p.numjobs)
+        .map(|j| {
+            let (file, region) = if !job.target.shared {
+                (j as usize, RegionMap::Contiguous { base: 0 })
+            } else {
+                let region = match p.layout {
+                    FileLayout::SharedInterleaved { stride_bytes } => RegionMap::Interleaved {
+                        stride: stride_bytes,
+                        numjobs: p.numjobs as u64,
+                        job: j as u64,
+                    },
+                    _ => RegionMap::Contiguous {
+                        base: j as u64 * p.size_bytes,
+                    },
+                };
+                (0, region)
+            };
+            WorkerPlan {
+                job: j,
+                path: job.target.files[file].path.clone(),
+                file_id: file as u32,
+                region,
+                size: p.size_bytes,
+                unit,
+            }
+        })
+        .collect()
+}
+
+fn run_phase(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    control: &Control,
+    cache: CacheReport,
+) -> PhaseResult {
+    let plans = worker_plans(job, p);
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let barrier = Barrier::new(plans.len() + 1);
+    control.reset_progress(p, &plans);
+    let (outs, cpu_window): (Vec<WorkerOut>, (Duration, Duration)) = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .iter()
+            .enumerate()
+            .map(|(i, plan)| {
+                let barrier = &barrier;
+                let progress = &control.jobs[i];
+                std::thread::Builder::new()
+                    .name(format!("storlab-job{i}"))
+                    .spawn_scoped(s, move || {
+                        worker::run_worker(plan, p, control, progress, barrier)
+                    })
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        barrier.wait();
+        let t0 = Instant::now();
+        control.mark_started(t0, p);
+        // CPU is sampled from the end of ramp-up, when counting starts.
+        if p.ramp_ns > 0 {
+            let ramp_end = t0 + Duration::from_nanos(p.ramp_ns);
+            while Instant::now() < ramp_end && !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(
+                    Duration::from_millis(5)
+                        .min(ramp_end.saturating_duration_since(Instant::now())),
+                );
+            }
+        }
+        let cpu0 = sys::process_cpu();
+        let outs: Vec<WorkerOut> = handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect();
+        let cpu1 = sys::process_cpu();
+        (
+            outs,
+            (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
+        )
+    });
+    summarize(p, started_at, outs, cpu_window, cache, control)
+}
+
+fn summarize(
+    p: &PhaseParams,
+    started_at: String,
+    outs: Vec<WorkerOut>,
+    cpu: (Duration, Duration),
+    cache: CacheReport,
+    control: &Control,
+) -> PhaseResult {
+    let start = outs.iter().filter_map(|o| o.window_start).min();
+    let end = outs.iter().filter_map(|o| o.window_end).max();
+    let elapsed_ns = match (start, end) {
+        (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos() as u64,
+        _ => 0,
+    };
+    let mut read = DirCounter::default();
+    let mut write = DirCounter::default();
+    let mut errors: ErrorCounts = BTreeMap::new();
+    let mut jobs = Vec::new();
+    let mut warnings = Vec::new();
+    let mut verify = VerifyResult::default();
+    let mut fatal = None;
+    let mut end_fsync_ns = 0;
+    for (j, o) in outs.iter().enumerate() {
+        read.merge(&o.read);
+        write.merge(&o.write);
+        for (k, v) in &o.errors {
+            *errors.entry(k.clone()).or_default() += v;
+        }
+        let je = match (o.window_start, o.window_end) {
+            (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos() as u64,
+            _ => 0,
+        };
+        end_fsync_ns = end_fsync_ns.max(o.end_fsync_ns);
+        jobs.push(JobResult {
+            job: j as u32,
+            elapsed_ns: je,
+            read: o.read.to_stats(je),
+            write: o.write.to_stats(je),
+            errors: o.errors.clone(),
+        });
+        if let Some(f) = &o.fatal {
+            fatal.get_or_insert_with(|| f.clone());
+        }
+        if o.registered == Some(false) && p.registered {
+            warnings.push(format!(
+                "job {j}: io_uring buffer/file registration was refused (RLIMIT_MEMLOCK?); ran unregistered"
+            ));
+        }
+        verify.blocks_checked += o.verify_checked;
+        verify.mismatches += o.verify_bad_count;
+        for (off, why) in &o.verify_bad {
+            if verify.first_mismatches.len() < MAX_REPORTED_MISMATCHES {
+                verify.first_mismatches.push(VerifyMismatch {
+                    file: format!("job {j}"),
+                    offset_bytes: *off,
+                    reason: why.clone(),
+                });
+            }
+        }
+    }
+    let mut total = read.clone();
+    total.merge(&write);
+    let user_stop = control.stop.load(Ordering::Relaxed);
+    let interrupted = fatal.is_some() || user_stop;
+    if let Some(f) = &fatal {
+        let msg = if f.contains("ENOSPC") {
+            "the disk filled up during the phase (ENOSPC): results cover what completed; use a smaller --size".to_string()
+        } else {
+            format!("the phase stopped on an error: {f}")
+        };
+        warnings.insert(0, msg.clone());
+        control.set_reason(msg);
+    }
+    if p.engine == storlab_types::EngineKind::Psync && p.iodepth > 1 {
+        warnings.push(format!(
+            "psync is synchronous: iodepth {} was ignored (depth 1 per job)",
+            p.iodepth
+        ));
+    }
+    if !p.time_based && !interrupted && p.runtime_ns.is_some() && outs.iter().any(|o| !o.full_pass)
+    {
+        warnings.push("runtime ran out before one full pass over the region".into());
+    }
+    if p.rw.writes() && !p.end_fsync {
+        warnings.push(
+            "end_fsync is off: written data may still be in the page cache, not on the device"
+                .into(),
+        );
+    }
+    if cache.verified == Some(false) {
+        warnings.push(match p.cache {
+            CacheMode::Cold => format!(
+                "cache eviction did not succeed: {} of {} pages stayed resident; reads may be served from memory",
+                cache.resident_pages_after.unwrap_or(0),
+                cache.total_pages.unwrap_or(0)
+            ),
+            _ => "pre-read did not bring every page into the cache".into(),
+        });
+    }
+    if cache.may_be_cached && p.cache == CacheMode::Cold {
+        warnings.push(
+            "the working set is under 2× RAM: buffered results may be served from the page cache"
+                .into(),
+        );
+    }
+    let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
+    let ops = total.ops;
+    let has_verify = p.verify && p.rw.reads();
+    PhaseResult {
+        params: p.clone(),
+        started_at,
+        elapsed_ns,
+        fsync_in_window: p.rw.writes()
+            && p.end_fsync
+            && p.engine != storlab_types::EngineKind::Null,
+        end_fsync_ns,
+        latency_span: LATENCY_SPAN.to_string(),
+        read: read.to_stats(elapsed_ns),
+        write: write.to_stats(elapsed_ns),
+        total: total.to_stats(elapsed_ns),
+        jobs,
+        cpu: CpuStats {
+            user_ns: cpu.0.as_nanos() as u64,
+            sys_ns: cpu.1.as_nanos() as u64,
+            cpu_ns_per_io: if ops > 0 {
+                cpu_ns as f64 / ops as f64
+            } else {
+                0.0
+            },
+            utilization_pct: if elapsed_ns > 0 {
+                cpu_ns as f64 * 100.0 / elapsed_ns as f64
+            } else {
+                0.0
+            },
+        },
+        errors,
+        cache,
+        verify: has_verify.then_some(verify),
+        interrupted,
+        warnings,
+    }
+}
+
+/// Write every byte of the given files with self-describing data, outside
+/// any timed window, one thread per file.
+fn layout(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    files: &[usize],
+    control: &Control,
+) -> io::Result<()> {
+    let results: Vec<io::Result<()>> = std::thread::scope(|s| {
+        let hs: Vec<_> = files
+            .iter()
+            .map(|&f| {
+                let df = &job.target.files[f];
+                s.spawn(move || layout_file(&df.path, df.size, f as u32, job, p, control))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("layout thread panicked"))
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+fn layout_file(
+    path: &Path,
+    size: u64,
+    file_id: u32,
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    control: &Control,
+) -> io::Result<()> {
+    let direct = p.cache == CacheMode::Direct;
+    let f = sys::open(
+        path,
+        OpenFlags {
+            write: true,
+            create_new: false,
+            direct,
+        },
+    )?;
+    let mut buf = AlignedBuf::new(LAYOUT_CHUNK, 4096);
+    let mut datagen = DataGen::new(
+        p.buffer_pattern,
+        job.unit,
+        p.seed,
+        p.verify,
+        0x1A70_0000 + file_id as u64,
+    );
+    let mut off = 0u64;
+    while off < size {
+        if control.stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let n = ((size - off) as usize).min(LAYOUT_CHUNK);
+        let chunk = &mut buf.as_mut_slice()[..n];
+        datagen.fill(chunk, file_id, off, true);
+        let w = sys::pwrite(f.as_raw_fd(), chunk, off)?;
+        if w == 0 {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        off += w as u64;
+    }
+    sys::fsync(f.as_raw_fd())
+}
+
+/// Put the page cache in the declared state for the files of a phase.
+fn prepare_cache(job: &ResolvedJob, p: &PhaseParams, files: &[usize]) -> CacheReport {
+    let mut rep = CacheReport {
+        mode: p.cache.as_str().to_string(),
+        ..Default::default()
+    };
+    let bytes: u64 = files.iter().map(|&f| job.target.files[f].size).sum();
+    if p.cache == CacheMode::Direct {
+        return rep;
+    }
+    rep.may_be_cached = bytes < 2 * job.host.mem_total_bytes;
+    let count = |rep: &mut CacheReport, before: bool| {
+        let mut res = 0;
+        let mut tot = 0;
+        for &f in files {
+            let df = &job.target.files[f];
+            if let Ok(file) = std::fs::File::open(&df.path)
+                && let Ok((r, t)) = sys::resident_pages(&file, df.size)
+            {
+                res += r;
+                tot += t;
+            }
+        }
+        rep.total_pages = Some(tot);
+        if before {
+            rep.resident_pages_before = Some(res);
+        } else {
+            rep.resident_pages_after = Some(res);
+        }
+        (res, tot)
+    };
+    count(&mut rep, true);
+    match p.cache {
+        CacheMode::Cold => {
+            let mut method = vec!["posix_fadvise(DONTNEED)".to_string()];
+            for &f in files {
+                let df = &job.target.files[f];
+                if let Ok(file) = std::fs::File::open(&df.path) {
+                    // Dirty pages cannot be dropped: write them back first.
+                    let _ = sys::fsync(file.as_raw_fd());
+                    let _ = sys::fadvise_dontneed(file.as_raw_fd());
+                }
+            }
+            if p.drop_caches {
+                if sys::is_root() {
+                    // SAFETY-free: sync(2) via libc has no arguments.
+                    // SAFETY: sync takes no arguments and cannot fail.
+                    unsafe { libc::sync() };
+                    if std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok() {
+                        method.push("drop_caches".into());
+                    }
+                } else {
+                    method.push("drop_caches skipped (not root)".into());
+                }
+            }
+            rep.method = Some(method.join(" + "));
+            let (res, _) = count(&mut rep, false);
+            rep.verified = Some(res == 0);
+        }
+        CacheMode::Warm => {
+            let mut buf = vec![0u8; LAYOUT_CHUNK];
+            for &f in files {
+                let df = &job.target.files[f];
+                if let Ok(file) = std::fs::File::open(&df.path) {
+                    let mut off = 0;
+                    while off < df.size {
+                        match sys::pread(file.as_raw_fd(), &mut buf, off) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => off += n as u64,
+                        }
+                    }
+                }
+            }
+            rep.method = Some("pre-read".into());
+            let (res, tot) = count(&mut rep, false);
+            rep.verified = Some(res == tot);
+        }
+        CacheMode::Direct => {}
+    }
+    rep
+}
+
+/// Read back the files a write phase wrote and check every unit (not timed).
+fn verify_files(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    files: &[usize],
+    control: &Control,
+) -> VerifyResult {
+    let mut v = VerifyResult::default();
+    let direct = p.cache == CacheMode::Direct && job.target.kind != TargetKind::BlockDevice;
+    for &f in files {
+        let df = &job.target.files[f];
+        let file = match sys::open(
+            &df.path,
+            OpenFlags {
+                write: false,
+                create_new: false,
+                direct,
+            },
+        ) {
+            Ok(x) => x,
+            Err(e) => {
+                v.mismatches += 1;
+                v.first_mismatches.push(VerifyMismatch {
+                    file: df.path.display().to_string(),
+                    offset_bytes: 0,
+                    reason: format!("cannot open for verification: {e}"),
+                });
+                continue;
+            }
+        };
+        let mut buf = AlignedBuf::new(LAYOUT_CHUNK, 4096);
+        let mut off = 0u64;
+        while off < df.size && !control.stop.load(Ordering::Relaxed) {
+            let n = ((df.size - off) as usize).min(LAYOUT_CHUNK);
+            let chunk = &mut buf.as_mut_slice()[..n];
+            let got = match sys::pread(file.as_raw_fd(), chunk, off) {
+                Ok(0) => break,
+                Ok(g) => g,
+                Err(_) => break,
+            };
+            // Check unit by unit so every bad unit is counted.
+            for (i, unit) in chunk[..got].chunks(job.unit).enumerate() {
+                let uoff = off + (i * job.unit) as u64;
+                let (checked, bad) = data::verify(unit, job.unit, p.seed, f as u32, uoff);
+                v.blocks_checked += checked;
+                if let Some((o, why)) = bad {
+                    v.mismatches += 1;
+                    if v.first_mismatches.len() < MAX_REPORTED_MISMATCHES {
+                        v.first_mismatches.push(VerifyMismatch {
+                            file: df.path.display().to_string(),
+                            offset_bytes: o,
+                            reason: why,
+                        });
+                    }
+                }
+            }
+            off += got as u64;
+        }
+    }
+    v
+}
+
+fn merge_verify(a: Option<VerifyResult>, b: VerifyResult) -> VerifyResult {
+    let mut a = a.unwrap_or_default();
+    a.blocks_checked += b.blocks_checked;
+    a.mismatches += b.mismatches;
+    for m in b.first_mismatches {
+        if a.first_mismatches.len() < MAX_REPORTED_MISMATCHES {
+            a.first_mismatches.push(m);
+        }
+    }
+    a
+}

@@ -1,0 +1,146 @@
+//! Counting and rate arithmetic: per-job latency histograms (HDR), merged
+//! across jobs, and the conversion of counts over a window into the figures
+//! of [`storlab_types::DirStats`].
+
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use storlab_types::{DirStats, LatencyStats};
+
+/// Latencies from 1 ns to 1 hour with 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Counts of one direction for one job (or merged).
+#[derive(Debug, Clone)]
+pub struct DirCounter {
+    pub bytes: u64,
+    pub ops: u64,
+    pub hist: Histogram<u64>,
+}
+
+impl Default for DirCounter {
+    fn default() -> Self {
+        DirCounter {
+            bytes: 0,
+            ops: 0,
+            hist: new_histogram(),
+        }
+    }
+}
+
+impl DirCounter {
+    #[inline]
+    pub fn record(&mut self, bytes: u64, lat_ns: u64) {
+        self.bytes += bytes;
+        self.ops += 1;
+        // Saturate rather than fail on an absurd latency (over an hour).
+        self.hist.saturating_record(lat_ns.max(1));
+    }
+
+    pub fn merge(&mut self, other: &DirCounter) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        self.hist.add(&other.hist).expect("histograms share bounds");
+    }
+
+    pub fn reset(&mut self) {
+        self.bytes = 0;
+        self.ops = 0;
+        self.hist.reset();
+    }
+
+    /// Figures over a window of `elapsed_ns`.
+    pub fn to_stats(&self, elapsed_ns: u64) -> DirStats {
+        let (bw, iops) = rates(self.bytes, self.ops, elapsed_ns);
+        DirStats {
+            bytes: self.bytes,
+            ops: self.ops,
+            bw_bytes_per_s: bw,
+            iops,
+            lat_ns: latency(&self.hist),
+        }
+    }
+}
+
+/// Bytes and ops over `elapsed_ns` → (bytes/s, ops/s). Zero time gives zero
+/// rates rather than infinity.
+pub fn rates(bytes: u64, ops: u64, elapsed_ns: u64) -> (f64, f64) {
+    if elapsed_ns == 0 {
+        return (0.0, 0.0);
+    }
+    let secs = elapsed_ns as f64 / 1e9;
+    (bytes as f64 / secs, ops as f64 / secs)
+}
+
+/// Summary of a histogram; `None` when it is empty.
+pub fn latency(h: &Histogram<u64>) -> Option<LatencyStats> {
+    if h.is_empty() {
+        return None;
+    }
+    Some(LatencyStats {
+        min: h.min(),
+        mean: h.mean(),
+        stddev: h.stdev(),
+        max: h.max(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p99: h.value_at_quantile(0.99),
+        p99_9: h.value_at_quantile(0.999),
+        p99_99: h.value_at_quantile(0.9999),
+    })
+}
+
+/// Error counts by kind.
+pub type ErrorCounts = BTreeMap<String, u64>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_arithmetic() {
+        assert_eq!(rates(1_000_000, 250, 500_000_000), (2_000_000.0, 500.0));
+        assert_eq!(rates(5, 5, 0), (0.0, 0.0));
+        let mut c = DirCounter::default();
+        c.record(4096, 100_000);
+        c.record(4096, 300_000);
+        let s = c.to_stats(1_000_000_000);
+        assert_eq!(s.bytes, 8192);
+        assert_eq!(s.iops, 2.0);
+        assert_eq!(s.bw_bytes_per_s, 8192.0);
+        let l = s.lat_ns.unwrap();
+        assert!((l.mean - 200_000.0).abs() < 200.0, "{}", l.mean);
+    }
+
+    #[test]
+    fn merged_histograms_equal_one_histogram_of_all_samples() {
+        // Two jobs with very different latencies: the merged percentiles are
+        // those of the pooled samples, not an average of per-job percentiles.
+        let mut a = DirCounter::default();
+        let mut b = DirCounter::default();
+        let mut all = DirCounter::default();
+        for i in 0..9000u64 {
+            a.record(4096, 10_000 + i);
+            all.record(4096, 10_000 + i);
+        }
+        for i in 0..1000u64 {
+            b.record(4096, 5_000_000 + i * 100);
+            all.record(4096, 5_000_000 + i * 100);
+        }
+        a.merge(&b);
+        assert_eq!(a.ops, 10_000);
+        assert_eq!(a.bytes, 10_000 * 4096);
+        let (m, p) = (latency(&a.hist).unwrap(), latency(&all.hist).unwrap());
+        assert_eq!(m, p);
+        // p90 sits at the boundary; p99 lies in job b's range.
+        assert!(m.p50 < 20_000);
+        assert!(m.p99 > 5_000_000);
+        assert_eq!(m.max, all.hist.max());
+    }
+
+    #[test]
+    fn empty_has_no_latency() {
+        assert!(DirCounter::default().to_stats(1).lat_ns.is_none());
+    }
+}

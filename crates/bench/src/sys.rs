@@ -1,0 +1,288 @@
+//! The thin system layer: every `unsafe` block and raw Linux call of the
+//! bench engine lives here, each with a SAFETY comment. The rest of the crate
+//! is safe Rust over these functions.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn cpath(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+/// A heap buffer aligned for O_DIRECT (to `align` bytes, a power of two).
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocate `len` zeroed bytes aligned to `align`.
+    pub fn new(len: usize, align: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), align.max(1))
+            .expect("valid buffer layout");
+        // SAFETY: layout has non-zero size (len.max(1)).
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len, layout }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len initialised (zeroed) bytes, owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout and not freed before.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// How to open a data file.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenFlags {
+    pub write: bool,
+    pub create_new: bool,
+    pub direct: bool,
+}
+
+/// Open a file with optional O_DIRECT; `create_new` fails if it exists
+/// (O_EXCL), which is how storlab guarantees it only writes files it created.
+pub fn open(path: &Path, f: OpenFlags) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true).write(f.write || f.create_new);
+    if f.create_new {
+        o.create_new(true).mode(0o600);
+    }
+    let mut custom = libc::O_CLOEXEC;
+    if f.direct {
+        custom |= libc::O_DIRECT;
+    }
+    o.custom_flags(custom);
+    o.open(path)
+}
+
+/// pread(2) into `buf`; returns bytes read.
+pub fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    // SAFETY: buf is a valid writable slice of buf.len() bytes for the call's duration.
+    let r = unsafe {
+        libc::pread(
+            fd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            offset as libc::off_t,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// pwrite(2) from `buf`; returns bytes written.
+pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<usize> {
+    // SAFETY: buf is a valid readable slice of buf.len() bytes for the call's duration.
+    let r = unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), offset as libc::off_t) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// fsync(2).
+pub fn fsync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fsync takes only a descriptor; an invalid one yields EBADF.
+    cvt(unsafe { libc::fsync(fd) }).map(|_| ())
+}
+
+/// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: ask the kernel to
+/// drop its clean cached pages.
+pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
+    // SAFETY: no memory is passed; invalid arguments yield an error code.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        Err(io::Error::from_raw_os_error(r))
+    } else {
+        Ok(())
+    }
+}
+
+/// Count the pages of the first `len` bytes of `file` resident in the page
+/// cache (mmap + mincore). Returns (resident, total).
+pub fn resident_pages(file: &File, len: u64) -> io::Result<(u64, u64)> {
+    let page = page_size();
+    if len == 0 {
+        return Ok((0, 0));
+    }
+    let mut resident = 0u64;
+    let mut total = 0u64;
+    // Map in chunks of 1 GiB so huge files do not need a huge vector.
+    const CHUNK: u64 = 1 << 30;
+    let mut off = 0u64;
+    while off < len {
+        let this = (len - off).min(CHUNK) as usize;
+        // SAFETY: we map a read-only shared view of a file we hold open; the
+        // mapping is only passed to mincore and unmapped before returning.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                this,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                off as libc::off_t,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let pages = this.div_ceil(page as usize);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: addr/this is the mapping made above; vec has one byte per page.
+        let r = unsafe { libc::mincore(addr, this, vec.as_mut_ptr()) };
+        let err = io::Error::last_os_error();
+        // SAFETY: unmapping exactly the mapping made above.
+        unsafe { libc::munmap(addr, this) };
+        if r != 0 {
+            return Err(err);
+        }
+        resident += vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
+        total += pages as u64;
+        off += this as u64;
+    }
+    Ok((resident, total))
+}
+
+/// Pre-allocate `len` bytes (fallocate mode 0). Fails with ENOSPC up front if
+/// the file system cannot hold it; EOPNOTSUPP where unsupported.
+pub fn fallocate(file: &File, len: u64) -> io::Result<()> {
+    // SAFETY: no memory is passed.
+    cvt(unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) }).map(|_| ())
+}
+
+/// Free and total bytes of the file system holding `path` (statvfs), for an
+/// unprivileged user (f_bavail).
+pub fn fs_space(path: &Path) -> io::Result<(u64, u64)> {
+    let c = cpath(path)?;
+    // SAFETY: zeroed statvfs is a valid out-parameter; c is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid C string and st a valid out-pointer.
+    cvt(unsafe { libc::statvfs(c.as_ptr(), &mut st) })?;
+    Ok((
+        st.f_bavail as u64 * st.f_frsize as u64,
+        st.f_blocks as u64 * st.f_frsize as u64,
+    ))
+}
+
+/// Size in bytes of a block device (ioctl BLKGETSIZE64).
+pub fn block_device_size(file: &File) -> io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 to the pointer we pass.
+    cvt(unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) })?;
+    Ok(size)
+}
+
+/// Process CPU time so far (user, system) of every thread, from getrusage(RUSAGE_SELF).
+pub fn process_cpu() -> (Duration, Duration) {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid out-pointer; RUSAGE_SELF cannot fail.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// The system page size.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory arguments.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as u64 } else { 4096 }
+}
+
+/// Whether the process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// uname(2): (sysname, release, machine, nodename).
+pub fn uname() -> (String, String, String, String) {
+    // SAFETY: zeroed utsname is a valid out-parameter.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a valid out-pointer.
+    unsafe { libc::uname(&mut u) };
+    let s = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (s(&u.sysname), s(&u.release), s(&u.machine), s(&u.nodename))
+}
+
+/// Name of an errno value (`ENOSPC`), for error counts by kind.
+pub fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc::EIO => "EIO",
+        libc::ENOSPC => "ENOSPC",
+        libc::EINVAL => "EINVAL",
+        libc::EAGAIN => "EAGAIN",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::EINTR => "EINTR",
+        libc::ENOMEM => "ENOMEM",
+        libc::EROFS => "EROFS",
+        libc::EDQUOT => "EDQUOT",
+        libc::EFBIG => "EFBIG",
+        libc::ENODEV => "ENODEV",
+        libc::ENXIO => "ENXIO",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ECANCELED => "ECANCELED",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EILSEQ => "EILSEQ",
+        libc::ENODATA => "ENODATA",
+        _ => return format!("errno_{errno}"),
+    };
+    name.to_string()
+}

@@ -1,0 +1,654 @@
+//! Resolving the target against the system, and refusing anything that
+//! could lose the user's data.
+//!
+//! * A directory: storlab makes its own subdirectory `storlab.<pid>.<n>` in
+//!   it and writes only there.
+//! * A path that does not exist: storlab creates that file (O_EXCL).
+//! * An existing file or a block device: read-only phases are allowed;
+//!   writing needs `allow_destroy`. A device that is mounted, has a mounted
+//!   partition, is used as swap, or has holders (md/dm stacks) is refused even
+//!   then.
+
+use crate::sys;
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use storlab_types::{FileLayout, HostInfo, PhaseParams, TargetInfo};
+
+/// Why a target cannot be used. Each message says what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{0}")]
+    Refused(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TargetError + '_ {
+    move |source| TargetError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Kind of target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    Directory,
+    File,
+    BlockDevice,
+}
+
+/// One data file (or the device) the phases use.
+#[derive(Debug, Clone)]
+pub struct DataFile {
+    pub path: PathBuf,
+    /// Bytes the phases need in it.
+    pub size: u64,
+    /// storlab created it (so it may remove it, and it must be laid out before reading).
+    pub created: bool,
+}
+
+/// The target, resolved and checked.
+#[derive(Debug, Clone)]
+pub struct ResolvedTarget {
+    pub kind: TargetKind,
+    pub info: TargetInfo,
+    /// Directory storlab created for its files (removed at cleanup).
+    pub run_dir: Option<PathBuf>,
+    /// A parent directory storlab created (the default `./storlab-scratch`).
+    pub created_parent: Option<PathBuf>,
+    /// Per-job files (`job0.dat`...) or the single shared file/device.
+    pub files: Vec<DataFile>,
+    /// Whether the phases use one shared file (or the device).
+    pub shared: bool,
+}
+
+/// Safety switches from the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SafetyOptions {
+    pub allow_destroy: bool,
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+}
+
+/// One line of /proc/self/mountinfo.
+#[derive(Debug, Clone)]
+struct Mount {
+    dev: (u32, u32),
+    mount_point: String,
+    fstype: String,
+    source: String,
+}
+
+fn mounts() -> Vec<Mount> {
+    let text = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let f: Vec<&str> = left.split_whitespace().collect();
+            let r: Vec<&str> = right.split_whitespace().collect();
+            let (ma, mi) = f.get(2)?.split_once(':')?;
+            Some(Mount {
+                dev: (ma.parse().ok()?, mi.parse().ok()?),
+                mount_point: unescape(f.get(4)?),
+                fstype: r.first()?.to_string(),
+                source: r.get(1).unwrap_or(&"").to_string(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo escapes spaces etc. as \040.
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v as char);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+fn dev_split(dev: u64) -> (u32, u32) {
+    (libc::major(dev), libc::minor(dev))
+}
+
+/// sysfs directory of a block device number, and of its whole disk.
+fn sysfs_block(dev: (u32, u32)) -> Option<(PathBuf, PathBuf)> {
+    let p = fs::canonicalize(format!("/sys/dev/block/{}:{}", dev.0, dev.1)).ok()?;
+    let disk = if p.join("partition").exists() {
+        p.parent()?.to_path_buf()
+    } else {
+        p.clone()
+    };
+    Some((p, disk))
+}
+
+fn fill_device_facts(info: &mut TargetInfo, dev: (u32, u32)) {
+    if let Some((p, disk)) = sysfs_block(dev) {
+        if info.device.is_none() {
+            info.device = p
+                .file_name()
+                .map(|n| format!("/dev/{}", n.to_string_lossy()));
+        }
+        info.device_model = read_trim(disk.join("device/model"))
+            .or_else(|| read_trim(disk.join("dm/name")).map(|n| format!("device-mapper {n}")))
+            .or_else(|| read_trim(disk.join("md/level")).map(|l| format!("md {l}")))
+            .or_else(|| {
+                read_trim(disk.join("loop/backing_file")).map(|f| format!("loop over {f}"))
+            });
+        info.rotational = read_trim(disk.join("queue/rotational")).map(|r| r == "1");
+        info.logical_block_size_bytes =
+            read_trim(disk.join("queue/logical_block_size")).and_then(|v| v.parse().ok());
+        info.physical_block_size_bytes =
+            read_trim(disk.join("queue/physical_block_size")).and_then(|v| v.parse().ok());
+    }
+}
+
+/// File system facts for a path on it.
+fn fill_fs_facts(info: &mut TargetInfo, path: &Path) {
+    if let Ok(md) = fs::metadata(path) {
+        let dev = dev_split(md.dev());
+        if let Some(m) = mounts().into_iter().rev().find(|m| m.dev == dev) {
+            info.filesystem = Some(m.fstype.clone());
+            info.mount_point = Some(m.mount_point.clone());
+            if m.source.starts_with("/dev/") {
+                info.device = Some(m.source.clone());
+            }
+        }
+        fill_device_facts(info, dev);
+    }
+    info.free_bytes_before = sys::fs_space(path).ok().map(|(free, _)| free);
+}
+
+/// Why a block device may not be written, if it may not.
+pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
+    let dev = dev_split(rdev);
+    let (sys_dir, _) = sysfs_block(dev)?;
+    let name = sys_dir.file_name()?.to_string_lossy().into_owned();
+    // The device and its partitions.
+    let mut members = vec![(dev, name.clone(), sys_dir.clone())];
+    if let Ok(rd) = fs::read_dir(&sys_dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.join("partition").exists() {
+                if let Some((ma, mi)) = read_trim(p.join("dev")).and_then(|d| {
+                    let (a, b) = d.split_once(':')?;
+                    Some((a.parse().ok()?, b.parse().ok()?))
+                }) {
+                    members.push(((ma, mi), e.file_name().to_string_lossy().into_owned(), p));
+                }
+            }
+        }
+    }
+    let mounts = mounts();
+    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for (d, n, p) in &members {
+        if let Some(m) = mounts.iter().find(|m| m.dev == *d) {
+            return Some(format!(
+                "{} is mounted ({} on {}): unmount it first; storlab never writes to a mounted device",
+                if n == &name {
+                    path.display().to_string()
+                } else {
+                    format!("its partition /dev/{n}")
+                },
+                m.fstype,
+                m.mount_point
+            ));
+        }
+        let holders: Vec<String> = fs::read_dir(p.join("holders"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !holders.is_empty() {
+            return Some(format!(
+                "/dev/{n} is part of a device stack (held by {}): writing to it would corrupt the md/dm device above it",
+                holders.join(", ")
+            ));
+        }
+        if swaps
+            .lines()
+            .skip(1)
+            .any(|l| l.split_whitespace().next() == Some(&format!("/dev/{n}")))
+        {
+            return Some(format!("/dev/{n} is in use as swap"));
+        }
+    }
+    None
+}
+
+/// Host facts for the record.
+pub fn host_info() -> HostInfo {
+    let (sysname, release, machine, nodename) = sys::uname();
+    let os = read_trim("/etc/os-release")
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("PRETTY_NAME=")
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        })
+        .unwrap_or(sysname);
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let mem_total_bytes = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                let v = l.strip_prefix("MemTotal:")?;
+                v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+            })
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0);
+    HostInfo {
+        hostname: nodename,
+        os,
+        kernel: release,
+        arch: machine,
+        cpu_model,
+        cpu_count: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        mem_total_bytes,
+        page_size_bytes: sys::page_size(),
+    }
+}
+
+/// Bytes a phase needs per file, given the file set.
+fn needs(p: &PhaseParams, shared: bool) -> Vec<u64> {
+    if shared {
+        vec![p.size_bytes * p.numjobs as u64]
+    } else {
+        vec![p.size_bytes; p.numjobs as usize]
+    }
+}
+
+/// Resolve `target` (None = `./storlab-scratch`) for `phases`, checking safety
+/// and free space, and create the files storlab owns (pre-allocated).
+pub fn resolve(
+    target: Option<&Path>,
+    phases: &[PhaseParams],
+    safety: SafetyOptions,
+) -> Result<ResolvedTarget, TargetError> {
+    let writes = phases.iter().any(|p| p.rw.writes());
+    let any_shared = phases.iter().any(|p| p.layout != FileLayout::PerJob);
+    let default_dir = PathBuf::from("storlab-scratch");
+    let given = target.map(Path::to_path_buf);
+    let path = given.clone().unwrap_or_else(|| default_dir.clone());
+    let meta = fs::metadata(&path);
+    let mut info = TargetInfo {
+        path: path.display().to_string(),
+        ..Default::default()
+    };
+
+    match meta {
+        Ok(md) if md.file_type().is_block_device() => {
+            info.kind = "block_device".into();
+            let f = fs::File::open(&path).map_err(io_err(&path))?;
+            let dev_size = sys::block_device_size(&f).map_err(io_err(&path))?;
+            if writes {
+                if !safety.allow_destroy {
+                    return Err(TargetError::Refused(format!(
+                        "{} is a block device and the job writes to it: everything on it would be destroyed. \
+                         Pass --allow-destroy if that is what you want, or run read-only phases (--rw read/randread)",
+                        path.display()
+                    )));
+                }
+                if let Some(why) = device_in_use(md.rdev(), &path) {
+                    return Err(TargetError::Refused(format!(
+                        "refusing to write to {}: {why}",
+                        path.display()
+                    )));
+                }
+            }
+            let need = phases
+                .iter()
+                .flat_map(|p| needs(p, true))
+                .max()
+                .unwrap_or(0);
+            if need > dev_size {
+                return Err(TargetError::Refused(format!(
+                    "{} holds {} bytes but the job needs {need} (size × numjobs): use a smaller --size",
+                    path.display(),
+                    dev_size
+                )));
+            }
+            info.device = Some(path.display().to_string());
+            fill_device_facts(&mut info, dev_split(md.rdev()));
+            info.files = vec![path.display().to_string()];
+            Ok(ResolvedTarget {
+                kind: TargetKind::BlockDevice,
+                info,
+                run_dir: None,
+                created_parent: None,
+                files: vec![DataFile {
+                    path: path.clone(),
+                    size: need,
+                    created: false,
+                }],
+                shared: true,
+            })
+        }
+        Ok(md) if md.is_file() => {
+            info.kind = "file".into();
+            if writes && !safety.allow_destroy {
+                return Err(TargetError::Refused(format!(
+                    "{} already exists and the job writes to it: its contents would be destroyed. \
+                     Pass --allow-destroy to overwrite it, or give a directory or a new file name",
+                    path.display()
+                )));
+            }
+            let need = phases
+                .iter()
+                .flat_map(|p| needs(p, true))
+                .max()
+                .unwrap_or(0);
+            if !writes && need > md.len() {
+                return Err(TargetError::Refused(format!(
+                    "{} is {} bytes but the job reads {need} (size × numjobs): use a smaller --size",
+                    path.display(),
+                    md.len()
+                )));
+            }
+            fill_fs_facts(&mut info, &path);
+            if writes && need > md.len() {
+                check_space(&path, need - md.len(), &info)?;
+            }
+            info.files = vec![path.display().to_string()];
+            Ok(ResolvedTarget {
+                kind: TargetKind::File,
+                info,
+                run_dir: None,
+                created_parent: None,
+                files: vec![DataFile {
+                    path,
+                    size: need,
+                    created: false,
+                }],
+                shared: true,
+            })
+        }
+        Ok(md) if md.is_dir() => {
+            info.kind = "directory".into();
+            make_in_dir(&path, None, phases, any_shared, info)
+        }
+        Ok(_) => Err(TargetError::Refused(format!(
+            "{} is neither a directory, a regular file nor a block device",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if given.is_none() {
+                // The default scratch directory: create it, remove it afterwards if empty.
+                fs::create_dir(&path).map_err(io_err(&path))?;
+                info.kind = "directory".into();
+                return make_in_dir(&path, Some(path.clone()), phases, any_shared, info);
+            }
+            // A new file: storlab creates it, all jobs share it.
+            info.kind = "file".into();
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(TargetError::Refused(format!(
+                    "{} does not exist and its directory {} does not either: create the directory first",
+                    path.display(),
+                    parent.display()
+                )));
+            }
+            let need = phases
+                .iter()
+                .flat_map(|p| needs(p, true))
+                .max()
+                .unwrap_or(0);
+            fill_fs_facts(&mut info, parent);
+            check_space(parent, need, &info)?;
+            create_file(&path, need, phases.iter().all(|p| p.fallocate))?;
+            info.files = vec![path.display().to_string()];
+            info.created_by_storlab = true;
+            Ok(ResolvedTarget {
+                kind: TargetKind::File,
+                info,
+                run_dir: None,
+                created_parent: None,
+                files: vec![DataFile {
+                    path,
+                    size: need,
+                    created: true,
+                }],
+                shared: true,
+            })
+        }
+        Err(e) => Err(io_err(&path)(e)),
+    }
+}
+
+fn check_space(dir: &Path, need: u64, info: &TargetInfo) -> Result<(), TargetError> {
+    let free = sys::fs_space(dir).map_err(io_err(dir))?.0;
+    // Keep a margin: 1 % of the need plus 16 MiB for metadata.
+    let want = need + need / 100 + (16 << 20);
+    if free < want {
+        return Err(TargetError::Refused(format!(
+            "not enough free space on {} ({}): the job needs {} and {} is free. Use a smaller --size or --numjobs, or another TARGET",
+            info.mount_point
+                .as_deref()
+                .unwrap_or("the target file system"),
+            dir.display(),
+            storlab_types::format_bytes(want),
+            storlab_types::format_bytes(free)
+        )));
+    }
+    Ok(())
+}
+
+/// Create a new file (never an existing one), pre-allocated unless `preallocate` is off.
+fn create_file(path: &Path, size: u64, preallocate: bool) -> Result<(), TargetError> {
+    let flags = sys::OpenFlags {
+        write: true,
+        create_new: true,
+        direct: false,
+    };
+    let f = sys::open(path, flags).map_err(io_err(path))?;
+    if !preallocate {
+        return f.set_len(size).map_err(io_err(path));
+    }
+    match sys::fallocate(&f, size) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+            f.set_len(size).map_err(io_err(path))
+        }
+        Err(e) => {
+            drop(f);
+            let _ = fs::remove_file(path);
+            Err(TargetError::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        }
+    }
+}
+
+fn make_in_dir(
+    dir: &Path,
+    created_parent: Option<PathBuf>,
+    phases: &[PhaseParams],
+    shared: bool,
+    mut info: TargetInfo,
+) -> Result<ResolvedTarget, TargetError> {
+    fill_fs_facts(&mut info, dir);
+    // Files: one per job (max numjobs over phases), or one shared file if any
+    // phase shares. A file's size is the most any phase needs of it.
+    let mut sizes: Vec<u64> = Vec::new();
+    for p in phases {
+        for (i, n) in needs(p, shared).into_iter().enumerate() {
+            if sizes.len() <= i {
+                sizes.push(0);
+            }
+            sizes[i] = sizes[i].max(n);
+        }
+    }
+    let total: u64 = sizes.iter().sum();
+    let cleanup_parent = |e| {
+        if let Some(p) = &created_parent {
+            let _ = fs::remove_dir(p);
+        }
+        e
+    };
+    check_space(dir, total, &info).map_err(cleanup_parent)?;
+    // A fresh subdirectory nobody else uses.
+    let mut run_dir = None;
+    for n in 0..1000u32 {
+        let cand = dir.join(format!("storlab.{}.{n}", std::process::id()));
+        match fs::create_dir(&cand) {
+            Ok(()) => {
+                run_dir = Some(cand);
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(cleanup_parent(io_err(dir)(e))),
+        }
+    }
+    let run_dir = run_dir.ok_or_else(|| {
+        TargetError::Refused(format!("cannot make a run directory in {}", dir.display()))
+    })?;
+    let mut files = Vec::new();
+    for (i, size) in sizes.iter().enumerate() {
+        let path = run_dir.join(if shared {
+            "shared.dat".to_string()
+        } else {
+            format!("job{i}.dat")
+        });
+        if let Err(e) = create_file(&path, *size, phases.iter().all(|p| p.fallocate)) {
+            for f in &files {
+                let f: &DataFile = f;
+                let _ = fs::remove_file(&f.path);
+            }
+            let _ = fs::remove_dir(&run_dir);
+            return Err(cleanup_parent(e));
+        }
+        files.push(DataFile {
+            path,
+            size: *size,
+            created: true,
+        });
+    }
+    info.files = files.iter().map(|f| f.path.display().to_string()).collect();
+    info.created_by_storlab = true;
+    Ok(ResolvedTarget {
+        kind: TargetKind::Directory,
+        info,
+        run_dir: Some(run_dir),
+        created_parent,
+        files,
+        shared,
+    })
+}
+
+impl ResolvedTarget {
+    /// Remove every file and directory storlab created. Safe to call twice.
+    pub fn cleanup(&self) {
+        for f in &self.files {
+            if f.created {
+                let _ = fs::remove_file(&f.path);
+            }
+        }
+        if let Some(d) = &self.run_dir {
+            let _ = fs::remove_dir(d);
+        }
+        if let Some(d) = &self.created_parent {
+            let _ = fs::remove_dir(d); // only if empty
+        }
+    }
+}
+
+/// Whether O_DIRECT works where `target` (None = `./storlab-scratch`) would
+/// put its data: opens the device or file, or creates and removes a probe
+/// file in the directory. Used to choose the default cache mode.
+pub fn probe_direct(target: Option<&Path>) -> bool {
+    let path = target
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let dir = match fs::metadata(&path) {
+        Ok(md) if md.is_dir() => path,
+        Ok(_) => {
+            return sys::open(
+                &path,
+                sys::OpenFlags {
+                    write: false,
+                    create_new: false,
+                    direct: true,
+                },
+            )
+            .is_ok();
+        }
+        Err(_) => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+    };
+    let probe = dir.join(format!(".storlab-direct-probe.{}", std::process::id()));
+    match sys::open(
+        &probe,
+        sys::OpenFlags {
+            write: true,
+            create_new: true,
+            direct: true,
+        },
+    ) {
+        Ok(_) => {
+            let _ = fs::remove_file(&probe);
+            true
+        }
+        // Never remove a file that was there before us.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(_) => {
+            let _ = fs::remove_file(&probe);
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_unescape() {
+        assert_eq!(unescape("/mnt/my\\040disk"), "/mnt/my disk");
+        assert_eq!(unescape("/plain"), "/plain");
+    }
+
+    #[test]
+    fn host_facts_are_filled() {
+        let h = host_info();
+        assert!(!h.kernel.is_empty());
+        assert!(h.cpu_count >= 1);
+        assert!(h.mem_total_bytes > 0);
+        assert!(h.page_size_bytes >= 4096);
+    }
+}

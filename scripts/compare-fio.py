@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Run the same workloads with storlab and fio on the same file, alternating
+A/B/A/B, and print the median ratio storlab/fio with its spread.
+
+Usage: scripts/compare-fio.py [--dir DIR] [--rounds N] [--runtime SECS]
+                              [--size SIZE] [--only NAME,...] [--storlab BIN]
+
+Needs fio (Debian package `fio`) and a release build of storlab
+(`cargo build --release`). The file is created and laid out once by fio,
+then both tools run on it; it is removed at the end. Figures are each tool's
+own report: IOPS, bandwidth (MB/s = 10^6 B/s), and CPU time per I/O
+(user+sys of the process over the run / completed I/Os).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+WORKLOADS = [
+    # name, rw, bs, iodepth, direct, engine, warm page cache
+    ("randread-4k-qd32-uring-direct", "randread", "4k", 32, True, "io_uring", False),
+    ("read-1m-qd1-uring-direct", "read", "1M", 1, True, "io_uring", False),
+    ("read-1m-qd32-uring-direct", "read", "1M", 32, True, "io_uring", False),
+    ("write-1m-qd1-uring-direct", "write", "1M", 1, True, "io_uring", False),
+    ("write-1m-qd32-uring-direct", "write", "1M", 32, True, "io_uring", False),
+    ("randread-4k-psync-cached", "randread", "4k", 1, False, "psync", True),
+]
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return p.stdout
+
+
+def fio_json(text):
+    # fio may print warnings before the JSON document.
+    return json.loads(text[text.index("{"):])
+
+
+def run_fio(w, path, size, runtime):
+    name, rw, bs, qd, direct, engine, warm = w
+    cmd = ["fio", "--name=cmp", f"--filename={path}", f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}",
+           f"--ioengine={engine}", f"--direct={1 if direct else 0}", f"--size={size}",
+           f"--runtime={runtime}", "--time_based", "--output-format=json"]
+    if rw in ("write", "randwrite"):
+        cmd.append("--end_fsync=1")
+    if warm:
+        cmd.append("--invalidate=0")
+    j = fio_json(run(cmd))["jobs"][0]
+    d = j["write"] if rw in ("write", "randwrite") else j["read"]
+    ios = d["total_ios"]
+    runtime_ms = j["job_runtime"]
+    cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * runtime_ms * 1e6
+    return {"iops": d["iops"], "mbps": d["bw_bytes"] / 1e6, "cpu_ns_per_io": cpu_ns / max(ios, 1)}
+
+
+def run_storlab(binary, w, path, size, runtime):
+    name, rw, bs, qd, direct, engine, warm = w
+    cmd = [binary, "bench", path, f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--engine={engine}",
+           f"--size={size}", f"--runtime={runtime}s", "--time-based", "--output-format=json", "--quiet",
+           "--cache", "direct" if direct else ("warm" if warm else "cold")]
+    if rw in ("write", "randwrite"):
+        cmd.append("--allow-destroy")
+    ph = json.loads(run(cmd))["phases"][0]
+    d = ph["write"] if rw in ("write", "randwrite") else ph["read"]
+    return {"iops": d["iops"], "mbps": d["bw_bytes_per_s"] / 1e6, "cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", default=".", help="directory for the test file (default: .)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runtime", type=int, default=8, help="seconds per run")
+    ap.add_argument("--size", default="1G")
+    ap.add_argument("--only", default="", help="comma-separated workload names")
+    ap.add_argument("--storlab", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "storlab"))
+    a = ap.parse_args()
+    if not shutil.which("fio"):
+        sys.exit("fio not found: apt-get install fio")
+    if not os.path.exists(a.storlab):
+        sys.exit(f"{a.storlab} not found: run cargo build --release")
+    print("fio:", run(["fio", "--version"]).strip(), "| storlab:", run([a.storlab, "--version"]).strip())
+    print("kernel:", os.uname().release, "| cpus:", os.cpu_count())
+    tmp = tempfile.mkdtemp(prefix="storlab-vs-fio.", dir=a.dir)
+    path = os.path.join(tmp, "cmp.dat")
+    try:
+        # Lay the file out once (fio writes it fully before its first read job).
+        run(["fio", "--name=layout", f"--filename={path}", "--rw=write", "--bs=1M", f"--size={a.size}",
+             "--direct=1", "--end_fsync=1", "--output-format=json"])
+        selected = [w for w in WORKLOADS if not a.only or w[0] in a.only.split(",")]
+        rows = []
+        for w in selected:
+            res = {"storlab": [], "fio": []}
+            for r in range(a.rounds):
+                order = ["storlab", "fio"] if r % 2 == 0 else ["fio", "storlab"]
+                for tool in order:
+                    if tool == "fio":
+                        res[tool].append(run_fio(w, path, a.size, a.runtime))
+                    else:
+                        res[tool].append(run_storlab(a.storlab, w, path, a.size, a.runtime))
+            row = {"workload": w[0]}
+            for metric in ("iops", "mbps", "cpu_ns_per_io"):
+                ratios = [s[metric] / f[metric] for s, f in zip(res["storlab"], res["fio"]) if f[metric] > 0]
+                row[metric] = {
+                    "storlab_median": statistics.median(s[metric] for s in res["storlab"]),
+                    "fio_median": statistics.median(f[metric] for f in res["fio"]),
+                    "ratio_median": statistics.median(ratios),
+                    "ratio_min": min(ratios),
+                    "ratio_max": max(ratios),
+                }
+            rows.append(row)
+            m = row
+            print(f"{w[0]:32} IOPS {m['iops']['storlab_median']:>10.0f} vs {m['iops']['fio_median']:>10.0f} "
+                  f"ratio {m['iops']['ratio_median']:.3f} [{m['iops']['ratio_min']:.3f}-{m['iops']['ratio_max']:.3f}]  "
+                  f"MB/s {m['mbps']['storlab_median']:>8.1f} vs {m['mbps']['fio_median']:>8.1f}  "
+                  f"CPU/IO {m['cpu_ns_per_io']['storlab_median']/1e3:>7.2f} vs {m['cpu_ns_per_io']['fio_median']/1e3:>7.2f} us "
+                  f"ratio {m['cpu_ns_per_io']['ratio_median']:.3f} [{m['cpu_ns_per_io']['ratio_min']:.3f}-{m['cpu_ns_per_io']['ratio_max']:.3f}]",
+                  flush=True)
+        print(json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size, "results": rows}, indent=1))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
