@@ -37,6 +37,12 @@ enum Command {
     Compare(commands::compare::CompareCommand),
     /// Write one self-contained HTML report with charts, or one chart as SVG/PNG
     Report(commands::report::ReportCommand),
+    /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
+    Plan(commands::plan::PlanCommand),
+    /// Watch block devices (iostat -x figures) without double counting stacked devices
+    Monitor(Box<commands::monitor::MonitorCommand>),
+    /// Explain the file system and device stack under a path, with tuning advice
+    Inspect(commands::inspect::InspectCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -75,6 +81,9 @@ fn main() -> ExitCode {
         Command::Export(c) => c.execute(),
         Command::Compare(c) => c.execute(),
         Command::Report(c) => c.execute(),
+        Command::Plan(c) => c.execute(),
+        Command::Monitor(c) => c.execute(),
+        Command::Inspect(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

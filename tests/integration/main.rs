@@ -3,6 +3,9 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
+mod inspect;
+mod monitor;
+mod plan;
 mod reports;
 mod store;
 mod util;

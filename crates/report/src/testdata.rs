@@ -450,5 +450,6 @@ pub fn timeline() -> MonitorTimeline {
         devices: devices.iter().map(|d| d.to_string()).collect(),
         samples,
         cpu,
+        totals: Vec::new(),
     }
 }

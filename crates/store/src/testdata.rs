@@ -146,6 +146,7 @@ pub fn timeline() -> MonitorTimeline {
             idle_pct: 97.0,
             ..Default::default()
         }],
+        totals: vec![],
     }
 }
 

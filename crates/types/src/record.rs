@@ -406,6 +406,18 @@ pub struct DeviceSample {
     pub d_await_ms: f64,
     pub f_per_s: f64,
     pub f_await_ms: f64,
+    /// Average read request size, bytes (iostat `rareq-sz`).
+    #[serde(default)]
+    pub r_areq_sz_bytes: f64,
+    /// Average write request size, bytes (iostat `wareq-sz`).
+    #[serde(default)]
+    pub w_areq_sz_bytes: f64,
+    /// Discard requests merged per second (iostat `drqm/s`).
+    #[serde(default)]
+    pub drqm_per_s: f64,
+    /// Average discard request size, bytes (iostat `dareq-sz`).
+    #[serde(default)]
+    pub d_areq_sz_bytes: f64,
 }
 
 /// Host CPU over one sampling interval, percent of all CPUs.
@@ -432,6 +444,10 @@ pub struct MonitorTimeline {
     pub devices: Vec<String>,
     pub samples: Vec<DeviceSample>,
     pub cpu: Vec<CpuSample>,
+    /// Per-interval totals that count each request once: `device` is the
+    /// layer name (`top`, `leaf`, or `level0`, `level1`, ... for `all`).
+    #[serde(default)]
+    pub totals: Vec<DeviceSample>,
 }
 
 /// Which tool produced the record.

@@ -1,0 +1,60 @@
+//! `storlab-monitor`: watch block devices without double counting stacked
+//! layers, and explain how the storage under a path is set up.
+//!
+//! * [`diskstats`] and [`cpu`] parse `/proc/diskstats` (every kernel layout:
+//!   7, 14, 18 and 20 fields) and `/proc/stat`;
+//! * [`rates`] turns two snapshots into sysstat `iostat -x` figures
+//!   ([`storlab_types::DeviceSample`]);
+//! * [`tree`] reads the device stack from `/sys/block` ([`DeviceTree`]:
+//!   partitions, holders/slaves, loop backing files) and picks the devices and
+//!   totals of a [`Layer`] so each request is counted once;
+//! * [`sampler`] holds the interval engine ([`Monitor`]) and the background
+//!   [`Sampler`] whose [`SamplerHandle::stop`] returns a
+//!   [`storlab_types::MonitorTimeline`];
+//! * [`replay`] reads recorded snapshots, [`prometheus`] renders and serves
+//!   the figures, [`inspect`] gathers a path's file system and device facts
+//!   and recommendations.
+//!
+//! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
+//! runs against recorded fixtures in tests.
+
+pub mod cpu;
+pub mod diskstats;
+pub mod inspect;
+pub mod mountinfo;
+pub mod prometheus;
+pub mod rates;
+pub mod replay;
+pub mod sampler;
+pub mod tree;
+
+pub use sampler::{
+    Interval, LiveSource, Monitor, Sampler, SamplerHandle, Snapshot, TimelineBuilder,
+};
+pub use tree::{DeviceTree, Layer, Selection, SysPaths};
+
+use std::path::PathBuf;
+
+/// What went wrong, with what the user can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot parse {what}, line {line}: {reason}")]
+    Parse {
+        what: &'static str,
+        line: usize,
+        reason: String,
+    },
+    #[error("cannot read {}: {err}", path.display())]
+    Io { path: PathBuf, err: std::io::Error },
+    /// A device or path the user named is not known; the message says how
+    /// to list what is.
+    #[error("{0}")]
+    NotFound(String),
+    /// Inconsistent data (a replay file whose time goes backwards, ...).
+    #[error("{0}")]
+    Data(String),
+    #[error(
+        "cannot listen on {addr}: {err}; pick another address or port (e.g. --listen 127.0.0.1:9465)"
+    )]
+    Listen { addr: String, err: std::io::Error },
+}

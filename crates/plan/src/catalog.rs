@@ -1,0 +1,692 @@
+//! The hardware catalog: drive models, controllers, enclosures and links,
+//! read from TOML. [`Catalog::builtin`] is `crates/plan/catalog.toml`,
+//! compiled in; [`Catalog::extend`] adds a user's file on top (same name =
+//! replace). Unknown names get "did you mean"; bad TOML or unknown keys get
+//! the file, line and column.
+
+use crate::error::{PlanError, suggest};
+use crate::hardware::{ControllerSpec, DriveMedia, DriveSpec, EnclosureSpec, LinkSpec};
+use crate::reliability::mtbf_from_afr;
+use serde::{Deserialize, Deserializer, Serialize};
+use toml::Spanned;
+
+/// The catalog shipped with storlab.
+pub const BUILTIN_TOML: &str = include_str!("../catalog.toml");
+
+fn de_parsed<'de, D, T>(d: D, f: fn(&str) -> Result<T, String>) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumOrStr {
+        N(f64),
+        S(String),
+    }
+    let s = match NumOrStr::deserialize(d)? {
+        NumOrStr::N(n) => n.to_string(),
+        NumOrStr::S(s) => s,
+    };
+    f(&s).map_err(serde::de::Error::custom)
+}
+
+macro_rules! parsed_newtype {
+    ($name:ident, $ty:ty, $f:expr) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+        pub struct $name(pub $ty);
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                de_parsed(d, $f).map($name)
+            }
+        }
+    };
+}
+
+parsed_newtype!(Size, u64, |s| storlab_types::parse_size(s)
+    .map_err(|e| e.to_string()));
+parsed_newtype!(Rate, f64, |s| storlab_types::parse_rate(s)
+    .map_err(|e| e.to_string()));
+parsed_newtype!(Hours, f64, |s| crate::reliability::parse_hours(s)
+    .map_err(|e| e.to_string()));
+parsed_newtype!(Percent, f64, |s| storlab_types::parse_percent(s)
+    .map_err(|e| e.to_string()));
+parsed_newtype!(Seconds, f64, |s| storlab_types::parse_duration(s)
+    .map(|d| d.as_secs_f64())
+    .map_err(|e| e.to_string()));
+
+/// A link as written in the catalog.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEntry {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    /// Line rate per lane, Gbaud.
+    pub gbaud: Option<f64>,
+    /// Line code: "8b/10b", "64b/66b", "128b/130b", "128b/150b".
+    pub encoding: Option<String>,
+    /// Payload rate per lane before protocol overhead (instead of gbaud).
+    pub rate: Option<Rate>,
+    #[serde(default = "one")]
+    pub protocol_efficiency: f64,
+    #[serde(default)]
+    pub shared_bus: bool,
+    pub source: String,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A drive model as written in the catalog.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveEntry {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    /// "hdd" or "ssd".
+    pub kind: Spanned<String>,
+    pub capacity: Size,
+    pub rpm: Option<f64>,
+    pub avg_seek: Option<Seconds>,
+    pub seq_rate: Option<Rate>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+    pub seq_read: Option<Rate>,
+    pub seq_write: Option<Rate>,
+    pub mtbf: Option<Hours>,
+    pub afr: Option<Percent>,
+    pub ber: f64,
+    pub sector_size: Size,
+    pub rebuild_rate: Rate,
+    pub price: Option<f64>,
+    pub source: String,
+}
+
+/// A controller as written in the catalog.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerEntry {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    pub max_throughput: Option<Rate>,
+    pub max_iops: Option<f64>,
+    pub parity_rate: Option<Rate>,
+    #[serde(default)]
+    pub write_back: bool,
+    pub backend: Spanned<String>,
+    pub host: Spanned<String>,
+    pub max_drives: Option<u32>,
+    pub price: Option<f64>,
+    pub source: String,
+}
+
+/// An enclosure as written in the catalog.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnclosureEntry {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    pub slots: u32,
+    pub uplink: Spanned<String>,
+    pub price: Option<f64>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    #[serde(default)]
+    link: Vec<LinkEntry>,
+    #[serde(default)]
+    drive: Vec<DriveEntry>,
+    #[serde(default)]
+    controller: Vec<ControllerEntry>,
+    #[serde(default)]
+    enclosure: Vec<EnclosureEntry>,
+}
+
+/// Entries with the file they came from (for error positions).
+#[derive(Debug, Clone)]
+struct Sourced<T> {
+    entry: T,
+    file: usize,
+}
+
+/// The hardware catalog.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    files: Vec<(String, String)>,
+    links: Vec<Sourced<LinkEntry>>,
+    drives: Vec<Sourced<DriveEntry>>,
+    controllers: Vec<Sourced<ControllerEntry>>,
+    enclosures: Vec<Sourced<EnclosureEntry>>,
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, col)
+}
+
+fn upsert<T>(list: &mut Vec<Sourced<T>>, e: T, file: usize, name: impl Fn(&T) -> String) {
+    let n = name(&e);
+    match list.iter_mut().find(|x| name(&x.entry) == n) {
+        Some(old) => {
+            old.entry = e;
+            old.file = file;
+        }
+        None => list.push(Sourced { entry: e, file }),
+    }
+}
+
+impl Catalog {
+    /// The built-in catalog.
+    pub fn builtin() -> Catalog {
+        let mut c = Catalog::default();
+        c.extend("<built-in catalog>", BUILTIN_TOML)
+            .expect("the built-in catalog is valid (tested)");
+        c
+    }
+
+    fn err_at(&self, file: usize, span: std::ops::Range<usize>, message: String) -> PlanError {
+        let (name, text) = &self.files[file];
+        let (line, column) = line_col(text, span.start);
+        PlanError::Catalog {
+            file: name.clone(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// Add the entries of a catalog file (`name` is for messages); an entry
+    /// with a name already present replaces it. On error the catalog is
+    /// left as it was.
+    pub fn extend(&mut self, name: &str, text: &str) -> Result<(), PlanError> {
+        let mut next = self.clone();
+        next.extend_in_place(name, text)?;
+        *self = next;
+        Ok(())
+    }
+
+    fn extend_in_place(&mut self, name: &str, text: &str) -> Result<(), PlanError> {
+        let parsed: CatalogFile = toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            PlanError::Catalog {
+                file: name.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        self.files.push((name.to_string(), text.to_string()));
+        let file = self.files.len() - 1;
+        // Names must be unique inside one file.
+        let mut seen: Vec<(&'static str, String)> = Vec::new();
+        let mut check = |kind: &'static str, n: &Spanned<String>| -> Result<(), PlanError> {
+            let key = (kind, n.get_ref().to_lowercase());
+            if seen.contains(&key) {
+                return Err(self.err_at(
+                    file,
+                    n.span(),
+                    format!(
+                        "{kind} '{}' is defined twice in this file; rename one",
+                        n.get_ref()
+                    ),
+                ));
+            }
+            seen.push(key);
+            Ok(())
+        };
+        for l in &parsed.link {
+            check("link", &l.name)?;
+        }
+        for d in &parsed.drive {
+            check("drive", &d.name)?;
+        }
+        for c in &parsed.controller {
+            check("controller", &c.name)?;
+        }
+        for e in &parsed.enclosure {
+            check("enclosure", &e.name)?;
+        }
+        for l in parsed.link {
+            upsert(&mut self.links, l, file, |e| {
+                e.name.get_ref().to_lowercase()
+            });
+        }
+        for d in parsed.drive {
+            upsert(&mut self.drives, d, file, |e| {
+                e.name.get_ref().to_lowercase()
+            });
+        }
+        for c in parsed.controller {
+            upsert(&mut self.controllers, c, file, |e| {
+                e.name.get_ref().to_lowercase()
+            });
+        }
+        for e in parsed.enclosure {
+            upsert(&mut self.enclosures, e, file, |e| {
+                e.name.get_ref().to_lowercase()
+            });
+        }
+        // Resolve everything now so a bad entry is reported with its
+        // position when the file is loaded, not when it is first used.
+        for d in self.drives.clone() {
+            self.resolve_drive(&d)?;
+        }
+        for c in self.controllers.clone() {
+            self.resolve_controller(&c)?;
+        }
+        for e in self.enclosures.clone() {
+            self.resolve_enclosure(&e)?;
+        }
+        Ok(())
+    }
+
+    pub fn drive_names(&self) -> Vec<&str> {
+        self.drives
+            .iter()
+            .map(|d| d.entry.name.get_ref().as_str())
+            .collect()
+    }
+    pub fn controller_names(&self) -> Vec<&str> {
+        self.controllers
+            .iter()
+            .map(|d| d.entry.name.get_ref().as_str())
+            .collect()
+    }
+    pub fn enclosure_names(&self) -> Vec<&str> {
+        self.enclosures
+            .iter()
+            .map(|d| d.entry.name.get_ref().as_str())
+            .collect()
+    }
+    pub fn link_names(&self) -> Vec<&str> {
+        self.links
+            .iter()
+            .map(|d| d.entry.name.get_ref().as_str())
+            .collect()
+    }
+    pub fn drives(&self) -> impl Iterator<Item = &DriveEntry> {
+        self.drives.iter().map(|d| &d.entry)
+    }
+    pub fn controllers(&self) -> impl Iterator<Item = &ControllerEntry> {
+        self.controllers.iter().map(|d| &d.entry)
+    }
+    pub fn enclosures(&self) -> impl Iterator<Item = &EnclosureEntry> {
+        self.enclosures.iter().map(|d| &d.entry)
+    }
+    pub fn links(&self) -> impl Iterator<Item = &LinkEntry> {
+        self.links.iter().map(|d| &d.entry)
+    }
+
+    /// Resolve a link written `name` or `name x lanes`, e.g. `sas12x4`.
+    pub fn link(&self, spec: &str) -> Result<LinkSpec, PlanError> {
+        self.link_inner(spec).map_err(|reason| match reason {
+            LinkErr::Unknown(base) => PlanError::Unknown {
+                kind: "link",
+                name: spec.to_string(),
+                suggestions: suggest(&base, self.link_names()),
+                extra: "(write <link>x<lanes>, e.g. sas12x4, fc8x2, pcie3x8)".to_string(),
+            },
+            LinkErr::Bad(r) => PlanError::invalid(format!("link '{spec}'"), r),
+        })
+    }
+
+    fn link_inner(&self, spec: &str) -> Result<LinkSpec, LinkErr> {
+        let s = spec.trim().to_lowercase();
+        let find = |n: &str| {
+            self.links
+                .iter()
+                .find(|l| l.entry.name.get_ref().to_lowercase() == n)
+        };
+        let (entry, lanes) = match find(&s) {
+            Some(e) => (e, 1),
+            None => {
+                let (base, lanes) = s
+                    .rsplit_once('x')
+                    .and_then(|(b, n)| n.parse::<u32>().ok().map(|n| (b.to_string(), n)))
+                    .ok_or_else(|| LinkErr::Unknown(s.clone()))?;
+                let e = find(&base).ok_or(LinkErr::Unknown(base))?;
+                if lanes == 0 || lanes > 1024 {
+                    return Err(LinkErr::Bad(format!(
+                        "{lanes} lanes is out of range (1 to 1024)"
+                    )));
+                }
+                (e, lanes)
+            }
+        };
+        let e = &entry.entry;
+        let per_lane = match (&e.rate, e.gbaud, e.encoding.as_deref()) {
+            (Some(r), _, _) => r.0,
+            (None, Some(g), Some(enc)) => {
+                let (d, t) = enc
+                    .split_once("b/")
+                    .and_then(|(d, t)| {
+                        Some((
+                            d.parse::<f64>().ok()?,
+                            t.trim_end_matches('b').parse::<f64>().ok()?,
+                        ))
+                    })
+                    .filter(|(d, t)| *d > 0.0 && t >= d)
+                    .ok_or_else(|| {
+                        LinkErr::Bad(format!(
+                            "encoding '{enc}' should look like 8b/10b or 128b/130b"
+                        ))
+                    })?;
+                g * 1e9 * d / t / 8.0
+            }
+            _ => {
+                return Err(LinkErr::Bad(
+                    "needs either rate = \"...MB/s\" or gbaud = ... with encoding = \"8b/10b\""
+                        .into(),
+                ));
+            }
+        };
+        if !(0.0..=1.0).contains(&e.protocol_efficiency) || e.protocol_efficiency == 0.0 {
+            return Err(LinkErr::Bad("protocol_efficiency must be in (0, 1]".into()));
+        }
+        Ok(LinkSpec {
+            name: if lanes == 1 {
+                e.name.get_ref().clone()
+            } else {
+                format!("{}x{lanes}", e.name.get_ref())
+            },
+            lanes,
+            bytes_per_s: per_lane * e.protocol_efficiency * f64::from(lanes),
+            shared_bus: e.shared_bus,
+        })
+    }
+
+    fn link_at(&self, file: usize, spec: &Spanned<String>) -> Result<LinkSpec, PlanError> {
+        self.link(spec.get_ref())
+            .map_err(|e| self.err_at(file, spec.span(), e.to_string()))
+    }
+
+    fn unknown(&self, kind: &'static str, name: &str, known: Vec<&str>) -> PlanError {
+        PlanError::Unknown {
+            kind,
+            name: name.to_string(),
+            suggestions: suggest(name, known),
+            extra: String::new(),
+        }
+    }
+
+    /// A drive model by name.
+    pub fn drive(&self, name: &str) -> Result<DriveSpec, PlanError> {
+        let d = self
+            .drives
+            .iter()
+            .find(|d| d.entry.name.get_ref().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| self.unknown("drive", name, self.drive_names()))?;
+        self.resolve_drive(d)
+    }
+
+    fn resolve_drive(&self, d: &Sourced<DriveEntry>) -> Result<DriveSpec, PlanError> {
+        let e = &d.entry;
+        let at = |msg: String| self.err_at(d.file, e.name.span(), msg);
+        let n = e.name.get_ref();
+        let media = match e.kind.get_ref().as_str() {
+            "hdd" => match (e.rpm, e.avg_seek, e.seq_rate) {
+                (Some(rpm), Some(seek), Some(rate)) if rpm > 0.0 && rate.0 > 0.0 => {
+                    DriveMedia::Hdd {
+                        rpm,
+                        avg_seek_s: seek.0,
+                        seq_bytes_per_s: rate.0,
+                    }
+                }
+                _ => {
+                    return Err(at(format!(
+                        "hdd '{n}' needs rpm, avg_seek and seq_rate (e.g. rpm = 7200, avg_seek = \"8.5ms\", seq_rate = \"200MB/s\")"
+                    )));
+                }
+            },
+            "ssd" => match (e.read_iops, e.write_iops, e.seq_read, e.seq_write) {
+                (Some(r), Some(w), Some(sr), Some(sw))
+                    if r > 0.0 && w > 0.0 && sr.0 > 0.0 && sw.0 > 0.0 =>
+                {
+                    DriveMedia::Ssd {
+                        read_iops: r,
+                        write_iops: w,
+                        seq_read_bytes_per_s: sr.0,
+                        seq_write_bytes_per_s: sw.0,
+                    }
+                }
+                _ => {
+                    return Err(at(format!(
+                        "ssd '{n}' needs positive read_iops, write_iops, seq_read and seq_write"
+                    )));
+                }
+            },
+            other => {
+                return Err(self.err_at(
+                    d.file,
+                    e.kind.span(),
+                    format!("drive kind '{other}' is not hdd or ssd"),
+                ));
+            }
+        };
+        let mtbf = match (e.mtbf, e.afr) {
+            (Some(h), None) if h.0 > 0.0 => h.0,
+            (None, Some(p)) if p.0 > 0.0 && p.0 < 100.0 => mtbf_from_afr(p.0 / 100.0),
+            _ => {
+                return Err(at(format!(
+                    "drive '{n}' needs exactly one of mtbf = \"1200000h\" or afr = \"0.73%\" (positive)"
+                )));
+            }
+        };
+        if !(e.ber > 0.0 && e.ber < 1e-6) {
+            return Err(at(format!(
+                "drive '{n}': ber = {} is not a per-bit error rate such as 1e-15",
+                e.ber
+            )));
+        }
+        if e.capacity.0 == 0 || e.sector_size.0 == 0 || e.rebuild_rate.0 <= 0.0 {
+            return Err(at(format!(
+                "drive '{n}': capacity, sector_size and rebuild_rate must be positive"
+            )));
+        }
+        Ok(DriveSpec {
+            name: n.clone(),
+            capacity_bytes: e.capacity.0,
+            media,
+            mtbf_hours: mtbf,
+            ber_per_bit: e.ber,
+            sector_bytes: e.sector_size.0,
+            rebuild_bytes_per_s: e.rebuild_rate.0,
+            rebuild_hours: None,
+            price: e.price,
+        })
+    }
+
+    /// A controller by name.
+    pub fn controller(&self, name: &str) -> Result<ControllerSpec, PlanError> {
+        let c = self
+            .controllers
+            .iter()
+            .find(|d| d.entry.name.get_ref().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| self.unknown("controller", name, self.controller_names()))?;
+        self.resolve_controller(c)
+    }
+
+    fn resolve_controller(
+        &self,
+        c: &Sourced<ControllerEntry>,
+    ) -> Result<ControllerSpec, PlanError> {
+        let e = &c.entry;
+        Ok(ControllerSpec {
+            name: e.name.get_ref().clone(),
+            max_bytes_per_s: e.max_throughput.map(|r| r.0),
+            max_iops: e.max_iops,
+            parity_bytes_per_s: e.parity_rate.map(|r| r.0),
+            write_back: e.write_back,
+            backend: self.link_at(c.file, &e.backend)?,
+            host: self.link_at(c.file, &e.host)?,
+            max_drives: e.max_drives,
+            price: e.price,
+        })
+    }
+
+    /// An enclosure by name.
+    pub fn enclosure(&self, name: &str) -> Result<EnclosureSpec, PlanError> {
+        let c = self
+            .enclosures
+            .iter()
+            .find(|d| d.entry.name.get_ref().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| self.unknown("enclosure", name, self.enclosure_names()))?;
+        self.resolve_enclosure(c)
+    }
+
+    fn resolve_enclosure(&self, c: &Sourced<EnclosureEntry>) -> Result<EnclosureSpec, PlanError> {
+        let e = &c.entry;
+        if e.slots == 0 {
+            return Err(self.err_at(c.file, e.name.span(), "slots must be at least 1".into()));
+        }
+        Ok(EnclosureSpec {
+            name: e.name.get_ref().clone(),
+            slots: e.slots,
+            uplink: self.link_at(c.file, &e.uplink)?,
+            price: e.price,
+        })
+    }
+}
+
+enum LinkErr {
+    Unknown(String),
+    Bad(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_loads_and_resolves_everything() {
+        let c = Catalog::builtin();
+        assert!(c.drive_names().len() >= 10);
+        for n in c.drive_names() {
+            let d = c.drive(n).unwrap();
+            assert!(d.capacity_bytes > 0 && d.mtbf_hours > 0.0);
+        }
+        for n in c.controller_names() {
+            c.controller(n).unwrap();
+        }
+        for n in c.enclosure_names() {
+            c.enclosure(n).unwrap();
+        }
+        for e in c.links() {
+            assert!(!e.source.is_empty());
+        }
+        assert!(c.drives().all(|d| !d.source.is_empty()));
+    }
+
+    #[test]
+    fn link_rates_follow_the_standards() {
+        let c = Catalog::builtin();
+        let mbs = |s: &str| c.link(s).unwrap().bytes_per_s / 1e6;
+        assert!((mbs("sas12") - 1200.0 * 0.95).abs() < 1e-6);
+        assert!((mbs("sas12x4") - 4.0 * 1200.0 * 0.95).abs() < 1e-6);
+        assert!((mbs("sas24") - 2400.0 * 0.95).abs() < 1e-6);
+        assert!((mbs("fc8") - 799.0).abs() < 1.0);
+        assert!((mbs("fc16") - 1598.0).abs() < 2.0);
+        assert!((mbs("pcie3x8") - 8.0 * 984.6 * 0.9).abs() < 1.0);
+        assert!((mbs("u320") - 272.0).abs() < 1e-6);
+        assert!(c.link("sas12x4").unwrap().lanes == 4);
+        let e = c.link("sas13x4").unwrap_err().to_string();
+        assert!(e.contains("did you mean") && e.contains("sas12"), "{e}");
+        assert!(c.link("sas12x0").is_err());
+    }
+
+    #[test]
+    fn unknown_names_suggest() {
+        let c = Catalog::builtin();
+        let e = c.drive("exos-x18-18").unwrap_err().to_string();
+        assert!(e.contains("did you mean 'exos-x18-18tb'"), "{e}");
+        let e = c.controller("megaraid-9361").unwrap_err().to_string();
+        assert!(e.contains("megaraid-9361-8i"), "{e}");
+    }
+
+    #[test]
+    fn bad_files_report_line_and_column() {
+        let mut c = Catalog::builtin();
+        let e = c
+            .extend("mine.toml", "[[drive]]\nname = \"a\"\ncolour = \"red\"\n")
+            .unwrap_err();
+        match &e {
+            PlanError::Catalog { file, line, .. } => {
+                assert_eq!(file, "mine.toml");
+                assert_eq!(*line, 3);
+            }
+            other => panic!("{other}"),
+        }
+        assert!(e.to_string().contains("colour"), "{e}");
+        // A failed file leaves the catalog as it was.
+        assert_eq!(
+            c.drive_names().len(),
+            Catalog::builtin().drive_names().len()
+        );
+        let e = c.extend("x.toml", "[[drive]\n").unwrap_err();
+        assert!(e.to_string().starts_with("x.toml:1:"), "{e}");
+        let text = "[[drive]]\nname = \"d\"\nkind = \"hdd\"\ncapacity = \"2TB\"\nrpm = 7200\navg_seek = \"8ms\"\nseq_rate = \"fast\"\nmtbf = \"1000000h\"\nber = 1e-15\nsector_size = 512\nrebuild_rate = \"50MB/s\"\nsource = \"me\"\n";
+        let e = c.extend("y.toml", text).unwrap_err().to_string();
+        assert!(e.starts_with("y.toml:7:"), "{e}");
+        assert!(e.contains("invalid rate"), "{e}");
+        let e = c
+            .extend(
+                "z.toml",
+                "[[controller]]\nname = \"c\"\nbackend = \"sas12x4\"\nhost = \"pcie9x8\"\nsource = \"me\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("z.toml:4:"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn link_specs_never_panic(s in "\\PC{0,16}", lanes in "(x[0-9]{0,12})?") {
+            let c = Catalog::builtin();
+            let _ = c.link(&s);
+            let _ = c.link(&format!("sas12{lanes}"));
+            let _ = c.link(&format!("{s}{lanes}"));
+        }
+
+        #[test]
+        fn catalog_text_never_panics(s in "\\PC{0,200}") {
+            let mut c = Catalog::default();
+            let _ = c.extend("fuzz.toml", &s);
+        }
+
+        #[test]
+        fn near_miss_entries_never_panic(
+            key in "(name|kind|capacity|rpm|avg_seek|seq_rate|mtbf|afr|ber|sector_size|rebuild_rate|source|slots|uplink)",
+            val in "(\"[a-z0-9./%]{0,8}\"|-?[0-9]{1,5}(\\.[0-9])?|1e-1[0-9])",
+            table in "(drive|controller|enclosure|link)",
+        ) {
+            let mut c = Catalog::builtin();
+            let _ = c.extend("fuzz.toml", &format!("[[{table}]]\n{key} = {val}\nname = \"n\"\nsource = \"s\"\n"));
+        }
+    }
+
+    #[test]
+    fn user_entries_add_and_replace() {
+        let mut c = Catalog::builtin();
+        let n = c.drive_names().len();
+        let text = "[[drive]]\nname = \"exos-x18-18tb\"\nkind = \"hdd\"\ncapacity = \"18TB\"\nrpm = 7200\navg_seek = \"8ms\"\nseq_rate = \"250MB/s\"\nafr = \"1.5%\"\nber = 1e-15\nsector_size = 4096\nrebuild_rate = \"100MB/s\"\nprice = 400\nsource = \"my quote\"\n";
+        c.extend("mine.toml", text).unwrap();
+        assert_eq!(c.drive_names().len(), n);
+        let d = c.drive("exos-x18-18tb").unwrap();
+        assert_eq!(d.price, Some(400.0));
+        assert!((crate::reliability::afr_from_mtbf(d.mtbf_hours) - 0.015).abs() < 1e-9);
+    }
+}

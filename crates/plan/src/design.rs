@@ -1,0 +1,248 @@
+//! A whole design — layout, hardware, repair policy, workloads — and its
+//! evaluation into one report (what `storlab plan layout` prints).
+
+use crate::PlanError;
+use crate::hardware::Hardware;
+use crate::layout::{Finding, FsStripe, Geometry, Layout, Severity};
+use crate::perf::{self, Pattern, Prediction, Workload};
+use crate::reliability::{self, ReliabilityInputs, ReliabilityReport};
+use serde::Serialize;
+use storlab_types::{format_bytes, format_rate};
+
+/// Version of the JSON document `storlab plan` prints. Bump when a field
+/// changes meaning or disappears; adding a field does not.
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// The published planning figure for analytics workloads: MB/s per core.
+pub const DEFAULT_MB_PER_S_PER_CORE: f64 = 75.0;
+
+/// Required throughput from compute: cores × MB/s per core.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sizing {
+    pub cores: u32,
+    pub mb_per_s_per_core: f64,
+}
+
+/// A design to evaluate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Design {
+    pub layout: Layout,
+    pub hardware: Hardware,
+    /// Hot spares: a failed drive's rebuild starts at once.
+    pub hot_spares: u32,
+    /// Without a hot spare: time until a replacement is in, hours.
+    pub replace_delay_hours: f64,
+    pub mission_hours: f64,
+    pub fleet: u32,
+    pub workloads: Vec<Workload>,
+    pub fs_stripe: Option<FsStripe>,
+    pub sizing: Option<Sizing>,
+}
+
+impl Design {
+    /// Delay before a rebuild starts: none with a hot spare.
+    pub fn effective_replace_delay_hours(&self) -> f64 {
+        if self.hot_spares > 0 {
+            0.0
+        } else {
+            self.replace_delay_hours
+        }
+    }
+
+    pub fn reliability_inputs(&self) -> ReliabilityInputs {
+        let d = &self.hardware.drive;
+        ReliabilityInputs {
+            drive_mtbf_hours: d.mtbf_hours,
+            drive_capacity_bytes: d.capacity_bytes,
+            ber_per_bit: d.ber_per_bit,
+            sector_bytes: d.sector_bytes,
+            rebuild_hours: d.rebuild_hours(),
+            replace_delay_hours: self.effective_replace_delay_hours(),
+            mission_hours: self.mission_hours,
+            fleet: self.fleet,
+        }
+    }
+}
+
+/// How the design meets a compute-driven throughput requirement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SizingReport {
+    pub cores: u32,
+    pub mb_per_s_per_core: f64,
+    pub required_bytes_per_s: f64,
+    pub checks: Vec<SizingCheck>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SizingCheck {
+    pub workload: String,
+    pub predicted_bytes_per_s: f64,
+    /// predicted / required.
+    pub ratio: f64,
+    pub meets: bool,
+}
+
+/// Cost of a design when the catalog has prices.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cost {
+    pub total: f64,
+    pub per_usable_tb: f64,
+    pub drives: u32,
+    pub enclosures: u32,
+}
+
+/// Everything `storlab plan layout` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DesignReport {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub design: Design,
+    pub geometry: Geometry,
+    pub reliability: ReliabilityReport,
+    pub performance: Vec<Prediction>,
+    pub sizing: Option<SizingReport>,
+    pub cost: Option<Cost>,
+    /// Alignment, limits and advice.
+    pub findings: Vec<Finding>,
+}
+
+/// Count of enclosures needed for `drives` (none without an enclosure model).
+pub fn enclosures_needed(hw: &Hardware, drives: u32) -> u32 {
+    hw.enclosure
+        .as_ref()
+        .map_or(0, |e| drives.div_ceil(e.slots))
+}
+
+/// Total price, if every part has one.
+pub fn cost(hw: &Hardware, drives: u32, usable_bytes: u64) -> Option<Cost> {
+    let enclosures = enclosures_needed(hw, drives);
+    let mut total = hw.drive.price? * f64::from(drives);
+    total += hw.controller.price? * f64::from(hw.controllers.max(1));
+    if let Some(e) = &hw.enclosure {
+        total += e.price? * f64::from(enclosures);
+    }
+    Some(Cost {
+        total,
+        per_usable_tb: total / (usable_bytes as f64 / 1e12),
+        drives,
+        enclosures,
+    })
+}
+
+/// Evaluate a design.
+pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
+    let hw = &design.hardware;
+    let geo = design.layout.geometry(hw.drive.capacity_bytes)?;
+    let rel = reliability::evaluate(
+        geo.span,
+        geo.parity_drives_per_group,
+        geo.groups,
+        &design.reliability_inputs(),
+    )?;
+    let performance = design
+        .workloads
+        .iter()
+        .map(|w| perf::predict_geo(&design.layout, &geo, hw, w))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut findings = design.layout.alignment(design.fs_stripe);
+    let all_drives = geo.drives + design.hot_spares;
+    if let Some(max) = hw.controller.max_drives {
+        let per = all_drives.div_ceil(hw.controllers.max(1));
+        if per > max {
+            findings.push(Finding::warning(format!(
+                "{per} drives per controller is more than {} supports ({max}); add controllers (--controllers, with LVM) or choose another",
+                hw.controller.name
+            )));
+        }
+    }
+    if hw.controller.max_bytes_per_s.is_none() || hw.controller.max_iops.is_none() {
+        findings.push(Finding::note(format!(
+            "the catalog has no published {} limit for {}: predictions bound by links may be optimistic, above all for small requests; \
+             give --controller-max / --controller-max-iops from a measurement",
+            match (hw.controller.max_bytes_per_s, hw.controller.max_iops) {
+                (None, None) => "throughput or IOPS",
+                (None, Some(_)) => "throughput",
+                _ => "IOPS",
+            },
+            hw.controller.name
+        )));
+    }
+    if hw.enclosure.is_none() && all_drives > 8 * hw.controllers.max(1) {
+        findings.push(Finding::note(format!(
+            "{all_drives} drives need expanders or enclosures behind {} controller(s); give --enclosure to model their uplinks",
+            hw.controllers.max(1)
+        )));
+    }
+    if rel.ure_share_of_loss > 0.5 {
+        findings.push(Finding::warning(format!(
+            "{:.0}% of the data-loss risk is unrecoverable read errors during rebuild ({:.1}% chance per rebuild without redundancy, reading {}); \
+             {}narrower groups or drives with a lower error rate help more than faster rebuilds",
+            rel.ure_share_of_loss * 100.0,
+            rel.ure_probability_per_critical_rebuild * 100.0,
+            format_bytes(rel.critical_rebuild_read_bytes as u64),
+            if geo.parity_drives_per_group < 2 && geo.span > 2 {
+                "more parity per group (RAID 6), "
+            } else {
+                ""
+            }
+        )));
+    }
+    if geo.parity_drives_per_group == 0 {
+        findings.push(Finding::warning(
+            "no redundancy: any drive failure loses the volume".to_string(),
+        ));
+    }
+    let sizing = design.sizing.map(|s| {
+        let required = f64::from(s.cores) * s.mb_per_s_per_core * 1e6;
+        let checks = performance
+            .iter()
+            .filter(|p| match p.pattern {
+                Pattern::SeqRead | Pattern::SeqWrite => true,
+                Pattern::Mix { random, .. } => !random,
+                _ => false,
+            })
+            .map(|p| SizingCheck {
+                workload: p.workload.clone(),
+                predicted_bytes_per_s: p.bytes_per_s,
+                ratio: p.bytes_per_s / required,
+                meets: p.bytes_per_s >= required,
+            })
+            .collect::<Vec<_>>();
+        for c in &checks {
+            if !c.meets {
+                findings.push(Finding::warning(format!(
+                    "{}: {} predicted, {} required by {} cores x {} MB/s: short by {:.0}%",
+                    c.workload,
+                    format_rate(c.predicted_bytes_per_s),
+                    format_rate(required),
+                    s.cores,
+                    s.mb_per_s_per_core,
+                    (1.0 - c.ratio) * 100.0
+                )));
+            }
+        }
+        SizingReport {
+            cores: s.cores,
+            mb_per_s_per_core: s.mb_per_s_per_core,
+            required_bytes_per_s: required,
+            checks,
+        }
+    });
+    let cost = cost(hw, all_drives, geo.usable_bytes);
+    findings.sort_by_key(|f| match f.severity {
+        Severity::Warning => 0,
+        Severity::Note => 1,
+        Severity::Ok => 2,
+    });
+    Ok(DesignReport {
+        schema_version: PLAN_SCHEMA_VERSION,
+        kind: "plan.layout",
+        design: design.clone(),
+        geometry: geo,
+        reliability: rel,
+        performance,
+        sizing,
+        cost,
+        findings,
+    })
+}

@@ -1,0 +1,190 @@
+//! `storlab inspect`: recorded and constructed trees, the live root file
+//! system, JSON output and bad input.
+
+use crate::util::{is_root, skip, stderr, stdout, storlab};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/monitor")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn raid_stack_with_reasons() {
+    let o = storlab(&["inspect", "/data", "--sys-root", &fixture("md-lvm")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in [
+        "xfs on /data",
+        "unit 512 KiB, width 1.50 MiB",
+        "raid5, chunk 512 KiB, 4 disks (3 with data per stripe)",
+        "read-ahead 128 KiB on dm-0 (vg0-data) is low",
+        "try: storlab tune readahead /data",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    let o = storlab(&[
+        "inspect",
+        "/scratch",
+        "--sys-root",
+        &fixture("md-lvm"),
+        "--output-format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["filesystem"]["fs_type"], "ext4");
+    assert_eq!(v["stack"][1]["md"]["data_disks"], 3);
+    let recs = v["recommendations"].as_array().unwrap();
+    assert!(
+        recs.iter()
+            .any(|r| r["message"].as_str().unwrap().contains("does not match")),
+        "{recs:?}"
+    );
+    let o = storlab(&["inspect", "/", "--sys-root", &fixture("md-lvm")]);
+    assert!(
+        stdout(&o).contains("about half as fast as ext4 and XFS"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn live_root_file_system() {
+    let o = storlab(&[
+        "inspect",
+        env!("CARGO_MANIFEST_DIR"),
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fs = &v["filesystem"];
+    assert!(fs["mount_point"].as_str().unwrap().starts_with('/'));
+    assert!(fs["block_size_bytes"].as_u64().unwrap() >= 512);
+    // Whatever the machine, a block device or a note that there is none.
+    let stack = v["stack"].as_array().unwrap();
+    if stack.is_empty() {
+        assert!(!v["notes"].as_array().unwrap().is_empty(), "{v}");
+    } else {
+        assert!(stack[0]["logical_block_size_bytes"].as_u64().unwrap() >= 512);
+    }
+}
+
+#[test]
+fn bad_target_exits_2() {
+    let o = storlab(&["inspect", "/no/such/path"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    let o = storlab(&["inspect", "nosuchdisk"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("storlab monitor --tree"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let o = Command::new(cmd)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+/// ext4 and XFS made with stripe geometry on a loop device: inspect reads
+/// it back from the superblock / mount options, and the loop facts.
+#[test]
+fn live_stripe_geometry_on_loop_devices() {
+    const NAME: &str = "inspect::live_stripe_geometry_on_loop_devices";
+    if !is_root() {
+        return skip(NAME, "needs root (loop devices, mount)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fs.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(400 << 20)
+        .unwrap();
+    let dev = match run("losetup", &["-f", "--show", &img.to_string_lossy()]) {
+        Ok(d) => d,
+        Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
+    };
+    struct Undo(String, PathBuf);
+    impl Drop for Undo {
+        fn drop(&mut self) {
+            for _ in 0..20 {
+                if run("umount", &[&self.1.to_string_lossy()]).is_ok() || !is_mounted(&self.1) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(150));
+            }
+            let _ = run("losetup", &["-d", &self.0]);
+        }
+    }
+    fn is_mounted(p: &Path) -> bool {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap_or_default()
+            .contains(&format!(" {} ", p.display()))
+    }
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let _undo = Undo(dev.clone(), mnt.clone());
+    let m = mnt.to_string_lossy().into_owned();
+
+    let mut cases: Vec<(&str, Vec<&str>, u64, u64)> = Vec::new();
+    if run("sh", &["-c", "command -v mkfs.ext4"]).is_ok() {
+        cases.push((
+            "mkfs.ext4",
+            vec!["-q", "-F", "-b", "4096", "-E", "stride=16,stripe_width=64"],
+            65536,
+            262144,
+        ));
+    }
+    if run("sh", &["-c", "command -v mkfs.xfs"]).is_ok() {
+        cases.push((
+            "mkfs.xfs",
+            vec!["-q", "-f", "-d", "su=128k,sw=2,agcount=2", "-l", "size=64m"],
+            131072,
+            262144,
+        ));
+    }
+    if cases.is_empty() {
+        return skip(NAME, "neither mkfs.ext4 nor mkfs.xfs is installed");
+    }
+    for (mkfs, args, su, sw) in cases {
+        let mut a = args.clone();
+        a.push(&dev);
+        run(mkfs, &a).unwrap();
+        run("mount", &[&dev, &m]).unwrap();
+        let o = storlab(&["inspect", &m, "--output-format", "json"]);
+        let _ = run("umount", &[&m]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let fs = &v["filesystem"];
+        assert_eq!(fs["stripe_unit_bytes"].as_u64(), Some(su), "{mkfs}: {v}");
+        assert_eq!(fs["stripe_width_bytes"].as_u64(), Some(sw), "{mkfs}: {v}");
+        let top = &v["stack"][0];
+        assert_eq!(top["kind"], "loop");
+        assert_eq!(top["loop"]["direct_io"], false);
+        assert!(
+            top["loop"]["backing_file"]
+                .as_str()
+                .unwrap()
+                .ends_with("fs.img")
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! `storlab plan`: the CLI end to end, above all how it treats bad input
+//! (exit 2, a message that names the problem and the fix).
+
+use crate::util::{stderr, stdout, storlab};
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--output-format", "json"]);
+    let o = storlab(&a);
+    assert!(o.status.success(), "{:?}: {}", args, stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("valid JSON")
+}
+
+/// Run, expect exit 2 and every `needles` in stderr.
+fn bad(args: &[&str], needles: &[&str]) {
+    let o = storlab(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: expected '{n}' in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+#[test]
+fn layout_table_shows_capacity_reliability_and_bottleneck() {
+    let o = storlab(&["plan", "layout", "R60/12/48", "--drive", "exos-x18-18tb"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for s in [
+        "4 x 12 drives (10 data + 2 redundant)",
+        "720.0 TB",
+        "MTTDL of the volume",
+        "binds",
+        "read-modify-write",
+    ] {
+        assert!(out.contains(s), "missing '{s}' in:\n{out}");
+    }
+}
+
+#[test]
+fn layout_json_has_schema_and_overrides_apply() {
+    let v = json(&[
+        "plan",
+        "layout",
+        "R6/12",
+        "--drive",
+        "constellation-es3-4tb",
+        "--capacity",
+        "2TB",
+        "--mtbf",
+        "600000h",
+        "--ber",
+        "1e-14",
+        "--sector-size",
+        "512",
+        "--rebuild-rate",
+        "50MB/s",
+    ]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["kind"], "plan.layout");
+    assert_eq!(
+        v["geometry"]["usable_bytes"].as_u64(),
+        Some(10 * 2_000_000_000_000)
+    );
+    let rel = &v["reliability"];
+    assert_eq!(rel["drive_mtbf_hours"].as_f64(), Some(600_000.0));
+    // 2 TB at 50 MB/s = 40000 s.
+    assert!((rel["rebuild_hours"].as_f64().unwrap() - 40_000.0 / 3600.0).abs() < 1e-9);
+    let closed = rel["group_mttdl_hours"].as_f64().unwrap();
+    let numerical = rel["group_mttdl_numerical_hours"].as_f64().unwrap();
+    assert!(((closed - numerical) / closed).abs() < 1e-6);
+    let v = json(&[
+        "plan",
+        "layout",
+        "R5/6",
+        "--afr",
+        "1.5%",
+        "--rebuild-time",
+        "12h",
+    ]);
+    assert_eq!(v["reliability"]["rebuild_hours"].as_f64(), Some(12.0));
+    assert!((v["reliability"]["drive_afr"].as_f64().unwrap() - 0.015).abs() < 1e-9);
+    assert_eq!(v["performance"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn sizing_shortfall_exits_one() {
+    let o = storlab(&[
+        "plan",
+        "layout",
+        "R6/8",
+        "--drive",
+        "wd-red-4tb",
+        "--cores",
+        "1000",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("SHORT"));
+    let o = storlab(&[
+        "plan",
+        "layout",
+        "R6/8",
+        "--drive",
+        "wd-red-4tb",
+        "--cores",
+        "2",
+        "--mbps-per-core",
+        "25",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_layouts_show_form_and_example() {
+    bad(
+        &["plan", "layout", "R7/8"],
+        &["invalid layout 'R7/8'", "examples: R60/12/48"],
+    );
+    bad(&["plan", "layout", "R60/12/50"], &["multiple of 12"]);
+    bad(&["plan", "layout", "R6/12/48"], &["R60/12/48"]);
+    bad(&["plan", "layout", "R60/12/x"], &["storlab plan search"]);
+    bad(&["plan", "layout", "lvm(4*R5/6"], &["missing ')'"]);
+}
+
+#[test]
+fn unknown_names_get_did_you_mean() {
+    bad(
+        &["plan", "layout", "R6/12", "--drive", "exos-x18-18t"],
+        &[
+            "unknown drive",
+            "did you mean 'exos-x18-18tb'",
+            "storlab plan catalog",
+        ],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--controller", "megaraid9361-8i"],
+        &["did you mean 'megaraid-9361-8i'"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--host-link", "fc7x2"],
+        &["unknown link", "fc8"],
+    );
+}
+
+#[test]
+fn bad_figures_are_refused_with_the_fix() {
+    bad(
+        &["plan", "layout", "R6/12", "--capacity", "2TX"],
+        &["--capacity", "invalid size"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--ber", "often"],
+        &["--ber", "1e-15"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--ber", "0.5"],
+        &["not a per-bit error rate"],
+    );
+    bad(&["plan", "layout", "R6/12", "--afr", "150%"], &["--afr"]);
+    bad(
+        &["plan", "layout", "R6/12", "--mtbf", "1h", "--afr", "1%"],
+        &["cannot be used with"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--rebuild-time", "0h"],
+        &["--rebuild-time must be a positive"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--mission", "forever"],
+        &["--mission", "invalid duration"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--seq-size", "0"],
+        &["--seq-size must be at least one byte"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--rpm", "0"],
+        &["--rpm must be a positive"],
+    );
+    bad(
+        &[
+            "plan",
+            "layout",
+            "R6/12",
+            "--drive",
+            "p4510-4tb",
+            "--rpm",
+            "7200",
+        ],
+        &["is an SSD"],
+    );
+    bad(
+        &["plan", "layout", "R60/10/40", "--controllers", "2"],
+        &["lvm(4*R6/10)"],
+    );
+    bad(
+        &["plan", "layout", "R6/12", "--stripe", "1M"],
+        &["one group", "--chunk"],
+    );
+}
+
+#[test]
+fn bad_catalog_files_name_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.toml");
+    std::fs::write(&path, "[[drive]]\nname = \"x\"\ncolour = \"red\"\n").unwrap();
+    let p = path.to_str().unwrap();
+    bad(
+        &["plan", "catalog", "--catalog", p],
+        &["mine.toml:3:", "colour"],
+    );
+    std::fs::write(&path, "[[drive]\n").unwrap();
+    bad(
+        &["plan", "layout", "R6/12", "--catalog", p],
+        &["mine.toml:1:"],
+    );
+    bad(
+        &[
+            "plan",
+            "catalog",
+            "--catalog",
+            dir.path().join("absent.toml").to_str().unwrap(),
+        ],
+        &["cannot read catalog file"],
+    );
+    // A good file adds a drive with a price, and search can then use cost.
+    std::fs::write(
+        &path,
+        "[[drive]]\nname = \"cheap-8tb\"\nkind = \"hdd\"\ncapacity = \"8TB\"\nrpm = 7200\navg_seek = \"8.5ms\"\n\
+         seq_rate = \"200MB/s\"\nafr = \"1%\"\nber = 1e-15\nsector_size = 4096\nrebuild_rate = \"80MB/s\"\nprice = 150\nsource = \"test\"\n\n\
+         [[controller]]\nname = \"priced-ctl\"\nwrite_back = true\nbackend = \"sas12x8\"\nhost = \"pcie3x8\"\nprice = 600\nsource = \"test\"\n",
+    )
+    .unwrap();
+    let v = json(&[
+        "plan",
+        "search",
+        "--catalog",
+        p,
+        "--drive",
+        "cheap-8tb",
+        "--controller",
+        "priced-ctl",
+        "--drives",
+        "12..24",
+        "--max-cost",
+        "3000",
+    ]);
+    let front = v["pareto"].as_array().unwrap();
+    assert!(!front.is_empty());
+    for c in front {
+        assert!(c["cost"]["total"].as_f64().unwrap() <= 3000.0);
+    }
+    // Without prices --max-cost is refused with the fix.
+    bad(
+        &["plan", "search", "--drives", "12", "--max-cost", "1000"],
+        &["--max-cost needs prices", "price = "],
+    );
+}
+
+#[test]
+fn search_prints_pareto_and_fails_when_nothing_fits() {
+    let v = json(&[
+        "plan",
+        "search",
+        "--drive",
+        "constellation-es3-4tb",
+        "--drives",
+        "24..48",
+        "--min-usable",
+        "100TB",
+        "--min-mttdl",
+        "1000y",
+    ]);
+    assert_eq!(v["schema_version"], 1);
+    let front = v["pareto"].as_array().unwrap();
+    assert!(!front.is_empty());
+    for c in front {
+        assert!(c["usable_bytes"].as_u64().unwrap() >= 100_000_000_000_000);
+        assert!(c["volume_mttdl_hours"].as_f64().unwrap() >= 1000.0 * 8760.0);
+        assert!(!c["tradeoff"].as_str().unwrap().is_empty());
+    }
+    let o = storlab(&[
+        "plan",
+        "search",
+        "--drives",
+        "12..24",
+        "--min-usable",
+        "10PB",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no design meets the constraints"));
+    bad(
+        &["plan", "search", "--drives", "48..24"],
+        &["--drives", "24..96"],
+    );
+    bad(
+        &["plan", "search", "--drives", "many"],
+        &["a count (48) or a range"],
+    );
+    bad(
+        &["plan", "search", "--drives", "24", "--levels", "r7"],
+        &["--levels", "r6"],
+    );
+    bad(
+        &["plan", "search", "--drives", "24", "--chunks", "100"],
+        &["multiple of 512"],
+    );
+}
+
+#[test]
+fn catalog_lists_models_with_sources() {
+    let o = storlab(&["plan", "catalog"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for s in [
+        "exos-x18-18tb",
+        "megaraid-9361-8i",
+        "jbod-4u60-sas12",
+        "sas12",
+        "u320",
+        "Seagate",
+    ] {
+        assert!(out.contains(s), "missing {s}");
+    }
+    let v = json(&["plan", "catalog"]);
+    assert!(v["drives"].as_array().unwrap().len() >= 10);
+}
+
+#[test]
+fn stripe_alignment_is_checked_end_to_end() {
+    // LVM stripe 1 MiB over RAID 6 groups of 12 (full stripe 2.5 MiB).
+    let o = storlab(&["plan", "layout", "lvm(4*R6/12, stripe=1M)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("warning: LVM stripe 1 MiB is not a multiple"),
+        "{out}"
+    );
+    assert!(out.contains("use stripe=2560k"), "{out}");
+    // File system stripe given: wrong width warns, the right one is ok.
+    let o = storlab(&[
+        "plan", "layout", "R6/10", "--fs-su", "256k", "--fs-sw", "10",
+    ]);
+    assert!(stdout(&o).contains("su=256k,sw=8"), "{}", stdout(&o));
+    let v = json(&["plan", "layout", "R6/10", "--fs-su", "256k", "--fs-sw", "8"]);
+    let findings = v["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().all(|f| f["severity"] != "warning"
+            || !f["message"].as_str().unwrap().contains("file system"))
+    );
+    bad(
+        &["plan", "layout", "R6/10", "--fs-su", "256k"],
+        &["--fs-sw"],
+    );
+}
+
+#[test]
+fn search_options_shape_the_space() {
+    let v = json(&[
+        "plan",
+        "search",
+        "--drive",
+        "constellation-es3-4tb",
+        "--drives",
+        "24",
+        "--levels",
+        "r6",
+        "--spans",
+        "6..12",
+        "--chunks",
+        "256k",
+        "--hot-spares",
+        "2",
+    ]);
+    let front = v["pareto"].as_array().unwrap();
+    assert!(!front.is_empty());
+    for c in front {
+        let l = c["layout"].as_str().unwrap();
+        assert!(l.contains("R6"), "{l}");
+        let span: u32 = l
+            .split(['/', ')', ','])
+            .nth(1)
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("span in {l}"));
+        assert!((6..=12).contains(&span), "{l}");
+    }
+    bad(
+        &["plan", "search", "--drives", "24", "--spans", "12..6"],
+        &["--spans"],
+    );
+}
