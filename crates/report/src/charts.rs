@@ -276,16 +276,18 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
             }
         }
     }
-    let restates_x = |k: &str| {
-        tag_vals.get(k).is_some_and(|m| {
+    let restating: std::collections::HashSet<&str> = tag_vals
+        .iter()
+        .filter(|(_, m)| {
             let distinct: std::collections::BTreeSet<&str> =
                 m.values().flatten().copied().collect();
             m.values().all(|v| v.len() == 1) && distinct.len() == m.len() && m.len() > 1
         })
-    };
+        .map(|(k, _)| *k)
+        .collect();
     for pt in &mut pts {
         for (k, v) in &pt.run.tags {
-            if !restates_x(k) {
+            if !restating.contains(k.as_str()) {
                 pt.key.push((format!("tag {k}"), v.clone()));
             }
         }
@@ -294,14 +296,13 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
     // (series key, x bits → y values)
     type Group = (Vec<(String, String)>, BTreeMap<u64, Vec<f64>>);
     let mut groups: Vec<Group> = Vec::new();
+    let mut group_of: std::collections::HashMap<&[(String, String)], usize> =
+        std::collections::HashMap::new();
     for pt in &pts {
-        let i = match groups.iter().position(|g| g.0 == pt.key) {
-            Some(i) => i,
-            None => {
-                groups.push((pt.key.clone(), BTreeMap::new()));
-                groups.len() - 1
-            }
-        };
+        let i = *group_of.entry(&pt.key).or_insert_with(|| {
+            groups.push((pt.key.clone(), BTreeMap::new()));
+            groups.len() - 1
+        });
         groups[i].1.entry(pt.x.to_bits()).or_default().push(pt.y);
     }
     groups.retain(|g| g.1.len() >= 2);
@@ -415,14 +416,14 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     // (category, in-cache MB/s values, out-of-cache MB/s values)
     type Group = (String, Vec<f64>, Vec<f64>);
     let pattern = |p: &PhaseResult| format!("{} {}", p.params.rw, crate::fmt::bs_human(&p.params));
-    let add = |groups: &mut Vec<Group>, cat: String, p: &PhaseResult| {
-        let i = match groups.iter().position(|g| g.0 == cat) {
-            Some(i) => i,
-            None => {
-                groups.push((cat, Vec::new(), Vec::new()));
-                groups.len() - 1
-            }
-        };
+    let add = |groups: &mut Vec<Group>,
+               index: &mut std::collections::HashMap<String, usize>,
+               cat: String,
+               p: &PhaseResult| {
+        let i = *index.entry(cat.clone()).or_insert_with(|| {
+            groups.push((cat, Vec::new(), Vec::new()));
+            groups.len() - 1
+        });
         let v = mb(p.total.bw_bytes_per_s);
         if in_cache(p) {
             groups[i].1.push(v);
@@ -432,9 +433,11 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     };
     // First within each run (the usual small-file / huge-file pair) ...
     let mut groups: Vec<Group> = Vec::new();
+    let mut index = std::collections::HashMap::new();
     for r in runs {
         for p in &r.report.phases {
-            add(&mut groups, format!("{} · {}", run_label(r), pattern(p)), p);
+            let cat = format!("{} · {}", run_label(r), pattern(p));
+            add(&mut groups, &mut index, cat, p);
         }
     }
     groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
@@ -442,9 +445,10 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     // ... else across runs, by I/O pattern.
     if groups.is_empty() {
         pooled = true;
+        index.clear();
         for r in runs {
             for p in &r.report.phases {
-                add(&mut groups, pattern(p), p);
+                add(&mut groups, &mut index, pattern(p), p);
             }
         }
         groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
@@ -507,11 +511,20 @@ fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
     let cmp = compare(runs, base);
     let others: Vec<(i64, String)> = {
         let mut v: Vec<(i64, String)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for r in cmp.rows.iter().filter(|r| !r.is_baseline) {
-            if !v.iter().any(|(id, _)| *id == r.run_id) {
+            if seen.insert(r.run_id) {
                 v.push((r.run_id, r.run_label.clone()));
             }
         }
+        // In the order the runs were given.
+        let order: std::collections::HashMap<i64, usize> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id, i))
+            .rev()
+            .collect();
+        v.sort_by_key(|(id, _)| order.get(id).copied());
         v
     };
     if others.is_empty() {
@@ -524,6 +537,14 @@ fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
             cats.push(k);
         }
     }
+    // (run id, baseline phase, direction) → the first such row.
+    let mut index: std::collections::HashMap<(i64, &str, Direction), &crate::CompareRow> =
+        std::collections::HashMap::new();
+    for r in &cmp.rows {
+        index
+            .entry((r.run_id, r.baseline_phase.as_str(), r.direction))
+            .or_insert(r);
+    }
     let series = others
         .iter()
         .map(|(id, label)| {
@@ -532,10 +553,8 @@ fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
                 ..BarSeries::default()
             };
             for (phase, dir) in &cats {
-                let ch = cmp
-                    .rows
-                    .iter()
-                    .find(|r| r.run_id == *id && &r.baseline_phase == phase && r.direction == *dir)
+                let ch = index
+                    .get(&(*id, phase.as_str(), *dir))
                     .and_then(|r| r.change(Metric::Throughput));
                 let pct = ch.and_then(|c| c.change_pct);
                 s.values.push(pct);

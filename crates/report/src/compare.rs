@@ -27,6 +27,7 @@
 use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s, run_label};
 use crate::rows::Direction;
 use serde::Serialize;
+use std::collections::HashMap;
 use storlab_types::{DirStats, PhaseResult, RwMode, StoredRun};
 
 /// Spread assumed when nothing better was measured, in percent.
@@ -214,39 +215,57 @@ struct PhaseRef<'a> {
     phase: &'a PhaseResult,
 }
 
-/// Same configuration: same labels, host, target and phase parameters
-/// (ignoring the phase name and the random seed).
-fn same_config(a: PhaseRef<'_>, b: PhaseRef<'_>) -> bool {
-    let (pa, pb) = (&a.phase.params, &b.phase.params);
-    let mut pb_norm = pb.clone();
-    pb_norm.name = pa.name.clone();
-    pb_norm.seed = pa.seed;
-    a.run.tags == b.run.tags
-        && a.run.report.host.hostname == b.run.report.host.hostname
-        && a.run.report.target.path == b.run.report.target.path
-        && *pa == pb_norm
+/// Phases whose configuration is identical (same labels, host, target and
+/// phase parameters, ignoring the phase name and the random seed) share a
+/// key; [`Replicates`] groups the phases given by it.
+fn config_key(r: PhaseRef<'_>) -> String {
+    let mut params = r.phase.params.clone();
+    params.name.clear();
+    params.seed = 0;
+    // Serialising plain data cannot fail; an empty key would only merge
+    // nothing with nothing.
+    serde_json::to_string(&(
+        &r.run.tags,
+        &r.run.report.host.hostname,
+        &r.run.report.target.path,
+        &params,
+    ))
+    .unwrap_or_default()
 }
 
-fn replicate_spread(
-    all: &[PhaseRef<'_>],
-    of: PhaseRef<'_>,
-    dir: Direction,
-    m: Metric,
-) -> Option<(f64, usize)> {
-    let values: Vec<f64> = all
-        .iter()
-        .filter(|r| same_config(**r, of))
-        .filter_map(|r| m.value(dir.stats(r.phase)))
-        .collect();
-    if values.len() < 2 {
-        return None;
+/// Every phase given, grouped by [`config_key`].
+struct Replicates<'a> {
+    groups: HashMap<String, Vec<PhaseRef<'a>>>,
+}
+
+impl<'a> Replicates<'a> {
+    fn new(all: &[PhaseRef<'a>]) -> Self {
+        let mut groups: HashMap<String, Vec<PhaseRef<'a>>> = HashMap::new();
+        for r in all {
+            groups.entry(config_key(*r)).or_default().push(*r);
+        }
+        Replicates { groups }
     }
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if min <= 0.0 {
-        return None;
+
+    /// `(max − min) / min` in percent of the figure over the phases with
+    /// the configuration of `of`, and how many there are; `None` below two.
+    fn spread(&self, of: PhaseRef<'_>, dir: Direction, m: Metric) -> Option<(f64, usize)> {
+        let values: Vec<f64> = self
+            .groups
+            .get(&config_key(of))?
+            .iter()
+            .filter_map(|r| m.value(dir.stats(r.phase)))
+            .collect();
+        if values.len() < 2 {
+            return None;
+        }
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if min <= 0.0 {
+            return None;
+        }
+        Some(((max - min) / min * 100.0, values.len()))
     }
-    Some(((max - min) / min * 100.0, values.len()))
 }
 
 fn job_cv(phase: &PhaseResult, dir: Direction, m: Metric) -> Option<(f64, usize)> {
@@ -269,16 +288,13 @@ fn job_cv(phase: &PhaseResult, dir: Direction, m: Metric) -> Option<(f64, usize)
 }
 
 fn spread_for(
-    all: &[PhaseRef<'_>],
+    reps: &Replicates<'_>,
     base: PhaseRef<'_>,
     run: PhaseRef<'_>,
     dir: Direction,
     m: Metric,
 ) -> Spread {
-    let reps = [
-        replicate_spread(all, base, dir, m),
-        replicate_spread(all, run, dir, m),
-    ];
+    let reps = [reps.spread(base, dir, m), reps.spread(run, dir, m)];
     if let Some((pct, runs)) = reps
         .iter()
         .flatten()
@@ -377,6 +393,7 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
                 .map(move |phase| PhaseRef { run, phase })
         })
         .collect();
+    let reps = Replicates::new(&all);
 
     // (baseline phase index, direction, run order, phase index) → row
     let mut keyed: Vec<((usize, Direction, usize, usize), CompareRow)> = Vec::new();
@@ -413,7 +430,7 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
                     .map(|&m| {
                         let b = m.value(dir.stats(bp));
                         let v = m.value(dir.stats(phase));
-                        let spread = spread_for(&all, base_ref, run_ref, dir, m);
+                        let spread = spread_for(&reps, base_ref, run_ref, dir, m);
                         let change_pct = match (b, v) {
                             (Some(b), Some(v)) if b > 0.0 => Some((v - b) / b * 100.0),
                             _ => None,
