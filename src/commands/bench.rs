@@ -176,6 +176,17 @@ pub struct BenchCommand {
     /// Also write the JSON result document to FILE
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+    /// Sample the devices under the target (iostat -x figures, every layer of
+    /// the stack) during the run and keep the timeline with the results
+    #[arg(long)]
+    pub monitor: bool,
+    /// Sampling interval of --monitor
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
+    pub monitor_interval: Duration,
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    storlab_types::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// The quick all-round check's phases (before command-line overrides).
@@ -290,7 +301,35 @@ impl BenchCommand {
             std::thread::spawn(move || watch(&control, &sigint, &done, show_progress, &names))
         };
 
+        // Device timeline: the devices under the target, every layer.
+        let sampler = if self.monitor {
+            let at = job.target.files[0].path.clone();
+            match storlab_monitor::Sampler::for_path(
+                &at,
+                storlab_monitor::Layer::All,
+                self.monitor_interval,
+            ) {
+                Ok(s) => Some(s.spawn()),
+                Err(e) => {
+                    warnings.push(format!(
+                        "--monitor: cannot sample the devices under {}: {e}",
+                        at.display()
+                    ));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+
         let outcome = storlab_bench::run(&job, &control, |_phase| {});
+        let monitor = sampler.and_then(|h| match h.stop() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                warnings.push(format!("--monitor: sampling failed: {e}"));
+                None
+            }
+        });
         done.store(true, Ordering::SeqCst);
         let _ = watcher.join();
 
@@ -318,7 +357,7 @@ impl BenchCommand {
             target: target_info,
             phases: outcome.phases,
             warnings,
-            monitor: None,
+            monitor,
         };
 
         let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;

@@ -663,3 +663,63 @@ fn full_disk_stops_with_a_clear_message_and_cleans_up() {
     assert!(v["phases"][0]["errors"]["ENOSPC"].as_u64().unwrap() >= 1);
     assert!(entries.is_empty(), "storlab's files removed after ENOSPC");
 }
+
+#[test]
+fn monitor_timeline_accounts_for_the_bytes_written() {
+    // On a private loop device, the sampled device timeline must add up to
+    // the bytes storlab wrote.
+    let Some(lo) = LoopDev::new(64 << 20) else {
+        return;
+    };
+    let out = storlab(&[
+        "bench",
+        lo.dev.to_str().unwrap(),
+        "--allow-destroy",
+        "--rw=write",
+        "--bs=64k",
+        "--size=32M",
+        "--engine=psync",
+        "--direct",
+        "--rate-iops=400",
+        "--monitor",
+        "--monitor-interval=200ms",
+        "--output-format=json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let m = &v["monitor"];
+    let name = lo.name();
+    assert!(
+        m["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == name.as_str()),
+        "{m}"
+    );
+    let samples: Vec<&Value> = m["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["device"] == name.as_str())
+        .collect();
+    assert!(
+        samples.len() >= 4,
+        "a 1.3 s run sampled every 200 ms: {} samples",
+        samples.len()
+    );
+    let mut prev = 0u64;
+    let mut bytes = 0.0;
+    for s in samples {
+        let t = s["t_ns"].as_u64().unwrap();
+        bytes += s["w_bytes_per_s"].as_f64().unwrap() * (t - prev) as f64 / 1e9;
+        prev = t;
+    }
+    let reported = v["phases"][0]["write"]["bytes"].as_f64().unwrap();
+    assert_eq!(reported, (32 << 20) as f64);
+    assert!(
+        (bytes - reported).abs() / reported < 0.02,
+        "timeline {bytes} vs reported {reported}"
+    );
+}
