@@ -69,9 +69,18 @@ fn main() -> ExitCode {
         }
     };
     // With no subcommand, run the newcomer's quick all-round check.
-    let command = cli.command.unwrap_or_else(|| {
-        Command::Bench(Box::new(commands::bench::BenchCommand::quick_default()))
-    });
+    let command = match cli.command {
+        Some(c) => c,
+        // `storlab bench` exactly as if typed, so every default (database,
+        // environment variables) is the same.
+        None => match Cli::try_parse_from(["storlab", "bench"]).map(|c| c.command) {
+            Ok(Some(c)) => c,
+            _ => {
+                eprintln!("storlab: error: cannot build the default `storlab bench` command");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let result = match command {
         Command::Bench(c) => c.execute(),
         Command::Runs(c) => c.execute(),
