@@ -64,7 +64,7 @@ def run_fio(w, path, size, runtime):
 def run_storlab(binary, w, path, size, runtime):
     name, rw, bs, qd, direct, engine, warm = w
     cmd = [binary, "bench", path, f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--engine={engine}",
-           f"--size={size}", f"--runtime={runtime}s", "--time-based", "--output-format=json", "--quiet",
+           f"--size={size}", f"--runtime={runtime}s", "--time-based", "--output-format=json", "--quiet", "--no-save",
            "--cache", "direct" if direct else ("warm" if warm else "cold")]
     if rw in ("write", "randwrite"):
         cmd.append("--allow-destroy")

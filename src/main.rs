@@ -23,6 +23,20 @@ struct Cli {
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
     Bench(Box<commands::bench::BenchCommand>),
+    /// List the runs in the results database (filter by tag, target, host, date, workload)
+    Runs(commands::runs::RunsCommand),
+    /// Print stored runs: parameters, host, target, tags and each phase's figures
+    Show(commands::show::ShowCommand),
+    /// Read fio JSON output (or storlab JSON) into the results database
+    Import(commands::import::ImportCommand),
+    /// Exit 1 when a run is worse than a baseline run by more than a tolerance
+    Check(commands::check::CheckCommand),
+    /// Export stored runs as JSON, CSV or Markdown
+    Export(commands::export::ExportCommand),
+    /// Show runs' figures relative to a baseline run (differences within run-to-run spread marked as noise)
+    Compare(commands::compare::CompareCommand),
+    /// Write one self-contained HTML report with charts, or one chart as SVG/PNG
+    Report(commands::report::ReportCommand),
     /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
     Plan(commands::plan::PlanCommand),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
@@ -55,11 +69,27 @@ fn main() -> ExitCode {
         }
     };
     // With no subcommand, run the newcomer's quick all-round check.
-    let command = cli.command.unwrap_or_else(|| {
-        Command::Bench(Box::new(commands::bench::BenchCommand::quick_default()))
-    });
+    let command = match cli.command {
+        Some(c) => c,
+        // `storlab bench` exactly as if typed, so every default (database,
+        // environment variables) is the same.
+        None => match Cli::try_parse_from(["storlab", "bench"]).map(|c| c.command) {
+            Ok(Some(c)) => c,
+            _ => {
+                eprintln!("storlab: error: cannot build the default `storlab bench` command");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let result = match command {
         Command::Bench(c) => c.execute(),
+        Command::Runs(c) => c.execute(),
+        Command::Show(c) => c.execute(),
+        Command::Import(c) => c.execute(),
+        Command::Check(c) => c.execute(),
+        Command::Export(c) => c.execute(),
+        Command::Compare(c) => c.execute(),
+        Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
         Command::Inspect(c) => c.execute(),

@@ -151,7 +151,7 @@ impl WorkloadArgs {
 }
 
 /// `storlab bench [TARGET]`
-#[derive(Args, Debug, Default)]
+#[derive(Args, Debug)]
 pub struct BenchCommand {
     /// Directory (storlab makes its own subdirectory), new file path, or block
     /// device [default: ./storlab-scratch]
@@ -180,6 +180,13 @@ pub struct BenchCommand {
     /// the stack) during the run and keep the timeline with the results
     #[arg(long)]
     pub monitor: bool,
+    #[command(flatten)]
+    pub db: crate::commands::common::DbArgs,
+    #[command(flatten)]
+    pub record: crate::commands::common::RecordArgs,
+    /// Do not save the run in the results database
+    #[arg(long)]
+    pub no_save: bool,
     /// Sampling interval of --monitor
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
     pub monitor_interval: Duration,
@@ -212,11 +219,6 @@ fn quick_phases() -> Vec<PhaseSpec> {
 }
 
 impl BenchCommand {
-    /// What `storlab` with no arguments runs.
-    pub fn quick_default() -> Self {
-        Self::default()
-    }
-
     /// Build the phases from the job file, the quick profile or the flags.
     fn phases(&self, warnings: &mut Vec<String>) -> Result<(Vec<PhaseParams>, Option<PathBuf>)> {
         let mut cli = self.workload.to_spec();
@@ -322,7 +324,48 @@ impl BenchCommand {
             None
         };
 
-        let outcome = storlab_bench::run(&job, &control, |_phase| {});
+        // Save as we go: the run header now, each phase as it finishes, so a
+        // crash or Ctrl-C later loses nothing already measured.
+        let tags = self.record.tag_map()?;
+        let store = if self.no_save {
+            None
+        } else {
+            Some(self.db.open()?)
+        };
+        let header = BenchReport {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "storlab".into(),
+                version: STORLAB_VERSION.into(),
+            },
+            command_line: command_line.clone(),
+            started_at: started_at.clone(),
+            finished_at: String::new(),
+            interrupted: false,
+            stop_reason: None,
+            host: job.host.clone(),
+            target: job.target.info.clone(),
+            phases: Vec::new(),
+            warnings: warnings.clone(),
+            monitor: None,
+        };
+        let run_id = match &store {
+            Some(st) => Some(st.begin_run("bench", &header, &tags, self.record.note())?),
+            None => None,
+        };
+        let mut save_errors = Vec::new();
+        let outcome = storlab_bench::run(&job, &control, |phase| {
+            if let (Some(st), Some(id)) = (&store, run_id)
+                && let Err(e) = st.add_phase(id, phase)
+            {
+                save_errors.push(format!(
+                    "could not save phase {} to {}: {e}",
+                    phase.params.name,
+                    self.db.db.display()
+                ));
+            }
+        });
+        warnings.extend(save_errors);
         let monitor = sampler.and_then(|h| match h.stop() {
             Ok(t) => Some(t),
             Err(e) => {
@@ -342,23 +385,26 @@ impl BenchCommand {
         target_info.kept = keep && target_info.created_by_storlab;
         let interrupted = outcome.stop_reason.is_some();
         warnings.extend(outcome.warnings.iter().cloned());
-        let report = BenchReport {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "storlab".into(),
-                version: STORLAB_VERSION.into(),
-            },
-            command_line,
-            started_at,
+        let mut report = BenchReport {
             finished_at: now_rfc3339(),
             interrupted,
             stop_reason: outcome.stop_reason.clone(),
-            host: job.host.clone(),
             target: target_info,
             phases: outcome.phases,
             warnings,
             monitor,
+            ..header
         };
+        let mut saved = None;
+        if let (Some(st), Some(id)) = (&store, run_id) {
+            match st.finish_run(id, &report) {
+                Ok(()) => saved = Some(id),
+                Err(e) => report.warnings.push(format!(
+                    "could not save the run to {}: {e}",
+                    self.db.db.display()
+                )),
+            }
+        }
 
         let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
         if let Some(path) = &self.json_out {
@@ -367,7 +413,16 @@ impl BenchCommand {
         }
         match self.output_format {
             OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
-            OutputFormat::Table => crate::output::print(&render_table(&report))?,
+            OutputFormat::Table => {
+                let mut text = render_table(&report);
+                if let Some(id) = saved {
+                    text.push_str(&format!(
+                        "Saved as run {id} in {} (storlab show {id}).\n",
+                        self.db.db.display()
+                    ));
+                }
+                crate::output::print(&text)?
+            }
         }
         for w in &report.warnings {
             eprintln!("storlab: warning: {w}");

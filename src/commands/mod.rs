@@ -2,6 +2,14 @@
 //! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
 
 pub mod bench;
+pub mod check;
+pub mod common;
+pub mod compare;
+pub mod export;
+pub mod import;
 pub mod inspect;
 pub mod monitor;
 pub mod plan;
+pub mod report;
+pub mod runs;
+pub mod show;

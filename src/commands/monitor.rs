@@ -96,6 +96,17 @@ pub struct MonitorCommand {
     /// Read sys/ and proc/ under DIR (a recorded tree) instead of /sys and /proc
     #[arg(long, value_name = "DIR")]
     pub sys_root: Option<PathBuf>,
+
+    /// Save the samples in the results database as a run of kind `monitor`
+    /// (when the monitor stops: --count, end of --replay, or Ctrl-C)
+    #[arg(long)]
+    pub record: bool,
+
+    #[command(flatten)]
+    pub db: crate::commands::common::DbArgs,
+
+    #[command(flatten)]
+    pub labels: crate::commands::common::RecordArgs,
 }
 
 impl MonitorCommand {
@@ -196,6 +207,15 @@ impl MonitorCommand {
             None => None,
         };
 
+        // The whole timeline is kept in memory only when it is wanted, so a
+        // long-running exporter (--listen) does not grow without bound.
+        let keep_timeline = self.record || format == MonitorFormat::Json;
+        let tags = self.labels.tag_map()?;
+        let store = if self.record {
+            Some(self.db.open()?)
+        } else {
+            None
+        };
         let mut out = Output::new(format, layer, selection.as_ref());
         let mut mon = Monitor::new(selection.clone());
         let mut builder: Option<TimelineBuilder> = None;
@@ -204,6 +224,9 @@ impl MonitorCommand {
             |i: Interval, wall: Option<String>, out: &mut Output| -> anyhow::Result<()> {
                 if let Some(s) = &server {
                     s.update(prometheus::render(&i, layer.as_str()));
+                }
+                if !keep_timeline {
+                    return out.interval(&i);
                 }
                 builder
                     .get_or_insert_with(|| {
@@ -321,6 +344,41 @@ impl MonitorCommand {
         });
         if format == MonitorFormat::Json {
             crate::output::print(&(serde_json::to_string_pretty(&timeline)? + "\n"))?;
+        }
+        if let Some(store) = store {
+            let host = storlab_bench::target::host_info();
+            let what = if self.targets.is_empty() {
+                "all devices".to_string()
+            } else {
+                self.targets.join(" ")
+            };
+            let report = storlab_types::BenchReport {
+                schema_version: storlab_types::SCHEMA_VERSION,
+                tool: storlab_types::ToolInfo {
+                    name: "storlab".into(),
+                    version: storlab_types::STORLAB_VERSION.into(),
+                },
+                command_line: std::env::args().collect(),
+                started_at: timeline.started_at.clone(),
+                finished_at: now_rfc3339(),
+                interrupted: false,
+                stop_reason: None,
+                host,
+                target: storlab_types::TargetInfo {
+                    path: what,
+                    kind: "devices".into(),
+                    files: timeline.devices.clone(),
+                    ..Default::default()
+                },
+                phases: Vec::new(),
+                warnings: Vec::new(),
+                monitor: Some(timeline),
+            };
+            let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
+            eprintln!(
+                "storlab: saved as run {id} in {} (storlab show {id})",
+                self.db.db.display()
+            );
         }
         // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(crate::Outcome::Ok)

@@ -1,7 +1,7 @@
 //! `storlab bench` end to end: engines, byte accounting, JSON schema,
 //! verification, and the data-safety rules.
 
-use crate::util::{is_root, skip, stderr, stdout, storlab, storlab_bin};
+use crate::util::{cmd, is_root, skip, stderr, stdout, storlab};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -144,10 +144,10 @@ fn io_uring_engine() {
 fn quick_check_with_no_arguments() {
     // `storlab` alone in an empty directory: four phases, a table, files removed.
     let d = tempfile::tempdir().unwrap();
-    let out = Command::new(storlab_bin())
+    let out = cmd()
         .args(["bench", "--size=16M", "--runtime=1s"])
         .current_dir(d.path())
-        .stdin(Stdio::null())
+        .env_remove("STORLAB_DB")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -438,7 +438,7 @@ fn json_out_file_matches_stdout_document() {
 #[test]
 fn ctrl_c_stops_promptly_keeps_results_and_cleans_up() {
     let d = tempfile::tempdir().unwrap();
-    let child = Command::new(storlab_bin())
+    let child = cmd()
         .args([
             "bench",
             d.path().to_str().unwrap(),
@@ -450,7 +450,6 @@ fn ctrl_c_stops_promptly_keeps_results_and_cleans_up() {
             "--time-based",
             "--output-format=json",
         ])
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -622,7 +621,7 @@ fn full_disk_stops_with_a_clear_message_and_cleans_up() {
     std::fs::create_dir(&target).unwrap();
     // A sparse (not pre-allocated) file written slowly; meanwhile another
     // writer fills the file system.
-    let child = Command::new(storlab_bin())
+    let child = cmd()
         .args([
             "bench",
             target.to_str().unwrap(),
@@ -635,7 +634,6 @@ fn full_disk_stops_with_a_clear_message_and_cleans_up() {
             "--engine=psync",
             "--output-format=json",
         ])
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -722,4 +720,85 @@ fn monitor_timeline_accounts_for_the_bytes_written() {
         (bytes - reported).abs() / reported < 0.02,
         "timeline {bytes} vs reported {reported}"
     );
+}
+
+#[test]
+fn runs_are_saved_phase_by_phase_and_survive_kill_9() {
+    // A three-phase run is killed (SIGKILL) during its last phase: the
+    // database opens and holds every phase that had finished.
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("crash.db");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let job = d.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "[global]\nsize = \"4M\"\nbs = \"64k\"\nengine = \"psync\"\ncache = \"cold\"\n\
+         [[phase]]\nname = \"one\"\nrw = \"write\"\n\
+         [[phase]]\nname = \"two\"\nrw = \"read\"\n\
+         [[phase]]\nname = \"long\"\nrw = \"randread\"\nruntime = \"60s\"\ntime_based = true\n",
+    )
+    .unwrap();
+    let mut child = cmd()
+        .args([
+            "bench",
+            target.to_str().unwrap(),
+            "--job",
+            job.to_str().unwrap(),
+            "-q",
+            "--tag",
+            "case=crash",
+        ])
+        .env("STORLAB_DB", &db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until both short phases are saved (the third runs for a minute).
+    let t = Instant::now();
+    loop {
+        let out = cmd()
+            .args(["show", "latest", "--json"])
+            .env("STORLAB_DB", &db)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            if v[0]["report"]["phases"]
+                .as_array()
+                .is_some_and(|p| p.len() >= 2)
+            {
+                break;
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "phases never appeared in the database"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup, no final save
+    child.wait().unwrap();
+    let out = cmd()
+        .args(["show", "tag:case=crash", "--json"])
+        .env("STORLAB_DB", &db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let v = &list[0];
+    let phases = v["report"]["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["params"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["one", "two"]);
+    assert_eq!(phases[0]["write"]["bytes"], 4 << 20);
+    assert_eq!(
+        v["report"]["interrupted"], true,
+        "an unfinished run loads as interrupted"
+    );
+    // The killed run left its scratch directory behind; remove it here.
+    let _ = std::fs::remove_dir_all(&target);
 }

@@ -6,4 +6,6 @@ mod bench;
 mod inspect;
 mod monitor;
 mod plan;
+mod reports;
+mod store;
 mod util;

@@ -809,3 +809,49 @@ fn agrees_with_iostat_under_load() {
     }
     panic!("storlab and iostat disagree in every attempt: {failures:#?}");
 }
+
+/// `--record` keeps the replayed samples as a run in the results database.
+#[test]
+fn record_saves_the_timeline_as_a_run() {
+    let root = fixture("loopstack");
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("m.db");
+    let o = storlab(&[
+        "monitor",
+        "--replay",
+        &s(&root.join("replay.txt")),
+        "--sys-root",
+        &s(&root),
+        "--output-format",
+        "none",
+        "--record",
+        "--db",
+        &s(&db),
+        "--tag",
+        "site=lab",
+        "loop1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("saved as run 1"), "{}", stderr(&o));
+    let o = storlab(&["show", "tag:site=lab", "--json", "--db", &s(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["kind"], "monitor");
+    let m = &v[0]["report"]["monitor"];
+    assert!(
+        m["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x == "loop1"),
+        "{m}"
+    );
+    let written: f64 = m["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["device"] == "loop1")
+        .map(|x| x["w_bytes_per_s"].as_f64().unwrap())
+        .sum();
+    assert!(written > 0.0, "the replay writes through loop1");
+}

@@ -9,14 +9,28 @@ pub fn storlab_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_storlab"))
 }
 
+/// A results database private to this test process, so no test ever
+/// writes `./storlab.db` in the source tree.
+pub fn test_db() -> PathBuf {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir for the test database"))
+        .path()
+        .join("storlab-test.db")
+}
+
+/// A storlab command with the test environment: private database, no
+/// colours, no terminal on stdin.
+pub fn cmd() -> Command {
+    let mut c = Command::new(storlab_bin());
+    c.env("NO_COLOR", "1")
+        .env("STORLAB_DB", test_db())
+        .stdin(std::process::Stdio::null());
+    c
+}
+
 /// Run storlab with `args`; never inherits a terminal.
 pub fn storlab(args: &[&str]) -> Output {
-    Command::new(storlab_bin())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run storlab")
+    cmd().args(args).output().expect("run storlab")
 }
 
 /// Whether we run as root (loop devices, drop_caches, mounts).

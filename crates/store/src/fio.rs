@@ -1,0 +1,1355 @@
+//! Reading fio's JSON output (`fio --output-format=json`, also `json+`) into
+//! a [`BenchReport`], so a site's years of fio results sit in the store next
+//! to storlab runs.
+//!
+//! Mapping (details in `docs/store.md`):
+//!
+//! * each fio job becomes a phase; clones of a job reported separately
+//!   (`numjobs=N` without `group_reporting`) are merged into one phase with
+//!   one [`JobResult`] per clone: bytes and I/Os add up, the window is the
+//!   longest clone's, so the phase rate is total bytes / that window; latency
+//!   histograms (json+ `bins`) merge exactly, percentiles alone do not (the
+//!   worst clone's are kept, with a warning);
+//! * options come from `global options` overridden by `job options`, read
+//!   with fio's own units (`4k` = 4096, `kb_base=1000` honoured; times in
+//!   seconds unless suffixed);
+//! * figures: fio 3.x keys (`io_bytes`, `bw_bytes`, `*_ns`) and fio 2.x keys
+//!   (`io_bytes` in KiB, `bw` in KiB/s, latencies in µs) are both read;
+//! * latency: fio's total latency `lat` (submission to completion, what
+//!   storlab measures) when fio recorded its percentiles (`lat_percentiles=1`),
+//!   otherwise its completion latency `clat`; the phase's `latency_span` says
+//!   which.
+//!
+//! Text before the JSON document (fio prints warnings there) is skipped.
+//! A storlab JSON document (`storlab bench --output-format json`) is
+//! accepted too. Anything else is refused with [`ImportError`].
+
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::{Duration, UNIX_EPOCH};
+use storlab_types::{
+    BenchReport, BsWeight, BufferPattern, CacheMode, CacheReport, CpuStats, DirStats, EngineKind,
+    FileLayout, HostInfo, JobResult, LatencyStats, PhaseParams, PhaseResult, RwMode,
+    SCHEMA_VERSION, TargetInfo, ToolInfo,
+};
+
+/// Run kind of an imported fio result.
+pub const FIO_KIND: &str = "fio-import";
+/// Run kind of an imported storlab JSON document.
+pub const STORLAB_KIND: &str = "import";
+
+/// Why a file could not be imported.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    #[error(
+        "no JSON document found ({detail}); import reads the output of \
+         `fio --output-format=json ...` (or `storlab bench --output-format json`)"
+    )]
+    NoJson { detail: String },
+    #[error(
+        "this is JSON, but not fio's output: {reason}; produce one with \
+         `fio --output-format=json --output=result.json JOBFILE`"
+    )]
+    NotFio { reason: String },
+    #[error("the fio output has no job that can be imported: {reason}")]
+    NoJobs { reason: String },
+    #[error("the storlab JSON document cannot be read: {0}")]
+    BadStorlab(String),
+}
+
+/// What [`parse`] found: the run kind to store it under and its report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// [`FIO_KIND`] or [`STORLAB_KIND`].
+    pub kind: &'static str,
+    pub report: BenchReport,
+}
+
+/// Read fio's JSON output (or a storlab JSON document) from `text`.
+/// `hostname` names the machine the fio run was on, which fio's JSON
+/// does not record outside client/server mode.
+pub fn parse(text: &str, hostname: Option<&str>) -> Result<Imported, ImportError> {
+    let doc = find_document(text)?;
+    if doc.contains_key("schema_version") && doc.contains_key("phases") {
+        let report: BenchReport = serde_json::from_value(Value::Object(doc))
+            .map_err(|e| ImportError::BadStorlab(e.to_string()))?;
+        return Ok(Imported {
+            kind: STORLAB_KIND,
+            report,
+        });
+    }
+    let report = parse_fio(&doc, hostname)?;
+    Ok(Imported {
+        kind: FIO_KIND,
+        report,
+    })
+}
+
+/// The first JSON object in `text` that starts a line.
+fn find_document(text: &str) -> Result<Map<String, Value>, ImportError> {
+    let mut first_error = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset + (line.len() - line.trim_start().len());
+        offset += line.len();
+        if !text[start..].starts_with('{') {
+            continue;
+        }
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(Value::Object(map))) => return Ok(map),
+            Some(Err(e)) if first_error.is_none() => first_error = Some(e.to_string()),
+            _ => {}
+        }
+    }
+    Err(ImportError::NoJson {
+        detail: match first_error {
+            Some(e) => format!("the text that looks like JSON does not parse: {e}"),
+            None if text.trim().is_empty() => "the file is empty".into(),
+            None => "no line starts with '{'".into(),
+        },
+    })
+}
+
+fn f64_of(v: Option<&Value>) -> Option<f64> {
+    v.and_then(|v| {
+        v.as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    })
+    .filter(|x| x.is_finite())
+}
+
+fn u64_of(v: Option<&Value>) -> Option<u64> {
+    f64_of(v).filter(|x| *x >= 0.0).map(|x| x.round() as u64)
+}
+
+/// fio's size units: `k`, `K`, `KB`, `KiB` are all 1024 unless
+/// `kb_base=1000`, where `KB` is 1000 and `KiB` 1024.
+fn fio_size(s: &str, kb_base: u64) -> Option<u64> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let num: f64 = num.parse().ok()?;
+    let unit = unit.trim();
+    let mut chars = unit.chars();
+    let power = match chars.next().map(|c| c.to_ascii_lowercase()) {
+        None => 0,
+        Some('b') if unit.len() == 1 => 0,
+        Some('k') => 1,
+        Some('m') => 2,
+        Some('g') => 3,
+        Some('t') => 4,
+        Some('p') => 5,
+        _ => return None,
+    };
+    let rest: String = chars.collect();
+    let base = match rest.as_str() {
+        "" | "b" | "B" => kb_base,
+        "i" | "ib" | "iB" => 1024,
+        _ => return None,
+    } as f64;
+    let v = num * base.powi(power);
+    (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v.round() as u64)
+}
+
+/// fio's time units: seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`, `d`).
+fn fio_time_ns(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let num: f64 = num.parse().ok()?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" => 1e9,
+        "us" | "usec" => 1e3,
+        "ms" | "msec" => 1e6,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        "d" => 86400e9,
+        _ => return None,
+    };
+    let v = num * mult;
+    (v.is_finite() && v < u64::MAX as f64).then_some(v.round() as u64)
+}
+
+/// A boolean fio option: present without a value, or non-zero.
+fn fio_bool(v: Option<&String>) -> bool {
+    v.is_some_and(|v| {
+        let v = v.trim();
+        v.is_empty() || (v != "0" && !v.eq_ignore_ascii_case("false"))
+    })
+}
+
+struct Opts {
+    map: BTreeMap<String, String>,
+    kb_base: u64,
+}
+
+impl Opts {
+    fn get(&self, k: &str) -> Option<&String> {
+        self.map.get(k)
+    }
+    fn size(&self, k: &str) -> Option<u64> {
+        self.get(k).and_then(|v| fio_size(v, self.kb_base))
+    }
+    fn num<T: std::str::FromStr>(&self, k: &str) -> Option<T> {
+        self.get(k).and_then(|v| v.trim().parse().ok())
+    }
+}
+
+fn options_of(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let s = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), s)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Units of a fio document: fio 3.x reports bytes and nanoseconds, fio 2.x
+/// KiB and microseconds.
+#[derive(Clone, Copy, PartialEq)]
+enum Era {
+    V3,
+    V2,
+}
+
+fn era_of(dir: &Map<String, Value>) -> Era {
+    if dir.contains_key("io_kbytes") || dir.contains_key("clat_ns") || dir.contains_key("bw_bytes")
+    {
+        Era::V3
+    } else {
+        Era::V2
+    }
+}
+
+/// One latency block (`clat_ns`, `lat_ns`, or 2.x `clat`, `lat`).
+#[derive(Clone, Default)]
+struct Lat {
+    n: u64,
+    min: f64,
+    max: f64,
+    mean: f64,
+    stddev: f64,
+    /// (percent, ns), sorted by percent.
+    pct: Vec<(f64, f64)>,
+    /// fio's latency histogram (`--output-format=json+`): (bucket value
+    /// in ns, count), sorted by value. Lets separate histograms merge exactly.
+    bins: Option<Vec<(f64, u64)>>,
+}
+
+/// fio's default `percentile_list`.
+const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// Percentiles from a histogram the way fio computes them: the value of the
+/// first bucket at which the running count reaches `p/100 × total`.
+fn pct_from_bins(bins: &[(f64, u64)], wants: &[f64]) -> Vec<(f64, f64)> {
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    let mut out = Vec::new();
+    if total == 0 {
+        return out;
+    }
+    for &p in wants {
+        let need = p / 100.0 * total as f64;
+        let mut sum = 0u64;
+        for &(v, c) in bins {
+            sum += c;
+            if sum as f64 >= need {
+                out.push((p, v));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Merge latency summaries of separate fio entries (clones of a job, or the
+/// read and write sides of a phase). With histograms (json+) percentiles
+/// are exact; without, the worst input's are kept (an upper bound) and
+/// `warnings` says so.
+fn merge_lats(lats: &[&Lat], warnings: &mut Vec<String>, what: &str) -> Option<Lat> {
+    match lats {
+        [] => return None,
+        [one] => return Some((*one).clone()),
+        _ => {}
+    }
+    let n: u64 = lats.iter().map(|l| l.n).sum();
+    let w = |l: &Lat| {
+        if n > 0 {
+            l.n as f64 / n as f64
+        } else {
+            1.0 / lats.len() as f64
+        }
+    };
+    let mean: f64 = lats.iter().map(|l| w(l) * l.mean).sum();
+    // Pooled variance: within-part variance plus the spread of the means.
+    let var: f64 = lats
+        .iter()
+        .map(|l| w(l) * (l.stddev * l.stddev + (l.mean - mean).powi(2)))
+        .sum();
+    let bins = if lats.iter().all(|l| l.bins.is_some()) {
+        let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
+        for l in lats {
+            for &(v, c) in l.bins.as_deref().unwrap_or_default() {
+                *merged.entry(v.round() as u64).or_insert(0) += c;
+            }
+        }
+        Some(
+            merged
+                .into_iter()
+                .map(|(v, c)| (v as f64, c))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        None
+    };
+    let pct = match &bins {
+        Some(b) => pct_from_bins(b, &FIO_PERCENTILES),
+        None => {
+            let mut pct: Vec<(f64, f64)> = Vec::new();
+            for l in lats {
+                for &(p, v) in &l.pct {
+                    match pct.iter_mut().find(|(q, _)| (q - p).abs() < 1e-9) {
+                        Some(e) => e.1 = e.1.max(v),
+                        None => pct.push((p, v)),
+                    }
+                }
+            }
+            pct.sort_by(|a, b| a.0.total_cmp(&b.0));
+            warnings.push(format!(
+                "{what} latency percentiles are the worst of {} parts that fio reported separately \
+                 (an upper bound); fio's --output-format=json+ histograms would merge exactly",
+                lats.len()
+            ));
+            pct
+        }
+    };
+    Some(Lat {
+        n,
+        min: lats.iter().map(|l| l.min).fold(f64::INFINITY, f64::min),
+        max: lats.iter().map(|l| l.max).fold(0.0, f64::max),
+        mean,
+        stddev: var.sqrt(),
+        pct,
+        bins,
+    })
+}
+
+fn lat_of(dir: &Map<String, Value>, name: &str, era: Era) -> Option<Lat> {
+    let (key, scale) = match era {
+        Era::V3 => (format!("{name}_ns"), 1.0),
+        Era::V2 => (name.to_string(), 1000.0),
+    };
+    let o = dir.get(&key)?.as_object()?;
+    let mut pct: Vec<(f64, f64)> = o
+        .get("percentile")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.as_f64()? * scale)))
+                // fio 2.x pads the list with "0.00": 0 entries.
+                .filter(|(k, _)| *k > 0.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    pct.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let bins = o.get("bins").and_then(Value::as_object).map(|b| {
+        let mut v: Vec<(f64, u64)> = b
+            .iter()
+            .filter_map(|(k, c)| Some((k.parse::<f64>().ok()? * scale, c.as_u64()?)))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    });
+    Some(Lat {
+        n: u64_of(o.get("N")).unwrap_or(0),
+        min: f64_of(o.get("min")).unwrap_or(0.0) * scale,
+        max: f64_of(o.get("max")).unwrap_or(0.0) * scale,
+        mean: f64_of(o.get("mean")).unwrap_or(0.0) * scale,
+        stddev: f64_of(o.get("stddev")).unwrap_or(0.0) * scale,
+        pct,
+        bins,
+    })
+}
+
+/// One direction (`read`/`write`) of one fio job entry.
+#[derive(Clone, Default)]
+struct Dir {
+    bytes: u64,
+    ops: u64,
+    bw: f64,
+    iops: f64,
+    runtime_ns: u64,
+    lat: Option<Lat>,
+}
+
+fn dir_of(job: &Map<String, Value>, name: &str, use_lat: bool, warnings: &mut Vec<String>) -> Dir {
+    let Some(d) = job.get(name).and_then(Value::as_object) else {
+        return Dir::default();
+    };
+    let era = era_of(d);
+    let kib = |v: Option<u64>| v.map(|x| x.saturating_mul(1024));
+    let (bytes, bw) = match era {
+        Era::V3 => (
+            u64_of(d.get("io_bytes")).unwrap_or(0),
+            f64_of(d.get("bw_bytes")).or_else(|| f64_of(d.get("bw")).map(|b| b * 1024.0)),
+        ),
+        Era::V2 => (
+            kib(u64_of(d.get("io_bytes"))).unwrap_or(0),
+            f64_of(d.get("bw")).map(|b| b * 1024.0),
+        ),
+    };
+    let runtime_ns = u64_of(d.get("runtime"))
+        .unwrap_or(0)
+        .saturating_mul(1_000_000);
+    let secs = runtime_ns as f64 / 1e9;
+    let iops = f64_of(d.get("iops")).unwrap_or(0.0);
+    let ops = u64_of(d.get("total_ios")).unwrap_or_else(|| (iops * secs).round() as u64);
+    let bw = bw.unwrap_or(if secs > 0.0 { bytes as f64 / secs } else { 0.0 });
+    let lat = if use_lat {
+        lat_of(d, "lat", era)
+    } else {
+        lat_of(d, "clat", era)
+    };
+    if ops > 0 && lat.as_ref().is_some_and(|l| l.pct.is_empty()) {
+        warnings.push(format!(
+            "fio recorded no {name} latency percentiles (clat_percentiles=0?): percentiles show the maximum"
+        ));
+    }
+    Dir {
+        bytes,
+        ops,
+        bw,
+        iops,
+        runtime_ns,
+        lat: lat.filter(|_| ops > 0),
+    }
+}
+
+/// Merge clones of one job: counts add up, the window is the longest.
+fn merge_dirs(dirs: &[Dir], warnings: &mut Vec<String>, what: &str) -> Dir {
+    if dirs.len() == 1 {
+        return dirs[0].clone();
+    }
+    let bytes: u64 = dirs.iter().map(|d| d.bytes).sum();
+    let ops: u64 = dirs.iter().map(|d| d.ops).sum();
+    let runtime_ns = dirs.iter().map(|d| d.runtime_ns).max().unwrap_or(0);
+    let secs = runtime_ns as f64 / 1e9;
+    let lats: Vec<&Lat> = dirs.iter().filter_map(|d| d.lat.as_ref()).collect();
+    let lat = merge_lats(&lats, warnings, &format!("{what} (clones)"));
+    Dir {
+        bytes,
+        ops,
+        bw: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+        iops: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        runtime_ns,
+        lat,
+    }
+}
+
+fn latency_stats(l: &Lat, dir: &str, warnings: &mut Vec<String>) -> LatencyStats {
+    let mut pick = |want: f64, label: &str| -> u64 {
+        if let Some(&(_, v)) = l.pct.iter().find(|(p, _)| (p - want).abs() < 1e-6) {
+            return v.round() as u64;
+        }
+        match l.pct.iter().find(|(p, _)| *p > want) {
+            Some(&(p, v)) => {
+                warnings.push(format!(
+                    "fio did not report the {dir} {label}; it shows fio's p{p} (an upper bound)"
+                ));
+                v.round() as u64
+            }
+            None => l.max.round() as u64,
+        }
+    };
+    LatencyStats {
+        min: l.min.round() as u64,
+        mean: l.mean,
+        stddev: l.stddev,
+        max: l.max.round() as u64,
+        p50: pick(50.0, "p50"),
+        p90: pick(90.0, "p90"),
+        p99: pick(99.0, "p99"),
+        p99_9: pick(99.9, "p99.9"),
+        p99_99: pick(99.99, "p99.99"),
+    }
+}
+
+fn dir_stats(d: &Dir, name: &str, warnings: &mut Vec<String>) -> DirStats {
+    DirStats {
+        bytes: d.bytes,
+        ops: d.ops,
+        bw_bytes_per_s: d.bw,
+        iops: d.iops,
+        lat_ns: d.lat.as_ref().map(|l| latency_stats(l, name, warnings)),
+    }
+}
+
+fn rw_of(opts: &Opts) -> Result<(RwMode, u8), String> {
+    let raw = opts
+        .get("rw")
+        .or_else(|| opts.get("readwrite"))
+        .map(String::as_str)
+        .unwrap_or("read");
+    // `rw=randread:8` adds an offset modifier after a colon.
+    let base = raw.split(':').next().unwrap_or(raw).trim();
+    let rw = RwMode::parse(base)
+        .ok_or_else(|| format!("rw={raw} (storlab records read/write patterns only)"))?;
+    let mix = match (opts.num::<u8>("rwmixread"), opts.num::<u8>("rwmixwrite")) {
+        (Some(r), _) => r,
+        (None, Some(w)) => 100u8.saturating_sub(w),
+        (None, None) => 50,
+    };
+    Ok((rw, mix.min(100)))
+}
+
+fn bs_of(opts: &Opts, warnings: &mut Vec<String>) -> Vec<BsWeight> {
+    if let Some(split) = opts.get("bssplit") {
+        // `4k/50:64k/50`, optionally `read,write` lists: take the read list.
+        let first = split.split(',').next().unwrap_or(split);
+        let mut out: Vec<BsWeight> = Vec::new();
+        let mut missing = 0;
+        for part in first.split(':').filter(|p| !p.trim().is_empty()) {
+            let (bs, w) = part.split_once('/').unwrap_or((part, ""));
+            let Some(bs) = fio_size(bs, opts.kb_base) else {
+                continue;
+            };
+            let weight = w.trim().parse::<u32>().unwrap_or(0);
+            if weight == 0 {
+                missing += 1;
+            }
+            out.push(BsWeight {
+                bs_bytes: bs,
+                weight,
+            });
+        }
+        if let Some(share) = 100u32
+            .saturating_sub(out.iter().map(|b| b.weight).sum())
+            .checked_div(missing)
+        {
+            // fio shares what is left of 100 % among entries with no weight.
+            for b in out.iter_mut().filter(|b| b.weight == 0) {
+                b.weight = share;
+            }
+        }
+        if !out.is_empty() {
+            return out;
+        }
+        warnings.push(format!(
+            "bssplit={split} could not be read; block size shown as bs"
+        ));
+    }
+    let raw = opts
+        .get("bs")
+        .or_else(|| opts.get("blocksize"))
+        .map(String::as_str);
+    let bs = match raw {
+        None => 4096,
+        Some(v) => {
+            // `bs=4k,64k` gives read,write sizes; a range `4k-64k` its bounds.
+            let first = v.split(',').next().unwrap_or(v);
+            let first = first.split('-').next().unwrap_or(first);
+            fio_size(first, opts.kb_base).unwrap_or_else(|| {
+                warnings.push(format!(
+                    "bs={v} could not be read; 4 KiB (fio's default) shown"
+                ));
+                4096
+            })
+        }
+    };
+    if raw.is_some_and(|v| v.contains(',') || v.contains('-')) {
+        warnings.push(format!(
+            "fio bs={} names several sizes; the first is shown",
+            raw.unwrap_or_default()
+        ));
+    }
+    vec![BsWeight {
+        bs_bytes: bs,
+        weight: 100,
+    }]
+}
+
+fn engine_of(opts: &Opts, warnings: &mut Vec<String>) -> EngineKind {
+    let raw = opts.get("ioengine").map(String::as_str).unwrap_or("psync");
+    match raw {
+        "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Psync,
+        "io_uring" => EngineKind::IoUring,
+        "null" => EngineKind::Null,
+        "libaio" | "posixaio" | "io_uring_cmd" | "windowsaio" | "solarisaio" => {
+            warnings.push(format!(
+                "fio ioengine={raw} is recorded as io_uring, the closest storlab engine \
+                 (asynchronous, iodepth honoured)"
+            ));
+            EngineKind::IoUring
+        }
+        other => {
+            warnings.push(format!(
+                "fio ioengine={other} is recorded as psync, the closest storlab engine"
+            ));
+            EngineKind::Psync
+        }
+    }
+}
+
+fn rfc3339(unix_ms: u64) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(unix_ms)).to_string()
+}
+
+/// Turn one group of fio job entries (a job and its clones) into a phase.
+fn phase_of(
+    entries: &[&Map<String, Value>],
+    global: &BTreeMap<String, String>,
+    started_ms: u64,
+) -> Result<PhaseResult, String> {
+    let first = entries[0];
+    let name = first
+        .get("jobname")
+        .and_then(Value::as_str)
+        .unwrap_or("job")
+        .to_string();
+    let mut map = global.clone();
+    map.extend(options_of(first.get("job options")));
+    let kb_base = match map.get("kb_base").map(String::as_str) {
+        Some("1000") => 1000,
+        _ => 1024,
+    };
+    let opts = Opts { map, kb_base };
+    let mut warnings = Vec::new();
+    let (rw, rwmixread) = rw_of(&opts).map_err(|e| format!("job '{name}': {e}"))?;
+    let use_lat = fio_bool(opts.get("lat_percentiles"))
+        || entries.iter().any(|e| {
+            ["read", "write"].iter().any(|d| {
+                e.get(*d)
+                    .and_then(|d| d.get("lat_ns").or_else(|| d.get("lat")))
+                    .and_then(|l| l.get("percentile"))
+                    .and_then(Value::as_object)
+                    .is_some_and(|p| p.iter().any(|(_, v)| v.as_f64().unwrap_or(0.0) > 0.0))
+            })
+        });
+    let mut per_job = Vec::new();
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    let (mut user_ns, mut sys_ns) = (0u64, 0u64);
+    let mut errors = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let mut w = Vec::new();
+        let r = dir_of(e, "read", use_lat, &mut w);
+        let wr = dir_of(e, "write", use_lat, &mut w);
+        // unified_rw_reporting puts both directions under "mixed".
+        let mixed = dir_of(e, "mixed", use_lat, &mut w);
+        let (r, wr) = if mixed.ops > 0 && r.ops == 0 && wr.ops == 0 {
+            warnings.push(
+                "fio reported reads and writes together (unified_rw_reporting): shown as reads"
+                    .into(),
+            );
+            (mixed, wr)
+        } else {
+            (r, wr)
+        };
+        for x in w {
+            if !warnings.contains(&x) {
+                warnings.push(x);
+            }
+        }
+        let job_ns = u64_of(e.get("job_runtime"))
+            .map(|ms| ms * 1_000_000)
+            .unwrap_or_else(|| r.runtime_ns.max(wr.runtime_ns));
+        let cpu = |k: &str| f64_of(e.get(k)).unwrap_or(0.0) / 100.0 * job_ns as f64;
+        user_ns += cpu("usr_cpu") as u64;
+        sys_ns += cpu("sys_cpu") as u64;
+        let mut job_errors = BTreeMap::new();
+        let code = u64_of(e.get("error")).unwrap_or(0);
+        if code != 0 {
+            job_errors.insert(format!("fio_error_{code}"), 1);
+            *errors.entry(format!("fio_error_{code}")).or_insert(0) += 1;
+        }
+        if let Some(n) = u64_of(e.get("total_err")).filter(|n| *n > 0) {
+            job_errors.insert("io_errors".into(), n);
+            *errors.entry("io_errors".into()).or_insert(0) += n;
+        }
+        let mut jw = Vec::new();
+        per_job.push(JobResult {
+            job: i as u32,
+            elapsed_ns: job_ns,
+            read: dir_stats(&r, "read", &mut jw),
+            write: dir_stats(&wr, "write", &mut jw),
+            errors: job_errors,
+        });
+        reads.push(r);
+        writes.push(wr);
+    }
+    let read = merge_dirs(&reads, &mut warnings, "read");
+    let write = merge_dirs(&writes, &mut warnings, "write");
+    let elapsed_ns = per_job
+        .iter()
+        .map(|j| j.elapsed_ns)
+        .max()
+        .unwrap_or(0)
+        .max(read.runtime_ns)
+        .max(write.runtime_ns);
+    let read_s = dir_stats(&read, "read", &mut warnings);
+    let write_s = dir_stats(&write, "write", &mut warnings);
+    let total = match (read.ops > 0, write.ops > 0) {
+        (true, false) => read_s,
+        (false, true) => write_s,
+        _ => {
+            let secs = read.runtime_ns.max(write.runtime_ns) as f64 / 1e9;
+            let bytes = read.bytes + write.bytes;
+            let ops = read.ops + write.ops;
+            // Read and write latency merge exactly only from histograms.
+            let both: Vec<&Lat> = [&read.lat, &write.lat]
+                .into_iter()
+                .flatten()
+                .filter(|l| l.bins.is_some())
+                .collect();
+            let lat_ns = if both.len() == 2 {
+                merge_lats(&both, &mut warnings, "total")
+                    .map(|l| latency_stats(&l, "total", &mut warnings))
+            } else {
+                if ops > 0 {
+                    warnings.push(
+                        "fio reports read and write latency separately; the phase total has none \
+                         (fio's --output-format=json+ histograms would give it)"
+                            .into(),
+                    );
+                }
+                None
+            };
+            DirStats {
+                bytes,
+                ops,
+                bw_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+                iops: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+                lat_ns,
+            }
+        }
+    };
+    let direct =
+        fio_bool(opts.get("direct")) || opts.get("buffered").is_some_and(|b| b.trim() == "0");
+    let invalidate = opts.get("invalidate").is_none_or(|v| fio_bool(Some(v)));
+    let (cache, method) = if direct {
+        (
+            CacheMode::Direct,
+            Some("fio direct=1 (O_DIRECT)".to_string()),
+        )
+    } else if invalidate {
+        (
+            CacheMode::Cold,
+            Some("fio invalidate=1: posix_fadvise(DONTNEED) before the job, not verified".into()),
+        )
+    } else {
+        (CacheMode::Warm, None)
+    };
+    let size_bytes = match opts.get("size") {
+        Some(s) => fio_size(s, kb_base).unwrap_or_else(|| {
+            warnings.push(format!(
+                "fio size={s} is relative; size_bytes shows 0 (unknown)"
+            ));
+            0
+        }),
+        None => opts.size("filesize").unwrap_or(0),
+    };
+    let buffer_pattern = if fio_bool(opts.get("zero_buffers")) {
+        BufferPattern::Zero
+    } else if let Some(pct) = opts
+        .num::<u8>("buffer_compress_percentage")
+        .filter(|p| *p > 0)
+    {
+        BufferPattern::Compressible { pct: pct.min(100) }
+    } else {
+        BufferPattern::Random
+    };
+    let ops = read.ops + write.ops;
+    let cpu_ns = user_ns + sys_ns;
+    let bs = bs_of(&opts, &mut warnings);
+    let engine = engine_of(&opts, &mut warnings);
+    let interrupted = !errors.is_empty();
+    Ok(PhaseResult {
+        params: PhaseParams {
+            name,
+            rw,
+            rwmixread: rw.read_pct(rwmixread),
+            bs,
+            size_bytes,
+            numjobs: opts
+                .num::<u32>("numjobs")
+                .unwrap_or(1)
+                .max(entries.len() as u32),
+            iodepth: opts.num::<u32>("iodepth").unwrap_or(1),
+            engine,
+            cache,
+            drop_caches: false,
+            runtime_ns: opts.get("runtime").and_then(|v| fio_time_ns(v)),
+            time_based: fio_bool(opts.get("time_based")),
+            ramp_ns: opts
+                .get("ramp_time")
+                .and_then(|v| fio_time_ns(v))
+                .unwrap_or(0),
+            fsync_every: opts.num::<u32>("fsync").unwrap_or(0),
+            end_fsync: fio_bool(opts.get("end_fsync")),
+            layout: FileLayout::PerJob,
+            buffer_pattern,
+            random_with_replacement: fio_bool(opts.get("norandommap")),
+            verify: opts
+                .get("verify")
+                .is_some_and(|v| !matches!(v.trim(), "0" | "null" | "")),
+            seed: opts.num::<u64>("randseed").unwrap_or(0),
+            sqpoll: fio_bool(opts.get("sqthread_poll")),
+            registered: fio_bool(opts.get("fixedbufs")) || fio_bool(opts.get("registerfiles")),
+            // `rate_iops=R[,W]`: the read cap (or the only one).
+            rate_iops: opts
+                .get("rate_iops")
+                .and_then(|v| v.split(',').find(|x| !x.trim().is_empty()))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+            // fio pre-allocates new files unless `fallocate=none` (or 0).
+            fallocate: opts
+                .get("fallocate")
+                .is_none_or(|v| !matches!(v.trim(), "none" | "0" | "false")),
+        },
+        started_at: rfc3339(started_ms),
+        elapsed_ns,
+        fsync_in_window: fio_bool(opts.get("end_fsync")),
+        end_fsync_ns: 0,
+        latency_span: if use_lat {
+            "fio lat: submission to completion".into()
+        } else {
+            "fio clat: completion latency, from submission to the device to completion \
+             (excludes fio's submission latency slat)"
+                .into()
+        },
+        read: read_s,
+        write: write_s,
+        total,
+        jobs: per_job,
+        cpu: CpuStats {
+            user_ns,
+            sys_ns,
+            cpu_ns_per_io: if ops > 0 {
+                cpu_ns as f64 / ops as f64
+            } else {
+                0.0
+            },
+            utilization_pct: if elapsed_ns > 0 {
+                cpu_ns as f64 / elapsed_ns as f64 * 100.0
+            } else {
+                0.0
+            },
+        },
+        errors,
+        cache: CacheReport {
+            mode: cache.as_str().into(),
+            method,
+            verified: None,
+            may_be_cached: !direct,
+            ..Default::default()
+        },
+        verify: None,
+        interrupted,
+        warnings,
+    })
+}
+
+fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchReport, ImportError> {
+    let version = doc.get("fio version").and_then(Value::as_str);
+    // fio --client puts the jobs under "client_stats" with one aggregate
+    // entry per group named "All clients".
+    let jobs = doc
+        .get("jobs")
+        .or_else(|| doc.get("client_stats"))
+        .and_then(Value::as_array);
+    let Some(jobs) = jobs else {
+        let keys: Vec<&str> = doc.keys().map(String::as_str).take(6).collect();
+        return Err(ImportError::NotFio {
+            reason: format!(
+                "it has no \"jobs\" list (its keys are: {})",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            ),
+        });
+    };
+    let entries: Vec<&Map<String, Value>> = jobs
+        .iter()
+        .filter_map(Value::as_object)
+        .filter(|j| j.contains_key("jobname"))
+        .filter(|j| j.get("jobname").and_then(Value::as_str) != Some("All clients"))
+        .collect();
+    if version.is_none() && entries.is_empty() {
+        return Err(ImportError::NotFio {
+            reason: "it has neither a \"fio version\" key nor fio job entries".into(),
+        });
+    }
+    if entries.is_empty() {
+        return Err(ImportError::NoJobs {
+            reason: "the \"jobs\" list is empty".into(),
+        });
+    }
+    let global = options_of(doc.get("global options"));
+    let end_ms = u64_of(doc.get("timestamp_ms"))
+        .or_else(|| u64_of(doc.get("timestamp")).map(|s| s * 1000))
+        .unwrap_or(0);
+
+    // Group clones: consecutive entries with the same job name and group.
+    let key = |j: &Map<String, Value>| {
+        (
+            j.get("jobname")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            u64_of(j.get("groupid")),
+            j.get("hostname")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    let mut groups: Vec<Vec<&Map<String, Value>>> = Vec::new();
+    for e in entries {
+        match groups.last_mut() {
+            Some(g) if key(g[0]) == key(e) => g.push(e),
+            _ => groups.push(vec![e]),
+        }
+    }
+    // fio runs groups one after another (stonewall) and the jobs of a
+    // group together; it stamps the document when it ends, so start times
+    // are counted back from there.
+    let group_ms = |g: &[&Map<String, Value>]| {
+        g.iter()
+            .map(|e| {
+                // fio 2.x has no job_runtime: take the longer direction.
+                u64_of(e.get("job_runtime")).unwrap_or_else(|| {
+                    ["read", "write", "mixed"]
+                        .iter()
+                        .filter_map(|d| u64_of(e.get(*d).and_then(|d| d.get("runtime"))))
+                        .max()
+                        .unwrap_or(0)
+                })
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let mut by_groupid: BTreeMap<u64, u64> = BTreeMap::new();
+    for g in &groups {
+        let id = u64_of(g[0].get("groupid")).unwrap_or(0);
+        let ms = group_ms(g);
+        let e = by_groupid.entry(id).or_insert(0);
+        *e = (*e).max(ms);
+    }
+    let total_ms: u64 = by_groupid.values().sum();
+    let start_ms = end_ms.saturating_sub(total_ms);
+    let mut phases = Vec::new();
+    let mut skipped = Vec::new();
+    for g in &groups {
+        let id = u64_of(g[0].get("groupid")).unwrap_or(0);
+        let before: u64 = by_groupid.range(..id).map(|(_, ms)| ms).sum();
+        match phase_of(g, &global, start_ms + before) {
+            Ok(p) => phases.push(p),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if phases.is_empty() {
+        return Err(ImportError::NoJobs {
+            reason: skipped.join("; "),
+        });
+    }
+    let mut warnings = vec![format!(
+        "imported from {} JSON output; start times are derived from fio's end-of-run timestamp",
+        version.unwrap_or("fio")
+    )];
+    warnings.extend(skipped.into_iter().map(|s| format!("not imported: {s}")));
+
+    // Reconstruct the command line from the options, for the record.
+    let mut command_line = vec!["fio".to_string(), "--output-format=json".to_string()];
+    command_line.extend(global.iter().map(|(k, v)| fio_arg(k, v)));
+    for g in &groups {
+        let name = g[0].get("jobname").and_then(Value::as_str).unwrap_or("job");
+        command_line.push(format!("--name={name}"));
+        command_line.extend(
+            options_of(g[0].get("job options"))
+                .iter()
+                .filter(|(k, _)| k.as_str() != "name")
+                .map(|(k, v)| fio_arg(k, v)),
+        );
+    }
+    let first_opts = {
+        let mut m = global.clone();
+        m.extend(options_of(groups[0][0].get("job options")));
+        m
+    };
+    let path = first_opts
+        .get("filename")
+        .or_else(|| first_opts.get("directory"))
+        .cloned()
+        .unwrap_or_default();
+    let kind = if path.starts_with("/dev/") {
+        "block_device"
+    } else if first_opts.contains_key("filename") {
+        "file"
+    } else if first_opts.contains_key("directory") {
+        "directory"
+    } else {
+        "unknown"
+    };
+    let device = doc
+        .get("disk_util")
+        .and_then(Value::as_array)
+        .and_then(|d| d.first())
+        .and_then(|d| d.get("name"))
+        .and_then(Value::as_str)
+        .map(|n| format!("/dev/{n}"));
+    let host = groups[0][0]
+        .get("hostname")
+        .and_then(Value::as_str)
+        .or(hostname)
+        .unwrap_or("")
+        .to_string();
+    Ok(BenchReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "fio".into(),
+            version: version
+                .map(|v| v.trim_start_matches("fio-").to_string())
+                .unwrap_or_else(|| "unknown".into()),
+        },
+        command_line,
+        started_at: rfc3339(start_ms),
+        finished_at: rfc3339(end_ms),
+        interrupted: phases.iter().any(|p| p.interrupted),
+        stop_reason: phases
+            .iter()
+            .find(|p| p.interrupted)
+            .map(|p| format!("fio reported errors in job '{}'", p.params.name)),
+        host: HostInfo {
+            hostname: host,
+            ..Default::default()
+        },
+        target: TargetInfo {
+            path,
+            kind: kind.into(),
+            files: vec![],
+            device,
+            ..Default::default()
+        },
+        phases,
+        warnings,
+        monitor: None,
+    })
+}
+
+fn fio_arg(k: &str, v: &str) -> String {
+    if v.is_empty() {
+        format!("--{k}")
+    } else {
+        format!("--{k}={v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const V333_RANDREAD: &str = include_str!("../fixtures/fio-3.33-randread.json");
+    const V333_MIXED: &str = include_str!("../fixtures/fio-3.33-jobfile-clones.json");
+    const V2_STYLE: &str = include_str!("../fixtures/fio-2.x-style.json");
+    const V333_JSONPLUS: &str = include_str!("../fixtures/fio-3.33-jsonplus-clones.json");
+
+    fn value(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn fio_units() {
+        assert_eq!(fio_size("4k", 1024), Some(4096));
+        assert_eq!(fio_size("4KB", 1024), Some(4096));
+        assert_eq!(fio_size("4KB", 1000), Some(4000));
+        assert_eq!(fio_size("4KiB", 1000), Some(4096));
+        assert_eq!(fio_size("1m", 1024), Some(1 << 20));
+        assert_eq!(fio_size("512", 1024), Some(512));
+        assert_eq!(fio_size("50%", 1024), None);
+        assert_eq!(fio_time_ns("30"), Some(30_000_000_000));
+        assert_eq!(fio_time_ns("500ms"), Some(500_000_000));
+        assert_eq!(fio_time_ns("2m"), Some(120_000_000_000));
+        assert!(fio_bool(Some(&String::new())));
+        assert!(!fio_bool(Some(&"0".to_string())));
+        assert!(!fio_bool(None));
+    }
+
+    #[test]
+    fn a_single_fio_3_job_maps_figures_exactly() {
+        let doc = value(V333_RANDREAD);
+        let job = &doc["jobs"][0];
+        let r = parse(V333_RANDREAD, Some("node7")).unwrap();
+        assert_eq!(r.kind, FIO_KIND);
+        let rep = r.report;
+        assert_eq!(rep.tool.name, "fio");
+        assert_eq!(
+            rep.tool.version,
+            doc["fio version"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("fio-")
+        );
+        assert_eq!(rep.host.hostname, "node7");
+        assert_eq!(rep.phases.len(), 1);
+        let p = &rep.phases[0];
+        assert_eq!(p.params.name, job["jobname"].as_str().unwrap());
+        assert_eq!(p.params.rw, RwMode::RandRead);
+        assert_eq!(p.params.bs[0].bs_bytes, 4096);
+        assert_eq!(p.params.size_bytes, 4 << 20);
+        assert_eq!(p.params.engine, EngineKind::Psync);
+        let read = &job["read"];
+        assert_eq!(p.read.bytes, read["io_bytes"].as_u64().unwrap());
+        assert_eq!(p.read.ops, read["total_ios"].as_u64().unwrap());
+        assert_eq!(p.read.bw_bytes_per_s, read["bw_bytes"].as_f64().unwrap());
+        assert_eq!(p.read.iops, read["iops"].as_f64().unwrap());
+        let lat = p.read.lat_ns.unwrap();
+        let pct = &read["clat_ns"]["percentile"];
+        assert_eq!(lat.p50, pct["50.000000"].as_u64().unwrap());
+        assert_eq!(lat.p99, pct["99.000000"].as_u64().unwrap());
+        assert_eq!(lat.p99_9, pct["99.900000"].as_u64().unwrap());
+        assert_eq!(lat.max, read["clat_ns"]["max"].as_u64().unwrap());
+        assert!(p.latency_span.contains("clat"));
+        assert_eq!(p.total, p.read);
+        assert_eq!(p.write.ops, 0);
+        assert_eq!(p.jobs.len(), 1);
+        assert_eq!(p.cache.mode, "cold");
+    }
+
+    #[test]
+    fn clones_are_merged_and_lat_percentiles_preferred() {
+        let doc = value(V333_MIXED);
+        let rep = parse(V333_MIXED, None).unwrap().report;
+        let names: Vec<&str> = rep.phases.iter().map(|p| p.params.name.as_str()).collect();
+        assert_eq!(names, ["seqwrite", "mixed"]);
+        let w = &rep.phases[0];
+        assert_eq!(w.params.rw, RwMode::Write);
+        assert_eq!(w.params.bs[0].bs_bytes, 64 << 10);
+        assert!(w.params.end_fsync);
+        assert!(w.latency_span.contains("fio lat"), "{}", w.latency_span);
+        let m = &rep.phases[1];
+        assert_eq!(m.params.rw, RwMode::RandRw);
+        assert_eq!(m.params.rwmixread, 70);
+        assert_eq!(m.params.numjobs, 2);
+        assert_eq!(m.jobs.len(), 2);
+        let clones: Vec<&Value> = doc["jobs"].as_array().unwrap()[1..].iter().collect();
+        let sum = |d: &str, k: &str| {
+            clones
+                .iter()
+                .map(|c| c[d][k].as_u64().unwrap())
+                .sum::<u64>()
+        };
+        assert_eq!(m.read.bytes, sum("read", "io_bytes"));
+        assert_eq!(m.write.ops, sum("write", "total_ios"));
+        assert_eq!(m.total.bytes, m.read.bytes + m.write.bytes);
+        // One window for the phase: the longest clone's.
+        let longest = clones
+            .iter()
+            .map(|c| c["read"]["runtime"].as_u64().unwrap())
+            .max()
+            .unwrap();
+        let expect = m.read.bytes as f64 / (longest as f64 / 1000.0);
+        assert!((m.read.bw_bytes_per_s - expect).abs() < 1e-6 * expect);
+        // Worst clone's p99, flagged as such.
+        let worst = clones
+            .iter()
+            .map(|c| {
+                c["read"]["lat_ns"]["percentile"]["99.000000"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .max()
+            .unwrap();
+        assert_eq!(m.read.lat_ns.unwrap().p99, worst);
+        assert!(m.warnings.iter().any(|w| w.contains("worst of 2 parts")));
+        assert!(m.total.lat_ns.is_none());
+        assert_eq!(rep.target.path, "/tmp/fiot");
+        assert_eq!(rep.target.kind, "directory");
+        assert!(rep.command_line.contains(&"--rwmixread=70".to_string()));
+        assert!(rep.started_at < rep.finished_at);
+    }
+
+    #[test]
+    fn percentiles_from_histograms_match_fios_own() {
+        // Every latency block of fio's json+ output: recomputing the
+        // percentiles from its bins gives exactly fio's figures.
+        let doc = value(V333_JSONPLUS);
+        let mut checked = 0;
+        for job in doc["jobs"].as_array().unwrap() {
+            for dir in ["read", "write"] {
+                for name in ["clat", "lat"] {
+                    let d = job[dir].as_object().unwrap();
+                    let Some(l) = lat_of(d, name, Era::V3) else {
+                        continue;
+                    };
+                    let (Some(bins), false) = (&l.bins, l.pct.is_empty()) else {
+                        continue;
+                    };
+                    let wants: Vec<f64> = l.pct.iter().map(|p| p.0).collect();
+                    assert_eq!(pct_from_bins(bins, &wants), l.pct, "{dir} {name}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 6, "{checked}");
+    }
+
+    #[test]
+    fn json_plus_clones_and_mixed_totals_merge_exactly() {
+        let doc = value(V333_JSONPLUS);
+        let rep = parse(V333_JSONPLUS, None).unwrap().report;
+        let m = &rep.phases[1];
+        assert_eq!(m.jobs.len(), 2);
+        assert!(
+            !m.warnings.iter().any(|w| w.contains("worst of")),
+            "{:?}",
+            m.warnings
+        );
+        // The merged p99 is the p99 of the two clones' histograms added up.
+        let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut total: BTreeMap<u64, u64> = BTreeMap::new();
+        for c in &doc["jobs"].as_array().unwrap()[1..] {
+            for dir in ["read", "write"] {
+                for (k, v) in c[dir]["lat_ns"]["bins"].as_object().unwrap() {
+                    let (k, v) = (k.parse::<u64>().unwrap(), v.as_u64().unwrap());
+                    if dir == "read" {
+                        *merged.entry(k).or_insert(0) += v;
+                    }
+                    *total.entry(k).or_insert(0) += v;
+                }
+            }
+        }
+        let p99 = |h: &BTreeMap<u64, u64>| {
+            let n: u64 = h.values().sum();
+            let mut s = 0;
+            for (k, v) in h {
+                s += v;
+                if s as f64 >= 0.99 * n as f64 {
+                    return *k;
+                }
+            }
+            unreachable!()
+        };
+        assert_eq!(m.read.lat_ns.unwrap().p99, p99(&merged));
+        // A mixed phase gets a total latency from the read + write histograms.
+        let t = m.total.lat_ns.expect("total latency from json+ bins");
+        assert_eq!(t.p99, p99(&total));
+        assert_eq!(m.total.ops, m.read.ops + m.write.ops);
+    }
+
+    #[test]
+    fn fio_2_units_are_converted() {
+        let rep = parse(V2_STYLE, None).unwrap().report;
+        assert_eq!(rep.tool.version, "2.2.10");
+        let p = &rep.phases[0];
+        let doc = value(V2_STYLE);
+        let read = &doc["jobs"][0]["read"];
+        assert_eq!(p.read.bytes, read["io_bytes"].as_u64().unwrap() * 1024);
+        assert_eq!(p.read.bw_bytes_per_s, read["bw"].as_f64().unwrap() * 1024.0);
+        let lat = p.read.lat_ns.unwrap();
+        assert_eq!(
+            lat.p99,
+            read["clat"]["percentile"]["99.000000"].as_u64().unwrap() * 1000
+        );
+        assert_eq!(lat.min, read["clat"]["min"].as_u64().unwrap() * 1000);
+        assert_eq!(p.params.engine, EngineKind::IoUring);
+        assert!(p.warnings.iter().any(|w| w.contains("libaio")));
+        assert_eq!(p.params.cache, CacheMode::Direct);
+        assert_eq!(p.params.iodepth, 32);
+        assert_eq!(p.params.rate_iops, 0);
+        assert!(p.params.fallocate);
+        assert_eq!(p.elapsed_ns, 60_000_000_000);
+        assert!(rep.started_at < rep.finished_at);
+    }
+
+    #[test]
+    fn text_before_the_json_is_skipped() {
+        let noisy = format!(
+            "fio: this platform does not support O_ATOMIC\nnote: both iodepth >= 1 and synchronous I/O engine are selected\n{V333_RANDREAD}\nfio: trailing line\n"
+        );
+        assert_eq!(
+            parse(&noisy, None).unwrap().report,
+            parse(V333_RANDREAD, None).unwrap().report
+        );
+    }
+
+    #[test]
+    fn other_files_are_refused_with_a_reason() {
+        let cases = [
+            ("", "empty"),
+            ("hello world\n", "no line starts with '{'"),
+            ("{ not json", "does not parse"),
+            ("{\"name\": \"x\", \"values\": [1,2]}", "no \"jobs\" list"),
+            ("{\"jobs\": [{\"x\": 1}]}", "neither"),
+            ("{\"fio version\": \"fio-3.33\", \"jobs\": []}", "empty"),
+            (
+                "{\"fio version\": \"fio-3.33\", \"jobs\": [{\"jobname\": \"t\", \"job options\": {\"rw\": \"trim\"}}]}",
+                "rw=trim",
+            ),
+        ];
+        for (text, needle) in cases {
+            let e = parse(text, None).unwrap_err();
+            assert!(e.to_string().contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_storlab_document_is_accepted() {
+        let r = crate::testdata::report(
+            "2026-11-21T08:00:00Z",
+            "n",
+            "/t",
+            vec![crate::testdata::phase("p", RwMode::Read, 4096, 1e8, 1000)],
+        );
+        let text = serde_json::to_string_pretty(&r).unwrap();
+        let imported = parse(&text, None).unwrap();
+        assert_eq!(imported.kind, STORLAB_KIND);
+        assert_eq!(imported.report, r);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_text(s in "\\PC{0,200}") {
+            let _ = parse(&s, None);
+        }
+
+        #[test]
+        fn never_panics_on_mangled_fio_output(cut in 0usize..4000, junk in "[{}\\[\\]\",:0-9a-z ]{0,20}") {
+            let base = V333_MIXED;
+            let cut = cut.min(base.len());
+            let cut = (0..=cut).rev().find(|i| base.is_char_boundary(*i)).unwrap_or(0);
+            let text = format!("{}{}{}", &base[..cut], junk, &base[cut..]);
+            let _ = parse(&text, None);
+        }
+
+        #[test]
+        fn never_panics_on_odd_option_values(
+            bs in "\\PC{0,12}", size in "\\PC{0,12}", rt in "\\PC{0,8}", mix in "\\PC{0,4}"
+        ) {
+            let mut doc = value(V333_RANDREAD);
+            let o = doc["jobs"][0]["job options"].as_object_mut().unwrap();
+            o.insert("bs".into(), bs.into());
+            o.insert("size".into(), size.into());
+            o.insert("runtime".into(), rt.into());
+            o.insert("rwmixread".into(), mix.into());
+            o.insert("bssplit".into(), "4k/x:y/50".into());
+            let _ = parse(&doc.to_string(), None);
+        }
+    }
+}

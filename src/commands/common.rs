@@ -1,0 +1,134 @@
+//! Arguments shared by the commands that use the results store, to
+//! `#[command(flatten)]` into a command: [`DbArgs`] (which database),
+//! [`RecordArgs`] (labels of a new run) and [`RunArgs`] (which runs).
+
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use storlab_store::{RunSelector, Store};
+
+/// Which results database to use.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// Results database (SQLite file; created when a run is first saved)
+    #[arg(long, env = "STORLAB_DB", value_name = "PATH", default_value = storlab_store::DEFAULT_DB)]
+    pub db: PathBuf,
+}
+
+impl DbArgs {
+    /// Open the database for writing, creating it if needed.
+    pub fn open(&self) -> anyhow::Result<Store> {
+        Ok(Store::open(&self.db)?)
+    }
+
+    /// Open an existing database; a missing file is an error that says how
+    /// to make one.
+    pub fn open_existing(&self) -> anyhow::Result<Store> {
+        Ok(Store::open_existing(&self.db)?)
+    }
+}
+
+/// Labels saved with a new run.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RecordArgs {
+    /// Label the run, e.g. --tag controller=perc5e --tag raid=R6/12 (repeatable)
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
+    pub tags: Vec<(String, String)>,
+    /// Free-text note saved with the run
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+impl RecordArgs {
+    /// The tags as a map; the same key with two values is refused.
+    pub fn tag_map(&self) -> anyhow::Result<BTreeMap<String, String>> {
+        let mut map = BTreeMap::new();
+        for (k, v) in &self.tags {
+            if let Some(old) = map.insert(k.clone(), v.clone())
+                && old != *v
+            {
+                anyhow::bail!(
+                    "--tag {k} is given twice ({k}={old} and {k}={v}); a run has one value per key"
+                );
+            }
+        }
+        Ok(map)
+    }
+
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+}
+
+/// clap value parser for `--tag key=value`.
+pub fn parse_tag_arg(s: &str) -> Result<(String, String), String> {
+    storlab_store::parse_tag(s).map_err(|e| e.to_string())
+}
+
+/// clap value parser for a RUN argument (`12`, `latest`, `tag:cfg=a`).
+pub fn parse_run_arg(s: &str) -> Result<RunSelector, String> {
+    RunSelector::parse(s).map_err(|e| e.to_string())
+}
+
+/// Runs named on the command line: RUN... or --all.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Runs: an id (12), latest, latest~1 (the one before), tag:KEY=VALUE (all runs with that tag;
+    /// tag:a=1,b=2 for runs with both)
+    #[arg(value_name = "RUN", value_parser = parse_run_arg, required_unless_present = "all")]
+    pub runs: Vec<RunSelector>,
+    /// Take every run in the database
+    #[arg(long, conflicts_with = "runs")]
+    pub all: bool,
+}
+
+impl RunArgs {
+    /// The stored runs named, in the order given.
+    pub fn load(&self, store: &Store) -> anyhow::Result<Vec<storlab_types::StoredRun>> {
+        Ok(store.select(&self.runs, self.all)?)
+    }
+}
+
+/// A borderless comfy-table without the padding at line ends, newline-terminated.
+pub fn trim_table(table: &str) -> String {
+    let mut out = String::new();
+    for line in table.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Resolve a `--baseline` selector to one run: the latest of those it
+/// names. Returns the run and, when several matched, a line saying which
+/// was taken.
+pub fn load_baseline(
+    store: &Store,
+    sel: &RunSelector,
+) -> anyhow::Result<(storlab_types::StoredRun, Option<String>)> {
+    let ids = store.resolve(std::slice::from_ref(sel), false)?;
+    let id = *ids
+        .last()
+        .expect("resolve returns at least one run or an error");
+    let note = (ids.len() > 1).then(|| {
+        format!(
+            "baseline: run {id}, the latest of {} runs matching {sel}",
+            ids.len()
+        )
+    });
+    Ok((store.load(id)?, note))
+}
+
+/// Write a result file (export, report, chart). Refuses to write over
+/// anything but a regular file, so a typo cannot clobber a device.
+pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        anyhow::bail!(
+            "{} exists and is not a regular file; give -o a file name",
+            path.display()
+        );
+    }
+    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}

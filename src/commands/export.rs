@@ -1,0 +1,50 @@
+//! `storlab export`: stored runs as JSON, CSV or Markdown.
+
+use super::common::{DbArgs, RunArgs, write_output};
+use crate::output;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Every stored record, lossless (schema-versioned)
+    Json,
+    /// One row per run × phase × direction, machine units (bytes, ns, bytes/s)
+    Csv,
+    /// The same rows as a Markdown table in human units
+    Md,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportCommand {
+    #[command(flatten)]
+    runs: RunArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    format: ExportFormat,
+    /// Write to this file instead of standard output
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+impl ExportCommand {
+    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        let store = self.db.open_existing()?;
+        let runs = self.runs.load(&store)?;
+        let text = match self.format {
+            ExportFormat::Json => storlab_report::export_json(&runs),
+            ExportFormat::Csv => storlab_report::export_csv(&runs),
+            ExportFormat::Md => storlab_report::export_md(&runs),
+        };
+        match &self.output {
+            Some(path) => {
+                write_output(path, text.as_bytes())?;
+                eprintln!("wrote {} ({} runs)", path.display(), runs.len());
+            }
+            None => output::print(&text)?,
+        }
+        Ok(crate::Outcome::Ok)
+    }
+}

@@ -1,0 +1,60 @@
+//! `storlab import`: read fio JSON output (or storlab JSON) into the store.
+
+use super::common::{DbArgs, RecordArgs};
+use crate::output;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use storlab_store::fio;
+
+#[derive(Args, Debug)]
+pub struct ImportCommand {
+    /// fio JSON output files (`fio --output-format=json`), or storlab JSON documents
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// Host the fio run was on (fio's JSON does not record it)
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
+    #[command(flatten)]
+    record: RecordArgs,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+impl ImportCommand {
+    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        let tags = self.record.tag_map()?;
+        // Read every file before saving any, so a bad file saves nothing.
+        let mut parsed = Vec::new();
+        for path in &self.files {
+            let text =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let text = String::from_utf8_lossy(&text);
+            let imported = fio::parse(&text, self.host.as_deref())
+                .with_context(|| format!("cannot import {}", path.display()))?;
+            parsed.push((path, imported));
+        }
+        let store = self.db.open()?;
+        let mut out = String::new();
+        for (path, imp) in parsed {
+            let id = store.save_run(imp.kind, &imp.report, &tags, self.record.note())?;
+            let names: Vec<&str> = imp
+                .report
+                .phases
+                .iter()
+                .map(|p| p.params.name.as_str())
+                .collect();
+            out += &format!(
+                "imported {} as run {id}: {} {}, {} phase{} ({})\n",
+                path.display(),
+                imp.report.tool.name,
+                imp.report.tool.version,
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            );
+        }
+        output::print(&out)?;
+        Ok(crate::Outcome::Ok)
+    }
+}

@@ -1,0 +1,99 @@
+//! `storlab report`: one self-contained HTML file with the runs' parameters,
+//! figures, comparison and charts, or one chart as SVG or PNG.
+
+use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg, write_output};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use storlab_store::RunSelector;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// The whole report: inline CSS and SVG, no script, no network needed to view it
+    Html,
+    /// One chart (--chart) as SVG
+    Svg,
+    /// One chart (--chart) as PNG
+    Png,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportCommand {
+    #[command(flatten)]
+    runs: RunArgs,
+    /// Reference run for relative bars and the comparison [default: the first run]
+    #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
+    baseline: Option<RunSelector>,
+    /// Output file [default: report.html, or chart-<ID>.svg / .png]
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// What to write
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    format: ReportFormat,
+    /// Chart for --format svg|png: throughput, iops, latency, relative, vs-bs, vs-numjobs, vs-size,
+    /// vs-iodepth, cache, timeline-<run id>, util-<run id> (those that apply to the runs)
+    #[arg(long, value_name = "ID", default_value = "throughput")]
+    chart: String,
+    /// PNG pixel scale (2 gives a crisp image for documents and slides)
+    #[arg(long, default_value_t = 2.0)]
+    scale: f32,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+impl ReportCommand {
+    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        let store = self.db.open_existing()?;
+        let mut runs = self.runs.load(&store)?;
+        let baseline = match &self.baseline {
+            None => None,
+            Some(sel) => {
+                let (base, note) = load_baseline(&store, sel)?;
+                if let Some(n) = note {
+                    eprintln!("{n}");
+                }
+                // The baseline is part of the report: add it first if it
+                // was not among the runs named.
+                Some(match runs.iter().position(|r| r.id == base.id) {
+                    Some(i) => i,
+                    None => {
+                        runs.insert(0, base);
+                        0
+                    }
+                })
+            }
+        };
+        let (bytes, path, what) = match self.format {
+            ReportFormat::Html => {
+                let html = storlab_report::html_report(&runs, baseline);
+                let charts = storlab_report::charts(&runs, baseline).len();
+                (
+                    html.into_bytes(),
+                    self.output.unwrap_or_else(|| "report.html".into()),
+                    format!("{} runs, {charts} charts", runs.len()),
+                )
+            }
+            ReportFormat::Svg | ReportFormat::Png => {
+                let chart = storlab_report::chart(&runs, baseline, &self.chart)?;
+                let ext = if self.format == ReportFormat::Svg {
+                    "svg"
+                } else {
+                    "png"
+                };
+                let bytes = if self.format == ReportFormat::Svg {
+                    chart.svg.into_bytes()
+                } else {
+                    storlab_report::svg_to_png(&chart.svg, self.scale)?
+                };
+                (
+                    bytes,
+                    self.output
+                        .unwrap_or_else(|| format!("chart-{}.{ext}", chart.id).into()),
+                    format!("chart '{}': {}", chart.id, chart.title),
+                )
+            }
+        };
+        write_output(&path, &bytes)?;
+        crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
+        Ok(crate::Outcome::Ok)
+    }
+}
