@@ -39,6 +39,20 @@ def run(cmd):
     return p.stdout
 
 
+def run_timed(cmd):
+    """Run cmd; return (stdout, CPU seconds of the whole process tree).
+
+    Both tools are measured the same way from outside: user+sys of every
+    thread of every process they ran (io_uring workers included), which fio's
+    own usr/sys figures (per job thread) leave out."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = run(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return out, cpu
+
+
 def fio_json(text):
     # fio may print warnings before the JSON document.
     return json.loads(text[text.index("{"):])
@@ -53,12 +67,14 @@ def run_fio(w, path, size, runtime):
         cmd.append("--end_fsync=1")
     if warm:
         cmd.append("--invalidate=0")
-    j = fio_json(run(cmd))["jobs"][0]
+    out, cpu_s = run_timed(cmd)
+    j = fio_json(out)["jobs"][0]
     d = j["write"] if rw in ("write", "randwrite") else j["read"]
     ios = d["total_ios"]
     runtime_ms = j["job_runtime"]
-    cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * runtime_ms * 1e6
-    return {"iops": d["iops"], "mbps": d["bw_bytes"] / 1e6, "cpu_ns_per_io": cpu_ns / max(ios, 1)}
+    own_cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * runtime_ms * 1e6
+    return {"iops": d["iops"], "mbps": d["bw_bytes"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(ios, 1),
+            "own_cpu_ns_per_io": own_cpu_ns / max(ios, 1)}
 
 
 def run_storlab(binary, w, path, size, runtime):
@@ -68,9 +84,11 @@ def run_storlab(binary, w, path, size, runtime):
            "--cache", "direct" if direct else ("warm" if warm else "cold")]
     if rw in ("write", "randwrite"):
         cmd.append("--allow-destroy")
-    ph = json.loads(run(cmd))["phases"][0]
+    out, cpu_s = run_timed(cmd)
+    ph = json.loads(out)["phases"][0]
     d = ph["write"] if rw in ("write", "randwrite") else ph["read"]
-    return {"iops": d["iops"], "mbps": d["bw_bytes_per_s"] / 1e6, "cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"]}
+    return {"iops": d["iops"], "mbps": d["bw_bytes_per_s"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(d["ops"], 1),
+            "own_cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"]}
 
 
 def main():
@@ -106,7 +124,7 @@ def main():
                     else:
                         res[tool].append(run_storlab(a.storlab, w, path, a.size, a.runtime))
             row = {"workload": w[0]}
-            for metric in ("iops", "mbps", "cpu_ns_per_io"):
+            for metric in ("iops", "mbps", "cpu_ns_per_io", "own_cpu_ns_per_io"):
                 ratios = [s[metric] / f[metric] for s, f in zip(res["storlab"], res["fio"]) if f[metric] > 0]
                 row[metric] = {
                     "storlab_median": statistics.median(s[metric] for s in res["storlab"]),

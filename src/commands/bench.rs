@@ -105,6 +105,9 @@ pub struct WorkloadArgs {
     /// Cap on I/Os per second per job
     #[arg(long, value_name = "N")]
     pub rate_iops: Option<u32>,
+    /// io_uring: enter the kernel once N I/Os are queued [default: 1, each at once]
+    #[arg(long, value_name = "N")]
+    pub iodepth_batch: Option<u32>,
     /// Pre-allocation of new files: native (fallocate, default) or none (sparse)
     #[arg(long, value_name = "MODE", value_parser = ["native", "none"])]
     pub fallocate: Option<String>,
@@ -140,6 +143,7 @@ impl WorkloadArgs {
             sqpoll: flag(self.sqpoll),
             registered: self.no_registered.then_some(false),
             rate_iops: self.rate_iops,
+            iodepth_batch: self.iodepth_batch,
             fallocate: self.fallocate.as_deref().map(|f| f == "native"),
         }
     }

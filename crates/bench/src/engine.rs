@@ -4,8 +4,9 @@
 //! * [`NullEngine`]: completes every I/O at once without touching a device.
 //! * [`PsyncEngine`]: `pread`/`pwrite`, synchronous (depth 1).
 //! * [`UringEngine`]: io_uring with registered buffers and files by
-//!   default, optional SQPOLL; batches submissions and reaps every
-//!   available completion per system call.
+//!   default, optional SQPOLL; submits each I/O as it is queued (or in
+//!   batches, `iodepth_batch`) and reaps every available completion per
+//!   system call.
 //!
 //! Besides `sys.rs`, this is the only module with `unsafe`: handing buffer
 //! pointers to the kernel.
@@ -125,6 +126,9 @@ pub struct UringOptions {
     pub registered: bool,
     /// Kernel-side submission queue polling.
     pub sqpoll: bool,
+    /// Enter the kernel to submit once this many I/Os are queued (1 = each
+    /// I/O at once, as fio's default `iodepth_batch_submit=1`).
+    pub batch: usize,
 }
 
 /// io_uring engine.
@@ -134,6 +138,7 @@ pub struct UringEngine {
     fd: RawFd,
     registered: bool,
     queued: usize,
+    batch: usize,
 }
 
 impl std::fmt::Debug for UringEngine {
@@ -199,6 +204,7 @@ impl UringEngine {
             fd,
             registered,
             queued: 0,
+            batch: opts.batch.max(1),
         })
     }
 
@@ -238,6 +244,11 @@ impl Engine for UringEngine {
         let pushed = unsafe { self.ring.submission().push(&sqe) };
         debug_assert!(pushed.is_ok());
         self.queued += 1;
+        if self.queued >= self.batch {
+            // Hand these to the device now; errors surface at the next wait.
+            let _ = self.ring.submit();
+            self.queued = 0;
+        }
     }
 
     #[inline]

@@ -54,6 +54,7 @@ pub struct PhaseSpec {
     pub registered: Option<bool>,
     pub rate_iops: Option<u32>,
     pub fallocate: Option<bool>,
+    pub iodepth_batch: Option<u32>,
 }
 
 impl PhaseSpec {
@@ -89,7 +90,8 @@ impl PhaseSpec {
             sqpoll,
             registered,
             rate_iops,
-            fallocate
+            fallocate,
+            iodepth_batch
         )
     }
 }
@@ -288,6 +290,12 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if iodepth == 0 || iodepth > 4096 {
         return err(format!("invalid iodepth {iodepth}: from 1 to 4096"));
     }
+    let iodepth_batch = s.iodepth_batch.unwrap_or(1);
+    if iodepth_batch == 0 || iodepth_batch > iodepth {
+        return err(format!(
+            "invalid iodepth_batch {iodepth_batch}: from 1 to the iodepth ({iodepth})"
+        ));
+    }
     let engine = match &s.engine {
         None => EngineKind::IoUring,
         Some(e) => EngineKind::parse(e).ok_or_else(|| {
@@ -389,6 +397,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         registered: s.registered.unwrap_or(true),
         rate_iops: s.rate_iops.unwrap_or(0),
         fallocate: s.fallocate.unwrap_or(true),
+        iodepth_batch,
     })
 }
 

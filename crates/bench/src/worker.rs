@@ -112,6 +112,7 @@ pub fn run_worker(
                 depth,
                 registered: p.registered,
                 sqpoll: p.sqpoll,
+                batch: p.iodepth_batch as usize,
             };
             match UringEngine::new(fd, &mut bufs, opts) {
                 Ok(mut e) => {

@@ -193,6 +193,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
             registered: false,
             rate_iops: 0,
             fallocate: true,
+            iodepth_batch: 1,
         },
         started_at: "2026-11-02T09:00:00Z".to_string(),
         elapsed_ns,

@@ -819,6 +819,12 @@ fn phase_of(
             fallocate: opts
                 .get("fallocate")
                 .is_none_or(|v| !matches!(v.trim(), "none" | "0" | "false")),
+            // fio's `iodepth_batch_submit` (alias `iodepth_batch`), default 1.
+            iodepth_batch: opts
+                .num::<u32>("iodepth_batch_submit")
+                .or_else(|| opts.num::<u32>("iodepth_batch"))
+                .filter(|b| *b > 0)
+                .unwrap_or(1),
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,

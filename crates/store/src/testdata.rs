@@ -71,6 +71,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
             registered: false,
             rate_iops: 0,
             fallocate: true,
+            iodepth_batch: 1,
         },
         started_at: "2026-11-21T08:00:00Z".into(),
         elapsed_ns,

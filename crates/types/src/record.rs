@@ -207,6 +207,10 @@ pub struct PhaseParams {
     /// Cap on I/Os per second per job (fio's `rate_iops`); 0 = no cap.
     #[serde(default)]
     pub rate_iops: u32,
+    /// io_uring: submit after this many queued I/Os (fio's
+    /// `iodepth_batch_submit`); 1 hands each I/O to the kernel at once.
+    #[serde(default = "one")]
+    pub iodepth_batch: u32,
     /// Pre-allocate new files with fallocate (fio's `fallocate=native`);
     /// off leaves them sparse until written.
     #[serde(default = "yes")]
@@ -215,6 +219,10 @@ pub struct PhaseParams {
 
 fn yes() -> bool {
     true
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl PhaseParams {
