@@ -11,7 +11,7 @@
 //! Besides `sys.rs`, this is the only module with `unsafe`: handing buffer
 //! pointers to the kernel.
 
-use crate::sys::{self, AlignedBuf};
+use crate::sys::{self, SlotBufs};
 use io_uring::{IoUring, opcode, types};
 use std::io;
 use std::os::fd::RawFd;
@@ -29,9 +29,9 @@ pub trait Engine {
     /// How many I/Os may be in flight at once.
     fn depth(&self) -> usize;
     /// Queue one I/O of `len` bytes at `offset` using slot `slot`'s buffer.
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, len: u32, bufs: &mut [AlignedBuf]);
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, len: u32, bufs: &mut SlotBufs);
     /// Submit what is queued and wait until at least `min` completions are ready.
-    fn submit_wait(&mut self, min: usize, bufs: &mut [AlignedBuf]) -> io::Result<()>;
+    fn submit_wait(&mut self, min: usize, bufs: &mut SlotBufs) -> io::Result<()>;
     /// Hand every ready completion to `f(slot, result)`; result is bytes
     /// transferred or a negative errno.
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
@@ -57,10 +57,10 @@ impl Engine for NullEngine {
     fn depth(&self) -> usize {
         self.depth
     }
-    fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, len: u32, _bufs: &mut [AlignedBuf]) {
+    fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, len: u32, _bufs: &mut SlotBufs) {
         self.done.push((slot, len as i32));
     }
-    fn submit_wait(&mut self, _min: usize, _bufs: &mut [AlignedBuf]) -> io::Result<()> {
+    fn submit_wait(&mut self, _min: usize, _bufs: &mut SlotBufs) -> io::Result<()> {
         Ok(())
     }
     fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
@@ -92,13 +92,13 @@ impl Engine for PsyncEngine {
     fn depth(&self) -> usize {
         1
     }
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, len: u32, _bufs: &mut [AlignedBuf]) {
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, len: u32, _bufs: &mut SlotBufs) {
         debug_assert!(self.queued.is_none(), "psync has depth 1");
         self.queued = Some((slot, dir, offset, len));
     }
-    fn submit_wait(&mut self, _min: usize, bufs: &mut [AlignedBuf]) -> io::Result<()> {
+    fn submit_wait(&mut self, _min: usize, bufs: &mut SlotBufs) -> io::Result<()> {
         if let Some((slot, dir, offset, len)) = self.queued.take() {
-            let buf = &mut bufs[slot as usize].as_mut_slice()[..len as usize];
+            let buf = &mut bufs.slice_mut(slot as usize)[..len as usize];
             let r = match dir {
                 Dir::Read => sys::pread(self.fd, buf, offset),
                 Dir::Write => sys::pwrite(self.fd, buf, offset),
@@ -160,7 +160,7 @@ impl UringEngine {
     /// Create a ring for `fd`, registering `bufs` and the file when asked.
     /// Returns the engine and whether registration actually took effect
     /// (it can fail under a low RLIMIT_MEMLOCK; the engine then falls back).
-    pub fn new(fd: RawFd, bufs: &mut [AlignedBuf], opts: UringOptions) -> io::Result<UringEngine> {
+    pub fn new(fd: RawFd, bufs: &mut SlotBufs, opts: UringOptions) -> io::Result<UringEngine> {
         let entries = (opts.depth.max(1) as u32).next_power_of_two();
         let build = |lean: bool| {
             let mut b = IoUring::builder();
@@ -182,13 +182,7 @@ impl UringEngine {
         let ring = build(true).or_else(|_| build(false))?;
         let mut registered = false;
         if opts.registered {
-            let iov: Vec<libc::iovec> = bufs
-                .iter_mut()
-                .map(|b| libc::iovec {
-                    iov_base: b.as_mut_ptr().cast(),
-                    iov_len: b.len(),
-                })
-                .collect();
+            let iov = bufs.iovecs();
             // SAFETY: the buffers are owned by the worker, outlive the ring
             // (the worker drops the engine first) and are never reallocated.
             let ok_bufs = unsafe { ring.submitter().register_buffers(&iov) }.is_ok();
@@ -220,8 +214,8 @@ impl Engine for UringEngine {
     }
 
     #[inline]
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, len: u32, bufs: &mut [AlignedBuf]) {
-        let buf = bufs[slot as usize].as_mut_ptr();
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, len: u32, bufs: &mut SlotBufs) {
+        let buf = bufs.ptr(slot as usize);
         let sqe = match (dir, self.registered) {
             (Dir::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, slot as u16)
                 .offset(offset)
@@ -237,22 +231,25 @@ impl Engine for UringEngine {
                 .build(),
         }
         .user_data(slot as u64);
-        // SAFETY: the slot's buffer stays valid and unaliased until its
-        // completion is reaped (the worker never reuses an in-flight slot).
-        // The ring has at least `depth` entries and at most `depth` I/Os are
-        // queued between submissions, so the push cannot fail.
-        let pushed = unsafe { self.ring.submission().push(&sqe) };
-        debug_assert!(pushed.is_ok());
-        self.queued += 1;
+        // Hand what is already queued to the kernel before adding this one,
+        // so each I/O reaches the device promptly while the newest one rides
+        // along with the next wait (one system call fewer per round).
         if self.queued >= self.batch {
-            // Hand these to the device now; errors surface at the next wait.
+            // Errors surface at the next wait.
             let _ = self.ring.submit();
             self.queued = 0;
         }
+        // SAFETY: the slot's buffer stays valid and unaliased until its
+        // completion is reaped (the worker never reuses an in-flight slot).
+        // The ring has at least `depth` entries and at most `depth` I/Os are
+        // in flight, so the push cannot fail.
+        let pushed = unsafe { self.ring.submission().push(&sqe) };
+        debug_assert!(pushed.is_ok());
+        self.queued += 1;
     }
 
     #[inline]
-    fn submit_wait(&mut self, min: usize, _bufs: &mut [AlignedBuf]) -> io::Result<()> {
+    fn submit_wait(&mut self, min: usize, _bufs: &mut SlotBufs) -> io::Result<()> {
         loop {
             match self.ring.submit_and_wait(min) {
                 Ok(_) => {

@@ -159,9 +159,11 @@ pub enum OffsetGen {
         pass: u64,
         seed: u64,
     },
+    /// Uniform random slots; a "pass" is `slots` I/Os.
     WithReplacement {
         slots: u64,
         slot: u64,
+        i: u64,
     },
 }
 
@@ -178,7 +180,7 @@ impl OffsetGen {
                 pass: 0,
                 seed,
             },
-            (true, true) => OffsetGen::WithReplacement { slots, slot },
+            (true, true) => OffsetGen::WithReplacement { slots, slot, i: 0 },
         }
     }
 
@@ -217,17 +219,14 @@ impl OffsetGen {
                 *i += 1;
                 (off, wrapped)
             }
-            OffsetGen::WithReplacement { slots, slot } => (rng.below(*slots) * *slot, false),
-        }
-    }
-
-    /// How many I/Os make one pass, given a fixed block size (sequential) or
-    /// the slot count (random).
-    pub fn ios_per_pass(&self, bs: u64) -> u64 {
-        match self {
-            OffsetGen::Sequential { size, .. } => size / bs,
-            OffsetGen::Permuted { perm, .. } => perm.len(),
-            OffsetGen::WithReplacement { slots, .. } => *slots,
+            OffsetGen::WithReplacement { slots, slot, i } => {
+                let wrapped = *i == *slots;
+                if wrapped {
+                    *i = 0;
+                }
+                *i += 1;
+                (rng.below(*slots) * *slot, wrapped)
+            }
         }
     }
 }
@@ -289,6 +288,33 @@ mod tests {
             offs,
             vec![(0, false), (4096, false), (8192, false), (0, true)]
         );
+    }
+
+    #[test]
+    fn passes_with_replacement_and_mixed_sizes() {
+        let mut rng = Rng::new(3);
+        // With replacement: a pass is `slots` I/Os.
+        let mut g = OffsetGen::new(true, true, 8 * 4096, 4096, 1);
+        let wraps: Vec<bool> = (0..17).map(|_| g.next(4096, &mut rng).1).collect();
+        assert_eq!(wraps.iter().filter(|&&w| w).count(), 2);
+        assert!(wraps[8] && wraps[16]);
+        // Sequential with mixed sizes: the pass ends when the next block
+        // would pass the end, not after size/max_bs I/Os.
+        let mut s = OffsetGen::new(false, false, 64 * 1024, 16 * 1024, 0);
+        let mut moved = 0;
+        let mut n = 0;
+        loop {
+            let len = if n % 2 == 0 { 4096 } else { 16 * 1024 };
+            let (off, wrapped) = s.next(len, &mut rng);
+            if wrapped {
+                break;
+            }
+            assert_eq!(off, moved);
+            moved += len;
+            n += 1;
+        }
+        assert!(n > 4, "{n} I/Os in the pass");
+        assert!(64 * 1024 - moved < 16 * 1024);
     }
 
     #[test]

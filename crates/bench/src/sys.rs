@@ -73,6 +73,104 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// The I/O buffers of one worker: `n` slots of `slot_size` bytes in one
+/// anonymous mapping aligned to 2 MiB. For large blocks the mapping asks for
+/// transparent huge pages, so a 1 MiB buffer is a few physically contiguous
+/// segments instead of 256 scattered pages (a device with 254 segments per
+/// request would otherwise split every 1 MiB I/O in two).
+pub struct SlotBufs {
+    map: NonNull<u8>,
+    map_len: usize,
+    base: *mut u8,
+    slot_size: usize,
+    n: usize,
+}
+
+// SAFETY: SlotBufs owns its mapping exclusively, like Vec<u8>.
+unsafe impl Send for SlotBufs {}
+
+const HUGE: usize = 2 << 20;
+
+impl SlotBufs {
+    /// `n` zeroed buffers of at least `size` bytes, each 4 KiB aligned.
+    pub fn new(n: usize, size: usize) -> io::Result<SlotBufs> {
+        let slot_size = size.max(1).div_ceil(4096) * 4096;
+        let total = (n.max(1) * slot_size).div_ceil(HUGE) * HUGE;
+        let map_len = total + HUGE;
+        // SAFETY: an anonymous private mapping with no address hint; the
+        // result is checked for MAP_FAILED before use.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let offset = (HUGE - (map as usize % HUGE)) % HUGE;
+        // SAFETY: offset < HUGE and the mapping is total + HUGE bytes long.
+        let base = unsafe { map.cast::<u8>().add(offset) };
+        if slot_size >= 64 << 10 {
+            // SAFETY: the range lies inside our mapping; advice only.
+            unsafe { libc::madvise(base.cast(), total, libc::MADV_HUGEPAGE) };
+        }
+        Ok(SlotBufs {
+            map: NonNull::new(map.cast()).expect("mmap returned non-null"),
+            map_len,
+            base,
+            slot_size,
+            n: n.max(1),
+        })
+    }
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+    pub fn slot_size(&self) -> usize {
+        self.slot_size
+    }
+    /// Raw pointer to slot `i` (for the kernel).
+    pub fn ptr(&mut self, i: usize) -> *mut u8 {
+        assert!(i < self.n);
+        // SAFETY: i < n, so the slot lies inside the mapping.
+        unsafe { self.base.add(i * self.slot_size) }
+    }
+    pub fn slice(&self, i: usize) -> &[u8] {
+        assert!(i < self.n);
+        // SAFETY: the slot is inside the mapping, initialised (zero-filled
+        // by mmap), and borrowed immutably through &self.
+        unsafe { std::slice::from_raw_parts(self.base.add(i * self.slot_size), self.slot_size) }
+    }
+    pub fn slice_mut(&mut self, i: usize) -> &mut [u8] {
+        assert!(i < self.n);
+        // SAFETY: as above; &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(i * self.slot_size), self.slot_size) }
+    }
+    /// One iovec per slot, for registering with io_uring.
+    pub fn iovecs(&mut self) -> Vec<libc::iovec> {
+        (0..self.n)
+            .map(|i| libc::iovec {
+                iov_base: self.ptr(i).cast(),
+                iov_len: self.slot_size,
+            })
+            .collect()
+    }
+}
+
+impl Drop for SlotBufs {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in new(), once.
+        unsafe { libc::munmap(self.map.as_ptr().cast(), self.map_len) };
+    }
+}
+
 /// How to open a data file.
 #[derive(Debug, Clone, Copy)]
 pub struct OpenFlags {

@@ -6,7 +6,7 @@ use crate::data::{self, DataGen};
 use crate::engine::{Dir, Engine, NullEngine, PsyncEngine, UringEngine, UringOptions};
 use crate::offsets::{OffsetGen, RegionMap, Rng};
 use crate::stats::{DirCounter, ErrorCounts};
-use crate::sys::{self, AlignedBuf, OpenFlags};
+use crate::sys::{self, OpenFlags, SlotBufs};
 use crate::{Control, JobProgress};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -79,9 +79,7 @@ pub fn run_worker(
             EngineKind::Psync => 1,
             _ => p.iodepth.max(1) as usize,
         };
-        let bufs: Vec<AlignedBuf> = (0..depth)
-            .map(|_| AlignedBuf::new(p.max_bs() as usize, 4096))
-            .collect();
+        let bufs = SlotBufs::new(depth, p.max_bs() as usize)?;
         Ok((file, bufs))
     })();
     let (file, mut bufs) = match setup {
@@ -156,7 +154,7 @@ fn drive<E: Engine>(
     control: &Control,
     progress: &JobProgress,
     barrier: &Barrier,
-    bufs: &mut [AlignedBuf],
+    bufs: &mut SlotBufs,
     out: &mut WorkerOut,
     fd: i32,
 ) {
@@ -183,7 +181,6 @@ fn drive<E: Engine>(
     let mut offsets = new_offsets(seed);
     let total_weight: u32 = p.bs.iter().map(|b| b.weight).sum();
     let read_pct = p.rw.read_pct(p.rwmixread) as u64;
-    let ios_per_pass = offsets.ios_per_pass(slot_size).max(1);
 
     let mut slots: Vec<Slot> = (0..depth)
         .map(|_| Slot {
@@ -211,7 +208,6 @@ fn drive<E: Engine>(
         None
     };
     let mut issuing = true;
-    let mut ios_this_pass = 0u64;
     let mut writes_since_fsync = 0u32;
     let mut need_fsync = false;
     let (mut prog_bytes, mut prog_ops) = (0u64, 0u64);
@@ -246,17 +242,13 @@ fn drive<E: Engine>(
                 let dir = if is_read { Dir::Read } else { Dir::Write };
                 let bs = pick_bs(p, total_weight, &mut rng);
                 let (logical, wrapped) = offsets.next(bs, &mut rng);
-                if wrapped || ios_this_pass >= ios_per_pass {
-                    if measuring {
-                        out.full_pass = true;
-                        if !p.time_based {
-                            issuing = false;
-                            break;
-                        }
+                if wrapped && measuring {
+                    out.full_pass = true;
+                    if !p.time_based {
+                        issuing = false;
+                        break;
                     }
-                    ios_this_pass = 0;
                 }
-                ios_this_pass += 1;
                 free.pop();
                 let offset = plan.region.physical(logical);
                 if dir == Dir::Write {
@@ -265,7 +257,7 @@ fn drive<E: Engine>(
                     *uses = if regenerate { 1 } else { *uses + 1 };
                     // Regenerate the whole buffer so a later, larger block
                     // (--bssplit) never writes a stale or zero tail.
-                    let buf = bufs[slot as usize].as_mut_slice();
+                    let buf = bufs.slice_mut(slot as usize);
                     let len = if regenerate { buf.len() } else { bs as usize };
                     data.fill(&mut buf[..len], plan.file_id, offset, regenerate);
                 } else {
@@ -319,7 +311,6 @@ fn drive<E: Engine>(
             window_start = Some(ramp_end);
             deadline = p.runtime_ns.map(|r| ramp_end + Duration::from_nanos(r));
             offsets = new_offsets(seed ^ 0x5241_4D50);
-            ios_this_pass = 0;
         }
         let ws = window_start;
         let mut fatal: Option<String> = None;
@@ -346,7 +337,7 @@ fn drive<E: Engine>(
                 *out.errors.entry(kind.to_string()).or_default() += 1;
             }
             if check_verify && s.dir == Dir::Read && n > 0 {
-                let buf = &bufs[slot as usize].as_slice()[..n as usize];
+                let buf = &bufs.slice(slot as usize)[..n as usize];
                 let (checked, bad) = data::verify(buf, plan.unit, p.seed, plan.file_id, s.offset);
                 out.verify_checked += checked;
                 if let Some(b) = bad {
