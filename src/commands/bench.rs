@@ -504,18 +504,7 @@ fn watch(control: &Control, sigint: &AtomicBool, done: &AtomicBool, show: bool, 
     }
 }
 
-/// Nanoseconds as a readable latency: 850 ns, 12.3 µs, 4.56 ms, 1.20 s.
-pub fn fmt_lat(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
+use storlab_types::format_latency_ns as fmt_lat;
 
 fn pattern(p: &PhaseParams) -> String {
     let bs = if p.bs.len() == 1 {
@@ -708,17 +697,5 @@ trait PhaseName {
 impl PhaseName for PhaseResult {
     fn name(&self) -> &str {
         &self.params.name
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn latency_formatting() {
-        assert_eq!(fmt_lat(850.0), "850 ns");
-        assert_eq!(fmt_lat(12_300.0), "12.3 µs");
-        assert_eq!(fmt_lat(4_560_000.0), "4.56 ms");
     }
 }

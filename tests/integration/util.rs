@@ -39,9 +39,12 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Print why a test is skipped, in a form that shows in `cargo test` output.
+/// Print why a test is skipped. Written straight to the process's stderr
+/// (not through `eprintln!`, which the test harness captures and hides for
+/// passing tests), so every skip shows in the `cargo test` and CI log.
 pub fn skip(test: &str, why: &str) {
-    eprintln!("SKIP {test}: {why}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIP {test}: {why}");
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -583,7 +583,13 @@ mod tests {
                 assert!(!t.devices.is_empty());
                 assert!(!t.started_at.is_empty());
             }
-            Err(e) => eprintln!("SKIP live part of sampler_spawn_and_stop: {e}"),
+            Err(e) => {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIP live part of sampler_spawn_and_stop: {e}"
+                );
+            }
         }
     }
 }

@@ -4,21 +4,8 @@
 use std::collections::BTreeMap;
 use storlab_types::{PhaseParams, StoredRun, format_bytes};
 
-/// Nanoseconds as a human latency: `850 ns`, `85.2 µs`, `2.10 ms`, `1.50 s`.
-pub fn format_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "n/a".to_string();
-    }
-    if ns < 1_000.0 {
-        format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
+/// Nanoseconds as a human latency (shared with the rest of storlab).
+pub use storlab_types::format_latency_ns as format_ns;
 
 /// Bytes per second in decimal MB/s (10^6), without the unit: `1234.5`.
 pub fn mb_per_s(bytes_per_s: f64) -> String {

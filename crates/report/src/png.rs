@@ -63,6 +63,7 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ReportError> {
 mod tests {
     use super::*;
     use crate::testdata::compare_runs;
+    use std::io::Write;
 
     fn have_fonts() -> bool {
         let mut db = usvg::fontdb::Database::new();
@@ -75,7 +76,8 @@ mod tests {
         let runs = compare_runs();
         let chart = crate::chart(&runs, Some(0), "throughput").unwrap();
         if !have_fonts() {
-            eprintln!(
+            let _ = writeln!(
+                std::io::stderr(),
                 "SKIP renders_a_chart_with_text: no system fonts (apt-get install \
                  fonts-dejavu-core); checking the error says so instead"
             );

@@ -11,6 +11,7 @@ mod testdata;
 
 use std::collections::HashSet;
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -118,7 +119,8 @@ fn near(a: [u8; 3], b: [u8; 3]) -> bool {
 #[test]
 fn html_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "SKIP html_report_renders_in_headless_chromium: /usr/bin/chromium not found \
              (apt-get install chromium, or set STORLAB_CHROMIUM)"
         );

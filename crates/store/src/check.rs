@@ -63,18 +63,8 @@ impl Metric {
     }
 }
 
-/// `812 ns`, `45.3 µs`, `2.31 ms`, `1.20 s`.
-pub fn format_ns(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
+/// Nanoseconds as a human latency (shared with the rest of storlab).
+pub use storlab_types::format_latency_ns as format_ns;
 
 /// One compared figure (values in bytes/s, I/O per s or ns).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -15,8 +15,8 @@ pub mod units;
 
 pub use record::*;
 pub use units::{
-    ByteSize, ParseError, format_bytes, format_rate, parse_duration, parse_percent, parse_rate,
-    parse_size,
+    ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
+    parse_percent, parse_rate, parse_size,
 };
 
 /// Version of the JSON result document (and of [`record::BenchReport`]).

@@ -264,6 +264,23 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
+/// Nanoseconds as a human latency: `850 ns`, `85.2 µs`, `2.10 ms`, `1.50 s`
+/// (`n/a` for a value that is not finite).
+pub fn format_latency_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "n/a".to_string();
+    }
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
 /// Format a rate in decimal megabytes per second (10^6), the unit storage
 /// vendors and fio's `MB/s` use: `1234.5 MB/s`.
 pub fn format_rate(bytes_per_s: f64) -> String {
@@ -347,6 +364,11 @@ mod tests {
         assert_eq!(format_bytes(4096), "4 KiB");
         assert_eq!(format_bytes(1536 * 1024), "1.50 MiB");
         assert_eq!(format_rate(123_456_789.0), "123.5 MB/s");
+        assert_eq!(format_latency_ns(850.0), "850 ns");
+        assert_eq!(format_latency_ns(12_300.0), "12.3 µs");
+        assert_eq!(format_latency_ns(4_560_000.0), "4.56 ms");
+        assert_eq!(format_latency_ns(1.5e9), "1.50 s");
+        assert_eq!(format_latency_ns(f64::NAN), "n/a");
     }
 
     #[test]
