@@ -68,7 +68,7 @@ pub fn run(
                 laid_out[f] = true;
             }
         }
-        let cache = prepare_cache(job, p, &files);
+        let cache = prepare_cache(job, p, &files, control);
         let mut result = run_phase(job, p, control, cache);
         if p.verify && p.rw.writes() && !result.interrupted {
             // Verification reads happen after the timed window and are not counted.
@@ -429,7 +429,12 @@ fn layout_file(
 }
 
 /// Put the page cache in the declared state for the files of a phase.
-fn prepare_cache(job: &ResolvedJob, p: &PhaseParams, files: &[usize]) -> CacheReport {
+fn prepare_cache(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    files: &[usize],
+    control: &Control,
+) -> CacheReport {
     let mut rep = CacheReport {
         mode: p.cache.as_str().to_string(),
         ..Default::default()
@@ -493,7 +498,7 @@ fn prepare_cache(job: &ResolvedJob, p: &PhaseParams, files: &[usize]) -> CacheRe
                 let df = &job.target.files[f];
                 if let Ok(file) = std::fs::File::open(&df.path) {
                     let mut off = 0;
-                    while off < df.size {
+                    while off < df.size && !control.stop.load(Ordering::Relaxed) {
                         match sys::pread(file.as_raw_fd(), &mut buf, off) {
                             Ok(0) | Err(_) => break,
                             Ok(n) => off += n as u64,
