@@ -802,3 +802,46 @@ fn runs_are_saved_phase_by_phase_and_survive_kill_9() {
     // The killed run left its scratch directory behind; remove it here.
     let _ = std::fs::remove_dir_all(&target);
 }
+
+#[test]
+fn a_write_phase_cut_short_does_not_count_as_layout() {
+    // The write phase stops on its runtime after ~20 of 64 blocks; the read
+    // phase after it must not read holes, so storlab lays the file out first.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("f.dat");
+    let job = d.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "[global]\nsize = \"4M\"\nbs = \"64k\"\nengine = \"psync\"\ncache = \"cold\"\n\
+         [[phase]]\nname = \"partial\"\nrw = \"write\"\nrate_iops = 20\nruntime = \"1s\"\n\
+         [[phase]]\nname = \"scan\"\nrw = \"read\"\n",
+    )
+    .unwrap();
+    let out = storlab(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--job",
+        job.to_str().unwrap(),
+        "--keep",
+        "--output-format=json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let written = v["phases"][0]["write"]["bytes"].as_u64().unwrap();
+    assert!(
+        written < 4 << 20,
+        "the write phase was meant to stop early ({written} bytes)"
+    );
+    assert!(v["phases"][0]["warnings"].to_string().contains("full pass"));
+    assert_eq!(v["phases"][1]["read"]["bytes"], 4 << 20);
+    let data = std::fs::read(&file).unwrap();
+    for (i, unit) in data.chunks(4096).enumerate() {
+        let off = u64::from_le_bytes(unit[8..16].try_into().unwrap());
+        assert_eq!(
+            off,
+            (i * 4096) as u64,
+            "unit {i} was never written: the read phase read a hole"
+        );
+    }
+}

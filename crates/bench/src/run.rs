@@ -69,14 +69,16 @@ pub fn run(
             }
         }
         let cache = prepare_cache(job, p, &files, control);
-        let mut result = run_phase(job, p, control, cache);
+        let (mut result, every_job_full_pass) = run_phase(job, p, control, cache);
         if p.verify && p.rw.writes() && !result.interrupted {
             // Verification reads happen after the timed window and are not counted.
             let v = verify_files(job, p, &files, control);
             result.verify = Some(merge_verify(result.verify.take(), v));
         }
-        // A write-only phase that covered every block of its files lays them out.
+        // A write-only phase that covered every block of its files lays them
+        // out, but only if every job finished at least one full pass.
         if !result.interrupted
+            && every_job_full_pass
             && !p.rw.reads()
             && covers_files(job, p)
             && result.jobs.len() == p.numjobs as usize
@@ -171,7 +173,7 @@ fn run_phase(
     p: &PhaseParams,
     control: &Control,
     cache: CacheReport,
-) -> PhaseResult {
+) -> (PhaseResult, bool) {
     let plans = worker_plans(job, p);
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let barrier = Barrier::new(plans.len() + 1);
@@ -215,7 +217,11 @@ fn run_phase(
             (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
         )
     });
-    summarize(p, started_at, outs, cpu_window, cache, control)
+    let every_job_full_pass = outs.iter().all(|o| o.full_pass);
+    (
+        summarize(p, started_at, outs, cpu_window, cache, control),
+        every_job_full_pass,
+    )
 }
 
 fn summarize(
