@@ -200,7 +200,7 @@ impl Control {
         self.phase_start_ns.store(0, Ordering::Relaxed);
     }
 
-    fn reset_progress(&self, _p: &PhaseParams, _plans: &[worker::WorkerPlan]) {
+    fn reset_progress(&self) {
         for j in &self.jobs {
             j.bytes.store(0, Ordering::Relaxed);
             j.ops.store(0, Ordering::Relaxed);

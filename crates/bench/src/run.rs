@@ -177,7 +177,7 @@ fn run_phase(
     let plans = worker_plans(job, p);
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let barrier = Barrier::new(plans.len() + 1);
-    control.reset_progress(p, &plans);
+    control.reset_progress();
     let (outs, cpu_window): (Vec<WorkerOut>, (Duration, Duration)) = std::thread::scope(|s| {
         let handles: Vec<_> = plans
             .iter()
