@@ -845,3 +845,99 @@ fn a_write_phase_cut_short_does_not_count_as_layout() {
         );
     }
 }
+
+#[test]
+fn device_with_a_mounted_partition_is_refused() {
+    let Some(lo) = LoopDev::new(32 << 20) else {
+        return;
+    };
+    if !have("addpart") || !have("mkfs.ext4") {
+        skip(
+            "device_with_a_mounted_partition_is_refused",
+            "addpart or mkfs.ext4 not installed (util-linux, e2fsprogs)",
+        );
+        return;
+    }
+    // A partition from sector 2048, 20 MiB long, made without a partition table.
+    let ok = Command::new("addpart")
+        .arg(&lo.dev)
+        .args(["1", "2048", "40960"])
+        .status()
+        .unwrap()
+        .success();
+    if !ok {
+        skip(
+            "device_with_a_mounted_partition_is_refused",
+            "addpart failed on the loop device",
+        );
+        return;
+    }
+    let part = format!("{}p1", lo.dev.display());
+    let mnt = tempfile::tempdir().unwrap();
+    assert!(
+        Command::new("mkfs.ext4")
+            .args(["-q", "-F", &part])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(
+        Command::new("mount")
+            .arg(&part)
+            .arg(mnt.path())
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = storlab(&[
+        "bench",
+        lo.dev.to_str().unwrap(),
+        "--rw=write",
+        "--size=1M",
+        "--allow-destroy",
+    ]);
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    let _ = Command::new("delpart").arg(&lo.dev).arg("1").status();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("its partition") && e.contains("is mounted"),
+        "{e}"
+    );
+}
+
+#[test]
+fn shared_file_with_stride_tiles_one_file() {
+    // Four jobs interleave 64 KiB units in one file: every block written
+    // exactly once, at its own offset, and the jobs' bytes add up.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("shared.dat");
+    let out = storlab(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--rw=write",
+        "--bs=16k",
+        "--size=1M",
+        "--numjobs=4",
+        "--shared-file",
+        "--stride=64k",
+        "--engine=psync",
+        "--cache=cold",
+        "--keep",
+        "--output-format=json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    assert_eq!(v["phases"][0]["write"]["bytes"], 4 << 20);
+    assert_eq!(
+        v["phases"][0]["params"]["layout"]["kind"],
+        "shared_interleaved"
+    );
+    let data = std::fs::read(&file).unwrap();
+    assert_eq!(data.len(), 4 << 20);
+    for (i, unit) in data.chunks(4096).enumerate() {
+        let off = u64::from_le_bytes(unit[8..16].try_into().unwrap());
+        assert_eq!(off, (i * 4096) as u64, "unit {i}");
+    }
+}
