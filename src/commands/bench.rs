@@ -469,8 +469,11 @@ fn watch(control: &Control, sigint: &AtomicBool, done: &AtomicBool, show: bool, 
         }
         let s = control.snapshot();
         let now = std::time::Instant::now();
-        if s.phase != last.3 {
-            last = (0, 0, now, s.phase);
+        if s.phase != last.3 || s.bytes < last.0 {
+            // A new phase (counters were reset): take a baseline first, so the
+            // first rate shown covers a real interval.
+            last = (s.bytes, s.ops, now, s.phase);
+            continue;
         }
         let dt = now.duration_since(last.2).as_secs_f64().max(1e-9);
         let (mbps, iops) = (
