@@ -1,7 +1,7 @@
 //! `storlab bench` end to end: engines, byte accounting, JSON schema,
 //! verification, and the data-safety rules.
 
-use crate::util::{cmd, is_root, skip, stderr, stdout, storlab};
+use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -523,13 +523,6 @@ impl Drop for LoopDev {
     fn drop(&mut self) {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 #[test]

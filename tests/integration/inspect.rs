@@ -1,10 +1,9 @@
 //! `storlab inspect`: recorded and constructed trees, the live root file
 //! system, JSON output and bad input.
 
-use crate::util::{is_root, skip, stderr, stdout, storlab};
+use crate::util::{is_root, run_tool, skip, stderr, stdout, storlab};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -89,22 +88,6 @@ fn bad_target_exits_2() {
     );
 }
 
-fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let o = Command::new(cmd)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if o.status.success() {
-        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "{cmd}: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
-}
-
 /// ext4 and XFS made with stripe geometry on a loop device: inspect reads
 /// it back from the superblock / mount options, and the loop facts.
 #[test]
@@ -119,7 +102,7 @@ fn live_stripe_geometry_on_loop_devices() {
         .unwrap()
         .set_len(400 << 20)
         .unwrap();
-    let dev = match run("losetup", &["-f", "--show", &img.to_string_lossy()]) {
+    let dev = match run_tool("losetup", &["-f", "--show", &img.to_string_lossy()]) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
@@ -127,12 +110,13 @@ fn live_stripe_geometry_on_loop_devices() {
     impl Drop for Undo {
         fn drop(&mut self) {
             for _ in 0..20 {
-                if run("umount", &[&self.1.to_string_lossy()]).is_ok() || !is_mounted(&self.1) {
+                if run_tool("umount", &[&self.1.to_string_lossy()]).is_ok() || !is_mounted(&self.1)
+                {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(150));
             }
-            let _ = run("losetup", &["-d", &self.0]);
+            let _ = run_tool("losetup", &["-d", &self.0]);
         }
     }
     fn is_mounted(p: &Path) -> bool {
@@ -146,7 +130,7 @@ fn live_stripe_geometry_on_loop_devices() {
     let m = mnt.to_string_lossy().into_owned();
 
     let mut cases: Vec<(&str, Vec<&str>, u64, u64)> = Vec::new();
-    if run("sh", &["-c", "command -v mkfs.ext4"]).is_ok() {
+    if run_tool("sh", &["-c", "command -v mkfs.ext4"]).is_ok() {
         cases.push((
             "mkfs.ext4",
             vec!["-q", "-F", "-b", "4096", "-E", "stride=16,stripe_width=64"],
@@ -154,7 +138,7 @@ fn live_stripe_geometry_on_loop_devices() {
             262144,
         ));
     }
-    if run("sh", &["-c", "command -v mkfs.xfs"]).is_ok() {
+    if run_tool("sh", &["-c", "command -v mkfs.xfs"]).is_ok() {
         cases.push((
             "mkfs.xfs",
             vec!["-q", "-f", "-d", "su=128k,sw=2,agcount=2", "-l", "size=64m"],
@@ -168,10 +152,10 @@ fn live_stripe_geometry_on_loop_devices() {
     for (mkfs, args, su, sw) in cases {
         let mut a = args.clone();
         a.push(&dev);
-        run(mkfs, &a).unwrap();
-        run("mount", &[&dev, &m]).unwrap();
+        run_tool(mkfs, &a).unwrap();
+        run_tool("mount", &[&dev, &m]).unwrap();
         let o = storlab(&["inspect", &m, "--output-format", "json"]);
-        let _ = run("umount", &[&m]);
+        let _ = run_tool("umount", &[&m]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         let fs = &v["filesystem"];

@@ -2,7 +2,7 @@
 //! endpoint, a live loop-device stack (root) and agreement with sysstat's
 //! iostat.
 
-use crate::util::{is_root, skip, stderr, stdout, storlab, storlab_bin};
+use crate::util::{have, is_root, run_tool, skip, stderr, stdout, storlab, storlab_bin};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -396,30 +396,6 @@ fn prometheus_endpoint_scraped_over_loopback() {
 
 // ---------------------------------------------------------------- live, root
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let o = Command::new(cmd)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if o.status.success() {
-        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
-}
-
 /// Loop devices, partitions and mounts a test made; undone in reverse.
 #[derive(Default)]
 struct Stack {
@@ -438,28 +414,28 @@ fn attach(file: &Path, extra: &[&str]) -> Result<String, String> {
     args.extend_from_slice(extra);
     let f = s(file);
     args.push(&f);
-    run("losetup", &args)
+    run_tool("losetup", &args)
 }
 
 impl Drop for Stack {
     fn drop(&mut self) {
         for l in &self.upper_loops {
-            let _ = run("losetup", &["-d", l]);
+            let _ = run_tool("losetup", &["-d", l]);
         }
         // A loop device detaches lazily: retry the unmount briefly.
         for m in self.mounts.iter().rev() {
             for _ in 0..20 {
-                if run("umount", &[&s(m)]).is_ok() {
+                if run_tool("umount", &[&s(m)]).is_ok() {
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(150));
             }
         }
         for (d, n) in &self.parts {
-            let _ = run("delpart", &[d, n]);
+            let _ = run_tool("delpart", &[d, n]);
         }
         for l in &self.base_loops {
-            let _ = run("losetup", &["-d", l]);
+            let _ = run_tool("losetup", &["-d", l]);
         }
         for f in &self.files {
             let _ = std::fs::remove_file(f);
@@ -468,7 +444,7 @@ impl Drop for Stack {
 }
 
 fn write_direct(dev: &str, bs: usize, count: usize) -> Result<(), String> {
-    run(
+    run_tool(
         "dd",
         &[
             "if=/dev/zero",
@@ -515,7 +491,7 @@ fn live_loop_stack_totals_count_bytes_once() {
     };
     st.base_loops.push(la.clone());
     // A partition through BLKPG when the kernel allows it.
-    let fsdev = if have("addpart") && run("addpart", &[&la, "1", "2048", "450560"]).is_ok() {
+    let fsdev = if have("addpart") && run_tool("addpart", &[&la, "1", "2048", "450560"]).is_ok() {
         st.parts.push((la.clone(), "1".into()));
         format!("{la}p1")
     } else {
@@ -524,7 +500,7 @@ fn live_loop_stack_totals_count_bytes_once() {
     let mnt = tmp.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     // No lazy inode-table init: it would write in the background while we measure.
-    run(
+    run_tool(
         "mkfs.ext4",
         &[
             "-q",
@@ -535,10 +511,10 @@ fn live_loop_stack_totals_count_bytes_once() {
         ],
     )
     .unwrap();
-    run("mount", &["-o", "noatime", &fsdev, &s(&mnt)]).unwrap();
+    run_tool("mount", &["-o", "noatime", &fsdev, &s(&mnt)]).unwrap();
     st.mounts.push(mnt.clone());
     let b_img = mnt.join("b.img");
-    run(
+    run_tool(
         "dd",
         &[
             "if=/dev/zero",
@@ -553,7 +529,7 @@ fn live_loop_stack_totals_count_bytes_once() {
     let lb = attach(&b_img, &["--direct-io=on"]).unwrap();
     st.upper_loops.push(lb.clone());
     // Settle the journal before measuring.
-    run("sync", &[]).unwrap();
+    run_tool("sync", &[]).unwrap();
     std::thread::sleep(Duration::from_millis(300));
 
     // Monitors run until SIGINT; the I/O starts once each has measured one

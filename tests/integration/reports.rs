@@ -1,45 +1,15 @@
 //! `storlab export`, `compare` and `report`: the thin commands over
 //! crates/report, run on a real database filled by `storlab import`.
 
-use crate::util::{self, stderr, stdout};
+use crate::util::{self, ok, run_in, stderr};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/store/fixtures")
-        .join(name)
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(util::storlab_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("STORLAB_DB", dir.join("results.db"))
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run storlab")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-    stdout(o)
-}
 
 /// A database with: 1 the randread fixture (tag cfg=base), 2 the same run
 /// with 20 % less bandwidth and IOPS (cfg=slow), 3 the job file with clones.
 fn filled() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    let base = fixture("fio-3.33-randread.json");
+    let base = util::store_fixture("fio-3.33-randread.json");
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     let read = &mut doc["jobs"][0]["read"];
     let bw = read["bw_bytes"].as_f64().unwrap();
@@ -60,7 +30,9 @@ fn filled() -> tempfile::TempDir {
         dir,
         &[
             "import",
-            fixture("fio-3.33-jobfile-clones.json").to_str().unwrap(),
+            util::store_fixture("fio-3.33-jobfile-clones.json")
+                .to_str()
+                .unwrap(),
             "--tag",
             "cfg=clones",
         ],

@@ -2,39 +2,10 @@
 //! temporary directories, with fio JSON from checked-in fixtures and from
 //! Debian's fio run by the test.
 
-use crate::util::{self, stderr, stdout};
+use crate::util::{self, ok, run_in, stderr, stdout};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/store/fixtures")
-        .join(name)
-}
-
-/// Run storlab in `dir` with `STORLAB_DB` pointing at `dir/results.db`.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(util::storlab_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("STORLAB_DB", dir.join("results.db"))
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run storlab")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-    stdout(o)
-}
+use std::process::Command;
 
 fn show_json(dir: &Path, run: &str) -> Value {
     let runs: Value = serde_json::from_str(&ok(&run_in(dir, &["show", run, "--json"]))).unwrap();
@@ -68,8 +39,10 @@ fn import_fixtures_then_list_and_show() {
         dir,
         &[
             "import",
-            fixture("fio-2.x-style.json").to_str().unwrap(),
-            fixture("fio-3.33-jobfile-clones.json").to_str().unwrap(),
+            util::store_fixture("fio-2.x-style.json").to_str().unwrap(),
+            util::store_fixture("fio-3.33-jobfile-clones.json")
+                .to_str()
+                .unwrap(),
             "--tag",
             "controller=perc5e",
             "--tag",
@@ -168,7 +141,9 @@ fn import_refuses_files_that_are_not_fio_output() {
         dir,
         &[
             "import",
-            fixture("fio-3.33-randread.json").to_str().unwrap(),
+            util::store_fixture("fio-3.33-randread.json")
+                .to_str()
+                .unwrap(),
             dir.join("notes.txt").to_str().unwrap(),
         ],
     );
@@ -179,7 +154,9 @@ fn import_refuses_files_that_are_not_fio_output() {
         dir,
         &[
             "import",
-            fixture("fio-3.33-randread.json").to_str().unwrap(),
+            util::store_fixture("fio-3.33-randread.json")
+                .to_str()
+                .unwrap(),
             "--tag",
             "raid",
         ],
@@ -196,7 +173,9 @@ fn bad_run_selectors_exit_2_naming_the_problem() {
         dir,
         &[
             "import",
-            fixture("fio-3.33-randread.json").to_str().unwrap(),
+            util::store_fixture("fio-3.33-randread.json")
+                .to_str()
+                .unwrap(),
         ],
     ));
     let cases: [(&[&str], &str); 6] = [
@@ -227,9 +206,10 @@ fn bad_run_selectors_exit_2_naming_the_problem() {
 /// A copy of the randread fixture with bandwidth and IOPS scaled by `f` and
 /// p99 latency by `lat_f`.
 fn scaled_fixture(dir: &Path, name: &str, f: f64, lat_f: f64) -> PathBuf {
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("fio-3.33-randread.json")).unwrap())
-            .unwrap();
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(util::store_fixture("fio-3.33-randread.json")).unwrap(),
+    )
+    .unwrap();
     let read = &mut doc["jobs"][0]["read"];
     let bw = read["bw_bytes"].as_f64().unwrap();
     read["bw_bytes"] = Value::from((bw * f).round());
@@ -246,7 +226,7 @@ fn scaled_fixture(dir: &Path, name: &str, f: f64, lat_f: f64) -> PathBuf {
 fn check_exits_1_on_a_regression_with_one_line_each_and_0_otherwise() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    let base = fixture("fio-3.33-randread.json");
+    let base = util::store_fixture("fio-3.33-randread.json");
     let slow = scaled_fixture(dir, "slow.json", 0.8, 1.5);
     let same = scaled_fixture(dir, "same.json", 0.97, 1.02);
     ok(&run_in(
@@ -338,7 +318,9 @@ fn a_database_from_a_newer_storlab_is_refused_with_exit_2() {
         dir,
         &[
             "import",
-            fixture("fio-3.33-randread.json").to_str().unwrap(),
+            util::store_fixture("fio-3.33-randread.json")
+                .to_str()
+                .unwrap(),
         ],
     ));
     {

@@ -54,3 +54,59 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Whether a command is on the PATH.
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Run a system tool (losetup, mkfs, ...); its trimmed stdout, or an error
+/// naming the command and what it printed.
+pub fn run_tool(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let o = Command::new(cmd)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+/// A fio/storlab result file shipped with the store crate's tests.
+pub fn store_fixture(name: &str) -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/store/fixtures")
+        .join(name)
+}
+
+/// Run storlab in `dir` with `STORLAB_DB` pointing at `dir/results.db`.
+pub fn run_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    cmd()
+        .args(args)
+        .current_dir(dir)
+        .env("STORLAB_DB", dir.join("results.db"))
+        .output()
+        .expect("run storlab")
+}
+
+/// Assert success; return stdout.
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+    stdout(o)
+}
