@@ -300,6 +300,12 @@ pub fn resolve(
     let given = target.map(Path::to_path_buf);
     let path = given.clone().unwrap_or_else(|| default_dir.clone());
     let meta = fs::metadata(&path);
+    // Bytes the phases need in a single shared file or device.
+    let need = phases
+        .iter()
+        .flat_map(|p| needs(p, true))
+        .max()
+        .unwrap_or(0);
     let mut info = TargetInfo {
         path: path.display().to_string(),
         ..Default::default()
@@ -325,11 +331,6 @@ pub fn resolve(
                     )));
                 }
             }
-            let need = phases
-                .iter()
-                .flat_map(|p| needs(p, true))
-                .max()
-                .unwrap_or(0);
             if need > dev_size {
                 return Err(TargetError::Refused(format!(
                     "{} holds {} bytes but the job needs {need} (size × numjobs): use a smaller --size",
@@ -340,18 +341,13 @@ pub fn resolve(
             info.device = Some(path.display().to_string());
             fill_device_facts(&mut info, dev_split(md.rdev()));
             info.files = vec![path.display().to_string()];
-            Ok(ResolvedTarget {
-                kind: TargetKind::BlockDevice,
+            Ok(single_file(
+                TargetKind::BlockDevice,
                 info,
-                run_dir: None,
-                created_parent: None,
-                files: vec![DataFile {
-                    path: path.clone(),
-                    size: need,
-                    created: false,
-                }],
-                shared: true,
-            })
+                path.clone(),
+                need,
+                false,
+            ))
         }
         Ok(md) if md.is_file() => {
             info.kind = "file".into();
@@ -362,11 +358,6 @@ pub fn resolve(
                     path.display()
                 )));
             }
-            let need = phases
-                .iter()
-                .flat_map(|p| needs(p, true))
-                .max()
-                .unwrap_or(0);
             if !writes && need > md.len() {
                 return Err(TargetError::Refused(format!(
                     "{} is {} bytes but the job reads {need} (size × numjobs): use a smaller --size",
@@ -379,18 +370,7 @@ pub fn resolve(
                 check_space(&path, need - md.len(), &info)?;
             }
             info.files = vec![path.display().to_string()];
-            Ok(ResolvedTarget {
-                kind: TargetKind::File,
-                info,
-                run_dir: None,
-                created_parent: None,
-                files: vec![DataFile {
-                    path,
-                    size: need,
-                    created: false,
-                }],
-                shared: true,
-            })
+            Ok(single_file(TargetKind::File, info, path, need, false))
         }
         Ok(md) if md.is_dir() => {
             info.kind = "directory".into();
@@ -420,30 +400,36 @@ pub fn resolve(
                     parent.display()
                 )));
             }
-            let need = phases
-                .iter()
-                .flat_map(|p| needs(p, true))
-                .max()
-                .unwrap_or(0);
             fill_fs_facts(&mut info, parent);
             check_space(parent, need, &info)?;
             create_file(&path, need, phases.iter().all(|p| p.fallocate))?;
             info.files = vec![path.display().to_string()];
             info.created_by_storlab = true;
-            Ok(ResolvedTarget {
-                kind: TargetKind::File,
-                info,
-                run_dir: None,
-                created_parent: None,
-                files: vec![DataFile {
-                    path,
-                    size: need,
-                    created: true,
-                }],
-                shared: true,
-            })
+            Ok(single_file(TargetKind::File, info, path, need, true))
         }
         Err(e) => Err(io_err(&path)(e)),
+    }
+}
+
+/// A target that is one file or device shared by all jobs.
+fn single_file(
+    kind: TargetKind,
+    info: TargetInfo,
+    path: PathBuf,
+    size: u64,
+    created: bool,
+) -> ResolvedTarget {
+    ResolvedTarget {
+        kind,
+        info,
+        run_dir: None,
+        created_parent: None,
+        files: vec![DataFile {
+            path,
+            size,
+            created,
+        }],
+        shared: true,
     }
 }
 
