@@ -600,20 +600,20 @@ pub fn render_table(r: &BenchReport) -> String {
         }
         if ph.jobs.len() > 1 {
             for j in &ph.jobs {
-                let mut d = j.read;
-                if !p.rw.reads() || both {
-                    d = DirStats {
+                // A job's read + write over its own window. Its latency is
+                // shown only for single-direction phases: the summaries of
+                // two directions cannot be merged into one distribution.
+                let d = match (p.rw.reads(), p.rw.writes()) {
+                    (true, false) => j.read,
+                    (false, true) => j.write,
+                    _ => DirStats {
                         bytes: j.read.bytes + j.write.bytes,
                         ops: j.read.ops + j.write.ops,
                         bw_bytes_per_s: j.read.bw_bytes_per_s + j.write.bw_bytes_per_s,
                         iops: j.read.iops + j.write.iops,
-                        lat_ns: if p.rw.reads() {
-                            j.read.lat_ns
-                        } else {
-                            j.write.lat_ns
-                        },
-                    };
-                }
+                        lat_ns: None,
+                    },
+                };
                 stat_row(
                     &mut t,
                     format!("  job {}", j.job),
