@@ -225,7 +225,7 @@ fn quick_phases() -> Vec<PhaseSpec> {
 impl BenchCommand {
     /// Build the phases from the job file, the quick profile or the flags.
     fn phases(&self, warnings: &mut Vec<String>) -> Result<(Vec<PhaseParams>, Option<PathBuf>)> {
-        let mut cli = self.workload.to_spec();
+        let cli = self.workload.to_spec();
         let mut job_text = String::new();
         let mut file_target = None;
         let job = match &self.job {
@@ -239,37 +239,41 @@ impl BenchCommand {
             None => None,
         };
         let target = self.target.clone().or(file_target);
-        // Defaults that depend on this machine, applied only where the user chose nothing.
+        // Defaults that depend on this machine: the lowest layer, so the job
+        // file or a flag that chooses wins wherever it is set.
+        let mut machine = PhaseSpec::default();
         if cli.engine.is_none()
-            && !job_text.contains("engine")
             && let Err(e) = storlab_bench::engine::uring_available()
         {
             warnings.push(format!(
-                "io_uring is not available ({e}); using the psync engine"
+                "io_uring is not available ({e}); psync is the default engine"
             ));
-            cli.engine = Some("psync".into());
+            machine.engine = Some("psync".into());
         }
         if cli.cache.is_none()
             && cli.direct.is_none()
-            && !job_text.contains("cache")
-            && !job_text.contains("direct")
             && !storlab_bench::target::probe_direct(target.as_deref())
         {
             warnings.push(
-                "the target does not support O_DIRECT; using --cache cold (buffered, pages evicted before each phase)"
+                "the target does not support O_DIRECT; the default cache mode is cold (buffered, pages evicted before each phase)"
                     .into(),
             );
-            cli.cache = Some("cold".into());
+            machine.cache = Some("cold".into());
         }
         let phases = match (&job, &self.job) {
-            (Some(jf), Some(path)) => jf.phases(&job_text, path, &cli)?,
+            (Some(jf), Some(path)) => jf.phases(&job_text, path, &machine, &cli)?,
             _ if self.workload.defines_workload() => {
-                vec![storlab_bench::spec::resolve_phase(&cli, 0)?]
+                vec![storlab_bench::spec::resolve_phase(
+                    &machine.overlay(&cli),
+                    0,
+                )?]
             }
             _ => quick_phases()
                 .iter()
                 .enumerate()
-                .map(|(i, q)| storlab_bench::spec::resolve_phase(&q.overlay(&cli), i))
+                .map(|(i, q)| {
+                    storlab_bench::spec::resolve_phase(&machine.overlay(q).overlay(&cli), i)
+                })
                 .collect::<Result<_, _>>()?,
         };
         Ok((phases, target))

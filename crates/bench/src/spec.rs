@@ -58,10 +58,23 @@ pub struct PhaseSpec {
 }
 
 impl PhaseSpec {
-    /// Fields set in `over` replace those in `self`.
+    /// Fields set in `over` replace those in `self`. Two pairs are one
+    /// setting spelled two ways and are replaced together: `bs`/`bssplit`
+    /// (a phase's `bs` overrides a global `bssplit`) and `direct`/`cache`
+    /// (a phase's `direct = true` overrides a global `cache = "cold"`).
     pub fn overlay(&self, over: &PhaseSpec) -> PhaseSpec {
+        let mut base = self.clone();
+        if over.bs.is_some() || over.bssplit.is_some() {
+            base.bs = None;
+            base.bssplit = None;
+        }
+        if over.direct.is_some() || over.cache.is_some() {
+            base.direct = None;
+            base.cache = None;
+        }
+        let this = &base;
         macro_rules! pick {
-            ($($f:ident),*) => { PhaseSpec { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
+            ($($f:ident),*) => { PhaseSpec { $($f: over.$f.clone().or_else(|| this.$f.clone()),)* } };
         }
         pick!(
             name,
@@ -140,16 +153,20 @@ impl JobFile {
         })
     }
 
-    /// Resolve every phase: defaults < global < phase < `cli`. A file with no
-    /// `[[phase]]` runs `[global]` as a single phase.
+    /// Resolve every phase: built-in defaults < `base` (defaults that
+    /// depend on the machine, e.g. psync where io_uring is unavailable) <
+    /// global < phase < `cli`. A file with no `[[phase]]` runs `[global]`
+    /// as a single phase.
     pub fn phases(
         &self,
         text: &str,
         path: &Path,
+        base: &PhaseSpec,
         cli: &PhaseSpec,
     ) -> Result<Vec<PhaseParams>, SpecError> {
+        let global = base.overlay(&self.global);
         if self.phase.is_empty() {
-            let spec = self.global.overlay(cli);
+            let spec = global.overlay(cli);
             return Ok(vec![
                 resolve_phase(&spec, 0)
                     .map_err(|e| SpecError(format!("{}: {}", path.display(), e.0)))?,
@@ -159,7 +176,7 @@ impl JobFile {
             .iter()
             .enumerate()
             .map(|(i, sp)| {
-                let spec = self.global.overlay(sp.get_ref()).overlay(cli);
+                let spec = global.overlay(sp.get_ref()).overlay(cli);
                 resolve_phase(&spec, i).map_err(|e| {
                     let (l, c) = line_col(text, sp.span().start);
                     SpecError(format!(
@@ -409,7 +426,7 @@ mod tests {
     fn p(text: &str) -> Result<Vec<PhaseParams>, SpecError> {
         let path = Path::new("job.toml");
         let f = JobFile::parse(text, path)?;
-        f.phases(text, path, &PhaseSpec::default())
+        f.phases(text, path, &PhaseSpec::default(), &PhaseSpec::default())
     }
 
     #[test]
@@ -444,8 +461,49 @@ bs = "4k"
             iodepth: Some(32),
             ..Default::default()
         };
-        let ph = f.phases(text, Path::new("j.toml"), &cli).unwrap();
+        let ph = f
+            .phases(text, Path::new("j.toml"), &PhaseSpec::default(), &cli)
+            .unwrap();
         assert_eq!(ph[0].iodepth, 32);
+    }
+
+    #[test]
+    fn paired_settings_override_together_and_base_is_lowest() {
+        let text = "[global]\nbssplit = \"4k/50:64k/50\"\ncache = \"cold\"\n\
+                    [[phase]]\nrw = \"read\"\nbs = \"1M\"\ndirect = true\n\
+                    [[phase]]\nrw = \"write\"\nengine = \"null\"\n";
+        let path = Path::new("j.toml");
+        let f = JobFile::parse(text, path).unwrap();
+        let base = PhaseSpec {
+            engine: Some("psync".into()),
+            cache: Some("warm".into()),
+            ..Default::default()
+        };
+        let ph = f.phases(text, path, &base, &PhaseSpec::default()).unwrap();
+        assert_eq!(
+            ph[0].bs,
+            vec![BsWeight {
+                bs_bytes: 1 << 20,
+                weight: 100
+            }]
+        );
+        assert_eq!(ph[0].cache, CacheMode::Direct);
+        assert_eq!(
+            ph[0].engine,
+            EngineKind::Psync,
+            "the machine default fills what nobody set"
+        );
+        assert_eq!(
+            ph[1].bs.len(),
+            2,
+            "the global mix applies where the phase sets no size"
+        );
+        assert_eq!(
+            ph[1].cache,
+            CacheMode::Cold,
+            "the file's choice beats the machine default"
+        );
+        assert_eq!(ph[1].engine, EngineKind::Null);
     }
 
     #[test]
@@ -569,7 +627,9 @@ bs = "4k"
             if path.extension().is_some_and(|x| x == "toml") {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let f = JobFile::parse(&text, &path).unwrap();
-                let phases = f.phases(&text, &path, &PhaseSpec::default()).unwrap();
+                let phases = f
+                    .phases(&text, &path, &PhaseSpec::default(), &PhaseSpec::default())
+                    .unwrap();
                 assert!(!phases.is_empty(), "{}", path.display());
                 n += 1;
             }
@@ -582,7 +642,7 @@ bs = "4k"
         fn job_file_parser_never_panics(text in "\\PC{0,200}") {
             let path = Path::new("f.toml");
             if let Ok(f) = JobFile::parse(&text, path) {
-                let _ = f.phases(&text, path, &PhaseSpec::default());
+                let _ = f.phases(&text, path, &PhaseSpec::default(), &PhaseSpec::default());
             }
         }
 
@@ -598,7 +658,7 @@ bs = "4k"
             let text = format!("[global]\nbs = \"{bs}\"\n[[phase]]\nrw = \"{rw}\"\niodepth = {depth}\nrwmixread = {mix}\n");
             let path = Path::new("f.toml");
             if let Ok(f) = JobFile::parse(&text, path) {
-                let _ = f.phases(&text, path, &PhaseSpec::default());
+                let _ = f.phases(&text, path, &PhaseSpec::default(), &PhaseSpec::default());
             }
         }
     }
