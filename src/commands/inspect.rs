@@ -1,7 +1,7 @@
 //! `storlab inspect`: the file system and device stack under a path, each
 //! layer's performance settings, and recommendations with their reasons.
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -36,18 +36,7 @@ pub struct InspectCommand {
 
 impl InspectCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let paths = match &self.sys_root {
-            Some(root) => {
-                if !root.join("sys/block").is_dir() {
-                    bail!(
-                        "--sys-root {}: no sys/block under it; give the directory that holds the recorded sys/ and proc/",
-                        root.display()
-                    );
-                }
-                SysPaths::recorded(root)
-            }
-            None => SysPaths::live(),
-        };
+        let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         let report =
             inspect(&paths, &self.target).with_context(|| format!("inspecting {}", self.target))?;
         let text = match self.output_format {

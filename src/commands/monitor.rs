@@ -124,18 +124,7 @@ impl MonitorCommand {
             );
         }
         let layer: Layer = self.layer.into();
-        let paths = match &self.sys_root {
-            Some(root) => {
-                if !root.join("sys/block").is_dir() {
-                    bail!(
-                        "--sys-root {}: no sys/block under it; give the directory that holds the recorded sys/ and proc/",
-                        root.display()
-                    );
-                }
-                SysPaths::recorded(root)
-            }
-            None => SysPaths::live(),
-        };
+        let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         // With a replay file from another machine, the local /sys says
         // nothing about its devices: a tree only comes with --sys-root.
         let tree = if self.replay.is_some() && self.sys_root.is_none() {

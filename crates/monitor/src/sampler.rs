@@ -375,26 +375,13 @@ pub fn now_rfc3339() -> String {
     rfc3339(d.as_secs() as i64, d.subsec_millis())
 }
 
-/// Format Unix seconds as `YYYY-MM-DDTHH:MM:SS.mmmZ` (civil-from-days, Howard Hinnant).
+/// Format Unix seconds as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC; times before
+/// 1970 are shown as the epoch).
 pub fn rfc3339(secs: i64, millis: u32) -> String {
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        sod / 3600,
-        (sod % 3600) / 60,
-        sod % 60
-    )
+    let t = std::time::UNIX_EPOCH
+        + std::time::Duration::from_secs(secs.max(0) as u64)
+        + std::time::Duration::from_millis(millis as u64);
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 #[cfg(test)]

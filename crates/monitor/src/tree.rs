@@ -57,6 +57,18 @@ impl SysPaths {
             live: false,
         }
     }
+    /// `--sys-root DIR` as the commands take it: a recorded tree under DIR
+    /// (checked to hold `sys/block`), or the live system when absent.
+    pub fn from_root(root: Option<&Path>) -> Result<Self, crate::Error> {
+        match root {
+            None => Ok(SysPaths::live()),
+            Some(r) if r.join("sys/block").is_dir() => Ok(SysPaths::recorded(r)),
+            Some(r) => Err(crate::Error::NotFound(format!(
+                "--sys-root {}: no sys/block under it; give the directory that holds the recorded sys/ and proc/",
+                r.display()
+            ))),
+        }
+    }
     pub fn diskstats(&self) -> PathBuf {
         self.proc.join("diskstats")
     }
