@@ -214,6 +214,9 @@ fn drive<E: Engine>(
     let check_verify = p.verify && p.rw.reads();
     let rate = (p.rate_iops > 0).then_some(p.rate_iops as f64);
     let mut issued = 0u64;
+    // The latest clock reading: the deadline is checked against the time of
+    // the last completion instead of reading the clock once more per round.
+    let mut now = start;
 
     loop {
         // Decide whether to keep issuing.
@@ -221,7 +224,7 @@ fn drive<E: Engine>(
             if control.stop.load(Ordering::Relaxed) {
                 issuing = false;
             } else if let Some(d) = deadline
-                && Instant::now() >= d
+                && now >= d
             {
                 issuing = false;
             }
@@ -280,6 +283,7 @@ fn drive<E: Engine>(
                     .saturating_duration_since(Instant::now())
                     .min(Duration::from_millis(20));
                 std::thread::sleep(wait);
+                now = Instant::now();
                 continue;
             }
             if need_fsync {
@@ -305,6 +309,7 @@ fn drive<E: Engine>(
             break;
         }
         let tc = Instant::now();
+        now = tc;
         if !measuring && tc >= ramp_end {
             // Ramp over: start counting; a full pass is measured from here.
             measuring = true;
