@@ -571,11 +571,7 @@ mod tests {
                 assert!(!t.started_at.is_empty());
             }
             Err(e) => {
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "SKIP live part of sampler_spawn_and_stop: {e}"
-                );
+                storlab_types::skip_test("live part of sampler_spawn_and_stop", &e.to_string());
             }
         }
     }

@@ -76,10 +76,9 @@ mod tests {
         let runs = compare_runs();
         let chart = crate::chart(&runs, Some(0), "throughput").unwrap();
         if !have_fonts() {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIP renders_a_chart_with_text: no system fonts (apt-get install \
-                 fonts-dejavu-core); checking the error says so instead"
+            storlab_types::skip_test(
+                "renders_a_chart_with_text",
+                "no system fonts (apt-get install fonts-dejavu-core); checking the error says so instead",
             );
             let e = svg_to_png(&chart.svg, 1.0).unwrap_err().to_string();
             assert!(e.contains("fonts-dejavu-core"), "{e}");

@@ -119,10 +119,9 @@ fn near(a: [u8; 3], b: [u8; 3]) -> bool {
 #[test]
 fn html_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIP html_report_renders_in_headless_chromium: /usr/bin/chromium not found \
-             (apt-get install chromium, or set STORLAB_CHROMIUM)"
+        storlab_types::skip_test(
+            "html_report_renders_in_headless_chromium",
+            "/usr/bin/chromium not found (apt-get install chromium, or set STORLAB_CHROMIUM)",
         );
         return;
     };
