@@ -142,6 +142,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
                     c * (1.0 - read_share),
                 ),
                 errors: BTreeMap::new(),
+                mean_depth: None,
             }
         })
         .collect();
@@ -194,6 +195,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
             rate_iops: 0,
             fallocate: true,
             iodepth_batch: 1,
+            null_latency_ns: 0,
         },
         started_at: "2026-11-02T09:00:00Z".to_string(),
         elapsed_ns,
@@ -229,6 +231,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
             may_be_cached: s.may_be_cached,
         },
         verify: None,
+        depth: None,
         interrupted: false,
         warnings,
     }

@@ -687,6 +687,7 @@ fn phase_of(
             read: dir_stats(&r, "read", &mut jw),
             write: dir_stats(&wr, "write", &mut jw),
             errors: job_errors,
+            mean_depth: None,
         });
         reads.push(r);
         writes.push(wr);
@@ -825,6 +826,7 @@ fn phase_of(
                 .or_else(|| opts.num::<u32>("iodepth_batch"))
                 .filter(|b| *b > 0)
                 .unwrap_or(1),
+            null_latency_ns: 0,
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,
@@ -864,6 +866,7 @@ fn phase_of(
             ..Default::default()
         },
         verify: None,
+        depth: None,
         interrupted,
         warnings,
     })

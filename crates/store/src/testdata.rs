@@ -72,6 +72,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
             rate_iops: 0,
             fallocate: true,
             iodepth_batch: 1,
+            null_latency_ns: 0,
         },
         started_at: "2026-11-21T08:00:00Z".into(),
         elapsed_ns,
@@ -89,6 +90,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
             ..Default::default()
         },
         verify: None,
+        depth: None,
         interrupted: false,
         warnings: vec![],
     }

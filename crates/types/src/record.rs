@@ -215,6 +215,10 @@ pub struct PhaseParams {
     /// off leaves them sparse until written.
     #[serde(default = "yes")]
     pub fallocate: bool,
+    /// Null engine only: a synthetic fixed service time per I/O (0 = none),
+    /// a device with a known answer for checking the measurement pipeline.
+    #[serde(default)]
+    pub null_latency_ns: u64,
 }
 
 fn yes() -> bool {
@@ -282,6 +286,33 @@ pub struct JobResult {
     pub read: DirStats,
     pub write: DirStats,
     pub errors: BTreeMap<String, u64>,
+    /// Time-weighted mean I/Os this job kept in flight (see [`DepthReport`]).
+    #[serde(default)]
+    pub mean_depth: Option<f64>,
+}
+
+/// The queue depth the device actually saw, from the engine's own counts.
+///
+/// Each I/O is in flight from the system call that handed it to the kernel
+/// until its completion was reaped (the span latency measures), so by
+/// Little's law `littles_law_depth` (IOPS × mean latency) equals
+/// `achieved` up to the edges of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DepthReport {
+    /// `iodepth` × jobs (1 per job for psync).
+    pub requested: u32,
+    /// Time-weighted mean I/Os in flight, summed over jobs, from each job's
+    /// first submission in the window until it stopped issuing (steady
+    /// state; the final drain excluded).
+    pub achieved: f64,
+    /// IOPS × mean latency over the phase window.
+    pub littles_law_depth: f64,
+    /// With `iodepth_batch` > 1, I/Os submitted together share one
+    /// timestamp; the later ones in a batch reach the device up to one
+    /// submit call later. This is the longest such call measured: the bound
+    /// on how much a shared stamp overstates a latency. None when every I/O
+    /// had its own stamp.
+    pub stamp_error_ns: Option<u64>,
 }
 
 /// What was done about the page cache and whether it worked.
@@ -344,6 +375,9 @@ pub struct PhaseResult {
     pub errors: BTreeMap<String, u64>,
     pub cache: CacheReport,
     pub verify: Option<VerifyResult>,
+    /// Requested vs achieved queue depth (absent in records made before it existed).
+    #[serde(default)]
+    pub depth: Option<DepthReport>,
     /// The phase was cut short (Ctrl-C, ENOSPC, error).
     pub interrupted: bool,
     pub warnings: Vec<String>,
