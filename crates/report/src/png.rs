@@ -63,7 +63,6 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ReportError> {
 mod tests {
     use super::*;
     use crate::testdata::compare_runs;
-    use std::io::Write;
 
     fn have_fonts() -> bool {
         let mut db = usvg::fontdb::Database::new();

@@ -11,7 +11,6 @@ mod testdata;
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
