@@ -13,3 +13,4 @@ pub mod plan;
 pub mod report;
 pub mod runs;
 pub mod show;
+pub mod workload;

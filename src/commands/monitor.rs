@@ -335,7 +335,7 @@ impl MonitorCommand {
             crate::output::print(&(serde_json::to_string_pretty(&timeline)? + "\n"))?;
         }
         if let Some(store) = store {
-            let host = storlab_bench::target::host_info();
+            let host = storlab_bench::host_info();
             let what = if self.targets.is_empty() {
                 "all devices".to_string()
             } else {

@@ -8,25 +8,43 @@
 //! prints; callers watch progress through [`Control`] and receive each
 //! phase's result as soon as it is complete.
 //!
-//! Modules: [`spec`] (parsing), [`target`] (resolution and safety),
-//! [`offsets`] (permutations and regions), [`data`] (what is written,
-//! verification), [`engine`] (null, psync, io_uring), [`worker`] (one job's
-//! loop), [`stats`] (histograms and rates), [`run`] (the phase loop). All
-//! `unsafe` code is in [`sys`] and [`engine`].
+//! The public API is what this page lists: the option table ([`OPTIONS`],
+//! [`PhaseSpec`], [`resolve_phase`]), job files ([`JobFile`]), [`prepare`],
+//! [`run`], [`Control`] and the result types of `storlab-types`. Everything
+//! else is private: `options` (the option table), `spec` (job files),
+//! `target` (resolution and safety), `offsets` (permutations and regions),
+//! `data` (what is written, verification), `engine` (null, psync, io_uring;
+//! engines own their buffers), `worker` (one job's loop), `clock` (the
+//! monotonic clock and the in-flight meter), `gate` (starting workers
+//! together), `stats` (histograms and rates), `run` (the phase loop),
+//! `sys` (raw system calls). `unsafe` is denied in the whole crate except
+//! `sys` and `engine/uring.rs`, where each block carries its SAFETY
+//! argument.
+#![deny(unsafe_code)]
 
-pub mod data;
-pub mod engine;
-pub mod offsets;
-pub mod run;
-pub mod spec;
-pub mod stats;
-pub mod sys;
-pub mod target;
-pub mod worker;
+mod clock;
+mod data;
+mod engine;
+mod gate;
+mod offsets;
+mod options;
+mod run;
+mod spec;
+mod stats;
+mod sys;
+mod target;
+mod worker;
 
-pub use run::{RunOutcome, run};
-pub use spec::{JobFile, PhaseSpec, SpecError};
-pub use target::{ResolvedTarget, SafetyOptions, TargetError};
+pub use engine::uring_available;
+pub use options::{
+    Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
+    resolve_phase, spec_from_pairs, typed_value,
+};
+pub use run::{LATENCY_SPAN, RunOutcome, run};
+pub use spec::JobFile;
+pub use target::{
+    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, probe_direct,
+};
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -148,6 +166,11 @@ pub struct Control {
     phase_start_ns: AtomicU64,
     /// Planned length of the phase (ramp + runtime), 0 when unknown.
     phase_planned_ns: AtomicU64,
+    /// Bytes the phase moves in one pass (size-bound phases), 0 when time-bound.
+    phase_planned_bytes: AtomicU64,
+    /// Layout before the phase: bytes written and to write.
+    layout_done: AtomicU64,
+    layout_total: AtomicU64,
     reason: Mutex<Option<String>>,
 }
 
@@ -160,6 +183,10 @@ pub struct ProgressSnapshot {
     /// Since the workers were released; None while laying out.
     pub elapsed_ns: Option<u64>,
     pub planned_ns: Option<u64>,
+    /// Bytes one pass moves, for phases bounded by size rather than time.
+    pub planned_bytes: Option<u64>,
+    /// Laying out files before the phase: (bytes written, bytes to write).
+    pub layout: Option<(u64, u64)>,
 }
 
 impl Control {
@@ -172,6 +199,9 @@ impl Control {
             epoch: Instant::now(),
             phase_start_ns: AtomicU64::new(0),
             phase_planned_ns: AtomicU64::new(0),
+            phase_planned_bytes: AtomicU64::new(0),
+            layout_done: AtomicU64::new(0),
+            layout_total: AtomicU64::new(0),
             reason: Mutex::new(None),
         }
     }
@@ -198,6 +228,17 @@ impl Control {
     fn begin_phase(&self, index: usize) {
         self.phase.store(index, Ordering::Relaxed);
         self.phase_start_ns.store(0, Ordering::Relaxed);
+        self.layout_total.store(0, Ordering::Relaxed);
+        self.layout_done.store(0, Ordering::Relaxed);
+    }
+
+    fn begin_layout(&self, total: u64) {
+        self.layout_done.store(0, Ordering::Relaxed);
+        self.layout_total.store(total, Ordering::Relaxed);
+    }
+
+    fn laid_out(&self, bytes: u64) {
+        self.layout_done.fetch_add(bytes, Ordering::Relaxed);
     }
 
     fn reset_progress(&self) {
@@ -214,12 +255,21 @@ impl Control {
             p.runtime_ns.map(|r| r + p.ramp_ns).unwrap_or(0),
             Ordering::Relaxed,
         );
+        let bytes = if p.time_based {
+            0
+        } else {
+            p.size_bytes.saturating_mul(u64::from(p.numjobs))
+        };
+        self.phase_planned_bytes.store(bytes, Ordering::Relaxed);
+        self.layout_total.store(0, Ordering::Relaxed);
     }
 
     /// Current progress.
     pub fn snapshot(&self) -> ProgressSnapshot {
         let start = self.phase_start_ns.load(Ordering::Relaxed);
         let planned = self.phase_planned_ns.load(Ordering::Relaxed);
+        let planned_bytes = self.phase_planned_bytes.load(Ordering::Relaxed);
+        let layout_total = self.layout_total.load(Ordering::Relaxed);
         ProgressSnapshot {
             phase: self.phase.load(Ordering::Relaxed),
             bytes: self
@@ -235,6 +285,9 @@ impl Control {
             elapsed_ns: (start > 0)
                 .then(|| (self.epoch.elapsed().as_nanos() as u64).saturating_sub(start)),
             planned_ns: (planned > 0).then_some(planned),
+            planned_bytes: (planned_bytes > 0 && start > 0).then_some(planned_bytes),
+            layout: (layout_total > 0 && start == 0)
+                .then(|| (self.layout_done.load(Ordering::Relaxed), layout_total)),
         }
     }
 }

@@ -84,9 +84,6 @@ impl Permutation {
     pub fn len(&self) -> u64 {
         self.n
     }
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
 
     #[inline]
     fn round(&self, x: u64, k: u64) -> u64 {

@@ -3,6 +3,7 @@
 //! into a [`PhaseResult`], verify if asked, hand the result to the caller.
 
 use crate::data::{self, DataGen};
+use crate::gate::StartGate;
 use crate::offsets::RegionMap;
 use crate::stats::{DirCounter, ErrorCounts};
 use crate::sys::{self, AlignedBuf, OpenFlags};
@@ -13,17 +14,17 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use storlab_types::{
-    CacheMode, CacheReport, CpuStats, FileLayout, JobResult, PhaseParams, PhaseResult,
-    VerifyMismatch, VerifyResult,
+    CacheMode, CacheReport, CpuStats, DepthReport, DirStats, FileLayout, JobResult, PhaseParams,
+    PhaseResult, VerifyMismatch, VerifyResult,
 };
 
 /// What latency figures span, stated in every result.
-pub const LATENCY_SPAN: &str = "per I/O, from just before the submitting system call to the moment its completion \
-was reaped (includes queueing in the kernel and device; for psync, the pread/pwrite call)";
+pub const LATENCY_SPAN: &str = "per I/O, from the clock reading taken immediately before the system call that \
+hands it to the kernel to the reading taken when its completion is reaped (includes queueing in the kernel and \
+device; for psync, the pread/pwrite call)";
 
 /// Everything a run produced.
 #[derive(Debug, Clone, Default)]
@@ -176,25 +177,57 @@ fn run_phase(
 ) -> (PhaseResult, bool) {
     let plans = worker_plans(job, p);
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let barrier = Barrier::new(plans.len() + 1);
     control.reset_progress();
-    let (outs, cpu_window): (Vec<WorkerOut>, (Duration, Duration)) = std::thread::scope(|s| {
-        let handles: Vec<_> = plans
-            .iter()
-            .enumerate()
-            .map(|(i, plan)| {
-                let barrier = &barrier;
-                let progress = &control.jobs[i];
-                std::thread::Builder::new()
-                    .name(format!("storlab-job{i}"))
-                    .spawn_scoped(s, move || {
-                        worker::run_worker(plan, p, control, progress, barrier)
-                    })
-                    .expect("spawn worker thread")
-            })
-            .collect();
-        barrier.wait();
-        let t0 = Instant::now();
+    let (outs, cpu_window) = run_workers(&plans, p, control);
+    let every_job_full_pass = !outs.is_empty() && outs.iter().all(|o| o.full_pass);
+    (
+        summarize(p, started_at, outs, cpu_window, cache, control),
+        every_job_full_pass,
+    )
+}
+
+/// Start one thread per job, release them together, collect what they
+/// measured and the process CPU time of the measured part. A thread that
+/// cannot be spawned or that panics becomes an error of the phase; the
+/// others are called off (or drain their I/O) instead of waiting forever.
+fn run_workers(
+    plans: &[WorkerPlan],
+    p: &PhaseParams,
+    control: &Control,
+) -> (Vec<WorkerOut>, (Duration, Duration)) {
+    let gate = StartGate::new();
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(plans.len());
+        let mut spawn_error = None;
+        for (i, plan) in plans.iter().enumerate() {
+            let (gate, progress) = (&gate, &control.jobs[i]);
+            let spawned = std::thread::Builder::new()
+                .name(format!("storlab-job{i}"))
+                .spawn_scoped(s, move || {
+                    worker::run_worker(plan, p, control, progress, gate.ticket())
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(format!(
+                        "cannot start job {i} of {} (thread spawn failed: {e}); use fewer --numjobs or raise the process limits",
+                        plans.len()
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some(msg) = spawn_error {
+            gate.cancel();
+            control.request_stop(&msg);
+            let mut outs: Vec<WorkerOut> = handles.into_iter().map(join_worker).collect();
+            outs.push(WorkerOut {
+                fatal: Some(msg),
+                ..Default::default()
+            });
+            return (outs, (Duration::ZERO, Duration::ZERO));
+        }
+        let t0 = gate.release_when(handles.len());
         control.mark_started(t0, p);
         // CPU is sampled from the end of ramp-up, when counting starts.
         if p.ramp_ns > 0 {
@@ -207,21 +240,81 @@ fn run_phase(
             }
         }
         let cpu0 = sys::process_cpu();
-        let outs: Vec<WorkerOut> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread panicked"))
-            .collect();
+        let outs: Vec<WorkerOut> = handles.into_iter().map(join_worker).collect();
         let cpu1 = sys::process_cpu();
         (
             outs,
             (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
         )
+    })
+}
+
+/// A worker's result; a panic becomes the phase's error (its engine has
+/// already waited for its in-flight I/O while unwinding).
+fn join_worker(h: std::thread::ScopedJoinHandle<'_, WorkerOut>) -> WorkerOut {
+    h.join().unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        WorkerOut {
+            fatal: Some(format!("internal error: a worker thread panicked ({why})")),
+            ..Default::default()
+        }
+    })
+}
+
+/// Requested vs achieved queue depth over the jobs, and the warning when a
+/// phase did not keep the depth it asked for.
+fn depth_report(
+    p: &PhaseParams,
+    outs: &[WorkerOut],
+    total: &DirStats,
+) -> (Option<DepthReport>, Option<String>) {
+    let requested: usize = outs.iter().map(|o| o.target_depth).sum();
+    let depths: Vec<f64> = outs.iter().filter_map(|o| o.mean_depth).collect();
+    if depths.is_empty() || requested == 0 {
+        return (None, None);
+    }
+    let achieved: f64 = depths.iter().sum();
+    let littles = total
+        .lat_ns
+        .map(|l| total.iops * l.mean / 1e9)
+        .unwrap_or(0.0);
+    let report = DepthReport {
+        requested: u32::try_from(requested).unwrap_or(u32::MAX),
+        achieved,
+        littles_law_depth: littles,
+        stamp_error_ns: outs.iter().filter_map(|o| o.stamp_error_ns).max(),
+        stamp_error_mean_ns: {
+            let (s, n) = outs.iter().fold((0u64, 0u64), |a, o| {
+                (a.0 + o.stamp_error_sum.0, a.1 + o.stamp_error_sum.1)
+            });
+            (n > 0).then(|| s as f64 / n as f64)
+        },
+    };
+    let low = achieved < 0.95 * requested as f64;
+    let instant_engine = p.engine == storlab_types::EngineKind::Null && p.null_latency_ns == 0;
+    let warning = (low && p.rate_iops == 0 && !instant_engine).then(|| {
+        if requested as f64 <= p.numjobs as f64 {
+            format!(
+                "achieved depth {achieved:.2} of {requested}: the workers spent {:.0} % of the window between I/Os \
+                 (per-I/O CPU cost is significant against this latency; the device was idle that long)",
+                100.0 * (1.0 - achieved / requested as f64)
+            )
+        } else {
+            format!(
+                "achieved queue depth {achieved:.1} is below 95 % of the {requested} requested: on average \
+                 {:.1} I/Os were between their completion and their resubmission, which takes one system call \
+                 each (a device that completes in bursts makes them queue up). Latency is measured from the \
+                 submitting call, so it does not hide this (fio's lat does). To keep the depth: spread it over \
+                 jobs (--numjobs), or submit in batches (--iodepth-batch)",
+                requested as f64 - achieved
+            )
+        }
     });
-    let every_job_full_pass = outs.iter().all(|o| o.full_pass);
-    (
-        summarize(p, started_at, outs, cpu_window, cache, control),
-        every_job_full_pass,
-    )
+    (Some(report), warning)
 }
 
 fn summarize(
@@ -232,10 +325,10 @@ fn summarize(
     cache: CacheReport,
     control: &Control,
 ) -> PhaseResult {
-    let start = outs.iter().filter_map(|o| o.window_start).min();
-    let end = outs.iter().filter_map(|o| o.window_end).max();
+    let start = outs.iter().filter_map(|o| o.window_start_ns).min();
+    let end = outs.iter().filter_map(|o| o.window_end_ns).max();
     let elapsed_ns = match (start, end) {
-        (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos() as u64,
+        (Some(s), Some(e)) => e.saturating_sub(s),
         _ => 0,
     };
     let mut read = DirCounter::default();
@@ -252,8 +345,8 @@ fn summarize(
         for (k, v) in &o.errors {
             *errors.entry(k.clone()).or_default() += v;
         }
-        let je = match (o.window_start, o.window_end) {
-            (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos() as u64,
+        let je = match (o.window_start_ns, o.window_end_ns) {
+            (Some(s), Some(e)) => e.saturating_sub(s),
             _ => 0,
         };
         end_fsync_ns = end_fsync_ns.max(o.end_fsync_ns);
@@ -263,6 +356,7 @@ fn summarize(
             read: o.read.to_stats(je),
             write: o.write.to_stats(je),
             errors: o.errors.clone(),
+            mean_depth: o.mean_depth,
         });
         if let Some(f) = &o.fatal {
             fatal.get_or_insert_with(|| f.clone());
@@ -286,6 +380,8 @@ fn summarize(
     }
     let mut total = read.clone();
     total.merge(&write);
+    let total_stats = total.to_stats(elapsed_ns);
+    let (depth, depth_warning) = depth_report(p, &outs, &total_stats);
     let user_stop = control.stop.load(Ordering::Relaxed);
     let interrupted = fatal.is_some() || user_stop;
     if let Some(f) = &fatal {
@@ -297,6 +393,55 @@ fn summarize(
         warnings.insert(0, msg.clone());
         control.set_reason(msg);
     }
+    warnings.extend(depth_warning.filter(|_| !interrupted));
+    warnings.extend(phase_warnings(p, &outs, interrupted, &cache));
+    let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
+    let ops = total.ops;
+    let has_verify = p.verify && p.rw.reads();
+    PhaseResult {
+        params: p.clone(),
+        started_at,
+        elapsed_ns,
+        fsync_in_window: p.rw.writes()
+            && p.end_fsync
+            && p.engine != storlab_types::EngineKind::Null,
+        end_fsync_ns,
+        latency_span: LATENCY_SPAN.to_string(),
+        read: read.to_stats(elapsed_ns),
+        write: write.to_stats(elapsed_ns),
+        total: total_stats,
+        jobs,
+        cpu: CpuStats {
+            user_ns: cpu.0.as_nanos() as u64,
+            sys_ns: cpu.1.as_nanos() as u64,
+            cpu_ns_per_io: if ops > 0 {
+                cpu_ns as f64 / ops as f64
+            } else {
+                0.0
+            },
+            utilization_pct: if elapsed_ns > 0 {
+                cpu_ns as f64 * 100.0 / elapsed_ns as f64
+            } else {
+                0.0
+            },
+        },
+        errors,
+        cache,
+        verify: has_verify.then_some(verify),
+        depth,
+        interrupted,
+        warnings,
+    }
+}
+
+/// Doubts about a phase's figures that do not depend on the counts.
+fn phase_warnings(
+    p: &PhaseParams,
+    outs: &[WorkerOut],
+    interrupted: bool,
+    cache: &CacheReport,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
     if p.engine == storlab_types::EngineKind::Psync && p.iodepth > 1 {
         warnings.push(format!(
             "psync is synchronous: iodepth {} was ignored (depth 1 per job)",
@@ -329,42 +474,7 @@ fn summarize(
                 .into(),
         );
     }
-    let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
-    let ops = total.ops;
-    let has_verify = p.verify && p.rw.reads();
-    PhaseResult {
-        params: p.clone(),
-        started_at,
-        elapsed_ns,
-        fsync_in_window: p.rw.writes()
-            && p.end_fsync
-            && p.engine != storlab_types::EngineKind::Null,
-        end_fsync_ns,
-        latency_span: LATENCY_SPAN.to_string(),
-        read: read.to_stats(elapsed_ns),
-        write: write.to_stats(elapsed_ns),
-        total: total.to_stats(elapsed_ns),
-        jobs,
-        cpu: CpuStats {
-            user_ns: cpu.0.as_nanos() as u64,
-            sys_ns: cpu.1.as_nanos() as u64,
-            cpu_ns_per_io: if ops > 0 {
-                cpu_ns as f64 / ops as f64
-            } else {
-                0.0
-            },
-            utilization_pct: if elapsed_ns > 0 {
-                cpu_ns as f64 * 100.0 / elapsed_ns as f64
-            } else {
-                0.0
-            },
-        },
-        errors,
-        cache,
-        verify: has_verify.then_some(verify),
-        interrupted,
-        warnings,
-    }
+    warnings
 }
 
 /// Write every byte of the given files with self-describing data, outside
@@ -375,6 +485,7 @@ fn layout(
     files: &[usize],
     control: &Control,
 ) -> io::Result<()> {
+    control.begin_layout(files.iter().map(|&f| job.target.files[f].size).sum());
     let results: Vec<io::Result<()>> = std::thread::scope(|s| {
         let hs: Vec<_> = files
             .iter()
@@ -384,7 +495,10 @@ fn layout(
             })
             .collect();
         hs.into_iter()
-            .map(|h| h.join().expect("layout thread panicked"))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a layout thread panicked")))
+            })
             .collect()
     });
     results.into_iter().collect()
@@ -409,7 +523,7 @@ fn layout_file(
             direct,
         },
     )?;
-    let mut buf = AlignedBuf::new(LAYOUT_CHUNK, 4096);
+    let mut buf = AlignedBuf::new(LAYOUT_CHUNK, 4096)?;
     let mut datagen = DataGen::new(
         p.buffer_pattern,
         job.unit,
@@ -430,6 +544,7 @@ fn layout_file(
             return Err(io::Error::from_raw_os_error(libc::ENOSPC));
         }
         off += w as u64;
+        control.laid_out(w as u64);
     }
     sys::fsync(f.as_raw_fd())
 }
@@ -484,9 +599,7 @@ fn prepare_cache(
             }
             if p.drop_caches {
                 if sys::is_root() {
-                    // SAFETY-free: sync(2) via libc has no arguments.
-                    // SAFETY: sync takes no arguments and cannot fail.
-                    unsafe { libc::sync() };
+                    sys::sync();
                     if std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok() {
                         method.push("drop_caches".into());
                     }
@@ -532,6 +645,16 @@ fn verify_files(
     let direct = p.cache == CacheMode::Direct && job.target.kind != TargetKind::BlockDevice;
     for &f in files {
         let df = &job.target.files[f];
+        let note = |v: &mut VerifyResult, offset_bytes: u64, reason: String| {
+            v.mismatches += 1;
+            if v.first_mismatches.len() < MAX_REPORTED_MISMATCHES {
+                v.first_mismatches.push(VerifyMismatch {
+                    file: df.path.display().to_string(),
+                    offset_bytes,
+                    reason,
+                });
+            }
+        };
         let file = match sys::open(
             &df.path,
             OpenFlags {
@@ -542,24 +665,42 @@ fn verify_files(
         ) {
             Ok(x) => x,
             Err(e) => {
-                v.mismatches += 1;
-                v.first_mismatches.push(VerifyMismatch {
-                    file: df.path.display().to_string(),
-                    offset_bytes: 0,
-                    reason: format!("cannot open for verification: {e}"),
-                });
+                note(&mut v, 0, format!("cannot open for verification: {e}"));
                 continue;
             }
         };
-        let mut buf = AlignedBuf::new(LAYOUT_CHUNK, 4096);
+        let mut buf = match AlignedBuf::new(LAYOUT_CHUNK, 4096) {
+            Ok(b) => b,
+            Err(e) => {
+                note(
+                    &mut v,
+                    0,
+                    format!("cannot allocate a verification buffer: {e}"),
+                );
+                continue;
+            }
+        };
         let mut off = 0u64;
         while off < df.size && !control.stop.load(Ordering::Relaxed) {
             let n = ((df.size - off) as usize).min(LAYOUT_CHUNK);
             let chunk = &mut buf.as_mut_slice()[..n];
             let got = match sys::pread(file.as_raw_fd(), chunk, off) {
-                Ok(0) => break,
+                Ok(0) => {
+                    note(
+                        &mut v,
+                        off,
+                        format!(
+                            "the file ends at {off} bytes, {} expected (file shrank?)",
+                            df.size
+                        ),
+                    );
+                    break;
+                }
                 Ok(g) => g,
-                Err(_) => break,
+                Err(e) => {
+                    note(&mut v, off, format!("read error during verification: {e}"));
+                    break;
+                }
             };
             // Check unit by unit so every bad unit is counted.
             for (i, unit) in chunk[..got].chunks(job.unit).enumerate() {
@@ -567,14 +708,7 @@ fn verify_files(
                 let (checked, bad) = data::verify(unit, job.unit, p.seed, f as u32, uoff);
                 v.blocks_checked += checked;
                 if let Some((o, why)) = bad {
-                    v.mismatches += 1;
-                    if v.first_mismatches.len() < MAX_REPORTED_MISMATCHES {
-                        v.first_mismatches.push(VerifyMismatch {
-                            file: df.path.display().to_string(),
-                            offset_bytes: o,
-                            reason: why,
-                        });
-                    }
+                    note(&mut v, o, why);
                 }
             }
             off += got as u64;

@@ -44,12 +44,6 @@ impl DirCounter {
         self.hist.add(&other.hist).expect("histograms share bounds");
     }
 
-    pub fn reset(&mut self) {
-        self.bytes = 0;
-        self.ops = 0;
-        self.hist.reset();
-    }
-
     /// Figures over a window of `elapsed_ns`.
     pub fn to_stats(&self, elapsed_ns: u64) -> DirStats {
         let (bw, iops) = rates(self.bytes, self.ops, elapsed_ns);

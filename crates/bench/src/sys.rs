@@ -1,6 +1,8 @@
-//! The thin system layer: every `unsafe` block and raw Linux call of the
-//! bench engine lives here, each with a SAFETY comment. The rest of the crate
-//! is safe Rust over these functions.
+//! The thin system layer: the raw Linux calls of the bench engine and the
+//! memory they are given, each `unsafe` block with its SAFETY argument. The
+//! only other module allowed `unsafe` is `engine/uring.rs` (handing buffers
+//! to io_uring); the crate denies it everywhere else.
+#![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::fs::File;
@@ -35,33 +37,19 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocate `len` zeroed bytes aligned to `align`.
-    pub fn new(len: usize, align: usize) -> AlignedBuf {
+    /// Allocate `len` zeroed bytes aligned to `align` (a power of two).
+    pub fn new(len: usize, align: usize) -> io::Result<AlignedBuf> {
         let layout = std::alloc::Layout::from_size_align(len.max(1), align.max(1))
-            .expect("valid buffer layout");
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         // SAFETY: layout has non-zero size (len.max(1)).
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len, layout }
-    }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub fn as_ptr(&self) -> *const u8 {
-        self.ptr.as_ptr()
-    }
-    pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.ptr.as_ptr()
-    }
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len initialised (zeroed) bytes, owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        Ok(AlignedBuf { ptr, len, layout })
     }
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self guarantees exclusive access.
+        // SAFETY: ptr is valid for `len` initialised (zeroed) bytes owned by
+        // self (the layout is at least that long), and &mut self guarantees
+        // exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
@@ -78,12 +66,14 @@ impl Drop for AlignedBuf {
 /// transparent huge pages, so a 1 MiB buffer is a few physically contiguous
 /// segments instead of 256 scattered pages (a device with 254 segments per
 /// request would otherwise split every 1 MiB I/O in two).
-pub struct SlotBufs {
+pub(crate) struct SlotBufs {
     map: NonNull<u8>,
     map_len: usize,
     base: *mut u8,
     slot_size: usize,
     n: usize,
+    /// Never unmap: the kernel may still hold some slot (see `leak`).
+    leaked: bool,
 }
 
 // SAFETY: SlotBufs owns its mapping exclusively, like Vec<u8>.
@@ -119,25 +109,26 @@ impl SlotBufs {
             // SAFETY: the range lies inside our mapping; advice only.
             unsafe { libc::madvise(base.cast(), total, libc::MADV_HUGEPAGE) };
         }
+        let map =
+            NonNull::new(map.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
         Ok(SlotBufs {
-            map: NonNull::new(map.cast()).expect("mmap returned non-null"),
+            map,
             map_len,
             base,
             slot_size,
             n: n.max(1),
+            leaked: false,
         })
     }
     pub fn len(&self) -> usize {
         self.n
     }
-    pub fn is_empty(&self) -> bool {
-        false
-    }
     pub fn slot_size(&self) -> usize {
         self.slot_size
     }
-    /// Raw pointer to slot `i` (for the kernel).
-    pub fn ptr(&mut self, i: usize) -> *mut u8 {
+    /// Raw pointer to slot `i` (for the kernel). Crate-private: only an
+    /// engine that owns these buffers hands pointers out, for I/O it tracks.
+    pub(crate) fn ptr(&mut self, i: usize) -> *mut u8 {
         assert!(i < self.n);
         // SAFETY: i < n, so the slot lies inside the mapping.
         unsafe { self.base.add(i * self.slot_size) }
@@ -153,8 +144,12 @@ impl SlotBufs {
         // SAFETY: as above; &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.base.add(i * self.slot_size), self.slot_size) }
     }
+    /// Keep the mapping forever (when the kernel may still write into it).
+    pub(crate) fn leak(&mut self) {
+        self.leaked = true;
+    }
     /// One iovec per slot, for registering with io_uring.
-    pub fn iovecs(&mut self) -> Vec<libc::iovec> {
+    pub(crate) fn iovecs(&mut self) -> Vec<libc::iovec> {
         (0..self.n)
             .map(|i| libc::iovec {
                 iov_base: self.ptr(i).cast(),
@@ -166,7 +161,11 @@ impl SlotBufs {
 
 impl Drop for SlotBufs {
     fn drop(&mut self) {
-        // SAFETY: unmapping exactly the mapping made in new(), once.
+        if self.leaked {
+            return;
+        }
+        // SAFETY: unmapping exactly the mapping made in new(), once; the
+        // owning engine has waited for every I/O on it (or set `leaked`).
         unsafe { libc::munmap(self.map.as_ptr().cast(), self.map_len) };
     }
 }
@@ -229,6 +228,12 @@ pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<usize> {
 pub fn fsync(fd: RawFd) -> io::Result<()> {
     // SAFETY: fsync takes only a descriptor; an invalid one yields EBADF.
     cvt(unsafe { libc::fsync(fd) }).map(|_| ())
+}
+
+/// sync(2): write every dirty page of every file system back.
+pub fn sync() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
 }
 
 /// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: ask the kernel to

@@ -1,23 +1,42 @@
-//! One job's I/O loop: keep `iodepth` I/Os in flight, time each from
-//! submission to completion, count only what completes inside the measured
-//! window, stop on time, on a finished pass, on an error or on Ctrl-C.
+//! One job's I/O loop: keep `iodepth` I/Os in flight, time each from the
+//! system call that hands it to the kernel to the moment its completion is
+//! reaped, count only what completes inside the measured window, and stop
+//! on time, on a finished pass, on an error or on Ctrl-C.
+//!
+//! The loop, [`Worker::run`], reads as its steps: refill the free slots
+//! (handing queued I/Os to the kernel every `iodepth_batch`), submit the
+//! rest and wait for a completion, reap and account. Timestamps:
+//!
+//! * **submission**: the clock is read immediately before the system call
+//!   that carries the I/O, and that reading is the I/O's start. With
+//!   `iodepth_batch` > 1 several I/Os share one reading; the later ones in
+//!   the batch reach the device up to one submit call later, so their
+//!   latency is overstated by at most that call's duration, which is
+//!   measured and reported (`stamp_error_ns`);
+//! * **completion**: read once when the wait returns; the completions reaped
+//!   then are exactly those present at that moment.
+//!
+//! The in-flight count changes only at those two moments, so the
+//! time-weighted mean depth ([`DepthMeter`]) and the latencies obey
+//! Little's law by construction: IOPS × mean latency = mean depth.
 
+use crate::clock::{Clock, DepthMark, DepthMeter, MonoClock, mean_depth};
 use crate::data::{self, DataGen};
-use crate::engine::{Dir, Engine, NullEngine, PsyncEngine, UringEngine, UringOptions};
+use crate::engine::{Dir, Engine, Io, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions};
+use crate::gate::Ticket;
 use crate::offsets::{OffsetGen, RegionMap, Rng};
 use crate::stats::{DirCounter, ErrorCounts};
-use crate::sys::{self, OpenFlags, SlotBufs};
+use crate::sys::{self, OpenFlags};
 use crate::{Control, JobProgress};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::sync::Barrier;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use storlab_types::{CacheMode, EngineKind, PhaseParams};
 
 /// Everything one worker needs, decided before it starts.
 #[derive(Debug, Clone)]
-pub struct WorkerPlan {
+pub(crate) struct WorkerPlan {
     pub job: u32,
     pub path: PathBuf,
     pub file_id: u32,
@@ -27,13 +46,14 @@ pub struct WorkerPlan {
     pub unit: usize,
 }
 
-/// What a worker measured.
+/// What a worker measured. Times are nanoseconds since the phase's common
+/// epoch (the release of all workers).
 #[derive(Debug, Default)]
-pub struct WorkerOut {
+pub(crate) struct WorkerOut {
     pub read: DirCounter,
     pub write: DirCounter,
-    pub window_start: Option<Instant>,
-    pub window_end: Option<Instant>,
+    pub window_start_ns: Option<u64>,
+    pub window_end_ns: Option<u64>,
     pub end_fsync_ns: u64,
     pub errors: ErrorCounts,
     /// The first hard error (stops the phase), e.g. "ENOSPC".
@@ -45,360 +65,651 @@ pub struct WorkerOut {
     pub verify_bad_count: u64,
     /// Whether io_uring registration took effect (None for other engines).
     pub registered: Option<bool>,
+    /// Time-weighted mean I/Os in flight from the window's first submission
+    /// until issuing stopped (the steady state; the final drain excluded).
+    pub mean_depth: Option<f64>,
+    /// The depth the worker tried to keep (slots).
+    pub target_depth: usize,
+    /// Longest submit call that carried several I/Os under one timestamp:
+    /// the bound on how much a shared stamp overstates a latency.
+    pub stamp_error_ns: Option<u64>,
+    /// Sum and count of those calls' durations.
+    pub stamp_error_sum: (u64, u64),
 }
 
 /// Keeps the first few mismatches; counts all.
-pub const MAX_REPORTED_MISMATCHES: usize = 8;
+pub(crate) const MAX_REPORTED_MISMATCHES: usize = 8;
 
-struct Slot {
-    dir: Dir,
-    len: u32,
-    offset: u64,
-    submitted: Instant,
-}
-
-/// Run one worker. `barrier` releases all workers together.
-pub fn run_worker(
+/// Run one worker: get ready, wait at the gate, run the loop.
+pub(crate) fn run_worker(
     plan: &WorkerPlan,
     p: &PhaseParams,
     control: &Control,
     progress: &JobProgress,
-    barrier: &Barrier,
+    ticket: Ticket<'_>,
 ) -> WorkerOut {
     let mut out = WorkerOut::default();
-    let setup = (|| -> std::io::Result<_> {
-        let file = sys::open(
-            &plan.path,
-            OpenFlags {
-                write: p.rw.writes(),
-                create_new: false,
-                direct: p.cache == CacheMode::Direct,
-            },
-        )?;
-        let depth = match p.engine {
-            EngineKind::Psync => 1,
-            _ => p.iodepth.max(1) as usize,
-        };
-        let bufs = SlotBufs::new(depth, p.max_bs() as usize)?;
-        Ok((file, bufs))
-    })();
-    let (file, mut bufs) = match setup {
-        Ok(x) => x,
+    let file = match sys::open(
+        &plan.path,
+        OpenFlags {
+            write: p.rw.writes(),
+            create_new: false,
+            direct: p.cache == CacheMode::Direct,
+        },
+    ) {
+        Ok(f) => f,
         Err(e) => {
-            barrier.wait();
+            drop(ticket);
             out.fatal = Some(format!("cannot open {}: {e}", plan.path.display()));
             return out;
         }
     };
+    let depth = match p.engine {
+        EngineKind::Psync => 1,
+        _ => p.iodepth.max(1) as usize,
+    };
+    let slots = match Slots::new(depth, p.max_bs() as usize) {
+        Ok(s) => s,
+        Err(e) => {
+            drop(ticket);
+            out.fatal = Some(format!("cannot map {depth} I/O buffers: {e}"));
+            return out;
+        }
+    };
     let fd = file.as_raw_fd();
-    let depth = bufs.len();
     match p.engine {
         EngineKind::Null => {
-            let mut e = NullEngine::new(depth);
-            drive(
-                &mut e, plan, p, control, progress, barrier, &mut bufs, &mut out, fd,
-            );
+            let service = (p.null_latency_ns > 0).then(|| Duration::from_nanos(p.null_latency_ns));
+            let e = NullEngine::new(slots, service);
+            start(e, plan, p, control, progress, ticket, fd, out)
         }
-        EngineKind::Psync => {
-            let mut e = PsyncEngine::new(fd);
-            drive(
-                &mut e, plan, p, control, progress, barrier, &mut bufs, &mut out, fd,
-            );
-        }
+        EngineKind::Psync => start(
+            PsyncEngine::new(fd, slots),
+            plan,
+            p,
+            control,
+            progress,
+            ticket,
+            fd,
+            out,
+        ),
         EngineKind::IoUring => {
             let opts = UringOptions {
-                depth,
                 registered: p.registered,
                 sqpoll: p.sqpoll,
-                batch: p.iodepth_batch as usize,
             };
-            match UringEngine::new(fd, &mut bufs, opts) {
-                Ok(mut e) => {
-                    out.registered = Some(e.registered());
-                    drive(
-                        &mut e, plan, p, control, progress, barrier, &mut bufs, &mut out, fd,
-                    );
-                }
+            match UringEngine::new(fd, slots, opts) {
+                Ok(e) => start(e, plan, p, control, progress, ticket, fd, out),
                 Err(e) => {
-                    barrier.wait();
+                    drop(ticket);
                     out.fatal = Some(format!("io_uring setup failed: {e}; try --engine psync"));
+                    out
                 }
             }
         }
     }
-    drop(file);
-    out
-}
-
-/// Choose a block size from the mix.
-#[inline]
-fn pick_bs(p: &PhaseParams, total_weight: u32, rng: &mut Rng) -> u64 {
-    if p.bs.len() == 1 {
-        return p.bs[0].bs_bytes;
-    }
-    let mut r = rng.below(total_weight as u64) as u32;
-    for b in &p.bs {
-        if r < b.weight {
-            return b.bs_bytes;
-        }
-        r -= b.weight;
-    }
-    p.bs[0].bs_bytes
+    // `file` is closed here, after the engine (and its in-flight I/O) is gone.
 }
 
 #[allow(clippy::too_many_arguments)]
-fn drive<E: Engine>(
-    engine: &mut E,
+fn start<E: Engine>(
+    engine: E,
     plan: &WorkerPlan,
     p: &PhaseParams,
     control: &Control,
     progress: &JobProgress,
-    barrier: &Barrier,
-    bufs: &mut SlotBufs,
-    out: &mut WorkerOut,
+    ticket: Ticket<'_>,
     fd: i32,
-) {
-    let depth = engine.depth();
-    let seed = p.seed ^ (plan.job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut rng = Rng::new(seed);
-    let mut data = DataGen::new(
-        p.buffer_pattern,
-        plan.unit,
-        p.seed,
-        p.verify,
-        1 + plan.job as u64,
-    );
-    let slot_size = p.max_bs();
-    let new_offsets = |pass_seed: u64| {
+    mut out: WorkerOut,
+) -> WorkerOut {
+    out.registered = engine.registered();
+    let Some(epoch) = ticket.wait() else {
+        out.fatal = Some("the phase was called off before it started".into());
+        return out;
+    };
+    let ctx = Ctx {
+        plan,
+        p,
+        control,
+        progress,
+        fd,
+    };
+    Worker::new(engine, MonoClock::new(epoch), ctx, out).run()
+}
+
+/// What the worker reads but does not own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub plan: &'a WorkerPlan,
+    pub p: &'a PhaseParams,
+    pub control: &'a Control,
+    pub progress: &'a JobProgress,
+    /// The data file (fsync); the engine holds its own use of it.
+    pub fd: i32,
+}
+
+/// Per-slot bookkeeping of the I/O it carries.
+#[derive(Debug, Clone, Copy)]
+struct SlotMeta {
+    dir: Dir,
+    len: u32,
+    offset: u64,
+    submitted_ns: u64,
+}
+
+/// What to issue next: directions, sizes, offsets and write data.
+#[derive(Debug)]
+struct IoGen {
+    rng: Rng,
+    offsets: OffsetGen,
+    data: DataGen,
+    seed: u64,
+    total_weight: u32,
+    read_pct: u64,
+    /// Writes since each slot's payload was generated (0 = regenerate).
+    slot_uses: Vec<u32>,
+}
+
+impl IoGen {
+    fn new(ctx: &Ctx<'_>, depth: usize) -> IoGen {
+        let (p, plan) = (ctx.p, ctx.plan);
+        let seed = p.seed ^ u64::from(plan.job).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        IoGen {
+            rng: Rng::new(seed),
+            offsets: Self::offsets(ctx, seed),
+            data: DataGen::new(
+                p.buffer_pattern,
+                plan.unit,
+                p.seed,
+                p.verify,
+                1 + u64::from(plan.job),
+            ),
+            seed,
+            total_weight: p.bs.iter().map(|b| b.weight).sum(),
+            read_pct: u64::from(p.rw.read_pct(p.rwmixread)),
+            slot_uses: vec![0; depth],
+        }
+    }
+
+    fn offsets(ctx: &Ctx<'_>, pass_seed: u64) -> OffsetGen {
+        let p = ctx.p;
         OffsetGen::new(
             p.rw.is_random(),
             p.random_with_replacement,
-            plan.size,
-            slot_size,
+            ctx.plan.size,
+            p.max_bs(),
             pass_seed,
         )
-    };
-    let mut offsets = new_offsets(seed);
-    let total_weight: u32 = p.bs.iter().map(|b| b.weight).sum();
-    let read_pct = p.rw.read_pct(p.rwmixread) as u64;
+    }
 
-    let mut slots: Vec<Slot> = (0..depth)
-        .map(|_| Slot {
-            dir: Dir::Read,
-            len: 0,
-            offset: 0,
-            submitted: Instant::now(),
-        })
-        .collect();
-    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-    // Writes since each slot's payload was generated (0 = must regenerate).
-    let mut slot_uses: Vec<u32> = vec![0; depth];
-    let mut just_queued: Vec<u32> = Vec::with_capacity(depth);
-    let mut inflight = 0usize;
+    /// The ramp is over: a full pass is counted from here.
+    fn restart_pass(&mut self, ctx: &Ctx<'_>) {
+        self.offsets = Self::offsets(ctx, self.seed ^ 0x5241_4D50);
+    }
 
-    barrier.wait();
-    let start = Instant::now();
-    let ramp = Duration::from_nanos(p.ramp_ns);
-    let ramp_end = start + ramp;
-    let mut measuring = p.ramp_ns == 0;
-    let mut window_start: Option<Instant> = None;
-    let mut deadline = if measuring {
-        p.runtime_ns.map(|r| start + Duration::from_nanos(r))
-    } else {
-        None
-    };
-    let mut issuing = true;
-    let mut writes_since_fsync = 0u32;
-    let mut need_fsync = false;
-    let (mut prog_bytes, mut prog_ops) = (0u64, 0u64);
-    let check_verify = p.verify && p.rw.reads();
-    let rate = (p.rate_iops > 0).then_some(p.rate_iops as f64);
-    let mut issued = 0u64;
-    // The latest clock reading: the deadline is checked against the time of
-    // the last completion instead of reading the clock once more per round.
-    let mut now = start;
+    fn pick_bs(&mut self, p: &PhaseParams) -> u64 {
+        if p.bs.len() == 1 {
+            return p.bs[0].bs_bytes;
+        }
+        let mut r = self.rng.below(u64::from(self.total_weight)) as u32;
+        for b in &p.bs {
+            if r < b.weight {
+                return b.bs_bytes;
+            }
+            r -= b.weight;
+        }
+        p.bs[0].bs_bytes
+    }
 
-    loop {
-        // Decide whether to keep issuing.
-        if issuing {
-            if control.stop.load(Ordering::Relaxed) {
-                issuing = false;
-            } else if let Some(d) = deadline
-                && now >= d
-            {
-                issuing = false;
-            }
+    /// Direction, size and logical offset of the next I/O, and whether it
+    /// starts a new pass over the region.
+    fn next(&mut self, p: &PhaseParams) -> (Dir, u64, u64, bool) {
+        let rp = self.read_pct;
+        let is_read = rp == 100 || (rp > 0 && self.rng.below(100) < rp);
+        let dir = if is_read { Dir::Read } else { Dir::Write };
+        let bs = self.pick_bs(p);
+        let (logical, wrapped) = self.offsets.next(bs, &mut self.rng);
+        (dir, bs, logical, wrapped)
+    }
+
+    /// Prepare slot `slot`'s buffer for what it will carry.
+    fn prepare(&mut self, buf: &mut [u8], slot: u32, dir: Dir, bs: u64, file: u32, off: u64) {
+        let uses = &mut self.slot_uses[slot as usize];
+        if dir == Dir::Read {
+            // A read will overwrite the payload: regenerate before the next write.
+            *uses = 0;
+            return;
         }
-        // Fill free slots (paced when a rate cap is set).
-        let mut throttled_until = None;
-        if issuing && !need_fsync {
-            while let Some(&slot) = free.last() {
-                if let Some(r) = rate {
-                    let due = start + Duration::from_secs_f64(issued as f64 / r);
-                    if Instant::now() < due {
-                        throttled_until = Some(due);
-                        break;
-                    }
-                }
-                issued += 1;
-                let is_read = read_pct == 100 || (read_pct > 0 && rng.below(100) < read_pct);
-                let dir = if is_read { Dir::Read } else { Dir::Write };
-                let bs = pick_bs(p, total_weight, &mut rng);
-                let (logical, wrapped) = offsets.next(bs, &mut rng);
-                if wrapped && measuring {
-                    out.full_pass = true;
-                    if !p.time_based {
-                        issuing = false;
-                        break;
-                    }
-                }
-                free.pop();
-                let offset = plan.region.physical(logical);
-                if dir == Dir::Write {
-                    let uses = &mut slot_uses[slot as usize];
-                    let regenerate = *uses == 0 || *uses >= data::REGENERATE_EVERY;
-                    *uses = if regenerate { 1 } else { *uses + 1 };
-                    // Regenerate the whole buffer so a later, larger block
-                    // (--bssplit) never writes a stale or zero tail.
-                    let buf = bufs.slice_mut(slot as usize);
-                    let len = if regenerate { buf.len() } else { bs as usize };
-                    data.fill(&mut buf[..len], plan.file_id, offset, regenerate);
-                } else {
-                    // A read will overwrite the payload: regenerate before the next write.
-                    slot_uses[slot as usize] = 0;
-                }
-                engine.queue(slot, dir, offset, bs as u32, bufs);
-                let s = &mut slots[slot as usize];
-                s.dir = dir;
-                s.len = bs as u32;
-                s.offset = offset;
-                just_queued.push(slot);
-                inflight += 1;
-            }
-        }
-        if inflight == 0 {
-            if let Some(due) = throttled_until {
-                // Sleep in short steps so Ctrl-C and the deadline are noticed.
-                let wait = due
-                    .saturating_duration_since(Instant::now())
-                    .min(Duration::from_millis(20));
-                std::thread::sleep(wait);
-                now = Instant::now();
-                continue;
-            }
-            if need_fsync {
-                do_fsync(fd, out);
-                need_fsync = false;
-                writes_since_fsync = 0;
-                continue;
-            }
-            break;
-        }
-        let ts = Instant::now();
-        for &s in &just_queued {
-            slots[s as usize].submitted = ts;
-        }
-        just_queued.clear();
-        if window_start.is_none() && measuring {
-            window_start = Some(ts);
-        }
-        if let Err(e) = engine.submit_wait(1, bufs) {
-            let kind = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));
-            *out.errors.entry(kind.clone()).or_default() += 1;
-            out.fatal = Some(format!("submission failed: {e}"));
-            break;
-        }
-        let tc = Instant::now();
-        now = tc;
-        if !measuring && tc >= ramp_end {
-            // Ramp over: start counting; a full pass is measured from here.
-            measuring = true;
-            window_start = Some(ramp_end);
-            deadline = p.runtime_ns.map(|r| ramp_end + Duration::from_nanos(r));
-            offsets = new_offsets(seed ^ 0x5241_4D50);
-        }
-        let ws = window_start;
-        let mut fatal: Option<String> = None;
-        engine.reap(|slot, res| {
-            let s = &slots[slot as usize];
-            free.push(slot);
-            inflight -= 1;
-            let counted = measuring && ws.is_some_and(|w| s.submitted >= w);
-            if res < 0 {
-                let name = sys::errno_name(-res);
-                *out.errors.entry(name.clone()).or_default() += 1;
-                if fatal.is_none() {
-                    fatal = Some(name);
-                }
-                return;
-            }
-            let n = res as u64;
-            if n < s.len as u64 {
-                let kind = if s.dir == Dir::Read {
-                    "short_read"
-                } else {
-                    "short_write"
+        let regenerate = *uses == 0 || *uses >= data::REGENERATE_EVERY;
+        *uses = if regenerate { 1 } else { *uses + 1 };
+        // Regenerate the whole buffer so a later, larger block (--bssplit)
+        // never writes a stale or zero tail.
+        let len = if regenerate { buf.len() } else { bs as usize };
+        self.data.fill(&mut buf[..len], file, off, regenerate);
+    }
+}
+
+/// The measured window and when to stop issuing.
+#[derive(Debug, Default)]
+struct Window {
+    measuring: bool,
+    ramp_end_ns: u64,
+    deadline_ns: Option<u64>,
+    issuing: bool,
+    /// First submission of the window and the meter there.
+    start: Option<DepthMark>,
+    /// When issuing stopped, and the meter there.
+    stop: Option<DepthMark>,
+}
+
+/// One worker's loop state. See the module documentation.
+pub(crate) struct Worker<'a, E: Engine, C: Clock> {
+    engine: E,
+    clock: C,
+    ctx: Ctx<'a>,
+    iogen: IoGen,
+    slots: Vec<SlotMeta>,
+    free: Vec<u32>,
+    /// Queued in the engine, not yet handed to the kernel (to be stamped).
+    pending: Vec<u32>,
+    /// Completions of the current reap.
+    reaped: Vec<(u32, i32)>,
+    batch: usize,
+    win: Window,
+    meter: DepthMeter,
+    out: WorkerOut,
+    writes_since_fsync: u32,
+    need_fsync: bool,
+    issued: u64,
+    /// The latest clock reading (deadline checks use it instead of reading
+    /// the clock once more per round).
+    now: u64,
+    prog_bytes: u64,
+    prog_ops: u64,
+}
+
+impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("job", &self.ctx.plan.job)
+            .finish()
+    }
+}
+
+impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
+    pub(crate) fn new(engine: E, clock: C, ctx: Ctx<'a>, mut out: WorkerOut) -> Self {
+        let depth = engine.depth();
+        let p = ctx.p;
+        out.target_depth = depth;
+        let now = clock.now();
+        let measuring = p.ramp_ns == 0;
+        Worker {
+            iogen: IoGen::new(&ctx, depth),
+            slots: vec![
+                SlotMeta {
+                    dir: Dir::Read,
+                    len: 0,
+                    offset: 0,
+                    submitted_ns: 0,
                 };
-                *out.errors.entry(kind.to_string()).or_default() += 1;
-            }
-            if check_verify && s.dir == Dir::Read && n > 0 {
-                let buf = &bufs.slice(slot as usize)[..n as usize];
-                let (checked, bad) = data::verify(buf, plan.unit, p.seed, plan.file_id, s.offset);
-                out.verify_checked += checked;
-                if let Some(b) = bad {
-                    out.verify_bad_count += 1;
-                    if out.verify_bad.len() < MAX_REPORTED_MISMATCHES {
-                        out.verify_bad.push(b);
-                    }
-                }
-            }
-            if s.dir == Dir::Write {
-                writes_since_fsync += 1;
-            }
-            if counted {
-                let lat = tc.saturating_duration_since(s.submitted).as_nanos() as u64;
-                match s.dir {
-                    Dir::Read => out.read.record(n, lat),
-                    Dir::Write => out.write.record(n, lat),
-                }
-                out.window_end = Some(tc);
-                prog_bytes += n;
-                prog_ops += 1;
-            }
-        });
-        if prog_ops > 0 {
-            progress.bytes.fetch_add(prog_bytes, Ordering::Relaxed);
-            progress.ops.fetch_add(prog_ops, Ordering::Relaxed);
-            prog_bytes = 0;
-            prog_ops = 0;
-        }
-        if let Some(f) = fatal {
-            if out.fatal.is_none() {
-                out.fatal = Some(f);
-            }
-            issuing = false;
-        }
-        if p.fsync_every > 0 && writes_since_fsync >= p.fsync_every {
-            need_fsync = true;
+                depth
+            ],
+            free: (0..depth as u32).rev().collect(),
+            pending: Vec::with_capacity(depth),
+            reaped: Vec::with_capacity(depth),
+            batch: (p.iodepth_batch as usize).clamp(1, depth.max(1)),
+            win: Window {
+                measuring,
+                ramp_end_ns: now.saturating_add(p.ramp_ns),
+                deadline_ns: if measuring {
+                    p.runtime_ns.map(|r| now.saturating_add(r))
+                } else {
+                    None
+                },
+                issuing: true,
+                start: None,
+                stop: None,
+            },
+            meter: DepthMeter::default(),
+            out,
+            writes_since_fsync: 0,
+            need_fsync: false,
+            issued: 0,
+            now,
+            prog_bytes: 0,
+            prog_ops: 0,
+            engine,
+            clock,
+            ctx,
         }
     }
-    out.window_start = window_start;
-    // Writes are done when durable: the end fsync is inside the window.
-    if p.rw.writes() && p.end_fsync && out.fatal.is_none() && p.engine != EngineKind::Null {
-        let t = Instant::now();
-        do_fsync(fd, out);
-        let end = Instant::now();
-        out.end_fsync_ns = end.duration_since(t).as_nanos() as u64;
-        if out.window_end.is_some() {
-            out.window_end = Some(end);
+
+    /// The whole loop. Returns what was measured; the engine is dropped
+    /// (waiting for any I/O still in flight) before this returns.
+    pub(crate) fn run(mut self) -> WorkerOut {
+        let start_ns = self.now;
+        loop {
+            self.check_stop();
+            let throttled = if self.win.issuing && !self.need_fsync {
+                self.refill(start_ns)
+            } else {
+                None
+            };
+            if self.engine.in_flight() + self.pending.len() == 0 {
+                if let Some(due) = throttled {
+                    self.sleep_until(due);
+                    continue;
+                }
+                if self.need_fsync {
+                    self.fsync_now();
+                    continue;
+                }
+                break;
+            }
+            if !self.submit_and_reap() {
+                break;
+            }
         }
+        self.finish()
+    }
+
+    /// Stop issuing on Ctrl-C or when the runtime is over.
+    fn check_stop(&mut self) {
+        if !self.win.issuing {
+            return;
+        }
+        let over = self.win.deadline_ns.is_some_and(|d| self.now >= d);
+        if over || self.ctx.control.stop.load(Ordering::Relaxed) {
+            self.stop_issuing(self.now);
+        }
+    }
+
+    fn stop_issuing(&mut self, t: u64) {
+        self.win.issuing = false;
+        if self.win.start.is_some() && self.win.stop.is_none() {
+            self.win.stop = Some((t, self.meter.area_at(t)));
+        }
+    }
+
+    /// Queue an I/O on every free slot (paced by the rate cap), handing
+    /// queued ones to the kernel every `batch`. Returns when the rate cap
+    /// next allows an I/O, if it is what stopped the refill.
+    fn refill(&mut self, start_ns: u64) -> Option<u64> {
+        let p = self.ctx.p;
+        while let Some(&slot) = self.free.last() {
+            if p.rate_iops > 0 {
+                let due = start_ns.saturating_add(
+                    u64::try_from(
+                        u128::from(self.issued) * 1_000_000_000 / u128::from(p.rate_iops),
+                    )
+                    .unwrap_or(u64::MAX),
+                );
+                if self.clock.now() < due {
+                    return Some(due);
+                }
+            }
+            if self.pending.len() >= self.batch {
+                if !self.flush() {
+                    return None;
+                }
+                // Completions the flush brought out are reaped at once, so
+                // their slots are refilled in this same pass.
+                self.reap_ready();
+                self.check_stop();
+                if !self.win.issuing || self.need_fsync {
+                    return None;
+                }
+                continue;
+            }
+            let (dir, bs, logical, wrapped) = self.iogen.next(p);
+            if wrapped && self.win.measuring {
+                self.out.full_pass = true;
+                if !p.time_based {
+                    self.stop_issuing(self.now);
+                    return None;
+                }
+            }
+            self.issued += 1;
+            self.free.pop();
+            let offset = self.ctx.plan.region.physical(logical);
+            let file = self.ctx.plan.file_id;
+            self.iogen
+                .prepare(self.engine.buf_mut(slot), slot, dir, bs, file, offset);
+            let io = Io {
+                slot,
+                dir,
+                offset,
+                len: bs as u32,
+            };
+            if let Err(e) = self.engine.queue(io) {
+                self.fail("QUEUE", format!("internal error: {e}"));
+                return None;
+            }
+            self.slots[slot as usize] = SlotMeta {
+                dir,
+                len: bs as u32,
+                offset,
+                submitted_ns: 0,
+            };
+            self.pending.push(slot);
+        }
+        None
+    }
+
+    /// Stamp the pending I/Os with a reading taken just before the system
+    /// call that hands them over, and account what the kernel took.
+    fn stamp_and_submit(&mut self, wait: usize) -> Result<(u64, usize), std::io::Error> {
+        let ts = self.clock.now();
+        for &s in &self.pending {
+            self.slots[s as usize].submitted_ns = ts;
+        }
+        if self.win.measuring && self.win.start.is_none() && !self.pending.is_empty() {
+            self.win.start = Some((ts, self.meter.area_at(ts)));
+        }
+        let r = self.engine.submit(wait);
+        let taken = r.as_ref().copied().unwrap_or(0).min(self.pending.len());
+        // What the kernel did not take stays pending and is stamped anew
+        // when it is handed over.
+        self.pending.drain(..taken);
+        self.meter.set(ts, self.engine.in_flight());
+        r.map(|_| (ts, taken))
+    }
+
+    /// Hand the pending I/Os over without waiting (every `batch` I/Os).
+    fn flush(&mut self) -> bool {
+        match self.stamp_and_submit(0) {
+            Ok((ts, taken)) => {
+                if taken > 1 {
+                    let d = self.clock.now().saturating_sub(ts);
+                    let e = self.out.stamp_error_ns.get_or_insert(0);
+                    *e = (*e).max(d);
+                    self.out.stamp_error_sum.0 += d;
+                    self.out.stamp_error_sum.1 += 1;
+                }
+                true
+            }
+            Err(e) => {
+                self.submit_failed(&e);
+                false
+            }
+        }
+    }
+
+    fn submit_failed(&mut self, e: &std::io::Error) {
+        let kind = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));
+        self.fail(&kind, format!("submission failed: {e}"));
+    }
+
+    /// Record a hard error: it stops the phase.
+    fn fail(&mut self, kind: &str, msg: String) {
+        *self.out.errors.entry(kind.to_string()).or_default() += 1;
+        self.out.fatal.get_or_insert(msg);
+        self.stop_issuing(self.now);
+    }
+
+    /// Submit what is pending, wait for at least one completion, reap.
+    /// Returns false when the loop must end (submission failed).
+    fn submit_and_reap(&mut self) -> bool {
+        if let Err(e) = self.stamp_and_submit(1) {
+            self.submit_failed(&e);
+            return false;
+        }
+        let tc = self.clock.now();
+        self.reap_at(tc);
+        true
+    }
+
+    /// Reap without waiting, if anything is ready.
+    fn reap_ready(&mut self) {
+        if self.engine.has_completions() {
+            let tc = self.clock.now();
+            self.reap_at(tc);
+        }
+    }
+
+    /// Reap what is ready, stamping each completion with `tc`, a reading
+    /// taken just before.
+    fn reap_at(&mut self, tc: u64) {
+        self.now = tc;
+        if !self.win.measuring && tc >= self.win.ramp_end_ns {
+            self.begin_measuring();
+        }
+        let mut reaped = std::mem::take(&mut self.reaped);
+        self.engine.reap(|slot, res| reaped.push((slot, res)));
+        self.meter.set(tc, self.engine.in_flight());
+        for &(slot, res) in &reaped {
+            self.complete(slot, res, tc);
+        }
+        reaped.clear();
+        self.reaped = reaped;
+        self.publish_progress();
+        let p = self.ctx.p;
+        if p.fsync_every > 0 && self.writes_since_fsync >= p.fsync_every {
+            self.need_fsync = true;
+        }
+    }
+
+    /// The ramp is over: start counting; a full pass is measured from here.
+    fn begin_measuring(&mut self) {
+        let t = self.win.ramp_end_ns;
+        self.win.measuring = true;
+        self.win.start = Some((t, self.meter.area_at(t)));
+        self.win.deadline_ns = self.ctx.p.runtime_ns.map(|r| t.saturating_add(r));
+        self.iogen.restart_pass(&self.ctx);
+    }
+
+    /// Account one completion reaped at `tc`.
+    fn complete(&mut self, slot: u32, res: i32, tc: u64) {
+        self.free.push(slot);
+        let s = self.slots[slot as usize];
+        let counted = self.win.measuring && self.win.start.is_some_and(|w| s.submitted_ns >= w.0);
+        if res < 0 {
+            let name = sys::errno_name(-res);
+            self.fail(&name.clone(), name);
+            return;
+        }
+        let n = res as u64;
+        if n < u64::from(s.len) {
+            let (kind, what) = match s.dir {
+                Dir::Read => ("short_read", "short read: file shrank?"),
+                Dir::Write => (
+                    "short_write",
+                    "short write: file system full or file limit?",
+                ),
+            };
+            self.fail(
+                kind,
+                format!(
+                    "{what} {n} of {} bytes at offset {} of {}",
+                    s.len,
+                    s.offset,
+                    self.ctx.plan.path.display()
+                ),
+            );
+            return;
+        }
+        if s.dir == Dir::Read && self.ctx.p.verify {
+            self.verify(slot, n as usize, s.offset);
+        }
+        if s.dir == Dir::Write {
+            self.writes_since_fsync += 1;
+        }
+        if counted {
+            let lat = tc.saturating_sub(s.submitted_ns);
+            match s.dir {
+                Dir::Read => self.out.read.record(n, lat),
+                Dir::Write => self.out.write.record(n, lat),
+            }
+            self.out.window_end_ns = Some(tc);
+            self.prog_bytes += n;
+            self.prog_ops += 1;
+        }
+    }
+
+    fn verify(&mut self, slot: u32, n: usize, offset: u64) {
+        let (p, plan) = (self.ctx.p, self.ctx.plan);
+        let buf = &self.engine.buf(slot)[..n];
+        let (checked, bad) = data::verify(buf, plan.unit, p.seed, plan.file_id, offset);
+        self.out.verify_checked += checked;
+        if let Some(b) = bad {
+            self.out.verify_bad_count += 1;
+            if self.out.verify_bad.len() < MAX_REPORTED_MISMATCHES {
+                self.out.verify_bad.push(b);
+            }
+        }
+    }
+
+    fn publish_progress(&mut self) {
+        if self.prog_ops > 0 {
+            let pr = self.ctx.progress;
+            pr.bytes.fetch_add(self.prog_bytes, Ordering::Relaxed);
+            pr.ops.fetch_add(self.prog_ops, Ordering::Relaxed);
+            self.prog_bytes = 0;
+            self.prog_ops = 0;
+        }
+    }
+
+    /// Sleep towards `due` in short steps so Ctrl-C and the deadline are noticed.
+    fn sleep_until(&mut self, due: u64) {
+        let left = due.saturating_sub(self.clock.now()).min(20_000_000);
+        std::thread::sleep(Duration::from_nanos(left));
+        self.now = self.clock.now();
+    }
+
+    fn fsync_now(&mut self) {
+        if let Err(e) = sys::fsync(self.ctx.fd) {
+            let name = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));
+            self.fail(&name.clone(), name);
+        }
+        self.need_fsync = false;
+        self.writes_since_fsync = 0;
+    }
+
+    /// After the loop: the end fsync (inside the window: writes count when
+    /// durable), the window and the depth figures.
+    fn finish(mut self) -> WorkerOut {
+        let end = self.out.window_end_ns.unwrap_or(self.now);
+        self.stop_issuing(end);
+        let p = self.ctx.p;
+        if p.rw.writes() && p.end_fsync && self.out.fatal.is_none() && p.engine != EngineKind::Null
+        {
+            let t = self.clock.now();
+            self.fsync_now();
+            let done = self.clock.now();
+            self.out.end_fsync_ns = done.saturating_sub(t);
+            if self.out.window_end_ns.is_some() {
+                self.out.window_end_ns = Some(done);
+            }
+        }
+        self.out.window_start_ns = self.win.start.map(|s| s.0);
+        if let (Some(a), Some(b)) = (self.win.start, self.win.stop) {
+            self.out.mean_depth = mean_depth(a, b);
+        }
+        let mut out = std::mem::take(&mut self.out);
+        out.target_depth = self.engine.depth();
+        out
     }
 }
 
-fn do_fsync(fd: i32, out: &mut WorkerOut) {
-    if let Err(e) = sys::fsync(fd) {
-        let name = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));
-        *out.errors.entry(name.clone()).or_default() += 1;
-        out.fatal.get_or_insert(name);
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -310,9 +310,12 @@ pub struct DepthReport {
     /// With `iodepth_batch` > 1, I/Os submitted together share one
     /// timestamp; the later ones in a batch reach the device up to one
     /// submit call later. This is the longest such call measured: the bound
-    /// on how much a shared stamp overstates a latency. None when every I/O
-    /// had its own stamp.
+    /// on how much a shared stamp overstates a latency (a preempted call
+    /// makes it large). None when every I/O had its own stamp.
     pub stamp_error_ns: Option<u64>,
+    /// The mean duration of those calls: the typical overstatement.
+    #[serde(default)]
+    pub stamp_error_mean_ns: Option<f64>,
 }
 
 /// What was done about the page cache and whether it worked.

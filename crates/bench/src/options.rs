@@ -1,0 +1,737 @@
+//! The bench option table: every workload option declared **once**, with
+//! its job-file key (also its JSON and sweep name), command-line flag,
+//! fio aliases, value name, default and help. From this one declaration
+//! come [`PhaseSpec`] (the typed, all-optional layer that job files,
+//! command lines and sweeps fill), its layering ([`PhaseSpec::overlay`]),
+//! and [`OPTIONS`], the table the command line builds its flags from.
+//! [`resolve_phase`] then validates a fully layered spec into
+//! [`PhaseParams`], the resolved parameters every result echoes.
+//!
+//! Adding an option: one entry in [`bench_options!`] below (and its check
+//! in `resolve_phase`), its field in `PhaseParams` (storlab-types), and its
+//! use in the engine. The CLI, job files, sweeps and the schema echo follow.
+
+use serde::{Deserialize, Serialize};
+use storlab_types::{
+    BsWeight, BufferPattern, ByteSize, CacheMode, EngineKind, FileLayout, PhaseParams, RwMode,
+    parse_duration, parse_size,
+};
+
+/// A bad job description: what is wrong, where, and what is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError(msg.into()))
+}
+
+/// A yes/no value as storage people write it: `true`/`false`, fio's
+/// `1`/`0`, `yes`/`no`, `on`/`off`, and for `fallocate` fio's
+/// `native`/`posix`/`none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Flag(pub bool);
+
+impl Flag {
+    /// Parse the spellings above.
+    pub fn parse(s: &str) -> Option<Flag> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" | "native" | "posix" => Some(Flag(true)),
+            "0" | "false" | "no" | "off" | "none" => Some(Flag(false)),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Flag, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Flag;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("true or false (or 1/0, yes/no, on/off)")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Flag, E> {
+                Ok(Flag(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Flag, E> {
+                match v {
+                    0 => Ok(Flag(false)),
+                    1 => Ok(Flag(true)),
+                    _ => Err(E::custom(format!("{v} is not 0 or 1"))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Flag, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Flag, E> {
+                Flag::parse(v).ok_or_else(|| {
+                    E::custom(format!(
+                        "'{v}' is not a yes/no value: use true or false (or 1/0)"
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// How an option's value is written on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptKind {
+    /// On/off: `--verify`, `--verify=1`, `--verify=0`.
+    Flag,
+    /// A whole number.
+    Int,
+    /// A size: `4k`, `1M`, `10GiB`.
+    Size,
+    /// Text (a name, a pattern, a duration such as `30s`).
+    Text,
+}
+
+/// Maps a field type to how its value is written.
+pub trait OptType {
+    const KIND: OptKind;
+}
+impl OptType for Flag {
+    const KIND: OptKind = OptKind::Flag;
+}
+impl OptType for u32 {
+    const KIND: OptKind = OptKind::Int;
+}
+impl OptType for u64 {
+    const KIND: OptKind = OptKind::Int;
+}
+impl OptType for ByteSize {
+    const KIND: OptKind = OptKind::Size;
+}
+impl OptType for String {
+    const KIND: OptKind = OptKind::Text;
+}
+
+/// One option, as the command line, job files and sweeps know it.
+#[derive(Debug, Clone, Copy)]
+pub struct OptDef {
+    /// Job-file key, JSON name and sweep name (`iodepth_batch`).
+    pub key: &'static str,
+    /// Command-line flag without dashes (`iodepth-batch`).
+    pub long: &'static str,
+    /// Other spellings accepted everywhere (fio's names).
+    pub aliases: &'static [&'static str],
+    /// A flag that sets a default-on option off (`no-end-fsync`).
+    pub negate: Option<&'static str>,
+    pub value_name: &'static str,
+    /// The default, as shown in help ("" when it depends on other options).
+    pub default: &'static str,
+    pub help: &'static str,
+    pub kind: OptKind,
+}
+
+impl OptDef {
+    /// The one-line help with its default.
+    pub fn help_line(&self) -> String {
+        let h = self.help.trim();
+        if self.default.is_empty() {
+            h.to_string()
+        } else {
+            format!("{h} [default: {}]", self.default)
+        }
+    }
+}
+
+/// Find an option by key, flag or alias (`iodepth_batch`, `iodepth-batch`,
+/// `iodepth_batch_submit`).
+pub fn find_option(name: &str) -> Option<&'static OptDef> {
+    let n = name.trim_start_matches('-');
+    OPTIONS
+        .iter()
+        .find(|o| o.key == n || o.long == n || o.aliases.contains(&n))
+}
+
+macro_rules! some_or_none {
+    () => {
+        None
+    };
+    ($x:literal) => {
+        Some($x)
+    };
+}
+
+/// Declares every bench option once; see the module documentation.
+macro_rules! bench_options {
+    ($(
+        $(#[doc = $doc:literal])+
+        $field:ident : $ty:ty = $default:literal,
+            long $long:literal, value $vn:literal
+            $(, aliases [$($alias:literal),* $(,)?])?
+            $(, negate $neg:literal)?
+            ;
+    )*) => {
+        /// One phase as typed: every field optional; later layers override
+        /// earlier ones (machine defaults < `[global]` < `[[phase]]` <
+        /// command line < sweep point). Generated from the option table.
+        #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct PhaseSpec {
+            $(
+                $(#[doc = $doc])+
+                $($(#[serde(alias = $alias)])*)?
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            )*
+        }
+
+        /// Every bench option, in the order `--help` lists them.
+        pub const OPTIONS: &[OptDef] = &[$(
+            OptDef {
+                key: stringify!($field),
+                long: $long,
+                aliases: &[$($($alias),*)?],
+                negate: some_or_none!($($neg)?),
+                value_name: $vn,
+                default: $default,
+                help: concat!($($doc),+),
+                kind: <$ty as OptType>::KIND,
+            },
+        )*];
+
+        impl PhaseSpec {
+            /// Fields set in `over` replace those in `self`, except that
+            /// one setting spelled two ways is replaced as a pair (see
+            /// [`PAIRED`]).
+            pub fn overlay(&self, over: &PhaseSpec) -> PhaseSpec {
+                let mut base = self.clone();
+                if over.bs.is_some() || over.bssplit.is_some() {
+                    base.bs = None;
+                    base.bssplit = None;
+                }
+                if over.direct.is_some() || over.cache.is_some() {
+                    base.direct = None;
+                    base.cache = None;
+                }
+                PhaseSpec {
+                    $($field: over.$field.clone().or(base.$field),)*
+                }
+            }
+        }
+    };
+}
+
+/// Options that are one setting spelled two ways: setting either in a
+/// later layer replaces both from earlier layers (a phase's `bs` overrides
+/// a global `bssplit`; a phase's `direct = true` a global `cache = "cold"`).
+pub const PAIRED: &[(&str, &str)] = &[("bs", "bssplit"), ("direct", "cache")];
+
+bench_options! {
+    /// Phase name in tables and the store
+    name: String = "", long "name", value "NAME";
+    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw
+    rw: String = "read", long "rw", value "PATTERN", aliases ["readwrite"];
+    /// Percentage of reads in a mixed pattern (readwrite, randrw)
+    rwmixread: u32 = "50", long "rwmixread", value "PCT";
+    /// Block size, e.g. 4k, 64k, 1M
+    bs: ByteSize = "4k", long "bs", value "SIZE", aliases ["blocksize"];
+    /// Block size mix, SIZE/PERCENT pairs: 4k/50:64k/50
+    bssplit: String = "", long "bssplit", value "MIX";
+    /// Bytes per job (its file or region)
+    size: ByteSize = "256M", long "size", value "SIZE";
+    /// Number of jobs (threads)
+    numjobs: u32 = "1", long "numjobs", value "N";
+    /// I/Os in flight per job
+    iodepth: u32 = "1", long "iodepth", value "N";
+    /// I/O engine: io_uring, psync, null (psync where io_uring is unavailable)
+    engine: String = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"];
+    /// O_DIRECT: --direct or --direct=1 (same as --cache direct); --direct=0 is --cache cold
+    direct: Flag = "", long "direct", value "0|1";
+    /// Page-cache state: direct (O_DIRECT), cold (evicted before each phase), warm (pre-read); cold where O_DIRECT is unsupported
+    cache: String = "direct", long "cache", value "MODE";
+    /// With --cache cold, also drop the whole page cache (root only)
+    drop_caches: Flag = "off", long "drop-caches", value "0|1";
+    /// Limit of the measured time, e.g. 30s, 2m
+    runtime: String = "", long "runtime", value "DUR";
+    /// Repeat passes over the region until --runtime expires
+    time_based: Flag = "off", long "time-based", value "0|1";
+    /// Warm-up time whose I/O is not counted, e.g. 5s
+    ramp_time: String = "0", long "ramp-time", value "DUR";
+    /// fsync after every N writes per job (0 = never)
+    fsync_every: u32 = "0", long "fsync-every", value "N", aliases ["fsync"];
+    /// fsync at the end of write phases, inside the timed window (--no-end-fsync: writes may then not be durable)
+    end_fsync: Flag = "on", long "end-fsync", value "0|1", negate "no-end-fsync";
+    /// One file shared by all jobs (each job its own region)
+    shared_file: Flag = "off", long "shared-file", value "0|1";
+    /// With a shared file, interleave jobs in units of SIZE
+    stride: ByteSize = "", long "stride", value "SIZE";
+    /// Data written: random (incompressible), zero, compressible:PCT
+    buffer_pattern: String = "random", long "buffer-pattern", value "PATTERN";
+    /// Random offsets with replacement instead of every block once per pass
+    random_with_replacement: Flag = "off", long "random-with-replacement", value "0|1";
+    /// Write self-checking blocks and check them on read (exit 1 on any mismatch)
+    verify: Flag = "off", long "verify", value "0|1";
+    /// Seed for offsets and data
+    seed: u64 = "", long "seed", value "N";
+    /// io_uring: kernel-side submission polling (uses a kernel thread's CPU)
+    sqpoll: Flag = "off", long "sqpoll", value "0|1";
+    /// io_uring: registered buffers and files (--no-registered to turn off)
+    registered: Flag = "on", long "registered", value "0|1", negate "no-registered";
+    /// Cap on I/Os per second per job (0 = none)
+    rate_iops: u32 = "0", long "rate-iops", value "N";
+    /// Pre-allocation of new files: native (fallocate) or none (sparse)
+    fallocate: Flag = "native", long "fallocate", value "native|none";
+    /// io_uring: enter the kernel once N I/Os are queued (1 = each at once, as fio)
+    iodepth_batch: u32 = "1", long "iodepth-batch", value "N", aliases ["iodepth_batch_submit"];
+    /// Null engine only: a synthetic fixed service time per I/O, e.g. 1ms (checks the measurement pipeline)
+    null_latency: String = "0", long "null-latency", value "DUR";
+}
+
+/// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
+pub fn parse_bssplit(s: &str) -> Result<Vec<BsWeight>, SpecError> {
+    let help = "expected SIZE/PERCENT pairs separated by ':', e.g. 4k/50:64k/50";
+    let mut out = Vec::new();
+    for part in s.split(':').filter(|p| !p.trim().is_empty()) {
+        let (size, pct) = part.split_once('/').ok_or_else(|| {
+            SpecError(format!(
+                "invalid bssplit '{s}': '{part}' has no '/'; {help}"
+            ))
+        })?;
+        let bs = parse_size(size).map_err(|e| SpecError(format!("invalid bssplit '{s}': {e}")))?;
+        let weight: u32 = pct.trim().trim_end_matches('%').parse().map_err(|_| {
+            SpecError(format!(
+                "invalid bssplit '{s}': '{pct}' is not a whole percentage; {help}"
+            ))
+        })?;
+        if weight > 0 {
+            out.push(BsWeight {
+                bs_bytes: bs,
+                weight,
+            });
+        }
+    }
+    if out.is_empty() {
+        return err(format!("invalid bssplit '{s}': {help}"));
+    }
+    let sum: u64 = out.iter().map(|b| u64::from(b.weight)).sum();
+    if sum != 100 {
+        return err(format!(
+            "invalid bssplit '{s}': the percentages add up to {sum}, not 100; {help}"
+        ));
+    }
+    Ok(out)
+}
+
+/// Parse `zero`, `random` or `compressible:PCT`.
+pub fn parse_buffer_pattern(s: &str) -> Result<BufferPattern, SpecError> {
+    match s {
+        "random" => Ok(BufferPattern::Random),
+        "zero" => Ok(BufferPattern::Zero),
+        _ => {
+            if let Some(p) = s.strip_prefix("compressible:") {
+                let pct: u8 = p.trim_end_matches('%').parse().map_err(|_| {
+                    SpecError(format!(
+                        "invalid buffer pattern '{s}': '{p}' is not a percentage from 0 to 100"
+                    ))
+                })?;
+                if pct <= 100 {
+                    return Ok(BufferPattern::Compressible { pct });
+                }
+            }
+            err(format!(
+                "invalid buffer pattern '{s}': use random (incompressible, the default), zero, or compressible:PCT (e.g. compressible:50)"
+            ))
+        }
+    }
+}
+
+fn flag(f: Option<Flag>, default: bool) -> bool {
+    f.map_or(default, |f| f.0)
+}
+
+fn duration_ns(v: &Option<String>, what: &str) -> Result<Option<u64>, SpecError> {
+    v.as_deref()
+        .map(|t| {
+            parse_duration(t)
+                .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+                .map_err(|e| SpecError(format!("{what}: {e}")))
+        })
+        .transpose()
+}
+
+fn in_range(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32, SpecError> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        err(format!("invalid {what} {v}: from {lo} to {hi}"))
+    }
+}
+
+/// Block sizes from `bs`/`bssplit`, each checked.
+fn resolve_bs(s: &PhaseSpec) -> Result<Vec<BsWeight>, SpecError> {
+    let bs = match (&s.bssplit, s.bs) {
+        (Some(split), _) => parse_bssplit(split)?,
+        (None, b) => vec![BsWeight {
+            bs_bytes: b.map_or(4096, |b| b.0),
+            weight: 100,
+        }],
+    };
+    for b in &bs {
+        if b.bs_bytes == 0 || b.bs_bytes % 512 != 0 {
+            return err(format!(
+                "invalid block size {}: must be a non-zero multiple of 512 bytes (e.g. 4k, 64k, 1M)",
+                b.bs_bytes
+            ));
+        }
+        if b.bs_bytes > 64 << 20 {
+            return err(format!(
+                "block size {} is over the 64 MiB limit",
+                b.bs_bytes
+            ));
+        }
+    }
+    Ok(bs)
+}
+
+fn resolve_cache(s: &PhaseSpec) -> Result<CacheMode, SpecError> {
+    Ok(match (&s.cache, s.direct) {
+        (Some(c), direct) => {
+            let m = CacheMode::parse(c).ok_or_else(|| {
+                SpecError(format!(
+                    "invalid cache mode '{c}': use direct, cold or warm"
+                ))
+            })?;
+            if direct == Some(Flag(true)) && m != CacheMode::Direct {
+                return err(format!(
+                    "--direct contradicts cache = {c}: drop one of them"
+                ));
+            }
+            m
+        }
+        (None, Some(Flag(false))) => CacheMode::Cold,
+        (None, _) => CacheMode::Direct,
+    })
+}
+
+fn resolve_layout(s: &PhaseSpec, size: u64, max_bs: u64) -> Result<FileLayout, SpecError> {
+    Ok(match (flag(s.shared_file, false), s.stride) {
+        (false, None) => FileLayout::PerJob,
+        (true, None) => FileLayout::SharedRegions,
+        (_, Some(st)) => {
+            if st.0 == 0 || st.0 % max_bs != 0 {
+                return err(format!(
+                    "stride {} must be a non-zero multiple of the block size {max_bs}",
+                    st.0
+                ));
+            }
+            if size % st.0 != 0 {
+                return err(format!(
+                    "size {size} must be a multiple of the stride {}",
+                    st.0
+                ));
+            }
+            FileLayout::SharedInterleaved { stride_bytes: st.0 }
+        }
+    })
+}
+
+/// Time limits: (runtime, time_based, ramp, null latency), checked together.
+fn resolve_times(
+    s: &PhaseSpec,
+    engine: EngineKind,
+) -> Result<(Option<u64>, bool, u64, u64), SpecError> {
+    let runtime_ns = duration_ns(&s.runtime, "runtime")?;
+    if runtime_ns == Some(0) {
+        return err("runtime 0: give a positive duration such as 10s, or leave it out");
+    }
+    let time_based = flag(s.time_based, false);
+    if time_based && runtime_ns.is_none() {
+        return err("time_based needs a runtime: add e.g. --runtime 30s");
+    }
+    let ramp_ns = duration_ns(&s.ramp_time, "ramp_time")?.unwrap_or(0);
+    let null_latency_ns = duration_ns(&s.null_latency, "null_latency")?.unwrap_or(0);
+    if null_latency_ns > 0 && engine != EngineKind::Null {
+        return err("null_latency applies to the null engine only: add --engine null or drop it");
+    }
+    Ok((runtime_ns, time_based, ramp_ns, null_latency_ns))
+}
+
+/// Turn one fully layered spec into resolved parameters, checking every
+/// value and every combination.
+pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecError> {
+    let rw = match &s.rw {
+        None => RwMode::Read,
+        Some(r) => RwMode::parse(r).ok_or_else(|| {
+            SpecError(format!(
+                "invalid rw '{r}': use one of read, write, randread, randwrite, readwrite (or rw), randrw"
+            ))
+        })?,
+    };
+    let rwmixread = in_range("rwmixread", s.rwmixread.unwrap_or(50), 0, 100)? as u8;
+    let bs = resolve_bs(s)?;
+    let max_bs = bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
+    let size = s.size.map_or(256 << 20, |b| b.0);
+    if size < max_bs {
+        return err(format!(
+            "size {size} is smaller than the block size {max_bs}: use a larger --size"
+        ));
+    }
+    // Whole blocks only: the tail that does not fill a block is not used.
+    let size = size / max_bs * max_bs;
+    let numjobs = in_range("numjobs", s.numjobs.unwrap_or(1), 1, 4096)?;
+    let iodepth = in_range("iodepth", s.iodepth.unwrap_or(1), 1, 4096)?;
+    let iodepth_batch = s.iodepth_batch.unwrap_or(1);
+    if iodepth_batch == 0 || iodepth_batch > iodepth {
+        return err(format!(
+            "invalid iodepth_batch {iodepth_batch}: from 1 to the iodepth ({iodepth})"
+        ));
+    }
+    let engine = match &s.engine {
+        None => EngineKind::IoUring,
+        Some(e) => EngineKind::parse(e).ok_or_else(|| {
+            SpecError(format!("invalid engine '{e}': use io_uring, psync or null"))
+        })?,
+    };
+    let cache = resolve_cache(s)?;
+    let (runtime_ns, time_based, ramp_ns, null_latency_ns) = resolve_times(s, engine)?;
+    let layout = resolve_layout(s, size, max_bs)?;
+    let buffer_pattern = match &s.buffer_pattern {
+        None => BufferPattern::Random,
+        Some(b) => parse_buffer_pattern(b)?,
+    };
+    let verify = flag(s.verify, false);
+    if verify && buffer_pattern == BufferPattern::Zero {
+        return err("verify needs self-checking data: drop --buffer-pattern zero or --verify");
+    }
+    Ok(PhaseParams {
+        name: s
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", index + 1, rw.as_str())),
+        rw,
+        rwmixread,
+        bs,
+        size_bytes: size,
+        numjobs,
+        iodepth,
+        engine,
+        cache,
+        drop_caches: flag(s.drop_caches, false),
+        runtime_ns,
+        time_based,
+        ramp_ns,
+        fsync_every: s.fsync_every.unwrap_or(0),
+        end_fsync: flag(s.end_fsync, true),
+        layout,
+        buffer_pattern,
+        random_with_replacement: flag(s.random_with_replacement, false),
+        verify,
+        seed: s.seed.unwrap_or(0x5354_4F52_4C41_4231),
+        sqpoll: flag(s.sqpoll, false),
+        registered: flag(s.registered, true),
+        rate_iops: s.rate_iops.unwrap_or(0),
+        fallocate: flag(s.fallocate, true),
+        iodepth_batch,
+        null_latency_ns,
+    })
+}
+
+/// A spec from `(key, value)` pairs as typed on a command line or in a
+/// sweep (`iodepth`, `"32"`): each value is checked against its option's
+/// kind, then the pairs go through the same deserializer as job files.
+pub fn spec_from_pairs<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<PhaseSpec, SpecError> {
+    let mut table = toml::Table::new();
+    for (name, value) in pairs {
+        let def = find_option(name).ok_or_else(|| {
+            SpecError(format!(
+                "unknown option '{name}': see `storlab bench --help` for the options"
+            ))
+        })?;
+        let v = typed_value(def, value)?;
+        table.insert(def.key.to_string(), v);
+    }
+    table
+        .try_into::<PhaseSpec>()
+        .map_err(|e| SpecError(e.message().to_string()))
+}
+
+/// One option's value from text, by its kind.
+pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> {
+    let flag = format!("--{}", def.long);
+    Ok(match def.kind {
+        OptKind::Flag => toml::Value::Boolean(
+            Flag::parse(value)
+                .ok_or_else(|| {
+                    SpecError(format!(
+                        "invalid value '{value}' for {flag}: use 1 or 0 (or true/false)"
+                    ))
+                })?
+                .0,
+        ),
+        OptKind::Int => {
+            let n: i64 = value.trim().parse().map_err(|_| {
+                SpecError(format!(
+                    "invalid value '{value}' for {flag}: expected a whole number"
+                ))
+            })?;
+            toml::Value::Integer(n)
+        }
+        OptKind::Size => {
+            parse_size(value).map_err(|e| SpecError(format!("{flag}: {e}")))?;
+            toml::Value::String(value.to_string())
+        }
+        OptKind::Text => toml::Value::String(value.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn no_spelling_names_two_options() {
+        let mut owner = std::collections::BTreeMap::new();
+        for o in OPTIONS {
+            assert!(!o.help.trim().is_empty(), "{} has no help", o.key);
+            let spellings: std::collections::BTreeSet<&str> = std::iter::once(o.key)
+                .chain(std::iter::once(o.long))
+                .chain(o.aliases.iter().copied())
+                .chain(o.negate)
+                .collect();
+            for n in spellings {
+                if let Some(other) = owner.insert(n, o.key) {
+                    panic!("{n} names both {other} and {}", o.key);
+                }
+                if Some(n) != o.negate {
+                    assert_eq!(find_option(n).map(|d| d.key), Some(o.key), "{n}");
+                }
+            }
+            // Every option round-trips through a spec.
+            let sample = match o.kind {
+                OptKind::Flag => "1",
+                OptKind::Int => "3",
+                OptKind::Size => "8k",
+                OptKind::Text => "x",
+            };
+            let spec = spec_from_pairs([(o.key, sample)]).unwrap();
+            let back = toml::Value::try_from(&spec).unwrap();
+            assert!(back.get(o.key).is_some(), "{} did not round-trip", o.key);
+        }
+    }
+
+    #[test]
+    fn aliases_reach_the_same_field() {
+        let a = spec_from_pairs([("ioengine", "psync"), ("iodepth_batch_submit", "2")]).unwrap();
+        assert_eq!(a.engine.as_deref(), Some("psync"));
+        assert_eq!(a.iodepth_batch, Some(2));
+        let b =
+            spec_from_pairs([("iodepth-batch", "2"), ("direct", "0"), ("iodepth", "4")]).unwrap();
+        assert_eq!(b.iodepth_batch, Some(2));
+        assert_eq!(resolve_phase(&b, 0).unwrap().cache, CacheMode::Cold);
+        let e = spec_from_pairs([("iodepht", "2")]).unwrap_err().0;
+        assert!(e.contains("unknown option 'iodepht'"), "{e}");
+        let e = spec_from_pairs([("iodepth", "lots")]).unwrap_err().0;
+        assert!(e.contains("whole number"), "{e}");
+    }
+
+    #[test]
+    fn paired_settings_replace_each_other() {
+        let base = spec_from_pairs([("bssplit", "4k/50:64k/50"), ("cache", "cold")]).unwrap();
+        let over = spec_from_pairs([("bs", "1M"), ("direct", "1")]).unwrap();
+        let s = base.overlay(&over);
+        assert_eq!(s.bssplit, None);
+        assert_eq!(s.cache, None);
+        let p = resolve_phase(&s, 0).unwrap();
+        assert_eq!(p.bs.len(), 1);
+        assert_eq!(p.cache, CacheMode::Direct);
+        for (a, b) in PAIRED {
+            assert!(find_option(a).is_some() && find_option(b).is_some());
+        }
+    }
+
+    #[test]
+    fn validation() {
+        let ok = |pairs: &[(&str, &str)]| resolve_phase(&spec_from_pairs(pairs.to_vec())?, 0);
+        assert!(ok(&[("bs", "1000")]).is_err());
+        assert!(
+            ok(&[("time_based", "1")])
+                .unwrap_err()
+                .0
+                .contains("--runtime")
+        );
+        assert!(ok(&[("rwmixread", "101")]).is_err());
+        assert!(ok(&[("iodepth", "0")]).is_err());
+        assert!(ok(&[("numjobs", "5000")]).is_err());
+        assert!(
+            ok(&[("direct", "1"), ("cache", "cold")])
+                .unwrap_err()
+                .0
+                .contains("contradicts")
+        );
+        assert!(
+            ok(&[("null_latency", "1ms")])
+                .unwrap_err()
+                .0
+                .contains("null engine")
+        );
+        let p = ok(&[("engine", "null"), ("null_latency", "2ms")]).unwrap();
+        assert_eq!(p.null_latency_ns, 2_000_000);
+        let s = ok(&[("stride", "8k"), ("bs", "4k"), ("size", "64k")]).unwrap();
+        assert_eq!(
+            s.layout,
+            FileLayout::SharedInterleaved { stride_bytes: 8192 }
+        );
+        let s = ok(&[("size", "10000")]).unwrap();
+        assert_eq!(s.size_bytes, 8192, "rounded down to whole blocks");
+        let s = ok(&[("fallocate", "none")]).unwrap();
+        assert!(!s.fallocate);
+    }
+
+    #[test]
+    fn bssplit_and_patterns() {
+        let b = parse_bssplit("4k/50:64k/50").unwrap();
+        assert_eq!(
+            b,
+            vec![
+                BsWeight {
+                    bs_bytes: 4096,
+                    weight: 50
+                },
+                BsWeight {
+                    bs_bytes: 65536,
+                    weight: 50
+                }
+            ]
+        );
+        assert!(
+            parse_bssplit("4k/50:64k/40")
+                .unwrap_err()
+                .0
+                .contains("add up to 90")
+        );
+        assert!(parse_bssplit("4k").is_err());
+        assert!(parse_bssplit("4k/x").is_err());
+        assert!(parse_bssplit("4k/4294967295:8k/2").is_err(), "no overflow");
+        assert_eq!(
+            parse_buffer_pattern("compressible:30").unwrap(),
+            BufferPattern::Compressible { pct: 30 }
+        );
+        assert!(parse_buffer_pattern("compressible:300").is_err());
+        assert!(parse_buffer_pattern("ones").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn bssplit_never_panics(s in "[0-9kKmM/:%]{0,30}") {
+            let _ = parse_bssplit(&s);
+        }
+
+        #[test]
+        fn any_option_any_value_never_panics(i in 0usize..64, v in "\\PC{0,24}") {
+            let o = &OPTIONS[i % OPTIONS.len()];
+            if let Ok(s) = spec_from_pairs([(o.key, v.as_str())]) {
+                let _ = resolve_phase(&s, 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! While a run goes on: signals (SIGINT, SIGTERM and SIGHUP each become a
+//! stop request that keeps what was measured and removes scratch files) and
+//! the live progress line on a terminal (indicatif), including layout.
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use storlab_bench::{Control, ProgressSnapshot};
+
+/// Which signal asked the run to stop (0 = none).
+#[derive(Debug, Clone)]
+pub struct Signals(Arc<AtomicUsize>);
+
+impl Signals {
+    /// Route SIGINT, SIGTERM and SIGHUP to a flag the watcher polls.
+    pub fn install() -> Result<Signals> {
+        let flag = Arc::new(AtomicUsize::new(0));
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)
+                .context("cannot install the signal handlers")?;
+        }
+        Ok(Signals(flag))
+    }
+
+    /// The signal received, if any.
+    pub fn received(&self) -> Option<i32> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            s => i32::try_from(s).ok(),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        signal_hook::consts::SIGINT => "Ctrl-C (SIGINT)",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        signal_hook::consts::SIGHUP => "SIGHUP (terminal closed)",
+        _ => "a signal",
+    }
+}
+
+/// The watcher thread: turns signals into stop requests and draws progress.
+pub struct Live {
+    done: Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Live {
+    /// Start watching `control`; progress is drawn only on a terminal and
+    /// unless `quiet`.
+    pub fn start(control: Arc<Control>, signals: Signals, quiet: bool, names: Vec<String>) -> Live {
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let show = !quiet && std::io::stderr().is_terminal();
+        let d = Arc::clone(&done);
+        let handle = std::thread::Builder::new()
+            .name("storlab-watch".into())
+            .spawn(move || watch(&control, &signals, &d, show, &names))
+            .ok();
+        if handle.is_none() {
+            // Without the watcher Ctrl-C cannot stop the run: say so, run on.
+            eprintln!(
+                "storlab: warning: cannot start the progress/signal thread; Ctrl-C will not stop this run cleanly"
+            );
+        }
+        Live { done, handle }
+    }
+
+    /// Stop watching (clears the progress line).
+    pub fn stop(mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Rate over the last interval, from two snapshots of the same phase.
+struct Rate {
+    bytes: u64,
+    ops: u64,
+    at: Instant,
+    phase: usize,
+}
+
+fn watch(
+    control: &Control,
+    signals: &Signals,
+    done: &std::sync::atomic::AtomicBool,
+    show: bool,
+    names: &[String],
+) {
+    let bar = if show {
+        let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let mut last: Option<Rate> = None;
+    let mut tick = 0u32;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Some(sig) = signals.received()
+            && !control.stop.load(Ordering::Relaxed)
+        {
+            control.request_stop(&format!("interrupted by {}", signal_name(sig)));
+        }
+        tick += 1;
+        if let Some(b) = &bar
+            && tick % 5 == 0
+        {
+            draw(b, &control.snapshot(), &mut last, names);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+fn draw(bar: &ProgressBar, s: &ProgressSnapshot, last: &mut Option<Rate>, names: &[String]) {
+    let name = names.get(s.phase).map(String::as_str).unwrap_or("?");
+    bar.set_prefix(format!("[{}/{}] {name}", s.phase + 1, names.len()));
+    if let Some((done, total)) = s.layout {
+        bar.set_length(total.max(1));
+        bar.set_position(done);
+        bar.set_message(format!(
+            "laying out files: {} of {}",
+            storlab_types::format_bytes(done),
+            storlab_types::format_bytes(total)
+        ));
+        return;
+    }
+    let Some(elapsed) = s.elapsed_ns else {
+        bar.set_message("preparing");
+        return;
+    };
+    let now = Instant::now();
+    // A new phase (counters reset): take a baseline first, so the first
+    // rate shown covers a real interval.
+    let rate = match last.as_ref() {
+        Some(l) if l.phase == s.phase && s.bytes >= l.bytes => {
+            let dt = now.duration_since(l.at).as_secs_f64().max(1e-9);
+            Some((
+                (s.bytes - l.bytes) as f64 / dt / 1e6,
+                s.ops.saturating_sub(l.ops) as f64 / dt,
+            ))
+        }
+        _ => None,
+    };
+    *last = Some(Rate {
+        bytes: s.bytes,
+        ops: s.ops,
+        at: now,
+        phase: s.phase,
+    });
+    let figures = rate
+        .map(|(mbps, iops)| format!("{mbps:>9.1} MB/s {iops:>10.0} IOPS"))
+        .unwrap_or_default();
+    match (s.planned_ns, s.planned_bytes) {
+        (Some(p), _) => {
+            bar.set_length(p / 1_000_000);
+            bar.set_position(elapsed.min(p) / 1_000_000);
+            bar.set_message(format!(
+                "{figures}   {:.0} s left",
+                p.saturating_sub(elapsed) as f64 / 1e9
+            ));
+        }
+        (None, Some(b)) => {
+            bar.set_length(b);
+            bar.set_position(s.bytes.min(b));
+            bar.set_message(format!("{figures}   {:.0} s", elapsed as f64 / 1e9));
+        }
+        (None, None) => bar.set_message(format!("{figures}   {:.0} s", elapsed as f64 / 1e9)),
+    }
+}

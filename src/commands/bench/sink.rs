@@ -1,0 +1,121 @@
+//! Where a run's results go, and the promise that they never vanish: the
+//! store (the run header first, each phase as it finishes, the full record
+//! at the end), the `--json-out` file, and, when any of those fails, a
+//! fallback JSON file in the working directory, named loudly, with a
+//! non-zero exit.
+
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use storlab_store::Store;
+use storlab_types::{BenchReport, PhaseResult};
+
+/// The store side of a run. Opened (and the tags checked) before any file
+/// is created, so a bad tag or an unusable database never leaves scratch
+/// files behind.
+pub struct Sink {
+    store: Option<Store>,
+    db_path: PathBuf,
+    run_id: Option<i64>,
+    tags: BTreeMap<String, String>,
+    note: Option<String>,
+    /// What could not be saved, in order.
+    pub failures: Vec<String>,
+}
+
+impl Sink {
+    /// `store` None when the user asked not to save (`--no-save`).
+    pub fn new(
+        store: Option<Store>,
+        db_path: &Path,
+        tags: BTreeMap<String, String>,
+        note: Option<String>,
+    ) -> Sink {
+        Sink {
+            store,
+            db_path: db_path.to_path_buf(),
+            run_id: None,
+            tags,
+            note,
+            failures: Vec::new(),
+        }
+    }
+
+    /// Save the run header (kind `bench`).
+    pub fn begin(&mut self, kind: &str, header: &BenchReport) -> Result<()> {
+        if let Some(st) = &self.store {
+            let id = st
+                .begin_run(kind, header, &self.tags, self.note.as_deref())
+                .with_context(|| format!("cannot start a run in {}", self.db_path.display()))?;
+            self.run_id = Some(id);
+        }
+        Ok(())
+    }
+
+    /// Save one finished phase; a failure is kept and reported at the end.
+    pub fn phase(&mut self, phase: &PhaseResult) {
+        if let (Some(st), Some(id)) = (&self.store, self.run_id)
+            && let Err(e) = st.add_phase(id, phase)
+        {
+            self.failures.push(format!(
+                "phase {} could not be saved to {}: {e}",
+                phase.params.name,
+                self.db_path.display()
+            ));
+        }
+    }
+
+    /// Save the whole record. Returns the run id when everything was saved.
+    pub fn finish(&mut self, report: &BenchReport) -> Option<i64> {
+        let (Some(st), Some(id)) = (&self.store, self.run_id) else {
+            return None;
+        };
+        match st.finish_run(id, report) {
+            Ok(()) if self.failures.is_empty() => Some(id),
+            Ok(()) => None,
+            Err(e) => {
+                self.failures.push(format!(
+                    "the run could not be saved to {}: {e}",
+                    self.db_path.display()
+                ));
+                None
+            }
+        }
+    }
+
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
+    }
+}
+
+/// Write `json` where nothing is lost: a new file in the working directory
+/// (or, if that is not writable, the temporary directory), never over an
+/// existing one. Returns its path.
+pub fn write_fallback(json: &str) -> Result<PathBuf> {
+    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .replace([':', '-'], "");
+    let name = format!("storlab-unsaved-{stamp}-{}.json", std::process::id());
+    let mut last_err = None;
+    for dir in [PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        let r = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut f| {
+                use std::io::Write;
+                f.write_all(json.as_bytes())?;
+                f.write_all(b"\n")?;
+                f.sync_all()
+            });
+        match r {
+            Ok(()) => return Ok(std::fs::canonicalize(&path).unwrap_or(path)),
+            Err(e) => last_err = Some(format!("{}: {e}", path.display())),
+        }
+    }
+    anyhow::bail!(
+        "cannot write the results anywhere ({})",
+        last_err.unwrap_or_default()
+    )
+}

@@ -1,0 +1,212 @@
+//! The human summary of a bench run: one row per phase and direction,
+//! per-job rows when there are several jobs, then what the numbers mean and
+//! any doubts. Pure: a report in, text out.
+
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use storlab_types::format_latency_ns as fmt_lat;
+use storlab_types::{BenchReport, DirStats, PhaseParams, PhaseResult, format_bytes};
+
+fn pattern(p: &PhaseParams) -> String {
+    let bs = if p.bs.len() == 1 {
+        format_bytes(p.bs[0].bs_bytes)
+    } else {
+        p.bs.iter()
+            .map(|b| format!("{}/{}%", format_bytes(b.bs_bytes), b.weight))
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    let mix = if matches!(
+        p.rw,
+        storlab_types::RwMode::ReadWrite | storlab_types::RwMode::RandRw
+    ) {
+        format!(" {}% read", p.rwmixread)
+    } else {
+        String::new()
+    };
+    format!("{} {bs}{mix}", p.rw)
+}
+
+fn stat_row(
+    table: &mut Table,
+    label: String,
+    pat: String,
+    shape: String,
+    d: &DirStats,
+    cpu: Option<f64>,
+) {
+    let lat = d.lat_ns.unwrap_or_default();
+    let has = d.lat_ns.is_some();
+    let l = |v: f64| if has { fmt_lat(v) } else { "-".into() };
+    table.add_row(vec![
+        Cell::new(label),
+        Cell::new(pat),
+        Cell::new(shape),
+        Cell::new(format!("{:.1}", d.bw_bytes_per_s / 1e6)).set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.1}", d.bw_bytes_per_s / 1048576.0))
+            .set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.0}", d.iops)).set_alignment(CellAlignment::Right),
+        Cell::new(l(lat.mean)).set_alignment(CellAlignment::Right),
+        Cell::new(l(lat.p50 as f64)).set_alignment(CellAlignment::Right),
+        Cell::new(l(lat.p99 as f64)).set_alignment(CellAlignment::Right),
+        Cell::new(l(lat.p99_9 as f64)).set_alignment(CellAlignment::Right),
+        Cell::new(l(lat.max as f64)).set_alignment(CellAlignment::Right),
+        Cell::new(cpu.map(fmt_lat).unwrap_or_default()).set_alignment(CellAlignment::Right),
+    ]);
+}
+
+/// The human summary: one row per phase and direction, per-job rows when
+/// there are several jobs, then what the numbers mean and any doubts.
+pub(crate) fn render_table(r: &BenchReport) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "phase", "pattern", "jobs×QD", "MB/s", "MiB/s", "IOPS", "lat mean", "p50", "p99", "p99.9",
+        "max", "CPU/IO",
+    ]);
+    for ph in &r.phases {
+        let p = &ph.params;
+        let shape = format!("{}×{}", p.numjobs, p.iodepth);
+        let name = if ph.interrupted {
+            format!("{} (interrupted)", ph.name())
+        } else {
+            ph.name().to_string()
+        };
+        let both = p.rw.reads() && p.rw.writes();
+        let cpu = Some(ph.cpu.cpu_ns_per_io);
+        if both {
+            stat_row(&mut t, name, pattern(p), shape.clone(), &ph.total, cpu);
+            stat_row(
+                &mut t,
+                "  read".into(),
+                String::new(),
+                String::new(),
+                &ph.read,
+                None,
+            );
+            stat_row(
+                &mut t,
+                "  write".into(),
+                String::new(),
+                String::new(),
+                &ph.write,
+                None,
+            );
+        } else {
+            let d = if p.rw.reads() { &ph.read } else { &ph.write };
+            stat_row(&mut t, name, pattern(p), shape.clone(), d, cpu);
+        }
+        if ph.jobs.len() > 1 {
+            for j in &ph.jobs {
+                // A job's read + write over its own window. Its latency is
+                // shown only for single-direction phases: the summaries of
+                // two directions cannot be merged into one distribution.
+                let d = match (p.rw.reads(), p.rw.writes()) {
+                    (true, false) => j.read,
+                    (false, true) => j.write,
+                    _ => DirStats {
+                        bytes: j.read.bytes + j.write.bytes,
+                        ops: j.read.ops + j.write.ops,
+                        bw_bytes_per_s: j.read.bw_bytes_per_s + j.write.bw_bytes_per_s,
+                        iops: j.read.iops + j.write.iops,
+                        lat_ns: None,
+                    },
+                };
+                stat_row(
+                    &mut t,
+                    format!("  job {}", j.job),
+                    String::new(),
+                    String::new(),
+                    &d,
+                    None,
+                );
+            }
+        }
+    }
+    let mut out = format!(
+        "storlab bench on {} ({}{})\n{t}\n",
+        r.target.path,
+        r.target.filesystem.as_deref().unwrap_or(&r.target.kind),
+        r.target
+            .device
+            .as_deref()
+            .map(|d| format!(" on {d}"))
+            .unwrap_or_default()
+    );
+    out.push_str("MB/s = 10^6 bytes/s, MiB/s = 2^20 bytes/s. Rates are the bytes of all jobs / one phase window (first submission to last completion).\n");
+    out.push_str("Latency: per I/O, submission to completion, from histograms merged across jobs. CPU/IO: process CPU time (user+sys) per completed I/O.\n");
+    for ph in &r.phases {
+        let mut notes = Vec::new();
+        if ph.fsync_in_window {
+            notes.push(format!(
+                "end fsync inside the timed window ({})",
+                fmt_lat(ph.end_fsync_ns as f64)
+            ));
+        }
+        let c = &ph.cache;
+        match (c.mode.as_str(), c.verified) {
+            ("direct", _) => notes.push("O_DIRECT".into()),
+            (m, Some(v)) => notes.push(format!(
+                "cache {m} via {}: {} ({}/{} pages resident)",
+                c.method.as_deref().unwrap_or("-"),
+                if v { "verified" } else { "NOT reached" },
+                c.resident_pages_after.unwrap_or(0),
+                c.total_pages.unwrap_or(0)
+            )),
+            (m, None) => notes.push(format!("cache {m}")),
+        }
+        if let Some(d) = &ph.depth {
+            let mut n = format!("depth {:.1} of {} in flight", d.achieved, d.requested);
+            if let (Some(e), Some(m)) = (d.stamp_error_ns, d.stamp_error_mean_ns) {
+                n.push_str(&format!(
+                    " (batched submits share a timestamp: latency overstated by {} on average, at most {})",
+                    fmt_lat(m),
+                    fmt_lat(e as f64)
+                ));
+            }
+            notes.push(n);
+        }
+        if let Some(v) = &ph.verify {
+            notes.push(format!(
+                "verify: {} blocks checked, {} mismatches",
+                v.blocks_checked, v.mismatches
+            ));
+            for m in &v.first_mismatches {
+                notes.push(format!(
+                    "  mismatch in {} at offset {}: {}",
+                    m.file, m.offset_bytes, m.reason
+                ));
+            }
+        }
+        if !ph.errors.is_empty() {
+            let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();
+            notes.push(format!("errors: {}", e.join(", ")));
+        }
+        let secs = ph.elapsed_ns as f64 / 1e9;
+        out.push_str(&format!(
+            "{}: {:.2} s, {} moved, {}; {}\n",
+            ph.name(),
+            secs,
+            format_bytes(ph.total.bytes),
+            ph.params.engine.as_str(),
+            notes.join("; ")
+        ));
+    }
+    if r.target.created_by_storlab {
+        out.push_str(if r.target.kept {
+            "Data files kept.\n"
+        } else {
+            "Data files removed.\n"
+        });
+    }
+    out
+}
+
+trait PhaseName {
+    fn name(&self) -> &str;
+}
+
+impl PhaseName for PhaseResult {
+    fn name(&self) -> &str {
+        &self.params.name
+    }
+}

@@ -1,0 +1,154 @@
+//! The workload flags of `bench` (and every command that runs a workload),
+//! built from the bench option table (`storlab_bench::OPTIONS`) instead of
+//! being declared here: each option's flag, value name, help, default and
+//! aliases come from its one declaration in `crates/bench/src/options.rs`.
+//!
+//! Flags take fio's value forms too: `--direct`, `--direct=1`,
+//! `--direct=0`; fio's names are accepted as aliases (`--ioengine`,
+//! `--iodepth_batch`), with underscores or dashes.
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_pairs};
+
+/// What the user set on the command line, as a spec layer.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadArgs {
+    pub spec: PhaseSpec,
+}
+
+/// The clap id of an option's negating flag (`--no-end-fsync`).
+fn neg_id(o: &OptDef) -> String {
+    format!("{}__off", o.key)
+}
+
+fn arg_for(o: &'static OptDef) -> Arg {
+    let mut a = Arg::new(o.key)
+        .long(o.long)
+        .value_name(o.value_name)
+        .help(o.help_line())
+        .action(ArgAction::Set);
+    if o.key != o.long {
+        // fio habits: --iodepth_batch as well as --iodepth-batch.
+        a = a.alias(o.key);
+    }
+    for alias in o.aliases {
+        a = a.alias(*alias);
+        let dashed = alias.replace('_', "-");
+        if dashed != *alias && dashed != o.long {
+            a = a.alias(dashed);
+        }
+    }
+    if o.kind == OptKind::Flag {
+        a = a
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("1");
+    }
+    a
+}
+
+impl Args for WorkloadArgs {
+    fn augment_args(mut cmd: Command) -> Command {
+        for o in OPTIONS {
+            cmd = cmd.arg(arg_for(o));
+            if let Some(neg) = o.negate {
+                cmd = cmd.arg(
+                    Arg::new(neg_id(o))
+                        .long(neg)
+                        .action(ArgAction::SetTrue)
+                        .conflicts_with(o.key)
+                        .help(format!("Same as --{}=0", o.long)),
+                );
+            }
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for WorkloadArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut given: Vec<(&'static str, String)> = Vec::new();
+        for o in OPTIONS {
+            if m.value_source(o.key) == Some(ValueSource::CommandLine)
+                && let Some(v) = m.get_one::<String>(o.key)
+            {
+                given.push((o.key, v.clone()));
+            }
+            if o.negate.is_some() && m.get_flag(&neg_id(o)) {
+                given.push((o.key, "0".into()));
+            }
+        }
+        let spec = spec_from_pairs(given.iter().map(|(k, v)| (*k, v.as_str()))).map_err(|e| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"))
+        })?;
+        Ok(WorkloadArgs { spec })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct T {
+        #[command(flatten)]
+        w: WorkloadArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<WorkloadArgs, clap::Error> {
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|t| t.w)
+    }
+
+    #[test]
+    fn flags_and_values_in_fio_forms() {
+        let w = parse(&[
+            "--rw",
+            "randread",
+            "--direct",
+            "--iodepth_batch=2",
+            "--iodepth",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!(w.spec.rw.as_deref(), Some("randread"));
+        assert_eq!(w.spec.direct.map(|f| f.0), Some(true));
+        assert_eq!(w.spec.iodepth_batch, Some(2));
+        let w = parse(&["--direct=0", "--ioengine", "psync", "--no-end-fsync"]).unwrap();
+        assert_eq!(w.spec.direct.map(|f| f.0), Some(false));
+        assert_eq!(w.spec.engine.as_deref(), Some("psync"));
+        assert_eq!(w.spec.end_fsync.map(|f| f.0), Some(false));
+        assert!(w.spec.rw.is_none());
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        let e = parse(&["--iodepth", "many"]).unwrap_err().to_string();
+        assert!(e.contains("--iodepth") && e.contains("whole number"), "{e}");
+        let e = parse(&["--verify=maybe"]).unwrap_err().to_string();
+        assert!(e.contains("--verify"), "{e}");
+        assert!(parse(&["--end-fsync=1", "--no-end-fsync"]).is_err());
+    }
+
+    #[test]
+    fn every_option_has_a_flag() {
+        let cmd = <T as clap::CommandFactory>::command();
+        for o in OPTIONS {
+            assert!(
+                cmd.get_arguments().any(|a| a.get_long() == Some(o.long)),
+                "--{} missing",
+                o.long
+            );
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Honest numbers, checked against outside definitions on the real device:
+//! Little's law (IOPS × mean latency = the depth in flight) at several
+//! queue depths, the achieved depth flagged when it falls short, a short
+//! read (a file truncated under a running benchmark) stopping the phase
+//! instead of counting as I/O, and the newcomer's bare `storlab`.
+
+use crate::util::{cmd, skip, stderr, stdout};
+use serde_json::Value;
+use std::time::Duration;
+
+fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
+    let probe = dir.join("probe");
+    std::fs::write(&probe, vec![0u8; 4096]).map_err(|e| e.to_string())?;
+    let direct = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&probe)
+            .is_ok()
+    };
+    let _ = std::fs::remove_file(&probe);
+    if !direct {
+        return Err(format!("{} does not support O_DIRECT", dir.display()));
+    }
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup(2) with a valid, writable params buffer of the
+    // size the kernel expects; the descriptor is closed at once.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 2u32, params.as_mut_ptr()) };
+    if fd < 0 {
+        return Err("io_uring is not available".into());
+    }
+    // SAFETY: closing the descriptor we were just given.
+    unsafe { libc::close(fd as i32) };
+    Ok(())
+}
+
+#[test]
+fn littles_law_holds_on_the_real_device_at_every_depth() {
+    let d = tempfile::tempdir().unwrap();
+    if let Err(why) = uring_and_direct(d.path()) {
+        skip("littles_law_holds_on_the_real_device_at_every_depth", &why);
+        return;
+    }
+    let file = d.path().join("qd.dat");
+    let f = file.to_str().unwrap();
+    // Lay the file out once (storlab created it, so later runs may read it).
+    let out = cmd()
+        .args([
+            "bench",
+            f,
+            "--rw=write",
+            "--bs=1M",
+            "--size=256M",
+            "--iodepth=8",
+            "--no-save",
+            "--keep",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for qd in [1u32, 4, 32, 128] {
+        let out = cmd()
+            .args([
+                "bench",
+                f,
+                "--rw=randread",
+                "--bs=4k",
+                "--runtime=2s",
+                "--time-based",
+                "--no-save",
+            ])
+            .args(["--iodepth", &qd.to_string(), "--output-format=json", "-q"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "QD {qd}: {}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ph = &v["phases"][0];
+        let iops = ph["read"]["iops"].as_f64().unwrap();
+        let lat = ph["read"]["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
+        let depth = &ph["depth"];
+        let achieved = depth["achieved"].as_f64().unwrap();
+        assert_eq!(depth["requested"].as_u64(), Some(u64::from(qd)));
+        // Little's law from two independent counts: the latency histogram
+        // and the engine's time-weighted in-flight meter.
+        let littles = iops * lat;
+        assert!(
+            (littles - achieved).abs() / achieved < 0.05,
+            "QD {qd}: IOPS × mean latency {littles:.2} vs {achieved:.2} in flight"
+        );
+        // Never more in flight than asked; a shortfall over 5 % is flagged.
+        assert!(achieved <= f64::from(qd) * 1.001, "QD {qd}: {achieved}");
+        let flagged = ph["warnings"].as_array().unwrap().iter().any(|w| {
+            w.as_str().unwrap_or("").contains("queue depth")
+                || w.as_str().unwrap_or("").contains("achieved depth")
+        });
+        assert_eq!(
+            flagged,
+            achieved < 0.95 * f64::from(qd),
+            "QD {qd}: achieved {achieved:.2}, warnings {}",
+            ph["warnings"]
+        );
+        if qd <= 4 {
+            assert!(
+                achieved >= 0.95 * f64::from(qd),
+                "QD {qd}: only {achieved:.2} in flight"
+            );
+        }
+        eprintln!(
+            "QD {qd}: {iops:.0} IOPS × {:.1} µs = {littles:.2}; in flight {achieved:.2}",
+            lat * 1e6
+        );
+    }
+}
+
+#[test]
+fn a_file_truncated_under_a_running_read_stops_the_phase() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("shrinks.dat");
+    let f = file.to_str().unwrap().to_string();
+    let out = cmd()
+        .args([
+            "bench",
+            &f,
+            "--rw=write",
+            "--bs=1M",
+            "--size=64M",
+            "--no-save",
+            "--keep",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let child = cmd()
+        .args([
+            "bench",
+            &f,
+            "--rw=randread",
+            "--bs=4k",
+            "--size=64M",
+            "--iodepth=8",
+            "--runtime=20s",
+            "--time-based",
+        ])
+        .args([
+            "--engine=psync",
+            "--cache=cold",
+            "--output-format=json",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let ph = &v["phases"][0];
+    assert!(
+        ph["errors"]["short_read"].as_u64().unwrap_or(0) >= 1,
+        "{}",
+        ph["errors"]
+    );
+    assert!(
+        v["stop_reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("short read"),
+        "{}",
+        v["stop_reason"]
+    );
+    // What was counted before the truncation is plausible, not 455k IOPS of
+    // zero-byte reads: every counted I/O moved a whole block.
+    let r = &ph["read"];
+    assert_eq!(
+        r["bytes"].as_u64().unwrap(),
+        r["ops"].as_u64().unwrap() * 4096
+    );
+}
+
+#[test]
+fn bare_storlab_is_the_quick_check() {
+    // The newcomer's first command, exactly as typed: `storlab`.
+    let d = tempfile::tempdir().unwrap();
+    let out = cmd()
+        .current_dir(d.path())
+        .env_remove("STORLAB_DB")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for needle in [
+        "seq-write",
+        "seq-read",
+        "rand-read",
+        "rand-write",
+        "MB/s",
+        "p99",
+        "in flight",
+        "Saved as run 1",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in\n{text}");
+    }
+    assert!(d.path().join("storlab.db").exists(), "results kept");
+    assert!(
+        !d.path().join("storlab-scratch").exists(),
+        "scratch removed"
+    );
+}
