@@ -10,6 +10,13 @@ Needs fio (Debian package `fio`) and a release build of storlab
 then both tools run on it; it is removed at the end. Figures are each tool's
 own report: IOPS, bandwidth (MB/s = 10^6 B/s), and CPU time per I/O
 (user+sys of the process over the run / completed I/Os).
+
+Latency is printed beside fio's: storlab's mean (from the submitting system
+call to the reap) with its achieved depth, fio's `lat` (slat + clat: from
+when fio prepares the I/O) and `clat`, and IOPS x latency for each. The
+device's own mean queue depth while each tool ran (iostat's aqu-sz: the
+weighted-time field of /sys/block/DEV/stat over the run) is measured the
+same way, from outside, for both.
 """
 
 import argparse
@@ -39,6 +46,21 @@ def run(cmd):
     return p.stdout
 
 
+def device_stat_path(path):
+    """/sys/.../stat of the block device (or partition) holding path, or None."""
+    st = os.stat(path)
+    sysdev = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/stat"
+    return sysdev if os.path.exists(sysdev) else None
+
+
+def weighted_ms(stat_path):
+    """Field 11 of the block stat file: ms spent with I/O queued, weighted by depth."""
+    if not stat_path:
+        return None
+    with open(stat_path) as f:
+        return int(f.read().split()[10])
+
+
 def run_timed(cmd):
     """Run cmd; return (stdout, CPU seconds of the whole process tree).
 
@@ -46,10 +68,17 @@ def run_timed(cmd):
     thread of every process they ran (io_uring workers included), which fio's
     own usr/sys figures (per job thread) leave out."""
     import resource
+    import time
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stat_path = device_stat_path(run_timed.path) if getattr(run_timed, "path", None) else None
+    w0, t0 = weighted_ms(stat_path), time.monotonic()
     out = run(cmd)
+    w1, t1 = weighted_ms(stat_path), time.monotonic()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # Mean device queue over the whole run (start-up and layout included, a
+    # little below the steady state for both tools alike).
+    run_timed.aqu = (w1 - w0) / ((t1 - t0) * 1e3) if stat_path else float("nan")
     return out, cpu
 
 
@@ -74,7 +103,11 @@ def run_fio(w, path, size, runtime):
     runtime_ms = j["job_runtime"]
     own_cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * runtime_ms * 1e6
     return {"iops": d["iops"], "mbps": d["bw_bytes"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(ios, 1),
-            "own_cpu_ns_per_io": own_cpu_ns / max(ios, 1)}
+            "own_cpu_ns_per_io": own_cpu_ns / max(ios, 1),
+            "lat_us": d["lat_ns"]["mean"] / 1e3, "clat_us": d["clat_ns"]["mean"] / 1e3,
+            "iops_x_lat": d["iops"] * d["lat_ns"]["mean"] / 1e9,
+            "iops_x_clat": d["iops"] * d["clat_ns"]["mean"] / 1e9,
+            "device_aqu": run_timed.aqu}
 
 
 def run_storlab(binary, w, path, size, runtime):
@@ -87,8 +120,12 @@ def run_storlab(binary, w, path, size, runtime):
     out, cpu_s = run_timed(cmd)
     ph = json.loads(out)["phases"][0]
     d = ph["write"] if rw in ("write", "randwrite") else ph["read"]
+    lat = (d.get("lat_ns") or {}).get("mean", 0.0)
     return {"iops": d["iops"], "mbps": d["bw_bytes_per_s"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(d["ops"], 1),
-            "own_cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"]}
+            "own_cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"],
+            "lat_us": lat / 1e3, "iops_x_lat": d["iops"] * lat / 1e9,
+            "depth": (ph.get("depth") or {}).get("achieved", float("nan")),
+            "device_aqu": run_timed.aqu}
 
 
 def main():
@@ -108,6 +145,7 @@ def main():
     print("kernel:", os.uname().release, "| cpus:", os.cpu_count())
     tmp = tempfile.mkdtemp(prefix="storlab-vs-fio.", dir=a.dir)
     path = os.path.join(tmp, "cmp.dat")
+    run_timed.path = tmp
     try:
         # Lay the file out once (fio writes it fully before its first read job).
         run(["fio", "--name=layout", f"--filename={path}", "--rw=write", "--bs=1M", f"--size={a.size}",
@@ -124,6 +162,9 @@ def main():
                     else:
                         res[tool].append(run_storlab(a.storlab, w, path, a.size, a.runtime))
             row = {"workload": w[0]}
+            for tool in ("storlab", "fio"):
+                row[tool + "_latency"] = {k: statistics.median(x[k] for x in res[tool])
+                                          for k in res[tool][0] if k not in ("iops", "mbps")}
             for metric in ("iops", "mbps", "cpu_ns_per_io", "own_cpu_ns_per_io"):
                 ratios = [s[metric] / f[metric] for s, f in zip(res["storlab"], res["fio"]) if f[metric] > 0]
                 row[metric] = {
@@ -141,6 +182,10 @@ def main():
                   f"CPU/IO {m['cpu_ns_per_io']['storlab_median']/1e3:>7.2f} vs {m['cpu_ns_per_io']['fio_median']/1e3:>7.2f} us "
                   f"ratio {m['cpu_ns_per_io']['ratio_median']:.3f} [{m['cpu_ns_per_io']['ratio_min']:.3f}-{m['cpu_ns_per_io']['ratio_max']:.3f}]",
                   flush=True)
+            sl, fl = m["storlab_latency"], m["fio_latency"]
+            print(f"{'':32} latency: storlab {sl['lat_us']:.1f} us (depth {sl['depth']:.2f}, IOPSxlat {sl['iops_x_lat']:.2f}) | "
+                  f"fio lat {fl['lat_us']:.1f} us clat {fl['clat_us']:.1f} us (IOPSxlat {fl['iops_x_lat']:.2f}, IOPSxclat {fl['iops_x_clat']:.2f}) | "
+                  f"device aqu-sz storlab {sl['device_aqu']:.2f} fio {fl['device_aqu']:.2f}", flush=True)
         print(json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size, "results": rows}, indent=1))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -151,25 +151,7 @@ fn quick_check_with_no_arguments() {
         .env_remove("STORLAB_DB")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    for phase in [
-        "seq-write",
-        "seq-read",
-        "rand-read",
-        "rand-write",
-        "MB/s",
-        "IOPS",
-        "p99",
-    ] {
-        assert!(text.contains(phase), "missing {phase} in\n{text}");
-    }
-    assert!(
-        !d.path().join("storlab-scratch").exists(),
-        "default scratch directory removed"
-    );
-    // No progress noise without a terminal.
-    assert!(!stderr(&out).contains('\r'));
+    crate::util::assert_quick_check(&out, d.path());
 }
 
 #[test]

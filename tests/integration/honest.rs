@@ -4,7 +4,7 @@
 //! read (a file truncated under a running benchmark) stopping the phase
 //! instead of counting as I/O, and the newcomer's bare `storlab`.
 
-use crate::util::{cmd, skip, stderr, stdout};
+use crate::util::{cmd, skip, stderr};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -35,6 +35,26 @@ fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Write `file` fully with storlab (so storlab created it and later runs may
+/// read it) and keep it.
+fn lay_out(file: &std::path::Path, size: &str) {
+    let out = cmd()
+        .arg("bench")
+        .arg(file)
+        .args([
+            "--rw=write",
+            "--bs=1M",
+            "--iodepth=8",
+            "--no-save",
+            "--keep",
+            "-q",
+        ])
+        .arg(format!("--size={size}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 #[test]
 fn littles_law_holds_on_the_real_device_at_every_depth() {
     let d = tempfile::tempdir().unwrap();
@@ -44,22 +64,7 @@ fn littles_law_holds_on_the_real_device_at_every_depth() {
     }
     let file = d.path().join("qd.dat");
     let f = file.to_str().unwrap();
-    // Lay the file out once (storlab created it, so later runs may read it).
-    let out = cmd()
-        .args([
-            "bench",
-            f,
-            "--rw=write",
-            "--bs=1M",
-            "--size=256M",
-            "--iodepth=8",
-            "--no-save",
-            "--keep",
-            "-q",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    lay_out(&file, "256M");
     for qd in [1u32, 4, 32, 128] {
         let out = cmd()
             .args([
@@ -91,10 +96,11 @@ fn littles_law_holds_on_the_real_device_at_every_depth() {
         );
         // Never more in flight than asked; a shortfall over 5 % is flagged.
         assert!(achieved <= f64::from(qd) * 1.001, "QD {qd}: {achieved}");
-        let flagged = ph["warnings"].as_array().unwrap().iter().any(|w| {
-            w.as_str().unwrap_or("").contains("queue depth")
-                || w.as_str().unwrap_or("").contains("achieved depth")
-        });
+        let flagged = ph["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap_or("").contains("in flight on average"));
         assert_eq!(
             flagged,
             achieved < 0.95 * f64::from(qd),
@@ -119,20 +125,7 @@ fn a_file_truncated_under_a_running_read_stops_the_phase() {
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("shrinks.dat");
     let f = file.to_str().unwrap().to_string();
-    let out = cmd()
-        .args([
-            "bench",
-            &f,
-            "--rw=write",
-            "--bs=1M",
-            "--size=64M",
-            "--no-save",
-            "--keep",
-            "-q",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    lay_out(&file, "64M");
     let child = cmd()
         .args([
             "bench",
@@ -197,23 +190,7 @@ fn bare_storlab_is_the_quick_check() {
         .env_remove("STORLAB_DB")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    for needle in [
-        "seq-write",
-        "seq-read",
-        "rand-read",
-        "rand-write",
-        "MB/s",
-        "p99",
-        "in flight",
-        "Saved as run 1",
-    ] {
-        assert!(text.contains(needle), "missing {needle} in\n{text}");
-    }
+    let text = crate::util::assert_quick_check(&out, d.path());
+    assert!(text.contains("Saved as run 1"), "{text}");
     assert!(d.path().join("storlab.db").exists(), "results kept");
-    assert!(
-        !d.path().join("storlab-scratch").exists(),
-        "scratch removed"
-    );
 }

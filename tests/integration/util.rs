@@ -108,3 +108,28 @@ pub fn ok(o: &Output) -> String {
     );
     stdout(o)
 }
+
+/// The quick check ran: exit 0, its four phases and the main columns in the
+/// table, the default scratch directory under `dir` removed, no progress
+/// noise without a terminal. Returns stdout.
+pub fn assert_quick_check(out: &Output, dir: &std::path::Path) -> String {
+    let text = ok(out);
+    for needle in [
+        "seq-write",
+        "seq-read",
+        "rand-read",
+        "rand-write",
+        "MB/s",
+        "IOPS",
+        "p99",
+        "in flight",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in\n{text}");
+    }
+    assert!(
+        !dir.join("storlab-scratch").exists(),
+        "default scratch directory removed"
+    );
+    assert!(!stderr(out).contains('\r'));
+    text
+}

@@ -299,18 +299,16 @@ fn depth_report(
     let warning = (low && p.rate_iops == 0 && !instant_engine).then(|| {
         if requested as f64 <= p.numjobs as f64 {
             format!(
-                "achieved depth {achieved:.2} of {requested}: the workers spent {:.0} % of the window between I/Os \
-                 (per-I/O CPU cost is significant against this latency; the device was idle that long)",
+                "{achieved:.2} of {requested} I/Os in flight on average: the workers spent {:.0} % of the window \
+                 between I/Os (storlab's per-I/O CPU cost is significant against this latency; the device was idle that long)",
                 100.0 * (1.0 - achieved / requested as f64)
             )
         } else {
             format!(
-                "achieved queue depth {achieved:.1} is below 95 % of the {requested} requested: on average \
-                 {:.1} I/Os were between their completion and their resubmission, which takes one system call \
-                 each (a device that completes in bursts makes them queue up). Latency is measured from the \
-                 submitting call, so it does not hide this (fio's lat does). To keep the depth: spread it over \
-                 jobs (--numjobs), or submit in batches (--iodepth-batch)",
-                requested as f64 - achieved
+                "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): resubmitting after a burst of \
+                 completions takes a system call per I/O; --numjobs spreads the depth over threads \
+                 (latency counts from the submitting call, so this wait is not in it; fio's lat includes it)",
+                100.0 * achieved / requested as f64
             )
         }
     });

@@ -389,6 +389,11 @@ fn emit(
     for w in &report.warnings {
         eprintln!("storlab: warning: {w}");
     }
+    for ph in &report.phases {
+        for w in &ph.warnings {
+            eprintln!("storlab: warning: {}: {w}", ph.params.name);
+        }
+    }
     if let Some(reason) = &report.stop_reason {
         eprintln!("storlab: stopped early: {reason}");
     }

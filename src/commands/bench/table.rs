@@ -133,7 +133,8 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
             .unwrap_or_default()
     );
     out.push_str("MB/s = 10^6 bytes/s, MiB/s = 2^20 bytes/s. Rates are the bytes of all jobs / one phase window (first submission to last completion).\n");
-    out.push_str("Latency: per I/O, submission to completion, from histograms merged across jobs. CPU/IO: process CPU time (user+sys) per completed I/O.\n");
+    out.push_str("Latency: per I/O, from the system call that submits it to the reap of its completion; histograms merged across jobs.\n");
+    out.push_str("Depth in flight: time-weighted mean I/Os between those two moments (= IOPS × mean latency, Little's law). CPU/IO: process CPU (user+sys) per I/O.\n");
     for ph in &r.phases {
         let mut notes = Vec::new();
         if ph.fsync_in_window {

@@ -64,13 +64,20 @@ pub(crate) enum QueueError {
 /// The operations every engine provides. Generic (not object-safe) so the
 /// worker's loop is monomorphised per engine.
 pub(crate) trait Engine {
+    /// The engine's buffers (every engine owns a [`Slots`]); shared access
+    /// only, so no caller can change a slot's state behind the engine.
+    fn slots(&self) -> &Slots;
     /// How many I/Os may be queued or in flight at once (= slots).
-    fn depth(&self) -> usize;
+    fn depth(&self) -> usize {
+        self.slots().len()
+    }
     /// The buffer of a free slot (e.g. data a read brought in).
     ///
     /// # Panics
     /// If the slot is queued or in flight: the kernel may be using it.
-    fn buf(&self, slot: u32) -> &[u8];
+    fn buf(&self, slot: u32) -> &[u8] {
+        self.slots().buf(slot)
+    }
     /// The buffer of a free slot, to prepare a write.
     ///
     /// # Panics
@@ -90,7 +97,9 @@ pub(crate) trait Engine {
     /// Whether a completion is ready to reap now (no system call).
     fn has_completions(&mut self) -> bool;
     /// I/Os handed to the kernel whose completion has not been reaped.
-    fn in_flight(&self) -> usize;
+    fn in_flight(&self) -> usize {
+        self.slots().in_flight()
+    }
     /// Whether io_uring buffer/file registration took effect (None for
     /// engines without registration).
     fn registered(&self) -> Option<bool> {

@@ -49,11 +49,8 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
-    fn depth(&self) -> usize {
-        self.slots.len()
-    }
-    fn buf(&self, slot: u32) -> &[u8] {
-        self.slots.buf(slot)
+    fn slots(&self) -> &Slots {
+        &self.slots
     }
     fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
         self.slots.buf_mut(slot)
@@ -97,8 +94,5 @@ impl Engine for NullEngine {
         self.pending
             .front()
             .is_some_and(|&(_, _, due)| due <= Instant::now())
-    }
-    fn in_flight(&self) -> usize {
-        self.slots.in_flight()
     }
 }

@@ -29,14 +29,14 @@ impl PsyncEngine {
 }
 
 impl Engine for PsyncEngine {
-    fn depth(&self) -> usize {
-        1
-    }
-    fn buf(&self, slot: u32) -> &[u8] {
-        self.slots.buf(slot)
+    fn slots(&self) -> &Slots {
+        &self.slots
     }
     fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
         self.slots.buf_mut(slot)
+    }
+    fn depth(&self) -> usize {
+        1
     }
     fn queue(&mut self, io: Io) -> Result<(), QueueError> {
         if self.queued.is_some() || self.done.is_some() {

@@ -164,18 +164,12 @@ impl Drop for UringEngine {
 }
 
 impl Engine for UringEngine {
-    fn depth(&self) -> usize {
-        self.slots.len()
+    fn slots(&self) -> &Slots {
+        &self.slots
     }
-
-    fn buf(&self, slot: u32) -> &[u8] {
-        self.slots.buf(slot)
-    }
-
     fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
         self.slots.buf_mut(slot)
     }
-
     #[inline]
     fn queue(&mut self, io: Io) -> Result<(), QueueError> {
         self.slots.take(&io)?;
@@ -265,10 +259,6 @@ impl Engine for UringEngine {
 
     fn has_completions(&mut self) -> bool {
         !self.ring.completion().is_empty()
-    }
-
-    fn in_flight(&self) -> usize {
-        self.slots.in_flight()
     }
 
     fn registered(&self) -> Option<bool> {
