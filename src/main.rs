@@ -39,6 +39,10 @@ enum Command {
     Report(commands::report::ReportCommand),
     /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
     Plan(commands::plan::PlanCommand),
+    /// Measure a matrix of configurations (RAID level, chunk, file system) with setup and teardown commands; resumable
+    Campaign(commands::campaign::CampaignCommand),
+    /// Find the best value of a block-layer setting for this device by measuring each (readahead), then restore
+    Tune(commands::tune::TuneCommand),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
@@ -92,6 +96,8 @@ fn main() -> ExitCode {
         Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
+        Command::Campaign(c) => c.execute(),
+        Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
     };
     match result {

@@ -2,6 +2,7 @@
 //! `fn execute(self) -> anyhow::Result<crate::Outcome>`.
 
 pub mod bench;
+pub mod campaign;
 pub mod check;
 pub mod common;
 pub mod compare;
@@ -13,4 +14,5 @@ pub mod plan;
 pub mod report;
 pub mod runs;
 pub mod show;
+pub mod tune;
 pub mod workload;

@@ -1,0 +1,671 @@
+//! `storlab campaign FILE.toml`: measure a matrix of configurations (RAID
+//! level, chunk, file system, ...) that must be built and torn down between
+//! tests, as one resumable command.
+//!
+//! Each cell runs its `setup` shell commands, then its storlab runs (bench
+//! with a profile or job file, or a sweep) as child `storlab` processes
+//! tagged `campaign=ID cell=NAME` plus the cell's own tags, then its
+//! `teardown` — always, also after a failure or Ctrl-C. Every command's
+//! output goes to the cell's log in the campaign directory
+//! (`./storlab-campaigns/ID/`), with the expanded campaign and its state, so
+//! `--resume ID` continues after the last cell whose results are stored.
+//! The end is one comparison table across cells (and, with `--report`, the
+//! HTML report of all of them). `spec` parses and expands the file.
+
+mod spec;
+
+use crate::Outcome;
+use crate::commands::common::DbArgs;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use comfy_table::{Cell as TCell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use serde::{Deserialize, Serialize};
+use spec::{Campaign, CampaignFile, Cell};
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use storlab_store::{RunSelector, Store};
+use storlab_types::StoredRun;
+
+/// Tags storlab sets on every run of a campaign; a cell may not use them.
+const RESERVED_TAGS: [&str; 3] = ["campaign", "cell", "campaign_run"];
+
+/// `storlab campaign FILE.toml`
+#[derive(Args, Debug)]
+pub struct CampaignCommand {
+    /// The campaign file (cells, or a [matrix] and a [template]); not needed with --resume
+    #[arg(value_name = "FILE", required_unless_present = "resume")]
+    pub file: Option<PathBuf>,
+    /// Print every cell with its expanded commands and stop
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run the setup commands without asking (for scripts): they may destroy data
+    #[arg(long)]
+    pub yes: bool,
+    /// Continue the campaign with this id after its last finished cell
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Also write the HTML report of every run of the campaign
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// Where campaigns keep their logs and state
+    #[arg(long, value_name = "DIR", default_value = "storlab-campaigns")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// How a cell ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CellStatus {
+    Finished,
+    Failed,
+    Interrupted,
+}
+
+/// What the campaign directory remembers of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CellState {
+    status: CellStatus,
+    reason: Option<String>,
+    /// Finished runs stored for this cell when it ended.
+    stored_runs: usize,
+}
+
+/// `state.json`: every cell that ended so far.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct State {
+    cells: BTreeMap<String, CellState>,
+}
+
+/// The campaign's directory and files.
+struct Dir {
+    path: PathBuf,
+}
+
+impl Dir {
+    fn campaign(&self) -> PathBuf {
+        self.path.join("campaign.json")
+    }
+    fn state(&self) -> PathBuf {
+        self.path.join("state.json")
+    }
+    fn log(&self, cell: &str) -> PathBuf {
+        self.path.join(format!("{cell}.log"))
+    }
+    fn load_state(&self) -> Result<State> {
+        match std::fs::read_to_string(self.state()) {
+            Ok(t) => serde_json::from_str(&t)
+                .with_context(|| format!("{} is damaged", self.state().display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", self.state().display())),
+        }
+    }
+    /// Write the state atomically (a kill never leaves half a file).
+    fn save_state(&self, s: &State) -> Result<()> {
+        let tmp = self.path.join("state.json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(s)?)?;
+        std::fs::rename(&tmp, self.state())?;
+        Ok(())
+    }
+}
+
+/// A signal asked the campaign to stop (0 = none).
+#[derive(Clone)]
+struct Stop(Arc<AtomicUsize>);
+
+impl Stop {
+    fn install() -> Result<Stop> {
+        let flag = Arc::new(AtomicUsize::new(0));
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)
+                .context("cannot install the signal handlers")?;
+        }
+        Ok(Stop(flag))
+    }
+    fn requested(&self) -> bool {
+        self.0.load(Ordering::Relaxed) != 0
+    }
+}
+
+impl CampaignCommand {
+    pub fn execute(self) -> Result<Outcome> {
+        let (id, dir, campaign) = self.load()?;
+        if self.dry_run {
+            crate::output::print(&describe(&id, &campaign))?;
+            return Ok(Outcome::Ok);
+        }
+        self.confirm(&campaign)?;
+        let store = self.db.open()?;
+        let stop = Stop::install()?;
+        let mut state = dir.load_state()?;
+        eprintln!(
+            "campaign {id}: {} cells, logs in {}",
+            campaign.cells.len(),
+            dir.path.display()
+        );
+        for (i, cell) in campaign.cells.iter().enumerate() {
+            if finished(&store, &id, cell, state.cells.get(&cell.name))? {
+                eprintln!(
+                    "[{}/{}] {}: already finished, skipped",
+                    i + 1,
+                    campaign.cells.len(),
+                    cell.name
+                );
+                continue;
+            }
+            eprintln!("[{}/{}] {}", i + 1, campaign.cells.len(), cell.name);
+            let st = self.run_cell(&id, cell, &dir, &stop, &store)?;
+            eprintln!(
+                "  {}{}",
+                match st.status {
+                    CellStatus::Finished => "finished",
+                    CellStatus::Failed => "FAILED",
+                    CellStatus::Interrupted => "interrupted",
+                },
+                st.reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+            let interrupted = st.status == CellStatus::Interrupted;
+            state.cells.insert(cell.name.clone(), st);
+            dir.save_state(&state)?;
+            if interrupted || stop.requested() {
+                eprintln!(
+                    "storlab: campaign stopped; continue with: storlab campaign --resume {id}"
+                );
+                return Ok(Outcome::Interrupted);
+            }
+        }
+        self.summarise(&id, &campaign, &state, &store)
+    }
+
+    /// The campaign to run: a new one from the file (its directory made, the
+    /// expanded campaign saved) or the saved one of `--resume`.
+    fn load(&self) -> Result<(String, Dir, Campaign)> {
+        if let Some(id) = &self.resume {
+            if id.is_empty() || id.contains('/') || id.starts_with('.') {
+                bail!(
+                    "--resume {id}: not a campaign id (see the directories in {})",
+                    self.dir.display()
+                );
+            }
+            let dir = Dir {
+                path: self.dir.join(id),
+            };
+            let text = std::fs::read_to_string(dir.campaign()).with_context(|| {
+                format!(
+                    "no campaign {id} in {} (campaign ids are the directory names there; --dir DIR names another place)",
+                    self.dir.display()
+                )
+            })?;
+            let c: Campaign = serde_json::from_str(&text)
+                .with_context(|| format!("{} is damaged", dir.campaign().display()))?;
+            return Ok((id.clone(), dir, c));
+        }
+        let Some(file) = &self.file else {
+            bail!("give a campaign file, or --resume ID");
+        };
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("campaign")
+            .to_string();
+        let campaign = CampaignFile::parse(&text, file)?.expand(&stem)?;
+        for c in &campaign.cells {
+            if let Some(t) = c.tags.keys().find(|k| RESERVED_TAGS.contains(&k.as_str())) {
+                bail!(
+                    "cell {}: the tag {t} is set by storlab itself; use another name",
+                    c.name
+                );
+            }
+        }
+        let name: String = campaign
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .replace([':', '-'], "")
+            .replace('T', "-")
+            .trim_end_matches('Z')
+            .to_string();
+        let id = format!("{name}-{stamp}");
+        let dir = Dir {
+            path: self.dir.join(&id),
+        };
+        if self.dry_run {
+            return Ok((id, dir, campaign));
+        }
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        std::fs::create_dir(&dir.path).with_context(|| {
+            format!(
+                "cannot create {} (a campaign with this id exists?)",
+                dir.path.display()
+            )
+        })?;
+        std::fs::write(dir.campaign(), serde_json::to_string_pretty(&campaign)?)?;
+        Ok((id, dir, campaign))
+    }
+
+    /// Setup commands may destroy data: ask once for the whole campaign.
+    fn confirm(&self, c: &Campaign) -> Result<()> {
+        let n: usize = c
+            .cells
+            .iter()
+            .map(|c| c.setup.len() + c.teardown.len())
+            .sum();
+        if n == 0 || self.yes {
+            return Ok(());
+        }
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            bail!(
+                "this campaign runs {n} setup/teardown commands that may destroy data; \
+                 review them with --dry-run, then confirm with --yes"
+            );
+        }
+        eprint!(
+            "{}This campaign runs the {n} setup/teardown commands above as root shell commands; \
+             they may destroy data. Type yes to go on: ",
+            describe("(new)", c)
+        );
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line)?;
+        if line.trim() != "yes" {
+            bail!("not confirmed; nothing was run");
+        }
+        Ok(())
+    }
+
+    /// One cell: setup, runs, teardown (always), each command logged.
+    fn run_cell(
+        &self,
+        id: &str,
+        cell: &Cell,
+        dir: &Dir,
+        stop: &Stop,
+        store: &Store,
+    ) -> Result<CellState> {
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.log(&cell.name))
+            .with_context(|| format!("cannot open the log {}", dir.log(&cell.name).display()))?;
+        let mut outcome: Result<(), (CellStatus, String)> = Ok(());
+        for cmd in &cell.setup {
+            if let Err(e) = shell(cmd, &mut log, stop) {
+                outcome = Err(e.into_status(format!("setup `{cmd}`")));
+                break;
+            }
+        }
+        if outcome.is_ok() {
+            outcome = self.run_storlab(id, cell, &mut log, stop);
+        }
+        // The teardown runs whatever happened, also after Ctrl-C.
+        let mut teardown_failed = None;
+        for cmd in &cell.teardown {
+            if let Err(e) = shell(cmd, &mut log, &Stop(Arc::new(AtomicUsize::new(0)))) {
+                teardown_failed.get_or_insert(format!("teardown `{cmd}`: {}", e.message()));
+            }
+        }
+        let stored_runs = stored(store, id, &cell.name)?.len();
+        let (status, reason) = match (outcome, teardown_failed) {
+            (Err((s, r)), _) => (s, Some(r)),
+            (Ok(()), Some(t)) => (CellStatus::Failed, Some(t)),
+            (Ok(()), None) => (CellStatus::Finished, None),
+        };
+        let _ = writeln!(
+            log,
+            "# cell {}: {status:?} {}",
+            cell.name,
+            reason.clone().unwrap_or_default()
+        );
+        Ok(CellState {
+            status,
+            reason,
+            stored_runs,
+        })
+    }
+
+    /// The cell's storlab runs, as child processes writing to the log.
+    fn run_storlab(
+        &self,
+        id: &str,
+        cell: &Cell,
+        log: &mut std::fs::File,
+        stop: &Stop,
+    ) -> Result<(), (CellStatus, String)> {
+        let exe = std::env::current_exe().map_err(|e| {
+            (
+                CellStatus::Failed,
+                format!("cannot find storlab itself: {e}"),
+            )
+        })?;
+        for (i, words) in cell.run.iter().enumerate() {
+            let mut args: Vec<String> = words.clone();
+            let mut tags = vec![
+                format!("campaign={id}"),
+                format!("cell={}", cell.name),
+                format!("campaign_run={i}"),
+            ];
+            tags.extend(cell.tags.iter().map(|(k, v)| format!("{k}={v}")));
+            for t in tags {
+                args.push("--tag".into());
+                args.push(t);
+            }
+            args.push("--db".into());
+            args.push(self.db.db.display().to_string());
+            let line = format!("storlab {}", args.join(" "));
+            eprintln!(
+                "  run {}/{}: storlab {}",
+                i + 1,
+                cell.run.len(),
+                words.join(" ")
+            );
+            let mut c = Command::new(&exe);
+            c.args(&args);
+            run_logged(c, &line, log, stop).map_err(|e| e.into_status(format!("`{line}`")))?;
+        }
+        Ok(())
+    }
+
+    /// The comparison table across cells and the optional HTML report.
+    fn summarise(&self, id: &str, c: &Campaign, state: &State, store: &Store) -> Result<Outcome> {
+        let mut runs: Vec<(String, StoredRun)> = Vec::new();
+        for cell in &c.cells {
+            for r in stored(store, id, &cell.name)? {
+                runs.push((cell.name.clone(), r));
+            }
+        }
+        let text = comparison_table(c, &runs);
+        let failed: Vec<String> = c
+            .cells
+            .iter()
+            .filter_map(|cell| match state.cells.get(&cell.name) {
+                Some(s) if s.status != CellStatus::Finished => Some(format!(
+                    "{} {}: {}",
+                    cell.name,
+                    if s.status == CellStatus::Failed {
+                        "failed"
+                    } else {
+                        "interrupted"
+                    },
+                    s.reason.as_deref().unwrap_or("?")
+                )),
+                _ => None,
+            })
+            .collect();
+        let mut out = format!("campaign {id}\n{text}");
+        for f in &failed {
+            out.push_str(&format!("cell {f}\n"));
+        }
+        out.push_str(&format!(
+            "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
+            self.dir.join(id).display()
+        ));
+        if let Some(path) = &self.report {
+            let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
+            let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
+            std::fs::write(path, storlab_report::html_report(&all, base))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            out.push_str(&format!("Report: {}\n", path.display()));
+        }
+        crate::output::print(&out)?;
+        Ok(if failed.is_empty() {
+            Outcome::Ok
+        } else {
+            Outcome::Failed
+        })
+    }
+}
+
+/// What went wrong with one command.
+enum CmdError {
+    /// It could not start or exited non-zero.
+    Failed(String),
+    /// A signal asked the campaign to stop while it ran.
+    Interrupted,
+}
+
+impl CmdError {
+    fn message(&self) -> String {
+        match self {
+            CmdError::Failed(m) => m.clone(),
+            CmdError::Interrupted => "interrupted".into(),
+        }
+    }
+    fn into_status(self, what: String) -> (CellStatus, String) {
+        match self {
+            CmdError::Failed(m) => (CellStatus::Failed, format!("{what}: {m}")),
+            CmdError::Interrupted => (CellStatus::Interrupted, format!("{what}: interrupted")),
+        }
+    }
+}
+
+fn shell(cmd: &str, log: &mut std::fs::File, stop: &Stop) -> Result<(), CmdError> {
+    let mut c = Command::new("sh");
+    c.args(["-c", cmd]);
+    run_logged(c, &format!("$ {cmd}"), log, stop)
+}
+
+/// Run `c` with its output appended to `log` under a header line; a stop
+/// request is passed on to it (SIGTERM) and waited for.
+fn run_logged(
+    mut c: Command,
+    header: &str,
+    log: &mut std::fs::File,
+    stop: &Stop,
+) -> Result<(), CmdError> {
+    let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+    let _ = writeln!(log, "# {when} {header}");
+    let _ = log.flush();
+    let out = log
+        .try_clone()
+        .map_err(|e| CmdError::Failed(format!("log: {e}")))?;
+    let err = log
+        .try_clone()
+        .map_err(|e| CmdError::Failed(format!("log: {e}")))?;
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .map_err(|e| CmdError::Failed(format!("cannot start: {e}")))?;
+    let mut signalled = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) => {}
+            Err(e) => return Err(CmdError::Failed(format!("waiting: {e}"))),
+        }
+        if stop.requested() && !signalled {
+            // A terminal's Ctrl-C reaches the child too; a SIGTERM sent to
+            // the campaign alone is passed on.
+            if let Ok(pid) = i32::try_from(child.id()) {
+                terminate(pid);
+            }
+            signalled = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = writeln!(log, "# exit {status}");
+    if stop.requested() {
+        return Err(CmdError::Interrupted);
+    }
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CmdError::Failed(format!(
+            "exited with {status} (see the log)"
+        )))
+    }
+}
+
+/// Send SIGTERM to a child process (it stops as after Ctrl-C, keeping its
+/// results).
+fn terminate(pid: i32) {
+    // SAFETY: kill(2) takes plain integers; `pid` is our own child, not yet
+    // reaped (try_wait said it was running), so the id cannot be reused.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+}
+
+/// The campaign's finished runs of one cell, oldest first.
+fn stored(store: &Store, id: &str, cell: &str) -> Result<Vec<StoredRun>> {
+    let sel = RunSelector::Tags(vec![
+        ("campaign".into(), id.into()),
+        ("cell".into(), cell.into()),
+    ]);
+    let runs = match store.select(&[sel], false) {
+        Ok(r) => r,
+        Err(_) => return Ok(Vec::new()),
+    };
+    Ok(runs
+        .into_iter()
+        .filter(|r| !r.report.interrupted && !r.report.finished_at.is_empty())
+        .collect())
+}
+
+/// A cell counts as finished only when it ended so and its results are in
+/// the store.
+fn finished(store: &Store, id: &str, cell: &Cell, st: Option<&CellState>) -> Result<bool> {
+    let Some(st) = st else { return Ok(false) };
+    if st.status != CellStatus::Finished {
+        return Ok(false);
+    }
+    Ok(stored(store, id, &cell.name)?.len() >= st.stored_runs.max(cell.run.len()))
+}
+
+/// `--dry-run`: every cell with its expanded commands.
+fn describe(id: &str, c: &Campaign) -> String {
+    let mut s = format!(
+        "campaign {} ({id}): {} cells, baseline {}\n",
+        c.name,
+        c.cells.len(),
+        c.baseline
+    );
+    for (i, cell) in c.cells.iter().enumerate() {
+        let tags: Vec<String> = cell.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&format!(
+            "\n[{}] {}  {}\n  target: {}\n",
+            i + 1,
+            cell.name,
+            tags.join(" "),
+            cell.target
+        ));
+        for cmd in &cell.setup {
+            s.push_str(&format!("  setup:    {cmd}\n"));
+        }
+        for r in &cell.run {
+            s.push_str(&format!("  run:      storlab {}\n", r.join(" ")));
+        }
+        for cmd in &cell.teardown {
+            s.push_str(&format!("  teardown: {cmd}\n"));
+        }
+    }
+    s
+}
+
+/// One row per cell and phase: the cell's tags as columns, each figure and
+/// its change against the baseline cell's matching phase, noise marked as
+/// `compare` marks it.
+fn comparison_table(c: &Campaign, runs: &[(String, StoredRun)]) -> String {
+    use storlab_report::{Metric, Verdict};
+    let keys: Vec<String> = {
+        let mut k: Vec<String> = c
+            .cells
+            .iter()
+            .flat_map(|c| c.tags.keys().cloned())
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut header: Vec<String> = vec!["cell".into()];
+    header.extend(keys.iter().cloned());
+    header.extend(["phase", "MB/s", "IOPS", "p99", "vs baseline"].map(String::from));
+    t.set_header(header);
+    let entries: usize = c.cells.iter().map(|c| c.run.len()).max().unwrap_or(0);
+    for entry in 0..entries {
+        let of_entry = |cell: &str| -> Vec<&StoredRun> {
+            runs.iter()
+                .filter(|(n, r)| {
+                    n == cell
+                        && r.tags.get("campaign_run").map(String::as_str)
+                            == Some(&entry.to_string())
+                })
+                .map(|(_, r)| r)
+                .collect()
+        };
+        let base = of_entry(&c.baseline);
+        let [base] = base.as_slice() else { continue };
+        let mut set: Vec<StoredRun> = Vec::new();
+        let mut cell_of = BTreeMap::new();
+        for cell in &c.cells {
+            if let [r] = of_entry(&cell.name).as_slice() {
+                cell_of.insert(r.id, cell);
+                set.push((*r).clone());
+            }
+        }
+        let cmp = storlab_report::compare(&set, base);
+        for row in &cmp.rows {
+            let Some(cell) = cell_of.get(&row.run_id) else {
+                continue;
+            };
+            let mut cells: Vec<TCell> = vec![TCell::new(&cell.name)];
+            cells.extend(
+                keys.iter()
+                    .map(|k| TCell::new(cell.tags.get(k).cloned().unwrap_or_default())),
+            );
+            cells.push(TCell::new(format!(
+                "{} {}",
+                row.phase,
+                row.direction.as_str()
+            )));
+            let mut verdicts = Vec::new();
+            for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
+                let ch = row.change(m);
+                let v = ch
+                    .and_then(|c| c.value)
+                    .map(|v| m.format(v))
+                    .unwrap_or_else(|| "-".into());
+                cells.push(TCell::new(v).set_alignment(CellAlignment::Right));
+                if let Some(ch) = ch
+                    && ch.verdict != Verdict::Baseline
+                {
+                    verdicts.push(format!("{} {}", m.name(), ch.describe()));
+                }
+            }
+            cells.push(TCell::new(if row.is_baseline {
+                "baseline".to_string()
+            } else {
+                verdicts.join(", ")
+            }));
+            t.add_row(cells);
+        }
+    }
+    format!("{t}\n")
+}

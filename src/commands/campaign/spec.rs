@@ -1,0 +1,442 @@
+//! The campaign file: configurations (cells) to build, measure and tear
+//! down, written as a list of `[[cell]]` tables, or generated from a
+//! `[matrix]` of lists and a `[template]` cell with `{name}` placeholders.
+//!
+//! ```toml
+//! name = "fs-choice"
+//! baseline = "ext4"            # optional: the cell others are compared with
+//!
+//! [matrix]
+//! fs = ["ext4", "xfs", "btrfs"]
+//!
+//! [template]
+//! name = "{fs}"
+//! tags = { fs = "{fs}" }
+//! setup = ["mkfs.{fs} /dev/loop7", "mount /dev/loop7 /mnt/t"]
+//! teardown = ["umount /mnt/t"]
+//! target = "/mnt/t"
+//! run = [["bench", "--profile", "sas"]]
+//! ```
+//!
+//! Every string of a cell may use the matrix variables and `{target}`; an
+//! unknown placeholder is an error that names it. Pure: parsing and
+//! expansion only.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A bad campaign file: what is wrong and where.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct CampaignError(pub String);
+
+/// One configuration as written (before substitution).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellSpec {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// Shell commands (`sh -c`) that build the configuration.
+    #[serde(default)]
+    pub setup: Vec<String>,
+    /// Shell commands that take it down again (always run after setup).
+    #[serde(default)]
+    pub teardown: Vec<String>,
+    /// Where storlab measures (directory, file or device).
+    pub target: Option<String>,
+    /// What to run: storlab command lines (`["bench", "--profile", "sas"]`,
+    /// `["sweep", "--vary", "bs=4k,1m"]`, `["bench", "--job", "x.toml"]`).
+    /// The target is appended unless the words contain `{target}`.
+    #[serde(default)]
+    pub run: Vec<Vec<String>>,
+}
+
+/// The file as written.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignFile {
+    pub name: Option<String>,
+    /// Name of the cell the others are compared with (default: the first).
+    pub baseline: Option<String>,
+    /// Lists of values, in file order (the first key varies slowest).
+    #[serde(default)]
+    pub matrix: toml::Table,
+    pub template: Option<CellSpec>,
+    #[serde(default)]
+    pub cell: Vec<CellSpec>,
+}
+
+/// One configuration, every placeholder substituted.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Cell {
+    pub name: String,
+    pub tags: BTreeMap<String, String>,
+    pub setup: Vec<String>,
+    pub teardown: Vec<String>,
+    pub target: String,
+    /// storlab argument vectors, target inserted.
+    pub run: Vec<Vec<String>>,
+}
+
+/// The expanded campaign.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Campaign {
+    pub name: String,
+    pub baseline: String,
+    pub cells: Vec<Cell>,
+}
+
+/// At most this many cells: a matrix is a product and grows fast.
+pub const MAX_CELLS: usize = 10_000;
+
+/// Substitute `{var}` in `s`; `{{` and `}}` stand for braces.
+pub fn substitute(s: &str, vars: &BTreeMap<String, String>) -> Result<String, CampaignError> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(['{', '}']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            out.push(tail.as_bytes()[0] as char);
+            rest = &tail[2..];
+            continue;
+        }
+        if tail.starts_with('}') {
+            return Err(CampaignError(format!(
+                "unmatched '}}' in \"{s}\" (write '}}}}' for a literal brace)"
+            )));
+        }
+        let close = tail.find('}').ok_or_else(|| {
+            CampaignError(format!(
+                "unclosed '{{' in \"{s}\" (write '{{{{' for a literal brace)"
+            ))
+        })?;
+        let key = &tail[1..close];
+        let v = vars.get(key).ok_or_else(|| {
+            let known: Vec<&str> = vars.keys().map(String::as_str).collect();
+            CampaignError(format!(
+                "unknown placeholder {{{key}}} in \"{s}\": the placeholders are {}",
+                if known.is_empty() {
+                    "none (add a [matrix])".to_string()
+                } else {
+                    known
+                        .iter()
+                        .map(|k| format!("{{{k}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ))
+        })?;
+        out.push_str(v);
+        rest = &tail[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// A matrix value as text: strings as they are, numbers and booleans as
+/// TOML writes them.
+fn value_text(k: &str, v: &toml::Value) -> Result<String, CampaignError> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+            Ok(v.to_string())
+        }
+        _ => Err(CampaignError(format!(
+            "matrix key {k}: values must be strings or numbers, e.g. {k} = [\"64k\", \"256k\"]"
+        ))),
+    }
+}
+
+/// The matrix as a list of variable assignments (cartesian product, in the
+/// file's key order, the first key varying slowest).
+fn product(matrix: &toml::Table) -> Result<Vec<BTreeMap<String, String>>, CampaignError> {
+    let mut out = vec![BTreeMap::new()];
+    for (k, values) in matrix {
+        let values: Vec<String> = match values {
+            toml::Value::Array(a) => a
+                .iter()
+                .map(|v| value_text(k, v))
+                .collect::<Result<_, _>>()?,
+            one => vec![value_text(k, one)?],
+        };
+        if values.is_empty() {
+            return Err(CampaignError(format!("matrix key {k} has no values")));
+        }
+        let mut next = Vec::new();
+        for base in &out {
+            for v in &values {
+                let mut m = base.clone();
+                m.insert(k.clone(), v.clone());
+                next.push(m);
+            }
+            if next.len() > MAX_CELLS {
+                return Err(CampaignError(format!(
+                    "the matrix makes more than {MAX_CELLS} cells: split the campaign"
+                )));
+            }
+        }
+        out = next;
+    }
+    Ok(out)
+}
+
+fn expand_cell(
+    spec: &CellSpec,
+    vars: &BTreeMap<String, String>,
+    index: usize,
+) -> Result<Cell, CampaignError> {
+    let target_raw = spec.target.clone().ok_or_else(|| {
+        CampaignError(format!(
+            "cell {} has no target: add target = \"/mnt/x\" (the directory, file or device to measure)",
+            index + 1
+        ))
+    })?;
+    let target = substitute(&target_raw, vars)?;
+    let mut vars = vars.clone();
+    vars.insert("target".into(), target.clone());
+    let sub = |s: &String| substitute(s, &vars);
+    let from_matrix: Vec<String> = vars
+        .iter()
+        .filter(|(k, _)| *k != "target")
+        .map(|(k, v)| format!("{k}-{v}"))
+        .collect();
+    let name = match &spec.name {
+        Some(n) => sub(n)?,
+        None if !from_matrix.is_empty() => from_matrix.join("_"),
+        None => format!("cell{}", index + 1),
+    };
+    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '/' || c == ',') {
+        return Err(CampaignError(format!(
+            "cell name \"{name}\" must be one word without '/' or ',' (it names the cell's log and tag)"
+        )));
+    }
+    let mut tags = BTreeMap::new();
+    for (k, v) in &spec.tags {
+        tags.insert(sub(k)?, sub(v)?);
+    }
+    if spec.run.is_empty() {
+        return Err(CampaignError(format!(
+            "cell {name} runs nothing: add run = [[\"bench\", \"--profile\", \"sas\"]] or a job file"
+        )));
+    }
+    let mut run = Vec::new();
+    for words in &spec.run {
+        let first = words.first().map(String::as_str).unwrap_or("");
+        if !matches!(first, "bench" | "sweep") {
+            return Err(CampaignError(format!(
+                "cell {name}: a run must start with bench or sweep, not \"{first}\""
+            )));
+        }
+        let uses_target = words.iter().any(|w| w.contains("{target}"));
+        let mut w: Vec<String> = words.iter().map(sub).collect::<Result<_, _>>()?;
+        if !uses_target {
+            w.insert(1, target.clone());
+        }
+        run.push(w);
+    }
+    Ok(Cell {
+        name,
+        tags,
+        setup: spec.setup.iter().map(sub).collect::<Result<_, _>>()?,
+        teardown: spec.teardown.iter().map(sub).collect::<Result<_, _>>()?,
+        target,
+        run,
+    })
+}
+
+impl CampaignFile {
+    /// Parse TOML; errors quote the file, line and column.
+    pub fn parse(text: &str, path: &Path) -> Result<CampaignFile, CampaignError> {
+        toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let before = &text[..s.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let col = before
+                        .rfind('\n')
+                        .map_or(before.len() + 1, |i| before.len() - i);
+                    format!("{}:{line}:{col}", path.display())
+                })
+                .unwrap_or_else(|| path.display().to_string());
+            CampaignError(format!("{at}: {}", e.message()))
+        })
+    }
+
+    /// Expand the matrix and substitute every placeholder.
+    pub fn expand(&self, default_name: &str) -> Result<Campaign, CampaignError> {
+        let mut cells = Vec::new();
+        if let Some(t) = &self.template {
+            for vars in product(&self.matrix)? {
+                cells.push(expand_cell(t, &vars, cells.len())?);
+            }
+        } else if !self.matrix.is_empty() {
+            return Err(CampaignError(
+                "a [matrix] needs a [template] cell to fill in".into(),
+            ));
+        }
+        let none = BTreeMap::new();
+        for c in &self.cell {
+            cells.push(expand_cell(c, &none, cells.len())?);
+        }
+        if cells.is_empty() {
+            return Err(CampaignError(
+                "the campaign has no cells: add [[cell]] tables, or a [matrix] and a [template]"
+                    .into(),
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &cells {
+            if !seen.insert(c.name.clone()) {
+                return Err(CampaignError(format!(
+                    "two cells are named {}: give the template a name with every matrix variable, e.g. name = \"{{fs}}-{{chunk}}\"",
+                    c.name
+                )));
+            }
+        }
+        let baseline = match &self.baseline {
+            Some(b) if seen.contains(b) => b.clone(),
+            Some(b) => {
+                return Err(CampaignError(format!(
+                    "baseline {b} is not a cell: the cells are {}",
+                    cells
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            None => cells[0].name.clone(),
+        };
+        Ok(Campaign {
+            name: self
+                .name
+                .clone()
+                .unwrap_or_else(|| default_name.to_string()),
+            baseline,
+            cells,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn placeholders() {
+        let v = vars(&[("fs", "xfs"), ("chunk", "64k")]);
+        assert_eq!(
+            substitute("mkfs.{fs} -d su={chunk}", &v).unwrap(),
+            "mkfs.xfs -d su=64k"
+        );
+        assert_eq!(
+            substitute("awk '{{print $1}}'", &v).unwrap(),
+            "awk '{print $1}'"
+        );
+        let e = substitute("mkfs.{fss}", &v).unwrap_err().0;
+        assert!(e.contains("{fss}") && e.contains("{chunk}, {fs}"), "{e}");
+        assert!(substitute("a {fs", &v).is_err());
+        assert!(substitute("a } b", &v).is_err());
+    }
+
+    #[test]
+    fn matrix_expands_to_every_combination() {
+        let text = r#"
+name = "t"
+baseline = "ext4-256k"
+[matrix]
+fs = ["ext4", "xfs"]
+chunk = ["64k", "256k"]
+[template]
+name = "{fs}-{chunk}"
+tags = { fs = "{fs}", chunk = "{chunk}" }
+setup = ["mkfs.{fs} /dev/x", "mount /dev/x {target}"]
+teardown = ["umount {target}"]
+target = "/mnt/{fs}"
+run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]]
+"#;
+        let c = CampaignFile::parse(text, Path::new("c.toml"))
+            .unwrap()
+            .expand("x")
+            .unwrap();
+        assert_eq!(c.cells.len(), 4);
+        let names: Vec<&str> = c.cells.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["ext4-64k", "ext4-256k", "xfs-64k", "xfs-256k"]);
+        assert_eq!(c.baseline, "ext4-256k");
+        let x = &c.cells[3];
+        assert_eq!(x.setup[1], "mount /dev/x /mnt/xfs");
+        assert_eq!(x.tags["chunk"], "256k");
+        assert_eq!(x.run[0], ["bench", "/mnt/xfs", "--job", "j.toml"]);
+        assert_eq!(x.run[1], ["sweep", "/mnt/xfs", "--vary", "bs=4k,1m"]);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let bad = |text: &str| {
+            CampaignFile::parse(text, Path::new("c.toml"))
+                .and_then(|f| f.expand("x"))
+                .unwrap_err()
+                .0
+        };
+        assert!(bad("[[cell]]\ntarget = \"/t\"\n").contains("runs nothing"));
+        assert!(bad("[[cell]]\nrun = [[\"bench\"]]\n").contains("no target"));
+        assert!(
+            bad("[[cell]]\ntarget=\"/t\"\nrun = [[\"rm\", \"-rf\"]]\n").contains("bench or sweep")
+        );
+        assert!(bad("[[cell]]\ntarget=\"/t\"\nsetpu = []\n").starts_with("c.toml:3:1"));
+        assert!(bad("").contains("no cells"));
+        assert!(
+            bad("baseline=\"zz\"\n[[cell]]\ntarget=\"/t\"\nrun=[[\"bench\"]]\n")
+                .contains("not a cell")
+        );
+        let twice = "[matrix]\nfs=[\"a\",\"b\"]\n[template]\nname=\"same\"\ntarget=\"/t\"\nrun=[[\"bench\"]]\n";
+        assert!(bad(twice).contains("two cells are named same"));
+        assert!(
+            bad("[matrix]\nfs=[]\n[template]\ntarget=\"/t\"\nrun=[[\"bench\"]]\n")
+                .contains("no values")
+        );
+    }
+
+    #[test]
+    fn shipped_examples_expand() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/campaigns");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let c = CampaignFile::parse(&text, &path)
+                .unwrap()
+                .expand("x")
+                .unwrap();
+            assert!(!c.cells.is_empty(), "{}", path.display());
+            n += 1;
+        }
+        assert!(n >= 1);
+    }
+
+    proptest! {
+        #[test]
+        fn substitution_never_panics(s in "\\PC{0,40}", k in "[a-z]{1,4}", v in "\\PC{0,8}") {
+            let _ = substitute(&s, &vars(&[(&k, &v)]));
+        }
+
+        #[test]
+        fn campaign_parser_never_panics(text in "\\PC{0,200}") {
+            if let Ok(f) = CampaignFile::parse(&text, Path::new("c.toml")) {
+                let _ = f.expand("x");
+            }
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! `storlab tune TUNER`: find the best value of one block-layer setting for
+//! the user's own device by measuring each candidate, then put everything
+//! back. Each tuner is a subcommand; `readahead` is the first (the
+//! scheduler, `nr_requests` and queue depth fit the same shape: find the
+//! layers, remember their values in a state file, set, measure, restore).
+//!
+//! `readahead` sets the read-ahead of the layer that file reads go through
+//! (the top of the device stack under the path: the dm or md device, or the
+//! disk under a partition), runs a cold-cache streaming read (a file larger
+//! than RAM by default, or the device itself, read-only), records each point
+//! in the store, and restores every layer's original value at the end, on
+//! Ctrl-C, on error, and — from the state file written before the first
+//! change — on the next start after a kill.
+
+use crate::Outcome;
+use crate::commands::common::{DbArgs, RecordArgs};
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use storlab_monitor::tree::LinkKind;
+use storlab_monitor::{DeviceTree, SysPaths};
+use storlab_types::{ByteSize, format_bytes};
+
+/// `storlab tune`
+#[derive(Args, Debug)]
+pub struct TuneCommand {
+    #[command(subcommand)]
+    tuner: Tuner,
+}
+
+#[derive(Subcommand, Debug)]
+enum Tuner {
+    /// Find the best block-device read-ahead for streaming reads under a path or of a device (root)
+    Readahead(ReadaheadArgs),
+}
+
+impl TuneCommand {
+    pub fn execute(self) -> Result<Outcome> {
+        match self.tuner {
+            Tuner::Readahead(a) => a.execute(),
+        }
+    }
+}
+
+/// `storlab tune readahead DEVICE-or-PATH`
+#[derive(Args, Debug)]
+pub struct ReadaheadArgs {
+    /// A block device (read in place, read-only) or a directory on the file system to tune (a file is written there)
+    target: PathBuf,
+    /// Read-ahead values to try
+    #[arg(long, value_delimiter = ',', default_value = "128k,512k,1m,2m,4m,8m")]
+    values: Vec<ByteSize>,
+    /// Size of the file read (directory targets) [default: 2× RAM, so the page cache cannot serve it]
+    #[arg(long, value_name = "SIZE")]
+    size: Option<ByteSize>,
+    /// Time limit of each measurement
+    #[arg(long, value_name = "DUR", default_value = "20s")]
+    runtime: String,
+    /// Concurrent streams (jobs) reading
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    streams: u32,
+    /// Where the state file (the original values) is kept
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "STORLAB_STATE_DIR",
+        default_value = "/run/storlab",
+        hide = true
+    )]
+    state_dir: PathBuf,
+    /// Do not save the points in the results database
+    #[arg(long)]
+    no_save: bool,
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(flatten)]
+    record: RecordArgs,
+}
+
+/// One layer of the stack whose read-ahead can be set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Layer {
+    /// Kernel name (`dm-0`, `vda`).
+    name: String,
+    /// Its `queue/read_ahead_kb` file.
+    path: PathBuf,
+}
+
+/// What is written before the first change, and removed after the last
+/// restore: enough to put every layer back after a kill.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SavedState {
+    pid: u32,
+    /// Layer → original read-ahead in KiB.
+    original_kb: BTreeMap<String, (PathBuf, u64)>,
+}
+
+fn read_kb(p: &Path) -> Result<u64> {
+    let t = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+    t.trim()
+        .parse()
+        .with_context(|| format!("{} holds '{}', not a number", p.display(), t.trim()))
+}
+
+fn write_kb(p: &Path, kb: u64) -> Result<()> {
+    std::fs::write(p, format!("{kb}\n")).with_context(|| format!("cannot write {}", p.display()))
+}
+
+/// The read-ahead file that governs `name`: its own queue, or for a
+/// partition its disk's (partitions share the disk's request queue).
+fn ra_file(tree: &DeviceTree, name: &str) -> Option<PathBuf> {
+    let d = tree.get(name)?;
+    let own = d.sysfs_dir.join("queue/read_ahead_kb");
+    if own.exists() {
+        return Some(own);
+    }
+    let parent = d.sysfs_dir.parent()?.join("queue/read_ahead_kb");
+    parent.exists().then_some(parent)
+}
+
+/// The stack under `target`, top first: the layer whose read-ahead file
+/// reads use, then every layer below it.
+fn layers(target: &Path) -> Result<Vec<Layer>> {
+    let tree = DeviceTree::load(&SysPaths::live())?;
+    let top = tree.resolve(&target.display().to_string())?;
+    // The block-layer stack only: a loop device's backing file is reached
+    // through a file system, whose device's read-ahead is another matter.
+    let mut names: Vec<String> = Vec::new();
+    let mut todo = vec![top];
+    while let Some(n) = todo.pop() {
+        if names.contains(&n) {
+            continue;
+        }
+        if let Some(d) = tree.get(&n) {
+            todo.extend(
+                d.lowers
+                    .iter()
+                    .filter(|l| l.kind != LinkKind::File)
+                    .map(|l| l.device.clone()),
+            );
+        }
+        names.push(n);
+    }
+    // Top first, then by level from the top down.
+    names.sort_by_key(|n| std::cmp::Reverse(tree.level(n)));
+    let mut out: Vec<Layer> = Vec::new();
+    for n in names {
+        if let Some(path) = ra_file(&tree, &n)
+            && !out.iter().any(|l| l.path == path)
+        {
+            let name = path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(|p| p.file_name())
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or(n);
+            out.push(Layer { name, path });
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "no layer under {} has a read-ahead setting (queue/read_ahead_kb)",
+            target.display()
+        );
+    }
+    Ok(out)
+}
+
+/// The state file of an earlier run that did not finish: put its values
+/// back. Refuses while that run is still alive.
+fn recover(state_file: &Path) -> Result<Option<String>> {
+    let text = match std::fs::read_to_string(state_file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", state_file.display())),
+    };
+    let s: SavedState = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is damaged; check the read-ahead values by hand, then remove it",
+            state_file.display()
+        )
+    })?;
+    if s.pid != std::process::id() && Path::new(&format!("/proc/{}", s.pid)).exists() {
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).unwrap_or_default();
+        if comm.trim() == "storlab" {
+            bail!(
+                "another storlab tune (pid {}) is changing these settings; wait for it to finish",
+                s.pid
+            );
+        }
+    }
+    let mut restored = Vec::new();
+    for (name, (path, kb)) in &s.original_kb {
+        write_kb(path, *kb)?;
+        restored.push(format!("{name} {kb} KiB"));
+    }
+    std::fs::remove_file(state_file)?;
+    Ok(Some(restored.join(", ")))
+}
+
+/// Size of a block device, from sysfs (512-byte sectors).
+fn device_size(dev: &Path) -> Result<u64> {
+    let real = dev
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", dev.display()))?;
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let p = format!("/sys/class/block/{name}/size");
+    let sectors: u64 = std::fs::read_to_string(&p)
+        .with_context(|| format!("cannot read {p}"))?
+        .trim()
+        .parse()
+        .with_context(|| format!("{p} is not a number"))?;
+    Ok(sectors * 512)
+}
+
+/// A signal asked the tuner to stop (0 = none).
+fn install_signals() -> Result<Arc<AtomicUsize>> {
+    let flag = Arc::new(AtomicUsize::new(0));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)
+            .context("cannot install the signal handlers")?;
+    }
+    Ok(flag)
+}
+
+/// One measured point.
+struct Point {
+    kb: u64,
+    mbps: Option<f64>,
+    note: String,
+}
+
+impl ReadaheadArgs {
+    pub fn execute(self) -> Result<Outcome> {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            bail!(
+                "tune readahead sets /sys/block/*/queue/read_ahead_kb and drops the page cache: run it as root \
+                 (nothing was changed)"
+            );
+        }
+        if self.values.is_empty() || self.values.iter().any(|v| v.0 < 4096 || v.0 % 4096 != 0) {
+            bail!("--values: give read-ahead sizes that are multiples of 4k, e.g. 128k,1m,4m");
+        }
+        let state_file = self.state_dir.join("tune-readahead.json");
+        std::fs::create_dir_all(&self.state_dir)
+            .with_context(|| format!("cannot create {}", self.state_dir.display()))?;
+        if let Some(r) = recover(&state_file)? {
+            eprintln!(
+                "storlab: restored the read-ahead an earlier, interrupted run left changed: {r}"
+            );
+        }
+        let stack = layers(&self.target)?;
+        let mut saved = SavedState {
+            pid: std::process::id(),
+            original_kb: BTreeMap::new(),
+        };
+        for l in &stack {
+            saved
+                .original_kb
+                .insert(l.name.clone(), (l.path.clone(), read_kb(&l.path)?));
+        }
+        // Written (and synced) before anything changes.
+        let tmp = state_file.with_extension("tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)?;
+        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, &state_file)?;
+        let stop = install_signals()?;
+        let result = self.measure(&stack[0], &stop);
+        // Restore on every path: success, error and signal.
+        let restore = recover(&state_file);
+        let points = result?;
+        let restored = restore?.unwrap_or_default();
+        self.report(&stack, &saved, &points, &restored)?;
+        Ok(if stop.load(Ordering::Relaxed) != 0 {
+            Outcome::Interrupted
+        } else if points.iter().all(|p| p.mbps.is_none()) {
+            Outcome::Error
+        } else {
+            Outcome::Ok
+        })
+    }
+
+    /// Lay out the file (directory targets), then one cold-cache streaming
+    /// read per value.
+    fn measure(&self, top: &Layer, stop: &AtomicUsize) -> Result<Vec<Point>> {
+        let exe = std::env::current_exe().context("cannot find storlab itself")?;
+        let is_device = std::fs::metadata(&self.target)
+            .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+            .unwrap_or(false);
+        let tune_id = format!(
+            "readahead-{}",
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        );
+        let mut scratch = None;
+        let mut size_arg = self.size.map(|s| s.0);
+        let read_target = if is_device {
+            if size_arg.is_none() {
+                size_arg = Some(device_size(&self.target)?);
+            }
+            self.target.clone()
+        } else {
+            if !self.target.is_dir() {
+                bail!(
+                    "{} is neither a block device nor a directory",
+                    self.target.display()
+                );
+            }
+            let size = match self.size {
+                Some(s) => s.0,
+                None => 2 * storlab_bench::host_info().mem_total_bytes,
+            };
+            let file = self
+                .target
+                .join(format!("storlab-tune-readahead.{}.dat", std::process::id()));
+            eprintln!(
+                "laying out {} ({}) for the reads",
+                file.display(),
+                format_bytes(size)
+            );
+            let status = Command::new(&exe)
+                .arg("bench")
+                .arg(&file)
+                .args([
+                    "--rw=write",
+                    "--bs=1M",
+                    "--iodepth=4",
+                    "--keep",
+                    "--no-save",
+                    "-q",
+                ])
+                .arg(format!("--size={size}"))
+                .stdout(Stdio::null())
+                .status()
+                .context("cannot run storlab bench")?;
+            scratch = Some(file.clone());
+            if !status.success() {
+                let _ = std::fs::remove_file(&file);
+                bail!("laying out {} failed ({status})", file.display());
+            }
+            file
+        };
+        let mut points = Vec::new();
+        for v in &self.values {
+            if stop.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            let kb = v.0 / 1024;
+            if let Err(e) = write_kb(&top.path, kb) {
+                points.push(Point {
+                    kb,
+                    mbps: None,
+                    note: format!("{e:#}"),
+                });
+                continue;
+            }
+            eprintln!(
+                "read-ahead {} on {}: streaming read",
+                format_bytes(v.0),
+                top.name
+            );
+            points.push(self.one_point(&exe, &read_target, size_arg, kb, &tune_id));
+        }
+        if let Some(f) = scratch {
+            let _ = std::fs::remove_file(f);
+        }
+        Ok(points)
+    }
+
+    /// A cold-cache buffered sequential read of `target` (a child storlab
+    /// bench, so saving and safety are bench's own).
+    fn one_point(
+        &self,
+        exe: &Path,
+        target: &Path,
+        size: Option<u64>,
+        kb: u64,
+        tune_id: &str,
+    ) -> Point {
+        let mut c = Command::new(exe);
+        c.arg("bench").arg(target);
+        if let Some(s) = size {
+            // Each stream reads its own part of the file or device.
+            c.arg(format!("--size={}", s / u64::from(self.streams.max(1))));
+        }
+        c.args([
+            "--rw=read",
+            "--bs=1M",
+            "--cache=cold",
+            "--drop-caches",
+            "-q",
+        ])
+        .args(["--output-format=json", "--runtime", &self.runtime])
+        .arg(format!("--numjobs={}", self.streams))
+        .arg("--name")
+        .arg(format!("ra-{kb}k"))
+        .args(["--tag", "tune=readahead", "--tag"])
+        .arg(format!("tune_id={tune_id}"))
+        .arg("--tag")
+        .arg(format!("readahead_kb={kb}"));
+        if self.streams > 1 {
+            c.arg("--shared-file");
+        }
+        for (k, v) in &self.record.tags {
+            c.arg("--tag").arg(format!("{k}={v}"));
+        }
+        if self.no_save {
+            c.arg("--no-save");
+        } else {
+            c.arg("--db").arg(&self.db.db);
+        }
+        let out = match c.stderr(Stdio::inherit()).output() {
+            Ok(o) => o,
+            Err(e) => {
+                return Point {
+                    kb,
+                    mbps: None,
+                    note: format!("cannot run storlab bench: {e}"),
+                };
+            }
+        };
+        let json: Option<serde_json::Value> = serde_json::from_slice(&out.stdout).ok();
+        let mbps = json
+            .as_ref()
+            .and_then(|j| j["phases"][0]["read"]["bw_bytes_per_s"].as_f64())
+            .map(|b| b / 1e6);
+        let cache_ok = json
+            .as_ref()
+            .and_then(|j| j["phases"][0]["cache"]["verified"].as_bool());
+        let note = match (out.status.success(), cache_ok) {
+            (false, _) => format!("bench exited with {}", out.status),
+            (true, Some(false)) => "cache eviction not verified".into(),
+            _ => String::new(),
+        };
+        Point { kb, mbps, note }
+    }
+
+    fn report(
+        &self,
+        stack: &[Layer],
+        saved: &SavedState,
+        points: &[Point],
+        restored: &str,
+    ) -> Result<()> {
+        let best = points
+            .iter()
+            .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
+        for p in points {
+            let vs = match (p.mbps, best) {
+                (Some(m), Some((_, b))) if b > 0.0 => format!("{:.0} %", 100.0 * m / b),
+                _ => "-".into(),
+            };
+            t.add_row(vec![
+                Cell::new(format_bytes(p.kb * 1024)),
+                Cell::new(
+                    p.mbps
+                        .map(|m| format!("{m:.1}"))
+                        .unwrap_or_else(|| "-".into()),
+                )
+                .set_alignment(CellAlignment::Right),
+                Cell::new(vs).set_alignment(CellAlignment::Right),
+                Cell::new(&p.note),
+            ]);
+        }
+        let top = &stack[0];
+        let mut out = format!(
+            "read-ahead of {} (under {}; layers: {})\n{t}\n",
+            top.name,
+            self.target.display(),
+            stack
+                .iter()
+                .map(|l| format!(
+                    "{} {} KiB",
+                    l.name,
+                    saved.original_kb.get(&l.name).map(|x| x.1).unwrap_or(0)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out.push_str("MB/s = 10^6 bytes/s: cold-cache buffered sequential read, 1 MiB requests.\n");
+        if let Some((kb, m)) = best {
+            let sectors = kb * 2;
+            out.push_str(&format!(
+                "Best: {} ({m:.1} MB/s). To set it now: blockdev --setra {sectors} /dev/{}\n\
+                 To keep it across reboots, a udev rule (e.g. /etc/udev/rules.d/60-storlab-readahead.rules):\n  \
+                 ACTION==\"add|change\", KERNEL==\"{}\", ATTR{{queue/read_ahead_kb}}=\"{kb}\"\n",
+                format_bytes(kb * 1024),
+                top.name,
+                top.name
+            ));
+        }
+        out.push_str(&format!("Restored: {restored}\n"));
+        crate::output::print(&out)
+    }
+}

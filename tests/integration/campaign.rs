@@ -1,0 +1,443 @@
+//! `storlab campaign` (configurations built and torn down between tests,
+//! resumable) and `storlab tune readahead` (set, measure, restore — also
+//! after a kill), end to end with real loop devices and file systems where
+//! root allows.
+
+use crate::util::{cmd, have, is_root, ok, run_tool, skip, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A loop device over a sparse file in `dir`; detached on drop.
+struct Loop {
+    dev: String,
+}
+
+impl Loop {
+    fn new(dir: &Path, size: &str) -> Result<Loop, String> {
+        let img = dir.join("disk.img");
+        run_tool("truncate", &["-s", size, img.to_str().unwrap()])?;
+        let dev = run_tool("losetup", &["--find", "--show", img.to_str().unwrap()])?;
+        Ok(Loop { dev })
+    }
+    fn ra_file(&self) -> PathBuf {
+        let name = self.dev.trim_start_matches("/dev/");
+        PathBuf::from(format!("/sys/block/{name}/queue/read_ahead_kb"))
+    }
+    fn ra(&self) -> u64 {
+        std::fs::read_to_string(self.ra_file())
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = run_tool("losetup", &["-d", &self.dev]);
+    }
+}
+
+fn needs_root_and(test: &str, tools: &[&str]) -> bool {
+    if !is_root() {
+        skip(test, "needs root (loop devices, mounts, /sys writes)");
+        return false;
+    }
+    if let Some(t) = tools.iter().find(|t| !have(t)) {
+        skip(
+            test,
+            &format!("{t} is not installed (Debian: e2fsprogs xfsprogs btrfs-progs util-linux)"),
+        );
+        return false;
+    }
+    true
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The ids of the campaigns under `dir/campaigns`.
+fn campaign_ids(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir.join("campaigns"))
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn runs_of(dir: &Path, tag: &str) -> serde_json::Value {
+    let out = cmd()
+        .args(["runs", "--json", "--tag", tag, "--db"])
+        .arg(dir.join("r.db"))
+        .output()
+        .unwrap();
+    serde_json::from_str(&ok(&out)).unwrap()
+}
+
+#[test]
+fn campaign_over_ext4_xfs_and_btrfs_on_a_loop_device() {
+    let t = "campaign_over_ext4_xfs_and_btrfs_on_a_loop_device";
+    if !needs_root_and(
+        t,
+        &[
+            "losetup",
+            "wipefs",
+            "mkfs.ext4",
+            "mkfs.xfs",
+            "mkfs.btrfs",
+            "mount",
+        ],
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lo = Loop::new(d.path(), "1G").unwrap();
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let job = write(
+        d.path(),
+        "sas-like.toml",
+        "[global]\nrw = \"readwrite\"\nrwmixread = 50\nbs = \"8k\"\ncache = \"cold\"\nsize = \"64M\"\n\
+         numjobs = 2\nruntime = \"2s\"\ntime_based = true\n[[phase]]\nname = \"sas-8k-mix\"\n",
+    );
+    let file = write(
+        d.path(),
+        "fs.toml",
+        &format!(
+            r#"name = "fs-choice"
+baseline = "ext4"
+[matrix]
+fs = ["ext4", "xfs", "btrfs"]
+[template]
+name = "{{fs}}"
+tags = {{ fs = "{{fs}}" }}
+setup = ["wipefs -a -q {dev}", "mkfs.{{fs}} -q {dev}", "mount {dev} {mnt}"]
+teardown = ["umount {mnt}"]
+target = "{mnt}"
+run = [["bench", "--job", "{job}"]]
+"#,
+            dev = lo.dev,
+            mnt = mnt.display(),
+            job = job.display()
+        ),
+    );
+    let out = cmd()
+        .arg("campaign")
+        .arg(&file)
+        .args(["--yes", "--dir"])
+        .arg(d.path().join("campaigns"))
+        .arg("--db")
+        .arg(d.path().join("r.db"))
+        .arg("--report")
+        .arg(d.path().join("c.html"))
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    for fs in ["ext4", "xfs", "btrfs", "baseline", "sas-8k-mix"] {
+        assert!(text.contains(fs), "missing {fs}:\n{text}\n{}", stderr(&out));
+    }
+    let ids = campaign_ids(d.path());
+    assert_eq!(ids.len(), 1);
+    let runs = runs_of(d.path(), &format!("campaign={}", ids[0]));
+    let fss: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tags"]["fs"].as_str().unwrap())
+        .collect();
+    assert_eq!(fss.len(), 3, "{runs}");
+    for fs in ["ext4", "xfs", "btrfs"] {
+        assert!(fss.contains(&fs), "{fss:?}");
+    }
+    // Each cell's log holds its commands; nothing is left mounted.
+    let log =
+        std::fs::read_to_string(d.path().join("campaigns").join(&ids[0]).join("xfs.log")).unwrap();
+    assert!(log.contains("mkfs.xfs") && log.contains("umount"), "{log}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(mnt.to_str().unwrap()));
+    assert!(
+        std::fs::read_to_string(d.path().join("c.html"))
+            .unwrap()
+            .contains("<html")
+    );
+}
+
+/// A campaign of three cells on temp directories with the null engine.
+fn small_campaign(dir: &Path, setup2: &str) -> PathBuf {
+    for c in ["a", "b", "c"] {
+        std::fs::create_dir_all(dir.join(c)).unwrap();
+    }
+    write(
+        dir,
+        "small.toml",
+        &format!(
+            r#"[matrix]
+cell = ["a", "b", "c"]
+[template]
+name = "{{cell}}"
+tags = {{ letter = "{{cell}}" }}
+setup = ["if [ {{cell}} = b ]; then {setup2}; fi"]
+teardown = ["touch {{target}}/torn-down"]
+target = "{dir}/{{cell}}"
+run = [["bench", "--rw", "randread", "--engine", "null", "--size", "1M", "--runtime", "200ms", "--time-based"]]
+"#,
+            dir = dir.display()
+        ),
+    )
+}
+
+fn campaign(dir: &Path, args: &[&str]) -> std::process::Output {
+    cmd()
+        .arg("campaign")
+        .args(args)
+        .args(["--yes", "--dir"])
+        .arg(dir.join("campaigns"))
+        .arg("--db")
+        .arg(dir.join("r.db"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_failed_setup_fails_its_cell_runs_its_teardown_and_the_rest_go_on() {
+    let d = tempfile::tempdir().unwrap();
+    let file = small_campaign(d.path(), "echo no such array >&2; false");
+    let out = campaign(d.path(), &[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("cell b failed: setup"), "{text}");
+    for c in ["a", "b", "c"] {
+        assert!(
+            d.path().join(c).join("torn-down").exists(),
+            "teardown of {c}"
+        );
+    }
+    let id = &campaign_ids(d.path())[0];
+    let runs = runs_of(d.path(), &format!("campaign={id}"));
+    let cells: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tags"]["cell"].as_str().unwrap())
+        .collect();
+    assert_eq!(cells, ["a", "c"]);
+    let log = std::fs::read_to_string(d.path().join("campaigns").join(id).join("b.log")).unwrap();
+    assert!(log.contains("no such array"), "{log}");
+}
+
+#[test]
+fn a_campaign_killed_between_cells_resumes_after_the_last_finished_one() {
+    let d = tempfile::tempdir().unwrap();
+    let go = d.path().join("go");
+    // Cell b waits (its setup) until `go` exists: the campaign is killed there.
+    let file = small_campaign(
+        d.path(),
+        &format!("while [ ! -e {} ]; do sleep 0.1; done", go.display()),
+    );
+    let mut child = cmd()
+        .arg("campaign")
+        .arg(&file)
+        .args(["--yes", "--dir"])
+        .arg(d.path().join("campaigns"))
+        .arg("--db")
+        .arg(d.path().join("r.db"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Wait until cell a is stored and cell b is in its setup.
+    loop {
+        let ids = campaign_ids(d.path());
+        let b_log = ids
+            .first()
+            .map(|id| d.path().join("campaigns").join(id).join("b.log"));
+        if b_log.is_some_and(|p| p.exists()) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "cell b never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = run_tool("pkill", &["-9", "-f", &go.display().to_string()]);
+    let id = campaign_ids(d.path()).remove(0);
+    std::fs::write(&go, "").unwrap();
+    let out = campaign(d.path(), &["--resume", &id]);
+    ok(&out);
+    assert!(
+        stderr(&out).contains("a: already finished, skipped"),
+        "{}",
+        stderr(&out)
+    );
+    let runs = runs_of(d.path(), &format!("campaign={id}"));
+    let mut cells: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tags"]["cell"].as_str().unwrap())
+        .collect();
+    cells.sort();
+    assert_eq!(cells, ["a", "b", "c"], "cell a ran once");
+}
+
+#[test]
+fn dry_run_prints_every_cell_and_runs_nothing_and_scripts_must_confirm() {
+    let d = tempfile::tempdir().unwrap();
+    let file = small_campaign(d.path(), "false");
+    let out = cmd()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--dry-run")
+        .arg("--dir")
+        .arg(d.path().join("campaigns"))
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    assert!(
+        text.contains("3 cells") && text.contains("teardown: touch"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("target: {}/b", d.path().display())),
+        "{text}"
+    );
+    assert!(!d.path().join("a/torn-down").exists());
+    // No terminal and no --yes: refused before anything runs.
+    let out = cmd()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--dir")
+        .arg(d.path().join("campaigns"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert!(!d.path().join("a/torn-down").exists());
+    // A mistake in the file names the problem.
+    let bad = write(
+        d.path(),
+        "bad.toml",
+        "[[cell]]\ntarget = \"/x\"\nrun = [[\"rm\", \"-rf\", \"/\"]]\n",
+    );
+    let out = cmd()
+        .arg("campaign")
+        .arg(&bad)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bench or sweep"), "{}", stderr(&out));
+}
+
+#[test]
+fn tune_readahead_measures_each_value_and_restores_the_original() {
+    let t = "tune_readahead_measures_each_value_and_restores_the_original";
+    if !needs_root_and(t, &["losetup"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lo = Loop::new(d.path(), "256M").unwrap();
+    std::fs::write(lo.ra_file(), "3072").unwrap();
+    let out = cmd()
+        .args([
+            "tune",
+            "readahead",
+            &lo.dev,
+            "--values",
+            "128k,1m",
+            "--runtime",
+            "3s",
+            "--db",
+        ])
+        .arg(d.path().join("r.db"))
+        .env("STORLAB_STATE_DIR", d.path().join("state"))
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    assert!(
+        text.contains("128 KiB") && text.contains("1 MiB") && text.contains("Best:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("blockdev --setra") && text.contains("read_ahead_kb"),
+        "{text}"
+    );
+    assert_eq!(lo.ra(), 3072, "original read-ahead restored");
+    assert!(!d.path().join("state/tune-readahead.json").exists());
+    let runs = runs_of(d.path(), "tune=readahead");
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+}
+
+#[test]
+fn tune_readahead_killed_is_restored_by_the_next_start() {
+    let t = "tune_readahead_killed_is_restored_by_the_next_start";
+    if !needs_root_and(t, &["losetup", "pkill"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lo = Loop::new(d.path(), "4G").unwrap();
+    std::fs::write(lo.ra_file(), "3072").unwrap();
+    let state = d.path().join("state");
+    let mut child = cmd()
+        .args([
+            "tune",
+            "readahead",
+            &lo.dev,
+            "--values",
+            "128k",
+            "--runtime",
+            "60s",
+            "--no-save",
+        ])
+        .env("STORLAB_STATE_DIR", &state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while lo.ra() == 3072 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the tuner never changed the read-ahead"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SIGKILL: no chance to restore. Its bench child is killed too.
+    let pid = child.id().to_string();
+    let _ = run_tool("pkill", &["-9", "-P", &pid]);
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(lo.ra(), 128, "left changed by the killed run");
+    assert!(state.join("tune-readahead.json").exists());
+    let out = cmd()
+        .args([
+            "tune",
+            "readahead",
+            &lo.dev,
+            "--values",
+            "256k",
+            "--runtime",
+            "1s",
+            "--size",
+            "64M",
+            "--no-save",
+        ])
+        .env("STORLAB_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(
+        stderr(&out).contains("restored the read-ahead an earlier"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(lo.ra(), 3072, "the original value is back");
+}
