@@ -47,6 +47,10 @@ enum Command {
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
     Inspect(commands::inspect::InspectCommand),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(commands::completions::CompletionsCommand),
+    /// Print the manual page (storlab man | man -l -), or write every page with --dir
+    Man(commands::man::ManCommand),
 }
 
 /// What a command reports back to `main` when it ran to the end.
@@ -99,6 +103,8 @@ fn main() -> ExitCode {
         Command::Campaign(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
+        Command::Completions(c) => c.execute(),
+        Command::Man(c) => c.execute(),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -10,20 +10,35 @@ use storlab_store::{RunSelector, Store};
 /// Which results database to use.
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
-    /// Results database (SQLite file; created when a run is first saved)
-    #[arg(long, env = "STORLAB_DB", value_name = "PATH", default_value = storlab_store::DEFAULT_DB)]
+    /// Results database (SQLite file; created when a run is first saved) [default: `database` in
+    /// ~/.config/storlab/config.toml, else ~/.local/share/storlab/storlab.db]
+    #[arg(long, env = "STORLAB_DB", value_name = "PATH", default_value_os_t = super::config::default_db(), hide_default_value = true)]
     pub db: PathBuf,
 }
 
 impl DbArgs {
-    /// Open the database for writing, creating it if needed.
+    /// Open the database for writing, creating it if needed (and the
+    /// per-user data directory, when it is the default). Warns when it sits
+    /// on a network file system.
     pub fn open(&self) -> anyhow::Result<Store> {
+        super::config::get()?;
+        if self.db == super::config::default_db()
+            && let Some(dir) = self.db.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.exists()
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        }
+        if let Some(w) = super::config::network_fs_warning(&self.db) {
+            eprintln!("storlab: warning: {w}");
+        }
         Ok(Store::open(&self.db)?)
     }
 
     /// Open an existing database; a missing file is an error that says how
     /// to make one.
     pub fn open_existing(&self) -> anyhow::Result<Store> {
+        super::config::get()?;
         Ok(Store::open_existing(&self.db)?)
     }
 }
@@ -40,8 +55,10 @@ pub struct RecordArgs {
 }
 
 impl RecordArgs {
-    /// The tags as a map; the same key with two values is refused.
+    /// The tags as a map, over the config file's default tags; the same
+    /// key given twice with two values is refused.
     pub fn tag_map(&self) -> anyhow::Result<BTreeMap<String, String>> {
+        let defaults = super::config::get()?.tags.clone();
         let mut map = BTreeMap::new();
         for (k, v) in &self.tags {
             if let Some(old) = map.insert(k.clone(), v.clone())
@@ -51,6 +68,9 @@ impl RecordArgs {
                     "--tag {k} is given twice ({k}={old} and {k}={v}); a run has one value per key"
                 );
             }
+        }
+        for (k, v) in defaults {
+            map.entry(k).or_insert(v);
         }
         Ok(map)
     }

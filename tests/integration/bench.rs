@@ -149,6 +149,7 @@ fn quick_check_with_no_arguments() {
         .args(["bench", "--size=16M", "--runtime=1s"])
         .current_dir(d.path())
         .env_remove("STORLAB_DB")
+        .env("XDG_DATA_HOME", d.path().join("data"))
         .output()
         .unwrap();
     crate::util::assert_quick_check(&out, d.path());

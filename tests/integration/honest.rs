@@ -188,9 +188,15 @@ fn bare_storlab_is_the_quick_check() {
     let out = cmd()
         .current_dir(d.path())
         .env_remove("STORLAB_DB")
+        .env("XDG_DATA_HOME", d.path().join("data"))
         .output()
         .unwrap();
     let text = crate::util::assert_quick_check(&out, d.path());
     assert!(text.contains("Saved as run 1"), "{text}");
-    assert!(d.path().join("storlab.db").exists(), "results kept");
+    let db = d.path().join("data/storlab/storlab.db");
+    assert!(db.exists(), "results kept in the per-user database");
+    assert!(
+        text.contains(&db.display().to_string()),
+        "says where: {text}"
+    );
 }

@@ -4,6 +4,7 @@
 
 mod bench;
 mod campaign;
+mod cli;
 mod honest;
 mod inspect;
 mod monitor;

@@ -18,12 +18,20 @@ pub fn test_db() -> PathBuf {
         .join("storlab-test.db")
 }
 
-/// A storlab command with the test environment: private database, no
-/// colours, no terminal on stdin.
+/// A storlab command with the test environment: private database, private
+/// (empty) config and data directories — a developer's own
+/// `~/.config/storlab/config.toml` never changes a test, and no test writes
+/// to `~/.local/share` — no colours, no terminal on stdin.
 pub fn cmd() -> Command {
+    let home = test_db()
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
     let mut c = Command::new(storlab_bin());
     c.env("NO_COLOR", "1")
         .env("STORLAB_DB", test_db())
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
         .stdin(std::process::Stdio::null());
     c
 }

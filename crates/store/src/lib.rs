@@ -1,5 +1,5 @@
 //! `storlab-store`: storlab's results history, an embedded SQLite file
-//! (`./storlab.db` by default) that keeps every run so runs can be listed,
+//! (the CLI's default is `~/.local/share/storlab/storlab.db`) that keeps every run so runs can be listed,
 //! compared and checked against a baseline later.
 //!
 //! The main type is [`Store`]. A benchmark saves its run piece by piece, each

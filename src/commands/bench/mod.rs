@@ -226,7 +226,11 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
     };
-    let job = storlab_bench::prepare(planned.target.as_deref(), planned.phases, safety)?;
+    let mut job = storlab_bench::prepare(planned.target.as_deref(), planned.phases, safety)?;
+    if let Some(label) = &crate::commands::config::get()?.host {
+        // The site's name for this host, as the config file says.
+        job.host.hostname = label.clone();
+    }
     warnings.extend(job.warnings.iter().cloned());
     let header = BenchReport {
         schema_version: SCHEMA_VERSION,
