@@ -84,9 +84,13 @@ pub struct RunArgs {
     /// Result format on stdout
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
-    /// Also write the JSON result document to FILE
+    /// Also write the JSON result document to FILE (never over the database, a device, or a
+    /// file storlab did not write unless --force)
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+    /// Let --json-out overwrite an existing file that storlab did not write
+    #[arg(long)]
+    pub force: bool,
     /// Sample the devices under the target (iostat -x figures, every layer of
     /// the stack) during the run and keep the timeline with the results
     #[arg(long)]
@@ -222,6 +226,7 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
+    check_paths(planned.target.as_deref(), args)?;
     let sink = open_sink(args)?;
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
@@ -264,6 +269,34 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
     };
     let report = finish_report(&job, header, outcome, monitor, args.keep);
     emit(report, args, &mut sink, signal)
+}
+
+/// The target and `--json-out` against the database and the output rules:
+/// the results database is never a target, nor an output.
+fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+    use crate::commands::common::{check_output_path, database_file};
+    if let Some(t) = target
+        && let Some(which) = database_file(t, &args.db.db)
+    {
+        anyhow::bail!(
+            "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
+             give a directory, a new file name or a disk",
+            t.display(),
+            which.display()
+        );
+    }
+    if let Some(out) = &args.json_out {
+        check_output_path(out, &args.db.db, args.force, None)?;
+        if let Some(t) = target
+            && crate::commands::common::same_file(out, t)
+        {
+            anyhow::bail!(
+                "--json-out {} is the benchmark's target: choose another file name",
+                out.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
