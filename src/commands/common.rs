@@ -128,9 +128,9 @@ pub fn load_baseline(
     sel: &RunSelector,
 ) -> anyhow::Result<(storlab_types::StoredRun, Option<String>)> {
     let ids = store.resolve(std::slice::from_ref(sel), false)?;
-    let id = *ids
-        .last()
-        .expect("resolve returns at least one run or an error");
+    let Some(&id) = ids.last() else {
+        anyhow::bail!("no run matches the baseline {sel}");
+    };
     let note = (ids.len() > 1).then(|| {
         format!(
             "baseline: run {id}, the latest of {} runs matching {sel}",

@@ -228,11 +228,15 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
     // Everything checkable is checked before any file is created.
     check_paths(planned.target.as_deref(), args)?;
     let sink = open_sink(args)?;
+    let host_label = crate::commands::config::get()?.host.clone();
+    // Signals are watched from before the first scratch file exists: a
+    // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
+    let signals = Signals::install()?;
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
     };
     let mut job = storlab_bench::prepare(planned.target.as_deref(), planned.phases, safety)?;
-    if let Some(label) = &crate::commands::config::get()?.host {
+    if let Some(label) = &host_label {
         // The site's name for this host, as the config file says.
         job.host.hostname = label.clone();
     }
@@ -259,7 +263,7 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
         job.target.cleanup();
         return Err(e);
     }
-    let measured = measure(&job, args, &mut sink);
+    let measured = measure(&job, args, &mut sink, signals);
     let (outcome, monitor, signal) = match measured {
         Ok(m) => m,
         Err(e) => {
@@ -321,6 +325,7 @@ fn measure(
     job: &ResolvedJob,
     args: &RunArgs,
     sink: &mut Sink,
+    signals: Signals,
 ) -> Result<(RunOutcome, Option<MonitorTimeline>, Option<i32>)> {
     let max_jobs = job
         .phases
@@ -329,7 +334,6 @@ fn measure(
         .max()
         .unwrap_or(1);
     let control = Arc::new(Control::new(max_jobs));
-    let signals = Signals::install()?;
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();
