@@ -36,7 +36,9 @@ impl ExportCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
         if let Some(path) = &self.output {
             // Before anything is read: never the database, never a device.
-            check_output_path(path, &self.db.db, self.force, None)?;
+            // (Whether an existing file is storlab's is judged below, with
+            // the text about to be written.)
+            check_output_path(path, &self.db.db, true, None)?;
         }
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
