@@ -1088,6 +1088,8 @@ fn load_tags(conn: &Connection, run_id: i64) -> Result<BTreeMap<String, String>>
 }
 
 #[cfg(test)]
+mod parser_props;
+#[cfg(test)]
 mod safety_tests;
 #[cfg(test)]
 pub(crate) mod testdata;
