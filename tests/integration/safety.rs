@@ -928,3 +928,44 @@ fn no_unwrap_or_expect_outside_tests() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn failures_found_before_the_run_leave_no_scratch_files() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let target = dir.join("t");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(dir.join("corrupt.db"), vec![0x42u8; 8192]).unwrap();
+    let cases: [(&[&str], Option<&str>); 3] = [
+        (&["--tag", "a=1", "--tag", "a=2"], None),
+        (&[], Some("no/such/dir/results.db")),
+        (&[], Some("corrupt.db")),
+    ];
+    for (extra, db) in cases {
+        let mut c = in_dir(dir);
+        c.args([
+            "bench",
+            "t",
+            "--rw=write",
+            "--size=1M",
+            "--engine=null",
+            "-q",
+        ])
+        .args(extra);
+        if let Some(db) = db {
+            c.env("STORLAB_DB", dir.join(db));
+        }
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{extra:?} {db:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            0,
+            "{extra:?} {db:?}: scratch files left"
+        );
+    }
+}
