@@ -311,8 +311,8 @@ impl Store {
     /// Open an existing database for commands that only read: a missing
     /// file is [`StoreError::NotFound`] and an empty one
     /// [`StoreError::Empty`] (never given a schema). The connection is
-    /// read-only, so reading never changes the file; on a read-only file
-    /// system the file is opened immutable. Only a file of an older schema
+    /// `query_only`, so reading never changes the file (nor leaves side
+    /// files); on a read-only file system the file is opened immutable. Only a file of an older schema
     /// on a writable file system is opened for writing, to be upgraded.
     pub fn open_existing(path: &Path) -> Result<Store> {
         let path_buf = path.to_path_buf();
@@ -343,13 +343,18 @@ impl Store {
                     | OpenFlags::SQLITE_OPEN_URI,
             )
         } else {
+            // Read-write without CREATE, but `query_only`: SQL cannot change
+            // the file, and the last connection to close still removes the
+            // -wal/-shm files (a read-only connection would leave them).
             Connection::open_with_flags(
                 path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
         }
         .map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(30))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "query_only", true)
             .map_err(open_err)?;
         let store = Store {
             conn,
