@@ -264,7 +264,8 @@ pub fn check_output_path(
                 "not a regular file"
             };
             anyhow::bail!(
-                "{} is {what}; result files are never written over devices: give a file name",
+                "{} is {what}, not a regular file; result files are never written over devices \
+                 or directories: give a file name",
                 path.display()
             )
         }

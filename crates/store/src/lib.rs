@@ -1093,7 +1093,7 @@ fn load_tags(conn: &Connection, run_id: i64) -> Result<BTreeMap<String, String>>
 }
 
 #[cfg(test)]
-mod parser_props;
+mod parser_proptests;
 #[cfg(test)]
 mod safety_tests;
 #[cfg(test)]
