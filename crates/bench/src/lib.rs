@@ -26,6 +26,7 @@ mod clock;
 mod data;
 mod engine;
 mod gate;
+mod limits;
 mod offsets;
 mod options;
 mod run;
@@ -83,6 +84,9 @@ pub fn prepare(
     if phases.is_empty() {
         return Err(PrepareError::Unsupported("the job has no phases".into()));
     }
+    // Before anything is created: threads, buffers and files must fit the
+    // process limits, or a worker would fail to start part-way.
+    limits::check(&phases).map_err(PrepareError::Unsupported)?;
     let mut warnings = Vec::new();
     if phases.iter().any(|p| p.engine == EngineKind::IoUring)
         && let Err(e) = engine::uring_available()
