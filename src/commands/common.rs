@@ -269,6 +269,16 @@ pub fn check_output_path(
                 path.display()
             )
         }
+        Err(_)
+            if resolved(path)
+                .is_some_and(|p| p.starts_with("/dev") && !p.starts_with("/dev/shm")) =>
+        {
+            anyhow::bail!(
+                "{} does not exist, and a new file on /dev would live in RAM next to the devices: \
+                 check the name, or write the file elsewhere",
+                path.display()
+            )
+        }
         Ok(_) if !force && !looks_like_ours(path, new_head) => anyhow::bail!(
             "{} already exists and storlab did not write it: pass --force to overwrite it, \
              or choose another file name",

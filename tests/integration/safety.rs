@@ -398,6 +398,13 @@ fn outputs_never_overwrite_devices_or_files_storlab_did_not_write() {
         ])
         .output()
         .unwrap());
+    // Nor a new file on /dev (a mistyped device name).
+    let out = in_dir(dir)
+        .args(["export", "--all", "-o", "/dev/storlab-test-typo.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!Path::new("/dev/storlab-test-typo.json").exists());
     // A character device is never an output.
     let out = in_dir(dir)
         .args(["export", "--all", "-o", "/dev/full", "--force"])
