@@ -29,6 +29,7 @@ mod gate;
 mod offsets;
 mod options;
 mod run;
+mod series;
 mod spec;
 mod stats;
 mod sys;
@@ -40,7 +41,7 @@ pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,
 };
-pub use run::{LATENCY_SPAN, RunOutcome, run};
+pub use run::{LATENCY_SPAN, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run};
 pub use spec::JobFile;
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, probe_direct,
@@ -127,7 +128,10 @@ pub fn prepare(
         }
     }
     let working_set: u64 = target.files.iter().map(|f| f.size).sum();
-    if phases.iter().any(|p| p.cache != CacheMode::Direct) && working_set < 2 * host.mem_total_bytes
+    if phases
+        .iter()
+        .any(|p| p.cache != CacheMode::Direct && !run::single_cold_pass(p))
+        && working_set < 2 * host.mem_total_bytes
     {
         warnings.push(format!(
             "buffered I/O on a working set of {} with {} of RAM: results may be served from the page cache \

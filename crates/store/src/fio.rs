@@ -827,6 +827,10 @@ fn phase_of(
                 .filter(|b| *b > 0)
                 .unwrap_or(1),
             null_latency_ns: 0,
+            log_interval_ns: 1_000_000_000,
+            steadystate: None,
+            loops: 1,
+            thinktime_ns: 0,
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,
@@ -869,6 +873,7 @@ fn phase_of(
         depth: None,
         interrupted,
         warnings,
+        series: None,
     })
 }
 
@@ -1058,6 +1063,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         phases,
         warnings,
         monitor: None,
+        repeat: None,
     })
 }
 

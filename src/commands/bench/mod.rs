@@ -248,6 +248,7 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
         phases: Vec::new(),
         warnings,
         monitor: None,
+        repeat: None,
     };
     let mut sink = sink;
     if let Err(e) = sink.begin("bench", &header) {
