@@ -75,7 +75,6 @@ pub(crate) struct IntervalBuf {
     write: IntervalCounter,
 }
 
-
 /// An interval every worker has closed, reduced to its figures.
 #[derive(Debug, Clone, Default)]
 struct DoneBin {

@@ -12,6 +12,7 @@
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
 mod live;
+mod repeat;
 mod sink;
 mod table;
 
@@ -28,7 +29,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use storlab_bench::{Control, JobFile, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions};
 use storlab_types::{
-    BenchReport, MonitorTimeline, PhaseParams, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
+    BenchReport, MonitorTimeline, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
+    ToolInfo,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -66,6 +68,12 @@ pub struct BenchCommand {
     pub workload: WorkloadArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    /// Run the whole job N times (as IOR's -i): prints the mean, standard
+    /// deviation, min and max of each figure; each repeat is saved as its own
+    /// run tagged repeat_group=ID, so `compare` uses their spread as the noise
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
 }
 
 /// How a run is carried out and where its results go (shared by every
@@ -132,7 +140,7 @@ fn quick_phases() -> Vec<PhaseSpec> {
 }
 
 /// Phases resolved from what the user gave, with the target they name.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PlannedJob {
     pub phases: Vec<PhaseParams>,
     pub target: Option<PathBuf>,
@@ -211,6 +219,9 @@ impl BenchCommand {
             self.target.as_deref(),
             &self.workload.spec,
         )?;
+        if self.repeat > 1 {
+            return repeat::run(planned, &self.run, self.repeat);
+        }
         run_planned(planned, &self.run)
     }
 }
@@ -218,11 +229,22 @@ impl BenchCommand {
 /// Run planned phases to the end: the whole of `storlab bench` after the
 /// phases are known.
 pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
+    run_once(planned, args, None, true).map(|(o, _)| o)
+}
+
+/// [`run_planned`], as one of `--repeat N` (tagged and labelled as such)
+/// and with the result printed or not; returns the record too.
+fn run_once(
+    planned: PlannedJob,
+    args: &RunArgs,
+    repeat: Option<&RepeatInfo>,
+    print: bool,
+) -> Result<(Outcome, Option<BenchReport>)> {
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
-    let sink = open_sink(args)?;
+    let sink = open_sink(args, repeat)?;
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
     };
@@ -248,7 +270,7 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
         phases: Vec::new(),
         warnings,
         monitor: None,
-        repeat: None,
+        repeat: repeat.cloned(),
     };
     let mut sink = sink;
     if let Err(e) = sink.begin("bench", &header) {
@@ -264,12 +286,15 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
         }
     };
     let report = finish_report(&job, header, outcome, monitor, args.keep);
-    emit(report, args, &mut sink, signal)
+    emit(report, args, &mut sink, signal, print)
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
-fn open_sink(args: &RunArgs) -> Result<Sink> {
-    let tags = args.record.tag_map()?;
+fn open_sink(args: &RunArgs, repeat: Option<&RepeatInfo>) -> Result<Sink> {
+    let mut tags = args.record.tag_map()?;
+    if let Some(r) = repeat {
+        tags.insert("repeat_group".into(), r.group.clone());
+    }
     let store = if args.no_save {
         None
     } else {
@@ -367,7 +392,8 @@ fn emit(
     args: &RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
-) -> Result<Outcome> {
+    print: bool,
+) -> Result<(Outcome, Option<BenchReport>)> {
     let saved = sink.finish(&report);
     report.warnings.extend(sink.failures.iter().cloned());
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
@@ -379,6 +405,7 @@ fn emit(
         lost |= saved.is_none();
     }
     match args.output_format {
+        _ if !print => {}
         OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
         OutputFormat::Table => {
             let mut text = render_table(&report);
@@ -411,20 +438,20 @@ fn emit(
             ),
             Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
         }
-        return Ok(Outcome::Error);
+        return Ok((Outcome::Error, Some(report)));
     }
     let mismatches = report.verify_mismatches();
     if mismatches > 0 {
         eprintln!("storlab: verify: {mismatches} block(s) failed verification");
-        return Ok(Outcome::Failed);
+        return Ok((Outcome::Failed, Some(report)));
     }
     if signal.is_some() {
-        return Ok(Outcome::Interrupted);
+        return Ok((Outcome::Interrupted, Some(report)));
     }
     if report.interrupted {
-        return Ok(Outcome::Error);
+        return Ok((Outcome::Error, Some(report)));
     }
-    Ok(Outcome::Ok)
+    Ok((Outcome::Ok, Some(report)))
 }
 
 fn now_rfc3339() -> String {
