@@ -25,6 +25,7 @@
 mod clock;
 mod data;
 mod engine;
+mod fio_job;
 mod gate;
 mod offsets;
 mod options;
@@ -36,7 +37,8 @@ mod sys;
 mod target;
 mod worker;
 
-pub use engine::uring_available;
+pub use engine::{libaio_available, uring_available};
+pub use fio_job::{FioJobFile, fio_size};
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,
@@ -90,6 +92,13 @@ pub fn prepare(
     {
         return Err(PrepareError::Unsupported(format!(
             "io_uring is not available here ({e}); use --engine psync"
+        )));
+    }
+    if phases.iter().any(|p| p.engine == EngineKind::Libaio)
+        && let Err(e) = engine::libaio_available()
+    {
+        return Err(PrepareError::Unsupported(format!(
+            "native AIO (libaio) is not available here ({e}); use --engine io_uring or psync"
         )));
     }
     let min_bs = phases

@@ -240,7 +240,7 @@ bench_options! {
     numjobs: u32 = "1", long "numjobs", value "N";
     /// I/Os in flight per job
     iodepth: u32 = "1", long "iodepth", value "N";
-    /// I/O engine: io_uring, psync, null (psync where io_uring is unavailable)
+    /// I/O engine: io_uring, libaio, psync, null (psync where io_uring is unavailable)
     engine: String = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"];
     /// O_DIRECT: --direct or --direct=1 (same as --cache direct); --direct=0 is --cache cold
     direct: Flag = "", long "direct", value "0|1";
@@ -502,7 +502,9 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     let engine = match &s.engine {
         None => EngineKind::IoUring,
         Some(e) => EngineKind::parse(e).ok_or_else(|| {
-            SpecError(format!("invalid engine '{e}': use io_uring, psync or null"))
+            SpecError(format!(
+                "invalid engine '{e}': use io_uring, libaio, psync or null"
+            ))
         })?,
     };
     let cache = resolve_cache(s)?;

@@ -22,7 +22,9 @@
 
 use crate::clock::{Clock, DepthMark, DepthMeter, MonoClock, mean_depth};
 use crate::data::{self, DataGen};
-use crate::engine::{Dir, Engine, Io, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions};
+use crate::engine::{
+    Dir, Engine, Io, LibaioEngine, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions,
+};
 use crate::gate::Ticket;
 use crate::offsets::{OffsetGen, RegionMap, Rng};
 use crate::series::{IntervalBuf, SeriesCollector};
@@ -133,6 +135,16 @@ pub(crate) fn run_worker(
             start(e, plan, p, env, ticket, fd, out)
         }
         EngineKind::Psync => start(PsyncEngine::new(fd, slots), plan, p, env, ticket, fd, out),
+        EngineKind::Libaio => match LibaioEngine::new(fd, slots) {
+            Ok(e) => start(e, plan, p, env, ticket, fd, out),
+            Err(e) => {
+                drop(ticket);
+                out.fatal = Some(format!(
+                    "libaio setup (io_setup) failed: {e}; check fs.aio-max-nr or try --engine io_uring"
+                ));
+                out
+            }
+        },
         EngineKind::IoUring => {
             let opts = UringOptions {
                 registered: p.registered,

@@ -82,6 +82,8 @@ pub enum EngineKind {
     Psync,
     /// No I/O at all: exercises the whole pipeline.
     Null,
+    /// Linux native AIO (io_submit/io_getevents), fio's `libaio`.
+    Libaio,
 }
 
 impl EngineKind {
@@ -90,6 +92,7 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
+            EngineKind::Libaio => "libaio",
         }
     }
     pub fn parse(s: &str) -> Option<EngineKind> {
@@ -97,6 +100,7 @@ impl EngineKind {
             "io_uring" | "iouring" | "uring" => Some(EngineKind::IoUring),
             "psync" | "pread" => Some(EngineKind::Psync),
             "null" => Some(EngineKind::Null),
+            "libaio" => Some(EngineKind::Libaio),
             _ => None,
         }
     }

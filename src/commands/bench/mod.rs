@@ -11,6 +11,7 @@
 //! `live` (signals, progress), `sink` (store, fallback file) and `table`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
+mod fiojob;
 mod live;
 mod repeat;
 mod sink;
@@ -64,6 +65,13 @@ pub struct BenchCommand {
     /// TOML job file with [global] and [[phase]] tables
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
+    /// Run an fio job file: [global] and job sections, fio's option names,
+    /// units (kb_base) and defaults (buffered, psync); each job becomes a
+    /// phase, and every job after the first needs `stonewall` (storlab runs
+    /// phases one after another). Options storlab cannot run are refused by
+    /// name. Flags given here override the file
+    #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
+    pub fio_job: Option<PathBuf>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -194,6 +202,11 @@ fn machine_defaults(
     warnings: &mut Vec<String>,
 ) -> PhaseSpec {
     let mut machine = PhaseSpec::default();
+    if let Some(size) = target.and_then(existing_size) {
+        // As fio: an existing file or a block device is used whole unless
+        // --size says otherwise.
+        machine.size = Some(storlab_types::ByteSize(size));
+    }
     if over.engine.is_none()
         && let Err(e) = storlab_bench::uring_available()
     {
@@ -214,11 +227,14 @@ fn machine_defaults(
 
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
-        let planned = plan_phases(
-            self.job.as_deref(),
-            self.target.as_deref(),
-            &self.workload.spec,
-        )?;
+        let planned = match &self.fio_job {
+            Some(f) => fiojob::plan_fio_phases(f, self.target.as_deref(), &self.workload.spec)?,
+            None => plan_phases(
+                self.job.as_deref(),
+                self.target.as_deref(),
+                &self.workload.spec,
+            )?,
+        };
         if self.repeat > 1 {
             return repeat::run(planned, &self.run, self.repeat);
         }
@@ -452,6 +468,25 @@ fn emit(
         return Ok((Outcome::Error, Some(report)));
     }
     Ok((Outcome::Ok, Some(report)))
+}
+
+/// The size of an existing regular file or block device (None otherwise,
+/// or when it is empty or cannot be opened).
+fn existing_size(path: &Path) -> Option<u64> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let size = if meta.file_type().is_block_device() {
+        std::fs::File::open(path)
+            .ok()?
+            .seek(std::io::SeekFrom::End(0))
+            .ok()?
+    } else if meta.is_file() {
+        meta.len()
+    } else {
+        return None;
+    };
+    (size > 0).then_some(size)
 }
 
 fn now_rfc3339() -> String {
