@@ -248,3 +248,35 @@ fn repeats_are_saved_as_runs_of_one_group_with_their_spread() {
         "{listed}"
     );
 }
+
+#[test]
+fn verify_report_checks_the_checksum_first_and_lists_one_mismatch_per_line() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("v.dat");
+    let f = file.to_str().unwrap();
+    let common = ["--bs=16k", "--size=1M", "--verify", "--cache=cold", "-q"];
+    let mut a = vec!["bench", f, "--rw=write", "--keep", "--no-save"];
+    a.extend_from_slice(&common);
+    let out = storlab(&a);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut data = std::fs::read(&file).unwrap();
+    // A flipped bit in unit 2's offset field, and in the payload of units 7 and 9.
+    data[2 * 4096 + 8] ^= 0x01;
+    data[7 * 4096 + 2000] ^= 0x10;
+    data[9 * 4096 + 3000] ^= 0x04;
+    std::fs::write(&file, &data).unwrap();
+    let mut a = vec!["bench", f, "--rw=read", "--allow-destroy", "--no-save"];
+    a.extend_from_slice(&common);
+    let out = storlab(&a);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  mismatch in"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for (line, off) in lines.iter().zip([2, 7, 9]) {
+        assert!(line.contains(&format!("offset {}:", off * 4096)), "{line}");
+        assert!(line.contains("checksum mismatch"), "{line}");
+    }
+}

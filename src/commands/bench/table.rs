@@ -137,6 +137,8 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
     out.push_str("Depth in flight: time-weighted mean I/Os between those two moments (= IOPS × mean latency, Little's law). CPU/IO: process CPU (user+sys) per I/O.\n");
     for ph in &r.phases {
         let mut notes = Vec::new();
+        // Verify mismatches follow the phase's line, one per line.
+        let mut mismatch_lines = Vec::new();
         if ph.fsync_in_window {
             notes.push(format!(
                 "end fsync inside the timed window ({})",
@@ -172,9 +174,16 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 v.blocks_checked, v.mismatches
             ));
             for m in &v.first_mismatches {
-                notes.push(format!(
-                    "  mismatch in {} at offset {}: {}",
+                mismatch_lines.push(format!(
+                    "  mismatch in {} at offset {}: {}\n",
                     m.file, m.offset_bytes, m.reason
+                ));
+            }
+            if v.mismatches > v.first_mismatches.len() as u64 {
+                mismatch_lines.push(format!(
+                    "  ... and {} more (the first {} are listed)\n",
+                    v.mismatches - v.first_mismatches.len() as u64,
+                    v.first_mismatches.len()
                 ));
             }
         }
@@ -191,6 +200,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
             ph.params.engine.as_str(),
             notes.join("; ")
         ));
+        out.extend(mismatch_lines);
     }
     if r.target.created_by_storlab {
         out.push_str(if r.target.kept {
