@@ -280,3 +280,105 @@ fn verify_report_checks_the_checksum_first_and_lists_one_mismatch_per_line() {
         assert!(line.contains("checksum mismatch"), "{line}");
     }
 }
+
+#[test]
+fn fio_command_line_spellings() {
+    let d = tempfile::tempdir().unwrap();
+    let out = storlab(&[
+        "bench",
+        "--directory",
+        d.path().to_str().unwrap(),
+        "--name=fio-style",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=4M",
+        "--iodepth=8",
+        "--group_reporting",
+        "--loops=2",
+        "--no-save",
+        "--output-format=json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let ph = &v["phases"][0];
+    assert_eq!(ph["params"]["name"], "fio-style");
+    assert_eq!(ph["params"]["engine"], "libaio");
+    assert_eq!(ph["params"]["cache"], "direct");
+    assert_eq!(u(&ph["total"]["bytes"]), 8 << 20, "two loops of 4 MiB");
+    // libaio keeps the depth it was asked for (Little's law on its own figures).
+    let depth = &ph["depth"];
+    assert_eq!(u(&depth["requested"]), 8);
+    let (a, l) = (
+        depth["achieved"].as_f64().unwrap(),
+        depth["littles_law_depth"].as_f64().unwrap(),
+    );
+    assert!(
+        (a - l).abs() / a < 0.05,
+        "achieved {a} vs IOPS × latency {l}"
+    );
+    let out = storlab(&[
+        "bench",
+        "--filename",
+        d.path().to_str().unwrap(),
+        "--rw=read",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--directory"), "{}", stderr(&out));
+}
+
+#[test]
+fn fio_job_files_run_with_fio_units_and_refuse_what_they_cannot_run() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("site.fio");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(
+        &job,
+        format!(
+            "; two phases, fio style\n[global]\nioengine=libaio\ndirect=1\nsize=2m\n\
+             directory={}\ngroup_reporting\n\n[seq-write]\nrw=write\nbs=64k\niodepth=4\n\n\
+             [rand-read]\nstonewall\nrw=randread\nbs=4k\niodepth=8\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = storlab(&[
+        "bench",
+        "--fio-job",
+        job.to_str().unwrap(),
+        "--no-save",
+        "--output-format=json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["params"]["name"], "seq-write");
+    assert_eq!(phases[1]["params"]["engine"], "libaio");
+    // fio's 2m is 2 MiB; fio's default end_fsync=0 is kept.
+    assert_eq!(u(&phases[0]["write"]["bytes"]), 2 << 20);
+    assert_eq!(phases[0]["params"]["end_fsync"], false);
+    assert_eq!(u(&phases[1]["read"]["bytes"]), 2 << 20);
+    assert!(v["target"]["path"].as_str().unwrap().contains("data"));
+
+    // fio's units: with the default kb_base=1024, 4KiB is 4000 bytes, not a block size.
+    std::fs::write(&job, "[j]\nrw=read\nsize=1m\nbs=4KiB\n").unwrap();
+    let out = storlab(&["bench", "--fio-job", job.to_str().unwrap(), "--no-save"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("4000"), "{}", stderr(&out));
+    // An option storlab cannot run is refused by name and line.
+    std::fs::write(&job, "[j]\nrw=read\nsize=1m\nzonemode=zbd\n").unwrap();
+    let out = storlab(&["bench", "--fio-job", job.to_str().unwrap(), "--no-save"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(e.contains("site.fio:4") && e.contains("'zonemode'"), "{e}");
+    // Jobs fio would run at the same time are refused, naming the fix.
+    std::fs::write(&job, "[a]\nrw=read\nsize=1m\n[b]\nrw=write\nsize=1m\n").unwrap();
+    let out = storlab(&["bench", "--fio-job", job.to_str().unwrap(), "--no-save"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("stonewall"), "{}", stderr(&out));
+}

@@ -53,7 +53,16 @@ given (e.g. --size 1G, --engine psync) applies to all four phases.
 
 The workload flags below are also job-file keys (with underscores) and
 sweep parameters; fio's spellings are accepted (--ioengine, --direct=1,
---iodepth_batch).";
+--iodepth_batch, --filename, --directory, --name, --loops, --nrfiles,
+--thinktime, --group_reporting), and `--fio-job FILE.fio` runs an fio job
+file. Sizes on storlab's flags follow SI/IEC (4k = 4KiB = 4096, 4kB =
+4000); inside fio job files they follow fio (kb_base: 4KiB = 4000 there).
+
+An existing file or block device as the target is used whole (its size is
+the default --size), as fio does. Each phase's result keeps the
+application's own bandwidth, IOPS and latency percentiles per --log-interval
+(default 1s); --steadystate stops a phase once it is flat; --repeat N runs the
+whole job N times and prints mean, stddev, min and max.";
 
 /// `storlab bench [TARGET]`
 #[derive(Args, Debug)]
@@ -72,6 +81,13 @@ pub struct BenchCommand {
     /// name. Flags given here override the file
     #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
     pub fio_job: Option<PathBuf>,
+    /// fio's spelling of TARGET for a file or block device
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["target", "directory"])]
+    pub filename: Option<PathBuf>,
+    /// fio's spelling of TARGET for a directory (storlab works in its own
+    /// subdirectory of it)
+    #[arg(long, value_name = "DIR", conflicts_with = "target")]
+    pub directory: Option<PathBuf>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -227,13 +243,31 @@ fn machine_defaults(
 
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
+        if let Some(d) = &self.directory
+            && !d.is_dir()
+        {
+            anyhow::bail!(
+                "--directory {}: not an existing directory (use --filename for a file or device)",
+                d.display()
+            );
+        }
+        if let Some(f) = &self.filename
+            && f.is_dir()
+        {
+            anyhow::bail!(
+                "--filename {}: is a directory; use --directory {} (fio's spelling) or give it as TARGET",
+                f.display(),
+                f.display()
+            );
+        }
+        let target = self
+            .target
+            .clone()
+            .or_else(|| self.filename.clone())
+            .or_else(|| self.directory.clone());
         let planned = match &self.fio_job {
-            Some(f) => fiojob::plan_fio_phases(f, self.target.as_deref(), &self.workload.spec)?,
-            None => plan_phases(
-                self.job.as_deref(),
-                self.target.as_deref(),
-                &self.workload.spec,
-            )?,
+            Some(f) => fiojob::plan_fio_phases(f, target.as_deref(), &self.workload.spec)?,
+            None => plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?,
         };
         if self.repeat > 1 {
             return repeat::run(planned, &self.run, self.repeat);
