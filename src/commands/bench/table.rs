@@ -26,6 +26,38 @@ fn pattern(p: &PhaseParams) -> String {
     format!("{} {bs}{mix}", p.rw)
 }
 
+/// The one unit of every latency column of a table, named in its header.
+#[derive(Debug, Clone, Copy)]
+struct LatUnit {
+    name: &'static str,
+    ns: f64,
+    decimals: usize,
+}
+
+const MICROS: LatUnit = LatUnit {
+    name: "µs",
+    ns: 1e3,
+    decimals: 1,
+};
+const MILLIS: LatUnit = LatUnit {
+    name: "ms",
+    ns: 1e6,
+    decimals: 2,
+};
+
+/// ms when every phase's median latency is at least 1 ms, else µs.
+fn lat_unit(r: &BenchReport) -> LatUnit {
+    let p50s = r
+        .phases
+        .iter()
+        .filter_map(|ph| ph.total.lat_ns.map(|l| l.p50));
+    match p50s.min() {
+        Some(m) if m >= 1_000_000 => MILLIS,
+        _ => MICROS,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn stat_row(
     table: &mut Table,
     label: String,
@@ -33,10 +65,17 @@ fn stat_row(
     shape: String,
     d: &DirStats,
     cpu: Option<f64>,
+    unit: LatUnit,
 ) {
     let lat = d.lat_ns.unwrap_or_default();
     let has = d.lat_ns.is_some();
-    let l = |v: f64| if has { fmt_lat(v) } else { "-".into() };
+    let l = |v: f64| {
+        if has {
+            format!("{:.*}", unit.decimals, v / unit.ns)
+        } else {
+            "-".into()
+        }
+    };
     table.add_row(vec![
         Cell::new(label),
         Cell::new(pat),
@@ -50,7 +89,8 @@ fn stat_row(
         Cell::new(l(lat.p99 as f64)).set_alignment(CellAlignment::Right),
         Cell::new(l(lat.p99_9 as f64)).set_alignment(CellAlignment::Right),
         Cell::new(l(lat.max as f64)).set_alignment(CellAlignment::Right),
-        Cell::new(cpu.map(fmt_lat).unwrap_or_default()).set_alignment(CellAlignment::Right),
+        Cell::new(cpu.map(|c| format!("{:.1}", c / 1e3)).unwrap_or_default())
+            .set_alignment(CellAlignment::Right),
     ]);
 }
 
@@ -59,9 +99,21 @@ fn stat_row(
 pub(crate) fn render_table(r: &BenchReport) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    let unit = lat_unit(r);
+    let u = unit.name;
     t.set_header(vec![
-        "phase", "pattern", "jobs×QD", "MB/s", "MiB/s", "IOPS", "lat mean", "p50", "p99", "p99.9",
-        "max", "CPU/IO",
+        "phase".to_string(),
+        "pattern".into(),
+        "jobs×QD".into(),
+        "MB/s".into(),
+        "MiB/s".into(),
+        "IOPS".into(),
+        format!("lat mean ({u})"),
+        format!("p50 ({u})"),
+        format!("p99 ({u})"),
+        format!("p99.9 ({u})"),
+        format!("max ({u})"),
+        "CPU/IO (µs)".into(),
     ]);
     for ph in &r.phases {
         let p = &ph.params;
@@ -74,7 +126,15 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         let both = p.rw.reads() && p.rw.writes();
         let cpu = Some(ph.cpu.cpu_ns_per_io);
         if both {
-            stat_row(&mut t, name, pattern(p), shape.clone(), &ph.total, cpu);
+            stat_row(
+                &mut t,
+                name,
+                pattern(p),
+                shape.clone(),
+                &ph.total,
+                cpu,
+                unit,
+            );
             stat_row(
                 &mut t,
                 "  read".into(),
@@ -82,6 +142,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 String::new(),
                 &ph.read,
                 None,
+                unit,
             );
             stat_row(
                 &mut t,
@@ -90,10 +151,11 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 String::new(),
                 &ph.write,
                 None,
+                unit,
             );
         } else {
             let d = if p.rw.reads() { &ph.read } else { &ph.write };
-            stat_row(&mut t, name, pattern(p), shape.clone(), d, cpu);
+            stat_row(&mut t, name, pattern(p), shape.clone(), d, cpu, unit);
         }
         if ph.jobs.len() > 1 {
             for j in &ph.jobs {
@@ -118,6 +180,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                     String::new(),
                     &d,
                     None,
+                    unit,
                 );
             }
         }
