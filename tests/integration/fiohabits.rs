@@ -382,3 +382,46 @@ fn fio_job_files_run_with_fio_units_and_refuse_what_they_cannot_run() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("stonewall"), "{}", stderr(&out));
 }
+
+#[test]
+fn an_existing_file_is_used_whole_and_a_verified_cold_pass_is_not_called_cached() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("existing.dat");
+    std::fs::write(&file, vec![7u8; 3 << 20]).unwrap();
+    let f = file.to_str().unwrap();
+    let base = [
+        "--rw=read",
+        "--bs=4k",
+        "--engine=psync",
+        "--no-save",
+        "--output-format=json",
+        "-q",
+    ];
+    let mut a = vec!["bench", f, "--cache=cold"];
+    a.extend_from_slice(&base);
+    let out = storlab(&a);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let ph = &v["phases"][0];
+    assert_eq!(
+        u(&ph["params"]["size_bytes"]),
+        3 << 20,
+        "fio: the file's size"
+    );
+    assert_eq!(u(&ph["total"]["bytes"]), 3 << 20);
+    // One pass over files whose eviction was verified cannot be served from
+    // the page cache: no such warning, though the file is far under 2× RAM.
+    assert_eq!(ph["cache"]["verified"], true, "{}", ph["cache"]);
+    assert_eq!(ph["cache"]["may_be_cached"], false);
+    let all = format!("{}{}", v["warnings"], ph["warnings"]);
+    assert!(!all.contains("page cache"), "{all}");
+    assert!(all.contains("too short to trust"), "{all}");
+    // A time-based cold run re-reads blocks: the warning stays.
+    let mut a = vec!["bench", f, "--cache=cold", "--runtime=1s", "--time-based"];
+    a.extend_from_slice(&base);
+    let out = storlab(&a);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let all = format!("{}{}", v["warnings"], v["phases"][0]["warnings"]);
+    assert!(all.contains("page cache"), "{all}");
+}
