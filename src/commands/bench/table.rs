@@ -250,6 +250,9 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 ));
             }
         }
+        if let Some(n) = series_note(ph) {
+            notes.push(n);
+        }
         if !ph.errors.is_empty() {
             let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();
             notes.push(format!("errors: {}", e.join(", ")));
@@ -273,6 +276,45 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         });
     }
     out
+}
+
+/// The spread of the per-interval MB/s over the phase's full intervals,
+/// and the steady-state outcome.
+fn series_note(ph: &PhaseResult) -> Option<String> {
+    let s = ph.series.as_ref()?;
+    let mut mbs: Vec<f64> = s
+        .points
+        .iter()
+        .filter(|p| p.span_ns == s.interval_ns)
+        .map(|p| p.total.bw_bytes_per_s / 1e6)
+        .collect();
+    let mut out = Vec::new();
+    if mbs.len() >= 3 {
+        mbs.sort_by(f64::total_cmp);
+        out.push(format!(
+            "per {} interval: MB/s min {:.1}, median {:.1}, max {:.1} ({} intervals)",
+            if s.interval_ns % 1_000_000_000 == 0 {
+                format!("{} s", s.interval_ns / 1_000_000_000)
+            } else {
+                format!("{} ms", s.interval_ns / 1_000_000)
+            },
+            mbs[0],
+            mbs[mbs.len() / 2],
+            mbs[mbs.len() - 1],
+            mbs.len()
+        ));
+    }
+    if let Some(st) = &s.steady {
+        out.push(match (st.reached, st.at_ns, st.last_value_pct) {
+            (true, Some(t), Some(v)) => format!(
+                "steady state reached after {} ({v:.2} %), phase stopped",
+                fmt_lat(t as f64)
+            ),
+            (_, _, Some(v)) => format!("steady state NOT reached (last window {v:.2} %)"),
+            _ => "steady state NOT reached (no full window)".to_string(),
+        });
+    }
+    (!out.is_empty()).then(|| out.join("; "))
 }
 
 trait PhaseName {
