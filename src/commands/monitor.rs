@@ -371,6 +371,7 @@ impl MonitorCommand {
                 phases: Vec::new(),
                 warnings: Vec::new(),
                 monitor: Some(timeline),
+                repeat: None,
             };
             let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
             eprintln!(

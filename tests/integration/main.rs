@@ -5,6 +5,7 @@
 mod bench;
 mod campaign;
 mod cli;
+mod fiohabits;
 mod honest;
 mod inspect;
 mod monitor;
