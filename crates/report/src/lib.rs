@@ -31,13 +31,14 @@ pub mod svg;
 pub use charts::{Chart, chart, charts, resolve_baseline};
 pub use compare::{
     Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
-    compare, render_comparison,
+    compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
 pub use html::html_report;
 pub use png::svg_to_png;
 pub use rows::{Direction, Row, rows};
+pub use storlab_configdiff::{Difference, Judgement, Vary};
 
 #[cfg(test)]
 #[path = "testdata.rs"]
