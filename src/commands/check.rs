@@ -3,20 +3,12 @@
 //! when the two runs' configurations differ so that no verdict is possible.
 
 use super::common::{DbArgs, parse_run_arg};
+use super::outfmt::TextFormat;
 use crate::output;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_store::check::{CheckOptions, CheckStatus};
 use storlab_store::{RunSelector, check};
-
-/// How `check` prints its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CheckFormat {
-    /// One line per run, the failures and differences under it
-    Text,
-    /// Every compared figure, failures, notes and configuration differences
-    Json,
-}
 
 #[derive(Args, Debug)]
 #[command(
@@ -48,8 +40,8 @@ pub struct CheckCommand {
     #[arg(long)]
     allow_config_diff: bool,
     /// Output format
-    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
-    output_format: CheckFormat,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    output_format: TextFormat,
     /// Shorthand for --output-format json
     #[arg(long, conflicts_with = "output_format")]
     json: bool,
@@ -77,7 +69,7 @@ pub fn merge_vary(list: &[Vary]) -> Vary {
 
 impl CheckCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let json = self.json || self.output_format == CheckFormat::Json;
+        let json = self.json || self.output_format == TextFormat::Json;
         let store = self.db.open_existing()?;
         let base_ids = store.resolve(std::slice::from_ref(&self.baseline), false)?;
         let base_id = *base_ids.last().expect("resolve returns at least one run");

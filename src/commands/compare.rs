@@ -4,19 +4,11 @@
 
 use super::check::{merge_vary, parse_vary};
 use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
+use super::outfmt::TableFormat;
 use crate::output;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_store::RunSelector;
-
-/// How `compare` prints the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    /// A table for the terminal
-    Table,
-    /// The whole comparison: every figure, change, spread, verdict and difference
-    Json,
-}
 
 #[derive(Args, Debug)]
 #[command(
@@ -40,8 +32,8 @@ pub struct CompareCommand {
     #[arg(long, value_name = "PARAM", value_parser = parse_vary)]
     vary: Vec<Vary>,
     /// Output format
-    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
-    output_format: CompareFormat,
+    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+    output_format: TableFormat,
     /// Shorthand for --output-format json
     #[arg(long, conflicts_with = "output_format")]
     json: bool,
@@ -57,7 +49,7 @@ impl CompareCommand {
         let vary = merge_vary(&self.vary);
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
-        if self.json || self.output_format == CompareFormat::Json {
+        if self.json || self.output_format == TableFormat::Json {
             output::print(&(serde_json::to_string_pretty(&cmp)? + "\n"))?;
         } else {
             if let Some(n) = note {

@@ -5,6 +5,7 @@
 mod bench;
 mod campaign;
 mod cli;
+mod compare;
 mod honest;
 mod inspect;
 mod monitor;
