@@ -31,12 +31,36 @@ tr.base td { background: #f7f7f7; font-style: italic; }
 td.better { color: #1b7a2f; font-weight: bold; }
 td.worse { color: #b3261e; font-weight: bold; }
 td.noise { color: #777; }
+td.config { color: #8a5a00; }
 figure { margin: 1rem 0 2rem; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 12px; margin-top: .3rem; }
 ul.warn li { color: #8a5a00; }
 .note { color: #555; font-size: 12px; }
-@media print { nav { display: none; } figure { break-inside: avoid; } }
+/* Printing (to paper or PDF for an acceptance document): landscape pages,
+   every column kept — tables take the page width and their cells wrap
+   (long paths and model names break anywhere, headers only between words)
+   — the header row repeated on each page, a page break before each
+   section, charts at full width and never split. */
+@page { size: A4 landscape; margin: 10mm; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 10px; }
+  nav { display: none; }
+  h2 { break-before: page; break-after: avoid; margin-top: 0; }
+  h2#runs { break-before: auto; }
+  .scroll { overflow: visible; }
+  table { width: 100%; font-size: 8.5px; }
+  th, td { white-space: normal; padding: .15rem .25rem; }
+  th { overflow-wrap: normal; word-break: normal; hyphens: none; }
+  td { overflow-wrap: anywhere; }
+  td.num { white-space: nowrap; overflow-wrap: normal; }
+  td.wrap { min-width: 0; }
+  thead { display: table-header-group; }
+  tr { break-inside: avoid; }
+  figure { break-inside: avoid; margin: .5rem 0 1rem; }
+  figure svg { width: 100%; max-width: 100%; height: auto; max-height: 150mm; border: none; }
+  th, tr.base td { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
 ";
 
 fn table(head: &[&str], rows: &[Vec<(String, &str)>]) -> String {
@@ -372,6 +396,7 @@ fn comparison_section(c: &Comparison) -> String {
                         Verdict::Better => "num better",
                         Verdict::Worse => "num worse",
                         Verdict::Noise => "num noise",
+                        Verdict::ConfigDiffers => "num config",
                         _ => "num",
                     },
                 ),
@@ -404,13 +429,10 @@ fn comparison_section(c: &Comparison) -> String {
         }
         s.push_str("</ul>\n");
     }
-    s.push_str(
-        "<p class=\"note\">A change counts as better or worse only when it exceeds the noise: \
-         the spread of that figure, <code>(max − min) / min</code>, over runs of the same \
-         configuration (same tags, host, target and phase parameters); without repeats, the \
-         coefficient of variation between the jobs of one run, but at least 5 %; else 5 %. \
-         Higher MB/s and IOPS are better, lower latency is better.</p>\n",
-    );
+    s.push_str(&format!(
+        "<p class=\"note\">{}</p>\n",
+        esc(crate::compare::comparison_footer(c).trim())
+    ));
     s
 }
 
