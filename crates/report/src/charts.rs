@@ -7,7 +7,7 @@
 //! | `throughput`, `iops` | always (one bar per run × phase) |
 //! | `latency` | when any phase has latency figures |
 //! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
-//! | `cache` | when there are both in-cache and out-of-cache phases of one pattern |
+//! | `cache` | when phases equal in everything but cache mode and file size are both in and out of cache |
 //! | `relative` | with a baseline and at least one other run |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
 
@@ -412,47 +412,84 @@ fn in_cache(p: &PhaseResult) -> bool {
     (p.params.cache == CacheMode::Warm && p.cache.verified != Some(false)) || p.cache.may_be_cached
 }
 
-fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
-    // (category, in-cache MB/s values, out-of-cache MB/s values)
-    type Group = (String, Vec<f64>, Vec<f64>);
-    let pattern = |p: &PhaseResult| format!("{} {}", p.params.rw, crate::fmt::bs_human(&p.params));
-    let add = |groups: &mut Vec<Group>,
-               index: &mut std::collections::HashMap<String, usize>,
-               cat: String,
-               p: &PhaseResult| {
-        let i = *index.entry(cat.clone()).or_insert_with(|| {
-            groups.push((cat, Vec::new(), Vec::new()));
-            groups.len() - 1
-        });
-        let v = mb(p.total.bw_bytes_per_s);
-        if in_cache(p) {
-            groups[i].1.push(v);
-        } else {
-            groups[i].2.push(v);
-        }
-    };
-    // First within each run (the usual small-file / huge-file pair) ...
-    let mut groups: Vec<Group> = Vec::new();
-    let mut index = std::collections::HashMap::new();
+/// What makes two phases "equal apart from the cache": everything but the
+/// cache mode, the file size (a small file stays in the page cache, a huge
+/// one cannot), the phase name and the seed, on the same host and target.
+fn cache_class_key(run: &StoredRun, p: &PhaseResult) -> String {
+    let mut q = p.params.clone();
+    q.name.clear();
+    q.seed = 0;
+    q.size_bytes = 0;
+    q.cache = CacheMode::Direct;
+    q.drop_caches = false;
+    serde_json::to_string(&(
+        &run.report.host.hostname,
+        &run.report.target.path,
+        &run.report.target.device,
+        &q,
+    ))
+    .unwrap_or_default()
+}
+
+/// In-cache vs out-of-cache pairs: phases equal in everything but the
+/// cache mode and file size ([`cache_class_key`]), with at least one
+/// phase in cache and one out of it. (category, in-cache MB/s values,
+/// out-of-cache MB/s values), in order of first appearance.
+fn cache_pairs(runs: &[StoredRun]) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+    struct Class {
+        ids: Vec<i64>,
+        pattern: String,
+        ins: Vec<f64>,
+        outs: Vec<f64>,
+    }
+    let mut classes: Vec<(String, Class)> = Vec::new();
     for r in runs {
         for p in &r.report.phases {
-            let cat = format!("{} · {}", run_label(r), pattern(p));
-            add(&mut groups, &mut index, cat, p);
-        }
-    }
-    groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
-    let mut pooled = false;
-    // ... else across runs, by I/O pattern.
-    if groups.is_empty() {
-        pooled = true;
-        index.clear();
-        for r in runs {
-            for p in &r.report.phases {
-                add(&mut groups, &mut index, pattern(p), p);
+            let key = cache_class_key(r, p);
+            let i = match classes.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    classes.push((
+                        key,
+                        Class {
+                            ids: Vec::new(),
+                            pattern: format!(
+                                "{} {} QD{}",
+                                p.params.rw,
+                                crate::fmt::bs_human(&p.params),
+                                p.params.iodepth
+                            ),
+                            ins: Vec::new(),
+                            outs: Vec::new(),
+                        },
+                    ));
+                    classes.len() - 1
+                }
+            };
+            let c = &mut classes[i].1;
+            if !c.ids.contains(&r.id) {
+                c.ids.push(r.id);
+            }
+            let v = mb(p.total.bw_bytes_per_s);
+            if in_cache(p) {
+                c.ins.push(v);
+            } else {
+                c.outs.push(v);
             }
         }
-        groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
     }
+    classes
+        .into_iter()
+        .filter(|(_, c)| !c.ins.is_empty() && !c.outs.is_empty())
+        .map(|(_, c)| {
+            let ids: Vec<String> = c.ids.iter().map(|i| format!("#{i}")).collect();
+            (format!("{} · {}", ids.join(" "), c.pattern), c.ins, c.outs)
+        })
+        .collect()
+}
+
+fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
+    let groups = cache_pairs(runs);
     if groups.is_empty() {
         return None;
     }
@@ -471,16 +508,13 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     let c = BarChart {
         title: "In cache vs out of cache".into(),
         subtitle: Some(format!(
-            "In cache: warm and resident, or buffered with size × jobs under 2× RAM ({ram}); out \
-             of cache: direct, cold and larger, or warm but not resident{}",
-            if pooled { "; averaged across runs" } else { "" }
+            "Only phases equal in everything but cache mode and file size (same host, target, \
+             pattern, block size, jobs, depth, engine, ...) are paired. In cache: warm and \
+             resident, or buffered with size × jobs under 2× RAM ({ram}); out of cache: direct, \
+             cold and larger, or warm but not resident; several phases on one side are averaged"
         )),
         y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
-        x_label: if pooled {
-            "I/O pattern".into()
-        } else {
-            "Run · I/O pattern".into()
-        },
+        x_label: "Runs · I/O pattern".into(),
         categories: groups.iter().map(|g| g.0.clone()).collect(),
         series: vec![
             BarSeries {
@@ -863,6 +897,48 @@ mod tests {
         let c = chart(&runs, None, "timeline-12").unwrap();
         assert_eq!(c.svg.matches("<polyline").count(), 2);
         assert!(!c.svg.contains("total"));
+    }
+
+    #[test]
+    fn cache_pairs_only_phases_equal_apart_from_the_cache() {
+        use crate::testdata::{Spec, phase, run};
+        use storlab_types::RwMode;
+        // QD 1 buffered small file vs QD 32 direct: nothing to pair.
+        let a = run(
+            1,
+            &[],
+            vec![phase(
+                &Spec::new("small", RwMode::RandRead, 4096, 900.0)
+                    .qd(1)
+                    .cache(CacheMode::Warm, true),
+            )],
+        );
+        let b = run(
+            2,
+            &[],
+            vec![phase(
+                &Spec::new("big", RwMode::RandRead, 4096, 90.0)
+                    .qd(32)
+                    .cache(CacheMode::Direct, false),
+            )],
+        );
+        let runs = vec![a.clone(), b];
+        assert!(cache_pairs(&runs).is_empty());
+        assert!(charts(&runs, None).iter().all(|c| c.id != "cache"));
+        // The same depth out of cache pairs with it.
+        let c = run(
+            3,
+            &[],
+            vec![phase(
+                &Spec::new("big", RwMode::RandRead, 4096, 100.0)
+                    .qd(1)
+                    .cache(CacheMode::Direct, false),
+            )],
+        );
+        let pairs = cache_pairs(&[a, c]);
+        assert_eq!(pairs.len(), 1, "{pairs:?}");
+        assert_eq!(pairs[0].0, "#1 #3 · randread 4 KiB QD1");
+        assert!((pairs[0].1[0] - 900.0).abs() < 0.01 && (pairs[0].2[0] - 100.0).abs() < 0.01);
     }
 
     #[test]
