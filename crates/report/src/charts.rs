@@ -42,56 +42,60 @@ fn mb(v: f64) -> f64 {
     v / 1e6
 }
 
-/// Series of the by-phase charts: phase names in order of first appearance;
-/// a name repeated within a run counts again (`read`, `read (2)`).
-fn phase_keys(runs: &[StoredRun]) -> Vec<(String, usize)> {
-    let mut keys: Vec<(String, usize)> = Vec::new();
-    for r in runs {
+/// The colour key of a phase: its I/O pattern and block size (`randread
+/// 4 KiB`, `randrw 70% read 8 KiB`).
+fn pattern_key(p: &PhaseResult) -> String {
+    let q = &p.params;
+    if q.rw.reads() && q.rw.writes() {
+        format!("{} {}% read {}", q.rw, q.rwmixread, crate::fmt::bs_human(q))
+    } else {
+        format!("{} {}", q.rw, crate::fmt::bs_human(q))
+    }
+}
+
+/// One bar per phase of each run, coloured by I/O pattern and block size
+/// (one legend entry per pattern, however many phases share it).
+fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
+    let labels = crate::fmt::run_labels(runs);
+    let mut categories = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    // (category index, series index, value)
+    let mut bars: Vec<(usize, usize, f64)> = Vec::new();
+    for (r, label) in runs.iter().zip(&labels) {
         let mut seen: Vec<&str> = Vec::new();
         for p in &r.report.phases {
             let k = seen.iter().filter(|n| **n == p.params.name).count();
             seen.push(&p.params.name);
-            let key = (p.params.name.clone(), k);
-            if !keys.contains(&key) {
+            let name = if k == 0 {
+                p.params.name.clone()
+            } else {
+                format!("{} ({})", p.params.name, k + 1)
+            };
+            categories.push(format!("{label} · {name}"));
+            let key = pattern_key(p);
+            let si = keys.iter().position(|x| *x == key).unwrap_or_else(|| {
                 keys.push(key);
-            }
+                keys.len() - 1
+            });
+            let v = if iops {
+                p.total.iops
+            } else {
+                mb(p.total.bw_bytes_per_s)
+            };
+            bars.push((categories.len() - 1, si, v));
         }
     }
-    keys
-}
-
-fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
-    let series = phase_keys(runs)
+    let mut series: Vec<BarSeries> = keys
         .into_iter()
-        .map(|(n, k)| {
-            let values = runs
-                .iter()
-                .map(|r| {
-                    r.report
-                        .phases
-                        .iter()
-                        .filter(|p| p.params.name == n)
-                        .nth(k)
-                        .map(|p| {
-                            if iops {
-                                p.total.iops
-                            } else {
-                                mb(p.total.bw_bytes_per_s)
-                            }
-                        })
-                })
-                .collect();
-            BarSeries {
-                name: if k == 0 {
-                    n
-                } else {
-                    format!("{n} ({})", k + 1)
-                },
-                values,
-                ..BarSeries::default()
-            }
+        .map(|name| BarSeries {
+            name,
+            values: vec![None; categories.len()],
+            ..BarSeries::default()
         })
         .collect();
+    for (ci, si, v) in bars {
+        series[si].values[ci] = Some(v);
+    }
     let (id, title, y_label) = if iops {
         ("iops", "IOPS by phase", "IOPS (I/O operations per second)")
     } else {
@@ -104,11 +108,13 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
     let c = BarChart {
         title: title.to_string(),
         subtitle: Some(
-            "One bar per phase of each run; mixed read/write phases show read + write".into(),
+            "One bar per phase of each run, coloured by I/O pattern and block size; mixed \
+             read/write phases show read + write"
+                .into(),
         ),
         y_label: y_label.to_string(),
-        x_label: "Run (id and tags)".to_string(),
-        categories: runs.iter().map(run_label).collect(),
+        x_label: "Run · phase".to_string(),
+        categories,
         series,
         log_y: false,
         y_fmt: fmt_tick,
@@ -124,10 +130,10 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
 fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
     let mut cats = Vec::new();
     let mut lats = Vec::new();
-    for r in runs {
+    for (r, label) in runs.iter().zip(crate::fmt::run_labels(runs)) {
         for p in &r.report.phases {
             if let Some(l) = p.total.lat_ns {
-                cats.push(format!("{} · {}", run_label(r), p.params.name));
+                cats.push(format!("{label} · {}", p.params.name));
                 lats.push(l);
             }
         }
@@ -865,9 +871,13 @@ mod tests {
         let again = runs[0].report.phases[1].clone();
         runs[0].report.phases.push(again);
         let c = chart(&runs, None, "throughput").unwrap();
-        assert!(c.svg.contains(">seqread (2)</text>"), "{}", c.svg);
-        // 3 runs × 3 phases + the repeat, each a bar with a tooltip.
-        assert_eq!(c.svg.matches("<rect").count() - 1 - 4, 10);
+        assert!(c.svg.contains(" · seqread (2)</text>"), "{}", c.svg);
+        // 3 runs × 3 phases + the repeat, each a bar with a tooltip; one
+        // legend swatch per pattern and block size (3), and the background.
+        assert_eq!(c.svg.matches("<rect").count() - 1 - 3, 10);
+        for k in [">write 1 MiB<", ">read 1 MiB<", ">randread 4 KiB<"] {
+            assert!(c.svg.contains(k), "legend {k}");
+        }
     }
 
     #[test]

@@ -34,7 +34,7 @@
 //! ([`compare_with`] and `--vary`); otherwise the verdict is
 //! [`Verdict::ConfigDiffers`] and the differences are named.
 
-use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s, run_label};
+use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s};
 use crate::rows::Direction;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -408,6 +408,7 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
         })
         .collect();
     let reps = Replicates::new(&all);
+    let labels = crate::fmt::run_labels_of(&all_runs);
 
     // (baseline phase index, direction, run order, phase index) → row
     let mut keyed: Vec<((usize, Direction, usize, usize), CompareRow)> = Vec::new();
@@ -490,7 +491,7 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
                     (bpi, dir, order, pi),
                     CompareRow {
                         run_id: run.id,
-                        run_label: run_label(run),
+                        run_label: labels[order].clone(),
                         is_baseline,
                         phase: phase.params.name.clone(),
                         rw: phase.params.rw,
@@ -507,7 +508,7 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
     keyed.sort_by_key(|a| a.0);
     Comparison {
         baseline_id: baseline.id,
-        baseline_label: run_label(baseline),
+        baseline_label: labels[0].clone(),
         rows: keyed.into_iter().map(|(_, r)| r).collect(),
         unmatched,
         vary: vary.keys().map(str::to_string).collect(),

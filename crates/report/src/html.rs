@@ -233,7 +233,8 @@ fn dur(ns: Option<u64>) -> String {
 
 fn params_section(runs: &[StoredRun]) -> String {
     let mut rows = Vec::new();
-    for r in runs {
+    let labels = crate::fmt::run_labels(runs);
+    for (r, label) in runs.iter().zip(&labels) {
         for p in &r.report.phases {
             let q = &p.params;
             let fsync = match (q.end_fsync, q.fsync_every) {
@@ -243,7 +244,7 @@ fn params_section(runs: &[StoredRun]) -> String {
                 (false, _) => "none".into(),
             };
             rows.push(vec![
-                txt(run_label(r)),
+                txt(label),
                 txt(&q.name),
                 txt(q.rw.as_str()),
                 num(if q.rw.reads() && q.rw.writes() {
@@ -302,6 +303,11 @@ fn cache_state(p: &PhaseResult) -> String {
 }
 
 fn results_section(runs: &[StoredRun]) -> String {
+    let labels: std::collections::HashMap<i64, String> = runs
+        .iter()
+        .map(|r| r.id)
+        .zip(crate::fmt::run_labels(runs))
+        .collect();
     let rows: Vec<_> = rows(runs)
         .iter()
         .map(|r| {
@@ -310,7 +316,7 @@ fn results_section(runs: &[StoredRun]) -> String {
                 l.map(|l| format_ns(f(&l))).unwrap_or_else(|| "–".into())
             };
             vec![
-                txt(run_label(r.run)),
+                txt(labels.get(&r.run.id).cloned().unwrap_or_default()),
                 txt(if r.phase.interrupted {
                     format!("{} (interrupted)", r.phase.params.name)
                 } else {
@@ -321,6 +327,7 @@ fn results_section(runs: &[StoredRun]) -> String {
                 num(format_iops(r.stats.iops)),
                 num(lat(|l| l.mean)),
                 num(lat(|l| l.p50 as f64)),
+                num(lat(|l| l.p90 as f64)),
                 num(lat(|l| l.p99 as f64)),
                 num(lat(|l| l.p99_9 as f64)),
                 num(lat(|l| l.max as f64)),
@@ -339,6 +346,7 @@ fn results_section(runs: &[StoredRun]) -> String {
             "IOPS",
             "Lat mean",
             "Lat p50",
+            "Lat p90",
             "Lat p99",
             "Lat p99.9",
             "Lat max",
