@@ -11,12 +11,13 @@
 //! | `relative` | with a baseline and at least one other run |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
 
-use crate::compare::{Metric, Verdict, compare};
+use crate::compare::{Metric, Verdict, compare_with};
 use crate::error::ReportError;
 use crate::fmt::{format_change, format_ns, run_label, tags_joined};
 use crate::rows::Direction;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
 use std::collections::BTreeMap;
+use storlab_configdiff::Vary;
 use storlab_types::{CacheMode, PhaseResult, StoredRun, format_bytes};
 
 /// One chart: a stable id, its title and the SVG document.
@@ -546,9 +547,9 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     })
 }
 
-fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
+fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Chart> {
     let base = &runs[baseline];
-    let cmp = compare(runs, base);
+    let cmp = compare_with(runs, base, vary);
     let others: Vec<(i64, String)> = {
         let mut v: Vec<(i64, String)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -748,11 +749,17 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
 /// docs for when each is drawn). `baseline` indexes `runs`; `None` means the
 /// first run when there are two or more ([`resolve_baseline`]).
 pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
+    charts_with(runs, baseline, &Vary::default())
+}
+
+/// [`charts`] with parameters under study (`--vary`) for the `relative`
+/// chart's comparison.
+pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> Vec<Chart> {
     if runs.is_empty() {
         return Vec::new();
     }
     let mut out = vec![by_phase_chart(runs, false), by_phase_chart(runs, true)];
-    if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b)) {
+    if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b, vary)) {
         out.push(b);
     }
     out.extend(latency_chart(runs));
@@ -766,20 +773,103 @@ pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
     out
 }
 
-/// One chart by id, for `--format svg|png`. The error lists the ids these
-/// runs do have.
+/// One chart by id, for `--format svg|png`. When it cannot be drawn the
+/// error says why ([`why_not`]) and lists the ids these runs do have.
 pub fn chart(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Result<Chart, ReportError> {
+    chart_with(runs, baseline, id, &Vary::default())
+}
+
+/// [`chart`] with parameters under study (`--vary`).
+pub fn chart_with(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    id: &str,
+    vary: &Vary,
+) -> Result<Chart, ReportError> {
     if runs.is_empty() {
         return Err(ReportError::NoRuns);
     }
-    let all = charts(runs, baseline);
+    let all = charts_with(runs, baseline, vary);
     let available: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
-    all.into_iter()
-        .find(|c| c.id == id)
-        .ok_or_else(|| ReportError::NoSuchChart {
+    if let Some(c) = all.into_iter().find(|c| c.id == id) {
+        return Ok(c);
+    }
+    Err(match why_not(runs, baseline, id) {
+        Some(why) => ReportError::NotDrawn {
+            id: id.to_string(),
+            why,
+            available,
+        },
+        None => ReportError::NoSuchChart {
             id: id.to_string(),
             available,
-        })
+        },
+    })
+}
+
+/// The chart kinds `why_not` knows, in report order.
+pub const CHART_KINDS: [&str; 11] = [
+    "throughput",
+    "iops",
+    "relative",
+    "latency",
+    "vs-bs",
+    "vs-numjobs",
+    "vs-size",
+    "vs-iodepth",
+    "cache",
+    "timeline-<run id>",
+    "util-<run id>",
+];
+
+/// Why the chart `id` is not among [`charts`] for these runs, in words a
+/// user can act on; `None` when it is drawn or `id` names no chart kind.
+pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<String> {
+    if charts(runs, baseline).iter().any(|c| c.id == id) {
+        return None;
+    }
+    let scaling = |x: Param| {
+        format!(
+            "no two phases are equal in everything but {} (same pattern, cache mode, the other \
+             sizes and depths, tags); run a sweep over it, e.g. storlab sweep {}=...",
+            x.key(),
+            x.key()
+        )
+    };
+    Some(match id {
+        "throughput" | "iops" => "there are no runs".into(),
+        "relative" => match baseline {
+            Some(b) if b >= runs.len() => "the baseline asked for is not among these runs".into(),
+            _ => "it needs a baseline and at least one other run with a phase paired to it (same \
+                  name and shape, or --vary)"
+                .into(),
+        },
+        "latency" => "no phase has latency figures".into(),
+        "vs-bs" => scaling(Param::Bs),
+        "vs-numjobs" => scaling(Param::NumJobs),
+        "vs-size" => scaling(Param::Size),
+        "vs-iodepth" => scaling(Param::IoDepth),
+        "cache" => "no phase in cache has a partner out of cache that is equal in everything but \
+                    cache mode and file size (same host, target, pattern, block size, jobs, depth, \
+                    engine); run both on one target, e.g. a small warm file and a large cold one"
+            .into(),
+        other => {
+            let (kind, rest) = other.split_once('-')?;
+            if kind != "timeline" && kind != "util" {
+                return None;
+            }
+            let Ok(n) = rest.parse::<i64>() else {
+                return Some(format!("'{rest}' is not a run id (write {kind}-12)"));
+            };
+            match runs.iter().find(|r| r.id == n) {
+                None => format!("run {n} is not among the runs of this report"),
+                Some(r) if r.report.monitor.is_none() => format!(
+                    "run {n} has no device timeline; record one with storlab bench --monitor"
+                ),
+                Some(_) => format!("run {n}'s device timeline has no samples"),
+            }
+        }
+    })
 }
 
 /// Short description of a run for captions: `#3 enclosure=sas on stor01`.
@@ -854,6 +944,24 @@ mod tests {
         assert!(c.svg.contains(">+112 %<"), "{}", c.svg);
         assert!(c.svg.contains("within noise"));
         assert!(c.svg.contains("fill-opacity=\"0.3\""));
+    }
+
+    #[test]
+    fn charts_that_cannot_be_drawn_say_why() {
+        let runs = compare_runs();
+        let e = chart(&runs, None, "timeline-1").unwrap_err().to_string();
+        assert!(
+            e.contains("no device timeline") && e.contains("--monitor"),
+            "{e}"
+        );
+        let e = chart(&runs, None, "vs-iodepth").unwrap_err().to_string();
+        assert!(e.contains("equal in everything but iodepth"), "{e}");
+        let e = chart(&runs, None, "cache").unwrap_err().to_string();
+        assert!(e.contains("cache mode and file size"), "{e}");
+        let e = chart(&runs[..1], None, "relative").unwrap_err().to_string();
+        assert!(e.contains("baseline"), "{e}");
+        assert!(why_not(&runs, None, "throughput").is_none());
+        assert!(why_not(&runs, None, "pie").is_none());
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The self-contained HTML report: one file, inline CSS and SVG, no script
 //! and no network reference, readable offline in any browser and printable.
 
-use crate::charts::{charts, resolve_baseline, run_caption};
-use crate::compare::{Comparison, Metric, Verdict, compare};
+use crate::charts::{resolve_baseline, run_caption};
+use crate::compare::{Comparison, Metric, Verdict};
 use crate::fmt::{
     bs_human, format_iops, format_ns, mb_per_s, run_label, tags_joined, xml_escape as esc,
 };
@@ -488,6 +488,16 @@ fn warnings(runs: &[StoredRun]) -> Vec<String> {
 /// are two or more (the report says which run it is). The output depends
 /// only on the runs: no clock, no network, no script.
 pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
+    html_report_with(runs, baseline, &storlab_configdiff::Vary::default())
+}
+
+/// [`html_report`] with parameters under study (`--vary`): the comparison
+/// and the relative chart pair and judge phases that differ in them.
+pub fn html_report_with(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    vary: &storlab_configdiff::Vary,
+) -> String {
     let base = resolve_baseline(runs, baseline);
     let mut s = String::new();
     let title = match runs.len() {
@@ -542,7 +552,7 @@ pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
                 "<p>Baseline: <strong>{}</strong> ({chosen}).</p>\n",
                 esc(&run_caption(&runs[b]))
             ));
-            s.push_str(&comparison_section(&compare(runs, &runs[b])));
+            s.push_str(&comparison_section(&crate::compare::compare_with(runs, &runs[b], vary)));
         }
         None if baseline.is_some() => s.push_str(
             "<p class=\"note\">The baseline asked for is not among these runs; no comparison.</p>\n",
@@ -551,7 +561,7 @@ pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
     }
 
     s.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for c in charts(runs, baseline) {
+    for c in crate::charts::charts_with(runs, baseline, vary) {
         s.push_str(&format!(
             "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
              (storlab report --chart {id} --format svg|png)</figcaption>\n</figure>\n",
@@ -559,6 +569,21 @@ pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
             esc(&c.title),
             id = esc(&c.id),
         ));
+    }
+
+    let not_drawn: Vec<String> = crate::charts::CHART_KINDS
+        .iter()
+        .filter(|k| !k.contains('<'))
+        .filter_map(|k| crate::charts::why_not(runs, baseline, k).map(|why| format!("{k}: {why}")))
+        .collect();
+    if !not_drawn.is_empty() && !runs.is_empty() {
+        s.push_str(
+            "<p class=\"note\">Charts not drawn for these runs, and why:</p><ul class=\"note\">",
+        );
+        for x in not_drawn {
+            s.push_str(&format!("<li>{}</li>", esc(&x)));
+        }
+        s.push_str("</ul>\n");
     }
 
     s.push_str("<h2 id=\"warnings\">Warnings</h2>\n");
