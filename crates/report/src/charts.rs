@@ -392,6 +392,7 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
             .then(|| (ram as f64, format!("RAM {}", format_bytes(ram))));
     let c = LineChart {
         x_marker,
+        x_spans: Vec::new(),
         title: title.into(),
         subtitle: Some(
             "Phases equal in everything else form one line; repeated points are averaged".into(),
@@ -632,6 +633,55 @@ fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Ch
     })
 }
 
+/// Where each phase's measured window lies on a run's device timeline, in
+/// seconds since the timeline's start: (start, end, label). Phase start
+/// times are recorded to the second, so the bands are accurate to about a
+/// second; phases the timeline does not overlap are left out.
+fn phase_spans(run: &StoredRun, m: &storlab_types::MonitorTimeline) -> Vec<(f64, f64, String)> {
+    run.report
+        .phases
+        .iter()
+        .filter_map(|p| {
+            let (start, end) = phase_window(p, m)?;
+            Some((start.max(0.0), end, p.params.name.clone()))
+        })
+        .collect()
+}
+
+/// A phase's measured window on the timeline's axis (seconds since its
+/// start), when the two overlap.
+fn phase_window(p: &PhaseResult, m: &storlab_types::MonitorTimeline) -> Option<(f64, f64)> {
+    let t0 = crate::fmt::rfc3339_seconds(&m.started_at)?;
+    let start = crate::fmt::rfc3339_seconds(&p.started_at)? - t0 + p.params.ramp_ns as f64 / 1e9;
+    let end = start + p.elapsed_ns as f64 / 1e9;
+    let last = m.samples.iter().map(|s| s.t_ns).max().unwrap_or(0) as f64 / 1e9;
+    (end > 0.0 && start < last + m.interval_ns as f64 / 1e9).then_some((start, end))
+}
+
+/// PLUG-IN POINT for the application's own time series: the phase's
+/// read and write MB/s as (seconds since the timeline's start, read, write)
+/// points, given where its measured window starts on that axis.
+///
+/// Uses the per-interval series of the phase when the record carries one
+/// (`PhaseResult::series`, see [`app_interval_points`]); otherwise the
+/// phase's mean over its whole window, drawn flat from its start to its
+/// end (what every record has).
+fn app_rate_points(p: &PhaseResult, window_start_s: f64) -> Vec<(f64, f64, f64)> {
+    if let Some(points) = app_interval_points(p, window_start_s) {
+        return points;
+    }
+    let end = window_start_s + p.elapsed_ns as f64 / 1e9;
+    let (r, w) = (mb(p.read.bw_bytes_per_s), mb(p.write.bw_bytes_per_s));
+    vec![(window_start_s, r, w), (end, r, w)]
+}
+
+/// The per-interval points of a phase's own time series, when the record
+/// has one. Records of this storlab carry none yet: this returns `None`
+/// until `PhaseResult` gains its `series`.
+fn app_interval_points(_p: &PhaseResult, _window_start_s: f64) -> Option<Vec<(f64, f64, f64)>> {
+    None
+}
+
 fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     let Some(m) = &run.report.monitor else {
         return Vec::new();
@@ -639,16 +689,45 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     if m.samples.is_empty() {
         return Vec::new();
     }
-    let t0 = 0.0;
-    let secs = |t: u64| t as f64 / 1e9 - t0;
+    let secs = |t: u64| t as f64 / 1e9;
     let mut devices: Vec<&str> = m.devices.iter().map(String::as_str).collect();
     for s in &m.samples {
         if !devices.contains(&s.device.as_str()) {
             devices.push(&s.device);
         }
     }
+    let spans = phase_spans(run, m);
     let mut bw = Vec::new();
     let mut util = Vec::new();
+    // The application's own MB/s first, beside the devices'.
+    let (mut app_r, mut app_w) = (Vec::new(), Vec::new());
+    for p in &run.report.phases {
+        let Some((at, _)) = phase_window(p, m) else {
+            continue;
+        };
+        let pts = app_rate_points(p, at);
+        if p.params.rw.reads() {
+            app_r.extend(pts.iter().map(|(t, r, _)| (*t, *r)));
+            app_r.push((at, f64::NAN));
+        }
+        if p.params.rw.writes() {
+            app_w.extend(pts.iter().map(|(t, _, w)| (*t, *w)));
+            app_w.push((at, f64::NAN));
+        }
+    }
+    let has_app = !app_r.is_empty() || !app_w.is_empty();
+    if !app_r.is_empty() {
+        bw.push(LineSeries {
+            name: "storlab read (app)".into(),
+            points: app_r,
+        });
+    }
+    if !app_w.is_empty() {
+        bw.push(LineSeries {
+            name: "storlab write (app)".into(),
+            points: app_w,
+        });
+    }
     for d in &devices {
         let samples: Vec<_> = m.samples.iter().filter(|s| s.device == *d).collect();
         if samples.is_empty() {
@@ -700,10 +779,16 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     }
     let label = run_label(run);
     let sub = format!(
-        "Sampled every {} from {} ({} devices), iostat -x definitions",
+        "Sampled every {} from {} ({} devices), iostat -x definitions; shaded: each phase's \
+         measured window (to about a second){}",
         format_ns(m.interval_ns as f64),
         m.started_at,
-        m.layer
+        m.layer,
+        if has_app {
+            "; \"(app)\": storlab's own MB/s over the phase"
+        } else {
+            ""
+        }
     );
     let t_bw = format!("Device throughput over time, run {label}");
     let t_util = format!("Device utilisation over time, run {label}");
@@ -722,6 +807,7 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
                 y_fmt: fmt_tick,
                 y_max: None,
                 x_marker: None,
+                x_spans: spans.clone(),
             }
             .render(),
         },
@@ -739,6 +825,7 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
                 y_fmt: fmt_tick,
                 y_max: Some(100.0),
                 x_marker: None,
+                x_spans: spans,
             }
             .render(),
         },
@@ -1000,7 +1087,20 @@ mod tests {
         ] {
             assert!(c.svg.contains(&format!(">{name}</text>")), "missing {name}");
         }
-        assert_eq!(c.svg.matches("<polyline").count(), 6);
+        // 2 devices × read/write, the layer total's read/write, and the
+        // application's own read and write MB/s (the mixed phase) beside them.
+        assert_eq!(c.svg.matches("<polyline").count(), 8);
+        for name in ["storlab read (app)", "storlab write (app)"] {
+            assert!(c.svg.contains(&format!(">{name}</text>")), "missing {name}");
+        }
+        // The phase's measured window is a labelled band.
+        assert_eq!(c.svg.matches("fill-opacity=\"0.07\"").count(), 1);
+        let run = &runs[11];
+        let spans = phase_spans(run, run.report.monitor.as_ref().unwrap());
+        assert_eq!(spans.len(), 1);
+        let (a, b, _) = &spans[0];
+        let secs = run.report.phases[0].elapsed_ns as f64 / 1e9;
+        assert!((b - a - secs).abs() < 1e-6, "{spans:?}");
         let u = chart(&runs, None, "util-12").unwrap();
         assert_eq!(u.svg.matches("<polyline").count(), 2);
         assert!(u.svg.contains(">100</text>"), "util axis ends at 100 %");
@@ -1013,7 +1113,8 @@ mod tests {
         m.samples.retain(|s| s.device == "sdb");
         m.devices.retain(|d| d == "sdb");
         let c = chart(&runs, None, "timeline-12").unwrap();
-        assert_eq!(c.svg.matches("<polyline").count(), 2);
+        // sdb read and write, and the application's read and write.
+        assert_eq!(c.svg.matches("<polyline").count(), 4);
         assert!(!c.svg.contains("total"));
     }
 

@@ -197,6 +197,39 @@ pub fn run_labels_of(runs: &[&StoredRun]) -> Vec<String> {
         .collect()
 }
 
+/// Seconds since the Unix epoch of an RFC 3339 UTC time as the records
+/// hold them (`2026-11-21T08:00:00Z`, `...:00.250Z`, `...+00:00`); `None`
+/// for anything else.
+pub fn rfc3339_seconds(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let body = s
+        .strip_suffix('Z')
+        .or_else(|| s.strip_suffix("+00:00"))
+        .unwrap_or(s);
+    let (date, time) = body.split_once(['T', ' '])?;
+    let mut d = date.splitn(3, '-');
+    let y: i64 = d.next()?.parse().ok()?;
+    let m: i64 = d.next()?.parse().ok()?;
+    let day: i64 = d.next()?.parse().ok()?;
+    let mut t = time.splitn(3, ':');
+    let hh: f64 = t.next()?.parse().ok()?;
+    let mm: f64 = t.next()?.parse().ok()?;
+    let ss: f64 = t.next().unwrap_or("0").parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh >= 24.0 || mm >= 60.0 || ss >= 61.0
+    {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + hh * 3600.0 + mm * 60.0 + ss)
+}
+
 /// Escape text for HTML and SVG (element content and quoted attributes).
 pub fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -274,6 +307,26 @@ mod tests {
         assert_eq!(l[0], run_label(&same[0]));
         assert_eq!(bytes_short(3 << 20), "3m");
         assert_eq!(bytes_short(1000), "1000");
+    }
+
+    #[test]
+    fn rfc3339_times() {
+        assert_eq!(rfc3339_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(rfc3339_seconds("2000-03-01T00:00:01Z"), Some(951_868_801.0));
+        assert_eq!(
+            rfc3339_seconds("2026-11-21T08:00:02.5Z").unwrap()
+                - rfc3339_seconds("2026-11-21T08:00:00+00:00").unwrap(),
+            2.5
+        );
+        assert_eq!(rfc3339_seconds("yesterday"), None);
+        assert_eq!(rfc3339_seconds("2026-13-01T00:00:00Z"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rfc3339_never_panics(s in "\\PC{0,30}") {
+            let _ = rfc3339_seconds(&s);
+        }
     }
 
     #[test]
