@@ -587,32 +587,34 @@ fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Ch
             .entry((r.run_id, r.baseline_phase.as_str(), r.direction))
             .or_insert(r);
     }
-    let series = others
-        .iter()
-        .map(|(id, label)| {
-            let mut s = BarSeries {
-                name: label.clone(),
-                ..BarSeries::default()
-            };
-            for (phase, dir) in &cats {
-                let ch = index
-                    .get(&(*id, phase.as_str(), *dir))
-                    .and_then(|r| r.change(Metric::Throughput));
-                let pct = ch.and_then(|c| c.change_pct);
-                s.values.push(pct);
-                s.labels.push(pct.map(format_change));
-                s.faded
-                    .push(ch.is_some_and(|c| c.verdict == Verdict::Noise));
-            }
-            s
-        })
-        .collect();
+    let series =
+        others
+            .iter()
+            .map(|(id, label)| {
+                let mut s = BarSeries {
+                    name: label.clone(),
+                    ..BarSeries::default()
+                };
+                for (phase, dir) in &cats {
+                    let ch = index
+                        .get(&(*id, phase.as_str(), *dir))
+                        .and_then(|r| r.change(Metric::Throughput));
+                    let pct = ch.and_then(|c| c.change_pct);
+                    s.values.push(pct);
+                    s.labels.push(pct.map(format_change));
+                    s.faded.push(ch.is_some_and(|c| {
+                        matches!(c.verdict, Verdict::Noise | Verdict::ConfigDiffers)
+                    }));
+                }
+                s
+            })
+            .collect();
     let title = format!("Throughput relative to baseline {}", cmp.baseline_label);
     let c = BarChart {
         title: title.clone(),
         subtitle: Some(
             "(run − baseline) / baseline per matching phase; pale dashed bars are within the \
-             measured spread (noise)"
+             measured spread (noise) or compare phases whose configurations differ (not judged)"
                 .into(),
         ),
         y_label: "Change vs baseline (%)".into(),
@@ -624,7 +626,14 @@ fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Ch
         series,
         log_y: false,
         y_fmt: |v| format!("{}{} %", if v > 0.0 { "+" } else { "" }, fmt_tick(v)),
-        faded_legend: Some("within noise".into()),
+        faded_legend: Some(if cmp.blocking_keys().is_empty() {
+            "within noise".into()
+        } else {
+            format!(
+                "within noise, or not judged: configuration differs ({})",
+                cmp.blocking_keys().join(", ")
+            )
+        }),
     };
     Some(Chart {
         id: "relative".into(),
@@ -1021,6 +1030,23 @@ mod tests {
         let jobs = chart(&runs, None, "vs-numjobs").unwrap();
         assert_eq!(jobs.svg.matches("<polyline").count(), 1, "{}", jobs.svg);
         assert_eq!(jobs.svg.matches("<circle").count(), 3);
+    }
+
+    #[test]
+    fn relative_bars_of_differing_configurations_are_not_judged() {
+        let mut runs = compare_runs();
+        for p in &mut runs[2].report.phases {
+            p.params.iodepth = 64;
+        }
+        let c = chart(&runs, Some(0), "relative").unwrap();
+        assert!(
+            c.svg
+                .contains("not judged: configuration differs (iodepth)"),
+            "{}",
+            c.svg
+        );
+        // The SAS run's +112 % is drawn pale, not as a win.
+        assert!(c.svg.matches("fill-opacity=\"0.3\"").count() >= 3);
     }
 
     #[test]
