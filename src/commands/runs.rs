@@ -33,8 +33,11 @@ pub struct RunsCommand {
     /// Show only the most recent N runs
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
-    /// Print JSON (one object per run) instead of a table
-    #[arg(long)]
+    /// Output format
+    #[arg(long, value_enum, default_value_t = super::outfmt::TableFormat::Table)]
+    output_format: super::outfmt::TableFormat,
+    /// Shorthand for --output-format json (one object per run)
+    #[arg(long, conflicts_with = "output_format")]
     json: bool,
     #[command(flatten)]
     db: DbArgs,
@@ -95,7 +98,7 @@ impl RunsCommand {
             limit: self.limit,
         };
         let runs = store.list(&filter)?;
-        if self.json {
+        if self.json || self.output_format == super::outfmt::TableFormat::Json {
             let v: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
             output::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
             return Ok(crate::Outcome::Ok);

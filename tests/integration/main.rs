@@ -6,6 +6,7 @@ mod bench;
 mod campaign;
 mod cli;
 mod fiohabits;
+mod compare;
 mod honest;
 mod inspect;
 mod monitor;

@@ -389,6 +389,8 @@ pub fn all_runs() -> Vec<StoredRun> {
         )],
     );
     mixed.report.monitor = Some(timeline());
+    // The phase's measured window: 2 s into the timeline, 50 s long.
+    mixed.report.phases[0].started_at = "2026-11-13T09:00:02Z".to_string();
     runs.push(mixed);
     let sizes = [
         ("read-8g", 8 * GIB, 6420.0),
