@@ -22,6 +22,17 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
+    ///
+    /// Without --rw (and without --job), bench runs a quick all-round check
+    /// of the storage under TARGET: four phases of 3 s each on one 256 MiB
+    /// file, in this order: sequential 1 MiB writes at queue depth 16 (the
+    /// first pass also lays the file out), sequential 1 MiB reads at QD 16,
+    /// random 4 KiB reads at QD 32, random 4 KiB writes at QD 32, with
+    /// O_DIRECT where the file system supports it. Without TARGET it writes
+    /// for a few seconds under the current directory, in ./storlab-scratch,
+    /// which it creates and removes afterwards. Workload flags given with it
+    /// (e.g. --size 1G, --runtime 10s, --engine psync) apply to all four
+    /// phases; --rw chooses one workload of your own instead.
     Bench(Box<commands::bench::BenchCommand>),
     /// List the runs in the results database (filter by tag, target, host, date, workload)
     Runs(commands::runs::RunsCommand),
