@@ -55,6 +55,11 @@ enum Command {
     /// Find the best value of a block-layer setting for this device by measuring each (readahead), then restore
     Tune(commands::tune::TuneCommand),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
+    ///
+    /// As in iostat, numbers after the devices are the interval and the count
+    /// (`storlab monitor 1 3`: every second, three reports), -z leaves out idle
+    /// devices and -t prints the time. MB/s is iostat's 2^20 bytes/s unless
+    /// --units si is given; the column headers say which (MiB/s or MB/s).
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
     Inspect(commands::inspect::InspectCommand),

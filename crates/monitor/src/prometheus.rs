@@ -27,85 +27,103 @@ type Get = fn(&Counters) -> f64;
 
 const MS: f64 = 1e-3;
 
-/// (name suffix, help, value): the node_exporter diskstats names, in base
-/// units.
-const COUNTERS: &[(&str, &str, Get)] = &[
+/// (name suffix, what it counts, how rate() reads it, value): the
+/// node_exporter diskstats names, in base units.
+const COUNTERS: &[(&str, &str, &str, Get)] = &[
     (
         "reads_completed_total",
-        "Reads completed (rate: iostat r/s)",
+        "Reads completed",
+        "rate: iostat r/s",
         |c| c.rd_ios as f64,
     ),
     (
         "reads_merged_total",
-        "Reads merged (rate: iostat rrqm/s)",
+        "Reads merged",
+        "rate: iostat rrqm/s",
         |c| c.rd_merges as f64,
     ),
-    ("read_bytes_total", "Bytes read (rate: iostat rMB/s)", |c| {
-        c.rd_sectors as f64 * SECTOR
-    }),
+    (
+        "read_bytes_total",
+        "Bytes read",
+        "rate: iostat rMB/s",
+        |c| c.rd_sectors as f64 * SECTOR,
+    ),
     (
         "read_time_seconds_total",
-        "Seconds spent by all reads (rate over the reads' rate: iostat r_await)",
+        "Seconds spent by all reads",
+        "rate over the reads' rate: iostat r_await",
         |c| c.rd_ticks as f64 * MS,
     ),
     (
         "writes_completed_total",
-        "Writes completed (rate: iostat w/s)",
+        "Writes completed",
+        "rate: iostat w/s",
         |c| c.wr_ios as f64,
     ),
     (
         "writes_merged_total",
-        "Writes merged (rate: iostat wrqm/s)",
+        "Writes merged",
+        "rate: iostat wrqm/s",
         |c| c.wr_merges as f64,
     ),
     (
         "written_bytes_total",
-        "Bytes written (rate: iostat wMB/s)",
+        "Bytes written",
+        "rate: iostat wMB/s",
         |c| c.wr_sectors as f64 * SECTOR,
     ),
     (
         "write_time_seconds_total",
-        "Seconds spent by all writes (rate over the writes' rate: iostat w_await)",
+        "Seconds spent by all writes",
+        "rate over the writes' rate: iostat w_await",
         |c| c.wr_ticks as f64 * MS,
     ),
     (
         "io_time_seconds_total",
-        "Seconds with at least one I/O in flight (rate: iostat %util / 100)",
+        "Seconds with at least one I/O in flight",
+        "rate: iostat %util / 100",
         |c| c.io_ticks as f64 * MS,
     ),
     (
         "io_time_weighted_seconds_total",
-        "Seconds weighted by the I/Os in flight (rate: iostat aqu-sz)",
+        "Seconds weighted by the I/Os in flight",
+        "rate: iostat aqu-sz",
         |c| c.time_in_queue as f64 * MS,
     ),
     (
         "discards_completed_total",
-        "Discards completed (rate: iostat d/s)",
+        "Discards completed",
+        "rate: iostat d/s",
         |c| c.dc_ios as f64,
     ),
     (
         "discards_merged_total",
-        "Discards merged (rate: iostat drqm/s)",
+        "Discards merged",
+        "rate: iostat drqm/s",
         |c| c.dc_merges as f64,
     ),
     (
         "discarded_bytes_total",
-        "Bytes discarded (rate: iostat dMB/s)",
+        "Bytes discarded",
+        "rate: iostat dMB/s",
         |c| c.dc_sectors as f64 * SECTOR,
     ),
     (
         "discard_time_seconds_total",
-        "Seconds spent by all discards (rate over the discards' rate: iostat d_await)",
+        "Seconds spent by all discards",
+        "rate over the discards' rate: iostat d_await",
         |c| c.dc_ticks as f64 * MS,
     ),
     (
         "flush_requests_total",
-        "Flush requests completed (rate: iostat f/s)",
+        "Flush requests completed",
+        "rate: iostat f/s",
         |c| c.fl_ios as f64,
     ),
     (
         "flush_requests_time_seconds_total",
-        "Seconds spent by all flushes (rate over the flushes' rate: iostat f_await)",
+        "Seconds spent by all flushes",
+        "rate over the flushes' rate: iostat f_await",
         |c| c.fl_ticks as f64 * MS,
     ),
 ];
@@ -152,13 +170,13 @@ pub fn render(i: &Interval, layer: &str) -> String {
         .iter()
         .map(|s| format!("{{group=\"{}\"}} ", escape(&s.device)))
         .collect();
-    for (suffix, help, get) in COUNTERS {
+    for (suffix, help, rate, get) in COUNTERS {
         for (kind, counters, labels, extra) in [
             (
                 "device",
                 &i.device_counters,
                 &dev_labels,
-                " (the kernel's, since boot)",
+                ", the kernel's count since boot",
             ),
             (
                 "total",
@@ -170,7 +188,7 @@ pub fn render(i: &Interval, layer: &str) -> String {
             if counters.is_empty() {
                 continue;
             }
-            let _ = writeln!(out, "# HELP storlab_{kind}_{suffix} {help}{extra}");
+            let _ = writeln!(out, "# HELP storlab_{kind}_{suffix} {help}{extra} ({rate})");
             let _ = writeln!(out, "# TYPE storlab_{kind}_{suffix} counter");
             for (c, l) in counters.iter().zip(labels) {
                 out.push_str("storlab_");

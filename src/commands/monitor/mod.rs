@@ -41,12 +41,8 @@ impl From<LayerArg> for Layer {
 
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
-///
-/// As in iostat, numbers after the devices are the interval and the count
-/// (`storlab monitor 1 3`: every second, three times), `-z` leaves out idle
-/// devices, `-t` prints the time, and MB/s means 2^20 bytes/s unless
-/// `--units si` is given (the header says which).
 #[derive(Args, Debug)]
+#[command(override_usage = "storlab monitor [OPTIONS] [DEVICE|PATH]... [INTERVAL [COUNT]]")]
 #[command(after_help = "Examples:
   storlab monitor                          every device a file system sits on, each second
   storlab monitor 1 3                      as iostat: every second, three times
@@ -59,7 +55,7 @@ pub struct MonitorCommand {
     /// Devices (vda, dm-0, vg0-data, /dev/md0) or paths (the device under their
     /// file system), none = every device; then, as in iostat, the interval in
     /// seconds and the count (`storlab monitor sda 1 3`)
-    #[arg(value_name = "DEVICE|PATH... [INTERVAL [COUNT]]")]
+    #[arg(value_name = "DEVICE|PATH|INTERVAL|COUNT")]
     pub targets: Vec<String>,
 
     /// Time between samples (e.g. 1s, 500ms, 1m) [default: 1s]
@@ -70,7 +66,8 @@ pub struct MonitorCommand {
     #[arg(long)]
     pub count: Option<u64>,
 
-    /// Leave out devices that completed no I/O in the interval (iostat -z; totals stay)
+    /// Leave out devices that completed no I/O in the interval (iostat -z) from
+    /// the table, CSV and JSON lines; totals, --record and --listen keep them
     #[arg(short = 'z', long = "hide-idle")]
     pub hide_idle: bool,
 
