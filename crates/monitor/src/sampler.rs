@@ -154,17 +154,14 @@ impl Monitor {
             .iter()
             .map(|d| (d.name.as_str(), &d.counters))
             .collect();
-        let mut deltas: HashMap<&str, Counters> = HashMap::with_capacity(cur.disks.len());
+        // Each device's change over the interval, and its counters now.
+        let mut deltas: HashMap<&str, (Counters, &Counters)> =
+            HashMap::with_capacity(cur.disks.len());
         for d in &cur.disks {
             if let Some(p) = old.get(d.name.as_str()) {
-                deltas.insert(d.name.as_str(), d.counters.delta(p));
+                deltas.insert(d.name.as_str(), (d.counters.delta(p), &d.counters));
             }
         }
-        let now: HashMap<&str, &Counters> = cur
-            .disks
-            .iter()
-            .map(|d| (d.name.as_str(), &d.counters))
-            .collect();
         let mut devices = Vec::new();
         let mut device_counters = Vec::new();
         let mut totals = Vec::new();
@@ -172,10 +169,9 @@ impl Monitor {
         match &self.selection {
             Some(sel) => {
                 for name in &sel.devices {
-                    if let Some(d) = deltas.get(name.as_str()) {
+                    if let Some((d, now)) = deltas.get(name.as_str()) {
                         devices.push(device_sample(name, t_ns, d, interval_ns));
-                        device_counters
-                            .push(now.get(name.as_str()).copied().copied().unwrap_or_default());
+                        device_counters.push(**now);
                     }
                 }
                 self.total_acc.resize(sel.totals.len(), Counters::default());
@@ -184,12 +180,12 @@ impl Monitor {
                     let mut max_util: f64 = 0.0;
                     let mut max_ticks: u64 = 0;
                     for term in &g.terms {
-                        let Some(d) = deltas.get(term.device.as_str()) else {
+                        let Some((d, _)) = deltas.get(term.device.as_str()) else {
                             continue;
                         };
                         let mut own = *d;
                         for m in &term.minus {
-                            if let Some(md) = deltas.get(m.as_str()) {
+                            if let Some((md, _)) = deltas.get(m.as_str()) {
                                 own = own.saturating_sub(md);
                             }
                         }
@@ -211,7 +207,7 @@ impl Monitor {
             }
             None => {
                 for d in &cur.disks {
-                    if let Some(delta) = deltas.get(d.name.as_str()) {
+                    if let Some((delta, _)) = deltas.get(d.name.as_str()) {
                         devices.push(device_sample(&d.name, t_ns, delta, interval_ns));
                         device_counters.push(d.counters);
                     }
