@@ -1091,6 +1091,118 @@ fn iostat_positional_form_and_units_match_iostat() {
     panic!("storlab and iostat disagree in every attempt: {failures:#?}");
 }
 
+/// GET /metrics from `addr`; the body.
+fn scrape(addr: &str) -> String {
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut resp = String::new();
+    c.read_to_string(&mut resp).unwrap();
+    resp.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+/// The counters move by exactly what was written between two scrapes,
+/// however far apart they are: 16 MiB written to a private loop device
+/// between two scrapes show as 16 MiB in the device's and the total's
+/// `written_bytes_total`.
+#[test]
+fn prometheus_counters_move_by_what_was_written() {
+    const NAME: &str = "monitor::prometheus_counters_move_by_what_was_written";
+    if !is_root() || !have("losetup") || !have("dd") {
+        return skip(
+            NAME,
+            "needs root, losetup and dd for a private loop device to write to",
+        );
+    }
+    let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut st = Stack::default();
+    let img = std::env::temp_dir().join(format!("storlab-prom-{}.img", std::process::id()));
+    st.files.push(img.clone());
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let dev = match attach(&img, &["--direct-io=on"]) {
+        Ok(d) => d,
+        Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
+    };
+    st.base_loops.push(dev.clone());
+    let name = dev.trim_start_matches("/dev/").to_string();
+    let mut child = Command::new(storlab_bin())
+        .args([
+            "monitor",
+            &name,
+            "--interval",
+            "100ms",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .expect("the server says where it listens")
+        .trim()
+        .trim_end_matches("/metrics")
+        .to_string();
+    let written = |body: &str, name_: &str, key: &str, val: &str| {
+        parse_prometheus(body)
+            .into_iter()
+            .find(|(n, l, _)| n == name_ && l.iter().any(|(k, v)| k == key && v == val))
+            .map(|x| x.2)
+    };
+    // Wait for the first interval, then let the udev probe of the new
+    // device settle.
+    let t0 = Instant::now();
+    while written(
+        &scrape(&addr),
+        "storlab_device_written_bytes_total",
+        "device",
+        &name,
+    )
+    .is_none()
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no interval measured"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let a = scrape(&addr);
+    write_direct(&dev, 1 << 20, 16).unwrap();
+    // Two intervals after the writes finished, the counters have them.
+    std::thread::sleep(Duration::from_millis(400));
+    let b = scrape(&addr);
+    // SAFETY: kill() on the pid of our own child; SIGTERM stops it cleanly.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success());
+    for (series, key, val) in [
+        (
+            "storlab_device_written_bytes_total",
+            "device",
+            name.as_str(),
+        ),
+        ("storlab_total_written_bytes_total", "group", "top"),
+    ] {
+        let (x, y) = (
+            written(&a, series, key, val).unwrap(),
+            written(&b, series, key, val).unwrap(),
+        );
+        assert_eq!(y - x, 16.0 * MIB, "{series}: {x} -> {y}");
+    }
+    let busy =
+        |t: &str| written(t, "storlab_device_io_time_seconds_total", "device", &name).unwrap();
+    assert!(busy(&b) > busy(&a), "the device was busy writing");
+}
+
 /// `--record` keeps the replayed samples as a run in the results database.
 #[test]
 fn record_saves_the_timeline_as_a_run() {
