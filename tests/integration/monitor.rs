@@ -1076,8 +1076,9 @@ fn iostat_positional_form_and_units_match_iostat() {
                 ("w/s", d["w/s"].as_f64().unwrap(), col("w_per_s")),
             ] {
                 seen.push(format!("{k}: {what} iostat {a} storlab {b}"));
-                assert!(a > 0.0, "iostat saw no {what}: {d}");
-                if (a - b).abs() / a >= 0.05 {
+                // A writer the loaded machine stalled for a whole second is
+                // measured again, not compared.
+                if a <= 0.0 || (a - b).abs() / a >= 0.05 {
                     bad.push(format!("interval {k}: {what} iostat {a} vs storlab {b}"));
                 }
             }
