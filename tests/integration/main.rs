@@ -11,5 +11,6 @@ mod inspect;
 mod monitor;
 mod plan;
 mod reports;
+mod safety;
 mod store;
 mod util;
