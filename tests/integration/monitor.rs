@@ -1,6 +1,7 @@
-//! `storlab monitor`: replayed fixtures, output formats, the Prometheus
-//! endpoint, a live loop-device stack (root) and agreement with sysstat's
-//! iostat.
+//! `storlab monitor`: replayed fixtures, output formats, iostat's habits
+//! (positional interval and count, -z, -t, units, scrolling on a terminal),
+//! the Prometheus endpoint and its counters, a live loop-device stack (root)
+//! and agreement with sysstat's iostat.
 
 use crate::util::{have, is_root, run_tool, skip, stderr, stdout, storlab, storlab_bin};
 use serde_json::Value;
