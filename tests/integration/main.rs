@@ -3,6 +3,7 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
+mod bench_help;
 mod campaign;
 mod cli;
 mod fiohabits;
