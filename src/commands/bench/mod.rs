@@ -62,6 +62,9 @@ pub struct BenchCommand {
     /// TOML job file with [global] and [[phase]] tables
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
+    /// Run a shipped or user profile (storlab profiles lists them; flags override its values)
+    #[arg(long, value_name = "NAME", conflicts_with = "job")]
+    pub profile: Option<String>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -147,15 +150,31 @@ pub fn plan_phases(
     target: Option<&Path>,
     over: &PhaseSpec,
 ) -> Result<PlannedJob> {
+    let job = match job {
+        Some(path) => Some((
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read job file {}", path.display()))?,
+            path,
+        )),
+        None => None,
+    };
+    plan_phases_text(job.as_ref().map(|(t, p)| (t.as_str(), *p)), target, over)
+}
+
+/// [`plan_phases`] with the job file's text already read (a profile's
+/// embedded job file, or one read once for every point of a sweep); the
+/// path is only used in messages.
+pub fn plan_phases_text(
+    job: Option<(&str, &Path)>,
+    target: Option<&Path>,
+    over: &PhaseSpec,
+) -> Result<PlannedJob> {
     let mut warnings = Vec::new();
     let (file, text) = match job {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read job file {}", path.display()))?;
-            (Some(JobFile::parse(&text, path)?), text)
-        }
+        Some((text, path)) => (Some(JobFile::parse(text, path)?), text.to_string()),
         None => (None, String::new()),
     };
+    let job = job.map(|(_, p)| p);
     let target = target.map(Path::to_path_buf).or_else(|| {
         file.as_ref()
             .and_then(|f| f.target.clone())
@@ -206,6 +225,16 @@ fn machine_defaults(
 
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
+        if let Some(name) = &self.profile {
+            let profile = crate::commands::profiles::find(name)?;
+            let path = profile.job_path();
+            let planned = plan_phases_text(
+                Some((&profile.job_text, &path)),
+                self.target.as_deref(),
+                &self.workload.spec,
+            )?;
+            return run_planned_with(planned, &self.run, &|r| profile.extra_report(r));
+        }
         let planned = plan_phases(
             self.job.as_deref(),
             self.target.as_deref(),
@@ -218,6 +247,16 @@ impl BenchCommand {
 /// Run planned phases to the end: the whole of `storlab bench` after the
 /// phases are known.
 pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
+    run_planned_with(planned, args, &|_| None)
+}
+
+/// [`run_planned`], with `extra` adding text after the table (a profile's
+/// own figures, e.g. `sas-dd`'s MB/s per core).
+pub fn run_planned_with(
+    planned: PlannedJob,
+    args: &RunArgs,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
+) -> Result<Outcome> {
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
@@ -263,7 +302,7 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
         }
     };
     let report = finish_report(&job, header, outcome, monitor, args.keep);
-    emit(report, args, &mut sink, signal)
+    emit(report, args, &mut sink, signal, extra)
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
@@ -366,6 +405,7 @@ fn emit(
     args: &RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
 ) -> Result<Outcome> {
     let saved = sink.finish(&report);
     report.warnings.extend(sink.failures.iter().cloned());
@@ -381,6 +421,9 @@ fn emit(
         OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
         OutputFormat::Table => {
             let mut text = render_table(&report);
+            if let Some(more) = extra(&report) {
+                text.push_str(&more);
+            }
             if let Some(id) = saved {
                 text.push_str(&format!(
                     "Saved as run {id} in {} (storlab show {id}).\n",
