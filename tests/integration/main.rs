@@ -11,4 +11,5 @@ mod monitor;
 mod plan;
 mod reports;
 mod store;
+mod sweep;
 mod util;

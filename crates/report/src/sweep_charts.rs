@@ -61,6 +61,17 @@ pub fn sweep_lines(
     .render()
 }
 
+/// A rate for a cell: `850`, `3450`, `18.3k`.
+fn short_rate(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{:.1}k", v / 1000.0)
+    } else if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// One cell of the heat map.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HeatCell {
@@ -111,7 +122,8 @@ pub fn heat_map(
     let (left, top) = (110.0, 70.0);
     let plot_w = cw * cols.len().max(1) as f64;
     let plot_h = ch * rows.len().max(1) as f64;
-    let width = (left + plot_w + 230.0).max(520.0);
+    let title_w = title.chars().count() as f64 * 16.0 * 0.62 + left + 20.0;
+    let width = (left + plot_w + 300.0).max(560.0).max(title_w);
     let height = top + plot_h + 90.0;
     let vals: Vec<f64> = cells
         .iter()
@@ -185,7 +197,7 @@ pub fn heat_map(
                         ramp(t),
                         x + cw / 2.0,
                         y + ch / 2.0 + 4.0,
-                        fmt_tick(k.mb_per_s)
+                        short_rate(k.mb_per_s)
                     );
                 }
                 None => {
@@ -199,9 +211,13 @@ pub fn heat_map(
     }
     // Where the file size passes the page cache and the RAM: a line between
     // the last row below and the first row at or above the size.
+    let mut used: Vec<usize> = Vec::new();
     let mut mark = |bytes: u64, label: String, dash: &str, colour: &str| {
         let i = rows.iter().position(|r| *r >= bytes).unwrap_or(rows.len());
         let y = top + i as f64 * ch;
+        // Two marks on one boundary: the second label goes below the first.
+        let label_dy = 14.0 * used.iter().filter(|&&u| u == i).count() as f64;
+        used.push(i);
         let _ = writeln!(
             s,
             "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{colour}\" stroke-width=\"3\" stroke-dasharray=\"{dash}\"/>\
@@ -209,7 +225,7 @@ pub fn heat_map(
             left - 4.0,
             left + plot_w + 4.0,
             left + plot_w + 8.0,
-            y + 4.0,
+            y + 4.0 + label_dy,
             xml_escape(&label)
         );
     };
@@ -245,8 +261,8 @@ pub fn heat_map(
             "<text x=\"{:.1}\" y=\"{:.1}\">{} … {} MB/s</text>",
             left + 210.0,
             ky + 11.0,
-            fmt_tick(lo),
-            fmt_tick(hi)
+            short_rate(lo),
+            short_rate(hi)
         );
     }
     s.push_str("</svg>\n");
