@@ -503,3 +503,41 @@ fn user_profiles_are_found_and_win() {
     let text = ok(&o);
     assert!(text.contains("8k") && text.contains("randread"), "{text}");
 }
+
+#[test]
+fn ooc_reads_each_block_before_writing_it_back_and_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = run(
+        d,
+        &[
+            "bench",
+            d.to_str().unwrap(),
+            "-q",
+            "--profile",
+            "ooc",
+            "--size",
+            "8m",
+            "--bs",
+            "1m",
+            "--engine",
+            "psync",
+            "--verify",
+            "--no-save",
+            "--output-format",
+            "json",
+        ],
+    );
+    let doc = json(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let phases = doc["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3);
+    for ph in &phases[1..] {
+        assert_eq!(ph["params"]["rw"], "rmw");
+        // Every panel read (and checked) once, then written back once.
+        assert_eq!(ph["read"]["ops"], 8, "{ph}");
+        assert_eq!(ph["write"]["ops"], 8, "{ph}");
+        assert_eq!(ph["verify"]["mismatches"], 0, "{ph}");
+        assert!(ph["verify"]["blocks_checked"].as_u64().unwrap() >= 8 * 256);
+    }
+}

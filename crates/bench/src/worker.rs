@@ -32,7 +32,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use storlab_types::{CacheMode, EngineKind, PhaseParams};
+use storlab_types::{CacheMode, EngineKind, PhaseParams, RwMode};
 
 /// Everything one worker needs, decided before it starts.
 #[derive(Debug, Clone)]
@@ -226,7 +226,13 @@ impl IoGen {
             ),
             seed,
             total_weight: p.bs.iter().map(|b| b.weight).sum(),
-            read_pct: u64::from(p.rw.read_pct(p.rwmixread)),
+            // Read-modify-write: the generator issues the reads; each
+            // write follows its read's completion (Worker::rmw_writes).
+            read_pct: if p.rw == RwMode::ReadModifyWrite {
+                100
+            } else {
+                u64::from(p.rw.read_pct(p.rwmixread))
+            },
             slot_uses: vec![0; depth],
         }
     }
@@ -326,6 +332,11 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     now: u64,
     prog_bytes: u64,
     prog_ops: u64,
+    /// Read-modify-write: blocks read and not yet written back (offset, length).
+    rmw_writes: std::collections::VecDeque<(u64, u32)>,
+    /// Read-modify-write: reads in flight, and whether the last pass's reads are all issued.
+    rmw_reads_in_flight: usize,
+    rmw_reads_done: bool,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -378,6 +389,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             now,
             prog_bytes: 0,
             prog_ops: 0,
+            rmw_writes: std::collections::VecDeque::new(),
+            rmw_reads_in_flight: 0,
+            rmw_reads_done: false,
             engine,
             clock,
             ctx,
@@ -461,17 +475,38 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 }
                 continue;
             }
-            let (dir, bs, logical, wrapped) = self.iogen.next(p);
-            if wrapped && self.win.measuring {
-                self.out.full_pass = true;
-                if !p.time_based {
-                    self.stop_issuing(self.now);
+            let rmw = p.rw == RwMode::ReadModifyWrite;
+            let (dir, bs, offset) =
+                if let Some((off, len)) = self.rmw_writes.pop_front().filter(|_| rmw) {
+                    // Write back a block whose read has completed.
+                    (Dir::Write, u64::from(len), off)
+                } else if rmw && self.rmw_reads_done {
+                    // The last pass's reads are issued: wait for them, write
+                    // their blocks back, then stop.
+                    if self.rmw_reads_in_flight == 0 {
+                        self.stop_issuing(self.now);
+                    }
                     return None;
-                }
+                } else {
+                    let (dir, bs, logical, wrapped) = self.iogen.next(p);
+                    if wrapped && self.win.measuring {
+                        self.out.full_pass = true;
+                        if !p.time_based {
+                            if rmw {
+                                self.rmw_reads_done = true;
+                                continue;
+                            }
+                            self.stop_issuing(self.now);
+                            return None;
+                        }
+                    }
+                    (dir, bs, self.ctx.plan.region.physical(logical))
+                };
+            if rmw && dir == Dir::Read {
+                self.rmw_reads_in_flight += 1;
             }
             self.issued += 1;
             self.free.pop();
-            let offset = self.ctx.plan.region.physical(logical);
             let file = self.ctx.plan.file_id;
             self.iogen
                 .prepare(self.engine.buf_mut(slot), slot, dir, bs, file, offset);
@@ -633,6 +668,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
         if s.dir == Dir::Write {
             self.writes_since_fsync += 1;
+        }
+        if self.ctx.p.rw == RwMode::ReadModifyWrite && s.dir == Dir::Read {
+            // Its block is written back next (the update of the panel).
+            self.rmw_reads_in_flight = self.rmw_reads_in_flight.saturating_sub(1);
+            self.rmw_writes.push_back((s.offset, s.len));
         }
         if counted {
             let lat = tc.saturating_sub(s.submitted_ns);
