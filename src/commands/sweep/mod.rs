@@ -42,7 +42,8 @@ a multiplying range (bs=4k..4m:x2, iodepth=1..256:x2) or an adding one
 (numjobs=1..8:+1). Several --vary run every combination (the first option
 changes slowest); --zip pairs the lists value by value instead. Sizes may be
 relative to this machine's RAM: --size 2xRAM, --vary size=0.25xRAM,2xRAM.
-With --job or --profile every point runs all the job's phases.
+With --job or --profile every point runs all the job's phases; without
+them (and without --rw) each point is one phase of sequential reads.
 
 Every point is saved as its own run, tagged sweep=ID, sweep_point=N,
 sweep_params=bs=4k,numjobs=2 (storlab runs --tag sweep=ID lists them). A
@@ -732,6 +733,39 @@ fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser, Debug)]
+    struct T {
+        #[command(flatten)]
+        s: SweepCommand,
+    }
+
+    fn keys(args: &[&str]) -> (Vec<&'static str>, bool) {
+        use clap::Parser;
+        storlab_types::set_ram_bytes(8 << 30);
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
+        let profile = t.s.profile.as_deref().map(|p| profiles::find(p).unwrap());
+        let (v, zip) = t.s.varies(profile.as_ref()).unwrap();
+        (v.iter().map(|v| v.key).collect(), zip)
+    }
+
+    #[test]
+    fn a_profile_sweep_yields_to_the_command_line() {
+        assert_eq!(keys(&["--vary", "bs=4k,8k"]).0, ["bs"]);
+        assert_eq!(keys(&["--profile", "iops"]).0, ["iodepth"]);
+        // --vary first, then the profile's options not set otherwise.
+        assert_eq!(
+            keys(&["--profile", "iops", "--vary", "bs=4k,8k"]).0,
+            ["bs", "iodepth"]
+        );
+        // A fixed --iodepth replaces the profile's iodepth sweep.
+        assert_eq!(
+            keys(&["--profile", "iops", "--iodepth", "4", "--vary", "bs=4k,8k"]).0,
+            ["bs"]
+        );
+        assert_eq!(keys(&["--profile", "cache", "--size", "1g"]).0, ["bs"]);
+        assert!(keys(&["--vary", "bs=4k", "--zip"]).1);
+    }
 
     #[test]
     fn ids_and_times() {
