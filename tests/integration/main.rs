@@ -10,6 +10,7 @@ mod inspect;
 mod monitor;
 mod plan;
 mod reports;
+mod safety;
 mod store;
 mod sweep;
 mod util;
