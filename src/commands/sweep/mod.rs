@@ -418,6 +418,8 @@ impl<'a> Runner<'a> {
             .and_then(|(_, p)| p.target.clone())
             .or_else(|| target.map(Path::to_path_buf));
         let all_phases: Vec<_> = todo.iter().flat_map(|(_, p)| p.phases.clone()).collect();
+        // Signals are watched before any scratch file exists.
+        let signals = Signals::install()?;
         let job = if all_phases.is_empty() {
             None
         } else {
@@ -448,7 +450,7 @@ impl<'a> Runner<'a> {
             r.run_id = self.record_failure(&r.point, &err, &host, &target_info);
         }
         let outcome = match &job {
-            Some(job) => self.run_points(results, todo, job, &mut totals),
+            Some(job) => self.run_points(results, todo, job, &signals, &mut totals),
             None => Ok(()),
         };
         if let Some(job) = &job
@@ -467,6 +469,7 @@ impl<'a> Runner<'a> {
         results: &mut [PointResult],
         todo: Vec<(usize, PlannedJob)>,
         job: &ResolvedJob,
+        signals: &Signals,
         totals: &mut SweepTotals,
     ) -> Result<()> {
         let max_jobs = job
@@ -476,7 +479,6 @@ impl<'a> Runner<'a> {
             .max()
             .unwrap_or(1);
         let control = Arc::new(Control::new(max_jobs));
-        let signals = Signals::install()?;
         let mut layout = LayoutState::new(job);
         let n_todo = todo.len();
         let mut walls: Vec<f64> = Vec::new();
@@ -525,7 +527,7 @@ impl<'a> Runner<'a> {
                 &results[i].point,
                 &point_job,
                 &control,
-                &signals,
+                signals,
                 &mut layout,
                 names,
             )?;
