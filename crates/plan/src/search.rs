@@ -545,14 +545,8 @@ mod tests {
                 template: None,
             },
             constraints: Constraints::default(),
-            throughput_workload: Workload {
-                pattern: Pattern::SeqWrite,
-                request_bytes: 1 << 20,
-            },
-            iops_workload: Workload {
-                pattern: Pattern::RandWrite,
-                request_bytes: 4096,
-            },
+            throughput_workload: Workload::new(Pattern::SeqWrite, 1 << 20),
+            iops_workload: Workload::new(Pattern::RandWrite, 4096),
         }
     }
 

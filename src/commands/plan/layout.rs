@@ -58,6 +58,12 @@ pub(super) struct LayoutArgs {
     /// The mixed workload is sequential (e.g. SAS analytics: 8k, 50/50), not random
     #[arg(long, help_heading = "Workloads")]
     mix_sequential: bool,
+    /// The mixed workload goes through the page cache: sequential reads reach the
+    /// device as 128 KiB read-ahead windows, writes as 512 KiB write-back requests
+    #[arg(long, help_heading = "Workloads")]
+    mix_buffered: bool,
+    #[command(flatten)]
+    concurrency: ConcurrencyArgs,
     /// Compute cores the storage must feed (required = cores x --mbps-per-core)
     #[arg(long, help_heading = "Sizing")]
     cores: Option<u32>,
@@ -112,13 +118,20 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
         sz("seq-size", &a.seq_size)?,
         sz("random-size", &a.random_size)?,
         Workload {
-            pattern: Pattern::Mix {
-                read_pct: mix_read,
-                random: !a.mix_sequential,
-            },
-            request_bytes: sz("mix-size", &a.mix_size)?,
+            buffered: a.mix_buffered,
+            ..Workload::new(
+                Pattern::Mix {
+                    read_pct: mix_read,
+                    random: !a.mix_sequential,
+                },
+                sz("mix-size", &a.mix_size)?,
+            )
         },
-    );
+    )
+    .into_iter()
+    .map(|w| w.with_concurrency(a.concurrency.streams, a.concurrency.qd))
+    .collect::<Vec<_>>();
+    a.concurrency.check()?;
     let fs_stripe = match (&a.fs_su, a.fs_sw) {
         (Some(su), Some(sw)) => Some(FsStripe {
             su_bytes: size("fs-su", su)?,
@@ -161,14 +174,23 @@ fn render_layout(r: &DesignReport) -> String {
     let hw = &r.design.hardware;
     let rel = &r.reliability;
     let mut out = String::new();
+    let notes = |v: &[String]| {
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", v.join(", "))
+        }
+    };
     out.push_str(&format!(
-        "storlab plan: {} on {} x {} ({:.2} TB), {} x {}{}\n\n",
+        "storlab plan: {} on {} x {}{} ({:.2} TB), {} x {}{}{}\n\n",
         g.notation,
         g.drives,
         hw.drive.name,
+        notes(&hw.drive.overrides),
         hw.drive.capacity_bytes as f64 / 1e12,
         hw.controllers.max(1),
         hw.controller.name,
+        notes(&hw.controller.overrides),
         if r.design.hot_spares > 0 {
             format!(", {} hot spare(s)", r.design.hot_spares)
         } else {
@@ -262,7 +284,7 @@ fn render_layout(r: &DesignReport) -> String {
             "read error in a critical rebuild".to_string(),
             format!(
                 "{} chance (reading {:.1} TB with no redundancy left); {:.0}% of the loss risk",
-                prob(rel.ure_probability_per_critical_rebuild),
+                pct(rel.ure_probability_per_critical_rebuild),
                 rel.critical_rebuild_read_bytes / 1e12,
                 rel.ure_share_of_loss * 100.0
             ),
@@ -307,7 +329,7 @@ fn render_layout(r: &DesignReport) -> String {
     out.push_str(&t.to_string());
     out.push_str("\n\n");
 
-    out.push_str(&render_performance(&r.performance));
+    out.push_str(&render_performance(&r.performance, &r.design.workloads));
     out.push('\n');
 
     if let Some(s) = &r.sizing {
@@ -367,7 +389,7 @@ fn headroom(h: f64) -> String {
     }
 }
 
-fn render_performance(preds: &[Prediction]) -> String {
+fn render_performance(preds: &[Prediction], workloads: &[Workload]) -> String {
     let mut out = String::new();
     let mut t = table();
     t.set_header(vec![
@@ -396,7 +418,11 @@ fn render_performance(preds: &[Prediction]) -> String {
         ]);
     }
     out.push_str(&t.to_string());
-    out.push_str("\n\n");
+    out.push('\n');
+    for p in preds {
+        out.push_str(&format!("  {}: {}\n", p.workload, p.explanation));
+    }
+    out.push('\n');
     // Every part against every workload: what it alone could do.
     let mut t = table();
     let mut header = vec!["part: what it alone could do".to_string()];
@@ -428,6 +454,16 @@ fn render_performance(preds: &[Prediction]) -> String {
         }
     }
     out.push_str(&t.to_string());
-    out.push_str("\n(saturation throughput with enough outstanding I/O to keep every drive busy; docs/MODEL.md)\n");
+    let inflight = workloads.first().map_or(String::new(), |w| {
+        format!(
+            "{} stream{} x QD {}",
+            w.streams,
+            if w.streams == 1 { "" } else { "s" },
+            w.qd
+        )
+    });
+    out.push_str(&format!(
+        "\n(each workload keeps {inflight} in flight (--streams, --qd); what each part means: storlab plan layout --help)\n"
+    ));
     out
 }

@@ -10,7 +10,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::path::PathBuf;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::design::{DEFAULT_MB_PER_S_PER_CORE, Sizing};
-use storlab_plan::hardware::{DriveMedia, Hardware};
+use storlab_plan::hardware::{DriveMedia, Hardware, zone_average};
 use storlab_plan::layout::{FsStripe, GroupLevel, Layout, Severity};
 use storlab_plan::perf::{Pattern, Prediction, Workload};
 use storlab_plan::reliability::{
@@ -53,14 +53,14 @@ enum PlanAction {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     Table,
     Json,
 }
 
 /// The drive model and figures that override the catalog.
 #[derive(Args, Debug)]
-struct DriveArgs {
+pub(super) struct DriveArgs {
     /// Drive model from the catalog (`storlab plan catalog` lists them)
     #[arg(long, value_name = "MODEL", default_value = "exos-x18-18tb")]
     drive: String,
@@ -104,9 +104,13 @@ struct DriveArgs {
     /// Average seek time (disks), e.g. 8.5ms
     #[arg(long, value_name = "DURATION", help_heading = "Drive overrides")]
     avg_seek: Option<String>,
-    /// Sustained media rate (disks), e.g. 200MB/s
+    /// Sustained media rate (disks; the average over the surface), e.g. 200MB/s
     #[arg(long, value_name = "RATE", help_heading = "Drive overrides")]
     seq_rate: Option<String>,
+    /// Percent of each disk's capacity in use: the media rate is the zone average
+    /// over the outer part (catalog disks with outer and inner rates; default 100)
+    #[arg(long, value_name = "PERCENT", help_heading = "Drive overrides", value_parser = fill_percent)]
+    fill: Option<f64>,
     /// Rated 4 KiB random read IOPS (SSDs)
     #[arg(long, help_heading = "Drive overrides")]
     read_iops: Option<f64>,
@@ -121,9 +125,32 @@ struct DriveArgs {
     seq_write: Option<String>,
 }
 
+/// How much I/O the workloads keep in flight (Little's law bounds throughput
+/// by outstanding requests / latency).
+#[derive(Args, Debug)]
+pub(super) struct ConcurrencyArgs {
+    /// Independent streams (jobs) of every workload
+    #[arg(long, value_name = "N", default_value_t = storlab_plan::perf::DEFAULT_STREAMS, help_heading = "Workloads")]
+    streams: u32,
+    /// Outstanding requests per stream (queue depth)
+    #[arg(long, value_name = "N", default_value_t = storlab_plan::perf::DEFAULT_QD, help_heading = "Workloads")]
+    qd: u32,
+}
+
+impl ConcurrencyArgs {
+    pub(super) fn check(&self) -> Result<()> {
+        if self.streams == 0 || self.qd == 0 || self.streams > 1_000_000 || self.qd > 65_536 {
+            bail!(
+                "--streams and --qd must be at least 1 (and at most 1000000 and 65536), e.g. --streams 4 --qd 16"
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Controllers, links, enclosures and host.
 #[derive(Args, Debug)]
-struct SystemArgs {
+pub(super) struct SystemArgs {
     /// RAID controller (or HBA + md) from the catalog
     #[arg(
         long,
@@ -147,6 +174,12 @@ struct SystemArgs {
     /// Controller IOPS limit
     #[arg(long, value_name = "IOPS", help_heading = "System")]
     controller_max_iops: Option<f64>,
+    /// Controller read-path limit, e.g. 1.5GB/s
+    #[arg(long, value_name = "RATE", help_heading = "System")]
+    controller_max_read: Option<String>,
+    /// Controller write-path limit (parity engine, cache, cache mirroring), e.g. 800MB/s
+    #[arg(long, value_name = "RATE", help_heading = "System")]
+    controller_max_write: Option<String>,
     /// Drive enclosure (JBOD) model; its uplink becomes part of the model
     #[arg(long, value_name = "MODEL", help_heading = "System")]
     enclosure: Option<String>,
@@ -179,16 +212,27 @@ struct SystemArgs {
     output_format: Format,
 }
 
-fn size(what: &str, s: &str) -> Result<u64> {
+fn fill_percent(s: &str) -> Result<f64, String> {
+    let p = parse_percent(s).map_err(|e| e.to_string())?;
+    if p > 0.0 && p <= 100.0 {
+        Ok(p)
+    } else {
+        Err(format!(
+            "{s} is not a share of the disk in use; give 1 to 100, e.g. 60%"
+        ))
+    }
+}
+
+pub(super) fn size(what: &str, s: &str) -> Result<u64> {
     parse_size(s).with_context(|| format!("--{what}"))
 }
-fn rate(what: &str, s: &str) -> Result<f64> {
+pub(super) fn rate(what: &str, s: &str) -> Result<f64> {
     parse_rate(s).with_context(|| format!("--{what}"))
 }
-fn hours(what: &str, s: &str) -> Result<f64> {
+pub(super) fn hours(what: &str, s: &str) -> Result<f64> {
     parse_hours(s).with_context(|| format!("--{what}"))
 }
-fn positive(what: &str, v: f64) -> Result<f64> {
+pub(super) fn positive(what: &str, v: f64) -> Result<f64> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
@@ -196,7 +240,7 @@ fn positive(what: &str, v: f64) -> Result<f64> {
     }
 }
 
-fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
+pub(super) fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
     let mut cat = Catalog::builtin();
     for f in files {
         let text = std::fs::read_to_string(f)
@@ -207,16 +251,24 @@ fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
 }
 
 impl DriveArgs {
-    fn resolve(&self, cat: &Catalog) -> Result<storlab_plan::hardware::DriveSpec> {
+    pub(super) fn resolve(&self, cat: &Catalog) -> Result<storlab_plan::hardware::DriveSpec> {
         let mut d = cat.drive(&self.drive)?;
         if let Some(c) = &self.capacity {
             d.capacity_bytes = size("capacity", c)?;
             if d.capacity_bytes == 0 {
                 bail!("--capacity must be more than zero, e.g. 2TB");
             }
+            d.overrides.push(format!(
+                "capacity overridden to {:.2} TB",
+                d.capacity_bytes as f64 / 1e12
+            ));
         }
         if let Some(m) = &self.mtbf {
             d.mtbf_hours = positive("mtbf", hours("mtbf", m)?)?;
+            d.overrides.push(format!(
+                "MTBF overridden to {} h",
+                thousands(d.mtbf_hours.round() as u64)
+            ));
         }
         if let Some(a) = &self.afr {
             let p = parse_percent(a).context("--afr")?;
@@ -224,6 +276,7 @@ impl DriveArgs {
                 bail!("--afr must be above 0% and below 100%, e.g. 1.5%");
             }
             d.mtbf_hours = mtbf_from_afr(p / 100.0);
+            d.overrides.push(format!("AFR overridden to {p}%"));
         }
         if let Some(b) = &self.ber {
             let v: f64 = b.trim().parse().map_err(|_| {
@@ -235,18 +288,27 @@ impl DriveArgs {
                 );
             }
             d.ber_per_bit = v;
+            d.overrides
+                .push(format!("read error rate overridden to {v:e} per bit"));
         }
         if let Some(s) = &self.sector_size {
             d.sector_bytes = size("sector-size", s)?;
             if d.sector_bytes == 0 {
                 bail!("--sector-size must be more than zero, e.g. 512 or 4k");
             }
+            d.overrides
+                .push(format!("sector size overridden to {} B", d.sector_bytes));
         }
         if let Some(r) = &self.rebuild_rate {
             d.rebuild_bytes_per_s = positive("rebuild-rate", rate("rebuild-rate", r)?)?;
+            d.overrides.push(format!(
+                "rebuild rate overridden to {}",
+                format_rate(d.rebuild_bytes_per_s)
+            ));
         }
         if let Some(t) = &self.rebuild_time {
             d.rebuild_hours = Some(positive("rebuild-time", hours("rebuild-time", t)?)?);
+            d.overrides.push(format!("rebuild time overridden to {t}"));
         }
         match &mut d.media {
             DriveMedia::Hdd {
@@ -256,12 +318,21 @@ impl DriveArgs {
             } => {
                 if let Some(r) = self.rpm {
                     *rpm = positive("rpm", r)?;
+                    d.overrides.push(format!("{r} rpm"));
                 }
                 if let Some(s) = &self.avg_seek {
                     *avg_seek_s = parse_duration(s).context("--avg-seek")?.as_secs_f64();
+                    d.overrides.push(format!("seek overridden to {s}"));
                 }
                 if let Some(s) = &self.seq_rate {
                     *seq_bytes_per_s = positive("seq-rate", rate("seq-rate", s)?)?;
+                    d.overrides.push(format!("media rate overridden to {s}"));
+                    d.seq_outer_bytes_per_s = None;
+                    d.seq_inner_bytes_per_s = None;
+                } else if let (Some(f), Some(o), Some(i)) =
+                    (self.fill, d.seq_outer_bytes_per_s, d.seq_inner_bytes_per_s)
+                {
+                    *seq_bytes_per_s = zone_average(o, i, f / 100.0);
                 }
                 if self.read_iops.is_some()
                     || self.write_iops.is_some()
@@ -282,15 +353,19 @@ impl DriveArgs {
             } => {
                 if let Some(v) = self.read_iops {
                     *read_iops = positive("read-iops", v)?;
+                    d.overrides.push(format!("read IOPS overridden to {v}"));
                 }
                 if let Some(v) = self.write_iops {
                     *write_iops = positive("write-iops", v)?;
+                    d.overrides.push(format!("write IOPS overridden to {v}"));
                 }
                 if let Some(s) = &self.seq_read {
                     *seq_read_bytes_per_s = positive("seq-read", rate("seq-read", s)?)?;
+                    d.overrides.push(format!("read rate overridden to {s}"));
                 }
                 if let Some(s) = &self.seq_write {
                     *seq_write_bytes_per_s = positive("seq-write", rate("seq-write", s)?)?;
+                    d.overrides.push(format!("write rate overridden to {s}"));
                 }
                 if self.rpm.is_some() || self.avg_seek.is_some() || self.seq_rate.is_some() {
                     bail!(
@@ -300,27 +375,58 @@ impl DriveArgs {
                 }
             }
         }
+        if self.fill.is_some() && d.seq_outer_bytes_per_s.is_none() && self.seq_rate.is_none() {
+            bail!(
+                "--fill needs the disk's outer and inner media rates, and the catalog has none for {}; give --seq-rate instead",
+                d.name
+            );
+        }
         Ok(d)
     }
 }
 
 impl SystemArgs {
-    fn hardware(&self, cat: &Catalog, drive: &DriveArgs, controllers: u32) -> Result<Hardware> {
+    pub(super) fn hardware(
+        &self,
+        cat: &Catalog,
+        drive: &DriveArgs,
+        controllers: u32,
+    ) -> Result<Hardware> {
         let mut c = cat.controller(&self.controller)?;
         if let Some(b) = &self.backend {
             c.backend = cat.link(b).context("--backend")?;
+            c.overrides.push(format!("back-end {b}"));
         }
         if let Some(h) = &self.host_link {
             c.host = cat.link(h).context("--host-link")?;
+            c.overrides.push(format!("host link {h}"));
         }
         if self.no_write_back {
             c.write_back = false;
+            c.overrides.push("no write-back cache".to_string());
         }
         if let Some(m) = &self.controller_max {
             c.max_bytes_per_s = Some(positive("controller-max", rate("controller-max", m)?)?);
+            c.overrides.push(format!("throughput limit {m}"));
         }
         if let Some(i) = self.controller_max_iops {
             c.max_iops = Some(positive("controller-max-iops", i)?);
+            c.overrides.push(format!("IOPS limit {i}"));
+        }
+        if let Some(m) = &self.controller_max_read {
+            c.max_read_bytes_per_s = Some(positive(
+                "controller-max-read",
+                rate("controller-max-read", m)?,
+            )?);
+            c.overrides.push(format!("read-path limit {m}"));
+        }
+        if let Some(m) = &self.controller_max_write {
+            c.max_write_bytes_per_s = Some(positive(
+                "controller-max-write",
+                rate("controller-max-write", m)?,
+            )?);
+            c.write_limit_by = Some("given with --controller-max-write".to_string());
+            c.overrides.push(format!("write-path limit {m}"));
         }
         let enclosure = match &self.enclosure {
             Some(e) => Some(cat.enclosure(e)?),
@@ -341,7 +447,7 @@ impl SystemArgs {
         })
     }
 
-    fn repair(&self) -> Result<(f64, f64)> {
+    pub(super) fn repair(&self) -> Result<(f64, f64)> {
         let mission = hours("mission", &self.mission)?;
         if mission <= 0.0 {
             bail!("--mission must be positive, e.g. 5y or 43800h");
@@ -363,7 +469,7 @@ impl PlanCommand {
     }
 }
 
-fn table() -> Table {
+pub(super) fn table() -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED);
     t
@@ -385,7 +491,7 @@ pub fn years(h: f64) -> String {
     }
 }
 
-fn thousands(n: u64) -> String {
+pub(super) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -397,16 +503,27 @@ fn thousands(n: u64) -> String {
     out
 }
 
-fn prob(p: f64) -> String {
+/// A probability of data loss, in the one format every table uses:
+/// scientific notation with three significant digits ("1.52e-4").
+pub(super) fn prob(p: f64) -> String {
     if p <= 0.0 {
         "0".to_string()
-    } else if p < 1e-4 {
-        format!("{:.2e}", p)
     } else {
-        format!("{:.3}%", p * 100.0)
+        format!("{p:.2e}")
     }
 }
 
-fn tb(b: u64) -> String {
-    format!("{:.1} TB ({})", b as f64 / 1e12, format_bytes(b))
+/// A chance that is not a P(loss) (e.g. a read error in one rebuild): percent.
+pub(super) fn pct(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{:.2}%", p * 100.0)
+    } else {
+        format!("{:.1}%", p * 100.0)
+    }
+}
+
+pub(super) fn tb(b: u64) -> String {
+    // Capacities are decimal TB everywhere (as drive labels are); binary
+    // units are kept for chunk and stripe sizes, which are powers of two.
+    format!("{:.1} TB", b as f64 / 1e12)
 }

@@ -45,9 +45,15 @@ pub(super) struct SearchArgs {
     /// Minimum volume MTTDL, e.g. 10000y
     #[arg(long, value_name = "DURATION", help_heading = "Constraints")]
     min_mttdl: Option<String>,
-    /// Maximum probability of data loss over the mission, e.g. 0.1%
-    #[arg(long, value_name = "PERCENT", help_heading = "Constraints")]
-    max_loss: Option<String>,
+    /// Maximum probability of data loss over the mission; designs above it are left
+    /// out (100% keeps every design)
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value = "1%",
+        help_heading = "Constraints"
+    )]
+    max_loss: String,
     /// Minimum throughput of the throughput workload, e.g. 2GB/s
     #[arg(long, value_name = "RATE", help_heading = "Constraints")]
     min_throughput: Option<String>,
@@ -89,6 +95,8 @@ pub(super) struct SearchArgs {
         help_heading = "Objectives"
     )]
     random_size: String,
+    #[command(flatten)]
+    concurrency: ConcurrencyArgs,
     /// Show at most this many Pareto-optimal designs in the table (JSON has all)
     #[arg(long, default_value_t = 25)]
     top: usize,
@@ -167,6 +175,7 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
         Some(s) => Some(parse_range("spans", s)?),
         None => None,
     };
+    a.concurrency.check()?;
     let seq = size("seq-size", &a.seq_size)?;
     let rnd = size("random-size", &a.random_size)?;
     if seq == 0 || rnd == 0 {
@@ -183,11 +192,15 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
             .as_deref()
             .map(|s| hours("min-mttdl", s))
             .transpose()?,
-        max_loss_probability: a
-            .max_loss
-            .as_deref()
-            .map(|s| parse_percent(s).context("--max-loss").map(|p| p / 100.0))
-            .transpose()?,
+        max_loss_probability: {
+            let p = parse_percent(&a.max_loss).context("--max-loss")?;
+            if !(p > 0.0 && p <= 100.0) {
+                bail!(
+                    "--max-loss must be above 0% and at most 100% (100% keeps every design), e.g. 0.1%"
+                );
+            }
+            (p < 100.0).then_some(p / 100.0)
+        },
         min_throughput_bytes_per_s: a
             .min_throughput
             .as_deref()
@@ -240,20 +253,22 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
             template,
         },
         constraints,
-        throughput_workload: Workload {
-            pattern: match a.throughput_of {
+        throughput_workload: Workload::new(
+            match a.throughput_of {
                 ThroughputOf::SeqRead => Pattern::SeqRead,
                 ThroughputOf::SeqWrite => Pattern::SeqWrite,
             },
-            request_bytes: seq,
-        },
-        iops_workload: Workload {
-            pattern: match a.iops_of {
+            seq,
+        )
+        .with_concurrency(a.concurrency.streams, a.concurrency.qd),
+        iops_workload: Workload::new(
+            match a.iops_of {
                 IopsOf::RandRead => Pattern::RandRead,
                 IopsOf::RandWrite => Pattern::RandWrite,
             },
-            request_bytes: rnd,
-        },
+            rnd,
+        )
+        .with_concurrency(a.concurrency.streams, a.concurrency.qd),
     };
     let result = storlab_plan::search::search(&spec)?;
     match a.system.output_format {
@@ -362,6 +377,12 @@ fn render_search(r: &SearchResult, spec: &SearchSpec, top: usize) -> String {
         "P(loss) over {}; throughput and IOPS in parentheses: the part that binds\n",
         years(spec.reliability.mission_hours)
     ));
+    if let Some(m) = spec.constraints.max_loss_probability {
+        out.push_str(&format!(
+            "designs with P(loss) above {} over the mission are left out (--max-loss; 100% keeps them all)\n",
+            prob(m)
+        ));
+    }
     out
 }
 
