@@ -44,7 +44,9 @@ pub struct DriveSpec {
     pub price: Option<f64>,
     /// Fixed cost of every command the drive serves, seconds: command
     /// processing, and on disks the rotational miss between chunk-sized
-    /// commands of a stream (docs/MODEL.md §3.1). 0 = none modelled.
+    /// commands of a stream (docs/MODEL.md §3.1). A disk is busy for it;
+    /// an SSD overlaps it with other commands, so it only adds latency.
+    /// 0 = none modelled.
     #[serde(default)]
     pub cmd_overhead_s: f64,
     /// Disks: media rate at the outer and inner edge, bytes/s, when the
@@ -87,6 +89,17 @@ impl DriveSpec {
         self.busy(write, bytes, 1.0, access)
     }
 
+    /// Unloaded latency of one operation of `bytes`, seconds: its busy
+    /// time plus, on an SSD, the command overhead it overlaps with others.
+    pub fn latency(&self, write: bool, bytes: f64, access: Access) -> f64 {
+        let busy = self.op_time(write, bytes, access);
+        if self.is_hdd() {
+            busy
+        } else {
+            busy + self.cmd_overhead_s
+        }
+    }
+
     /// Busy time of `ops` operations moving `bytes` in all, seconds.
     pub fn busy(&self, write: bool, bytes: f64, ops: f64, access: Access) -> f64 {
         let fixed = ops * self.cmd_overhead_s;
@@ -117,9 +130,12 @@ impl DriveSpec {
                 } else {
                     (read_iops, seq_read_bytes_per_s)
                 };
+                // An SSD overlaps its commands: the fixed cost adds to each
+                // command's latency ([`DriveSpec::latency`]), not to the
+                // drive's busy time; the rated IOPS bound small requests.
                 match access {
-                    Access::Stream => fixed + bytes / bw,
-                    _ => (ops / iops).max(fixed + bytes / bw),
+                    Access::Stream => bytes / bw,
+                    _ => (ops / iops).max(bytes / bw),
                 }
             }
         }

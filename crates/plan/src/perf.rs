@@ -249,7 +249,7 @@ fn piece_read(c: &Ctx, p: f64, acc: Access) -> (Demand, f64) {
             Demand {
                 drive_s: k * one,
                 back_read: p,
-                latency_s: rounds * one,
+                latency_s: rounds * d.latency(false, p / k, Access::Random),
                 ..Demand::default()
             },
             k,
@@ -271,7 +271,7 @@ fn piece_read(c: &Ctx, p: f64, acc: Access) -> (Demand, f64) {
             Demand {
                 drive_s: d.busy(false, p / eff, ops, acc),
                 back_read: p,
-                latency_s: rounds * d.op_time(false, (p / k).min(c.chunk), acc),
+                latency_s: rounds * d.latency(false, (p / k).min(c.chunk), acc),
                 ..Demand::default()
             },
             k,
@@ -297,7 +297,7 @@ fn piece_write(c: &Ctx, p: f64, acc: Access) -> (Demand, f64, &'static str) {
                 Demand {
                     drive_s: copies * k * one,
                     back_write: copies * p,
-                    latency_s: rounds * one,
+                    latency_s: rounds * d.latency(true, p / k, acc),
                     ..Demand::default()
                 },
                 copies * k,
@@ -335,7 +335,7 @@ fn piece_write(c: &Ctx, p: f64, acc: Access) -> (Demand, f64, &'static str) {
                 let one = d.op_time(true, f * c.chunk, acc);
                 dem.drive_s += (dd + pp) * one;
                 dem.back_write += f * c.full * (dd + pp) / dd;
-                dem.latency_s = one;
+                dem.latency_s = d.latency(true, f * c.chunk, acc);
                 ops += dd + pp;
             }
             let mut path = "full-stripe";
@@ -363,7 +363,7 @@ fn piece_write(c: &Ctx, p: f64, acc: Access) -> (Demand, f64, &'static str) {
                     + k * d.op_time(true, r / k, near)
                     + pp * d.op_time(true, pmin, near);
                 // Both paths read, then write: two drive operations in a row.
-                let lat = d.op_time(false, pmin, near) + d.op_time(true, pmin, back);
+                let lat = d.latency(false, pmin, near) + d.latency(true, pmin, back);
                 dem.latency_s = dem.latency_s.max(lat);
                 if rmw_t <= rcw_t {
                     dem.drive_s += rmw_t;

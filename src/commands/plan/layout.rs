@@ -64,6 +64,12 @@ pub(super) struct LayoutArgs {
     mix_buffered: bool,
     #[command(flatten)]
     concurrency: ConcurrencyArgs,
+    /// Stored runs on this hardware (an id, latest, tag:K=V): each phase's measured
+    /// throughput beside the model's prediction for that workload
+    #[arg(long, value_name = "RUN", value_parser = crate::commands::common::parse_run_arg)]
+    against: Vec<storlab_store::RunSelector>,
+    #[command(flatten)]
+    db: crate::commands::common::DbArgs,
     /// Compute cores the storage must feed (required = cores x --mbps-per-core)
     #[arg(long, help_heading = "Sizing")]
     cores: Option<u32>,
@@ -158,9 +164,29 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
         sizing,
     };
     let report = storlab_plan::evaluate(&design)?;
+    let measured = if a.against.is_empty() {
+        None
+    } else {
+        let store = a.db.open_existing()?;
+        let runs = store.select(&a.against, false)?;
+        Some(super::against::against(&design, &runs)?)
+    };
     match a.system.output_format {
-        Format::Json => output::print(&(serde_json::to_string_pretty(&report)? + "\n"))?,
-        Format::Table => output::print(&render_layout(&report))?,
+        Format::Json => {
+            let mut doc = serde_json::to_value(&report)?;
+            if let (Some(m), Some(obj)) = (&measured, doc.as_object_mut()) {
+                obj.insert("against".to_string(), serde_json::to_value(m)?);
+            }
+            output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?
+        }
+        Format::Table => {
+            let mut text = render_layout(&report);
+            if let Some(m) = &measured {
+                text.push_str("\npredicted vs measured\n");
+                text.push_str(&super::against::render_against(m));
+            }
+            output::print(&text)?
+        }
     }
     let short = report
         .sizing

@@ -18,10 +18,13 @@ use storlab_plan::reliability::{
 };
 use storlab_plan::search::{Constraints, SearchResult, SearchSpace, SearchSpec};
 use storlab_plan::{Design, DesignReport};
+mod against;
+mod calibrate;
 mod catalog;
 mod layout;
 mod search;
 
+use calibrate::{CalibrateArgs, calibrate};
 use catalog::{CatalogArgs, catalog};
 use layout::{LayoutArgs, layout};
 use search::{SearchArgs, search};
@@ -36,7 +39,9 @@ use storlab_types::{
   storlab plan layout 'lvm(4*R6/10, stripe=2M)' --controllers 2 --cores 64
   storlab plan search --drive constellation-es3-4tb --drives 24..96 --min-usable 150TB
   storlab plan search --layout R60/12/x --drives 24..240 --min-usable 500TB
-  storlab plan catalog")]
+  storlab plan catalog
+  storlab plan layout R6/12 --drive exos-x18-18tb --against latest
+  storlab plan calibrate 12 13 --as my-disk --like exos-x18-18tb --hold-out 64k")]
 pub struct PlanCommand {
     #[command(subcommand)]
     action: PlanAction,
@@ -50,6 +55,9 @@ enum PlanAction {
     Search(Box<SearchArgs>),
     /// List the hardware catalog (drives, controllers, enclosures, links) with sources
     Catalog(CatalogArgs),
+    /// Fit a catalog entry (streaming rate, per-command overhead, IOPS, reads and writes
+    /// apart) to stored runs of one device and write it as a catalog file
+    Calibrate(Box<CalibrateArgs>),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -465,6 +473,7 @@ impl PlanCommand {
             PlanAction::Layout(a) => layout(*a),
             PlanAction::Search(a) => search(*a),
             PlanAction::Catalog(a) => catalog(a),
+            PlanAction::Calibrate(a) => calibrate(*a),
         }
     }
 }
