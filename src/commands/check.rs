@@ -32,7 +32,9 @@ impl CheckCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
         let store = self.db.open_existing()?;
         let base_ids = store.resolve(std::slice::from_ref(&self.baseline), false)?;
-        let base_id = *base_ids.last().expect("resolve returns at least one run");
+        let Some(&base_id) = base_ids.last() else {
+            anyhow::bail!("no run matches the baseline {}", self.baseline);
+        };
         let baseline = store.load(base_id)?;
         let mut out = String::new();
         if base_ids.len() > 1 {

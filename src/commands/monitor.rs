@@ -180,7 +180,12 @@ impl MonitorCommand {
         }
 
         let stop = Arc::new(AtomicBool::new(false));
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // SIGHUP (terminal closed) too: --record keeps what was sampled.
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
             signal_hook::flag::register(sig, stop.clone())
                 .context("installing the Ctrl-C handler")?;
         }
@@ -191,6 +196,9 @@ impl MonitorCommand {
                     "storlab: serving Prometheus metrics on http://{}/metrics",
                     s.local_addr()
                 );
+                if let Some(w) = s.exposure_warning() {
+                    eprintln!("storlab: warning: {w}");
+                }
                 Some(s)
             }
             None => None,
@@ -237,7 +245,7 @@ impl MonitorCommand {
 
         match &self.replay {
             Some(file) => {
-                let text = std::fs::read_to_string(file)
+                let text = replay::read_file(file)
                     .with_context(|| format!("reading the replay file {}", file.display()))?;
                 let snaps = replay::parse(&text)
                     .with_context(|| format!("in the replay file {}", file.display()))?;
@@ -287,7 +295,8 @@ impl MonitorCommand {
                         done += 1;
                     }
                 }
-                if server.is_some() && !stop.load(Ordering::Relaxed) {
+                // With --count the run ends at the count, served or not.
+                if server.is_some() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
                     eprintln!(
                         "storlab: replay finished; still serving the last interval (Ctrl-C to stop)"
                     );

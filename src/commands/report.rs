@@ -1,7 +1,9 @@
 //! `storlab report`: one self-contained HTML file with the runs' parameters,
 //! figures, comparison and charts, or one chart as SVG or PNG.
 
-use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg, write_output};
+use super::common::{
+    DbArgs, RunArgs, check_output_path, load_baseline, parse_run_arg, write_output,
+};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_store::RunSelector;
@@ -36,6 +38,9 @@ pub struct ReportCommand {
     /// PNG pixel scale (2 gives a crisp image for documents and slides)
     #[arg(long, default_value_t = 2.0)]
     scale: f32,
+    /// Overwrite an existing output file that storlab did not write (never the database)
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -92,6 +97,7 @@ impl ReportCommand {
                 )
             }
         };
+        check_output_path(&path, &self.db.db, self.force, Some(&bytes))?;
         write_output(&path, &bytes)?;
         crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
         Ok(crate::Outcome::Ok)

@@ -10,5 +10,6 @@ mod inspect;
 mod monitor;
 mod plan;
 mod reports;
+mod safety;
 mod store;
 mod util;

@@ -476,7 +476,9 @@ fn phase_warnings(
 }
 
 /// Write every byte of the given files with self-describing data, outside
-/// any timed window, one thread per file.
+/// any timed window, on up to [`LAYOUT_THREADS`] threads. A thread that
+/// cannot be started is an error (never a panic): the threads already
+/// running finish their files and the error is returned.
 fn layout(
     job: &ResolvedJob,
     p: &PhaseParams,
@@ -484,23 +486,48 @@ fn layout(
     control: &Control,
 ) -> io::Result<()> {
     control.begin_layout(files.iter().map(|&f| job.target.files[f].size).sum());
-    let results: Vec<io::Result<()>> = std::thread::scope(|s| {
-        let hs: Vec<_> = files
-            .iter()
-            .map(|&f| {
-                let df = &job.target.files[f];
-                s.spawn(move || layout_file(&df.path, df.size, f as u32, job, p, control))
-            })
-            .collect();
-        hs.into_iter()
+    let n = files.len().clamp(1, LAYOUT_THREADS);
+    let mut results: Vec<io::Result<()>> = std::thread::scope(|s| {
+        let mut hs = Vec::new();
+        let mut spawn_error = None;
+        for t in 0..n {
+            let mine: Vec<usize> = files.iter().copied().skip(t).step_by(n).collect();
+            let spawned = std::thread::Builder::new()
+                .name(format!("storlab-layout-{t}"))
+                .spawn_scoped(s, move || {
+                    for f in mine {
+                        let df = &job.target.files[f];
+                        layout_file(&df.path, df.size, f as u32, job, p, control)?;
+                    }
+                    Ok(())
+                });
+            match spawned {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    spawn_error = Some(io::Error::new(
+                        e.kind(),
+                        format!("cannot start a layout thread ({e}); raise the process limits"),
+                    ));
+                    control.request_stop("a layout thread could not be started");
+                    break;
+                }
+            }
+        }
+        let mut out: Vec<io::Result<()>> = hs
+            .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(io::Error::other("a layout thread panicked")))
             })
-            .collect()
+            .collect();
+        out.extend(spawn_error.map(Err));
+        out
     });
-    results.into_iter().collect()
+    results.drain(..).collect()
 }
+
+/// Most threads laying out files at once.
+const LAYOUT_THREADS: usize = 16;
 
 const LAYOUT_CHUNK: usize = 1 << 20;
 

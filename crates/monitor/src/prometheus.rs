@@ -1,6 +1,9 @@
 //! The latest interval in the Prometheus text exposition format (0.0.4), and
-//! a tiny HTTP server for `GET /metrics` (std::net, one thread, one request
-//! per connection).
+//! a tiny HTTP server for `GET /metrics` (std::net, one request per
+//! connection). Each connection is served on its own thread with a short
+//! total deadline, so a slow client never blocks the others; an address
+//! given as a bare port binds loopback only, and a non-loopback address
+//! comes with a warning that the metrics are unauthenticated.
 //!
 //! Every figure is a gauge over the last interval, in base units (seconds,
 //! bytes, ratios 0–1): `storlab_device_*{device="vda"}`,
@@ -12,9 +15,9 @@ use crate::sampler::Interval;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use storlab_types::DeviceSample;
 
 type Get = fn(&DeviceSample) -> f64;
@@ -189,9 +192,28 @@ pub struct MetricsServer {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Most connections served at once; further ones are closed at once.
+const MAX_CONNECTIONS: usize = 32;
+/// A connection's whole life (reading the request, writing the answer).
+const CONNECTION_DEADLINE: Duration = Duration::from_secs(2);
+
+/// The address to bind for `--listen`: a bare port (`9464` or `:9464`)
+/// means loopback (`127.0.0.1:9464`); anything else is taken as given.
+pub fn listen_address(addr: &str) -> String {
+    let port = addr.strip_prefix(':').unwrap_or(addr);
+    if port.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{port}")
+    } else {
+        addr.to_string()
+    }
+}
+
 impl MetricsServer {
-    /// Bind `addr` (`127.0.0.1:9464`; port 0 picks a free one) and serve.
+    /// Bind `addr` (`127.0.0.1:9464`; a bare port binds loopback; port 0
+    /// picks a free one) and serve.
     pub fn start(addr: &str) -> Result<MetricsServer, Error> {
+        let addr = listen_address(addr);
+        let addr = addr.as_str();
         let listener = TcpListener::bind(addr).map_err(|e| Error::Listen {
             addr: addr.to_string(),
             err: e,
@@ -209,25 +231,27 @@ impl MetricsServer {
         let (b, s) = (body.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("storlab-metrics".into())
-            .spawn(move || {
-                while !s.load(Ordering::Relaxed) {
-                    match listener.accept() {
-                        Ok((conn, _)) => {
-                            let _ = serve(conn, &b);
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(20));
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(20)),
-                    }
-                }
-            })
-            .expect("spawn the metrics thread");
+            .spawn(move || accept_loop(&listener, &b, &s))
+            .map_err(|e| Error::Listen {
+                addr: addr.to_string(),
+                err: e,
+            })?;
         Ok(MetricsServer {
             addr: local,
             body,
             stop,
             thread: Some(thread),
+        })
+    }
+
+    /// A warning to print when the endpoint is reachable from other hosts.
+    pub fn exposure_warning(&self) -> Option<String> {
+        (!self.addr.ip().is_loopback()).then(|| {
+            format!(
+                "the metrics on {} are unauthenticated and reachable from other hosts; \
+                 listen on 127.0.0.1 unless that is what you want",
+                self.addr
+            )
         })
     }
 
@@ -253,13 +277,59 @@ impl Drop for MetricsServer {
     }
 }
 
+/// Accept connections until `stop`; each is served on its own thread.
+fn accept_loop(listener: &TcpListener, body: &Arc<Mutex<String>>, stop: &AtomicBool) {
+    let active = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((conn, _)) => {
+                if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    drop(conn); // too many at once: close, the client retries
+                    continue;
+                }
+                active.fetch_add(1, Ordering::SeqCst);
+                let (b, a) = (Arc::clone(body), Arc::clone(&active));
+                let spawned = std::thread::Builder::new()
+                    .name("storlab-metrics-conn".into())
+                    .spawn(move || {
+                        let _ = serve(conn, &b);
+                        a.fetch_sub(1, Ordering::SeqCst);
+                    });
+                if spawned.is_err() {
+                    // The connection was moved into the closure and dropped.
+                    active.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// Time left before `deadline`, or a timeout error.
+fn left(deadline: Instant) -> std::io::Result<Duration> {
+    let d = deadline.saturating_duration_since(Instant::now());
+    if d.is_zero() {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "connection deadline passed",
+        ))
+    } else {
+        Ok(d)
+    }
+}
+
 fn serve(mut conn: TcpStream, body: &Mutex<String>) -> std::io::Result<()> {
+    let deadline = Instant::now() + CONNECTION_DEADLINE;
     conn.set_nonblocking(false)?;
-    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
-    conn.set_write_timeout(Some(Duration::from_secs(5)))?;
     let mut req = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
     while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 * 1024 {
+        // The deadline covers the whole request, not each read: a client
+        // sending a byte at a time cannot hold the connection open.
+        conn.set_read_timeout(Some(left(deadline)?))?;
         let n = conn.read(&mut buf)?;
         if n == 0 {
             break;
@@ -292,6 +362,7 @@ fn serve(mut conn: TcpStream, body: &Mutex<String>) -> std::io::Result<()> {
         "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         text.len()
     );
+    conn.set_write_timeout(Some(left(deadline)?))?;
     conn.write_all(head.as_bytes())?;
     if method != "HEAD" {
         conn.write_all(text.as_bytes())?;
@@ -354,5 +425,73 @@ mod tests {
         let mut resp = String::new();
         c.read_to_string(&mut resp).unwrap();
         assert!(resp.starts_with("HTTP/1.1 404"), "{resp}");
+    }
+}
+
+#[cfg(test)]
+mod safety_tests {
+    use super::*;
+
+    fn get(addr: SocketAddr) -> String {
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut resp = String::new();
+        c.read_to_string(&mut resp).unwrap();
+        resp
+    }
+
+    #[test]
+    fn a_slow_client_does_not_block_others_and_is_cut_off() {
+        let server = MetricsServer::start("127.0.0.1:0").unwrap();
+        server.update("storlab_x 1\n".into());
+        let addr = server.local_addr();
+        // One byte every 1.5 s, forever (issue 9, item 13).
+        let slow = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            let t = Instant::now();
+            for b in b"GET /metrics HTTP/1.1\r\n" {
+                if c.write_all(&[*b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1500));
+                if t.elapsed() > Duration::from_secs(8) {
+                    break;
+                }
+            }
+            t.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        for _ in 0..3 {
+            let t = Instant::now();
+            let resp = get(addr);
+            assert!(resp.contains("storlab_x 1"), "{resp}");
+            assert!(
+                t.elapsed() < Duration::from_millis(1000),
+                "a fast client waited {:?} behind a slow one",
+                t.elapsed()
+            );
+        }
+        // The server closes the slow connection at its deadline, so the
+        // slow writer sees an error well before its 8 s.
+        let took = slow.join().unwrap();
+        assert!(
+            took < Duration::from_secs(7),
+            "slow client kept for {took:?}"
+        );
+    }
+
+    #[test]
+    fn a_bare_port_binds_loopback_and_other_addresses_warn() {
+        assert_eq!(listen_address("9464"), "127.0.0.1:9464");
+        assert_eq!(listen_address(":9464"), "127.0.0.1:9464");
+        assert_eq!(listen_address("0.0.0.0:9464"), "0.0.0.0:9464");
+        let s = MetricsServer::start(":0").unwrap();
+        assert!(s.local_addr().ip().is_loopback());
+        assert!(s.exposure_warning().is_none());
+        let s = MetricsServer::start("0.0.0.0:0").unwrap();
+        let w = s.exposure_warning().unwrap();
+        assert!(w.contains("unauthenticated"), "{w}");
     }
 }

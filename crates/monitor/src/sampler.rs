@@ -345,7 +345,8 @@ impl Sampler {
                 }
                 Ok(builder.finish())
             })
-            .expect("spawn the monitor thread");
+            // A thread that cannot start is reported by stop(), not a panic.
+            .map_err(|e| e.to_string());
         SamplerHandle { stop: tx, join }
     }
 }
@@ -354,16 +355,21 @@ impl Sampler {
 #[derive(Debug)]
 pub struct SamplerHandle {
     stop: mpsc::Sender<()>,
-    join: std::thread::JoinHandle<Result<MonitorTimeline, Error>>,
+    join: Result<std::thread::JoinHandle<Result<MonitorTimeline, Error>>, String>,
 }
 
 impl SamplerHandle {
     /// Take a last reading and return everything sampled.
     pub fn stop(self) -> Result<MonitorTimeline, Error> {
         let _ = self.stop.send(());
-        self.join
-            .join()
-            .unwrap_or_else(|_| Err(Error::Data("the monitor thread panicked".into())))
+        match self.join {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(Error::Data("the monitor thread panicked".into()))),
+            Err(e) => Err(Error::Data(format!(
+                "cannot start the monitor thread ({e}); raise the process limits"
+            ))),
+        }
     }
 }
 

@@ -138,10 +138,29 @@ impl Layout {
         let parity = self.level.parity(self.span);
         let data = self.span - parity;
         let drives = self.span * groups;
-        let full_stripe = self.chunk_bytes * u64::from(data);
-        let raw = u64::from(drives) * drive_capacity;
-        let usable = u64::from(data) * u64::from(groups) * drive_capacity;
+        // Checked: a product past 16 EiB is an error, never a wrapped number.
+        let too_big = |what: &str| {
+            PlanError::invalid(
+                what,
+                format!(
+                    "'{self}' with {drive_capacity}-byte drives exceeds 16 EiB; use smaller drives or fewer of them"
+                ),
+            )
+        };
+        let full_stripe = self
+            .chunk_bytes
+            .checked_mul(u64::from(data))
+            .ok_or_else(|| too_big("chunk size"))?;
+        let raw = u64::from(drives)
+            .checked_mul(drive_capacity)
+            .ok_or_else(|| too_big("capacity"))?;
+        let usable = (u64::from(data) * u64::from(groups))
+            .checked_mul(drive_capacity)
+            .ok_or_else(|| too_big("capacity"))?;
         let stripe = self.stripe_bytes.unwrap_or(full_stripe);
+        let volume_stripe = stripe
+            .checked_mul(u64::from(groups))
+            .ok_or_else(|| too_big("stripe size"))?;
         Ok(Geometry {
             notation: String::new(),
             level: self.level_name().to_string(),
@@ -155,7 +174,7 @@ impl Layout {
             group_full_stripe_bytes: full_stripe,
             inter_group_stripe_bytes: if groups > 1 { Some(stripe) } else { None },
             volume_full_stripe_bytes: if groups > 1 {
-                stripe * u64::from(groups)
+                volume_stripe
             } else {
                 full_stripe
             },

@@ -41,3 +41,5 @@ pub fn skip_test(test: &str, why: &str) {
     }
     let _ = writeln!(std::io::stderr().lock(), "SKIP {test}: {why}");
 }
+#[cfg(test)]
+mod units_props;

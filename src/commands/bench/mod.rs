@@ -84,9 +84,13 @@ pub struct RunArgs {
     /// Result format on stdout
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
-    /// Also write the JSON result document to FILE
+    /// Also write the JSON result document to FILE (never over the database, a device, or a
+    /// file storlab did not write unless --force)
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+    /// Let --json-out overwrite an existing file that storlab did not write
+    #[arg(long)]
+    pub force: bool,
     /// Sample the devices under the target (iostat -x figures, every layer of
     /// the stack) during the run and keep the timeline with the results
     #[arg(long)]
@@ -222,12 +226,17 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
+    check_paths(planned.target.as_deref(), args)?;
     let sink = open_sink(args)?;
+    let host_label = crate::commands::config::get()?.host.clone();
+    // Signals are watched from before the first scratch file exists: a
+    // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
+    let signals = Signals::install()?;
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
     };
     let mut job = storlab_bench::prepare(planned.target.as_deref(), planned.phases, safety)?;
-    if let Some(label) = &crate::commands::config::get()?.host {
+    if let Some(label) = &host_label {
         // The site's name for this host, as the config file says.
         job.host.hostname = label.clone();
     }
@@ -254,7 +263,7 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
         job.target.cleanup();
         return Err(e);
     }
-    let measured = measure(&job, args, &mut sink);
+    let measured = measure(&job, args, &mut sink, signals);
     let (outcome, monitor, signal) = match measured {
         Ok(m) => m,
         Err(e) => {
@@ -264,6 +273,34 @@ pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
     };
     let report = finish_report(&job, header, outcome, monitor, args.keep);
     emit(report, args, &mut sink, signal)
+}
+
+/// The target and `--json-out` against the database and the output rules:
+/// the results database is never a target, nor an output.
+fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+    use crate::commands::common::{check_output_path, database_file};
+    if let Some(t) = target
+        && let Some(which) = database_file(t, &args.db.db)
+    {
+        anyhow::bail!(
+            "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
+             give a directory, a new file name or a disk",
+            t.display(),
+            which.display()
+        );
+    }
+    if let Some(out) = &args.json_out {
+        check_output_path(out, &args.db.db, args.force, None)?;
+        if let Some(t) = target
+            && crate::commands::common::same_file(out, t)
+        {
+            anyhow::bail!(
+                "--json-out {} is the benchmark's target: choose another file name",
+                out.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
@@ -288,6 +325,7 @@ fn measure(
     job: &ResolvedJob,
     args: &RunArgs,
     sink: &mut Sink,
+    signals: Signals,
 ) -> Result<(RunOutcome, Option<MonitorTimeline>, Option<i32>)> {
     let max_jobs = job
         .phases
@@ -296,7 +334,6 @@ fn measure(
         .max()
         .unwrap_or(1);
     let control = Arc::new(Control::new(max_jobs));
-    let signals = Signals::install()?;
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();
