@@ -50,6 +50,7 @@ pub struct PlanCommand {
 #[derive(Subcommand, Debug)]
 enum PlanAction {
     /// Capacity, reliability and predicted performance of one layout (e.g. R60/12/48)
+    #[command(after_long_help = layout::MODEL_HELP)]
     Layout(Box<LayoutArgs>),
     /// Enumerate layouts for a drive model and count and print the Pareto-optimal ones
     Search(Box<SearchArgs>),
