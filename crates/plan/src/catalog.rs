@@ -676,6 +676,51 @@ mod tests {
     }
 
     #[test]
+    fn links_have_a_rate_per_direction() {
+        let c = Catalog::builtin();
+        let l = c.link("1gbe-iscsix2").unwrap();
+        // 2 x 125 MB/s x 0.88 reading, x 0.84 writing.
+        assert!((l.bytes_per_s - 220e6).abs() < 1.0, "{}", l.bytes_per_s);
+        assert!((l.write_rate() - 210e6).abs() < 1.0, "{}", l.write_rate());
+        let sas = c.link("sas12x4").unwrap();
+        assert_eq!(sas.write_bytes_per_s, None);
+        let mut c2 = c.clone();
+        let e = c2
+            .extend(
+                "l.toml",
+                "[[link]]\nname = \"x\"\nrate = \"100MB/s\"\nwrite_efficiency = 1.5\nsource = \"me\"\n[[controller]]\nname = \"c\"\nbackend = \"x\"\nhost = \"x\"\nsource = \"me\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("write_efficiency"), "{e}");
+    }
+
+    #[test]
+    fn disks_use_the_zone_average_and_a_command_overhead() {
+        let c = Catalog::builtin();
+        let d = c.drive("exos-x18-18tb").unwrap();
+        match d.media {
+            DriveMedia::Hdd {
+                seq_bytes_per_s, ..
+            } => assert!((seq_bytes_per_s - 202.5e6).abs() < 1.0, "{seq_bytes_per_s}"),
+            _ => panic!("a disk"),
+        }
+        assert_eq!(d.seq_outer_bytes_per_s, Some(270e6));
+        assert_eq!(d.cmd_overhead_s, DEFAULT_HDD_CMD_OVERHEAD_S);
+        assert_eq!(c.drive("p4510-4tb").unwrap().cmd_overhead_s, 0.0);
+        let p = c.controller("perc-6e").unwrap();
+        assert_eq!(p.max_read_bytes_per_s, Some(1.5e9));
+        let e = c.controller("equallogic-ps4000").unwrap();
+        assert!(e.write_limit_by.is_some());
+        assert!(c.controllers().all(|x| !x.source.is_empty()));
+        // Half a zone pair is an error that says what to add.
+        let mut c2 = c.clone();
+        let text = "[[drive]]\nname = \"d\"\nkind = \"hdd\"\ncapacity = \"2TB\"\nrpm = 7200\navg_seek = \"8ms\"\nseq_rate_max = \"200MB/s\"\nmtbf = \"1000000h\"\nber = 1e-15\nsector_size = 512\nrebuild_rate = \"50MB/s\"\nsource = \"me\"\n";
+        let e = c2.extend("z.toml", text).unwrap_err().to_string();
+        assert!(e.contains("seq_rate_min"), "{e}");
+    }
+
+    #[test]
     fn unknown_names_suggest() {
         let c = Catalog::builtin();
         let e = c.drive("exos-x18-18").unwrap_err().to_string();
@@ -738,7 +783,7 @@ mod tests {
 
         #[test]
         fn near_miss_entries_never_panic(
-            key in "(name|kind|capacity|rpm|avg_seek|seq_rate|mtbf|afr|ber|sector_size|rebuild_rate|source|slots|uplink)",
+            key in "(name|kind|capacity|rpm|avg_seek|seq_rate|seq_rate_max|seq_rate_min|cmd_overhead|mtbf|afr|ber|sector_size|rebuild_rate|source|slots|uplink|max_read|max_write|write_limit_by|read_efficiency|write_efficiency)",
             val in "(\"[a-z0-9./%]{0,8}\"|-?[0-9]{1,5}(\\.[0-9])?|1e-1[0-9])",
             table in "(drive|controller|enclosure|link)",
         ) {
