@@ -226,13 +226,17 @@ fn render_layout(r: &DesignReport) -> String {
             format!(" ({})", v.join(", "))
         }
     };
+    let capacity = if hw.drive.overrides.iter().any(|o| o.starts_with("capacity")) {
+        String::new()
+    } else {
+        format!(" ({:.2} TB)", hw.drive.capacity_bytes as f64 / 1e12)
+    };
     out.push_str(&format!(
-        "storlab plan: {} on {} x {}{} ({:.2} TB), {} x {}{}{}\n\n",
+        "storlab plan: {} on {} x {}{}{capacity}, {} x {}{}{}\n\n",
         g.notation,
         g.drives,
         hw.drive.name,
         notes(&hw.drive.overrides),
-        hw.drive.capacity_bytes as f64 / 1e12,
         hw.controllers.max(1),
         hw.controller.name,
         notes(&hw.controller.overrides),

@@ -327,7 +327,7 @@ impl DriveArgs {
             } => {
                 if let Some(r) = self.rpm {
                     *rpm = positive("rpm", r)?;
-                    d.overrides.push(format!("{r} rpm"));
+                    d.overrides.push(format!("rpm overridden to {r}"));
                 }
                 if let Some(s) = &self.avg_seek {
                     *avg_seek_s = parse_duration(s).context("--avg-seek")?.as_secs_f64();
