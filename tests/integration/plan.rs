@@ -588,3 +588,86 @@ fn calibrate_fits_this_machines_sweep_and_predicts_a_held_out_point() {
     }
     panic!("the fit mispredicted the held-out 256 KiB point three times: {last}");
 }
+
+#[test]
+fn calibrate_and_against_name_their_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let db = db.to_str().unwrap();
+    bad(
+        &[
+            "plan",
+            "calibrate",
+            "1",
+            "--as",
+            "my disk",
+            "--like",
+            "exos-x18-18tb",
+            "--db",
+            db,
+        ],
+        &["--as 'my disk' is not a catalog name"],
+    );
+    bad(
+        &[
+            "plan",
+            "calibrate",
+            "1",
+            "--as",
+            "d",
+            "--like",
+            "exos-x18",
+            "--db",
+            db,
+        ],
+        &["did you mean 'exos-x18-18tb'"],
+    );
+    bad(
+        &[
+            "plan",
+            "calibrate",
+            "1",
+            "--as",
+            "d",
+            "--like",
+            "exos-x18-18tb",
+            "--hold-out",
+            "lots",
+            "--db",
+            db,
+        ],
+        &["--hold-out"],
+    );
+    // No database yet: says how to make one.
+    let o = storlab(&[
+        "plan",
+        "calibrate",
+        "1",
+        "--as",
+        "d",
+        "--like",
+        "exos-x18-18tb",
+        "--db",
+        db,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = storlab(&["plan", "layout", "R6/12", "--against", "1", "--db", db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    bad(
+        &["plan", "layout", "R6/12", "--against", "nonsense!"],
+        &["nonsense!"],
+    );
+    bad(&["plan", "layout", "R6/12", "--fill", "0%"], &["--fill"]);
+    bad(
+        &[
+            "plan",
+            "layout",
+            "R6/12",
+            "--drive",
+            "p4510-4tb",
+            "--fill",
+            "50%",
+        ],
+        &["--fill needs the disk's outer and inner media rates"],
+    );
+}
