@@ -17,5 +17,6 @@ pub mod plan;
 pub mod report;
 pub mod runs;
 pub mod show;
+pub mod sim;
 pub mod tune;
 pub mod workload;
