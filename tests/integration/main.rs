@@ -10,5 +10,6 @@ mod inspect;
 mod monitor;
 mod plan;
 mod reports;
+mod sim;
 mod store;
 mod util;
