@@ -339,4 +339,88 @@ mod tests {
             last = x;
         }
     }
+
+    use crate::catalog::SimCatalog;
+    use crate::scenario::Scenario;
+    use proptest::prelude::*;
+
+    fn scenario(
+        clients: u32,
+        movers: u32,
+        arrays: u32,
+        pattern: &str,
+        sharing: &str,
+        fs: &str,
+        cache_mib: u32,
+    ) -> String {
+        format!(
+            r#"
+[clients]
+count = {clients}
+nic = "1gbe-iscsi"
+page_cache = "256MiB"
+[network]
+uplink = "10gbe-iscsi"
+[movers]
+count = {movers}
+client_port = "10gbe-iscsi"
+storage_port = "fc4"
+cache = "{cache_mib}MiB"
+[filesystem]
+kind = "{fs}"
+[array]
+count = {arrays}
+port = "fc4"
+ports = 2
+cache = "{cache_mib}MiB"
+cache_rate = "1GB/s"
+backend = "300MB/s"
+backend_iops = 2000
+[workload]
+pattern = "{pattern}"
+sharing = "{sharing}"
+bs = "256KiB"
+file_size = "1GiB"
+warm = true
+"#
+        )
+    }
+
+    fn solve_text(t: &str) -> Point {
+        solve(
+            &Scenario::parse("p.toml", t)
+                .unwrap()
+                .resolve(&SimCatalog::builtin())
+                .unwrap(),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// More clients never push a component above its capacity, and
+        /// adding an array or a mover never lowers the answer.
+        #[test]
+        fn caps_hold_and_servers_never_hurt(
+            clients in 1u32..5000,
+            movers in 1u32..8,
+            arrays in 1u32..8,
+            pattern in prop::sample::select(vec!["read", "write", "randread", "randwrite"]),
+            sharing in prop::sample::select(vec!["n-n", "n-1"]),
+            fs in prop::sample::select(vec!["shared-block", "parallel"]),
+            cache in 0u32..4096,
+        ) {
+            let p = solve_text(&scenario(clients, movers, arrays, pattern, sharing, fs, cache));
+            for u in &p.utilisation {
+                prop_assert!(u.pct <= 100.0 + 1e-6, "{} at {}%", u.component, u.pct);
+            }
+            prop_assert!(p.aggregate_bytes_per_s > 0.0 && p.aggregate_bytes_per_s.is_finite());
+            let more_arrays = solve_text(&scenario(clients, movers, arrays + 1, pattern, sharing, fs, cache));
+            let more_movers = solve_text(&scenario(clients, movers + 1, arrays, pattern, sharing, fs, cache));
+            let eps = 1e-9 * p.aggregate_bytes_per_s;
+            prop_assert!(more_arrays.aggregate_bytes_per_s >= p.aggregate_bytes_per_s - eps,
+                "arrays {} -> {}: {} -> {}", arrays, arrays + 1, p.aggregate_bytes_per_s, more_arrays.aggregate_bytes_per_s);
+            prop_assert!(more_movers.aggregate_bytes_per_s >= p.aggregate_bytes_per_s - eps,
+                "movers {} -> {}: {} -> {}", movers, movers + 1, p.aggregate_bytes_per_s, more_movers.aggregate_bytes_per_s);
+        }
+    }
 }
