@@ -144,6 +144,17 @@ pub fn solve(r: &Resolved) -> Point {
         Some(r.array.backend_bytes_per_s),
         copies,
     );
+    // Random requests: each drive of the back end is its own queue (a
+    // request visits one). bs / (all drives' bytes/s) is already one drive's
+    // demand per request (service time × a 1/units visit); there are
+    // `units` of them, so the knee comes at about one request per drive.
+    let units = f64::from(r.array.backend_units.max(1));
+    if units > 1.0
+        && let Some(t) = terms.iter_mut().find(|t| t.name == model::BACKEND)
+        && let Some(st) = t.station.as_mut()
+    {
+        st.copies *= units;
+    }
 
     // The lock: one writer at a time, at the rate of a lone flow through
     // the front path (the back end drains the cache outside the lock).

@@ -20,6 +20,9 @@ pub struct SimCatalog {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backend {
     pub bytes_per_s: f64,
+    /// Drives that serve random requests independently (1 for streams,
+    /// which use every drive together).
+    pub units: u32,
     /// How it was computed, for the report.
     pub source: String,
 }
@@ -103,6 +106,7 @@ impl SimCatalog {
         };
         Ok(Backend {
             bytes_per_s: v,
+            units: if pattern.is_random() { g.drives } else { 1 },
             source: how,
         })
     }

@@ -219,6 +219,9 @@ pub struct Array {
     pub backend_bytes_per_s: f64,
     /// Where the back-end figure came from.
     pub backend_source: String,
+    /// Independent servers inside the back end for random requests (the
+    /// drives); 1 for streams or a back end given as one figure.
+    pub backend_units: u32,
 }
 
 /// The workload every client runs.
@@ -692,6 +695,10 @@ impl Scenario {
             }
             (None, None) => None,
         };
+        let backend_units = match (&drives, explicit_iops, explicit) {
+            (Some(b), None, None) => b.units.max(1),
+            _ => 1,
+        };
         let (backend, backend_source) = if pattern.is_random() {
             match (explicit_iops, &drives) {
                 (Some(iops), _) => (
@@ -746,6 +753,7 @@ impl Scenario {
                 controller_bytes_per_s: controller,
                 backend_bytes_per_s: backend,
                 backend_source,
+                backend_units,
             },
             workload: Workload {
                 pattern,
