@@ -248,11 +248,10 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        std::fs::read_to_string(&out)
-            .unwrap()
-            .contains("Throughput vs number of jobs")
-    );
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains("Throughput vs number of jobs"));
+    assert!(svg.contains("sim.scenario=two-port-1g-fc-array"), "{svg}");
+    assert!(svg.contains("write, size=4 MiB"), "{svg}");
 }
 
 #[test]
