@@ -233,7 +233,28 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
     let o = storlab(&["runs", "--db", db.to_str().unwrap(), "--kind", "sim"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("sim"), "{}", stdout(&o));
-    // report draws the simulated points on the jobs axis, as for measured runs.
+    // Measured runs (null engine, 1 and 2 jobs) in the same database.
+    for n in ["1", "2"] {
+        let scratch = dir.path().join("scratch");
+        let o = storlab(&[
+            "bench",
+            scratch.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "4M",
+            "--numjobs",
+            n,
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // report draws the simulated points on the jobs axis beside the measured.
     let out = dir.path().join("vs.svg");
     let o = storlab(&[
         "report",
@@ -251,7 +272,8 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.contains("Throughput vs number of jobs"));
     assert!(svg.contains("sim.scenario=two-port-1g-fc-array"), "{svg}");
-    assert!(svg.contains("write, size=4 MiB"), "{svg}");
+    let runs = stdout(&storlab(&["runs", "--db", db.to_str().unwrap()]));
+    assert!(svg.contains("write, size=4 MiB"), "{runs}\n{svg}");
 }
 
 #[test]
