@@ -49,6 +49,15 @@ impl SimCatalog {
             .map_err(|e| e.to_string())
     }
 
+    /// A controller's own throughput limit, bytes/s (None when the catalog
+    /// gives none).
+    pub fn controller_limit(&self, name: &str) -> Result<Option<f64>, String> {
+        self.inner
+            .controller(name)
+            .map(|c| c.max_bytes_per_s)
+            .map_err(|e| e.to_string())
+    }
+
     /// The back end of RAID `layout` on `drive` for `pattern` at `bs`:
     /// sequential work streams on the data drives (full-stripe writes,
     /// write-back); random work costs each drive `op_time` per operation,

@@ -75,6 +75,8 @@ struct NetworkSection {
     uplink: Option<Q>,
     #[serde(default = "one_u32")]
     uplinks: u32,
+    /// Without `uplink`: the uplink is the clients' NICs together / this.
+    oversubscription: Option<f64>,
     latency: Option<Q>,
 }
 
@@ -83,6 +85,7 @@ impl Default for NetworkSection {
         NetworkSection {
             uplink: None,
             uplinks: 1,
+            oversubscription: None,
             latency: None,
         }
     }
@@ -127,6 +130,8 @@ struct ArraySection {
     backend_iops: Option<Q>,
     raid: Option<Spanned<String>>,
     drive: Option<Spanned<String>>,
+    /// A RAID controller from plan's catalog: its throughput limit applies.
+    controller: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -497,7 +502,7 @@ impl Scenario {
             .unwrap_or(DEFAULT_PAGE_CACHE_RATE);
         let n = &p.network;
         let uplinks = self.count("network.uplinks", n.uplinks, None, 100_000)?;
-        let uplink = n
+        let mut uplink = n
             .uplink
             .as_ref()
             .map(|q| {
@@ -505,6 +510,21 @@ impl Scenario {
                     .map(|r| r * f64::from(uplinks))
             })
             .transpose()?;
+        if let Some(o) = n.oversubscription {
+            if !(o.is_finite() && o >= 1.0) {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    format!("{o}: must be 1 or more (4 means the uplinks carry a quarter of what the clients' NICs can send)"),
+                ));
+            }
+            if uplink.is_some() {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    "give either uplink (and uplinks) or oversubscription, not both".into(),
+                ));
+            }
+            uplink = Some(client_nic * f64::from(clients) / o);
+        }
         let latency_s = match &n.latency {
             None => 0.0,
             Some(q) => parse_duration(&q.get_ref().text())
@@ -657,6 +677,14 @@ impl Scenario {
         };
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
+        }
+        if let Some(name) = &a.controller {
+            let l = cat
+                .controller_limit(name.get_ref())
+                .map_err(|e| self.at(name, format!("array.controller: {e}")))?;
+            if let Some(l) = l {
+                controller = Some(controller.map_or(l, |c| c.min(l)));
+            }
         }
         let explicit = a
             .backend
@@ -949,6 +977,37 @@ file_size = "1GiB"
         );
         let e = s.with("array.colour", "red").unwrap_err().to_string();
         assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn oversubscription_and_catalog_controllers() {
+        let t = BASIC.replace(
+            "[array]",
+            "[network]\noversubscription = 4.0\n[array]\ncontroller = \"megaraid-9361-8i\"",
+        );
+        let r = Scenario::parse("o.toml", &t)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap();
+        let want = 4.0 * r.client_nic_bytes_per_s / 4.0;
+        assert!((r.uplink_bytes_per_s.unwrap() - want).abs() < 1e-6);
+        let bad = t.replace("oversubscription = 4.0", "oversubscription = 0.5");
+        let e = Scenario::parse("o.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("oversubscription") && e.contains("1 or more"),
+            "{e}"
+        );
+        let bad = t.replace("megaraid-9361-8i", "megaraid-9999");
+        let e = Scenario::parse("o.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("array.controller"), "{e}");
     }
 
     #[test]
