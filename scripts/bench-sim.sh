@@ -38,6 +38,15 @@ for n in 1000 2000 5000 10000; do
   eps=$(awk -v e="$events" -v m="$ms" 'BEGIN { printf "%.0f", e / (m / 1000) }')
   echo "des clients=$n: median ${ms} ms (min $min, max $max, $runs runs), $events events, ${eps} events/s (process wall time), simulated $(awk -v s="$simns" 'BEGIN { printf "%.2f", s / 1e9 }') s"
 done
+# Unsynchronised clients: random reads, each request to a drive drawn with
+# the seeded RNG (16 drive classes; completions no longer come in batches).
+rnd=examples/sim/random-reads-queue-depth-knee.toml
+for n in 100 250; do
+  time_case $bin sim $rnd --solver des --vary clients=$n --format json --no-save
+  events=$(grep -m1 '"events"' "$out" | tr -dc 0-9)
+  eps=$(awk -v e="$events" -v m="$ms" 'BEGIN { printf "%.0f", e / (m / 1000) }')
+  echo "des random reads clients=$n: median ${ms} ms (min $min, max $max, $runs runs), $events events, ${eps} events/s"
+done
 time_case $bin sim $scn --solver analytic --vary clients=1..10000/1000 --format json --no-save
 points=$(grep -c '"analytic": {' "$out" || true)
 echo "analytic sweep clients=1..10000/1000: median ${ms} ms (min $min, max $max, $runs runs), $points points"
