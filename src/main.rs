@@ -58,6 +58,8 @@ enum Command {
     Campaign(commands::campaign::CampaignCommand),
     /// Find the best value of a block-layer setting for this device by measuring each (readahead), then restore
     Tune(commands::tune::TuneCommand),
+    /// Simulate a storage architecture at cluster scale (clients, networks, data movers, arrays) and name what binds
+    Sim(Box<commands::sim::SimCommand>),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
     ///
     /// As in iostat, numbers after the devices are the interval and the count
@@ -124,6 +126,7 @@ fn main() -> ExitCode {
         Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
+        Command::Sim(c) => c.execute(),
         Command::Campaign(c) => c.execute(),
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),

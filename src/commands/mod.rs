@@ -19,6 +19,7 @@ pub mod profiles;
 pub mod report;
 pub mod runs;
 pub mod show;
+pub mod sim;
 pub mod sweep;
 pub mod tune;
 pub mod workload;
