@@ -234,6 +234,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         depth: None,
         interrupted: false,
         warnings,
+        cluster: None,
     }
 }
 

@@ -869,6 +869,7 @@ fn phase_of(
         depth: None,
         interrupted,
         warnings,
+        cluster: None,
     })
 }
 

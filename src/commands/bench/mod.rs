@@ -11,10 +11,16 @@
 //! `live` (signals, progress), `sink` (store, fallback file) and `table`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
+mod cluster_args;
+mod cluster_merge;
+mod cluster_table;
 mod live;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod sink;
 mod table;
 
+pub use cluster_args::{ClusterArgs, launcher_rank};
 pub use live::{Live, Signals};
 pub use sink::{Sink, write_fallback};
 pub(crate) use table::render_table;
@@ -66,6 +72,8 @@ pub struct BenchCommand {
     pub workload: WorkloadArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// How a run is carried out and where its results go (shared by every
@@ -206,6 +214,11 @@ fn machine_defaults(
 
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
+        #[cfg(feature = "mpi")]
+        if mpi::launched() {
+            return mpi::execute(self);
+        }
+        self.cluster.reject_outside_mpi()?;
         let planned = plan_phases(
             self.job.as_deref(),
             self.target.as_deref(),

@@ -83,6 +83,11 @@ impl Sink {
         }
     }
 
+    /// The run's id in the store, once begun.
+    pub fn run_id(&self) -> Option<i64> {
+        self.run_id
+    }
+
     pub fn db_path(&self) -> &Path {
         &self.db_path
     }
