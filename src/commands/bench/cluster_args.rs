@@ -34,8 +34,8 @@ impl ClientsBy {
 pub struct ClusterArgs {
     /// Run the job with the first k ranks for each k in LIST (the others wait
     /// at the barrier): one stored run per k, and the clients table
-    #[arg(long, value_name = "LIST", value_parser = parse_clients)]
-    pub clients: Option<Vec<u32>>,
+    #[arg(long, value_name = "LIST", value_parser = parse_client_list)]
+    pub clients: Option<ClientList>,
     /// Which ranks are the first k: rank order, or spread over nodes first
     #[arg(long, value_enum, value_name = "HOW")]
     pub clients_by: Option<ClientsBy>,
@@ -95,6 +95,14 @@ impl ClusterArgs {
              and libclang) and launch it with `mpirun -np N storlab bench ...`"
         )
     }
+}
+
+/// The client counts of `--clients`, increasing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientList(pub Vec<u32>);
+
+fn parse_client_list(s: &str) -> Result<ClientList, String> {
+    parse_clients(s).map(ClientList)
 }
 
 /// `1,2,4,8` (strictly increasing, each at least 1).

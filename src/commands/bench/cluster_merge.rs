@@ -286,7 +286,7 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
     };
     let mut params = base.params.clone();
     // The aggregate is one phase of every client's jobs.
-    params.numjobs = jobs.len() as u32;
+    params.numjobs = base.params.numjobs * parts.len() as u32;
     Some(PhaseResult {
         params,
         elapsed_ns: window_ns,
