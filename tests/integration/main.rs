@@ -5,9 +5,12 @@
 mod bench;
 mod campaign;
 mod cli;
+mod cluster_flags;
 mod honest;
 mod inspect;
 mod monitor;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod plan;
 mod reports;
 mod store;

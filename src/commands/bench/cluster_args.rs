@@ -20,6 +20,7 @@ pub enum ClientsBy {
 }
 
 impl ClientsBy {
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn as_str(self) -> &'static str {
         match self {
             ClientsBy::Rank => "rank",

@@ -3,6 +3,8 @@
 //! clock error bound, the spread over ranks and over nodes and the slowest
 //! rank; and the clients table of a `--clients` scaling run. Pure: reports
 //! in, text out.
+// Used by the MPI build (feature `mpi`); pure, so tested in every build.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use storlab_types::{BenchReport, ClusterPhase, PhaseResult};
@@ -20,7 +22,6 @@ fn spread(s: &storlab_types::Spread) -> String {
 }
 
 /// The cluster part of one run: a row per phase, then the notes.
-#[allow(dead_code)] // used by the MPI build only
 pub(crate) fn render_cluster(r: &BenchReport) -> String {
     let phases: Vec<(&PhaseResult, &ClusterPhase)> = r
         .phases
@@ -106,7 +107,6 @@ pub(crate) struct ClientsRow {
 }
 
 /// Rows of a scaling run from its runs' reports (one per client count).
-#[allow(dead_code)] // used by the MPI build only
 pub(crate) fn clients_rows(runs: &[(BenchReport, Option<i64>)]) -> Vec<ClientsRow> {
     let mut rows = Vec::new();
     for (r, id) in runs {
@@ -128,7 +128,6 @@ pub(crate) fn clients_rows(runs: &[(BenchReport, Option<i64>)]) -> Vec<ClientsRo
 
 /// The classic scaling table: clients, aggregate MB/s and IOPS, per-client
 /// MB/s, spread over clients.
-#[allow(dead_code)] // used by the MPI build only
 pub(crate) fn render_clients(rows: &[ClientsRow]) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);

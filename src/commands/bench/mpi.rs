@@ -479,7 +479,7 @@ fn run_once(
         None => Ok(()),
     };
     let signals = Signals::install();
-    let ready = begun.and_then(|()| signals);
+    let ready = begun.and(signals);
     let signals = match world.checked("cannot start the run", ready) {
         Ok(s) => s,
         Err(e) => {
