@@ -71,3 +71,27 @@ pub trait PhaseSync {
     /// exactly what was written.
     fn written_extents(&self, local: &[(u32, u64)], total_jobs: u32) -> Option<Vec<u64>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The slices of a shared file tile it: in order, no gap, no overlap,
+        /// and a process past the last slice gets nothing.
+        #[test]
+        fn slices_tile_the_file(size in 0u64..(64 << 20), slices in 1u32..16) {
+            let mut next = 0;
+            for slice in 0..slices {
+                let (s, e) = Share { first_job: 0, total_jobs: slices, slice, slices }.slice_of(size);
+                prop_assert_eq!(s, next);
+                prop_assert!(e >= s);
+                next = e;
+            }
+            prop_assert_eq!(next, size);
+            let (s, e) = Share { first_job: 0, total_jobs: 0, slice: slices, slices }.slice_of(size);
+            prop_assert_eq!(s, e);
+        }
+    }
+}

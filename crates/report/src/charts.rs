@@ -7,6 +7,7 @@
 //! | `throughput`, `iops` | always (one bar per run × phase) |
 //! | `latency` | when any phase has latency figures |
 //! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
+//! | `clients` | multi-client (MPI) runs at two or more client counts (`clients_chart`) |
 //! | `cache` | when there are both in-cache and out-of-cache phases of one pattern |
 //! | `relative` | with a baseline and at least one other run |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
@@ -720,6 +721,7 @@ pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
         out.extend(scaling_chart(runs, p));
     }
     out.extend(cache_chart(runs));
+    out.extend(crate::clients_chart::clients_chart(runs));
     for r in runs {
         out.extend(timeline_charts(r));
     }
