@@ -219,6 +219,13 @@ impl BenchCommand {
             return mpi::execute(self);
         }
         self.cluster.reject_outside_mpi()?;
+        #[cfg(not(feature = "mpi"))]
+        if launcher_rank().is_some() {
+            eprintln!(
+                "storlab: warning: started by an MPI launcher, but this storlab was built without MPI: \
+                 each process runs on its own (rebuild with --features mpi for one multi-client run)"
+            );
+        }
         let planned = plan_phases(
             self.job.as_deref(),
             self.target.as_deref(),

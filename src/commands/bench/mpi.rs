@@ -449,6 +449,11 @@ fn run_once(
             .cloned(),
     );
     warnings.extend(working_set_warning(world, planned, clients));
+    if args.monitor {
+        warnings.push(
+            "--monitor is not sampled in multi-client runs: run `storlab monitor` on the nodes".into(),
+        );
+    }
     if cmd.cluster.reorder_tasks && sync.shift.is_none() {
         warnings.push(
             "--reorder-tasks: every client is on one node, so each reads another rank's data \
