@@ -451,7 +451,8 @@ fn run_once(
     warnings.extend(working_set_warning(world, planned, clients));
     if args.monitor {
         warnings.push(
-            "--monitor is not sampled in multi-client runs: run `storlab monitor` on the nodes".into(),
+            "--monitor is not sampled in multi-client runs: run `storlab monitor` on the nodes"
+                .into(),
         );
     }
     if cmd.cluster.reorder_tasks && sync.shift.is_none() {
