@@ -10,11 +10,16 @@ Usage: scripts/compare-ior.py [--dir DIR] [--rounds N] [--np N] [--size SIZE]
    write then a read-back, with the fsync inside the write's timed window
    (storlab's default; IOR `-e`). Two layouts: a file per rank (N-N; IOR
    `-F`) and one shared file, each rank one contiguous block (N-1
-   segmented; IOR's default with `-s 1`). Figures are each tool's own
+   segmented; IOR's default with `-s 1`). storlab's files are not
+   pre-allocated (`--fallocate none`): like IOR's, their blocks are
+   allocated by the timed writes. Figures are each tool's own
    aggregate: storlab's bytes over the global window, IOR's bandwidth
    (MiB/s converted to MB/s = 10^6 B/s).
 2. storlab with N ranks of one job each (N-N) vs one storlab process with
    `--numjobs N`, same files and sizes: the cost of coordination.
+3. The same with the null engine (no device: 64 KiB writes as fast as the
+   CPUs go, IOPS), where coordination would show if it cost anything and a
+   shared disk's noise cannot hide it.
 
 Prints every run and the median ratio with its spread. Needs a release
 build with the MPI feature (`cargo build --release --features mpi`) and
@@ -50,7 +55,7 @@ def storlab_mpi(args, d, layout, size):
     cmd = mpirun(args.np) + [
         args.storlab, "bench", d, "--no-save", "-q", "--output-format", "json",
         "--engine", "psync", "--direct=1", "--bs", "1M", "--size", size,
-        "--job", args.job,
+        "--fallocate=none", "--job", args.job,
     ]
     if layout == "n-1":
         cmd.append("--shared-file")
@@ -58,11 +63,23 @@ def storlab_mpi(args, d, layout, size):
     return {p["params"]["name"]: p["total"]["bw_bytes_per_s"] / 1e6 for p in r["phases"]}
 
 
+def storlab_null(args, d, ranks):
+    """IOPS of 64 KiB null-engine writes: N ranks of one job or one process of N."""
+    cmd = [args.storlab, "bench", d, "--no-save", "-q", "--output-format", "json",
+           "--engine", "null", "--bs", "64k", "--size", "8G", "--rw", "write"]
+    if ranks:
+        cmd = mpirun(args.np) + cmd
+    else:
+        cmd += ["--numjobs", str(args.np)]
+    r = json.loads(run(cmd))
+    return {"iops": r["phases"][0]["total"]["iops"]}
+
+
 def storlab_numjobs(args, d, size):
     cmd = [
         args.storlab, "bench", d, "--no-save", "-q", "--output-format", "json",
         "--engine", "psync", "--direct=1", "--bs", "1M", "--size", size,
-        "--numjobs", str(args.np), "--job", args.job,
+        "--numjobs", str(args.np), "--fallocate=none", "--job", args.job,
     ]
     r = json.loads(run(cmd))
     return {p["params"]["name"]: p["total"]["bw_bytes_per_s"] / 1e6 for p in r["phases"]}
@@ -100,8 +117,8 @@ def summary(label, a, b, names):
         ratios = [x[n] / y[n] for x, y in zip(a, b)]
         med = statistics.median(ratios)
         print(
-            f"{label:<28} {n:<6} storlab {statistics.median(x[n] for x in a):8.1f} MB/s  "
-            f"peer {statistics.median(y[n] for y in b):8.1f} MB/s  ratio median {med:.3f} "
+            f"{label:<28} {n:<6} storlab {statistics.median(x[n] for x in a):10.1f}  "
+            f"peer {statistics.median(y[n] for y in b):10.1f}  ratio median {med:.3f} "
             f"(min {min(ratios):.3f}, max {max(ratios):.3f}, {len(ratios)} pairs)"
         )
 
@@ -145,6 +162,13 @@ def main():
                 print(f"  round {r} {'ranks' if tag == 'm' else 'numjobs':<7} "
                       f"write {res['write']:8.1f} read {res['read']:8.1f} MB/s", flush=True)
         summary(f"{args.np} ranks / --numjobs {args.np}", m, n, ["write", "read"])
+        m, n = [], []
+        for r in range(args.rounds):
+            for ranks in ([True, False] if r % 2 == 0 else [False, True]):
+                res = storlab_null(args, work, ranks)
+                (m if ranks else n).append(res)
+                print(f"  round {r} null {'ranks' if ranks else 'numjobs':<7} {res['iops']:10.0f} IOPS", flush=True)
+        summary(f"null: {args.np} ranks / --numjobs", m, n, ["iops"])
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
