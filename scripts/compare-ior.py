@@ -66,7 +66,8 @@ def storlab_mpi(args, d, layout, size):
 def storlab_null(args, d, ranks):
     """IOPS of 64 KiB null-engine writes: N ranks of one job or one process of N."""
     cmd = [args.storlab, "bench", d, "--no-save", "-q", "--output-format", "json",
-           "--engine", "null", "--bs", "64k", "--size", "8G", "--rw", "write"]
+           "--engine", "null", "--bs", "64k", "--size", "1G", "--rw", "write",
+           "--runtime", "2s", "--time-based", "--fallocate=none"]
     if ranks:
         cmd = mpirun(args.np) + cmd
     else:

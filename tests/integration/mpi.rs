@@ -391,3 +391,87 @@ fn bad_option_is_reported_once() {
     let err = stderr(&o);
     assert_eq!(err.matches("storlab: error").count(), 1, "{err}");
 }
+
+/// One rank hits a real I/O error (its file size limit: EFBIG) in a 30 s
+/// time-based write: every rank stops within a tick, rank 0 names the rank
+/// and the reason, the phase is saved marked interrupted, exit 2.
+#[test]
+fn one_ranks_io_error_stops_every_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = job_file(
+        dir.path(),
+        r#"
+[global]
+bs = "1M"
+size = "16M"
+engine = "psync"
+[[phase]]
+name = "warmup"
+rw = "write"
+size = "2M"
+[[phase]]
+name = "long-write"
+rw = "write"
+runtime = "30s"
+time_based = true
+"#,
+    );
+    let target = dir.path().display().to_string();
+    let db = dir.path().join("err.db");
+    let dbs = db.display().to_string();
+    if !have("mpirun") {
+        skip("mpi", "mpirun not found");
+        return;
+    }
+    // Rank 2 may not write past 4 MiB of any file (SIGXFSZ ignored, so the
+    // write fails with EFBIG instead of killing the process).
+    let script = format!(
+        "if [ $OMPI_COMM_WORLD_RANK = 2 ]; then trap '' XFSZ; ulimit -f 4096; fi; \
+         exec '{}' bench '{target}' --db '{dbs}' --job '{job}' -q",
+        storlab_bin().display()
+    );
+    let started = std::time::Instant::now();
+    let mut c = Command::new("timeout");
+    c.args(["60", "mpirun"]);
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.args(["--oversubscribe", "-np", "4", "sh", "-c", &script]);
+    for (k, v) in cmd().get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let o = c.output().unwrap();
+    let took = started.elapsed();
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(124), "the job hung: {err}");
+    assert!(!o.status.success(), "{err}");
+    assert!(took.as_secs() < 25, "the others did not stop: {took:?}");
+    assert!(err.contains("rank 2 on"), "{err}");
+    assert!(err.contains("EFBIG") || err.contains("too large"), "{err}");
+    let runs = cmd()
+        .args(["export", "--db", &dbs, "--all", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&runs)).unwrap();
+    let report = &doc["runs"][0]["report"];
+    let phases = report["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{report}");
+    assert!(!phases[0]["interrupted"].as_bool().unwrap());
+    assert!(phases[1]["interrupted"].as_bool().unwrap());
+    let per_rank = phases[1]["cluster"]["per_rank"].as_array().unwrap();
+    let bad: Vec<u64> = per_rank
+        .iter()
+        .filter(|r| r["error"].is_string())
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bad, vec![2]);
+    assert!(
+        report["stop_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rank 2"),
+        "{report}"
+    );
+}

@@ -70,7 +70,7 @@ pub(crate) fn render_cluster(r: &BenchReport) -> String {
         .max()
         .unwrap_or(0);
     let mut out = format!(
-        "{t}\n{} of {} ranks ran the job ({} per rank's jobs, clients by {}). Aggregate = all ranks' bytes \
+        "{t}\n{} of {} ranks ran the job ({} per job, clients by {}). Aggregate = all ranks' bytes \
          over the global window (earliest first submission to latest last completion); each rank timed \
          itself from the moment it left a common barrier, so windows carry at most {:.3} ms of error \
          (the barrier exit skew, measured). First done = bytes all ranks had moved when the first rank \

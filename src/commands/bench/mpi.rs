@@ -839,10 +839,7 @@ impl<'w> MpiSync<'w> {
             clock_error_bound_ns: bound,
             first_done_ns: self.first_done.get(),
         };
-        let mut merged = merge(parts, &facts)?;
-        if let Some(r) = &reason {
-            merged.warnings.insert(0, r.clone());
-        }
+        let merged = merge(parts, &facts)?;
         Some((merged, reason))
     }
 }
