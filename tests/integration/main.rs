@@ -3,9 +3,12 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
+mod bench_help;
 mod campaign;
 mod cli;
 mod cluster_flags;
+mod compare;
+mod fiohabits;
 mod honest;
 mod inspect;
 mod monitor;
@@ -13,5 +16,8 @@ mod monitor;
 mod mpi;
 mod plan;
 mod reports;
+mod safety;
+mod sim;
 mod store;
+mod sweep;
 mod util;

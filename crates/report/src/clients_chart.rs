@@ -85,6 +85,7 @@ pub fn clients_chart(runs: &[StoredRun]) -> Option<Chart> {
         y_fmt: fmt_tick,
         y_max: None,
         x_marker: None,
+        x_spans: Vec::new(),
     };
     Some(Chart {
         id: "clients".into(),

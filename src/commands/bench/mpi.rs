@@ -162,7 +162,7 @@ fn node_name() -> String {
 }
 
 /// `storlab bench` under MPI: the whole run on every rank.
-pub fn execute(cmd: BenchCommand) -> Result<Outcome> {
+pub fn execute(cmd: BenchCommand, planned: Result<super::PlannedJob>) -> Result<Outcome> {
     let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
         anyhow::bail!("MPI could not be initialised (already initialised?)");
     };
@@ -191,7 +191,7 @@ pub fn execute(cmd: BenchCommand) -> Result<Outcome> {
         nodes: names.lines().map(String::from).collect(),
         mem,
     };
-    let r = run_all(&world, cmd);
+    let r = run_all(&world, cmd, planned);
     // Every rank ends with rank 0's outcome (mpirun's exit code).
     let code = match &r {
         Ok(o) => code_of(*o),
@@ -265,15 +265,21 @@ fn reorder_shift(world: &World, clients: &[u32]) -> Option<u32> {
         .map(|s| s as u32)
 }
 
-fn run_all(world: &World, cmd: BenchCommand) -> Result<Outcome, Stop> {
-    let planned = world.checked(
-        "cannot plan the job",
-        super::plan_phases(
-            cmd.job.as_deref(),
-            cmd.target.as_deref(),
-            &cmd.workload.spec,
-        ),
-    )?;
+fn run_all(
+    world: &World,
+    cmd: BenchCommand,
+    planned: Result<super::PlannedJob>,
+) -> Result<Outcome, Stop> {
+    let planned = planned.and_then(|p| {
+        if cmd.repeat > 1 {
+            anyhow::bail!(
+                "--repeat {}: not under MPI yet; run mpirun again, or use --clients for a scaling series",
+                cmd.repeat
+            )
+        }
+        Ok(p)
+    });
+    let planned = world.checked("cannot plan the job", planned)?;
     let by = cmd.cluster.clients_by.unwrap_or_default();
     let counts = cmd
         .cluster
@@ -478,6 +484,7 @@ fn run_once(
         phases: Vec::new(),
         warnings,
         monitor: None,
+        repeat: None,
     };
     let mut sink = sink;
     let begun = match sink.as_mut() {
@@ -505,7 +512,7 @@ fn run_once(
     let live = Live::start(Arc::clone(&control), signals.clone(), quiet, names);
     let mut merged: Vec<PhaseResult> = Vec::new();
     let mut stop_reason: Option<String> = None;
-    let outcome = storlab_bench::run_synced(&job, &control, Some(&sync), |phase| {
+    let outcome = storlab_bench::run_synced(&job, &control, &sync, |phase| {
         let part = sync.part(&control, phase);
         if let Some((p, reason)) = sync.gather(part) {
             if let Some(s) = sink.as_mut() {
@@ -561,7 +568,7 @@ fn emit_cluster(
 ) -> Result<(Outcome, Option<i64>)> {
     let cluster = super::cluster_table::render_cluster(&report);
     let table = matches!(args.output_format, super::OutputFormat::Table);
-    let out = super::emit(report, args, sink, signal)?;
+    let (out, _) = super::emit(report, args, sink, signal, true, &|_| None)?;
     if table {
         crate::output::print(&cluster)?;
     }
@@ -595,13 +602,10 @@ fn local_job(
     }
     ResolvedJob {
         phases,
-        target: ResolvedTarget {
+        target: ResolvedTarget::from_peer(
             kind,
-            info: msg.info.clone(),
-            run_dir: None,
-            created_parent: None,
-            files: msg
-                .files
+            msg.info.clone(),
+            msg.files
                 .iter()
                 .map(|(path, size, created)| DataFile {
                     path: path.clone(),
@@ -609,8 +613,8 @@ fn local_job(
                     created: *created,
                 })
                 .collect(),
-            shared: msg.shared,
-        },
+            msg.shared,
+        ),
         host,
         unit: msg.unit,
         warnings: Vec::new(),
