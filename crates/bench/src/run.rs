@@ -109,7 +109,7 @@ fn run_phases(
     mut on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
     let mut outcome = RunOutcome::default();
-    let agree = |ok: bool| sync.is_none_or(|s| s.agree(ok));
+    let agree = |ok: bool| sync.map_or(ok, |s| s.agree(ok));
     laid_out.done.resize(job.target.files.len(), 0);
     // Bytes each job wrote in a stonewalled write phase (by global job).
     let mut extents: Option<(Vec<u64>, PhaseParams)> = None;
