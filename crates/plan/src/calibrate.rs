@@ -13,7 +13,7 @@
 //! result as a user catalog entry.
 
 use crate::PlanError;
-use crate::hardware::{Access, DriveSpec};
+use crate::hardware::{Access, ControllerSpec, DriveSpec};
 use serde::Serialize;
 
 /// One measured phase, reduced to what the fit uses.
@@ -43,6 +43,9 @@ pub struct DirectionFit {
     pub iops_request_bytes: Option<u64>,
     /// Sequential points the fit used.
     pub sequential_points: usize,
+    /// Highest sequential throughput measured, bytes/s (a controller's
+    /// path limit is at least this).
+    pub max_bytes_per_s: Option<f64>,
 }
 
 impl DirectionFit {
@@ -173,6 +176,11 @@ fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
         })
         .collect();
     f.sequential_points = seq.len();
+    f.max_bytes_per_s = obs
+        .iter()
+        .filter(|o| o.write == write && !o.random)
+        .map(|o| o.iops * o.request_bytes as f64)
+        .max_by(f64::total_cmp);
     match line(&seq) {
         Some((o, s)) if s > 0.0 && o >= 0.0 => {
             f.cmd_overhead_s = Some(o);
@@ -300,6 +308,74 @@ fn mbs(x: f64) -> String {
 }
 
 impl Calibration {
+    /// The result as a controller (or array) entry: read- and write-path
+    /// limits and the IOPS limit are the highest throughput and IOPS
+    /// measured, so at least what the controller does (the drives behind it
+    /// may have bound the runs: then the real limits are higher, and the
+    /// entry is conservative). Links, cache and drive limit come from
+    /// `like`, and `source` says which figures are which.
+    pub fn to_controller_toml(&self, like: &ControllerSpec, runs: &str) -> String {
+        let mut lines = Vec::new();
+        let mut measured = Vec::new();
+        if let Some(r) = self.read.max_bytes_per_s {
+            lines.push(format!("max_read = \"{}\"", mbs(r)));
+            measured.push("max_read");
+        }
+        if let Some(w) = self.write.max_bytes_per_s {
+            lines.push(format!("max_write = \"{}\"", mbs(w)));
+            measured.push("max_write");
+        }
+        let iops = [self.read.iops, self.write.iops]
+            .into_iter()
+            .flatten()
+            .max_by(f64::total_cmp);
+        if let Some(i) = iops {
+            lines.push(format!("max_iops = {i:.0}"));
+            measured.push("max_iops");
+        }
+        let missing: Vec<&str> = ["max_read", "max_write", "max_iops"]
+            .into_iter()
+            .filter(|m| !measured.contains(m))
+            .collect();
+        let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut source = format!(
+            "measured by storlab plan calibrate from {runs}: {} = the highest throughput / IOPS measured (lower bounds of the limits)",
+            if measured.is_empty() {
+                "nothing".to_string()
+            } else {
+                measured.join(", ")
+            }
+        );
+        if !missing.is_empty() {
+            source.push_str(&format!("; not identified: {}", missing.join(", ")));
+        }
+        source.push_str(&format!(
+            "; links, write-back cache and drive limit from {}",
+            like.name
+        ));
+        let mut out = format!(
+            "# Written by storlab plan calibrate; use with --catalog FILE --controller {name}\n\
+             [[controller]]\n\
+             name = \"{name}\"\n\
+             description = \"{desc}\"\n",
+            name = q(&self.name),
+            desc = q(&format!("calibrated from {runs}")),
+        );
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "write_back = {}\nbackend = \"{}\"\nhost = \"{}\"\n",
+            like.write_back, like.backend.name, like.host.name
+        ));
+        if let Some(m) = like.max_drives {
+            out.push_str(&format!("max_drives = {m}\n"));
+        }
+        out.push_str(&format!("source = \"{}\"\n", q(&source)));
+        out
+    }
+
     /// The catalog entry: a device described by its measured figures
     /// (`kind = "ssd"`: IOPS and streaming rates), the figures the runs
     /// could not give taken from `like` and named as such in `source`.
@@ -497,6 +573,28 @@ mod tests {
                 .any(|s| s.contains("read per-command overhead"))
         );
         assert!(calibrate("dev", &[], &[]).is_err());
+    }
+
+    #[test]
+    fn a_controller_entry_carries_the_measured_limits() {
+        let obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        let c = calibrate("my-ctl", &obs, &[]).unwrap();
+        let cat = Catalog::builtin();
+        let like = cat.controller("perc-h800").unwrap();
+        let text = c.to_controller_toml(&like, "run 3");
+        let mut cat2 = cat.clone();
+        cat2.extend("ctl.toml", &text).unwrap();
+        let k = cat2.controller("my-ctl").unwrap();
+        let best_read = obs
+            .iter()
+            .filter(|o| !o.write && !o.random)
+            .map(|o| o.iops * o.request_bytes as f64)
+            .fold(0.0, f64::max);
+        assert!((k.max_read_bytes_per_s.unwrap() - best_read).abs() / best_read < 1e-3);
+        assert!(k.max_write_bytes_per_s.is_some());
+        assert_eq!(k.max_iops.map(f64::round), c.read.iops.map(f64::round));
+        assert_eq!(k.backend, like.backend);
+        assert!(text.contains("lower bounds"), "{text}");
     }
 
     #[test]
