@@ -46,6 +46,9 @@ pub struct DirectionFit {
     /// Highest sequential throughput measured, bytes/s (a controller's
     /// path limit is at least this).
     pub max_bytes_per_s: Option<f64>,
+    /// Streaming capacity with the deepest queue measured: the larger of R
+    /// and the highest throughput measured, bytes/s.
+    pub capacity_bytes_per_s: Option<f64>,
 }
 
 impl DirectionFit {
@@ -66,7 +69,9 @@ impl DirectionFit {
                 _ => None,
             }
         } else {
-            self.rate_bytes_per_s.map(|r| r / b)
+            self.capacity_bytes_per_s
+                .or(self.rate_bytes_per_s)
+                .map(|r| r / b)
         };
         match (capacity, little) {
             (Some(c), Some(l)) => Some(c.min(l)),
@@ -135,9 +140,15 @@ fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 }
 
 /// For each (direction, pattern, size) the observation with the most in
-/// flight (the model's figures are saturation figures); of repeats at that
-/// depth, the median.
+/// flight (the model's capacities are saturation figures); of repeats at
+/// that depth, the median.
 fn saturated(obs: &[&Observation]) -> Vec<usize> {
+    pick(obs, true)
+}
+
+/// For each (direction, pattern, size) the observation at the deepest (or
+/// shallowest) queue measured; of repeats at that depth, the median.
+fn pick(obs: &[&Observation], deepest: bool) -> Vec<usize> {
     let key = |o: &Observation| (o.write, o.random, o.request_bytes);
     let mut keys: Vec<(bool, bool, u64)> = Vec::new();
     for o in obs {
@@ -147,12 +158,8 @@ fn saturated(obs: &[&Observation]) -> Vec<usize> {
     }
     keys.iter()
         .map(|k| {
-            let depth = obs
-                .iter()
-                .filter(|o| key(o) == *k)
-                .map(|o| o.in_flight)
-                .max()
-                .unwrap_or(1);
+            let depths = obs.iter().filter(|o| key(o) == *k).map(|o| o.in_flight);
+            let depth = if deepest { depths.max() } else { depths.min() }.unwrap_or(1);
             let mut same: Vec<usize> = (0..obs.len())
                 .filter(|&i| key(obs[i]) == *k && obs[i].in_flight == depth)
                 .collect();
@@ -162,9 +169,12 @@ fn saturated(obs: &[&Observation]) -> Vec<usize> {
         .collect()
 }
 
-fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
+/// `shallow`: per size the shallowest queue (its latency is closest to
+/// the unloaded one); `deep`: per size the deepest (capacities).
+fn fit_direction(shallow: &[&Observation], deep: &[&Observation], write: bool) -> DirectionFit {
+    let obs = deep;
     let mut f = DirectionFit::default();
-    let seq: Vec<(f64, f64)> = obs
+    let seq: Vec<(f64, f64)> = shallow
         .iter()
         .filter(|o| o.write == write && !o.random)
         // Latency by Little's law: in flight / throughput (exact at QD 1).
@@ -195,6 +205,13 @@ fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
         }
         _ => {}
     }
+    // Deep queues may stream faster than one request at a time does (an
+    // SSD's parallelism): the capacity is then the fastest measured, while
+    // o + b/R from the shallow queues stays the latency.
+    f.capacity_bytes_per_s = match (f.rate_bytes_per_s, f.max_bytes_per_s) {
+        (Some(r), Some(best)) => Some(r.max(best)),
+        (r, best) => r.or(best),
+    };
     if let Some(o) = obs
         .iter()
         .filter(|o| o.write == write && o.random)
@@ -228,10 +245,12 @@ pub fn calibrate(
         .copied()
         .filter(|o| !hold_out.contains(&o.request_bytes))
         .collect();
-    let sat = saturated(&fit_set);
-    let fitted: Vec<&Observation> = sat.iter().map(|&i| fit_set[i]).collect();
-    let read = fit_direction(&fitted, false);
-    let write = fit_direction(&fitted, true);
+    let deep: Vec<&Observation> = saturated(&fit_set).iter().map(|&i| fit_set[i]).collect();
+    let shallow: Vec<&Observation> = pick(&fit_set, false).iter().map(|&i| fit_set[i]).collect();
+    let read = fit_direction(&shallow, &deep, false);
+    let write = fit_direction(&shallow, &deep, true);
+    let mut fitted = deep.clone();
+    fitted.extend(shallow.iter().copied().filter(|o| !o.random));
     let mut not_identified = Vec::new();
     for (dir, f) in [("read", &read), ("write", &write)] {
         if f.rate_bytes_per_s.is_none() {
@@ -413,8 +432,8 @@ impl Calibration {
                 }
             }
         };
-        let r_seq = pick(self.read.rate_bytes_per_s, "read rate", seq_of(false));
-        let w_seq = pick(self.write.rate_bytes_per_s, "write rate", seq_of(true));
+        let r_seq = pick(self.read.capacity_bytes_per_s, "read rate", seq_of(false));
+        let w_seq = pick(self.write.capacity_bytes_per_s, "write rate", seq_of(true));
         let overheads: Vec<f64> = [self.read.cmd_overhead_s, self.write.cmd_overhead_s]
             .into_iter()
             .flatten()
@@ -556,6 +575,42 @@ mod tests {
         let c = calibrate("dev", &obs, &[]).unwrap();
         let r = c.read.rate_bytes_per_s.unwrap();
         assert!((r - 500e6).abs() / 500e6 < 0.05, "{r}");
+    }
+
+    #[test]
+    fn a_jobs_sweep_gives_the_capacity_and_qd1_the_latency() {
+        // An SSD-like device: 0.1 ms + b / 1.5 GB/s at QD 1, but 3 GB/s
+        // with 32 in flight. Fitting the deep points as latencies would
+        // divide the rate by 32; the fit must keep both right.
+        let mut obs = Vec::new();
+        for kb in [4u64, 64, 256, 1024] {
+            let b = (kb << 10) as f64;
+            let qd1 = 1.0 / (0.1e-3 + b / 1.5e9);
+            obs.push(Observation {
+                label: format!("read-{kb}k-qd1"),
+                write: false,
+                random: false,
+                request_bytes: kb << 10,
+                in_flight: 1,
+                iops: qd1,
+            });
+            obs.push(Observation {
+                label: format!("read-{kb}k-qd32"),
+                write: false,
+                random: false,
+                request_bytes: kb << 10,
+                in_flight: 32,
+                iops: (32.0 * qd1).min(3e9 / b),
+            });
+        }
+        let c = calibrate("ssd", &obs, &[]).unwrap();
+        let r = c.read.capacity_bytes_per_s.unwrap();
+        assert!((r - 3e9).abs() / 3e9 < 0.05, "{r}");
+        let q = c.read.rate_bytes_per_s.unwrap();
+        assert!((q - 1.5e9).abs() / 1.5e9 < 0.05, "{q}");
+        for p in &c.points {
+            assert!(p.error.unwrap().abs() < 0.15, "{p:?}");
+        }
     }
 
     #[test]

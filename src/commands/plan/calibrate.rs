@@ -155,9 +155,14 @@ fn render(
     let mut t = table();
     t.set_header(vec!["fitted", "read", "write"]);
     t.add_row(vec![
-        "streaming rate".to_string(),
+        "streaming rate (latency = overhead + size / rate)".to_string(),
         opt(cal.read.rate_bytes_per_s, format_rate),
         opt(cal.write.rate_bytes_per_s, format_rate),
+    ]);
+    t.add_row(vec![
+        "streaming capacity (deepest queue measured)".to_string(),
+        opt(cal.read.capacity_bytes_per_s, format_rate),
+        opt(cal.write.capacity_bytes_per_s, format_rate),
     ]);
     t.add_row(vec![
         "per-command overhead".to_string(),
