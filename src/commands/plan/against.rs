@@ -24,6 +24,11 @@ pub(super) fn phase_workload(p: &PhaseResult) -> Result<Workload, String> {
             read_pct: f64::from(params.rwmixread),
             random: params.rw.is_random(),
         },
+        // Every block read, then written back: half the requests each way.
+        RwMode::ReadModifyWrite => Pattern::Mix {
+            read_pct: 50.0,
+            random: params.rw.is_random(),
+        },
     };
     Ok(Workload {
         buffered: params.cache != CacheMode::Direct,
