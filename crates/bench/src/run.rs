@@ -127,7 +127,7 @@ fn phase_files(job: &ResolvedJob, p: &PhaseParams) -> Vec<usize> {
 /// Whether one full pass of `p` writes every byte of the files it touches.
 fn covers_files(job: &ResolvedJob, p: &PhaseParams) -> bool {
     let region = if job.target.shared {
-        p.size_bytes * p.numjobs as u64
+        p.size_bytes.saturating_mul(u64::from(p.numjobs)) // checked in target::resolve
     } else {
         p.size_bytes
     };
