@@ -313,6 +313,9 @@ pub struct RunSummary {
     pub workloads: Vec<String>,
     /// Distinct block sizes of its phases, bytes, in phase order.
     pub block_sizes: Vec<u64>,
+    /// Distinct block-size mixes (`--bssplit`) of its phases, as
+    /// `4KiB/50:64KiB/50`; such phases add nothing to `block_sizes`.
+    pub block_mixes: Vec<String>,
 }
 
 /// Filters of `storlab runs`. Empty fields match everything.
@@ -890,10 +893,13 @@ impl Store {
                     phases: 0,
                     workloads: Vec::new(),
                     block_sizes: Vec::new(),
+                    block_mixes: Vec::new(),
                 });
             }
-            let mut phase_stmt =
-                tx.prepare("SELECT rw, bs_bytes FROM phases WHERE run_id = ?1 ORDER BY seq")?;
+            let mut phase_stmt = tx.prepare(
+                "SELECT rw, bs_bytes, json_extract(phase_json, '$.params.rwmixread'), \
+                 json_extract(phase_json, '$.params.bs') FROM phases WHERE run_id = ?1 ORDER BY seq",
+            )?;
             for s in &mut out {
                 s.tags = load_tags(&tx, s.id)?;
                 let mut rows = phase_stmt.query([s.id])?;
@@ -901,8 +907,35 @@ impl Store {
                     s.phases += 1;
                     let rw: String = r.get(0)?;
                     let bs: i64 = r.get(1)?;
+                    let mix: Option<i64> = r.get(2)?;
+                    let bs_json: Option<String> = r.get(3)?;
+                    // A read/write mix is labelled as one (`randrw 70/30`).
+                    let rw = match (rw.as_str(), mix) {
+                        ("readwrite" | "randrw", Some(m)) => format!("{rw} {m}/{}", 100 - m),
+                        _ => rw,
+                    };
                     if !s.workloads.contains(&rw) {
                         s.workloads.push(rw);
+                    }
+                    let weights: Vec<storlab_types::BsWeight> = bs_json
+                        .and_then(|j| serde_json::from_str(&j).ok())
+                        .unwrap_or_default();
+                    if weights.len() > 1 {
+                        let label = weights
+                            .iter()
+                            .map(|w| {
+                                format!(
+                                    "{}/{}",
+                                    storlab_types::format_bytes(w.bs_bytes).replace(' ', ""),
+                                    w.weight
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(":");
+                        if !s.block_mixes.contains(&label) {
+                            s.block_mixes.push(label);
+                        }
+                        continue;
                     }
                     let bs = bs.max(0) as u64;
                     if !s.block_sizes.contains(&bs) {
