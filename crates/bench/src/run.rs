@@ -263,7 +263,7 @@ fn same_geometry(w: &PhaseParams, r: &PhaseParams) -> bool {
 /// process's jobs in a shared file).
 fn region_bytes(job: &ResolvedJob, p: &PhaseParams, share: &Share) -> u64 {
     if job.target.shared {
-        p.size_bytes * u64::from(share.total_jobs)
+        p.size_bytes.saturating_mul(u64::from(share.total_jobs)) // checked in target::resolve
     } else {
         p.size_bytes
     }
