@@ -48,7 +48,7 @@ fn a_rate_cap_is_a_configuration_difference_not_a_loss() {
         text.contains("rate_iops 2000/s per job (base unlimited)"),
         "{text}"
     );
-    assert!(text.contains("config differs"), "{text}");
+    assert!(text.contains("configuration differs"), "{text}");
     assert!(
         !text.contains("% worse") && !text.contains("% better") && !text.contains("% noise"),
         "no verdict without --vary: {text}"

@@ -160,7 +160,7 @@ impl Verdict {
             Verdict::Worse => "worse",
             Verdict::Noise => "noise",
             Verdict::NotComparable => "n/a",
-            Verdict::ConfigDiffers => "config differs",
+            Verdict::ConfigDiffers => "configuration differs",
         }
     }
 }
@@ -621,7 +621,7 @@ pub fn render_comparison(c: &Comparison) -> String {
     out
 }
 
-/// What the verdicts mean, and which `--vary` would turn "config differs"
+/// What the verdicts mean, and which `--vary` would turn "configuration differs"
 /// into verdicts.
 pub fn comparison_footer(c: &Comparison) -> String {
     let mut out = String::from(
@@ -641,7 +641,7 @@ pub fn comparison_footer(c: &Comparison) -> String {
     let keys = c.blocking_keys();
     if !keys.is_empty() {
         out.push_str(&format!(
-            "\"config differs\": the configurations differ in {}, so no change is called better \
+            "\"configuration differs\": the two runs differ in {}, so no change is called better \
              or worse. If that is what you are studying, say so: --vary {}.\n",
             keys.join(", "),
             keys.join(",")
