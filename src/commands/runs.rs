@@ -131,6 +131,7 @@ fn summary_json(s: &RunSummary) -> serde_json::Value {
         "phases": s.phases,
         "workloads": s.workloads,
         "block_sizes_bytes": s.block_sizes,
+        "block_mixes": s.block_mixes,
         "tags": s.tags,
         "note": s.note,
     })
@@ -162,6 +163,7 @@ fn table(runs: &[RunSummary]) -> String {
             .block_sizes
             .iter()
             .map(|b| format_bytes(*b).replace(' ', ""))
+            .chain(s.block_mixes.iter().map(|m| format!("mix {m}")))
             .collect();
         let workload = if s.workloads.is_empty() {
             "-".to_string()

@@ -3,8 +3,10 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
+mod bench_help;
 mod campaign;
 mod cli;
+mod fiohabits;
 mod compare;
 mod honest;
 mod inspect;

@@ -114,11 +114,13 @@ fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)
         log: log.clone(),
         submits: submits.clone(),
     };
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
         plan: &plan,
         p: &p,
         control: &control,
         progress: &control.jobs[0],
+        series: &series,
         fd: -1,
     };
     let clock = FakeClock { t, step: 100 };
@@ -378,11 +380,13 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
     };
     let plan = plan(&dev, 256 << 20);
     let control = Control::new(1);
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
         plan: &plan,
         p: &p,
         control: &control,
         progress: &control.jobs[0],
+        series: &series,
         fd,
     };
     let out = Worker::new(
