@@ -17,12 +17,13 @@ fn bench(dir: &std::path::Path, extra: &[&str]) -> i64 {
         "null",
         "--size",
         "1M",
-        "--runtime",
-        "200ms",
         "--time-based",
         "--output-format",
         "json",
     ];
+    if !extra.contains(&"--runtime") {
+        args.extend_from_slice(&["--runtime", "200ms"]);
+    }
     args.extend_from_slice(extra);
     let out = ok(&run_in(dir, &args));
     let _: Value = serde_json::from_str(&out).expect("bench JSON");
@@ -184,4 +185,54 @@ fn different_block_sizes_are_never_paired_silently() {
         text.contains("bs 1 MiB (base 4 KiB) [under study]"),
         "{text}"
     );
+}
+
+#[test]
+fn the_report_charts_the_applications_own_series() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let id = bench(
+        dir,
+        &[
+            "--null-latency",
+            "50us",
+            "--runtime",
+            "1s",
+            "--log-interval",
+            "100ms",
+        ],
+    )
+    .to_string();
+    let svg = dir.join("app.svg");
+    ok(&run_in(
+        dir,
+        &[
+            "report",
+            &id,
+            "--chart",
+            &format!("app-{id}"),
+            "--output-format",
+            "svg",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+    ));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // About ten 100 ms intervals in a 1 s phase, each a point with a tooltip.
+    let points = text.matches("<title>read:").count();
+    assert!((8..=11).contains(&points), "{points} points: {text}");
+    // A run without a device timeline: the timeline chart says why not.
+    let o = run_in(
+        dir,
+        &[
+            "report",
+            &id,
+            "--chart",
+            &format!("timeline-{id}"),
+            "--output-format",
+            "svg",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bench --monitor"), "{}", stderr(&o));
 }
