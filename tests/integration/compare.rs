@@ -236,3 +236,55 @@ fn the_report_charts_the_applications_own_series() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bench --monitor"), "{}", stderr(&o));
 }
+
+#[test]
+fn every_command_spells_json_output_the_same_way() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = bench(dir, &[]).to_string();
+    let b = bench(dir, &[]).to_string();
+    let fio = crate::util::store_fixture("fio-3.33-randread.json");
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "bench",
+            "--rw",
+            "read",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--runtime",
+            "100ms",
+        ],
+        vec!["inspect", "/"],
+        vec!["monitor", "--count", "1", "--interval", "100ms"],
+        vec!["runs"],
+        vec!["show", &a],
+        vec!["compare", &b, "--baseline", &a],
+        vec!["check", &b, "--baseline", &a, "--tolerance", "100%"],
+        vec!["export", &a],
+        vec!["import", fio.to_str().unwrap()],
+    ];
+    for args in cases {
+        for flag in [&["--json"][..], &["--output-format", "json"][..]] {
+            let mut all = args.clone();
+            all.extend_from_slice(flag);
+            let o = run_in(dir, &all);
+            let out = stdout(&o);
+            assert!(
+                serde_json::from_str::<Value>(&out).is_ok(),
+                "storlab {}: not one JSON document (exit {:?}): {out}\n{}",
+                all.join(" "),
+                o.status.code(),
+                stderr(&o)
+            );
+        }
+    }
+    // The import said where it saved the run.
+    let o = run_in(dir, &["import", fio.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains(dir.join("results.db").to_str().unwrap()),
+        "{}",
+        stdout(&o)
+    );
+}
