@@ -648,6 +648,26 @@ mod tests {
     }
 
     #[test]
+    fn the_comparison_names_configuration_differences() {
+        let mut runs = compare_runs();
+        for p in &mut runs[2].report.phases {
+            p.params.iodepth = 1;
+        }
+        let html = html_report(&runs, Some(0));
+        assert!(html.contains("<td class=\"num config\">"), "not judged");
+        assert!(
+            !html.contains("+112 % better"),
+            "no verdict across configurations"
+        );
+        assert!(html.contains("iodepth 1 (base 8)"));
+        assert!(html.contains("--vary iodepth"));
+        let vary = storlab_configdiff::Vary::parse("iodepth").unwrap();
+        let html = html_report_with(&runs, Some(0), &vary);
+        assert!(html.contains("+112 % better"));
+        assert!(html.contains("[under study]"));
+    }
+
+    #[test]
     fn user_text_is_escaped() {
         let mut runs = compare_runs();
         runs[0].note = Some("<script>alert(1)</script>".into());
