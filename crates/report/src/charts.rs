@@ -1,5 +1,5 @@
 //! The report's charts, built from stored runs. Each is a [`Chart`] with a
-//! stable id (for `storlab report --chart ID --format svg|png`), a title and
+//! stable id (for `storlab report --chart ID --output-format svg|png`), a title and
 //! its SVG. `docs/report.md` says what each one shows.
 //!
 //! | id | when it is drawn |
@@ -1045,7 +1045,7 @@ pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> 
     out
 }
 
-/// One chart by id, for `--format svg|png`. When it cannot be drawn the
+/// One chart by id, for `--output-format svg|png`. When it cannot be drawn the
 /// error says why ([`why_not`]) and lists the ids these runs do have.
 pub fn chart(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Result<Chart, ReportError> {
     chart_with(runs, baseline, id, &Vary::default())

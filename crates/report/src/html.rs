@@ -564,7 +564,7 @@ pub fn html_report_with(
     for c in crate::charts::charts_with(runs, baseline, vary) {
         s.push_str(&format!(
             "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
-             (storlab report --chart {id} --format svg|png)</figcaption>\n</figure>\n",
+             (storlab report --chart {id} --output-format svg|png)</figcaption>\n</figure>\n",
             c.svg,
             esc(&c.title),
             id = esc(&c.id),
