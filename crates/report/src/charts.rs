@@ -7,6 +7,7 @@
 //! | `throughput`, `iops` | always (one bar per run × phase) |
 //! | `latency` | when any phase has latency figures |
 //! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
+//! | `clients` | multi-client (MPI) runs at two or more client counts (`clients_chart`) |
 //! | `cache` | when phases equal in everything but cache mode and file size are both in and out of cache |
 //! | `relative` | with a baseline and at least one other run |
 //! | `app-<run id>`, `applat-<run id>` | for each run whose phases recorded their own per-interval series |
@@ -1039,6 +1040,7 @@ pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> 
         out.extend(scaling_chart(runs, p));
     }
     out.extend(cache_chart(runs));
+    out.extend(crate::clients_chart::clients_chart(runs));
     for r in runs {
         out.extend(app_series_charts(r));
         out.extend(timeline_charts(r));
