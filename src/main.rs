@@ -50,10 +50,16 @@ enum Command {
     Report(commands::report::ReportCommand),
     /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
     Plan(commands::plan::PlanCommand),
+    /// Run a workload at every point of a parameter sweep (--vary bs=4k..4m:x2); one table, one chart
+    Sweep(Box<commands::sweep::SweepCommand>),
+    /// List the shipped test profiles (seq, iops, cache, sas, oltp, ...) or print one's job file
+    Profiles(commands::profiles::ProfilesCommand),
     /// Measure a matrix of configurations (RAID level, chunk, file system) with setup and teardown commands; resumable
     Campaign(commands::campaign::CampaignCommand),
     /// Find the best value of a block-layer setting for this device by measuring each (readahead), then restore
     Tune(commands::tune::TuneCommand),
+    /// Simulate a storage architecture at cluster scale (clients, networks, data movers, arrays) and name what binds
+    Sim(Box<commands::sim::SimCommand>),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
     ///
     /// As in iostat, numbers after the devices are the interval and the count
@@ -84,6 +90,10 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
+    if let Some(ram) = commands::sweep::meminfo("MemTotal") {
+        storlab_types::set_ram_bytes(ram);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -116,7 +126,10 @@ fn main() -> ExitCode {
         Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
+        Command::Sim(c) => c.execute(),
         Command::Campaign(c) => c.execute(),
+        Command::Sweep(c) => c.execute(),
+        Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
         Command::Completions(c) => c.execute(),

@@ -14,5 +14,7 @@ mod monitor;
 mod plan;
 mod reports;
 mod safety;
+mod sim;
 mod store;
+mod sweep;
 mod util;

@@ -34,6 +34,7 @@ mod run;
 mod series;
 mod spec;
 mod stats;
+mod sweep;
 mod sys;
 mod target;
 mod worker;
@@ -44,8 +45,11 @@ pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,
 };
-pub use run::{LATENCY_SPAN, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run};
+pub use run::{
+    LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_with_layout,
+};
 pub use spec::JobFile;
+pub use sweep::{MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, probe_direct,
 };

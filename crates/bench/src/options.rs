@@ -226,7 +226,7 @@ pub const PAIRED: &[(&str, &str)] = &[("bs", "bssplit"), ("direct", "cache")];
 bench_options! {
     /// Phase name in tables and the store
     name: String = "", long "name", value "NAME";
-    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw
+    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back)
     rw: String = "read", long "rw", value "PATTERN", aliases ["readwrite"];
     /// Percentage of reads in a mixed pattern (readwrite, randrw)
     rwmixread: u32 = "50", long "rwmixread", value "PCT";
@@ -476,7 +476,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         None => RwMode::Read,
         Some(r) => RwMode::parse(r).ok_or_else(|| {
             SpecError(format!(
-                "invalid rw '{r}': use one of read, write, randread, randwrite, readwrite (or rw), randrw"
+                "invalid rw '{r}': use one of read, write, randread, randwrite, readwrite (or rw), randrw, rmw"
             ))
         })?,
     };

@@ -36,38 +36,81 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
 }
 
+/// What has been laid out of each file of a resolved target, kept across
+/// calls to [`run_with_layout`] so that a sweep lays its files out once and
+/// extends them only when a point needs more.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayoutState {
+    /// Bytes laid out (written with real data) from the start of each file.
+    pub done: Vec<u64>,
+    /// Bytes written by layouts so far.
+    pub bytes: u64,
+    /// Nanoseconds spent laying out so far.
+    pub ns: u64,
+}
+
+impl LayoutState {
+    /// Nothing of storlab's new files is laid out; existing files and
+    /// devices count as laid out (they hold data already).
+    pub fn new(job: &ResolvedJob) -> LayoutState {
+        LayoutState {
+            done: job
+                .target
+                .files
+                .iter()
+                .map(|f| if f.created { 0 } else { f.size })
+                .collect(),
+            bytes: 0,
+            ns: 0,
+        }
+    }
+}
+
 /// Run every phase of `job` in order. `on_phase` is called with each phase's
 /// result as soon as it is complete (so callers can save it at once).
-pub fn run(
+pub fn run(job: &ResolvedJob, control: &Control, on_phase: impl FnMut(&PhaseResult)) -> RunOutcome {
+    let mut layout = LayoutState::new(job);
+    run_with_layout(job, control, &mut layout, on_phase)
+}
+
+/// [`run`], with what is already laid out of the target's files given and
+/// updated (a sweep runs each point as its own job over the same target).
+pub fn run_with_layout(
     job: &ResolvedJob,
     control: &Control,
+    laid_out: &mut LayoutState,
     mut on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
     let mut outcome = RunOutcome::default();
-    // Files storlab created are empty (pre-allocated) until laid out.
-    let mut laid_out: Vec<bool> = job.target.files.iter().map(|f| !f.created).collect();
+    laid_out.done.resize(job.target.files.len(), 0);
     for (index, p) in job.phases.iter().enumerate() {
         if control.stop.load(Ordering::Relaxed) {
             break;
         }
         control.begin_phase(index);
         let files = phase_files(job, p);
-        // Lay out before reading (never read holes) and before any verify.
-        let need_layout: Vec<usize> = files
+        let region = region_bytes(job, p);
+        // Lay out before reading (never read holes) and before any verify;
+        // only the part of each file this phase uses, and only what is new.
+        let need_layout: Vec<(usize, u64, u64)> = files
             .iter()
-            .copied()
-            .filter(|&f| !laid_out[f] && (p.rw.reads() || p.verify))
+            .map(|&f| (f, laid_out.done[f], region.min(job.target.files[f].size)))
+            .filter(|&(_, from, to)| from < to && (p.rw.reads() || p.verify))
             .collect();
         if !need_layout.is_empty() {
-            if let Err(e) = layout(job, p, &need_layout, control) {
+            let t0 = Instant::now();
+            let r = layout(job, p, &need_layout, control);
+            laid_out.ns += t0.elapsed().as_nanos() as u64;
+            if let Err(e) = r {
                 outcome.stop_reason = Some(describe_io_error("laying out files", &e));
                 break;
             }
             if control.stop.load(Ordering::Relaxed) {
                 break;
             }
-            for f in need_layout {
-                laid_out[f] = true;
+            for (f, from, to) in need_layout {
+                laid_out.done[f] = to;
+                laid_out.bytes += to - from;
             }
         }
         let cache = prepare_cache(job, p, &files, control);
@@ -77,16 +120,16 @@ pub fn run(
             let v = verify_files(job, p, &files, control);
             result.verify = Some(merge_verify(result.verify.take(), v));
         }
-        // A write-only phase that covered every block of its files lays them
+        // A write-only phase that covered every block of its region lays it
         // out, but only if every job finished at least one full pass.
         if !result.interrupted
             && every_job_full_pass
             && !p.rw.reads()
-            && covers_files(job, p)
+            && covers_region(p)
             && result.jobs.len() == p.numjobs as usize
         {
             for &f in &files {
-                laid_out[f] = true;
+                laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
             }
         }
         on_phase(&result);
@@ -125,18 +168,18 @@ fn phase_files(job: &ResolvedJob, p: &PhaseParams) -> Vec<usize> {
     }
 }
 
-/// Whether one full pass of `p` writes every byte of the files it touches.
-fn covers_files(job: &ResolvedJob, p: &PhaseParams) -> bool {
-    let region = if job.target.shared {
+/// The bytes from the start of each file that phase `p` uses.
+fn region_bytes(job: &ResolvedJob, p: &PhaseParams) -> u64 {
+    if job.target.shared {
         p.size_bytes * p.numjobs as u64
     } else {
         p.size_bytes
-    };
-    phase_files(job, p)
-        .iter()
-        .all(|&f| job.target.files[f].size == region)
-        && (!p.rw.is_random() || !p.random_with_replacement)
-        && p.bs.len() == 1
+    }
+}
+
+/// Whether one full pass of `p` writes every byte of its region.
+fn covers_region(p: &PhaseParams) -> bool {
+    (!p.rw.is_random() || !p.random_with_replacement) && p.bs.len() == 1
 }
 
 fn worker_plans(job: &ResolvedJob, p: &PhaseParams) -> Vec<WorkerPlan> {
@@ -518,28 +561,29 @@ fn phase_warnings(
 }
 
 /// Write every byte of the given files with self-describing data, outside
-/// any timed window, on up to [`LAYOUT_THREADS`] threads. A thread that
-/// cannot be started is an error (never a panic): the threads already
-/// running finish their files and the error is returned.
+/// any timed window, on up to [`LAYOUT_THREADS`] threads: `(file, from,
+/// to)` writes those bytes of each file. A thread that cannot be started
+/// is an error (never a panic): the threads already running finish their
+/// files and the error is returned.
 fn layout(
     job: &ResolvedJob,
     p: &PhaseParams,
-    files: &[usize],
+    files: &[(usize, u64, u64)],
     control: &Control,
 ) -> io::Result<()> {
-    control.begin_layout(files.iter().map(|&f| job.target.files[f].size).sum());
+    control.begin_layout(files.iter().map(|&(_, from, to)| to - from).sum());
     let n = files.len().clamp(1, LAYOUT_THREADS);
     let mut results: Vec<io::Result<()>> = std::thread::scope(|s| {
         let mut hs = Vec::new();
         let mut spawn_error = None;
         for t in 0..n {
-            let mine: Vec<usize> = files.iter().copied().skip(t).step_by(n).collect();
+            let mine: Vec<(usize, u64, u64)> = files.iter().copied().skip(t).step_by(n).collect();
             let spawned = std::thread::Builder::new()
                 .name(format!("storlab-layout-{t}"))
                 .spawn_scoped(s, move || {
-                    for f in mine {
+                    for (f, from, to) in mine {
                         let df = &job.target.files[f];
-                        layout_file(&df.path, df.size, f as u32, job, p, control)?;
+                        layout_file(&df.path, (from, to), f as u32, job, p, control)?;
                     }
                     Ok(())
                 });
@@ -575,7 +619,7 @@ const LAYOUT_CHUNK: usize = 1 << 20;
 
 fn layout_file(
     path: &Path,
-    size: u64,
+    (from, size): (u64, u64),
     file_id: u32,
     job: &ResolvedJob,
     p: &PhaseParams,
@@ -598,7 +642,7 @@ fn layout_file(
         p.verify,
         0x1A70_0000 + file_id as u64,
     );
-    let mut off = 0u64;
+    let mut off = from;
     while off < size {
         if control.stop.load(Ordering::Relaxed) {
             return Ok(());

@@ -35,7 +35,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use storlab_types::{CacheMode, EngineKind, PhaseParams};
+use storlab_types::{CacheMode, EngineKind, PhaseParams, RwMode};
 
 /// Everything one worker needs, decided before it starts.
 #[derive(Debug, Clone)]
@@ -252,7 +252,13 @@ impl IoGen {
             ),
             seed,
             total_weight: p.bs.iter().map(|b| b.weight).sum(),
-            read_pct: u64::from(p.rw.read_pct(p.rwmixread)),
+            // Read-modify-write: the generator issues the reads; each
+            // write follows its read's completion (Worker::rmw_writes).
+            read_pct: if p.rw == RwMode::ReadModifyWrite {
+                100
+            } else {
+                u64::from(p.rw.read_pct(p.rwmixread))
+            },
             slot_uses: vec![0; depth],
             by_bytes: p.bs.len() > 1 && p.rw.is_random(),
             pass_bytes: 0,
@@ -380,6 +386,11 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     ibuf: IntervalBuf,
     /// No new I/O before this time (`thinktime` after a completion).
     think_until: u64,
+    /// Read-modify-write: blocks read and not yet written back (offset, length).
+    rmw_writes: std::collections::VecDeque<(u64, u32)>,
+    /// Read-modify-write: reads in flight, and whether the last pass's reads are all issued.
+    rmw_reads_in_flight: usize,
+    rmw_reads_done: bool,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -434,6 +445,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             prog_ops: 0,
             ibuf: IntervalBuf::default(),
             think_until: 0,
+            rmw_writes: std::collections::VecDeque::new(),
+            rmw_reads_in_flight: 0,
+            rmw_reads_done: false,
             engine,
             clock,
             ctx,
@@ -521,18 +535,39 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 }
                 continue;
             }
-            let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
-            if wrapped && self.win.measuring {
-                self.out.full_pass = true;
-                self.out.passes += 1;
-                if !p.time_based && self.out.passes >= p.loops {
-                    self.stop_issuing(self.now);
+            let rmw = p.rw == RwMode::ReadModifyWrite;
+            let (dir, bs, offset) =
+                if let Some((off, len)) = self.rmw_writes.pop_front().filter(|_| rmw) {
+                    // Write back a block whose read has completed.
+                    (Dir::Write, u64::from(len), off)
+                } else if rmw && self.rmw_reads_done {
+                    // The last pass's reads are issued: wait for them, write
+                    // their blocks back, then stop.
+                    if self.rmw_reads_in_flight == 0 {
+                        self.stop_issuing(self.now);
+                    }
                     return None;
-                }
+                } else {
+                    let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
+                    if wrapped && self.win.measuring {
+                        self.out.full_pass = true;
+                        self.out.passes += 1;
+                        if !p.time_based && self.out.passes >= p.loops {
+                            if rmw {
+                                self.rmw_reads_done = true;
+                                continue;
+                            }
+                            self.stop_issuing(self.now);
+                            return None;
+                        }
+                    }
+                    (dir, bs, self.ctx.plan.region.physical(logical))
+                };
+            if rmw && dir == Dir::Read {
+                self.rmw_reads_in_flight += 1;
             }
             self.issued += 1;
             self.free.pop();
-            let offset = self.ctx.plan.region.physical(logical);
             let file = self.ctx.plan.file_id;
             self.iogen
                 .prepare(self.engine.buf_mut(slot), slot, dir, bs, file, offset);
@@ -697,6 +732,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
         if self.ctx.p.thinktime_ns > 0 {
             self.think_until = tc.saturating_add(self.ctx.p.thinktime_ns);
+        }
+        if self.ctx.p.rw == RwMode::ReadModifyWrite && s.dir == Dir::Read {
+            // Its block is written back next (the update of the panel).
+            self.rmw_reads_in_flight = self.rmw_reads_in_flight.saturating_sub(1);
+            self.rmw_writes.push_back((s.offset, s.len));
         }
         if counted {
             let lat = tc.saturating_sub(s.submitted_ns);

@@ -14,6 +14,7 @@
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
 //! * [`charts`] → [`Chart`]s (SVG with titles, axis units and legends) and
 //!   [`chart`] for one by id; [`svg_to_png`] for a PNG of one.
+//! * [`sweep_charts`]: a sweep's MB/s lines and the IOzone-style heat map.
 //! * [`html_report`]: one self-contained HTML file (inline CSS and SVG, no
 //!   script, no network) with parameters, host facts, results, the
 //!   comparison, every chart and every warning.
@@ -27,6 +28,7 @@ pub mod html;
 pub mod png;
 pub mod rows;
 pub mod svg;
+pub mod sweep_charts;
 
 pub use charts::{
     CHART_KINDS, Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not,
@@ -41,6 +43,7 @@ pub use html::{html_report, html_report_with};
 pub use png::svg_to_png;
 pub use rows::{Direction, Row, rows};
 pub use storlab_configdiff::{Difference, Judgement, Vary};
+pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 
 #[cfg(test)]
 #[path = "testdata.rs"]

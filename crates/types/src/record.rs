@@ -20,16 +20,22 @@ pub enum RwMode {
     ReadWrite,
     /// Random mix of reads and writes.
     RandRw,
+    /// Sequential read-modify-write: each block is read, then written back
+    /// at the same offset once its read completes (an out-of-core solver's
+    /// panel update).
+    #[serde(rename = "rmw")]
+    ReadModifyWrite,
 }
 
 impl RwMode {
-    pub const ALL: [RwMode; 6] = [
+    pub const ALL: [RwMode; 7] = [
         RwMode::Read,
         RwMode::Write,
         RwMode::RandRead,
         RwMode::RandWrite,
         RwMode::ReadWrite,
         RwMode::RandRw,
+        RwMode::ReadModifyWrite,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -39,11 +45,13 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::ReadWrite => "readwrite",
             RwMode::RandRw => "randrw",
+            RwMode::ReadModifyWrite => "rmw",
         }
     }
     pub fn parse(s: &str) -> Option<RwMode> {
         match s {
             "rw" => Some(RwMode::ReadWrite),
+            "readmodifywrite" => Some(RwMode::ReadModifyWrite),
             _ => RwMode::ALL.into_iter().find(|m| m.as_str() == s),
         }
     }
@@ -64,6 +72,8 @@ impl RwMode {
             RwMode::Read | RwMode::RandRead => 100,
             RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+            // One write per read: half the I/Os of each kind.
+            RwMode::ReadModifyWrite => 50,
         }
     }
 }

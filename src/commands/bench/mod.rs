@@ -88,6 +88,9 @@ pub struct BenchCommand {
     /// subdirectory of it)
     #[arg(long, value_name = "DIR", conflicts_with = "target")]
     pub directory: Option<PathBuf>,
+    /// Run a shipped or user profile (storlab profiles lists them; flags override its values)
+    #[arg(long, value_name = "NAME", conflicts_with = "job")]
+    pub profile: Option<String>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -183,15 +186,31 @@ pub fn plan_phases(
     target: Option<&Path>,
     over: &PhaseSpec,
 ) -> Result<PlannedJob> {
+    let job = match job {
+        Some(path) => Some((
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read job file {}", path.display()))?,
+            path,
+        )),
+        None => None,
+    };
+    plan_phases_text(job.as_ref().map(|(t, p)| (t.as_str(), *p)), target, over)
+}
+
+/// [`plan_phases`] with the job file's text already read (a profile's
+/// embedded job file, or one read once for every point of a sweep); the
+/// path is only used in messages.
+pub fn plan_phases_text(
+    job: Option<(&str, &Path)>,
+    target: Option<&Path>,
+    over: &PhaseSpec,
+) -> Result<PlannedJob> {
     let mut warnings = Vec::new();
     let (file, text) = match job {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read job file {}", path.display()))?;
-            (Some(JobFile::parse(&text, path)?), text)
-        }
+        Some((text, path)) => (Some(JobFile::parse(text, path)?), text.to_string()),
         None => (None, String::new()),
     };
+    let job = job.map(|(_, p)| p);
     let target = target.map(Path::to_path_buf).or_else(|| {
         file.as_ref()
             .and_then(|f| f.target.clone())
@@ -269,30 +288,51 @@ impl BenchCommand {
             .clone()
             .or_else(|| self.filename.clone())
             .or_else(|| self.directory.clone());
-        let planned = match &self.fio_job {
-            Some(f) => fiojob::plan_fio_phases(f, target.as_deref(), &self.workload.spec)?,
-            None => plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?,
+        let profile = match &self.profile {
+            Some(name) => Some(crate::commands::profiles::find(name)?),
+            None => None,
         };
+        let planned = match (&self.fio_job, &profile) {
+            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &self.workload.spec)?,
+            (None, Some(profile)) => {
+                let path = profile.job_path();
+                plan_phases_text(
+                    Some((&profile.job_text, &path)),
+                    target.as_deref(),
+                    &self.workload.spec,
+                )?
+            }
+            (None, None) => {
+                plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?
+            }
+        };
+        let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
         if self.repeat > 1 {
             return repeat::run(planned, &self.run, self.repeat);
         }
-        run_planned(planned, &self.run)
+        run_planned_with(planned, &self.run, &extra)
     }
 }
 
 /// Run planned phases to the end: the whole of `storlab bench` after the
-/// phases are known.
-pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
-    run_once(planned, args, None, true).map(|(o, _)| o)
+/// phases are known, with `extra` adding text after the table (a profile's
+/// own figures, e.g. `sas-dd`'s MB/s per core).
+pub fn run_planned_with(
+    planned: PlannedJob,
+    args: &RunArgs,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
+) -> Result<Outcome> {
+    run_once(planned, args, None, true, extra).map(|(o, _)| o)
 }
 
-/// [`run_planned`], as one of `--repeat N` (tagged and labelled as such)
+/// [`run_planned_with`], as one of `--repeat N` (tagged and labelled as such)
 /// and with the result printed or not; returns the record too.
 fn run_once(
     planned: PlannedJob,
     args: &RunArgs,
     repeat: Option<&RepeatInfo>,
     print: bool,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
 ) -> Result<(Outcome, Option<BenchReport>)> {
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = now_rfc3339();
@@ -345,7 +385,7 @@ fn run_once(
         }
     };
     let report = finish_report(&job, header, outcome, monitor, args.keep);
-    emit(report, args, &mut sink, signal, print)
+    emit(report, args, &mut sink, signal, print, extra)
 }
 
 /// The target and `--json-out` against the database and the output rules:
@@ -480,6 +520,7 @@ fn emit(
     sink: &mut Sink,
     signal: Option<i32>,
     print: bool,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
 ) -> Result<(Outcome, Option<BenchReport>)> {
     let saved = sink.finish(&report);
     report.warnings.extend(sink.failures.iter().cloned());
@@ -496,6 +537,9 @@ fn emit(
         OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
         OutputFormat::Table => {
             let mut text = render_table(&report);
+            if let Some(more) = extra(&report) {
+                text.push_str(&more);
+            }
             if let Some(id) = saved {
                 text.push_str(&format!(
                     "Saved as run {id} in {} (storlab show {id}).\n",

@@ -149,7 +149,7 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
         if print_each {
             crate::output::print(&format!("Repeat {index} of {count}\n"))?;
         }
-        let (o, report) = run_once(planned.clone(), args, Some(&info), print_each)?;
+        let (o, report) = run_once(planned.clone(), args, Some(&info), print_each, &|_| None)?;
         runs.extend(report);
         if o != Outcome::Ok {
             outcome = o;

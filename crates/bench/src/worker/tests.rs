@@ -53,6 +53,8 @@ struct ScriptEngine {
     ready: Vec<(u32, u32, u64)>,
     log: Rc<RefCell<Vec<(u64, u64)>>>,
     submits: Rc<Cell<u32>>,
+    /// Every I/O queued: (direction, offset).
+    ios: Rc<RefCell<Vec<(Dir, u64)>>>,
 }
 
 impl Engine for ScriptEngine {
@@ -64,6 +66,7 @@ impl Engine for ScriptEngine {
     }
     fn queue(&mut self, io: Io) -> Result<(), QueueError> {
         self.slots.take(&io)?;
+        self.ios.borrow_mut().push((io.dir, io.offset));
         self.queued.push(io);
         Ok(())
     }
@@ -99,7 +102,15 @@ impl Engine for ScriptEngine {
 }
 
 fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)>, u32) {
+    let (out, log, submits, _) = script_run_ios(pairs, blocks);
+    (out, log, submits)
+}
+
+type IoLog = Vec<(Dir, u64)>;
+
+fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)>, u32, IoLog) {
     let p = params(pairs);
+    let ios = Rc::new(RefCell::new(Vec::new()));
     let plan = plan("/nonexistent", blocks * 4096);
     let control = Control::new(1);
     let t = Rc::new(Cell::new(1_000));
@@ -113,6 +124,7 @@ fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)
         ready: Vec::new(),
         log: log.clone(),
         submits: submits.clone(),
+        ios: ios.clone(),
     };
     let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
@@ -126,7 +138,38 @@ fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)
     let clock = FakeClock { t, step: 100 };
     let out = Worker::new(engine, clock, ctx, WorkerOut::default()).run();
     let log = log.borrow().clone();
-    (out, log, submits.get())
+    let ios = ios.borrow().clone();
+    (out, log, submits.get(), ios)
+}
+
+#[test]
+fn read_modify_write_reads_each_block_before_writing_it_back() {
+    for qd in ["1", "4"] {
+        let (out, _, _, ios) =
+            script_run_ios(&[("rw", "rmw"), ("iodepth", qd), ("engine", "null")], 16);
+        assert!(out.fatal.is_none(), "{:?}", out.fatal);
+        let reads: Vec<u64> = ios
+            .iter()
+            .filter(|(d, _)| *d == Dir::Read)
+            .map(|x| x.1)
+            .collect();
+        let writes: Vec<u64> = ios
+            .iter()
+            .filter(|(d, _)| *d == Dir::Write)
+            .map(|x| x.1)
+            .collect();
+        // One pass: every block read once and written back once, in order.
+        let blocks: Vec<u64> = (0..16).map(|b| b * 4096).collect();
+        assert_eq!(reads, blocks, "QD {qd}");
+        assert_eq!(writes, blocks, "QD {qd}");
+        for off in blocks {
+            let r = ios.iter().position(|x| *x == (Dir::Read, off)).unwrap();
+            let w = ios.iter().position(|x| *x == (Dir::Write, off)).unwrap();
+            assert!(r < w, "QD {qd}: block {off} written before it was read");
+        }
+        assert_eq!(out.read.ops, 16);
+        assert_eq!(out.write.ops, 16);
+    }
 }
 
 #[test]
