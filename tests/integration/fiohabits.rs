@@ -256,6 +256,28 @@ fn repeats_are_saved_as_runs_of_one_group_with_their_spread() {
         3,
         "{listed}"
     );
+    // compare's noise rule sees them as replicates of one configuration.
+    let ids: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    let out = storlab(&[
+        "compare",
+        "--db",
+        db.to_str().unwrap(),
+        "--baseline",
+        &ids[0],
+        &ids[1],
+        &ids[2],
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(r#""kind":"replicates""#) || text.contains(r#""kind": "replicates""#),
+        "{text}"
+    );
 }
 
 #[test]
