@@ -22,6 +22,17 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
+    ///
+    /// Without --rw (and without --job), bench runs a quick all-round check
+    /// of the storage under TARGET: four phases of 3 s each on one 256 MiB
+    /// file, in this order: sequential 1 MiB writes at queue depth 16 (the
+    /// first pass also lays the file out), sequential 1 MiB reads at QD 16,
+    /// random 4 KiB reads at QD 32, random 4 KiB writes at QD 32, with
+    /// O_DIRECT where the file system supports it. Without TARGET it writes
+    /// for a few seconds under the current directory, in ./storlab-scratch,
+    /// which it creates and removes afterwards. Workload flags given with it
+    /// (e.g. --size 1G, --runtime 10s, --engine psync) apply to all four
+    /// phases; --rw chooses one workload of your own instead.
     Bench(Box<commands::bench::BenchCommand>),
     /// List the runs in the results database (filter by tag, target, host, date, workload)
     Runs(commands::runs::RunsCommand),
@@ -39,6 +50,10 @@ enum Command {
     Report(commands::report::ReportCommand),
     /// Design storage before buying it: RAID layout, capacity, reliability, predicted performance, search
     Plan(commands::plan::PlanCommand),
+    /// Run a workload at every point of a parameter sweep (--vary bs=4k..4m:x2); one table, one chart
+    Sweep(Box<commands::sweep::SweepCommand>),
+    /// List the shipped test profiles (seq, iops, cache, sas, oltp, ...) or print one's job file
+    Profiles(commands::profiles::ProfilesCommand),
     /// Measure a matrix of configurations (RAID level, chunk, file system) with setup and teardown commands; resumable
     Campaign(commands::campaign::CampaignCommand),
     /// Find the best value of a block-layer setting for this device by measuring each (readahead), then restore
@@ -46,6 +61,11 @@ enum Command {
     /// Simulate a storage architecture at cluster scale (clients, networks, data movers, arrays) and name what binds
     Sim(Box<commands::sim::SimCommand>),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
+    ///
+    /// As in iostat, numbers after the devices are the interval and the count
+    /// (`storlab monitor 1 3`: every second, three reports), -z leaves out idle
+    /// devices and -t prints the time. MB/s is iostat's 2^20 bytes/s unless
+    /// --units si is given; the column headers say which (MiB/s or MB/s).
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
     Inspect(commands::inspect::InspectCommand),
@@ -70,6 +90,10 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
+    if let Some(ram) = commands::sweep::meminfo("MemTotal") {
+        storlab_types::set_ram_bytes(ram);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -104,6 +128,8 @@ fn main() -> ExitCode {
         Command::Monitor(c) => c.execute(),
         Command::Sim(c) => c.execute(),
         Command::Campaign(c) => c.execute(),
+        Command::Sweep(c) => c.execute(),
+        Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
         Command::Completions(c) => c.execute(),

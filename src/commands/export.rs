@@ -1,6 +1,6 @@
 //! `storlab export`: stored runs as JSON, CSV or Markdown.
 
-use super::common::{DbArgs, RunArgs, write_output};
+use super::common::{DbArgs, RunArgs, check_output_path, write_output};
 use crate::output;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -19,27 +19,45 @@ pub enum ExportFormat {
 pub struct ExportCommand {
     #[command(flatten)]
     runs: RunArgs,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    /// Output format (--format is the older spelling)
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = ExportFormat::Json)]
     format: ExportFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Write to this file instead of standard output
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Overwrite an existing output file that storlab did not write (never the database)
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     db: DbArgs,
 }
 
 impl ExportCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        if let Some(path) = &self.output {
+            // Before anything is read: never the database, never a device.
+            // (Whether an existing file is storlab's is judged below, with
+            // the text about to be written.)
+            check_output_path(path, &self.db.db, true, None)?;
+        }
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        let text = match self.format {
+        let format = if self.json {
+            ExportFormat::Json
+        } else {
+            self.format
+        };
+        let text = match format {
             ExportFormat::Json => storlab_report::export_json(&runs),
             ExportFormat::Csv => storlab_report::export_csv(&runs),
             ExportFormat::Md => storlab_report::export_md(&runs),
         };
         match &self.output {
             Some(path) => {
+                check_output_path(path, &self.db.db, self.force, Some(text.as_bytes()))?;
                 write_output(path, text.as_bytes())?;
                 eprintln!("wrote {} ({} runs)", path.display(), runs.len());
             }

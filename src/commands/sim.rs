@@ -317,6 +317,7 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
         y_fmt: fmt_tick,
         y_max: None,
         x_marker: marker,
+        x_spans: Vec::new(),
     }
     .render()
 }
@@ -357,6 +358,7 @@ fn record(points: &[SweepPoint], file: &str, started: String, finished: String) 
         phases,
         warnings: vec!["simulated by storlab sim, not measured".into()],
         monitor: None,
+        repeat: None,
     }
 }
 
@@ -443,6 +445,10 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
             iodepth_batch: 1,
             fallocate: true,
             null_latency_ns: 0,
+            log_interval_ns: 1_000_000_000,
+            steadystate: None,
+            loops: 1,
+            thinktime_ns: 0,
         },
         started_at: started.to_string(),
         elapsed_ns,
@@ -462,6 +468,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         },
         verify: None,
         depth: None,
+        series: None,
         interrupted: false,
         warnings: vec![format!(
             "simulated ({}), not measured: bound by {}; utilisation: {}",

@@ -21,8 +21,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use storlab_monitor::tree::LinkKind;
 use storlab_monitor::{DeviceTree, SysPaths};
 use storlab_types::{ByteSize, format_bytes};
@@ -222,20 +220,6 @@ fn device_size(dev: &Path) -> Result<u64> {
     Ok(sectors * 512)
 }
 
-/// A signal asked the tuner to stop (0 = none).
-fn install_signals() -> Result<Arc<AtomicUsize>> {
-    let flag = Arc::new(AtomicUsize::new(0));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)
-            .context("cannot install the signal handlers")?;
-    }
-    Ok(flag)
-}
-
 /// One measured point.
 struct Point {
     kb: u64,
@@ -278,14 +262,14 @@ impl ReadaheadArgs {
         std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)?;
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, &state_file)?;
-        let stop = install_signals()?;
+        let stop = crate::commands::bench::Signals::install()?;
         let result = self.measure(&stack[0], &stop);
         // Restore on every path: success, error and signal.
         let restore = recover(&state_file);
         let points = result?;
         let restored = restore?.unwrap_or_default();
         self.report(&stack, &saved, &points, &restored)?;
-        Ok(if stop.load(Ordering::Relaxed) != 0 {
+        Ok(if stop.requested() {
             Outcome::Interrupted
         } else if points.iter().all(|p| p.mbps.is_none()) {
             Outcome::Error
@@ -296,7 +280,7 @@ impl ReadaheadArgs {
 
     /// Lay out the file (directory targets), then one cold-cache streaming
     /// read per value.
-    fn measure(&self, top: &Layer, stop: &AtomicUsize) -> Result<Vec<Point>> {
+    fn measure(&self, top: &Layer, stop: &crate::commands::bench::Signals) -> Result<Vec<Point>> {
         let exe = std::env::current_exe().context("cannot find storlab itself")?;
         let is_device = std::fs::metadata(&self.target)
             .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
@@ -355,7 +339,7 @@ impl ReadaheadArgs {
         };
         let mut points = Vec::new();
         for v in &self.values {
-            if stop.load(Ordering::Relaxed) != 0 {
+            if stop.requested() {
                 break;
             }
             let kb = v.0 / 1024;

@@ -386,6 +386,7 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
     let lo = Loop::new(d.path(), "4G").unwrap();
     std::fs::write(lo.ra_file(), "3072").unwrap();
     let state = d.path().join("state");
+    let log = d.path().join("killed-tuner.log");
     let mut child = cmd()
         .args([
             "tune",
@@ -399,7 +400,7 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
         ])
         .env("STORLAB_STATE_DIR", &state)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let t0 = Instant::now();
@@ -415,7 +416,12 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
     let _ = run_tool("pkill", &["-9", "-P", &pid]);
     child.kill().unwrap();
     let _ = child.wait();
-    assert_eq!(lo.ra(), 128, "left changed by the killed run");
+    assert_eq!(
+        lo.ra(),
+        128,
+        "left changed by the killed run; its stderr:\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
     assert!(state.join("tune-readahead.json").exists());
     let out = cmd()
         .args([

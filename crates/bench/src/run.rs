@@ -5,6 +5,7 @@
 use crate::data::{self, DataGen};
 use crate::gate::StartGate;
 use crate::offsets::RegionMap;
+use crate::series::SeriesCollector;
 use crate::stats::{DirCounter, ErrorCounts};
 use crate::sys::{self, AlignedBuf, OpenFlags};
 use crate::target::TargetKind;
@@ -35,38 +36,81 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
 }
 
+/// What has been laid out of each file of a resolved target, kept across
+/// calls to [`run_with_layout`] so that a sweep lays its files out once and
+/// extends them only when a point needs more.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayoutState {
+    /// Bytes laid out (written with real data) from the start of each file.
+    pub done: Vec<u64>,
+    /// Bytes written by layouts so far.
+    pub bytes: u64,
+    /// Nanoseconds spent laying out so far.
+    pub ns: u64,
+}
+
+impl LayoutState {
+    /// Nothing of storlab's new files is laid out; existing files and
+    /// devices count as laid out (they hold data already).
+    pub fn new(job: &ResolvedJob) -> LayoutState {
+        LayoutState {
+            done: job
+                .target
+                .files
+                .iter()
+                .map(|f| if f.created { 0 } else { f.size })
+                .collect(),
+            bytes: 0,
+            ns: 0,
+        }
+    }
+}
+
 /// Run every phase of `job` in order. `on_phase` is called with each phase's
 /// result as soon as it is complete (so callers can save it at once).
-pub fn run(
+pub fn run(job: &ResolvedJob, control: &Control, on_phase: impl FnMut(&PhaseResult)) -> RunOutcome {
+    let mut layout = LayoutState::new(job);
+    run_with_layout(job, control, &mut layout, on_phase)
+}
+
+/// [`run`], with what is already laid out of the target's files given and
+/// updated (a sweep runs each point as its own job over the same target).
+pub fn run_with_layout(
     job: &ResolvedJob,
     control: &Control,
+    laid_out: &mut LayoutState,
     mut on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
     let mut outcome = RunOutcome::default();
-    // Files storlab created are empty (pre-allocated) until laid out.
-    let mut laid_out: Vec<bool> = job.target.files.iter().map(|f| !f.created).collect();
+    laid_out.done.resize(job.target.files.len(), 0);
     for (index, p) in job.phases.iter().enumerate() {
         if control.stop.load(Ordering::Relaxed) {
             break;
         }
         control.begin_phase(index);
         let files = phase_files(job, p);
-        // Lay out before reading (never read holes) and before any verify.
-        let need_layout: Vec<usize> = files
+        let region = region_bytes(job, p);
+        // Lay out before reading (never read holes) and before any verify;
+        // only the part of each file this phase uses, and only what is new.
+        let need_layout: Vec<(usize, u64, u64)> = files
             .iter()
-            .copied()
-            .filter(|&f| !laid_out[f] && (p.rw.reads() || p.verify))
+            .map(|&f| (f, laid_out.done[f], region.min(job.target.files[f].size)))
+            .filter(|&(_, from, to)| from < to && (p.rw.reads() || p.verify))
             .collect();
         if !need_layout.is_empty() {
-            if let Err(e) = layout(job, p, &need_layout, control) {
+            let t0 = Instant::now();
+            let r = layout(job, p, &need_layout, control);
+            laid_out.ns += t0.elapsed().as_nanos() as u64;
+            if let Err(e) = r {
                 outcome.stop_reason = Some(describe_io_error("laying out files", &e));
                 break;
             }
             if control.stop.load(Ordering::Relaxed) {
                 break;
             }
-            for f in need_layout {
-                laid_out[f] = true;
+            for (f, from, to) in need_layout {
+                laid_out.done[f] = to;
+                laid_out.bytes += to - from;
             }
         }
         let cache = prepare_cache(job, p, &files, control);
@@ -76,16 +120,16 @@ pub fn run(
             let v = verify_files(job, p, &files, control);
             result.verify = Some(merge_verify(result.verify.take(), v));
         }
-        // A write-only phase that covered every block of its files lays them
+        // A write-only phase that covered every block of its region lays it
         // out, but only if every job finished at least one full pass.
         if !result.interrupted
             && every_job_full_pass
             && !p.rw.reads()
-            && covers_files(job, p)
+            && covers_region(p)
             && result.jobs.len() == p.numjobs as usize
         {
             for &f in &files {
-                laid_out[f] = true;
+                laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
             }
         }
         on_phase(&result);
@@ -124,18 +168,18 @@ fn phase_files(job: &ResolvedJob, p: &PhaseParams) -> Vec<usize> {
     }
 }
 
-/// Whether one full pass of `p` writes every byte of the files it touches.
-fn covers_files(job: &ResolvedJob, p: &PhaseParams) -> bool {
-    let region = if job.target.shared {
+/// The bytes from the start of each file that phase `p` uses.
+fn region_bytes(job: &ResolvedJob, p: &PhaseParams) -> u64 {
+    if job.target.shared {
         p.size_bytes * p.numjobs as u64
     } else {
         p.size_bytes
-    };
-    phase_files(job, p)
-        .iter()
-        .all(|&f| job.target.files[f].size == region)
-        && (!p.rw.is_random() || !p.random_with_replacement)
-        && p.bs.len() == 1
+    }
+}
+
+/// Whether one full pass of `p` writes every byte of its region.
+fn covers_region(p: &PhaseParams) -> bool {
+    (!p.rw.is_random() || !p.random_with_replacement) && p.bs.len() == 1
 }
 
 fn worker_plans(job: &ResolvedJob, p: &PhaseParams) -> Vec<WorkerPlan> {
@@ -178,12 +222,22 @@ fn run_phase(
     let plans = worker_plans(job, p);
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     control.reset_progress();
-    let (outs, cpu_window) = run_workers(&plans, p, control);
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, p.numjobs, p.steadystate);
+    let (outs, cpu_window) = run_workers(&plans, p, control, &series);
     let every_job_full_pass = !outs.is_empty() && outs.iter().all(|o| o.full_pass);
-    (
-        summarize(p, started_at, outs, cpu_window, cache, control),
-        every_job_full_pass,
-    )
+    let mut result = summarize(p, started_at, &outs, cpu_window, cache, control);
+    let start = outs.iter().filter_map(|o| o.window_start_ns).min();
+    if let Some(s) = start {
+        let series = series.points(s, s + result.elapsed_ns);
+        if series.steady.as_ref().is_some_and(|o| o.reached) {
+            // Stopping once steady is the plan, not a short pass.
+            result
+                .warnings
+                .retain(|w| !w.starts_with("runtime ran out before one full pass"));
+        }
+        result.series = Some(series);
+    }
+    (result, every_job_full_pass)
 }
 
 /// Start one thread per job, release them together, collect what they
@@ -194,6 +248,7 @@ fn run_workers(
     plans: &[WorkerPlan],
     p: &PhaseParams,
     control: &Control,
+    series: &SeriesCollector,
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let gate = StartGate::new();
     std::thread::scope(|s| {
@@ -204,7 +259,7 @@ fn run_workers(
             let spawned = std::thread::Builder::new()
                 .name(format!("storlab-job{i}"))
                 .spawn_scoped(s, move || {
-                    worker::run_worker(plan, p, control, progress, gate.ticket())
+                    worker::run_worker(plan, p, control, progress, series, gate.ticket())
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -318,7 +373,7 @@ fn depth_report(
 fn summarize(
     p: &PhaseParams,
     started_at: String,
-    outs: Vec<WorkerOut>,
+    outs: &[WorkerOut],
     cpu: (Duration, Duration),
     cache: CacheReport,
     control: &Control,
@@ -379,7 +434,7 @@ fn summarize(
     let mut total = read.clone();
     total.merge(&write);
     let total_stats = total.to_stats(elapsed_ns);
-    let (depth, depth_warning) = depth_report(p, &outs, &total_stats);
+    let (depth, depth_warning) = depth_report(p, outs, &total_stats);
     let user_stop = control.stop.load(Ordering::Relaxed);
     let interrupted = fatal.is_some() || user_stop;
     if let Some(f) = &fatal {
@@ -392,7 +447,12 @@ fn summarize(
         control.set_reason(msg);
     }
     warnings.extend(depth_warning.filter(|_| !interrupted));
-    warnings.extend(phase_warnings(p, &outs, interrupted, &cache));
+    warnings.extend(phase_warnings(p, outs, interrupted, &cache));
+    warnings.extend(
+        too_short(elapsed_ns, total.ops)
+            .filter(|_| !interrupted)
+            .map(String::from),
+    );
     let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
     let ops = total.ops;
     let has_verify = p.verify && p.rw.reads();
@@ -429,6 +489,31 @@ fn summarize(
         depth,
         interrupted,
         warnings,
+        series: None,
+    }
+}
+
+/// A phase this short says more about start-up and timer resolution than
+/// about the storage (fio users know to run longer): under a second, or
+/// fewer I/Os than a latency percentile needs.
+pub const MIN_TRUSTED_NS: u64 = 1_000_000_000;
+/// See [`MIN_TRUSTED_NS`].
+pub const MIN_TRUSTED_IOS: u64 = 2_000;
+
+fn too_short(elapsed_ns: u64, ops: u64) -> Option<&'static str> {
+    if ops == 0 {
+        return None;
+    }
+    if elapsed_ns < MIN_TRUSTED_NS {
+        Some(
+            "too short to trust: the phase lasted under 1 s; use a larger --size or --runtime 10s --time-based",
+        )
+    } else if ops < MIN_TRUSTED_IOS {
+        Some(
+            "too short to trust: fewer than 2,000 I/Os; use a larger --size or --runtime 10s --time-based",
+        )
+    } else {
+        None
     }
 }
 
@@ -476,37 +561,65 @@ fn phase_warnings(
 }
 
 /// Write every byte of the given files with self-describing data, outside
-/// any timed window, one thread per file.
+/// any timed window, on up to [`LAYOUT_THREADS`] threads: `(file, from,
+/// to)` writes those bytes of each file. A thread that cannot be started
+/// is an error (never a panic): the threads already running finish their
+/// files and the error is returned.
 fn layout(
     job: &ResolvedJob,
     p: &PhaseParams,
-    files: &[usize],
+    files: &[(usize, u64, u64)],
     control: &Control,
 ) -> io::Result<()> {
-    control.begin_layout(files.iter().map(|&f| job.target.files[f].size).sum());
-    let results: Vec<io::Result<()>> = std::thread::scope(|s| {
-        let hs: Vec<_> = files
-            .iter()
-            .map(|&f| {
-                let df = &job.target.files[f];
-                s.spawn(move || layout_file(&df.path, df.size, f as u32, job, p, control))
-            })
-            .collect();
-        hs.into_iter()
+    control.begin_layout(files.iter().map(|&(_, from, to)| to - from).sum());
+    let n = files.len().clamp(1, LAYOUT_THREADS);
+    let mut results: Vec<io::Result<()>> = std::thread::scope(|s| {
+        let mut hs = Vec::new();
+        let mut spawn_error = None;
+        for t in 0..n {
+            let mine: Vec<(usize, u64, u64)> = files.iter().copied().skip(t).step_by(n).collect();
+            let spawned = std::thread::Builder::new()
+                .name(format!("storlab-layout-{t}"))
+                .spawn_scoped(s, move || {
+                    for (f, from, to) in mine {
+                        let df = &job.target.files[f];
+                        layout_file(&df.path, (from, to), f as u32, job, p, control)?;
+                    }
+                    Ok(())
+                });
+            match spawned {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    spawn_error = Some(io::Error::new(
+                        e.kind(),
+                        format!("cannot start a layout thread ({e}); raise the process limits"),
+                    ));
+                    control.request_stop("a layout thread could not be started");
+                    break;
+                }
+            }
+        }
+        let mut out: Vec<io::Result<()>> = hs
+            .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(io::Error::other("a layout thread panicked")))
             })
-            .collect()
+            .collect();
+        out.extend(spawn_error.map(Err));
+        out
     });
-    results.into_iter().collect()
+    results.drain(..).collect()
 }
+
+/// Most threads laying out files at once.
+const LAYOUT_THREADS: usize = 16;
 
 const LAYOUT_CHUNK: usize = 1 << 20;
 
 fn layout_file(
     path: &Path,
-    size: u64,
+    (from, size): (u64, u64),
     file_id: u32,
     job: &ResolvedJob,
     p: &PhaseParams,
@@ -529,7 +642,7 @@ fn layout_file(
         p.verify,
         0x1A70_0000 + file_id as u64,
     );
-    let mut off = 0u64;
+    let mut off = from;
     while off < size {
         if control.stop.load(Ordering::Relaxed) {
             return Ok(());
@@ -608,6 +721,11 @@ fn prepare_cache(
             rep.method = Some(method.join(" + "));
             let (res, _) = count(&mut rep, false);
             rep.verified = Some(res == 0);
+            if res == 0 && single_cold_pass(p) {
+                // Every block is read once after a verified eviction: no
+                // read can be served from the page cache.
+                rep.may_be_cached = false;
+            }
         }
         CacheMode::Warm => {
             let mut buf = vec![0u8; LAYOUT_CHUNK];
@@ -630,6 +748,13 @@ fn prepare_cache(
         CacheMode::Direct => {}
     }
     rep
+}
+
+/// Whether a buffered phase touches each block at most once: one pass,
+/// offsets without replacement. After a verified eviction its reads must
+/// come from the device.
+pub(crate) fn single_cold_pass(p: &PhaseParams) -> bool {
+    p.cache == CacheMode::Cold && !p.time_based && p.loops <= 1 && !p.random_with_replacement
 }
 
 /// Read back the files a write phase wrote and check every unit (not timed).

@@ -8,6 +8,7 @@ use storlab_types::{DirStats, LatencyStats};
 
 /// Latencies from 1 ns to 1 hour with 3 significant digits.
 pub fn new_histogram() -> Histogram<u64> {
+    // cannot fail: constant bounds, 1 <= low, high >= 2 * low, sigfig <= 5.
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
@@ -41,6 +42,7 @@ impl DirCounter {
     pub fn merge(&mut self, other: &DirCounter) {
         self.bytes += other.bytes;
         self.ops += other.ops;
+        // cannot fail: every histogram comes from new_histogram (same bounds).
         self.hist.add(&other.hist).expect("histograms share bounds");
     }
 

@@ -7,7 +7,16 @@
 //! * An existing file or a block device: read-only phases are allowed;
 //!   writing needs `allow_destroy`. A device that is mounted, has a mounted
 //!   partition, is used as swap, or has holders (md/dm stacks) is refused even
-//!   then.
+//!   then. Above all the kernel is asked: a device to be written is opened
+//!   with `O_EXCL`, which fails for every device the kernel knows to be
+//!   claimed (mounted file systems including btrfs, md/dm/bcache members,
+//!   another program's exclusive open), and that claim is held for the whole
+//!   run so nothing can mount it meanwhile.
+//! * Anything else (FIFO, socket, character device) is refused before it is
+//!   opened, and so is a new file on `/dev` (a mistyped device name).
+//! * Sizes are multiplied with checked arithmetic: a size × numjobs that
+//!   does not fit in 64 bits is refused, never wrapped past the free-space
+//!   check.
 
 use crate::sys;
 use std::fs;
@@ -66,6 +75,10 @@ pub struct ResolvedTarget {
     pub files: Vec<DataFile>,
     /// Whether the phases use one shared file (or the device).
     pub shared: bool,
+    /// The exclusive (`O_EXCL`) open of a block device the job writes,
+    /// held until the target is dropped so nothing mounts or claims it
+    /// meanwhile.
+    claim: Option<std::sync::Arc<fs::File>>,
 }
 
 /// Safety switches from the command line.
@@ -199,7 +212,20 @@ pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
     let mounts = mounts();
     let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
     for (d, n, p) in &members {
-        if let Some(m) = mounts.iter().find(|m| m.dev == *d) {
+        let by_source = || {
+            let dev_path = if n == &name {
+                path.to_path_buf()
+            } else {
+                PathBuf::from(format!("/dev/{n}"))
+            };
+            mounted_from(&mounts, &dev_path)
+        };
+        if let Some(m) = mounts
+            .iter()
+            .find(|m| m.dev == *d)
+            .cloned()
+            .or_else(by_source)
+        {
             return Some(format!(
                 "{} is mounted ({} on {}): unmount it first; storlab never writes to a mounted device",
                 if n == &name {
@@ -278,13 +304,93 @@ pub fn host_info() -> HostInfo {
     }
 }
 
-/// Bytes a phase needs per file, given the file set.
-fn needs(p: &PhaseParams, shared: bool) -> Vec<u64> {
+/// Bytes a phase needs per file, given the file set: `size × numjobs` in
+/// one shared file, checked (a product past 16 EiB is refused, never wrapped).
+fn needs(p: &PhaseParams, shared: bool) -> Result<Vec<u64>, TargetError> {
     if shared {
-        vec![p.size_bytes * p.numjobs as u64]
+        let total = p.size_bytes.checked_mul(u64::from(p.numjobs)).ok_or_else(|| {
+            TargetError::Refused(format!(
+                "phase {}: --size {} × --numjobs {} does not fit in 64 bits: use a smaller --size or --numjobs",
+                p.name, p.size_bytes, p.numjobs
+            ))
+        })?;
+        Ok(vec![total])
     } else {
-        vec![p.size_bytes; p.numjobs as usize]
+        Ok(vec![p.size_bytes; p.numjobs as usize])
     }
+}
+
+/// Sum of sizes, checked.
+fn total_of(sizes: &[u64]) -> Result<u64, TargetError> {
+    sizes
+        .iter()
+        .try_fold(0u64, |a, &b| a.checked_add(b))
+        .ok_or_else(|| {
+            TargetError::Refused(
+            "the files the job needs add up to more than 16 EiB: use a smaller --size or --numjobs"
+                .into(),
+        )
+        })
+}
+
+/// Whether a mount's source names the device `path` (resolving symlinks
+/// such as `/dev/disk/by-id/...` on both sides). btrfs reports an anonymous
+/// device number in mountinfo, so numbers alone miss it.
+fn mounted_from(mounts: &[Mount], path: &Path) -> Option<Mount> {
+    let want = fs::canonicalize(path).ok()?;
+    mounts
+        .iter()
+        .find(|m| {
+            m.source.starts_with('/')
+                && fs::canonicalize(unescape(&m.source)).is_ok_and(|s| s == want)
+        })
+        .cloned()
+}
+
+/// Claim a block device for writing the way the kernel understands:
+/// `open(O_EXCL)` on a block device fails with EBUSY while a file system is
+/// mounted on it, it is an md/dm/bcache member, or another program holds it
+/// exclusively.
+fn claim_device(path: &Path) -> Result<fs::File, TargetError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                TargetError::Refused(format!(
+                    "refusing to write to {}: the kernel reports it in use (a mounted file system,                      a RAID/LVM/bcache member, or another program holds it exclusively);                      unmount or release it first; storlab never writes to a device in use",
+                    path.display()
+                ))
+            } else {
+                io_err(path)(e)
+            }
+        })
+}
+
+/// Whether `dir` lies on `/dev` (devtmpfs): a new file there is RAM, not
+/// the disk the user meant (a mistyped device name). `/dev/shm` is a
+/// deliberate tmpfs and allowed.
+fn on_dev(dir: &Path) -> bool {
+    let Ok(c) = fs::canonicalize(dir) else {
+        return false;
+    };
+    if c.starts_with("/dev/shm") {
+        return false;
+    }
+    if c.starts_with("/dev") {
+        return true;
+    }
+    fs::metadata(&c).is_ok_and(|md| {
+        let dev = dev_split(md.dev());
+        mounts()
+            .iter()
+            .rev()
+            .find(|m| m.dev == dev)
+            .is_some_and(|m| m.fstype == "devtmpfs")
+    })
 }
 
 /// Resolve `target` (None = `./storlab-scratch`) for `phases`, checking safety
@@ -301,11 +407,10 @@ pub fn resolve(
     let path = given.clone().unwrap_or_else(|| default_dir.clone());
     let meta = fs::metadata(&path);
     // Bytes the phases need in a single shared file or device.
-    let need = phases
-        .iter()
-        .flat_map(|p| needs(p, true))
-        .max()
-        .unwrap_or(0);
+    let mut need = 0u64;
+    for p in phases {
+        need = need.max(total_of(&needs(p, true)?)?);
+    }
     let mut info = TargetInfo {
         path: path.display().to_string(),
         ..Default::default()
@@ -316,6 +421,7 @@ pub fn resolve(
             info.kind = "block_device".into();
             let f = fs::File::open(&path).map_err(io_err(&path))?;
             let dev_size = sys::block_device_size(&f).map_err(io_err(&path))?;
+            let mut claim = None;
             if writes {
                 if !safety.allow_destroy {
                     return Err(TargetError::Refused(format!(
@@ -330,6 +436,7 @@ pub fn resolve(
                         path.display()
                     )));
                 }
+                claim = Some(std::sync::Arc::new(claim_device(&path)?));
             }
             if need > dev_size {
                 return Err(TargetError::Refused(format!(
@@ -341,13 +448,9 @@ pub fn resolve(
             info.device = Some(path.display().to_string());
             fill_device_facts(&mut info, dev_split(md.rdev()));
             info.files = vec![path.display().to_string()];
-            Ok(single_file(
-                TargetKind::BlockDevice,
-                info,
-                path.clone(),
-                need,
-                false,
-            ))
+            let mut t = single_file(TargetKind::BlockDevice, info, path.clone(), need, false);
+            t.claim = claim;
+            Ok(t)
         }
         Ok(md) if md.is_file() => {
             info.kind = "file".into();
@@ -373,12 +476,19 @@ pub fn resolve(
             Ok(single_file(TargetKind::File, info, path, need, false))
         }
         Ok(md) if md.is_dir() => {
+            if on_dev(&path) {
+                return Err(TargetError::Refused(format!(
+                    "{} is on /dev (RAM, not a disk): give a block device, or a directory elsewhere",
+                    path.display()
+                )));
+            }
             info.kind = "directory".into();
             make_in_dir(&path, None, phases, any_shared, info)
         }
-        Ok(_) => Err(TargetError::Refused(format!(
-            "{} is neither a directory, a regular file nor a block device",
-            path.display()
+        Ok(md) => Err(TargetError::Refused(format!(
+            "{} is {}, not a directory, a regular file or a block device: give a directory, a new file name or a disk",
+            path.display(),
+            kind_name(&md)
         ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if given.is_none() {
@@ -398,6 +508,13 @@ pub fn resolve(
                     "{} does not exist and its directory {} does not either: create the directory first",
                     path.display(),
                     parent.display()
+                )));
+            }
+            if on_dev(parent) {
+                return Err(TargetError::Refused(format!(
+                    "{} does not exist, and a new file on /dev would live in RAM, not on a disk: \
+                     check the device name (lsblk lists them), or give a directory or file elsewhere",
+                    path.display()
                 )));
             }
             fill_fs_facts(&mut info, parent);
@@ -430,13 +547,30 @@ fn single_file(
             created,
         }],
         shared: true,
+        claim: None,
+    }
+}
+
+/// What kind of file `md` describes, for messages.
+fn kind_name(md: &fs::Metadata) -> &'static str {
+    let t = md.file_type();
+    if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
     }
 }
 
 fn check_space(dir: &Path, need: u64, info: &TargetInfo) -> Result<(), TargetError> {
     let free = sys::fs_space(dir).map_err(io_err(dir))?.0;
     // Keep a margin: 1 % of the need plus 16 MiB for metadata.
-    let want = need + need / 100 + (16 << 20);
+    let want = need.saturating_add(need / 100).saturating_add(16 << 20);
     if free < want {
         return Err(TargetError::Refused(format!(
             "not enough free space on {} ({}): the job needs {} and {} is free. Use a smaller --size or --numjobs, or another TARGET",
@@ -490,14 +624,22 @@ fn make_in_dir(
     // phase shares. A file's size is the most any phase needs of it.
     let mut sizes: Vec<u64> = Vec::new();
     for p in phases {
-        for (i, n) in needs(p, shared).into_iter().enumerate() {
+        for (i, n) in needs(p, shared)?.into_iter().enumerate() {
             if sizes.len() <= i {
                 sizes.push(0);
             }
             sizes[i] = sizes[i].max(n);
         }
     }
-    let total: u64 = sizes.iter().sum();
+    let total = match total_of(&sizes) {
+        Ok(t) => t,
+        Err(e) => {
+            if let Some(p) = &created_parent {
+                let _ = fs::remove_dir(p);
+            }
+            return Err(e);
+        }
+    };
     let cleanup_parent = |e| {
         if let Some(p) = &created_parent {
             let _ = fs::remove_dir(p);
@@ -551,6 +693,7 @@ fn make_in_dir(
         created_parent,
         files,
         shared,
+        claim: None,
     })
 }
 
@@ -580,6 +723,9 @@ pub fn probe_direct(target: Option<&Path>) -> bool {
         .unwrap_or_else(|| PathBuf::from("."));
     let dir = match fs::metadata(&path) {
         Ok(md) if md.is_dir() => path,
+        // Never open a FIFO (it blocks) or a character device: resolve()
+        // refuses them with a clear message.
+        Ok(md) if !md.is_file() && !md.file_type().is_block_device() => return false,
         Ok(_) => {
             return sys::open(
                 &path,
@@ -627,6 +773,79 @@ mod tests {
     fn mountinfo_unescape() {
         assert_eq!(unescape("/mnt/my\\040disk"), "/mnt/my disk");
         assert_eq!(unescape("/plain"), "/plain");
+    }
+
+    fn phase(pairs: &[(&str, &str)]) -> PhaseParams {
+        let spec = crate::options::spec_from_pairs(pairs.iter().copied()).unwrap();
+        crate::options::resolve_phase(&spec, 0).unwrap()
+    }
+
+    #[test]
+    fn size_times_numjobs_overflow_is_refused_not_wrapped() {
+        // 6148914691236519936 × 3 wraps to 0 in 64 bits.
+        let mut p = phase(&[("rw", "write"), ("size", "1M"), ("numjobs", "3")]);
+        p.size_bytes = 6_148_914_691_236_519_936;
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("new.dat");
+        for layout in [FileLayout::PerJob, FileLayout::SharedRegions] {
+            p.layout = layout;
+            let e = resolve(
+                Some(&target),
+                std::slice::from_ref(&p),
+                SafetyOptions::default(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("64 bits") || e.contains("16 EiB"), "{e}");
+            let e = resolve(
+                Some(d.path()),
+                std::slice::from_ref(&p),
+                SafetyOptions::default(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("64 bits") || e.contains("16 EiB") || e.contains("free space"),
+                "{e}"
+            );
+        }
+        assert!(!target.exists());
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "nothing created"
+        );
+    }
+
+    #[test]
+    fn fifo_target_is_refused_without_opening_it() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo (coreutils)");
+        // probe_direct must not block on the FIFO (a reader waits for a writer).
+        assert!(!probe_direct(Some(&fifo)));
+        let p = phase(&[("rw", "read"), ("size", "1M")]);
+        let e = resolve(Some(&fifo), &[p], SafetyOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        let p = phase(&[("rw", "read"), ("size", "1M")]);
+        let e = resolve(Some(Path::new("/dev/null")), &[p], SafetyOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn new_file_on_dev_is_refused() {
+        let p = phase(&[("rw", "write"), ("size", "1M")]);
+        let typo = Path::new("/dev/storlab-no-such-disk-xyz");
+        let e = resolve(Some(typo), &[p], SafetyOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev"), "{e}");
+        assert!(!typo.exists());
     }
 
     #[test]

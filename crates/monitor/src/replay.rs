@@ -52,6 +52,52 @@ fn parse_seconds(s: &str, line: usize) -> Result<u64, Error> {
         .ok_or_else(|| bad(line, "time is too large"))
 }
 
+/// The largest replay file read (a day of 1 s samples of 1,000 devices is
+/// about 1 GiB).
+pub const MAX_REPLAY_BYTES: u64 = 4 << 30;
+
+/// Read a replay file, bounded: only a regular file (or a pipe) is read,
+/// never more than [`MAX_REPLAY_BYTES`], and it must be text that starts
+/// like a replay file. `/dev/zero` or a binary file is refused at once.
+pub fn read_file(path: &std::path::Path) -> Result<String, Error> {
+    read_bounded(path, MAX_REPLAY_BYTES)
+}
+
+fn read_bounded(path: &std::path::Path, max: u64) -> Result<String, Error> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let io = |err| Error::Io {
+        path: path.to_path_buf(),
+        err,
+    };
+    let md = std::fs::metadata(path).map_err(io)?;
+    if !md.is_file() && !md.file_type().is_fifo() {
+        return Err(Error::Data(format!(
+            "{} is not a replay file (not a regular file); give a file recorded as docs/monitor.md shows",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(Error::Data(format!(
+            "{} is larger than {} GiB, the most a replay file may be; split it",
+            path.display(),
+            max >> 30
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        Error::Data(format!(
+            "{} is not a replay file (not text); give a file recorded as docs/monitor.md shows",
+            path.display()
+        ))
+    })
+}
+
 /// Parse a whole replay file.
 pub fn parse(text: &str) -> Result<Vec<Snapshot>, Error> {
     let mut out: Vec<Snapshot> = Vec::new();
@@ -88,9 +134,12 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, Error> {
             });
             continue;
         }
-        let snap = cur
-            .as_mut()
-            .ok_or_else(|| bad(n, "data before the first '@ SECONDS' line"))?;
+        let snap = cur.as_mut().ok_or_else(|| {
+            bad(
+                n,
+                "data before the first '@ SECONDS' line (is this a replay file? see docs/monitor.md)",
+            )
+        })?;
         let first = t.split_ascii_whitespace().next().unwrap_or("");
         if first == "cpu" {
             snap.cpu = Some(cpu::parse_cpu_line(t).map_err(|e| bad(n, e.to_string()))?);
@@ -170,6 +219,28 @@ mod tests {
         assert!(e.contains("not a decimal"), "{e}");
         let e = parse("@ 1\n8 0 sda 1 2\n").unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn reading_is_bounded_and_refuses_devices() {
+        let t = std::time::Instant::now();
+        let e = read_file(std::path::Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a replay file"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        let d = tempfile::tempdir().unwrap();
+        let big = d.path().join("big.txt");
+        std::fs::write(&big, vec![b'#'; 4096]).unwrap();
+        let e = read_bounded(&big, 1024).unwrap_err().to_string();
+        assert!(e.contains("larger than"), "{e}");
+        let bin = d.path().join("bin");
+        std::fs::write(&bin, [0xffu8, 0xfe, 0, 1]).unwrap();
+        let e = read_file(&bin).unwrap_err().to_string();
+        assert!(e.contains("not text"), "{e}");
+        let ok = d.path().join("ok.txt");
+        std::fs::write(&ok, "@ 1\n").unwrap();
+        assert_eq!(read_file(&ok).unwrap(), "@ 1\n");
     }
 
     proptest! {

@@ -257,7 +257,7 @@ const FIO_PERCENTILES: [f64; 17] = [
 /// Percentiles from a histogram the way fio computes them: the value of the
 /// first bucket at which the running count reaches `p/100 × total`.
 fn pct_from_bins(bins: &[(f64, u64)], wants: &[f64]) -> Vec<(f64, f64)> {
-    let total: u64 = bins.iter().map(|b| b.1).sum();
+    let total: u64 = bins.iter().map(|b| b.1).fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
     let mut out = Vec::new();
     if total == 0 {
         return out;
@@ -286,7 +286,7 @@ fn merge_lats(lats: &[&Lat], warnings: &mut Vec<String>, what: &str) -> Option<L
         [one] => return Some((*one).clone()),
         _ => {}
     }
-    let n: u64 = lats.iter().map(|l| l.n).sum();
+    let n: u64 = lats.iter().map(|l| l.n).fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
     let w = |l: &Lat| {
         if n > 0 {
             l.n as f64 / n as f64
@@ -444,8 +444,8 @@ fn merge_dirs(dirs: &[Dir], warnings: &mut Vec<String>, what: &str) -> Dir {
     if dirs.len() == 1 {
         return dirs[0].clone();
     }
-    let bytes: u64 = dirs.iter().map(|d| d.bytes).sum();
-    let ops: u64 = dirs.iter().map(|d| d.ops).sum();
+    let bytes: u64 = dirs.iter().map(|d| d.bytes).fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
+    let ops: u64 = dirs.iter().map(|d| d.ops).fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
     let runtime_ns = dirs.iter().map(|d| d.runtime_ns).max().unwrap_or(0);
     let secs = runtime_ns as f64 / 1e9;
     let lats: Vec<&Lat> = dirs.iter().filter_map(|d| d.lat.as_ref()).collect();
@@ -588,7 +588,8 @@ fn engine_of(opts: &Opts, warnings: &mut Vec<String>) -> EngineKind {
         "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Psync,
         "io_uring" => EngineKind::IoUring,
         "null" => EngineKind::Null,
-        "libaio" | "posixaio" | "io_uring_cmd" | "windowsaio" | "solarisaio" => {
+        "libaio" => EngineKind::Libaio,
+        "posixaio" | "io_uring_cmd" | "windowsaio" | "solarisaio" => {
             warnings.push(format!(
                 "fio ioengine={raw} is recorded as io_uring, the closest storlab engine \
                  (asynchronous, iodepth honoured)"
@@ -827,6 +828,10 @@ fn phase_of(
                 .filter(|b| *b > 0)
                 .unwrap_or(1),
             null_latency_ns: 0,
+            log_interval_ns: 1_000_000_000,
+            steadystate: None,
+            loops: 1,
+            thinktime_ns: 0,
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,
@@ -869,6 +874,7 @@ fn phase_of(
         depth: None,
         interrupted,
         warnings,
+        series: None,
     })
 }
 
@@ -960,14 +966,17 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         let e = by_groupid.entry(id).or_insert(0);
         *e = (*e).max(ms);
     }
-    let total_ms: u64 = by_groupid.values().sum();
+    let total_ms: u64 = by_groupid.values().copied().fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
     let start_ms = end_ms.saturating_sub(total_ms);
     let mut phases = Vec::new();
     let mut skipped = Vec::new();
     for g in &groups {
         let id = u64_of(g[0].get("groupid")).unwrap_or(0);
-        let before: u64 = by_groupid.range(..id).map(|(_, ms)| ms).sum();
-        match phase_of(g, &global, start_ms + before) {
+        let before: u64 = by_groupid
+            .range(..id)
+            .map(|(_, &ms)| ms)
+            .fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
+        match phase_of(g, &global, start_ms.saturating_add(before)) {
             Ok(p) => phases.push(p),
             Err(e) => skipped.push(e),
         }
@@ -1058,6 +1067,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         phases,
         warnings,
         monitor: None,
+        repeat: None,
     })
 }
 
@@ -1277,8 +1287,7 @@ mod tests {
             read["clat"]["percentile"]["99.000000"].as_u64().unwrap() * 1000
         );
         assert_eq!(lat.min, read["clat"]["min"].as_u64().unwrap() * 1000);
-        assert_eq!(p.params.engine, EngineKind::IoUring);
-        assert!(p.warnings.iter().any(|w| w.contains("libaio")));
+        assert_eq!(p.params.engine, EngineKind::Libaio);
         assert_eq!(p.params.cache, CacheMode::Direct);
         assert_eq!(p.params.iodepth, 32);
         assert_eq!(p.params.rate_iops, 0);

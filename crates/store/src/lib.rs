@@ -92,7 +92,22 @@ pub enum StoreError {
         path.display()
     )]
     NoWal { path: PathBuf, mode: String },
-    #[error("database error: {0}")]
+    #[error(
+        "{} is empty: it holds no runs yet (`storlab bench` or `storlab import FILE` makes it a storlab database)",
+        path.display()
+    )]
+    Empty { path: PathBuf },
+    #[error(
+        "{} is at schema version {found} and sits on a read-only file system, so it cannot be upgraded to \
+         version {supported}: copy it to a writable place and point --db at the copy",
+        path.display()
+    )]
+    NeedsUpgrade {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("database error: {}", sql_message(.0))]
     Sql(#[from] rusqlite::Error),
     #[error("no run with id {0}; `storlab runs` lists the runs")]
     NoSuchRun(i64),
@@ -116,6 +131,62 @@ pub enum StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Whether SQLite reports damaged pages (or a file that stopped being a
+/// database part-way).
+fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+/// What to do about corrupt pages: keep a copy, salvage with the sqlite3 shell.
+const RECOVER_HINT: &str = "the database file is corrupt (damaged pages). Keep a copy of it, then salvage what \
+can be read with the sqlite3 shell: `sqlite3 BROKEN.db .recover | sqlite3 RECOVERED.db`, and point --db at \
+RECOVERED.db";
+
+/// Whether the file starts with SQLite's magic string (so a "not a
+/// database" error means damage, not a wrong file).
+fn has_sqlite_header(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == b"SQLite format 3\0")
+}
+
+/// Whether `path` lies on a file system mounted read-only: opening it for
+/// writing (which changes nothing) fails with EROFS.
+fn read_only_fs(path: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::ReadOnlyFilesystem)
+}
+
+/// A path as an SQLite URI path: `%`, `?` and `#` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() && !b.is_ascii_control() => out.push(b as char),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// An SQLite error as the user reads it: corruption says how to recover.
+fn sql_message(e: &rusqlite::Error) -> String {
+    if is_corruption(e) {
+        format!("{e}: {RECOVER_HINT}")
+    } else {
+        e.to_string()
+    }
+}
 
 /// Whether a run was completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +266,9 @@ pub struct RunSummary {
     pub workloads: Vec<String>,
     /// Distinct block sizes of its phases, bytes, in phase order.
     pub block_sizes: Vec<u64>,
+    /// Distinct block-size mixes (`--bssplit`) of its phases, as
+    /// `4KiB/50:64KiB/50`; such phases add nothing to `block_sizes`.
+    pub block_mixes: Vec<String>,
 }
 
 /// Filters of `storlab runs`. Empty fields match everything.
@@ -237,10 +311,74 @@ impl Store {
         Self::open_with(path, true)
     }
 
-    /// Open an existing database (for commands that only read): a missing
-    /// file is [`StoreError::NotFound`] rather than a new empty database.
+    /// Open an existing database for commands that only read: a missing
+    /// file is [`StoreError::NotFound`] and an empty one
+    /// [`StoreError::Empty`] (never given a schema). The connection is
+    /// `query_only`, so reading never changes the file (nor leaves side
+    /// files); on a read-only file system the file is opened immutable. Only a file of an older schema
+    /// on a writable file system is opened for writing, to be upgraded.
     pub fn open_existing(path: &Path) -> Result<Store> {
-        Self::open_with(path, false)
+        let path_buf = path.to_path_buf();
+        if path.as_os_str().is_empty() {
+            return Self::open_with(path, false);
+        }
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound { path: path_buf });
+            }
+            Ok(md) if md.is_file() && md.len() == 0 => {
+                return Err(StoreError::Empty { path: path_buf });
+            }
+            _ => {}
+        }
+        let read_only_fs = read_only_fs(path);
+        let open_err = |source| StoreError::Open {
+            path: path_buf.clone(),
+            source,
+        };
+        let conn = if read_only_fs {
+            // Nobody can change a file on a read-only mount, and SQLite
+            // cannot create the WAL index there: read it as immutable.
+            Connection::open_with_flags(
+                format!("file:{}?immutable=1", uri_path(path)),
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
+            )
+        } else {
+            // Read-write without CREATE, but `query_only`: SQL cannot change
+            // the file, and the last connection to close still removes the
+            // -wal/-shm files (a read-only connection would leave them).
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        }
+        .map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "query_only", true)
+            .map_err(open_err)?;
+        let store = Store {
+            conn,
+            path: path_buf,
+        };
+        let (version, fresh) = store.check_identity()?;
+        if fresh {
+            return Err(StoreError::Empty { path: store.path });
+        }
+        if version < schema::LATEST {
+            if read_only_fs {
+                return Err(StoreError::NeedsUpgrade {
+                    path: store.path,
+                    found: version,
+                    supported: schema::LATEST,
+                });
+            }
+            drop(store);
+            return Self::open_with(path, false);
+        }
+        Ok(store)
     }
 
     fn open_with(path: &Path, create: bool) -> Result<Store> {
@@ -297,11 +435,15 @@ impl Store {
     }
 
     fn not_a_db(&self, e: rusqlite::Error) -> StoreError {
-        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase)
+            && !has_sqlite_header(&self.path)
+        {
             StoreError::NotStorlab {
                 path: self.path.clone(),
                 what: "it is not an SQLite file".into(),
             }
+        } else if is_corruption(&e) {
+            StoreError::Sql(e)
         } else {
             StoreError::Open {
                 path: self.path.clone(),
@@ -311,31 +453,35 @@ impl Store {
     }
 
     /// Refuse files that belong to another program or a newer storlab.
-    fn check_identity(&self) -> Result<()> {
-        let app_id: i64 = self
+    /// Returns the schema version and whether the file is fresh (no schema
+    /// yet). The three facts are read in one read transaction: another
+    /// process creating the schema meanwhile must not make a half-created
+    /// file look like "another program's database".
+    fn check_identity(&self) -> Result<(i64, bool)> {
+        let tx = self
             .conn
+            .unchecked_transaction()
+            .map_err(|e| self.not_a_db(e))?;
+        let app_id: i64 = tx
             .pragma_query_value(None, "application_id", |r| r.get(0))
             .map_err(|e| self.not_a_db(e))?;
-        let version: i64 = self
-            .conn
+        let version: i64 = tx
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(|e| self.not_a_db(e))?;
-        let objects: i64 = self
-            .conn
+        let objects: i64 = tx
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
             .map_err(|e| self.not_a_db(e))?;
-        if app_id != schema::APPLICATION_ID {
-            let fresh = app_id == 0 && version == 0 && objects == 0;
-            if !fresh {
-                return Err(StoreError::NotStorlab {
-                    path: self.path.clone(),
-                    what: if app_id == 0 {
-                        "it is an SQLite database of another program".into()
-                    } else {
-                        format!("it is an SQLite database with application_id {app_id:#x}")
-                    },
-                });
-            }
+        drop(tx);
+        let fresh = app_id == 0 && version == 0 && objects == 0;
+        if app_id != schema::APPLICATION_ID && !fresh {
+            return Err(StoreError::NotStorlab {
+                path: self.path.clone(),
+                what: if app_id == 0 {
+                    "it is an SQLite database of another program".into()
+                } else {
+                    format!("it is an SQLite database with application_id {app_id:#x}")
+                },
+            });
         }
         if version > schema::LATEST {
             return Err(StoreError::TooNew {
@@ -344,7 +490,7 @@ impl Store {
                 supported: schema::LATEST,
             });
         }
-        Ok(())
+        Ok((version, fresh))
     }
 
     fn configure(&self) -> Result<()> {
@@ -700,10 +846,13 @@ impl Store {
                     phases: 0,
                     workloads: Vec::new(),
                     block_sizes: Vec::new(),
+                    block_mixes: Vec::new(),
                 });
             }
-            let mut phase_stmt =
-                tx.prepare("SELECT rw, bs_bytes FROM phases WHERE run_id = ?1 ORDER BY seq")?;
+            let mut phase_stmt = tx.prepare(
+                "SELECT rw, bs_bytes, json_extract(phase_json, '$.params.rwmixread'), \
+                 json_extract(phase_json, '$.params.bs') FROM phases WHERE run_id = ?1 ORDER BY seq",
+            )?;
             for s in &mut out {
                 s.tags = load_tags(&tx, s.id)?;
                 let mut rows = phase_stmt.query([s.id])?;
@@ -711,8 +860,35 @@ impl Store {
                     s.phases += 1;
                     let rw: String = r.get(0)?;
                     let bs: i64 = r.get(1)?;
+                    let mix: Option<i64> = r.get(2)?;
+                    let bs_json: Option<String> = r.get(3)?;
+                    // A read/write mix is labelled as one (`randrw 70/30`).
+                    let rw = match (rw.as_str(), mix) {
+                        ("readwrite" | "randrw", Some(m)) => format!("{rw} {m}/{}", 100 - m),
+                        _ => rw,
+                    };
                     if !s.workloads.contains(&rw) {
                         s.workloads.push(rw);
+                    }
+                    let weights: Vec<storlab_types::BsWeight> = bs_json
+                        .and_then(|j| serde_json::from_str(&j).ok())
+                        .unwrap_or_default();
+                    if weights.len() > 1 {
+                        let label = weights
+                            .iter()
+                            .map(|w| {
+                                format!(
+                                    "{}/{}",
+                                    storlab_types::format_bytes(w.bs_bytes).replace(' ', ""),
+                                    w.weight
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(":");
+                        if !s.block_mixes.contains(&label) {
+                            s.block_mixes.push(label);
+                        }
+                        continue;
                     }
                     let bs = bs.max(0) as u64;
                     if !s.block_sizes.contains(&bs) {
@@ -949,6 +1125,10 @@ fn load_tags(conn: &Connection, run_id: i64) -> Result<BTreeMap<String, String>>
     Ok(tags)
 }
 
+#[cfg(test)]
+mod parser_proptests;
+#[cfg(test)]
+mod safety_tests;
 #[cfg(test)]
 pub(crate) mod testdata;
 #[cfg(test)]

@@ -88,7 +88,9 @@ fn an_unfinished_run_loads_as_interrupted_with_its_finished_phases() {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = child.id();
     child.wait().unwrap();
-    store
+    // (Through a writing connection: the reader above is read-only.)
+    Store::open(&path)
+        .unwrap()
         .conn
         .execute(
             "UPDATE runs SET writer_pid = ?1 WHERE id = ?2",

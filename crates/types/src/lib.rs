@@ -16,7 +16,7 @@ pub mod units;
 pub use record::*;
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
-    parse_percent, parse_rate, parse_size,
+    parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,
 };
 
 /// Version of the JSON result document (and of [`record::BenchReport`]).
@@ -41,3 +41,5 @@ pub fn skip_test(test: &str, why: &str) {
     }
     let _ = writeln!(std::io::stderr().lock(), "SKIP {test}: {why}");
 }
+#[cfg(test)]
+mod units_proptests;

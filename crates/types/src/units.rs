@@ -97,8 +97,61 @@ fn size_multiplier(unit: &str) -> Option<u128> {
     Some(base.pow(power))
 }
 
-/// Parse a byte size such as `4k`, `64KiB`, `10GB`, `1.5M`.
+/// This machine's RAM in bytes, for sizes relative to it (`2xRAM`); 0 = not
+/// known. Set once by the program at start ([`set_ram_bytes`]); this crate
+/// does no I/O itself.
+static RAM_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Tell the size parser how much RAM this machine has, so `--size 2xRAM`
+/// means the same thing (twice the memory) on every host.
+pub fn set_ram_bytes(bytes: u64) {
+    RAM_BYTES.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The RAM size given to [`set_ram_bytes`], if any.
+pub fn ram_bytes() -> Option<u64> {
+    match RAM_BYTES.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        n => Some(n),
+    }
+}
+
+/// Parse a size relative to the machine's memory: `2xRAM`, `0.25xRAM`,
+/// `1.5xram` (`ram` bytes of RAM). Returns None when `input` is not of
+/// that form; the result is rounded down to a whole 4 KiB.
+pub fn parse_relative_size(input: &str, ram: Option<u64>) -> Option<Result<u64, ParseError>> {
+    let s = input.trim();
+    let lower = s.to_ascii_lowercase();
+    let factor = lower.strip_suffix("xram")?.trim();
+    let help = "expected a factor of the machine's RAM, e.g. 2xRAM or 0.25xRAM";
+    let Some((value, scale)) = parse_decimal(factor) else {
+        return Some(Err(ParseError::new("size", input, help)));
+    };
+    let Some(ram) = ram else {
+        return Some(Err(ParseError::new(
+            "size",
+            input,
+            "the machine's RAM size is not known here; give an absolute size such as 16G",
+        )));
+    };
+    let bytes = u128::from(ram)
+        .checked_mul(value)
+        .map(|b| b / 10u128.pow(scale));
+    Some(
+        match bytes.and_then(|b| u64::try_from(b / 4096 * 4096).ok()) {
+            Some(0) => Err(ParseError::new("size", input, "is less than 4 KiB")),
+            Some(b) => Ok(b),
+            None => Err(ParseError::new("size", input, "too large")),
+        },
+    )
+}
+
+/// Parse a byte size such as `4k`, `64KiB`, `10GB`, `1.5M`, or one
+/// relative to the RAM ([`set_ram_bytes`]): `2xRAM`, `0.25xRAM`.
 pub fn parse_size(input: &str) -> Result<u64, ParseError> {
+    if let Some(r) = parse_relative_size(input, ram_bytes()) {
+        return r;
+    }
     let s = input.trim();
     let (num, unit) = split_number(s);
     let (value, scale) =
@@ -381,7 +434,33 @@ mod tests {
         assert!(serde_json::from_str::<ByteSize>("-1").is_err());
     }
 
+    #[test]
+    fn sizes_relative_to_ram() {
+        let ram = Some(8u64 << 30);
+        assert_eq!(parse_relative_size("2xRAM", ram), Some(Ok(16 << 30)));
+        assert_eq!(parse_relative_size("0.25xram", ram), Some(Ok(2 << 30)));
+        assert_eq!(parse_relative_size(" 1.5XRAM ", ram), Some(Ok(12 << 30)));
+        assert_eq!(parse_relative_size("4k", ram), None);
+        // Rounded down to 4 KiB.
+        assert_eq!(parse_relative_size("0.5xRAM", Some(10_000)), Some(Ok(4096)));
+        assert!(
+            parse_relative_size("0.1xRAM", Some(10_000))
+                .unwrap()
+                .is_err()
+        );
+        assert!(parse_relative_size("axRAM", ram).unwrap().is_err());
+        let e = parse_relative_size("2xRAM", None).unwrap().unwrap_err();
+        assert!(e.to_string().contains("absolute size"), "{e}");
+    }
+
     proptest! {
+        #[test]
+        fn relative_sizes_never_panic(f in "[0-9._]{0,12}", ram in proptest::option::of(any::<u64>())) {
+            if let Some(Ok(b)) = parse_relative_size(&format!("{f}xRAM"), ram) {
+                prop_assert_eq!(b % 4096, 0);
+            }
+        }
+
         #[test]
         fn parse_size_never_panics(s in "\\PC{0,24}") {
             let _ = parse_size(&s);

@@ -25,8 +25,6 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use storlab_store::{RunSelector, Store};
 use storlab_types::StoredRun;
@@ -115,27 +113,8 @@ impl Dir {
     }
 }
 
-/// A signal asked the campaign to stop (0 = none).
-#[derive(Clone)]
-struct Stop(Arc<AtomicUsize>);
-
-impl Stop {
-    fn install() -> Result<Stop> {
-        let flag = Arc::new(AtomicUsize::new(0));
-        for sig in [
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGHUP,
-        ] {
-            signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)
-                .context("cannot install the signal handlers")?;
-        }
-        Ok(Stop(flag))
-    }
-    fn requested(&self) -> bool {
-        self.0.load(Ordering::Relaxed) != 0
-    }
-}
+/// A signal asked the campaign to stop: SIGINT, SIGTERM and SIGHUP, as bench.
+type Stop = crate::commands::bench::Signals;
 
 impl CampaignCommand {
     pub fn execute(self) -> Result<Outcome> {
@@ -326,7 +305,7 @@ impl CampaignCommand {
         // The teardown runs whatever happened, also after Ctrl-C.
         let mut teardown_failed = None;
         for cmd in &cell.teardown {
-            if let Err(e) = shell(cmd, &mut log, &Stop(Arc::new(AtomicUsize::new(0)))) {
+            if let Err(e) = shell(cmd, &mut log, &Stop::none()) {
                 teardown_failed.get_or_insert(format!("teardown `{cmd}`: {}", e.message()));
             }
         }

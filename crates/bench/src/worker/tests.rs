@@ -53,6 +53,8 @@ struct ScriptEngine {
     ready: Vec<(u32, u32, u64)>,
     log: Rc<RefCell<Vec<(u64, u64)>>>,
     submits: Rc<Cell<u32>>,
+    /// Every I/O queued: (direction, offset).
+    ios: Rc<RefCell<Vec<(Dir, u64)>>>,
 }
 
 impl Engine for ScriptEngine {
@@ -64,6 +66,7 @@ impl Engine for ScriptEngine {
     }
     fn queue(&mut self, io: Io) -> Result<(), QueueError> {
         self.slots.take(&io)?;
+        self.ios.borrow_mut().push((io.dir, io.offset));
         self.queued.push(io);
         Ok(())
     }
@@ -99,7 +102,15 @@ impl Engine for ScriptEngine {
 }
 
 fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)>, u32) {
+    let (out, log, submits, _) = script_run_ios(pairs, blocks);
+    (out, log, submits)
+}
+
+type IoLog = Vec<(Dir, u64)>;
+
+fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)>, u32, IoLog) {
     let p = params(pairs);
+    let ios = Rc::new(RefCell::new(Vec::new()));
     let plan = plan("/nonexistent", blocks * 4096);
     let control = Control::new(1);
     let t = Rc::new(Cell::new(1_000));
@@ -113,18 +124,52 @@ fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)
         ready: Vec::new(),
         log: log.clone(),
         submits: submits.clone(),
+        ios: ios.clone(),
     };
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
         plan: &plan,
         p: &p,
         control: &control,
         progress: &control.jobs[0],
+        series: &series,
         fd: -1,
     };
     let clock = FakeClock { t, step: 100 };
     let out = Worker::new(engine, clock, ctx, WorkerOut::default()).run();
     let log = log.borrow().clone();
-    (out, log, submits.get())
+    let ios = ios.borrow().clone();
+    (out, log, submits.get(), ios)
+}
+
+#[test]
+fn read_modify_write_reads_each_block_before_writing_it_back() {
+    for qd in ["1", "4"] {
+        let (out, _, _, ios) =
+            script_run_ios(&[("rw", "rmw"), ("iodepth", qd), ("engine", "null")], 16);
+        assert!(out.fatal.is_none(), "{:?}", out.fatal);
+        let reads: Vec<u64> = ios
+            .iter()
+            .filter(|(d, _)| *d == Dir::Read)
+            .map(|x| x.1)
+            .collect();
+        let writes: Vec<u64> = ios
+            .iter()
+            .filter(|(d, _)| *d == Dir::Write)
+            .map(|x| x.1)
+            .collect();
+        // One pass: every block read once and written back once, in order.
+        let blocks: Vec<u64> = (0..16).map(|b| b * 4096).collect();
+        assert_eq!(reads, blocks, "QD {qd}");
+        assert_eq!(writes, blocks, "QD {qd}");
+        for off in blocks {
+            let r = ios.iter().position(|x| *x == (Dir::Read, off)).unwrap();
+            let w = ios.iter().position(|x| *x == (Dir::Write, off)).unwrap();
+            assert!(r < w, "QD {qd}: block {off} written before it was read");
+        }
+        assert_eq!(out.read.ops, 16);
+        assert_eq!(out.write.ops, 16);
+    }
 }
 
 #[test]
@@ -186,51 +231,68 @@ fn shared_stamps_report_their_error_bound() {
 fn null_engine_with_fixed_service_time_obeys_littles_law() {
     // A device with a known answer: service time S at depth N gives
     // latency S and N/S IOPS. Checked within 2 % at several depths, through
-    // the whole pipeline (prepare, workers, merge).
+    // the whole pipeline (prepare, workers, merge). A loaded machine can
+    // only make a wake-up late, never early, so latency below S is always a
+    // failure, while an attempt whose latency came out high is retried (up
+    // to three times): a real bias fails every attempt.
     let dir = tempfile::tempdir().unwrap();
-    let service_ms = 20.0;
+    let service_ms = 50.0;
     for depth in [1u32, 4, 32] {
-        let d = depth.to_string();
-        let p = params(&[
-            ("rw", "randread"),
-            ("engine", "null"),
-            ("null_latency", "20ms"),
-            ("iodepth", &d),
-            ("size", "1M"),
-            ("runtime", "1s"),
-            ("time_based", "1"),
-        ]);
-        let target = dir.path().join(format!("qd{depth}"));
-        let job = crate::prepare(Some(&target), vec![p], Default::default()).unwrap();
-        let control = Control::new(1);
-        let out = crate::run(&job, &control, |_| {});
-        job.target.cleanup();
-        let ph = &out.phases[0];
-        let lat = ph.read.lat_ns.unwrap().mean / 1e6;
-        assert!(
-            (lat - service_ms).abs() / service_ms < 0.02,
-            "QD {depth}: latency {lat} ms vs {service_ms} ms"
-        );
-        let littles = ph.read.iops * ph.read.lat_ns.unwrap().mean / 1e9;
-        assert!(
-            (littles - f64::from(depth)).abs() / f64::from(depth) < 0.02,
-            "QD {depth}: IOPS × latency = {littles}"
-        );
-        let dr = ph.depth.unwrap();
-        assert_eq!(dr.requested, depth);
-        assert!(
-            (dr.achieved - f64::from(depth)).abs() / f64::from(depth) < 0.02,
-            "QD {depth}: achieved {}",
-            dr.achieved
-        );
-        assert!(
-            !ph.warnings
-                .iter()
-                .any(|w| w.contains("in flight on average")),
-            "{:?}",
-            ph.warnings
-        );
+        let mut last = String::new();
+        let passed = (0..3).any(|_| match null_run(dir.path(), depth, service_ms) {
+            Ok(()) => true,
+            Err(why) => {
+                last = why;
+                false
+            }
+        });
+        assert!(passed, "{last}");
     }
+}
+
+/// One null-engine run at `depth`; `Err` says which figure missed.
+fn null_run(dir: &std::path::Path, depth: u32, service_ms: f64) -> Result<(), String> {
+    let d = depth.to_string();
+    let p = params(&[
+        ("rw", "randread"),
+        ("engine", "null"),
+        ("null_latency", "50ms"),
+        ("iodepth", &d),
+        ("size", "1M"),
+        ("runtime", "1s"),
+        ("time_based", "1"),
+    ]);
+    let target = dir.join(format!("qd{depth}"));
+    let job = crate::prepare(Some(&target), vec![p], Default::default()).unwrap();
+    let control = Control::new(1);
+    let out = crate::run(&job, &control, |_| {});
+    job.target.cleanup();
+    let ph = &out.phases[0];
+    let lat = ph.read.lat_ns.unwrap().mean / 1e6;
+    assert!(
+        lat >= service_ms * 0.999,
+        "QD {depth}: latency {lat} ms is below the service time {service_ms} ms"
+    );
+    if (lat - service_ms) / service_ms >= 0.02 {
+        return Err(format!("QD {depth}: latency {lat} ms vs {service_ms} ms"));
+    }
+    let littles = ph.read.iops * ph.read.lat_ns.unwrap().mean / 1e9;
+    if (littles - f64::from(depth)).abs() / f64::from(depth) >= 0.02 {
+        return Err(format!("QD {depth}: IOPS × latency = {littles}"));
+    }
+    let dr = ph.depth.unwrap();
+    assert_eq!(dr.requested, depth);
+    if (dr.achieved - f64::from(depth)).abs() / f64::from(depth) >= 0.02 {
+        return Err(format!("QD {depth}: achieved {}", dr.achieved));
+    }
+    assert!(
+        !ph.warnings
+            .iter()
+            .any(|w| w.contains("in flight on average")),
+        "{:?}",
+        ph.warnings
+    );
+    Ok(())
 }
 
 /// Fails every submit after the first `ok` ones, and records how many
@@ -361,11 +423,13 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
     };
     let plan = plan(&dev, 256 << 20);
     let control = Control::new(1);
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
         plan: &plan,
         p: &p,
         control: &control,
         progress: &control.jobs[0],
+        series: &series,
         fd,
     };
     let out = Worker::new(

@@ -1,0 +1,326 @@
+//! Sweeps: which points a `storlab sweep` runs. A [`Vary`] is one option
+//! from the option table with its list of values (`bs=4k,64k,1m`) or a
+//! range (`bs=4k..4m:x2`, `iodepth=1..256:x2`, `numjobs=1..8:+1`);
+//! [`expand`] turns several of them into [`SweepPoint`]s, the cartesian
+//! product (first option outermost) or, zipped, the lists side by side.
+//! Every value is checked against its option's kind here, so a typo fails
+//! before anything runs; whether a combination makes sense is checked per
+//! point later (a point that fails is recorded and the sweep goes on).
+
+use crate::options::{OptKind, SpecError, find_option, typed_value};
+use storlab_types::parse_size;
+
+/// The most points one sweep may have (a guard against `1..1000000:+1`).
+pub const MAX_POINTS: usize = 10_000;
+
+/// One varied option and its values, as typed (`4k`, `64k`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vary {
+    /// The option's key in the table (`bs`, `iodepth_batch`).
+    pub key: &'static str,
+    pub values: Vec<String>,
+}
+
+/// One point of a sweep: its index and `(key, value)` for each varied option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepPoint {
+    pub index: usize,
+    pub params: Vec<(&'static str, String)>,
+}
+
+impl SweepPoint {
+    /// `bs=4k,numjobs=2`: the point's name in tables, tags and progress.
+    pub fn label(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+fn bad<T>(spec: &str, why: impl std::fmt::Display) -> Result<T, SpecError> {
+    Err(SpecError(format!("invalid --vary '{spec}': {why}")))
+}
+
+/// A size as short as it can be written exactly: `4k`, `1m`, `1536`.
+pub fn short_size(b: u64) -> String {
+    for (shift, unit) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+        if b >= 1 << shift && b % (1 << shift) == 0 {
+            return format!("{}{unit}", b >> shift);
+        }
+    }
+    b.to_string()
+}
+
+impl Vary {
+    /// Parse `KEY=V1,V2,...` or `KEY=FROM..TO:xN` / `KEY=FROM..TO:+N`.
+    /// KEY is any bench option (its job-file key, flag or fio alias).
+    pub fn parse(spec: &str) -> Result<Vary, SpecError> {
+        let Some((name, list)) = spec.split_once('=') else {
+            return bad(
+                spec,
+                "expected OPTION=VALUES, e.g. bs=4k,64k,1m or iodepth=1..256:x2",
+            );
+        };
+        let def = find_option(name.trim()).ok_or_else(|| {
+            SpecError(format!(
+                "invalid --vary '{spec}': unknown option '{}' (the options of `storlab bench --help`, e.g. bs, iodepth, numjobs, size, rw)",
+                name.trim()
+            ))
+        })?;
+        let list = list.trim();
+        let values: Vec<String> = if let Some((range, step)) = list
+            .split_once("..")
+            .map(|(from, rest)| (from, rest.split_once(':')))
+            .and_then(|(from, r)| r.map(|(to, step)| ((from, to), step)))
+        {
+            expand_range(spec, def.kind, range, step)?
+        } else if list.contains("..") {
+            return bad(
+                spec,
+                "a range needs a step: FROM..TO:xN (multiply) or FROM..TO:+N (add), e.g. 4k..4m:x2",
+            );
+        } else {
+            list.split(',').map(|v| v.trim().to_string()).collect()
+        };
+        if values.iter().any(String::is_empty) {
+            return bad(spec, "an empty value in the list");
+        }
+        for v in &values {
+            typed_value(def, v).map_err(|e| SpecError(format!("invalid --vary '{spec}': {e}")))?;
+        }
+        Ok(Vary {
+            key: def.key,
+            values,
+        })
+    }
+}
+
+/// The values of `FROM..TO` with a step of `xN` or `+N`, TO included when
+/// the steps land on it.
+fn expand_range(
+    spec: &str,
+    kind: OptKind,
+    (from, to): (&str, &str),
+    step: &str,
+) -> Result<Vec<String>, SpecError> {
+    let num = |v: &str| -> Result<u64, SpecError> {
+        match kind {
+            OptKind::Size => {
+                parse_size(v).map_err(|e| SpecError(format!("invalid --vary '{spec}': {e}")))
+            }
+            OptKind::Int => v.trim().parse().map_err(|_| {
+                SpecError(format!(
+                    "invalid --vary '{spec}': '{v}' is not a whole number"
+                ))
+            }),
+            _ => bad(
+                spec,
+                "ranges are for sizes and numbers; list text values: rw=read,write",
+            ),
+        }
+    };
+    let (lo, hi) = (num(from)?, num(to)?);
+    if lo == 0 || lo > hi {
+        return bad(
+            spec,
+            "a range runs from a positive FROM up to TO (FROM <= TO)",
+        );
+    }
+    let step = step.trim();
+    let (mul, n) = if let Some(n) = step.strip_prefix(['x', 'X', '*']) {
+        (true, n)
+    } else if let Some(n) = step.strip_prefix('+') {
+        (false, n)
+    } else {
+        return bad(
+            spec,
+            "the step is xN (multiply, e.g. x2) or +N (add, e.g. +1)",
+        );
+    };
+    let n = num(n)?;
+    if (mul && n < 2) || (!mul && n == 0) {
+        return bad(spec, "the step must grow: x2 or more, +1 or more");
+    }
+    let mut out = Vec::new();
+    let mut v = lo;
+    while v <= hi {
+        if out.len() >= MAX_POINTS {
+            return bad(spec, format!("more than {MAX_POINTS} values"));
+        }
+        out.push(match kind {
+            OptKind::Size => short_size(v),
+            _ => v.to_string(),
+        });
+        v = match if mul {
+            v.checked_mul(n)
+        } else {
+            v.checked_add(n)
+        } {
+            Some(next) => next,
+            None => break,
+        };
+    }
+    Ok(out)
+}
+
+/// The points of a sweep: the cartesian product of the lists (the first
+/// option outermost, so it changes slowest), or with `zip` the lists side
+/// by side (all the same length). No options: one point with no parameters.
+pub fn expand(varies: &[Vary], zip: bool) -> Result<Vec<SweepPoint>, SpecError> {
+    for (i, v) in varies.iter().enumerate() {
+        if varies[..i].iter().any(|w| w.key == v.key) {
+            return Err(SpecError(format!(
+                "--vary {} is given twice: put all its values in one list",
+                v.key
+            )));
+        }
+    }
+    let mut points: Vec<Vec<(&'static str, String)>> = vec![Vec::new()];
+    if zip && !varies.is_empty() {
+        let n = varies[0].values.len();
+        if let Some(v) = varies.iter().find(|v| v.values.len() != n) {
+            return Err(SpecError(format!(
+                "--zip pairs the lists value by value, but {} has {} values and {} has {n}: give them the same length",
+                v.key,
+                v.values.len(),
+                varies[0].key
+            )));
+        }
+        points = (0..n)
+            .map(|i| {
+                varies
+                    .iter()
+                    .map(|v| (v.key, v.values[i].clone()))
+                    .collect()
+            })
+            .collect();
+    } else {
+        for v in varies {
+            if points.len().saturating_mul(v.values.len()) > MAX_POINTS {
+                return Err(SpecError(format!(
+                    "the sweep has more than {MAX_POINTS} points: vary fewer options or fewer values"
+                )));
+            }
+            points = points
+                .iter()
+                .flat_map(|p| {
+                    v.values.iter().map(move |val| {
+                        let mut q = p.clone();
+                        q.push((v.key, val.clone()));
+                        q
+                    })
+                })
+                .collect();
+        }
+    }
+    Ok(points
+        .into_iter()
+        .enumerate()
+        .map(|(index, params)| SweepPoint { index, params })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn v(s: &str) -> Vary {
+        Vary::parse(s).unwrap()
+    }
+
+    #[test]
+    fn lists_and_ranges() {
+        assert_eq!(v("bs=4k,64k, 1m").values, ["4k", "64k", "1m"]);
+        assert_eq!(v("blocksize=4k").key, "bs", "fio alias");
+        assert_eq!(v("iodepth-batch=1,2").key, "iodepth_batch", "flag spelling");
+        assert_eq!(v("bs=4k..64k:x2").values, ["4k", "8k", "16k", "32k", "64k"]);
+        assert_eq!(v("bs=4k..4m:x2").values.len(), 11);
+        assert_eq!(v("iodepth=1..256:x2").values.len(), 9);
+        assert_eq!(v("numjobs=1..4:+1").values, ["1", "2", "3", "4"]);
+        assert_eq!(
+            v("numjobs=1..6:x4").values,
+            ["1", "4"],
+            "TO need not be hit"
+        );
+        assert_eq!(v("size=1m..3m:+1m").values, ["1m", "2m", "3m"]);
+        assert_eq!(v("rw=read,randread").values, ["read", "randread"]);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = |s: &str| Vary::parse(s).unwrap_err().0;
+        assert!(e("bs").contains("OPTION=VALUES"));
+        assert!(e("blcksize=4k").contains("unknown option 'blcksize'"));
+        assert!(e("iodepth=1,two").contains("whole number"));
+        assert!(e("bs=4k,,8k").contains("empty value"));
+        assert!(e("bs=4k..1m").contains("needs a step"));
+        assert!(e("bs=4k..1m:x1").contains("must grow"));
+        assert!(e("bs=1m..4k:x2").contains("FROM <= TO"));
+        assert!(e("rw=read..write:x2").contains("ranges are for sizes"));
+        assert!(e("numjobs=1..100000:+1").contains("more than"));
+        assert!(e("bs=4x").contains("size"));
+    }
+
+    #[test]
+    fn products_and_zips() {
+        let p = expand(&[v("bs=4k,1m"), v("numjobs=1,2,4")], false).unwrap();
+        assert_eq!(p.len(), 6);
+        assert_eq!(p[0].label(), "bs=4k,numjobs=1");
+        assert_eq!(p[1].label(), "bs=4k,numjobs=2");
+        assert_eq!(p[5].label(), "bs=1m,numjobs=4");
+        assert_eq!(p[5].index, 5);
+        let z = expand(&[v("bs=4k,1m"), v("iodepth=32,4")], true).unwrap();
+        assert_eq!(z.len(), 2);
+        assert_eq!(z[1].label(), "bs=1m,iodepth=4");
+        let e = expand(&[v("bs=4k,1m"), v("iodepth=1,2,3")], true)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("same length"), "{e}");
+        let e = expand(&[v("bs=4k"), v("blocksize=8k")], false)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("given twice"), "{e}");
+        assert_eq!(expand(&[], false).unwrap().len(), 1);
+        let big = [v("numjobs=1..1000:+1"), v("iodepth=1..1000:+1")];
+        assert!(expand(&big, false).is_err());
+    }
+
+    #[test]
+    fn relative_sizes_vary() {
+        storlab_types::set_ram_bytes(1 << 30);
+        assert_eq!(v("size=0.25xRAM,2xRAM").values, ["0.25xRAM", "2xRAM"]);
+        let s = crate::spec_from_pairs([("size", "0.25xRAM")]).unwrap();
+        assert_eq!(s.size.map(|b| b.0), Some(256 << 20));
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(s in "[a-z_=0-9kmx.,:+]{0,30}") {
+            let _ = Vary::parse(&s);
+        }
+
+        #[test]
+        fn ranges_stay_in_bounds(lo in 1u64..5000, span in 0u64..100_000, step in 2u64..9, mul: bool) {
+            let hi = lo + span;
+            let s = if mul { format!("numjobs={lo}..{hi}:x{step}") } else { format!("numjobs={lo}..{hi}:+{step}") };
+            if let Ok(v) = Vary::parse(&s) {
+                let n: Vec<u64> = v.values.iter().map(|x| x.parse().unwrap()).collect();
+                prop_assert_eq!(n[0], lo);
+                prop_assert!(n.windows(2).all(|w| w[0] < w[1]));
+                prop_assert!(*n.last().unwrap() <= hi);
+            }
+        }
+
+        #[test]
+        fn product_size_is_the_product(a in 1usize..6, b in 1usize..6, c in 1usize..4) {
+            let list = |k: &str, n: usize| Vary::parse(&format!("{k}={}", (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))).unwrap();
+            let p = expand(&[list("numjobs", a), list("iodepth", b), list("rwmixread", c)], false).unwrap();
+            prop_assert_eq!(p.len(), a * b * c);
+            let labels: std::collections::BTreeSet<String> = p.iter().map(SweepPoint::label).collect();
+            prop_assert_eq!(labels.len(), p.len());
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! `storlab profiles`: the published test patterns shipped as TOML job
+//! files (`profiles/*.toml`, embedded in the binary) plus the user's own in
+//! `$XDG_CONFIG_HOME/storlab/profiles/NAME.toml` (a user's profile of the
+//! same name wins). A profile is a job file with a `[profile]` table:
+//! `about` (one line on what it emulates), `source` (where the pattern
+//! comes from), `vary` (the sweep `storlab sweep --profile NAME` runs, in
+//! `--vary` syntax), `zip`, and `per_core_mb_s` (a planning figure per CPU
+//! core that the report compares the measured rate against).
+//! `bench --profile` and `sweep --profile` run one.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+use std::path::PathBuf;
+use storlab_types::BenchReport;
+
+/// The shipped profiles: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("seq", include_str!("../../profiles/seq.toml")),
+    ("iops", include_str!("../../profiles/iops.toml")),
+    ("cache", include_str!("../../profiles/cache.toml")),
+    ("scaling", include_str!("../../profiles/scaling.toml")),
+    ("sas", include_str!("../../profiles/sas.toml")),
+    ("sas-dd", include_str!("../../profiles/sas-dd.toml")),
+    ("oltp", include_str!("../../profiles/oltp.toml")),
+    ("ooc", include_str!("../../profiles/ooc.toml")),
+    ("ior-fpp", include_str!("../../profiles/ior-fpp.toml")),
+    ("ior-shared", include_str!("../../profiles/ior-shared.toml")),
+];
+
+/// A profile's `[profile]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileMeta {
+    pub about: String,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub vary: Vec<String>,
+    #[serde(default)]
+    pub zip: bool,
+    pub per_core_mb_s: Option<f64>,
+}
+
+/// A profile: its name, where it was found, its text and the job file
+/// without the `[profile]` table.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub name: String,
+    /// `built-in` or the user's file.
+    pub origin: String,
+    pub text: String,
+    pub meta: ProfileMeta,
+    /// The job file to run (the text with `[profile]` taken out).
+    pub job_text: String,
+}
+
+impl Profile {
+    /// Parse a profile's text; `origin` names it in messages.
+    pub fn parse(name: &str, origin: &str, text: &str) -> Result<Profile> {
+        let mut table: toml::Table =
+            toml::from_str(text).with_context(|| format!("profile {name} ({origin})"))?;
+        let meta = match table.remove("profile") {
+            Some(v) => v.try_into::<ProfileMeta>().map_err(|e| {
+                anyhow::anyhow!("profile {name} ({origin}): [profile]: {}", e.message())
+            })?,
+            None => bail!(
+                "profile {name} ({origin}) has no [profile] table: add one with at least about = \"what it emulates\""
+            ),
+        };
+        let job_text = toml::to_string(&table).context("cannot re-serialise the profile")?;
+        // Check the job file and the sweep now, so a broken profile is named at once.
+        storlab_bench::JobFile::parse(&job_text, std::path::Path::new(&format!("profile {name}")))?;
+        for v in &meta.vary {
+            storlab_bench::Vary::parse(v).with_context(|| format!("profile {name} ({origin})"))?;
+        }
+        Ok(Profile {
+            name: name.to_string(),
+            origin: origin.to_string(),
+            text: text.to_string(),
+            meta,
+            job_text,
+        })
+    }
+
+    /// The path used in messages about the job file.
+    pub fn job_path(&self) -> PathBuf {
+        PathBuf::from(format!("profile {}", self.name))
+    }
+
+    /// Text added after a run's table: with `per_core_mb_s`, each phase's
+    /// aggregate and per-stream MB/s and this host's MB/s per core against
+    /// the planning figure.
+    pub fn extra_report(&self, r: &BenchReport) -> Option<String> {
+        let per_core = self.meta.per_core_mb_s?;
+        let cores = r.host.cpu_count.max(1);
+        let mut out = format!(
+            "\nAgainst the {per_core:.0} MB/s-per-core planning figure ({cores} cores here: {:.0} MB/s needed):\n",
+            per_core * f64::from(cores)
+        );
+        for ph in &r.phases {
+            let agg = ph.total.bw_bytes_per_s / 1e6;
+            let per_stream = agg / f64::from(ph.params.numjobs.max(1));
+            let mb_core = agg / f64::from(cores);
+            let verdict = if mb_core >= per_core {
+                "meets"
+            } else {
+                "below"
+            };
+            out.push_str(&format!(
+                "  {}: {} streams, aggregate {agg:.1} MB/s, {per_stream:.1} MB/s per stream, {mb_core:.1} MB/s per core ({verdict} {per_core:.0})\n",
+                ph.params.name, ph.params.numjobs
+            ));
+        }
+        Some(out)
+    }
+}
+
+/// The user's profile directory: `$XDG_CONFIG_HOME/storlab/profiles`.
+pub fn user_dir() -> Option<PathBuf> {
+    super::config::config_path().and_then(|p| p.parent().map(|d| d.join("profiles")))
+}
+
+/// Every profile: the user's first (they override shipped ones of the same
+/// name), then the shipped ones, sorted by name within each.
+pub fn all() -> Result<Vec<Profile>> {
+    let mut out: Vec<Profile> = Vec::new();
+    if let Some(dir) = user_dir()
+        && let Ok(rd) = std::fs::read_dir(&dir)
+    {
+        let mut paths: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let text = std::fs::read_to_string(&p)
+                .with_context(|| format!("cannot read profile {}", p.display()))?;
+            out.push(Profile::parse(&name, &p.display().to_string(), &text)?);
+        }
+    }
+    for (name, text) in BUILTIN {
+        if !out.iter().any(|p| p.name == *name) {
+            out.push(Profile::parse(name, "built-in", text)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The profile called `name`, or an error listing the names.
+pub fn find(name: &str) -> Result<Profile> {
+    let all = all()?;
+    let names: Vec<String> = all.iter().map(|p| p.name.clone()).collect();
+    all.into_iter().find(|p| p.name == name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no profile named '{name}': use one of {} (storlab profiles lists them)",
+            names.join(", ")
+        )
+    })
+}
+
+/// `storlab profiles [show NAME]`
+#[derive(Args, Debug)]
+pub struct ProfilesCommand {
+    #[command(subcommand)]
+    pub action: Option<ProfilesAction>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProfilesAction {
+    /// Print a profile's job file (copy it to change it; `storlab bench --job FILE`)
+    Show {
+        /// Profile name (see `storlab profiles`)
+        name: String,
+    },
+}
+
+impl ProfilesCommand {
+    pub fn execute(self) -> Result<crate::Outcome> {
+        match self.action {
+            Some(ProfilesAction::Show { name }) => {
+                let p = find(&name)?;
+                crate::output::print(&p.text)?;
+            }
+            None => {
+                let all = all()?;
+                let w = all.iter().map(|p| p.name.len()).max().unwrap_or(4);
+                let mut text = String::new();
+                for p in &all {
+                    text.push_str(&format!("{:w$}  {}\n", p.name, p.meta.about));
+                    let mut from = format!("{:w$}  from: {}", "", p.meta.source);
+                    if p.origin != "built-in" {
+                        from.push_str(&format!(" ({})", p.origin));
+                    }
+                    text.push_str(&from);
+                    text.push('\n');
+                }
+                text.push_str(
+                    "\nRun one: storlab bench --profile NAME [TARGET]; its sweep: storlab sweep --profile NAME [TARGET];\n\
+                     its job file: storlab profiles show NAME. Your own: ",
+                );
+                text.push_str(
+                    &user_dir()
+                        .map(|d| format!("{}/NAME.toml\n", d.display()))
+                        .unwrap_or_else(|| "$XDG_CONFIG_HOME/storlab/profiles/NAME.toml\n".into()),
+                );
+                crate::output::print(&text)?;
+            }
+        }
+        Ok(crate::Outcome::Ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_profile_parses_and_resolves() {
+        storlab_types::set_ram_bytes(4 << 30);
+        for (name, text) in BUILTIN {
+            let p = Profile::parse(name, "built-in", text).unwrap();
+            assert!(
+                !p.meta.about.is_empty() && !p.meta.source.is_empty(),
+                "{name}"
+            );
+            let jf = storlab_bench::JobFile::parse(&p.job_text, &p.job_path()).unwrap();
+            let phases = jf
+                .phases(
+                    &p.job_text,
+                    &p.job_path(),
+                    &Default::default(),
+                    &Default::default(),
+                )
+                .unwrap();
+            assert!(!phases.is_empty(), "{name}");
+            let varies: Vec<_> = p
+                .meta
+                .vary
+                .iter()
+                .map(|v| storlab_bench::Vary::parse(v).unwrap())
+                .collect();
+            assert!(storlab_bench::expand_sweep(&varies, p.meta.zip).is_ok());
+        }
+    }
+
+    #[test]
+    fn broken_profiles_are_named() {
+        let e = Profile::parse("x", "f.toml", "[global]\nbs=\"4k\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no [profile]"), "{e}");
+        let e = Profile::parse("x", "f.toml", "[profile]\nabout=\"a\"\n[global]\nbss=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bss"), "{e}");
+        let e = format!(
+            "{:#}",
+            Profile::parse("x", "f.toml", "[profile]\nabout=\"a\"\nvary=[\"bs\"]\n").unwrap_err()
+        );
+        assert!(e.contains("OPTION=VALUES"), "{e}");
+    }
+}

@@ -1,0 +1,785 @@
+//! `storlab sweep`: run a bench workload at every point of a parameter
+//! sweep (`--vary bs=4k..4m:x2 --vary numjobs=1,2,4`), store each point as
+//! its own run tagged with the sweep's id and parameters, print one table
+//! and draw the chart.
+//!
+//! [`SweepCommand::execute`] reads as its steps: the points (from `--vary`
+//! and the profile's sweep), the points already stored (`--resume`), each
+//! point planned into phases (a point that cannot be planned is recorded as
+//! failed), one target prepared for the largest point (so files are laid
+//! out once and extended only when a point needs more), the points run in
+//! order (a point that fails is recorded and the sweep goes on; a signal
+//! stops it, keeping what was measured), then the table, the time spent
+//! outside the measured windows and the chart.
+//! `table` renders the summary; `chart` builds the chart from the points.
+
+mod chart;
+mod table;
+
+use crate::Outcome;
+use crate::commands::bench::{
+    self, Live, OutputFormat, PlannedJob, RunArgs, Signals, Sink, write_fallback,
+};
+use crate::commands::profiles::{self, Profile};
+use crate::commands::workload::WorkloadArgs;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use storlab_bench::{
+    Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
+    spec_from_pairs,
+};
+use storlab_store::{RunFilter, RunStatus, Store};
+use storlab_types::{BenchReport, HostInfo, SCHEMA_VERSION, STORLAB_VERSION, TargetInfo, ToolInfo};
+
+const SWEEP_HELP: &str = "\
+Each --vary names a bench option (as in `storlab bench --help`, with its
+job-file key, flag or fio spelling) and its values: a list (bs=4k,64k,1m),
+a multiplying range (bs=4k..4m:x2, iodepth=1..256:x2) or an adding one
+(numjobs=1..8:+1). Several --vary run every combination (the first option
+changes slowest); --zip pairs the lists value by value instead. Sizes may be
+relative to this machine's RAM: --size 2xRAM, --vary size=0.25xRAM,2xRAM.
+With --job or --profile every point runs all the job's phases; without
+them (and without --rw) each point is one phase of sequential reads.
+
+Every point is saved as its own run, tagged sweep=ID, sweep_point=N,
+sweep_params=bs=4k,numjobs=2 (storlab runs --tag sweep=ID lists them). A
+point that fails is recorded with its error and the sweep goes on;
+--resume ID runs only the points not yet stored. Files are laid out once
+for the whole sweep and reused (extended when a point needs more).
+
+--chart FILE.svg|FILE.png draws MB/s against the first varied option, one
+line per value of the second; varying size then bs on reads draws the
+IOzone-style heat map (file size x record size) with RAM marked.";
+
+/// `storlab sweep [TARGET] --vary OPTION=VALUES ...`
+#[derive(Args, Debug)]
+#[command(after_long_help = SWEEP_HELP)]
+pub struct SweepCommand {
+    /// Directory (storlab makes its own subdirectory), new file path, or block
+    /// device [default: ./storlab-scratch]
+    pub target: Option<PathBuf>,
+    /// An option and its values: bs=4k,64k,1m or bs=4k..4m:x2 or numjobs=1..8:+1 (repeatable)
+    #[arg(long = "vary", value_name = "OPTION=VALUES")]
+    pub vary: Vec<String>,
+    /// Pair the --vary lists value by value instead of running every combination
+    #[arg(long)]
+    pub zip: bool,
+    /// TOML job file: every point runs all its phases
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub job: Option<PathBuf>,
+    /// A shipped or user profile (storlab profiles): its phases, and its sweep unless --vary is given
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Run only the points of sweep SWEEP-ID not yet stored (give the same options)
+    #[arg(long, value_name = "SWEEP-ID")]
+    pub resume: Option<String>,
+    /// Draw the sweep: FILE.svg or FILE.png
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// What became of one point.
+#[derive(Debug, Clone)]
+pub struct PointResult {
+    pub point: SweepPoint,
+    /// Its run in the store.
+    pub run_id: Option<i64>,
+    /// What it measured (this time, or as stored by an earlier attempt).
+    pub report: Option<BenchReport>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Taken from the store (`--resume`), not run now.
+    pub resumed: bool,
+}
+
+/// Totals of a sweep.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SweepTotals {
+    pub sweep_id: String,
+    pub points: usize,
+    pub failed: usize,
+    pub wall_ns: u64,
+    /// Sum of the measured windows of the phases run now.
+    pub measured_ns: u64,
+    pub layout_bytes: u64,
+    pub layout_ns: u64,
+    pub interrupted: bool,
+    pub mem_total_bytes: u64,
+    /// Memory the page cache could use when the sweep started (MemAvailable).
+    pub page_cache_bytes: Option<u64>,
+}
+
+/// A field of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`).
+pub fn meminfo(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kb * 1024)
+    })
+}
+
+const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
+
+impl SweepCommand {
+    pub fn execute(self) -> Result<Outcome> {
+        if self.run.monitor {
+            bail!(
+                "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
+            );
+        }
+        if let Some(path) = &self.chart {
+            chart::check_path(path)?;
+        }
+        if self.resume.is_some() && self.run.no_save {
+            bail!("--resume reads the stored points: drop --no-save");
+        }
+        let profile = self.profile.as_deref().map(profiles::find).transpose()?;
+        let (varies, zip) = self.varies(profile.as_ref())?;
+        let points = expand_sweep(&varies, zip)?;
+        if varies.is_empty() {
+            bail!(
+                "nothing to sweep: add --vary OPTION=VALUES (e.g. --vary bs=4k,64k,1m) or a --profile with a sweep"
+            );
+        }
+        let job_text = self.job_text(profile.as_ref())?;
+        let user_tags = self.run.record.tag_map()?;
+        if let Some(k) = RESERVED_TAGS.iter().find(|k| user_tags.contains_key(**k)) {
+            bail!("--tag {k}=...: {k} is set by the sweep itself; use another key");
+        }
+        let store = if self.run.no_save {
+            None
+        } else {
+            Some(self.run.db.open()?)
+        };
+        let sweep_id = self.resume.clone().unwrap_or_else(new_sweep_id);
+        let stored = match (&self.resume, &store) {
+            (Some(id), Some(st)) => stored_points(st, id, &self.run.db.db)?,
+            _ => BTreeMap::new(),
+        };
+        // Plan every point not yet stored; a point that cannot be planned fails alone.
+        let mut results: Vec<PointResult> = Vec::new();
+        let mut todo: Vec<(usize, PlannedJob)> = Vec::new();
+        for point in points {
+            let label = point.label();
+            if let Some((id, report)) = stored.get(&label) {
+                results.push(PointResult {
+                    point,
+                    run_id: Some(*id),
+                    report: Some(report.clone()),
+                    error: None,
+                    resumed: true,
+                });
+                continue;
+            }
+            let planned = self.plan_point(&point, job_text.as_ref());
+            let error = match planned {
+                Ok(p) => {
+                    todo.push((results.len(), p));
+                    None
+                }
+                Err(e) => Some(format!("{e:#}")),
+            };
+            results.push(PointResult {
+                point,
+                run_id: None,
+                report: None,
+                error,
+                resumed: false,
+            });
+        }
+        drop(store);
+        let runner = Runner::new(&self, sweep_id.clone(), user_tags);
+        let totals = runner.run_all(&mut results, todo, self.target.as_deref())?;
+        self.finish(&results, &varies, totals)
+    }
+
+    /// The options varied: `--vary`, then the profile's sweep for options
+    /// neither `--vary` nor a workload flag sets.
+    fn varies(&self, profile: Option<&Profile>) -> Result<(Vec<Vary>, bool)> {
+        let mut varies: Vec<Vary> = self
+            .vary
+            .iter()
+            .map(|v| Vary::parse(v))
+            .collect::<Result<_, _>>()?;
+        let mut zip = self.zip;
+        if let Some(p) = profile {
+            let set = toml::Table::try_from(&self.workload.spec).unwrap_or_default();
+            let from_profile: Vec<Vary> = p
+                .meta
+                .vary
+                .iter()
+                .map(|v| Vary::parse(v))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .filter(|v| !varies.iter().any(|w| w.key == v.key) && !set.contains_key(v.key))
+                .collect();
+            if self.vary.is_empty() {
+                zip |= p.meta.zip;
+            }
+            varies.extend(from_profile);
+        }
+        Ok((varies, zip))
+    }
+
+    /// The job file's text and path, read once (a profile's, or --job's).
+    fn job_text(&self, profile: Option<&Profile>) -> Result<Option<(String, PathBuf)>> {
+        Ok(match (&self.job, profile) {
+            (Some(path), _) => Some((
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read job file {}", path.display()))?,
+                path.clone(),
+            )),
+            (None, Some(p)) => Some((p.job_text.clone(), p.job_path())),
+            (None, None) => None,
+        })
+    }
+
+    /// A point's phases: the job file (or flags), the workload flags, then
+    /// the point's values on top.
+    fn plan_point(
+        &self,
+        point: &SweepPoint,
+        job: Option<&(String, PathBuf)>,
+    ) -> Result<PlannedJob> {
+        let pairs = point.params.iter().map(|(k, v)| (*k, v.as_str()));
+        let over = self.workload.spec.overlay(&spec_from_pairs(pairs)?);
+        let mut over = over;
+        if job.is_none() && over.rw.is_none() {
+            // A sweep without a job file measures one phase (reads unless told).
+            over.rw = Some("read".into());
+        }
+        bench::plan_phases_text(
+            job.map(|(t, p)| (t.as_str(), p.as_path())),
+            self.target.as_deref(),
+            &over,
+        )
+    }
+
+    /// Print the table, write the chart and JSON, pick the exit code.
+    fn finish(
+        &self,
+        results: &[PointResult],
+        varies: &[Vary],
+        totals: SweepTotals,
+    ) -> Result<Outcome> {
+        let keys: Vec<&str> = varies.iter().map(|v| v.key).collect();
+        let mut chart_err = None;
+        if let Some(path) = &self.chart
+            && let Err(e) = chart::write(path, results, &keys, &totals)
+        {
+            chart_err = Some(format!("{e:#}"));
+        }
+        let doc = table::json_document(results, &totals);
+        let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
+        if let Some(path) = &self.run.json_out {
+            std::fs::write(path, format!("{json}\n"))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        match self.run.output_format {
+            OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
+            OutputFormat::Table => {
+                let mut text = table::render(results, &keys, &totals);
+                if let Some(path) = &self.chart
+                    && chart_err.is_none()
+                {
+                    text.push_str(&format!("Chart written to {}.\n", path.display()));
+                }
+                crate::output::print(&text)?
+            }
+        }
+        if let Some(e) = chart_err {
+            eprintln!("storlab: error: {e}");
+            return Ok(Outcome::Error);
+        }
+        if totals.interrupted {
+            eprintln!(
+                "storlab: sweep {} stopped early; storlab sweep --resume {} (same options) runs the rest",
+                totals.sweep_id, totals.sweep_id
+            );
+            return Ok(Outcome::Interrupted);
+        }
+        if totals.failed > 0 {
+            return Ok(Outcome::Failed);
+        }
+        Ok(Outcome::Ok)
+    }
+}
+
+/// `sw-20261125T171500-4f2a`: sortable, and unique enough per host.
+fn new_sweep_id() -> String {
+    let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let stamp: String = t
+        .trim_end_matches('Z')
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .collect();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "sw-{stamp}-{:04x}",
+        (nanos ^ std::process::id().rotate_left(16)) & 0xffff
+    )
+}
+
+/// The points of sweep `id` already stored in full: params label → (run, report).
+fn stored_points(
+    store: &Store,
+    id: &str,
+    db: &Path,
+) -> Result<BTreeMap<String, (i64, BenchReport)>> {
+    let filter = RunFilter {
+        tags: vec![("sweep".into(), id.into())],
+        ..Default::default()
+    };
+    let runs = store.list(&filter)?;
+    if runs.is_empty() {
+        bail!(
+            "--resume {id}: no runs tagged sweep={id} in {} (the sweep id is printed at its start; storlab runs --tag sweep=ID)",
+            db.display()
+        );
+    }
+    let mut out = BTreeMap::new();
+    for r in runs {
+        if r.status != RunStatus::Finished {
+            continue;
+        }
+        let Some(label) = r.tags.get("sweep_params") else {
+            continue;
+        };
+        let run = store.load(r.id)?;
+        if run.report.interrupted || run.report.phases.is_empty() {
+            continue;
+        }
+        out.insert(label.clone(), (r.id, run.report));
+    }
+    Ok(out)
+}
+
+/// Runs the planned points over one prepared target.
+struct Runner<'a> {
+    cmd: &'a SweepCommand,
+    sweep_id: String,
+    tags: BTreeMap<String, String>,
+    command_line: Vec<String>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(cmd: &'a SweepCommand, sweep_id: String, tags: BTreeMap<String, String>) -> Self {
+        Runner {
+            cmd,
+            sweep_id,
+            tags,
+            command_line: std::env::args().collect(),
+        }
+    }
+
+    fn args(&self) -> &RunArgs {
+        &self.cmd.run
+    }
+
+    /// Every planned point in order over one target; failures of planning
+    /// are recorded first, in their place.
+    fn run_all(
+        &self,
+        results: &mut [PointResult],
+        todo: Vec<(usize, PlannedJob)>,
+        target: Option<&Path>,
+    ) -> Result<SweepTotals> {
+        let started = Instant::now();
+        let mut totals = SweepTotals {
+            sweep_id: self.sweep_id.clone(),
+            points: results.len(),
+            page_cache_bytes: meminfo("MemAvailable"),
+            ..Default::default()
+        };
+        let quiet = self.args().quiet;
+        if !quiet {
+            let left = results.iter().filter(|r| !r.resumed).count();
+            eprintln!(
+                "storlab: sweep {}: {} points, {left} to run",
+                self.sweep_id,
+                results.len()
+            );
+        }
+        // One target for every point: files sized for the largest.
+        let target = todo
+            .first()
+            .and_then(|(_, p)| p.target.clone())
+            .or_else(|| target.map(Path::to_path_buf));
+        let all_phases: Vec<_> = todo.iter().flat_map(|(_, p)| p.phases.clone()).collect();
+        // Signals are watched before any scratch file exists.
+        let signals = Signals::install()?;
+        let job = if all_phases.is_empty() {
+            None
+        } else {
+            let safety = SafetyOptions {
+                allow_destroy: self.args().allow_destroy,
+            };
+            let mut job = storlab_bench::prepare(target.as_deref(), all_phases, safety)?;
+            if let Some(label) = &crate::commands::config::get()?.host {
+                job.host.hostname = label.clone();
+            }
+            for w in &job.warnings {
+                eprintln!("storlab: warning: {w}");
+            }
+            Some(job)
+        };
+        let host = job
+            .as_ref()
+            .map(|j| j.host.clone())
+            .unwrap_or_else(storlab_bench::host_info);
+        totals.mem_total_bytes = host.mem_total_bytes;
+        let target_info = job
+            .as_ref()
+            .map(|j| j.target.info.clone())
+            .unwrap_or_default();
+        // Points that could not be planned are recorded as failed at once.
+        for r in results.iter_mut().filter(|r| r.error.is_some()) {
+            let err = r.error.clone().unwrap_or_default();
+            r.run_id = self.record_failure(&r.point, &err, &host, &target_info);
+        }
+        let outcome = match &job {
+            Some(job) => self.run_points(results, todo, job, &signals, &mut totals),
+            None => Ok(()),
+        };
+        if let Some(job) = &job
+            && (!self.args().keep || totals.interrupted)
+        {
+            job.target.cleanup();
+        }
+        outcome?;
+        totals.failed = results.iter().filter(|r| r.error.is_some()).count();
+        totals.wall_ns = started.elapsed().as_nanos() as u64;
+        Ok(totals)
+    }
+
+    fn run_points(
+        &self,
+        results: &mut [PointResult],
+        todo: Vec<(usize, PlannedJob)>,
+        job: &ResolvedJob,
+        signals: &Signals,
+        totals: &mut SweepTotals,
+    ) -> Result<()> {
+        let max_jobs = job
+            .phases
+            .iter()
+            .map(|p| p.numjobs as usize)
+            .max()
+            .unwrap_or(1);
+        let control = Arc::new(Control::new(max_jobs));
+        let mut layout = LayoutState::new(job);
+        let n_todo = todo.len();
+        let mut walls: Vec<f64> = Vec::new();
+        let planned_s: Vec<Option<f64>> = todo.iter().map(|(_, p)| planned_secs(p)).collect();
+        for (k, (i, planned)) in todo.into_iter().enumerate() {
+            if signals.received().is_some()
+                || control.stop.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                totals.interrupted = true;
+                break;
+            }
+            let left = time_left(&walls, &planned_s[k..]);
+            let label = results[i].point.label();
+            if !self.args().quiet {
+                eprintln!(
+                    "storlab: sweep {}: point {}/{} ({} of {n_todo} to run) {label}{}",
+                    self.sweep_id,
+                    results[i].point.index + 1,
+                    totals.points,
+                    k + 1,
+                    left.map(|s| format!(", about {} left", fmt_secs(s)))
+                        .unwrap_or_default()
+                );
+            }
+            let t0 = Instant::now();
+            let point_job = ResolvedJob {
+                phases: planned.phases.clone(),
+                warnings: planned.warnings.clone(),
+                ..job.clone()
+            };
+            let names = point_job
+                .phases
+                .iter()
+                .map(|p| {
+                    format!(
+                        "point {}/{} {label} {}{}",
+                        results[i].point.index + 1,
+                        totals.points,
+                        p.name,
+                        left.map(|s| format!(" (sweep: ~{} left)", fmt_secs(s)))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect();
+            let (report, run_id, error) = self.run_point(
+                &results[i].point,
+                &point_job,
+                &control,
+                signals,
+                &mut layout,
+                names,
+            )?;
+            walls.push(t0.elapsed().as_secs_f64());
+            totals.measured_ns += report.phases.iter().map(|p| p.elapsed_ns).sum::<u64>();
+            if signals.received().is_some() {
+                totals.interrupted = true;
+            }
+            let r = &mut results[i];
+            r.run_id = run_id;
+            r.error = error;
+            r.report = Some(report);
+        }
+        totals.layout_bytes = layout.bytes;
+        totals.layout_ns = layout.ns;
+        Ok(())
+    }
+
+    fn tags_for(&self, point: &SweepPoint) -> BTreeMap<String, String> {
+        let mut tags = self.tags.clone();
+        tags.insert("sweep".into(), self.sweep_id.clone());
+        tags.insert("sweep_point".into(), point.index.to_string());
+        tags.insert("sweep_params".into(), point.label());
+        tags
+    }
+
+    fn sink(&self, point: &SweepPoint) -> Result<Sink> {
+        let store = if self.args().no_save {
+            None
+        } else {
+            Some(self.args().db.open()?)
+        };
+        Ok(Sink::new(
+            store,
+            &self.args().db.db,
+            self.tags_for(point),
+            self.args().record.note().map(String::from),
+        ))
+    }
+
+    fn header(&self, host: &HostInfo, target: &TargetInfo, warnings: Vec<String>) -> BenchReport {
+        BenchReport {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "storlab".into(),
+                version: STORLAB_VERSION.into(),
+            },
+            command_line: self.command_line.clone(),
+            started_at: now_rfc3339(),
+            finished_at: String::new(),
+            interrupted: false,
+            stop_reason: None,
+            host: host.clone(),
+            target: target.clone(),
+            phases: Vec::new(),
+            warnings,
+            monitor: None,
+            repeat: None,
+        }
+    }
+
+    /// Store a point that failed before it could run.
+    fn record_failure(
+        &self,
+        point: &SweepPoint,
+        error: &str,
+        host: &HostInfo,
+        target: &TargetInfo,
+    ) -> Option<i64> {
+        let mut report = self.header(host, target, Vec::new());
+        report.finished_at = now_rfc3339();
+        report.interrupted = true;
+        report.stop_reason = Some(format!("sweep point failed: {error}"));
+        let mut sink = match self.sink(point) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "storlab: error: cannot record failed point {}: {e:#}",
+                    point.label()
+                );
+                return None;
+            }
+        };
+        if let Err(e) = sink.begin("bench", &report) {
+            eprintln!(
+                "storlab: error: cannot record failed point {}: {e:#}",
+                point.label()
+            );
+            return None;
+        }
+        sink.finish(&report).or_else(|| {
+            for f in &sink.failures {
+                eprintln!("storlab: error: {f}");
+            }
+            None
+        })
+    }
+
+    /// Run one point as its own stored run. Returns its report, run id and
+    /// the error that stopped it (not a signal).
+    fn run_point(
+        &self,
+        point: &SweepPoint,
+        job: &ResolvedJob,
+        control: &Arc<Control>,
+        signals: &Signals,
+        layout: &mut LayoutState,
+        names: Vec<String>,
+    ) -> Result<(BenchReport, Option<i64>, Option<String>)> {
+        let header = self.header(&job.host, &job.target.info, job.warnings.clone());
+        let mut sink = self.sink(point)?;
+        sink.begin("bench", &header)?;
+        let live = Live::start(
+            Arc::clone(control),
+            signals.clone(),
+            self.args().quiet,
+            names,
+        );
+        let outcome = storlab_bench::run_with_layout(job, control, layout, |ph| sink.phase(ph));
+        live.stop();
+        let mut target = job.target.info.clone();
+        target.kept = self.args().keep && target.created_by_storlab;
+        let mut report = BenchReport {
+            finished_at: now_rfc3339(),
+            interrupted: outcome.stop_reason.is_some(),
+            stop_reason: outcome.stop_reason.clone(),
+            target,
+            phases: outcome.phases,
+            ..header
+        };
+        report.warnings.extend(outcome.warnings);
+        let saved = sink.finish(&report);
+        if !sink.failures.is_empty() {
+            report.warnings.extend(sink.failures.iter().cloned());
+            let json = serde_json::to_string_pretty(&report)?;
+            match write_fallback(&json) {
+                Ok(p) => eprintln!(
+                    "storlab: error: point {} could not be saved; its record is in {}",
+                    point.label(),
+                    p.display()
+                ),
+                Err(e) => eprintln!(
+                    "storlab: error: point {} could not be saved: {e:#}",
+                    point.label()
+                ),
+            }
+        }
+        let error = match (&outcome.stop_reason, signals.received()) {
+            (_, Some(_)) => None,
+            (Some(r), None) => Some(r.clone()),
+            (None, None) if report.verify_mismatches() > 0 => Some(format!(
+                "{} block(s) failed verification",
+                report.verify_mismatches()
+            )),
+            (None, None) => None,
+        };
+        if let Some(e) = &error
+            && !self.args().quiet
+        {
+            eprintln!(
+                "storlab: sweep point {} failed: {e}; going on",
+                point.label()
+            );
+        }
+        Ok((report, saved, error))
+    }
+}
+
+/// Planned seconds of a point, when every phase is time-bound.
+fn planned_secs(p: &PlannedJob) -> Option<f64> {
+    p.phases
+        .iter()
+        .map(|ph| {
+            ph.runtime_ns
+                .filter(|_| ph.time_based)
+                .map(|r| (r + ph.ramp_ns) as f64 / 1e9)
+        })
+        .sum()
+}
+
+/// Time left for the points still to run: the mean wall time of those run
+/// so far, or their planned runtimes before any has run.
+fn time_left(walls: &[f64], planned: &[Option<f64>]) -> Option<f64> {
+    if walls.is_empty() {
+        planned.iter().copied().sum()
+    } else {
+        Some(walls.iter().sum::<f64>() / walls.len() as f64 * planned.len() as f64)
+    }
+}
+
+fn fmt_secs(s: f64) -> String {
+    let s = s.round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(clap::Parser, Debug)]
+    struct T {
+        #[command(flatten)]
+        s: SweepCommand,
+    }
+
+    fn keys(args: &[&str]) -> (Vec<&'static str>, bool) {
+        use clap::Parser;
+        storlab_types::set_ram_bytes(8 << 30);
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
+        let profile = t.s.profile.as_deref().map(|p| profiles::find(p).unwrap());
+        let (v, zip) = t.s.varies(profile.as_ref()).unwrap();
+        (v.iter().map(|v| v.key).collect(), zip)
+    }
+
+    #[test]
+    fn a_profile_sweep_yields_to_the_command_line() {
+        assert_eq!(keys(&["--vary", "bs=4k,8k"]).0, ["bs"]);
+        assert_eq!(keys(&["--profile", "iops"]).0, ["iodepth"]);
+        // --vary first, then the profile's options not set otherwise.
+        assert_eq!(
+            keys(&["--profile", "iops", "--vary", "bs=4k,8k"]).0,
+            ["bs", "iodepth"]
+        );
+        // A fixed --iodepth replaces the profile's iodepth sweep.
+        assert_eq!(
+            keys(&["--profile", "iops", "--iodepth", "4", "--vary", "bs=4k,8k"]).0,
+            ["bs"]
+        );
+        assert_eq!(keys(&["--profile", "cache", "--size", "1g"]).0, ["bs"]);
+        assert!(keys(&["--vary", "bs=4k", "--zip"]).1);
+    }
+
+    #[test]
+    fn ids_and_times() {
+        let id = new_sweep_id();
+        assert!(id.starts_with("sw-") && id.len() > 10, "{id}");
+        assert!(storlab_store::parse_tag(&format!("sweep={id}")).is_ok());
+        assert_eq!(fmt_secs(42.4), "42s");
+        assert_eq!(fmt_secs(125.0), "2m05s");
+        assert_eq!(fmt_secs(7260.0), "2h01m");
+        assert_eq!(time_left(&[], &[Some(2.0), Some(3.0)]), Some(5.0));
+        assert_eq!(time_left(&[], &[Some(2.0), None]), None);
+        assert_eq!(time_left(&[4.0, 6.0], &[None, None, None]), Some(15.0));
+    }
+}
