@@ -427,7 +427,16 @@ impl Scenario {
         Ok(r)
     }
 
-    /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate.
+    /// Whether the workload writes (links are then read in that direction).
+    fn writes(&self) -> bool {
+        matches!(
+            self.parsed.workload.pattern.get_ref().as_str(),
+            "write" | "randwrite"
+        )
+    }
+
+    /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate,
+    /// in the direction the workload moves data.
     fn link(&self, key: &str, q: &Q, cat: &SimCatalog) -> Result<f64, SimError> {
         let s = q.get_ref().text();
         if let Ok(r) = parse_rate(&s) {
@@ -436,7 +445,7 @@ impl Scenario {
             }
             return Ok(r);
         }
-        cat.link_rate(&s)
+        cat.link_rate(&s, self.writes())
             .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
     }
 
