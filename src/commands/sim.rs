@@ -280,10 +280,13 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
                 {
                     marker = Some((x, format!("{prev} → {}", s.binding)));
                 }
+                // The new piece starts from the last point of the one
+                // before, so the line stays continuous.
+                let joint = cur.as_ref().and_then(|c| c.points.last().copied());
                 series.extend(cur.take());
                 cur = Some(LineSeries {
                     name: format!("{which}: bound by {}", s.binding),
-                    points: Vec::new(),
+                    points: joint.into_iter().collect(),
                 });
                 last_binding = Some(s.binding.clone());
             }
@@ -300,6 +303,12 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(0.0, f64::max);
     let log = lo > 0.0 && hi / lo >= 8.0;
+    // Values written as sizes (file_size=64MiB,...) get size ticks.
+    let sizes = points.iter().any(|p| {
+        p.value
+            .as_deref()
+            .is_some_and(|v| v.parse::<f64>().is_err() && storlab_types::parse_size(v).is_ok())
+    });
     let name = points
         .first()
         .map_or_else(String::new, |p| p.resolved.name.clone());
@@ -313,7 +322,11 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
         y_label: "Aggregate throughput (MB/s, 10^6 bytes/s)".into(),
         series,
         x_scale: if log { XScale::Log2 } else { XScale::Linear },
-        x_fmt: fmt_tick,
+        x_fmt: if sizes {
+            |v| storlab_types::format_bytes(v as u64)
+        } else {
+            fmt_tick
+        },
         y_fmt: fmt_tick,
         y_max: None,
         x_marker: marker,

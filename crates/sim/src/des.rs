@@ -71,7 +71,8 @@ struct WriteCache {
     drained: f64,
     last: Nanos,
     full: bool,
-    classes: Vec<ClassId>,
+    /// Its write classes and their keys (mover, array, level, unit).
+    classes: Vec<(ClassId, (u32, u32, Level, u32))>,
 }
 
 struct Sim<'a> {
@@ -213,7 +214,9 @@ impl<'a> Sim<'a> {
         let c = self.net.add_class(path, cap);
         self.classes.insert((mover, array, level, unit), c);
         if level == Level::Write {
-            self.caches[array as usize].classes.push(c);
+            self.caches[array as usize]
+                .classes
+                .push((c, (mover, array, level, unit)));
         }
         c
     }
@@ -342,14 +345,8 @@ impl<'a> Sim<'a> {
                 if wc.level >= cap {
                     wc.full = true;
                     let classes = wc.classes.clone();
-                    for c in classes {
-                        let key = self
-                            .classes
-                            .iter()
-                            .find(|(_, v)| **v == c)
-                            .map(|(k, _)| *k)
-                            .expect("a write class is registered");
-                        let p = self.path(key.0, key.1, key.2, key.3);
+                    for (c, (mover, array, level, unit)) in classes {
+                        let p = self.path(mover, array, level, unit);
                         self.net.set_path(c, p);
                     }
                 }
@@ -410,7 +407,7 @@ impl<'a> Sim<'a> {
                 self.complete(id as usize);
             }
             while self.q.peek_time() == Some(t) {
-                let (_, ev) = self.q.pop().expect("peeked");
+                let Some((_, ev)) = self.q.pop() else { break };
                 self.events += 1;
                 match ev {
                     Ev::Arrive { req } => self.arrive(req),

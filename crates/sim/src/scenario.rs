@@ -350,7 +350,9 @@ impl Scenario {
                 "the key is empty; write e.g. clients=1,2,4 or array.count=1,2,3".into(),
             ));
         }
-        let (last, sections) = parts.split_last().expect("split gives one part");
+        let Some((last, sections)) = parts.split_last() else {
+            return Err(verr("the key is empty".into()));
+        };
         let mut t = &mut table;
         for s in sections {
             let entry = t
@@ -578,11 +580,12 @@ impl Scenario {
             }
         };
         let f = &p.filesystem;
-        let fs = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
-            None | Some("shared-block") => FsKind::SharedBlock,
-            Some("parallel") => FsKind::Parallel,
-            Some(other) => {
-                let k = f.kind.as_ref().expect("matched Some");
+        let fs = match &f.kind {
+            None => FsKind::SharedBlock,
+            Some(k) if k.get_ref() == "shared-block" => FsKind::SharedBlock,
+            Some(k) if k.get_ref() == "parallel" => FsKind::Parallel,
+            Some(k) => {
+                let other = k.get_ref();
                 return Err(self.at(
                     k,
                     format!("filesystem.kind = \"{other}\": write \"shared-block\" (cluster file system with a lock manager on a SAN volume) or \"parallel\" (files striped over servers)"),
@@ -636,11 +639,12 @@ impl Scenario {
                 ));
             }
         };
-        let sharing = match w.sharing.as_ref().map(|s| s.get_ref().as_str()) {
-            None | Some("n-n") => Sharing::NN,
-            Some("n-1") => Sharing::N1,
-            Some(other) => {
-                let s = w.sharing.as_ref().expect("matched Some");
+        let sharing = match &w.sharing {
+            None => Sharing::NN,
+            Some(s) if s.get_ref() == "n-n" => Sharing::NN,
+            Some(s) if s.get_ref() == "n-1" => Sharing::N1,
+            Some(s) => {
+                let other = s.get_ref();
                 return Err(self.at(
                     s,
                     format!("workload.sharing = \"{other}\": write \"n-n\" (a file per client) or \"n-1\" (one shared file)"),
