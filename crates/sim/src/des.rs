@@ -204,7 +204,13 @@ impl<'a> Sim<'a> {
         if let Some(&c) = self.classes.get(&(mover, array, level, unit)) {
             return c;
         }
-        let depth = f64::from(self.r.workload.iodepth);
+        // A client's requests in flight share its link; under the DLM only
+        // the lock holder's one request moves at a time.
+        let depth = if self.l.locked {
+            1.0
+        } else {
+            f64::from(self.r.workload.iodepth)
+        };
         let cap = if level == Level::ClientHit {
             self.r.page_cache_bytes_per_s / depth
         } else {
