@@ -483,66 +483,8 @@ impl Scenario {
         }
     }
 
-    /// Look everything up and check it.
-    pub fn resolve(&self, cat: &SimCatalog) -> Result<Resolved, SimError> {
-        let p = &self.parsed;
-        let c = &p.clients;
-        let clients = self.count(
-            "clients.count",
-            *c.count.get_ref(),
-            Some(&c.count),
-            10_000_000,
-        )?;
-        let client_nic = self.link("clients.nic", &c.nic, cat)?;
-        let client_rate = c
-            .rate
-            .as_ref()
-            .map(|q| self.rate("clients.rate", q))
-            .transpose()?;
-        let page_cache = c
-            .page_cache
-            .as_ref()
-            .map(|q| self.size("clients.page_cache", q))
-            .transpose()?
-            .unwrap_or(0);
-        let page_cache_rate = c
-            .page_cache_rate
-            .as_ref()
-            .map(|q| self.rate("clients.page_cache_rate", q))
-            .transpose()?
-            .unwrap_or(DEFAULT_PAGE_CACHE_RATE);
-        let n = &p.network;
-        let uplinks = self.count("network.uplinks", n.uplinks, None, 100_000)?;
-        let mut uplink = n
-            .uplink
-            .as_ref()
-            .map(|q| {
-                self.link("network.uplink", q, cat)
-                    .map(|r| r * f64::from(uplinks))
-            })
-            .transpose()?;
-        if let Some(o) = n.oversubscription {
-            if !(o.is_finite() && o >= 1.0) {
-                return Err(self.invalid(
-                    "network.oversubscription",
-                    format!("{o}: must be 1 or more (4 means the uplinks carry a quarter of what the clients' NICs can send)"),
-                ));
-            }
-            if uplink.is_some() {
-                return Err(self.invalid(
-                    "network.oversubscription",
-                    "give either uplink (and uplinks) or oversubscription, not both".into(),
-                ));
-            }
-            uplink = Some(client_nic * f64::from(clients) / o);
-        }
-        let latency_s = match &n.latency {
-            None => 0.0,
-            Some(q) => parse_duration(&q.get_ref().text())
-                .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
-                .as_secs_f64(),
-        };
-        let movers = match &p.movers {
+    fn movers(&self, cat: &SimCatalog) -> Result<Option<Movers>, SimError> {
+        Ok(match &self.parsed.movers {
             None => None,
             Some(m) => {
                 let count = self.count(
@@ -578,8 +520,12 @@ impl Scenario {
                         .unwrap_or(0),
                 })
             }
-        };
-        let f = &p.filesystem;
+        })
+    }
+
+    /// (kind, lock handoff s, stripe bytes, stripe count).
+    fn filesystem(&self) -> Result<(FsKind, f64, u64, u32), SimError> {
+        let f = &self.parsed.filesystem;
         let fs = match &f.kind {
             None => FsKind::SharedBlock,
             Some(k) if k.get_ref() == "shared-block" => FsKind::SharedBlock,
@@ -610,8 +556,7 @@ impl Scenario {
                 "must be above zero (e.g. 1MiB)".into(),
             ));
         }
-        let a = &p.array;
-        let array_count = self.count("array.count", a.count, None, 1_000_000)?;
+        let array_count = self.count("array.count", self.parsed.array.count, None, 1_000_000)?;
         let stripe_count = match &f.stripe_count {
             None => array_count,
             Some(q) => self.count("filesystem.stripe_count", *q.get_ref(), Some(q), 1_000_000)?,
@@ -624,7 +569,11 @@ impl Scenario {
         }
         let stripe_count = stripe_count.min(array_count);
 
-        let w = &p.workload;
+        Ok((fs, lock_handoff_s, stripe_bytes, stripe_count))
+    }
+
+    fn workload(&self) -> Result<Workload, SimError> {
+        let w = &self.parsed.workload;
         let pattern = match w.pattern.get_ref().as_str() {
             "read" => Pattern::Read,
             "write" => Pattern::Write,
@@ -664,6 +613,20 @@ impl Scenario {
         }
         let iodepth = self.count("workload.iodepth", w.iodepth, None, 4096)?;
 
+        Ok(Workload {
+            pattern,
+            sharing,
+            bs_bytes: bs,
+            file_size_bytes: file_size,
+            iodepth,
+            warm: w.warm,
+        })
+    }
+
+    fn array(&self, cat: &SimCatalog, w: &Workload) -> Result<Array, SimError> {
+        let a = &self.parsed.array;
+        let array_count = self.count("array.count", a.count, None, 1_000_000)?;
+        let (pattern, bs) = (w.pattern, w.bs_bytes);
         let ports = self.count("array.ports", a.ports, None, 1024)?;
         let ports_rate = self.link("array.port", &a.port, cat)? * f64::from(ports);
         let cache = a
@@ -766,6 +729,81 @@ impl Scenario {
                 }
             }
         };
+        Ok(Array {
+            count: array_count,
+            ports_bytes_per_s: ports_rate,
+            cache_bytes: cache,
+            controller_bytes_per_s: controller,
+            backend_bytes_per_s: backend,
+            backend_source,
+            backend_units,
+        })
+    }
+
+    /// Look everything up and check it.
+    pub fn resolve(&self, cat: &SimCatalog) -> Result<Resolved, SimError> {
+        let p = &self.parsed;
+        let c = &p.clients;
+        let clients = self.count(
+            "clients.count",
+            *c.count.get_ref(),
+            Some(&c.count),
+            10_000_000,
+        )?;
+        let client_nic = self.link("clients.nic", &c.nic, cat)?;
+        let client_rate = c
+            .rate
+            .as_ref()
+            .map(|q| self.rate("clients.rate", q))
+            .transpose()?;
+        let page_cache = c
+            .page_cache
+            .as_ref()
+            .map(|q| self.size("clients.page_cache", q))
+            .transpose()?
+            .unwrap_or(0);
+        let page_cache_rate = c
+            .page_cache_rate
+            .as_ref()
+            .map(|q| self.rate("clients.page_cache_rate", q))
+            .transpose()?
+            .unwrap_or(DEFAULT_PAGE_CACHE_RATE);
+        let n = &p.network;
+        let uplinks = self.count("network.uplinks", n.uplinks, None, 100_000)?;
+        let mut uplink = n
+            .uplink
+            .as_ref()
+            .map(|q| {
+                self.link("network.uplink", q, cat)
+                    .map(|r| r * f64::from(uplinks))
+            })
+            .transpose()?;
+        if let Some(o) = n.oversubscription {
+            if !(o.is_finite() && o >= 1.0) {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    format!("{o}: must be 1 or more (4 means the uplinks carry a quarter of what the clients' NICs can send)"),
+                ));
+            }
+            if uplink.is_some() {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    "give either uplink (and uplinks) or oversubscription, not both".into(),
+                ));
+            }
+            uplink = Some(client_nic * f64::from(clients) / o);
+        }
+        let latency_s = match &n.latency {
+            None => 0.0,
+            Some(q) => parse_duration(&q.get_ref().text())
+                .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
+                .as_secs_f64(),
+        };
+        let movers = self.movers(cat)?;
+        let (fs, lock_handoff_s, stripe_bytes, stripe_count) = self.filesystem()?;
+
+        let workload = self.workload()?;
+        let array = self.array(cat, &workload)?;
         Ok(Resolved {
             name: p.name.clone().unwrap_or_else(|| {
                 std::path::Path::new(&self.file).file_stem().map_or_else(
@@ -787,23 +825,8 @@ impl Scenario {
             lock_handoff_s,
             stripe_bytes,
             stripe_count,
-            array: Array {
-                count: array_count,
-                ports_bytes_per_s: ports_rate,
-                cache_bytes: cache,
-                controller_bytes_per_s: controller,
-                backend_bytes_per_s: backend,
-                backend_source,
-                backend_units,
-            },
-            workload: Workload {
-                pattern,
-                sharing,
-                bs_bytes: bs,
-                file_size_bytes: file_size,
-                iodepth,
-                warm: w.warm,
-            },
+            array,
+            workload,
         })
     }
 }
