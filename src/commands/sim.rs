@@ -188,6 +188,7 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
     head.push("mean lat ms".into());
     if des {
         head.push("p99 ms".into());
+        head.push("client p99 ms (best-worst)".into());
     }
     head.extend(comps.iter().map(|c| format!("{c} %")));
     t.set_header(head);
@@ -206,10 +207,12 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
             row.push(s.binding.clone());
             row.push(format!("{:.2}", s.mean_latency_ns / 1e6));
             if des {
-                row.push(
-                    s.p99_latency_ns
-                        .map_or("-".into(), |v| format!("{:.2}", v as f64 / 1e6)),
-                );
+                let ms = |v: u64| format!("{:.2}", v as f64 / 1e6);
+                row.push(s.p99_latency_ns.map_or("-".into(), ms));
+                row.push(match (s.best_client_p99_ns, s.worst_client_p99_ns) {
+                    (Some(b), Some(w)) => format!("{}-{}", ms(b), ms(w)),
+                    _ => "-".into(),
+                });
             }
             for c in &comps {
                 row.push(

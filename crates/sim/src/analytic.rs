@@ -214,6 +214,8 @@ pub fn solve(r: &Resolved) -> Point {
         p50_latency_ns: None,
         p99_latency_ns: None,
         worst_client_p99_ns: None,
+        best_client_p99_ns: None,
+        client_p50_range_ns: None,
         simulated_ns: None,
         events: None,
     }

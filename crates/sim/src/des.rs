@@ -101,6 +101,8 @@ struct Sim<'a> {
     lock_busy_ns: u64,
     all_lat: Vec<u64>,
     worst_p99: u64,
+    best_p99: u64,
+    p50_range: (u64, u64),
     events: u64,
     last_done: Nanos,
 }
@@ -169,6 +171,8 @@ impl<'a> Sim<'a> {
             lock_busy_ns: 0,
             all_lat: Vec::new(),
             worst_p99: 0,
+            best_p99: u64::MAX,
+            p50_range: (u64::MAX, 0),
             events: 0,
             last_done: 0,
         }
@@ -374,7 +378,11 @@ impl<'a> Sim<'a> {
         if cs.done_k == cs.total_k {
             let mut lat = std::mem::take(&mut cs.lat);
             lat.sort_unstable();
-            self.worst_p99 = self.worst_p99.max(pct_of(&lat, 99.0));
+            let p99 = pct_of(&lat, 99.0);
+            let p50 = pct_of(&lat, 50.0);
+            self.worst_p99 = self.worst_p99.max(p99);
+            self.best_p99 = self.best_p99.min(p99);
+            self.p50_range = (self.p50_range.0.min(p50), self.p50_range.1.max(p50));
             self.all_lat.extend_from_slice(&lat);
         } else {
             self.issue(r.client);
@@ -553,6 +561,8 @@ impl<'a> Sim<'a> {
             p50_latency_ns: Some(pct_of(&self.all_lat, 50.0)),
             p99_latency_ns: Some(pct_of(&self.all_lat, 99.0)),
             worst_client_p99_ns: Some(self.worst_p99),
+            best_client_p99_ns: Some(self.best_p99.min(self.worst_p99)),
+            client_p50_range_ns: Some((self.p50_range.0.min(self.p50_range.1), self.p50_range.1)),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
         }
