@@ -407,7 +407,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         ops,
         bw_bytes_per_s: s.aggregate_bytes_per_s,
         iops: s.aggregate_bytes_per_s / w.bs_bytes as f64,
-        lat_ns: s.p50_latency_ns.map(|_| lat),
+        lat_ns: s.latency_ns.or(s.p50_latency_ns.map(|_| lat)),
     };
     let (read, write) = if rw.writes() {
         (DirStats::default(), stats)

@@ -215,6 +215,7 @@ pub fn solve(r: &Resolved) -> Point {
         p99_latency_ns: None,
         worst_client_p99_ns: None,
         best_client_p99_ns: None,
+        latency_ns: None,
         client_p50_range_ns: None,
         simulated_ns: None,
         events: None,

@@ -562,6 +562,27 @@ impl<'a> Sim<'a> {
             p99_latency_ns: Some(pct_of(&self.all_lat, 99.0)),
             worst_client_p99_ns: Some(self.worst_p99),
             best_client_p99_ns: Some(self.best_p99.min(self.worst_p99)),
+            latency_ns: Some(storlab_types::LatencyStats {
+                min: self.all_lat.first().copied().unwrap_or(0),
+                mean,
+                stddev: if self.all_lat.is_empty() {
+                    0.0
+                } else {
+                    (self
+                        .all_lat
+                        .iter()
+                        .map(|&x| (x as f64 - mean).powi(2))
+                        .sum::<f64>()
+                        / self.all_lat.len() as f64)
+                        .sqrt()
+                },
+                max: self.all_lat.last().copied().unwrap_or(0),
+                p50: pct_of(&self.all_lat, 50.0),
+                p90: pct_of(&self.all_lat, 90.0),
+                p99: pct_of(&self.all_lat, 99.0),
+                p99_9: pct_of(&self.all_lat, 99.9),
+                p99_99: pct_of(&self.all_lat, 99.99),
+            }),
             client_p50_range_ns: Some((self.p50_range.0.min(self.p50_range.1), self.p50_range.1)),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
