@@ -39,7 +39,7 @@ time_case() {
 }
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 for n in 1000 2000 5000 10000; do
-  time_case $bin sim $scn --solver des --vary clients=$n --format json --no-save
+  time_case $bin sim $scn --solver des --vary clients=$n --output-format json --no-save
   events=$(grep -m1 '"events"' "$out" | tr -dc 0-9)
   simns=$(grep -m1 '"simulated_ns"' "$out" | tr -dc 0-9)
   eps=$(awk -v e="$events" -v m="$ms" 'BEGIN { printf "%.0f", e / (m / 1000) }')
@@ -49,11 +49,11 @@ done
 # the seeded RNG (16 drive classes; completions no longer come in batches).
 rnd=examples/sim/random-reads-queue-depth-knee.toml
 for n in 100 250; do
-  time_case $bin sim $rnd --solver des --vary clients=$n --format json --no-save
+  time_case $bin sim $rnd --solver des --vary clients=$n --output-format json --no-save
   events=$(grep -m1 '"events"' "$out" | tr -dc 0-9)
   eps=$(awk -v e="$events" -v m="$ms" 'BEGIN { printf "%.0f", e / (m / 1000) }')
   echo "des random reads clients=$n: median ${ms} ms wall (min $min, max $max, $runs runs), ${cpu} ms CPU, $events events, ${eps} events/s of wall time"
 done
-time_case $bin sim $scn --solver analytic --vary clients=1..10000/1000 --format json --no-save
+time_case $bin sim $scn --solver analytic --vary clients=1..10000/1000 --output-format json --no-save
 points=$(grep -c '"analytic": {' "$out" || true)
 echo "analytic sweep clients=1..10000/1000: median ${ms} ms wall (min $min, max $max, $runs runs), ${cpu} ms CPU, $points points"

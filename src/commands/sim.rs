@@ -50,8 +50,8 @@ pub struct SimCommand {
     /// Extra hardware catalog (TOML, plan's format; same name replaces a built-in entry); repeatable
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = SimFormat::Table)]
+    /// Output format (--format is accepted too)
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = SimFormat::Table)]
     format: SimFormat,
     /// Draw aggregate throughput vs the varied value, with the binding component marked where it
     /// changes (.svg or .png)
@@ -485,6 +485,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         verify: None,
         depth: None,
         series: None,
+        cluster: None,
         interrupted: false,
         warnings: vec![format!(
             "simulated ({}), not measured: bound by {}; utilisation: {}",

@@ -15,7 +15,7 @@ fn example(name: &str) -> String {
 fn sim(args: &[&str]) -> Vec<Value> {
     let mut a = vec!["sim"];
     a.extend(args);
-    a.extend(["--format", "json", "--no-save"]);
+    a.extend(["--output-format", "json", "--no-save"]);
     let o = storlab(&a);
     assert!(o.status.success(), "{a:?}: {}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
