@@ -1,7 +1,18 @@
-//! `/proc/self/mountinfo`: which file system is mounted where, on which device.
+//! `/proc/self/mountinfo`: which file system is mounted where, on which
+//! device. The one parser of the mount table: bench's device and mount
+//! checks, the store's read-only test and the monitor's device tree all use
+//! it. Mount points and sources are unescaped byte-wise (`\040` is a space)
+//! and decoded as UTF-8, so non-ASCII paths come through intact.
 
-use crate::Error;
 use std::path::{Path, PathBuf};
+
+/// A line of the mount table that is not a mount.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot parse mountinfo, line {line}: {reason}")]
+pub struct Error {
+    pub line: usize,
+    pub reason: String,
+}
 
 /// One mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +52,7 @@ impl Mount {
 }
 
 /// Undo the kernel's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
+pub fn unescape(s: &str) -> String {
     if !s.contains('\\') {
         return s.to_string();
     }
@@ -73,8 +84,7 @@ pub fn parse(text: &str) -> Result<Vec<Mount>, Error> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |reason: &str| Error::Parse {
-            what: "mountinfo",
+        let bad = |reason: &str| Error {
             line: i + 1,
             reason: reason.to_string(),
         };
@@ -123,6 +133,15 @@ pub fn mount_of<'a>(mounts: &'a [Mount], path: &Path) -> Option<&'a Mount> {
     best
 }
 
+/// This process's mount table (`/proc/self/mountinfo`); empty when it
+/// cannot be read or parsed.
+pub fn current() -> Vec<Mount> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .ok()
+        .and_then(|t| parse(&t).ok())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +176,15 @@ mod tests {
         assert_eq!(p("/mnt/e"), PathBuf::from("/mnt/e"));
         // A path that only shares a string prefix does not match.
         assert_eq!(p("/mnt/ex"), PathBuf::from("/"));
+    }
+
+    #[test]
+    fn non_ascii_mount_points_survive() {
+        let t = "50 27 7:3 / /mnt/donn\\303\\251es\\040\\344\\270\\255 rw - ext4 /dev/loop3 rw\n";
+        let m = parse(t).unwrap();
+        assert_eq!(m[0].mount_point, Path::new("/mnt/données 中"));
+        let t = "51 27 7:4 / /mnt/é rw - ext4 /dev/loop4 rw\n";
+        assert_eq!(parse(t).unwrap()[0].mount_point, Path::new("/mnt/é"));
     }
 
     #[test]
