@@ -2,7 +2,7 @@
 """storlab under MPI beside IOR, and N ranks beside one process with N jobs.
 
 Usage: scripts/compare-ior.py [--dir DIR] [--rounds N] [--np N] [--size SIZE]
-                              [--storlab BIN] [--ior BIN]
+                              [--storlab BIN] [--ior BIN] [--parts ior,ranks,null]
 
 1. storlab vs IOR: the same workload, launched the same way
    (`mpirun --oversubscribe -np N`), alternating A/B/A/B: 1 MiB transfers,
@@ -66,7 +66,7 @@ def storlab_mpi(args, d, layout, size):
 def storlab_null(args, d, ranks):
     """IOPS of 64 KiB null-engine writes: N ranks of one job or one process of N."""
     cmd = [args.storlab, "bench", d, "--no-save", "-q", "--output-format", "json",
-           "--engine", "null", "--bs", "64k", "--size", "1G", "--rw", "write",
+           "--engine", "null", "--bs", "64k", "--size", "256M", "--rw", "write",
            "--runtime", "2s", "--time-based", "--fallocate=none"]
     if ranks:
         cmd = mpirun(args.np) + cmd
@@ -132,8 +132,10 @@ def main():
     ap.add_argument("--size", default="256m", help="bytes per rank (IOR block size)")
     ap.add_argument("--storlab", default="target/release/storlab")
     ap.add_argument("--ior", default=os.environ.get("IOR", "/tmp/ior-build/src/ior"))
+    ap.add_argument("--parts", default="ior,ranks,null", help="which comparisons to run")
     args = ap.parse_args()
-    for tool in (args.storlab, args.ior):
+    parts = args.parts.split(",")
+    for tool in (args.storlab, args.ior) if "ior" in parts else (args.storlab,):
         if not shutil.which(tool) and not os.access(tool, os.X_OK):
             sys.exit(f"{tool} not found (cargo build --release --features mpi; build-ior.sh)")
     d = tempfile.mkdtemp(prefix="storlab-ior-", dir=args.dir)
@@ -144,7 +146,7 @@ def main():
     os.mkdir(work)
     try:
         print(f"{args.np} ranks, 1 MiB transfers, O_DIRECT, {args.size} per rank, in {work}")
-        for layout in ("n-n", "n-1"):
+        for layout in ("n-n", "n-1") if "ior" in parts else ():
             s, i = [], []
             for r in range(args.rounds):
                 order = [("s", storlab_mpi), ("i", ior)] if r % 2 == 0 else [("i", ior), ("s", storlab_mpi)]
@@ -155,21 +157,23 @@ def main():
                           f"write {res['write']:8.1f} read {res['read']:8.1f} MB/s", flush=True)
             summary(f"storlab/IOR {layout}", s, i, ["write", "read"])
         m, n = [], []
-        for r in range(args.rounds):
+        for r in range(args.rounds if "ranks" in parts else 0):
             order = [("m", 0), ("n", 1)] if r % 2 == 0 else [("n", 1), ("m", 0)]
             for tag, _ in order:
                 res = storlab_mpi(args, work, "n-n", args.size) if tag == "m" else storlab_numjobs(args, work, args.size)
                 (m if tag == "m" else n).append(res)
                 print(f"  round {r} {'ranks' if tag == 'm' else 'numjobs':<7} "
                       f"write {res['write']:8.1f} read {res['read']:8.1f} MB/s", flush=True)
-        summary(f"{args.np} ranks / --numjobs {args.np}", m, n, ["write", "read"])
+        if m:
+            summary(f"{args.np} ranks / --numjobs {args.np}", m, n, ["write", "read"])
         m, n = [], []
-        for r in range(args.rounds):
+        for r in range(args.rounds if "null" in parts else 0):
             for ranks in ([True, False] if r % 2 == 0 else [False, True]):
                 res = storlab_null(args, work, ranks)
                 (m if ranks else n).append(res)
                 print(f"  round {r} null {'ranks' if ranks else 'numjobs':<7} {res['iops']:10.0f} IOPS", flush=True)
-        summary(f"null: {args.np} ranks / --numjobs", m, n, ["iops"])
+        if m:
+            summary(f"null: {args.np} ranks / --numjobs", m, n, ["iops"])
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -341,23 +341,10 @@ time_based = true
         "if [ $OMPI_COMM_WORLD_RANK = 2 ]; then (sleep 3; kill -9 $$) & fi; exec '{}' bench '{target}' --db '{dbs}' --job '{job}' -q",
         storlab_bin().display()
     );
-    if !have("mpirun") {
-        skip("mpi", "mpirun not found");
-        return;
-    }
     let started = std::time::Instant::now();
-    let mut c = Command::new("timeout");
-    c.args(["50", "mpirun"]);
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args(["--oversubscribe", "-np", "4", "sh", "-c", &killer]);
-    for (k, v) in cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    let o = c.output().unwrap();
+    let Some(o) = raw_mpirun(4, 50, &killer) else {
+        return;
+    };
     let took = started.elapsed();
     assert!(!o.status.success());
     assert_ne!(o.status.code(), Some(124), "timed out: the job hung");
@@ -419,10 +406,6 @@ time_based = true
     let target = dir.path().display().to_string();
     let db = dir.path().join("err.db");
     let dbs = db.display().to_string();
-    if !have("mpirun") {
-        skip("mpi", "mpirun not found");
-        return;
-    }
     // Rank 2 may not write past 4 MiB of any file (SIGXFSZ ignored, so the
     // write fails with EFBIG instead of killing the process).
     let script = format!(
@@ -431,18 +414,9 @@ time_based = true
         storlab_bin().display()
     );
     let started = std::time::Instant::now();
-    let mut c = Command::new("timeout");
-    c.args(["60", "mpirun"]);
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args(["--oversubscribe", "-np", "4", "sh", "-c", &script]);
-    for (k, v) in cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    let o = c.output().unwrap();
+    let Some(o) = raw_mpirun(4, 60, &script) else {
+        return;
+    };
     let took = started.elapsed();
     let err = stderr(&o);
     assert_ne!(o.status.code(), Some(124), "the job hung: {err}");
@@ -474,4 +448,82 @@ time_based = true
             .contains("rank 2"),
         "{report}"
     );
+}
+
+/// `--stonewall-wear-out`: a slow rank (rank 3 at 12 I/Os per second, the
+/// others at 20) goes on after the stonewall to the furthest rank's amount;
+/// without it, it stops short.
+#[test]
+fn stonewall_wear_out_brings_every_rank_to_the_furthest() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = job_file(
+        dir.path(),
+        r#"
+[global]
+bs = "256k"
+size = "64M"
+engine = "psync"
+[[phase]]
+name = "write"
+rw = "write"
+"#,
+    );
+    let target = dir.path().display().to_string();
+    let mut per_rank = Vec::new();
+    for wear_out in [false, true] {
+        let script = format!(
+            "if [ $OMPI_COMM_WORLD_RANK = 3 ]; then R=12; else R=20; fi; \
+             exec '{}' bench '{target}' --job '{job}' --rate-iops $R --stonewall 1s {} \
+             -q --no-save --output-format json",
+            storlab_bin().display(),
+            if wear_out { "--stonewall-wear-out" } else { "" }
+        );
+        let Some(o) = raw_mpirun(4, 90, &script) else {
+            return;
+        };
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = json(&o);
+        let w = &r["phases"][0];
+        assert_eq!(cluster(w)["stonewall_wear_out"], wear_out);
+        per_rank.push(rank_bytes(w));
+    }
+    let transfer = 256 * 1024;
+    let (plain, worn) = (&per_rank[0], &per_rank[1]);
+    let fast = |v: &[u64]| v[..3].iter().copied().min().unwrap();
+    assert!(
+        plain[3] + 3 * transfer <= fast(plain),
+        "without wear-out: {plain:?}"
+    );
+    assert!(worn[3] + transfer >= fast(worn), "with wear-out: {worn:?}");
+}
+
+/// `mpirun -np N sh -c SCRIPT` with the test environment, bounded by `secs`.
+fn raw_mpirun(np: u32, secs: u32, script: &str) -> Option<Output> {
+    if !have("mpirun") {
+        skip(
+            "mpi",
+            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
+        );
+        return None;
+    }
+    let mut c = Command::new("timeout");
+    c.arg(secs.to_string()).arg("mpirun");
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.args([
+        "--oversubscribe",
+        "-np",
+        &np.to_string(),
+        "sh",
+        "-c",
+        script,
+    ]);
+    for (k, v) in cmd().get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.stdin(std::process::Stdio::null());
+    Some(c.output().expect("run mpirun"))
 }
