@@ -100,41 +100,17 @@ struct Mount {
     source: String,
 }
 
+/// The mount table, from the one parser (`storlab_host::mountinfo`).
 fn mounts() -> Vec<Mount> {
-    let text = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let (left, right) = l.split_once(" - ")?;
-            let f: Vec<&str> = left.split_whitespace().collect();
-            let r: Vec<&str> = right.split_whitespace().collect();
-            let (ma, mi) = f.get(2)?.split_once(':')?;
-            Some(Mount {
-                dev: (ma.parse().ok()?, mi.parse().ok()?),
-                mount_point: unescape(f.get(4)?),
-                fstype: r.first()?.to_string(),
-                source: r.get(1).unwrap_or(&"").to_string(),
-            })
+    storlab_host::mountinfo::current()
+        .into_iter()
+        .map(|m| Mount {
+            dev: (m.major, m.minor),
+            mount_point: m.mount_point.display().to_string(),
+            fstype: m.fs_type,
+            source: m.source,
         })
         .collect()
-}
-
-/// mountinfo escapes spaces etc. as \040.
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v as char);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i] as char);
-        i += 1;
-    }
-    out
 }
 
 fn dev_split(dev: u64) -> (u32, u32) {
@@ -340,10 +316,7 @@ fn mounted_from(mounts: &[Mount], path: &Path) -> Option<Mount> {
     let want = fs::canonicalize(path).ok()?;
     mounts
         .iter()
-        .find(|m| {
-            m.source.starts_with('/')
-                && fs::canonicalize(unescape(&m.source)).is_ok_and(|s| s == want)
-        })
+        .find(|m| m.source.starts_with('/') && fs::canonicalize(&m.source).is_ok_and(|s| s == want))
         .cloned()
 }
 
@@ -787,12 +760,6 @@ pub fn probe_direct(target: Option<&Path>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_unescape() {
-        assert_eq!(unescape("/mnt/my\\040disk"), "/mnt/my disk");
-        assert_eq!(unescape("/plain"), "/plain");
-    }
 
     fn phase(pairs: &[(&str, &str)]) -> PhaseParams {
         let spec = crate::options::spec_from_pairs(pairs.iter().copied()).unwrap();
