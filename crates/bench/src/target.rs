@@ -91,7 +91,8 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     fs::read_to_string(p).ok().map(|s| s.trim().to_string())
 }
 
-/// One line of /proc/self/mountinfo.
+/// A mount as the checks here use it, from the one mount-table parser
+/// (`storlab_host::mountinfo`, which keeps non-ASCII mount points intact).
 #[derive(Debug, Clone)]
 struct Mount {
     dev: (u32, u32),
@@ -100,13 +101,12 @@ struct Mount {
     source: String,
 }
 
-/// The mount table, from the one parser (`storlab_host::mountinfo`).
 fn mounts() -> Vec<Mount> {
     storlab_host::mountinfo::current()
         .into_iter()
         .map(|m| Mount {
             dev: (m.major, m.minor),
-            mount_point: m.mount_point.display().to_string(),
+            mount_point: m.mount_point.to_string_lossy().into_owned(),
             fstype: m.fs_type,
             source: m.source,
         })
@@ -237,47 +237,9 @@ pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
     None
 }
 
-/// Host facts for the record.
+/// Host facts for the record (the one definition, in `storlab-host`).
 pub fn host_info() -> HostInfo {
-    let (sysname, release, machine, nodename) = sys::uname();
-    let os = read_trim("/etc/os-release")
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                l.strip_prefix("PRETTY_NAME=")
-                    .map(|v| v.trim_matches('"').to_string())
-            })
-        })
-        .unwrap_or(sysname);
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu_model = cpuinfo
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
-        })
-        .unwrap_or_default();
-    let mem_total_bytes = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                let v = l.strip_prefix("MemTotal:")?;
-                v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
-            })
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0);
-    HostInfo {
-        hostname: nodename,
-        os,
-        kernel: release,
-        arch: machine,
-        cpu_model,
-        cpu_count: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        mem_total_bytes,
-        page_size_bytes: sys::page_size(),
-    }
+    storlab_host::host_info()
 }
 
 /// Bytes a phase needs per file, given the file set: `size × numjobs` in

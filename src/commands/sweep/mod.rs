@@ -119,12 +119,7 @@ pub struct SweepTotals {
 
 /// A field of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`).
 pub fn meminfo(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines().find_map(|l| {
-        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
-        let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kb * 1024)
-    })
+    storlab_host::meminfo(key)
 }
 
 const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
