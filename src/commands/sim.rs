@@ -121,6 +121,8 @@ impl SimCommand {
             } else {
                 svg.into_bytes()
             };
+            // Never the database or a device.
+            crate::commands::common::check_output_path(path, &self.db.db, true, Some(&bytes))?;
             write_output(path, &bytes)?;
             eprintln!("storlab: chart written to {}", path.display());
         }

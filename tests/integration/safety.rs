@@ -294,6 +294,17 @@ fn outputs_that_are_the_database_are_refused() {
             db_s.clone(),
         ],
         vec![
+            "sweep".into(),
+            dir.join("s.dat").to_str().unwrap().into(),
+            "--rw=randread".into(),
+            "--size=1M".into(),
+            "--engine=null".into(),
+            "--vary".into(),
+            "bs=4k,8k".into(),
+            "--json-out".into(),
+            db_s.clone(),
+        ],
+        vec![
             "bench".into(),
             db_s.clone(),
             "--rw=read".into(),

@@ -132,6 +132,19 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Whether an error is SQLite's "database is locked" (busy).
+fn is_busy(e: &StoreError) -> bool {
+    let code = match e {
+        StoreError::Sql(e) | StoreError::Open { source: e, .. } => e.sqlite_error_code(),
+        StoreError::Migration { source, .. } => source.sqlite_error_code(),
+        _ => None,
+    };
+    matches!(
+        code,
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// Whether SQLite reports damaged pages (or a file that stopped being a
 /// database part-way).
 fn is_corruption(e: &rusqlite::Error) -> bool {
@@ -156,10 +169,10 @@ fn has_sqlite_header(path: &Path) -> bool {
         .is_ok_and(|()| &head == b"SQLite format 3\0")
 }
 
-/// Whether `path` lies on a file system mounted read-only, from
-/// `/proc/self/mountinfo` (the mount with the longest mount point above
-/// the file). Never opens the database itself: closing any descriptor of
-/// it would drop SQLite's POSIX locks held elsewhere in this process.
+/// Whether `path` lies on a file system mounted read-only, from the mount
+/// table (`storlab_host::mountinfo`). Never opens the database itself:
+/// closing any descriptor of it would drop SQLite's POSIX locks held
+/// elsewhere in this process.
 fn read_only_fs(path: &Path) -> bool {
     let Ok(file) = std::fs::canonicalize(path) else {
         return false;
@@ -419,10 +432,26 @@ impl Store {
             conn,
             path: path_buf,
         };
-        store.check_identity()?;
-        store.configure()?;
-        store.migrate()?;
-        Ok(store)
+        // First use by many processes at once: switching a new file to WAL
+        // can report "database is locked" without waiting in the busy
+        // handler; those steps change nothing when repeated, so retry them
+        // (up to the same 30 s) rather than fail.
+        let start = std::time::Instant::now();
+        let mut attempt = 0u64;
+        loop {
+            let r = store
+                .check_identity()
+                .and_then(|_| store.configure())
+                .and_then(|()| store.migrate());
+            match r {
+                Err(e) if is_busy(&e) && start.elapsed() < Duration::from_secs(30) => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(5 + (attempt * 7) % 45));
+                }
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(store),
+            }
+        }
     }
 
     /// The file this store reads and writes.

@@ -407,6 +407,8 @@ impl CampaignCommand {
         if let Some(path) = &self.report {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
+            // Never the database or a device.
+            crate::commands::common::check_output_path(path, &self.db.db, true, None)?;
             std::fs::write(path, storlab_report::html_report(&all, base))
                 .with_context(|| format!("cannot write {}", path.display()))?;
             out.push_str(&format!("Report: {}\n", path.display()));
