@@ -165,6 +165,7 @@ fn build(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> Result<Stri
         &x_label,
         is_size,
         lines,
-        (t.mem_total_bytes > 0).then_some(t.mem_total_bytes as f64),
+        // The RAM is marked where x is the file size.
+        (*first == "size" && t.mem_total_bytes > 0).then_some(t.mem_total_bytes as f64),
     ))
 }
