@@ -405,27 +405,30 @@ fn every_shipped_profile_is_listed_shown_and_runs_briefly() {
             "{name}"
         );
         // Tiny and quick: flags override the profile's values.
-        let out = run(
-            d,
-            &[
-                "bench",
-                t,
-                "-q",
-                "--profile",
-                name,
-                "--engine",
-                "psync",
-                "--size",
-                "4m",
-                "--runtime",
-                "0.2s",
-                "--cache",
-                "cold",
-                "--no-save",
-            ],
-        );
-        let text = ok(&out);
-        assert!(text.contains("MB/s"), "{name}: {text}");
+        let mut text = String::new();
+        for engine in ["psync", "null"] {
+            let out = run(
+                d,
+                &[
+                    "bench",
+                    t,
+                    "-q",
+                    "--profile",
+                    name,
+                    "--engine",
+                    engine,
+                    "--size",
+                    "4m",
+                    "--runtime",
+                    "0.2s",
+                    "--cache",
+                    "cold",
+                    "--no-save",
+                ],
+            );
+            text = ok(&out);
+            assert!(text.contains("MB/s"), "{name} on {engine}: {text}");
+        }
         if name == "sas-dd" {
             assert!(
                 text.contains("MB/s per core") && text.contains("75"),
