@@ -257,11 +257,21 @@ impl SweepCommand {
             // A sweep without a job file measures one phase (reads unless told).
             over.rw = Some("read".into());
         }
-        bench::plan_phases_text(
+        let planned = bench::plan_phases_text(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
             &over,
-        )
+        )?;
+        // What the whole sweep's preparation would refuse fails this point alone.
+        if planned
+            .phases
+            .iter()
+            .any(|p| p.engine == storlab_types::EngineKind::IoUring)
+            && let Err(e) = storlab_bench::uring_available()
+        {
+            bail!("io_uring is not available here ({e}); use --engine psync");
+        }
+        Ok(planned)
     }
 
     /// Print the table, write the chart and JSON, pick the exit code.
