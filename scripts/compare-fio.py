@@ -36,6 +36,12 @@ WORKLOADS = [
     ("write-1m-qd1-uring-direct", "write", "1M", 1, True, "io_uring", False),
     ("write-1m-qd32-uring-direct", "write", "1M", 32, True, "io_uring", False),
     ("randread-4k-psync-cached", "randread", "4k", 1, False, "psync", True),
+    # Linux native AIO, the engine many sites standardise on (storlab's own
+    # io_submit/io_getevents binding against fio's libaio).
+    ("randread-4k-qd32-libaio-direct", "randread", "4k", 32, True, "libaio", False),
+    ("randread-4k-qd1-libaio-direct", "randread", "4k", 1, True, "libaio", False),
+    ("read-1m-qd32-libaio-direct", "read", "1M", 32, True, "libaio", False),
+    ("write-1m-qd32-libaio-direct", "write", "1M", 32, True, "libaio", False),
 ]
 
 

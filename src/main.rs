@@ -22,6 +22,17 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run I/O workloads against a directory, file or block device and report what the storage did
+    ///
+    /// Without --rw (and without --job), bench runs a quick all-round check
+    /// of the storage under TARGET: four phases of 3 s each on one 256 MiB
+    /// file, in this order: sequential 1 MiB writes at queue depth 16 (the
+    /// first pass also lays the file out), sequential 1 MiB reads at QD 16,
+    /// random 4 KiB reads at QD 32, random 4 KiB writes at QD 32, with
+    /// O_DIRECT where the file system supports it. Without TARGET it writes
+    /// for a few seconds under the current directory, in ./storlab-scratch,
+    /// which it creates and removes afterwards. Workload flags given with it
+    /// (e.g. --size 1G, --runtime 10s, --engine psync) apply to all four
+    /// phases; --rw chooses one workload of your own instead.
     Bench(Box<commands::bench::BenchCommand>),
     /// List the runs in the results database (filter by tag, target, host, date, workload)
     Runs(commands::runs::RunsCommand),
@@ -47,7 +58,14 @@ enum Command {
     Campaign(commands::campaign::CampaignCommand),
     /// Find the best value of a block-layer setting for this device by measuring each (readahead), then restore
     Tune(commands::tune::TuneCommand),
+    /// Simulate a storage architecture at cluster scale (clients, networks, data movers, arrays) and name what binds
+    Sim(Box<commands::sim::SimCommand>),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
+    ///
+    /// As in iostat, numbers after the devices are the interval and the count
+    /// (`storlab monitor 1 3`: every second, three reports), -z leaves out idle
+    /// devices and -t prints the time. MB/s is iostat's 2^20 bytes/s unless
+    /// --units si is given; the column headers say which (MiB/s or MB/s).
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
     Inspect(commands::inspect::InspectCommand),
@@ -108,6 +126,7 @@ fn main() -> ExitCode {
         Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
+        Command::Sim(c) => c.execute(),
         Command::Campaign(c) => c.execute(),
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),

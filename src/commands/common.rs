@@ -264,7 +264,18 @@ pub fn check_output_path(
                 "not a regular file"
             };
             anyhow::bail!(
-                "{} is {what}; result files are never written over devices: give a file name",
+                "{} is {what}, not a regular file; result files are never written over devices \
+                 or directories: give a file name",
+                path.display()
+            )
+        }
+        Err(_)
+            if resolved(path)
+                .is_some_and(|p| p.starts_with("/dev") && !p.starts_with("/dev/shm")) =>
+        {
+            anyhow::bail!(
+                "{} does not exist, and a new file on /dev would live in RAM next to the devices: \
+                 check the name, or write the file elsewhere",
                 path.display()
             )
         }

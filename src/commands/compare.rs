@@ -1,20 +1,41 @@
 //! `storlab compare`: each run's figures relative to a baseline run, with
-//! differences inside the measured run-to-run spread marked as noise.
+//! differences inside the measured run-to-run spread marked as noise, and
+//! no verdict where the configurations differ (unless under study, `--vary`).
 
+use super::check::{merge_vary, parse_vary};
 use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
+use super::outfmt::TableFormat;
 use crate::output;
 use clap::Args;
+use storlab_configdiff::Vary;
 use storlab_store::RunSelector;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "A change is called better or worse only when the two phases' \
+configurations match: every workload parameter, the host, target, device and tool version. \
+Otherwise the verdict is \"config differs\" and the differences are listed; name the parameter \
+you are studying with --vary (e.g. --vary iodepth) to have it judged.
+
+Examples:
+  storlab compare tag:controller=sas --baseline tag:controller=scsi --vary device
+  storlab compare 14 15 16 --baseline 13 --vary bs"
+)]
 pub struct CompareCommand {
     #[command(flatten)]
     runs: RunArgs,
     /// The reference run; when a tag matches several runs, the latest of them
     #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
     baseline: RunSelector,
-    /// Print the comparison as JSON instead of a table
-    #[arg(long)]
+    /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
+    /// tool (comma-separated or repeated): phases that differ there are paired and judged
+    #[arg(long, value_name = "PARAM", value_parser = parse_vary)]
+    vary: Vec<Vary>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+    output_format: TableFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "output_format")]
     json: bool,
     #[command(flatten)]
     db: DbArgs,
@@ -25,8 +46,10 @@ impl CompareCommand {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
         let (baseline, note) = load_baseline(&store, &self.baseline)?;
-        let cmp = storlab_report::compare(&runs, &baseline);
-        if self.json {
+        let vary = merge_vary(&self.vary);
+        vary.check_against(runs.iter().chain([&baseline]))?;
+        let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
+        if self.json || self.output_format == TableFormat::Json {
             output::print(&(serde_json::to_string_pretty(&cmp)? + "\n"))?;
         } else {
             if let Some(n) = note {

@@ -19,9 +19,12 @@ pub enum ExportFormat {
 pub struct ExportCommand {
     #[command(flatten)]
     runs: RunArgs,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    /// Output format (--format is the older spelling)
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = ExportFormat::Json)]
     format: ExportFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Write to this file instead of standard output
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -42,7 +45,12 @@ impl ExportCommand {
         }
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        let text = match self.format {
+        let format = if self.json {
+            ExportFormat::Json
+        } else {
+            self.format
+        };
+        let text = match format {
             ExportFormat::Json => storlab_report::export_json(&runs),
             ExportFormat::Csv => storlab_report::export_csv(&runs),
             ExportFormat::Md => storlab_report::export_md(&runs),

@@ -17,6 +17,12 @@ pub struct ImportCommand {
     host: Option<String>,
     #[command(flatten)]
     record: RecordArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = super::outfmt::TextFormat::Text)]
+    output_format: super::outfmt::TextFormat,
+    /// Shorthand for --output-format json (file, run id and database of each import)
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -36,6 +42,7 @@ impl ImportCommand {
         }
         let store = self.db.open()?;
         let mut out = String::new();
+        let mut saved = Vec::new();
         for (path, imp) in parsed {
             let id = store.save_run(imp.kind, &imp.report, &tags, self.record.note())?;
             let names: Vec<&str> = imp
@@ -53,6 +60,22 @@ impl ImportCommand {
                 if names.len() == 1 { "" } else { "s" },
                 names.join(", ")
             );
+            saved.push(serde_json::json!({
+                "file": path.display().to_string(),
+                "run_id": id,
+                "tool": imp.report.tool.name,
+                "tool_version": imp.report.tool.version,
+                "phases": names,
+            }));
+        }
+        let db = store.path().display().to_string();
+        if self.json || self.output_format == super::outfmt::TextFormat::Json {
+            out = serde_json::to_string_pretty(&serde_json::json!({
+                "database": db,
+                "imported": saved,
+            }))? + "\n";
+        } else {
+            out += &format!("saved in {db} (storlab runs, storlab show ID)\n");
         }
         output::print(&out)?;
         Ok(crate::Outcome::Ok)

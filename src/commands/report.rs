@@ -12,7 +12,7 @@ use storlab_store::RunSelector;
 pub enum ReportFormat {
     /// The whole report: inline CSS and SVG, no script, no network needed to view it
     Html,
-    /// One chart (--chart) as SVG
+    /// One chart (--chart) as SVG (a chart that cannot be drawn for the runs says why)
     Svg,
     /// One chart (--chart) as PNG
     Png,
@@ -28,9 +28,13 @@ pub struct ReportCommand {
     /// Output file [default: report.html, or chart-<ID>.svg / .png]
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// What to write
-    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    /// What to write (--format is the older spelling)
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = ReportFormat::Html)]
     format: ReportFormat,
+    /// Parameter(s) under study for the comparison and the relative chart, e.g. iodepth, bs,
+    /// device (comma-separated or repeated): phases that differ there are paired and judged
+    #[arg(long, value_name = "PARAM", value_parser = super::check::parse_vary)]
+    vary: Vec<storlab_configdiff::Vary>,
     /// Chart for --format svg|png: throughput, iops, latency, relative, vs-bs, vs-numjobs, vs-size,
     /// vs-iodepth, cache, timeline-<run id>, util-<run id> (those that apply to the runs)
     #[arg(long, value_name = "ID", default_value = "throughput")]
@@ -67,10 +71,12 @@ impl ReportCommand {
                 })
             }
         };
+        let vary = super::check::merge_vary(&self.vary);
+        vary.check_against(runs.iter())?;
         let (bytes, path, what) = match self.format {
             ReportFormat::Html => {
-                let html = storlab_report::html_report(&runs, baseline);
-                let charts = storlab_report::charts(&runs, baseline).len();
+                let html = storlab_report::html_report_with(&runs, baseline, &vary);
+                let charts = storlab_report::charts_with(&runs, baseline, &vary).len();
                 (
                     html.into_bytes(),
                     self.output.unwrap_or_else(|| "report.html".into()),
@@ -78,7 +84,7 @@ impl ReportCommand {
                 )
             }
             ReportFormat::Svg | ReportFormat::Png => {
-                let chart = storlab_report::chart(&runs, baseline, &self.chart)?;
+                let chart = storlab_report::chart_with(&runs, baseline, &self.chart, &vary)?;
                 let ext = if self.format == ReportFormat::Svg {
                     "svg"
                 } else {

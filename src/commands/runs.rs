@@ -33,8 +33,11 @@ pub struct RunsCommand {
     /// Show only the most recent N runs
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
-    /// Print JSON (one object per run) instead of a table
-    #[arg(long)]
+    /// Output format
+    #[arg(long, value_enum, default_value_t = super::outfmt::TableFormat::Table)]
+    output_format: super::outfmt::TableFormat,
+    /// Shorthand for --output-format json (one object per run)
+    #[arg(long, conflicts_with = "output_format")]
     json: bool,
     #[command(flatten)]
     db: DbArgs,
@@ -95,7 +98,7 @@ impl RunsCommand {
             limit: self.limit,
         };
         let runs = store.list(&filter)?;
-        if self.json {
+        if self.json || self.output_format == super::outfmt::TableFormat::Json {
             let v: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
             output::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
             return Ok(crate::Outcome::Ok);
@@ -128,6 +131,7 @@ fn summary_json(s: &RunSummary) -> serde_json::Value {
         "phases": s.phases,
         "workloads": s.workloads,
         "block_sizes_bytes": s.block_sizes,
+        "block_mixes": s.block_mixes,
         "tags": s.tags,
         "note": s.note,
     })
@@ -159,6 +163,7 @@ fn table(runs: &[RunSummary]) -> String {
             .block_sizes
             .iter()
             .map(|b| format_bytes(*b).replace(' ', ""))
+            .chain(s.block_mixes.iter().map(|m| format!("mix {m}")))
             .collect();
         let workload = if s.workloads.is_empty() {
             "-".to_string()

@@ -11,8 +11,11 @@ use storlab_types::{DirStats, StoredRun, format_bytes, format_rate};
 pub struct ShowCommand {
     #[command(flatten)]
     runs: RunArgs,
-    /// Print the stored records as JSON (a list of runs)
-    #[arg(long)]
+    /// Output format
+    #[arg(long, value_enum, default_value_t = super::outfmt::TextFormat::Text)]
+    output_format: super::outfmt::TextFormat,
+    /// Shorthand for --output-format json (the stored records, a list of runs)
+    #[arg(long, conflicts_with = "output_format")]
     json: bool,
     #[command(flatten)]
     db: DbArgs,
@@ -22,7 +25,7 @@ impl ShowCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        if self.json {
+        if self.json || self.output_format == super::outfmt::TextFormat::Json {
             output::print(&(serde_json::to_string_pretty(&runs)? + "\n"))?;
             return Ok(crate::Outcome::Ok);
         }

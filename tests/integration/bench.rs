@@ -308,7 +308,10 @@ fn bad_input_exits_2_with_a_fix() {
         (vec!["bench", t, "--bs=1000"], "multiple of 512"),
         (vec!["bench", t, "--rw=read", "--time-based"], "--runtime"),
         (vec!["bench", t, "--bssplit=4k/50:8k/20"], "add up to 70"),
-        (vec!["bench", t, "--engine=aio"], "io_uring, psync or null"),
+        (
+            vec!["bench", t, "--engine=aio"],
+            "io_uring, libaio, psync or null",
+        ),
         (
             vec!["bench", t, "--size=1T", "--rw=write"],
             "not enough free space",

@@ -3,14 +3,18 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod bench;
+mod bench_help;
 mod campaign;
 mod cli;
+mod compare;
+mod fiohabits;
 mod honest;
 mod inspect;
 mod monitor;
 mod plan;
 mod reports;
 mod safety;
+mod sim;
 mod store;
 mod sweep;
 mod util;

@@ -1,6 +1,7 @@
-//! `storlab monitor`: replayed fixtures, output formats, the Prometheus
-//! endpoint, a live loop-device stack (root) and agreement with sysstat's
-//! iostat.
+//! `storlab monitor`: replayed fixtures, output formats, iostat's habits
+//! (positional interval and count, -z, -t, units, scrolling on a terminal),
+//! the Prometheus endpoint and its counters, a live loop-device stack (root)
+//! and agreement with sysstat's iostat.
 
 use crate::util::{have, is_root, run_tool, skip, stderr, stdout, storlab, storlab_bin};
 use serde_json::Value;
@@ -168,14 +169,35 @@ fn formats_csv_json_table_and_tree() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("t_s,interval_s,kind,device,r_per_s,w_per_s"));
+    assert!(lines[0].starts_with("time,t_s,interval_s,kind,device,r_per_s,w_per_s"));
     let ncol = lines[0].split(',').count();
     // 2 intervals × (4 top devices + 1 total)
     assert_eq!(lines.len(), 1 + 2 * 5, "{out}");
     assert!(lines.iter().all(|l| l.split(',').count() == ncol));
     let total = lines.iter().find(|l| l.contains(",total,top,")).unwrap();
-    // w_mb_per_s: 300 MB/s + 100 MB/s (sectors chosen to make it exact)
-    assert_eq!(total.split(',').nth(7), Some("400.000"), "{total}");
+    // iostat's MB/s by default: 400 × 10^6 bytes/s = 381.470 MiB/s
+    assert_eq!(
+        csv_col(lines[0], total, "w_mib_per_s"),
+        "381.470",
+        "{total}"
+    );
+    // --units si: 300 MB/s + 100 MB/s (sectors chosen to make it exact)
+    let o = storlab(&[
+        "monitor",
+        "--replay",
+        &replay,
+        "--sys-root",
+        &sr,
+        "--output-format",
+        "csv",
+        "--units",
+        "si",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let total = lines.iter().find(|l| l.contains(",total,top,")).unwrap();
+    assert_eq!(csv_col(lines[0], total, "w_mb_per_s"), "400.000", "{total}");
 
     let o = storlab(&[
         "monitor",
@@ -223,6 +245,10 @@ fn formats_csv_json_table_and_tree() {
         "no terminal escapes when not a terminal"
     );
     assert_eq!(out.matches("storlab monitor  layer top").count(), 1);
+    assert!(
+        out.contains("wMiB/s") && out.contains("MiB/s = 2^20 bytes/s = iostat's MB/s"),
+        "the header says which MB: {out}"
+    );
 
     let o = storlab(&["monitor", "--tree", "--sys-root", &sr]);
     let out = stdout(&o);
@@ -230,6 +256,129 @@ fn formats_csv_json_table_and_tree() {
         out.contains("dm-0 (vg0-data)") && out.contains("raid5"),
         "{out}"
     );
+}
+
+/// The value of column `name` in a CSV `row` under `header`.
+fn csv_col<'a>(header: &str, row: &'a str, name: &str) -> &'a str {
+    let i = header
+        .split(',')
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header}"));
+    row.split(',').nth(i).unwrap()
+}
+
+/// iostat's positional interval and count, `-z`, `-t` and absolute times,
+/// on the recorded real-kernel replay (3 snapshots, 2 intervals).
+#[test]
+fn iostat_habits_on_a_replay() {
+    let root = fixture("loopstack");
+    let replay = s(&root.join("replay.txt"));
+    let sr = s(&root);
+    let base = ["monitor", "--replay", &replay, "--sys-root", &sr];
+    let run = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        let o = storlab(&a);
+        assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    // `DEVICE... 1 1`: the trailing numbers are interval and count.
+    let one = run(&["--output-format", "jsonl", "loop1", "loop2", "1", "1"]);
+    assert_eq!(one.lines().count(), 1, "{one}");
+    let v: Value = serde_json::from_str(one.lines().next().unwrap()).unwrap();
+    let names: Vec<&str> = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["loop1", "loop2"]);
+    // Absolute times: RFC 3339 (the replay's Unix seconds), in JSONL and CSV.
+    let time = v["time"].as_str().expect("time in JSONL");
+    assert!(
+        time.starts_with("2026-") && time.ends_with('Z') && time.contains('T'),
+        "{time}"
+    );
+    let csv = run(&["--output-format", "csv", "1", "1"]);
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let row = lines.next().unwrap();
+    assert_eq!(csv_col(header, row, "time"), time);
+
+    // -z leaves out exactly the devices without completed I/O; totals stay.
+    let all = run(&["--output-format", "jsonl"]);
+    let busy = run(&["--output-format", "jsonl", "-z"]);
+    let mut hidden = 0;
+    for (a, b) in all.lines().zip(busy.lines()) {
+        let (a, b): (Value, Value) = (
+            serde_json::from_str(a).unwrap(),
+            serde_json::from_str(b).unwrap(),
+        );
+        assert_eq!(a["totals"], b["totals"]);
+        let idle = |d: &Value| {
+            ["r_per_s", "w_per_s", "d_per_s", "f_per_s"]
+                .iter()
+                .all(|k| d[*k].as_f64() == Some(0.0))
+        };
+        let want: Vec<&Value> = a["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| !idle(d))
+            .collect();
+        let got: Vec<&Value> = b["devices"].as_array().unwrap().iter().collect();
+        assert_eq!(got, want);
+        hidden += a["devices"].as_array().unwrap().len() - got.len();
+    }
+    assert!(hidden > 0, "the fixture has idle devices to hide:\n{all}");
+    let table = run(&["-z", "-t", "1", "1"]);
+    let first = table.lines().next().unwrap();
+    assert_eq!(first, time, "-t prints the time first:\n{table}");
+
+    // Scrolling into a pipe: each interval's table below the last.
+    let two = run(&["loop1", "1", "2"]);
+    assert_eq!(
+        two.matches("storlab monitor  layer top").count(),
+        2,
+        "{two}"
+    );
+    assert!(!two.contains('\x1b'));
+}
+
+/// On a terminal the table is redrawn in place; `--no-clear` scrolls there
+/// too. `script` gives the monitor a pseudo-terminal.
+#[test]
+fn no_clear_scrolls_on_a_terminal() {
+    const NAME: &str = "monitor::no_clear_scrolls_on_a_terminal";
+    if !have("script") {
+        return skip(
+            NAME,
+            "util-linux's script (a pseudo-terminal) is not installed",
+        );
+    }
+    let root = fixture("loopstack");
+    let cmd = |extra: &str| {
+        format!(
+            "{} monitor --replay {} --sys-root {} loop1 1 2{extra}",
+            s(&storlab_bin()),
+            s(&root.join("replay.txt")),
+            s(&root)
+        )
+    };
+    let on_tty = |extra: &str| {
+        let o = Command::new("script")
+            .args(["-q", "-e", "-c", &cmd(extra), "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let redrawn = on_tty("");
+    assert_eq!(redrawn.matches("\x1b[H\x1b[2J").count(), 2, "{redrawn:?}");
+    let scrolled = on_tty(" --no-clear");
+    assert!(!scrolled.contains("\x1b[2J"), "{scrolled:?}");
+    assert_eq!(scrolled.matches("storlab monitor  layer top").count(), 2);
 }
 
 /// The timeline JSON, read back with plain serde (the lead's store reads it
@@ -256,6 +405,24 @@ fn bad_input_exits_2_with_a_fix() {
         (&["monitor", "--interval", "1ms"], "10ms or more"),
         (&["monitor", "--interval", "soon"], "invalid duration"),
         (&["monitor", "--count", "0"], "give 1 or more"),
+        (
+            &["monitor", "1", "no-such-disk"],
+            "storlab monitor no-such-disk 1",
+        ),
+        (&["monitor", "1", "2", "3"], "third number"),
+        (&["monitor", "1", "0"], "give 1 or more"),
+        (&["monitor", "0"], "zero"),
+        (&["monitor", "0.001"], "10ms or more"),
+        (&["monitor", "1", "2.5"], "whole number"),
+        (
+            &["monitor", "--interval", "2s", "1"],
+            "interval is given twice",
+        ),
+        (
+            &["monitor", "--count", "2", "1", "3"],
+            "count is given twice",
+        ),
+        (&["monitor", "--units", "kib"], "--units"),
         (
             &["monitor", "--replay", "/no/such/file"],
             "reading the replay file",
@@ -376,16 +543,55 @@ fn prometheus_endpoint_scraped_over_loopback() {
             .find(|(n, l, _)| n == name && l.iter().any(|(k, v)| k == key && v == val))
             .map(|x| x.2)
     };
-    // 300 MB/s + 100 MB/s written to the two LVM volumes in the last interval.
+    // Counters, as node_exporter's: dm-0's own, the kernel's since boot
+    // (sectors written, field 10 of its last diskstats line).
+    let text = std::fs::read_to_string(root.join("replay.txt")).unwrap();
+    let last_dm0: f64 = text
+        .lines()
+        .rev()
+        .find(|l| l.split_whitespace().nth(2) == Some("dm-0"))
+        .and_then(|l| l.split_whitespace().nth(9))
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(
-        get("storlab_total_write_bytes_per_second", "group", "top"),
-        Some(400e6)
+        get("storlab_device_written_bytes_total", "device", "dm-0"),
+        Some(last_dm0 * 512.0)
     );
-    let dm0 = get("storlab_device_write_bytes_per_second", "device", "dm-0");
-    assert_eq!(dm0, Some(585938.0 * 512.0));
-    let util = get("storlab_device_utilization_ratio", "device", "dm-0").unwrap();
-    assert!((0.0..=1.0).contains(&util));
-    assert_eq!(get("storlab_cpu_ratio", "mode", "iowait"), Some(1.0));
+    // The top total since the monitor started: what the two intervals'
+    // rates add up to (300 MB/s + 100 MB/s in the last one).
+    let o = storlab(&[
+        "monitor",
+        "--replay",
+        &s(&root.join("replay.txt")),
+        "--sys-root",
+        &s(&root),
+        "--output-format",
+        "jsonl",
+    ]);
+    let top = written_per_total(&stdout(&o));
+    let top = top.iter().find(|x| x.0 == "top").unwrap().1;
+    let counted = get("storlab_total_written_bytes_total", "group", "top").unwrap();
+    assert!((counted - top).abs() < 1.0, "{counted} vs {top}");
+    let busy = get("storlab_device_io_time_seconds_total", "device", "dm-0").unwrap();
+    assert!(busy >= 0.0);
+    assert!(get("storlab_cpu_seconds_total", "mode", "iowait").unwrap() > 0.0);
+    assert!(
+        get("storlab_device_io_now", "device", "dm-0").is_some(),
+        "in-flight gauge"
+    );
+    // Every _total is declared a counter, everything else a gauge.
+    for line in body.lines().filter(|l| l.starts_with("# TYPE ")) {
+        let mut f = line.split_whitespace().skip(2);
+        let (name, kind) = (f.next().unwrap(), f.next().unwrap());
+        let want = if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        assert_eq!(kind, want, "{line}");
+    }
+    assert!(!body.contains("per_second"), "no per-interval gauges");
     assert_eq!(
         m.iter()
             .find(|x| x.0 == "storlab_interval_seconds")
@@ -625,10 +831,16 @@ struct Measured {
     storlab: Value,
 }
 
-/// One 1-second window measured by both tools at once under a paced load of
-/// 64 KiB direct writes at `rate` per second.
-fn measure_both(dev: &str, rate: u32) -> Measured {
-    let name = dev.trim_start_matches("/dev/").to_string();
+/// A paced load of 64 KiB direct writes to `dev` at `rate` per second, for
+/// at most `secs` seconds or until the flag is set.
+fn paced_writer(
+    dev: &str,
+    rate: u32,
+    secs: u64,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = {
         let dev = dev.to_string();
@@ -649,7 +861,7 @@ fn measure_both(dev: &str, rate: u32) -> Measured {
             let period = Duration::from_secs(1) / rate;
             let mut i: u32 = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed)
-                && start.elapsed() < Duration::from_secs(8)
+                && start.elapsed() < Duration::from_secs(secs)
             {
                 let due = start + period * i;
                 if let Some(w) = due.checked_duration_since(Instant::now()) {
@@ -662,6 +874,14 @@ fn measure_both(dev: &str, rate: u32) -> Measured {
             unsafe { std::alloc::dealloc(p, layout) };
         })
     };
+    (stop, writer)
+}
+
+/// One 1-second window measured by both tools at once under a paced load of
+/// 64 KiB direct writes at `rate` per second.
+fn measure_both(dev: &str, rate: u32) -> Measured {
+    let name = dev.trim_start_matches("/dev/").to_string();
+    let (stop, writer) = paced_writer(dev, rate, 8);
     std::thread::sleep(Duration::from_millis(500));
     let io = Command::new("iostat")
         .args(["-d", "-x", "-y", "-o", "JSON", "1", "1", &name])
@@ -784,6 +1004,205 @@ fn agrees_with_iostat_under_load() {
         failures.push(bad.join("; "));
     }
     panic!("storlab and iostat disagree in every attempt: {failures:#?}");
+}
+
+/// What an iostat user types and reads: `iostat -d -x -y -m 1 3 DEV` and
+/// `storlab monitor DEV 1 3` side by side on a loaded loop device. The
+/// MB/s columns agree as printed (both 2^20 bytes by default), interval by
+/// interval, as do w/s; a window disturbed by other load on the machine is
+/// measured again (up to 3 times).
+#[test]
+fn iostat_positional_form_and_units_match_iostat() {
+    const NAME: &str = "monitor::iostat_positional_form_and_units_match_iostat";
+    if !have("iostat") {
+        return skip(NAME, "sysstat's iostat is not installed (Debian: sysstat)");
+    }
+    if !is_root() || !have("losetup") {
+        return skip(
+            NAME,
+            "needs root and losetup for a private loop device to load",
+        );
+    }
+    let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut st = Stack::default();
+    let img = std::env::temp_dir().join(format!("storlab-iostat-m-{}.img", std::process::id()));
+    st.files.push(img.clone());
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let dev = match attach(&img, &["--direct-io=on"]) {
+        Ok(d) => d,
+        Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
+    };
+    st.base_loops.push(dev.clone());
+    let name = dev.trim_start_matches("/dev/").to_string();
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        let (stop, writer) = paced_writer(&dev, 400, 10);
+        std::thread::sleep(Duration::from_millis(500));
+        let io = Command::new("iostat")
+            .args(["-d", "-x", "-y", "-m", "-o", "JSON", "1", "3", &name])
+            .env("LC_ALL", "C")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let me = Command::new(storlab_bin())
+            .args(["monitor", &name, "1", "3", "--output-format", "csv"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let io = io.wait_with_output().unwrap();
+        let me = me.wait_with_output().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(me.status.success(), "{}", stderr(&me));
+        let iv: Value = serde_json::from_slice(&io.stdout).expect("iostat JSON");
+        let stats = iv["sysstat"]["hosts"][0]["statistics"].as_array().unwrap();
+        assert_eq!(stats.len(), 3, "iostat's three reports: {iv}");
+        let out = stdout(&me);
+        let mut lines = out.lines();
+        let header = lines.next().unwrap();
+        let rows: Vec<&str> = lines.filter(|l| l.contains(",device,")).collect();
+        assert_eq!(rows.len(), 3, "three intervals, one device:\n{out}");
+        let mut bad = Vec::new();
+        let mut seen = Vec::new();
+        for (k, (st, row)) in stats.iter().zip(&rows).enumerate() {
+            let d = &st["disk"][0];
+            assert_eq!(d["disk_device"].as_str(), Some(name.as_str()), "{iv}");
+            let col = |c: &str| csv_col(header, row, c).parse::<f64>().unwrap();
+            for (what, a, b) in [
+                ("wMB/s", d["wMB/s"].as_f64().unwrap(), col("w_mib_per_s")),
+                ("w/s", d["w/s"].as_f64().unwrap(), col("w_per_s")),
+            ] {
+                seen.push(format!("{k}: {what} iostat {a} storlab {b}"));
+                // A writer the loaded machine stalled for a whole second is
+                // measured again, not compared.
+                if a <= 0.0 || (a - b).abs() / a >= 0.05 {
+                    bad.push(format!("interval {k}: {what} iostat {a} vs storlab {b}"));
+                }
+            }
+        }
+        eprintln!("attempt {attempt}: {seen:?}");
+        if bad.is_empty() {
+            return;
+        }
+        failures.push(bad.join("; "));
+    }
+    panic!("storlab and iostat disagree in every attempt: {failures:#?}");
+}
+
+/// GET /metrics from `addr`; the body.
+fn scrape(addr: &str) -> String {
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut resp = String::new();
+    c.read_to_string(&mut resp).unwrap();
+    resp.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+/// The counters move by exactly what was written between two scrapes,
+/// however far apart they are: 16 MiB written to a private loop device
+/// between two scrapes show as 16 MiB in the device's and the total's
+/// `written_bytes_total`.
+#[test]
+fn prometheus_counters_move_by_what_was_written() {
+    const NAME: &str = "monitor::prometheus_counters_move_by_what_was_written";
+    if !is_root() || !have("losetup") || !have("dd") {
+        return skip(
+            NAME,
+            "needs root, losetup and dd for a private loop device to write to",
+        );
+    }
+    let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut st = Stack::default();
+    let img = std::env::temp_dir().join(format!("storlab-prom-{}.img", std::process::id()));
+    st.files.push(img.clone());
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let dev = match attach(&img, &["--direct-io=on"]) {
+        Ok(d) => d,
+        Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
+    };
+    st.base_loops.push(dev.clone());
+    let name = dev.trim_start_matches("/dev/").to_string();
+    let mut child = Command::new(storlab_bin())
+        .args([
+            "monitor",
+            &name,
+            "--interval",
+            "100ms",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .expect("the server says where it listens")
+        .trim()
+        .trim_end_matches("/metrics")
+        .to_string();
+    let written = |body: &str, name_: &str, key: &str, val: &str| {
+        parse_prometheus(body)
+            .into_iter()
+            .find(|(n, l, _)| n == name_ && l.iter().any(|(k, v)| k == key && v == val))
+            .map(|x| x.2)
+    };
+    // Wait for the first interval, then let the udev probe of the new
+    // device settle.
+    let t0 = Instant::now();
+    while written(
+        &scrape(&addr),
+        "storlab_device_written_bytes_total",
+        "device",
+        &name,
+    )
+    .is_none()
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no interval measured"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let a = scrape(&addr);
+    write_direct(&dev, 1 << 20, 16).unwrap();
+    // Two intervals after the writes finished, the counters have them.
+    std::thread::sleep(Duration::from_millis(400));
+    let b = scrape(&addr);
+    // SAFETY: kill() on the pid of our own child; SIGTERM stops it cleanly.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success());
+    for (series, key, val) in [
+        (
+            "storlab_device_written_bytes_total",
+            "device",
+            name.as_str(),
+        ),
+        ("storlab_total_written_bytes_total", "group", "top"),
+    ] {
+        let (x, y) = (
+            written(&a, series, key, val).unwrap(),
+            written(&b, series, key, val).unwrap(),
+        );
+        assert_eq!(y - x, 16.0 * MIB, "{series}: {x} -> {y}");
+    }
+    let busy =
+        |t: &str| written(t, "storlab_device_io_time_seconds_total", "device", &name).unwrap();
+    assert!(busy(&b) > busy(&a), "the device was busy writing");
 }
 
 /// `--record` keeps the replayed samples as a run in the results database.

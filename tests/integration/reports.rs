@@ -210,5 +210,9 @@ fn report_writes_a_self_contained_html_file_and_single_charts() {
     // -o onto a directory is refused.
     let o = run_in(dir, &["report", "1", "-o", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a directory") && stderr(&o).contains("give a file name"),
+        "{}",
+        stderr(&o)
+    );
 }

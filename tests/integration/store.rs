@@ -64,7 +64,7 @@ fn import_fixtures_then_list_and_show() {
 
     let table = ok(&run_in(dir, &["runs"]));
     assert!(table.contains("controller=perc5e raid=R6/12"), "{table}");
-    assert!(table.contains("write,randrw @ 64KiB,4KiB"), "{table}");
+    assert!(table.contains("write,randrw 70/30 @ 64KiB,4KiB"), "{table}");
     assert!(table.contains("oss01"), "{table}");
 
     // Filters: workload, target, date, kind, tag.

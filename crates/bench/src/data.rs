@@ -177,14 +177,17 @@ pub fn verify(
             b[..r.len()].copy_from_slice(&u[r]);
             u64::from_le_bytes(b)
         };
-        let reason = if word(0..8) != MAGIC ^ seed {
+        // The checksum (which covers the header fields too) comes first: a
+        // flipped bit in the header is corruption, not a misplaced write.
+        // Only an intact unit's header is trusted to say where it belongs.
+        let reason = if word(24..32) != checksum(u) {
             if u.iter().all(|&b| b == 0) {
                 Some("unit is all zeros (never written, or lost)".to_string())
             } else {
-                Some(
-                    "header magic/seed mismatch (data from another run or overwritten)".to_string(),
-                )
+                Some("checksum mismatch (corrupted data)".to_string())
             }
+        } else if word(0..8) != MAGIC ^ seed {
+            Some("header magic/seed mismatch (intact data from another run)".to_string())
         } else if word(8..16) != off {
             Some(format!(
                 "unit claims offset {} (misplaced write)",
@@ -192,8 +195,6 @@ pub fn verify(
             ))
         } else if word(16..20) != file as u64 {
             Some(format!("unit belongs to file #{}", word(16..20)))
-        } else if word(24..32) != checksum(u) {
-            Some("checksum mismatch (corrupted data)".to_string())
         } else {
             None
         };
@@ -275,6 +276,12 @@ mod tests {
         let (off, why) = bad.unwrap();
         assert_eq!(off, 8192 + 4096);
         assert!(why.contains("checksum"));
+        // A flipped bit in a header field is corruption, not misplacement.
+        let mut b = vec![0u8; 4096];
+        g.fill(&mut b, 2, 0, true);
+        b[9] ^= 0x01;
+        let (_, bad) = verify(&b, 4096, 99, 2, 0);
+        assert!(bad.unwrap().1.contains("checksum"), "header flip");
         let zeros = vec![0u8; 4096];
         assert!(
             verify(&zeros, 4096, 99, 2, 0)

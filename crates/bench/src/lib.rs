@@ -25,10 +25,13 @@
 mod clock;
 mod data;
 mod engine;
+mod fio_job;
 mod gate;
+mod limits;
 mod offsets;
 mod options;
 mod run;
+mod series;
 mod spec;
 mod stats;
 mod sweep;
@@ -36,12 +39,15 @@ mod sys;
 mod target;
 mod worker;
 
-pub use engine::uring_available;
+pub use engine::{libaio_available, uring_available};
+pub use fio_job::{FioJobFile, fio_size};
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,
 };
-pub use run::{LATENCY_SPAN, LayoutState, RunOutcome, run, run_with_layout};
+pub use run::{
+    LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_with_layout,
+};
 pub use spec::JobFile;
 pub use sweep::{MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size};
 pub use target::{
@@ -85,12 +91,22 @@ pub fn prepare(
     if phases.is_empty() {
         return Err(PrepareError::Unsupported("the job has no phases".into()));
     }
+    // Before anything is created: threads, buffers and files must fit the
+    // process limits, or a worker would fail to start part-way.
+    limits::check(&phases).map_err(PrepareError::Unsupported)?;
     let mut warnings = Vec::new();
     if phases.iter().any(|p| p.engine == EngineKind::IoUring)
         && let Err(e) = engine::uring_available()
     {
         return Err(PrepareError::Unsupported(format!(
             "io_uring is not available here ({e}); use --engine psync"
+        )));
+    }
+    if phases.iter().any(|p| p.engine == EngineKind::Libaio)
+        && let Err(e) = engine::libaio_available()
+    {
+        return Err(PrepareError::Unsupported(format!(
+            "native AIO (libaio) is not available here ({e}); use --engine io_uring or psync"
         )));
     }
     let min_bs = phases
@@ -129,7 +145,10 @@ pub fn prepare(
         }
     }
     let working_set: u64 = target.files.iter().map(|f| f.size).sum();
-    if phases.iter().any(|p| p.cache != CacheMode::Direct) && working_set < 2 * host.mem_total_bytes
+    if phases
+        .iter()
+        .any(|p| p.cache != CacheMode::Direct && !run::single_cold_pass(p))
+        && working_set < 2 * host.mem_total_bytes
     {
         warnings.push(format!(
             "buffered I/O on a working set of {} with {} of RAM: results may be served from the page cache \

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 use storlab_types::{
     BsWeight, BufferPattern, ByteSize, CacheMode, EngineKind, FileLayout, PhaseParams, RwMode,
-    parse_duration, parse_size,
+    SteadyCriterion, SteadyMetric, SteadyState, parse_duration, parse_size,
 };
 
 /// A bad job description: what is wrong, where, and what is allowed.
@@ -240,7 +240,7 @@ bench_options! {
     numjobs: u32 = "1", long "numjobs", value "N";
     /// I/Os in flight per job
     iodepth: u32 = "1", long "iodepth", value "N";
-    /// I/O engine: io_uring, psync, null (psync where io_uring is unavailable)
+    /// I/O engine: io_uring, libaio, psync, null (psync where io_uring is unavailable)
     engine: String = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"];
     /// O_DIRECT: --direct or --direct=1 (same as --cache direct); --direct=0 is --cache cold
     direct: Flag = "", long "direct", value "0|1";
@@ -282,6 +282,22 @@ bench_options! {
     iodepth_batch: u32 = "1", long "iodepth-batch", value "N", aliases ["iodepth_batch_submit"];
     /// Null engine only: a synthetic fixed service time per I/O, e.g. 1ms (checks the measurement pipeline)
     null_latency: String = "0", long "null-latency", value "DUR";
+    /// Interval of the application's own time series kept in the result (bandwidth, IOPS, latency percentiles per interval), e.g. 1s, 200ms
+    log_interval: String = "1s", long "log-interval", value "DUR";
+    /// Stop the phase once steady (fio's form): bw_slope:PCT or iops_slope:PCT (slope over the window, % of its mean per second), bw:PCT or iops:PCT (largest deviation from the window's mean, % of it)
+    steadystate: String = "", long "steadystate", value "CRIT:PCT", aliases ["ss"];
+    /// The window steadystate judges, a whole number of --log-interval
+    steadystate_duration: String = "30s", long "steadystate-duration", value "DUR", aliases ["ss_dur"];
+    /// Time after the start of measuring before steadystate starts judging
+    steadystate_ramp_time: String = "0", long "steadystate-ramp-time", value "DUR", aliases ["ss_ramp"];
+    /// Passes over the region (fio's loops; ignored with --time-based)
+    loops: u32 = "1", long "loops", value "N";
+    /// Files per job (fio's nrfiles); only 1 is supported (use --numjobs for more files)
+    nrfiles: u32 = "1", long "nrfiles", value "N";
+    /// Pause after each completion before reusing its slot (fio's thinktime; a bare number is microseconds, as in fio)
+    thinktime: String = "0", long "thinktime", value "DUR";
+    /// Accepted for fio habits: storlab always reports a phase's jobs together (per-job figures are in the JSON)
+    group_reporting: Flag = "on", long "group-reporting", value "0|1";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -486,7 +502,9 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     let engine = match &s.engine {
         None => EngineKind::IoUring,
         Some(e) => EngineKind::parse(e).ok_or_else(|| {
-            SpecError(format!("invalid engine '{e}': use io_uring, psync or null"))
+            SpecError(format!(
+                "invalid engine '{e}': use io_uring, libaio, psync or null"
+            ))
         })?,
     };
     let cache = resolve_cache(s)?;
@@ -495,6 +513,25 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     let buffer_pattern = match &s.buffer_pattern {
         None => BufferPattern::Random,
         Some(b) => parse_buffer_pattern(b)?,
+    };
+    let (log_interval_ns, steadystate) = resolve_series(s)?;
+    let loops = in_range("loops", s.loops.unwrap_or(1), 1, 1_000_000)?;
+    if let Some(n) = s.nrfiles
+        && n != 1
+    {
+        return err(format!(
+            "nrfiles {n} is not supported: storlab gives each job one file; use --numjobs {n} for {n} files"
+        ));
+    }
+    let thinktime_ns = match s.thinktime.as_deref().map(str::trim) {
+        None => 0,
+        // fio: a bare number is microseconds.
+        Some(t) if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) => t
+            .parse::<u64>()
+            .ok()
+            .and_then(|us| us.checked_mul(1000))
+            .ok_or_else(|| SpecError(format!("thinktime {t} is too large")))?,
+        Some(_) => duration_ns(&s.thinktime, "thinktime")?.unwrap_or(0),
     };
     let verify = flag(s.verify, false);
     if verify && buffer_pattern == BufferPattern::Zero {
@@ -530,6 +567,81 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         fallocate: flag(s.fallocate, true),
         iodepth_batch,
         null_latency_ns,
+        log_interval_ns,
+        steadystate,
+        loops,
+        thinktime_ns,
+    })
+}
+
+/// The time-series interval and the steady-state rule, checked together.
+fn resolve_series(s: &PhaseSpec) -> Result<(u64, Option<SteadyState>), SpecError> {
+    let interval = duration_ns(&s.log_interval, "log_interval")?.unwrap_or(1_000_000_000);
+    if !(1_000_000..=3_600_000_000_000).contains(&interval) {
+        return err(format!(
+            "log_interval {interval} ns is out of range: from 1ms to 1h (e.g. 1s, 200ms)"
+        ));
+    }
+    let Some(text) = s.steadystate.as_deref().filter(|t| !t.trim().is_empty()) else {
+        return Ok((interval, None));
+    };
+    let ss = parse_steadystate(text)?;
+    let window =
+        duration_ns(&s.steadystate_duration, "steadystate_duration")?.unwrap_or(30_000_000_000);
+    let ramp = duration_ns(&s.steadystate_ramp_time, "steadystate_ramp_time")?.unwrap_or(0);
+    if window < 2 * interval || window % interval != 0 {
+        return err(format!(
+            "steadystate_duration must be a whole number (at least 2) of log intervals ({} ms): e.g. --steadystate-duration 10s",
+            interval / 1_000_000
+        ));
+    }
+    Ok((
+        interval,
+        Some(SteadyState {
+            window_ns: window,
+            ramp_ns: ramp,
+            ..ss
+        }),
+    ))
+}
+
+/// Parse fio's `steadystate` value: `bw_slope:0.3%`, `iops_slope:1`,
+/// `bw:2%`, `iops:5%` (the window and ramp are filled in by the caller).
+pub fn parse_steadystate(text: &str) -> Result<SteadyState, SpecError> {
+    let help = "use bw_slope:PCT, iops_slope:PCT, bw:PCT or iops:PCT, e.g. bw_slope:0.3%";
+    let (kind, tol) = text
+        .trim()
+        .split_once(':')
+        .ok_or_else(|| SpecError(format!("invalid steadystate '{text}': {help}")))?;
+    let (metric, criterion) = match kind.trim() {
+        "bw_slope" => (SteadyMetric::Bw, SteadyCriterion::Slope),
+        "iops_slope" => (SteadyMetric::Iops, SteadyCriterion::Slope),
+        "bw" => (SteadyMetric::Bw, SteadyCriterion::Deviation),
+        "iops" => (SteadyMetric::Iops, SteadyCriterion::Deviation),
+        k => {
+            return err(format!(
+                "invalid steadystate '{text}': unknown criterion '{k}'; {help}"
+            ));
+        }
+    };
+    let pct: f64 = tol
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p: &f64| p.is_finite() && *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| {
+            SpecError(format!(
+                "invalid steadystate '{text}': the tolerance must be a percentage above 0 and at most 100; {help}"
+            ))
+        })?;
+    Ok(SteadyState {
+        metric,
+        criterion,
+        tolerance_pct: pct,
+        window_ns: 0,
+        ramp_ns: 0,
     })
 }
 

@@ -5,6 +5,7 @@
 use crate::data::{self, DataGen};
 use crate::gate::StartGate;
 use crate::offsets::RegionMap;
+use crate::series::SeriesCollector;
 use crate::stats::{DirCounter, ErrorCounts};
 use crate::sys::{self, AlignedBuf, OpenFlags};
 use crate::target::TargetKind;
@@ -221,12 +222,22 @@ fn run_phase(
     let plans = worker_plans(job, p);
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     control.reset_progress();
-    let (outs, cpu_window) = run_workers(&plans, p, control);
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, p.numjobs, p.steadystate);
+    let (outs, cpu_window) = run_workers(&plans, p, control, &series);
     let every_job_full_pass = !outs.is_empty() && outs.iter().all(|o| o.full_pass);
-    (
-        summarize(p, started_at, outs, cpu_window, cache, control),
-        every_job_full_pass,
-    )
+    let mut result = summarize(p, started_at, &outs, cpu_window, cache, control);
+    let start = outs.iter().filter_map(|o| o.window_start_ns).min();
+    if let Some(s) = start {
+        let series = series.points(s, s + result.elapsed_ns);
+        if series.steady.as_ref().is_some_and(|o| o.reached) {
+            // Stopping once steady is the plan, not a short pass.
+            result
+                .warnings
+                .retain(|w| !w.starts_with("runtime ran out before one full pass"));
+        }
+        result.series = Some(series);
+    }
+    (result, every_job_full_pass)
 }
 
 /// Start one thread per job, release them together, collect what they
@@ -237,6 +248,7 @@ fn run_workers(
     plans: &[WorkerPlan],
     p: &PhaseParams,
     control: &Control,
+    series: &SeriesCollector,
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let gate = StartGate::new();
     std::thread::scope(|s| {
@@ -247,7 +259,7 @@ fn run_workers(
             let spawned = std::thread::Builder::new()
                 .name(format!("storlab-job{i}"))
                 .spawn_scoped(s, move || {
-                    worker::run_worker(plan, p, control, progress, gate.ticket())
+                    worker::run_worker(plan, p, control, progress, series, gate.ticket())
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -361,7 +373,7 @@ fn depth_report(
 fn summarize(
     p: &PhaseParams,
     started_at: String,
-    outs: Vec<WorkerOut>,
+    outs: &[WorkerOut],
     cpu: (Duration, Duration),
     cache: CacheReport,
     control: &Control,
@@ -422,7 +434,7 @@ fn summarize(
     let mut total = read.clone();
     total.merge(&write);
     let total_stats = total.to_stats(elapsed_ns);
-    let (depth, depth_warning) = depth_report(p, &outs, &total_stats);
+    let (depth, depth_warning) = depth_report(p, outs, &total_stats);
     let user_stop = control.stop.load(Ordering::Relaxed);
     let interrupted = fatal.is_some() || user_stop;
     if let Some(f) = &fatal {
@@ -435,7 +447,12 @@ fn summarize(
         control.set_reason(msg);
     }
     warnings.extend(depth_warning.filter(|_| !interrupted));
-    warnings.extend(phase_warnings(p, &outs, interrupted, &cache));
+    warnings.extend(phase_warnings(p, outs, interrupted, &cache));
+    warnings.extend(
+        too_short(elapsed_ns, total.ops)
+            .filter(|_| !interrupted)
+            .map(String::from),
+    );
     let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
     let ops = total.ops;
     let has_verify = p.verify && p.rw.reads();
@@ -472,6 +489,31 @@ fn summarize(
         depth,
         interrupted,
         warnings,
+        series: None,
+    }
+}
+
+/// A phase this short says more about start-up and timer resolution than
+/// about the storage (fio users know to run longer): under a second, or
+/// fewer I/Os than a latency percentile needs.
+pub const MIN_TRUSTED_NS: u64 = 1_000_000_000;
+/// See [`MIN_TRUSTED_NS`].
+pub const MIN_TRUSTED_IOS: u64 = 2_000;
+
+fn too_short(elapsed_ns: u64, ops: u64) -> Option<&'static str> {
+    if ops == 0 {
+        return None;
+    }
+    if elapsed_ns < MIN_TRUSTED_NS {
+        Some(
+            "too short to trust: the phase lasted under 1 s; use a larger --size or --runtime 10s --time-based",
+        )
+    } else if ops < MIN_TRUSTED_IOS {
+        Some(
+            "too short to trust: fewer than 2,000 I/Os; use a larger --size or --runtime 10s --time-based",
+        )
+    } else {
+        None
     }
 }
 
@@ -679,6 +721,11 @@ fn prepare_cache(
             rep.method = Some(method.join(" + "));
             let (res, _) = count(&mut rep, false);
             rep.verified = Some(res == 0);
+            if res == 0 && single_cold_pass(p) {
+                // Every block is read once after a verified eviction: no
+                // read can be served from the page cache.
+                rep.may_be_cached = false;
+            }
         }
         CacheMode::Warm => {
             let mut buf = vec![0u8; LAYOUT_CHUNK];
@@ -701,6 +748,13 @@ fn prepare_cache(
         CacheMode::Direct => {}
     }
     rep
+}
+
+/// Whether a buffered phase touches each block at most once: one pass,
+/// offsets without replacement. After a verified eviction its reads must
+/// come from the device.
+pub(crate) fn single_cold_pass(p: &PhaseParams) -> bool {
+    p.cache == CacheMode::Cold && !p.time_based && p.loops <= 1 && !p.random_with_replacement
 }
 
 /// Read back the files a write phase wrote and check every unit (not timed).

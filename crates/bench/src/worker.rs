@@ -22,9 +22,12 @@
 
 use crate::clock::{Clock, DepthMark, DepthMeter, MonoClock, mean_depth};
 use crate::data::{self, DataGen};
-use crate::engine::{Dir, Engine, Io, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions};
+use crate::engine::{
+    Dir, Engine, Io, LibaioEngine, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions,
+};
 use crate::gate::Ticket;
 use crate::offsets::{OffsetGen, RegionMap, Rng};
+use crate::series::{IntervalBuf, SeriesCollector};
 use crate::stats::{DirCounter, ErrorCounts};
 use crate::sys::{self, OpenFlags};
 use crate::{Control, JobProgress};
@@ -60,6 +63,8 @@ pub(crate) struct WorkerOut {
     pub fatal: Option<String>,
     /// One full pass of the region was completed while measuring.
     pub full_pass: bool,
+    /// Full passes completed while measuring (`loops` asks for several).
+    pub passes: u32,
     pub verify_checked: u64,
     pub verify_bad: Vec<(u64, String)>,
     pub verify_bad_count: u64,
@@ -86,8 +91,14 @@ pub(crate) fn run_worker(
     p: &PhaseParams,
     control: &Control,
     progress: &JobProgress,
+    series: &SeriesCollector,
     ticket: Ticket<'_>,
 ) -> WorkerOut {
+    let env = Env {
+        control,
+        progress,
+        series,
+    };
     let mut out = WorkerOut::default();
     let file = match sys::open(
         &plan.path,
@@ -121,25 +132,26 @@ pub(crate) fn run_worker(
         EngineKind::Null => {
             let service = (p.null_latency_ns > 0).then(|| Duration::from_nanos(p.null_latency_ns));
             let e = NullEngine::new(slots, service);
-            start(e, plan, p, control, progress, ticket, fd, out)
+            start(e, plan, p, env, ticket, fd, out)
         }
-        EngineKind::Psync => start(
-            PsyncEngine::new(fd, slots),
-            plan,
-            p,
-            control,
-            progress,
-            ticket,
-            fd,
-            out,
-        ),
+        EngineKind::Psync => start(PsyncEngine::new(fd, slots), plan, p, env, ticket, fd, out),
+        EngineKind::Libaio => match LibaioEngine::new(fd, slots) {
+            Ok(e) => start(e, plan, p, env, ticket, fd, out),
+            Err(e) => {
+                drop(ticket);
+                out.fatal = Some(format!(
+                    "libaio setup (io_setup) failed: {e}; check fs.aio-max-nr or try --engine io_uring"
+                ));
+                out
+            }
+        },
         EngineKind::IoUring => {
             let opts = UringOptions {
                 registered: p.registered,
                 sqpoll: p.sqpoll,
             };
             match UringEngine::new(fd, slots, opts) {
-                Ok(e) => start(e, plan, p, control, progress, ticket, fd, out),
+                Ok(e) => start(e, plan, p, env, ticket, fd, out),
                 Err(e) => {
                     drop(ticket);
                     out.fatal = Some(format!("io_uring setup failed: {e}; try --engine psync"));
@@ -151,13 +163,19 @@ pub(crate) fn run_worker(
     // `file` is closed here, after the engine (and its in-flight I/O) is gone.
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What the worker shares with the run: stop flag, progress, time series.
+#[derive(Debug, Clone, Copy)]
+struct Env<'a> {
+    control: &'a Control,
+    progress: &'a JobProgress,
+    series: &'a SeriesCollector,
+}
+
 fn start<E: Engine>(
     engine: E,
     plan: &WorkerPlan,
     p: &PhaseParams,
-    control: &Control,
-    progress: &JobProgress,
+    env: Env<'_>,
     ticket: Ticket<'_>,
     fd: i32,
     mut out: WorkerOut,
@@ -170,8 +188,9 @@ fn start<E: Engine>(
     let ctx = Ctx {
         plan,
         p,
-        control,
-        progress,
+        control: env.control,
+        progress: env.progress,
+        series: env.series,
         fd,
     };
     Worker::new(engine, MonoClock::new(epoch), ctx, out).run()
@@ -184,6 +203,8 @@ pub(crate) struct Ctx<'a> {
     pub p: &'a PhaseParams,
     pub control: &'a Control,
     pub progress: &'a JobProgress,
+    /// The phase's time series (and its steady-state judge).
+    pub series: &'a SeriesCollector,
     /// The data file (fsync); the engine holds its own use of it.
     pub fd: i32,
 }
@@ -208,6 +229,11 @@ struct IoGen {
     read_pct: u64,
     /// Writes since each slot's payload was generated (0 = regenerate).
     slot_uses: Vec<u32>,
+    /// A random block-size mix ends a pass after `size` bytes, as fio does
+    /// (its offsets step over max-bs slots, which a pass would under-fill).
+    by_bytes: bool,
+    /// Bytes issued in the current pass (with `by_bytes`).
+    pass_bytes: u64,
 }
 
 impl IoGen {
@@ -234,6 +260,8 @@ impl IoGen {
                 u64::from(p.rw.read_pct(p.rwmixread))
             },
             slot_uses: vec![0; depth],
+            by_bytes: p.bs.len() > 1 && p.rw.is_random(),
+            pass_bytes: 0,
         }
     }
 
@@ -251,6 +279,7 @@ impl IoGen {
     /// The ramp is over: a full pass is counted from here.
     fn restart_pass(&mut self, ctx: &Ctx<'_>) {
         self.offsets = Self::offsets(ctx, self.seed ^ 0x5241_4D50);
+        self.pass_bytes = 0;
     }
 
     fn pick_bs(&mut self, p: &PhaseParams) -> u64 {
@@ -269,12 +298,33 @@ impl IoGen {
 
     /// Direction, size and logical offset of the next I/O, and whether it
     /// starts a new pass over the region.
-    fn next(&mut self, p: &PhaseParams) -> (Dir, u64, u64, bool) {
+    fn next(&mut self, p: &PhaseParams, size: u64) -> (Dir, u64, u64, bool) {
         let rp = self.read_pct;
         let is_read = rp == 100 || (rp > 0 && self.rng.below(100) < rp);
         let dir = if is_read { Dir::Read } else { Dir::Write };
-        let bs = self.pick_bs(p);
-        let (logical, wrapped) = self.offsets.next(bs, &mut self.rng);
+        let mut bs = self.pick_bs(p);
+        if !self.by_bytes {
+            let (logical, wrapped) = self.offsets.next(bs, &mut self.rng);
+            return (dir, bs, logical, wrapped);
+        }
+        let min_bs = p.bs.iter().map(|b| b.bs_bytes).min().unwrap_or(bs);
+        let mut wrapped = false;
+        if size.saturating_sub(self.pass_bytes) < min_bs {
+            self.pass_bytes = 0;
+            wrapped = true;
+        }
+        let left = size - self.pass_bytes;
+        if bs > left {
+            // The pass ends on exactly `size` bytes: the largest size that fits.
+            bs =
+                p.bs.iter()
+                    .map(|b| b.bs_bytes)
+                    .filter(|&b| b <= left)
+                    .max()
+                    .unwrap_or(min_bs);
+        }
+        self.pass_bytes += bs;
+        let (logical, _) = self.offsets.next(bs, &mut self.rng);
         (dir, bs, logical, wrapped)
     }
 
@@ -332,6 +382,10 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     now: u64,
     prog_bytes: u64,
     prog_ops: u64,
+    /// This job's current interval of the time series.
+    ibuf: IntervalBuf,
+    /// No new I/O before this time (`thinktime` after a completion).
+    think_until: u64,
     /// Read-modify-write: blocks read and not yet written back (offset, length).
     rmw_writes: std::collections::VecDeque<(u64, u32)>,
     /// Read-modify-write: reads in flight, and whether the last pass's reads are all issued.
@@ -389,6 +443,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             now,
             prog_bytes: 0,
             prog_ops: 0,
+            ibuf: IntervalBuf::default(),
+            think_until: 0,
             rmw_writes: std::collections::VecDeque::new(),
             rmw_reads_in_flight: 0,
             rmw_reads_done: false,
@@ -427,13 +483,14 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         self.finish()
     }
 
-    /// Stop issuing on Ctrl-C or when the runtime is over.
+    /// Stop issuing on Ctrl-C, when the runtime is over or once steady.
     fn check_stop(&mut self) {
         if !self.win.issuing {
             return;
         }
         let over = self.win.deadline_ns.is_some_and(|d| self.now >= d);
-        if over || self.ctx.control.stop.load(Ordering::Relaxed) {
+        if over || self.ctx.control.stop.load(Ordering::Relaxed) || self.ctx.series.steady_reached()
+        {
             self.stop_issuing(self.now);
         }
     }
@@ -451,6 +508,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn refill(&mut self, start_ns: u64) -> Option<u64> {
         let p = self.ctx.p;
         while let Some(&slot) = self.free.last() {
+            if self.think_until > 0 && self.clock.now() < self.think_until {
+                return Some(self.think_until);
+            }
             if p.rate_iops > 0 {
                 let due = start_ns.saturating_add(
                     u64::try_from(
@@ -488,10 +548,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                     }
                     return None;
                 } else {
-                    let (dir, bs, logical, wrapped) = self.iogen.next(p);
+                    let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
                     if wrapped && self.win.measuring {
                         self.out.full_pass = true;
-                        if !p.time_based {
+                        self.out.passes += 1;
+                        if !p.time_based && self.out.passes >= p.loops {
                             if rmw {
                                 self.rmw_reads_done = true;
                                 continue;
@@ -669,6 +730,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         if s.dir == Dir::Write {
             self.writes_since_fsync += 1;
         }
+        if self.ctx.p.thinktime_ns > 0 {
+            self.think_until = tc.saturating_add(self.ctx.p.thinktime_ns);
+        }
         if self.ctx.p.rw == RwMode::ReadModifyWrite && s.dir == Dir::Read {
             // Its block is written back next (the update of the panel).
             self.rmw_reads_in_flight = self.rmw_reads_in_flight.saturating_sub(1);
@@ -680,6 +744,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 Dir::Read => self.out.read.record(n, lat),
                 Dir::Write => self.out.write.record(n, lat),
             }
+            self.ctx
+                .series
+                .record(&mut self.ibuf, tc, s.dir == Dir::Read, n, lat);
             self.out.window_end_ns = Some(tc);
             self.prog_bytes += n;
             self.prog_ops += 1;
@@ -741,6 +808,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.out.window_end_ns = Some(done);
             }
         }
+        self.ctx.series.finish(&mut self.ibuf);
         self.out.window_start_ns = self.win.start.map(|s| s.0);
         if let (Some(a), Some(b)) = (self.win.start, self.win.stop) {
             self.out.mean_depth = mean_depth(a, b);

@@ -12,8 +12,9 @@
 //!   [`Sampler`] whose [`SamplerHandle::stop`] returns a
 //!   [`storlab_types::MonitorTimeline`];
 //! * [`replay`] reads recorded snapshots, [`prometheus`] renders and serves
-//!   the figures, [`inspect`] gathers a path's file system and device facts
-//!   and recommendations.
+//!   the counters (`_total`, as node_exporter's), [`inspect`] gathers a
+//!   path's file system and device facts and recommendations;
+//! * [`positional`] reads iostat's `[DEVICE...] [INTERVAL [COUNT]]`.
 //!
 //! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
 //! runs against recorded fixtures in tests.
@@ -22,6 +23,7 @@ pub mod cpu;
 pub mod diskstats;
 pub mod inspect;
 pub mod mountinfo;
+pub mod positional;
 pub mod prometheus;
 pub mod rates;
 pub mod replay;

@@ -84,6 +84,18 @@ pub struct Interval {
     /// One per total group (named `top`, `leaf`, `level0`, ...).
     pub totals: Vec<DeviceSample>,
     pub cpu: Option<CpuSample>,
+    /// Wall-clock time at the end of the interval (RFC 3339, UTC), when the
+    /// snapshot carries one.
+    pub wall: Option<String>,
+    /// Cumulative counters behind `devices`, in the same order: the
+    /// kernel's own (since boot), as node_exporter exports them.
+    pub device_counters: Vec<Counters>,
+    /// Cumulative counters behind `totals`, in the same order: the sum of
+    /// every interval's once-counted change since the monitor started
+    /// (`io_ticks`: the busiest member's, as the total's %util).
+    pub total_counters: Vec<Counters>,
+    /// Cumulative CPU time at the end of the interval (USER_HZ ticks).
+    pub cpu_times: Option<CpuTimes>,
 }
 
 /// Turns a stream of snapshots into intervals.
@@ -92,6 +104,8 @@ pub struct Monitor {
     selection: Option<Selection>,
     prev: Option<Snapshot>,
     origin_ns: Option<u64>,
+    /// Running sums behind [`Interval::total_counters`].
+    total_acc: Vec<Counters>,
 }
 
 impl Monitor {
@@ -102,6 +116,7 @@ impl Monitor {
             selection,
             prev: None,
             origin_ns: None,
+            total_acc: Vec::new(),
         }
     }
 
@@ -131,7 +146,7 @@ impl Monitor {
         Ok(Some(interval))
     }
 
-    fn compute(&self, prev: &Snapshot, cur: &Snapshot, origin: u64) -> Interval {
+    fn compute(&mut self, prev: &Snapshot, cur: &Snapshot, origin: u64) -> Interval {
         let interval_ns = cur.t_ns - prev.t_ns;
         let t_ns = cur.t_ns - origin;
         let old: HashMap<&str, &Counters> = prev
@@ -139,37 +154,50 @@ impl Monitor {
             .iter()
             .map(|d| (d.name.as_str(), &d.counters))
             .collect();
-        let mut deltas: HashMap<&str, Counters> = HashMap::with_capacity(cur.disks.len());
+        // Each device's change over the interval, and its counters now.
+        let mut deltas: HashMap<&str, (Counters, &Counters)> =
+            HashMap::with_capacity(cur.disks.len());
         for d in &cur.disks {
             if let Some(p) = old.get(d.name.as_str()) {
-                deltas.insert(d.name.as_str(), d.counters.delta(p));
+                deltas.insert(d.name.as_str(), (d.counters.delta(p), &d.counters));
             }
         }
         let mut devices = Vec::new();
+        let mut device_counters = Vec::new();
         let mut totals = Vec::new();
+        let mut total_counters = Vec::new();
         match &self.selection {
             Some(sel) => {
                 for name in &sel.devices {
-                    if let Some(d) = deltas.get(name.as_str()) {
+                    if let Some((d, now)) = deltas.get(name.as_str()) {
                         devices.push(device_sample(name, t_ns, d, interval_ns));
+                        device_counters.push(**now);
                     }
                 }
-                for g in &sel.totals {
+                self.total_acc.resize(sel.totals.len(), Counters::default());
+                for (g, acc) in sel.totals.iter().zip(self.total_acc.iter_mut()) {
                     let mut sum = Counters::default();
                     let mut max_util: f64 = 0.0;
+                    let mut max_ticks: u64 = 0;
                     for term in &g.terms {
-                        let Some(d) = deltas.get(term.device.as_str()) else {
+                        let Some((d, _)) = deltas.get(term.device.as_str()) else {
                             continue;
                         };
                         let mut own = *d;
                         for m in &term.minus {
-                            if let Some(md) = deltas.get(m.as_str()) {
+                            if let Some((md, _)) = deltas.get(m.as_str()) {
                                 own = own.saturating_sub(md);
                             }
                         }
                         sum = sum.add(&own);
                         max_util = max_util.max(device_sample("", t_ns, d, interval_ns).util_pct);
+                        max_ticks = max_ticks.max(d.io_ticks);
                     }
+                    let busy = acc.io_ticks.saturating_add(max_ticks);
+                    *acc = acc.add(&sum);
+                    acc.io_ticks = busy;
+                    acc.in_flight = sum.in_flight;
+                    total_counters.push(*acc);
                     let mut s = device_sample(&g.name, t_ns, &sum, interval_ns);
                     // Busy fractions of different devices do not add up:
                     // the total's %util is the busiest member's.
@@ -179,8 +207,9 @@ impl Monitor {
             }
             None => {
                 for d in &cur.disks {
-                    if let Some(delta) = deltas.get(d.name.as_str()) {
+                    if let Some((delta, _)) = deltas.get(d.name.as_str()) {
                         devices.push(device_sample(&d.name, t_ns, delta, interval_ns));
+                        device_counters.push(d.counters);
                     }
                 }
             }
@@ -195,6 +224,10 @@ impl Monitor {
             devices,
             totals,
             cpu,
+            wall: cur.wall.clone(),
+            device_counters,
+            total_counters,
+            cpu_times: cur.cpu,
         }
     }
 }

@@ -5,10 +5,17 @@
 //! the file, line and column.
 
 use crate::error::{PlanError, suggest};
-use crate::hardware::{ControllerSpec, DriveMedia, DriveSpec, EnclosureSpec, LinkSpec};
+use crate::hardware::{
+    ControllerSpec, DriveMedia, DriveSpec, EnclosureSpec, LinkSpec, zone_average,
+};
 use crate::reliability::mtbf_from_afr;
 use serde::{Deserialize, Deserializer, Serialize};
 use toml::Spanned;
+
+/// Per-command overhead of a disk when the catalog gives none: command
+/// processing plus the occasional rotational miss between chunk-sized
+/// commands (an estimate; `storlab plan calibrate` fits it from a sweep).
+pub const DEFAULT_HDD_CMD_OVERHEAD_S: f64 = 0.1e-3;
 
 /// The catalog shipped with storlab.
 pub const BUILTIN_TOML: &str = include_str!("../catalog.toml");
@@ -69,6 +76,11 @@ pub struct LinkEntry {
     pub rate: Option<Rate>,
     #[serde(default = "one")]
     pub protocol_efficiency: f64,
+    /// Measured end-to-end efficiency when reading (data towards the host),
+    /// if it differs from `protocol_efficiency`.
+    pub read_efficiency: Option<f64>,
+    /// The same when writing (data from the host).
+    pub write_efficiency: Option<f64>,
     #[serde(default)]
     pub shared_bus: bool,
     pub source: String,
@@ -90,7 +102,15 @@ pub struct DriveEntry {
     pub capacity: Size,
     pub rpm: Option<f64>,
     pub avg_seek: Option<Seconds>,
+    /// Zone-average media rate (disks). With `seq_rate_max` and
+    /// `seq_rate_min` instead, the average is computed from them.
     pub seq_rate: Option<Rate>,
+    /// Media rate at the outer edge (what data sheets call "max sustained").
+    pub seq_rate_max: Option<Rate>,
+    /// Media rate at the inner edge.
+    pub seq_rate_min: Option<Rate>,
+    /// Fixed cost per command (default 0.1 ms for disks, 0 for SSDs).
+    pub cmd_overhead: Option<Seconds>,
     pub read_iops: Option<f64>,
     pub write_iops: Option<f64>,
     pub seq_read: Option<Rate>,
@@ -114,6 +134,13 @@ pub struct ControllerEntry {
     pub max_throughput: Option<Rate>,
     pub max_iops: Option<f64>,
     pub parity_rate: Option<Rate>,
+    /// Read-path limit (front-end bytes/s).
+    pub max_read: Option<Rate>,
+    /// Write-path limit (front-end bytes/s): parity engine, cache bandwidth,
+    /// cache mirroring to a partner controller.
+    pub max_write: Option<Rate>,
+    /// What sets the write-path limit, for the explanation.
+    pub write_limit_by: Option<String>,
     #[serde(default)]
     pub write_back: bool,
     pub backend: Spanned<String>,
@@ -393,9 +420,19 @@ impl Catalog {
                 ));
             }
         };
-        if !(0.0..=1.0).contains(&e.protocol_efficiency) || e.protocol_efficiency == 0.0 {
-            return Err(LinkErr::Bad("protocol_efficiency must be in (0, 1]".into()));
+        let ok = |x: f64| x > 0.0 && x <= 1.0;
+        if !ok(e.protocol_efficiency)
+            || !e.read_efficiency.is_none_or(ok)
+            || !e.write_efficiency.is_none_or(ok)
+        {
+            return Err(LinkErr::Bad(
+                "protocol_efficiency, read_efficiency and write_efficiency must be in (0, 1]"
+                    .into(),
+            ));
         }
+        let lanes_f = f64::from(lanes);
+        let read = per_lane * e.read_efficiency.unwrap_or(e.protocol_efficiency) * lanes_f;
+        let write = per_lane * e.write_efficiency.unwrap_or(e.protocol_efficiency) * lanes_f;
         Ok(LinkSpec {
             name: if lanes == 1 {
                 e.name.get_ref().clone()
@@ -403,8 +440,9 @@ impl Catalog {
                 format!("{}x{lanes}", e.name.get_ref())
             },
             lanes,
-            bytes_per_s: per_lane * e.protocol_efficiency * f64::from(lanes),
+            bytes_per_s: read,
             shared_bus: e.shared_bus,
+            write_bytes_per_s: (write != read).then_some(write),
         })
     }
 
@@ -436,18 +474,31 @@ impl Catalog {
         let e = &d.entry;
         let at = |msg: String| self.err_at(d.file, e.name.span(), msg);
         let n = e.name.get_ref();
+        let zone = match (e.seq_rate_max, e.seq_rate_min) {
+            (Some(o), Some(i)) if o.0 > 0.0 && i.0 > 0.0 && i.0 <= o.0 => Some((o.0, i.0)),
+            (None, None) => None,
+            _ => {
+                return Err(at(format!(
+                    "drive '{n}': give both seq_rate_max (outer edge) and seq_rate_min (inner edge), with min <= max"
+                )));
+            }
+        };
         let media = match e.kind.get_ref().as_str() {
-            "hdd" => match (e.rpm, e.avg_seek, e.seq_rate) {
-                (Some(rpm), Some(seek), Some(rate)) if rpm > 0.0 && rate.0 > 0.0 => {
-                    DriveMedia::Hdd {
-                        rpm,
-                        avg_seek_s: seek.0,
-                        seq_bytes_per_s: rate.0,
-                    }
-                }
+            "hdd" => match (
+                e.rpm,
+                e.avg_seek,
+                e.seq_rate
+                    .map(|r| r.0)
+                    .or(zone.map(|(o, i)| zone_average(o, i, 1.0))),
+            ) {
+                (Some(rpm), Some(seek), Some(rate)) if rpm > 0.0 && rate > 0.0 => DriveMedia::Hdd {
+                    rpm,
+                    avg_seek_s: seek.0,
+                    seq_bytes_per_s: rate,
+                },
                 _ => {
                     return Err(at(format!(
-                        "hdd '{n}' needs rpm, avg_seek and seq_rate (e.g. rpm = 7200, avg_seek = \"8.5ms\", seq_rate = \"200MB/s\")"
+                        "hdd '{n}' needs rpm, avg_seek and seq_rate (the zone average) or seq_rate_max and seq_rate_min (e.g. rpm = 7200, avg_seek = \"8.5ms\", seq_rate = \"200MB/s\")"
                     )));
                 }
             },
@@ -506,6 +557,19 @@ impl Catalog {
             rebuild_bytes_per_s: e.rebuild_rate.0,
             rebuild_hours: None,
             price: e.price,
+            cmd_overhead_s: match e.cmd_overhead {
+                Some(c) if c.0 >= 0.0 && c.0 < 1.0 => c.0,
+                Some(_) => {
+                    return Err(at(format!(
+                        "drive '{n}': cmd_overhead must be a short time such as \"0.1ms\""
+                    )));
+                }
+                None if e.kind.get_ref() == "hdd" => DEFAULT_HDD_CMD_OVERHEAD_S,
+                None => 0.0,
+            },
+            seq_outer_bytes_per_s: zone.map(|z| z.0),
+            seq_inner_bytes_per_s: zone.map(|z| z.1),
+            overrides: Vec::new(),
         })
     }
 
@@ -529,6 +593,10 @@ impl Catalog {
             max_bytes_per_s: e.max_throughput.map(|r| r.0),
             max_iops: e.max_iops,
             parity_bytes_per_s: e.parity_rate.map(|r| r.0),
+            max_read_bytes_per_s: e.max_read.map(|r| r.0),
+            max_write_bytes_per_s: e.max_write.map(|r| r.0),
+            write_limit_by: e.write_limit_by.clone(),
+            overrides: Vec::new(),
             write_back: e.write_back,
             backend: self.link_at(c.file, &e.backend)?,
             host: self.link_at(c.file, &e.host)?,
@@ -608,6 +676,51 @@ mod tests {
     }
 
     #[test]
+    fn links_have_a_rate_per_direction() {
+        let c = Catalog::builtin();
+        let l = c.link("1gbe-iscsix2").unwrap();
+        // 2 x 125 MB/s x 0.88 reading, x 0.84 writing.
+        assert!((l.bytes_per_s - 220e6).abs() < 1.0, "{}", l.bytes_per_s);
+        assert!((l.write_rate() - 210e6).abs() < 1.0, "{}", l.write_rate());
+        let sas = c.link("sas12x4").unwrap();
+        assert_eq!(sas.write_bytes_per_s, None);
+        let mut c2 = c.clone();
+        let e = c2
+            .extend(
+                "l.toml",
+                "[[link]]\nname = \"x\"\nrate = \"100MB/s\"\nwrite_efficiency = 1.5\nsource = \"me\"\n[[controller]]\nname = \"c\"\nbackend = \"x\"\nhost = \"x\"\nsource = \"me\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("write_efficiency"), "{e}");
+    }
+
+    #[test]
+    fn disks_use_the_zone_average_and_a_command_overhead() {
+        let c = Catalog::builtin();
+        let d = c.drive("exos-x18-18tb").unwrap();
+        match d.media {
+            DriveMedia::Hdd {
+                seq_bytes_per_s, ..
+            } => assert!((seq_bytes_per_s - 202.5e6).abs() < 1.0, "{seq_bytes_per_s}"),
+            _ => panic!("a disk"),
+        }
+        assert_eq!(d.seq_outer_bytes_per_s, Some(270e6));
+        assert_eq!(d.cmd_overhead_s, DEFAULT_HDD_CMD_OVERHEAD_S);
+        assert_eq!(c.drive("p4510-4tb").unwrap().cmd_overhead_s, 0.0);
+        let p = c.controller("perc-6e").unwrap();
+        assert_eq!(p.max_read_bytes_per_s, Some(1.5e9));
+        let e = c.controller("equallogic-ps4000").unwrap();
+        assert!(e.write_limit_by.is_some());
+        assert!(c.controllers().all(|x| !x.source.is_empty()));
+        // Half a zone pair is an error that says what to add.
+        let mut c2 = c.clone();
+        let text = "[[drive]]\nname = \"d\"\nkind = \"hdd\"\ncapacity = \"2TB\"\nrpm = 7200\navg_seek = \"8ms\"\nseq_rate_max = \"200MB/s\"\nmtbf = \"1000000h\"\nber = 1e-15\nsector_size = 512\nrebuild_rate = \"50MB/s\"\nsource = \"me\"\n";
+        let e = c2.extend("z.toml", text).unwrap_err().to_string();
+        assert!(e.contains("seq_rate_min"), "{e}");
+    }
+
+    #[test]
     fn unknown_names_suggest() {
         let c = Catalog::builtin();
         let e = c.drive("exos-x18-18").unwrap_err().to_string();
@@ -670,7 +783,7 @@ mod tests {
 
         #[test]
         fn near_miss_entries_never_panic(
-            key in "(name|kind|capacity|rpm|avg_seek|seq_rate|mtbf|afr|ber|sector_size|rebuild_rate|source|slots|uplink)",
+            key in "(name|kind|capacity|rpm|avg_seek|seq_rate|seq_rate_max|seq_rate_min|cmd_overhead|mtbf|afr|ber|sector_size|rebuild_rate|source|slots|uplink|max_read|max_write|write_limit_by|read_efficiency|write_efficiency)",
             val in "(\"[a-z0-9./%]{0,8}\"|-?[0-9]{1,5}(\\.[0-9])?|1e-1[0-9])",
             table in "(drive|controller|enclosure|link)",
         ) {

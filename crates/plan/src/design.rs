@@ -7,7 +7,7 @@ use crate::layout::{Finding, FsStripe, Geometry, Layout, Severity};
 use crate::perf::{self, Pattern, Prediction, Workload};
 use crate::reliability::{self, ReliabilityInputs, ReliabilityReport};
 use serde::Serialize;
-use storlab_types::{format_bytes, format_rate};
+use storlab_types::format_rate;
 
 /// Version of the JSON document `storlab plan` prints. Bump when a field
 /// changes meaning or disappears; adding a field does not.
@@ -175,11 +175,11 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
     }
     if rel.ure_share_of_loss > 0.5 {
         findings.push(Finding::warning(format!(
-            "{:.0}% of the data-loss risk is unrecoverable read errors during rebuild ({:.1}% chance per rebuild without redundancy, reading {}); \
+            "{:.0}% of the data-loss risk is unrecoverable read errors during rebuild ({:.1}% chance per rebuild without redundancy, reading {:.1} TB); \
              {}narrower groups or drives with a lower error rate help more than faster rebuilds",
             rel.ure_share_of_loss * 100.0,
             rel.ure_probability_per_critical_rebuild * 100.0,
-            format_bytes(rel.critical_rebuild_read_bytes as u64),
+            rel.critical_rebuild_read_bytes / 1e12,
             if geo.parity_drives_per_group < 2 && geo.span > 2 {
                 "more parity per group (RAID 6), "
             } else {

@@ -42,6 +42,38 @@ pub struct DriveSpec {
     /// Rebuild time given directly (overrides capacity / rebuild rate), hours.
     pub rebuild_hours: Option<f64>,
     pub price: Option<f64>,
+    /// Fixed cost of every command the drive serves, seconds: command
+    /// processing, and on disks the rotational miss between chunk-sized
+    /// commands of a stream (docs/MODEL.md §3.1). A disk is busy for it;
+    /// an SSD overlaps it with other commands, so it only adds latency.
+    /// 0 = none modelled.
+    #[serde(default)]
+    pub cmd_overhead_s: f64,
+    /// Disks: media rate at the outer and inner edge, bytes/s, when the
+    /// catalog gives them; `seq_bytes_per_s` is then their zone average over
+    /// the capacity in use ([`zone_average`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_outer_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_inner_bytes_per_s: Option<f64>,
+    /// Figures replaced on the command line, as the report prints them
+    /// (`capacity overridden to 2.00 TB`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+}
+
+/// Average media rate of a zoned disk over the outer `used` fraction of its
+/// capacity (0 < used ≤ 1), from the rates at the outer and inner edge.
+///
+/// With constant linear bit density the rate is proportional to the radius
+/// r and the capacity between r and the outer edge to r_o² − r². Reading the
+/// outer fraction u takes ∫ dC / rate ∝ (r_o − r_u), so the average is
+/// (rate(r_o) + rate(r_u)) / 2 with r_u² = r_o² − u (r_o² − r_i²).
+pub fn zone_average(outer: f64, inner: f64, used: f64) -> f64 {
+    let u = used.clamp(0.0, 1.0);
+    let ratio = (inner / outer).clamp(0.0, 1.0);
+    let r_u = (1.0 - u * (1.0 - ratio * ratio)).sqrt();
+    outer * (1.0 + r_u) / 2.0
 }
 
 impl DriveSpec {
@@ -51,8 +83,26 @@ impl DriveSpec {
             .unwrap_or(self.capacity_bytes as f64 / self.rebuild_bytes_per_s / 3600.0)
     }
 
-    /// Busy time of one operation of `bytes`, seconds.
+    /// Busy time of one operation of `bytes`, seconds (its command
+    /// overhead included).
     pub fn op_time(&self, write: bool, bytes: f64, access: Access) -> f64 {
+        self.busy(write, bytes, 1.0, access)
+    }
+
+    /// Unloaded latency of one operation of `bytes`, seconds: its busy
+    /// time plus, on an SSD, the command overhead it overlaps with others.
+    pub fn latency(&self, write: bool, bytes: f64, access: Access) -> f64 {
+        let busy = self.op_time(write, bytes, access);
+        if self.is_hdd() {
+            busy
+        } else {
+            busy + self.cmd_overhead_s
+        }
+    }
+
+    /// Busy time of `ops` operations moving `bytes` in all, seconds.
+    pub fn busy(&self, write: bool, bytes: f64, ops: f64, access: Access) -> f64 {
+        let fixed = ops * self.cmd_overhead_s;
         match &self.media {
             DriveMedia::Hdd {
                 rpm,
@@ -61,12 +111,13 @@ impl DriveSpec {
             } => {
                 let rev = 60.0 / rpm;
                 let transfer = bytes / seq_bytes_per_s;
-                match access {
-                    Access::Stream => transfer,
-                    Access::Random => avg_seek_s + rev / 2.0 + transfer,
-                    Access::Near => rev / 2.0 + transfer,
-                    Access::SameSpot => rev + transfer,
-                }
+                let position = match access {
+                    Access::Stream => 0.0,
+                    Access::Random => avg_seek_s + rev / 2.0,
+                    Access::Near => rev / 2.0,
+                    Access::SameSpot => rev,
+                };
+                fixed + ops * position + transfer
             }
             DriveMedia::Ssd {
                 read_iops,
@@ -79,9 +130,12 @@ impl DriveSpec {
                 } else {
                     (read_iops, seq_read_bytes_per_s)
                 };
+                // An SSD overlaps its commands: the fixed cost adds to each
+                // command's latency ([`DriveSpec::latency`]), not to the
+                // drive's busy time; the rated IOPS bound small requests.
                 match access {
                     Access::Stream => bytes / bw,
-                    _ => (1.0 / iops).max(bytes / bw),
+                    _ => (ops / iops).max(bytes / bw),
                 }
             }
         }
@@ -116,6 +170,48 @@ pub struct LinkSpec {
     pub bytes_per_s: f64,
     /// A shared bus (parallel SCSI): all drives on it share one rate.
     pub shared_bus: bool,
+    /// Usable rate in the write direction (host to drives) when it differs
+    /// from `bytes_per_s` (the read direction); a full-duplex link carries
+    /// both directions at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_per_s: Option<f64>,
+}
+
+impl LinkSpec {
+    /// A symmetric full-duplex link (the same usable rate both ways).
+    pub fn new(name: impl Into<String>, lanes: u32, bytes_per_s: f64) -> Self {
+        LinkSpec {
+            name: name.into(),
+            lanes,
+            bytes_per_s,
+            shared_bus: false,
+            write_bytes_per_s: None,
+        }
+    }
+
+    /// Usable rate in the write direction.
+    pub fn write_rate(&self) -> f64 {
+        self.write_bytes_per_s.unwrap_or(self.bytes_per_s)
+    }
+
+    /// Requests per second the link carries when each moves `read` bytes in
+    /// the read direction and `write` bytes in the write direction: a shared
+    /// bus (half duplex) adds the two times, a full-duplex link is bound by
+    /// the busier direction.
+    pub fn capacity(&self, read: f64, write: f64) -> f64 {
+        let tr = if read > 0.0 {
+            read / self.bytes_per_s
+        } else {
+            0.0
+        };
+        let tw = if write > 0.0 {
+            write / self.write_rate()
+        } else {
+            0.0
+        };
+        let t = if self.shared_bus { tr + tw } else { tr.max(tw) };
+        if t > 0.0 { 1.0 / t } else { f64::INFINITY }
+    }
 }
 
 /// A RAID controller (or an HBA with host software RAID).
@@ -126,8 +222,24 @@ pub struct ControllerSpec {
     pub max_bytes_per_s: Option<f64>,
     /// Front-end requests/s the controller can process.
     pub max_iops: Option<f64>,
-    /// Parity (XOR/P+Q) engine rate in data bytes/s.
+    /// Parity engine rate: bytes of parity computed per second (a RAID 6
+    /// write computes P and Q, twice the work of RAID 5's P).
     pub parity_bytes_per_s: Option<f64>,
+    /// Read-path limit of the controller (or array), front-end bytes/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_read_bytes_per_s: Option<f64>,
+    /// Write-path limit: the parity engine, the write-back cache's own
+    /// bandwidth and, in dual-controller arrays, the mirroring of the cache
+    /// to the partner; front-end bytes/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_write_bytes_per_s: Option<f64>,
+    /// What sets the write-path limit, for the explanation ("parity engine",
+    /// "cache mirroring to the partner controller").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_limit_by: Option<String>,
+    /// Figures replaced on the command line, as the report prints them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     /// Write-back cache that gathers sequential writes into full stripes.
     pub write_back: bool,
     /// Drive-side ports (e.g. 8 lanes of 12 Gb/s SAS).

@@ -215,8 +215,9 @@ impl Layout {
             if parity_raid && stripe % full != 0 {
                 out.push(Finding::warning(format!(
                     "{layer} {} is not a multiple of the group full stripe {} ({data} data drives x {} chunk): \
-                     a write of one {layer} covers part of a RAID stripe and becomes read-modify-write \
-                     (unless a write-back cache gathers a sequential stream); use stripe={} (or a multiple)",
+                     a write of one {layer} covers part of a RAID stripe and becomes read-modify-write, \
+                     unless the controller's write-back cache gathers a sequential stream into full stripes \
+                     (the workload table then says 'full-stripe (cache)'); use stripe={} (or a multiple)",
                     format_bytes(stripe),
                     format_bytes(full),
                     format_bytes(self.chunk_bytes),
@@ -473,13 +474,12 @@ fn parse_plain(input: &str, s: &str) -> Result<Layout, PlanError> {
     let s = s.trim();
     let mut parts = s.split('/');
     let lvl = parts.next().unwrap_or("").trim();
+    // `RAID6`, `raid 6` and `R6` all name RAID 6; try the long prefix first.
     let lvl_digits = lvl
-        .strip_prefix(['R', 'r'])
-        .or_else(|| {
-            lvl.get(..4)
-                .filter(|p| p.eq_ignore_ascii_case("raid"))
-                .map(|_| &lvl[4..])
-        })
+        .get(..4)
+        .filter(|p| p.eq_ignore_ascii_case("raid"))
+        .map(|_| lvl[4..].trim_start_matches([' ', '-']))
+        .or_else(|| lvl.strip_prefix(['R', 'r']))
         .ok_or_else(|| {
             bad(
                 input,
@@ -557,8 +557,8 @@ fn parse_plain(input: &str, s: &str) -> Result<Layout, PlanError> {
                         input,
                         format!(
                             "{t} drives do not split into groups of {span}; use a multiple of {span} (e.g. {} or {})",
-                            t / span * span,
-                            (t / span + 1) * span
+                            (t / span * span).max(2 * span),
+                            (t / span + 1).max(3) * span
                         ),
                     ));
                 }
@@ -576,32 +576,66 @@ fn parse_plain(input: &str, s: &str) -> Result<Layout, PlanError> {
                 Some(t / span)
             }
         };
-    } else if let Some(t) = total {
+    } else if let Some(t) = total.filter(|_| (level.min_span()..=64).contains(&span)) {
         match t {
             Some(t) if t == span => {}
             None => {
+                let nested = match level {
+                    GroupLevel::R0 => String::new(),
+                    GroupLevel::R1 => format!("R10/{span}/x or "),
+                    l => format!("{}0/{span}/x or ", l.name()),
+                };
                 return Err(bad(
                     input,
                     format!(
-                        "{} is a single group; for an unknown number of groups use R{}0/{span}/x or lvm(x*{}/{span})",
+                        "{} is a single group; for an unknown number of groups use {nested}lvm(x*{}/{span})",
                         level.name(),
-                        &level.name()[1..],
                         level.name()
                     ),
                 ));
             }
             Some(t) => {
+                let nested = match level {
+                    GroupLevel::R0 => None,
+                    GroupLevel::R1 => Some("R10".to_string()),
+                    l => Some(format!("{}0", l.name())),
+                };
+                // Only suggest layouts that are themselves valid.
+                let mut ideas = Vec::new();
+                let (lo, hi) = (t / span * span, t.div_ceil(span) * span);
+                for total in [lo, hi] {
+                    if total < 2 * span || ideas.len() >= 4 {
+                        continue;
+                    }
+                    let g = total / span;
+                    let mut cands = vec![format!("lvm({g}*{}/{span})", level.name())];
+                    match &nested {
+                        Some(n) => cands.insert(0, format!("{n}/{span}/{total}")),
+                        None => cands.insert(0, format!("R0/{total}")),
+                    }
+                    for c in cands {
+                        if !ideas.contains(&c) && c.parse::<Layout>().is_ok() {
+                            ideas.push(c);
+                        }
+                    }
+                }
+                let fix = if ideas.is_empty() {
+                    format!("use {}/{span} alone", level.name())
+                } else if t % span == 0 {
+                    format!(
+                        "for groups of {span} striped together use {}",
+                        ideas.join(" or ")
+                    )
+                } else {
+                    format!(
+                        "{t} drives do not split into groups of {span}; use {}",
+                        ideas.join(" or ")
+                    )
+                };
                 return Err(bad(
                     input,
                     format!(
-                        "{} is a single group of {span}, not {t} drives; for groups of {span} striped together use {}/{span}/{t} or lvm({}*{}/{span})",
-                        level.name(),
-                        match level {
-                            GroupLevel::R1 => "R10".to_string(),
-                            GroupLevel::R0 => "R0".to_string(),
-                            l => format!("{}0", l.name()),
-                        },
-                        t / span.max(1),
+                        "{} is a single group of {span}, not {t} drives; {fix}",
                         level.name()
                     ),
                 ));
@@ -778,12 +812,55 @@ mod tests {
             ("lvm(R5/6)", "<groups>*<group>"),
             ("lvm(4*R60/12/48)", "single groups"),
             ("R5/6/7/8", "too many"),
+            ("R6/12/50", "R60/12/48 or lvm(4*R6/12) or R60/12/60"),
+            ("R0/8/16", "R0/16"),
+            ("R0/8/x", "lvm(x*R0/8)"),
             ("R5/x", "cannot be x"),
         ] {
             let e = bad.parse::<Layout>().unwrap_err().to_string();
             assert!(e.contains(hint), "{bad}: {e}");
             assert!(e.contains("examples: R60/12/48"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn raid_spelled_out_is_accepted() {
+        for (long, short) in [
+            ("RAID6/12", "R6/12"),
+            ("raid60/12/48", "R60/12/48"),
+            ("RAID 5/6", "R5/6"),
+            ("Raid-10/2/8", "R10/2/8"),
+            ("lvm(4*RAID6/10, stripe=2M)", "lvm(4*R6/10, stripe=2M)"),
+        ] {
+            let a: Layout = long.parse().unwrap_or_else(|e| panic!("{long}: {e}"));
+            assert_eq!(a, short.parse::<Layout>().unwrap(), "{long}");
+        }
+    }
+
+    /// Every layout a message suggests (after "use") parses.
+    fn suggestions_in(msg: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for part in msg.split("use ").skip(1) {
+            let part = part.split(['\n', ';']).next().unwrap_or("");
+            for s in part.split(" or ") {
+                let s = s.trim().trim_end_matches([')', '.']).trim();
+                let s = s.split(" (").next().unwrap_or(s).trim();
+                let first = s.split(' ').next().unwrap_or("");
+                if first.starts_with('R') || s.starts_with("lvm(") {
+                    let cand = if s.starts_with("lvm(") {
+                        s.to_string()
+                    } else {
+                        first.to_string()
+                    };
+                    out.push(if cand.starts_with("lvm(") && !cand.ends_with(')') {
+                        format!("{cand})")
+                    } else {
+                        cand
+                    });
+                }
+            }
+        }
+        out
     }
 
     #[test]
@@ -843,6 +920,27 @@ mod tests {
         #[test]
         fn parser_never_panics_on_near_misses(s in "(lvm\\()?[Rr]?[0-9x]{0,3}[/*,=]?[0-9xkM]{0,3}[/*,=]?[0-9xkMs=,tripe ]{0,10}\\)?") {
             let _ = s.parse::<Layout>();
+        }
+
+        #[test]
+        fn suggested_layouts_are_valid(
+            l in 0usize..4, span in 1u32..30, total in prop_oneof![Just(0u32), 1u32..200], nested in proptest::bool::ANY,
+        ) {
+            let name = ["R0", "R1", "R5", "R6"][l];
+            let lvl = if nested && l > 0 { format!("{name}0") } else { name.to_string() };
+            let t = if total == 0 { "x".to_string() } else { total.to_string() };
+            let input = format!("{lvl}/{span}/{t}");
+            if let Err(e) = input.parse::<Layout>() {
+                let msg = e.to_string();
+                let msg = msg.split("\n  form:").next().unwrap_or("");
+                for s in suggestions_in(msg) {
+                    let s = s.replace("/x", "/48").replace("x*", "4*");
+                    // x stands for any count; check with a concrete one
+                    // only when it fits the span.
+                    if s.contains("/48") && 48 % span != 0 { continue; }
+                    prop_assert!(s.parse::<Layout>().is_ok(), "{} suggests {} which fails: {}", input, s, msg);
+                }
+            }
         }
 
         #[test]

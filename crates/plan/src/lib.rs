@@ -17,6 +17,7 @@
 //! Formulas and sources: `docs/MODEL.md`. The crate is pure: it reads no files
 //! (the CLI hands it catalog text) and prints nothing.
 
+pub mod calibrate;
 pub mod catalog;
 pub mod design;
 pub mod error;

@@ -1,19 +1,36 @@
 //! Performance: a bottleneck model.
 //!
-//! For a workload (pattern and request size) the model works out what one
-//! request costs each part of the system — drive busy time, bytes on the
-//! drive-side links, bytes on the host-side link, controller requests,
-//! parity work — and divides each part's capacity by that cost. The
-//! smallest quotient is the prediction and names the part that binds; every
-//! other part reports its headroom over it. The figures are saturation
-//! throughput with enough outstanding I/O to keep every drive busy.
-//! Formulas: `docs/MODEL.md`.
+//! For a workload (pattern, request size, concurrency, buffered or not) the
+//! model works out what one request costs each part of the system — drive
+//! busy time, bytes each way on the drive-side links, bytes each way on the
+//! host-side link, controller requests, parity work, the controller's read
+//! and write paths — and divides each part's capacity by that cost. A last
+//! candidate is concurrency: by Little's law no more than the outstanding
+//! requests divided by one request's unloaded latency complete per second.
+//! The smallest quotient is the prediction and names the part that binds;
+//! every other part reports its headroom over it. Formulas and sources:
+//! `docs/MODEL.md` §3.
 
 use crate::PlanError;
 use crate::hardware::{Access, Hardware};
 use crate::layout::{Geometry, GroupLevel, Layout};
 use serde::Serialize;
 use storlab_types::format_bytes;
+
+/// Streams a workload runs unless told otherwise (`--streams`).
+pub const DEFAULT_STREAMS: u32 = 1;
+/// Outstanding requests per stream unless told otherwise (`--qd`): the
+/// queue depth at which drive and array data sheets quote their figures.
+pub const DEFAULT_QD: u32 = 32;
+/// Linux's default read-ahead window (`read_ahead_kb` = 128): the size in
+/// which buffered sequential reads reach the device.
+pub const READ_AHEAD_BYTES: u64 = 128 << 10;
+/// The size in which write-back reaches the device for a buffered stream
+/// (the block layer's `max_sectors_kb`, 512 KiB on most kernels).
+pub const WRITEBACK_BYTES: u64 = 512 << 10;
+/// Read-ahead windows in flight per buffered reader (the current window and
+/// the asynchronous next one).
+pub const READ_AHEAD_IN_FLIGHT: f64 = 2.0;
 
 /// What the workload does.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -30,17 +47,53 @@ pub enum Pattern {
     },
 }
 
-/// A workload: pattern and request size.
+impl Pattern {
+    /// Fraction of requests that read.
+    pub fn read_fraction(self) -> f64 {
+        match self {
+            Pattern::SeqRead | Pattern::RandRead => 1.0,
+            Pattern::SeqWrite | Pattern::RandWrite => 0.0,
+            Pattern::Mix { read_pct, .. } => (read_pct / 100.0).clamp(0.0, 1.0),
+        }
+    }
+    pub fn is_random(self) -> bool {
+        match self {
+            Pattern::RandRead | Pattern::RandWrite => true,
+            Pattern::SeqRead | Pattern::SeqWrite => false,
+            Pattern::Mix { random, .. } => random,
+        }
+    }
+}
+
+/// A workload: pattern, request size and how much is in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Workload {
     pub pattern: Pattern,
     pub request_bytes: u64,
+    /// Independent streams (jobs, processes).
+    pub streams: u32,
+    /// Outstanding requests per stream (queue depth).
+    pub qd: u32,
+    /// Through the page cache (not O_DIRECT): sequential reads reach the
+    /// device as read-ahead windows and writes as write-back requests.
+    pub buffered: bool,
 }
 
 impl Workload {
+    /// A direct-I/O workload with the default concurrency.
+    pub fn new(pattern: Pattern, request_bytes: u64) -> Self {
+        Workload {
+            pattern,
+            request_bytes,
+            streams: DEFAULT_STREAMS,
+            qd: DEFAULT_QD,
+            buffered: false,
+        }
+    }
+
     pub fn label(&self) -> String {
         let size = format_bytes(self.request_bytes);
-        match self.pattern {
+        let base = match self.pattern {
             Pattern::SeqRead => format!("sequential read {size}"),
             Pattern::SeqWrite => format!("sequential write {size}"),
             Pattern::RandRead => format!("random read {size}"),
@@ -50,28 +103,37 @@ impl Workload {
                 if random { "random" } else { "sequential" },
                 100.0 - read_pct
             ),
+        };
+        let mut extra = Vec::new();
+        if self.buffered {
+            extra.push("buffered".to_string());
+        }
+        if (self.streams, self.qd) != (DEFAULT_STREAMS, DEFAULT_QD) {
+            extra.push(format!("{} x QD{}", self.streams, self.qd));
+        }
+        if extra.is_empty() {
+            base
+        } else {
+            format!("{base} ({})", extra.join(", "))
+        }
+    }
+
+    /// The same workload with another concurrency.
+    pub fn with_concurrency(self, streams: u32, qd: u32) -> Self {
+        Workload {
+            streams,
+            qd,
+            ..self
         }
     }
 
     /// The five workloads of a standard report.
     pub fn standard(seq: u64, random: u64, mix: Workload) -> Vec<Workload> {
         vec![
-            Workload {
-                pattern: Pattern::SeqRead,
-                request_bytes: seq,
-            },
-            Workload {
-                pattern: Pattern::SeqWrite,
-                request_bytes: seq,
-            },
-            Workload {
-                pattern: Pattern::RandRead,
-                request_bytes: random,
-            },
-            Workload {
-                pattern: Pattern::RandWrite,
-                request_bytes: random,
-            },
+            Workload::new(Pattern::SeqRead, seq),
+            Workload::new(Pattern::SeqWrite, seq),
+            Workload::new(Pattern::RandRead, random),
+            Workload::new(Pattern::RandWrite, random),
             mix,
         ]
     }
@@ -82,33 +144,45 @@ impl Workload {
 struct Demand {
     /// Drive busy time summed over all drives, seconds.
     drive_s: f64,
-    /// Bytes between controller and drives.
-    backend_bytes: f64,
-    /// Bytes between host and controller.
-    front_bytes: f64,
+    /// Bytes from drives to controller (read direction).
+    back_read: f64,
+    /// Bytes from controller to drives (write direction).
+    back_write: f64,
+    /// Bytes to the host (read direction).
+    front_read: f64,
+    /// Bytes from the host (write direction).
+    front_write: f64,
     /// Requests the controller handles.
     ctrl_requests: f64,
-    /// Data bytes through the parity engine.
+    /// Parity bytes computed (P, and Q for RAID 6).
     parity_bytes: f64,
+    /// Unloaded latency of one request, seconds (for Little's law).
+    latency_s: f64,
 }
 
 impl Demand {
     fn scaled(self, k: f64) -> Demand {
         Demand {
             drive_s: self.drive_s * k,
-            backend_bytes: self.backend_bytes * k,
-            front_bytes: self.front_bytes * k,
+            back_read: self.back_read * k,
+            back_write: self.back_write * k,
+            front_read: self.front_read * k,
+            front_write: self.front_write * k,
             ctrl_requests: self.ctrl_requests * k,
             parity_bytes: self.parity_bytes * k,
+            latency_s: self.latency_s * k,
         }
     }
     fn plus(self, o: Demand) -> Demand {
         Demand {
             drive_s: self.drive_s + o.drive_s,
-            backend_bytes: self.backend_bytes + o.backend_bytes,
-            front_bytes: self.front_bytes + o.front_bytes,
+            back_read: self.back_read + o.back_read,
+            back_write: self.back_write + o.back_write,
+            front_read: self.front_read + o.front_read,
+            front_write: self.front_write + o.front_write,
             ctrl_requests: self.ctrl_requests + o.ctrl_requests,
             parity_bytes: self.parity_bytes + o.parity_bytes,
+            latency_s: self.latency_s + o.latency_s,
         }
     }
 }
@@ -134,11 +208,16 @@ pub struct Prediction {
     pub bytes_per_s: f64,
     /// The part that limits the figure.
     pub binding: String,
-    /// How writes reach the drives: full-stripe, read-modify-write,
-    /// reconstruct-write, mirrored, striped.
+    /// The effect that binds, in one line ("bound by the controller's
+    /// parity engine", "concurrency: 1 x QD1 ...").
+    pub explanation: String,
+    /// How writes reach the drives: full-stripe, full-stripe (cache),
+    /// read-modify-write, reconstruct-write, mirrored, striped.
     pub write_path: Option<String>,
     /// Drive operations per request (the effective write penalty for writes).
     pub drive_ops_per_request: f64,
+    /// Unloaded latency of one request, seconds (what Little's law uses).
+    pub latency_s: f64,
     pub parts: Vec<Part>,
 }
 
@@ -154,16 +233,23 @@ struct Ctx<'a> {
     stripe: f64,
 }
 
+/// The write path a cache-gathered sequential stream takes.
+pub const GATHERED: &str = "full-stripe (cache)";
+
 /// Cost of one piece (the part of a request that lands on one group).
-fn piece_read(c: &Ctx, p: f64, random: bool) -> (Demand, f64) {
+fn piece_read(c: &Ctx, p: f64, acc: Access) -> (Demand, f64) {
     let d = &c.hw.drive;
-    if random {
-        let k = (p / c.chunk).ceil().max(1.0);
-        let t = k * d.op_time(false, p / k, Access::Random);
+    let k = (p / c.chunk).ceil().max(1.0);
+    // Chunks of one piece go to different drives in parallel; more chunks
+    // than drives take rounds.
+    let rounds = (k / f64::from(c.span)).ceil().max(1.0);
+    if acc == Access::Random {
+        let one = d.op_time(false, p / k, Access::Random);
         (
             Demand {
-                drive_s: t,
-                backend_bytes: p,
+                drive_s: k * one,
+                back_read: p,
+                latency_s: rounds * d.latency(false, p / k, Access::Random),
                 ..Demand::default()
             },
             k,
@@ -180,24 +266,25 @@ fn piece_read(c: &Ctx, p: f64, random: bool) -> (Demand, f64) {
         } else {
             1.0
         };
+        let ops = (p / c.chunk).max(1.0);
         (
             Demand {
-                drive_s: d.op_time(false, p / eff, Access::Stream),
-                backend_bytes: p,
+                drive_s: d.busy(false, p / eff, ops, acc),
+                back_read: p,
+                latency_s: rounds * d.latency(false, (p / k).min(c.chunk), acc),
                 ..Demand::default()
             },
-            (p / c.chunk).ceil().max(1.0),
+            k,
         )
     }
 }
 
-fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
+// long-function: the RAID write paths, one after the other, as in §3.2.
+fn piece_write(c: &Ctx, p: f64, acc: Access) -> (Demand, f64, &'static str) {
     let d = &c.hw.drive;
-    let acc = if random {
-        Access::Random
-    } else {
-        Access::Stream
-    };
+    let random = acc == Access::Random;
+    let k = (p / c.chunk).ceil().max(1.0);
+    let rounds = (k / f64::from(c.span)).ceil().max(1.0);
     match c.level {
         GroupLevel::R0 | GroupLevel::R1 => {
             let copies = if c.level == GroupLevel::R1 {
@@ -205,11 +292,12 @@ fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
             } else {
                 1.0
             };
-            let k = (p / c.chunk).ceil().max(1.0);
+            let one = d.op_time(true, p / k, acc);
             (
                 Demand {
-                    drive_s: copies * k * d.op_time(true, p / k, acc),
-                    backend_bytes: copies * p,
+                    drive_s: copies * k * one,
+                    back_write: copies * p,
+                    latency_s: rounds * d.latency(true, p / k, acc),
                     ..Demand::default()
                 },
                 copies * k,
@@ -219,30 +307,35 @@ fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
         GroupLevel::R5 | GroupLevel::R6 => {
             let dd = f64::from(c.data);
             let pp = f64::from(c.parity);
-            if !random && c.hw.controller.write_back {
-                // The cache gathers a sequential stream into full stripes.
-                let bytes = p * (dd + pp) / dd;
-                return (
-                    Demand {
-                        drive_s: d.op_time(true, bytes, Access::Stream),
-                        backend_bytes: bytes,
-                        parity_bytes: p,
-                        ..Demand::default()
-                    },
-                    (bytes / c.chunk).max(1.0),
-                    "full-stripe",
-                );
-            }
             let f = (p / c.full).floor();
             let r = p - f * c.full;
+            if !random && c.hw.controller.write_back {
+                // The cache gathers a sequential stream into full stripes;
+                // the host sees the write complete once it is in the cache.
+                let bytes = p * (dd + pp) / dd;
+                let ops = (bytes / c.chunk).max(1.0);
+                return (
+                    Demand {
+                        drive_s: d.busy(true, bytes, ops, acc),
+                        back_write: bytes,
+                        parity_bytes: p * pp / dd,
+                        latency_s: 0.0,
+                        ..Demand::default()
+                    },
+                    ops,
+                    if r > 0.0 { GATHERED } else { "full-stripe" },
+                );
+            }
             let mut dem = Demand {
-                parity_bytes: p,
+                parity_bytes: p * pp / dd,
                 ..Demand::default()
             };
             let mut ops = 0.0;
             if f > 0.0 {
-                dem.drive_s += (dd + pp) * d.op_time(true, f * c.chunk, acc);
-                dem.backend_bytes += f * c.full * (dd + pp) / dd;
+                let one = d.op_time(true, f * c.chunk, acc);
+                dem.drive_s += (dd + pp) * one;
+                dem.back_write += f * c.full * (dd + pp) / dd;
+                dem.latency_s = d.latency(true, f * c.chunk, acc);
                 ops += dd + pp;
             }
             let mut path = "full-stripe";
@@ -269,9 +362,13 @@ fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
                     }
                     + k * d.op_time(true, r / k, near)
                     + pp * d.op_time(true, pmin, near);
+                // Both paths read, then write: two drive operations in a row.
+                let lat = d.latency(false, pmin, near) + d.latency(true, pmin, back);
+                dem.latency_s = dem.latency_s.max(lat);
                 if rmw_t <= rcw_t {
                     dem.drive_s += rmw_t;
-                    dem.backend_bytes += 2.0 * (r + pp * pmin);
+                    dem.back_read += r + pp * pmin;
+                    dem.back_write += r + pp * pmin;
                     ops += 2.0 * (k + pp);
                     path = if f > 0.0 {
                         "full-stripe + read-modify-write"
@@ -280,7 +377,8 @@ fn piece_write(c: &Ctx, p: f64, random: bool) -> (Demand, f64, &'static str) {
                     };
                 } else {
                     dem.drive_s += rcw_t;
-                    dem.backend_bytes += (dd - k) * pmin + tail + r + pp * pmin;
+                    dem.back_read += (dd - k) * pmin + tail;
+                    dem.back_write += r + pp * pmin;
                     ops += dd + pp + if tail > 0.0 { 1.0 } else { 0.0 };
                     path = if f > 0.0 {
                         "full-stripe + reconstruct-write"
@@ -300,7 +398,57 @@ pub fn predict(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<Predictio
     predict_geo(layout, &geo, hw, w)
 }
 
+/// Device-side cost of one request of `s` bytes, split over groups.
+fn device_demand(c: &Ctx, s: f64, write: bool, acc: Access) -> (Demand, f64, &'static str) {
+    // Whole inter-group stripes plus what is left over; the pieces go to
+    // different groups in parallel.
+    let (whole, rest) = if c.groups > 1 && s > c.stripe {
+        let f = (s / c.stripe).floor();
+        (f, s - f * c.stripe)
+    } else {
+        (0.0, s)
+    };
+    let (mut d, mut ops, mut path) = (Demand::default(), 0.0, "full-stripe");
+    let mut lat: f64 = 0.0;
+    // Pieces beyond one per group are served in turn by the same group.
+    let per_group_rounds = ((whole + if rest > 0.0 { 1.0 } else { 0.0 })
+        / f64::from(c.groups.max(1)))
+    .ceil()
+    .max(1.0);
+    if whole > 0.0 {
+        let (pd, po, p) = if write {
+            piece_write(c, c.stripe, acc)
+        } else {
+            let (pd, po) = piece_read(c, c.stripe, acc);
+            (pd, po, "full-stripe")
+        };
+        lat = lat.max(pd.latency_s);
+        d = pd.scaled(whole);
+        ops = po * whole;
+        path = p;
+    }
+    if rest > 0.0 {
+        let (pd, po, p) = if write {
+            piece_write(c, rest, acc)
+        } else {
+            let (pd, po) = piece_read(c, rest, acc);
+            (pd, po, "full-stripe")
+        };
+        lat = lat.max(pd.latency_s);
+        d = d.plus(pd);
+        ops += po;
+        // Report the costlier path when the pieces differ.
+        if whole == 0.0 || p != "full-stripe" {
+            path = p;
+        }
+    }
+    d.latency_s = lat * per_group_rounds;
+    d.ctrl_requests = whole + if rest > 0.0 { 1.0 } else { 0.0 };
+    (d, ops, path)
+}
+
 /// The model without names: what binds and how much.
+// long-function: one candidate per part, in the order of the §3.3 table.
 pub(crate) fn quick(
     layout: &Layout,
     geo: &Geometry,
@@ -311,6 +459,12 @@ pub(crate) fn quick(
         return Err(PlanError::invalid(
             "request size",
             "must be at least one byte, e.g. 4k or 1M",
+        ));
+    }
+    if w.streams == 0 || w.qd == 0 {
+        return Err(PlanError::invalid(
+            "concurrency",
+            "streams and queue depth must be at least 1, e.g. --streams 4 --qd 16",
         ));
     }
     let k = hw.controllers.max(1);
@@ -349,84 +503,64 @@ pub(crate) fn quick(
             .unwrap_or(geo.group_full_stripe_bytes) as f64,
     };
     let s = w.request_bytes as f64;
-    // Split a request into pieces, one per group it touches: whole
-    // inter-group stripes plus what is left over.
-    let (whole, rest) = if c.groups > 1 && s > c.stripe {
-        let f = (s / c.stripe).floor();
-        (f, s - f * c.stripe)
+    let r = w.pattern.read_fraction();
+    let random = w.pattern.is_random();
+    let acc = if random {
+        Access::Random
     } else {
-        (0.0, s)
+        Access::Stream
     };
-    let pieces = whole + if rest > 0.0 { 1.0 } else { 0.0 };
-    let read = |random: bool| {
-        let (mut d, mut ops) = (Demand::default(), 0.0);
-        if whole > 0.0 {
-            let (pd, po) = piece_read(&c, c.stripe, random);
-            d = pd.scaled(whole);
-            ops = po * whole;
-        }
-        if rest > 0.0 {
-            let (pd, po) = piece_read(&c, rest, random);
-            d = d.plus(pd);
-            ops += po;
-        }
-        (d, ops)
+    let buffered_stream = w.buffered && !random;
+    let (mut dem, ops, path, in_flight) = if buffered_stream {
+        // The page cache turns the application's requests into read-ahead
+        // windows and write-back requests; with both streams on the same
+        // spindles every device request starts with the head elsewhere.
+        let ra = READ_AHEAD_BYTES as f64;
+        let wb = WRITEBACK_BYTES as f64;
+        let acc = if r > 0.0 && r < 1.0 && hw.drive.is_hdd() {
+            Access::Near
+        } else {
+            Access::Stream
+        };
+        let (rd, ro, _) = device_demand(&c, ra, false, acc);
+        let (wd, wo, p) = device_demand(&c, wb, true, acc);
+        let (kr, kw) = (s * r / ra, s * (1.0 - r) / wb);
+        let mut d = rd.scaled(kr).plus(wd.scaled(kw));
+        // Reads wait for the device (and the window's trip over the host
+        // link); writes complete in the page cache.
+        d.latency_s = rd.latency_s + ra / hw.controller.host.bytes_per_s;
+        let in_flight = f64::from(w.streams) * READ_AHEAD_IN_FLIGHT * ra / s;
+        (
+            d,
+            kr * ro + kw * wo,
+            (r < 1.0).then_some(p),
+            (r > 0.0).then_some(in_flight),
+        )
+    } else {
+        let (rd, ro, _) = device_demand(&c, s, false, acc);
+        let (wd, wo, p) = device_demand(&c, s, true, acc);
+        let d = rd.scaled(r).plus(wd.scaled(1.0 - r));
+        let in_flight = f64::from(w.streams) * f64::from(w.qd);
+        (
+            d,
+            r * ro + (1.0 - r) * wo,
+            (r < 1.0).then_some(p),
+            Some(in_flight),
+        )
     };
-    let write = |random: bool| {
-        let (mut d, mut ops, mut path) = (Demand::default(), 0.0, "full-stripe");
-        if whole > 0.0 {
-            let (pd, po, p) = piece_write(&c, c.stripe, random);
-            d = pd.scaled(whole);
-            ops = po * whole;
-            path = p;
-        }
-        if rest > 0.0 {
-            let (pd, po, p) = piece_write(&c, rest, random);
-            d = d.plus(pd);
-            ops += po;
-            // Report the costlier path when the pieces differ.
-            if whole == 0.0 || p != "full-stripe" {
-                path = p;
-            }
-        }
-        (d, ops, path)
-    };
-    let (mut dem, ops, path) = match w.pattern {
-        Pattern::SeqRead => {
-            let (d, o) = read(false);
-            (d, o, None)
-        }
-        Pattern::RandRead => {
-            let (d, o) = read(true);
-            (d, o, None)
-        }
-        Pattern::SeqWrite => {
-            let (d, o, p) = write(false);
-            (d, o, Some(p))
-        }
-        Pattern::RandWrite => {
-            let (d, o, p) = write(true);
-            (d, o, Some(p))
-        }
-        Pattern::Mix { read_pct, random } => {
-            let r = (read_pct / 100.0).clamp(0.0, 1.0);
-            let (rd, ro) = read(random);
-            let (wd, wo, p) = write(random);
-            (
-                rd.scaled(r).plus(wd.scaled(1.0 - r)),
-                r * ro + (1.0 - r) * wo,
-                Some(p),
-            )
-        }
-    };
-    dem.front_bytes = s;
-    dem.ctrl_requests = pieces;
+    dem.front_read = s * r;
+    dem.front_write = s * (1.0 - r);
     if matches!(c.level, GroupLevel::R0 | GroupLevel::R1) {
         dem.parity_bytes = 0.0;
     }
+    if !buffered_stream {
+        // Moving the request over the host link is part of its latency.
+        dem.latency_s += dem.front_read / hw.controller.host.bytes_per_s
+            + dem.front_write / hw.controller.host.write_rate();
+    }
 
     // Capacity of each part, in requests per second.
-    let mut parts = [(PartKind::Drives, 0.0); 8];
+    let mut parts = [(PartKind::Drives, 0.0); N_PARTS];
     let mut len = 0;
     let mut push = |k: PartKind, v: f64| {
         parts[len] = (k, v);
@@ -437,8 +571,23 @@ pub(crate) fn quick(
     // The busiest controller carries ceil(G/K) of G groups.
     let share = f64::from(geo.groups.div_ceil(k)) / f64::from(geo.groups);
     let ctrl = &hw.controller;
+    let front = s;
     if let Some(b) = ctrl.max_bytes_per_s {
-        push(PartKind::ControllerThroughput, b / share / dem.front_bytes);
+        push(PartKind::ControllerThroughput, b / share / front);
+    }
+    if ctrl.max_read_bytes_per_s.is_some() || ctrl.max_write_bytes_per_s.is_some() {
+        // One processor serves both paths: the times add up.
+        let t = |bytes: f64, lim: Option<f64>| match (bytes > 0.0, lim) {
+            (true, Some(l)) => bytes / l,
+            _ => 0.0,
+        };
+        let tr = t(dem.front_read, ctrl.max_read_bytes_per_s);
+        let tw = t(dem.front_write, ctrl.max_write_bytes_per_s);
+        if tr > 0.0 && (tw == 0.0 || tr >= tw) {
+            push(PartKind::ControllerRead, 1.0 / share / (tr + tw));
+        } else if tw > 0.0 {
+            push(PartKind::ControllerWrite, 1.0 / share / (tr + tw));
+        }
     }
     if let Some(i) = ctrl.max_iops {
         push(PartKind::ControllerIops, i / share / dem.ctrl_requests);
@@ -448,23 +597,27 @@ pub(crate) fn quick(
     }
     push(
         PartKind::Backend,
-        ctrl.backend.bytes_per_s / share / dem.backend_bytes,
+        ctrl.backend.capacity(dem.back_read, dem.back_write) / share,
     );
     push(
         PartKind::HostLink,
-        ctrl.host.bytes_per_s / share / dem.front_bytes,
+        ctrl.host.capacity(dem.front_read, dem.front_write) / share,
     );
     if let Some(e) = &hw.enclosure {
         let per_ctrl = (n * share).ceil();
         let fullest = f64::from(e.slots).min(per_ctrl);
         // The fullest enclosure carries fullest/N of the back-end bytes.
+        let f = fullest / n;
         push(
             PartKind::Enclosure,
-            e.uplink.bytes_per_s / (dem.backend_bytes * fullest / n),
+            e.uplink.capacity(dem.back_read * f, dem.back_write * f),
         );
     }
     if let Some(h) = hw.host_bytes_per_s {
-        push(PartKind::Host, h / dem.front_bytes);
+        push(PartKind::Host, h / front);
+    }
+    if let (Some(q), true) = (in_flight, dem.latency_s > 0.0) {
+        push(PartKind::Concurrency, q / dem.latency_s);
     }
     let (bi, best) = parts[..len]
         .iter()
@@ -480,20 +633,27 @@ pub(crate) fn quick(
         len,
         ops,
         path,
+        latency_s: dem.latency_s,
+        in_flight: in_flight.unwrap_or(0.0),
     })
 }
+
+const N_PARTS: usize = 12;
 
 /// The parts the model knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PartKind {
     Drives,
     ControllerThroughput,
+    ControllerRead,
+    ControllerWrite,
     ControllerIops,
     ControllerParity,
     Backend,
     HostLink,
     Enclosure,
     Host,
+    Concurrency,
 }
 
 /// The model's numbers before any names are formatted (the search
@@ -503,10 +663,12 @@ pub(crate) struct Quick {
     pub iops: f64,
     pub bytes_per_s: f64,
     pub binding: PartKind,
-    parts: [(PartKind, f64); 8],
+    parts: [(PartKind, f64); N_PARTS],
     len: usize,
     ops: f64,
     path: Option<&'static str>,
+    latency_s: f64,
+    in_flight: f64,
 }
 
 /// A part's name as the report prints it.
@@ -521,6 +683,8 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
     match kind {
         PartKind::Drives => format!("drives ({} x {})", geo.drives, hw.drive.name),
         PartKind::ControllerThroughput => format!("controller {kname} throughput"),
+        PartKind::ControllerRead => format!("controller {kname} read path"),
+        PartKind::ControllerWrite => format!("controller {kname} write path"),
         PartKind::ControllerIops => format!("controller {kname} IOPS"),
         PartKind::ControllerParity => format!("controller {kname} parity engine"),
         PartKind::Backend => format!("back-end {} per controller", ctrl.backend.name),
@@ -535,6 +699,66 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
             None => "enclosure uplink".to_string(),
         },
         PartKind::Host => "host".to_string(),
+        PartKind::Concurrency => "concurrency (outstanding I/O / latency)".to_string(),
+    }
+}
+
+/// One line on the effect that binds.
+fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
+    let ctrl = &hw.controller;
+    match q.binding {
+        PartKind::Drives => {
+            let what = if w.pattern.is_random() {
+                "seeks and rotation"
+            } else if w.buffered
+                && w.pattern.read_fraction() > 0.0
+                && w.pattern.read_fraction() < 1.0
+            {
+                "interleaved read-ahead and write-back streams on every spindle"
+            } else {
+                "media rate and per-command cost"
+            };
+            format!("bound by the drives: {what}")
+        }
+        PartKind::ControllerWrite => format!(
+            "bound by the controller's write path{}",
+            ctrl.write_limit_by
+                .as_ref()
+                .map(|b| format!(" ({b})"))
+                .unwrap_or_default()
+        ),
+        PartKind::ControllerRead => "bound by the controller's read path".to_string(),
+        PartKind::ControllerThroughput => "bound by the controller's throughput".to_string(),
+        PartKind::ControllerIops => "bound by the controller's command rate".to_string(),
+        PartKind::ControllerParity => format!(
+            "bound by the controller's parity engine ({})",
+            if geo.parity_drives_per_group >= 2 {
+                "P and Q per stripe"
+            } else {
+                "P per stripe"
+            }
+        ),
+        PartKind::Backend => "bound by the drive-side links".to_string(),
+        PartKind::HostLink => format!(
+            "bound by the host link {} after protocol overhead",
+            ctrl.host.name
+        ),
+        PartKind::Enclosure => "bound by the enclosure uplink".to_string(),
+        PartKind::Host => "bound by the host".to_string(),
+        PartKind::Concurrency if w.buffered => format!(
+            "bound by concurrency: {:.0} read-ahead windows of {} in flight ({} per reader) / {:.2} ms each (Little's law); \
+             a larger read-ahead or more readers would help",
+            f64::from(w.streams) * READ_AHEAD_IN_FLIGHT,
+            format_bytes(READ_AHEAD_BYTES),
+            READ_AHEAD_IN_FLIGHT,
+            q.latency_s * 1e3
+        ),
+        PartKind::Concurrency => format!(
+            "bound by concurrency: {:.0} requests in flight / {:.2} ms each (Little's law); \
+             more streams or a deeper queue would help",
+            q.in_flight,
+            q.latency_s * 1e3
+        ),
     }
 }
 
@@ -564,8 +788,10 @@ pub fn predict_geo(
         iops: q.iops,
         bytes_per_s: q.bytes_per_s,
         binding: part_name(q.binding, geo, hw),
+        explanation: explain(&q, w, geo, hw),
         write_path: q.path.map(str::to_string),
         drive_ops_per_request: q.ops,
+        latency_s: q.latency_s,
         parts,
     })
 }
@@ -576,12 +802,7 @@ mod tests {
     use crate::hardware::*;
 
     fn link(name: &str, mbs: f64) -> LinkSpec {
-        LinkSpec {
-            name: name.into(),
-            lanes: 1,
-            bytes_per_s: mbs * 1e6,
-            shared_bus: false,
-        }
+        LinkSpec::new(name, 1, mbs * 1e6)
     }
 
     fn hw(write_back: bool) -> Hardware {
@@ -600,12 +821,20 @@ mod tests {
                 rebuild_bytes_per_s: 50e6,
                 rebuild_hours: None,
                 price: None,
+                cmd_overhead_s: 0.0,
+                seq_outer_bytes_per_s: None,
+                seq_inner_bytes_per_s: None,
+                overrides: Vec::new(),
             },
             controller: ControllerSpec {
                 name: "ctl".into(),
                 max_bytes_per_s: None,
                 max_iops: None,
                 parity_bytes_per_s: None,
+                max_read_bytes_per_s: None,
+                max_write_bytes_per_s: None,
+                write_limit_by: None,
+                overrides: Vec::new(),
                 write_back,
                 backend: link("sas12x8", 1e9),
                 host: link("pcie", 1e9),
@@ -619,10 +848,7 @@ mod tests {
     }
 
     fn w(pattern: Pattern, size: u64) -> Workload {
-        Workload {
-            pattern,
-            request_bytes: size,
-        }
+        Workload::new(pattern, size)
     }
 
     fn hdd_iops(size: f64) -> f64 {
@@ -735,6 +961,218 @@ mod tests {
         assert!(b.bytes_per_s < g.bytes_per_s);
     }
 
+    #[test]
+    fn littles_law_bounds_a_shallow_queue() {
+        // One outstanding 4 KiB random read at a time on 8 disks: the
+        // throughput is 1 / latency, whatever the disks could do together.
+        let layout: Layout = "R0/8".parse().unwrap();
+        let one = w(Pattern::RandRead, 4096).with_concurrency(1, 1);
+        let p = predict(&layout, &hw(true), &one).unwrap();
+        // The fixture's host link moves 1e15 bytes/s.
+        let lat = 1.0 / hdd_iops(4096.0) + 4096.0 / 1e15;
+        assert!((p.latency_s - lat).abs() < 1e-12, "{}", p.latency_s);
+        assert!((p.iops - 1.0 / lat).abs() < 1e-6, "{}", p.iops);
+        assert!(p.binding.starts_with("concurrency"), "{}", p.binding);
+        assert!(p.explanation.contains("Little's law"), "{}", p.explanation);
+        // IOPS x latency = requests in flight (the textbook identity).
+        let four = predict(&layout, &hw(true), &one.with_concurrency(1, 4)).unwrap();
+        assert!((four.iops * four.latency_s - 4.0).abs() < 1e-9);
+        // Enough in flight and the drives bind again.
+        let deep = predict(&layout, &hw(true), &one.with_concurrency(4, 64)).unwrap();
+        assert!(deep.binding.starts_with("drives"));
+        assert!((deep.iops - 8.0 * hdd_iops(4096.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn per_command_overhead_makes_bigger_chunks_faster() {
+        // A disk paying o per command streams c / (o + c/R) per drive.
+        let mut h = hw(true);
+        h.drive.cmd_overhead_s = 0.1e-3;
+        h.controller.backend = link("fast", 1e5);
+        h.controller.host = link("fast", 1e5);
+        let rate = |chunk: &str| {
+            let l: Layout = format!("R0/8,chunk={chunk}").parse().unwrap();
+            predict(&l, &h, &w(Pattern::SeqRead, 8 << 20))
+                .unwrap()
+                .bytes_per_s
+        };
+        for (c, bytes) in [("64k", 65536.0), ("256k", 262144.0), ("1m", 1048576.0)] {
+            let expect = 8.0 * bytes / (0.1e-3 + bytes / 150e6);
+            assert!((rate(c) - expect).abs() / expect < 1e-9, "{c}: {}", rate(c));
+        }
+        assert!(rate("64k") < rate("256k") && rate("256k") < rate("1m"));
+        // An LVM stripe smaller than the chunk costs reads a command per stripe.
+        let fine: Layout = "lvm(2*R0/4, stripe=64k)".parse().unwrap();
+        let coarse: Layout = "lvm(2*R0/4, stripe=1m)".parse().unwrap();
+        let f = predict(&fine, &h, &w(Pattern::SeqRead, 8 << 20)).unwrap();
+        let c = predict(&coarse, &h, &w(Pattern::SeqRead, 8 << 20)).unwrap();
+        assert!(
+            f.bytes_per_s < 0.9 * c.bytes_per_s,
+            "{} vs {}",
+            f.bytes_per_s,
+            c.bytes_per_s
+        );
+    }
+
+    #[test]
+    fn zone_average_is_the_mean_of_the_edges_in_use() {
+        assert!((zone_average(200.0, 100.0, 1.0) - 150.0).abs() < 1e-12);
+        assert!((zone_average(200.0, 100.0, 0.0) - 200.0).abs() < 1e-12);
+        // Half the capacity: r_u = sqrt(1 - 0.5 x 0.75) = 0.7906.
+        let half = zone_average(200.0, 100.0, 0.5);
+        assert!((half - 200.0 * (1.0 + 0.625f64.sqrt()) / 2.0).abs() < 1e-9);
+        assert!(half > 150.0 && half < 200.0);
+    }
+
+    #[test]
+    fn buffered_small_sequential_mix_reaches_the_device_transformed() {
+        let mut h = hw(true);
+        h.drive.cmd_overhead_s = 0.1e-3;
+        let layout: Layout = "R0/1,chunk=1m".parse().unwrap();
+        let mix = Pattern::Mix {
+            read_pct: 50.0,
+            random: false,
+        };
+        let buffered = Workload {
+            buffered: true,
+            ..w(mix, 8192)
+        };
+        let p = predict(&layout, &h, &buffered.with_concurrency(16, 1)).unwrap();
+        // Per 8 KiB request: 4 KiB of a 128 KiB read-ahead window and 4 KiB
+        // of a 512 KiB write-back request, each starting half a revolution
+        // away because the other stream moved the head.
+        let half_rev = 60.0 / 7200.0 / 2.0;
+        let ra = READ_AHEAD_BYTES as f64;
+        let wb = WRITEBACK_BYTES as f64;
+        let t = 4096.0 / ra * (0.1e-3 + half_rev + ra / 150e6)
+            + 4096.0 / wb * (0.1e-3 + half_rev + wb / 150e6);
+        assert!(
+            (p.iops - 1.0 / t).abs() / p.iops < 1e-9,
+            "{} vs {}",
+            p.iops,
+            1.0 / t
+        );
+        // Far fewer device commands than 8 KiB direct I/O (one per
+        // request), far slower than 1 MiB streaming.
+        let direct = predict(&layout, &h, &w(mix, 8192)).unwrap();
+        let stream = predict(&layout, &h, &w(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(p.drive_ops_per_request < direct.drive_ops_per_request / 20.0);
+        assert!(p.bytes_per_s < stream.bytes_per_s / 3.0);
+        assert!(p.explanation.contains("interleaved"), "{}", p.explanation);
+        // One buffered reader keeps two read-ahead windows in flight.
+        let reader = Workload {
+            buffered: true,
+            ..w(Pattern::SeqRead, 8192)
+        }
+        .with_concurrency(1, 1);
+        let l8: Layout = "R0/8".parse().unwrap();
+        let r = predict(&l8, &h, &reader).unwrap();
+        assert!(r.binding.starts_with("concurrency"), "{}", r.binding);
+        assert!((r.bytes_per_s * r.latency_s - 2.0 * ra).abs() < 1e-3 * ra);
+    }
+
+    #[test]
+    fn the_write_path_has_its_own_limit() {
+        let mut h = hw(true);
+        h.controller.max_write_bytes_per_s = Some(300e6);
+        h.controller.write_limit_by = Some("parity engine".into());
+        let l: Layout = "R6/10".parse().unwrap();
+        let wr = predict(&l, &h, &w(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!((wr.bytes_per_s - 300e6).abs() < 1e-3);
+        assert!(
+            wr.explanation.contains("write path (parity engine)"),
+            "{}",
+            wr.explanation
+        );
+        let rd = predict(&l, &h, &w(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(rd.bytes_per_s > 1e9 - 1.0 || rd.binding.starts_with("drives"));
+        assert!(!rd.binding.contains("write path"));
+        // A 50/50 mix shares the processor: 1 / (0.5/read + 0.5/write).
+        h.controller.max_read_bytes_per_s = Some(900e6);
+        let m = Pattern::Mix {
+            read_pct: 50.0,
+            random: false,
+        };
+        let fast = hw(true);
+        let mut hh = h.clone();
+        hh.controller.backend = link("fast", 1e5);
+        hh.controller.host = link("fast", 1e5);
+        hh.drive = fast.drive;
+        hh.drive.media = DriveMedia::Ssd {
+            read_iops: 1e7,
+            write_iops: 1e7,
+            seq_read_bytes_per_s: 1e11,
+            seq_write_bytes_per_s: 1e11,
+        };
+        let p = predict(&l, &hh, &w(m, 1 << 20)).unwrap();
+        assert!((p.bytes_per_s - 1.0 / (0.5 / 900e6 + 0.5 / 300e6)).abs() < 1.0);
+    }
+
+    #[test]
+    fn raid6_pays_twice_the_parity_work_of_raid5() {
+        let mut h = hw(true);
+        h.controller.parity_bytes_per_s = Some(400e6);
+        h.controller.backend = link("fast", 1e5);
+        h.controller.host = link("fast", 1e5);
+        h.drive.media = DriveMedia::Ssd {
+            read_iops: 1e7,
+            write_iops: 1e7,
+            seq_read_bytes_per_s: 1e11,
+            seq_write_bytes_per_s: 1e11,
+        };
+        let r5: Layout = "R5/10".parse().unwrap();
+        let r6: Layout = "R6/10".parse().unwrap();
+        let a = predict(&r5, &h, &w(Pattern::SeqWrite, 1 << 20)).unwrap();
+        let b = predict(&r6, &h, &w(Pattern::SeqWrite, 1 << 20)).unwrap();
+        // P per 9 data bytes vs P and Q per 8.
+        assert!(
+            (a.bytes_per_s - 400e6 * 9.0).abs() < 1.0,
+            "{}",
+            a.bytes_per_s
+        );
+        assert!(
+            (b.bytes_per_s - 400e6 * 4.0).abs() < 1.0,
+            "{}",
+            b.bytes_per_s
+        );
+        assert!(b.explanation.contains("P and Q"), "{}", b.explanation);
+    }
+
+    #[test]
+    fn full_duplex_links_carry_reads_and_writes_at_once() {
+        let mut h = hw(true);
+        h.controller.host = link("duplex", 100.0);
+        h.controller.backend = link("fast", 1e5);
+        h.drive.media = DriveMedia::Ssd {
+            read_iops: 1e7,
+            write_iops: 1e7,
+            seq_read_bytes_per_s: 1e11,
+            seq_write_bytes_per_s: 1e11,
+        };
+        let l: Layout = "R0/4".parse().unwrap();
+        let m = w(
+            Pattern::Mix {
+                read_pct: 50.0,
+                random: false,
+            },
+            1 << 20,
+        );
+        let duplex = predict(&l, &h, &m).unwrap();
+        assert!(
+            (duplex.bytes_per_s - 200e6).abs() < 1.0,
+            "{}",
+            duplex.bytes_per_s
+        );
+        h.controller.host.shared_bus = true;
+        let bus = predict(&l, &h, &m).unwrap();
+        assert!((bus.bytes_per_s - 100e6).abs() < 1.0, "{}", bus.bytes_per_s);
+        // Writes slower than reads on the link (iSCSI): the write side binds.
+        h.controller.host.shared_bus = false;
+        h.controller.host.write_bytes_per_s = Some(80e6);
+        let wr = predict(&l, &h, &w(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!((wr.bytes_per_s - 80e6).abs() < 1.0);
+    }
+
     fn arb_workload() -> impl proptest::strategy::Strategy<Value = Workload> {
         use proptest::prelude::*;
         (0usize..6, 9u32..24, 0.0f64..100.0).prop_map(|(p, sz, r)| Workload {
@@ -752,7 +1190,7 @@ mod tests {
                     random: false,
                 },
             ][p],
-            request_bytes: 1u64 << sz,
+            ..Workload::new(Pattern::SeqRead, 1u64 << sz)
         })
     }
 

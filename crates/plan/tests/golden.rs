@@ -118,13 +118,13 @@ fn design(cat: &Catalog, c: &Case) -> Design {
         workloads: Workload::standard(
             1 << 20,
             4096,
-            Workload {
-                pattern: Pattern::Mix {
+            Workload::new(
+                Pattern::Mix {
                     read_pct: 50.0,
                     random: false,
                 },
-                request_bytes: 8192,
-            },
+                8192,
+            ),
         ),
         fs_stripe: c.fs,
         sizing: Some(Sizing {

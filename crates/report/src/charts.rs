@@ -7,16 +7,17 @@
 //! | `throughput`, `iops` | always (one bar per run × phase) |
 //! | `latency` | when any phase has latency figures |
 //! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
-//! | `cache` | when there are both in-cache and out-of-cache phases of one pattern |
+//! | `cache` | when phases equal in everything but cache mode and file size are both in and out of cache |
 //! | `relative` | with a baseline and at least one other run |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
 
-use crate::compare::{Metric, Verdict, compare};
+use crate::compare::{Metric, Verdict, compare_with};
 use crate::error::ReportError;
 use crate::fmt::{format_change, format_ns, run_label, tags_joined};
 use crate::rows::Direction;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
 use std::collections::BTreeMap;
+use storlab_configdiff::Vary;
 use storlab_types::{CacheMode, PhaseResult, StoredRun, format_bytes};
 
 /// One chart: a stable id, its title and the SVG document.
@@ -42,56 +43,60 @@ fn mb(v: f64) -> f64 {
     v / 1e6
 }
 
-/// Series of the by-phase charts: phase names in order of first appearance;
-/// a name repeated within a run counts again (`read`, `read (2)`).
-fn phase_keys(runs: &[StoredRun]) -> Vec<(String, usize)> {
-    let mut keys: Vec<(String, usize)> = Vec::new();
-    for r in runs {
+/// The colour key of a phase: its I/O pattern and block size (`randread
+/// 4 KiB`, `randrw 70% read 8 KiB`).
+fn pattern_key(p: &PhaseResult) -> String {
+    let q = &p.params;
+    if q.rw.reads() && q.rw.writes() {
+        format!("{} {}% read {}", q.rw, q.rwmixread, crate::fmt::bs_human(q))
+    } else {
+        format!("{} {}", q.rw, crate::fmt::bs_human(q))
+    }
+}
+
+/// One bar per phase of each run, coloured by I/O pattern and block size
+/// (one legend entry per pattern, however many phases share it).
+fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
+    let labels = crate::fmt::run_labels(runs);
+    let mut categories = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    // (category index, series index, value)
+    let mut bars: Vec<(usize, usize, f64)> = Vec::new();
+    for (r, label) in runs.iter().zip(&labels) {
         let mut seen: Vec<&str> = Vec::new();
         for p in &r.report.phases {
             let k = seen.iter().filter(|n| **n == p.params.name).count();
             seen.push(&p.params.name);
-            let key = (p.params.name.clone(), k);
-            if !keys.contains(&key) {
+            let name = if k == 0 {
+                p.params.name.clone()
+            } else {
+                format!("{} ({})", p.params.name, k + 1)
+            };
+            categories.push(format!("{label} · {name}"));
+            let key = pattern_key(p);
+            let si = keys.iter().position(|x| *x == key).unwrap_or_else(|| {
                 keys.push(key);
-            }
+                keys.len() - 1
+            });
+            let v = if iops {
+                p.total.iops
+            } else {
+                mb(p.total.bw_bytes_per_s)
+            };
+            bars.push((categories.len() - 1, si, v));
         }
     }
-    keys
-}
-
-fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
-    let series = phase_keys(runs)
+    let mut series: Vec<BarSeries> = keys
         .into_iter()
-        .map(|(n, k)| {
-            let values = runs
-                .iter()
-                .map(|r| {
-                    r.report
-                        .phases
-                        .iter()
-                        .filter(|p| p.params.name == n)
-                        .nth(k)
-                        .map(|p| {
-                            if iops {
-                                p.total.iops
-                            } else {
-                                mb(p.total.bw_bytes_per_s)
-                            }
-                        })
-                })
-                .collect();
-            BarSeries {
-                name: if k == 0 {
-                    n
-                } else {
-                    format!("{n} ({})", k + 1)
-                },
-                values,
-                ..BarSeries::default()
-            }
+        .map(|name| BarSeries {
+            name,
+            values: vec![None; categories.len()],
+            ..BarSeries::default()
         })
         .collect();
+    for (ci, si, v) in bars {
+        series[si].values[ci] = Some(v);
+    }
     let (id, title, y_label) = if iops {
         ("iops", "IOPS by phase", "IOPS (I/O operations per second)")
     } else {
@@ -104,11 +109,13 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
     let c = BarChart {
         title: title.to_string(),
         subtitle: Some(
-            "One bar per phase of each run; mixed read/write phases show read + write".into(),
+            "One bar per phase of each run, coloured by I/O pattern and block size; mixed \
+             read/write phases show read + write"
+                .into(),
         ),
         y_label: y_label.to_string(),
-        x_label: "Run (id and tags)".to_string(),
-        categories: runs.iter().map(run_label).collect(),
+        x_label: "Run · phase".to_string(),
+        categories,
         series,
         log_y: false,
         y_fmt: fmt_tick,
@@ -124,10 +131,10 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
 fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
     let mut cats = Vec::new();
     let mut lats = Vec::new();
-    for r in runs {
+    for (r, label) in runs.iter().zip(crate::fmt::run_labels(runs)) {
         for p in &r.report.phases {
             if let Some(l) = p.total.lat_ns {
-                cats.push(format!("{} · {}", run_label(r), p.params.name));
+                cats.push(format!("{label} · {}", p.params.name));
                 lats.push(l);
             }
         }
@@ -387,6 +394,7 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
             .then(|| (ram as f64, format!("RAM {}", format_bytes(ram))));
     let c = LineChart {
         x_marker,
+        x_spans: Vec::new(),
         title: title.into(),
         subtitle: Some(
             "Phases equal in everything else form one line; repeated points are averaged".into(),
@@ -414,47 +422,84 @@ fn in_cache(p: &PhaseResult) -> bool {
     (p.params.cache == CacheMode::Warm && p.cache.verified != Some(false)) || p.cache.may_be_cached
 }
 
-fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
-    // (category, in-cache MB/s values, out-of-cache MB/s values)
-    type Group = (String, Vec<f64>, Vec<f64>);
-    let pattern = |p: &PhaseResult| format!("{} {}", p.params.rw, crate::fmt::bs_human(&p.params));
-    let add = |groups: &mut Vec<Group>,
-               index: &mut std::collections::HashMap<String, usize>,
-               cat: String,
-               p: &PhaseResult| {
-        let i = *index.entry(cat.clone()).or_insert_with(|| {
-            groups.push((cat, Vec::new(), Vec::new()));
-            groups.len() - 1
-        });
-        let v = mb(p.total.bw_bytes_per_s);
-        if in_cache(p) {
-            groups[i].1.push(v);
-        } else {
-            groups[i].2.push(v);
-        }
-    };
-    // First within each run (the usual small-file / huge-file pair) ...
-    let mut groups: Vec<Group> = Vec::new();
-    let mut index = std::collections::HashMap::new();
+/// What makes two phases "equal apart from the cache": everything but the
+/// cache mode, the file size (a small file stays in the page cache, a huge
+/// one cannot), the phase name and the seed, on the same host and target.
+fn cache_class_key(run: &StoredRun, p: &PhaseResult) -> String {
+    let mut q = p.params.clone();
+    q.name.clear();
+    q.seed = 0;
+    q.size_bytes = 0;
+    q.cache = CacheMode::Direct;
+    q.drop_caches = false;
+    serde_json::to_string(&(
+        &run.report.host.hostname,
+        &run.report.target.path,
+        &run.report.target.device,
+        &q,
+    ))
+    .unwrap_or_default()
+}
+
+/// In-cache vs out-of-cache pairs: phases equal in everything but the
+/// cache mode and file size ([`cache_class_key`]), with at least one
+/// phase in cache and one out of it. (category, in-cache MB/s values,
+/// out-of-cache MB/s values), in order of first appearance.
+fn cache_pairs(runs: &[StoredRun]) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+    struct Class {
+        ids: Vec<i64>,
+        pattern: String,
+        ins: Vec<f64>,
+        outs: Vec<f64>,
+    }
+    let mut classes: Vec<(String, Class)> = Vec::new();
     for r in runs {
         for p in &r.report.phases {
-            let cat = format!("{} · {}", run_label(r), pattern(p));
-            add(&mut groups, &mut index, cat, p);
-        }
-    }
-    groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
-    let mut pooled = false;
-    // ... else across runs, by I/O pattern.
-    if groups.is_empty() {
-        pooled = true;
-        index.clear();
-        for r in runs {
-            for p in &r.report.phases {
-                add(&mut groups, &mut index, pattern(p), p);
+            let key = cache_class_key(r, p);
+            let i = match classes.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    classes.push((
+                        key,
+                        Class {
+                            ids: Vec::new(),
+                            pattern: format!(
+                                "{} {} QD{}",
+                                p.params.rw,
+                                crate::fmt::bs_human(&p.params),
+                                p.params.iodepth
+                            ),
+                            ins: Vec::new(),
+                            outs: Vec::new(),
+                        },
+                    ));
+                    classes.len() - 1
+                }
+            };
+            let c = &mut classes[i].1;
+            if !c.ids.contains(&r.id) {
+                c.ids.push(r.id);
+            }
+            let v = mb(p.total.bw_bytes_per_s);
+            if in_cache(p) {
+                c.ins.push(v);
+            } else {
+                c.outs.push(v);
             }
         }
-        groups.retain(|g| !g.1.is_empty() && !g.2.is_empty());
     }
+    classes
+        .into_iter()
+        .filter(|(_, c)| !c.ins.is_empty() && !c.outs.is_empty())
+        .map(|(_, c)| {
+            let ids: Vec<String> = c.ids.iter().map(|i| format!("#{i}")).collect();
+            (format!("{} · {}", ids.join(" "), c.pattern), c.ins, c.outs)
+        })
+        .collect()
+}
+
+fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
+    let groups = cache_pairs(runs);
     if groups.is_empty() {
         return None;
     }
@@ -473,16 +518,13 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     let c = BarChart {
         title: "In cache vs out of cache".into(),
         subtitle: Some(format!(
-            "In cache: warm and resident, or buffered with size × jobs under 2× RAM ({ram}); out \
-             of cache: direct, cold and larger, or warm but not resident{}",
-            if pooled { "; averaged across runs" } else { "" }
+            "Only phases equal in everything but cache mode and file size (same host, target, \
+             pattern, block size, jobs, depth, engine, ...) are paired. In cache: warm and \
+             resident, or buffered with size × jobs under 2× RAM ({ram}); out of cache: direct, \
+             cold and larger, or warm but not resident; several phases on one side are averaged"
         )),
         y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
-        x_label: if pooled {
-            "I/O pattern".into()
-        } else {
-            "Run · I/O pattern".into()
-        },
+        x_label: "Runs · I/O pattern".into(),
         categories: groups.iter().map(|g| g.0.clone()).collect(),
         series: vec![
             BarSeries {
@@ -508,9 +550,9 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     })
 }
 
-fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
+fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Chart> {
     let base = &runs[baseline];
-    let cmp = compare(runs, base);
+    let cmp = compare_with(runs, base, vary);
     let others: Vec<(i64, String)> = {
         let mut v: Vec<(i64, String)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -547,32 +589,34 @@ fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
             .entry((r.run_id, r.baseline_phase.as_str(), r.direction))
             .or_insert(r);
     }
-    let series = others
-        .iter()
-        .map(|(id, label)| {
-            let mut s = BarSeries {
-                name: label.clone(),
-                ..BarSeries::default()
-            };
-            for (phase, dir) in &cats {
-                let ch = index
-                    .get(&(*id, phase.as_str(), *dir))
-                    .and_then(|r| r.change(Metric::Throughput));
-                let pct = ch.and_then(|c| c.change_pct);
-                s.values.push(pct);
-                s.labels.push(pct.map(format_change));
-                s.faded
-                    .push(ch.is_some_and(|c| c.verdict == Verdict::Noise));
-            }
-            s
-        })
-        .collect();
+    let series =
+        others
+            .iter()
+            .map(|(id, label)| {
+                let mut s = BarSeries {
+                    name: label.clone(),
+                    ..BarSeries::default()
+                };
+                for (phase, dir) in &cats {
+                    let ch = index
+                        .get(&(*id, phase.as_str(), *dir))
+                        .and_then(|r| r.change(Metric::Throughput));
+                    let pct = ch.and_then(|c| c.change_pct);
+                    s.values.push(pct);
+                    s.labels.push(pct.map(format_change));
+                    s.faded.push(ch.is_some_and(|c| {
+                        matches!(c.verdict, Verdict::Noise | Verdict::ConfigDiffers)
+                    }));
+                }
+                s
+            })
+            .collect();
     let title = format!("Throughput relative to baseline {}", cmp.baseline_label);
     let c = BarChart {
         title: title.clone(),
         subtitle: Some(
             "(run − baseline) / baseline per matching phase; pale dashed bars are within the \
-             measured spread (noise)"
+             measured spread (noise) or compare phases whose configurations differ (not judged)"
                 .into(),
         ),
         y_label: "Change vs baseline (%)".into(),
@@ -584,13 +628,69 @@ fn relative_chart(runs: &[StoredRun], baseline: usize) -> Option<Chart> {
         series,
         log_y: false,
         y_fmt: |v| format!("{}{} %", if v > 0.0 { "+" } else { "" }, fmt_tick(v)),
-        faded_legend: Some("within noise".into()),
+        faded_legend: Some(if cmp.blocking_keys().is_empty() {
+            "within noise".into()
+        } else {
+            format!(
+                "within noise, or not judged: configuration differs ({})",
+                cmp.blocking_keys().join(", ")
+            )
+        }),
     };
     Some(Chart {
         id: "relative".into(),
         title,
         svg: c.render(),
     })
+}
+
+/// Where each phase's measured window lies on a run's device timeline, in
+/// seconds since the timeline's start: (start, end, label). Phase start
+/// times are recorded to the second, so the bands are accurate to about a
+/// second; phases the timeline does not overlap are left out.
+fn phase_spans(run: &StoredRun, m: &storlab_types::MonitorTimeline) -> Vec<(f64, f64, String)> {
+    run.report
+        .phases
+        .iter()
+        .filter_map(|p| {
+            let (start, end) = phase_window(p, m)?;
+            Some((start.max(0.0), end, p.params.name.clone()))
+        })
+        .collect()
+}
+
+/// A phase's measured window on the timeline's axis (seconds since its
+/// start), when the two overlap.
+fn phase_window(p: &PhaseResult, m: &storlab_types::MonitorTimeline) -> Option<(f64, f64)> {
+    let t0 = crate::fmt::rfc3339_seconds(&m.started_at)?;
+    let start = crate::fmt::rfc3339_seconds(&p.started_at)? - t0 + p.params.ramp_ns as f64 / 1e9;
+    let end = start + p.elapsed_ns as f64 / 1e9;
+    let last = m.samples.iter().map(|s| s.t_ns).max().unwrap_or(0) as f64 / 1e9;
+    (end > 0.0 && start < last + m.interval_ns as f64 / 1e9).then_some((start, end))
+}
+
+/// PLUG-IN POINT for the application's own time series: the phase's
+/// read and write MB/s as (seconds since the timeline's start, read, write)
+/// points, given where its measured window starts on that axis.
+///
+/// Uses the per-interval series of the phase when the record carries one
+/// (`PhaseResult::series`, see [`app_interval_points`]); otherwise the
+/// phase's mean over its whole window, drawn flat from its start to its
+/// end (what every record has).
+fn app_rate_points(p: &PhaseResult, window_start_s: f64) -> Vec<(f64, f64, f64)> {
+    if let Some(points) = app_interval_points(p, window_start_s) {
+        return points;
+    }
+    let end = window_start_s + p.elapsed_ns as f64 / 1e9;
+    let (r, w) = (mb(p.read.bw_bytes_per_s), mb(p.write.bw_bytes_per_s));
+    vec![(window_start_s, r, w), (end, r, w)]
+}
+
+/// The per-interval points of a phase's own time series, when the record
+/// has one. Records of this storlab carry none yet: this returns `None`
+/// until `PhaseResult` gains its `series`.
+fn app_interval_points(_p: &PhaseResult, _window_start_s: f64) -> Option<Vec<(f64, f64, f64)>> {
+    None
 }
 
 fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
@@ -600,16 +700,45 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     if m.samples.is_empty() {
         return Vec::new();
     }
-    let t0 = 0.0;
-    let secs = |t: u64| t as f64 / 1e9 - t0;
+    let secs = |t: u64| t as f64 / 1e9;
     let mut devices: Vec<&str> = m.devices.iter().map(String::as_str).collect();
     for s in &m.samples {
         if !devices.contains(&s.device.as_str()) {
             devices.push(&s.device);
         }
     }
+    let spans = phase_spans(run, m);
     let mut bw = Vec::new();
     let mut util = Vec::new();
+    // The application's own MB/s first, beside the devices'.
+    let (mut app_r, mut app_w) = (Vec::new(), Vec::new());
+    for p in &run.report.phases {
+        let Some((at, _)) = phase_window(p, m) else {
+            continue;
+        };
+        let pts = app_rate_points(p, at);
+        if p.params.rw.reads() {
+            app_r.extend(pts.iter().map(|(t, r, _)| (*t, *r)));
+            app_r.push((at, f64::NAN));
+        }
+        if p.params.rw.writes() {
+            app_w.extend(pts.iter().map(|(t, _, w)| (*t, *w)));
+            app_w.push((at, f64::NAN));
+        }
+    }
+    let has_app = !app_r.is_empty() || !app_w.is_empty();
+    if !app_r.is_empty() {
+        bw.push(LineSeries {
+            name: "storlab read (app)".into(),
+            points: app_r,
+        });
+    }
+    if !app_w.is_empty() {
+        bw.push(LineSeries {
+            name: "storlab write (app)".into(),
+            points: app_w,
+        });
+    }
     for d in &devices {
         let samples: Vec<_> = m.samples.iter().filter(|s| s.device == *d).collect();
         if samples.is_empty() {
@@ -661,10 +790,16 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     }
     let label = run_label(run);
     let sub = format!(
-        "Sampled every {} from {} ({} devices), iostat -x definitions",
+        "Sampled every {} from {} ({} devices), iostat -x definitions; shaded: each phase's \
+         measured window (to about a second){}",
         format_ns(m.interval_ns as f64),
         m.started_at,
-        m.layer
+        m.layer,
+        if has_app {
+            "; \"(app)\": storlab's own MB/s over the phase"
+        } else {
+            ""
+        }
     );
     let t_bw = format!("Device throughput over time, run {label}");
     let t_util = format!("Device utilisation over time, run {label}");
@@ -683,6 +818,7 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
                 y_fmt: fmt_tick,
                 y_max: None,
                 x_marker: None,
+                x_spans: spans.clone(),
             }
             .render(),
         },
@@ -700,6 +836,7 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
                 y_fmt: fmt_tick,
                 y_max: Some(100.0),
                 x_marker: None,
+                x_spans: spans,
             }
             .render(),
         },
@@ -710,11 +847,17 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
 /// docs for when each is drawn). `baseline` indexes `runs`; `None` means the
 /// first run when there are two or more ([`resolve_baseline`]).
 pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
+    charts_with(runs, baseline, &Vary::default())
+}
+
+/// [`charts`] with parameters under study (`--vary`) for the `relative`
+/// chart's comparison.
+pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> Vec<Chart> {
     if runs.is_empty() {
         return Vec::new();
     }
     let mut out = vec![by_phase_chart(runs, false), by_phase_chart(runs, true)];
-    if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b)) {
+    if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b, vary)) {
         out.push(b);
     }
     out.extend(latency_chart(runs));
@@ -728,20 +871,103 @@ pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
     out
 }
 
-/// One chart by id, for `--format svg|png`. The error lists the ids these
-/// runs do have.
+/// One chart by id, for `--format svg|png`. When it cannot be drawn the
+/// error says why ([`why_not`]) and lists the ids these runs do have.
 pub fn chart(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Result<Chart, ReportError> {
+    chart_with(runs, baseline, id, &Vary::default())
+}
+
+/// [`chart`] with parameters under study (`--vary`).
+pub fn chart_with(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    id: &str,
+    vary: &Vary,
+) -> Result<Chart, ReportError> {
     if runs.is_empty() {
         return Err(ReportError::NoRuns);
     }
-    let all = charts(runs, baseline);
+    let all = charts_with(runs, baseline, vary);
     let available: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
-    all.into_iter()
-        .find(|c| c.id == id)
-        .ok_or_else(|| ReportError::NoSuchChart {
+    if let Some(c) = all.into_iter().find(|c| c.id == id) {
+        return Ok(c);
+    }
+    Err(match why_not(runs, baseline, id) {
+        Some(why) => ReportError::NotDrawn {
+            id: id.to_string(),
+            why,
+            available,
+        },
+        None => ReportError::NoSuchChart {
             id: id.to_string(),
             available,
-        })
+        },
+    })
+}
+
+/// The chart kinds `why_not` knows, in report order.
+pub const CHART_KINDS: [&str; 11] = [
+    "throughput",
+    "iops",
+    "relative",
+    "latency",
+    "vs-bs",
+    "vs-numjobs",
+    "vs-size",
+    "vs-iodepth",
+    "cache",
+    "timeline-<run id>",
+    "util-<run id>",
+];
+
+/// Why the chart `id` is not among [`charts`] for these runs, in words a
+/// user can act on; `None` when it is drawn or `id` names no chart kind.
+pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<String> {
+    if charts(runs, baseline).iter().any(|c| c.id == id) {
+        return None;
+    }
+    let scaling = |x: Param| {
+        format!(
+            "no two phases are equal in everything but {} (same pattern, cache mode, the other \
+             sizes and depths, tags); run a sweep over it, e.g. storlab sweep {}=...",
+            x.key(),
+            x.key()
+        )
+    };
+    Some(match id {
+        "throughput" | "iops" => "there are no runs".into(),
+        "relative" => match baseline {
+            Some(b) if b >= runs.len() => "the baseline asked for is not among these runs".into(),
+            _ => "it needs a baseline and at least one other run with a phase paired to it (same \
+                  name and shape, or --vary)"
+                .into(),
+        },
+        "latency" => "no phase has latency figures".into(),
+        "vs-bs" => scaling(Param::Bs),
+        "vs-numjobs" => scaling(Param::NumJobs),
+        "vs-size" => scaling(Param::Size),
+        "vs-iodepth" => scaling(Param::IoDepth),
+        "cache" => "no phase in cache has a partner out of cache that is equal in everything but \
+                    cache mode and file size (same host, target, pattern, block size, jobs, depth, \
+                    engine); run both on one target, e.g. a small warm file and a large cold one"
+            .into(),
+        other => {
+            let (kind, rest) = other.split_once('-')?;
+            if kind != "timeline" && kind != "util" {
+                return None;
+            }
+            let Ok(n) = rest.parse::<i64>() else {
+                return Some(format!("'{rest}' is not a run id (write {kind}-12)"));
+            };
+            match runs.iter().find(|r| r.id == n) {
+                None => format!("run {n} is not among the runs of this report"),
+                Some(r) if r.report.monitor.is_none() => format!(
+                    "run {n} has no device timeline; record one with storlab bench --monitor"
+                ),
+                Some(_) => format!("run {n}'s device timeline has no samples"),
+            }
+        }
+    })
 }
 
 /// Short description of a run for captions: `#3 enclosure=sas on stor01`.
@@ -835,6 +1061,23 @@ mod tests {
     }
 
     #[test]
+    fn relative_bars_of_differing_configurations_are_not_judged() {
+        let mut runs = compare_runs();
+        for p in &mut runs[2].report.phases {
+            p.params.iodepth = 64;
+        }
+        let c = chart(&runs, Some(0), "relative").unwrap();
+        assert!(
+            c.svg
+                .contains("not judged: configuration differs (iodepth)"),
+            "{}",
+            c.svg
+        );
+        // The SAS run's +112 % is drawn pale, not as a win.
+        assert!(c.svg.matches("fill-opacity=\"0.3\"").count() >= 3);
+    }
+
+    #[test]
     fn relative_bars_mark_noise() {
         let runs = compare_runs();
         let c = chart(&runs, Some(0), "relative").unwrap();
@@ -842,6 +1085,24 @@ mod tests {
         assert!(c.svg.contains(">+112 %<"), "{}", c.svg);
         assert!(c.svg.contains("within noise"));
         assert!(c.svg.contains("fill-opacity=\"0.3\""));
+    }
+
+    #[test]
+    fn charts_that_cannot_be_drawn_say_why() {
+        let runs = compare_runs();
+        let e = chart(&runs, None, "timeline-1").unwrap_err().to_string();
+        assert!(
+            e.contains("no device timeline") && e.contains("--monitor"),
+            "{e}"
+        );
+        let e = chart(&runs, None, "vs-iodepth").unwrap_err().to_string();
+        assert!(e.contains("equal in everything but iodepth"), "{e}");
+        let e = chart(&runs, None, "cache").unwrap_err().to_string();
+        assert!(e.contains("cache mode and file size"), "{e}");
+        let e = chart(&runs[..1], None, "relative").unwrap_err().to_string();
+        assert!(e.contains("baseline"), "{e}");
+        assert!(why_not(&runs, None, "throughput").is_none());
+        assert!(why_not(&runs, None, "pie").is_none());
     }
 
     #[test]
@@ -859,9 +1120,13 @@ mod tests {
         let again = runs[0].report.phases[1].clone();
         runs[0].report.phases.push(again);
         let c = chart(&runs, None, "throughput").unwrap();
-        assert!(c.svg.contains(">seqread (2)</text>"), "{}", c.svg);
-        // 3 runs × 3 phases + the repeat, each a bar with a tooltip.
-        assert_eq!(c.svg.matches("<rect").count() - 1 - 4, 10);
+        assert!(c.svg.contains(" · seqread (2)</text>"), "{}", c.svg);
+        // 3 runs × 3 phases + the repeat, each a bar with a tooltip; one
+        // legend swatch per pattern and block size (3), and the background.
+        assert_eq!(c.svg.matches("<rect").count() - 1 - 3, 10);
+        for k in [">write 1 MiB<", ">read 1 MiB<", ">randread 4 KiB<"] {
+            assert!(c.svg.contains(k), "legend {k}");
+        }
     }
 
     #[test]
@@ -876,7 +1141,20 @@ mod tests {
         ] {
             assert!(c.svg.contains(&format!(">{name}</text>")), "missing {name}");
         }
-        assert_eq!(c.svg.matches("<polyline").count(), 6);
+        // 2 devices × read/write, the layer total's read/write, and the
+        // application's own read and write MB/s (the mixed phase) beside them.
+        assert_eq!(c.svg.matches("<polyline").count(), 8);
+        for name in ["storlab read (app)", "storlab write (app)"] {
+            assert!(c.svg.contains(&format!(">{name}</text>")), "missing {name}");
+        }
+        // The phase's measured window is a labelled band.
+        assert_eq!(c.svg.matches("fill-opacity=\"0.07\"").count(), 1);
+        let run = &runs[11];
+        let spans = phase_spans(run, run.report.monitor.as_ref().unwrap());
+        assert_eq!(spans.len(), 1);
+        let (a, b, _) = &spans[0];
+        let secs = run.report.phases[0].elapsed_ns as f64 / 1e9;
+        assert!((b - a - secs).abs() < 1e-6, "{spans:?}");
         let u = chart(&runs, None, "util-12").unwrap();
         assert_eq!(u.svg.matches("<polyline").count(), 2);
         assert!(u.svg.contains(">100</text>"), "util axis ends at 100 %");
@@ -889,8 +1167,51 @@ mod tests {
         m.samples.retain(|s| s.device == "sdb");
         m.devices.retain(|d| d == "sdb");
         let c = chart(&runs, None, "timeline-12").unwrap();
-        assert_eq!(c.svg.matches("<polyline").count(), 2);
+        // sdb read and write, and the application's read and write.
+        assert_eq!(c.svg.matches("<polyline").count(), 4);
         assert!(!c.svg.contains("total"));
+    }
+
+    #[test]
+    fn cache_pairs_only_phases_equal_apart_from_the_cache() {
+        use crate::testdata::{Spec, phase, run};
+        use storlab_types::RwMode;
+        // QD 1 buffered small file vs QD 32 direct: nothing to pair.
+        let a = run(
+            1,
+            &[],
+            vec![phase(
+                &Spec::new("small", RwMode::RandRead, 4096, 900.0)
+                    .qd(1)
+                    .cache(CacheMode::Warm, true),
+            )],
+        );
+        let b = run(
+            2,
+            &[],
+            vec![phase(
+                &Spec::new("big", RwMode::RandRead, 4096, 90.0)
+                    .qd(32)
+                    .cache(CacheMode::Direct, false),
+            )],
+        );
+        let runs = vec![a.clone(), b];
+        assert!(cache_pairs(&runs).is_empty());
+        assert!(charts(&runs, None).iter().all(|c| c.id != "cache"));
+        // The same depth out of cache pairs with it.
+        let c = run(
+            3,
+            &[],
+            vec![phase(
+                &Spec::new("big", RwMode::RandRead, 4096, 100.0)
+                    .qd(1)
+                    .cache(CacheMode::Direct, false),
+            )],
+        );
+        let pairs = cache_pairs(&[a, c]);
+        assert_eq!(pairs.len(), 1, "{pairs:?}");
+        assert_eq!(pairs[0].0, "#1 #3 · randread 4 KiB QD1");
+        assert!((pairs[0].1[0] - 900.0).abs() < 0.01 && (pairs[0].2[0] - 100.0).abs() < 0.01);
     }
 
     #[test]

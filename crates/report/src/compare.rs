@@ -23,11 +23,22 @@
 //!
 //! `|change| <= spread` is [`Verdict::Noise`]. For throughput and IOPS higher
 //! is better; for latency lower is better.
+//!
+//! # Configurations first
+//!
+//! Phases are paired by the rule `storlab check` uses too
+//! ([`storlab_configdiff::match_phases`]), and every way the pair's
+//! configurations differ is listed (workload parameters, host, target,
+//! device, tool version). A change is called better, worse or noise only
+//! when nothing differs but the parameters the user put under study
+//! ([`compare_with`] and `--vary`); otherwise the verdict is
+//! [`Verdict::ConfigDiffers`] and the differences are named.
 
-use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s, run_label};
+use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s};
 use crate::rows::Direction;
 use serde::Serialize;
 use std::collections::HashMap;
+use storlab_configdiff::{Judgement, Vary, match_phases};
 use storlab_types::{DirStats, PhaseResult, RwMode, StoredRun};
 
 /// Spread assumed when nothing better was measured, in percent.
@@ -136,6 +147,9 @@ pub enum Verdict {
     Noise,
     /// No figure to compare (no I/O in one of the two, or a zero baseline).
     NotComparable,
+    /// The configurations differ in something not under study: the change
+    /// is shown but not judged.
+    ConfigDiffers,
 }
 
 impl Verdict {
@@ -146,6 +160,7 @@ impl Verdict {
             Verdict::Worse => "worse",
             Verdict::Noise => "noise",
             Verdict::NotComparable => "n/a",
+            Verdict::ConfigDiffers => "config differs",
         }
     }
 }
@@ -184,9 +199,12 @@ pub struct CompareRow {
     pub direction: Direction,
     /// Name of the baseline phase it was matched with.
     pub baseline_phase: String,
-    /// Phase parameters that differ from the baseline phase's, e.g.
-    /// `bs 4 MiB (base 1 MiB)`: what the comparison is really about.
+    /// Everything that differs from the baseline phase, for people:
+    /// `iodepth 1 (base 32)`, `kernel 6.5 (base 6.1)`, a parameter under
+    /// study marked `[under study]`, and a cut-short phase.
     pub differs: Vec<String>,
+    /// The same differences, structured and split by `--vary`.
+    pub config: Judgement,
     pub changes: Vec<Change>,
 }
 
@@ -207,6 +225,24 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
     /// Phases that had no counterpart in the baseline, one sentence each.
     pub unmatched: Vec<String>,
+    /// The parameters under study (`--vary`).
+    pub vary: Vec<String>,
+}
+
+impl Comparison {
+    /// Keys of the differences that kept a verdict from being given, in
+    /// first-seen order (for a `--vary` hint).
+    pub fn blocking_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for r in &self.rows {
+            for k in r.config.blocking_keys() {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        keys
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -324,10 +360,10 @@ fn spread_for(
     }
 }
 
-/// The parameters in which `p` differs from the baseline phase `b`, and
-/// whether either was cut short (its figures cover only part of the work).
-fn differences(phase: &PhaseResult, base: &PhaseResult) -> Vec<String> {
-    let (p, b) = (&phase.params, &base.params);
+/// Everything that differs between a phase and its baseline phase, for
+/// people, and whether either was cut short (its figures cover only part
+/// of the work).
+fn differences(phase: &PhaseResult, base: &PhaseResult, j: &Judgement) -> Vec<String> {
     let mut d = Vec::new();
     if phase.interrupted {
         d.push("interrupted (partial figures)".to_string());
@@ -335,55 +371,26 @@ fn differences(phase: &PhaseResult, base: &PhaseResult) -> Vec<String> {
     if base.interrupted {
         d.push("baseline interrupted (partial figures)".to_string());
     }
-    let mut diff = |what: &str, a: String, base: String| {
-        if a != base {
-            d.push(format!("{what} {a} (base {base})"));
-        }
-    };
-    diff("rw", p.rw.to_string(), b.rw.to_string());
-    if p.rw.reads() && p.rw.writes() {
-        diff("read %", p.rwmixread.to_string(), b.rwmixread.to_string());
-    }
-    diff("bs", bs_human(p), bs_human(b));
-    diff(
-        "size",
-        storlab_types::format_bytes(p.size_bytes),
-        storlab_types::format_bytes(b.size_bytes),
+    d.extend(
+        j.under_study
+            .iter()
+            .map(|x| format!("{} [under study]", x.describe())),
     );
-    diff("numjobs", p.numjobs.to_string(), b.numjobs.to_string());
-    diff("iodepth", p.iodepth.to_string(), b.iodepth.to_string());
-    diff(
-        "engine",
-        p.engine.as_str().to_string(),
-        b.engine.as_str().to_string(),
-    );
-    diff(
-        "cache",
-        p.cache.as_str().to_string(),
-        b.cache.as_str().to_string(),
-    );
+    d.extend(j.other.iter().map(|x| x.describe()));
     d
 }
 
-/// The baseline phase a phase is compared with: the one of the same name,
-/// else the only baseline phase with the same I/O pattern.
-fn match_phase<'a>(baseline: &'a StoredRun, phase: &PhaseResult) -> Option<&'a PhaseResult> {
-    let phases = &baseline.report.phases;
-    if let Some(p) = phases.iter().find(|p| p.params.name == phase.params.name) {
-        return Some(p);
-    }
-    let mut same_rw = phases.iter().filter(|p| p.params.rw == phase.params.rw);
-    match (same_rw.next(), same_rw.next()) {
-        (Some(p), None) => Some(p),
-        _ => None,
-    }
+/// [`compare_with`] with no parameter under study: a change is judged only
+/// between phases whose configurations match.
+pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
+    compare_with(runs, baseline, &Vary::default())
 }
 
 /// Compare every run's phases with the baseline's (see the module docs for
-/// matching and the noise rule). The baseline may or may not be among
-/// `runs`; it is listed once, first in each group. Runs given twice are
-/// listed once.
-pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
+/// matching, configurations and the noise rule). The baseline may or may
+/// not be among `runs`; it is listed once, first in each group. Runs given
+/// twice are listed once.
+pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Comparison {
     // Every phase of every run given, for the replicate rule.
     let mut all_runs: Vec<&StoredRun> = vec![baseline];
     for r in runs {
@@ -401,32 +408,49 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
         })
         .collect();
     let reps = Replicates::new(&all);
+    let labels = crate::fmt::run_labels_of(&all_runs);
 
     // (baseline phase index, direction, run order, phase index) → row
     let mut keyed: Vec<((usize, Direction, usize, usize), CompareRow)> = Vec::new();
     let mut unmatched = Vec::new();
     for (order, run) in all_runs.iter().enumerate() {
         let is_baseline = order == 0;
-        for (pi, phase) in run.report.phases.iter().enumerate() {
-            let Some(bp) = match_phase(baseline, phase) else {
-                unmatched.push(format!(
-                    "run #{} phase '{}' ({}): the baseline (#{}) has no phase of that name \
-                     and no single phase with that I/O pattern",
-                    run.id, phase.params.name, phase.params.rw, baseline.id
-                ));
-                continue;
-            };
-            let bpi = baseline
-                .report
-                .phases
-                .iter()
-                .position(|p| std::ptr::eq(p, bp))
-                .unwrap_or(0);
+        let m = match_phases(&run.report.phases, &baseline.report.phases, vary);
+        for &i in &m.unmatched {
+            let phase = &run.report.phases[i];
+            unmatched.push(format!(
+                "run #{} phase '{}' ({}, {}): the baseline (#{}) has no phase of that name and \
+                 shape, and no single phase with that I/O pattern and block size{}",
+                run.id,
+                phase.params.name,
+                phase.params.rw,
+                bs_human(&phase.params),
+                baseline.id,
+                if vary.is_empty() {
+                    " (name the parameter under study, e.g. --vary bs, to pair different ones)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for pair in &m.pairs {
+            let phase = &run.report.phases[pair.phase];
+            let pi = pair.phase;
+            let bp = &baseline.report.phases[pair.baseline_phase];
+            let bpi = pair.baseline_phase;
             let base_ref = PhaseRef {
                 run: baseline,
                 phase: bp,
             };
             let run_ref = PhaseRef { run, phase };
+            let config = if is_baseline {
+                Judgement::default()
+            } else {
+                Judgement::new(
+                    storlab_configdiff::differences(&run.report, phase, &baseline.report, bp),
+                    vary,
+                )
+            };
             let base_dirs = Direction::of_phase(bp);
             for dir in Direction::of_phase(phase) {
                 if !base_dirs.contains(&dir) {
@@ -447,6 +471,7 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
                         } else {
                             match change_pct {
                                 None => Verdict::NotComparable,
+                                Some(_) if !config.comparable() => Verdict::ConfigDiffers,
                                 Some(c) if c.abs() <= spread.pct => Verdict::Noise,
                                 Some(c) if (c > 0.0) == m.higher_is_better() => Verdict::Better,
                                 Some(_) => Verdict::Worse,
@@ -466,13 +491,14 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
                     (bpi, dir, order, pi),
                     CompareRow {
                         run_id: run.id,
-                        run_label: run_label(run),
+                        run_label: labels[order].clone(),
                         is_baseline,
                         phase: phase.params.name.clone(),
                         rw: phase.params.rw,
                         direction: dir,
                         baseline_phase: bp.params.name.clone(),
-                        differs: differences(phase, bp),
+                        differs: differences(phase, bp, &config),
+                        config: config.clone(),
                         changes,
                     },
                 ));
@@ -482,9 +508,10 @@ pub fn compare(runs: &[StoredRun], baseline: &StoredRun) -> Comparison {
     keyed.sort_by_key(|a| a.0);
     Comparison {
         baseline_id: baseline.id,
-        baseline_label: run_label(baseline),
+        baseline_label: labels[0].clone(),
         rows: keyed.into_iter().map(|(_, r)| r).collect(),
         unmatched,
+        vary: vary.keys().map(str::to_string).collect(),
     }
 }
 
@@ -590,12 +617,36 @@ pub fn render_comparison(c: &Comparison) -> String {
     for u in &c.unmatched {
         out.push_str(&format!("not compared: {u}\n"));
     }
-    out.push_str(
-        "\nA change counts as better or worse only when it exceeds the noise: the spread of \
-         that figure over repeated runs of the same configuration, else the spread between \
-         jobs of one run (at least 5 %), else 5 %. \"noise ±\" shows it for MB/s. \
-         MB/s = 10^6 bytes/s; lower latency is better.\n",
+    out.push_str(&comparison_footer(c));
+    out
+}
+
+/// What the verdicts mean, and which `--vary` would turn "config differs"
+/// into verdicts.
+pub fn comparison_footer(c: &Comparison) -> String {
+    let mut out = String::from(
+        "\nA change is judged only when the two phases' configurations match (every workload \
+         parameter, host, target, device and tool version), apart from parameters named with \
+         --vary",
     );
+    if !c.vary.is_empty() {
+        out.push_str(&format!(" (here: {})", c.vary.join(", ")));
+    }
+    out.push_str(
+        ". It counts as better or worse only when it exceeds the noise: the spread of that \
+         figure over repeated runs of the same configuration, else the spread between jobs of \
+         one run (at least 5 %), else 5 %. \"noise ±\" shows it for MB/s. MB/s = 10^6 \
+         bytes/s; lower latency is better.\n",
+    );
+    let keys = c.blocking_keys();
+    if !keys.is_empty() {
+        out.push_str(&format!(
+            "\"config differs\": the configurations differ in {}, so no change is called better \
+             or worse. If that is what you are studying, say so: --vary {}.\n",
+            keys.join(", "),
+            keys.join(",")
+        ));
+    }
     out
 }
 

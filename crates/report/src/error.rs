@@ -10,6 +10,15 @@ pub enum ReportError {
         available.join(", ")
     )]
     NoSuchChart { id: String, available: Vec<String> },
+    #[error(
+        "chart '{id}' cannot be drawn for these runs: {why}; the charts they have are: {}",
+        available.join(", ")
+    )]
+    NotDrawn {
+        id: String,
+        why: String,
+        available: Vec<String>,
+    },
     #[error("cannot render the chart as PNG: {0}; use --format svg instead")]
     Png(String),
 }

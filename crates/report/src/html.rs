@@ -1,8 +1,8 @@
 //! The self-contained HTML report: one file, inline CSS and SVG, no script
 //! and no network reference, readable offline in any browser and printable.
 
-use crate::charts::{charts, resolve_baseline, run_caption};
-use crate::compare::{Comparison, Metric, Verdict, compare};
+use crate::charts::{resolve_baseline, run_caption};
+use crate::compare::{Comparison, Metric, Verdict};
 use crate::fmt::{
     bs_human, format_iops, format_ns, mb_per_s, run_label, tags_joined, xml_escape as esc,
 };
@@ -31,12 +31,36 @@ tr.base td { background: #f7f7f7; font-style: italic; }
 td.better { color: #1b7a2f; font-weight: bold; }
 td.worse { color: #b3261e; font-weight: bold; }
 td.noise { color: #777; }
+td.config { color: #8a5a00; }
 figure { margin: 1rem 0 2rem; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 12px; margin-top: .3rem; }
 ul.warn li { color: #8a5a00; }
 .note { color: #555; font-size: 12px; }
-@media print { nav { display: none; } figure { break-inside: avoid; } }
+/* Printing (to paper or PDF for an acceptance document): landscape pages,
+   every column kept — tables take the page width and their cells wrap
+   (long paths and model names break anywhere, headers only between words)
+   — the header row repeated on each page, a page break before each
+   section, charts at full width and never split. */
+@page { size: A4 landscape; margin: 10mm; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 10px; }
+  nav { display: none; }
+  h2 { break-before: page; break-after: avoid; margin-top: 0; }
+  h2#runs { break-before: auto; }
+  .scroll { overflow: visible; }
+  table { width: 100%; font-size: 8.5px; }
+  th, td { white-space: normal; padding: .15rem .25rem; }
+  th { overflow-wrap: normal; word-break: normal; hyphens: none; }
+  td { overflow-wrap: anywhere; }
+  td.num { white-space: nowrap; overflow-wrap: normal; }
+  td.wrap { min-width: 0; }
+  thead { display: table-header-group; }
+  tr { break-inside: avoid; }
+  figure { break-inside: avoid; margin: .5rem 0 1rem; }
+  figure svg { width: 100%; max-width: 100%; height: auto; max-height: 150mm; border: none; }
+  th, tr.base td { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
 ";
 
 fn table(head: &[&str], rows: &[Vec<(String, &str)>]) -> String {
@@ -209,7 +233,8 @@ fn dur(ns: Option<u64>) -> String {
 
 fn params_section(runs: &[StoredRun]) -> String {
     let mut rows = Vec::new();
-    for r in runs {
+    let labels = crate::fmt::run_labels(runs);
+    for (r, label) in runs.iter().zip(&labels) {
         for p in &r.report.phases {
             let q = &p.params;
             let fsync = match (q.end_fsync, q.fsync_every) {
@@ -219,7 +244,7 @@ fn params_section(runs: &[StoredRun]) -> String {
                 (false, _) => "none".into(),
             };
             rows.push(vec![
-                txt(run_label(r)),
+                txt(label),
                 txt(&q.name),
                 txt(q.rw.as_str()),
                 num(if q.rw.reads() && q.rw.writes() {
@@ -278,6 +303,11 @@ fn cache_state(p: &PhaseResult) -> String {
 }
 
 fn results_section(runs: &[StoredRun]) -> String {
+    let labels: std::collections::HashMap<i64, String> = runs
+        .iter()
+        .map(|r| r.id)
+        .zip(crate::fmt::run_labels(runs))
+        .collect();
     let rows: Vec<_> = rows(runs)
         .iter()
         .map(|r| {
@@ -286,7 +316,7 @@ fn results_section(runs: &[StoredRun]) -> String {
                 l.map(|l| format_ns(f(&l))).unwrap_or_else(|| "–".into())
             };
             vec![
-                txt(run_label(r.run)),
+                txt(labels.get(&r.run.id).cloned().unwrap_or_default()),
                 txt(if r.phase.interrupted {
                     format!("{} (interrupted)", r.phase.params.name)
                 } else {
@@ -297,6 +327,7 @@ fn results_section(runs: &[StoredRun]) -> String {
                 num(format_iops(r.stats.iops)),
                 num(lat(|l| l.mean)),
                 num(lat(|l| l.p50 as f64)),
+                num(lat(|l| l.p90 as f64)),
                 num(lat(|l| l.p99 as f64)),
                 num(lat(|l| l.p99_9 as f64)),
                 num(lat(|l| l.max as f64)),
@@ -315,6 +346,7 @@ fn results_section(runs: &[StoredRun]) -> String {
             "IOPS",
             "Lat mean",
             "Lat p50",
+            "Lat p90",
             "Lat p99",
             "Lat p99.9",
             "Lat max",
@@ -372,6 +404,7 @@ fn comparison_section(c: &Comparison) -> String {
                         Verdict::Better => "num better",
                         Verdict::Worse => "num worse",
                         Verdict::Noise => "num noise",
+                        Verdict::ConfigDiffers => "num config",
                         _ => "num",
                     },
                 ),
@@ -404,13 +437,10 @@ fn comparison_section(c: &Comparison) -> String {
         }
         s.push_str("</ul>\n");
     }
-    s.push_str(
-        "<p class=\"note\">A change counts as better or worse only when it exceeds the noise: \
-         the spread of that figure, <code>(max − min) / min</code>, over runs of the same \
-         configuration (same tags, host, target and phase parameters); without repeats, the \
-         coefficient of variation between the jobs of one run, but at least 5 %; else 5 %. \
-         Higher MB/s and IOPS are better, lower latency is better.</p>\n",
-    );
+    s.push_str(&format!(
+        "<p class=\"note\">{}</p>\n",
+        esc(crate::compare::comparison_footer(c).trim())
+    ));
     s
 }
 
@@ -458,6 +488,16 @@ fn warnings(runs: &[StoredRun]) -> Vec<String> {
 /// are two or more (the report says which run it is). The output depends
 /// only on the runs: no clock, no network, no script.
 pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
+    html_report_with(runs, baseline, &storlab_configdiff::Vary::default())
+}
+
+/// [`html_report`] with parameters under study (`--vary`): the comparison
+/// and the relative chart pair and judge phases that differ in them.
+pub fn html_report_with(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    vary: &storlab_configdiff::Vary,
+) -> String {
     let base = resolve_baseline(runs, baseline);
     let mut s = String::new();
     let title = match runs.len() {
@@ -512,7 +552,7 @@ pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
                 "<p>Baseline: <strong>{}</strong> ({chosen}).</p>\n",
                 esc(&run_caption(&runs[b]))
             ));
-            s.push_str(&comparison_section(&compare(runs, &runs[b])));
+            s.push_str(&comparison_section(&crate::compare::compare_with(runs, &runs[b], vary)));
         }
         None if baseline.is_some() => s.push_str(
             "<p class=\"note\">The baseline asked for is not among these runs; no comparison.</p>\n",
@@ -521,7 +561,7 @@ pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
     }
 
     s.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for c in charts(runs, baseline) {
+    for c in crate::charts::charts_with(runs, baseline, vary) {
         s.push_str(&format!(
             "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
              (storlab report --chart {id} --format svg|png)</figcaption>\n</figure>\n",
@@ -529,6 +569,21 @@ pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
             esc(&c.title),
             id = esc(&c.id),
         ));
+    }
+
+    let not_drawn: Vec<String> = crate::charts::CHART_KINDS
+        .iter()
+        .filter(|k| !k.contains('<'))
+        .filter_map(|k| crate::charts::why_not(runs, baseline, k).map(|why| format!("{k}: {why}")))
+        .collect();
+    if !not_drawn.is_empty() && !runs.is_empty() {
+        s.push_str(
+            "<p class=\"note\">Charts not drawn for these runs, and why:</p><ul class=\"note\">",
+        );
+        for x in not_drawn {
+            s.push_str(&format!("<li>{}</li>", esc(&x)));
+        }
+        s.push_str("</ul>\n");
     }
 
     s.push_str("<h2 id=\"warnings\">Warnings</h2>\n");

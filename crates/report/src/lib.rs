@@ -30,16 +30,19 @@ pub mod rows;
 pub mod svg;
 pub mod sweep_charts;
 
-pub use charts::{Chart, chart, charts, resolve_baseline};
+pub use charts::{
+    CHART_KINDS, Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not,
+};
 pub use compare::{
     Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
-    compare, render_comparison,
+    compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
-pub use html::html_report;
+pub use html::{html_report, html_report_with};
 pub use png::svg_to_png;
 pub use rows::{Direction, Row, rows};
+pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 
 #[cfg(test)]

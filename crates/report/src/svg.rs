@@ -504,6 +504,9 @@ pub struct LineChart {
     pub y_max: Option<f64>,
     /// A labelled vertical line (e.g. the host's RAM on a file-size axis).
     pub x_marker: Option<(f64, String)>,
+    /// Labelled x ranges drawn as pale bands with dashed edges (e.g. the
+    /// phases of a run on a time axis).
+    pub x_spans: Vec<(f64, f64, String)>,
 }
 
 impl LineChart {
@@ -607,6 +610,34 @@ impl LineChart {
                 last_x = x + lw / 2.0;
             }
         }
+        for (i, (a, b, label)) in self.x_spans.iter().enumerate() {
+            let (xa, xb) = (x_of(*a), x_of(*b));
+            if !(xa.is_finite() && xb.is_finite()) || xb < xa {
+                continue;
+            }
+            let (xa, xb) = (xa.max(LEFT), xb.min(w - RIGHT));
+            let _ = write!(
+                out,
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#7f7f7f\" \
+                 fill-opacity=\"0.07\"><title>{}</title></rect>\
+                 <line x1=\"{xa}\" y1=\"{t}\" x2=\"{xa}\" y2=\"{pb}\" stroke=\"#888\" stroke-dasharray=\"3 3\"/>\
+                 <line x1=\"{xb}\" y1=\"{t}\" x2=\"{xb}\" y2=\"{pb}\" stroke=\"#888\" stroke-dasharray=\"3 3\"/>\
+                 <text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555\">{}</text>",
+                f(xa),
+                f(top),
+                f((xb - xa).max(0.5)),
+                f(PLOT_H),
+                xml_escape(label),
+                f(xa + 3.0),
+                // Alternate label heights so neighbours do not overlap.
+                f(top + 11.0 + (i % 2) as f64 * 12.0),
+                xml_escape(&truncate(label, ((xb - xa) / 6.0).max(4.0) as usize)),
+                xa = f(xa),
+                xb = f(xb),
+                t = f(top),
+                pb = f(plot_bottom),
+            );
+        }
         if let Some((mx, label)) = &self.x_marker {
             let x = x_of(*mx);
             if x.is_finite() && (LEFT..=w - RIGHT).contains(&x) {
@@ -634,15 +665,23 @@ impl LineChart {
                     x.is_finite() && y.is_finite() && (self.x_scale == XScale::Linear || *x > 0.0)
                 })
                 .collect();
-            let path: Vec<String> = p
-                .iter()
-                .map(|(x, y)| format!("{},{}", f(x_of(*x)), f(y_of(*y))))
-                .collect();
-            let _ = write!(
-                out,
-                "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"/>",
-                path.join(" ")
-            );
+            // A point with a non-finite y breaks the line (a gap between
+            // phases, where nothing of that series was measured).
+            for segment in s.points.split(|(_, y)| !y.is_finite()) {
+                let path: Vec<String> = segment
+                    .iter()
+                    .filter(|(x, _)| x.is_finite() && (self.x_scale == XScale::Linear || *x > 0.0))
+                    .map(|(x, y)| format!("{},{}", f(x_of(*x)), f(y_of(*y))))
+                    .collect();
+                if path.is_empty() {
+                    continue;
+                }
+                let _ = write!(
+                    out,
+                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"/>",
+                    path.join(" ")
+                );
+            }
             if p.len() <= 40 {
                 for (x, y) in &p {
                     let _ = write!(
@@ -778,6 +817,7 @@ mod tests {
             y_fmt: fmt_tick,
             y_max: None,
             x_marker: Some((262144.0, "RAM".into())),
+            x_spans: Vec::new(),
         };
         let svg = c.render();
         assert!(svg.contains(">RAM</text>"));

@@ -57,6 +57,7 @@ pub fn sweep_lines(
         x_marker: ram_bytes
             .filter(|_| x_is_size)
             .map(|r| (r, format!("RAM {}", size_label(r)))),
+        x_spans: Vec::new(),
     }
     .render()
 }

@@ -196,6 +196,10 @@ pub fn phase(s: &Spec) -> PhaseResult {
             fallocate: true,
             iodepth_batch: 1,
             null_latency_ns: 0,
+            log_interval_ns: 1_000_000_000,
+            steadystate: None,
+            loops: 1,
+            thinktime_ns: 0,
         },
         started_at: "2026-11-02T09:00:00Z".to_string(),
         elapsed_ns,
@@ -234,6 +238,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         depth: None,
         interrupted: false,
         warnings,
+        series: None,
     }
 }
 
@@ -287,6 +292,7 @@ pub fn run(id: i64, tags: &[(&str, &str)], phases: Vec<PhaseResult>) -> StoredRu
             phases,
             warnings: Vec::new(),
             monitor: None,
+            repeat: None,
         },
     }
 }
@@ -383,6 +389,8 @@ pub fn all_runs() -> Vec<StoredRun> {
         )],
     );
     mixed.report.monitor = Some(timeline());
+    // The phase's measured window: 2 s into the timeline, 50 s long.
+    mixed.report.phases[0].started_at = "2026-11-13T09:00:02Z".to_string();
     runs.push(mixed);
     let sizes = [
         ("read-8g", 8 * GIB, 6420.0),

@@ -100,8 +100,17 @@ fn comparison_across_block_sizes() {
         .filter(|r| r.tags.get("sweep").map(String::as_str) == Some("bs"))
         .collect();
     let base = sweep.iter().find(|r| r.tags["bs"] == "1m").unwrap();
-    let table = render_comparison(&compare(&sweep, base));
-    assert!(table.contains("bs 4 KiB (base 1 MiB)"));
+    // Without saying block size is under study, nothing is paired: a 4 KiB
+    // phase is never judged against a 1 MiB one.
+    let blind = storlab_report::compare(&sweep, base);
+    assert!(blind.rows.iter().all(|r| r.is_baseline), "{blind:#?}");
+    assert_eq!(blind.unmatched.len(), 3);
+    let vary = storlab_report::Vary::parse("bs").unwrap();
+    let table = render_comparison(&storlab_report::compare_with(&sweep, base, &vary));
+    assert!(
+        table.contains("bs 4 KiB (base 1 MiB) [under study]"),
+        "{table}"
+    );
     check("bs_sweep_compare.txt", &table);
 }
 

@@ -1,8 +1,15 @@
 //! `storlab check`: is a run worse than its baseline by more than a tolerance?
 //!
-//! Phases are matched by name, I/O pattern and block size(s); a baseline phase
-//! with no same-named partner may match the one phase of the run with the same
-//! pattern, block size, jobs and queue depth (fio imports name jobs freely).
+//! Phases are paired by the rule `storlab compare` uses too
+//! ([`storlab_configdiff::match_phases`]: same name and shape, else the only
+//! phase of that shape, else the only one with the same jobs, depth and
+//! cache mode). Every pair's configurations are then compared
+//! ([`storlab_configdiff::differences`]: workload parameters, host, target,
+//! device, tool version). When they differ in anything the user did not
+//! name with `--vary`, the figures are not judged: the outcome is
+//! [`CheckStatus::ConfigDiffers`] with the differences named, unless the
+//! user allowed it (`--allow-config-diff`).
+//!
 //! For each direction the baseline did I/O in, four figures are compared:
 //! bandwidth and IOPS (higher is better), p50 and p99 latency (lower is better).
 //! A figure fails when it is worse than the baseline's by more than the
@@ -11,6 +18,7 @@
 //! a nightly check must not pass because the run broke.
 
 use serde::Serialize;
+use storlab_configdiff::{Difference, Judgement, Vary, match_phases};
 use storlab_types::{DirStats, PhaseResult, StoredRun, format_bytes, format_rate};
 
 /// What is compared.
@@ -92,12 +100,75 @@ pub struct CheckReport {
     pub failures: Vec<String>,
     /// What was not compared, and how phases were matched when not by name.
     pub notes: Vec<String>,
+    /// Each phase pair whose configurations differ, and how.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<ConfigDiff>,
+    /// Whether configurations differ in something not under study (`--vary`)
+    /// and the user did not allow it: the figures were not judged.
+    pub config_differs: bool,
+}
+
+/// How one phase pair's configurations differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigDiff {
+    pub phase: String,
+    pub baseline_phase: String,
+    /// Differences in parameters named with `--vary`.
+    pub under_study: Vec<Difference>,
+    /// Every other difference.
+    pub other: Vec<Difference>,
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Passed,
+    /// Worse than the tolerance allows, or a phase is missing or cut short.
+    Failed,
+    /// The configurations differ: no verdict (exit 2 in the CLI).
+    ConfigDiffers,
 }
 
 impl CheckReport {
     pub fn passed(&self) -> bool {
-        self.failures.is_empty()
+        self.status() == CheckStatus::Passed
     }
+
+    pub fn status(&self) -> CheckStatus {
+        if self.config_differs {
+            CheckStatus::ConfigDiffers
+        } else if self.failures.is_empty() {
+            CheckStatus::Passed
+        } else {
+            CheckStatus::Failed
+        }
+    }
+
+    /// The `--vary` keys that would make the differences the subject of the
+    /// check, in first-seen order.
+    pub fn blocking_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for c in &self.config {
+            for d in &c.other {
+                if !keys.contains(&d.key) {
+                    keys.push(d.key.clone());
+                }
+            }
+        }
+        keys
+    }
+}
+
+/// What the user declared about configuration differences.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// Parameters under study (`--vary iodepth`): a difference there is
+    /// what the check is about.
+    pub vary: Vary,
+    /// Judge the figures even when other parameters differ
+    /// (`--allow-config-diff`); the differences are still listed.
+    pub allow_config_diff: bool,
 }
 
 /// Why nothing could be checked.
@@ -105,7 +176,8 @@ impl CheckReport {
 pub enum CheckError {
     #[error(
         "run {run} and baseline run {baseline} have no phase in common (phases match by name, \
-         I/O pattern and block size): nothing to check; choose a baseline that ran the same workload"
+         I/O pattern and block size): nothing to check; choose a baseline that ran the same \
+         workload, or name the parameter under study (e.g. --vary bs)"
     )]
     NothingInCommon { run: i64, baseline: i64 },
     #[error("invalid tolerance {0}%: give a percentage from 0 to 100, e.g. --tolerance 10%")]
@@ -122,15 +194,22 @@ fn label(p: &PhaseResult) -> String {
     format!("'{}' ({}, {})", p.params.name, p.params.rw, bs.join("+"))
 }
 
-fn same_shape(a: &PhaseResult, b: &PhaseResult) -> bool {
-    a.params.rw == b.params.rw && a.params.bs == b.params.bs
-}
-
-/// Check `run` against `baseline` with a tolerance in percent.
+/// Check `run` against `baseline` with a tolerance in percent, with no
+/// parameter under study and configuration differences not allowed.
 pub fn check(
     run: &StoredRun,
     baseline: &StoredRun,
     tolerance_pct: f64,
+) -> Result<CheckReport, CheckError> {
+    check_with(run, baseline, tolerance_pct, &CheckOptions::default())
+}
+
+/// Check `run` against `baseline` (see the module docs).
+pub fn check_with(
+    run: &StoredRun,
+    baseline: &StoredRun,
+    tolerance_pct: f64,
+    opts: &CheckOptions,
 ) -> Result<CheckReport, CheckError> {
     if !(0.0..=100.0).contains(&tolerance_pct) {
         return Err(CheckError::BadTolerance(tolerance_pct));
@@ -142,40 +221,25 @@ pub fn check(
         findings: vec![],
         failures: vec![],
         notes: vec![],
+        config: vec![],
+        config_differs: false,
     };
     let phases = &run.report.phases;
-    let mut used = vec![false; phases.len()];
-    let mut matched = 0;
-    for bp in &baseline.report.phases {
-        let exact = (0..phases.len()).find(|&i| {
-            !used[i] && phases[i].params.name == bp.params.name && same_shape(&phases[i], bp)
-        });
-        let found = exact.or_else(|| {
-            let similar: Vec<usize> = (0..phases.len())
-                .filter(|&i| {
-                    !used[i]
-                        && same_shape(&phases[i], bp)
-                        && phases[i].params.numjobs == bp.params.numjobs
-                        && phases[i].params.iodepth == bp.params.iodepth
-                })
-                .collect();
-            (similar.len() == 1).then(|| similar[0])
-        });
-        let Some(i) = found else {
-            out.failures.push(format!(
-                "phase {} of baseline run {} is missing from run {}",
-                label(bp),
-                baseline.id,
-                run.id
-            ));
-            continue;
-        };
-        used[i] = true;
-        matched += 1;
-        let p = &phases[i];
-        if exact.is_none() {
+    let base_phases = &baseline.report.phases;
+    let m = match_phases(phases, base_phases, &opts.vary);
+    for &bi in &m.unmatched_baseline {
+        out.failures.push(format!(
+            "phase {} of baseline run {} is missing from run {}",
+            label(&base_phases[bi]),
+            baseline.id,
+            run.id
+        ));
+    }
+    for pair in &m.pairs {
+        let (p, bp) = (&phases[pair.phase], &base_phases[pair.baseline_phase]);
+        if let Some(how) = pair.by.note() {
             out.notes.push(format!(
-                "phase {} compared with baseline phase {} (same pattern, block size, jobs and depth)",
+                "phase {} compared with baseline phase {} ({how})",
                 label(p),
                 label(bp)
             ));
@@ -186,18 +250,30 @@ pub fn check(
                 label(p)
             ));
         }
-        compare_phase(p, bp, tolerance_pct, &mut out);
-    }
-    for (i, p) in phases.iter().enumerate() {
-        if !used[i] {
-            out.notes.push(format!(
-                "phase {} has no partner in baseline run {}: not checked",
-                label(p),
-                baseline.id
-            ));
+        let j = Judgement::new(
+            storlab_configdiff::differences(&run.report, p, &baseline.report, bp),
+            &opts.vary,
+        );
+        let blocked = !j.comparable() && !opts.allow_config_diff;
+        if j.all().next().is_some() {
+            out.config.push(ConfigDiff {
+                phase: label(p),
+                baseline_phase: label(bp),
+                under_study: j.under_study.clone(),
+                other: j.other.clone(),
+            });
         }
+        out.config_differs |= blocked;
+        compare_phase(p, bp, tolerance_pct, !blocked, &mut out);
     }
-    if matched == 0 {
+    for &i in &m.unmatched {
+        out.notes.push(format!(
+            "phase {} has no partner in baseline run {}: not checked",
+            label(&phases[i]),
+            baseline.id
+        ));
+    }
+    if m.pairs.is_empty() {
         return Err(CheckError::NothingInCommon {
             run: run.id,
             baseline: baseline.id,
@@ -213,17 +289,21 @@ pub fn check(
     Ok(out)
 }
 
-fn compare_phase(p: &PhaseResult, bp: &PhaseResult, tol: f64, out: &mut CheckReport) {
+/// Compare the figures of a pair; with `judge` false (the configurations
+/// differ) they are recorded but never fail.
+fn compare_phase(p: &PhaseResult, bp: &PhaseResult, tol: f64, judge: bool, out: &mut CheckReport) {
     let phase = label(p);
     for (direction, d, bd) in [("read", &p.read, &bp.read), ("write", &p.write, &bp.write)] {
         if bd.ops == 0 {
             continue;
         }
         if d.ops == 0 {
-            out.failures.push(format!(
-                "phase {phase}: no {direction}s completed, the baseline did {}",
-                bd.ops
-            ));
+            if judge {
+                out.failures.push(format!(
+                    "phase {phase}: no {direction}s completed, the baseline did {}",
+                    bd.ops
+                ));
+            }
             continue;
         }
         for metric in Metric::ALL {
@@ -240,7 +320,7 @@ fn compare_phase(p: &PhaseResult, bp: &PhaseResult, tol: f64, out: &mut CheckRep
             };
             // A hair of slack so that "exactly at the tolerance" passes
             // despite floating point.
-            let failed = worse_pct > tol + 1e-9;
+            let failed = judge && worse_pct > tol + 1e-9;
             if failed {
                 let (dir_word, worse) = if metric.higher_is_better() {
                     ("below", worse_pct)
@@ -394,6 +474,61 @@ mod tests {
             }
         );
         assert!(check(&r, &b, 120.0).is_err());
+    }
+
+    #[test]
+    fn a_different_queue_depth_is_a_config_difference_not_a_regression() {
+        let b = run(
+            1,
+            vec![phase("randread", RwMode::RandRead, 4096, 40e6, 400_000)],
+        );
+        let mut p = phase("randread", RwMode::RandRead, 4096, 8.6e6, 100_000);
+        p.params.iodepth = 1;
+        let r = run(2, vec![p]);
+        let c = check(&r, &b, 10.0).unwrap();
+        assert_eq!(c.status(), CheckStatus::ConfigDiffers);
+        assert!(c.failures.is_empty(), "not judged: {:?}", c.failures);
+        assert_eq!(c.blocking_keys(), vec!["iodepth".to_string()]);
+        assert_eq!(c.config[0].other[0].describe(), "iodepth 1 (base 4)");
+        // The depth under study: judged, and 78.5 % below is a failure.
+        let opts = CheckOptions {
+            vary: Vary::parse("qd").unwrap(),
+            ..Default::default()
+        };
+        let c = check_with(&r, &b, 10.0, &opts).unwrap();
+        assert_eq!(c.status(), CheckStatus::Failed);
+        assert_eq!(c.config[0].under_study.len(), 1);
+        assert!(c.config[0].other.is_empty());
+        // Allowed: judged too, differences still listed.
+        let opts = CheckOptions {
+            allow_config_diff: true,
+            ..Default::default()
+        };
+        let c = check_with(&r, &b, 10.0, &opts).unwrap();
+        assert_eq!(c.status(), CheckStatus::Failed);
+        assert_eq!(c.config[0].other.len(), 1);
+    }
+
+    #[test]
+    fn another_host_or_block_size_is_never_silently_compared() {
+        let b = base();
+        let mut r = run(2, b.report.phases.clone());
+        r.report.host.hostname = "other".into();
+        let c = check(&r, &b, 10.0).unwrap();
+        assert_eq!(c.status(), CheckStatus::ConfigDiffers);
+        assert!(c.config.iter().all(|d| d.other[0].key == "host"));
+        // A 1 MiB phase never stands in for a 4 KiB one.
+        let r = run(
+            3,
+            vec![phase("randread", RwMode::RandRead, 1 << 20, 40e6, 1)],
+        );
+        assert!(check(&r, &b, 10.0).is_err());
+        let opts = CheckOptions {
+            vary: Vary::parse("bs").unwrap(),
+            ..Default::default()
+        };
+        let c = check_with(&r, &b, 10.0, &opts).unwrap();
+        assert_eq!(c.config[0].under_study[0].key, "bs");
     }
 
     proptest! {

@@ -588,7 +588,8 @@ fn engine_of(opts: &Opts, warnings: &mut Vec<String>) -> EngineKind {
         "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Psync,
         "io_uring" => EngineKind::IoUring,
         "null" => EngineKind::Null,
-        "libaio" | "posixaio" | "io_uring_cmd" | "windowsaio" | "solarisaio" => {
+        "libaio" => EngineKind::Libaio,
+        "posixaio" | "io_uring_cmd" | "windowsaio" | "solarisaio" => {
             warnings.push(format!(
                 "fio ioengine={raw} is recorded as io_uring, the closest storlab engine \
                  (asynchronous, iodepth honoured)"
@@ -827,6 +828,10 @@ fn phase_of(
                 .filter(|b| *b > 0)
                 .unwrap_or(1),
             null_latency_ns: 0,
+            log_interval_ns: 1_000_000_000,
+            steadystate: None,
+            loops: 1,
+            thinktime_ns: 0,
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,
@@ -869,6 +874,7 @@ fn phase_of(
         depth: None,
         interrupted,
         warnings,
+        series: None,
     })
 }
 
@@ -1061,6 +1067,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         phases,
         warnings,
         monitor: None,
+        repeat: None,
     })
 }
 
@@ -1280,8 +1287,7 @@ mod tests {
             read["clat"]["percentile"]["99.000000"].as_u64().unwrap() * 1000
         );
         assert_eq!(lat.min, read["clat"]["min"].as_u64().unwrap() * 1000);
-        assert_eq!(p.params.engine, EngineKind::IoUring);
-        assert!(p.warnings.iter().any(|w| w.contains("libaio")));
+        assert_eq!(p.params.engine, EngineKind::Libaio);
         assert_eq!(p.params.cache, CacheMode::Direct);
         assert_eq!(p.params.iodepth, 32);
         assert_eq!(p.params.rate_iops, 0);

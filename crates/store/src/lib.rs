@@ -266,6 +266,9 @@ pub struct RunSummary {
     pub workloads: Vec<String>,
     /// Distinct block sizes of its phases, bytes, in phase order.
     pub block_sizes: Vec<u64>,
+    /// Distinct block-size mixes (`--bssplit`) of its phases, as
+    /// `4KiB/50:64KiB/50`; such phases add nothing to `block_sizes`.
+    pub block_mixes: Vec<String>,
 }
 
 /// Filters of `storlab runs`. Empty fields match everything.
@@ -311,8 +314,8 @@ impl Store {
     /// Open an existing database for commands that only read: a missing
     /// file is [`StoreError::NotFound`] and an empty one
     /// [`StoreError::Empty`] (never given a schema). The connection is
-    /// read-only, so reading never changes the file; on a read-only file
-    /// system the file is opened immutable. Only a file of an older schema
+    /// `query_only`, so reading never changes the file (nor leaves side
+    /// files); on a read-only file system the file is opened immutable. Only a file of an older schema
     /// on a writable file system is opened for writing, to be upgraded.
     pub fn open_existing(path: &Path) -> Result<Store> {
         let path_buf = path.to_path_buf();
@@ -343,13 +346,18 @@ impl Store {
                     | OpenFlags::SQLITE_OPEN_URI,
             )
         } else {
+            // Read-write without CREATE, but `query_only`: SQL cannot change
+            // the file, and the last connection to close still removes the
+            // -wal/-shm files (a read-only connection would leave them).
             Connection::open_with_flags(
                 path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
         }
         .map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(30))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "query_only", true)
             .map_err(open_err)?;
         let store = Store {
             conn,
@@ -838,10 +846,13 @@ impl Store {
                     phases: 0,
                     workloads: Vec::new(),
                     block_sizes: Vec::new(),
+                    block_mixes: Vec::new(),
                 });
             }
-            let mut phase_stmt =
-                tx.prepare("SELECT rw, bs_bytes FROM phases WHERE run_id = ?1 ORDER BY seq")?;
+            let mut phase_stmt = tx.prepare(
+                "SELECT rw, bs_bytes, json_extract(phase_json, '$.params.rwmixread'), \
+                 json_extract(phase_json, '$.params.bs') FROM phases WHERE run_id = ?1 ORDER BY seq",
+            )?;
             for s in &mut out {
                 s.tags = load_tags(&tx, s.id)?;
                 let mut rows = phase_stmt.query([s.id])?;
@@ -849,8 +860,35 @@ impl Store {
                     s.phases += 1;
                     let rw: String = r.get(0)?;
                     let bs: i64 = r.get(1)?;
+                    let mix: Option<i64> = r.get(2)?;
+                    let bs_json: Option<String> = r.get(3)?;
+                    // A read/write mix is labelled as one (`randrw 70/30`).
+                    let rw = match (rw.as_str(), mix) {
+                        ("readwrite" | "randrw", Some(m)) => format!("{rw} {m}/{}", 100 - m),
+                        _ => rw,
+                    };
                     if !s.workloads.contains(&rw) {
                         s.workloads.push(rw);
+                    }
+                    let weights: Vec<storlab_types::BsWeight> = bs_json
+                        .and_then(|j| serde_json::from_str(&j).ok())
+                        .unwrap_or_default();
+                    if weights.len() > 1 {
+                        let label = weights
+                            .iter()
+                            .map(|w| {
+                                format!(
+                                    "{}/{}",
+                                    storlab_types::format_bytes(w.bs_bytes).replace(' ', ""),
+                                    w.weight
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(":");
+                        if !s.block_mixes.contains(&label) {
+                            s.block_mixes.push(label);
+                        }
+                        continue;
                     }
                     let bs = bs.max(0) as u64;
                     if !s.block_sizes.contains(&bs) {
@@ -1088,7 +1126,7 @@ fn load_tags(conn: &Connection, run_id: i64) -> Result<BTreeMap<String, String>>
 }
 
 #[cfg(test)]
-mod parser_props;
+mod parser_proptests;
 #[cfg(test)]
 mod safety_tests;
 #[cfg(test)]

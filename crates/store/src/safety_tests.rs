@@ -82,6 +82,8 @@ fn reading_never_modifies_the_file() {
     );
     drop(st);
     assert_eq!(std::fs::read(&path).unwrap(), before, "file unchanged");
+    let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().collect();
+    assert_eq!(names.len(), 1, "no -wal/-shm files left: {names:?}");
 }
 
 #[test]

@@ -73,6 +73,10 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
             fallocate: true,
             iodepth_batch: 1,
             null_latency_ns: 0,
+            log_interval_ns: 1_000_000_000,
+            steadystate: None,
+            loops: 1,
+            thinktime_ns: 0,
         },
         started_at: "2026-11-21T08:00:00Z".into(),
         elapsed_ns,
@@ -93,6 +97,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
         depth: None,
         interrupted: false,
         warnings: vec![],
+        series: None,
     }
 }
 
@@ -126,6 +131,7 @@ pub fn report(started_at: &str, host: &str, target: &str, phases: Vec<PhaseResul
         phases,
         warnings: vec![],
         monitor: None,
+        repeat: None,
     }
 }
 

@@ -42,4 +42,4 @@ pub fn skip_test(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr().lock(), "SKIP {test}: {why}");
 }
 #[cfg(test)]
-mod units_props;
+mod units_proptests;

@@ -92,6 +92,8 @@ pub enum EngineKind {
     Psync,
     /// No I/O at all: exercises the whole pipeline.
     Null,
+    /// Linux native AIO (io_submit/io_getevents), fio's `libaio`.
+    Libaio,
 }
 
 impl EngineKind {
@@ -100,6 +102,7 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
+            EngineKind::Libaio => "libaio",
         }
     }
     pub fn parse(s: &str) -> Option<EngineKind> {
@@ -107,6 +110,7 @@ impl EngineKind {
             "io_uring" | "iouring" | "uring" => Some(EngineKind::IoUring),
             "psync" | "pread" => Some(EngineKind::Psync),
             "null" => Some(EngineKind::Null),
+            "libaio" => Some(EngineKind::Libaio),
             _ => None,
         }
     }
@@ -229,6 +233,60 @@ pub struct PhaseParams {
     /// a device with a known answer for checking the measurement pipeline.
     #[serde(default)]
     pub null_latency_ns: u64,
+    /// Length of one interval of the application's time series
+    /// ([`PhaseResult::series`]; fio's `log_avg_msec`).
+    #[serde(default = "one_second")]
+    pub log_interval_ns: u64,
+    /// Stop the phase once its throughput is steady (fio's `steadystate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyState>,
+    /// Passes over the region (fio's `loops`); with `time_based` the
+    /// runtime decides instead.
+    #[serde(default = "one")]
+    pub loops: u32,
+    /// Pause after each completion before the slot is reused (fio's
+    /// `thinktime`), ns; 0 = none.
+    #[serde(default)]
+    pub thinktime_ns: u64,
+}
+
+fn one_second() -> u64 {
+    1_000_000_000
+}
+
+/// What "steady" means for [`PhaseParams::steadystate`], as fio's
+/// `steadystate=bw_slope:0.3%`, `steadystate_duration` and `ss_ramp`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// `bw` (bytes/s) or `iops`.
+    pub metric: SteadyMetric,
+    /// Criterion: `slope` (least-squares slope of the per-interval figure
+    /// over the window, in percent of the window's mean per second) or
+    /// `deviation` (the largest |figure − mean| over the window, in percent
+    /// of the mean), as fio's `bw_slope` and `bw`.
+    pub criterion: SteadyCriterion,
+    /// The largest slope or deviation still called steady, percent.
+    pub tolerance_pct: f64,
+    /// The window the criterion looks at, ns (a whole number of intervals).
+    pub window_ns: u64,
+    /// Time from the start of the measured window before checking begins, ns.
+    pub ramp_ns: u64,
+}
+
+/// The figure a steady-state criterion looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SteadyMetric {
+    Bw,
+    Iops,
+}
+
+/// How a steady-state window is judged flat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SteadyCriterion {
+    Slope,
+    Deviation,
 }
 
 fn yes() -> bool {
@@ -394,6 +452,70 @@ pub struct PhaseResult {
     /// The phase was cut short (Ctrl-C, ENOSPC, error).
     pub interrupted: bool,
     pub warnings: Vec<String>,
+    /// The application's own figures per interval (absent in records made
+    /// before it existed, and for imported results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<PhaseSeries>,
+}
+
+/// The application's own bandwidth, IOPS and latency per interval of one
+/// phase: what fio's `write_bw_log`/`write_iops_log`/`write_lat_log` with
+/// `log_avg_msec` record, measured by storlab's workers at each completion.
+///
+/// Intervals are aligned to the end of the ramp (the start of the measured
+/// window) and are `interval_ns` long; point `i` covers
+/// `[i·interval_ns, (i+1)·interval_ns)` after the window's first
+/// submission, clipped to the window: the first and last points may be
+/// shorter (their `span_ns` says so, and their rates are over that span).
+/// An I/O belongs to the interval its completion was reaped in. The points'
+/// bytes and ops add up exactly to the phase's `read`/`write`/`total`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PhaseSeries {
+    /// The nominal interval (`--log-interval`), ns.
+    pub interval_ns: u64,
+    pub points: Vec<SeriesPoint>,
+    /// Whether and when `steadystate` ended the phase (phases with it set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyOutcome>,
+}
+
+/// One interval of a [`PhaseSeries`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// End of the interval, ns since the phase's measured window began
+    /// (add the phase's `started_at` for wall-clock time).
+    pub t_ns: u64,
+    /// Length of the interval, ns: the rates below are over this span.
+    pub span_ns: u64,
+    /// Reads completed in the interval (latency: of those reads).
+    pub read: DirStats,
+    /// Writes completed in the interval.
+    pub write: DirStats,
+    /// Both directions; latency merged.
+    pub total: DirStats,
+}
+
+/// How `steadystate` ended (or did not end) a phase.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SteadyOutcome {
+    /// The criterion was met and the phase stopped early.
+    pub reached: bool,
+    /// When it was met, ns since the measured window began.
+    pub at_ns: Option<u64>,
+    /// The slope or deviation of the last window checked, percent.
+    pub last_value_pct: Option<f64>,
+}
+
+/// This run's place in a `--repeat N` series: the repeats are stored as
+/// separate runs that share `group` (also their `repeat_group` tag).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RepeatInfo {
+    /// Shared by all repeats of one invocation.
+    pub group: String,
+    /// 1-based index of this repeat.
+    pub index: u32,
+    /// How many repeats were asked for.
+    pub count: u32,
 }
 
 /// Facts about the machine the run was on.
@@ -533,6 +655,9 @@ pub struct BenchReport {
     /// Device timeline sampled during the run (`bench --monitor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<MonitorTimeline>,
+    /// Set when the run is one of `--repeat N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<RepeatInfo>,
 }
 
 impl BenchReport {

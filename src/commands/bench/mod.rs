@@ -11,7 +11,9 @@
 //! `live` (signals, progress), `sink` (store, fallback file) and `table`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
+mod fiojob;
 mod live;
+mod repeat;
 mod sink;
 mod table;
 
@@ -28,7 +30,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use storlab_bench::{Control, JobFile, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions};
 use storlab_types::{
-    BenchReport, MonitorTimeline, PhaseParams, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
+    BenchReport, MonitorTimeline, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
+    ToolInfo,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -50,7 +53,16 @@ given (e.g. --size 1G, --engine psync) applies to all four phases.
 
 The workload flags below are also job-file keys (with underscores) and
 sweep parameters; fio's spellings are accepted (--ioengine, --direct=1,
---iodepth_batch).";
+--iodepth_batch, --filename, --directory, --name, --loops, --nrfiles,
+--thinktime, --group_reporting), and `--fio-job FILE.fio` runs an fio job
+file. Sizes on storlab's flags follow SI/IEC (4k = 4KiB = 4096, 4kB =
+4000); inside fio job files they follow fio (kb_base: 4KiB = 4000 there).
+
+An existing file or block device as the target is used whole (its size is
+the default --size), as fio does. Each phase's result keeps the
+application's own bandwidth, IOPS and latency percentiles per --log-interval
+(default 1s); --steadystate stops a phase once it is flat; --repeat N runs the
+whole job N times and prints mean, stddev, min and max.";
 
 /// `storlab bench [TARGET]`
 #[derive(Args, Debug)]
@@ -62,6 +74,20 @@ pub struct BenchCommand {
     /// TOML job file with [global] and [[phase]] tables
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
+    /// Run an fio job file: [global] and job sections, fio's option names,
+    /// units (kb_base) and defaults (buffered, psync); each job becomes a
+    /// phase, and every job after the first needs `stonewall` (storlab runs
+    /// phases one after another). Options storlab cannot run are refused by
+    /// name. Flags given here override the file
+    #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
+    pub fio_job: Option<PathBuf>,
+    /// fio's spelling of TARGET for a file or block device
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["target", "directory"])]
+    pub filename: Option<PathBuf>,
+    /// fio's spelling of TARGET for a directory (storlab works in its own
+    /// subdirectory of it)
+    #[arg(long, value_name = "DIR", conflicts_with = "target")]
+    pub directory: Option<PathBuf>,
     /// Run a shipped or user profile (storlab profiles lists them; flags override its values)
     #[arg(long, value_name = "NAME", conflicts_with = "job")]
     pub profile: Option<String>,
@@ -69,6 +95,12 @@ pub struct BenchCommand {
     pub workload: WorkloadArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    /// Run the whole job N times (as IOR's -i): prints the mean, standard
+    /// deviation, min and max of each figure; each repeat is saved as its own
+    /// run tagged repeat_group=ID, so `compare` uses their spread as the noise
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
 }
 
 /// How a run is carried out and where its results go (shared by every
@@ -139,7 +171,7 @@ fn quick_phases() -> Vec<PhaseSpec> {
 }
 
 /// Phases resolved from what the user gave, with the target they name.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PlannedJob {
     pub phases: Vec<PhaseParams>,
     pub target: Option<PathBuf>,
@@ -209,6 +241,11 @@ fn machine_defaults(
     warnings: &mut Vec<String>,
 ) -> PhaseSpec {
     let mut machine = PhaseSpec::default();
+    if let Some(size) = target.and_then(existing_size) {
+        // As fio: an existing file or a block device is used whole unless
+        // --size says otherwise.
+        machine.size = Some(storlab_types::ByteSize(size));
+    }
     if over.engine.is_none()
         && let Err(e) = storlab_bench::uring_available()
     {
@@ -229,44 +266,80 @@ fn machine_defaults(
 
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
-        if let Some(name) = &self.profile {
-            let profile = crate::commands::profiles::find(name)?;
-            let path = profile.job_path();
-            let planned = plan_phases_text(
-                Some((&profile.job_text, &path)),
-                self.target.as_deref(),
-                &self.workload.spec,
-            )?;
-            return run_planned_with(planned, &self.run, &|r| profile.extra_report(r));
+        if let Some(d) = &self.directory
+            && !d.is_dir()
+        {
+            anyhow::bail!(
+                "--directory {}: not an existing directory (use --filename for a file or device)",
+                d.display()
+            );
         }
-        let planned = plan_phases(
-            self.job.as_deref(),
-            self.target.as_deref(),
-            &self.workload.spec,
-        )?;
-        run_planned(planned, &self.run)
+        if let Some(f) = &self.filename
+            && f.is_dir()
+        {
+            anyhow::bail!(
+                "--filename {}: is a directory; use --directory {} (fio's spelling) or give it as TARGET",
+                f.display(),
+                f.display()
+            );
+        }
+        let target = self
+            .target
+            .clone()
+            .or_else(|| self.filename.clone())
+            .or_else(|| self.directory.clone());
+        let profile = match &self.profile {
+            Some(name) => Some(crate::commands::profiles::find(name)?),
+            None => None,
+        };
+        let planned = match (&self.fio_job, &profile) {
+            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &self.workload.spec)?,
+            (None, Some(profile)) => {
+                let path = profile.job_path();
+                plan_phases_text(
+                    Some((&profile.job_text, &path)),
+                    target.as_deref(),
+                    &self.workload.spec,
+                )?
+            }
+            (None, None) => {
+                plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?
+            }
+        };
+        let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
+        if self.repeat > 1 {
+            return repeat::run(planned, &self.run, self.repeat);
+        }
+        run_planned_with(planned, &self.run, &extra)
     }
 }
 
 /// Run planned phases to the end: the whole of `storlab bench` after the
-/// phases are known.
-pub fn run_planned(planned: PlannedJob, args: &RunArgs) -> Result<Outcome> {
-    run_planned_with(planned, args, &|_| None)
-}
-
-/// [`run_planned`], with `extra` adding text after the table (a profile's
+/// phases are known, with `extra` adding text after the table (a profile's
 /// own figures, e.g. `sas-dd`'s MB/s per core).
 pub fn run_planned_with(
     planned: PlannedJob,
     args: &RunArgs,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
 ) -> Result<Outcome> {
+    run_once(planned, args, None, true, extra).map(|(o, _)| o)
+}
+
+/// [`run_planned_with`], as one of `--repeat N` (tagged and labelled as such)
+/// and with the result printed or not; returns the record too.
+fn run_once(
+    planned: PlannedJob,
+    args: &RunArgs,
+    repeat: Option<&RepeatInfo>,
+    print: bool,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
+) -> Result<(Outcome, Option<BenchReport>)> {
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
     check_paths(planned.target.as_deref(), args)?;
-    let sink = open_sink(args)?;
+    let sink = open_sink(args, repeat)?;
     let host_label = crate::commands::config::get()?.host.clone();
     // Signals are watched from before the first scratch file exists: a
     // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
@@ -296,6 +369,7 @@ pub fn run_planned_with(
         phases: Vec::new(),
         warnings,
         monitor: None,
+        repeat: repeat.cloned(),
     };
     let mut sink = sink;
     if let Err(e) = sink.begin("bench", &header) {
@@ -311,7 +385,7 @@ pub fn run_planned_with(
         }
     };
     let report = finish_report(&job, header, outcome, monitor, args.keep);
-    emit(report, args, &mut sink, signal, extra)
+    emit(report, args, &mut sink, signal, print, extra)
 }
 
 /// The target and `--json-out` against the database and the output rules:
@@ -343,8 +417,11 @@ fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
-fn open_sink(args: &RunArgs) -> Result<Sink> {
-    let tags = args.record.tag_map()?;
+fn open_sink(args: &RunArgs, repeat: Option<&RepeatInfo>) -> Result<Sink> {
+    let mut tags = args.record.tag_map()?;
+    if let Some(r) = repeat {
+        tags.insert("repeat_group".into(), r.group.clone());
+    }
     let store = if args.no_save {
         None
     } else {
@@ -442,8 +519,9 @@ fn emit(
     args: &RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
+    print: bool,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
-) -> Result<Outcome> {
+) -> Result<(Outcome, Option<BenchReport>)> {
     let saved = sink.finish(&report);
     report.warnings.extend(sink.failures.iter().cloned());
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
@@ -455,6 +533,7 @@ fn emit(
         lost |= saved.is_none();
     }
     match args.output_format {
+        _ if !print => {}
         OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
         OutputFormat::Table => {
             let mut text = render_table(&report);
@@ -490,20 +569,39 @@ fn emit(
             ),
             Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
         }
-        return Ok(Outcome::Error);
+        return Ok((Outcome::Error, Some(report)));
     }
     let mismatches = report.verify_mismatches();
     if mismatches > 0 {
         eprintln!("storlab: verify: {mismatches} block(s) failed verification");
-        return Ok(Outcome::Failed);
+        return Ok((Outcome::Failed, Some(report)));
     }
     if signal.is_some() {
-        return Ok(Outcome::Interrupted);
+        return Ok((Outcome::Interrupted, Some(report)));
     }
     if report.interrupted {
-        return Ok(Outcome::Error);
+        return Ok((Outcome::Error, Some(report)));
     }
-    Ok(Outcome::Ok)
+    Ok((Outcome::Ok, Some(report)))
+}
+
+/// The size of an existing regular file or block device (None otherwise,
+/// or when it is empty or cannot be opened).
+fn existing_size(path: &Path) -> Option<u64> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let size = if meta.file_type().is_block_device() {
+        std::fs::File::open(path)
+            .ok()?
+            .seek(std::io::SeekFrom::End(0))
+            .ok()?
+    } else if meta.is_file() {
+        meta.len()
+    } else {
+        return None;
+    };
+    (size > 0).then_some(size)
 }
 
 fn now_rfc3339() -> String {

@@ -26,6 +26,38 @@ fn pattern(p: &PhaseParams) -> String {
     format!("{} {bs}{mix}", p.rw)
 }
 
+/// The one unit of every latency column of a table, named in its header.
+#[derive(Debug, Clone, Copy)]
+struct LatUnit {
+    name: &'static str,
+    ns: f64,
+    decimals: usize,
+}
+
+const MICROS: LatUnit = LatUnit {
+    name: "µs",
+    ns: 1e3,
+    decimals: 1,
+};
+const MILLIS: LatUnit = LatUnit {
+    name: "ms",
+    ns: 1e6,
+    decimals: 2,
+};
+
+/// ms when every phase's median latency is at least 1 ms, else µs.
+fn lat_unit(r: &BenchReport) -> LatUnit {
+    let p50s = r
+        .phases
+        .iter()
+        .filter_map(|ph| ph.total.lat_ns.map(|l| l.p50));
+    match p50s.min() {
+        Some(m) if m >= 1_000_000 => MILLIS,
+        _ => MICROS,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn stat_row(
     table: &mut Table,
     label: String,
@@ -33,10 +65,17 @@ fn stat_row(
     shape: String,
     d: &DirStats,
     cpu: Option<f64>,
+    unit: LatUnit,
 ) {
     let lat = d.lat_ns.unwrap_or_default();
     let has = d.lat_ns.is_some();
-    let l = |v: f64| if has { fmt_lat(v) } else { "-".into() };
+    let l = |v: f64| {
+        if has {
+            format!("{:.*}", unit.decimals, v / unit.ns)
+        } else {
+            "-".into()
+        }
+    };
     table.add_row(vec![
         Cell::new(label),
         Cell::new(pat),
@@ -50,7 +89,8 @@ fn stat_row(
         Cell::new(l(lat.p99 as f64)).set_alignment(CellAlignment::Right),
         Cell::new(l(lat.p99_9 as f64)).set_alignment(CellAlignment::Right),
         Cell::new(l(lat.max as f64)).set_alignment(CellAlignment::Right),
-        Cell::new(cpu.map(fmt_lat).unwrap_or_default()).set_alignment(CellAlignment::Right),
+        Cell::new(cpu.map(|c| format!("{:.1}", c / 1e3)).unwrap_or_default())
+            .set_alignment(CellAlignment::Right),
     ]);
 }
 
@@ -59,9 +99,21 @@ fn stat_row(
 pub(crate) fn render_table(r: &BenchReport) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    let unit = lat_unit(r);
+    let u = unit.name;
     t.set_header(vec![
-        "phase", "pattern", "jobs×QD", "MB/s", "MiB/s", "IOPS", "lat mean", "p50", "p99", "p99.9",
-        "max", "CPU/IO",
+        "phase".to_string(),
+        "pattern".into(),
+        "jobs×QD".into(),
+        "MB/s".into(),
+        "MiB/s".into(),
+        "IOPS".into(),
+        format!("lat mean ({u})"),
+        format!("p50 ({u})"),
+        format!("p99 ({u})"),
+        format!("p99.9 ({u})"),
+        format!("max ({u})"),
+        "CPU/IO (µs)".into(),
     ]);
     for ph in &r.phases {
         let p = &ph.params;
@@ -74,7 +126,15 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         let both = p.rw.reads() && p.rw.writes();
         let cpu = Some(ph.cpu.cpu_ns_per_io);
         if both {
-            stat_row(&mut t, name, pattern(p), shape.clone(), &ph.total, cpu);
+            stat_row(
+                &mut t,
+                name,
+                pattern(p),
+                shape.clone(),
+                &ph.total,
+                cpu,
+                unit,
+            );
             stat_row(
                 &mut t,
                 "  read".into(),
@@ -82,6 +142,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 String::new(),
                 &ph.read,
                 None,
+                unit,
             );
             stat_row(
                 &mut t,
@@ -90,10 +151,11 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 String::new(),
                 &ph.write,
                 None,
+                unit,
             );
         } else {
             let d = if p.rw.reads() { &ph.read } else { &ph.write };
-            stat_row(&mut t, name, pattern(p), shape.clone(), d, cpu);
+            stat_row(&mut t, name, pattern(p), shape.clone(), d, cpu, unit);
         }
         if ph.jobs.len() > 1 {
             for j in &ph.jobs {
@@ -118,6 +180,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                     String::new(),
                     &d,
                     None,
+                    unit,
                 );
             }
         }
@@ -137,6 +200,8 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
     out.push_str("Depth in flight: time-weighted mean I/Os between those two moments (= IOPS × mean latency, Little's law). CPU/IO: process CPU (user+sys) per I/O.\n");
     for ph in &r.phases {
         let mut notes = Vec::new();
+        // Verify mismatches follow the phase's line, one per line.
+        let mut mismatch_lines = Vec::new();
         if ph.fsync_in_window {
             notes.push(format!(
                 "end fsync inside the timed window ({})",
@@ -172,11 +237,21 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
                 v.blocks_checked, v.mismatches
             ));
             for m in &v.first_mismatches {
-                notes.push(format!(
-                    "  mismatch in {} at offset {}: {}",
+                mismatch_lines.push(format!(
+                    "  mismatch in {} at offset {}: {}\n",
                     m.file, m.offset_bytes, m.reason
                 ));
             }
+            if v.mismatches > v.first_mismatches.len() as u64 {
+                mismatch_lines.push(format!(
+                    "  ... and {} more (the first {} are listed)\n",
+                    v.mismatches - v.first_mismatches.len() as u64,
+                    v.first_mismatches.len()
+                ));
+            }
+        }
+        if let Some(n) = series_note(ph) {
+            notes.push(n);
         }
         if !ph.errors.is_empty() {
             let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();
@@ -191,6 +266,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
             ph.params.engine.as_str(),
             notes.join("; ")
         ));
+        out.extend(mismatch_lines);
     }
     if r.target.created_by_storlab {
         out.push_str(if r.target.kept {
@@ -200,6 +276,45 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         });
     }
     out
+}
+
+/// The spread of the per-interval MB/s over the phase's full intervals,
+/// and the steady-state outcome.
+fn series_note(ph: &PhaseResult) -> Option<String> {
+    let s = ph.series.as_ref()?;
+    let mut mbs: Vec<f64> = s
+        .points
+        .iter()
+        .filter(|p| p.span_ns == s.interval_ns)
+        .map(|p| p.total.bw_bytes_per_s / 1e6)
+        .collect();
+    let mut out = Vec::new();
+    if mbs.len() >= 3 {
+        mbs.sort_by(f64::total_cmp);
+        out.push(format!(
+            "per {} interval: MB/s min {:.1}, median {:.1}, max {:.1} ({} intervals)",
+            if s.interval_ns % 1_000_000_000 == 0 {
+                format!("{} s", s.interval_ns / 1_000_000_000)
+            } else {
+                format!("{} ms", s.interval_ns / 1_000_000)
+            },
+            mbs[0],
+            mbs[mbs.len() / 2],
+            mbs[mbs.len() - 1],
+            mbs.len()
+        ));
+    }
+    if let Some(st) = &s.steady {
+        out.push(match (st.reached, st.at_ns, st.last_value_pct) {
+            (true, Some(t), Some(v)) => format!(
+                "steady state reached after {} ({v:.2} %), phase stopped",
+                fmt_lat(t as f64)
+            ),
+            (_, _, Some(v)) => format!("steady state NOT reached (last window {v:.2} %)"),
+            _ => "steady state NOT reached (no full window)".to_string(),
+        });
+    }
+    (!out.is_empty()).then(|| out.join("; "))
 }
 
 trait PhaseName {

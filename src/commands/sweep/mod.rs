@@ -595,6 +595,7 @@ impl<'a> Runner<'a> {
             phases: Vec::new(),
             warnings,
             monitor: None,
+            repeat: None,
         }
     }
 

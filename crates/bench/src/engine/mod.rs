@@ -8,6 +8,8 @@
 //! * [`PsyncEngine`]: `pread`/`pwrite`, synchronous (depth 1).
 //! * [`UringEngine`]: io_uring with registered buffers and files by
 //!   default, optional SQPOLL.
+//! * [`LibaioEngine`]: Linux native AIO (`io_submit`/`io_getevents`), as
+//!   fio's `libaio`.
 //!
 //! # Ownership (why this is sound)
 //!
@@ -18,13 +20,17 @@
 //! alias memory the kernel is using. Dropping an engine first waits for
 //! every in-flight I/O (the io_uring engine's `Drop`), then frees the
 //! buffers; if the kernel does not give them back in time, the buffers are
-//! leaked rather than freed under it. The only `unsafe` code is in `sys.rs`
-//! and `engine/uring.rs`, each block with its SAFETY argument.
+//! leaked rather than freed under it. The only `unsafe` code is in `sys.rs`,
+//! `engine/uring.rs` and `engine/libaio.rs`, each block with its SAFETY
+//! argument.
 
+mod libaio;
 mod null;
 mod psync;
 mod uring;
 
+pub(crate) use libaio::LibaioEngine;
+pub use libaio::libaio_available;
 pub(crate) use null::NullEngine;
 pub(crate) use psync::PsyncEngine;
 pub use uring::uring_available;

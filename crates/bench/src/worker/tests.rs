@@ -126,11 +126,13 @@ fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, 
         submits: submits.clone(),
         ios: ios.clone(),
     };
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
         plan: &plan,
         p: &p,
         control: &control,
         progress: &control.jobs[0],
+        series: &series,
         fd: -1,
     };
     let clock = FakeClock { t, step: 100 };
@@ -421,11 +423,13 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
     };
     let plan = plan(&dev, 256 << 20);
     let control = Control::new(1);
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
         plan: &plan,
         p: &p,
         control: &control,
         progress: &control.jobs[0],
+        series: &series,
         fd,
     };
     let out = Worker::new(

@@ -1,20 +1,23 @@
 //! `storlab monitor`: per-device I/O figures over time, iostat-style, with
 //! totals that count each request once however the devices are stacked.
 
+mod output;
+
+pub use output::{MonitorFormat, Units};
+
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use output::{Output, Style};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use storlab_monitor::prometheus::{self, MetricsServer};
 use storlab_monitor::sampler::now_rfc3339;
-use storlab_monitor::tree::Term;
 use storlab_monitor::{
-    DeviceTree, Interval, Layer, LiveSource, Monitor, Selection, SysPaths, TimelineBuilder, replay,
+    DeviceTree, Interval, Layer, LiveSource, Monitor, Selection, SysPaths, TimelineBuilder,
+    positional, replay,
 };
-use storlab_types::{CpuSample, DeviceSample};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LayerArg {
@@ -36,41 +39,51 @@ impl From<LayerArg> for Layer {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MonitorFormat {
-    /// A table, refreshed in place on a terminal
-    Table,
-    /// One JSON object per interval
-    Jsonl,
-    /// One row per device (and total) per interval
-    Csv,
-    /// The whole timeline as one JSON document at the end (what the store keeps)
-    Json,
-    /// Nothing on stdout (with --listen)
-    None,
-}
-
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
 #[derive(Args, Debug)]
+#[command(override_usage = "storlab monitor [OPTIONS] [DEVICE|PATH]... [INTERVAL [COUNT]]")]
 #[command(after_help = "Examples:
   storlab monitor                          every device a file system sits on, each second
+  storlab monitor 1 3                      as iostat: every second, three times
+  storlab monitor sda nvme0n1 2 -z -t      two disks every 2 s, idle ones hidden, with the time
   storlab monitor /data --layer leaf       the physical disks under /data
   storlab monitor --tree                   how the devices are stacked
   storlab monitor vda --count 10 --output-format csv > vda.csv
   storlab monitor --listen 127.0.0.1:9464  serve Prometheus metrics on /metrics")]
 pub struct MonitorCommand {
     /// Devices (vda, dm-0, vg0-data, /dev/md0) or paths (the device under their
-    /// file system); none = every device
+    /// file system), none = every device; then, as in iostat, the interval in
+    /// seconds and the count (`storlab monitor sda 1 3`)
+    #[arg(value_name = "DEVICE|PATH|INTERVAL|COUNT")]
     pub targets: Vec<String>,
 
-    /// Time between samples (e.g. 1s, 500ms, 1m)
-    #[arg(long, default_value = "1s")]
-    pub interval: String,
+    /// Time between samples (e.g. 1s, 500ms, 1m) [default: 1s]
+    #[arg(long)]
+    pub interval: Option<String>,
 
     /// Stop after this many intervals (default: until Ctrl-C, or the end of --replay)
     #[arg(long)]
     pub count: Option<u64>,
+
+    /// Leave out devices that completed no I/O in the interval (iostat -z) from
+    /// the table, CSV and JSON lines; totals, --record and --listen keep them
+    #[arg(short = 'z', long = "hide-idle")]
+    pub hide_idle: bool,
+
+    /// Print the wall-clock time (RFC 3339, UTC) above each table (iostat -t);
+    /// CSV and JSONL always carry it
+    #[arg(short = 't', long = "timestamps")]
+    pub timestamps: bool,
+
+    /// Unit of the MB/s and request-size columns of the table and CSV
+    #[arg(long, value_enum, default_value = "iec")]
+    pub units: Units,
+
+    /// Scroll (print each table below the last) instead of redrawing in place;
+    /// the default when stdout is not a terminal
+    #[arg(long)]
+    pub no_clear: bool,
 
     /// Which layer of the device stack to show and total
     #[arg(long, value_enum, default_value = "top")]
@@ -110,19 +123,7 @@ pub struct MonitorCommand {
 }
 
 impl MonitorCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let interval = storlab_types::parse_duration(&self.interval)?;
-        if interval < Duration::from_millis(10) {
-            bail!(
-                "--interval {} is too short; use 10ms or more (the kernel counts time in ms)",
-                self.interval
-            );
-        }
-        if self.count == Some(0) {
-            bail!(
-                "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
-            );
-        }
+    pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
         let layer: Layer = self.layer.into();
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         // With a replay file from another machine, the local /sys says
@@ -132,6 +133,7 @@ impl MonitorCommand {
         } else {
             Some(DeviceTree::load(&paths).context("reading the device tree")?)
         };
+        let interval = self.interval_and_count(tree.as_ref())?;
         let format = self.output_format.unwrap_or(if self.listen.is_some() {
             MonitorFormat::None
         } else {
@@ -213,7 +215,14 @@ impl MonitorCommand {
         } else {
             None
         };
-        let mut out = Output::new(format, layer, selection.as_ref());
+        let style = Style {
+            format,
+            units: self.units,
+            hide_idle: self.hide_idle,
+            timestamps: self.timestamps,
+            no_clear: self.no_clear,
+        };
+        let mut out = Output::new(style, layer, selection.as_ref());
         let mut mon = Monitor::new(selection.clone());
         let mut builder: Option<TimelineBuilder> = None;
         let mut done: u64 = 0;
@@ -371,6 +380,7 @@ impl MonitorCommand {
                 phases: Vec::new(),
                 warnings: Vec::new(),
                 monitor: Some(timeline),
+                repeat: None,
             };
             let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
             eprintln!(
@@ -381,217 +391,51 @@ impl MonitorCommand {
         // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(crate::Outcome::Ok)
     }
-}
 
-/// Writes each interval in the chosen format.
-struct Output {
-    format: MonitorFormat,
-    layer: Layer,
-    tty: bool,
-    header_done: bool,
-    /// Total rows' explanation (which devices, what is taken out).
-    totals_note: String,
-}
-
-const CSV_FIELDS: &str = "t_s,interval_s,kind,device,r_per_s,w_per_s,r_mb_per_s,w_mb_per_s,rrqm_per_s,wrqm_per_s,\
-r_await_ms,w_await_ms,r_areq_sz_kib,w_areq_sz_kib,areq_sz_kib,aqu_sz,util_pct,d_per_s,d_mb_per_s,drqm_per_s,d_await_ms,\
-d_areq_sz_kib,f_per_s,f_await_ms,cpu_user_pct,cpu_nice_pct,cpu_system_pct,cpu_iowait_pct,cpu_steal_pct,cpu_idle_pct";
-
-fn describe_terms(terms: &[Term]) -> String {
-    terms
-        .iter()
-        .map(|t| {
-            if t.minus.is_empty() {
-                t.device.clone()
-            } else {
-                format!("({} - {})", t.device, t.minus.join(" - "))
+    /// Read iostat's trailing `INTERVAL [COUNT]` out of the positional words
+    /// (a word that names a device stays a device, and so does an existing
+    /// path that is not a number), check them against `--interval`/`--count`,
+    /// and return the interval.
+    fn interval_and_count(&mut self, tree: Option<&DeviceTree>) -> anyhow::Result<Duration> {
+        let is_device = |w: &str| {
+            tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
+                || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
+        };
+        let p = positional::split(&self.targets, is_device).map_err(anyhow::Error::msg)?;
+        self.targets = p.targets;
+        let interval = match (p.interval, &self.interval) {
+            (Some(_), Some(flag)) => bail!(
+                "the interval is given twice (--interval {flag} and a number after the devices); keep one"
+            ),
+            (Some(d), None) => d,
+            (None, Some(flag)) => {
+                let d = storlab_types::parse_duration(flag)?;
+                if d < Duration::from_millis(10) {
+                    bail!(
+                        "--interval {flag} is too short; use 10ms or more (the kernel counts time in ms)"
+                    );
+                }
+                d
             }
-        })
-        .collect::<Vec<_>>()
-        .join(" + ")
-}
-
-impl Output {
-    fn new(format: MonitorFormat, layer: Layer, sel: Option<&Selection>) -> Self {
-        let totals_note = sel
-            .map(|s| {
-                s.totals
-                    .iter()
-                    .map(|g| format!("{} = {}", g.name, describe_terms(&g.terms)))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .unwrap_or_default();
-        Output {
-            format,
-            layer,
-            tty: std::io::stdout().is_terminal(),
-            header_done: false,
-            totals_note,
+            (None, None) => Duration::from_secs(1),
+        };
+        if interval < Duration::from_millis(10) {
+            bail!(
+                "interval {interval:?} is too short; use 10ms or more (the kernel counts time in ms)"
+            );
         }
-    }
-
-    fn interval(&mut self, i: &Interval) -> anyhow::Result<()> {
-        match self.format {
-            MonitorFormat::None | MonitorFormat::Json => Ok(()),
-            MonitorFormat::Jsonl => {
-                let v = serde_json::json!({
-                    "t_ns": i.t_ns,
-                    "interval_ns": i.interval_ns,
-                    "layer": self.layer.as_str(),
-                    "devices": i.devices,
-                    "totals": i.totals,
-                    "cpu": i.cpu,
-                });
-                crate::output::print(&(serde_json::to_string(&v)? + "\n"))
-            }
-            MonitorFormat::Csv => {
-                let mut s = String::new();
-                if !self.header_done {
-                    s.push_str(CSV_FIELDS);
-                    s.push('\n');
-                    self.header_done = true;
-                }
-                for (kind, d) in i
-                    .devices
-                    .iter()
-                    .map(|d| ("device", d))
-                    .chain(i.totals.iter().map(|d| ("total", d)))
-                {
-                    s.push_str(&csv_row(i, kind, d));
-                }
-                crate::output::print(&s)
-            }
-            MonitorFormat::Table => {
-                let mut s = String::new();
-                if self.tty {
-                    // Home and clear: the table is redrawn in place.
-                    s.push_str("\x1b[H\x1b[2J");
-                }
-                s.push_str(&table(i, self.layer));
-                // How the totals were formed: every refresh on a terminal,
-                // once otherwise.
-                if (self.tty || !self.header_done) && !self.totals_note.is_empty() {
-                    s.push_str(&self.totals_note);
-                    s.push('\n');
-                }
-                self.header_done = true;
-                if !self.tty {
-                    s.push('\n');
-                }
-                crate::output::print(&s)
-            }
+        match (p.count, self.count) {
+            (Some(_), Some(flag)) => bail!(
+                "the count is given twice (--count {flag} and a second number after the devices); keep one"
+            ),
+            (Some(c), None) => self.count = Some(c),
+            _ => {}
         }
-    }
-}
-
-fn csv_row(i: &Interval, kind: &str, d: &DeviceSample) -> String {
-    let c = i.cpu.clone().unwrap_or_default();
-    let mb = |x: f64| x / 1e6;
-    let kib = |x: f64| x / 1024.0;
-    let cpu = |x: f64| {
-        if i.cpu.is_some() {
-            format!("{x:.2}")
-        } else {
-            String::new()
+        if self.count == Some(0) {
+            bail!(
+                "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
+            );
         }
-    };
-    let dev = if d.device.contains([',', '"']) {
-        format!("\"{}\"", d.device.replace('"', "\"\""))
-    } else {
-        d.device.clone()
-    };
-    format!(
-        "{:.3},{:.3},{kind},{dev},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.2},{:.3},{:.2},{:.2},{:.3},{:.2},{:.3},{:.2},{:.2},{:.3},{},{},{},{},{},{}\n",
-        i.t_ns as f64 / 1e9,
-        i.interval_ns as f64 / 1e9,
-        d.r_per_s,
-        d.w_per_s,
-        mb(d.r_bytes_per_s),
-        mb(d.w_bytes_per_s),
-        d.rrqm_per_s,
-        d.wrqm_per_s,
-        d.r_await_ms,
-        d.w_await_ms,
-        kib(d.r_areq_sz_bytes),
-        kib(d.w_areq_sz_bytes),
-        kib(d.areq_sz_bytes),
-        d.aqu_sz,
-        d.util_pct,
-        d.d_per_s,
-        mb(d.d_bytes_per_s),
-        d.drqm_per_s,
-        d.d_await_ms,
-        kib(d.d_areq_sz_bytes),
-        d.f_per_s,
-        d.f_await_ms,
-        cpu(c.user_pct),
-        cpu(c.nice_pct),
-        cpu(c.system_pct),
-        cpu(c.iowait_pct),
-        cpu(c.steal_pct),
-        cpu(c.idle_pct),
-    )
-}
-
-fn table(i: &Interval, layer: Layer) -> String {
-    let mut s = format!(
-        "storlab monitor  layer {}  t={:.1}s  interval {:.2}s  (MB = 10^6 bytes, areq-sz in KiB)\n",
-        layer.as_str(),
-        i.t_ns as f64 / 1e9,
-        i.interval_ns as f64 / 1e9
-    );
-    if let Some(c) = &i.cpu {
-        s.push_str(&cpu_line(c));
+        Ok(interval)
     }
-    s.push_str(&format!(
-        "{:<16} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6} {:>8} {:>8}\n",
-        "Device",
-        "r/s",
-        "w/s",
-        "rMB/s",
-        "wMB/s",
-        "rrqm/s",
-        "wrqm/s",
-        "r_await",
-        "w_await",
-        "areq-sz",
-        "aqu-sz",
-        "%util",
-        "d/s",
-        "f/s"
-    ));
-    let row = |name: &str, d: &DeviceSample| {
-        format!(
-            "{:<16} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>6.1} {:>8.2} {:>8.2}\n",
-            name,
-            d.r_per_s,
-            d.w_per_s,
-            d.r_bytes_per_s / 1e6,
-            d.w_bytes_per_s / 1e6,
-            d.rrqm_per_s,
-            d.wrqm_per_s,
-            d.r_await_ms,
-            d.w_await_ms,
-            d.areq_sz_bytes / 1024.0,
-            d.aqu_sz,
-            d.util_pct,
-            d.d_per_s,
-            d.f_per_s
-        )
-    };
-    for d in &i.devices {
-        s.push_str(&row(&d.device, d));
-    }
-    for d in &i.totals {
-        s.push_str(&row(&format!("= {}", d.device), d));
-    }
-    s
-}
-
-fn cpu_line(c: &CpuSample) -> String {
-    format!(
-        "cpu  %user {:.1}  %nice {:.1}  %system {:.1}  %iowait {:.1}  %steal {:.1}  %idle {:.1}\n",
-        c.user_pct, c.nice_pct, c.system_pct, c.iowait_pct, c.steal_pct, c.idle_pct
-    )
 }

@@ -1,0 +1,201 @@
+//! iostat's positional arguments: `storlab monitor [DEVICE...] [INTERVAL
+//! [COUNT]]`. `storlab monitor 1 3` samples every second, three times;
+//! `storlab monitor sda 2` samples sda every 2 s until stopped.
+//!
+//! A word that starts with a digit and is not a device (or path) the caller
+//! knows is a number: the first is the interval (seconds, or a duration such
+//! as `500ms`), the second the count. Numbers come after the devices, as in
+//! iostat; anything else is refused with a message that shows the order.
+
+use std::time::Duration;
+
+/// Devices, interval and count, as split by [`split`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Positional {
+    /// Device names or paths, in the order given.
+    pub targets: Vec<String>,
+    /// The first number: time between samples.
+    pub interval: Option<Duration>,
+    /// The second number: how many intervals to report.
+    pub count: Option<u64>,
+}
+
+/// Whether `word` is read as a number (when it is not a known device).
+pub fn looks_numeric(word: &str) -> bool {
+    word.as_bytes().first().is_some_and(|b| b.is_ascii_digit())
+}
+
+/// Split positional words into devices, interval and count. `is_device`
+/// says whether a word names a device or an existing path; such a word is
+/// never read as a number. Errors say what is wrong and show the order.
+pub fn split(words: &[String], is_device: impl Fn(&str) -> bool) -> Result<Positional, String> {
+    let mut out = Positional::default();
+    let mut numbers: Vec<&str> = Vec::new();
+    for w in words {
+        let numeric = looks_numeric(w) && !is_device(w);
+        if numeric {
+            numbers.push(w);
+            continue;
+        }
+        if let Some(n) = numbers.first() {
+            return Err(format!(
+                "'{n}' is read as the interval, but the device '{w}' follows it; \
+                 give devices first, then the interval and count, as in iostat: \
+                 storlab monitor {w} {n}"
+            ));
+        }
+        out.targets.push(w.clone());
+    }
+    match numbers.as_slice() {
+        [] => {}
+        [i] => out.interval = Some(interval(i)?),
+        [i, c] => {
+            out.interval = Some(interval(i)?);
+            out.count = Some(count(c)?);
+        }
+        [_, _, extra, ..] => {
+            return Err(format!(
+                "'{extra}' is a third number; monitor takes at most an interval and a count \
+                 (storlab monitor [DEVICE...] [INTERVAL [COUNT]], e.g. storlab monitor 1 3); \
+                 a device with that name is not known (list them with storlab monitor --tree)"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn interval(word: &str) -> Result<Duration, String> {
+    let d = storlab_types::parse_duration(word).map_err(|e| {
+        format!(
+            "cannot read '{word}' as the interval ({e}); give seconds (1, 0.5) or a duration \
+             (500ms), after the devices: storlab monitor [DEVICE...] [INTERVAL [COUNT]]; \
+             a device with that name is not known (list them with storlab monitor --tree)"
+        )
+    })?;
+    if d.is_zero() {
+        return Err(format!(
+            "interval '{word}' is zero; give 1 (second) or more, or a duration of 10ms or more"
+        ));
+    }
+    Ok(d)
+}
+
+fn count(word: &str) -> Result<u64, String> {
+    match word.parse::<u64>() {
+        Ok(0) => Err(format!(
+            "count '{word}' would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "cannot read '{word}' as the count: give a whole number of intervals (e.g. storlab monitor 1 3)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn w(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn none(_: &str) -> bool {
+        false
+    }
+
+    #[test]
+    fn iostat_forms() {
+        let p = split(&w(&["1", "3"]), none).unwrap();
+        assert_eq!(p.targets, Vec::<String>::new());
+        assert_eq!(p.interval, Some(Duration::from_secs(1)));
+        assert_eq!(p.count, Some(3));
+        let p = split(&w(&["sda", "dm-0", "2"]), none).unwrap();
+        assert_eq!(p.targets, w(&["sda", "dm-0"]));
+        assert_eq!(p.interval, Some(Duration::from_secs(2)));
+        assert_eq!(p.count, None);
+        let p = split(&w(&["nvme0n1", "0.5", "10"]), none).unwrap();
+        assert_eq!(p.interval, Some(Duration::from_millis(500)));
+        assert_eq!(p.count, Some(10));
+        let p = split(&w(&["500ms"]), none).unwrap();
+        assert_eq!(p.interval, Some(Duration::from_millis(500)));
+        assert_eq!(split(&w(&[]), none).unwrap(), Positional::default());
+    }
+
+    #[test]
+    fn a_device_named_like_a_number_stays_a_device() {
+        let p = split(&w(&["0", "1", "2"]), |s| s == "0").unwrap();
+        assert_eq!(p.targets, w(&["0"]));
+        assert_eq!(p.interval, Some(Duration::from_secs(1)));
+        assert_eq!(p.count, Some(2));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = split(&w(&["1", "sda"]), none).unwrap_err();
+        assert!(e.contains("storlab monitor sda 1"), "{e}");
+        let e = split(&w(&["1", "2", "3"]), none).unwrap_err();
+        assert!(e.contains("third number"), "{e}");
+        let e = split(&w(&["1", "0"]), none).unwrap_err();
+        assert!(e.contains("give 1 or more"), "{e}");
+        let e = split(&w(&["1", "2.5"]), none).unwrap_err();
+        assert!(e.contains("whole number"), "{e}");
+        let e = split(&w(&["0"]), none).unwrap_err();
+        assert!(e.contains("zero"), "{e}");
+        let e = split(&w(&["2x"]), none).unwrap_err();
+        assert!(e.contains("cannot read '2x' as the interval"), "{e}");
+    }
+
+    fn device() -> impl Strategy<Value = String> {
+        "[a-z][a-z0-9_-]{0,12}"
+    }
+
+    proptest! {
+        /// What iostat users type is read back exactly.
+        #[test]
+        fn round_trip(
+            devs in proptest::collection::vec(device(), 0..5),
+            interval in proptest::option::of(1u64..100_000),
+            count in 1u64..1_000_000,
+            with_count: bool,
+        ) {
+            let mut words = devs.clone();
+            let count = (interval.is_some() && with_count).then_some(count);
+            if let Some(i) = interval {
+                words.push(format!("{}.{:03}", i / 1000, i % 1000));
+            }
+            if let Some(c) = count {
+                words.push(c.to_string());
+            }
+            let p = split(&words, none).unwrap();
+            prop_assert_eq!(p.targets, devs);
+            prop_assert_eq!(p.interval, interval.map(Duration::from_millis));
+            prop_assert_eq!(p.count, count);
+        }
+
+        /// Any words: no panic; on success the devices are the words in
+        /// order, followed by at most two numbers.
+        #[test]
+        fn any_words(words in proptest::collection::vec("[0-9a-z./_-]{0,8}", 0..6)) {
+            if let Ok(p) = split(&words, none) {
+                let used = p.targets.len()
+                    + usize::from(p.interval.is_some())
+                    + usize::from(p.count.is_some());
+                prop_assert_eq!(used, words.len());
+                prop_assert_eq!(&words[..p.targets.len()], &p.targets[..]);
+                prop_assert!(p.targets.iter().all(|t| !looks_numeric(t)));
+                prop_assert!(p.count.is_none() || p.interval.is_some());
+                prop_assert!(p.interval.is_none_or(|d| !d.is_zero()));
+                prop_assert!(p.count != Some(0));
+            }
+        }
+
+        /// A number before a device is refused, never silently reordered.
+        #[test]
+        fn number_before_device(n in 1u32..1000, dev in device()) {
+            let words = vec![n.to_string(), dev];
+            prop_assert!(split(&words, none).is_err());
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! Calibration: fit a catalog entry to the user's own measurements.
+//!
+//! The model serves one request on a device in `o + b/R` seconds
+//! (per-command overhead o, streaming rate R, request of b bytes) and a
+//! small random request in at least `1/IOPS` (docs/MODEL.md §3.1). Given
+//! measured runs of one device — a block-size sweep for the streaming rate
+//! and the overhead, random runs for the IOPS, reads and writes apart —
+//! [`calibrate`] fits those figures by least squares on the latency
+//! `in flight / IOPS = o + b/R` (Little's law; a sweep at QD 1 is best),
+//! reports the fit error point by point, optionally predicts points it was
+//! not fitted on (`hold_out`), and names every figure the data could not
+//! identify instead of inventing it. [`Calibration::to_toml`] writes the
+//! result as a user catalog entry.
+
+use crate::PlanError;
+use crate::hardware::{Access, DriveSpec};
+use serde::Serialize;
+
+/// One measured phase, reduced to what the fit uses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    /// Where it came from, e.g. `run 12 phase read-64k`.
+    pub label: String,
+    pub write: bool,
+    pub random: bool,
+    pub request_bytes: u64,
+    /// Requests kept in flight (jobs x queue depth).
+    pub in_flight: u32,
+    /// Measured requests per second.
+    pub iops: f64,
+}
+
+/// What the fit found for one direction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DirectionFit {
+    /// Streaming rate R, bytes/s.
+    pub rate_bytes_per_s: Option<f64>,
+    /// Per-command overhead o, seconds.
+    pub cmd_overhead_s: Option<f64>,
+    /// Random IOPS at the smallest random request measured.
+    pub iops: Option<f64>,
+    /// Request size that IOPS was measured at.
+    pub iops_request_bytes: Option<u64>,
+    /// Sequential points the fit used.
+    pub sequential_points: usize,
+}
+
+impl DirectionFit {
+    /// Requests per second the fitted device serves with `in_flight`
+    /// requests outstanding, if the fit covers it: at most the device's
+    /// capacity (R / b streaming, the IOPS for small random requests) and at
+    /// most in_flight / latency, latency = o + b/R (Little's law).
+    pub fn predict(&self, random: bool, bytes: u64, in_flight: u32) -> Option<f64> {
+        let b = bytes as f64;
+        let latency = self
+            .rate_bytes_per_s
+            .map(|r| self.cmd_overhead_s.unwrap_or(0.0) + b / r);
+        let little = latency.map(|l| f64::from(in_flight.max(1)) / l);
+        let capacity = if random {
+            match (self.iops, self.rate_bytes_per_s) {
+                (Some(i), Some(r)) => Some(i.min(r / b)),
+                (Some(i), None) => (bytes <= self.iops_request_bytes.unwrap_or(0)).then_some(i),
+                _ => None,
+            }
+        } else {
+            self.rate_bytes_per_s.map(|r| r / b)
+        };
+        match (capacity, little) {
+            (Some(c), Some(l)) => Some(c.min(l)),
+            (Some(c), None) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// One point against the fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FitPoint {
+    pub label: String,
+    pub measured_iops: f64,
+    pub predicted_iops: Option<f64>,
+    /// (predicted − measured) / measured.
+    pub error: Option<f64>,
+    /// Used in the fit (false: held out, a repeat other than the median,
+    /// or below the deepest queue measured at its size).
+    pub fitted: bool,
+    /// Left out of the fit on purpose (`hold_out`) and predicted.
+    pub held_out: bool,
+}
+
+/// The result of a calibration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    pub name: String,
+    pub read: DirectionFit,
+    pub write: DirectionFit,
+    /// Figures the data could not identify, with what would identify them.
+    pub not_identified: Vec<String>,
+    pub points: Vec<FitPoint>,
+    /// Mean |error| over the fitted points.
+    pub fit_error: Option<f64>,
+    /// Mean |error| of the prediction for each held-out size against the
+    /// median of its repeats.
+    pub held_out_error: Option<f64>,
+}
+
+/// Least squares of y = a + s x in relative terms (weights 1/y², so a
+/// 4 KiB point counts as much as a 1 MiB one); `None` without two distinct x.
+fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if points.len() < 2 {
+        return None;
+    }
+    let w: Vec<f64> = points.iter().map(|p| 1.0 / (p.1 * p.1)).collect();
+    let sw: f64 = w.iter().sum();
+    let mx = points.iter().zip(&w).map(|(p, w)| w * p.0).sum::<f64>() / sw;
+    let my = points.iter().zip(&w).map(|(p, w)| w * p.1).sum::<f64>() / sw;
+    let sxx: f64 = points
+        .iter()
+        .zip(&w)
+        .map(|(p, w)| w * (p.0 - mx).powi(2))
+        .sum();
+    if sxx <= 1e-12 * sw * mx * mx {
+        return None;
+    }
+    let sxy: f64 = points
+        .iter()
+        .zip(&w)
+        .map(|(p, w)| w * (p.0 - mx) * (p.1 - my))
+        .sum();
+    let s = sxy / sxx;
+    Some((my - s * mx, s))
+}
+
+/// For each (direction, pattern, size) the observation with the most in
+/// flight (the model's figures are saturation figures); of repeats at that
+/// depth, the median.
+fn saturated(obs: &[&Observation]) -> Vec<usize> {
+    let key = |o: &Observation| (o.write, o.random, o.request_bytes);
+    let mut keys: Vec<(bool, bool, u64)> = Vec::new();
+    for o in obs {
+        if !keys.contains(&key(o)) {
+            keys.push(key(o));
+        }
+    }
+    keys.iter()
+        .map(|k| {
+            let depth = obs
+                .iter()
+                .filter(|o| key(o) == *k)
+                .map(|o| o.in_flight)
+                .max()
+                .unwrap_or(1);
+            let mut same: Vec<usize> = (0..obs.len())
+                .filter(|&i| key(obs[i]) == *k && obs[i].in_flight == depth)
+                .collect();
+            same.sort_by(|&a, &b| obs[a].iops.total_cmp(&obs[b].iops));
+            same[same.len() / 2]
+        })
+        .collect()
+}
+
+fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
+    let mut f = DirectionFit::default();
+    let seq: Vec<(f64, f64)> = obs
+        .iter()
+        .filter(|o| o.write == write && !o.random)
+        // Latency by Little's law: in flight / throughput (exact at QD 1).
+        .map(|o| {
+            (
+                o.request_bytes as f64,
+                f64::from(o.in_flight.max(1)) / o.iops,
+            )
+        })
+        .collect();
+    f.sequential_points = seq.len();
+    match line(&seq) {
+        Some((o, s)) if s > 0.0 && o >= 0.0 => {
+            f.cmd_overhead_s = Some(o);
+            f.rate_bytes_per_s = Some(1.0 / s);
+        }
+        _ if !seq.is_empty() => {
+            // One size, or a negative intercept (noise): the best rate
+            // with no overhead.
+            let sb: f64 = seq.iter().map(|p| p.0 * p.0).sum();
+            let sby: f64 = seq.iter().map(|p| p.0 * p.1).sum();
+            f.rate_bytes_per_s = Some(sb / sby);
+        }
+        _ => {}
+    }
+    if let Some(o) = obs
+        .iter()
+        .filter(|o| o.write == write && o.random)
+        .min_by_key(|o| o.request_bytes)
+    {
+        f.iops = Some(o.iops);
+        f.iops_request_bytes = Some(o.request_bytes);
+    }
+    f
+}
+
+/// Fit a device to measured phases. `hold_out`: request sizes to leave
+/// out of the fit and predict instead.
+pub fn calibrate(
+    name: &str,
+    obs: &[Observation],
+    hold_out: &[u64],
+) -> Result<Calibration, PlanError> {
+    let usable: Vec<&Observation> = obs
+        .iter()
+        .filter(|o| o.iops.is_finite() && o.iops > 0.0 && o.request_bytes > 0)
+        .collect();
+    if usable.is_empty() {
+        return Err(PlanError::invalid(
+            "calibration",
+            "no phase with I/O to fit; give runs of pure reads or writes (a block-size sweep, random runs)",
+        ));
+    }
+    let fit_set: Vec<&Observation> = usable
+        .iter()
+        .copied()
+        .filter(|o| !hold_out.contains(&o.request_bytes))
+        .collect();
+    let sat = saturated(&fit_set);
+    let fitted: Vec<&Observation> = sat.iter().map(|&i| fit_set[i]).collect();
+    let read = fit_direction(&fitted, false);
+    let write = fit_direction(&fitted, true);
+    let mut not_identified = Vec::new();
+    for (dir, f) in [("read", &read), ("write", &write)] {
+        if f.rate_bytes_per_s.is_none() {
+            not_identified.push(format!(
+                "{dir} streaming rate (needs sequential {dir} runs)"
+            ));
+        }
+        if f.cmd_overhead_s.is_none() {
+            not_identified.push(format!(
+                "{dir} per-command overhead (needs sequential {dir} runs at two or more block sizes)"
+            ));
+        }
+        if f.iops.is_none() {
+            not_identified.push(format!("{dir} IOPS (needs a random {dir} run)"));
+        }
+    }
+    not_identified.push(
+        "rpm and seek time (the entry describes the device by its measured figures)".to_string(),
+    );
+    not_identified.push(
+        "capacity, MTBF, error rate, sector size and rebuild rate (performance runs say nothing about them)"
+            .to_string(),
+    );
+    let mut points = Vec::new();
+    for o in &usable {
+        let f = if o.write { &write } else { &read };
+        let predicted = f.predict(o.random, o.request_bytes, o.in_flight);
+        points.push(FitPoint {
+            label: o.label.clone(),
+            measured_iops: o.iops,
+            predicted_iops: predicted,
+            error: predicted.map(|p| (p - o.iops) / o.iops),
+            fitted: fitted.iter().any(|x| std::ptr::eq(*x, *o)),
+            held_out: hold_out.contains(&o.request_bytes),
+        });
+    }
+    let mean = || {
+        let e: Vec<f64> = points
+            .iter()
+            .filter(|p| p.fitted)
+            .filter_map(|p| p.error.map(f64::abs))
+            .collect();
+        (!e.is_empty()).then(|| e.iter().sum::<f64>() / e.len() as f64)
+    };
+    // Held-out sizes: the prediction against the median of their repeats.
+    let held: Vec<&Observation> = usable
+        .iter()
+        .copied()
+        .filter(|o| hold_out.contains(&o.request_bytes))
+        .collect();
+    let errs: Vec<f64> = saturated(&held)
+        .into_iter()
+        .filter_map(|i| {
+            let o = held[i];
+            let f = if o.write { &write } else { &read };
+            f.predict(o.random, o.request_bytes, o.in_flight)
+                .map(|p| ((p - o.iops) / o.iops).abs())
+        })
+        .collect();
+    let held_out_error = (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64);
+    Ok(Calibration {
+        name: name.to_string(),
+        read,
+        write,
+        not_identified,
+        fit_error: mean(),
+        held_out_error,
+        points,
+    })
+}
+
+fn mbs(x: f64) -> String {
+    format!("{:.1}MB/s", x / 1e6)
+}
+
+impl Calibration {
+    /// The catalog entry: a device described by its measured figures
+    /// (`kind = "ssd"`: IOPS and streaming rates), the figures the runs
+    /// could not give taken from `like` and named as such in `source`.
+    pub fn to_toml(&self, like: &DriveSpec, runs: &str) -> String {
+        let mut borrowed = Vec::new();
+        let mut pick = |v: Option<f64>, what: &str, fallback: f64| {
+            v.unwrap_or_else(|| {
+                borrowed.push(what.to_string());
+                fallback
+            })
+        };
+        let r_iops = pick(
+            self.read.iops,
+            "read IOPS",
+            1.0 / like.op_time(false, 4096.0, Access::Random),
+        );
+        let w_iops = pick(
+            self.write.iops,
+            "write IOPS",
+            1.0 / like.op_time(true, 4096.0, Access::Random),
+        );
+        let seq_of = |w: bool| match &like.media {
+            crate::hardware::DriveMedia::Hdd {
+                seq_bytes_per_s, ..
+            } => *seq_bytes_per_s,
+            crate::hardware::DriveMedia::Ssd {
+                seq_read_bytes_per_s,
+                seq_write_bytes_per_s,
+                ..
+            } => {
+                if w {
+                    *seq_write_bytes_per_s
+                } else {
+                    *seq_read_bytes_per_s
+                }
+            }
+        };
+        let r_seq = pick(self.read.rate_bytes_per_s, "read rate", seq_of(false));
+        let w_seq = pick(self.write.rate_bytes_per_s, "write rate", seq_of(true));
+        let overheads: Vec<f64> = [self.read.cmd_overhead_s, self.write.cmd_overhead_s]
+            .into_iter()
+            .flatten()
+            .collect();
+        let overhead = if overheads.is_empty() {
+            borrowed.push("per-command overhead".to_string());
+            like.cmd_overhead_s
+        } else {
+            overheads.iter().sum::<f64>() / overheads.len() as f64
+        };
+        let err = self.fit_error.map_or("no fitted point".to_string(), |e| {
+            format!("mean fit error {:.1}%", e * 100.0)
+        });
+        let mut source = format!("fitted by storlab plan calibrate from {runs} ({err})");
+        if !borrowed.is_empty() {
+            source.push_str(&format!(
+                "; not identified, taken from {}: {}",
+                like.name,
+                borrowed.join(", ")
+            ));
+        }
+        source.push_str(&format!(
+            "; capacity, MTBF, error rate, sector size and rebuild rate from {}",
+            like.name
+        ));
+        let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        format!(
+            "# Written by storlab plan calibrate; use with --catalog FILE --drive {name}\n\
+             [[drive]]\n\
+             name = \"{name}\"\n\
+             description = \"{desc}\"\n\
+             kind = \"ssd\"\n\
+             capacity = \"{cap}\"\n\
+             read_iops = {r_iops:.1}\n\
+             write_iops = {w_iops:.1}\n\
+             seq_read = \"{sr}\"\n\
+             seq_write = \"{sw}\"\n\
+             cmd_overhead = \"{oh:.4}ms\"\n\
+             mtbf = \"{mtbf:.0}h\"\n\
+             ber = {ber:e}\n\
+             sector_size = {sector}\n\
+             rebuild_rate = \"{rb}\"\n\
+             source = \"{source}\"\n",
+            name = q(&self.name),
+            desc = q(&format!("calibrated from {runs}")),
+            cap = like.capacity_bytes,
+            sr = mbs(r_seq),
+            sw = mbs(w_seq),
+            oh = overhead * 1e3,
+            mtbf = like.mtbf_hours,
+            ber = like.ber_per_bit,
+            sector = like.sector_bytes,
+            rb = mbs(like.rebuild_bytes_per_s),
+            source = q(&source),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    /// Runs generated from known figures, with deterministic ±3 % noise.
+    fn synthetic(o: f64, r: f64, wo: f64, wr: f64, iops: f64) -> Vec<Observation> {
+        let mut out = Vec::new();
+        let noise = [0.97, 1.02, 0.99, 1.03, 0.98, 1.01, 1.0];
+        let mut k = 0;
+        let mut next = || {
+            k += 1;
+            noise[k % noise.len()]
+        };
+        for (write, oo, rr) in [(false, o, r), (true, wo, wr)] {
+            for kb in [4u64, 16, 64, 256, 1024] {
+                let b = (kb << 10) as f64;
+                out.push(Observation {
+                    label: format!("{}-{kb}k", if write { "write" } else { "read" }),
+                    write,
+                    random: false,
+                    request_bytes: kb << 10,
+                    in_flight: 1,
+                    iops: next() / (oo + b / rr),
+                });
+            }
+        }
+        out.push(Observation {
+            label: "randread-4k".into(),
+            write: false,
+            random: true,
+            request_bytes: 4096,
+            in_flight: 32,
+            iops: iops * next(),
+        });
+        out
+    }
+
+    #[test]
+    fn recovers_known_figures_within_5_percent() {
+        let obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        let c = calibrate("dev", &obs, &[]).unwrap();
+        let near = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() / b < 0.05;
+        assert!(near(c.read.rate_bytes_per_s, 500e6), "{:?}", c.read);
+        assert!(near(c.read.cmd_overhead_s, 0.2e-3), "{:?}", c.read);
+        assert!(near(c.write.rate_bytes_per_s, 300e6), "{:?}", c.write);
+        assert!(near(c.write.cmd_overhead_s, 0.35e-3), "{:?}", c.write);
+        assert!(near(c.read.iops, 80_000.0));
+        assert!(c.fit_error.unwrap() < 0.05);
+        // No random writes: said, not invented.
+        assert!(c.write.iops.is_none());
+        assert!(
+            c.not_identified.iter().any(|s| s.contains("write IOPS")),
+            "{:?}",
+            c.not_identified
+        );
+        assert!(!c.not_identified.iter().any(|s| s.contains("read IOPS")));
+    }
+
+    #[test]
+    fn held_out_sizes_are_predicted_not_fitted() {
+        let obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        let c = calibrate("dev", &obs, &[64 << 10]).unwrap();
+        let held: Vec<_> = c.points.iter().filter(|p| p.held_out).collect();
+        assert_eq!(held.len(), 2, "{held:?}");
+        assert!(held.iter().all(|p| p.error.unwrap().abs() < 0.06));
+        assert!(c.held_out_error.unwrap() < 0.06);
+    }
+
+    #[test]
+    fn repeats_count_by_their_median() {
+        let mut obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        // A wild outlier at 64 KiB among three repeats does not move the fit.
+        let base = obs.iter().find(|o| o.label == "read-64k").unwrap().clone();
+        for k in [1.0, 0.4] {
+            obs.push(Observation {
+                iops: base.iops * k,
+                ..base.clone()
+            });
+        }
+        let c = calibrate("dev", &obs, &[]).unwrap();
+        let r = c.read.rate_bytes_per_s.unwrap();
+        assert!((r - 500e6).abs() / 500e6 < 0.05, "{r}");
+    }
+
+    #[test]
+    fn one_block_size_leaves_the_overhead_unidentified() {
+        let obs: Vec<_> = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0)
+            .into_iter()
+            .filter(|o| o.request_bytes == 1 << 20 && !o.write)
+            .collect();
+        let c = calibrate("dev", &obs, &[]).unwrap();
+        assert!(c.read.cmd_overhead_s.is_none());
+        assert!(c.read.rate_bytes_per_s.is_some());
+        assert!(
+            c.not_identified
+                .iter()
+                .any(|s| s.contains("read per-command overhead"))
+        );
+        assert!(calibrate("dev", &[], &[]).is_err());
+    }
+
+    #[test]
+    fn the_entry_loads_into_the_catalog() {
+        let obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        let c = calibrate("my-array", &obs, &[]).unwrap();
+        let cat = Catalog::builtin();
+        let like = cat.drive("dc-s3700-800gb").unwrap();
+        let text = c.to_toml(&like, "runs 1, 2");
+        let mut cat2 = cat.clone();
+        cat2.extend("fitted.toml", &text).unwrap();
+        let d = cat2.drive("my-array").unwrap();
+        assert!((d.cmd_overhead_s - (0.2e-3 + 0.35e-3) / 2.0).abs() < 0.02e-3);
+        assert!(text.contains("not identified, taken from dc-s3700-800gb: write IOPS"));
+        assert_eq!(d.capacity_bytes, like.capacity_bytes);
+    }
+}

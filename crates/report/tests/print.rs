@@ -1,0 +1,181 @@
+//! The HTML report prints: headless Chromium prints it to PDF (the way a
+//! storage engineer attaches it to an acceptance document), and poppler's
+//! `pdftotext` finds every column header of every table in the PDF's text
+//! (a table cut at the right edge loses its last columns' headers), every
+//! chart's title, and the landscape page size.
+//!
+//! Needs Debian's `chromium` (`/usr/bin/chromium`, or `STORLAB_CHROMIUM`)
+//! and `pdftotext` (poppler-utils); skips with a printed reason when either
+//! is absent. `.ci/run` installs both.
+
+#[path = "../src/testdata.rs"]
+mod testdata;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn chromium() -> Option<PathBuf> {
+    let p = std::env::var_os("STORLAB_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    p.exists().then_some(p)
+}
+
+fn have_pdftotext() -> bool {
+    Command::new("pdftotext")
+        .arg("-v")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Print `page` to `pdf` with headless Chromium (fresh profile, killed
+/// after 90 s).
+fn print_to_pdf(bin: &Path, dir: &Path, page: &Path, pdf: &Path) {
+    let profile = tempfile::tempdir_in(dir).unwrap();
+    let log = std::fs::File::create(dir.join("chromium.log")).unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-pdf-header-footer",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start chromium");
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium failed: {status}");
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(pdf.exists(), "no PDF written");
+}
+
+fn pdftotext(pdf: &Path, extra: &[&str]) -> String {
+    let out = Command::new("pdftotext")
+        .args(extra)
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .expect("run pdftotext");
+    assert!(out.status.success(), "pdftotext failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Collapse runs of white space (line and page breaks included) to one space.
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The text of every `<th>` in the HTML, unescaped.
+fn headers(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("<th>") {
+        let after = &rest[i + 4..];
+        let end = after.find("</th>").expect("closed th");
+        let text = after[..end]
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'");
+        out.push(squash(&text));
+        rest = &after[end..];
+    }
+    out
+}
+
+#[test]
+fn the_report_prints_with_every_column_and_chart() {
+    let Some(bin) = chromium() else {
+        storlab_types::skip_test(
+            "the_report_prints_with_every_column_and_chart",
+            "/usr/bin/chromium not found (apt-get install chromium, or set STORLAB_CHROMIUM)",
+        );
+        return;
+    };
+    if !have_pdftotext() {
+        storlab_types::skip_test(
+            "the_report_prints_with_every_column_and_chart",
+            "pdftotext not found (apt-get install poppler-utils)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let runs = testdata::all_runs();
+    let html = storlab_report::html_report(&runs, Some(0));
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let pdf = dir.path().join("report.pdf");
+    print_to_pdf(&bin, dir.path(), &page, &pdf);
+
+    if let Some(keep) = std::env::var_os("STORLAB_KEEP_PDF") {
+        std::fs::copy(&pdf, keep).unwrap();
+    }
+    let text = squash(&pdftotext(&pdf, &[]));
+    let heads = headers(&html);
+    assert!(heads.len() > 50, "the report has its tables: {heads:?}");
+    let missing: Vec<&String> = heads
+        .iter()
+        .filter(|h| !text.contains(h.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "column headers missing from the printed PDF (cut off?): {missing:?}"
+    );
+    // The last column of the widest tables is really there, with content.
+    for h in ["Lat p99.9", "Differs from baseline", "Device", "Verify"] {
+        assert!(text.contains(h), "{h}");
+    }
+    for c in storlab_report::charts(&runs, Some(0)) {
+        let title = squash(&c.title);
+        assert!(
+            text.contains(&title),
+            "chart '{title}' missing from the PDF"
+        );
+    }
+    // Landscape pages: wider than tall.
+    let info = pdftotext_info(&pdf);
+    let size = info
+        .lines()
+        .find(|l| l.starts_with("Page size:"))
+        .unwrap_or_else(|| panic!("no page size in pdfinfo output:\n{info}"));
+    let nums: Vec<f64> = size
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        nums.len() >= 2 && nums[0] > nums[1],
+        "not landscape: {size}"
+    );
+}
+
+/// `pdfinfo` output (poppler-utils, like pdftotext).
+fn pdftotext_info(pdf: &Path) -> String {
+    let out = Command::new("pdfinfo")
+        .arg(pdf)
+        .output()
+        .expect("run pdfinfo (poppler-utils)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

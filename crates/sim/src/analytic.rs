@@ -1,0 +1,437 @@
+//! The analytic solver: bottleneck bounds on the time to move the workload's
+//! bytes, plus exact mean value analysis (MVA) for the knee of request-level
+//! workloads.
+//!
+//! **Bounds.** Every component instance must carry its bytes: the run takes
+//! at least `bytes_r / capacity_r` for the busiest instance of each
+//! component, at least one client's own time (cache hits at page-cache speed
+//! plus misses at its path rate), and with a lock-managed shared-file write,
+//! at least `requests × (bs / single-writer rate + lock handoff)`. An array's
+//! write-back cache takes the first `cache` bytes off its back end's share
+//! (the fluid answer for a cache filled at `in` and drained at `b`:
+//! `max(D/in, (D − C)/b)`). Aggregate throughput = bytes / the largest of
+//! these times; each component's utilisation is its time / that time; the
+//! binding component is the one at 100 %.
+//!
+//! **MVA.** Requests are the customers of a closed network (clients ×
+//! iodepth of them); each component type is a queueing station with the
+//! busiest instance's demand per request, repeated for the instances there
+//! are; the client side and the network latency are a delay. Exact MVA
+//! (Reiser and Lavenberg 1980) gives the throughput as customers are added.
+//! For sequential streams (pipelined transfers) the fluid bound is the
+//! answer and MVA's store-and-forward figure is only reported; for random
+//! I/O the answer is the lower of the two.
+
+use crate::model::{self, Layout, Point, Utilisation};
+use crate::scenario::Resolved;
+
+/// A station of the closed network: per-request demand at one instance (s)
+/// and how many instances share the load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Station {
+    pub demand_s: f64,
+    pub copies: f64,
+}
+
+/// Exact MVA for `customers` in a closed network of queueing `stations`
+/// and a delay `think_s`. Returns (throughput per second, mean response
+/// time s, mean queue length per instance of each station).
+pub fn mva(stations: &[Station], think_s: f64, customers: u64) -> (f64, f64, Vec<f64>) {
+    let mut q = vec![0.0; stations.len()];
+    let mut x = 0.0;
+    let mut resp = 0.0;
+    for n in 1..=customers {
+        let rs: Vec<f64> = stations
+            .iter()
+            .zip(&q)
+            .map(|(s, qk)| s.demand_s * (1.0 + qk))
+            .collect();
+        resp = rs
+            .iter()
+            .zip(stations)
+            .map(|(r, s)| r * s.copies)
+            .sum::<f64>();
+        x = n as f64 / (think_s + resp);
+        for (qk, r) in q.iter_mut().zip(&rs) {
+            *qk = x * r;
+        }
+    }
+    (x, resp, q)
+}
+
+/// One term of the bound: a component and the time it needs.
+struct Term {
+    name: &'static str,
+    secs: f64,
+    /// Demand per request at the busiest instance, and instance count (for MVA).
+    station: Option<Station>,
+}
+
+/// Solve one resolved scenario analytically.
+pub fn solve(r: &Resolved) -> Point {
+    let l = Layout::of(r);
+    let w = &r.workload;
+    let bs = w.bs_bytes as f64;
+    let requests = (l.total_bytes / bs).max(1.0);
+    let mut terms: Vec<Term> = Vec::new();
+    let mut push = |name: &'static str, bytes: f64, cap: Option<f64>, copies: f64| {
+        if let Some(c) = cap {
+            let secs = bytes / c;
+            terms.push(Term {
+                name,
+                secs,
+                station: Some(Station {
+                    demand_s: secs / requests,
+                    copies,
+                }),
+            });
+        }
+    };
+
+    // Client side: one client's own time (a delay in MVA).
+    let hit = l.per_client_bytes * l.h_client;
+    let miss = l.per_client_bytes - hit;
+    let t_cache = hit / r.page_cache_bytes_per_s;
+    let t_nic = miss / r.client_nic_bytes_per_s;
+    let t_own = r
+        .client_rate_bytes_per_s
+        .map_or(0.0, |c| miss / c.min(r.client_nic_bytes_per_s));
+    let t_client = t_cache + t_nic.max(t_own);
+
+    let past_client = l.total_bytes * (1.0 - l.h_client);
+    push(UPLINK_NAME, past_client, r.uplink_bytes_per_s, 1.0);
+    let mut at_arrays = past_client;
+    if let Some(m) = &r.movers {
+        let through = past_client * l.mover_share;
+        let copies = 1.0 / l.mover_share;
+        push(
+            model::MOVER_IN,
+            through,
+            Some(m.client_side_bytes_per_s),
+            copies,
+        );
+        push(model::MOVER, through, m.rate_bytes_per_s, copies);
+        push(
+            model::MOVER_OUT,
+            through * (1.0 - l.h_mover),
+            Some(m.storage_side_bytes_per_s),
+            copies,
+        );
+        at_arrays = past_client * (1.0 - l.h_mover);
+    }
+    let on_array = at_arrays * l.array_share;
+    let copies = 1.0 / l.array_share;
+    push(
+        model::ARRAY_PORTS,
+        on_array,
+        Some(r.array.ports_bytes_per_s),
+        copies,
+    );
+    push(
+        model::ARRAY_CTRL,
+        on_array,
+        r.array.controller_bytes_per_s,
+        copies,
+    );
+    let backend_bytes = if w.pattern.is_write() {
+        (on_array - r.array.cache_bytes as f64).max(0.0)
+    } else {
+        on_array * (1.0 - l.h_array)
+    };
+    push(
+        model::BACKEND,
+        backend_bytes,
+        Some(r.array.backend_bytes_per_s),
+        copies,
+    );
+    // Random requests: each drive of the back end is its own queue (a
+    // request visits one). bs / (all drives' bytes/s) is already one drive's
+    // demand per request (service time × a 1/units visit); there are
+    // `units` of them, so the knee comes at about one request per drive.
+    let units = f64::from(r.array.backend_units.max(1));
+    if units > 1.0
+        && let Some(t) = terms.iter_mut().find(|t| t.name == model::BACKEND)
+        && let Some(st) = t.station.as_mut()
+    {
+        st.copies *= units;
+    }
+
+    // The lock: one writer at a time, at the rate of a lone flow through
+    // the front path (the back end drains the cache outside the lock).
+    let mut lock_secs = None;
+    if l.locked {
+        let mut single = l.client_rate;
+        for c in [
+            r.uplink_bytes_per_s,
+            r.array.controller_bytes_per_s,
+            Some(r.array.ports_bytes_per_s),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            single = single.min(c);
+        }
+        if let Some(m) = &r.movers {
+            single = single
+                .min(m.client_side_bytes_per_s)
+                .min(m.storage_side_bytes_per_s)
+                .min(m.rate_bytes_per_s.unwrap_or(f64::INFINITY));
+        }
+        let handoff = if l.n >= 2 { r.lock_handoff_s } else { 0.0 };
+        let per_request = bs / single + handoff;
+        lock_secs = Some(requests * per_request);
+    }
+
+    let t_bound = terms
+        .iter()
+        .map(|t| t.secs)
+        .chain([t_client])
+        .chain(lock_secs)
+        .fold(0.0, f64::max);
+    let t_bound = if t_bound > 0.0 {
+        t_bound
+    } else {
+        f64::MIN_POSITIVE
+    };
+    let bound = l.total_bytes / t_bound;
+
+    // MVA: the shared stations; the client side and latency are a delay.
+    let client_per_request = t_client / (l.per_client_bytes / bs).max(1.0);
+    let customers = l.n * u64::from(w.iodepth);
+    let (stations, think): (Vec<Station>, f64) = if let Some(ls) = lock_secs {
+        let mut st = vec![Station {
+            demand_s: ls / requests,
+            copies: 1.0,
+        }];
+        st.extend(
+            terms
+                .iter()
+                .filter(|t| t.name == model::BACKEND)
+                .filter_map(|t| t.station),
+        );
+        (st, r.latency_s)
+    } else {
+        (
+            terms.iter().filter_map(|t| t.station).collect(),
+            r.latency_s + client_per_request,
+        )
+    };
+    let mva_x = if customers <= MVA_MAX_CUSTOMERS {
+        Some(mva(&stations, think, customers).0 * bs)
+    } else {
+        None
+    };
+    let aggregate = if model::request_level(w.pattern) {
+        mva_x.map_or(bound, |m| m.min(bound))
+    } else {
+        bound
+    };
+    let t_run = l.total_bytes / aggregate;
+
+    // Utilisation of each component over the run.
+    let mut utilisation = Vec::new();
+    let mut add = |name: &str, secs: f64| {
+        utilisation.push(Utilisation {
+            component: name.to_string(),
+            pct: 100.0 * secs / t_run,
+        });
+    };
+    if hit > 0.0 {
+        add(model::CLIENT_CACHE, t_cache);
+    }
+    if r.client_rate_bytes_per_s.is_some() {
+        add(model::CLIENT, t_cache + t_own);
+    }
+    add(model::CLIENT_NIC, t_cache + t_nic);
+    for name in model::COMPONENTS {
+        if let Some(t) = terms.iter().find(|t| t.name == name) {
+            let secs = if name == model::BACKEND && w.pattern.is_write() {
+                // The back end drains the write-back cache from the first
+                // byte: it is busy for everything it can write in the run.
+                (on_array / r.array.backend_bytes_per_s).min(t_run)
+            } else {
+                t.secs
+            };
+            add(name, secs);
+        }
+    }
+    if let Some(ls) = lock_secs {
+        add(model::LOCK, ls);
+    }
+    // A request-level run slower than every bound is bound by its queueing.
+    let binding = model::binding_of(&utilisation);
+    Point {
+        solver: "analytic".into(),
+        clients: r.clients,
+        aggregate_bytes_per_s: aggregate,
+        per_client_bytes_per_s: aggregate / l.n as f64,
+        binding,
+        utilisation,
+        mean_latency_ns: customers as f64 * bs / aggregate * 1e9,
+        mva_bytes_per_s: mva_x,
+        p50_latency_ns: None,
+        p99_latency_ns: None,
+        worst_client_p99_ns: None,
+        simulated_ns: None,
+        events: None,
+    }
+}
+
+const UPLINK_NAME: &str = model::UPLINK;
+
+/// Above this many customers MVA's O(customers × stations) loop is skipped
+/// and the bound alone is the answer.
+pub const MVA_MAX_CUSTOMERS: u64 = 1_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Closed networks whose answers are known in closed form: one station
+    /// (X = 1/D), and K balanced stations (X = N / (D (K + N − 1)), Lazowska
+    /// et al., "Quantitative System Performance", 1984, ch. 5).
+    #[test]
+    fn mva_single_station_and_balanced_network() {
+        // One station, no think time: X = 1/D for any population, R = N·D.
+        let (x, r, q) = mva(
+            &[Station {
+                demand_s: 0.01,
+                copies: 1.0,
+            }],
+            0.0,
+            5,
+        );
+        assert!((x - 100.0).abs() < 1e-9);
+        assert!((r - 0.05).abs() < 1e-12);
+        assert!((q[0] - 5.0).abs() < 1e-9);
+        // K balanced stations of demand D, N customers: X = N / (D (K + N - 1)).
+        let k = 3.0;
+        let d = 0.02;
+        for n in 1..20u64 {
+            let st = vec![
+                Station {
+                    demand_s: d,
+                    copies: 1.0
+                };
+                3
+            ];
+            let (x, _, _) = mva(&st, 0.0, n);
+            let exact = n as f64 / (d * (k + n as f64 - 1.0));
+            assert!((x - exact).abs() < 1e-9 * exact, "n={n} {x} {exact}");
+        }
+    }
+
+    #[test]
+    fn mva_textbook_two_customers() {
+        // Demands 1 and 2, no think time, N = 2, computed by hand:
+        // n=1: R = 1 + 2 = 3, X = 1/3, Q = (1/3, 2/3)
+        // n=2: R1 = 1·(4/3), R2 = 2·(5/3) = 10/3, R = 14/3, X = 6/14.
+        let st = [
+            Station {
+                demand_s: 1.0,
+                copies: 1.0,
+            },
+            Station {
+                demand_s: 2.0,
+                copies: 1.0,
+            },
+        ];
+        let (x, r, _) = mva(&st, 0.0, 2);
+        assert!((x - 6.0 / 14.0).abs() < 1e-12);
+        assert!((r - 14.0 / 3.0).abs() < 1e-12);
+        // With think time Z: X(1) = 1 / (Z + ΣD).
+        let (x, _, _) = mva(&st, 7.0, 1);
+        assert!((x - 0.1).abs() < 1e-12);
+        // Throughput never exceeds the bottleneck bound 1/Dmax, and grows with N.
+        let mut last = 0.0;
+        for n in 1..50 {
+            let (x, _, _) = mva(&st, 0.5, n);
+            assert!(x <= 0.5 + 1e-12 && x >= last);
+            last = x;
+        }
+    }
+
+    use crate::catalog::SimCatalog;
+    use crate::scenario::Scenario;
+    use proptest::prelude::*;
+
+    fn scenario(
+        clients: u32,
+        movers: u32,
+        arrays: u32,
+        pattern: &str,
+        sharing: &str,
+        fs: &str,
+        cache_mib: u32,
+    ) -> String {
+        format!(
+            r#"
+[clients]
+count = {clients}
+nic = "1gbe-iscsi"
+page_cache = "256MiB"
+[network]
+uplink = "10gbe-iscsi"
+[movers]
+count = {movers}
+client_port = "10gbe-iscsi"
+storage_port = "fc4"
+cache = "{cache_mib}MiB"
+[filesystem]
+kind = "{fs}"
+[array]
+count = {arrays}
+port = "fc4"
+ports = 2
+cache = "{cache_mib}MiB"
+cache_rate = "1GB/s"
+backend = "300MB/s"
+backend_iops = 2000
+[workload]
+pattern = "{pattern}"
+sharing = "{sharing}"
+bs = "256KiB"
+file_size = "1GiB"
+warm = true
+"#
+        )
+    }
+
+    fn solve_text(t: &str) -> Point {
+        solve(
+            &Scenario::parse("p.toml", t)
+                .unwrap()
+                .resolve(&SimCatalog::builtin())
+                .unwrap(),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// More clients never push a component above its capacity, and
+        /// adding an array or a mover never lowers the answer.
+        #[test]
+        fn caps_hold_and_servers_never_hurt(
+            clients in 1u32..5000,
+            movers in 1u32..8,
+            arrays in 1u32..8,
+            pattern in prop::sample::select(vec!["read", "write", "randread", "randwrite"]),
+            sharing in prop::sample::select(vec!["n-n", "n-1"]),
+            fs in prop::sample::select(vec!["shared-block", "parallel"]),
+            cache in 0u32..4096,
+        ) {
+            let p = solve_text(&scenario(clients, movers, arrays, pattern, sharing, fs, cache));
+            for u in &p.utilisation {
+                prop_assert!(u.pct <= 100.0 + 1e-6, "{} at {}%", u.component, u.pct);
+            }
+            prop_assert!(p.aggregate_bytes_per_s > 0.0 && p.aggregate_bytes_per_s.is_finite());
+            let more_arrays = solve_text(&scenario(clients, movers, arrays + 1, pattern, sharing, fs, cache));
+            let more_movers = solve_text(&scenario(clients, movers + 1, arrays, pattern, sharing, fs, cache));
+            let eps = 1e-9 * p.aggregate_bytes_per_s;
+            prop_assert!(more_arrays.aggregate_bytes_per_s >= p.aggregate_bytes_per_s - eps,
+                "arrays {} -> {}: {} -> {}", arrays, arrays + 1, p.aggregate_bytes_per_s, more_arrays.aggregate_bytes_per_s);
+            prop_assert!(more_movers.aggregate_bytes_per_s >= p.aggregate_bytes_per_s - eps,
+                "movers {} -> {}: {} -> {}", movers, movers + 1, p.aggregate_bytes_per_s, more_movers.aggregate_bytes_per_s);
+        }
+    }
+}

@@ -1,0 +1,751 @@
+//! The discrete-event solver: every request of every client, on the
+//! [`crate::engine`] (integer-nanosecond time, seeded RNG) and the
+//! [`crate::net`] flow network (max-min fair sharing by flow class).
+//!
+//! A client keeps `iodepth` requests in flight until it has moved its bytes.
+//! A request waits the network latency, then (a lock-managed shared-file
+//! write) queues FIFO for the file's lock — handing the lock to another
+//! client costs `lock_handoff` — and then moves its bytes as a flow through
+//! the components its class crosses. An array's write-back cache fills at
+//! the rate writes arrive and drains at the back end's rate; once full, the
+//! array's writes cross the back end. Reads hit the caches as the model
+//! says (sequential: the first part of each client's data; random: drawn
+//! with the seeded RNG).
+//!
+//! Rate = bytes moved / (last completion − first issue at t = 0), as the
+//! bench engine measures it. The same scenario and seed give the same
+//! result bit for bit.
+
+use crate::engine::{EventQueue, Nanos, Rng};
+use crate::error::SimError;
+use crate::model::{self, Layout, Point, Utilisation};
+use crate::net::{ClassId, FluidNet, ResourceId};
+use crate::scenario::Resolved;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The most requests one DES run may simulate.
+pub const MAX_REQUESTS: u64 = 10_000_000;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// A request reaches the storage side (after the network latency).
+    Arrive { req: usize },
+    /// A request starts moving its bytes (after a lock handoff).
+    Start { req: usize },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    ClientHit,
+    MoverHit,
+    ArrayHit,
+    Miss,
+    Write,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Req {
+    client: u32,
+    bytes: f64,
+    issued: Nanos,
+    array: u32,
+    class: ClassId,
+    level: Level,
+}
+
+#[derive(Debug, Default)]
+struct Client {
+    next_k: u64,
+    total_k: u64,
+    done_k: u64,
+    left_bytes: f64,
+    lat: Vec<u64>,
+    nic_bytes: f64,
+    hit_bytes: f64,
+}
+
+#[derive(Debug, Default, Clone)]
+struct WriteCache {
+    level: f64,
+    /// Bytes the back end drained from the cache while it was filling.
+    drained: f64,
+    last: Nanos,
+    full: bool,
+    classes: Vec<ClassId>,
+}
+
+struct Sim<'a> {
+    r: &'a Resolved,
+    l: Layout,
+    q: EventQueue<Ev>,
+    net: FluidNet,
+    rng: Rng,
+    uplink: Option<ResourceId>,
+    mover_in: Vec<ResourceId>,
+    mover_core: Vec<Option<ResourceId>>,
+    mover_out: Vec<ResourceId>,
+    ports: Vec<ResourceId>,
+    ctrl: Vec<Option<ResourceId>>,
+    /// Per array, its back end's units (drives for random work).
+    backend: Vec<Vec<ResourceId>>,
+    classes: BTreeMap<(u32, u32, Level, u32), ClassId>,
+    caches: Vec<WriteCache>,
+    reqs: Vec<Req>,
+    free: Vec<usize>,
+    clients: Vec<Client>,
+    lock_queue: VecDeque<usize>,
+    lock_holder: Option<usize>,
+    lock_last_client: Option<u32>,
+    lock_granted_at: Nanos,
+    lock_busy_ns: u64,
+    all_lat: Vec<u64>,
+    worst_p99: u64,
+    events: u64,
+    last_done: Nanos,
+}
+
+fn pct_of(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[i.clamp(1, sorted.len()) - 1]
+}
+
+impl<'a> Sim<'a> {
+    fn new(r: &'a Resolved) -> Sim<'a> {
+        let l = Layout::of(r);
+        let mut net = FluidNet::new();
+        let uplink = r.uplink_bytes_per_s.map(|c| net.add_resource(c));
+        let (mut mover_in, mut mover_core, mut mover_out) = (Vec::new(), Vec::new(), Vec::new());
+        if let Some(m) = &r.movers {
+            for _ in 0..m.count {
+                mover_in.push(net.add_resource(m.client_side_bytes_per_s));
+                mover_core.push(m.rate_bytes_per_s.map(|c| net.add_resource(c)));
+                mover_out.push(net.add_resource(m.storage_side_bytes_per_s));
+            }
+        }
+        let (mut ports, mut ctrl, mut backend) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..r.array.count {
+            ports.push(net.add_resource(r.array.ports_bytes_per_s));
+            ctrl.push(r.array.controller_bytes_per_s.map(|c| net.add_resource(c)));
+            let units = r.array.backend_units.max(1);
+            backend.push(
+                (0..units)
+                    .map(|_| net.add_resource(r.array.backend_bytes_per_s / f64::from(units)))
+                    .collect(),
+            );
+        }
+        let caches = vec![
+            WriteCache {
+                full: r.array.cache_bytes == 0,
+                ..WriteCache::default()
+            };
+            r.array.count as usize
+        ];
+        Sim {
+            r,
+            l,
+            q: EventQueue::new(),
+            net,
+            rng: Rng::new(r.seed),
+            uplink,
+            mover_in,
+            mover_core,
+            mover_out,
+            ports,
+            ctrl,
+            backend,
+            classes: BTreeMap::new(),
+            caches,
+            reqs: Vec::new(),
+            free: Vec::new(),
+            clients: Vec::new(),
+            lock_queue: VecDeque::new(),
+            lock_holder: None,
+            lock_last_client: None,
+            lock_granted_at: 0,
+            lock_busy_ns: 0,
+            all_lat: Vec::new(),
+            worst_p99: 0,
+            events: 0,
+            last_done: 0,
+        }
+    }
+
+    fn path(&self, mover: u32, array: u32, level: Level, unit: u32) -> Vec<(ResourceId, f64)> {
+        let mut p: Vec<ResourceId> = Vec::new();
+        if level == Level::ClientHit {
+            return Vec::new();
+        }
+        p.extend(self.uplink);
+        if mover != u32::MAX {
+            let m = mover as usize;
+            p.push(self.mover_in[m]);
+            p.extend(self.mover_core[m]);
+            if level == Level::MoverHit {
+                return p.into_iter().map(|x| (x, 1.0)).collect();
+            }
+            p.push(self.mover_out[m]);
+        }
+        let a = array as usize;
+        p.push(self.ports[a]);
+        p.extend(self.ctrl[a]);
+        match level {
+            Level::Miss => p.push(self.backend[a][unit as usize]),
+            Level::Write if self.caches[a].full => p.push(self.backend[a][unit as usize]),
+            _ => {}
+        }
+        p.into_iter().map(|x| (x, 1.0)).collect()
+    }
+
+    fn class(&mut self, mover: u32, array: u32, level: Level, unit: u32) -> ClassId {
+        if let Some(&c) = self.classes.get(&(mover, array, level, unit)) {
+            return c;
+        }
+        let depth = f64::from(self.r.workload.iodepth);
+        let cap = if level == Level::ClientHit {
+            self.r.page_cache_bytes_per_s / depth
+        } else {
+            self.l.client_rate / depth
+        };
+        let path = self.path(mover, array, level, unit);
+        let c = self.net.add_class(path, cap);
+        self.classes.insert((mover, array, level, unit), c);
+        if level == Level::Write {
+            self.caches[array as usize].classes.push(c);
+        }
+        c
+    }
+
+    fn level_of(&mut self, k: u64, total_k: u64) -> Level {
+        if self.r.workload.pattern.is_write() {
+            return Level::Write;
+        }
+        let f = if self.r.workload.pattern.is_random() {
+            self.rng.uniform()
+        } else {
+            k as f64 / total_k as f64
+        };
+        let l = &self.l;
+        let c = l.h_client;
+        let m = c + (1.0 - c) * l.h_mover;
+        let a = m + (1.0 - m) * l.h_array;
+        if f < c {
+            Level::ClientHit
+        } else if f < m {
+            Level::MoverHit
+        } else if f < a {
+            Level::ArrayHit
+        } else {
+            Level::Miss
+        }
+    }
+
+    fn issue(&mut self, client: u32) {
+        let now = self.q.now();
+        let cs = &mut self.clients[client as usize];
+        if cs.next_k >= cs.total_k {
+            return;
+        }
+        let k = cs.next_k;
+        cs.next_k += 1;
+        let total_k = cs.total_k;
+        let bytes = cs.left_bytes.min(self.r.workload.bs_bytes as f64);
+        cs.left_bytes -= bytes;
+        let level = self.level_of(k, total_k);
+        let c = u64::from(client);
+        let array = model::array_of(self.r, c, k);
+        let mover = model::mover_of(self.r, c).unwrap_or(u32::MAX);
+        let units = self.r.array.backend_units.max(1);
+        let unit = if units > 1 {
+            (self.rng.next_u64() % u64::from(units)) as u32
+        } else {
+            0
+        };
+        let class = self.class(mover, array, level, unit);
+        let req = Req {
+            client,
+            bytes,
+            issued: now,
+            array,
+            class,
+            level,
+        };
+        let id = match self.free.pop() {
+            Some(i) => {
+                self.reqs[i] = req;
+                i
+            }
+            None => {
+                self.reqs.push(req);
+                self.reqs.len() - 1
+            }
+        };
+        let lat = (self.r.latency_s * 1e9).round() as Nanos;
+        if lat > 0 {
+            self.q.schedule(now + lat, Ev::Arrive { req: id });
+        } else {
+            self.arrive(id);
+        }
+    }
+
+    fn arrive(&mut self, id: usize) {
+        if self.l.locked {
+            self.lock_queue.push_back(id);
+            if self.lock_holder.is_none() {
+                self.grant();
+            }
+        } else {
+            self.start(id);
+        }
+    }
+
+    fn grant(&mut self) {
+        let Some(id) = self.lock_queue.pop_front() else {
+            return;
+        };
+        let now = self.q.now();
+        let client = self.reqs[id].client;
+        self.lock_holder = Some(id);
+        self.lock_granted_at = now;
+        let handoff = self.lock_last_client.is_some_and(|c| c != client);
+        self.lock_last_client = Some(client);
+        let h = (self.r.lock_handoff_s * 1e9).round() as Nanos;
+        if handoff && h > 0 {
+            self.q.schedule(now + h, Ev::Start { req: id });
+        } else {
+            self.start(id);
+        }
+    }
+
+    fn start(&mut self, id: usize) {
+        let r = self.reqs[id];
+        self.net.add_flow(r.class, r.bytes, id as u64);
+    }
+
+    fn complete(&mut self, id: usize) {
+        let now = self.q.now();
+        self.events += 1;
+        self.last_done = self.last_done.max(now);
+        let r = self.reqs[id];
+        self.free.push(id);
+        if r.level == Level::Write {
+            let b = self.r.array.backend_bytes_per_s;
+            let cap = self.r.array.cache_bytes as f64;
+            let wc = &mut self.caches[r.array as usize];
+            if !wc.full {
+                let drained = (b * (now - wc.last) as f64 / 1e9).min(wc.level);
+                wc.drained += drained;
+                wc.level = wc.level - drained + r.bytes;
+                wc.last = now;
+                if wc.level >= cap {
+                    wc.full = true;
+                    let classes = wc.classes.clone();
+                    for c in classes {
+                        let key = self
+                            .classes
+                            .iter()
+                            .find(|(_, v)| **v == c)
+                            .map(|(k, _)| *k)
+                            .expect("a write class is registered");
+                        let p = self.path(key.0, key.1, key.2, key.3);
+                        self.net.set_path(c, p);
+                    }
+                }
+            }
+        }
+        if self.l.locked && self.lock_holder == Some(id) {
+            self.lock_busy_ns += now - self.lock_granted_at;
+            self.lock_holder = None;
+            self.grant();
+        }
+        let cs = &mut self.clients[r.client as usize];
+        cs.done_k += 1;
+        cs.lat.push(now - r.issued);
+        if r.level == Level::ClientHit {
+            cs.hit_bytes += r.bytes;
+        } else {
+            cs.nic_bytes += r.bytes;
+        }
+        if cs.done_k == cs.total_k {
+            let mut lat = std::mem::take(&mut cs.lat);
+            lat.sort_unstable();
+            self.worst_p99 = self.worst_p99.max(pct_of(&lat, 99.0));
+            self.all_lat.extend_from_slice(&lat);
+        } else {
+            self.issue(r.client);
+        }
+    }
+
+    fn run(&mut self) {
+        let bs = self.r.workload.bs_bytes as f64;
+        let per = self.l.per_client_bytes;
+        for c in 0..self.r.clients {
+            let total_k = (per / bs).ceil().max(1.0) as u64;
+            self.clients.push(Client {
+                total_k,
+                left_bytes: per,
+                ..Client::default()
+            });
+            let _ = c;
+        }
+        for c in 0..self.r.clients {
+            for _ in 0..self.r.workload.iodepth {
+                self.issue(c);
+            }
+        }
+        loop {
+            let now = self.q.now();
+            let t_net = self.net.next_completion().map(|d| now.saturating_add(d));
+            let t_ev = self.q.peek_time();
+            let t = match (t_net, t_ev) {
+                (None, None) => break,
+                (Some(a), None) | (None, Some(a)) => a,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            let done = self.net.advance(t - now);
+            self.q.advance_to(t);
+            for (_, id) in done {
+                self.complete(id as usize);
+            }
+            while self.q.peek_time() == Some(t) {
+                let (_, ev) = self.q.pop().expect("peeked");
+                self.events += 1;
+                match ev {
+                    Ev::Arrive { req } => self.arrive(req),
+                    Ev::Start { req } => self.start(req),
+                }
+            }
+        }
+    }
+
+    fn point(mut self) -> Point {
+        let elapsed = self.last_done.max(1);
+        let secs = elapsed as f64 / 1e9;
+        let total: f64 = self.clients.iter().map(|c| c.nic_bytes + c.hit_bytes).sum();
+        let aggregate = total / secs;
+        let mut utilisation = Vec::new();
+        let mut add = |name: &str, pct: f64| {
+            utilisation.push(Utilisation {
+                component: name.to_string(),
+                pct,
+            })
+        };
+        let max_hit = self.clients.iter().map(|c| c.hit_bytes).fold(0.0, f64::max);
+        let max_nic = self.clients.iter().map(|c| c.nic_bytes).fold(0.0, f64::max);
+        if max_hit > 0.0 {
+            add(
+                model::CLIENT_CACHE,
+                100.0 * max_hit / self.r.page_cache_bytes_per_s / secs,
+            );
+        }
+        if let Some(c) = self.r.client_rate_bytes_per_s {
+            let t = self
+                .clients
+                .iter()
+                .map(|x| {
+                    x.hit_bytes / self.r.page_cache_bytes_per_s
+                        + x.nic_bytes / c.min(self.r.client_nic_bytes_per_s)
+                })
+                .fold(0.0, f64::max);
+            add(model::CLIENT, 100.0 * t / secs);
+        }
+        let t_nic = self
+            .clients
+            .iter()
+            .map(|x| {
+                x.hit_bytes / self.r.page_cache_bytes_per_s
+                    + x.nic_bytes / self.r.client_nic_bytes_per_s
+            })
+            .fold(0.0, f64::max);
+        let _ = max_nic;
+        add(model::CLIENT_NIC, 100.0 * t_nic / secs);
+        let used = self.net.used_bytes().to_vec();
+        let one = |ids: &[ResourceId], cap: f64| -> Vec<(f64, f64)> {
+            ids.iter().map(|&x| (used[x], cap)).collect()
+        };
+        let mv = self.r.movers.as_ref();
+        let core: Vec<ResourceId> = self.mover_core.iter().flatten().copied().collect();
+        let ctrl: Vec<ResourceId> = self.ctrl.iter().flatten().copied().collect();
+        let uplink: Vec<ResourceId> = self.uplink.iter().copied().collect();
+        // Per component: (bytes moved, capacity) of each instance.
+        let parts: Vec<(&str, Vec<(f64, f64)>)> = vec![
+            (
+                model::UPLINK,
+                one(&uplink, self.r.uplink_bytes_per_s.unwrap_or(1.0)),
+            ),
+            (
+                model::MOVER_IN,
+                one(
+                    &self.mover_in,
+                    mv.map_or(1.0, |m| m.client_side_bytes_per_s),
+                ),
+            ),
+            (
+                model::MOVER,
+                one(&core, mv.and_then(|m| m.rate_bytes_per_s).unwrap_or(1.0)),
+            ),
+            (
+                model::MOVER_OUT,
+                one(
+                    &self.mover_out,
+                    mv.map_or(1.0, |m| m.storage_side_bytes_per_s),
+                ),
+            ),
+            (
+                model::ARRAY_PORTS,
+                one(&self.ports, self.r.array.ports_bytes_per_s),
+            ),
+            (
+                model::ARRAY_CTRL,
+                one(&ctrl, self.r.array.controller_bytes_per_s.unwrap_or(1.0)),
+            ),
+            (
+                model::BACKEND,
+                self.backend
+                    .iter()
+                    .zip(&self.caches)
+                    .map(|(units, wc)| {
+                        // All its drives together, plus what it drained
+                        // from the write cache while the cache filled.
+                        let b: f64 = units.iter().map(|&x| used[x]).sum();
+                        (b + wc.drained, self.r.array.backend_bytes_per_s)
+                    })
+                    .collect(),
+            ),
+        ];
+        for (name, rs) in parts {
+            if rs.is_empty() {
+                continue;
+            }
+            let u = rs
+                .iter()
+                .map(|&(b, cap)| b / cap / secs * 100.0)
+                .fold(0.0, f64::max);
+            add(name, u);
+        }
+        if self.l.locked {
+            add(
+                model::LOCK,
+                100.0 * self.lock_busy_ns as f64 / elapsed as f64,
+            );
+        }
+        let binding = model::binding_of(&utilisation);
+        self.all_lat.sort_unstable();
+        let mean = if self.all_lat.is_empty() {
+            0.0
+        } else {
+            self.all_lat.iter().map(|&x| x as f64).sum::<f64>() / self.all_lat.len() as f64
+        };
+        Point {
+            solver: "des".into(),
+            clients: self.r.clients,
+            aggregate_bytes_per_s: aggregate,
+            per_client_bytes_per_s: aggregate / self.l.n as f64,
+            binding,
+            utilisation,
+            mean_latency_ns: mean,
+            mva_bytes_per_s: None,
+            p50_latency_ns: Some(pct_of(&self.all_lat, 50.0)),
+            p99_latency_ns: Some(pct_of(&self.all_lat, 99.0)),
+            worst_client_p99_ns: Some(self.worst_p99),
+            simulated_ns: Some(elapsed),
+            events: Some(self.events),
+        }
+    }
+}
+
+/// Simulate one resolved scenario request by request.
+pub fn simulate(r: &Resolved) -> Result<Point, SimError> {
+    let l = Layout::of(r);
+    let per_client = (l.per_client_bytes / r.workload.bs_bytes as f64)
+        .ceil()
+        .max(1.0) as u64;
+    let requests = per_client.saturating_mul(l.n);
+    if requests > MAX_REQUESTS {
+        return Err(SimError::TooLarge(format!(
+            "{} clients × {per_client} requests = {requests} requests is more than the discrete-event solver's {MAX_REQUESTS}; \
+             use --solver analytic, a smaller workload.file_size or a larger workload.bs",
+            r.clients
+        )));
+    }
+    let mut sim = Sim::new(r);
+    sim.run();
+    Ok(sim.point())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analytic;
+    use crate::catalog::SimCatalog;
+    use crate::engine::{EventQueue, Rng};
+    use crate::net::FluidNet;
+    use crate::scenario::Scenario;
+
+    const BASE: &str = r#"
+[clients]
+count = 8
+nic = "100MB/s"
+[array]
+count = 2
+port = "150MB/s"
+backend = "120MB/s"
+[workload]
+pattern = "write"
+bs = "1MiB"
+file_size = "64MiB"
+"#;
+
+    fn resolve(text: &str) -> crate::Resolved {
+        Scenario::parse("t.toml", text)
+            .unwrap()
+            .resolve(&SimCatalog::builtin())
+            .unwrap()
+    }
+
+    #[test]
+    fn des_agrees_with_the_bound_on_plateaus_and_names_the_same_part() {
+        for n in [1u32, 2, 4, 16, 64] {
+            let r = resolve(&BASE.replace("count = 8", &format!("count = {n}")));
+            let a = analytic::solve(&r);
+            let d = simulate(&r).unwrap();
+            let rel =
+                (d.aggregate_bytes_per_s - a.aggregate_bytes_per_s).abs() / a.aggregate_bytes_per_s;
+            assert!(
+                rel < 0.05,
+                "n={n}: des {} analytic {}",
+                d.aggregate_bytes_per_s,
+                a.aggregate_bytes_per_s
+            );
+            assert_eq!(d.binding, a.binding, "n={n}");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_result_bit_for_bit() {
+        let text = BASE
+            .replace("pattern = \"write\"", "pattern = \"randread\"")
+            .replace("backend = \"120MB/s\"", "backend_iops = 300")
+            .replace("bs = \"1MiB\"", "bs = \"64KiB\"")
+            + "warm = true\n";
+        let text = text.replace("[array]", "[array]\ncache = \"64MiB\"");
+        let r = resolve(&text);
+        let a = serde_json::to_string(&simulate(&r).unwrap()).unwrap();
+        let b = serde_json::to_string(&simulate(&r).unwrap()).unwrap();
+        assert_eq!(a, b);
+        let r2 = resolve(&format!("seed = 99\n{text}"));
+        let c = serde_json::to_string(&simulate(&r2).unwrap()).unwrap();
+        assert_ne!(a, c, "a different seed draws different cache hits");
+    }
+
+    /// M/M/1 through the engine and the flow network: Poisson arrivals,
+    /// exponential sizes, one link shared by the flows in progress
+    /// (processor sharing, whose utilisation and mean response time equal
+    /// M/M/1's: ρ = λ/μ, E[T] = 1/(μ − λ)).
+    #[test]
+    fn mm1_utilisation_and_mean_response_time() {
+        #[derive(Debug)]
+        enum E {
+            Arrival,
+        }
+        let (lambda, mu) = (80.0, 100.0); // per second; link 1e6 B/s, mean size 1e4 B
+        let mut q: EventQueue<E> = EventQueue::new();
+        let mut net = FluidNet::new();
+        let link = net.add_resource(1e6);
+        let class = net.add_class(vec![(link, 1.0)], f64::INFINITY);
+        let mut rng = Rng::new(42);
+        let mut start = std::collections::BTreeMap::new();
+        let mut next_id = 0u64;
+        let mut total_t = 0.0;
+        let mut done = 0u64;
+        let n = 200_000u64;
+        q.schedule(0, E::Arrival);
+        while done < n {
+            let now = q.now();
+            let t_net = net.next_completion().map(|d| now + d);
+            let t_ev = q.peek_time();
+            let t = match (t_net, t_ev) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => break,
+            };
+            for (_, id) in net.advance(t - now) {
+                let s: u64 = start.remove(&id).unwrap();
+                total_t += (t - s) as f64 / 1e9;
+                done += 1;
+            }
+            q.advance_to(t);
+            while q.peek_time() == Some(t) {
+                let (_, E::Arrival) = q.pop().unwrap();
+                net.add_flow(class, rng.exponential(1e6 / mu), next_id);
+                start.insert(next_id, t);
+                next_id += 1;
+                let gap = (rng.exponential(1.0 / lambda) * 1e9).round() as u64;
+                q.schedule(t + gap.max(1), E::Arrival);
+            }
+        }
+        let elapsed = q.now() as f64 / 1e9;
+        let rho = net.used_bytes()[link] / 1e6 / elapsed;
+        let mean_t = total_t / done as f64;
+        let want = 1.0 / (mu - lambda);
+        assert!((rho - 0.8).abs() < 0.02, "utilisation {rho}");
+        // The response time of a busy queue converges slowly: 8 % covers
+        // several standard errors at 200,000 jobs.
+        assert!(
+            (mean_t - want).abs() / want < 0.08,
+            "E[T] {mean_t} vs {want}"
+        );
+    }
+
+    /// Random reads over a RAID of 16 drives: each drive is its own queue,
+    /// so throughput rises with outstanding requests toward the drives'
+    /// total, and the DES follows exact MVA's knee.
+    #[test]
+    fn random_reads_follow_the_mva_knee() {
+        let text = r#"
+[clients]
+count = 4
+nic = "10gbe-iscsi"
+[network]
+latency = "200us"
+[array]
+port = "fc8"
+ports = 2
+raid = "R50/8/16"
+drive = "cheetah-15k7-600gb"
+[workload]
+pattern = "randread"
+bs = "8KiB"
+file_size = "16MiB"
+iodepth = 1
+"#;
+        let mut last = 0.0;
+        for depth in [1, 4, 16] {
+            let r = resolve(&text.replace("iodepth = 1", &format!("iodepth = {depth}")));
+            let a = analytic::solve(&r);
+            let d = simulate(&r).unwrap();
+            let rel =
+                (d.aggregate_bytes_per_s - a.aggregate_bytes_per_s).abs() / a.aggregate_bytes_per_s;
+            assert!(
+                rel < 0.05,
+                "depth {depth}: des {} mva {}",
+                d.aggregate_bytes_per_s,
+                a.aggregate_bytes_per_s
+            );
+            assert!(
+                a.aggregate_bytes_per_s > last * 1.2,
+                "depth {depth} should gain"
+            );
+            last = a.aggregate_bytes_per_s;
+            // Little's law holds in the DES: customers = X × mean latency.
+            let x = d.aggregate_bytes_per_s / 8192.0;
+            let n = x * d.mean_latency_ns / 1e9;
+            assert!(
+                (n - f64::from(4 * depth)).abs() / f64::from(4 * depth) < 0.05,
+                "depth {depth}: {n}"
+            );
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! The component model both solvers share: which components a request
+//! crosses, how clients and stripes map onto movers and arrays, what fraction
+//! of each client's data each cache holds, and the result types.
+//!
+//! Components, in path order (the names the reports use):
+//! `client page cache`, `client` (its own rate limit), `client NIC`,
+//! `switch uplink`, `mover client ports`, `mover`, `mover storage ports`,
+//! `array ports`, `array controller`, `array back end`, and `DLM lock`.
+//!
+//! Caches hold what fits: a client's page cache the first `page_cache` bytes
+//! of its file, a mover's cache an equal share for each of its clients of
+//! what passed the clients' caches, an array's cache likewise (reads with
+//! `warm = true`; a cold read misses everywhere). An array's write-back cache
+//! absorbs writes at front-end speed until it is full; from then on writes
+//! go at the back end's speed.
+
+use crate::scenario::{FsKind, Pattern, Resolved, Sharing};
+use serde::Serialize;
+
+/// Component names in path order.
+pub const COMPONENTS: [&str; 11] = [
+    CLIENT_CACHE,
+    CLIENT,
+    CLIENT_NIC,
+    UPLINK,
+    MOVER_IN,
+    MOVER,
+    MOVER_OUT,
+    ARRAY_PORTS,
+    ARRAY_CTRL,
+    BACKEND,
+    LOCK,
+];
+pub const CLIENT_CACHE: &str = "client page cache";
+pub const CLIENT: &str = "client";
+pub const CLIENT_NIC: &str = "client NIC";
+pub const UPLINK: &str = "switch uplink";
+pub const MOVER_IN: &str = "mover client ports";
+pub const MOVER: &str = "mover";
+pub const MOVER_OUT: &str = "mover storage ports";
+pub const ARRAY_PORTS: &str = "array ports";
+pub const ARRAY_CTRL: &str = "array controller";
+pub const BACKEND: &str = "array back end";
+pub const LOCK: &str = "DLM lock";
+
+/// One component's utilisation (the busiest instance), percent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Utilisation {
+    pub component: String,
+    pub pct: f64,
+}
+
+/// What one solver says about one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// `analytic` or `des`.
+    pub solver: String,
+    pub clients: u32,
+    /// Bytes all clients moved / time from the first request to the last
+    /// completion (analytic: the bound on that time).
+    pub aggregate_bytes_per_s: f64,
+    pub per_client_bytes_per_s: f64,
+    /// The component with the highest utilisation.
+    pub binding: String,
+    pub utilisation: Vec<Utilisation>,
+    /// Mean request latency (issue to completion), ns.
+    pub mean_latency_ns: f64,
+    /// Analytic: mean value analysis throughput (requests as customers of a
+    /// closed queueing network), bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mva_bytes_per_s: Option<f64>,
+    /// DES: latency percentiles over all requests, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_latency_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_latency_ns: Option<u64>,
+    /// DES: the highest of the clients' own p99 latencies, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_client_p99_ns: Option<u64>,
+    /// DES: simulated time, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simulated_ns: Option<u64>,
+    /// DES: events processed (request issues, lock grants, completions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<u64>,
+}
+
+impl Point {
+    /// Utilisation of `component`, percent (0 when it is not in the design).
+    pub fn util(&self, component: &str) -> f64 {
+        self.utilisation
+            .iter()
+            .find(|u| u.component == component)
+            .map_or(0.0, |u| u.pct)
+    }
+}
+
+/// Pick the binding component: the highest utilisation; among those within
+/// half a percentage point of it, the earliest in path order (the DES's
+/// figures carry edge effects of that size).
+pub fn binding_of(utils: &[Utilisation]) -> String {
+    let top = utils.iter().map(|u| u.pct).fold(0.0, f64::max);
+    utils
+        .iter()
+        .find(|u| u.pct >= top - 0.5)
+        .map_or_else(|| CLIENT_NIC.to_string(), |b| b.component.clone())
+}
+
+/// Derived figures of a resolved scenario.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub n: u64,
+    /// Bytes each client moves.
+    pub per_client_bytes: f64,
+    pub total_bytes: f64,
+    /// A client's own path rate (its NIC and its own limit), bytes/s.
+    pub client_rate: f64,
+    /// Read hit fractions: client cache, mover cache (of what passed the
+    /// client), array cache (of what reached the array).
+    pub h_client: f64,
+    pub h_mover: f64,
+    pub h_array: f64,
+    /// Share of all mover traffic that the busiest mover carries.
+    pub mover_share: f64,
+    /// Share of all array traffic that the busiest array carries.
+    pub array_share: f64,
+    /// Writes to one shared file through the lock manager.
+    pub locked: bool,
+}
+
+impl Layout {
+    pub fn of(r: &Resolved) -> Layout {
+        let n = u64::from(r.clients);
+        let w = &r.workload;
+        let f = w.file_size_bytes as f64;
+        let (per_client, total) = match w.sharing {
+            Sharing::NN => (f, f * n as f64),
+            Sharing::N1 => (f / n as f64, f),
+        };
+        let client_rate = r
+            .client_rate_bytes_per_s
+            .map_or(r.client_nic_bytes_per_s, |c| {
+                c.min(r.client_nic_bytes_per_s)
+            });
+        let reads_warm = !w.pattern.is_write() && w.warm;
+        let h_client = if reads_warm {
+            (r.page_cache_bytes as f64 / per_client).min(1.0)
+        } else {
+            0.0
+        };
+        let mover_share = match &r.movers {
+            Some(m) => n.div_ceil(u64::from(m.count)) as f64 / n as f64,
+            None => 1.0,
+        };
+        let past_client = total * (1.0 - h_client);
+        let h_mover = match &r.movers {
+            Some(m) if reads_warm && past_client > 0.0 => {
+                (m.cache_bytes as f64 / (past_client * mover_share)).min(1.0)
+            }
+            _ => 0.0,
+        };
+        let a = u64::from(r.array.count);
+        let s = u64::from(r.stripe_count.max(1));
+        // Clients rotate over the arrays their data spans (see array_of).
+        let spanned = match (r.fs, w.sharing) {
+            (FsKind::Parallel, Sharing::N1) => s,
+            _ => a,
+        };
+        // Averaged over time the rotation balances them (static imbalance
+        // does not persist: a busier array slows its clients, which then
+        // fall out of step with the others).
+        let array_share = 1.0 / n.min(spanned) as f64;
+        let at_arrays = past_client * (1.0 - h_mover);
+        let h_array = if reads_warm && at_arrays > 0.0 {
+            (r.array.cache_bytes as f64 / (at_arrays * array_share)).min(1.0)
+        } else {
+            0.0
+        };
+        Layout {
+            n,
+            per_client_bytes: per_client,
+            total_bytes: total,
+            client_rate,
+            h_client,
+            h_mover,
+            h_array,
+            mover_share,
+            array_share,
+            locked: r.fs == FsKind::SharedBlock && w.sharing == Sharing::N1 && w.pattern.is_write(),
+        }
+    }
+}
+
+/// Which array request `k` of client `c` goes to: the request's stripe
+/// index within the client's file or region, rotated by the client number
+/// (each client starts on a different array, as allocators spread files and
+/// as unsynchronised clients do), over every array (shared-block volume;
+/// parallel N-N files within their `stripe_count` arrays) or over the shared
+/// file's `stripe_count` arrays (parallel N-1).
+pub fn array_of(r: &Resolved, c: u64, k: u64) -> u32 {
+    let a = u64::from(r.array.count);
+    let s = u64::from(r.stripe_count.max(1));
+    let idx = k * r.workload.bs_bytes / r.stripe_bytes.max(1);
+    let x = match (r.fs, r.workload.sharing) {
+        (FsKind::SharedBlock, _) => (c + idx) % a,
+        (FsKind::Parallel, Sharing::NN) => (c + idx % s) % a,
+        (FsKind::Parallel, Sharing::N1) => (c + idx) % s,
+    };
+    x as u32
+}
+
+/// Which mover serves client `c`.
+pub fn mover_of(r: &Resolved, c: u64) -> Option<u32> {
+    r.movers.as_ref().map(|m| (c % u64::from(m.count)) as u32)
+}
+
+/// Whether the pattern is a request-level one (random) for which MVA, not
+/// the fluid bound, gives the throughput.
+pub fn request_level(p: Pattern) -> bool {
+    p.is_random()
+}

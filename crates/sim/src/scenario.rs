@@ -1,0 +1,1076 @@
+//! The scenario file: an architecture and a workload in TOML, read into a
+//! [`Scenario`] and resolved (catalog names looked up, units parsed, every
+//! value checked) into a [`Resolved`] the solvers use. Errors quote the file,
+//! line and column, or the key, and say what to write instead.
+//!
+//! `--vary KEY=V1,V2,...` edits the TOML table ([`Scenario::with`]) and
+//! resolves again, so any scenario value can be swept; [`parse_vary`] reads
+//! the argument.
+
+use crate::catalog::SimCatalog;
+use crate::error::SimError;
+use serde::{Deserialize, Serialize};
+use storlab_types::{parse_duration, parse_rate, parse_size};
+use toml::Spanned;
+
+/// A number or a string with a unit, as written.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Quantity {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Quantity {
+    fn text(&self) -> String {
+        match self {
+            Quantity::Int(i) => i.to_string(),
+            Quantity::Float(f) => f.to_string(),
+            Quantity::Text(s) => s.clone(),
+        }
+    }
+}
+
+type Q = Spanned<Quantity>;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    name: Option<String>,
+    #[serde(default)]
+    description: String,
+    #[serde(default = "one_u64")]
+    seed: u64,
+    clients: ClientsSection,
+    #[serde(default)]
+    network: NetworkSection,
+    movers: Option<MoversSection>,
+    #[serde(default)]
+    filesystem: FsSection,
+    array: ArraySection,
+    workload: WorkloadSection,
+}
+
+fn one_u64() -> u64 {
+    1
+}
+fn one_u32() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClientsSection {
+    count: Spanned<u32>,
+    nic: Q,
+    rate: Option<Q>,
+    page_cache: Option<Q>,
+    page_cache_rate: Option<Q>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkSection {
+    uplink: Option<Q>,
+    #[serde(default = "one_u32")]
+    uplinks: u32,
+    /// Without `uplink`: the uplink is the clients' NICs together / this.
+    oversubscription: Option<f64>,
+    latency: Option<Q>,
+}
+
+impl Default for NetworkSection {
+    fn default() -> Self {
+        NetworkSection {
+            uplink: None,
+            uplinks: 1,
+            oversubscription: None,
+            latency: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoversSection {
+    count: Spanned<u32>,
+    client_port: Q,
+    #[serde(default = "one_u32")]
+    client_ports: u32,
+    storage_port: Q,
+    #[serde(default = "one_u32")]
+    storage_ports: u32,
+    rate: Option<Q>,
+    cache: Option<Q>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FsSection {
+    kind: Option<Spanned<String>>,
+    lock_handoff: Option<Q>,
+    stripe_size: Option<Q>,
+    stripe_count: Option<Spanned<u32>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArraySection {
+    #[serde(default = "one_u32")]
+    count: u32,
+    port: Q,
+    #[serde(default = "one_u32")]
+    ports: u32,
+    cache: Option<Q>,
+    cache_rate: Option<Q>,
+    read_limit: Option<Q>,
+    write_limit: Option<Q>,
+    backend: Option<Q>,
+    backend_iops: Option<Q>,
+    raid: Option<Spanned<String>>,
+    drive: Option<Spanned<String>>,
+    /// A RAID controller from plan's catalog: its throughput limit applies.
+    controller: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadSection {
+    pattern: Spanned<String>,
+    #[serde(default)]
+    sharing: Option<Spanned<String>>,
+    bs: Q,
+    file_size: Q,
+    #[serde(default = "one_u32")]
+    iodepth: u32,
+    #[serde(default)]
+    warm: bool,
+}
+
+/// I/O pattern of the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+}
+
+impl Pattern {
+    pub fn is_write(self) -> bool {
+        matches!(self, Pattern::Write | Pattern::RandWrite)
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, Pattern::RandRead | Pattern::RandWrite)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Read => "read",
+            Pattern::Write => "write",
+            Pattern::RandRead => "randread",
+            Pattern::RandWrite => "randwrite",
+        }
+    }
+}
+
+/// Who writes which file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Sharing {
+    /// N clients, N files (file per process).
+    #[serde(rename = "n-n")]
+    NN,
+    /// N clients, one shared file.
+    #[serde(rename = "n-1")]
+    N1,
+}
+
+/// The file-system layer between clients and arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsKind {
+    /// A cluster file system on a shared block volume striped over every
+    /// array; a distributed lock manager serialises writes to one file.
+    SharedBlock,
+    /// A parallel file system: each file striped over `stripe_count` servers.
+    Parallel,
+}
+
+/// Data movers (I/O servers) between the clients and the arrays.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Movers {
+    pub count: u32,
+    /// All client-side ports of one mover, bytes/s.
+    pub client_side_bytes_per_s: f64,
+    /// All storage-side ports of one mover, bytes/s.
+    pub storage_side_bytes_per_s: f64,
+    /// What one mover itself can move (CPU, memory), bytes/s.
+    pub rate_bytes_per_s: Option<f64>,
+    pub cache_bytes: u64,
+}
+
+/// A storage array or RAID controller with its drives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Array {
+    pub count: u32,
+    /// All front-end ports of one array, bytes/s.
+    pub ports_bytes_per_s: f64,
+    pub cache_bytes: u64,
+    /// Controller limit for this workload's direction (cache speed, read or
+    /// write limit), bytes/s.
+    pub controller_bytes_per_s: Option<f64>,
+    /// Back end (drives and RAID work) for this workload, bytes/s.
+    pub backend_bytes_per_s: f64,
+    /// Where the back-end figure came from.
+    pub backend_source: String,
+    /// Independent servers inside the back end for random requests (the
+    /// drives); 1 for streams or a back end given as one figure.
+    pub backend_units: u32,
+}
+
+/// The workload every client runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Workload {
+    pub pattern: Pattern,
+    pub sharing: Sharing,
+    pub bs_bytes: u64,
+    /// Per client for N-N; the shared file's size for N-1.
+    pub file_size_bytes: u64,
+    pub iodepth: u32,
+    /// Reads: the data is already where the caches put it (just written or
+    /// read before), so each cache holds what fits.
+    pub warm: bool,
+}
+
+/// Everything the solvers need, every unit resolved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub clients: u32,
+    /// One client's NIC, bytes/s.
+    pub client_nic_bytes_per_s: f64,
+    /// One client's own limit (CPU, application), bytes/s.
+    pub client_rate_bytes_per_s: Option<f64>,
+    pub page_cache_bytes: u64,
+    pub page_cache_bytes_per_s: f64,
+    /// The switch's uplinks toward storage, all together, bytes/s.
+    pub uplink_bytes_per_s: Option<f64>,
+    /// One-way request latency added to every request (network, protocol), s.
+    pub latency_s: f64,
+    pub movers: Option<Movers>,
+    pub fs: FsKind,
+    /// DLM: time to hand a file's write lock from one client to another, s.
+    pub lock_handoff_s: f64,
+    pub stripe_bytes: u64,
+    /// Arrays (or servers) one file spans (parallel file system).
+    pub stripe_count: u32,
+    pub array: Array,
+    pub workload: Workload,
+}
+
+/// Default speed of a client's page cache (memory copy), bytes/s.
+pub const DEFAULT_PAGE_CACHE_RATE: f64 = 4e9;
+/// Default DLM lock handoff time (revoke, flush, grant), seconds.
+pub const DEFAULT_LOCK_HANDOFF_S: f64 = 0.001;
+
+/// A scenario as read: the text (kept for error positions) and its table.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    file: String,
+    text: String,
+    parsed: ScenarioFile,
+    /// `--vary` values applied so far, for messages.
+    edits: Vec<String>,
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, col)
+}
+
+/// Short names `--vary` accepts for the values swept most.
+pub const VARY_SHORTHANDS: &[(&str, &str)] = &[
+    ("clients", "clients.count"),
+    ("movers", "movers.count"),
+    ("servers", "movers.count"),
+    ("arrays", "array.count"),
+    ("ports", "array.ports"),
+    ("cache", "array.cache"),
+    ("stripe_count", "filesystem.stripe_count"),
+    ("file_size", "workload.file_size"),
+    ("bs", "workload.bs"),
+    ("iodepth", "workload.iodepth"),
+];
+
+impl Scenario {
+    /// Read scenario `text`; `file` names it in messages.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, SimError> {
+        let parsed: ScenarioFile = toml::from_str(text).map_err(|e| {
+            let (line, col) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            SimError::Parse {
+                file: file.to_string(),
+                line,
+                col,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        Ok(Scenario {
+            file: file.to_string(),
+            text: text.to_string(),
+            parsed,
+            edits: Vec::new(),
+        })
+    }
+
+    /// The scenario with `key` (dotted, e.g. `array.count`, or a shorthand
+    /// such as `clients`) set to `value`.
+    pub fn with(&self, key: &str, value: &str) -> Result<Scenario, SimError> {
+        let arg = format!("{key}={value}");
+        let verr = |message: String| SimError::Vary {
+            arg: arg.clone(),
+            message,
+        };
+        let path = VARY_SHORTHANDS
+            .iter()
+            .find(|(s, _)| *s == key)
+            .map_or(key, |(_, p)| *p);
+        let mut table: toml::Table = toml::from_str(&self.text)
+            .map_err(|e| verr(format!("the scenario cannot be edited: {}", e.message())))?;
+        let parts: Vec<&str> = path.split('.').collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(verr(
+                "the key is empty; write e.g. clients=1,2,4 or array.count=1,2,3".into(),
+            ));
+        }
+        let (last, sections) = parts.split_last().expect("split gives one part");
+        let mut t = &mut table;
+        for s in sections {
+            let entry = t
+                .entry((*s).to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            t = entry
+                .as_table_mut()
+                .ok_or_else(|| verr(format!("`{s}` is a value, not a section")))?;
+        }
+        let v = if let Ok(i) = value.parse::<i64>() {
+            toml::Value::Integer(i)
+        } else if let Ok(f) = value.parse::<f64>() {
+            toml::Value::Float(f)
+        } else if value == "true" || value == "false" {
+            toml::Value::Boolean(value == "true")
+        } else {
+            toml::Value::String(value.to_string())
+        };
+        t.insert((*last).to_string(), v);
+        let text = toml::to_string(&table)
+            .map_err(|e| verr(format!("the edited scenario cannot be written: {e}")))?;
+        let mut s = Scenario::parse(&self.file, &text).map_err(|e| {
+            let msg = match e {
+                SimError::Parse { message, .. } => message,
+                other => other.to_string(),
+            };
+            verr(format!(
+                "{msg} (keys: {}; or a dotted path such as array.cache_rate)",
+                VARY_SHORTHANDS
+                    .iter()
+                    .map(|(s, _)| *s)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        s.edits = self.edits.clone();
+        s.edits.push(arg);
+        Ok(s)
+    }
+
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    fn at<T>(&self, q: &Spanned<T>, message: String) -> SimError {
+        if self.edits.is_empty() {
+            let (line, col) = line_col(&self.text, q.span().start);
+            SimError::Parse {
+                file: self.file.clone(),
+                line,
+                col,
+                message,
+            }
+        } else {
+            SimError::Vary {
+                arg: self.edits.join(" "),
+                message,
+            }
+        }
+    }
+
+    fn size(&self, key: &str, q: &Q) -> Result<u64, SimError> {
+        let s = q.get_ref().text();
+        parse_size(&s).map_err(|e| self.at(q, format!("{key}: {e} (e.g. 4GiB, 512MiB, 0)")))
+    }
+
+    fn rate(&self, key: &str, q: &Q) -> Result<f64, SimError> {
+        let s = q.get_ref().text();
+        let r = parse_rate(&s)
+            .map_err(|e| self.at(q, format!("{key}: {e} (e.g. 200MB/s, 1.5GB/s)")))?;
+        if r <= 0.0 {
+            return Err(self.at(q, format!("{key}: must be above zero")));
+        }
+        Ok(r)
+    }
+
+    /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate.
+    fn link(&self, key: &str, q: &Q, cat: &SimCatalog) -> Result<f64, SimError> {
+        let s = q.get_ref().text();
+        if let Ok(r) = parse_rate(&s) {
+            if r <= 0.0 {
+                return Err(self.at(q, format!("{key}: must be above zero")));
+            }
+            return Ok(r);
+        }
+        cat.link_rate(&s)
+            .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
+    }
+
+    fn count(
+        &self,
+        key: &str,
+        n: u32,
+        q: Option<&Spanned<u32>>,
+        max: u32,
+    ) -> Result<u32, SimError> {
+        if n == 0 || n > max {
+            let message = format!("{key} = {n}: must be from 1 to {max}");
+            return Err(match q {
+                Some(q) => self.at(q, message),
+                None => self.invalid(key, message),
+            });
+        }
+        Ok(n)
+    }
+
+    fn invalid(&self, key: &str, message: String) -> SimError {
+        if self.edits.is_empty() {
+            SimError::Invalid {
+                file: self.file.clone(),
+                key: key.to_string(),
+                message,
+            }
+        } else {
+            SimError::Vary {
+                arg: self.edits.join(" "),
+                message: format!("{key}: {message}"),
+            }
+        }
+    }
+
+    /// Look everything up and check it.
+    pub fn resolve(&self, cat: &SimCatalog) -> Result<Resolved, SimError> {
+        let p = &self.parsed;
+        let c = &p.clients;
+        let clients = self.count(
+            "clients.count",
+            *c.count.get_ref(),
+            Some(&c.count),
+            10_000_000,
+        )?;
+        let client_nic = self.link("clients.nic", &c.nic, cat)?;
+        let client_rate = c
+            .rate
+            .as_ref()
+            .map(|q| self.rate("clients.rate", q))
+            .transpose()?;
+        let page_cache = c
+            .page_cache
+            .as_ref()
+            .map(|q| self.size("clients.page_cache", q))
+            .transpose()?
+            .unwrap_or(0);
+        let page_cache_rate = c
+            .page_cache_rate
+            .as_ref()
+            .map(|q| self.rate("clients.page_cache_rate", q))
+            .transpose()?
+            .unwrap_or(DEFAULT_PAGE_CACHE_RATE);
+        let n = &p.network;
+        let uplinks = self.count("network.uplinks", n.uplinks, None, 100_000)?;
+        let mut uplink = n
+            .uplink
+            .as_ref()
+            .map(|q| {
+                self.link("network.uplink", q, cat)
+                    .map(|r| r * f64::from(uplinks))
+            })
+            .transpose()?;
+        if let Some(o) = n.oversubscription {
+            if !(o.is_finite() && o >= 1.0) {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    format!("{o}: must be 1 or more (4 means the uplinks carry a quarter of what the clients' NICs can send)"),
+                ));
+            }
+            if uplink.is_some() {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    "give either uplink (and uplinks) or oversubscription, not both".into(),
+                ));
+            }
+            uplink = Some(client_nic * f64::from(clients) / o);
+        }
+        let latency_s = match &n.latency {
+            None => 0.0,
+            Some(q) => parse_duration(&q.get_ref().text())
+                .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
+                .as_secs_f64(),
+        };
+        let movers = match &p.movers {
+            None => None,
+            Some(m) => {
+                let count = self.count(
+                    "movers.count",
+                    *m.count.get_ref(),
+                    Some(&m.count),
+                    1_000_000,
+                )?;
+                let cp = self.count("movers.client_ports", m.client_ports, None, 1024)?;
+                let sp = self.count("movers.storage_ports", m.storage_ports, None, 1024)?;
+                Some(Movers {
+                    count,
+                    client_side_bytes_per_s: self.link(
+                        "movers.client_port",
+                        &m.client_port,
+                        cat,
+                    )? * f64::from(cp),
+                    storage_side_bytes_per_s: self.link(
+                        "movers.storage_port",
+                        &m.storage_port,
+                        cat,
+                    )? * f64::from(sp),
+                    rate_bytes_per_s: m
+                        .rate
+                        .as_ref()
+                        .map(|q| self.rate("movers.rate", q))
+                        .transpose()?,
+                    cache_bytes: m
+                        .cache
+                        .as_ref()
+                        .map(|q| self.size("movers.cache", q))
+                        .transpose()?
+                        .unwrap_or(0),
+                })
+            }
+        };
+        let f = &p.filesystem;
+        let fs = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
+            None | Some("shared-block") => FsKind::SharedBlock,
+            Some("parallel") => FsKind::Parallel,
+            Some(other) => {
+                let k = f.kind.as_ref().expect("matched Some");
+                return Err(self.at(
+                    k,
+                    format!("filesystem.kind = \"{other}\": write \"shared-block\" (cluster file system with a lock manager on a SAN volume) or \"parallel\" (files striped over servers)"),
+                ));
+            }
+        };
+        let lock_handoff_s = match &f.lock_handoff {
+            None => DEFAULT_LOCK_HANDOFF_S,
+            Some(q) => parse_duration(&q.get_ref().text())
+                .map_err(|e| self.at(q, format!("filesystem.lock_handoff: {e} (e.g. 1ms)")))?
+                .as_secs_f64(),
+        };
+        let stripe_bytes = f
+            .stripe_size
+            .as_ref()
+            .map(|q| self.size("filesystem.stripe_size", q))
+            .transpose()?
+            .unwrap_or(1 << 20);
+        if stripe_bytes == 0 {
+            return Err(self.invalid(
+                "filesystem.stripe_size",
+                "must be above zero (e.g. 1MiB)".into(),
+            ));
+        }
+        let a = &p.array;
+        let array_count = self.count("array.count", a.count, None, 1_000_000)?;
+        let stripe_count = match &f.stripe_count {
+            None => array_count,
+            Some(q) => self.count("filesystem.stripe_count", *q.get_ref(), Some(q), 1_000_000)?,
+        };
+        if fs == FsKind::SharedBlock && f.stripe_count.is_some() {
+            return Err(self.invalid(
+                "filesystem.stripe_count",
+                "applies to kind = \"parallel\"; a shared-block volume spans every array".into(),
+            ));
+        }
+        let stripe_count = stripe_count.min(array_count);
+
+        let w = &p.workload;
+        let pattern = match w.pattern.get_ref().as_str() {
+            "read" => Pattern::Read,
+            "write" => Pattern::Write,
+            "randread" => Pattern::RandRead,
+            "randwrite" => Pattern::RandWrite,
+            other => {
+                return Err(self.at(
+                    &w.pattern,
+                    format!(
+                        "workload.pattern = \"{other}\": write read, write, randread or randwrite"
+                    ),
+                ));
+            }
+        };
+        let sharing = match w.sharing.as_ref().map(|s| s.get_ref().as_str()) {
+            None | Some("n-n") => Sharing::NN,
+            Some("n-1") => Sharing::N1,
+            Some(other) => {
+                let s = w.sharing.as_ref().expect("matched Some");
+                return Err(self.at(
+                    s,
+                    format!("workload.sharing = \"{other}\": write \"n-n\" (a file per client) or \"n-1\" (one shared file)"),
+                ));
+            }
+        };
+        let bs = self.size("workload.bs", &w.bs)?;
+        if bs == 0 {
+            return Err(self.at(&w.bs, "workload.bs: must be above zero (e.g. 1MiB)".into()));
+        }
+        let file_size = self.size("workload.file_size", &w.file_size)?;
+        if file_size < bs {
+            return Err(self.at(
+                &w.file_size,
+                format!("workload.file_size: {file_size} bytes is smaller than one request (bs = {bs}); give at least one block"),
+            ));
+        }
+        let iodepth = self.count("workload.iodepth", w.iodepth, None, 4096)?;
+
+        let ports = self.count("array.ports", a.ports, None, 1024)?;
+        let ports_rate = self.link("array.port", &a.port, cat)? * f64::from(ports);
+        let cache = a
+            .cache
+            .as_ref()
+            .map(|q| self.size("array.cache", q))
+            .transpose()?
+            .unwrap_or(0);
+        let mut controller: Option<f64> = a
+            .cache_rate
+            .as_ref()
+            .map(|q| self.rate("array.cache_rate", q))
+            .transpose()?;
+        let dir_limit = if pattern.is_write() {
+            a.write_limit
+                .as_ref()
+                .map(|q| self.rate("array.write_limit", q))
+                .transpose()?
+        } else {
+            a.read_limit
+                .as_ref()
+                .map(|q| self.rate("array.read_limit", q))
+                .transpose()?
+        };
+        if let Some(l) = dir_limit {
+            controller = Some(controller.map_or(l, |c| c.min(l)));
+        }
+        if let Some(name) = &a.controller {
+            let l = cat
+                .controller_limit(name.get_ref())
+                .map_err(|e| self.at(name, format!("array.controller: {e}")))?;
+            if let Some(l) = l {
+                controller = Some(controller.map_or(l, |c| c.min(l)));
+            }
+        }
+        let explicit = a
+            .backend
+            .as_ref()
+            .map(|q| self.rate("array.backend", q))
+            .transpose()?;
+        let explicit_iops = match &a.backend_iops {
+            None => None,
+            Some(q) => {
+                let v: f64 = q.get_ref().text().parse().map_err(|_| {
+                    self.at(
+                        q,
+                        "array.backend_iops: expected a number of operations per second, e.g. 2000"
+                            .into(),
+                    )
+                })?;
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(self.at(q, "array.backend_iops: must be above zero".into()));
+                }
+                Some(v)
+            }
+        };
+        let drives = match (&a.raid, &a.drive) {
+            (Some(r), Some(d)) => Some(
+                cat.backend(r.get_ref(), d.get_ref(), pattern, bs)
+                    .map_err(|e| self.at(r, format!("array.raid/array.drive: {e}")))?,
+            ),
+            (Some(r), None) => {
+                return Err(self.at(r, "array.raid needs array.drive (a drive from the catalog, e.g. cheetah-15k7-600gb)".into()));
+            }
+            (None, Some(d)) => {
+                return Err(self.at(
+                    d,
+                    "array.drive needs array.raid (plan's layout notation, e.g. R5/8/16)".into(),
+                ));
+            }
+            (None, None) => None,
+        };
+        let backend_units = match (&drives, explicit_iops, explicit) {
+            (Some(b), None, None) => b.units.max(1),
+            _ => 1,
+        };
+        let (backend, backend_source) = if pattern.is_random() {
+            match (explicit_iops, &drives) {
+                (Some(iops), _) => (
+                    explicit.map_or(iops * bs as f64, |b| b.min(iops * bs as f64)),
+                    format!("backend_iops = {iops}"),
+                ),
+                (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
+                (None, None) => {
+                    return Err(self.invalid(
+                        "array.backend_iops",
+                        "a random workload needs the back end's operations per second: give backend_iops = N, or raid and drive".into(),
+                    ));
+                }
+            }
+        } else {
+            match (explicit, &drives) {
+                (Some(b), _) => (b, "backend".to_string()),
+                (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
+                (None, None) => {
+                    return Err(self.invalid(
+                        "array.backend",
+                        "give the back end's bandwidth (backend = \"400MB/s\"), or raid and drive from the catalog".into(),
+                    ));
+                }
+            }
+        };
+        Ok(Resolved {
+            name: p.name.clone().unwrap_or_else(|| {
+                std::path::Path::new(&self.file).file_stem().map_or_else(
+                    || "scenario".to_string(),
+                    |s| s.to_string_lossy().into_owned(),
+                )
+            }),
+            description: p.description.clone(),
+            seed: p.seed,
+            clients,
+            client_nic_bytes_per_s: client_nic,
+            client_rate_bytes_per_s: client_rate,
+            page_cache_bytes: page_cache,
+            page_cache_bytes_per_s: page_cache_rate,
+            uplink_bytes_per_s: uplink,
+            latency_s,
+            movers,
+            fs,
+            lock_handoff_s,
+            stripe_bytes,
+            stripe_count,
+            array: Array {
+                count: array_count,
+                ports_bytes_per_s: ports_rate,
+                cache_bytes: cache,
+                controller_bytes_per_s: controller,
+                backend_bytes_per_s: backend,
+                backend_source,
+                backend_units,
+            },
+            workload: Workload {
+                pattern,
+                sharing,
+                bs_bytes: bs,
+                file_size_bytes: file_size,
+                iodepth,
+                warm: w.warm,
+            },
+        })
+    }
+}
+
+/// One `--vary` argument: the key and its values in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vary {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// Read `KEY=V1,V2,...`. A value `A..B` (integers) expands to A, 2A, 4A, ...
+/// up to B (B included); `A..B/N` to N evenly spaced integers from A to B.
+pub fn parse_vary(arg: &str) -> Result<Vary, SimError> {
+    let err = |m: &str| SimError::Vary {
+        arg: arg.to_string(),
+        message: m.to_string(),
+    };
+    let (key, vals) = arg
+        .split_once('=')
+        .ok_or_else(|| err("expected KEY=V1,V2,... (e.g. clients=1,2,4,8 or clients=1..1024)"))?;
+    let key = key.trim();
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        return Err(err(
+            "the key must be a scenario key such as clients or array.count",
+        ));
+    }
+    let mut values = Vec::new();
+    for v in vals.split(',') {
+        let v = v.trim();
+        if v.is_empty() {
+            return Err(err(
+                "an empty value; separate values with commas, e.g. clients=1,2,4",
+            ));
+        }
+        if let Some((a, b)) = v.split_once("..") {
+            let (b, n) = match b.split_once('/') {
+                Some((b, n)) => (b, Some(n)),
+                None => (b, None),
+            };
+            let a: u64 = a
+                .trim()
+                .parse()
+                .map_err(|_| err("a range needs whole numbers: A..B or A..B/N"))?;
+            let b: u64 = b
+                .trim()
+                .parse()
+                .map_err(|_| err("a range needs whole numbers: A..B or A..B/N"))?;
+            if a == 0 || b < a {
+                return Err(err("a range A..B needs 1 <= A <= B"));
+            }
+            match n {
+                None => {
+                    let mut x = a;
+                    while x < b {
+                        values.push(x.to_string());
+                        x = x.saturating_mul(2);
+                    }
+                    values.push(b.to_string());
+                }
+                Some(n) => {
+                    let n: u64 = n
+                        .trim()
+                        .parse()
+                        .map_err(|_| err("A..B/N needs a whole number of points N"))?;
+                    if !(2..=100_000).contains(&n) {
+                        return Err(err("A..B/N needs 2 <= N <= 100000 points"));
+                    }
+                    let mut last = None;
+                    for i in 0..n {
+                        let x = a + ((b - a) as f64 * i as f64 / (n - 1) as f64).round() as u64;
+                        if last != Some(x) {
+                            values.push(x.to_string());
+                            last = Some(x);
+                        }
+                    }
+                }
+            }
+        } else {
+            values.push(v.to_string());
+        }
+        if values.len() > 100_000 {
+            return Err(err("more than 100000 values"));
+        }
+    }
+    Ok(Vary {
+        key: key.to_string(),
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub const BASIC: &str = r#"
+name = "basic"
+[clients]
+count = 4
+nic = "1gbe-iscsi"
+[array]
+port = "fc1"
+ports = 2
+backend = "400MB/s"
+[workload]
+pattern = "write"
+bs = "1MiB"
+file_size = "1GiB"
+"#;
+
+    fn cat() -> SimCatalog {
+        SimCatalog::builtin()
+    }
+
+    #[test]
+    fn a_basic_scenario_resolves_with_catalog_links() {
+        let s = Scenario::parse("basic.toml", BASIC).unwrap();
+        let r = s.resolve(&cat()).unwrap();
+        assert_eq!(r.clients, 4);
+        // fc1: 1.0625 Gbaud × 8/10 / 8 × 0.94 = 99.9 MB/s per port.
+        assert!((r.array.ports_bytes_per_s - 2.0 * 1.0625e9 * 0.8 / 8.0 * 0.94).abs() < 1.0);
+        assert_eq!(r.array.backend_bytes_per_s, 400e6);
+        assert_eq!(r.workload.sharing, Sharing::NN);
+        assert_eq!(r.fs, FsKind::SharedBlock);
+    }
+
+    #[test]
+    fn errors_name_line_column_and_fix() {
+        let bad = BASIC.replace("pattern = \"write\"", "pattern = \"scribble\"");
+        let e = Scenario::parse("x.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err();
+        let m = e.to_string();
+        assert!(m.starts_with("x.toml:11:"), "{m}");
+        assert!(m.contains("randwrite"), "{m}");
+
+        let bad = BASIC.replace("nic = \"1gbe-iscsi\"", "nic = \"1gbe-iscsy\"");
+        let m = Scenario::parse("x.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("x.toml:5:") && m.contains("1gbe-iscsi"), "{m}");
+
+        let bad = BASIC.replace("ports = 2", "ports = 2\nspeed = 3");
+        let m = Scenario::parse("x.toml", &bad).unwrap_err().to_string();
+        assert!(m.contains("x.toml:9:") && m.contains("speed"), "{m}");
+
+        let bad = BASIC.replace("backend = \"400MB/s\"", "");
+        let m = Scenario::parse("x.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("array.backend") && m.contains("raid"), "{m}");
+    }
+
+    #[test]
+    fn vary_edits_any_key_and_shorthands() {
+        let s = Scenario::parse("basic.toml", BASIC).unwrap();
+        let r = s.with("clients", "1000").unwrap().resolve(&cat()).unwrap();
+        assert_eq!(r.clients, 1000);
+        let r = s
+            .with("array.cache", "8GiB")
+            .unwrap()
+            .resolve(&cat())
+            .unwrap();
+        assert_eq!(r.array.cache_bytes, 8 << 30);
+        let e = s
+            .with("clients", "0")
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--vary clients=0") && e.contains("from 1"),
+            "{e}"
+        );
+        let e = s.with("array.colour", "red").unwrap_err().to_string();
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn oversubscription_and_catalog_controllers() {
+        let t = BASIC.replace(
+            "[array]",
+            "[network]\noversubscription = 4.0\n[array]\ncontroller = \"megaraid-9361-8i\"",
+        );
+        let r = Scenario::parse("o.toml", &t)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap();
+        let want = 4.0 * r.client_nic_bytes_per_s / 4.0;
+        assert!((r.uplink_bytes_per_s.unwrap() - want).abs() < 1e-6);
+        let bad = t.replace("oversubscription = 4.0", "oversubscription = 0.5");
+        let e = Scenario::parse("o.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("oversubscription") && e.contains("1 or more"),
+            "{e}"
+        );
+        let bad = t.replace("megaraid-9361-8i", "megaraid-9999");
+        let e = Scenario::parse("o.toml", &bad)
+            .unwrap()
+            .resolve(&cat())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("array.controller"), "{e}");
+    }
+
+    #[test]
+    fn vary_ranges() {
+        assert_eq!(
+            parse_vary("clients=1..8").unwrap().values,
+            ["1", "2", "4", "8"]
+        );
+        assert_eq!(
+            parse_vary("clients=1..10").unwrap().values,
+            ["1", "2", "4", "8", "10"]
+        );
+        assert_eq!(
+            parse_vary("clients=1..5/5").unwrap().values,
+            ["1", "2", "3", "4", "5"]
+        );
+        assert_eq!(
+            parse_vary("file_size=1GiB,4GiB").unwrap().values,
+            ["1GiB", "4GiB"]
+        );
+        for bad in [
+            "clients",
+            "=1",
+            "clients=",
+            "clients=1,,2",
+            "clients=4..2",
+            "clients=0..4",
+            "clients=1..9/1",
+        ] {
+            assert!(parse_vary(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn vary_parser_never_panics(s in ".{0,40}") {
+            let _ = parse_vary(&s);
+        }
+
+        #[test]
+        fn doubling_ranges_are_increasing_and_end_at_b(a in 1u64..1000, k in 0u64..100000) {
+            let b = a + k;
+            let v = parse_vary(&format!("clients={a}..{b}")).unwrap();
+            let n: Vec<u64> = v.values.iter().map(|x| x.parse().unwrap()).collect();
+            prop_assert_eq!(n[0], a);
+            prop_assert_eq!(*n.last().unwrap(), b);
+            prop_assert!(n.windows(2).all(|w| w[0] < w[1]));
+        }
+
+        #[test]
+        fn scenario_parser_never_panics(s in "[a-z_=\\[\\]\"0-9. \n]{0,200}") {
+            if let Ok(sc) = Scenario::parse("p.toml", &s) {
+                let _ = sc.resolve(&SimCatalog::builtin());
+            }
+        }
+
+        #[test]
+        fn any_client_count_resolves_or_says_why(n in 0u64..20_000_000) {
+            let s = Scenario::parse("basic.toml", BASIC).unwrap();
+            match s.with("clients", &n.to_string()).and_then(|s| s.resolve(&SimCatalog::builtin())) {
+                Ok(r) => prop_assert_eq!(u64::from(r.clients), n),
+                Err(e) => prop_assert!(n == 0 || n > 10_000_000, "{}", e),
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! `storlab bench --repeat N`: the whole job N times, as IOR's `-i`. Each
+//! repeat is a run of its own (saved as it finishes, tagged
+//! `repeat_group=ID` and carrying [`RepeatInfo`]), so `compare`'s noise
+//! rule sees them as replicates; at the end the mean, standard deviation,
+//! min and max of each phase's figures are printed (or, with
+//! `--output-format json`, one document holding every run and the summary).
+
+use super::{OutputFormat, PlannedJob, RunArgs, run_once};
+use crate::Outcome;
+use anyhow::Result;
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use serde::Serialize;
+use storlab_types::{BenchReport, RepeatInfo};
+
+/// Mean, sample standard deviation, min and max of one figure over repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for a single value.
+    pub stddev: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// None for no values.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len();
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let var = if n > 1 {
+            values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
+        Some(Spread {
+            n,
+            mean,
+            stddev: var.sqrt(),
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+}
+
+/// One phase's figures over the repeats (read + write, latency merged).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseSpread {
+    pub phase: String,
+    pub bw_bytes_per_s: Option<Spread>,
+    pub iops: Option<Spread>,
+    pub lat_p50_ns: Option<Spread>,
+    pub lat_p99_ns: Option<Spread>,
+}
+
+/// Phase `i` of every repeat that got that far, uninterrupted.
+pub fn summarize(runs: &[BenchReport]) -> Vec<PhaseSpread> {
+    let phases = runs.iter().map(|r| r.phases.len()).max().unwrap_or(0);
+    (0..phases)
+        .map(|i| {
+            let ph: Vec<_> = runs
+                .iter()
+                .filter_map(|r| r.phases.get(i))
+                .filter(|p| !p.interrupted)
+                .collect();
+            let fig = |f: &dyn Fn(&storlab_types::PhaseResult) -> Option<f64>| {
+                Spread::of(&ph.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
+            };
+            PhaseSpread {
+                phase: runs
+                    .iter()
+                    .find_map(|r| r.phases.get(i))
+                    .map(|p| p.params.name.clone())
+                    .unwrap_or_default(),
+                bw_bytes_per_s: fig(&|p| Some(p.total.bw_bytes_per_s)),
+                iops: fig(&|p| Some(p.total.iops)),
+                lat_p50_ns: fig(&|p| p.total.lat_ns.map(|l| l.p50 as f64)),
+                lat_p99_ns: fig(&|p| p.total.lat_ns.map(|l| l.p99 as f64)),
+            }
+        })
+        .collect()
+}
+
+/// The summary table; each column's header names its unit.
+pub fn render(group: &str, count: u32, s: &[PhaseSpread]) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "phase", "figure", "n", "mean", "stddev", "stddev %", "min", "max",
+    ]);
+    for p in s {
+        let rows: [(&str, Option<Spread>, f64); 4] = [
+            ("MB/s (10^6 B/s)", p.bw_bytes_per_s, 1e6),
+            ("IOPS (ops/s)", p.iops, 1.0),
+            ("lat p50 (µs)", p.lat_p50_ns, 1e3),
+            ("lat p99 (µs)", p.lat_p99_ns, 1e3),
+        ];
+        for (k, (what, sp, div)) in rows.into_iter().enumerate() {
+            let Some(sp) = sp else { continue };
+            let num =
+                |v: f64| Cell::new(format!("{:.1}", v / div)).set_alignment(CellAlignment::Right);
+            let cv = if sp.mean > 0.0 {
+                format!("{:.1}", sp.stddev / sp.mean * 100.0)
+            } else {
+                "-".into()
+            };
+            t.add_row(vec![
+                Cell::new(if k == 0 { p.phase.as_str() } else { "" }),
+                Cell::new(what),
+                Cell::new(sp.n).set_alignment(CellAlignment::Right),
+                num(sp.mean),
+                num(sp.stddev),
+                Cell::new(cv).set_alignment(CellAlignment::Right),
+                num(sp.min),
+                num(sp.max),
+            ]);
+        }
+    }
+    format!(
+        "{count} repeats (repeat_group={group}); stddev is the sample standard deviation (n − 1); \
+         interrupted phases are left out.\n{t}\n\
+         Each repeat is saved as its own run tagged repeat_group={group}: `storlab compare` uses their spread as the noise.\n"
+    )
+}
+
+/// Run the planned job `count` times; stops at the first repeat that fails
+/// or is interrupted and returns its outcome.
+pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
+    let group = format!(
+        "{}-{}",
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .replace([':', '-'], ""),
+        std::process::id()
+    );
+    let mut runs = Vec::new();
+    let mut outcome = Outcome::Ok;
+    let print_each = args.output_format == OutputFormat::Table;
+    for index in 1..=count {
+        let info = RepeatInfo {
+            group: group.clone(),
+            index,
+            count,
+        };
+        if print_each {
+            crate::output::print(&format!("Repeat {index} of {count}\n"))?;
+        }
+        let (o, report) = run_once(planned.clone(), args, Some(&info), print_each, &|_| None)?;
+        runs.extend(report);
+        if o != Outcome::Ok {
+            outcome = o;
+            break;
+        }
+    }
+    let summary = summarize(&runs);
+    match args.output_format {
+        OutputFormat::Table => crate::output::print(&render(&group, count, &summary))?,
+        OutputFormat::Json => {
+            #[derive(Serialize)]
+            struct Doc<'a> {
+                schema_version: u32,
+                repeat_group: &'a str,
+                count: u32,
+                summary: &'a [PhaseSpread],
+                runs: &'a [BenchReport],
+            }
+            let doc = Doc {
+                schema_version: storlab_types::SCHEMA_VERSION,
+                repeat_group: &group,
+                count,
+                summary: &summary,
+                runs: &runs,
+            };
+            crate::output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        }
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn spread_by_hand() {
+        let s = Spread::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!(s.mean, 5.0);
+        // Sample variance: sum of squares 32 over 7.
+        assert!((s.stddev - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert_eq!((s.min, s.max, s.n), (2.0, 9.0, 8));
+        assert_eq!(Spread::of(&[3.0]).unwrap().stddev, 0.0);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn mean_lies_between_min_and_max(v in proptest::collection::vec(0.0f64..1e12, 1..20)) {
+            let s = Spread::of(&v).unwrap();
+            prop_assert!(s.min <= s.mean * (1.0 + 1e-12) && s.mean <= s.max * (1.0 + 1e-12));
+            prop_assert!(s.stddev >= 0.0);
+        }
+    }
+}

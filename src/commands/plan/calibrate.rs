@@ -1,0 +1,184 @@
+//! `storlab plan calibrate`: fit a catalog entry to stored runs of one
+//! device and write it as a user catalog file.
+
+use super::against::observations;
+use super::*;
+use crate::commands::common::{DbArgs, RunArgs};
+
+#[derive(Args, Debug)]
+pub(super) struct CalibrateArgs {
+    #[command(flatten)]
+    runs: RunArgs,
+    /// Name of the catalog entry to write (use it with --drive NAME)
+    #[arg(long = "as", value_name = "NAME")]
+    name: String,
+    /// Catalog drive whose capacity, MTBF, error rate, sector size and rebuild rate the
+    /// entry takes (performance runs cannot identify them), e.g. exos-x18-18tb
+    #[arg(long, value_name = "MODEL")]
+    like: String,
+    /// Leave phases of this request size out of the fit and predict them instead
+    /// (repeatable), e.g. --hold-out 64k
+    #[arg(long, value_name = "SIZE")]
+    hold_out: Vec<String>,
+    /// Where to write the entry [default: NAME.toml]; an existing file is not replaced
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Extra catalog file(s) for --like
+    #[arg(long, value_name = "FILE")]
+    catalog: Vec<PathBuf>,
+    #[command(flatten)]
+    db: DbArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    output_format: Format,
+}
+
+pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
+    let name = a.name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        bail!(
+            "--as '{}' is not a catalog name; use letters, digits, '-', '_' or '.', e.g. --as my-array",
+            a.name
+        );
+    }
+    let cat = load_catalog(&a.catalog)?;
+    let like = cat.drive(&a.like)?;
+    let hold_out = a
+        .hold_out
+        .iter()
+        .map(|s| size("hold-out", s))
+        .collect::<Result<Vec<_>>>()?;
+    let store = a.db.open_existing()?;
+    let runs = a.runs.load(&store)?;
+    let mut obs = Vec::new();
+    let mut skipped = Vec::new();
+    for r in &runs {
+        let (o, s) = observations(r);
+        obs.extend(o);
+        skipped.extend(s);
+    }
+    let cal = storlab_plan::calibrate::calibrate(name, &obs, &hold_out)?;
+    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+    let label = format!(
+        "run{} {}",
+        if ids.len() == 1 { "" } else { "s" },
+        ids.join(", ")
+    );
+    let text = cal.to_toml(&like, &label);
+    // The entry must load as it is written.
+    let mut check = cat.clone();
+    check
+        .extend(name, &text)
+        .context("the fitted entry does not load (a bug; please report it)")?;
+    let path = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "cannot create {} (an existing file is never replaced; remove it or give --output)",
+                path.display()
+            )
+        })?;
+    std::io::Write::write_all(&mut f, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    match a.output_format {
+        Format::Json => {
+            let doc = serde_json::json!({
+                "schema_version": storlab_plan::PLAN_SCHEMA_VERSION,
+                "kind": "plan.calibrate",
+                "calibration": cal,
+                "skipped": skipped,
+                "written": path.display().to_string(),
+            });
+            output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        }
+        Format::Table => output::print(&render(&cal, &skipped, &path))?,
+    }
+    Ok(Outcome::Ok)
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or("not identified".to_string(), f)
+}
+
+fn render(
+    cal: &storlab_plan::calibrate::Calibration,
+    skipped: &[String],
+    path: &std::path::Path,
+) -> String {
+    let mut out = format!("storlab plan calibrate: {}\n\n", cal.name);
+    let mut t = table();
+    t.set_header(vec!["fitted", "read", "write"]);
+    t.add_row(vec![
+        "streaming rate".to_string(),
+        opt(cal.read.rate_bytes_per_s, format_rate),
+        opt(cal.write.rate_bytes_per_s, format_rate),
+    ]);
+    t.add_row(vec![
+        "per-command overhead".to_string(),
+        opt(cal.read.cmd_overhead_s, |o| format!("{:.3} ms", o * 1e3)),
+        opt(cal.write.cmd_overhead_s, |o| format!("{:.3} ms", o * 1e3)),
+    ]);
+    t.add_row(vec![
+        "random IOPS".to_string(),
+        opt(cal.read.iops, |i| thousands(i.round() as u64)),
+        opt(cal.write.iops, |i| thousands(i.round() as u64)),
+    ]);
+    out.push_str(&t.to_string());
+    out.push_str("\n\n");
+    let mut t = table();
+    t.set_header(vec!["phase", "measured IOPS", "fitted IOPS", "error", ""]);
+    for p in &cal.points {
+        t.add_row(vec![
+            p.label.clone(),
+            format!("{:.0}", p.measured_iops),
+            p.predicted_iops
+                .map_or("-".to_string(), |x| format!("{x:.0}")),
+            p.error
+                .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0)),
+            if p.fitted {
+                "fitted"
+            } else if p.held_out {
+                "held out: predicted"
+            } else {
+                "repeat (the median is fitted)"
+            }
+            .to_string(),
+        ]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    if let Some(e) = cal.fit_error {
+        out.push_str(&format!(
+            "fit error (mean |error| of the fitted points): {:.1}%\n",
+            e * 100.0
+        ));
+    }
+    if let Some(e) = cal.held_out_error {
+        out.push_str(&format!(
+            "held-out error (points the fit did not see): {:.1}%\n",
+            e * 100.0
+        ));
+    }
+    for s in &cal.not_identified {
+        out.push_str(&format!("not identified: {s}\n"));
+    }
+    for s in skipped {
+        out.push_str(&format!("skipped: {s}\n"));
+    }
+    out.push_str(&format!(
+        "wrote {}; use it with --catalog {} --drive {}\n",
+        path.display(),
+        path.display(),
+        cal.name
+    ));
+    out
+}
