@@ -351,6 +351,48 @@ fn charts_are_valid_svg_and_png_and_the_matrix_is_a_heat_map() {
         h.contains("RAM ") && h.contains("record size"),
         "heat map with RAM marked"
     );
+    // Drawn again over our own PNG: fine; over a file storlab did not
+    // write: refused before anything runs.
+    ok(&run(
+        d,
+        &[
+            "sweep",
+            t,
+            "-q",
+            "--vary",
+            "bs=4k,64k",
+            "--engine",
+            "null",
+            "--size",
+            "1m",
+            "--no-save",
+            "--chart",
+            png.to_str().unwrap(),
+        ],
+    ));
+    let theirs = d.join("notes.svg");
+    std::fs::write(&theirs, "my own notes, not a chart\n").unwrap();
+    for (path, needle) in [(theirs.clone(), "storlab did not write it")] {
+        let o = run(
+            d,
+            &[
+                "sweep",
+                t,
+                "--vary",
+                "bs=4k",
+                "--engine",
+                "null",
+                "--chart",
+                path.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        "my own notes, not a chart\n"
+    );
     // A chart name we cannot write is refused before anything runs.
     let bad = run(d, &["sweep", t, "--vary", "bs=4k", "--chart", "x.jpg"]);
     assert_eq!(bad.status.code(), Some(2));

@@ -136,8 +136,9 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
+        bench::check_paths(self.target.as_deref(), &self.run)?;
         if let Some(path) = &self.chart {
-            chart::check_path(path)?;
+            chart::check_path(path, &self.run.db.db, self.run.force)?;
         }
         if self.resume.is_some() && self.run.no_save {
             bail!("--resume reads the stored points: drop --no-save");
