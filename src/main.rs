@@ -97,8 +97,11 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help/version to stdout (exit 0) and errors to stderr (exit 2).
-            let _ = e.print();
+            // clap prints help/version to stdout (exit 0) and errors to stderr (exit 2);
+            // under mpirun only rank 0 does, so a bad option is named once.
+            if commands::bench::launcher_rank().unwrap_or(0) == 0 {
+                let _ = e.print();
+            }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };

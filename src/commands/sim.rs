@@ -469,6 +469,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         verify: None,
         depth: None,
         series: None,
+        cluster: None,
         interrupted: false,
         warnings: vec![format!(
             "simulated ({}), not measured: bound by {}; utilisation: {}",

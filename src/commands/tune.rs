@@ -285,10 +285,7 @@ impl ReadaheadArgs {
         let is_device = std::fs::metadata(&self.target)
             .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
             .unwrap_or(false);
-        let tune_id = format!(
-            "readahead-{}",
-            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        );
+        let tune_id = format!("readahead-{}", storlab_types::time::now_rfc3339());
         let mut scratch = None;
         let mut size_arg = self.size.map(|s| s.0);
         let read_target = if is_device {

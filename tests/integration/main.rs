@@ -6,11 +6,14 @@ mod bench;
 mod bench_help;
 mod campaign;
 mod cli;
+mod cluster_flags;
 mod compare;
 mod fiohabits;
 mod honest;
 mod inspect;
 mod monitor;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod plan;
 mod reports;
 mod safety;

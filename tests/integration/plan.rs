@@ -435,6 +435,32 @@ fn plan_trust_breakers_are_gone() {
 }
 
 #[test]
+fn read_and_write_paths_bind_their_own_workloads() {
+    // Parts that apply to some workloads only (a read path, a write path)
+    // get '-' elsewhere in the parts table, and the reason is spelled out.
+    let o = storlab(&[
+        "plan",
+        "layout",
+        "R6/12",
+        "--controller",
+        "perc-6e",
+        "--controller-max-write",
+        "400MB/s",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.contains("controller perc-6e read path"), "{out}");
+    assert!(
+        out.contains("sequential write 1 MiB: bound by the controller's write path (given with --controller-max-write)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("sequential read 1 MiB: bound by the controller's read path"),
+        "{out}"
+    );
+}
+
+#[test]
 fn search_has_a_reliability_floor_the_user_can_lower() {
     let args = [
         "plan",
@@ -575,6 +601,42 @@ fn calibrate_fits_this_machines_sweep_and_predicts_a_held_out_point() {
             ],
         );
         assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+        // The same runs as a controller entry (measured limits, links from
+        // the model named), which plans too.
+        let ctl = dir.path().join("ctl.toml");
+        let c = crate::util::run_in(
+            dir.path(),
+            &[
+                "plan",
+                "calibrate",
+                "--all",
+                "--as",
+                "this-ctl",
+                "--like",
+                "perc-h800",
+                "--output",
+                ctl.to_str().unwrap(),
+            ],
+        );
+        assert!(crate::util::ok(&c).contains("--controller this-ctl"));
+        let text = std::fs::read_to_string(&ctl).unwrap();
+        assert!(
+            text.contains("max_read") && text.contains("not identified: max_write"),
+            "{text}"
+        );
+        let p = crate::util::run_in(
+            dir.path(),
+            &[
+                "plan",
+                "layout",
+                "R6/12",
+                "--catalog",
+                ctl.to_str().unwrap(),
+                "--controller",
+                "this-ctl",
+            ],
+        );
+        assert!(crate::util::ok(&p).contains("this-ctl read path"));
         let held = cal["held_out_error"].as_f64().unwrap();
         println!(
             "attempt {attempt}: fit error {:.1}%, held-out 256 KiB error {:.1}%",

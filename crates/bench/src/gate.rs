@@ -88,6 +88,25 @@ impl StartGate {
         t
     }
 
+    /// Wait until `n` workers have arrived (or the phase is called off),
+    /// without releasing them: a multi-process run first agrees on the
+    /// common epoch with the other processes, then calls [`Self::release_at`].
+    pub fn wait_arrivals(&self, n: usize) {
+        let mut s = self.lock();
+        while s.arrived < n && s.phase == Phase::Waiting {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Release every waiting (and later) worker with the epoch `t`.
+    pub fn release_at(&self, t: Instant) {
+        let mut s = self.lock();
+        if s.phase == Phase::Waiting {
+            s.phase = Phase::Released(t);
+        }
+        self.cv.notify_all();
+    }
+
     /// Call the phase off: waiting workers return at once, late ones too.
     pub fn cancel(&self) {
         let mut s = self.lock();
@@ -136,6 +155,20 @@ mod tests {
             e
         });
         assert_eq!(epochs.len(), 4);
+    }
+
+    #[test]
+    fn wait_then_release_at_a_given_epoch() {
+        let g = StartGate::new();
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3).map(|_| s.spawn(|| g.ticket().wait())).collect();
+            g.wait_arrivals(3);
+            let t = Instant::now();
+            g.release_at(t);
+            for h in hs {
+                assert_eq!(h.join().unwrap(), Some(t));
+            }
+        });
     }
 
     #[test]

@@ -23,6 +23,7 @@
 #![deny(unsafe_code)]
 
 mod clock;
+mod cluster;
 mod data;
 mod engine;
 mod fio_job;
@@ -39,6 +40,7 @@ mod sys;
 mod target;
 mod worker;
 
+pub use cluster::{PhaseSync, Share, TICK};
 pub use engine::{libaio_available, uring_available};
 pub use fio_job::{FioJobFile, fio_size};
 pub use options::{
@@ -46,7 +48,8 @@ pub use options::{
     resolve_phase, spec_from_pairs, typed_value,
 };
 pub use run::{
-    LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_with_layout,
+    LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_synced,
+    run_with_layout,
 };
 pub use spec::JobFile;
 pub use sweep::{MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size};
@@ -172,6 +175,13 @@ pub fn prepare(
 pub struct JobProgress {
     pub bytes: AtomicU64,
     pub ops: AtomicU64,
+    /// Bytes handed to the kernel so far in the phase (ramp included).
+    pub issued_bytes: AtomicU64,
+    /// Stop issuing once `issued_bytes` reaches this (0 = no limit): the
+    /// stonewall wear-out of a multi-process run.
+    pub limit_bytes: AtomicU64,
+    /// The job hit a hard error (its phase is lost).
+    pub failed: AtomicBool,
 }
 
 /// Shared between the caller and the workers: the stop flag (Ctrl-C) and
@@ -180,6 +190,10 @@ pub struct JobProgress {
 pub struct Control {
     /// Set to stop as soon as possible; in-flight I/O is drained.
     pub stop: AtomicBool,
+    /// Set to end the current phase's issuing early on purpose (stonewall):
+    /// unlike `stop`, the phase is complete, not interrupted. Cleared at the
+    /// start of each phase.
+    pub phase_stop: AtomicBool,
     pub jobs: Vec<JobProgress>,
     pub phase: AtomicUsize,
     epoch: Instant,
@@ -193,6 +207,9 @@ pub struct Control {
     layout_done: AtomicU64,
     layout_total: AtomicU64,
     reason: Mutex<Option<String>>,
+    /// The last phase's measured window: first submission and last
+    /// completion, ns after its common epoch.
+    last_window: Mutex<Option<(u64, u64)>>,
 }
 
 /// A snapshot of progress for display.
@@ -215,6 +232,8 @@ impl Control {
     pub fn new(max_jobs: usize) -> Control {
         Control {
             stop: AtomicBool::new(false),
+            phase_stop: AtomicBool::new(false),
+            last_window: Mutex::new(None),
             jobs: (0..max_jobs).map(|_| JobProgress::default()).collect(),
             phase: AtomicUsize::new(0),
             epoch: Instant::now(),
@@ -246,8 +265,19 @@ impl Control {
             .clone()
     }
 
+    /// The last phase's measured window (first submission, last
+    /// completion), ns after the epoch its workers were released at.
+    pub fn last_window(&self) -> Option<(u64, u64)> {
+        *self.last_window.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_last_window(&self, w: Option<(u64, u64)>) {
+        *self.last_window.lock().unwrap_or_else(|e| e.into_inner()) = w;
+    }
+
     fn begin_phase(&self, index: usize) {
         self.phase.store(index, Ordering::Relaxed);
+        self.phase_stop.store(false, Ordering::Relaxed);
         self.phase_start_ns.store(0, Ordering::Relaxed);
         self.layout_total.store(0, Ordering::Relaxed);
         self.layout_done.store(0, Ordering::Relaxed);
@@ -266,6 +296,9 @@ impl Control {
         for j in &self.jobs {
             j.bytes.store(0, Ordering::Relaxed);
             j.ops.store(0, Ordering::Relaxed);
+            j.issued_bytes.store(0, Ordering::Relaxed);
+            j.limit_bytes.store(0, Ordering::Relaxed);
+            j.failed.store(false, Ordering::Relaxed);
         }
     }
 

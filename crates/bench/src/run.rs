@@ -2,6 +2,7 @@
 //! declared state, release the workers together, merge what they measured
 //! into a [`PhaseResult`], verify if asked, hand the result to the caller.
 
+use crate::cluster::{PhaseSync, Share, TICK};
 use crate::data::{self, DataGen};
 use crate::gate::StartGate;
 use crate::offsets::RegionMap;
@@ -79,17 +80,47 @@ pub fn run_with_layout(
     job: &ResolvedJob,
     control: &Control,
     laid_out: &mut LayoutState,
+    on_phase: impl FnMut(&PhaseResult),
+) -> RunOutcome {
+    run_phases(job, control, laid_out, None, on_phase)
+}
+
+/// [`run`] as one of several processes running the same job together
+/// (MPI ranks): `sync` starts each phase on every process at once, spreads
+/// stops and errors, and says which jobs and files are this process's.
+/// `job.target.files` lists the files of every process.
+pub fn run_synced(
+    job: &ResolvedJob,
+    control: &Control,
+    sync: &dyn PhaseSync,
+    on_phase: impl FnMut(&PhaseResult),
+) -> RunOutcome {
+    let mut layout = LayoutState::new(job);
+    run_phases(job, control, &mut layout, Some(sync), on_phase)
+}
+
+// long-function: the phase loop reads as its steps (agree, lay out, run,
+// verify, mark laid out, hand over, stop); splitting it would scatter them.
+fn run_phases(
+    job: &ResolvedJob,
+    control: &Control,
+    laid_out: &mut LayoutState,
+    sync: Option<&dyn PhaseSync>,
     mut on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
     let mut outcome = RunOutcome::default();
+    let agree = |ok: bool| sync.map_or(ok, |s| s.agree(ok));
     laid_out.done.resize(job.target.files.len(), 0);
+    // Bytes each job wrote in a stonewalled write phase (by global job).
+    let mut extents: Option<(Vec<u64>, PhaseParams)> = None;
     for (index, p) in job.phases.iter().enumerate() {
-        if control.stop.load(Ordering::Relaxed) {
+        if !agree(!control.stop.load(Ordering::Relaxed)) {
             break;
         }
         control.begin_phase(index);
-        let files = phase_files(job, p);
-        let region = region_bytes(job, p);
+        let share = sync.map_or_else(|| Share::alone(p), |s| s.share(index, p));
+        let files = phase_files(job, p, &share);
+        let region = region_bytes(job, p, &share);
         // Lay out before reading (never read holes) and before any verify;
         // only the part of each file this phase uses, and only what is new.
         let need_layout: Vec<(usize, u64, u64)> = files
@@ -97,15 +128,37 @@ pub fn run_with_layout(
             .map(|&f| (f, laid_out.done[f], region.min(job.target.files[f].size)))
             .filter(|&(_, from, to)| from < to && (p.rw.reads() || p.verify))
             .collect();
-        if !need_layout.is_empty() {
+        if sync.is_some() || !need_layout.is_empty() {
+            // A shared file is laid out by every process, each its slice.
+            let mine: Vec<(usize, u64, u64)> = need_layout
+                .iter()
+                .map(|&(f, from, to)| {
+                    if job.target.shared {
+                        let (s, e) = share.slice_of(to - from);
+                        (f, from + s, from + e)
+                    } else {
+                        (f, from, to)
+                    }
+                })
+                .filter(|&(_, from, to)| from < to)
+                .collect();
             let t0 = Instant::now();
-            let r = layout(job, p, &need_layout, control);
+            let r = if mine.is_empty() {
+                Ok(())
+            } else {
+                layout(job, p, &mine, control)
+            };
             laid_out.ns += t0.elapsed().as_nanos() as u64;
-            if let Err(e) = r {
-                outcome.stop_reason = Some(describe_io_error("laying out files", &e));
+            if let Err(e) = &r {
+                outcome.stop_reason = Some(describe_io_error("laying out files", e));
+            }
+            if !agree(r.is_ok()) {
+                outcome
+                    .stop_reason
+                    .get_or_insert_with(|| "another process failed laying out its files".into());
                 break;
             }
-            if control.stop.load(Ordering::Relaxed) {
+            if !agree(!control.stop.load(Ordering::Relaxed)) {
                 break;
             }
             for (f, from, to) in need_layout {
@@ -114,26 +167,49 @@ pub fn run_with_layout(
             }
         }
         let cache = prepare_cache(job, p, &files, control);
-        let (mut result, every_job_full_pass) = run_phase(job, p, control, cache);
+        let limits = extents
+            .as_ref()
+            .filter(|(_, w)| p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
+            .map(|(e, _)| e.as_slice());
+        let (mut result, every_job_full_pass) =
+            run_phase(job, p, control, cache, &share, sync, limits);
         if p.verify && p.rw.writes() && !result.interrupted {
             // Verification reads happen after the timed window and are not counted.
-            let v = verify_files(job, p, &files, control);
+            let v = verify_files(job, p, &files, control, &share);
             result.verify = Some(merge_verify(result.verify.take(), v));
         }
         // A write-only phase that covered every block of its region lays it
-        // out, but only if every job finished at least one full pass.
-        if !result.interrupted
-            && every_job_full_pass
-            && !p.rw.reads()
-            && covers_region(p)
-            && result.jobs.len() == p.numjobs as usize
-        {
-            for &f in &files {
+        // out, but only if every job finished at least one full pass. A
+        // process with no jobs (waiting while others run) does not object.
+        let covered = p.numjobs == 0
+            || (!result.interrupted
+                && every_job_full_pass
+                && !p.rw.reads()
+                && covers_region(p)
+                && result.jobs.len() == p.numjobs as usize);
+        if agree(covered) {
+            for f in phase_files_all(job, &share, &files) {
                 laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
+            }
+            extents = None;
+        } else if let Some(s) = sync.filter(|_| p.rw.writes() && !p.rw.reads()) {
+            // Cut short on purpose: the reads that follow read what was written.
+            let local: Vec<(u32, u64)> = result
+                .jobs
+                .iter()
+                .map(|j| (share.first_job + j.job, j.write.bytes))
+                .collect();
+            extents = s
+                .written_extents(&local, share.total_jobs)
+                .map(|e| (e, p.clone()));
+            if extents.is_some() && !result.interrupted {
+                for f in phase_files_all(job, &share, &files) {
+                    laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
+                }
             }
         }
         on_phase(&result);
-        let fatal = result.interrupted;
+        let fatal = !agree(!result.interrupted);
         outcome.phases.push(result);
         if fatal {
             outcome.stop_reason = control.reason().or_else(|| {
@@ -159,19 +235,35 @@ fn describe_io_error(what: &str, e: &io::Error) -> String {
     }
 }
 
-/// Indices into `job.target.files` that phase `p` touches.
-fn phase_files(job: &ResolvedJob, p: &PhaseParams) -> Vec<usize> {
+/// Indices into `job.target.files` that phase `p` touches (this process's).
+fn phase_files(job: &ResolvedJob, p: &PhaseParams, share: &Share) -> Vec<usize> {
     if job.target.shared {
         vec![0]
     } else {
-        (0..p.numjobs as usize).collect()
+        let first = share.first_job as usize;
+        (first..first + p.numjobs as usize).collect()
     }
 }
 
-/// The bytes from the start of each file that phase `p` uses.
-fn region_bytes(job: &ResolvedJob, p: &PhaseParams) -> u64 {
+/// Every process's files of a phase.
+fn phase_files_all(job: &ResolvedJob, share: &Share, files: &[usize]) -> Vec<usize> {
     if job.target.shared {
-        p.size_bytes * p.numjobs as u64
+        files.to_vec()
+    } else {
+        (0..share.total_jobs as usize).collect()
+    }
+}
+
+/// Whether a read phase covers the same regions a write phase wrote.
+fn same_geometry(w: &PhaseParams, r: &PhaseParams) -> bool {
+    w.size_bytes == r.size_bytes && w.numjobs == r.numjobs && w.layout == r.layout
+}
+
+/// The bytes from the start of each file that phase `p` uses (every
+/// process's jobs in a shared file).
+fn region_bytes(job: &ResolvedJob, p: &PhaseParams, share: &Share) -> u64 {
+    if job.target.shared {
+        p.size_bytes * u64::from(share.total_jobs)
     } else {
         p.size_bytes
     }
@@ -182,17 +274,31 @@ fn covers_region(p: &PhaseParams) -> bool {
     (!p.rw.is_random() || !p.random_with_replacement) && p.bs.len() == 1
 }
 
-fn worker_plans(job: &ResolvedJob, p: &PhaseParams) -> Vec<WorkerPlan> {
+/// One plan per local job; `limits`: bytes each job (by global index) may
+/// read, what a stonewalled write phase left.
+fn worker_plans(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    share: &Share,
+    limits: Option<&[u64]>,
+) -> Vec<WorkerPlan> {
     let unit = job.unit;
     (0..p.numjobs)
-        .map(|j| {
+        .map(|local| {
+            let j = share.first_job + local;
+            let size = limits
+                .and_then(|l| l.get(j as usize))
+                .map_or(p.size_bytes, |&w| {
+                    let bs = p.max_bs().max(1);
+                    (w.min(p.size_bytes) / bs * bs).max(bs.min(p.size_bytes))
+                });
             let (file, region) = if !job.target.shared {
                 (j as usize, RegionMap::Contiguous { base: 0 })
             } else {
                 let region = match p.layout {
                     FileLayout::SharedInterleaved { stride_bytes } => RegionMap::Interleaved {
                         stride: stride_bytes,
-                        numjobs: p.numjobs as u64,
+                        numjobs: u64::from(share.total_jobs),
                         job: j as u64,
                     },
                     _ => RegionMap::Contiguous {
@@ -206,7 +312,7 @@ fn worker_plans(job: &ResolvedJob, p: &PhaseParams) -> Vec<WorkerPlan> {
                 path: job.target.files[file].path.clone(),
                 file_id: file as u32,
                 region,
-                size: p.size_bytes,
+                size,
                 unit,
             }
         })
@@ -218,12 +324,15 @@ fn run_phase(
     p: &PhaseParams,
     control: &Control,
     cache: CacheReport,
+    share: &Share,
+    sync: Option<&dyn PhaseSync>,
+    limits: Option<&[u64]>,
 ) -> (PhaseResult, bool) {
-    let plans = worker_plans(job, p);
+    let plans = worker_plans(job, p, share, limits);
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     control.reset_progress();
     let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, p.numjobs, p.steadystate);
-    let (outs, cpu_window) = run_workers(&plans, p, control, &series);
+    let (outs, cpu_window) = run_workers(&plans, p, control, &series, sync);
     let every_job_full_pass = !outs.is_empty() && outs.iter().all(|o| o.full_pass);
     let mut result = summarize(p, started_at, &outs, cpu_window, cache, control);
     let start = outs.iter().filter_map(|o| o.window_start_ns).min();
@@ -249,6 +358,7 @@ fn run_workers(
     p: &PhaseParams,
     control: &Control,
     series: &SeriesCollector,
+    sync: Option<&dyn PhaseSync>,
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let gate = StartGate::new();
     std::thread::scope(|s| {
@@ -271,6 +381,9 @@ fn run_workers(
                     break;
                 }
             }
+        }
+        if let Some(sync) = sync {
+            return run_synced_workers(&gate, handles, spawn_error, p, control, sync);
         }
         if let Some(msg) = spawn_error {
             gate.cancel();
@@ -302,6 +415,46 @@ fn run_workers(
             (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
         )
     })
+}
+
+/// [`run_workers`]'s second half for a multi-process run: every process
+/// releases its workers at the common epoch `sync` returns (or all call the
+/// phase off), then ticks until every process is done.
+fn run_synced_workers<'s>(
+    gate: &StartGate,
+    handles: Vec<std::thread::ScopedJoinHandle<'s, WorkerOut>>,
+    spawn_error: Option<String>,
+    p: &PhaseParams,
+    control: &Control,
+    sync: &dyn PhaseSync,
+) -> (Vec<WorkerOut>, (Duration, Duration)) {
+    gate.wait_arrivals(handles.len());
+    // A worker that finished before the release could not start.
+    let local_error = spawn_error.is_some() || handles.iter().any(|h| h.is_finished());
+    let Some(epoch) = sync.start(local_error) else {
+        gate.cancel();
+        let mut outs: Vec<WorkerOut> = handles.into_iter().map(join_worker).collect();
+        outs.push(WorkerOut {
+            fatal: Some(spawn_error.unwrap_or_else(|| {
+                "the phase was called off: a process could not start its jobs".into()
+            })),
+            ..Default::default()
+        });
+        control.request_stop("a process could not start its jobs");
+        return (outs, (Duration::ZERO, Duration::ZERO));
+    };
+    gate.release_at(epoch);
+    control.mark_started(epoch, p);
+    let cpu0 = sys::process_cpu();
+    while sync.tick(control, epoch, handles.iter().all(|h| h.is_finished())) {
+        std::thread::sleep(TICK);
+    }
+    let outs: Vec<WorkerOut> = handles.into_iter().map(join_worker).collect();
+    let cpu1 = sys::process_cpu();
+    (
+        outs,
+        (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
+    )
 }
 
 /// A worker's result; a panic becomes the phase's error (its engine has
@@ -384,6 +537,7 @@ fn summarize(
         (Some(s), Some(e)) => e.saturating_sub(s),
         _ => 0,
     };
+    control.set_last_window(start.zip(end));
     let mut read = DirCounter::default();
     let mut write = DirCounter::default();
     let mut errors: ErrorCounts = BTreeMap::new();
@@ -490,6 +644,7 @@ fn summarize(
         interrupted,
         warnings,
         series: None,
+        cluster: None,
     }
 }
 
@@ -763,6 +918,7 @@ fn verify_files(
     p: &PhaseParams,
     files: &[usize],
     control: &Control,
+    share: &Share,
 ) -> VerifyResult {
     let mut v = VerifyResult::default();
     let direct = p.cache == CacheMode::Direct && job.target.kind != TargetKind::BlockDevice;
@@ -803,9 +959,14 @@ fn verify_files(
                 continue;
             }
         };
-        let mut off = 0u64;
-        while off < df.size && !control.stop.load(Ordering::Relaxed) {
-            let n = ((df.size - off) as usize).min(LAYOUT_CHUNK);
+        // A shared file is verified by every process, each its own slice.
+        let (mut off, end) = if job.target.shared {
+            share.slice_of(df.size)
+        } else {
+            (0, df.size)
+        };
+        while off < end && !control.stop.load(Ordering::Relaxed) {
+            let n = ((end - off) as usize).min(LAYOUT_CHUNK);
             let chunk = &mut buf.as_mut_slice()[..n];
             let got = match sys::pread(file.as_raw_fd(), chunk, off) {
                 Ok(0) => {

@@ -698,6 +698,25 @@ fn make_in_dir(
 }
 
 impl ResolvedTarget {
+    /// The target another process resolved and created (an MPI rank 0 for
+    /// its peers): the same files, nothing of them this process may remove.
+    pub fn from_peer(
+        kind: TargetKind,
+        info: TargetInfo,
+        files: Vec<DataFile>,
+        shared: bool,
+    ) -> ResolvedTarget {
+        ResolvedTarget {
+            kind,
+            info,
+            run_dir: None,
+            created_parent: None,
+            files,
+            shared,
+            claim: None,
+        }
+    }
+
     /// Remove every file and directory storlab created. Safe to call twice.
     pub fn cleanup(&self) {
         for f in &self.files {

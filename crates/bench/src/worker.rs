@@ -377,6 +377,7 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     writes_since_fsync: u32,
     need_fsync: bool,
     issued: u64,
+    issued_bytes: u64,
     /// The latest clock reading (deadline checks use it instead of reading
     /// the clock once more per round).
     now: u64,
@@ -440,6 +441,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             writes_since_fsync: 0,
             need_fsync: false,
             issued: 0,
+            issued_bytes: 0,
             now,
             prog_bytes: 0,
             prog_ops: 0,
@@ -489,7 +491,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             return;
         }
         let over = self.win.deadline_ns.is_some_and(|d| self.now >= d);
-        if over || self.ctx.control.stop.load(Ordering::Relaxed) || self.ctx.series.steady_reached()
+        let control = self.ctx.control;
+        if over
+            || control.stop.load(Ordering::Relaxed)
+            || control.phase_stop.load(Ordering::Relaxed)
+            || self.ctx.series.steady_reached()
         {
             self.stop_issuing(self.now);
         }
@@ -535,6 +541,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 }
                 continue;
             }
+            // A multi-process run's stonewall wear-out: up to a byte count.
+            let limit = self.ctx.progress.limit_bytes.load(Ordering::Relaxed);
+            if limit > 0 && self.issued_bytes >= limit {
+                self.stop_issuing(self.now);
+                return None;
+            }
             let rmw = p.rw == RwMode::ReadModifyWrite;
             let (dir, bs, offset) =
                 if let Some((off, len)) = self.rmw_writes.pop_front().filter(|_| rmw) {
@@ -567,6 +579,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.rmw_reads_in_flight += 1;
             }
             self.issued += 1;
+            self.issued_bytes += bs;
             self.free.pop();
             let file = self.ctx.plan.file_id;
             self.iogen
@@ -640,6 +653,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn fail(&mut self, kind: &str, msg: String) {
         *self.out.errors.entry(kind.to_string()).or_default() += 1;
         self.out.fatal.get_or_insert(msg);
+        self.ctx.progress.failed.store(true, Ordering::Relaxed);
         self.stop_issuing(self.now);
     }
 
@@ -769,6 +783,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn publish_progress(&mut self) {
         if self.prog_ops > 0 {
             let pr = self.ctx.progress;
+            pr.issued_bytes.store(self.issued_bytes, Ordering::Relaxed);
             pr.bytes.fetch_add(self.prog_bytes, Ordering::Relaxed);
             pr.ops.fetch_add(self.prog_ops, Ordering::Relaxed);
             self.prog_bytes = 0;

@@ -406,21 +406,19 @@ impl SamplerHandle {
     }
 }
 
-/// Current wall-clock time as RFC 3339 UTC with milliseconds.
+/// Current wall-clock time as RFC 3339 UTC with milliseconds
+/// (`storlab_types::time`, the one definition).
 pub fn now_rfc3339() -> String {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    rfc3339(d.as_secs() as i64, d.subsec_millis())
+    storlab_types::time::now_rfc3339_millis()
 }
 
 /// Format Unix seconds as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC; times before
 /// 1970 are shown as the epoch).
 pub fn rfc3339(secs: i64, millis: u32) -> String {
-    let t = std::time::UNIX_EPOCH
-        + std::time::Duration::from_secs(secs.max(0) as u64)
-        + std::time::Duration::from_millis(millis as u64);
-    humantime::format_rfc3339_millis(t).to_string()
+    let ms = (secs.max(0) as u64)
+        .saturating_mul(1000)
+        .saturating_add(u64::from(millis));
+    storlab_types::time::rfc3339_unix_ms(ms)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! result as a user catalog entry.
 
 use crate::PlanError;
-use crate::hardware::{Access, DriveSpec};
+use crate::hardware::{Access, ControllerSpec, DriveSpec};
 use serde::Serialize;
 
 /// One measured phase, reduced to what the fit uses.
@@ -43,6 +43,12 @@ pub struct DirectionFit {
     pub iops_request_bytes: Option<u64>,
     /// Sequential points the fit used.
     pub sequential_points: usize,
+    /// Highest sequential throughput measured, bytes/s (a controller's
+    /// path limit is at least this).
+    pub max_bytes_per_s: Option<f64>,
+    /// Streaming capacity with the deepest queue measured: the larger of R
+    /// and the highest throughput measured, bytes/s.
+    pub capacity_bytes_per_s: Option<f64>,
 }
 
 impl DirectionFit {
@@ -63,7 +69,9 @@ impl DirectionFit {
                 _ => None,
             }
         } else {
-            self.rate_bytes_per_s.map(|r| r / b)
+            self.capacity_bytes_per_s
+                .or(self.rate_bytes_per_s)
+                .map(|r| r / b)
         };
         match (capacity, little) {
             (Some(c), Some(l)) => Some(c.min(l)),
@@ -132,9 +140,15 @@ fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 }
 
 /// For each (direction, pattern, size) the observation with the most in
-/// flight (the model's figures are saturation figures); of repeats at that
-/// depth, the median.
+/// flight (the model's capacities are saturation figures); of repeats at
+/// that depth, the median.
 fn saturated(obs: &[&Observation]) -> Vec<usize> {
+    pick(obs, true)
+}
+
+/// For each (direction, pattern, size) the observation at the deepest (or
+/// shallowest) queue measured; of repeats at that depth, the median.
+fn pick(obs: &[&Observation], deepest: bool) -> Vec<usize> {
     let key = |o: &Observation| (o.write, o.random, o.request_bytes);
     let mut keys: Vec<(bool, bool, u64)> = Vec::new();
     for o in obs {
@@ -144,12 +158,8 @@ fn saturated(obs: &[&Observation]) -> Vec<usize> {
     }
     keys.iter()
         .map(|k| {
-            let depth = obs
-                .iter()
-                .filter(|o| key(o) == *k)
-                .map(|o| o.in_flight)
-                .max()
-                .unwrap_or(1);
+            let depths = obs.iter().filter(|o| key(o) == *k).map(|o| o.in_flight);
+            let depth = if deepest { depths.max() } else { depths.min() }.unwrap_or(1);
             let mut same: Vec<usize> = (0..obs.len())
                 .filter(|&i| key(obs[i]) == *k && obs[i].in_flight == depth)
                 .collect();
@@ -159,9 +169,12 @@ fn saturated(obs: &[&Observation]) -> Vec<usize> {
         .collect()
 }
 
-fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
+/// `shallow`: per size the shallowest queue (its latency is closest to
+/// the unloaded one); `deep`: per size the deepest (capacities).
+fn fit_direction(shallow: &[&Observation], deep: &[&Observation], write: bool) -> DirectionFit {
+    let obs = deep;
     let mut f = DirectionFit::default();
-    let seq: Vec<(f64, f64)> = obs
+    let seq: Vec<(f64, f64)> = shallow
         .iter()
         .filter(|o| o.write == write && !o.random)
         // Latency by Little's law: in flight / throughput (exact at QD 1).
@@ -173,6 +186,11 @@ fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
         })
         .collect();
     f.sequential_points = seq.len();
+    f.max_bytes_per_s = obs
+        .iter()
+        .filter(|o| o.write == write && !o.random)
+        .map(|o| o.iops * o.request_bytes as f64)
+        .max_by(f64::total_cmp);
     match line(&seq) {
         Some((o, s)) if s > 0.0 && o >= 0.0 => {
             f.cmd_overhead_s = Some(o);
@@ -187,6 +205,13 @@ fn fit_direction(obs: &[&Observation], write: bool) -> DirectionFit {
         }
         _ => {}
     }
+    // Deep queues may stream faster than one request at a time does (an
+    // SSD's parallelism): the capacity is then the fastest measured, while
+    // o + b/R from the shallow queues stays the latency.
+    f.capacity_bytes_per_s = match (f.rate_bytes_per_s, f.max_bytes_per_s) {
+        (Some(r), Some(best)) => Some(r.max(best)),
+        (r, best) => r.or(best),
+    };
     if let Some(o) = obs
         .iter()
         .filter(|o| o.write == write && o.random)
@@ -220,10 +245,12 @@ pub fn calibrate(
         .copied()
         .filter(|o| !hold_out.contains(&o.request_bytes))
         .collect();
-    let sat = saturated(&fit_set);
-    let fitted: Vec<&Observation> = sat.iter().map(|&i| fit_set[i]).collect();
-    let read = fit_direction(&fitted, false);
-    let write = fit_direction(&fitted, true);
+    let deep: Vec<&Observation> = saturated(&fit_set).iter().map(|&i| fit_set[i]).collect();
+    let shallow: Vec<&Observation> = pick(&fit_set, false).iter().map(|&i| fit_set[i]).collect();
+    let read = fit_direction(&shallow, &deep, false);
+    let write = fit_direction(&shallow, &deep, true);
+    let mut fitted = deep.clone();
+    fitted.extend(shallow.iter().copied().filter(|o| !o.random));
     let mut not_identified = Vec::new();
     for (dir, f) in [("read", &read), ("write", &write)] {
         if f.rate_bytes_per_s.is_none() {
@@ -300,6 +327,74 @@ fn mbs(x: f64) -> String {
 }
 
 impl Calibration {
+    /// The result as a controller (or array) entry: read- and write-path
+    /// limits and the IOPS limit are the highest throughput and IOPS
+    /// measured, so at least what the controller does (the drives behind it
+    /// may have bound the runs: then the real limits are higher, and the
+    /// entry is conservative). Links, cache and drive limit come from
+    /// `like`, and `source` says which figures are which.
+    pub fn to_controller_toml(&self, like: &ControllerSpec, runs: &str) -> String {
+        let mut lines = Vec::new();
+        let mut measured = Vec::new();
+        if let Some(r) = self.read.max_bytes_per_s {
+            lines.push(format!("max_read = \"{}\"", mbs(r)));
+            measured.push("max_read");
+        }
+        if let Some(w) = self.write.max_bytes_per_s {
+            lines.push(format!("max_write = \"{}\"", mbs(w)));
+            measured.push("max_write");
+        }
+        let iops = [self.read.iops, self.write.iops]
+            .into_iter()
+            .flatten()
+            .max_by(f64::total_cmp);
+        if let Some(i) = iops {
+            lines.push(format!("max_iops = {i:.0}"));
+            measured.push("max_iops");
+        }
+        let missing: Vec<&str> = ["max_read", "max_write", "max_iops"]
+            .into_iter()
+            .filter(|m| !measured.contains(m))
+            .collect();
+        let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut source = format!(
+            "measured by storlab plan calibrate from {runs}: {} = the highest throughput / IOPS measured (lower bounds of the limits)",
+            if measured.is_empty() {
+                "nothing".to_string()
+            } else {
+                measured.join(", ")
+            }
+        );
+        if !missing.is_empty() {
+            source.push_str(&format!("; not identified: {}", missing.join(", ")));
+        }
+        source.push_str(&format!(
+            "; links, write-back cache and drive limit from {}",
+            like.name
+        ));
+        let mut out = format!(
+            "# Written by storlab plan calibrate; use with --catalog FILE --controller {name}\n\
+             [[controller]]\n\
+             name = \"{name}\"\n\
+             description = \"{desc}\"\n",
+            name = q(&self.name),
+            desc = q(&format!("calibrated from {runs}")),
+        );
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "write_back = {}\nbackend = \"{}\"\nhost = \"{}\"\n",
+            like.write_back, like.backend.name, like.host.name
+        ));
+        if let Some(m) = like.max_drives {
+            out.push_str(&format!("max_drives = {m}\n"));
+        }
+        out.push_str(&format!("source = \"{}\"\n", q(&source)));
+        out
+    }
+
     /// The catalog entry: a device described by its measured figures
     /// (`kind = "ssd"`: IOPS and streaming rates), the figures the runs
     /// could not give taken from `like` and named as such in `source`.
@@ -337,8 +432,8 @@ impl Calibration {
                 }
             }
         };
-        let r_seq = pick(self.read.rate_bytes_per_s, "read rate", seq_of(false));
-        let w_seq = pick(self.write.rate_bytes_per_s, "write rate", seq_of(true));
+        let r_seq = pick(self.read.capacity_bytes_per_s, "read rate", seq_of(false));
+        let w_seq = pick(self.write.capacity_bytes_per_s, "write rate", seq_of(true));
         let overheads: Vec<f64> = [self.read.cmd_overhead_s, self.write.cmd_overhead_s]
             .into_iter()
             .flatten()
@@ -483,6 +578,42 @@ mod tests {
     }
 
     #[test]
+    fn a_jobs_sweep_gives_the_capacity_and_qd1_the_latency() {
+        // An SSD-like device: 0.1 ms + b / 1.5 GB/s at QD 1, but 3 GB/s
+        // with 32 in flight. Fitting the deep points as latencies would
+        // divide the rate by 32; the fit must keep both right.
+        let mut obs = Vec::new();
+        for kb in [4u64, 64, 256, 1024] {
+            let b = (kb << 10) as f64;
+            let qd1 = 1.0 / (0.1e-3 + b / 1.5e9);
+            obs.push(Observation {
+                label: format!("read-{kb}k-qd1"),
+                write: false,
+                random: false,
+                request_bytes: kb << 10,
+                in_flight: 1,
+                iops: qd1,
+            });
+            obs.push(Observation {
+                label: format!("read-{kb}k-qd32"),
+                write: false,
+                random: false,
+                request_bytes: kb << 10,
+                in_flight: 32,
+                iops: (32.0 * qd1).min(3e9 / b),
+            });
+        }
+        let c = calibrate("ssd", &obs, &[]).unwrap();
+        let r = c.read.capacity_bytes_per_s.unwrap();
+        assert!((r - 3e9).abs() / 3e9 < 0.05, "{r}");
+        let q = c.read.rate_bytes_per_s.unwrap();
+        assert!((q - 1.5e9).abs() / 1.5e9 < 0.05, "{q}");
+        for p in &c.points {
+            assert!(p.error.unwrap().abs() < 0.15, "{p:?}");
+        }
+    }
+
+    #[test]
     fn one_block_size_leaves_the_overhead_unidentified() {
         let obs: Vec<_> = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0)
             .into_iter()
@@ -497,6 +628,28 @@ mod tests {
                 .any(|s| s.contains("read per-command overhead"))
         );
         assert!(calibrate("dev", &[], &[]).is_err());
+    }
+
+    #[test]
+    fn a_controller_entry_carries_the_measured_limits() {
+        let obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        let c = calibrate("my-ctl", &obs, &[]).unwrap();
+        let cat = Catalog::builtin();
+        let like = cat.controller("perc-h800").unwrap();
+        let text = c.to_controller_toml(&like, "run 3");
+        let mut cat2 = cat.clone();
+        cat2.extend("ctl.toml", &text).unwrap();
+        let k = cat2.controller("my-ctl").unwrap();
+        let best_read = obs
+            .iter()
+            .filter(|o| !o.write && !o.random)
+            .map(|o| o.iops * o.request_bytes as f64)
+            .fold(0.0, f64::max);
+        assert!((k.max_read_bytes_per_s.unwrap() - best_read).abs() / best_read < 1e-3);
+        assert!(k.max_write_bytes_per_s.is_some());
+        assert_eq!(k.max_iops.map(f64::round), c.read.iops.map(f64::round));
+        assert_eq!(k.backend, like.backend);
+        assert!(text.contains("lower bounds"), "{text}");
     }
 
     #[test]

@@ -155,16 +155,27 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
             )));
         }
     }
-    if hw.controller.max_bytes_per_s.is_none() || hw.controller.max_iops.is_none() {
+    let ctl = &hw.controller;
+    let mut missing = Vec::new();
+    if ctl.max_bytes_per_s.is_none() && ctl.max_read_bytes_per_s.is_none() {
+        missing.push("read");
+    }
+    if ctl.max_bytes_per_s.is_none() && ctl.max_write_bytes_per_s.is_none() {
+        missing.push("write");
+    }
+    if ctl.max_iops.is_none() {
+        missing.push("IOPS");
+    }
+    if !missing.is_empty() {
         findings.push(Finding::note(format!(
             "the catalog has no published {} limit for {}: predictions bound by links may be optimistic, above all for small requests; \
-             give --controller-max / --controller-max-iops from a measurement",
-            match (hw.controller.max_bytes_per_s, hw.controller.max_iops) {
-                (None, None) => "throughput or IOPS",
-                (None, Some(_)) => "throughput",
-                _ => "IOPS",
+             give --controller-max-read / --controller-max-write / --controller-max-iops from a measurement, or fit one with storlab plan calibrate",
+            match missing.as_slice() {
+                ["read", "write", "IOPS"] => "throughput or IOPS".to_string(),
+                ["read", "write"] => "throughput".to_string(),
+                m => m.join(" or "),
             },
-            hw.controller.name
+            ctl.name
         )));
     }
     if hw.enclosure.is_none() && all_drives > 8 * hw.controllers.max(1) {

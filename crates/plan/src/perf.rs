@@ -326,8 +326,10 @@ fn piece_write(c: &Ctx, p: f64, acc: Access) -> (Demand, f64, &'static str) {
                     if r > 0.0 { GATHERED } else { "full-stripe" },
                 );
             }
+            // Full stripes: P (and Q) per D data chunks; a partial stripe
+            // updates every parity chunk over the bytes it touches.
             let mut dem = Demand {
-                parity_bytes: p * pp / dd,
+                parity_bytes: f * c.full * pp / dd + r * pp,
                 ..Demand::default()
             };
             let mut ops = 0.0;

@@ -152,3 +152,38 @@ fn model_against_published_measurements() {
         }
     }
 }
+
+/// Published relations without absolute figures: xbitlabs' review of the
+/// 3ware 9650SE (sequential read, IOMeter, queue depth 4): "RAID5 arrays
+/// with N disks are as fast as RAID0 arrays with N-1 disks", and "the
+/// two-disk RAID1 equals the single disk". The model must reproduce both
+/// within 5 %.
+#[test]
+fn model_reproduces_published_relations() {
+    let cat = Catalog::builtin();
+    let hw = Hardware {
+        drive: cat.drive("constellation-es3-4tb").unwrap(),
+        controller: cat.controller("megaraid-9260-8i").unwrap(),
+        controllers: 1,
+        enclosure: None,
+        host_bytes_per_s: None,
+    };
+    let w = Workload::new(Pattern::SeqRead, 1 << 20).with_concurrency(1, 4);
+    let rate = |l: &str| {
+        predict(&l.parse::<Layout>().unwrap(), &hw, &w)
+            .unwrap()
+            .bytes_per_s
+    };
+    for n in [3u32, 4, 6, 8] {
+        let r5 = rate(&format!("R5/{n}"));
+        let r0 = rate(&format!("R0/{}", n - 1));
+        assert!(
+            (r5 / r0 - 1.0).abs() < 0.05,
+            "R5/{n} {r5} vs R0/{} {r0}",
+            n - 1
+        );
+    }
+    let r1 = rate("R1/2");
+    let one = rate("R0/1");
+    assert!((r1 / one - 1.0).abs() < 0.05, "R1/2 {r1} vs one disk {one}");
+}

@@ -7,6 +7,7 @@
 //! | `throughput`, `iops` | always (one bar per run × phase) |
 //! | `latency` | when any phase has latency figures |
 //! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
+//! | `clients` | multi-client (MPI) runs at two or more client counts (`clients_chart`) |
 //! | `cache` | when phases equal in everything but cache mode and file size are both in and out of cache |
 //! | `relative` | with a baseline and at least one other run |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
@@ -865,6 +866,7 @@ pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> 
         out.extend(scaling_chart(runs, p));
     }
     out.extend(cache_chart(runs));
+    out.extend(crate::clients_chart::clients_chart(runs));
     for r in runs {
         out.extend(timeline_charts(r));
     }

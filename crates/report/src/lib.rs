@@ -20,6 +20,7 @@
 //!   comparison, every chart and every warning.
 
 pub mod charts;
+pub mod clients_chart;
 pub mod compare;
 pub mod error;
 pub mod export;

@@ -238,6 +238,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         depth: None,
         interrupted: false,
         warnings,
+        cluster: None,
         series: None,
     }
 }

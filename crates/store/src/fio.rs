@@ -874,6 +874,7 @@ fn phase_of(
         depth: None,
         interrupted,
         warnings,
+        cluster: None,
         series: None,
     })
 }

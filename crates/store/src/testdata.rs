@@ -97,6 +97,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
         depth: None,
         interrupted: false,
         warnings: vec![],
+        cluster: None,
         series: None,
     }
 }

@@ -7,10 +7,14 @@
 //!   [`record::PhaseResult`]s) that the bench engine produces and that the JSON
 //!   output, the store and the reports consume. [`SCHEMA_VERSION`] versions
 //!   them; `docs/results-schema.md` documents them.
+//! * [`time`]: the length of a year and RFC 3339 timestamps; [`csv`]: the
+//!   one CSV field quoting. One definition of each, shared by every crate.
 //!
-//! This crate is pure: no I/O, no system calls.
+//! This crate does no I/O (beyond reading the clock).
 
+pub mod csv;
 pub mod record;
+pub mod time;
 pub mod units;
 
 pub use record::*;

@@ -452,6 +452,10 @@ pub struct PhaseResult {
     /// The phase was cut short (Ctrl-C, ENOSPC, error).
     pub interrupted: bool,
     pub warnings: Vec<String>,
+    /// A phase run by several processes at once (MPI ranks): how the
+    /// aggregate above was formed, with every rank's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterPhase>,
     /// The application's own figures per interval (absent in records made
     /// before it existed, and for imported results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -516,6 +520,110 @@ pub struct RepeatInfo {
     pub index: u32,
     /// How many repeats were asked for.
     pub count: u32,
+}
+
+/// A phase run by several processes at once (`mpirun ... storlab bench`),
+/// as rank 0 combined it. The aggregate's bytes are the sum of the ranks'
+/// bytes; its rates are over the global window (earliest first submission
+/// to latest last completion over all ranks), never sums of rates.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ClusterPhase {
+    /// Ranks that ran the job (the first `clients` of them; `--clients`).
+    pub clients: u32,
+    /// Ranks in the launch (the others waited at the barrier).
+    pub ranks: u32,
+    /// Distinct nodes among the clients.
+    pub nodes: u32,
+    /// Which ranks count as the first `clients`: `rank` order, or `node`
+    /// (spread over nodes first).
+    pub clients_by: String,
+    /// `n-n` (a file per job of each rank), `n-1-segmented` (one shared
+    /// file, each job one contiguous block), `n-1-strided` (one shared file,
+    /// jobs interleaved block by block).
+    pub layout: String,
+    /// IOR's terms: transfer size (the block size of each I/O), block size
+    /// (the contiguous bytes of one job in one segment) and segment count.
+    pub transfer_bytes: u64,
+    pub block_bytes: u64,
+    pub segments: u64,
+    /// A read phase read the data written by the rank this many places
+    /// further in the client order, on another node (`--reorder-tasks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder_shift: Option<u32>,
+    /// `--stonewall`: every rank stopped once the first reached this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_ns: Option<u64>,
+    /// `--stonewall-wear-out`: ranks went on to the furthest rank's amount.
+    #[serde(default)]
+    pub stonewall_wear_out: bool,
+    /// Earliest first submission to latest last completion, ns, from each
+    /// rank's offsets relative to the moment it left a common barrier.
+    pub window_ns: u64,
+    /// Upper bound on the error those offsets carry: the barrier exit skew,
+    /// measured as the longest time any rank spent in the barrier that
+    /// followed.
+    pub clock_error_bound_ns: u64,
+    /// Up to the moment the first rank finished: bytes every rank had moved
+    /// by then over that time (all ranks still moving data).
+    pub first_done: DoneRate,
+    /// To the last rank's completion: all bytes over the global window.
+    pub last_done: DoneRate,
+    pub per_rank: Vec<RankResult>,
+    pub per_node: Vec<NodeResult>,
+    /// Spread of the per-rank and per-node rates, bytes/s.
+    pub rank_bw_bytes_per_s: Spread,
+    pub node_bw_bytes_per_s: Spread,
+    /// The rank with the lowest rate.
+    pub slowest_rank: Option<u32>,
+}
+
+/// Bytes over a time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DoneRate {
+    pub elapsed_ns: u64,
+    pub bytes: u64,
+    pub bw_bytes_per_s: f64,
+}
+
+/// Minimum, mean and maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Spread {
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// One rank's part of a multi-process phase.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RankResult {
+    pub rank: u32,
+    /// The node it ran on (its host name, or `STORLAB_MPI_NODE`).
+    pub node: String,
+    /// Global index of its first job; its jobs are the next `numjobs`.
+    pub first_job: u32,
+    /// Its first submission and last completion, ns after it left the
+    /// common barrier that started the phase.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Read + write figures over its own window.
+    pub total: DirStats,
+    /// Bytes it had moved when the first rank finished (interpolated
+    /// between progress samples taken every 20 ms).
+    pub bytes_at_first_done: u64,
+    /// Its files (`n-n`) or the shared file, and the offsets of its jobs.
+    pub files: Vec<String>,
+    /// The hard error that stopped it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One node's part: its ranks' bytes over the node's own window.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NodeResult {
+    pub node: String,
+    pub ranks: u32,
+    pub bytes: u64,
+    pub bw_bytes_per_s: f64,
 }
 
 /// Facts about the machine the run was on.

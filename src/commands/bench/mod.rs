@@ -11,12 +11,18 @@
 //! `live` (signals, progress), `sink` (store, fallback file) and `table`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
+mod cluster_args;
+mod cluster_merge;
+mod cluster_table;
 mod fiojob;
 mod live;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod repeat;
 mod sink;
 mod table;
 
+pub use cluster_args::{ClusterArgs, launcher_rank};
 pub use live::{Live, Signals};
 pub use sink::{Sink, write_fallback};
 pub(crate) use table::render_table;
@@ -101,6 +107,8 @@ pub struct BenchCommand {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// How a run is carried out and where its results go (shared by every
@@ -266,6 +274,30 @@ fn machine_defaults(
 
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
+        #[cfg(feature = "mpi")]
+        if mpi::launched() {
+            let planned = self.plan().map(|(p, _)| p);
+            return mpi::execute(self, planned);
+        }
+        self.cluster.reject_outside_mpi()?;
+        #[cfg(not(feature = "mpi"))]
+        if launcher_rank().is_some() {
+            eprintln!(
+                "storlab: warning: started by an MPI launcher, but this storlab was built without MPI: \
+                 each process runs on its own (rebuild with --features mpi for one multi-client run)"
+            );
+        }
+        let (planned, profile) = self.plan()?;
+        let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
+        if self.repeat > 1 {
+            return repeat::run(planned, &self.run, self.repeat);
+        }
+        run_planned_with(planned, &self.run, &extra)
+    }
+
+    /// The phases from the job file, fio job file, profile or flags, and
+    /// the profile used.
+    fn plan(&self) -> Result<(PlannedJob, Option<crate::commands::profiles::Profile>)> {
         if let Some(d) = &self.directory
             && !d.is_dir()
         {
@@ -306,11 +338,7 @@ impl BenchCommand {
                 plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?
             }
         };
-        let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
-        if self.repeat > 1 {
-            return repeat::run(planned, &self.run, self.repeat);
-        }
-        run_planned_with(planned, &self.run, &extra)
+        Ok((planned, profile))
     }
 }
 

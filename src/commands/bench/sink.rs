@@ -83,6 +83,12 @@ impl Sink {
         }
     }
 
+    /// The run's id in the store, once begun.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn run_id(&self) -> Option<i64> {
+        self.run_id
+    }
+
     pub fn db_path(&self) -> &Path {
         &self.db_path
     }

@@ -222,7 +222,7 @@ impl CampaignCommand {
                 }
             })
             .collect();
-        let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        let stamp = storlab_types::time::now_rfc3339()
             .to_string()
             .replace([':', '-'], "")
             .replace('T', "-")
@@ -457,7 +457,7 @@ fn run_logged(
     log: &mut std::fs::File,
     stop: &Stop,
 ) -> Result<(), CmdError> {
-    let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+    let when = storlab_types::time::now_rfc3339();
     let _ = writeln!(log, "# {when} {header}");
     let _ = log.flush();
     let out = log

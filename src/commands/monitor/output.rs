@@ -204,14 +204,6 @@ impl Output {
     }
 }
 
-fn csv_field(v: &str) -> String {
-    if v.contains([',', '"', '\n']) {
-        format!("\"{}\"", v.replace('"', "\"\""))
-    } else {
-        v.to_string()
-    }
-}
-
 fn csv_row(i: &Interval, time: &str, kind: &str, d: &DeviceSample, units: Units) -> String {
     let c = i.cpu.clone().unwrap_or_default();
     let mb = |x: f64| x / units.mega();
@@ -225,10 +217,10 @@ fn csv_row(i: &Interval, time: &str, kind: &str, d: &DeviceSample, units: Units)
     };
     format!(
         "{},{:.3},{:.3},{kind},{},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.2},{:.3},{:.2},{:.2},{:.3},{:.2},{:.3},{:.2},{:.2},{:.3},{},{},{},{},{},{}\n",
-        csv_field(time),
+        storlab_types::csv::field(time),
         i.t_ns as f64 / 1e9,
         i.interval_ns as f64 / 1e9,
-        csv_field(&d.device),
+        storlab_types::csv::field(&d.device),
         d.r_per_s,
         d.w_per_s,
         mb(d.r_bytes_per_s),
@@ -394,6 +386,5 @@ mod tests {
         let col = header.split(',').position(|c| c == "w_mib_per_s").unwrap();
         assert_eq!(row.split(',').nth(col), Some("3.000"));
         assert!(row.starts_with("2026-11-25T17:00:00.000Z,2.000,1.000,device,busy,"));
-        assert_eq!(csv_field("a,\"b"), "\"a,\"\"b\"");
     }
 }

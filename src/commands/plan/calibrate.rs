@@ -12,8 +12,10 @@ pub(super) struct CalibrateArgs {
     /// Name of the catalog entry to write (use it with --drive NAME)
     #[arg(long = "as", value_name = "NAME")]
     name: String,
-    /// Catalog drive whose capacity, MTBF, error rate, sector size and rebuild rate the
-    /// entry takes (performance runs cannot identify them), e.g. exos-x18-18tb
+    /// A catalog drive: write a drive entry that takes this drive's capacity, MTBF, error
+    /// rate, sector size and rebuild rate (performance runs cannot identify them), e.g.
+    /// exos-x18-18tb. A catalog controller: write a controller entry with the measured
+    /// read, write and IOPS limits and this controller's links and cache, e.g. perc-h800
     #[arg(long, value_name = "MODEL")]
     like: String,
     /// Leave phases of this request size out of the fit and predict them instead
@@ -45,7 +47,30 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
         );
     }
     let cat = load_catalog(&a.catalog)?;
-    let like = cat.drive(&a.like)?;
+    let like = match (cat.drive(&a.like), cat.controller(&a.like)) {
+        (Ok(d), _) => Like::Drive(Box::new(d)),
+        (Err(_), Ok(c)) => Like::Controller(Box::new(c)),
+        (Err(e), Err(_)) => {
+            let mut known = cat.drive_names();
+            known.extend(cat.controller_names());
+            let s = storlab_plan::error::suggest(&a.like, known);
+            bail!(
+                "--like '{}' is neither a drive nor a controller in the catalog{}; list them with `storlab plan catalog` ({e})",
+                a.like,
+                if s.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (did you mean {}?)",
+                        s.iter()
+                            .map(|x| format!("'{x}'"))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    )
+                }
+            );
+        }
+    };
     let hold_out = a
         .hold_out
         .iter()
@@ -67,7 +92,10 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
         if ids.len() == 1 { "" } else { "s" },
         ids.join(", ")
     );
-    let text = cal.to_toml(&like, &label);
+    let text = match &like {
+        Like::Drive(d) => cal.to_toml(d, &label),
+        Like::Controller(c) => cal.to_controller_toml(c, &label),
+    };
     // The entry must load as it is written.
     let mut check = cat.clone();
     check
@@ -100,7 +128,15 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
             });
             output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
         }
-        Format::Table => output::print(&render(&cal, &skipped, &path))?,
+        Format::Table => output::print(&render(
+            &cal,
+            &skipped,
+            &path,
+            match like {
+                Like::Drive(_) => "drive",
+                Like::Controller(_) => "controller",
+            },
+        ))?,
     }
     Ok(Outcome::Ok)
 }
@@ -113,14 +149,20 @@ fn render(
     cal: &storlab_plan::calibrate::Calibration,
     skipped: &[String],
     path: &std::path::Path,
+    kind: &str,
 ) -> String {
     let mut out = format!("storlab plan calibrate: {}\n\n", cal.name);
     let mut t = table();
     t.set_header(vec!["fitted", "read", "write"]);
     t.add_row(vec![
-        "streaming rate".to_string(),
+        "streaming rate (latency = overhead + size / rate)".to_string(),
         opt(cal.read.rate_bytes_per_s, format_rate),
         opt(cal.write.rate_bytes_per_s, format_rate),
+    ]);
+    t.add_row(vec![
+        "streaming capacity (deepest queue measured)".to_string(),
+        opt(cal.read.capacity_bytes_per_s, format_rate),
+        opt(cal.write.capacity_bytes_per_s, format_rate),
     ]);
     t.add_row(vec![
         "per-command overhead".to_string(),
@@ -175,10 +217,17 @@ fn render(
         out.push_str(&format!("skipped: {s}\n"));
     }
     out.push_str(&format!(
-        "wrote {}; use it with --catalog {} --drive {}\n",
+        "wrote {}; use it with --catalog {} --{} {}\n",
         path.display(),
         path.display(),
+        kind,
         cal.name
     ));
     out
+}
+
+/// What the entry is modelled on.
+enum Like {
+    Drive(Box<storlab_plan::hardware::DriveSpec>),
+    Controller(Box<storlab_plan::hardware::ControllerSpec>),
 }

@@ -479,23 +479,33 @@ fn render_performance(preds: &[Prediction], workloads: &[Workload]) -> String {
     t.set_header(header);
     t.set_content_arrangement(ContentArrangement::Dynamic);
     t.set_width(160);
-    if let Some(first) = preds.first() {
-        for (i, part) in first.parts.iter().enumerate() {
-            let mut row = vec![part.name.clone()];
-            for p in preds {
-                let x = &p.parts[i];
-                row.push(if x.binds {
-                    format!("{} << binds", cell_for(p, x.max_iops, x.max_bytes_per_s))
-                } else {
-                    format!(
-                        "{} ({})",
-                        cell_for(p, x.max_iops, x.max_bytes_per_s),
-                        headroom(x.headroom)
-                    )
-                });
+    // Workloads need not have the same parts (a write path binds only
+    // writes, a parity engine only parity writes): one row per part name,
+    // '-' where a part plays no role.
+    let mut names: Vec<&str> = Vec::new();
+    for p in preds {
+        for x in &p.parts {
+            if !names.contains(&x.name.as_str()) {
+                names.push(&x.name);
             }
-            t.add_row(row);
         }
+    }
+    for name in names {
+        let mut row = vec![name.to_string()];
+        for p in preds {
+            row.push(match p.parts.iter().find(|x| x.name == name) {
+                Some(x) if x.binds => {
+                    format!("{} << binds", cell_for(p, x.max_iops, x.max_bytes_per_s))
+                }
+                Some(x) => format!(
+                    "{} ({})",
+                    cell_for(p, x.max_iops, x.max_bytes_per_s),
+                    headroom(x.headroom)
+                ),
+                None => "-".to_string(),
+            });
+        }
+        t.add_row(row);
     }
     for i in 1..=preds.len() {
         if let Some(c) = t.column_mut(i) {

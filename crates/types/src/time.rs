@@ -1,0 +1,52 @@
+//! One definition of each notion of time storlab shares: the length of a
+//! year (reliability maths, mission times) and RFC 3339 timestamps (records,
+//! logs, CSV/JSONL output), so no two places disagree on either.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Hours in a year of 365.25 days (AFR ↔ MTBF, mission times).
+pub const HOURS_PER_YEAR: f64 = 8766.0;
+
+/// Seconds in a year of 365.25 days.
+pub const SECONDS_PER_YEAR: f64 = HOURS_PER_YEAR * 3600.0;
+
+/// `t` as RFC 3339 UTC to the second: `2026-11-25T17:05:47Z`.
+pub fn rfc3339_seconds(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// `t` as RFC 3339 UTC with milliseconds: `2026-11-25T17:05:47.123Z`.
+pub fn rfc3339_millis(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// Milliseconds since the Unix epoch as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_unix_ms(unix_ms: u64) -> String {
+    rfc3339_millis(UNIX_EPOCH + Duration::from_millis(unix_ms))
+}
+
+/// Now, as RFC 3339 UTC to the second (run start and end times).
+pub fn now_rfc3339() -> String {
+    rfc3339_seconds(SystemTime::now())
+}
+
+/// Now, as RFC 3339 UTC with milliseconds (samples, log lines).
+pub fn now_rfc3339_millis() -> String {
+    rfc3339_millis(SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_dates() {
+        assert_eq!(rfc3339_unix_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_unix_ms(951_782_400_005), "2000-02-29T00:00:00.005Z");
+        assert_eq!(
+            rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(1_700_000_000)),
+            "2023-11-14T22:13:20Z"
+        );
+        assert_eq!(SECONDS_PER_YEAR, 31_557_600.0);
+    }
+}

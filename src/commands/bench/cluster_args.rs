@@ -1,0 +1,176 @@
+//! The options of a multi-client run (`mpirun -np N storlab bench ...`):
+//! how ranks coordinate, not what each job does, so they are run-level
+//! flags beside the workload table. Always compiled, so a build without
+//! the `mpi` feature names them in `--help` and rejects them with a clear
+//! message (exit 2) instead of "unexpected argument".
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use std::time::Duration;
+
+/// Which ranks count as the first k clients of `--clients`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ClientsBy {
+    /// Rank order: ranks 0..k.
+    #[default]
+    Rank,
+    /// Spread over nodes first: the first rank of every node, then the
+    /// second of every node, ...
+    Node,
+}
+
+impl ClientsBy {
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientsBy::Rank => "rank",
+            ClientsBy::Node => "node",
+        }
+    }
+}
+
+/// Multi-client options (need an MPI build launched by mpirun or srun).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Multi-client runs (MPI build, under mpirun or srun)")]
+pub struct ClusterArgs {
+    /// Run the job with the first k ranks for each k in LIST (the others wait
+    /// at the barrier): one stored run per k, and the clients table
+    #[arg(long, value_name = "LIST", value_parser = parse_client_list)]
+    pub clients: Option<ClientList>,
+    /// Which ranks are the first k: rank order, or spread over nodes first
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub clients_by: Option<ClientsBy>,
+    /// Stop every rank once the first rank has run DUR; the report gives the
+    /// rate while all ranks moved data (first done) and to completion (last done)
+    #[arg(long, value_name = "DUR", value_parser = parse_stonewall)]
+    pub stonewall: Option<Duration>,
+    /// After the stonewall, let every job go on to the amount of the
+    /// furthest job (bounded by another DUR)
+    #[arg(long, requires = "stonewall")]
+    pub stonewall_wear_out: bool,
+    /// Read phases read the data a rank on another node wrote (IOR's -C), so
+    /// no client reads back from its own cache
+    #[arg(long)]
+    pub reorder_tasks: bool,
+}
+
+impl ClusterArgs {
+    /// The flags given, as typed.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.clients.is_some() {
+            v.push("--clients");
+        }
+        if self.clients_by.is_some() {
+            v.push("--clients-by");
+        }
+        if self.stonewall.is_some() {
+            v.push("--stonewall");
+        }
+        if self.stonewall_wear_out {
+            v.push("--stonewall-wear-out");
+        }
+        if self.reorder_tasks {
+            v.push("--reorder-tasks");
+        }
+        v
+    }
+
+    /// Outside an MPI launch these options mean nothing: say why and how.
+    pub fn reject_outside_mpi(&self) -> Result<()> {
+        let given = self.given();
+        if given.is_empty() {
+            return Ok(());
+        }
+        let what = given.join(", ");
+        if cfg!(feature = "mpi") {
+            bail!(
+                "{what}: only for a multi-client run; launch storlab with MPI, e.g. \
+                 `mpirun -np 4 storlab bench TARGET {}` or `srun -n 4 storlab bench ...`",
+                given[0]
+            )
+        }
+        bail!(
+            "{what}: only for a multi-client run, and this storlab was built without MPI; \
+             rebuild with `cargo build --release --features mpi` (needs Open MPI or MPICH \
+             and libclang) and launch it with `mpirun -np N storlab bench ...`"
+        )
+    }
+}
+
+/// The client counts of `--clients`, increasing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientList(pub Vec<u32>);
+
+fn parse_client_list(s: &str) -> Result<ClientList, String> {
+    parse_clients(s).map(ClientList)
+}
+
+/// `1,2,4,8` (strictly increasing, each at least 1).
+pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
+    let help = "expected a comma-separated, increasing list of client counts, e.g. 1,2,4,8";
+    let mut out: Vec<u32> = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let k: u32 = part
+            .parse()
+            .map_err(|_| format!("'{part}' is not a whole number; {help}"))?;
+        if k == 0 {
+            return Err(format!("a client count of 0 runs nothing; {help}"));
+        }
+        if out.last().is_some_and(|&l| k <= l) {
+            return Err(format!("{k} does not increase; {help}"));
+        }
+        out.push(k);
+    }
+    Ok(out)
+}
+
+fn parse_stonewall(s: &str) -> Result<Duration, String> {
+    let d = storlab_types::parse_duration(s).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err("a stonewall of 0 stops before any I/O; use e.g. 30s".into());
+    }
+    Ok(d)
+}
+
+/// The MPI rank this process was started as, from the launcher's
+/// environment (Open MPI, PMIx, PMI/MPICH, Slurm), if any.
+pub fn launcher_rank() -> Option<u32> {
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "PMI_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn clients_lists() {
+        assert_eq!(parse_clients("1,2,4").unwrap(), vec![1, 2, 4]);
+        assert_eq!(parse_clients(" 3 ").unwrap(), vec![3]);
+        assert!(parse_clients("2,1").unwrap_err().contains("increase"));
+        assert!(parse_clients("0").unwrap_err().contains("0"));
+        assert!(parse_clients("1,,2").unwrap_err().contains("whole number"));
+        assert!(parse_stonewall("0s").is_err());
+        assert_eq!(parse_stonewall("2s").unwrap(), Duration::from_secs(2));
+    }
+
+    proptest! {
+        #[test]
+        fn clients_parser_never_panics_and_returns_increasing(s in "[0-9, x-]{0,20}") {
+            if let Ok(v) = parse_clients(&s) {
+                prop_assert!(!v.is_empty());
+                prop_assert!(v.windows(2).all(|w| w[0] < w[1]));
+                prop_assert!(v[0] >= 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! Rank 0's arithmetic for a multi-client phase: every rank's
+//! [`RankPart`] in, one aggregate [`PhaseResult`] with its
+//! [`ClusterPhase`] out. Pure (no MPI), so it is tested like any function.
+//!
+//! Rates are bytes over windows: the aggregate's over the global window
+//! (earliest first submission to latest last completion, from each rank's
+//! offsets relative to the barrier it left), a node's over its ranks'
+//! window, a rank's over its own. Never a sum of rates.
+// Used by the MPI build (feature `mpi`); pure, so tested in every build.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use storlab_types::{
+    ClusterPhase, CpuStats, DepthReport, DirStats, DoneRate, FileLayout, LatencyStats, NodeResult,
+    PhaseResult, RankResult, Spread, VerifyResult,
+};
+
+/// What one client rank sends rank 0 after a phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RankPart {
+    pub rank: u32,
+    pub node: String,
+    pub first_job: u32,
+    /// First submission and last completion, ns after the common barrier.
+    pub window: Option<(u64, u64)>,
+    pub bytes_at_first_done: u64,
+    /// Its own hard error (not "stopped because another rank failed").
+    pub error: Option<String>,
+    pub files: Vec<String>,
+    pub result: PhaseResult,
+}
+
+/// Facts of the run every part shares.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunFacts {
+    pub ranks: u32,
+    pub clients_by: String,
+    pub reorder_shift: Option<u32>,
+    pub stonewall_ns: Option<u64>,
+    pub wear_out: bool,
+    pub clock_error_bound_ns: u64,
+    /// When the first rank finished, ns after the barrier.
+    pub first_done_ns: u64,
+}
+
+fn rate(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        bytes as f64 * 1e9 / ns as f64
+    }
+}
+
+fn spread(v: &[f64]) -> Spread {
+    if v.is_empty() {
+        return Spread::default();
+    }
+    Spread {
+        min: v.iter().copied().fold(f64::INFINITY, f64::min),
+        mean: v.iter().sum::<f64>() / v.len() as f64,
+        max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+/// Latency over several ranks: min, max, mean and standard deviation are
+/// exact (pooled); percentiles cannot be merged from summaries, so each is
+/// the highest of the ranks' (an upper bound, said in a warning).
+pub(crate) fn merge_latency(parts: &[(u64, LatencyStats)]) -> Option<LatencyStats> {
+    let n: u64 = parts.iter().map(|p| p.0).sum();
+    if n == 0 {
+        return None;
+    }
+    let nf = n as f64;
+    let mean = parts.iter().map(|(k, l)| *k as f64 * l.mean).sum::<f64>() / nf;
+    let var = parts
+        .iter()
+        .map(|(k, l)| *k as f64 * (l.stddev * l.stddev + (l.mean - mean).powi(2)))
+        .sum::<f64>()
+        / nf;
+    let with = parts.iter().filter(|p| p.0 > 0).map(|p| p.1);
+    let hi = |f: fn(&LatencyStats) -> u64| with.clone().map(|l| f(&l)).max().unwrap_or(0);
+    Some(LatencyStats {
+        min: with.clone().map(|l| l.min).min().unwrap_or(0),
+        mean,
+        stddev: var.sqrt(),
+        max: hi(|l| l.max),
+        p50: hi(|l| l.p50),
+        p90: hi(|l| l.p90),
+        p99: hi(|l| l.p99),
+        p99_9: hi(|l| l.p99_9),
+        p99_99: hi(|l| l.p99_99),
+    })
+}
+
+fn merge_dir(ds: &[&DirStats], window_ns: u64) -> DirStats {
+    let bytes = ds.iter().map(|d| d.bytes).sum();
+    let ops = ds.iter().map(|d| d.ops).sum();
+    let lats: Vec<(u64, LatencyStats)> = ds
+        .iter()
+        .filter_map(|d| d.lat_ns.map(|l| (d.ops, l)))
+        .collect();
+    DirStats {
+        bytes,
+        ops,
+        bw_bytes_per_s: rate(bytes, window_ns),
+        iops: rate(ops, window_ns),
+        lat_ns: merge_latency(&lats),
+    }
+}
+
+/// IOR's names for the phase's pattern: layout, transfer, block, segments.
+pub(crate) fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u64, u64) {
+    let transfer = p.max_bs();
+    match p.layout {
+        FileLayout::PerJob => ("n-n", transfer, p.size_bytes, 1),
+        FileLayout::SharedRegions => ("n-1-segmented", transfer, p.size_bytes, 1),
+        FileLayout::SharedInterleaved { stride_bytes } => (
+            "n-1-strided",
+            transfer,
+            stride_bytes,
+            p.size_bytes.div_ceil(stride_bytes.max(1)),
+        ),
+    }
+}
+
+/// Combine the client ranks' parts (rank order) into one phase.
+pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> {
+    parts.sort_by_key(|p| p.rank);
+    let base = parts.first()?.result.clone();
+    let start = parts.iter().filter_map(|p| p.window.map(|w| w.0)).min();
+    let end = parts.iter().filter_map(|p| p.window.map(|w| w.1)).max();
+    let window_ns = match (start, end) {
+        (Some(s), Some(e)) => e.saturating_sub(s),
+        _ => 0,
+    };
+    let results: Vec<&PhaseResult> = parts.iter().map(|p| &p.result).collect();
+    let read = merge_dir(
+        &results.iter().map(|r| &r.read).collect::<Vec<_>>(),
+        window_ns,
+    );
+    let write = merge_dir(
+        &results.iter().map(|r| &r.write).collect::<Vec<_>>(),
+        window_ns,
+    );
+    let total = merge_dir(
+        &results.iter().map(|r| &r.total).collect::<Vec<_>>(),
+        window_ns,
+    );
+    let mut jobs = Vec::new();
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let mut warnings: Vec<String> = base.warnings.clone();
+    let mut verify: Option<VerifyResult> = None;
+    let mut depth: Option<DepthReport> = None;
+    let (mut user_ns, mut sys_ns) = (0, 0);
+    let mut per_rank = Vec::new();
+    let mut nodes: BTreeMap<String, (u32, u64, u64, u64)> = BTreeMap::new();
+    for part in &parts {
+        let r = &part.result;
+        for j in &r.jobs {
+            let mut j = j.clone();
+            j.job += part.first_job;
+            jobs.push(j);
+        }
+        for (k, v) in &r.errors {
+            *errors.entry(k.clone()).or_default() += v;
+        }
+        if part.rank != parts[0].rank {
+            for w in &r.warnings {
+                let w = format!("rank {} ({}): {w}", part.rank, part.node);
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+        if let Some(v) = &r.verify {
+            let m = verify.get_or_insert_with(VerifyResult::default);
+            m.blocks_checked += v.blocks_checked;
+            m.mismatches += v.mismatches;
+            for x in &v.first_mismatches {
+                if m.first_mismatches.len() < 8 {
+                    m.first_mismatches.push(x.clone());
+                }
+            }
+        }
+        if let Some(d) = &r.depth {
+            let m = depth.get_or_insert_with(DepthReport::default);
+            m.requested += d.requested;
+            m.achieved += d.achieved;
+            m.stamp_error_ns = m.stamp_error_ns.max(d.stamp_error_ns);
+        }
+        user_ns += r.cpu.user_ns;
+        sys_ns += r.cpu.sys_ns;
+        let (s, e) = part.window.unwrap_or((0, 0));
+        per_rank.push(RankResult {
+            rank: part.rank,
+            node: part.node.clone(),
+            first_job: part.first_job,
+            start_ns: s,
+            end_ns: e,
+            total: r.total,
+            bytes_at_first_done: part.bytes_at_first_done,
+            files: part.files.clone(),
+            error: part.error.clone(),
+        });
+        let n = nodes
+            .entry(part.node.clone())
+            .or_insert((0, 0, u64::MAX, 0));
+        n.0 += 1;
+        n.1 += r.total.bytes;
+        if part.window.is_some() {
+            n.2 = n.2.min(s);
+            n.3 = n.3.max(e);
+        }
+    }
+    if let Some(d) = &mut depth {
+        d.littles_law_depth = total
+            .lat_ns
+            .map(|l| total.iops * l.mean / 1e9)
+            .unwrap_or(0.0);
+    }
+    if parts.len() > 1 && total.lat_ns.is_some() {
+        warnings.push(
+            "latency percentiles of the aggregate are the highest of the ranks' (an upper bound; \
+             min, mean, stddev and max are exact); each rank's own are in cluster.per_rank"
+                .into(),
+        );
+    }
+    let rank_rates: Vec<f64> = per_rank
+        .iter()
+        .map(|r| rate(r.total.bytes, r.end_ns.saturating_sub(r.start_ns)))
+        .collect();
+    let slowest_rank = per_rank
+        .iter()
+        .zip(&rank_rates)
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(r, _)| r.rank);
+    let per_node: Vec<NodeResult> = nodes
+        .into_iter()
+        .map(|(node, (ranks, bytes, s, e))| NodeResult {
+            node,
+            ranks,
+            bytes,
+            bw_bytes_per_s: if s == u64::MAX {
+                0.0
+            } else {
+                rate(bytes, e.saturating_sub(s))
+            },
+        })
+        .collect();
+    let node_rates: Vec<f64> = per_node.iter().map(|n| n.bw_bytes_per_s).collect();
+    let first_elapsed = start.map_or(0, |s| facts.first_done_ns.saturating_sub(s));
+    let first_bytes: u64 = per_rank.iter().map(|r| r.bytes_at_first_done).sum();
+    let (layout, transfer, block, segments) = ior_terms(&base.params);
+    let cpu_ns = user_ns + sys_ns;
+    let interrupted = results.iter().any(|r| r.interrupted);
+    let cluster = ClusterPhase {
+        clients: parts.len() as u32,
+        ranks: facts.ranks,
+        nodes: per_node.len() as u32,
+        clients_by: facts.clients_by.clone(),
+        layout: layout.into(),
+        transfer_bytes: transfer,
+        block_bytes: block,
+        segments,
+        reorder_shift: facts
+            .reorder_shift
+            .filter(|_| base.params.rw.reads() && !base.params.rw.writes()),
+        stonewall_ns: facts.stonewall_ns,
+        stonewall_wear_out: facts.wear_out,
+        window_ns,
+        clock_error_bound_ns: facts.clock_error_bound_ns,
+        first_done: DoneRate {
+            elapsed_ns: first_elapsed,
+            bytes: first_bytes,
+            bw_bytes_per_s: rate(first_bytes, first_elapsed),
+        },
+        last_done: DoneRate {
+            elapsed_ns: window_ns,
+            bytes: total.bytes,
+            bw_bytes_per_s: rate(total.bytes, window_ns),
+        },
+        per_rank,
+        per_node,
+        rank_bw_bytes_per_s: spread(&rank_rates),
+        node_bw_bytes_per_s: spread(&node_rates),
+        slowest_rank,
+    };
+    let mut params = base.params.clone();
+    // The aggregate is one phase of every client's jobs.
+    params.numjobs = base.params.numjobs * parts.len() as u32;
+    Some(PhaseResult {
+        params,
+        elapsed_ns: window_ns,
+        end_fsync_ns: results.iter().map(|r| r.end_fsync_ns).max().unwrap_or(0),
+        read,
+        write,
+        total,
+        jobs,
+        cpu: CpuStats {
+            user_ns,
+            sys_ns,
+            cpu_ns_per_io: if total.ops > 0 {
+                cpu_ns as f64 / total.ops as f64
+            } else {
+                0.0
+            },
+            utilization_pct: if window_ns > 0 {
+                cpu_ns as f64 * 100.0 / window_ns as f64
+            } else {
+                0.0
+            },
+        },
+        errors,
+        verify,
+        depth,
+        interrupted,
+        warnings,
+        cluster: Some(cluster),
+        ..base
+    })
+}
+
+/// Bytes moved by `t` from progress samples `(t_ns, bytes)` (increasing),
+/// linearly interpolated; all of them once `t` is past the last sample.
+pub(crate) fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
+    let mut prev = (0u64, 0u64);
+    for &(ts, b) in samples {
+        if ts >= t {
+            let span = ts.saturating_sub(prev.0);
+            if span == 0 {
+                return b;
+            }
+            let frac = (t - prev.0) as f64 / span as f64;
+            return prev.1 + ((b.saturating_sub(prev.1)) as f64 * frac) as u64;
+        }
+        prev = (ts, b);
+    }
+    prev.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lat(mean: f64, stddev: f64, min: u64, max: u64, p99: u64) -> LatencyStats {
+        LatencyStats {
+            min,
+            mean,
+            stddev,
+            max,
+            p50: min,
+            p90: p99,
+            p99,
+            p99_9: max,
+            p99_99: max,
+        }
+    }
+
+    #[test]
+    fn pooled_latency_is_exact_for_mean_and_stddev() {
+        // Two groups {1,3} and {5,7}: mean 4, population stddev sqrt(5).
+        let m = merge_latency(&[(2, lat(2.0, 1.0, 1, 3, 3)), (2, lat(6.0, 1.0, 5, 7, 7))]).unwrap();
+        assert!((m.mean - 4.0).abs() < 1e-9);
+        assert!((m.stddev - 5f64.sqrt()).abs() < 1e-9);
+        assert_eq!((m.min, m.max, m.p99), (1, 7, 7));
+        assert!(merge_latency(&[]).is_none());
+    }
+
+    #[test]
+    fn interpolated_bytes() {
+        let s = [(10, 100), (20, 300)];
+        assert_eq!(bytes_at(&s, 5), 50);
+        assert_eq!(bytes_at(&s, 15), 200);
+        assert_eq!(bytes_at(&s, 25), 300);
+        assert_eq!(bytes_at(&[], 25), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bytes_at_is_monotone_and_bounded(
+            steps in proptest::collection::vec((1u64..1000, 0u64..1000), 0..20),
+            t1 in 0u64..30_000, t2 in 0u64..30_000,
+        ) {
+            let mut s = Vec::new();
+            let (mut t, mut b) = (0, 0);
+            for (dt, db) in steps { t += dt; b += db; s.push((t, b)); }
+            let (a, c) = (t1.min(t2), t1.max(t2));
+            proptest::prop_assert!(bytes_at(&s, a) <= bytes_at(&s, c));
+            proptest::prop_assert!(bytes_at(&s, c) <= b);
+        }
+    }
+}
