@@ -241,7 +241,10 @@ fn a_killed_sweep_resumes_with_only_the_missing_points() {
         .collect();
     assert!(before.len() >= 3, "{before:?}");
     // --resume alone: the options come from the stored points.
-    let out = run(d, &["sweep", "--resume", &id, "-q", "--output-format", "json"]);
+    let out = run(
+        d,
+        &["sweep", "--resume", &id, "-q", "--output-format", "json"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
     let p = doc["points"].as_array().unwrap();

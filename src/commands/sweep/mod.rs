@@ -251,9 +251,9 @@ impl SweepCommand {
                     _ => args.push(a),
                 }
             }
-            let Ok(stored) = Stored::try_parse_from(
-                std::iter::once(&"sweep".to_string()).chain(args.into_iter()),
-            ) else {
+            let Ok(stored) =
+                Stored::try_parse_from(std::iter::once(&"sweep".to_string()).chain(args))
+            else {
                 continue;
             };
             let mut cmd = stored.s;
