@@ -261,7 +261,7 @@ pub fn check_output_path(
             } else if meta.is_dir() {
                 "a directory"
             } else {
-                "not a regular file"
+                "a special file"
             };
             anyhow::bail!(
                 "{} is {what}, not a regular file; result files are never written over devices \

@@ -14,7 +14,7 @@ use storlab_store::RunSelector;
 #[command(
     after_help = "A change is called better or worse only when the two phases' \
 configurations match: every workload parameter, the host, target, device and tool version. \
-Otherwise the verdict is \"config differs\" and the differences are listed; name the parameter \
+Otherwise the verdict is \"configuration differs\" and the differences are listed; name the parameter \
 you are studying with --vary (e.g. --vary iodepth) to have it judged.
 
 Examples:

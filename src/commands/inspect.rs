@@ -26,8 +26,16 @@ pub struct InspectCommand {
     /// A path (the file system holding it) or a device (vda, dm-0, /dev/mapper/vg0-data)
     pub target: String,
 
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "text",
+        default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json"))
+    )]
     pub output_format: InspectFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
 
     /// Read sys/ and proc/ under DIR (a recorded tree) instead of /sys and /proc
     #[arg(long, value_name = "DIR")]

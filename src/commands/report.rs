@@ -35,8 +35,9 @@ pub struct ReportCommand {
     /// device (comma-separated or repeated): phases that differ there are paired and judged
     #[arg(long, value_name = "PARAM", value_parser = super::check::parse_vary)]
     vary: Vec<storlab_configdiff::Vary>,
-    /// Chart for --format svg|png: throughput, iops, latency, relative, vs-bs, vs-numjobs, vs-size,
-    /// vs-iodepth, cache, timeline-<run id>, util-<run id> (those that apply to the runs)
+    /// Chart for --output-format svg|png: throughput, iops, latency, relative, vs-bs, vs-numjobs, vs-size,
+    /// vs-iodepth, cache, app-<run id>, applat-<run id>, timeline-<run id>, util-<run id> (those that
+    /// apply to the runs; one that cannot be drawn says why)
     #[arg(long, value_name = "ID", default_value = "throughput")]
     chart: String,
     /// PNG pixel scale (2 gives a crisp image for documents and slides)

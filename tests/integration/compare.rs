@@ -17,12 +17,13 @@ fn bench(dir: &std::path::Path, extra: &[&str]) -> i64 {
         "null",
         "--size",
         "1M",
-        "--runtime",
-        "200ms",
         "--time-based",
         "--output-format",
         "json",
     ];
+    if !extra.contains(&"--runtime") {
+        args.extend_from_slice(&["--runtime", "200ms"]);
+    }
     args.extend_from_slice(extra);
     let out = ok(&run_in(dir, &args));
     let _: Value = serde_json::from_str(&out).expect("bench JSON");
@@ -48,7 +49,7 @@ fn a_rate_cap_is_a_configuration_difference_not_a_loss() {
         text.contains("rate_iops 2000/s per job (base unlimited)"),
         "{text}"
     );
-    assert!(text.contains("config differs"), "{text}");
+    assert!(text.contains("configuration differs"), "{text}");
     assert!(
         !text.contains("% worse") && !text.contains("% better") && !text.contains("% noise"),
         "no verdict without --vary: {text}"
@@ -183,5 +184,107 @@ fn different_block_sizes_are_never_paired_silently() {
     assert!(
         text.contains("bs 1 MiB (base 4 KiB) [under study]"),
         "{text}"
+    );
+}
+
+#[test]
+fn the_report_charts_the_applications_own_series() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let id = bench(
+        dir,
+        &[
+            "--null-latency",
+            "50us",
+            "--runtime",
+            "1s",
+            "--log-interval",
+            "100ms",
+        ],
+    )
+    .to_string();
+    let svg = dir.join("app.svg");
+    ok(&run_in(
+        dir,
+        &[
+            "report",
+            &id,
+            "--chart",
+            &format!("app-{id}"),
+            "--output-format",
+            "svg",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+    ));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // About ten 100 ms intervals in a 1 s phase, each a point with a tooltip.
+    let points = text.matches("<title>read:").count();
+    assert!((8..=11).contains(&points), "{points} points: {text}");
+    // A run without a device timeline: the timeline chart says why not.
+    let o = run_in(
+        dir,
+        &[
+            "report",
+            &id,
+            "--chart",
+            &format!("timeline-{id}"),
+            "--output-format",
+            "svg",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bench --monitor"), "{}", stderr(&o));
+}
+
+#[test]
+fn every_command_spells_json_output_the_same_way() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = bench(dir, &[]).to_string();
+    let b = bench(dir, &[]).to_string();
+    let fio = crate::util::store_fixture("fio-3.33-randread.json");
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "bench",
+            "--rw",
+            "read",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--runtime",
+            "100ms",
+        ],
+        vec!["inspect", "/"],
+        vec!["monitor", "--count", "1", "--interval", "100ms"],
+        vec!["runs"],
+        vec!["show", &a],
+        vec!["compare", &b, "--baseline", &a],
+        vec!["check", &b, "--baseline", &a, "--tolerance", "100%"],
+        vec!["export", &a],
+        vec!["import", fio.to_str().unwrap()],
+    ];
+    for args in cases {
+        for flag in [&["--json"][..], &["--output-format", "json"][..]] {
+            let mut all = args.clone();
+            all.extend_from_slice(flag);
+            let o = run_in(dir, &all);
+            let out = stdout(&o);
+            assert!(
+                serde_json::from_str::<Value>(&out).is_ok(),
+                "storlab {}: not one JSON document (exit {:?}): {out}\n{}",
+                all.join(" "),
+                o.status.code(),
+                stderr(&o)
+            );
+        }
+    }
+    // The import said where it saved the run.
+    let o = run_in(dir, &["import", fio.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains(dir.join("results.db").to_str().unwrap()),
+        "{}",
+        stdout(&o)
     );
 }

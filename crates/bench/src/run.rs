@@ -263,7 +263,7 @@ fn same_geometry(w: &PhaseParams, r: &PhaseParams) -> bool {
 /// process's jobs in a shared file).
 fn region_bytes(job: &ResolvedJob, p: &PhaseParams, share: &Share) -> u64 {
     if job.target.shared {
-        p.size_bytes * u64::from(share.total_jobs)
+        p.size_bytes.saturating_mul(u64::from(share.total_jobs)) // checked in target::resolve
     } else {
         p.size_bytes
     }
@@ -329,7 +329,7 @@ fn run_phase(
     limits: Option<&[u64]>,
 ) -> (PhaseResult, bool) {
     let plans = worker_plans(job, p, share, limits);
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let started_at = storlab_types::time::now_rfc3339_millis();
     control.reset_progress();
     let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, p.numjobs, p.steadystate);
     let (outs, cpu_window) = run_workers(&plans, p, control, &series, sync);

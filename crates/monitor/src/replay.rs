@@ -73,7 +73,7 @@ fn read_bounded(path: &std::path::Path, max: u64) -> Result<String, Error> {
     let md = std::fs::metadata(path).map_err(io)?;
     if !md.is_file() && !md.file_type().is_fifo() {
         return Err(Error::Data(format!(
-            "{} is not a replay file (not a regular file); give a file recorded as docs/monitor.md shows",
+            "{} is not a replay file (not a regular file); give a file recorded as storlab monitor --help shows (--replay)",
             path.display()
         )));
     }
@@ -92,7 +92,7 @@ fn read_bounded(path: &std::path::Path, max: u64) -> Result<String, Error> {
     }
     String::from_utf8(bytes).map_err(|_| {
         Error::Data(format!(
-            "{} is not a replay file (not text); give a file recorded as docs/monitor.md shows",
+            "{} is not a replay file (not text); give a file recorded as storlab monitor --help shows (--replay)",
             path.display()
         ))
     })
@@ -137,7 +137,7 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, Error> {
         let snap = cur.as_mut().ok_or_else(|| {
             bad(
                 n,
-                "data before the first '@ SECONDS' line (is this a replay file? see docs/monitor.md)",
+                "data before the first '@ SECONDS' line (is this a replay file? see --replay in storlab monitor --help)",
             )
         })?;
         let first = t.split_ascii_whitespace().next().unwrap_or("");

@@ -1,5 +1,5 @@
 //! The report's charts, built from stored runs. Each is a [`Chart`] with a
-//! stable id (for `storlab report --chart ID --format svg|png`), a title and
+//! stable id (for `storlab report --chart ID --output-format svg|png`), a title and
 //! its SVG. `docs/report.md` says what each one shows.
 //!
 //! | id | when it is drawn |
@@ -10,6 +10,7 @@
 //! | `clients` | multi-client (MPI) runs at two or more client counts (`clients_chart`) |
 //! | `cache` | when phases equal in everything but cache mode and file size are both in and out of cache |
 //! | `relative` | with a baseline and at least one other run |
+//! | `app-<run id>`, `applat-<run id>` | for each run whose phases recorded their own per-interval series |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
 
 use crate::compare::{Metric, Verdict, compare_with};
@@ -647,8 +648,9 @@ fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Ch
 
 /// Where each phase's measured window lies on a run's device timeline, in
 /// seconds since the timeline's start: (start, end, label). Phase start
-/// times are recorded to the second, so the bands are accurate to about a
-/// second; phases the timeline does not overlap are left out.
+/// times are recorded to the millisecond (to the second in older records,
+/// whose bands are that much less exact); phases the timeline does not
+/// overlap are left out.
 fn phase_spans(run: &StoredRun, m: &storlab_types::MonitorTimeline) -> Vec<(f64, f64, String)> {
     run.report
         .phases
@@ -687,11 +689,35 @@ fn app_rate_points(p: &PhaseResult, window_start_s: f64) -> Vec<(f64, f64, f64)>
     vec![(window_start_s, r, w), (end, r, w)]
 }
 
-/// The per-interval points of a phase's own time series, when the record
-/// has one. Records of this storlab carry none yet: this returns `None`
-/// until `PhaseResult` gains its `series`.
-fn app_interval_points(_p: &PhaseResult, _window_start_s: f64) -> Option<Vec<(f64, f64, f64)>> {
-    None
+/// Whether a series point covers enough of its interval to be drawn: the
+/// first and last intervals of a phase may be cut short, and a rate over a
+/// few milliseconds at a phase's edge is a spike or a drop that says nothing
+/// (points under a quarter of the interval are left out of the charts; the
+/// record keeps them).
+fn whole_enough(pt: &storlab_types::SeriesPoint, interval_ns: u64) -> bool {
+    pt.span_ns.saturating_mul(4) >= interval_ns
+}
+
+/// The per-interval points of a phase's own time series
+/// (`PhaseResult::series`, `bench --log-interval`), each at the end of its
+/// interval as the device samples are; `None` when the record has none
+/// (imports, records made before it existed).
+fn app_interval_points(p: &PhaseResult, window_start_s: f64) -> Option<Vec<(f64, f64, f64)>> {
+    let series = p.series.as_ref().filter(|s| !s.points.is_empty())?;
+    Some(
+        series
+            .points
+            .iter()
+            .filter(|pt| whole_enough(pt, series.interval_ns))
+            .map(|pt| {
+                (
+                    window_start_s + pt.t_ns as f64 / 1e9,
+                    mb(pt.read.bw_bytes_per_s),
+                    mb(pt.write.bw_bytes_per_s),
+                )
+            })
+            .collect(),
+    )
 }
 
 fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
@@ -792,12 +818,12 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     let label = run_label(run);
     let sub = format!(
         "Sampled every {} from {} ({} devices), iostat -x definitions; shaded: each phase's \
-         measured window (to about a second){}",
+         measured window, placed by its recorded start time{}",
         format_ns(m.interval_ns as f64),
         m.started_at,
         m.layer,
         if has_app {
-            "; \"(app)\": storlab's own MB/s over the phase"
+            "; \"(app)\": storlab's own MB/s, per interval where recorded, else the phase mean"
         } else {
             ""
         }
@@ -844,6 +870,155 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     ]
 }
 
+/// The application's own per-interval figures of a run (`PhaseResult::series`,
+/// `bench --log-interval`): MB/s and latency percentiles over time, phases
+/// placed by their start times and marked as bands. They show steady
+/// state, SLC-cache cliffs and garbage-collection stalls. Empty when no
+/// phase recorded a series.
+fn app_series_charts(run: &StoredRun) -> Vec<Chart> {
+    let with: Vec<&PhaseResult> = run
+        .report
+        .phases
+        .iter()
+        .filter(|p| p.series.as_ref().is_some_and(|s| !s.points.is_empty()))
+        .collect();
+    if with.is_empty() {
+        return Vec::new();
+    }
+    let t0 = crate::fmt::rfc3339_seconds(&run.report.started_at);
+    // Where each phase's window starts on the time axis: its recorded start
+    // (to the second) after the run's, plus its ramp; without times, end
+    // to end. Never before the previous phase's end.
+    let mut starts = Vec::new();
+    let mut next = 0.0;
+    for p in &with {
+        let at = match (t0, crate::fmt::rfc3339_seconds(&p.started_at)) {
+            (Some(a), Some(b)) if b >= a => b - a + p.params.ramp_ns as f64 / 1e9,
+            _ => next,
+        };
+        let at = f64::max(at, next);
+        next = at + p.elapsed_ns as f64 / 1e9;
+        starts.push(at);
+    }
+    let (mut rd, mut wr) = (Vec::new(), Vec::new());
+    let mut lat: [Vec<(f64, f64)>; 3] = Default::default();
+    let mut spans = Vec::new();
+    let mut p50s = Vec::new();
+    for (p, &at) in with.iter().zip(&starts) {
+        let Some(series) = &p.series else { continue };
+        spans.push((at, at + p.elapsed_ns as f64 / 1e9, p.params.name.clone()));
+        for pt in series
+            .points
+            .iter()
+            .filter(|pt| whole_enough(pt, series.interval_ns))
+        {
+            let t = at + pt.t_ns as f64 / 1e9;
+            if p.params.rw.reads() {
+                rd.push((t, mb(pt.read.bw_bytes_per_s)));
+            }
+            if p.params.rw.writes() {
+                wr.push((t, mb(pt.write.bw_bytes_per_s)));
+            }
+            if let Some(l) = pt.total.lat_ns {
+                lat[0].push((t, l.p50 as f64));
+                lat[1].push((t, l.p99 as f64));
+                lat[2].push((t, l.p99_9 as f64));
+                p50s.push(l.p50 as f64);
+            }
+        }
+        // Break the lines between phases.
+        for v in [&mut rd, &mut wr].into_iter().chain(lat.iter_mut()) {
+            if v.last().is_some_and(|x| x.1.is_finite()) {
+                v.push((at, f64::NAN));
+            }
+        }
+    }
+    let label = run_label(run);
+    let interval = with
+        .iter()
+        .filter_map(|p| p.series.as_ref())
+        .map(|s| s.interval_ns)
+        .next()
+        .unwrap_or(0);
+    let sub = format!(
+        "storlab's own figures per {} interval (each point at the end of its interval; a \
+         phase's edge intervals under a quarter of that are left out); shaded: each phase's \
+         measured window",
+        format_ns(interval as f64)
+    );
+    let mut bw = Vec::new();
+    if !rd.is_empty() {
+        bw.push(LineSeries {
+            name: "read".into(),
+            points: rd,
+        });
+    }
+    if !wr.is_empty() {
+        bw.push(LineSeries {
+            name: "write".into(),
+            points: wr,
+        });
+    }
+    let t_bw = format!("Application throughput over time, run {label}");
+    let mut out = vec![Chart {
+        id: format!("app-{}", run.id),
+        title: t_bw.clone(),
+        svg: LineChart {
+            title: t_bw,
+            subtitle: Some(sub.clone()),
+            x_label: "Time since the run started (s)".into(),
+            y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
+            series: bw,
+            x_scale: XScale::Linear,
+            x_fmt: fmt_tick,
+            y_fmt: fmt_tick,
+            y_max: None,
+            x_marker: None,
+            x_spans: spans.clone(),
+        }
+        .render(),
+    }];
+    if !p50s.is_empty() {
+        p50s.sort_by(f64::total_cmp);
+        let (unit, div) = if p50s[p50s.len() / 2] >= 1e6 {
+            ("ms", 1e6)
+        } else {
+            ("µs", 1e3)
+        };
+        let series = ["p50", "p99", "p99.9"]
+            .iter()
+            .zip(lat)
+            .map(|(n, pts)| LineSeries {
+                name: (*n).to_string(),
+                points: pts.into_iter().map(|(t, v)| (t, v / div)).collect(),
+            })
+            .collect();
+        let t_lat = format!("Application latency over time, run {label}");
+        out.push(Chart {
+            id: format!("applat-{}", run.id),
+            title: t_lat.clone(),
+            svg: LineChart {
+                title: t_lat,
+                subtitle: Some(format!(
+                    "{sub}; submission to completion of the I/Os completed in each interval, \
+                     reads and writes together"
+                )),
+                x_label: "Time since the run started (s)".into(),
+                y_label: format!("Latency ({unit})"),
+                series,
+                x_scale: XScale::Linear,
+                x_fmt: fmt_tick,
+                y_fmt: fmt_tick,
+                y_max: None,
+                x_marker: None,
+                x_spans: spans,
+            }
+            .render(),
+        });
+    }
+    out
+}
+
 /// Every chart that applies to these runs, in report order (see the module
 /// docs for when each is drawn). `baseline` indexes `runs`; `None` means the
 /// first run when there are two or more ([`resolve_baseline`]).
@@ -868,12 +1043,13 @@ pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> 
     out.extend(cache_chart(runs));
     out.extend(crate::clients_chart::clients_chart(runs));
     for r in runs {
+        out.extend(app_series_charts(r));
         out.extend(timeline_charts(r));
     }
     out
 }
 
-/// One chart by id, for `--format svg|png`. When it cannot be drawn the
+/// One chart by id, for `--output-format svg|png`. When it cannot be drawn the
 /// error says why ([`why_not`]) and lists the ids these runs do have.
 pub fn chart(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Result<Chart, ReportError> {
     chart_with(runs, baseline, id, &Vary::default())
@@ -908,7 +1084,7 @@ pub fn chart_with(
 }
 
 /// The chart kinds `why_not` knows, in report order.
-pub const CHART_KINDS: [&str; 11] = [
+pub const CHART_KINDS: [&str; 13] = [
     "throughput",
     "iops",
     "relative",
@@ -918,6 +1094,8 @@ pub const CHART_KINDS: [&str; 11] = [
     "vs-size",
     "vs-iodepth",
     "cache",
+    "app-<run id>",
+    "applat-<run id>",
     "timeline-<run id>",
     "util-<run id>",
 ];
@@ -955,7 +1133,7 @@ pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<
             .into(),
         other => {
             let (kind, rest) = other.split_once('-')?;
-            if kind != "timeline" && kind != "util" {
+            if !["timeline", "util", "app", "applat"].contains(&kind) {
                 return None;
             }
             let Ok(n) = rest.parse::<i64>() else {
@@ -963,6 +1141,15 @@ pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<
             };
             match runs.iter().find(|r| r.id == n) {
                 None => format!("run {n} is not among the runs of this report"),
+                Some(_) if kind == "app" || kind == "applat" => format!(
+                    "run {n} has no per-interval series of its own figures (storlab bench records \
+                     one per phase, --log-interval; imported fio results have none){}",
+                    if kind == "applat" {
+                        ", or no latency in it"
+                    } else {
+                        ""
+                    }
+                ),
                 Some(r) if r.report.monitor.is_none() => format!(
                     "run {n} has no device timeline; record one with storlab bench --monitor"
                 ),
@@ -1214,6 +1401,55 @@ mod tests {
         assert_eq!(pairs.len(), 1, "{pairs:?}");
         assert_eq!(pairs[0].0, "#1 #3 · randread 4 KiB QD1");
         assert!((pairs[0].1[0] - 900.0).abs() < 0.01 && (pairs[0].2[0] - 100.0).abs() < 0.01);
+    }
+
+    /// Run 12's phase with its own figures per second: 30 points, the last
+    /// ten after an SLC-cache-like cliff at a third of the rate.
+    fn with_series() -> Vec<StoredRun> {
+        let mut runs = all_runs();
+        let p = &mut runs[11].report.phases[0];
+        let mut points = Vec::new();
+        for i in 1..=30u64 {
+            let f = if i > 20 { 1.0 / 3.0 } else { 1.0 };
+            let mut pt = storlab_types::SeriesPoint {
+                t_ns: i * 1_000_000_000,
+                span_ns: 1_000_000_000,
+                ..Default::default()
+            };
+            pt.read.bw_bytes_per_s = p.read.bw_bytes_per_s * f;
+            pt.write.bw_bytes_per_s = p.write.bw_bytes_per_s * f;
+            pt.total.lat_ns = p.total.lat_ns.map(|mut l| {
+                l.p50 = (l.p50 as f64 / f) as u64;
+                l
+            });
+            points.push(pt);
+        }
+        p.series = Some(storlab_types::PhaseSeries {
+            interval_ns: 1_000_000_000,
+            points,
+            ..Default::default()
+        });
+        runs
+    }
+
+    #[test]
+    fn the_applications_own_series_is_charted_and_beside_the_devices() {
+        let runs = with_series();
+        let ids: Vec<String> = charts(&runs, None).into_iter().map(|c| c.id).collect();
+        assert!(ids.contains(&"app-12".to_string()) && ids.contains(&"applat-12".to_string()));
+        let app = chart(&runs, None, "app-12").unwrap();
+        // One point per interval and direction, each with a tooltip.
+        assert_eq!(app.svg.matches("<title>read:").count(), 30, "{}", app.svg);
+        assert_eq!(app.svg.matches("<title>write:").count(), 30);
+        assert!(app.svg.contains("fill-opacity=\"0.07\""), "phase band");
+        let lat = chart(&runs, None, "applat-12").unwrap();
+        assert_eq!(lat.svg.matches("<title>p99.9:").count(), 30);
+        // The device timeline draws the same 30 points as the app's line.
+        let tl = chart(&runs, None, "timeline-12").unwrap();
+        assert_eq!(tl.svg.matches("<title>storlab read (app):").count(), 30);
+        // Without a series it says why.
+        let e = chart(&all_runs(), None, "app-12").unwrap_err().to_string();
+        assert!(e.contains("no per-interval series"), "{e}");
     }
 
     #[test]

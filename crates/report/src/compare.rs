@@ -160,7 +160,7 @@ impl Verdict {
             Verdict::Worse => "worse",
             Verdict::Noise => "noise",
             Verdict::NotComparable => "n/a",
-            Verdict::ConfigDiffers => "config differs",
+            Verdict::ConfigDiffers => "configuration differs",
         }
     }
 }
@@ -621,7 +621,7 @@ pub fn render_comparison(c: &Comparison) -> String {
     out
 }
 
-/// What the verdicts mean, and which `--vary` would turn "config differs"
+/// What the verdicts mean, and which `--vary` would turn "configuration differs"
 /// into verdicts.
 pub fn comparison_footer(c: &Comparison) -> String {
     let mut out = String::from(
@@ -641,7 +641,7 @@ pub fn comparison_footer(c: &Comparison) -> String {
     let keys = c.blocking_keys();
     if !keys.is_empty() {
         out.push_str(&format!(
-            "\"config differs\": the configurations differ in {}, so no change is called better \
+            "\"configuration differs\": the two runs differ in {}, so no change is called better \
              or worse. If that is what you are studying, say so: --vary {}.\n",
             keys.join(", "),
             keys.join(",")
@@ -832,6 +832,59 @@ mod tests {
         let r = find(&c, 2, "seq", Direction::Read);
         assert_eq!(r.differs, vec!["interrupted (partial figures)".to_string()]);
         assert!(render_comparison(&c).contains("interrupted (partial figures)"));
+    }
+
+    #[test]
+    fn differing_configurations_get_no_verdict_unless_under_study() {
+        let base = run(
+            1,
+            &[],
+            vec![phase(
+                &Spec::new("rr", RwMode::RandRead, 4096, 100.0).qd(32),
+            )],
+        );
+        let mut qd1 = run(
+            2,
+            &[],
+            vec![phase(&Spec::new("rr", RwMode::RandRead, 4096, 21.5).qd(1))],
+        );
+        qd1.report.host.kernel = "6.12.0".into();
+        let c = compare(std::slice::from_ref(&qd1), &base);
+        let r = find(&c, 2, "rr", Direction::Read);
+        for ch in &r.changes {
+            assert_eq!(ch.verdict, Verdict::ConfigDiffers, "{ch:?}");
+        }
+        assert!(
+            r.differs
+                .iter()
+                .any(|d| d.starts_with("iodepth 1 (base 32)"))
+        );
+        assert!(r.differs.iter().any(|d| d.starts_with("kernel 6.12.0")));
+        assert_eq!(c.blocking_keys(), vec!["iodepth", "kernel"]);
+        let text = render_comparison(&c);
+        assert!(text.contains("-79 % configuration differs"), "{text}");
+        assert!(text.contains("--vary iodepth,kernel"), "{text}");
+        // Both under study: a verdict, and the differences stay listed.
+        let vary = Vary::parse("qd,kernel").unwrap();
+        let c = compare_with(std::slice::from_ref(&qd1), &base, &vary);
+        let r = find(&c, 2, "rr", Direction::Read);
+        assert_eq!(
+            r.change(Metric::Throughput).unwrap().verdict,
+            Verdict::Worse
+        );
+        assert_eq!(r.config.under_study.len(), 2);
+        assert!(r.differs[0].ends_with("[under study]"));
+        // A different block size is not paired at all.
+        let big = run(
+            3,
+            &[],
+            vec![phase(
+                &Spec::new("rr", RwMode::RandRead, 1 << 20, 900.0).qd(32),
+            )],
+        );
+        let c = compare(&[big], &base);
+        assert!(c.rows.iter().all(|r| r.is_baseline));
+        assert_eq!(c.unmatched.len(), 1);
     }
 
     #[test]

@@ -19,6 +19,6 @@ pub enum ReportError {
         why: String,
         available: Vec<String>,
     },
-    #[error("cannot render the chart as PNG: {0}; use --format svg instead")]
+    #[error("cannot render the chart as PNG: {0}; use --output-format svg instead")]
     Png(String),
 }

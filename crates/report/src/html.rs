@@ -564,7 +564,7 @@ pub fn html_report_with(
     for c in crate::charts::charts_with(runs, baseline, vary) {
         s.push_str(&format!(
             "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
-             (storlab report --chart {id} --format svg|png)</figcaption>\n</figure>\n",
+             (storlab report --chart {id} --output-format svg|png)</figcaption>\n</figure>\n",
             c.svg,
             esc(&c.title),
             id = esc(&c.id),
@@ -645,6 +645,26 @@ mod tests {
         // Default baseline is said to be a default.
         let html = html_report(&runs, None);
         assert!(html.contains("the first run given"));
+    }
+
+    #[test]
+    fn the_comparison_names_configuration_differences() {
+        let mut runs = compare_runs();
+        for p in &mut runs[2].report.phases {
+            p.params.iodepth = 1;
+        }
+        let html = html_report(&runs, Some(0));
+        assert!(html.contains("<td class=\"num config\">"), "not judged");
+        assert!(
+            !html.contains("+112 % better"),
+            "no verdict across configurations"
+        );
+        assert!(html.contains("iodepth 1 (base 8)"));
+        assert!(html.contains("--vary iodepth"));
+        let vary = storlab_configdiff::Vary::parse("iodepth").unwrap();
+        let html = html_report_with(&runs, Some(0), &vary);
+        assert!(html.contains("+112 % better"));
+        assert!(html.contains("[under study]"));
     }
 
     #[test]

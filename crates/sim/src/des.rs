@@ -348,6 +348,7 @@ impl<'a> Sim<'a> {
                             .iter()
                             .find(|(_, v)| **v == c)
                             .map(|(k, _)| *k)
+                            // cannot fail: every class in `classes` was registered when it was created.
                             .expect("a write class is registered");
                         let p = self.path(key.0, key.1, key.2, key.3);
                         self.net.set_path(c, p);
@@ -410,6 +411,7 @@ impl<'a> Sim<'a> {
                 self.complete(id as usize);
             }
             while self.q.peek_time() == Some(t) {
+                // cannot fail: peek_time() just returned Some for this queue.
                 let (_, ev) = self.q.pop().expect("peeked");
                 self.events += 1;
                 match ev {

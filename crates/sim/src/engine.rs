@@ -72,6 +72,7 @@ impl<E> EventQueue<E> {
         self.now = t;
         let e = self.slots[slot]
             .take()
+            // cannot fail: every slot in the heap was filled by push and is taken only here.
             .expect("a queued slot holds its event");
         self.free.push(slot);
         Some((t, e))

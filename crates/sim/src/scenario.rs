@@ -350,6 +350,7 @@ impl Scenario {
                 "the key is empty; write e.g. clients=1,2,4 or array.count=1,2,3".into(),
             ));
         }
+        // cannot fail: split('.') yields at least one part.
         let (last, sections) = parts.split_last().expect("split gives one part");
         let mut t = &mut table;
         for s in sections {
@@ -573,6 +574,7 @@ impl Scenario {
             None | Some("shared-block") => FsKind::SharedBlock,
             Some("parallel") => FsKind::Parallel,
             Some(other) => {
+                // cannot fail: this arm matched Some(other) on the same field.
                 let k = f.kind.as_ref().expect("matched Some");
                 return Err(self.at(
                     k,
@@ -631,6 +633,7 @@ impl Scenario {
             None | Some("n-n") => Sharing::NN,
             Some("n-1") => Sharing::N1,
             Some(other) => {
+                // cannot fail: this arm matched Some(other) on the same field.
                 let s = w.sharing.as_ref().expect("matched Some");
                 return Err(self.at(
                     s,

@@ -125,8 +125,12 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Result format on stdout
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table,
+          default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json")))]
     pub output_format: OutputFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
     /// Also write the JSON result document to FILE (never over the database, a device, or a
     /// file storlab did not write unless --force)
     #[arg(long, value_name = "FILE")]

@@ -609,7 +609,29 @@ fn comparison_table(c: &Campaign, runs: &[(String, StoredRun)]) -> String {
                 set.push((*r).clone());
             }
         }
-        let cmp = storlab_report::compare(&set, base);
+        // The campaign's matrix is what is under study: the workload
+        // parameters its cells differ in are judged; anything else that
+        // differs (host, device, tool) still withholds a verdict.
+        let mut studied: Vec<String> = Vec::new();
+        for r in &set {
+            let m = storlab_configdiff::match_phases(
+                &r.report.phases,
+                &base.report.phases,
+                &storlab_configdiff::Vary::parse("bs,rw,rwmixread").unwrap_or_default(),
+            );
+            for pair in &m.pairs {
+                for d in storlab_configdiff::phase_differences(
+                    &r.report.phases[pair.phase].params,
+                    &base.report.phases[pair.baseline_phase].params,
+                ) {
+                    if !studied.contains(&d.key) {
+                        studied.push(d.key);
+                    }
+                }
+            }
+        }
+        let vary = storlab_configdiff::Vary::from_list(&studied).unwrap_or_default();
+        let cmp = storlab_report::compare_with(&set, base, &vary);
         for row in &cmp.rows {
             let Some(cell) = cell_of.get(&row.run_id) else {
                 continue;

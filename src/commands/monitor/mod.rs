@@ -94,15 +94,24 @@ pub struct MonitorCommand {
     pub tree: bool,
 
     /// Output format [default: table, or none with --listen]
-    #[arg(long, value_enum)]
+    #[arg(
+        long,
+        value_enum,
+        default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json"))
+    )]
     pub output_format: Option<MonitorFormat>,
+    /// Shorthand for --output-format json (the whole timeline as one document at the end)
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
 
     /// Serve the latest figures in the Prometheus text format on http://ADDR/metrics
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
 
-    /// Read recorded diskstats snapshots from FILE instead of the kernel
-    /// (format: docs/monitor.md)
+    /// Read recorded diskstats snapshots from FILE instead of the kernel: each snapshot is a line
+    /// `@ SECONDS` followed by /proc/diskstats verbatim (optionally /proc/stat's cpu line); record
+    /// one with: while :; do echo "@ $(date +%s.%N)"; cat /proc/diskstats; head -1 /proc/stat;
+    /// sleep 1; done > samples.txt
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
 
