@@ -97,7 +97,10 @@ mod tests {
         assert_eq!(meminfo_in(t, "MemAvailable"), Some(1_024_000));
         assert_eq!(meminfo_in(t, "HugePages_Total"), Some(0));
         assert_eq!(meminfo_in(t, "Mem"), None);
-        assert_eq!(meminfo_in("MemTotal: 99999999999999999999 kB", "MemTotal"), None);
+        assert_eq!(
+            meminfo_in("MemTotal: 99999999999999999999 kB", "MemTotal"),
+            None
+        );
     }
 
     #[test]
@@ -106,7 +109,10 @@ mod tests {
             cpu_model_in("processor\t: 0\nmodel name\t: AMD EPYC\n").as_deref(),
             Some("AMD EPYC")
         );
-        assert_eq!(cpu_model_in("Model\t\t: Raspberry Pi 4\n").as_deref(), Some("Raspberry Pi 4"));
+        assert_eq!(
+            cpu_model_in("Model\t\t: Raspberry Pi 4\n").as_deref(),
+            Some("Raspberry Pi 4")
+        );
         assert_eq!(cpu_model_in("flags: x\n"), None);
     }
 

@@ -118,16 +118,6 @@ pub struct SweepTotals {
     pub page_cache_bytes: Option<u64>,
 }
 
-/// A field of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`).
-pub fn meminfo(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines().find_map(|l| {
-        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
-        let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kb * 1024)
-    })
-}
-
 const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
 
 impl SweepCommand {
@@ -495,7 +485,7 @@ impl<'a> Runner<'a> {
         let mut totals = SweepTotals {
             sweep_id: self.sweep_id.clone(),
             points: results.len(),
-            page_cache_bytes: meminfo("MemAvailable"),
+            page_cache_bytes: storlab_host::meminfo("MemAvailable"),
             ..Default::default()
         };
         let quiet = self.args().quiet;
