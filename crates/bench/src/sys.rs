@@ -347,23 +347,6 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// uname(2): (sysname, release, machine, nodename).
-pub fn uname() -> (String, String, String, String) {
-    // SAFETY: zeroed utsname is a valid out-parameter.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: u is a valid out-pointer.
-    unsafe { libc::uname(&mut u) };
-    let s = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    (s(&u.sysname), s(&u.release), s(&u.machine), s(&u.nodename))
-}
-
 /// Name of an errno value (`ENOSPC`), for error counts by kind.
 pub fn errno_name(errno: i32) -> String {
     let name = match errno {

@@ -91,7 +91,8 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     fs::read_to_string(p).ok().map(|s| s.trim().to_string())
 }
 
-/// One line of /proc/self/mountinfo.
+/// A mount as the checks here use it, from the one mount-table parser
+/// (`storlab_host::mountinfo`, which keeps non-ASCII mount points intact).
 #[derive(Debug, Clone)]
 struct Mount {
     dev: (u32, u32),
@@ -101,40 +102,15 @@ struct Mount {
 }
 
 fn mounts() -> Vec<Mount> {
-    let text = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let (left, right) = l.split_once(" - ")?;
-            let f: Vec<&str> = left.split_whitespace().collect();
-            let r: Vec<&str> = right.split_whitespace().collect();
-            let (ma, mi) = f.get(2)?.split_once(':')?;
-            Some(Mount {
-                dev: (ma.parse().ok()?, mi.parse().ok()?),
-                mount_point: unescape(f.get(4)?),
-                fstype: r.first()?.to_string(),
-                source: r.get(1).unwrap_or(&"").to_string(),
-            })
+    storlab_host::mountinfo::current()
+        .into_iter()
+        .map(|m| Mount {
+            dev: (m.major, m.minor),
+            mount_point: m.mount_point.to_string_lossy().into_owned(),
+            fstype: m.fs_type,
+            source: m.source,
         })
         .collect()
-}
-
-/// mountinfo escapes spaces etc. as \040.
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v as char);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i] as char);
-        i += 1;
-    }
-    out
 }
 
 fn dev_split(dev: u64) -> (u32, u32) {
@@ -261,47 +237,9 @@ pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
     None
 }
 
-/// Host facts for the record.
+/// Host facts for the record (the one definition, in `storlab-host`).
 pub fn host_info() -> HostInfo {
-    let (sysname, release, machine, nodename) = sys::uname();
-    let os = read_trim("/etc/os-release")
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                l.strip_prefix("PRETTY_NAME=")
-                    .map(|v| v.trim_matches('"').to_string())
-            })
-        })
-        .unwrap_or(sysname);
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu_model = cpuinfo
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
-        })
-        .unwrap_or_default();
-    let mem_total_bytes = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                let v = l.strip_prefix("MemTotal:")?;
-                v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
-            })
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0);
-    HostInfo {
-        hostname: nodename,
-        os,
-        kernel: release,
-        arch: machine,
-        cpu_model,
-        cpu_count: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        mem_total_bytes,
-        page_size_bytes: sys::page_size(),
-    }
+    storlab_host::host_info()
 }
 
 /// Bytes a phase needs per file, given the file set: `size × numjobs` in
@@ -340,10 +278,7 @@ fn mounted_from(mounts: &[Mount], path: &Path) -> Option<Mount> {
     let want = fs::canonicalize(path).ok()?;
     mounts
         .iter()
-        .find(|m| {
-            m.source.starts_with('/')
-                && fs::canonicalize(unescape(&m.source)).is_ok_and(|s| s == want)
-        })
+        .find(|m| m.source.starts_with('/') && fs::canonicalize(&m.source).is_ok_and(|s| s == want))
         .cloned()
 }
 
@@ -787,12 +722,6 @@ pub fn probe_direct(target: Option<&Path>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_unescape() {
-        assert_eq!(unescape("/mnt/my\\040disk"), "/mnt/my disk");
-        assert_eq!(unescape("/plain"), "/plain");
-    }
 
     fn phase(pairs: &[(&str, &str)]) -> PhaseParams {
         let spec = crate::options::spec_from_pairs(pairs.iter().copied()).unwrap();

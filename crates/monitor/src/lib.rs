@@ -22,7 +22,8 @@
 pub mod cpu;
 pub mod diskstats;
 pub mod inspect;
-pub mod mountinfo;
+/// The mount table: the one parser, in `storlab-host`.
+pub use storlab_host::mountinfo;
 pub mod positional;
 pub mod prometheus;
 pub mod rates;
@@ -36,6 +37,16 @@ pub use sampler::{
 pub use tree::{DeviceTree, Layer, Selection, SysPaths};
 
 use std::path::PathBuf;
+
+impl From<mountinfo::Error> for Error {
+    fn from(e: mountinfo::Error) -> Error {
+        Error::Parse {
+            what: "mountinfo",
+            line: e.line,
+            reason: e.reason,
+        }
+    }
+}
 
 /// What went wrong, with what the user can do about it.
 #[derive(Debug, thiserror::Error)]

@@ -238,6 +238,7 @@ impl Param {
     }
 }
 
+// long-function: collect points, key them into series (tags that restate x dropped), name the series, draw; each step feeds the next.
 fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
     struct Pt<'a> {
         run: &'a StoredRun,

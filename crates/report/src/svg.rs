@@ -238,6 +238,7 @@ impl BarChart {
         v.filter(|v| v.is_finite() && (!self.log_y || *v > 0.0))
     }
 
+    // long-function: one SVG drawn top to bottom (layout, ticks, bars, labels, axes, legend); the parts share a dozen layout values.
     pub fn render(&self) -> String {
         let n_cat = self.categories.len().max(1);
         // Compact groups: a category is as wide as the bars it has (series
@@ -510,6 +511,7 @@ pub struct LineChart {
 }
 
 impl LineChart {
+    // long-function: one SVG drawn top to bottom (scales, grid, phase bands, marker, lines, axes, legend); the parts share the scales.
     pub fn render(&self) -> String {
         let w = MIN_WIDTH;
         let plot_w = w - LEFT - RIGHT;

@@ -164,52 +164,8 @@ fn read_only_fs(path: &Path) -> bool {
     let Ok(file) = std::fs::canonicalize(path) else {
         return false;
     };
-    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
-    let mut best: Option<(usize, bool)> = None;
-    for line in text.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let f: Vec<&str> = left.split_whitespace().collect();
-        let (Some(point), Some(opts)) = (f.get(4), f.get(5)) else {
-            continue;
-        };
-        let point = unescape_mount(point);
-        if !file.starts_with(&point) {
-            continue;
-        }
-        let super_opts = right.split_whitespace().nth(2).unwrap_or("");
-        let ro = opts.split(',').any(|o| o == "ro") || super_opts.split(',').any(|o| o == "ro");
-        let depth = point.len();
-        if best.is_none_or(|(d, _)| depth >= d) {
-            best = Some((depth, ro));
-        }
-    }
-    best.is_some_and(|(_, ro)| ro)
-}
-
-/// mountinfo escapes spaces and the like as `\040`.
-fn unescape_mount(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && let Some(Ok(v)) = b
-                .get(i + 1..i + 4)
-                .and_then(|d| std::str::from_utf8(d).ok())
-                .map(|d| u8::from_str_radix(d, 8))
-        {
-            out.push(v);
-            i += 4;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let mounts = storlab_host::mountinfo::current();
+    storlab_host::mountinfo::mount_of(&mounts, &file).is_some_and(|m| m.has_flag("ro"))
 }
 
 /// A path as an SQLite URI path: `%`, `?` and `#` percent-encoded.

@@ -118,6 +118,11 @@ pub struct SweepTotals {
     pub page_cache_bytes: Option<u64>,
 }
 
+/// A field of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`).
+pub fn meminfo(key: &str) -> Option<u64> {
+    storlab_host::meminfo(key)
+}
+
 const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
 
 impl SweepCommand {
@@ -485,7 +490,7 @@ impl<'a> Runner<'a> {
         let mut totals = SweepTotals {
             sweep_id: self.sweep_id.clone(),
             points: results.len(),
-            page_cache_bytes: storlab_host::meminfo("MemAvailable"),
+            page_cache_bytes: meminfo("MemAvailable"),
             ..Default::default()
         };
         let quiet = self.args().quiet;
