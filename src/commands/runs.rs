@@ -78,8 +78,7 @@ fn parse_when(s: &str) -> Result<String, String> {
     let when = SystemTime::now()
         .checked_sub(age)
         .unwrap_or(SystemTime::UNIX_EPOCH + Duration::ZERO);
-    Ok(humantime::format_rfc3339_seconds(when)
-        .to_string()
+    Ok(storlab_types::time::rfc3339_seconds(when)
         .trim_end_matches('Z')
         .to_string())
 }

@@ -50,8 +50,8 @@ pub struct SimCommand {
     /// Extra hardware catalog (TOML, plan's format; same name replaces a built-in entry); repeatable
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = SimFormat::Table)]
+    /// Output format (--format is accepted too)
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = SimFormat::Table)]
     format: SimFormat,
     /// Draw aggregate throughput vs the varied value, with the binding component marked where it
     /// changes (.svg or .png)
@@ -188,6 +188,7 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
     head.push("mean lat ms".into());
     if des {
         head.push("p99 ms".into());
+        head.push("client p99 ms (best-worst)".into());
     }
     head.extend(comps.iter().map(|c| format!("{c} %")));
     t.set_header(head);
@@ -206,10 +207,12 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
             row.push(s.binding.clone());
             row.push(format!("{:.2}", s.mean_latency_ns / 1e6));
             if des {
-                row.push(
-                    s.p99_latency_ns
-                        .map_or("-".into(), |v| format!("{:.2}", v as f64 / 1e6)),
-                );
+                let ms = |v: u64| format!("{:.2}", v as f64 / 1e6);
+                row.push(s.p99_latency_ns.map_or("-".into(), ms));
+                row.push(match (s.best_client_p99_ns, s.worst_client_p99_ns) {
+                    (Some(b), Some(w)) => format!("{}-{}", ms(b), ms(w)),
+                    _ => "-".into(),
+                });
             }
             for c in &comps {
                 row.push(
@@ -280,10 +283,13 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
                 {
                     marker = Some((x, format!("{prev} → {}", s.binding)));
                 }
+                // The new piece starts from the last point of the one
+                // before, so the line stays continuous.
+                let joint = cur.as_ref().and_then(|c| c.points.last().copied());
                 series.extend(cur.take());
                 cur = Some(LineSeries {
                     name: format!("{which}: bound by {}", s.binding),
-                    points: Vec::new(),
+                    points: joint.into_iter().collect(),
                 });
                 last_binding = Some(s.binding.clone());
             }
@@ -300,6 +306,12 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(0.0, f64::max);
     let log = lo > 0.0 && hi / lo >= 8.0;
+    // Values written as sizes (file_size=64MiB,...) get size ticks.
+    let sizes = points.iter().any(|p| {
+        p.value
+            .as_deref()
+            .is_some_and(|v| v.parse::<f64>().is_err() && storlab_types::parse_size(v).is_ok())
+    });
     let name = points
         .first()
         .map_or_else(String::new, |p| p.resolved.name.clone());
@@ -313,7 +325,11 @@ fn chart(points: &[SweepPoint], key: &str) -> String {
         y_label: "Aggregate throughput (MB/s, 10^6 bytes/s)".into(),
         series,
         x_scale: if log { XScale::Log2 } else { XScale::Linear },
-        x_fmt: fmt_tick,
+        x_fmt: if sizes {
+            |v| storlab_types::format_bytes(v as u64)
+        } else {
+            fmt_tick
+        },
         y_fmt: fmt_tick,
         y_max: None,
         x_marker: marker,
@@ -391,7 +407,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         ops,
         bw_bytes_per_s: s.aggregate_bytes_per_s,
         iops: s.aggregate_bytes_per_s / w.bs_bytes as f64,
-        lat_ns: s.p50_latency_ns.map(|_| lat),
+        lat_ns: s.latency_ns.or(s.p50_latency_ns.map(|_| lat)),
     };
     let (read, write) = if rw.writes() {
         (DirStats::default(), stats)

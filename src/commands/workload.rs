@@ -6,10 +6,24 @@
 //! Flags take fio's value forms too: `--direct`, `--direct=1`,
 //! `--direct=0`; fio's names are accepted as aliases (`--ioengine`,
 //! `--iodepth_batch`), with underscores or dashes.
+//!
+//! Sizes typed under a fio-only spelling (`--blocksize`) follow fio's units
+//! (`kb_base`, default 1024: `4KiB` is 4000 there), as in fio job files;
+//! storlab's own flags (`--bs`, `--size`) keep SI/IEC (`4KiB` = `4k` = 4096,
+//! `4kB` = 4000).
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_pairs};
+use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, fio_size, spec_from_pairs};
+
+/// fio-only spellings of size options whose values follow fio's units:
+/// (fio name, option key).
+const FIO_UNIT_SPELLINGS: &[(&str, &str)] = &[("blocksize", "bs")];
+
+/// The clap id of a fio-unit spelling.
+fn fio_id(name: &str) -> String {
+    format!("fio__{name}")
+}
 
 /// What the user set on the command line, as a spec layer.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +47,10 @@ fn arg_for(o: &'static OptDef) -> Arg {
         a = a.alias(o.key);
     }
     for alias in o.aliases {
+        if FIO_UNIT_SPELLINGS.iter().any(|(n, _)| n == alias) {
+            // Its own flag, read in fio's units (see the module doc).
+            continue;
+        }
         a = a.alias(*alias);
         let dashed = alias.replace('_', "-");
         if dashed != *alias && dashed != o.long {
@@ -50,6 +68,26 @@ fn arg_for(o: &'static OptDef) -> Arg {
 
 impl Args for WorkloadArgs {
     fn augment_args(mut cmd: Command) -> Command {
+        for (name, key) in FIO_UNIT_SPELLINGS {
+            cmd = cmd.arg(
+                Arg::new(fio_id(name))
+                    .long(*name)
+                    .value_name("SIZE")
+                    .conflicts_with(*key)
+                    .help(format!(
+                        "fio's spelling of --{}, in fio's units (--kb-base: with 1024, 4k = 4KB = 4096 but 4KiB = 4000)",
+                        key.replace('_', "-")
+                    )),
+            );
+        }
+        cmd = cmd.arg(
+            Arg::new("kb_base")
+                .long("kb-base")
+                .alias("kb_base")
+                .value_name("1024|1000")
+                .value_parser(["1024", "1000"])
+                .help("fio's kb_base for sizes given under fio's spellings (--blocksize) [default: 1024]"),
+        );
         for o in OPTIONS {
             cmd = cmd.arg(arg_for(o));
             if let Some(neg) = o.negate {
@@ -73,6 +111,21 @@ impl Args for WorkloadArgs {
 impl FromArgMatches for WorkloadArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given: Vec<(&'static str, String)> = Vec::new();
+        let kb_base = match m.get_one::<String>("kb_base").map(String::as_str) {
+            Some("1000") => 1000,
+            _ => 1024,
+        };
+        for (name, key) in FIO_UNIT_SPELLINGS {
+            if let Some(v) = m.get_one::<String>(&fio_id(name)) {
+                let bytes = fio_size(v, kb_base).map_err(|e| {
+                    clap::Error::raw(
+                        clap::error::ErrorKind::ValueValidation,
+                        format!("--{name}: {e} (fio's units, kb_base {kb_base})\n"),
+                    )
+                })?;
+                given.push((key, bytes.to_string()));
+            }
+        }
         for o in OPTIONS {
             if m.value_source(o.key) == Some(ValueSource::CommandLine)
                 && let Some(v) = m.get_one::<String>(o.key)
@@ -129,6 +182,31 @@ mod tests {
         assert_eq!(w.spec.engine.as_deref(), Some("psync"));
         assert_eq!(w.spec.end_fsync.map(|f| f.0), Some(false));
         assert!(w.spec.rw.is_none());
+    }
+
+    #[test]
+    fn fio_spellings_take_fio_units_and_storlab_flags_keep_si_iec() {
+        let w = parse(&["--blocksize=4KiB"]).unwrap();
+        assert_eq!(
+            w.spec.bs.map(|b| b.0),
+            Some(4000),
+            "fio: KiB is 1000 with kb_base 1024"
+        );
+        let w = parse(&["--blocksize=4k"]).unwrap();
+        assert_eq!(w.spec.bs.map(|b| b.0), Some(4096));
+        let w = parse(&["--blocksize=4KiB", "--kb_base=1000"]).unwrap();
+        assert_eq!(w.spec.bs.map(|b| b.0), Some(4096));
+        let w = parse(&["--bs=4KiB"]).unwrap();
+        assert_eq!(
+            w.spec.bs.map(|b| b.0),
+            Some(4096),
+            "storlab's own flag: IEC"
+        );
+        let w = parse(&["--bs=4kB"]).unwrap();
+        assert_eq!(w.spec.bs.map(|b| b.0), Some(4000), "storlab's own flag: SI");
+        assert!(parse(&["--blocksize=4k", "--bs=8k"]).is_err());
+        let e = parse(&["--blocksize=4q"]).unwrap_err().to_string();
+        assert!(e.contains("--blocksize"), "{e}");
     }
 
     #[test]

@@ -94,35 +94,44 @@ fn series_points_add_up_to_the_phase_and_match_a_known_device() {
 #[test]
 fn steadystate_stops_a_flat_phase_early() {
     let dir = tempfile::tempdir().unwrap();
+    // Paced at 2,000 IOPS: flat even on a loaded machine (a late I/O is
+    // caught up at once), so the rule is met after the first full window.
     let v = bench_json(
         dir.path(),
         &[
             "--engine",
             "null",
-            "--null-latency",
-            "100us",
+            "--rate-iops",
+            "2000",
             "--rw",
             "randread",
             "--size",
             "16M",
             "--runtime",
-            "20s",
+            "30s",
             "--time-based",
             "--log-interval",
-            "200ms",
+            "500ms",
             "--steadystate",
-            "iops:20%",
+            "iops:25%",
             "--steadystate-duration",
-            "1s",
+            "2s",
         ],
     );
     let ph = &v["phases"][0];
     let steady = &ph["series"]["steady"];
     assert_eq!(steady["reached"], true, "{steady}");
     let elapsed = u(&ph["elapsed_ns"]);
-    assert!(elapsed < 5_000_000_000, "stopped after {elapsed} ns");
-    assert!(u(&steady["at_ns"]) >= 1_000_000_000);
-    assert!(steady["last_value_pct"].as_f64().unwrap() <= 20.0);
+    let at = u(&steady["at_ns"]);
+    assert!(at >= 2_000_000_000, "not before one window: {at}");
+    assert!(elapsed < 25_000_000_000, "stopped after {elapsed} ns");
+    // The phase stops once the interval that met the rule is closed.
+    assert!(
+        elapsed + 1_000_000 >= at && elapsed < at + 1_500_000_000,
+        "steady at {at} ns, stopped at {elapsed} ns"
+    );
+    assert!(steady["last_value_pct"].as_f64().unwrap() <= 25.0);
+    assert_eq!(ph["interrupted"], false);
 }
 
 #[test]
@@ -246,6 +255,28 @@ fn repeats_are_saved_as_runs_of_one_group_with_their_spread() {
         listed.matches(&format!("repeat_group={group}")).count(),
         3,
         "{listed}"
+    );
+    // compare's noise rule sees them as replicates of one configuration.
+    let ids: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    let out = storlab(&[
+        "compare",
+        "--db",
+        db.to_str().unwrap(),
+        "--baseline",
+        &ids[0],
+        &ids[1],
+        &ids[2],
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(r#""kind":"replicates""#) || text.contains(r#""kind": "replicates""#),
+        "{text}"
     );
 }
 

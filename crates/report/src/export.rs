@@ -76,14 +76,6 @@ pub const CSV_COLUMNS: [&str; 33] = [
     "note",
 ];
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 fn opt_u64(v: Option<u64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
@@ -138,8 +130,7 @@ pub fn export_csv(runs: &[StoredRun]) -> String {
     let mut out = CSV_COLUMNS.join(",");
     out.push('\n');
     for r in rows(runs) {
-        let line: Vec<String> = csv_row(&r).iter().map(|f| csv_field(f)).collect();
-        out.push_str(&line.join(","));
+        out.push_str(&storlab_types::csv::row(csv_row(&r)));
         out.push('\n');
     }
     out
@@ -247,14 +238,6 @@ pub fn export_md(runs: &[StoredRun]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn csv_quoting() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
-    }
 
     #[test]
     fn md_cells_cannot_break_the_table() {

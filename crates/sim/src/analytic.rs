@@ -156,10 +156,112 @@ pub fn solve(r: &Resolved) -> Point {
         st.copies *= units;
     }
 
-    // The lock: one writer at a time, at the rate of a lone flow through
-    // the front path (the back end drains the cache outside the lock).
-    let mut lock_secs = None;
-    if l.locked {
+    let lock_secs = lock_secs(r, &l, requests, bs);
+
+    let t_bound = terms
+        .iter()
+        .map(|t| t.secs)
+        .chain([t_client])
+        .chain(lock_secs)
+        .fold(0.0, f64::max);
+    let t_bound = if t_bound > 0.0 {
+        t_bound
+    } else {
+        f64::MIN_POSITIVE
+    };
+    let bound = l.total_bytes / t_bound;
+
+    let customers = l.n * u64::from(w.iodepth);
+    let mva_x = mva_throughput(
+        r,
+        &terms,
+        lock_secs,
+        requests,
+        t_client / (l.per_client_bytes / bs).max(1.0),
+        customers,
+    );
+    let aggregate = if model::request_level(w.pattern) {
+        mva_x.map_or(bound, |m| m.min(bound))
+    } else {
+        bound
+    };
+    let t_run = l.total_bytes / aggregate;
+
+    let utilisation = utilisation(
+        r,
+        &terms,
+        Parts {
+            hit,
+            t_cache,
+            t_own,
+            t_nic,
+            on_array,
+            lock_secs,
+            t_run,
+        },
+    );
+    // A request-level run slower than every bound is bound by its queueing.
+    let binding = model::binding_of(&utilisation);
+    Point {
+        solver: "analytic".into(),
+        clients: r.clients,
+        aggregate_bytes_per_s: aggregate,
+        per_client_bytes_per_s: aggregate / l.n as f64,
+        binding,
+        utilisation,
+        mean_latency_ns: customers as f64 * bs / aggregate * 1e9,
+        mva_bytes_per_s: mva_x,
+        p50_latency_ns: None,
+        p99_latency_ns: None,
+        worst_client_p99_ns: None,
+        best_client_p99_ns: None,
+        latency_ns: None,
+        client_p50_range_ns: None,
+        simulated_ns: None,
+        events: None,
+    }
+}
+
+/// MVA's throughput, bytes/s: the shared stations (under the DLM, the lock
+/// and the back end); the client side and the latency are a delay.
+fn mva_throughput(
+    r: &Resolved,
+    terms: &[Term],
+    lock_secs: Option<f64>,
+    requests: f64,
+    client_per_request: f64,
+    customers: u64,
+) -> Option<f64> {
+    let (stations, think): (Vec<Station>, f64) = if let Some(ls) = lock_secs {
+        let mut st = vec![Station {
+            demand_s: ls / requests,
+            copies: 1.0,
+        }];
+        st.extend(
+            terms
+                .iter()
+                .filter(|t| t.name == model::BACKEND)
+                .filter_map(|t| t.station),
+        );
+        (st, r.latency_s)
+    } else {
+        (
+            terms.iter().filter_map(|t| t.station).collect(),
+            r.latency_s + client_per_request,
+        )
+    };
+    (customers <= MVA_MAX_CUSTOMERS)
+        .then(|| mva(&stations, think, customers).0 * r.workload.bs_bytes as f64)
+}
+
+/// The DLM's time: one writer at a time, at the rate of a lone flow through
+/// the front path (the back end drains the cache outside the lock), plus a
+/// lock handoff per request once two clients compete.
+fn lock_secs(r: &Resolved, l: &Layout, requests: f64, bs: f64) -> Option<f64> {
+    if !l.locked {
+        return None;
+    }
+    {
         let mut single = l.client_rate;
         for c in [
             r.uplink_bytes_per_s,
@@ -179,56 +281,33 @@ pub fn solve(r: &Resolved) -> Point {
         }
         let handoff = if l.n >= 2 { r.lock_handoff_s } else { 0.0 };
         let per_request = bs / single + handoff;
-        lock_secs = Some(requests * per_request);
+        Some(requests * per_request)
     }
+}
 
-    let t_bound = terms
-        .iter()
-        .map(|t| t.secs)
-        .chain([t_client])
-        .chain(lock_secs)
-        .fold(0.0, f64::max);
-    let t_bound = if t_bound > 0.0 {
-        t_bound
-    } else {
-        f64::MIN_POSITIVE
-    };
-    let bound = l.total_bytes / t_bound;
+/// The client-side and array figures [`utilisation`] needs besides the terms.
+struct Parts {
+    hit: f64,
+    t_cache: f64,
+    t_own: f64,
+    t_nic: f64,
+    on_array: f64,
+    lock_secs: Option<f64>,
+    t_run: f64,
+}
 
-    // MVA: the shared stations; the client side and latency are a delay.
-    let client_per_request = t_client / (l.per_client_bytes / bs).max(1.0);
-    let customers = l.n * u64::from(w.iodepth);
-    let (stations, think): (Vec<Station>, f64) = if let Some(ls) = lock_secs {
-        let mut st = vec![Station {
-            demand_s: ls / requests,
-            copies: 1.0,
-        }];
-        st.extend(
-            terms
-                .iter()
-                .filter(|t| t.name == model::BACKEND)
-                .filter_map(|t| t.station),
-        );
-        (st, r.latency_s)
-    } else {
-        (
-            terms.iter().filter_map(|t| t.station).collect(),
-            r.latency_s + client_per_request,
-        )
-    };
-    let mva_x = if customers <= MVA_MAX_CUSTOMERS {
-        Some(mva(&stations, think, customers).0 * bs)
-    } else {
-        None
-    };
-    let aggregate = if model::request_level(w.pattern) {
-        mva_x.map_or(bound, |m| m.min(bound))
-    } else {
-        bound
-    };
-    let t_run = l.total_bytes / aggregate;
-
-    // Utilisation of each component over the run.
+/// Every component's utilisation over a run of `t_run` seconds.
+fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
+    let Parts {
+        hit,
+        t_cache,
+        t_own,
+        t_nic,
+        on_array,
+        lock_secs,
+        t_run,
+    } = p;
+    let w = &r.workload;
     let mut utilisation = Vec::new();
     let mut add = |name: &str, secs: f64| {
         utilisation.push(Utilisation {
@@ -258,23 +337,7 @@ pub fn solve(r: &Resolved) -> Point {
     if let Some(ls) = lock_secs {
         add(model::LOCK, ls);
     }
-    // A request-level run slower than every bound is bound by its queueing.
-    let binding = model::binding_of(&utilisation);
-    Point {
-        solver: "analytic".into(),
-        clients: r.clients,
-        aggregate_bytes_per_s: aggregate,
-        per_client_bytes_per_s: aggregate / l.n as f64,
-        binding,
-        utilisation,
-        mean_latency_ns: customers as f64 * bs / aggregate * 1e9,
-        mva_bytes_per_s: mva_x,
-        p50_latency_ns: None,
-        p99_latency_ns: None,
-        worst_client_p99_ns: None,
-        simulated_ns: None,
-        events: None,
-    }
+    utilisation
 }
 
 const UPLINK_NAME: &str = model::UPLINK;

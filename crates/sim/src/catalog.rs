@@ -41,11 +41,18 @@ impl SimCatalog {
         self.inner.extend(name, text).map_err(|e| e.to_string())
     }
 
-    /// Usable payload rate of a link spec, bytes/s.
-    pub fn link_rate(&self, spec: &str) -> Result<f64, String> {
+    /// Usable payload rate of a link spec in the direction the data goes
+    /// (`write`: host to storage), bytes/s.
+    pub fn link_rate(&self, spec: &str, write: bool) -> Result<f64, String> {
         self.inner
             .link(spec)
-            .map(|l| l.bytes_per_s)
+            .map(|l| {
+                if write {
+                    l.write_bytes_per_s.unwrap_or(l.bytes_per_s)
+                } else {
+                    l.bytes_per_s
+                }
+            })
             .map_err(|e| e.to_string())
     }
 
@@ -128,10 +135,14 @@ mod tests {
     #[test]
     fn links_and_backends_come_from_plans_catalog() {
         let c = SimCatalog::builtin();
-        let one = c.link_rate("fc4").unwrap();
-        let two = c.link_rate("fc4x2").unwrap();
+        let one = c.link_rate("fc4", false).unwrap();
+        let two = c.link_rate("fc4x2", false).unwrap();
         assert!((two - 2.0 * one).abs() < 1e-6);
-        assert!(c.link_rate("fc5").unwrap_err().contains("fc"));
+        assert!(c.link_rate("fc5", true).unwrap_err().contains("fc"));
+        // A link with a slower write direction gives it for writes.
+        assert!(
+            c.link_rate("1gbe-iscsi", true).unwrap() <= c.link_rate("1gbe-iscsi", false).unwrap()
+        );
         let seq = c
             .backend("R5/5/5", "cheetah-15k7-600gb", Pattern::Write, 1 << 20)
             .unwrap();

@@ -71,7 +71,8 @@ struct WriteCache {
     drained: f64,
     last: Nanos,
     full: bool,
-    classes: Vec<ClassId>,
+    /// Its write classes and their keys (mover, array, level, unit).
+    classes: Vec<(ClassId, (u32, u32, Level, u32))>,
 }
 
 struct Sim<'a> {
@@ -100,6 +101,8 @@ struct Sim<'a> {
     lock_busy_ns: u64,
     all_lat: Vec<u64>,
     worst_p99: u64,
+    best_p99: u64,
+    p50_range: (u64, u64),
     events: u64,
     last_done: Nanos,
 }
@@ -168,6 +171,8 @@ impl<'a> Sim<'a> {
             lock_busy_ns: 0,
             all_lat: Vec::new(),
             worst_p99: 0,
+            best_p99: u64::MAX,
+            p50_range: (u64::MAX, 0),
             events: 0,
             last_done: 0,
         }
@@ -203,7 +208,13 @@ impl<'a> Sim<'a> {
         if let Some(&c) = self.classes.get(&(mover, array, level, unit)) {
             return c;
         }
-        let depth = f64::from(self.r.workload.iodepth);
+        // A client's requests in flight share its link; under the DLM only
+        // the lock holder's one request moves at a time.
+        let depth = if self.l.locked {
+            1.0
+        } else {
+            f64::from(self.r.workload.iodepth)
+        };
         let cap = if level == Level::ClientHit {
             self.r.page_cache_bytes_per_s / depth
         } else {
@@ -213,7 +224,9 @@ impl<'a> Sim<'a> {
         let c = self.net.add_class(path, cap);
         self.classes.insert((mover, array, level, unit), c);
         if level == Level::Write {
-            self.caches[array as usize].classes.push(c);
+            self.caches[array as usize]
+                .classes
+                .push((c, (mover, array, level, unit)));
         }
         c
     }
@@ -342,15 +355,8 @@ impl<'a> Sim<'a> {
                 if wc.level >= cap {
                     wc.full = true;
                     let classes = wc.classes.clone();
-                    for c in classes {
-                        let key = self
-                            .classes
-                            .iter()
-                            .find(|(_, v)| **v == c)
-                            .map(|(k, _)| *k)
-                            // cannot fail: every class in `classes` was registered when it was created.
-                            .expect("a write class is registered");
-                        let p = self.path(key.0, key.1, key.2, key.3);
+                    for (c, (mover, array, level, unit)) in classes {
+                        let p = self.path(mover, array, level, unit);
                         self.net.set_path(c, p);
                     }
                 }
@@ -372,7 +378,11 @@ impl<'a> Sim<'a> {
         if cs.done_k == cs.total_k {
             let mut lat = std::mem::take(&mut cs.lat);
             lat.sort_unstable();
-            self.worst_p99 = self.worst_p99.max(pct_of(&lat, 99.0));
+            let p99 = pct_of(&lat, 99.0);
+            let p50 = pct_of(&lat, 50.0);
+            self.worst_p99 = self.worst_p99.max(p99);
+            self.best_p99 = self.best_p99.min(p99);
+            self.p50_range = (self.p50_range.0.min(p50), self.p50_range.1.max(p50));
             self.all_lat.extend_from_slice(&lat);
         } else {
             self.issue(r.client);
@@ -411,8 +421,7 @@ impl<'a> Sim<'a> {
                 self.complete(id as usize);
             }
             while self.q.peek_time() == Some(t) {
-                // cannot fail: peek_time() just returned Some for this queue.
-                let (_, ev) = self.q.pop().expect("peeked");
+                let Some((_, ev)) = self.q.pop() else { break };
                 self.events += 1;
                 match ev {
                     Ev::Arrive { req } => self.arrive(req),
@@ -552,6 +561,29 @@ impl<'a> Sim<'a> {
             p50_latency_ns: Some(pct_of(&self.all_lat, 50.0)),
             p99_latency_ns: Some(pct_of(&self.all_lat, 99.0)),
             worst_client_p99_ns: Some(self.worst_p99),
+            best_client_p99_ns: Some(self.best_p99.min(self.worst_p99)),
+            latency_ns: Some(storlab_types::LatencyStats {
+                min: self.all_lat.first().copied().unwrap_or(0),
+                mean,
+                stddev: if self.all_lat.is_empty() {
+                    0.0
+                } else {
+                    (self
+                        .all_lat
+                        .iter()
+                        .map(|&x| (x as f64 - mean).powi(2))
+                        .sum::<f64>()
+                        / self.all_lat.len() as f64)
+                        .sqrt()
+                },
+                max: self.all_lat.last().copied().unwrap_or(0),
+                p50: pct_of(&self.all_lat, 50.0),
+                p90: pct_of(&self.all_lat, 90.0),
+                p99: pct_of(&self.all_lat, 99.0),
+                p99_9: pct_of(&self.all_lat, 99.9),
+                p99_99: pct_of(&self.all_lat, 99.99),
+            }),
+            client_p50_range_ns: Some((self.p50_range.0.min(self.p50_range.1), self.p50_range.1)),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
         }

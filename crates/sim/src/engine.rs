@@ -70,10 +70,8 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let Reverse((t, _, slot)) = self.heap.pop()?;
         self.now = t;
-        let e = self.slots[slot]
-            .take()
-            // cannot fail: every slot in the heap was filled by push and is taken only here.
-            .expect("a queued slot holds its event");
+        // A slot is filled when its entry is pushed and emptied only here.
+        let e = self.slots[slot].take()?;
         self.free.push(slot);
         Some((t, e))
     }

@@ -77,6 +77,17 @@ pub struct Point {
     /// DES: the highest of the clients' own p99 latencies, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worst_client_p99_ns: Option<u64>,
+    /// DES: the lowest of the clients' own p99 latencies, ns (beside the
+    /// worst, how unfairly the design treats its clients).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_client_p99_ns: Option<u64>,
+    /// DES: the clients' own p50 latencies, lowest and highest, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_p50_range_ns: Option<(u64, u64)>,
+    /// DES: the whole latency distribution over all requests (min, mean,
+    /// stddev, max, p50 … p99.99), ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<storlab_types::LatencyStats>,
     /// DES: simulated time, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub simulated_ns: Option<u64>,

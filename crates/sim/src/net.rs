@@ -44,6 +44,9 @@ pub struct FluidNet {
     dirty: bool,
     /// Busy integral per resource: Σ used rate × dt (bytes), for utilisation.
     used: Vec<f64>,
+    scratch_rem: Vec<f64>,
+    scratch_load: Vec<f64>,
+    scratch_open: Vec<ClassId>,
 }
 
 /// Relative tolerance for "this resource is full" and "this flow is done".
@@ -110,25 +113,29 @@ impl FluidNet {
             return;
         }
         self.dirty = false;
-        let mut rem = self.caps.clone();
-        let mut open: Vec<ClassId> = Vec::new();
+        // Scratch buffers live in the struct: a solve allocates nothing.
+        let mut rem = std::mem::take(&mut self.scratch_rem);
+        let mut load = std::mem::take(&mut self.scratch_load);
+        let mut open = std::mem::take(&mut self.scratch_open);
+        rem.clear();
+        rem.extend_from_slice(&self.caps);
+        load.clear();
+        load.resize(self.caps.len(), 0.0);
+        open.clear();
         for (i, c) in self.classes.iter_mut().enumerate() {
             c.rate = 0.0;
             if !c.flows.is_empty() {
                 open.push(i);
-            }
-        }
-        let mut load = vec![0.0; self.caps.len()];
-        let mut level = 0.0;
-        while !open.is_empty() {
-            load.iter_mut().for_each(|l| *l = 0.0);
-            for &ci in &open {
-                let c = &self.classes[ci];
                 let n = c.flows.len() as f64;
                 for &(r, w) in &c.path {
                     load[r] += n * w;
                 }
             }
+        }
+        let mut level = 0.0;
+        while !open.is_empty() {
+            // Raise every open class's rate by the largest step no resource
+            // and no cap forbids; loads change only as classes freeze.
             let mut step = f64::INFINITY;
             for (r, &l) in load.iter().enumerate() {
                 if l > 0.0 {
@@ -145,18 +152,28 @@ impl FluidNet {
             let step = step.max(0.0);
             level += step;
             for (r, &l) in load.iter().enumerate() {
-                rem[r] -= step * l;
+                if l > 0.0 {
+                    rem[r] -= step * l;
+                }
             }
             let caps = &self.caps;
             let before = open.len();
+            let classes = &mut self.classes;
             open.retain(|&ci| {
-                let c = &mut self.classes[ci];
+                let c = &mut classes[ci];
                 let full = c
                     .path
                     .iter()
                     .any(|&(r, w)| w > 0.0 && rem[r] <= EPS * caps[r]);
                 if full || (c.cap.is_finite() && c.cap - level <= EPS * c.cap.max(1.0)) {
                     c.rate = level;
+                    let n = c.flows.len() as f64;
+                    for &(r, w) in &c.path {
+                        load[r] -= n * w;
+                        if load[r] < 1e-12 {
+                            load[r] = 0.0;
+                        }
+                    }
                     false
                 } else {
                     true
@@ -170,6 +187,9 @@ impl FluidNet {
                 break;
             }
         }
+        self.scratch_rem = rem;
+        self.scratch_load = load;
+        self.scratch_open = open;
     }
 
     /// Nanoseconds from now until the next flow finishes, if any flows run.

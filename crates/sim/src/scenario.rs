@@ -350,8 +350,9 @@ impl Scenario {
                 "the key is empty; write e.g. clients=1,2,4 or array.count=1,2,3".into(),
             ));
         }
-        // cannot fail: split('.') yields at least one part.
-        let (last, sections) = parts.split_last().expect("split gives one part");
+        let Some((last, sections)) = parts.split_last() else {
+            return Err(verr("the key is empty".into()));
+        };
         let mut t = &mut table;
         for s in sections {
             let entry = t
@@ -428,7 +429,16 @@ impl Scenario {
         Ok(r)
     }
 
-    /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate.
+    /// Whether the workload writes (links are then read in that direction).
+    fn writes(&self) -> bool {
+        matches!(
+            self.parsed.workload.pattern.get_ref().as_str(),
+            "write" | "randwrite"
+        )
+    }
+
+    /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate,
+    /// in the direction the workload moves data.
     fn link(&self, key: &str, q: &Q, cat: &SimCatalog) -> Result<f64, SimError> {
         let s = q.get_ref().text();
         if let Ok(r) = parse_rate(&s) {
@@ -437,7 +447,7 @@ impl Scenario {
             }
             return Ok(r);
         }
-        cat.link_rate(&s)
+        cat.link_rate(&s, self.writes())
             .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
     }
 
@@ -473,66 +483,8 @@ impl Scenario {
         }
     }
 
-    /// Look everything up and check it.
-    pub fn resolve(&self, cat: &SimCatalog) -> Result<Resolved, SimError> {
-        let p = &self.parsed;
-        let c = &p.clients;
-        let clients = self.count(
-            "clients.count",
-            *c.count.get_ref(),
-            Some(&c.count),
-            10_000_000,
-        )?;
-        let client_nic = self.link("clients.nic", &c.nic, cat)?;
-        let client_rate = c
-            .rate
-            .as_ref()
-            .map(|q| self.rate("clients.rate", q))
-            .transpose()?;
-        let page_cache = c
-            .page_cache
-            .as_ref()
-            .map(|q| self.size("clients.page_cache", q))
-            .transpose()?
-            .unwrap_or(0);
-        let page_cache_rate = c
-            .page_cache_rate
-            .as_ref()
-            .map(|q| self.rate("clients.page_cache_rate", q))
-            .transpose()?
-            .unwrap_or(DEFAULT_PAGE_CACHE_RATE);
-        let n = &p.network;
-        let uplinks = self.count("network.uplinks", n.uplinks, None, 100_000)?;
-        let mut uplink = n
-            .uplink
-            .as_ref()
-            .map(|q| {
-                self.link("network.uplink", q, cat)
-                    .map(|r| r * f64::from(uplinks))
-            })
-            .transpose()?;
-        if let Some(o) = n.oversubscription {
-            if !(o.is_finite() && o >= 1.0) {
-                return Err(self.invalid(
-                    "network.oversubscription",
-                    format!("{o}: must be 1 or more (4 means the uplinks carry a quarter of what the clients' NICs can send)"),
-                ));
-            }
-            if uplink.is_some() {
-                return Err(self.invalid(
-                    "network.oversubscription",
-                    "give either uplink (and uplinks) or oversubscription, not both".into(),
-                ));
-            }
-            uplink = Some(client_nic * f64::from(clients) / o);
-        }
-        let latency_s = match &n.latency {
-            None => 0.0,
-            Some(q) => parse_duration(&q.get_ref().text())
-                .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
-                .as_secs_f64(),
-        };
-        let movers = match &p.movers {
+    fn movers(&self, cat: &SimCatalog) -> Result<Option<Movers>, SimError> {
+        Ok(match &self.parsed.movers {
             None => None,
             Some(m) => {
                 let count = self.count(
@@ -568,14 +520,18 @@ impl Scenario {
                         .unwrap_or(0),
                 })
             }
-        };
-        let f = &p.filesystem;
-        let fs = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
-            None | Some("shared-block") => FsKind::SharedBlock,
-            Some("parallel") => FsKind::Parallel,
-            Some(other) => {
-                // cannot fail: this arm matched Some(other) on the same field.
-                let k = f.kind.as_ref().expect("matched Some");
+        })
+    }
+
+    /// (kind, lock handoff s, stripe bytes, stripe count).
+    fn filesystem(&self) -> Result<(FsKind, f64, u64, u32), SimError> {
+        let f = &self.parsed.filesystem;
+        let fs = match &f.kind {
+            None => FsKind::SharedBlock,
+            Some(k) if k.get_ref() == "shared-block" => FsKind::SharedBlock,
+            Some(k) if k.get_ref() == "parallel" => FsKind::Parallel,
+            Some(k) => {
+                let other = k.get_ref();
                 return Err(self.at(
                     k,
                     format!("filesystem.kind = \"{other}\": write \"shared-block\" (cluster file system with a lock manager on a SAN volume) or \"parallel\" (files striped over servers)"),
@@ -600,8 +556,7 @@ impl Scenario {
                 "must be above zero (e.g. 1MiB)".into(),
             ));
         }
-        let a = &p.array;
-        let array_count = self.count("array.count", a.count, None, 1_000_000)?;
+        let array_count = self.count("array.count", self.parsed.array.count, None, 1_000_000)?;
         let stripe_count = match &f.stripe_count {
             None => array_count,
             Some(q) => self.count("filesystem.stripe_count", *q.get_ref(), Some(q), 1_000_000)?,
@@ -614,7 +569,11 @@ impl Scenario {
         }
         let stripe_count = stripe_count.min(array_count);
 
-        let w = &p.workload;
+        Ok((fs, lock_handoff_s, stripe_bytes, stripe_count))
+    }
+
+    fn workload(&self) -> Result<Workload, SimError> {
+        let w = &self.parsed.workload;
         let pattern = match w.pattern.get_ref().as_str() {
             "read" => Pattern::Read,
             "write" => Pattern::Write,
@@ -629,12 +588,12 @@ impl Scenario {
                 ));
             }
         };
-        let sharing = match w.sharing.as_ref().map(|s| s.get_ref().as_str()) {
-            None | Some("n-n") => Sharing::NN,
-            Some("n-1") => Sharing::N1,
-            Some(other) => {
-                // cannot fail: this arm matched Some(other) on the same field.
-                let s = w.sharing.as_ref().expect("matched Some");
+        let sharing = match &w.sharing {
+            None => Sharing::NN,
+            Some(s) if s.get_ref() == "n-n" => Sharing::NN,
+            Some(s) if s.get_ref() == "n-1" => Sharing::N1,
+            Some(s) => {
+                let other = s.get_ref();
                 return Err(self.at(
                     s,
                     format!("workload.sharing = \"{other}\": write \"n-n\" (a file per client) or \"n-1\" (one shared file)"),
@@ -654,6 +613,20 @@ impl Scenario {
         }
         let iodepth = self.count("workload.iodepth", w.iodepth, None, 4096)?;
 
+        Ok(Workload {
+            pattern,
+            sharing,
+            bs_bytes: bs,
+            file_size_bytes: file_size,
+            iodepth,
+            warm: w.warm,
+        })
+    }
+
+    fn array(&self, cat: &SimCatalog, w: &Workload) -> Result<Array, SimError> {
+        let a = &self.parsed.array;
+        let array_count = self.count("array.count", a.count, None, 1_000_000)?;
+        let (pattern, bs) = (w.pattern, w.bs_bytes);
         let ports = self.count("array.ports", a.ports, None, 1024)?;
         let ports_rate = self.link("array.port", &a.port, cat)? * f64::from(ports);
         let cache = a
@@ -756,6 +729,81 @@ impl Scenario {
                 }
             }
         };
+        Ok(Array {
+            count: array_count,
+            ports_bytes_per_s: ports_rate,
+            cache_bytes: cache,
+            controller_bytes_per_s: controller,
+            backend_bytes_per_s: backend,
+            backend_source,
+            backend_units,
+        })
+    }
+
+    /// Look everything up and check it.
+    pub fn resolve(&self, cat: &SimCatalog) -> Result<Resolved, SimError> {
+        let p = &self.parsed;
+        let c = &p.clients;
+        let clients = self.count(
+            "clients.count",
+            *c.count.get_ref(),
+            Some(&c.count),
+            10_000_000,
+        )?;
+        let client_nic = self.link("clients.nic", &c.nic, cat)?;
+        let client_rate = c
+            .rate
+            .as_ref()
+            .map(|q| self.rate("clients.rate", q))
+            .transpose()?;
+        let page_cache = c
+            .page_cache
+            .as_ref()
+            .map(|q| self.size("clients.page_cache", q))
+            .transpose()?
+            .unwrap_or(0);
+        let page_cache_rate = c
+            .page_cache_rate
+            .as_ref()
+            .map(|q| self.rate("clients.page_cache_rate", q))
+            .transpose()?
+            .unwrap_or(DEFAULT_PAGE_CACHE_RATE);
+        let n = &p.network;
+        let uplinks = self.count("network.uplinks", n.uplinks, None, 100_000)?;
+        let mut uplink = n
+            .uplink
+            .as_ref()
+            .map(|q| {
+                self.link("network.uplink", q, cat)
+                    .map(|r| r * f64::from(uplinks))
+            })
+            .transpose()?;
+        if let Some(o) = n.oversubscription {
+            if !(o.is_finite() && o >= 1.0) {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    format!("{o}: must be 1 or more (4 means the uplinks carry a quarter of what the clients' NICs can send)"),
+                ));
+            }
+            if uplink.is_some() {
+                return Err(self.invalid(
+                    "network.oversubscription",
+                    "give either uplink (and uplinks) or oversubscription, not both".into(),
+                ));
+            }
+            uplink = Some(client_nic * f64::from(clients) / o);
+        }
+        let latency_s = match &n.latency {
+            None => 0.0,
+            Some(q) => parse_duration(&q.get_ref().text())
+                .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
+                .as_secs_f64(),
+        };
+        let movers = self.movers(cat)?;
+        let (fs, lock_handoff_s, stripe_bytes, stripe_count) = self.filesystem()?;
+
+        let workload = self.workload()?;
+        let array = self.array(cat, &workload)?;
         Ok(Resolved {
             name: p.name.clone().unwrap_or_else(|| {
                 std::path::Path::new(&self.file).file_stem().map_or_else(
@@ -777,23 +825,8 @@ impl Scenario {
             lock_handoff_s,
             stripe_bytes,
             stripe_count,
-            array: Array {
-                count: array_count,
-                ports_bytes_per_s: ports_rate,
-                cache_bytes: cache,
-                controller_bytes_per_s: controller,
-                backend_bytes_per_s: backend,
-                backend_source,
-                backend_units,
-            },
-            workload: Workload {
-                pattern,
-                sharing,
-                bs_bytes: bs,
-                file_size_bytes: file_size,
-                iodepth,
-                warm: w.warm,
-            },
+            array,
+            workload,
         })
     }
 }

@@ -3,7 +3,8 @@
 //! `repeat_group=ID` and carrying [`RepeatInfo`]), so `compare`'s noise
 //! rule sees them as replicates; at the end the mean, standard deviation,
 //! min and max of each phase's figures are printed (or, with
-//! `--output-format json`, one document holding every run and the summary).
+//! `--output-format json`, one document holding every run and the summary;
+//! `--json-out FILE` receives that same document).
 
 use super::{OutputFormat, PlannedJob, RunArgs, run_once};
 use crate::Outcome;
@@ -156,26 +157,34 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
         }
     }
     let summary = summarize(&runs);
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        schema_version: u32,
+        repeat_group: &'a str,
+        count: u32,
+        summary: &'a [PhaseSpread],
+        runs: &'a [BenchReport],
+    }
+    let doc = Doc {
+        schema_version: storlab_types::SCHEMA_VERSION,
+        repeat_group: &group,
+        count,
+        summary: &summary,
+        runs: &runs,
+    };
+    let json = serde_json::to_string_pretty(&doc)? + "\n";
+    if let Some(path) = &args.json_out {
+        // The one document of every repeat replaces the last repeat's own.
+        if let Err(e) = std::fs::write(path, &json) {
+            eprintln!("storlab: error: cannot write {}: {e}", path.display());
+            if outcome == Outcome::Ok {
+                outcome = Outcome::Error;
+            }
+        }
+    }
     match args.output_format {
         OutputFormat::Table => crate::output::print(&render(&group, count, &summary))?,
-        OutputFormat::Json => {
-            #[derive(Serialize)]
-            struct Doc<'a> {
-                schema_version: u32,
-                repeat_group: &'a str,
-                count: u32,
-                summary: &'a [PhaseSpread],
-                runs: &'a [BenchReport],
-            }
-            let doc = Doc {
-                schema_version: storlab_types::SCHEMA_VERSION,
-                repeat_group: &group,
-                count,
-                summary: &summary,
-                runs: &runs,
-            };
-            crate::output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
-        }
+        OutputFormat::Json => crate::output::print(&json)?,
     }
     Ok(outcome)
 }
