@@ -297,7 +297,9 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
         .collect();
     for pt in &mut pts {
         for (k, v) in &pt.run.tags {
-            if !restating.contains(k.as_str()) {
+            // A sweep's per-point labels name the point, not a configuration.
+            let per_point = matches!(k.as_str(), "sweep_point" | "sweep_params");
+            if !restating.contains(k.as_str()) && !per_point {
                 pt.key.push((format!("tag {k}"), v.clone()));
             }
         }
@@ -1220,6 +1222,32 @@ mod tests {
         let jobs = chart(&runs, None, "vs-numjobs").unwrap();
         assert_eq!(jobs.svg.matches("<polyline").count(), 1, "{}", jobs.svg);
         assert_eq!(jobs.svg.matches("<circle").count(), 3);
+    }
+
+    #[test]
+    fn a_two_option_sweep_gives_one_line_per_second_value() {
+        use crate::testdata::{Spec, phase, run};
+        use storlab_types::RwMode;
+        let mut runs = Vec::new();
+        let mut n = 0;
+        for (bs, bs_tag) in [(4096u64, "4k"), (65536, "64k")] {
+            for jobs in [1u32, 2] {
+                let params = format!("bs={bs_tag},numjobs={jobs}");
+                let point = n.to_string();
+                let tags = [
+                    ("sweep", "sw-1"),
+                    ("sweep_point", point.as_str()),
+                    ("sweep_params", params.as_str()),
+                ];
+                let mb = 100.0 * f64::from(jobs) * bs as f64 / 4096.0;
+                let ph = phase(&Spec::new("1-read", RwMode::Read, bs, mb).jobs(jobs));
+                runs.push(run(n + 1, &tags, vec![ph]));
+                n += 1;
+            }
+        }
+        let c = chart(&runs, None, "vs-bs").unwrap();
+        assert_eq!(c.svg.matches("<polyline").count(), 2, "{}", c.svg);
+        assert!(!c.svg.contains("sweep_point"), "{}", c.svg);
     }
 
     #[test]

@@ -246,8 +246,13 @@ pub fn heat_map(
             "#000000",
         );
     }
-    // Colour key.
-    let ky = top + plot_h + 56.0;
+    colour_key(&mut s, left, top + plot_h + 56.0, lo, hi);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The colour ramp with the lowest and highest MB/s it spans.
+fn colour_key(s: &mut String, left: f64, ky: f64, lo: f64, hi: f64) {
     for i in 0..10 {
         let _ = writeln!(
             s,
@@ -266,8 +271,6 @@ pub fn heat_map(
             short_rate(hi)
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]

@@ -422,7 +422,7 @@ fn run_once(
 
 /// The target and `--json-out` against the database and the output rules:
 /// the results database is never a target, nor an output.
-fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
     use crate::commands::common::{check_output_path, database_file};
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)

@@ -12,8 +12,22 @@ use storlab_report::svg::LineSeries;
 use storlab_report::{HeatCell, heat_map, sweep_lines};
 use storlab_types::{PhaseResult, parse_size};
 
-/// Whether `path` names a chart format we write; checked before the sweep runs.
-pub fn check_path(path: &Path) -> Result<bool> {
+/// Whether `path` names a chart format we write (true: PNG) and may be
+/// written (never the database, a device or a file storlab did not write,
+/// unless `force`); checked before the sweep runs.
+pub fn check_path(path: &Path, db: &Path, force: bool) -> Result<bool> {
+    let png = is_png(path)?;
+    // What every chart of ours begins with.
+    let head: &[u8] = if png {
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"
+    } else {
+        b"<svg xmlns=\"http://www.w3.org/2000/svg\" "
+    };
+    crate::commands::common::check_output_path(path, db, force, Some(head))?;
+    Ok(png)
+}
+
+fn is_png(path: &Path) -> Result<bool> {
     match path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -30,7 +44,7 @@ pub fn check_path(path: &Path) -> Result<bool> {
 
 /// Draw the chart and write it to `path`.
 pub fn write(path: &Path, results: &[PointResult], keys: &[&str], t: &SweepTotals) -> Result<()> {
-    let png = check_path(path)?;
+    let png = is_png(path)?;
     let svg = build(results, keys, t)?;
     let bytes = if png {
         storlab_report::svg_to_png(&svg, 2.0)?
@@ -165,6 +179,7 @@ fn build(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> Result<Stri
         &x_label,
         is_size,
         lines,
-        (t.mem_total_bytes > 0).then_some(t.mem_total_bytes as f64),
+        // The RAM is marked where x is the file size.
+        (*first == "size" && t.mem_total_bytes > 0).then_some(t.mem_total_bytes as f64),
     ))
 }

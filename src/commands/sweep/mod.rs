@@ -48,7 +48,8 @@ them (and without --rw) each point is one phase of sequential reads.
 Every point is saved as its own run, tagged sweep=ID, sweep_point=N,
 sweep_params=bs=4k,numjobs=2 (storlab runs --tag sweep=ID lists them). A
 point that fails is recorded with its error and the sweep goes on;
---resume ID runs only the points not yet stored. Files are laid out once
+--resume ID runs only the points not yet stored (given alone, with the
+options the sweep was first run with). Files are laid out once
 for the whole sweep and reused (extended when a point needs more).
 
 --chart FILE.svg|FILE.png draws MB/s against the first varied option, one
@@ -74,7 +75,7 @@ pub struct SweepCommand {
     /// A shipped or user profile (storlab profiles): its phases, and its sweep unless --vary is given
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Run only the points of sweep SWEEP-ID not yet stored (give the same options)
+    /// Run only the points of sweep SWEEP-ID not yet stored (alone: with the options it was run with)
     #[arg(long, value_name = "SWEEP-ID")]
     pub resume: Option<String>,
     /// Draw the sweep: FILE.svg or FILE.png
@@ -131,8 +132,9 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
+        bench::check_paths(self.target.as_deref(), &self.run)?;
         if let Some(path) = &self.chart {
-            chart::check_path(path)?;
+            chart::check_path(path, &self.run.db.db, self.run.force)?;
         }
         // --chart and --json-out: never the database or a device. (The
         // sweep's documents carry no tool name to recognise an earlier one
@@ -142,6 +144,14 @@ impl SweepCommand {
         }
         if self.resume.is_some() && self.run.no_save {
             bail!("--resume reads the stored points: drop --no-save");
+        }
+        if let Some(id) = &self.resume
+            && self.vary.is_empty()
+            && self.profile.is_none()
+            && self.job.is_none()
+        {
+            // `storlab sweep --resume ID` alone: the sweep as first typed.
+            return self.resumed_as_stored(id)?.execute();
         }
         let profile = self.profile.as_deref().map(profiles::find).transpose()?;
         let (varies, zip) = self.varies(profile.as_ref())?;
@@ -203,6 +213,81 @@ impl SweepCommand {
         self.finish(&results, &varies, totals)
     }
 
+    /// The sweep `id` as its first stored point's command line gave it (the
+    /// same TARGET, --vary, workload flags, tags), resumed, with this
+    /// command's output options and database.
+    fn resumed_as_stored(&self, id: &str) -> Result<SweepCommand> {
+        #[derive(clap::Parser, Debug)]
+        #[command(name = "storlab sweep")]
+        struct Stored {
+            #[command(flatten)]
+            s: SweepCommand,
+        }
+        use clap::Parser;
+        let store = self.run.db.open_existing()?;
+        let filter = RunFilter {
+            tags: vec![("sweep".into(), id.into())],
+            ..Default::default()
+        };
+        let runs = store.list(&filter)?;
+        if runs.is_empty() {
+            bail!(
+                "--resume {id}: no runs tagged sweep={id} in {} (the sweep id is printed at its start; storlab runs --tag sweep=ID)",
+                self.run.db.db.display()
+            );
+        }
+        for r in runs {
+            let line = store.load(r.id)?.report.command_line;
+            let Some(at) = line.iter().position(|a| a == "sweep") else {
+                continue;
+            };
+            let mut args: Vec<&String> = Vec::new();
+            let mut rest = line[at + 1..].iter();
+            while let Some(a) = rest.next() {
+                match a.as_str() {
+                    "--resume" => {
+                        rest.next();
+                    }
+                    x if x.starts_with("--resume=") => {}
+                    _ => args.push(a),
+                }
+            }
+            let Ok(stored) =
+                Stored::try_parse_from(std::iter::once(&"sweep".to_string()).chain(args))
+            else {
+                continue;
+            };
+            let mut cmd = stored.s;
+            if cmd.vary.is_empty() && cmd.profile.is_none() && cmd.job.is_none() {
+                continue;
+            }
+            cmd.resume = Some(id.to_string());
+            cmd.run.db = self.run.db.clone();
+            cmd.run.quiet |= self.run.quiet;
+            if self.run.output_format != OutputFormat::Table {
+                cmd.run.output_format = self.run.output_format;
+            }
+            if self.run.json_out.is_some() {
+                cmd.run.json_out = self.run.json_out.clone();
+            }
+            if self.chart.is_some() {
+                cmd.chart = self.chart.clone();
+            }
+            if !self.run.quiet {
+                eprintln!(
+                    "storlab: resuming sweep {id} as run {}: storlab {}",
+                    r.id,
+                    line[at..].join(" ")
+                );
+            }
+            return Ok(cmd);
+        }
+        bail!(
+            "--resume {id}: no stored point of sweep {id} in {} says how it was run; give its options again (--vary ...)",
+            self.run.db.db.display()
+        )
+    }
+
     /// The options varied: `--vary`, then the profile's sweep for options
     /// neither `--vary` nor a workload flag sets.
     fn varies(&self, profile: Option<&Profile>) -> Result<(Vec<Vary>, bool)> {
@@ -258,11 +343,21 @@ impl SweepCommand {
             // A sweep without a job file measures one phase (reads unless told).
             over.rw = Some("read".into());
         }
-        bench::plan_phases_text(
+        let planned = bench::plan_phases_text(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
             &over,
-        )
+        )?;
+        // What the whole sweep's preparation would refuse fails this point alone.
+        if planned
+            .phases
+            .iter()
+            .any(|p| p.engine == storlab_types::EngineKind::IoUring)
+            && let Err(e) = storlab_bench::uring_available()
+        {
+            bail!("io_uring is not available here ({e}); use --engine psync");
+        }
+        Ok(planned)
     }
 
     /// Print the table, write the chart and JSON, pick the exit code.
@@ -303,7 +398,7 @@ impl SweepCommand {
         }
         if totals.interrupted {
             eprintln!(
-                "storlab: sweep {} stopped early; storlab sweep --resume {} (same options) runs the rest",
+                "storlab: sweep {} stopped early; storlab sweep --resume {} runs the rest",
                 totals.sweep_id, totals.sweep_id
             );
             return Ok(Outcome::Interrupted);

@@ -35,7 +35,7 @@ pub fn render(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> String
     head.extend(keys.iter().map(|k| k.to_string()));
     head.extend(
         [
-            "phase", "MB/s", "IOPS", "p50", "p99", "CPU %", "cache", "cached?", "run",
+            "phase", "MB/s", "IOPS", "p50", "p99", "CPU/IO", "cache", "cached?", "run",
         ]
         .map(String::from),
     );
@@ -61,12 +61,20 @@ pub fn render(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> String
             let lat = ph.total.lat_ns;
             let l = |v: Option<u64>| v.map(|v| format_latency_ns(v as f64)).unwrap_or("-".into());
             row.extend([
-                Cell::new(&ph.params.name),
+                Cell::new(if ph.interrupted {
+                    format!("{} (stopped)", ph.params.name)
+                } else {
+                    ph.params.name.clone()
+                }),
                 right(format!("{:.1}", ph.total.bw_bytes_per_s / 1e6)),
                 right(format!("{:.0}", ph.total.iops)),
                 right(l(lat.map(|x| x.p50))),
                 right(l(lat.map(|x| x.p99))),
-                right(format!("{:.0}", ph.cpu.utilization_pct)),
+                right(if ph.total.ops > 0 {
+                    format_latency_ns(ph.cpu.cpu_ns_per_io)
+                } else {
+                    "-".into()
+                }),
                 Cell::new(&ph.cache.mode),
                 Cell::new(if looks_cached(ph, mem) { "yes" } else { "" }),
                 right(run.clone()),
@@ -87,7 +95,7 @@ pub fn render(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> String
     }
     let mut out = format!("Sweep {}\n{table}\n", t.sweep_id);
     out.push_str(&format!(
-        "{} points, {} failed{}. MB/s = 10^6 bytes/s over each phase's measured window; p50/p99 = latency per I/O; \
+        "{} points, {} failed{}. MB/s = 10^6 bytes/s over each phase's measured window; p50/p99 = latency per I/O; CPU/IO = process CPU time per I/O; \
          cached? = the figures may come from the page cache (buffered reads of a working set under the RAM, or storlab's cache check).\n",
         t.points,
         t.failed,
@@ -147,6 +155,7 @@ pub fn json_document(results: &[PointResult], t: &SweepTotals) -> serde_json::Va
                         "lat_p99_ns": ph.total.lat_ns.map(|l| l.p99),
                         "elapsed_ns": ph.elapsed_ns,
                         "cpu_utilization_pct": ph.cpu.utilization_pct,
+                        "cpu_ns_per_io": ph.cpu.cpu_ns_per_io,
                         "cache_mode": ph.cache.mode,
                         "may_be_cached": looks_cached(ph, mem),
                     })
