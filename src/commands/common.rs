@@ -287,3 +287,19 @@ pub fn check_output_path(
         _ => Ok(()),
     }
 }
+
+/// The one table style for results (boxed, condensed): bench, sweep,
+/// repeats, clients, campaign, tune and plan tables all look alike.
+pub fn result_table() -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t
+}
+
+/// The one style for listings (`runs`, `show`, `sim`): plain aligned
+/// columns, as `ls -l` and `ps` print them.
+pub fn list_table() -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t
+}

@@ -143,8 +143,7 @@ pub fn short_time(t: &str) -> String {
 }
 
 fn table(runs: &[RunSummary]) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
+    let mut t = crate::commands::common::list_table();
     t.set_header([
         "ID",
         "STARTED (UTC)",

@@ -108,8 +108,7 @@ pub fn render(run: &StoredRun) -> String {
     }
     s.push('\n');
 
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
+    let mut t = crate::commands::common::list_table();
     t.set_header([
         "PHASE", "RW", "BS", "JOBS", "QD", "ENGINE", "CACHE", "SECONDS", "MB/s", "IOPS", "P50",
         "P99", "P99.9", "",

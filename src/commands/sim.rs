@@ -148,7 +148,7 @@ impl SimCommand {
 }
 
 fn now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    storlab_types::time::now_rfc3339()
 }
 
 fn mb(v: f64) -> String {
@@ -172,8 +172,7 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
         }
     }
     let des = points.iter().any(|p| p.des.is_some());
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
+    let mut t = crate::commands::common::list_table();
     let mut head: Vec<String> = Vec::new();
     if let Some(k) = key {
         head.push(k.to_string());

@@ -16,7 +16,7 @@ use crate::Outcome;
 use crate::commands::common::{DbArgs, RecordArgs};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -440,8 +440,7 @@ impl ReadaheadArgs {
             .iter()
             .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
+        let mut t = crate::commands::common::result_table();
         t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
         for p in points {
             let vs = match (p.mbps, best) {

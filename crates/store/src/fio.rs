@@ -26,7 +26,6 @@
 
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use std::time::{Duration, UNIX_EPOCH};
 use storlab_types::{
     BenchReport, BsWeight, BufferPattern, CacheMode, CacheReport, CpuStats, DirStats, EngineKind,
     FileLayout, HostInfo, JobResult, LatencyStats, PhaseParams, PhaseResult, RwMode,
@@ -606,7 +605,7 @@ fn engine_of(opts: &Opts, warnings: &mut Vec<String>) -> EngineKind {
 }
 
 fn rfc3339(unix_ms: u64) -> String {
-    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(unix_ms)).to_string()
+    storlab_types::time::rfc3339_unix_ms(unix_ms)
 }
 
 /// Turn one group of fio job entries (a job and its clones) into a phase.

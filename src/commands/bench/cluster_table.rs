@@ -6,7 +6,7 @@
 // Used by the MPI build (feature `mpi`); pure, so tested in every build.
 #![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
-use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment};
 use storlab_types::{BenchReport, ClusterPhase, PhaseResult};
 
 fn mb(v: f64) -> String {
@@ -31,8 +31,7 @@ pub(crate) fn render_cluster(r: &BenchReport) -> String {
     let Some((_, first)) = phases.first() else {
         return String::new();
     };
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = crate::commands::common::result_table();
     t.set_header(vec![
         "phase",
         "layout",
@@ -129,8 +128,7 @@ pub(crate) fn clients_rows(runs: &[(BenchReport, Option<i64>)]) -> Vec<ClientsRo
 /// The classic scaling table: clients, aggregate MB/s and IOPS, per-client
 /// MB/s, spread over clients.
 pub(crate) fn render_clients(rows: &[ClientsRow]) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = crate::commands::common::result_table();
     t.set_header(vec![
         "clients",
         "phase",

@@ -33,8 +33,9 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use storlab_bench::{Control, JobFile, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions};
+use storlab_types::time::now_rfc3339;
 use storlab_types::{
     BenchReport, MonitorTimeline, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
     ToolInfo,
@@ -634,8 +635,4 @@ fn existing_size(path: &Path) -> Option<u64> {
         return None;
     };
     (size > 0).then_some(size)
-}
-
-fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }

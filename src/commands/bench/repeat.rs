@@ -9,7 +9,7 @@
 use super::{OutputFormat, PlannedJob, RunArgs, run_once};
 use crate::Outcome;
 use anyhow::Result;
-use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment};
 use serde::Serialize;
 use storlab_types::{BenchReport, RepeatInfo};
 
@@ -87,8 +87,7 @@ pub fn summarize(runs: &[BenchReport]) -> Vec<PhaseSpread> {
 
 /// The summary table; each column's header names its unit.
 pub fn render(group: &str, count: u32, s: &[PhaseSpread]) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = crate::commands::common::result_table();
     t.set_header(vec![
         "phase", "figure", "n", "mean", "stddev", "stddev %", "min", "max",
     ]);
@@ -132,9 +131,7 @@ pub fn render(group: &str, count: u32, s: &[PhaseSpread]) -> String {
 pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
     let group = format!(
         "{}-{}",
-        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-            .to_string()
-            .replace([':', '-'], ""),
+        storlab_types::time::now_rfc3339().replace([':', '-'], ""),
         std::process::id()
     );
     let mut runs = Vec::new();

@@ -98,9 +98,7 @@ impl Sink {
 /// (or, if that is not writable, the temporary directory), never over an
 /// existing one. Returns its path.
 pub fn write_fallback(json: &str) -> Result<PathBuf> {
-    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        .to_string()
-        .replace([':', '-'], "");
+    let stamp = storlab_types::time::now_rfc3339().replace([':', '-'], "");
     let name = format!("storlab-unsaved-{stamp}-{}.json", std::process::id());
     let mut last_err = None;
     for dir in [PathBuf::from("."), std::env::temp_dir()] {

@@ -2,7 +2,7 @@
 //! per-job rows when there are several jobs, then what the numbers mean and
 //! any doubts. Pure: a report in, text out.
 
-use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment, Table};
 use storlab_types::format_latency_ns as fmt_lat;
 use storlab_types::{BenchReport, DirStats, PhaseParams, PhaseResult, format_bytes};
 
@@ -97,8 +97,7 @@ fn stat_row(
 /// The human summary: one row per phase and direction, per-job rows when
 /// there are several jobs, then what the numbers mean and any doubts.
 pub(crate) fn render_table(r: &BenchReport) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = crate::commands::common::result_table();
     let unit = lat_unit(r);
     let u = unit.name;
     t.set_header(vec![

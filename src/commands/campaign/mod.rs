@@ -18,7 +18,7 @@ use crate::Outcome;
 use crate::commands::common::DbArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use comfy_table::{Cell as TCell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell as TCell, CellAlignment};
 use serde::{Deserialize, Serialize};
 use spec::{Campaign, CampaignFile, Cell};
 use std::collections::BTreeMap;
@@ -583,8 +583,7 @@ fn comparison_table(c: &Campaign, runs: &[(String, StoredRun)]) -> String {
         k.dedup();
         k
     };
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = crate::commands::common::result_table();
     let mut header: Vec<String> = vec!["cell".into()];
     header.extend(keys.iter().cloned());
     header.extend(["phase", "MB/s", "IOPS", "p99", "vs baseline"].map(String::from));

@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{CellAlignment, ContentArrangement, Table};
 use std::path::PathBuf;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::design::{DEFAULT_MB_PER_S_PER_CORE, Sizing};
@@ -480,9 +480,7 @@ impl PlanCommand {
 }
 
 pub(super) fn table() -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED);
-    t
+    crate::commands::common::result_table()
 }
 
 /// Years with sensible precision: "3.2 years", "1,234 years", "2.1e9 years".

@@ -33,6 +33,7 @@ use storlab_bench::{
     spec_from_pairs,
 };
 use storlab_store::{RunFilter, RunStatus, Store};
+use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, HostInfo, SCHEMA_VERSION, STORLAB_VERSION, TargetInfo, ToolInfo};
 
 const SWEEP_HELP: &str = "\
@@ -412,7 +413,7 @@ impl SweepCommand {
 
 /// `sw-20261125T171500-4f2a`: sortable, and unique enough per host.
 fn new_sweep_id() -> String {
-    let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let t = storlab_types::time::now_rfc3339();
     let stamp: String = t
         .trim_end_matches('Z')
         .chars()
@@ -823,10 +824,6 @@ fn fmt_secs(s: f64) -> String {
     } else {
         format!("{s}s")
     }
-}
-
-fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! layout, time outside the measured windows). Also the JSON document.
 
 use super::{PointResult, SweepTotals};
-use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment};
 use storlab_types::{CacheMode, PhaseResult, format_bytes, format_latency_ns};
 
 /// Whether a phase's figures may come from the page cache rather than the
@@ -29,8 +29,7 @@ fn right(s: String) -> Cell {
 
 /// The table and the totals, as text.
 pub fn render(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> String {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
+    let mut table = crate::commands::common::result_table();
     let mut head: Vec<String> = vec!["#".into()];
     head.extend(keys.iter().map(|k| k.to_string()));
     head.extend(
