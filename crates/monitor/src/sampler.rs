@@ -355,32 +355,64 @@ impl Sampler {
                 );
                 let mut mon = Monitor::new(Some(self.selection));
                 mon.push(first)?;
-                let start = Instant::now();
-                let mut k: u32 = 1;
-                loop {
-                    let deadline = start + self.interval * k;
-                    let wait = deadline.saturating_duration_since(Instant::now());
-                    let stop =
-                        !matches!(rx.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout));
-                    // A final short interval keeps the tail of the run, unless
-                    // it is too short to mean anything.
-                    let since_last = Instant::now() - (start + self.interval * (k - 1));
-                    if stop && since_last < Duration::from_millis(10) {
-                        break;
-                    }
-                    if let Some(i) = mon.push(source.snapshot()?)? {
+                // A final short interval keeps the tail of the run.
+                sampling_loop(
+                    &mut source,
+                    &mut mon,
+                    self.interval,
+                    true,
+                    |deadline| {
+                        let wait = deadline.saturating_duration_since(Instant::now());
+                        !matches!(rx.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout))
+                    },
+                    |i| {
                         builder.add(&i);
-                    }
-                    if stop {
-                        break;
-                    }
-                    k += 1;
-                }
+                        Ok::<bool, Error>(true)
+                    },
+                )?;
                 Ok(builder.finish())
             })
             // A thread that cannot start is reported by stop(), not a panic.
             .map_err(|e| e.to_string());
         SamplerHandle { stop: tx, join }
+    }
+}
+
+/// The one sampling loop, behind both `storlab monitor` and `bench
+/// --monitor`: a snapshot on a fixed schedule (`interval × k` from the
+/// start, so late wake-ups never accumulate into drift), each finished
+/// [`Interval`] handed to `each`, which returns whether to go on (a count).
+/// `wait_until(deadline)` sleeps until the deadline or a stop request and
+/// says whether to stop; on a stop the partial interval since the last
+/// snapshot is kept when `keep_tail` and at least 10 ms long (the tail of a
+/// benchmark), dropped otherwise (an interactive monitor).
+pub fn sampling_loop<E: From<Error>>(
+    source: &mut LiveSource,
+    mon: &mut Monitor,
+    interval: Duration,
+    keep_tail: bool,
+    mut wait_until: impl FnMut(Instant) -> bool,
+    mut each: impl FnMut(Interval) -> Result<bool, E>,
+) -> Result<(), E> {
+    let start = Instant::now();
+    let mut k: u32 = 1;
+    loop {
+        let stop = wait_until(start + interval * k);
+        if stop {
+            let since_last = Instant::now().saturating_duration_since(start + interval * (k - 1));
+            if !keep_tail || since_last < Duration::from_millis(10) {
+                return Ok(());
+            }
+        }
+        if let Some(i) = mon.push(source.snapshot()?)?
+            && !each(i)?
+        {
+            return Ok(());
+        }
+        if stop {
+            return Ok(());
+        }
+        k += 1;
     }
 }
 

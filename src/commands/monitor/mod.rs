@@ -328,29 +328,28 @@ impl MonitorCommand {
                 let first = source.snapshot()?;
                 let wall = first.wall.clone();
                 mon.push(first)?;
-                let start = Instant::now();
-                let mut k: u32 = 1;
-                loop {
-                    let deadline = start + interval * k;
-                    while !stop.load(Ordering::Relaxed) {
-                        let now = Instant::now();
-                        if now >= deadline {
-                            break;
+                let count = self.count;
+                storlab_monitor::sampler::sampling_loop(
+                    &mut source,
+                    &mut mon,
+                    interval,
+                    false,
+                    |deadline| {
+                        while !stop.load(Ordering::Relaxed) {
+                            let now = Instant::now();
+                            if now >= deadline {
+                                break;
+                            }
+                            std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
                         }
-                        std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    if let Some(i) = mon.push(source.snapshot()?)? {
+                        stop.load(Ordering::Relaxed)
+                    },
+                    |i| {
                         handle(i, wall.clone(), &mut out)?;
                         done += 1;
-                    }
-                    if self.count.is_some_and(|c| done >= c) {
-                        break;
-                    }
-                    k += 1;
-                }
+                        Ok::<bool, anyhow::Error>(count.is_none_or(|c| done < c))
+                    },
+                )?;
             }
         }
         // Everything sampled, as the record the store keeps (`--record`
