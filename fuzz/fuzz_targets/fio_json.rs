@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let _ = storlab_store::fio::parse(text, Some("fuzz-host"));
+    let _ = storlab_fio::parse(text, Some("fuzz-host"));
 });

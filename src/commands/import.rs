@@ -5,7 +5,7 @@ use crate::output;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
-use storlab_store::fio;
+use storlab_fio as fio;
 
 #[derive(Args, Debug)]
 pub struct ImportCommand {

@@ -91,7 +91,7 @@ pub fn run_tool(cmd: &str, args: &[&str]) -> Result<String, String> {
 /// A fio/storlab result file shipped with the store crate's tests.
 pub fn store_fixture(name: &str) -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/store/fixtures")
+        .join("crates/fio/fixtures")
         .join(name)
 }
 

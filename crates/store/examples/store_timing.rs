@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 use std::time::Instant;
-use storlab_store::{RunFilter, Store, fio};
+use storlab_fio as fio;
+use storlab_store::{RunFilter, Store};
 
 fn median_us(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -22,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir_in(base)?;
     let path = dir.path().join("timing.db");
     let store = Store::open(&path)?;
-    let text = include_str!("../fixtures/fio-3.33-jobfile-clones.json");
+    let text = include_str!("../../fio/fixtures/fio-3.33-jobfile-clones.json");
 
     let mut parse = Vec::new();
     for _ in 0..50 {

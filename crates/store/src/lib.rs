@@ -28,7 +28,6 @@
 //! migrated on open, newer ones refused.
 
 pub mod check;
-pub mod fio;
 pub mod schema;
 pub mod select;
 

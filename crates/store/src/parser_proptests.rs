@@ -2,9 +2,9 @@
 //! (issue 9): run selectors and fio JSON never panic, and every rejection
 //! names the input.
 
-use crate::fio;
 use crate::select::{RunSelector, parse_tag};
 use proptest::prelude::*;
+use storlab_fio as fio;
 
 proptest! {
     #[test]

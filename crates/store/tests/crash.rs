@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use storlab_store::{RunFilter, RunStatus, Store, fio};
+use storlab_fio as fio;
+use storlab_store::{RunFilter, RunStatus, Store};
 
 const ENV: &str = "STORLAB_CRASH_TEST_DB";
 
@@ -20,7 +21,7 @@ const ENV: &str = "STORLAB_CRASH_TEST_DB";
 fn crash_writer() {
     let path = std::env::var(ENV).expect("run by killed_writer_loses_no_committed_phase");
     let imp = fio::parse(
-        include_str!("../fixtures/fio-3.33-jobfile-clones.json"),
+        include_str!("../../fio/fixtures/fio-3.33-jobfile-clones.json"),
         None,
     )
     .unwrap();

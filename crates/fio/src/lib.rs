@@ -1329,12 +1329,8 @@ mod tests {
 
     #[test]
     fn a_storlab_document_is_accepted() {
-        let r = crate::testdata::report(
-            "2026-11-21T08:00:00Z",
-            "n",
-            "/t",
-            vec![crate::testdata::phase("p", RwMode::Read, 4096, 1e8, 1000)],
-        );
+        // A storlab record (here the one an fio import makes) read back.
+        let r = parse(V333_RANDREAD, Some("n")).unwrap().report;
         let text = serde_json::to_string_pretty(&r).unwrap();
         let imported = parse(&text, None).unwrap();
         assert_eq!(imported.kind, STORLAB_KIND);
