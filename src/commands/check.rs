@@ -7,8 +7,9 @@ use super::outfmt::TextFormat;
 use crate::output;
 use clap::Args;
 use storlab_configdiff::Vary;
-use storlab_store::check::{CheckOptions, CheckStatus};
-use storlab_store::{RunSelector, check};
+use storlab_configdiff::check;
+use storlab_configdiff::check::{CheckOptions, CheckStatus};
+use storlab_store::RunSelector;
 
 #[derive(Args, Debug)]
 #[command(

@@ -15,12 +15,23 @@
 //!   study and those that make a verdict meaningless. A figure may be called
 //!   better or worse only when [`Judgement::comparable`] holds.
 //!
+//! * [`check`] is `storlab check`'s arithmetic over those pairs: figures
+//!   against a baseline with a tolerance, and a verdict of "configuration
+//!   differs" when the pairs are not comparable.
+//!
 //! A fact that one of the two runs did not record (an fio import has no
 //! kernel version) is not counted as a difference: nothing is known to differ.
 
+pub mod check;
 pub mod diff;
 pub mod matching;
 pub mod vary;
+
+/// The store's test records, shared rather than copied (check's tests).
+#[cfg(test)]
+#[path = "../../store/src/testdata.rs"]
+#[allow(dead_code)] // the store's tests use the rest
+mod store_testdata;
 
 pub use diff::{Difference, Scope, differences, phase_differences, run_differences};
 pub use matching::{MatchedBy, Matching, PhaseMatch, match_phases};

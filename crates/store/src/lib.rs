@@ -27,7 +27,6 @@
 //! is committed. The schema is versioned ([`schema`]); older files are
 //! migrated on open, newer ones refused.
 
-pub mod check;
 pub mod schema;
 pub mod select;
 

@@ -1,10 +1,10 @@
 //! `storlab check`: is a run worse than its baseline by more than a tolerance?
 //!
 //! Phases are paired by the rule `storlab compare` uses too
-//! ([`storlab_configdiff::match_phases`]: same name and shape, else the only
+//! ([`crate::match_phases`]: same name and shape, else the only
 //! phase of that shape, else the only one with the same jobs, depth and
 //! cache mode). Every pair's configurations are then compared
-//! ([`storlab_configdiff::differences`]: workload parameters, host, target,
+//! ([`crate::differences`]: workload parameters, host, target,
 //! device, tool version). When they differ in anything the user did not
 //! name with `--vary`, the figures are not judged: the outcome is
 //! [`CheckStatus::ConfigDiffers`] with the differences named, unless the
@@ -17,8 +17,8 @@
 //! from the run, a phase cut short, or a run that did not finish fail too:
 //! a nightly check must not pass because the run broke.
 
+use crate::{Difference, Judgement, Vary, match_phases};
 use serde::Serialize;
-use storlab_configdiff::{Difference, Judgement, Vary, match_phases};
 use storlab_types::{DirStats, PhaseResult, StoredRun, format_bytes, format_rate};
 
 /// What is compared.
@@ -251,7 +251,7 @@ pub fn check_with(
             ));
         }
         let j = Judgement::new(
-            storlab_configdiff::differences(&run.report, p, &baseline.report, bp),
+            crate::differences(&run.report, p, &baseline.report, bp),
             &opts.vary,
         );
         let blocked = !j.comparable() && !opts.allow_config_diff;
@@ -350,7 +350,7 @@ fn compare_phase(p: &PhaseResult, bp: &PhaseResult, tol: f64, judge: bool, out: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::{phase, report};
+    use crate::store_testdata::{phase, report};
     use proptest::prelude::*;
     use storlab_types::RwMode;
 
