@@ -225,6 +225,7 @@ struct JobExtras {
 
 /// Map one fio option into storlab (key, value) pairs; the table of every
 /// fio option storlab understands. Anything else is refused by name.
+// long-function: one match arm per fio option: the mapping table itself.
 fn map_option(
     e: &Entry,
     kb_base: u64,

@@ -609,6 +609,7 @@ fn rfc3339(unix_ms: u64) -> String {
 }
 
 /// Turn one group of fio job entries (a job and its clones) into a phase.
+// long-function: fio job fields mapped one by one onto the phase record.
 fn phase_of(
     entries: &[&Map<String, Value>],
     global: &BTreeMap<String, String>,
@@ -878,6 +879,7 @@ fn phase_of(
     })
 }
 
+// long-function: the document level of the import: version, globals, jobs, clones, in order.
 fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchReport, ImportError> {
     let version = doc.get("fio version").and_then(Value::as_str);
     // fio --client puts the jobs under "client_stats" with one aggregate

@@ -565,6 +565,7 @@ fn raid_geometry(stack: &[LayerInfo]) -> Option<(String, u64, u32)> {
 }
 
 /// Recommendations from the facts, each with its reason.
+// long-function: one rule per recommendation, each a few lines.
 pub fn recommend(fs: Option<&FsInfo>, stack: &[LayerInfo]) -> Vec<Recommendation> {
     let mut out = Vec::new();
     let mut rec =

@@ -470,6 +470,7 @@ fn apply_option(input: &str, layout: &mut Layout, opt: &str) -> Result<(), PlanE
 }
 
 /// Parse `R<level>/<span>[/<drives>]` (no options) into a layout.
+// long-function: the layout grammar in one place, so each error names its position.
 fn parse_plain(input: &str, s: &str) -> Result<Layout, PlanError> {
     let s = s.trim();
     let mut parts = s.split('/');

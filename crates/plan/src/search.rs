@@ -170,6 +170,7 @@ fn equal(a: &[f64; 5], b: &[f64; 5]) -> bool {
 }
 
 /// Run the search.
+// long-function: candidate enumeration over levels, spans, chunks and aggregation in one nest.
 pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
     let s = &spec.space;
     if s.min_drives == 0 || s.min_drives > s.max_drives {

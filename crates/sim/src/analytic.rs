@@ -68,6 +68,7 @@ struct Term {
 }
 
 /// Solve one resolved scenario analytically.
+// long-function: bounds then MVA over the same station list, in the order of docs/SIM.md.
 pub fn solve(r: &Resolved) -> Point {
     let l = Layout::of(r);
     let w = &r.workload;

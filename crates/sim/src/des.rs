@@ -431,6 +431,7 @@ impl<'a> Sim<'a> {
         }
     }
 
+    // long-function: one simulated point: set up, run the event loop, collect, in order.
     fn point(mut self) -> Point {
         let elapsed = self.last_done.max(1);
         let secs = elapsed as f64 / 1e9;

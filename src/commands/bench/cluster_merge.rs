@@ -125,6 +125,7 @@ pub(crate) fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u
 }
 
 /// Combine the client ranks' parts (rank order) into one phase.
+// long-function: every per-rank figure merged in one pass, in record order.
 pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> {
     parts.sort_by_key(|p| p.rank);
     let base = parts.first()?.result.clone();

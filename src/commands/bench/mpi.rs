@@ -336,6 +336,7 @@ struct TargetMsg {
 
 /// One run with the first `clients.len()` clients: returns rank 0's
 /// outcome, report and run id.
+// long-function: one rank's run in the order MPI requires (agree, start, run, gather); split, the collective calls would hide.
 fn run_once(
     world: &World,
     cmd: &BenchCommand,

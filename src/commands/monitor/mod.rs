@@ -132,6 +132,7 @@ pub struct MonitorCommand {
 }
 
 impl MonitorCommand {
+    // long-function: the three sources (live, replay, server) share setup and teardown; each arm is short.
     pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
         let layer: Layer = self.layer.into();
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;

@@ -214,6 +214,7 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
     Ok(if short { Outcome::Failed } else { Outcome::Ok })
 }
 
+// long-function: the report's sections in the order printed.
 fn render_layout(r: &DesignReport) -> String {
     let g = &r.geometry;
     let hw = &r.design.hardware;

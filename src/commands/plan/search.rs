@@ -123,6 +123,7 @@ fn parse_range(what: &str, s: &str) -> Result<(u32, u32)> {
     Ok((lo, hi))
 }
 
+// long-function: each flag mapped to the search spec, in the order of --help.
 pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
     let cat = load_catalog(&a.drive.catalog)?;
     let hardware = a.system.hardware(&cat, &a.drive, 1)?;
