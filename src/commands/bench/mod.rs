@@ -451,9 +451,19 @@ pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
 fn open_sink(args: &RunArgs, repeat: Option<&RepeatInfo>) -> Result<Sink> {
+    let extra: Vec<(&str, String)> = repeat
+        .map(|r| ("repeat_group", r.group.clone()))
+        .into_iter()
+        .collect();
+    open_sink_tagged(args, &extra)
+}
+
+/// [`open_sink`] with tags of the caller's own added (a repeat's group, an
+/// MPI scaling run's client count).
+pub(crate) fn open_sink_tagged(args: &RunArgs, extra: &[(&str, String)]) -> Result<Sink> {
     let mut tags = args.record.tag_map()?;
-    if let Some(r) = repeat {
-        tags.insert("repeat_group".into(), r.group.clone());
+    for (k, v) in extra {
+        tags.insert((*k).to_string(), v.clone());
     }
     let store = if args.no_save {
         None

@@ -352,23 +352,12 @@ fn run_once(
     let args = &cmd.run;
     // Rank 0 checks the store and the tags before any file exists.
     let sink = if world.root() {
-        let r = (|| -> Result<Sink> {
-            let mut tags = args.record.tag_map()?;
-            if scaling {
-                tags.insert("clients".into(), k.to_string());
-            }
-            let store = if args.no_save {
-                None
-            } else {
-                Some(args.db.open()?)
-            };
-            Ok(Sink::new(
-                store,
-                &args.db.db,
-                tags,
-                args.record.note().map(String::from),
-            ))
-        })();
+        let extra: Vec<(&str, String)> = if scaling {
+            vec![("clients", k.to_string())]
+        } else {
+            Vec::new()
+        };
+        let r = super::open_sink_tagged(args, &extra);
         Some(r)
     } else {
         None
