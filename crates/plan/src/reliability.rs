@@ -18,8 +18,9 @@
 use crate::error::PlanError;
 use serde::Serialize;
 
-/// Hours in a year (365.25 days), used for AFR ↔ MTBF and mission times.
-pub const HOURS_PER_YEAR: f64 = 8766.0;
+/// Hours in a year (365.25 days), used for AFR ↔ MTBF and mission times:
+/// the one definition in `storlab-types`.
+pub use storlab_types::time::HOURS_PER_YEAR;
 
 /// Annualised failure rate (fraction, 0.01 = 1 %) from an MTBF in hours,
 /// assuming exponential lifetimes: AFR = 1 − exp(−8766 h / MTBF).

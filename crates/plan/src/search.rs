@@ -524,7 +524,7 @@ mod tests {
                 sector_bytes: drive.sector_bytes,
                 rebuild_hours: drive.rebuild_hours(),
                 replace_delay_hours: 0.0,
-                mission_hours: 5.0 * 8766.0,
+                mission_hours: 5.0 * crate::reliability::HOURS_PER_YEAR,
                 fleet: 1,
             },
             hardware: Hardware {
