@@ -720,6 +720,34 @@ impl std::str::FromStr for Layout {
     }
 }
 
+/// A RAID level family as `plan search --levels` takes it: `r6` covers
+/// single RAID 6 groups and R60 aggregates (`r0`, `r1`/`r10`, `r5`/`r50`,
+/// `r6`/`r60`, with or without `raid`, any case).
+pub fn parse_level_family(s: &str) -> Result<GroupLevel, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.trim_start_matches("raid").trim_start_matches('r');
+    match t {
+        "0" => Ok(GroupLevel::R0),
+        "1" | "10" => Ok(GroupLevel::R1),
+        "5" | "50" => Ok(GroupLevel::R5),
+        "6" | "60" => Ok(GroupLevel::R6),
+        _ => Err(format!(
+            "'{s}' is not a RAID level; use r0, r1 (r10), r5 (r50), r6 (r60), e.g. r6,r10"
+        )),
+    }
+}
+
+/// A chunk or stripe size: a non-zero multiple of 512 bytes (`256k`, `1M`).
+pub fn parse_sector_multiple(s: &str) -> Result<u64, String> {
+    let v = parse_size(s).map_err(|e| e.to_string())?;
+    if v == 0 || v % 512 != 0 {
+        return Err(format!(
+            "{s} is not a non-zero multiple of 512 bytes, e.g. 64k, 256k or 1M"
+        ));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -910,6 +938,25 @@ mod tests {
                 ..Layout::new(level, span, g, aggregation)
             }
         })
+    }
+
+    #[test]
+    fn level_families_and_sector_multiples() {
+        assert_eq!(parse_level_family("R60"), Ok(GroupLevel::R6));
+        assert_eq!(parse_level_family("raid10"), Ok(GroupLevel::R1));
+        assert_eq!(parse_level_family("5"), Ok(GroupLevel::R5));
+        assert!(parse_level_family("r7").unwrap_err().contains("r6 (r60)"));
+        assert_eq!(parse_sector_multiple("256k"), Ok(256 * 1024));
+        assert!(parse_sector_multiple("1000").is_err());
+        assert!(parse_sector_multiple("0").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn level_and_size_parsers_never_panic(s in "\\PC{0,20}") {
+            let _ = parse_level_family(&s);
+            let _ = parse_sector_multiple(&s);
+        }
     }
 
     proptest! {

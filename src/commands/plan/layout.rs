@@ -106,16 +106,12 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
     let cat = load_catalog(&a.drive.catalog)?;
     let mut l: Layout = a.layout.parse()?;
     if let Some(c) = &a.chunk {
-        l.chunk_bytes = size("chunk", c)?;
-        if l.chunk_bytes == 0 || l.chunk_bytes % 512 != 0 {
-            bail!("--chunk must be a non-zero multiple of 512 bytes, e.g. 256k");
-        }
+        l.chunk_bytes = storlab_plan::layout::parse_sector_multiple(c)
+            .map_err(|e| anyhow::anyhow!("--chunk: {e}"))?;
     }
     if let Some(s) = &a.stripe {
-        let s = size("stripe", s)?;
-        if s == 0 || s % 512 != 0 {
-            bail!("--stripe must be a non-zero multiple of 512 bytes, e.g. 1M");
-        }
+        let s = storlab_plan::layout::parse_sector_multiple(s)
+            .map_err(|e| anyhow::anyhow!("--stripe: {e}"))?;
         if l.groups == Some(1) {
             bail!(
                 "--stripe is the size across groups and {l} has one group; use --chunk for the per-drive size"

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::design::{DEFAULT_MB_PER_S_PER_CORE, Sizing};
 use storlab_plan::hardware::{DriveMedia, Hardware, zone_average};
-use storlab_plan::layout::{FsStripe, GroupLevel, Layout, Severity};
+use storlab_plan::layout::{FsStripe, Layout, Severity};
 use storlab_plan::perf::{Pattern, Prediction, Workload};
 use storlab_plan::reliability::{
     HOURS_PER_YEAR, ReliabilityInputs, afr_from_mtbf, mtbf_from_afr, parse_hours,

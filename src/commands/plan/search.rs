@@ -145,15 +145,8 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
     };
     let mut levels = Vec::new();
     for l in &a.levels {
-        let lv = match l.trim().to_ascii_lowercase().trim_start_matches("raid") {
-            "r0" | "0" => GroupLevel::R0,
-            "r1" | "r10" | "1" | "10" => GroupLevel::R1,
-            "r5" | "r50" | "5" | "50" => GroupLevel::R5,
-            "r6" | "r60" | "6" | "60" => GroupLevel::R6,
-            _ => bail!(
-                "--levels: '{l}' is not a RAID level; use r0, r1 (r10), r5 (r50), r6 (r60), e.g. --levels r6,r10"
-            ),
-        };
+        let lv = storlab_plan::layout::parse_level_family(l)
+            .map_err(|e| anyhow::anyhow!("--levels: {e}"))?;
         if !levels.contains(&lv) {
             levels.push(lv);
         }
@@ -162,11 +155,8 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
         .chunks
         .iter()
         .map(|c| {
-            let v = size("chunks", c)?;
-            if v == 0 || v % 512 != 0 {
-                bail!("--chunks: {c} is not a non-zero multiple of 512 bytes, e.g. 64k,256k,1M");
-            }
-            Ok(v)
+            storlab_plan::layout::parse_sector_multiple(c)
+                .map_err(|e| anyhow::anyhow!("--chunks: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
     if a.max_controllers == 0 {
