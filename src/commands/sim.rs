@@ -53,6 +53,9 @@ pub struct SimCommand {
     /// Output format (--format is accepted too)
     #[arg(long = "output-format", alias = "format", value_enum, default_value_t = SimFormat::Table)]
     format: SimFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Draw aggregate throughput vs the varied value, with the binding component marked where it
     /// changes (.svg or .png)
     #[arg(long, value_name = "FILE")]
@@ -96,7 +99,11 @@ impl SimCommand {
         let finished = now();
         let key = vary.as_ref().map(|v| v.key.clone());
 
-        match self.format {
+        match if self.json {
+            SimFormat::Json
+        } else {
+            self.format
+        } {
             SimFormat::Table => crate::output::print(&table(&points, key.as_deref()))?,
             SimFormat::Json => {
                 let doc = serde_json::json!({

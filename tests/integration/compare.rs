@@ -244,6 +244,10 @@ fn every_command_spells_json_output_the_same_way() {
     let a = bench(dir, &[]).to_string();
     let b = bench(dir, &[]).to_string();
     let fio = crate::util::store_fixture("fio-3.33-randread.json");
+    let sim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/sim/two-port-1g-fc-array.toml")
+        .display()
+        .to_string();
     let cases: Vec<Vec<&str>> = vec![
         vec![
             "bench",
@@ -264,6 +268,10 @@ fn every_command_spells_json_output_the_same_way() {
         vec!["check", &b, "--baseline", &a, "--tolerance", "100%"],
         vec!["export", &a],
         vec!["import", fio.to_str().unwrap()],
+        vec!["plan", "layout", "R6/12", "--drive", "exos-x18-18tb"],
+        vec!["plan", "search", "--capacity", "100T", "--drives", "12..24"],
+        vec!["plan", "catalog"],
+        vec!["sim", &sim, "--no-save"],
     ];
     for args in cases {
         for flag in [&["--json"][..], &["--output-format", "json"][..]] {

@@ -30,8 +30,8 @@ pub(super) struct CalibrateArgs {
     catalog: Vec<PathBuf>,
     #[command(flatten)]
     db: DbArgs,
-    #[arg(long, value_enum, default_value = "table")]
-    output_format: Format,
+    #[command(flatten)]
+    out: super::OutputArgs,
 }
 
 pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
@@ -117,7 +117,7 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
         })?;
     std::io::Write::write_all(&mut f, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
-    match a.output_format {
+    match a.out.format() {
         Format::Json => {
             let doc = serde_json::json!({
                 "schema_version": storlab_plan::PLAN_SCHEMA_VERSION,

@@ -7,13 +7,13 @@ pub(super) struct CatalogArgs {
     /// Extra catalog file(s) (TOML); entries with a built-in name replace it
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value = "table")]
-    output_format: Format,
+    #[command(flatten)]
+    out: super::OutputArgs,
 }
 
 pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
     let cat = load_catalog(&a.catalog)?;
-    if a.output_format == Format::Json {
+    if a.out.format() == Format::Json {
         let doc = serde_json::json!({
             "schema_version": storlab_plan::PLAN_SCHEMA_VERSION,
             "kind": "plan.catalog",

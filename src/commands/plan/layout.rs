@@ -186,7 +186,7 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
         let runs = store.select(&a.against, false)?;
         Some(super::against::against(&design, &runs)?)
     };
-    match a.system.output_format {
+    match a.system.out.format() {
         Format::Json => {
             let mut doc = serde_json::to_value(&report)?;
             if let (Some(m), Some(obj)) = (&measured, doc.as_object_mut()) {

@@ -67,6 +67,28 @@ pub(super) enum Format {
     Json,
 }
 
+/// `--output-format table|json`, with `--json` as its shorthand (the same
+/// spelling as every other command).
+#[derive(Args, Debug)]
+pub(super) struct OutputArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    output_format: Format,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
+}
+
+impl OutputArgs {
+    pub(super) fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.output_format
+        }
+    }
+}
+
 /// The drive model and figures that override the catalog.
 #[derive(Args, Debug)]
 pub(super) struct DriveArgs {
@@ -217,8 +239,8 @@ pub(super) struct SystemArgs {
     /// Number of identical volumes (fleet) for the fleet loss probability
     #[arg(long, default_value_t = 1, help_heading = "Reliability")]
     fleet: u32,
-    #[arg(long, value_enum, default_value = "table")]
-    output_format: Format,
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 fn fill_percent(s: &str) -> Result<f64, String> {

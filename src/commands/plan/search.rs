@@ -262,7 +262,7 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
         .with_concurrency(a.concurrency.streams, a.concurrency.qd),
     };
     let result = storlab_plan::search::search(&spec)?;
-    match a.system.output_format {
+    match a.system.out.format() {
         Format::Json => output::print(&(serde_json::to_string_pretty(&result)? + "\n"))?,
         Format::Table => output::print(&render_search(&result, &spec, a.top))?,
     }
