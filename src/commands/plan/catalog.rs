@@ -11,6 +11,21 @@ pub(super) struct CatalogArgs {
     out: super::OutputArgs,
 }
 
+/// One section of the catalog listing: the shared table style, wrapped to
+/// 160 columns.
+fn section(header: Vec<&str>) -> Table {
+    let mut t = table();
+    t.set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_width(160);
+    t.set_header(header);
+    t
+}
+
+/// A rate that may be absent from the catalog.
+fn opt_rate(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".to_string(), format_rate)
+}
+
 pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
     let cat = load_catalog(&a.catalog)?;
     if a.out.format() == Format::Json {
@@ -35,10 +50,7 @@ pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let mut out = String::new();
-    let mut t = table();
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
-    t.set_header(vec![
+    let mut t = section(vec![
         "drive",
         "capacity",
         "performance",
@@ -88,14 +100,12 @@ pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
     }
     out.push_str(&t.to_string());
     out.push_str("\n\n");
-    let mut t = table();
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
-    t.set_header(vec![
+    let mut t = section(vec![
         "controller",
         "back-end",
         "host",
         "write-back",
+        "limit read / write",
         "source",
     ]);
     for e in cat.controllers() {
@@ -111,15 +121,17 @@ pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
             ),
             format!("{} ({})", c.host.name, format_rate(c.host.bytes_per_s)),
             if c.write_back { "yes" } else { "no" }.to_string(),
+            format!(
+                "{} / {}",
+                opt_rate(c.max_read_bytes_per_s.or(c.max_bytes_per_s)),
+                opt_rate(c.max_write_bytes_per_s.or(c.max_bytes_per_s))
+            ),
             e.source.clone(),
         ]);
     }
     out.push_str(&t.to_string());
     out.push_str("\n\n");
-    let mut t = table();
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
-    t.set_header(vec!["enclosure", "slots", "uplink", "source"]);
+    let mut t = section(vec!["enclosure", "slots", "uplink", "source"]);
     for e in cat.enclosures() {
         let Ok(c) = cat.enclosure(e.name.get_ref()) else {
             continue;
@@ -133,12 +145,9 @@ pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
     }
     out.push_str(&t.to_string());
     out.push_str("\n\n");
-    let mut t = table();
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
-    t.set_header(vec![
+    let mut t = section(vec![
         "link (add x<N> for lanes/ports)",
-        "usable per lane",
+        "usable per lane, read / write",
         "source",
     ]);
     for e in cat.links() {
@@ -151,7 +160,11 @@ pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
                 l.name,
                 if l.shared_bus { " (shared bus)" } else { "" }
             ),
-            format_rate(l.bytes_per_s),
+            format!(
+                "{} / {}",
+                format_rate(l.bytes_per_s),
+                format_rate(l.write_rate())
+            ),
             e.source.clone(),
         ]);
     }
