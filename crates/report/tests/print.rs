@@ -8,19 +8,15 @@
 //! and `pdftotext` (poppler-utils); skips with a printed reason when either
 //! is absent. `.ci/run` installs both.
 
+#[path = "support/chromium.rs"]
+mod support;
 #[path = "../src/testdata.rs"]
 mod testdata;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use support::{chromium, run_chromium};
 
-fn chromium() -> Option<PathBuf> {
-    let p = std::env::var_os("STORLAB_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    p.exists().then_some(p)
-}
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 fn have_pdftotext() -> bool {
     Command::new("pdftotext")
@@ -34,40 +30,8 @@ fn have_pdftotext() -> bool {
 /// Print `page` to `pdf` with headless Chromium (fresh profile, killed
 /// after 90 s).
 fn print_to_pdf(bin: &Path, dir: &Path, page: &Path, pdf: &Path) {
-    let profile = tempfile::tempdir_in(dir).unwrap();
-    let log = std::fs::File::create(dir.join("chromium.log")).unwrap();
-    let mut child = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--no-pdf-header-footer",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--print-to-pdf={}", pdf.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("start chromium");
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "chromium failed: {status}");
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let to = format!("--print-to-pdf={}", pdf.display());
+    run_chromium(bin, dir, page, &["--no-pdf-header-footer", &to]);
     assert!(pdf.exists(), "no PDF written");
 }
 
