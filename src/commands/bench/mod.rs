@@ -355,17 +355,23 @@ pub fn run_planned_with(
     args: &RunArgs,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
 ) -> Result<Outcome> {
-    run_once(planned, args, None, true, extra).map(|(o, _)| o)
+    // Signals are watched from before the first scratch file exists: a
+    // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
+    let signals = Signals::install()?;
+    run_once(planned, args, None, true, extra, &signals).map(|(o, _)| o)
 }
 
 /// [`run_planned_with`], as one of `--repeat N` (tagged and labelled as such)
-/// and with the result printed or not; returns the record too.
+/// and with the result printed or not; returns the record too. `signals`
+/// is installed once per command, so a signal between two repeats is not
+/// lost.
 fn run_once(
     planned: PlannedJob,
     args: &RunArgs,
     repeat: Option<&RepeatInfo>,
     print: bool,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
+    signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>)> {
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = now_rfc3339();
@@ -374,9 +380,6 @@ fn run_once(
     check_paths(planned.target.as_deref(), args)?;
     let sink = open_sink(args, repeat)?;
     let host_label = crate::commands::config::get()?.host.clone();
-    // Signals are watched from before the first scratch file exists: a
-    // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
-    let signals = Signals::install()?;
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
     };
@@ -409,7 +412,7 @@ fn run_once(
         job.target.cleanup();
         return Err(e);
     }
-    let measured = measure(&job, args, &mut sink, signals);
+    let measured = measure(&job, args, &mut sink, signals.clone());
     let (outcome, monitor, signal) = match measured {
         Ok(m) => m,
         Err(e) => {

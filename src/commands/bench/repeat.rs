@@ -137,7 +137,15 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
     let mut runs = Vec::new();
     let mut outcome = Outcome::Ok;
     let print_each = args.output_format == OutputFormat::Table;
+    // One set of handlers for every repeat: a Ctrl-C between two repeats
+    // stops the series instead of being forgotten by the next repeat's.
+    let signals = super::Signals::install()?;
     for index in 1..=count {
+        if let Some(sig) = signals.received() {
+            eprintln!("storlab: stopped before repeat {index} of {count} by signal {sig}");
+            outcome = Outcome::Interrupted;
+            break;
+        }
         let info = RepeatInfo {
             group: group.clone(),
             index,
@@ -146,7 +154,14 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
         if print_each {
             crate::output::print(&format!("Repeat {index} of {count}\n"))?;
         }
-        let (o, report) = run_once(planned.clone(), args, Some(&info), print_each, &|_| None)?;
+        let (o, report) = run_once(
+            planned.clone(),
+            args,
+            Some(&info),
+            print_each,
+            &|_| None,
+            &signals,
+        )?;
         runs.extend(report);
         if o != Outcome::Ok {
             outcome = o;
