@@ -573,9 +573,9 @@ fn emit(
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
     let mut lost = !sink.failures.is_empty();
     if let Some(path) = &args.json_out
-        && let Err(e) = std::fs::write(path, format!("{json}\n"))
+        && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
     {
-        eprintln!("storlab: error: cannot write {}: {e}", path.display());
+        eprintln!("storlab: error: {e:#}");
         lost |= saved.is_none();
     }
     match args.output_format {

@@ -187,8 +187,8 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
     let json = serde_json::to_string_pretty(&doc)? + "\n";
     if let Some(path) = &args.json_out {
         // The one document of every repeat replaces the last repeat's own.
-        if let Err(e) = std::fs::write(path, &json) {
-            eprintln!("storlab: error: cannot write {}: {e}", path.display());
+        if let Err(e) = crate::commands::common::write_output(path, json.as_bytes()) {
+            eprintln!("storlab: error: {e:#}");
             if outcome == Outcome::Ok {
                 outcome = Outcome::Error;
             }

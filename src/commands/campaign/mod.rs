@@ -409,8 +409,10 @@ impl CampaignCommand {
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
             // Never the database or a device.
             crate::commands::common::check_output_path(path, &self.db.db, true, None)?;
-            std::fs::write(path, storlab_report::html_report(&all, base))
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            crate::commands::common::write_output(
+                path,
+                storlab_report::html_report(&all, base).as_bytes(),
+            )?;
             out.push_str(&format!("Report: {}\n", path.display()));
         }
         crate::output::print(&out)?;

@@ -4,7 +4,7 @@
 //! has several); `--vary size=… --vary bs=…` on reads gives the heat map.
 
 use super::{PointResult, SweepTotals};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::collections::BTreeMap;
 use std::path::Path;
 use storlab_bench::{OptKind, find_option};
@@ -51,7 +51,7 @@ pub fn write(path: &Path, results: &[PointResult], keys: &[&str], t: &SweepTotal
     } else {
         svg.into_bytes()
     };
-    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    crate::commands::common::write_output(path, &bytes)
 }
 
 /// The x value of option `key` in phase `ph` (resolved where the phase

@@ -378,8 +378,7 @@ impl SweepCommand {
         let doc = table::json_document(results, &totals);
         let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
         if let Some(path) = &self.run.json_out {
-            std::fs::write(path, format!("{json}\n"))
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            crate::commands::common::write_output(path, format!("{json}\n").as_bytes())?;
         }
         match self.run.output_format {
             OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
