@@ -379,6 +379,65 @@ fn bad_option_is_reported_once() {
     assert_eq!(err.matches("storlab: error").count(), 1, "{err}");
 }
 
+/// The output rules hold under MPI: `--json-out` naming the results
+/// database is refused by rank 0 before any file is created, and the
+/// database is intact.
+#[test]
+fn json_out_over_the_database_is_refused_under_mpi() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let db = dir.path().join("r.db");
+    let t = target.display().to_string();
+    let d = db.display().to_string();
+    // A stored run first, so there is a history to lose.
+    let Some(o) = mpirun(
+        2,
+        60,
+        None,
+        &[
+            "bench", &t, "--rw", "write", "--bs", "1M", "--size", "4M", "--db", &d,
+        ],
+    ) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(&db).unwrap();
+    let Some(o) = mpirun(
+        2,
+        60,
+        None,
+        &[
+            "bench",
+            &t,
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "4M",
+            "--db",
+            &d,
+            "--json-out",
+            &d,
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("database"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database was changed"
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "scratch files left"
+    );
+}
+
 /// One rank hits a real I/O error (its file size limit: EFBIG) in a 30 s
 /// time-based write: every rank stops within a tick, rank 0 names the rank
 /// and the reason, the phase is saved marked interrupted, exit 2.

@@ -280,6 +280,17 @@ fn run_all(
         Ok(p)
     });
     let planned = world.checked("cannot plan the job", planned)?;
+    // The output rules hold under MPI too (never the database, a device or
+    // someone else's file), checked by rank 0 before anything is created.
+    let paths = if world.root() {
+        super::check_paths(planned.target.as_deref(), &cmd.run)
+    } else {
+        Ok(())
+    };
+    world.checked("refused", paths)?;
+    // Signals are watched from before any scratch file exists, once for
+    // every client count: a Ctrl-C between two counts is not forgotten.
+    let signals = world.checked("cannot install the signal handlers", Signals::install())?;
     let by = cmd.cluster.clients_by.unwrap_or_default();
     let counts = cmd
         .cluster
@@ -301,7 +312,8 @@ fn run_all(
     let mut last = Outcome::Ok;
     for &k in &counts {
         let clients = &order[..k as usize];
-        let (outcome, report, id) = run_once(world, &cmd, &planned, clients, counts.len() > 1)?;
+        let (outcome, report, id) =
+            run_once(world, &cmd, &planned, clients, counts.len() > 1, &signals)?;
         if let Some(r) = report {
             runs.push((r, id));
         }
@@ -343,6 +355,7 @@ fn run_once(
     planned: &super::PlannedJob,
     clients: &[u32],
     scaling: bool,
+    signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>, Option<i64>), Stop> {
     let k = clients.len() as u32;
     let me = clients
@@ -481,15 +494,10 @@ fn run_once(
         Some(s) => s.begin("bench", &header),
         None => Ok(()),
     };
-    let signals = Signals::install();
-    let ready = begun.and(signals);
-    let signals = match world.checked("cannot start the run", ready) {
-        Ok(s) => s,
-        Err(e) => {
-            cleanup(&prepared);
-            return Err(e);
-        }
-    };
+    if let Err(e) = world.checked("cannot start the run", begun) {
+        cleanup(&prepared);
+        return Err(e);
+    }
     let max_jobs = job
         .phases
         .iter()
