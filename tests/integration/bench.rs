@@ -921,3 +921,33 @@ fn shared_file_with_stride_tiles_one_file() {
         assert_eq!(off, (i * 4096) as u64, "unit {i}");
     }
 }
+
+/// A `--json-out` that cannot be written is an error (exit 2), even though
+/// the store kept the run.
+#[test]
+fn an_unwritable_json_out_exits_2_and_the_run_is_still_saved() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let db = d.path().join("r.db");
+    let out = d.path().join("no-such-dir/out.json");
+    let o = storlab(&[
+        "bench",
+        t.to_str().unwrap(),
+        "--rw",
+        "read",
+        "--engine",
+        "null",
+        "--size",
+        "1M",
+        "--db",
+        db.to_str().unwrap(),
+        "--json-out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+    let runs = storlab(&["runs", "--db", db.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+}

@@ -572,11 +572,15 @@ fn emit(
     report.warnings.extend(sink.failures.iter().cloned());
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
     let mut lost = !sink.failures.is_empty();
+    // A --json-out the user asked for and did not get is an error too, even
+    // when the store kept the run.
+    let mut json_out_failed = false;
     if let Some(path) = &args.json_out
         && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
     {
         eprintln!("storlab: error: {e:#}");
         lost |= saved.is_none();
+        json_out_failed = true;
     }
     match args.output_format {
         _ if !print => {}
@@ -615,6 +619,9 @@ fn emit(
             ),
             Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
         }
+        return Ok((Outcome::Error, Some(report)));
+    }
+    if json_out_failed {
         return Ok((Outcome::Error, Some(report)));
     }
     let mismatches = report.verify_mismatches();

@@ -780,6 +780,12 @@ impl<'a> Runner<'a> {
             )),
             (None, None) => None,
         };
+        // A point whose record could not be stored is not a success: the
+        // sweep goes on, and ends non-zero (its record is in the fallback
+        // file, and --resume runs it again).
+        let error = error.or_else(|| {
+            (!sink.failures.is_empty()).then(|| format!("not saved: {}", sink.failures.join("; ")))
+        });
         if let Some(e) = &error
             && !self.args().quiet
         {
