@@ -60,6 +60,9 @@ pub struct SimCommand {
     /// changes (.svg or .png)
     #[arg(long, value_name = "FILE")]
     chart: Option<PathBuf>,
+    /// Write --chart over an existing file storlab did not write
+    #[arg(long)]
+    force: bool,
     /// Override the scenario's seed (DES)
     #[arg(long)]
     seed: Option<u64>,
@@ -94,9 +97,13 @@ impl SimCommand {
             SimSolver::Des => Solver::Des,
             SimSolver::Both => Solver::Both,
         };
-        let started = now();
+        // The chart's path follows the output rules before anything runs.
+        if let Some(path) = &self.chart {
+            crate::commands::sweep::chart::check_path(path, &self.db.db, self.force)?;
+        }
+        let started = storlab_types::time::now_rfc3339();
         let points = sweep(&scenario, vary.as_ref(), &cat, solver)?;
-        let finished = now();
+        let finished = storlab_types::time::now_rfc3339();
         let key = vary.as_ref().map(|v| v.key.clone());
 
         match if self.json {
@@ -118,21 +125,6 @@ impl SimCommand {
                 crate::output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
             }
         }
-        if let Some(path) = &self.chart {
-            let svg = chart(&points, key.as_deref().unwrap_or("clients"));
-            let png = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-            let bytes = if png {
-                storlab_report::svg_to_png(&svg, 2.0)?
-            } else {
-                svg.into_bytes()
-            };
-            // Never the database or a device.
-            crate::commands::common::check_output_path(path, &self.db.db, true, Some(&bytes))?;
-            write_output(path, &bytes)?;
-            eprintln!("storlab: chart written to {}", path.display());
-        }
         if !self.no_save {
             let store = self.db.open()?;
             let mut tags = self.record.tag_map()?;
@@ -150,12 +142,23 @@ impl SimCommand {
                 store.path().display()
             );
         }
+        // Drawn after the run is stored: a chart that cannot be written
+        // loses no result.
+        if let Some(path) = &self.chart {
+            let svg = chart(&points, key.as_deref().unwrap_or("clients"));
+            let png = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+            let bytes = if png {
+                storlab_report::svg_to_png(&svg, 2.0)?
+            } else {
+                svg.into_bytes()
+            };
+            write_output(path, &bytes)?;
+            eprintln!("storlab: chart written to {}", path.display());
+        }
         Ok(crate::Outcome::Ok)
     }
-}
-
-fn now() -> String {
-    storlab_types::time::now_rfc3339()
 }
 
 fn mb(v: f64) -> String {

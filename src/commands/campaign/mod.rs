@@ -123,6 +123,11 @@ impl CampaignCommand {
             crate::output::print(&describe(&id, &campaign))?;
             return Ok(Outcome::Ok);
         }
+        if let Some(path) = &self.report {
+            // Never the database or a device: refused before any setup
+            // command runs, not after the last cell.
+            crate::commands::common::check_output_path(path, &self.db.db, true, None)?;
+        }
         self.confirm(&campaign)?;
         let store = self.db.open()?;
         let stop = Stop::install()?;
@@ -407,8 +412,6 @@ impl CampaignCommand {
         if let Some(path) = &self.report {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
-            // Never the database or a device.
-            crate::commands::common::check_output_path(path, &self.db.db, true, None)?;
             crate::commands::common::write_output(
                 path,
                 storlab_report::html_report(&all, base).as_bytes(),

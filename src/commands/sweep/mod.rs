@@ -13,7 +13,7 @@
 //! outside the measured windows and the chart.
 //! `table` renders the summary; `chart` builds the chart from the points.
 
-mod chart;
+pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
