@@ -477,9 +477,12 @@ impl LoopDev {
             skip("loop device test", "needs root to create a loop device");
             return None;
         }
-        let dir = tempfile::tempdir().ok()?;
+        // A scratch file that cannot be made is a failure, never a skip.
+        let dir = tempfile::tempdir().expect("temporary directory");
         let backing = dir.path().join("backing.img");
-        std::fs::File::create(&backing).ok()?.set_len(size).ok()?;
+        std::fs::File::create(&backing)
+            .and_then(|f| f.set_len(size))
+            .expect("backing file");
         let out = match Command::new("losetup")
             .args(["-f", "--show"])
             .arg(&backing)

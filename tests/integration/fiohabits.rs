@@ -62,6 +62,18 @@ fn series_points_add_up_to_the_phase_and_match_a_known_device() {
     assert_eq!(u(&s["interval_ns"]), 250_000_000);
     let points = s["points"].as_array().unwrap();
     assert!((8..=10).contains(&points.len()), "{} points", points.len());
+    // The device did work: 2 s at up to 5,000 IOPS (half of it allowed for
+    // a loaded machine), and the full intervals all saw I/O.
+    assert!(u(&ph["total"]["ops"]) > 2_500, "{}", ph["total"]);
+    let full: Vec<&Value> = points
+        .iter()
+        .filter(|p| u(&p["span_ns"]) == 250_000_000)
+        .collect();
+    assert!(full.len() >= 6, "{} full intervals", full.len());
+    assert!(
+        full.iter().all(|p| u(&p["total"]["ops"]) > 0),
+        "an idle interval"
+    );
     let sum = |k: &str| points.iter().map(|p| u(&p["total"][k])).sum::<u64>();
     assert_eq!(sum("ops"), u(&ph["total"]["ops"]));
     assert_eq!(sum("bytes"), u(&ph["total"]["bytes"]));

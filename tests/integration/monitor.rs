@@ -573,8 +573,17 @@ fn prometheus_endpoint_scraped_over_loopback() {
     let top = top.iter().find(|x| x.0 == "top").unwrap().1;
     let counted = get("storlab_total_written_bytes_total", "group", "top").unwrap();
     assert!((counted - top).abs() < 1.0, "{counted} vs {top}");
+    // Busy time: dm-0's io_ticks (field 13, ms) in seconds.
+    let ticks: f64 = text
+        .lines()
+        .rev()
+        .find(|l| l.split_whitespace().nth(2) == Some("dm-0"))
+        .and_then(|l| l.split_whitespace().nth(12))
+        .unwrap()
+        .parse()
+        .unwrap();
     let busy = get("storlab_device_io_time_seconds_total", "device", "dm-0").unwrap();
-    assert!(busy >= 0.0);
+    assert!((busy - ticks / 1000.0).abs() < 1e-9, "{busy} vs {ticks} ms");
     assert!(get("storlab_cpu_seconds_total", "mode", "iowait").unwrap() > 0.0);
     assert!(
         get("storlab_device_io_now", "device", "dm-0").is_some(),

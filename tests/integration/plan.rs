@@ -522,7 +522,9 @@ fn real_sweep(dir: &std::path::Path, repeats: usize) -> Option<()> {
         );
         if !o.status.success() {
             let err = stderr(&o);
-            if err.contains("O_DIRECT") || err.contains("direct") {
+            // Only a file system without O_DIRECT is a reason to skip; any
+            // other failure fails the test.
+            if err.contains("O_DIRECT") {
                 crate::util::skip("real_sweep", &format!("no O_DIRECT here: {err}"));
                 return None;
             }
@@ -660,18 +662,23 @@ fn calibrate_fits_this_machines_sweep_and_predicts_a_held_out_point() {
             "  repeats at 256 KiB spread {:.1}% around their median",
             spread * 100.0
         );
-        if held < 0.15 || (attempt == 2 && held < spread) {
+        // The fit itself must describe the sizes it saw; a noisy machine
+        // may excuse the held-out point only up to its repeats' own spread,
+        // and never past 30 %.
+        let fit = cal["fit_error"].as_f64().unwrap();
+        if fit < 0.20 && (held < 0.15 || (attempt == 2 && held < spread.min(0.30))) {
             return;
         }
         last = format!(
-            "held-out error {:.1}% (repeats spread {:.1}%): {}",
+            "fit error {:.1}%, held-out error {:.1}% (repeats spread {:.1}%): {}",
+            fit * 100.0,
             held * 100.0,
             spread * 100.0,
             cal["points"]
         );
     }
     panic!(
-        "the fit mispredicted the held-out 256 KiB point three times, by more than 15 % and more than the repeats' own spread: {last}"
+        "the fit mispredicted the held-out 256 KiB point three times, by more than 15 % and more than the repeats' own spread (at most 30 %), or fitted its own sizes worse than 20 %: {last}"
     );
 }
 

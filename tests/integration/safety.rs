@@ -73,7 +73,7 @@ impl Tmpfs {
             skip(test, "needs root to mount a small tmpfs");
             return None;
         }
-        let dir = tempfile::tempdir().ok()?;
+        let dir = tempfile::tempdir().expect("temporary directory");
         let ok = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir.path())
@@ -144,8 +144,9 @@ fn a_mounted_btrfs_is_refused_even_with_allow_destroy() {
         "blkid",
         &["-o", "value", "-s", "TYPE", lo.dev.to_str().unwrap()],
     );
-    if let Ok(t) = probe {
-        assert_eq!(t, "btrfs");
+    match probe {
+        Ok(t) => assert_eq!(t, "btrfs"),
+        Err(e) => panic!("blkid could not probe {}: {e}", lo.dev.display()),
     }
 }
 
