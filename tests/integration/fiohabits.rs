@@ -172,6 +172,24 @@ fn loops_bssplit_and_thinktime_move_what_fio_moves() {
     );
     let ph = &v["phases"][0];
     assert_eq!(u(&ph["total"]["bytes"]), 8 << 20);
+    // So does a sequential one: a pass that reaches 60 KiB of 64 KiB and
+    // draws 8 KiB ends on a 4 KiB I/O instead of skipping the tail.
+    let seq = bench_json(
+        dir.path(),
+        &[
+            "--engine",
+            "null",
+            "--rw",
+            "read",
+            "--bssplit",
+            "8k/50:4k/50",
+            "--size",
+            "64k",
+            "--loops",
+            "4",
+        ],
+    );
+    assert_eq!(u(&seq["phases"][0]["total"]["bytes"]), 4 * 64 << 10);
     let w = ph["warnings"].to_string();
     assert!(w.contains("too short to trust"), "{w}");
     // thinktime (fio: a bare number is microseconds): 100 I/Os × 2 ms.

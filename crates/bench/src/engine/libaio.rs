@@ -74,6 +74,8 @@ pub(crate) struct LibaioEngine {
     /// Completions fetched by `io_getevents`, not yet reaped.
     ready: VecDeque<(u32, i32)>,
     events: Vec<IoEvent>,
+    /// `io_submit`'s pointer array, reused (no allocation per submit).
+    ptrs: Vec<*mut Iocb>,
     slots: Slots,
 }
 
@@ -114,6 +116,7 @@ impl LibaioEngine {
             queued: VecDeque::with_capacity(depth),
             ready: VecDeque::with_capacity(depth),
             events: vec![IoEvent::default(); depth],
+            ptrs: Vec::with_capacity(depth),
             slots,
         })
     }
@@ -215,11 +218,13 @@ impl Engine for LibaioEngine {
     fn submit(&mut self, wait: usize) -> io::Result<usize> {
         let mut taken = 0;
         if !self.queued.is_empty() {
-            let mut ptrs: Vec<*mut Iocb> = self
-                .queued
-                .iter()
-                .map(|&s| &mut self.iocbs[s as usize] as *mut Iocb)
-                .collect();
+            // The control blocks never move (`iocbs` is never resized), so
+            // pointers into it stay valid for the call.
+            let iocbs = self.iocbs.as_mut_ptr();
+            self.ptrs.clear();
+            self.ptrs
+                .extend(self.queued.iter().map(|&s| iocbs.wrapping_add(s as usize)));
+            let ptrs = &mut self.ptrs;
             let r = loop {
                 // SAFETY: each pointer is to this engine's control block for
                 // a queued slot, whose buffer pointer and length lie inside
