@@ -189,7 +189,7 @@ fn loops_bssplit_and_thinktime_move_what_fio_moves() {
             "4",
         ],
     );
-    assert_eq!(u(&seq["phases"][0]["total"]["bytes"]), 4 * 64 << 10);
+    assert_eq!(u(&seq["phases"][0]["total"]["bytes"]), 4 * (64 << 10));
     let w = ph["warnings"].to_string();
     assert!(w.contains("too short to trust"), "{w}");
     // thinktime (fio: a bare number is microseconds): 100 I/Os × 2 ms.
