@@ -137,9 +137,12 @@ fn steadystate_stops_a_flat_phase_early() {
     let at = u(&steady["at_ns"]);
     assert!(at >= 2_000_000_000, "not before one window: {at}");
     assert!(elapsed < 25_000_000_000, "stopped after {elapsed} ns");
-    // The phase stops once the interval that met the rule is closed.
+    // The phase stops once the interval that met the rule is closed. The
+    // measured window ends at the last completion, which may precede that
+    // close by the pacing gap (0.5 ms at 2,000 IOPS) plus a loaded
+    // machine's wake-up delay: 10 ms allowed.
     assert!(
-        elapsed + 1_000_000 >= at && elapsed < at + 1_500_000_000,
+        elapsed + 10_000_000 >= at && elapsed < at + 1_500_000_000,
         "steady at {at} ns, stopped at {elapsed} ns"
     );
     assert!(steady["last_value_pct"].as_f64().unwrap() <= 25.0);

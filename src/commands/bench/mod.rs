@@ -295,7 +295,7 @@ impl BenchCommand {
         let (planned, profile) = self.plan()?;
         let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
         if self.repeat > 1 {
-            return repeat::run(planned, &self.run, self.repeat);
+            return repeat::run(planned, &self.run, self.repeat, &extra);
         }
         run_planned_with(planned, &self.run, &extra)
     }

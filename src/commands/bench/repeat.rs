@@ -128,7 +128,20 @@ pub fn render(group: &str, count: u32, s: &[PhaseSpread]) -> String {
 
 /// Run the planned job `count` times; stops at the first repeat that fails
 /// or is interrupted and returns its outcome.
-pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
+pub fn run(
+    planned: PlannedJob,
+    args: &RunArgs,
+    count: u32,
+    extra: &dyn Fn(&BenchReport) -> Option<String>,
+) -> Result<Outcome> {
+    // The output rules for --json-out, checked once before anything runs;
+    // each repeat then leaves it alone: the one document of every repeat
+    // is written once, at the end.
+    super::check_paths(planned.target.as_deref(), args)?;
+    let each = RunArgs {
+        json_out: None,
+        ..args.clone()
+    };
     let group = format!(
         "{}-{}",
         storlab_types::time::now_rfc3339().replace([':', '-'], ""),
@@ -156,10 +169,10 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
         }
         let (o, report) = run_once(
             planned.clone(),
-            args,
+            &each,
             Some(&info),
             print_each,
-            &|_| None,
+            extra,
             &signals,
         )?;
         runs.extend(report);
@@ -186,7 +199,6 @@ pub fn run(planned: PlannedJob, args: &RunArgs, count: u32) -> Result<Outcome> {
     };
     let json = serde_json::to_string_pretty(&doc)? + "\n";
     if let Some(path) = &args.json_out {
-        // The one document of every repeat replaces the last repeat's own.
         if let Err(e) = crate::commands::common::write_output(path, json.as_bytes()) {
             eprintln!("storlab: error: {e:#}");
             if outcome == Outcome::Ok {

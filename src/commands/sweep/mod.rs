@@ -137,12 +137,6 @@ impl SweepCommand {
         if let Some(path) = &self.chart {
             chart::check_path(path, &self.run.db.db, self.run.force)?;
         }
-        // --chart and --json-out: never the database or a device. (The
-        // sweep's documents carry no tool name to recognise an earlier one
-        // by, so an existing file is not refused.)
-        for path in self.chart.iter().chain(&self.run.json_out) {
-            crate::commands::common::check_output_path(path, &self.run.db.db, true, None)?;
-        }
         if self.resume.is_some() && self.run.no_save {
             bail!("--resume reads the stored points: drop --no-save");
         }
