@@ -116,7 +116,9 @@ fs = ["ext4", "xfs", "btrfs"]
 name = "{{fs}}"
 tags = {{ fs = "{{fs}}" }}
 setup = ["wipefs -a -q {dev}", "mkfs.{{fs}} -q {dev}", "mount {dev} {mnt}"]
-teardown = ["umount {mnt}"]
+# A mount can stay busy for a moment after the benchmark exits (udev and
+# btrfs workers): retry before calling the teardown failed.
+teardown = ["umount {mnt} || (sleep 1; umount {mnt}) || (sleep 3; umount {mnt})"]
 target = "{mnt}"
 run = [["bench", "--job", "{job}"]]
 "#,

@@ -615,16 +615,16 @@ fn comparison_table(c: &Campaign, runs: &[(String, StoredRun)]) -> String {
                 set.push((*r).clone());
             }
         }
-        // The campaign's matrix is what is under study: the workload
-        // parameters its cells differ in are judged; anything else that
-        // differs (host, device, tool) still withholds a verdict.
-        let mut studied: Vec<String> = Vec::new();
+        // The campaign's matrix is what is under study: its cells rebuild
+        // the storage (file system, RAID level, device), so the target and
+        // device facts are judged, and so are the workload parameters its
+        // cells differ in; anything else that differs (host, tool) still
+        // withholds a verdict.
+        let mut studied: Vec<String> = vec!["target".into(), "device".into()];
+        let shapes = storlab_configdiff::Vary::parse("bs,rw,rwmixread").unwrap_or_default();
         for r in &set {
-            let m = storlab_configdiff::match_phases(
-                &r.report.phases,
-                &base.report.phases,
-                &storlab_configdiff::Vary::parse("bs,rw,rwmixread").unwrap_or_default(),
-            );
+            let m =
+                storlab_configdiff::match_phases(&r.report.phases, &base.report.phases, &shapes);
             for pair in &m.pairs {
                 for d in storlab_configdiff::phase_differences(
                     &r.report.phases[pair.phase].params,
