@@ -197,12 +197,19 @@ pub fn execute(cmd: BenchCommand, planned: Result<super::PlannedJob>) -> Result<
         Ok(o) => code_of(*o),
         Err(_) => 2,
     };
+    // The error is printed before the broadcast below releases the other
+    // ranks: once one of them exits non-zero, mpirun kills the rest, and a
+    // message printed after MPI_Finalize could be lost with rank 0.
+    if let Err(Stop::Report(e)) = &r {
+        use std::io::Write;
+        eprintln!("storlab: error: {e:#}");
+        let _ = std::io::stderr().flush();
+    }
     let mut code_all = code;
     world.comm.process_at_rank(0).broadcast_into(&mut code_all);
     drop(world);
     drop(universe); // MPI_Finalize
     match r {
-        Err(Stop::Report(e)) => Err(e),
         _ if rank == 0 => Ok(outcome_of(code)),
         _ => Ok(outcome_of(code_all)),
     }
