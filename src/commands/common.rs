@@ -2,6 +2,7 @@
 //! `#[command(flatten)]` into a command: [`DbArgs`] (which database),
 //! [`RecordArgs`] (labels of a new run) and [`RunArgs`] (which runs).
 
+use anyhow::Context;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileTypeExt;
@@ -44,6 +45,10 @@ impl DbArgs {
     }
 }
 
+/// The tag that carries a run's design (`--design`): storlab plan layout's
+/// arguments.
+pub const DESIGN_TAG: &str = "design";
+
 /// Labels saved with a new run.
 #[derive(Args, Debug, Clone, Default)]
 pub struct RecordArgs {
@@ -53,6 +58,11 @@ pub struct RecordArgs {
     /// Free-text note saved with the run
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
+    /// The design this storage was planned as: storlab plan layout's arguments, e.g.
+    /// "R6/10/20 --drive exos-x18-18tb --controller perc-h800" (saved as tag design=...;
+    /// storlab report then shows each phase's predicted figure beside the measured one)
+    #[arg(long, value_name = "PLAN")]
+    pub design: Option<String>,
 }
 
 impl RecordArgs {
@@ -70,8 +80,22 @@ impl RecordArgs {
                 );
             }
         }
+        if let Some(d) = &self.design {
+            if let Some(old) = map.insert(DESIGN_TAG.to_string(), d.clone())
+                && old != *d
+            {
+                anyhow::bail!(
+                    "--design and --tag design=... give two designs ({d} and {old}); keep one"
+                );
+            }
+        }
         for (k, v) in defaults {
             map.entry(k).or_insert(v);
+        }
+        // A design is checked before anything runs: a typo found by
+        // `storlab report` a week later cannot be fixed on the run.
+        if let Some(d) = map.get(DESIGN_TAG) {
+            super::plan::design_from_spec(d).context("--design (or tag design=...)")?;
         }
         Ok(map)
     }

@@ -43,6 +43,11 @@ pub struct ReportCommand {
     /// PNG pixel scale (2 gives a crisp image for documents and slides)
     #[arg(long, default_value_t = 2.0)]
     scale: f32,
+    /// Hold every run against this design (storlab plan layout's arguments, e.g.
+    /// "R6/10/20 --drive exos-x18-18tb"), overriding the design a run was tagged with
+    /// (bench --design); runs with a design get a "Predicted vs measured" section
+    #[arg(long, value_name = "PLAN")]
+    design: Option<String>,
     /// Overwrite an existing output file that storlab did not write (never the database)
     #[arg(long)]
     force: bool,
@@ -74,9 +79,10 @@ impl ReportCommand {
         };
         let vary = super::check::merge_vary(&self.vary);
         vary.check_against(runs.iter())?;
+        let predicted = predicted(&runs, self.design.as_deref())?;
         let (bytes, path, what) = match self.format {
             ReportFormat::Html => {
-                let html = storlab_report::html_report_with(&runs, baseline, &vary);
+                let html = storlab_report::html_report_full(&runs, baseline, &vary, &predicted);
                 let charts = storlab_report::charts_with(&runs, baseline, &vary).len();
                 (
                     html.into_bytes(),
@@ -85,7 +91,16 @@ impl ReportCommand {
                 )
             }
             ReportFormat::Svg | ReportFormat::Png => {
-                let chart = storlab_report::chart_with(&runs, baseline, &self.chart, &vary)?;
+                let chart = if self.chart == "predicted" {
+                    storlab_report::predicted_chart(&predicted).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "chart 'predicted' needs a run with a design whose phases the model can predict: \
+                             tag runs with bench --design \"LAYOUT --drive ...\", or pass report --design"
+                        )
+                    })?
+                } else {
+                    storlab_report::chart_with(&runs, baseline, &self.chart, &vary)?
+                };
                 let ext = if self.format == ReportFormat::Svg {
                     "svg"
                 } else {
@@ -109,4 +124,39 @@ impl ReportCommand {
         crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
         Ok(crate::Outcome::Ok)
     }
+}
+
+/// Each run that carries a design (tag `design=...`, or `--design` for all),
+/// its phases predicted by `storlab plan`'s model. A design given on this
+/// command line that does not parse is an error; a stored tag that no
+/// longer does (the catalog changed) is shown as such in the report.
+fn predicted(
+    runs: &[storlab_types::StoredRun],
+    design: Option<&str>,
+) -> anyhow::Result<Vec<storlab_report::Predicted>> {
+    use super::common::DESIGN_TAG;
+    let given = match design {
+        Some(d) => Some((d, super::plan::design_from_spec(d)?)),
+        None => None,
+    };
+    let mut out = Vec::new();
+    for run in runs {
+        let (spec, evaluated) = match (&given, run.tags.get(DESIGN_TAG)) {
+            (Some((d, design)), _) => (d.to_string(), Ok(design.clone())),
+            (None, Some(tag)) => (tag.clone(), super::plan::design_from_spec(tag)),
+            (None, None) => continue,
+        };
+        let rows = evaluated
+            .and_then(|d| Ok(storlab_plan::against::against(&d, std::slice::from_ref(run))?))
+            .map_err(|e| format!("{e:#}"));
+        if let Err(e) = &rows {
+            eprintln!("storlab: warning: run {}: design '{spec}': {e}", run.id);
+        }
+        out.push(storlab_report::Predicted {
+            run: run.id,
+            design: spec,
+            rows,
+        });
+    }
+    Ok(out)
 }

@@ -12,11 +12,14 @@
 //!   during rebuild, and the probability of loss over a mission time,
 //! * predicted performance ([`perf`]): a bottleneck model over disks, RAID
 //!   work, controllers, links and host that says which part binds,
-//! * and the Pareto-optimal designs among many ([`search`]).
+//! * the Pareto-optimal designs among many ([`search`]),
+//! * and each stored run's phases predicted beside what they measured
+//!   ([`against`]).
 //!
 //! Formulas and sources: `docs/MODEL.md`. The crate is pure: it reads no files
 //! (the CLI hands it catalog text) and prints nothing.
 
+pub mod against;
 pub mod calibrate;
 pub mod catalog;
 pub mod design;

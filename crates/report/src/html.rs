@@ -498,6 +498,18 @@ pub fn html_report_with(
     baseline: Option<usize>,
     vary: &storlab_configdiff::Vary,
 ) -> String {
+    html_report_full(runs, baseline, vary, &[])
+}
+
+/// [`html_report_with`] with the runs' designs predicted beside what they
+/// measured (a "Predicted vs measured" section when `predicted` is not
+/// empty).
+pub fn html_report_full(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    vary: &storlab_configdiff::Vary,
+    predicted: &[crate::predicted::Predicted],
+) -> String {
     let base = resolve_baseline(runs, baseline);
     let mut s = String::new();
     let title = match runs.len() {
@@ -529,8 +541,12 @@ pub fn html_report_with(
     s.push_str(
         "<nav><a href=\"#runs\">Runs</a><a href=\"#hosts\">Hosts</a><a href=\"#params\">\
          Parameters</a><a href=\"#results\">Results</a><a href=\"#comparison\">Comparison</a>\
-         <a href=\"#charts\">Charts</a><a href=\"#warnings\">Warnings</a></nav>\n",
+         <a href=\"#charts\">Charts</a><a href=\"#warnings\">Warnings</a>",
     );
+    if !predicted.is_empty() {
+        s.push_str("<a href=\"#predicted\">Predicted</a>");
+    }
+    s.push_str("</nav>\n");
     s.push_str("<h2 id=\"runs\">Runs</h2>\n");
     s.push_str(&runs_section(runs));
     s.push_str("<h2 id=\"hosts\">Hosts</h2>\n");
@@ -539,6 +555,10 @@ pub fn html_report_with(
     s.push_str(&params_section(runs));
     s.push_str("<h2 id=\"results\">Results</h2>\n");
     s.push_str(&results_section(runs));
+    if !predicted.is_empty() {
+        s.push_str("<h2 id=\"predicted\">Predicted vs measured</h2>\n");
+        s.push_str(&crate::predicted::predicted_section(runs, predicted));
+    }
 
     s.push_str("<h2 id=\"comparison\">Comparison with the baseline</h2>\n");
     match base {

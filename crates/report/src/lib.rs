@@ -17,7 +17,8 @@
 //! * [`sweep_charts`]: a sweep's MB/s lines and the IOzone-style heat map.
 //! * [`html_report`]: one self-contained HTML file (inline CSS and SVG, no
 //!   script, no network) with parameters, host facts, results, the
-//!   comparison, every chart and every warning.
+//!   comparison, every chart and every warning; [`html_report_full`] adds
+//!   [`predicted`]: runs tagged with a design, predicted beside measured.
 
 pub mod charts;
 pub mod clients_chart;
@@ -27,6 +28,7 @@ pub mod export;
 pub mod fmt;
 pub mod html;
 pub mod png;
+pub mod predicted;
 pub mod rows;
 pub mod svg;
 pub mod sweep_charts;
@@ -40,7 +42,8 @@ pub use compare::{
 };
 pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
-pub use html::{html_report, html_report_with};
+pub use html::{html_report, html_report_full, html_report_with};
+pub use predicted::{Predicted, predicted_chart};
 pub use png::svg_to_png;
 pub use rows::{Direction, Row, rows};
 pub use storlab_configdiff::{Difference, Judgement, Vary};

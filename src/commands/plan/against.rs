@@ -1,99 +1,12 @@
-//! Predicted vs measured: stored runs as the model's workloads
-//! (`storlab plan layout ... --against RUN`), and as calibration
-//! observations (`storlab plan calibrate`).
+//! Predicted vs measured printed (`storlab plan layout ... --against RUN`;
+//! the rows come from `storlab_plan::against`), and stored runs as
+//! calibration observations (`storlab plan calibrate`).
 
 use super::*;
-use serde::Serialize;
+pub(super) use storlab_plan::against::{Against, against};
+use storlab_plan::against::{mean_absolute_error, phase_workload};
 use storlab_plan::calibrate::Observation;
-use storlab_types::{CacheMode, PhaseResult, RwMode, StoredRun};
-
-/// The workload a measured phase ran, or why it cannot be modelled.
-pub(super) fn phase_workload(p: &PhaseResult) -> Result<Workload, String> {
-    let params = &p.params;
-    let bs = match params.bs.as_slice() {
-        [one] => one.bs_bytes,
-        [] => return Err("no block size".to_string()),
-        _ => return Err("a block-size mix (--bssplit) is not one request size".to_string()),
-    };
-    let pattern = match params.rw {
-        RwMode::Read => Pattern::SeqRead,
-        RwMode::Write => Pattern::SeqWrite,
-        RwMode::RandRead => Pattern::RandRead,
-        RwMode::RandWrite => Pattern::RandWrite,
-        RwMode::ReadWrite | RwMode::RandRw => Pattern::Mix {
-            read_pct: f64::from(params.rwmixread),
-            random: params.rw.is_random(),
-        },
-        // Every block read, then written back: half the requests each way.
-        RwMode::ReadModifyWrite => Pattern::Mix {
-            read_pct: 50.0,
-            random: params.rw.is_random(),
-        },
-    };
-    Ok(Workload {
-        buffered: params.cache != CacheMode::Direct,
-        ..Workload::new(pattern, bs).with_concurrency(params.numjobs.max(1), params.iodepth.max(1))
-    })
-}
-
-/// One phase, measured and predicted.
-#[derive(Debug, Clone, Serialize)]
-pub(super) struct Against {
-    pub run: i64,
-    pub phase: String,
-    pub workload: String,
-    pub measured_bytes_per_s: f64,
-    pub predicted_bytes_per_s: Option<f64>,
-    /// (predicted − measured) / measured.
-    pub error: Option<f64>,
-    pub binding: Option<String>,
-    pub explanation: String,
-}
-
-/// Every phase of `runs` against the design's prediction.
-pub(super) fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>> {
-    let geo = design
-        .layout
-        .geometry(design.hardware.drive.capacity_bytes)?;
-    let mut out = Vec::new();
-    for run in runs {
-        for p in &run.report.phases {
-            let measured = p.total.bw_bytes_per_s;
-            let row = match phase_workload(p) {
-                Ok(w) => {
-                    let pred = storlab_plan::perf::predict_geo(
-                        &design.layout,
-                        &geo,
-                        &design.hardware,
-                        &w,
-                    )?;
-                    Against {
-                        run: run.id,
-                        phase: p.params.name.clone(),
-                        workload: pred.workload.clone(),
-                        measured_bytes_per_s: measured,
-                        predicted_bytes_per_s: Some(pred.bytes_per_s),
-                        error: (measured > 0.0).then(|| (pred.bytes_per_s - measured) / measured),
-                        binding: Some(pred.binding.clone()),
-                        explanation: pred.explanation.clone(),
-                    }
-                }
-                Err(why) => Against {
-                    run: run.id,
-                    phase: p.params.name.clone(),
-                    workload: String::new(),
-                    measured_bytes_per_s: measured,
-                    predicted_bytes_per_s: None,
-                    error: None,
-                    binding: None,
-                    explanation: format!("not modelled: {why}"),
-                },
-            };
-            out.push(row);
-        }
-    }
-    Ok(out)
-}
+use storlab_types::StoredRun;
 
 pub(super) fn render_against(rows: &[Against]) -> String {
     let mut t = table();
@@ -119,14 +32,12 @@ pub(super) fn render_against(rows: &[Against]) -> String {
             r.explanation.clone(),
         ]);
     }
-    let errs: Vec<f64> = rows.iter().filter_map(|r| r.error.map(f64::abs)).collect();
     let mut out = t.to_string();
     out.push('\n');
-    if !errs.is_empty() {
+    if let Some((mae, n)) = mean_absolute_error(rows) {
         out.push_str(&format!(
-            "mean absolute error {:.1}% over {} phase(s); error = (predicted - measured) / measured\n",
-            errs.iter().sum::<f64>() / errs.len() as f64 * 100.0,
-            errs.len()
+            "mean absolute error {:.1}% over {n} phase(s); error = (predicted - measured) / measured\n",
+            mae * 100.0,
         ));
     }
     out

@@ -102,7 +102,9 @@ pub(super) struct LayoutArgs {
     system: SystemArgs,
 }
 
-pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
+/// The design the arguments describe (layout, hardware, repair policy,
+/// workloads), checked.
+fn design_of(a: &LayoutArgs) -> Result<Design> {
     let cat = load_catalog(&a.drive.catalog)?;
     let mut l: Layout = a.layout.parse()?;
     if let Some(c) = &a.chunk {
@@ -178,6 +180,49 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
         fs_stripe,
         sizing,
     };
+    Ok(design)
+}
+
+/// What `storlab bench --design` and `--tag design=...` take: the arguments
+/// of `storlab plan layout` in one string, e.g.
+/// `R6/10/20 --drive exos-x18-18tb --controller perc-h800`.
+#[derive(clap::Parser, Debug)]
+#[command(name = "design", no_binary_name = true, disable_help_flag = true)]
+struct DesignSpec {
+    #[command(flatten)]
+    args: LayoutArgs,
+}
+
+/// The design a run is tagged with (`design=...`), parsed as `storlab plan
+/// layout`'s arguments and checked the same way.
+pub fn design_from_spec(spec: &str) -> Result<Design> {
+    use clap::Parser;
+    let words = shlex::split(spec).with_context(|| {
+        format!("design '{spec}': unbalanced quotes; quote a layout with spaces as 'lvm(4*R5/6, stripe=1M)'")
+    })?;
+    if words.is_empty() {
+        bail!("the design is empty; give storlab plan layout's arguments, e.g. \"R6/10/20 --drive exos-x18-18tb\"");
+    }
+    let d = DesignSpec::try_parse_from(&words).map_err(|e| {
+        let msg = e.render().to_string();
+        let first = msg
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        anyhow::anyhow!(
+            "design '{spec}': {first}; it takes storlab plan layout's arguments (see storlab plan layout --help)"
+        )
+    })?;
+    if !d.args.against.is_empty() {
+        bail!("design '{spec}': --against has no place in a design; the run tagged is what it is held against");
+    }
+    design_of(&d.args)
+}
+
+pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
+    let design = design_of(&a)?;
     let report = storlab_plan::evaluate(&design)?;
     let measured = if a.against.is_empty() {
         None

@@ -26,6 +26,7 @@ mod search;
 
 use calibrate::{CalibrateArgs, calibrate};
 use catalog::{CatalogArgs, catalog};
+pub use layout::design_from_spec;
 use layout::{LayoutArgs, layout};
 use search::{SearchArgs, search};
 use storlab_types::{

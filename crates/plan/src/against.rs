@@ -1,0 +1,106 @@
+//! Predicted vs measured: each phase of a stored run turned into the
+//! model's workload and predicted for a design, beside what was measured
+//! (`storlab plan layout ... --against RUN`, and `storlab report` for runs
+//! tagged with the design they were planned as).
+
+use crate::PlanError;
+use crate::design::Design;
+use crate::perf::{Pattern, Workload, predict_geo};
+use serde::Serialize;
+use storlab_types::{CacheMode, PhaseResult, RwMode, StoredRun};
+
+/// The workload a measured phase ran, or why it cannot be modelled.
+pub fn phase_workload(p: &PhaseResult) -> Result<Workload, String> {
+    let params = &p.params;
+    let bs = match params.bs.as_slice() {
+        [one] => one.bs_bytes,
+        [] => return Err("no block size".to_string()),
+        _ => return Err("a block-size mix (--bssplit) is not one request size".to_string()),
+    };
+    if bs == 0 {
+        return Err("a zero block size".to_string());
+    }
+    let pattern = match params.rw {
+        RwMode::Read => Pattern::SeqRead,
+        RwMode::Write => Pattern::SeqWrite,
+        RwMode::RandRead => Pattern::RandRead,
+        RwMode::RandWrite => Pattern::RandWrite,
+        RwMode::ReadWrite | RwMode::RandRw => Pattern::Mix {
+            read_pct: f64::from(params.rwmixread),
+            random: params.rw.is_random(),
+        },
+        // Every block read, then written back: half the requests each way.
+        RwMode::ReadModifyWrite => Pattern::Mix {
+            read_pct: 50.0,
+            random: params.rw.is_random(),
+        },
+    };
+    Ok(Workload {
+        buffered: params.cache != CacheMode::Direct,
+        ..Workload::new(pattern, bs).with_concurrency(params.numjobs.max(1), params.iodepth.max(1))
+    })
+}
+
+/// One phase, measured and predicted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Against {
+    pub run: i64,
+    pub phase: String,
+    /// The workload as the model names it; empty when not modelled.
+    pub workload: String,
+    pub measured_bytes_per_s: f64,
+    pub predicted_bytes_per_s: Option<f64>,
+    /// (predicted − measured) / measured; `None` when not modelled or
+    /// nothing was measured.
+    pub error: Option<f64>,
+    /// The part the model thinks binds.
+    pub binding: Option<String>,
+    /// The binding effect in one line, or why the phase is not modelled.
+    pub explanation: String,
+}
+
+/// Every phase of `runs` against the design's prediction.
+pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, PlanError> {
+    let geo = design
+        .layout
+        .geometry(design.hardware.drive.capacity_bytes)?;
+    let mut out = Vec::new();
+    for run in runs {
+        for p in &run.report.phases {
+            let measured = p.total.bw_bytes_per_s;
+            let row = match phase_workload(p) {
+                Ok(w) => {
+                    let pred = predict_geo(&design.layout, &geo, &design.hardware, &w)?;
+                    Against {
+                        run: run.id,
+                        phase: p.params.name.clone(),
+                        workload: pred.workload.clone(),
+                        measured_bytes_per_s: measured,
+                        predicted_bytes_per_s: Some(pred.bytes_per_s),
+                        error: (measured > 0.0).then(|| (pred.bytes_per_s - measured) / measured),
+                        binding: Some(pred.binding.clone()),
+                        explanation: pred.explanation.clone(),
+                    }
+                }
+                Err(why) => Against {
+                    run: run.id,
+                    phase: p.params.name.clone(),
+                    workload: String::new(),
+                    measured_bytes_per_s: measured,
+                    predicted_bytes_per_s: None,
+                    error: None,
+                    binding: None,
+                    explanation: format!("not modelled: {why}"),
+                },
+            };
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// Mean absolute error over the rows that have one, and how many those are.
+pub fn mean_absolute_error(rows: &[Against]) -> Option<(f64, usize)> {
+    let errs: Vec<f64> = rows.iter().filter_map(|r| r.error.map(f64::abs)).collect();
+    (!errs.is_empty()).then(|| (errs.iter().sum::<f64>() / errs.len() as f64, errs.len()))
+}
