@@ -720,6 +720,32 @@ mod tests {
         assert!(e.contains("seq_rate_min"), "{e}");
     }
 
+    /// The arrays of published HPC studies carry the figures their manuals
+    /// give, and none they do not.
+    #[test]
+    fn hpc_study_arrays_have_their_documented_figures() {
+        let c = Catalog::builtin();
+        // SANnet II 200 FC manual: four 2Gb FC host channels, two 2Gb FC
+        // drive channels, write-back cache mirrored to the partner.
+        let d = c.controller("dothill-sannet2-200fc").unwrap();
+        assert_eq!(d.host.lanes, 4);
+        assert_eq!(d.backend.lanes, 2);
+        let fc2 = c.link("fc2").unwrap().bytes_per_s;
+        assert!((d.host.bytes_per_s - 4.0 * fc2).abs() < 1.0);
+        assert!((d.backend.bytes_per_s - 2.0 * fc2).abs() < 1.0);
+        assert!(d.write_back && d.write_limit_by.is_some());
+        // No limit was published: none is invented.
+        assert_eq!(d.max_read_bytes_per_s, None);
+        assert_eq!(d.max_write_bytes_per_s, None);
+        assert_eq!(d.max_bytes_per_s, None);
+        assert_eq!(d.max_drives, None);
+        let e = c
+            .controllers()
+            .find(|e| e.name.get_ref() == "dothill-sannet2-200fc")
+            .unwrap();
+        assert!(e.source.contains("83-00003261") && e.source.contains("7124"));
+    }
+
     #[test]
     fn unknown_names_suggest() {
         let c = Catalog::builtin();
