@@ -147,7 +147,12 @@ fn predicted(
             (None, None) => continue,
         };
         let rows = evaluated
-            .and_then(|d| Ok(storlab_plan::against::against(&d, std::slice::from_ref(run))?))
+            .and_then(|d| {
+                Ok(storlab_plan::against::against(
+                    &d,
+                    std::slice::from_ref(run),
+                )?)
+            })
             .map_err(|e| format!("{e:#}"));
         if let Err(e) = &rows {
             eprintln!("storlab: warning: run {}: design '{spec}': {e}", run.id);

@@ -764,3 +764,183 @@ fn calibrate_and_against_name_their_bad_input() {
         &["--fill needs the disk's outer and inner media rates"],
     );
 }
+
+/// A run planned as a design (`bench --design`) carries it (tag `design`),
+/// and `storlab report` shows every phase's prediction beside the measured
+/// figure: the same numbers `plan layout --against` prints for that run. A
+/// design that does not parse is refused before anything is written.
+#[test]
+fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let design = "R0/1 --drive exos-x18-18tb --controller hba-9300-8i-md --streams 1 --qd 4";
+    // A typo in the design: exit 2 naming it, no database, no scratch file.
+    let bad = crate::util::run_in(
+        dir.path(),
+        &[
+            "bench",
+            ".",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--size",
+            "4M",
+            "--design",
+            "R6/x --drive exos-x18-18tb",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("R6/x"), "{}", stderr(&bad));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "files written"
+    );
+    let unknown = crate::util::run_in(
+        dir.path(),
+        &["bench", ".", "--design", "R0/1 --drive no-such-drive"],
+    );
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("no-such-drive"),
+        "{}",
+        stderr(&unknown)
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "files written"
+    );
+
+    // Two phases with the design, one untagged run after it.
+    crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &[
+            "bench",
+            ".",
+            "--rw",
+            "write",
+            "--bs",
+            "256k",
+            "--size",
+            "8M",
+            "--iodepth",
+            "4",
+            "--design",
+            design,
+        ],
+    ));
+    crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &["bench", ".", "--rw", "read", "--bs", "64k", "--size", "8M"],
+    ));
+    let runs = crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &["runs", "--output-format", "json"],
+    ));
+    assert!(
+        runs.contains(&format!("\"design\": \"{design}\"")),
+        "{runs}"
+    );
+
+    // What plan says for run 1 ...
+    let plan = crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &[
+            "plan",
+            "layout",
+            "R0/1",
+            "--drive",
+            "exos-x18-18tb",
+            "--controller",
+            "hba-9300-8i-md",
+            "--streams",
+            "1",
+            "--qd",
+            "4",
+            "--against",
+            "1",
+            "--output-format",
+            "json",
+        ],
+    ));
+    let v: Value = serde_json::from_str(&plan).unwrap();
+    let rows = v["against"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{plan}");
+    let predicted = rows[0]["predicted_bytes_per_s"].as_f64().unwrap();
+    let measured = rows[0]["measured_bytes_per_s"].as_f64().unwrap();
+    assert!(predicted > 0.0 && measured > 0.0, "{plan}");
+
+    // ... is what the report shows beside the measurement, for run 1 only.
+    crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &["report", "1", "2", "-o", "r.html"],
+    ));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    let i = html
+        .find("id=\"predicted\"")
+        .expect("a Predicted vs measured section");
+    let section = &html[i..html[i..].find("<h2").map_or(html.len(), |j| i + j)];
+    for needle in [
+        format!("{:.1}", predicted / 1e6),
+        format!("{:.1}", measured / 1e6),
+        "Run #1".to_string(),
+        "R0/1 --drive exos-x18-18tb".to_string(),
+        "Mean absolute error".to_string(),
+    ] {
+        assert!(section.contains(&needle), "{needle} missing from {section}");
+    }
+    assert!(
+        !section.contains("Run #2"),
+        "the untagged run has no design: {section}"
+    );
+    // The chart alone, and the same for an untagged run given --design.
+    let svg = crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &[
+            "report",
+            "1",
+            "--chart",
+            "predicted",
+            "--output-format",
+            "svg",
+            "-o",
+            "p.svg",
+        ],
+    ));
+    assert!(svg.contains("Predicted vs measured"), "{svg}");
+    assert!(
+        std::fs::read_to_string(dir.path().join("p.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+    crate::util::ok(&crate::util::run_in(
+        dir.path(),
+        &[
+            "report",
+            "2",
+            "--design",
+            "R0/1 --drive exos-x18-18tb",
+            "-o",
+            "r2.html",
+        ],
+    ));
+    let html = std::fs::read_to_string(dir.path().join("r2.html")).unwrap();
+    assert!(html.contains("Run #2") && html.contains("id=\"predicted\""));
+    // No design anywhere: no such chart, said with exit 2.
+    let none = crate::util::run_in(
+        dir.path(),
+        &[
+            "report",
+            "2",
+            "--chart",
+            "predicted",
+            "--output-format",
+            "svg",
+            "-o",
+            "q.svg",
+        ],
+    );
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(stderr(&none).contains("--design"), "{}", stderr(&none));
+}

@@ -43,8 +43,8 @@ pub use compare::{
 pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
 pub use html::{html_report, html_report_full, html_report_with};
-pub use predicted::{Predicted, predicted_chart};
 pub use png::svg_to_png;
+pub use predicted::{Predicted, predicted_chart};
 pub use rows::{Direction, Row, rows};
 pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};

@@ -28,7 +28,10 @@ fn mb(v: f64) -> String {
 /// The run by id and host (its tags include the design, shown apart).
 fn label_of(runs: &[StoredRun], id: i64) -> String {
     match runs.iter().find(|r| r.id == id) {
-        Some(r) => format!("Run #{id} on {} ({})", r.report.host.hostname, r.report.target.path),
+        Some(r) => format!(
+            "Run #{id} on {} ({})",
+            r.report.host.hostname, r.report.target.path
+        ),
         None => format!("Run #{id}"),
     }
 }
@@ -152,4 +155,70 @@ pub fn predicted_chart(predicted: &[Predicted]) -> Option<Chart> {
         title: "Predicted vs measured".into(),
         svg: c.render(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(phase: &str, measured: f64, predicted: Option<f64>) -> Against {
+        Against {
+            run: 7,
+            phase: phase.into(),
+            workload: "sequential read 1 MiB (1 x QD4)".into(),
+            measured_bytes_per_s: measured,
+            predicted_bytes_per_s: predicted,
+            error: predicted.map(|p| (p - measured) / measured),
+            binding: predicted.map(|_| "drives".into()),
+            explanation: if predicted.is_some() {
+                "bound by the drives".into()
+            } else {
+                "not modelled: a block-size mix (--bssplit) is not one request size".into()
+            },
+        }
+    }
+
+    #[test]
+    fn rows_errors_and_the_mean_are_shown_and_escaped() {
+        let p = vec![
+            Predicted {
+                run: 7,
+                design: "lvm(2*R5/6, stripe=1M) --drive <x>".into(),
+                rows: Ok(vec![
+                    row("seq-read", 200e6, Some(250e6)),
+                    row("mix", 100e6, None),
+                    row("seq-write", 100e6, Some(90e6)),
+                ]),
+            },
+            Predicted {
+                run: 8,
+                design: "R9/3".into(),
+                rows: Err("invalid layout 'R9/3'".into()),
+            },
+        ];
+        let s = predicted_section(&[], &p);
+        assert!(
+            s.contains("<code>lvm(2*R5/6, stripe=1M) --drive &lt;x&gt;</code>"),
+            "{s}"
+        );
+        assert!(s.contains("+25 %") && s.contains("-10 %"), "{s}");
+        // The mean is over the two modelled phases: (25 + 10) / 2.
+        assert!(
+            s.contains("Mean absolute error 17.5 % over 2 phase(s)"),
+            "{s}"
+        );
+        assert!(s.contains("not modelled: a block-size mix"), "{s}");
+        assert!(
+            s.contains("could not be evaluated: invalid layout &#39;R9/3&#39;"),
+            "{s}"
+        );
+        // The chart has the two modelled phases only.
+        let c = predicted_chart(&p).unwrap();
+        assert!(
+            c.svg.contains("#7 · seq-read") && !c.svg.contains("#7 · mix"),
+            "{}",
+            c.svg
+        );
+        assert!(predicted_chart(&p[1..]).is_none());
+    }
 }

@@ -201,7 +201,9 @@ pub fn design_from_spec(spec: &str) -> Result<Design> {
         format!("design '{spec}': unbalanced quotes; quote a layout with spaces as 'lvm(4*R5/6, stripe=1M)'")
     })?;
     if words.is_empty() {
-        bail!("the design is empty; give storlab plan layout's arguments, e.g. \"R6/10/20 --drive exos-x18-18tb\"");
+        bail!(
+            "the design is empty; give storlab plan layout's arguments, e.g. \"R6/10/20 --drive exos-x18-18tb\""
+        );
     }
     let d = DesignSpec::try_parse_from(&words).map_err(|e| {
         let msg = e.render().to_string();
@@ -216,7 +218,9 @@ pub fn design_from_spec(spec: &str) -> Result<Design> {
         )
     })?;
     if !d.args.against.is_empty() {
-        bail!("design '{spec}': --against has no place in a design; the run tagged is what it is held against");
+        bail!(
+            "design '{spec}': --against has no place in a design; the run tagged is what it is held against"
+        );
     }
     design_of(&d.args)
 }
