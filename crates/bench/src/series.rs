@@ -108,6 +108,11 @@ struct Bins {
     open: BTreeMap<u64, OpenBin>,
     done: BTreeMap<u64, DoneBin>,
     steady: Option<SteadyOutcome>,
+    /// The last interval of each worker that has finished: it closes no
+    /// later interval, so it counts as having closed them all (else one
+    /// job done early would hold every later interval open and the
+    /// steady-state rule would never be judged again).
+    finished_at: Vec<u64>,
 }
 
 /// The phase's intervals, shared by its workers.
@@ -182,10 +187,17 @@ impl SeriesCollector {
         buf.index = k;
     }
 
-    /// A worker is done: close its last interval.
+    /// A worker is done: close its last interval, and count it as closing
+    /// every later one (intervals only it held open are complete now).
     pub(crate) fn finish(&self, buf: &mut IntervalBuf) {
         let k = buf.index;
         self.advance(buf, k + 1);
+        let mut g = self.bins.lock().unwrap_or_else(|e| e.into_inner());
+        g.finished_at.push(k);
+        let later: Vec<u64> = g.open.range(k + 1..).map(|(i, _)| *i).collect();
+        for i in later {
+            self.complete_if_closed(&mut g, i);
+        }
     }
 
     fn close(&self, g: &mut Bins, i: u64, counts: Option<(IntervalCounter, IntervalCounter)>) {
@@ -198,7 +210,15 @@ impl SeriesCollector {
             bin.write.merge(&w);
         }
         bin.closed_by += 1;
-        if bin.closed_by >= self.jobs {
+        self.complete_if_closed(g, i);
+    }
+
+    /// Reduce open interval `i` once every worker has closed it or finished
+    /// before it.
+    fn complete_if_closed(&self, g: &mut Bins, i: u64) {
+        let gone = g.finished_at.iter().filter(|&&k| k < i).count() as u32;
+        let Some(bin) = g.open.get(&i) else { return };
+        if bin.closed_by + gone >= self.jobs {
             let done = bin.reduce();
             g.open.remove(&i);
             g.done.insert(i, done);
@@ -378,6 +398,39 @@ mod tests {
         let g = c.bins.lock().unwrap();
         assert!(g.open.len() <= 1);
         assert_eq!(g.done.len(), 99);
+    }
+
+    #[test]
+    fn a_job_done_early_does_not_hold_later_intervals_open() {
+        let ss = SteadyState {
+            metric: SteadyMetric::Iops,
+            criterion: SteadyCriterion::Deviation,
+            tolerance_pct: 2.0,
+            window_ns: 3 * S,
+            ramp_ns: 0,
+        };
+        let c = SeriesCollector::new(S, 0, 2, Some(ss));
+        let (mut a, mut b) = (IntervalBuf::default(), IntervalBuf::default());
+        // Job a moves its size in the first 1.5 s and finishes ...
+        for i in 0..15u64 {
+            c.record(&mut a, i * S / 10, true, 1, 1);
+        }
+        c.finish(&mut a);
+        // ... job b runs on at a flat rate: seconds 0 and 1 hold a's I/O too
+        // (110 and 105 a second), so the first window within 2 % is seconds
+        // 2-4, complete at b's first completion of second 5.
+        let mut at = None;
+        for sec in 0..10u64 {
+            for i in 0..100 {
+                c.record(&mut b, sec * S + i * (S / 100), true, 1, 1);
+                if c.steady_reached() && at.is_none() {
+                    at = Some(sec);
+                }
+            }
+        }
+        assert_eq!(at, Some(5), "steady state judged after job a finished");
+        let g = c.bins.lock().unwrap();
+        assert!(g.open.len() <= 1, "{:?}", g.open.keys().collect::<Vec<_>>());
     }
 
     #[test]
