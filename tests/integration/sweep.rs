@@ -186,6 +186,7 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
         1,
         "ran after the failure"
     );
+    assert_eq!(doc["tool"]["name"], "storlab", "{doc}");
     // The failure is stored, tagged, with its error.
     let failed = p[1]["run_id"].as_i64().unwrap();
     assert_eq!(tags(d)[&failed]["sweep_params"], "iodepth=5000");
@@ -588,4 +589,51 @@ fn ooc_reads_each_block_before_writing_it_back_and_verifies() {
     assert_eq!(ph["write"]["ops"], 3 * 8, "{ph}");
     assert_eq!(ph["verify"]["mismatches"], 0, "{ph}");
     assert!(ph["verify"]["blocks_checked"].as_u64().unwrap() >= 3 * 8 * 256);
+}
+
+/// `--json-out` of a sweep run again overwrites its own earlier document
+/// (it says storlab wrote it), never a file storlab did not write.
+#[test]
+fn a_sweep_rerun_overwrites_its_own_json_but_not_a_strangers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = |out: &str| {
+        run(
+            d,
+            &[
+                "sweep",
+                d.to_str().unwrap(),
+                "-q",
+                "--vary",
+                "bs=4k,8k",
+                "--engine",
+                "null",
+                "--size",
+                "1m",
+                "--json-out",
+                out,
+            ],
+        )
+    };
+    let out = d.join("s.json");
+    let o = out.to_str().unwrap();
+    ok(&sweep(o));
+    let first = std::fs::read_to_string(&out).unwrap();
+    ok(&sweep(o));
+    let second = std::fs::read_to_string(&out).unwrap();
+    assert_ne!(
+        first, second,
+        "the second sweep's document replaced the first"
+    );
+    let v: serde_json::Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+    let other = d.join("notes.json");
+    std::fs::write(&other, "{\"mine\": true}\n").unwrap();
+    let refused = sweep(other.to_str().unwrap());
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--force"), "{}", stderr(&refused));
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "{\"mine\": true}\n"
+    );
 }

@@ -171,6 +171,9 @@ pub fn json_document(results: &[PointResult], t: &SweepTotals) -> serde_json::Va
         })
         .collect();
     serde_json::json!({
+        // What wrote it (and how `--json-out` knows the file is storlab's
+        // when the sweep is run again).
+        "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
         "sweep_id": t.sweep_id,
         "points": points,
         "failed": t.failed,
