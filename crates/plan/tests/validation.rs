@@ -153,6 +153,23 @@ fn model_against_published_measurements() {
     }
 }
 
+/// Predicted MB/s of 1 MiB sequential reads at queue depth 4 (one stream)
+/// on `layout` of catalog drives behind one catalog controller.
+fn seq_read_qd4(drive: &str, controller: &str, layout: &str) -> f64 {
+    let cat = Catalog::builtin();
+    let hw = Hardware {
+        drive: cat.drive(drive).unwrap(),
+        controller: cat.controller(controller).unwrap(),
+        controllers: 1,
+        enclosure: None,
+        host_bytes_per_s: None,
+    };
+    let w = Workload::new(Pattern::SeqRead, 1 << 20).with_concurrency(1, 4);
+    predict(&layout.parse::<Layout>().unwrap(), &hw, &w)
+        .unwrap()
+        .bytes_per_s
+}
+
 /// Published relations without absolute figures: xbitlabs' review of the
 /// 3ware 9650SE (sequential read, IOMeter, queue depth 4): "RAID5 arrays
 /// with N disks are as fast as RAID0 arrays with N-1 disks", and "the
@@ -160,20 +177,7 @@ fn model_against_published_measurements() {
 /// within 5 %.
 #[test]
 fn model_reproduces_published_relations() {
-    let cat = Catalog::builtin();
-    let hw = Hardware {
-        drive: cat.drive("constellation-es3-4tb").unwrap(),
-        controller: cat.controller("megaraid-9260-8i").unwrap(),
-        controllers: 1,
-        enclosure: None,
-        host_bytes_per_s: None,
-    };
-    let w = Workload::new(Pattern::SeqRead, 1 << 20).with_concurrency(1, 4);
-    let rate = |l: &str| {
-        predict(&l.parse::<Layout>().unwrap(), &hw, &w)
-            .unwrap()
-            .bytes_per_s
-    };
+    let rate = |l: &str| seq_read_qd4("constellation-es3-4tb", "megaraid-9260-8i", l);
     for n in [3u32, 4, 6, 8] {
         let r5 = rate(&format!("R5/{n}"));
         let r0 = rate(&format!("R0/{}", n - 1));
@@ -200,22 +204,9 @@ fn model_reproduces_published_relations() {
 /// times one drive, within 5 %.
 #[test]
 fn md_raid0_streams_n_times_one_drive() {
-    let cat = Catalog::builtin();
-    let hw = Hardware {
-        drive: cat.drive("ultrastar-7k4000-4tb").unwrap(),
-        controller: cat.controller("hba-9300-8i-md").unwrap(),
-        controllers: 1,
-        enclosure: None,
-        host_bytes_per_s: None,
-    };
     // ZCAV reads sequentially in large blocks; 1 MiB at queue depth 4 is an
     // assumption (its read size and queue depth are not given).
-    let w = Workload::new(Pattern::SeqRead, 1 << 20).with_concurrency(1, 4);
-    let rate = |l: &str| {
-        predict(&l.parse::<Layout>().unwrap(), &hw, &w)
-            .unwrap()
-            .bytes_per_s
-    };
+    let rate = |l: &str| seq_read_qd4("ultrastar-7k4000-4tb", "hba-9300-8i-md", l);
     let ratio = rate("R0/3") / rate("R0/1");
     println!("R0/3 / one drive: model {ratio:.3}, published 110/37 = 2.97, 230/77 = 2.99");
     assert!(

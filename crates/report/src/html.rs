@@ -84,6 +84,17 @@ fn table(head: &[&str], rows: &[Vec<(String, &str)>]) -> String {
     s
 }
 
+/// A chart as a figure with its caption and the command that draws it alone.
+pub(crate) fn figure(c: &crate::charts::Chart) -> String {
+    format!(
+        "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
+         (storlab report --chart {id} --output-format svg|png)</figcaption>\n</figure>\n",
+        c.svg,
+        esc(&c.title),
+        id = esc(&c.id),
+    )
+}
+
 fn txt(s: impl Into<String>) -> (String, &'static str) {
     (s.into(), "")
 }
@@ -582,13 +593,7 @@ pub fn html_report_full(
 
     s.push_str("<h2 id=\"charts\">Charts</h2>\n");
     for c in crate::charts::charts_with(runs, baseline, vary) {
-        s.push_str(&format!(
-            "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
-             (storlab report --chart {id} --output-format svg|png)</figcaption>\n</figure>\n",
-            c.svg,
-            esc(&c.title),
-            id = esc(&c.id),
-        ));
+        s.push_str(&figure(&c));
     }
 
     let not_drawn: Vec<String> = crate::charts::CHART_KINDS

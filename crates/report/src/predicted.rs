@@ -89,13 +89,7 @@ pub(crate) fn predicted_section(runs: &[StoredRun], predicted: &[Predicted]) -> 
         }
     }
     if let Some(c) = predicted_chart(predicted) {
-        s.push_str(&format!(
-            "<figure id=\"chart-{id}\">\n{}<figcaption>{} — chart id <code>{id}</code> \
-             (storlab report --chart {id} --output-format svg|png)</figcaption>\n</figure>\n",
-            c.svg,
-            esc(&c.title),
-            id = esc(&c.id),
-        ));
+        s.push_str(&crate::html::figure(&c));
     }
     s
 }
