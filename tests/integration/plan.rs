@@ -773,38 +773,29 @@ fn calibrate_and_against_name_their_bad_input() {
 fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
     let dir = tempfile::tempdir().unwrap();
     let design = "R0/1 --drive exos-x18-18tb --controller hba-9300-8i-md --streams 1 --qd 4";
-    // A typo in the design: exit 2 naming it, no database, no scratch file.
-    let bad = crate::util::run_in(
-        dir.path(),
+    // Exit 2 with `needle` in the message, and nothing written.
+    let refused = |args: &[&str], needle: &str| {
+        let o = crate::util::run_in(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    };
+    // A typo in the design, an unknown drive: no database, no scratch file.
+    refused(
         &[
             "bench",
             ".",
             "--rw",
             "write",
-            "--bs",
-            "64k",
             "--size",
             "4M",
             "--design",
             "R6/x --drive exos-x18-18tb",
         ],
+        "R6/x",
     );
-    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(stderr(&bad).contains("R6/x"), "{}", stderr(&bad));
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "files written"
-    );
-    let unknown = crate::util::run_in(
-        dir.path(),
+    refused(
         &["bench", ".", "--design", "R0/1 --drive no-such-drive"],
-    );
-    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
-    assert!(
-        stderr(&unknown).contains("no-such-drive"),
-        "{}",
-        stderr(&unknown)
+        "no-such-drive",
     );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
@@ -928,8 +919,7 @@ fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
     let html = std::fs::read_to_string(dir.path().join("r2.html")).unwrap();
     assert!(html.contains("Run #2") && html.contains("id=\"predicted\""));
     // No design anywhere: no such chart, said with exit 2.
-    let none = crate::util::run_in(
-        dir.path(),
+    refused(
         &[
             "report",
             "2",
@@ -940,7 +930,6 @@ fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
             "-o",
             "q.svg",
         ],
+        "--design",
     );
-    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
-    assert!(stderr(&none).contains("--design"), "{}", stderr(&none));
 }
