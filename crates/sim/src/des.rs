@@ -658,6 +658,49 @@ file_size = "64MiB"
         }
     }
 
+    /// Fewer clients than arrays: a client with several requests in flight
+    /// keeps several arrays busy at once (the analytic answer had counted
+    /// one array per client whatever the queue depth).
+    #[test]
+    fn few_deep_clients_keep_several_arrays_busy_in_both_solvers() {
+        let base = r#"
+[clients]
+count = 1
+nic = "1000MB/s"
+[array]
+count = 3
+port = "1000MB/s"
+backend = "200MB/s"
+[workload]
+pattern = "read"
+bs = "1MiB"
+file_size = "256MiB"
+"#;
+        for (n, qd, bs, expect) in [
+            (1u32, 4u32, "1MiB", 600e6),
+            (2, 4, "1MiB", 600e6),
+            (1, 1, "1MiB", 200e6),
+            (1, 2, "1MiB", 400e6),
+            (1, 4, "256KiB", 200e6),
+        ] {
+            let text = base
+                .replace("count = 1\n", &format!("count = {n}\n"))
+                .replace("bs = \"1MiB\"", &format!("bs = \"{bs}\"\niodepth = {qd}"));
+            let r = resolve(&text);
+            let a = analytic::solve(&r);
+            let d = simulate(&r).unwrap();
+            for (what, v) in [
+                ("analytic", a.aggregate_bytes_per_s),
+                ("des", d.aggregate_bytes_per_s),
+            ] {
+                assert!(
+                    (v / expect - 1.0).abs() < 0.05,
+                    "{n} clients QD{qd} {bs}: {what} {v}, expected {expect}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn same_seed_same_result_bit_for_bit() {
         let text = BASE

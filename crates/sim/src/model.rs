@@ -177,10 +177,30 @@ impl Layout {
             (FsKind::Parallel, Sharing::N1) => s,
             _ => a,
         };
-        // Averaged over time the rotation balances them (static imbalance
-        // does not persist: a busier array slows its clients, which then
-        // fall out of step with the others).
-        let array_share = 1.0 / n.min(spanned) as f64;
+        // The arrays one client keeps busy at once: its data spans
+        // `client_span` of them, and its `iodepth` requests in flight cover
+        // that many consecutive stripes (sequential) or land on that many
+        // arrays (random). With fewer clients than arrays, only these work
+        // at a time; averaged over time the rotation balances them (static
+        // imbalance does not persist: a busier array slows its clients,
+        // which then fall out of step with the others).
+        let client_span = match r.fs {
+            FsKind::SharedBlock => a,
+            FsKind::Parallel => s.min(a),
+        };
+        let qd = u64::from(w.iodepth.max(1));
+        let in_flight = if w.pattern.is_random() {
+            qd
+        } else {
+            qd.saturating_mul(w.bs_bytes)
+                .div_ceil(r.stripe_bytes.max(1))
+                .max(1)
+        };
+        let busy = n
+            .saturating_mul(client_span.min(in_flight))
+            .min(spanned)
+            .max(1);
+        let array_share = 1.0 / busy as f64;
         let at_arrays = past_client * (1.0 - h_mover);
         let h_array = if reads_warm && at_arrays > 0.0 {
             (r.array.cache_bytes as f64 / (at_arrays * array_share)).min(1.0)
