@@ -47,7 +47,7 @@ impl DbArgs {
 
 /// The tag that carries a run's design (`--design`): storlab plan layout's
 /// arguments.
-pub const DESIGN_TAG: &str = "design";
+pub const DESIGN_TAG: &str = "planned_as";
 
 /// Labels saved with a new run.
 #[derive(Args, Debug, Clone, Default)]
@@ -59,7 +59,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
     /// The design this storage was planned as: storlab plan layout's arguments, e.g.
-    /// "R6/10/20 --drive exos-x18-18tb --controller perc-h800" (saved as tag design=...;
+    /// "R6/10/20 --drive exos-x18-18tb --controller perc-h800" (saved as tag planned_as=...;
     /// storlab report then shows each phase's predicted figure beside the measured one)
     #[arg(long, value_name = "PLAN")]
     pub design: Option<String>,
@@ -85,7 +85,7 @@ impl RecordArgs {
                 && old != *d
             {
                 anyhow::bail!(
-                    "--design and --tag design=... give two designs ({d} and {old}); keep one"
+                    "--design and --tag planned_as=... give two designs ({d} and {old}); keep one"
                 );
             }
         }
@@ -95,7 +95,7 @@ impl RecordArgs {
         // A design is checked before anything runs: a typo found by
         // `storlab report` a week later cannot be fixed on the run.
         if let Some(d) = map.get(DESIGN_TAG) {
-            super::plan::design_from_spec(d).context("--design (or tag design=...)")?;
+            super::plan::design_from_spec(d).context("--design (or tag planned_as=...)")?;
         }
         Ok(map)
     }

@@ -126,7 +126,7 @@ impl ReportCommand {
     }
 }
 
-/// Each run that carries a design (tag `design=...`, or `--design` for all),
+/// Each run that carries a design (tag `planned_as=...`, or `--design` for all),
 /// its phases predicted by `storlab plan`'s model. A design given on this
 /// command line that does not parse is an error; a stored tag that no
 /// longer does (the catalog changed) is shown as such in the report.

@@ -765,7 +765,7 @@ fn calibrate_and_against_name_their_bad_input() {
     );
 }
 
-/// A run planned as a design (`bench --design`) carries it (tag `design`),
+/// A run planned as a design (`bench --design`) carries it (tag `planned_as`),
 /// and `storlab report` shows every phase's prediction beside the measured
 /// figure: the same numbers `plan layout --against` prints for that run. A
 /// design that does not parse is refused before anything is written.
@@ -830,7 +830,7 @@ fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
         &["runs", "--output-format", "json"],
     ));
     assert!(
-        runs.contains(&format!("\"design\": \"{design}\"")),
+        runs.contains(&format!("\"planned_as\": \"{design}\"")),
         "{runs}"
     );
 

@@ -183,7 +183,7 @@ fn design_of(a: &LayoutArgs) -> Result<Design> {
     Ok(design)
 }
 
-/// What `storlab bench --design` and `--tag design=...` take: the arguments
+/// What `storlab bench --design` and `--tag planned_as=...` take: the arguments
 /// of `storlab plan layout` in one string, e.g.
 /// `R6/10/20 --drive exos-x18-18tb --controller perc-h800`.
 #[derive(clap::Parser, Debug)]
@@ -193,7 +193,7 @@ struct DesignSpec {
     args: LayoutArgs,
 }
 
-/// The design a run is tagged with (`design=...`), parsed as `storlab plan
+/// The design a run is tagged with (`planned_as=...`), parsed as `storlab plan
 /// layout`'s arguments and checked the same way.
 pub fn design_from_spec(spec: &str) -> Result<Design> {
     use clap::Parser;
