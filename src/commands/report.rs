@@ -36,7 +36,7 @@ pub struct ReportCommand {
     #[arg(long, value_name = "PARAM", value_parser = super::check::parse_vary)]
     vary: Vec<storlab_configdiff::Vary>,
     /// Chart for --output-format svg|png: throughput, iops, latency, relative, vs-bs, vs-numjobs, vs-size,
-    /// vs-iodepth, cache, app-<run id>, applat-<run id>, timeline-<run id>, util-<run id> (those that
+    /// vs-iodepth, cache, clients, predicted, app-<run id>, applat-<run id>, timeline-<run id>, util-<run id> (those that
     /// apply to the runs; one that cannot be drawn says why)
     #[arg(long, value_name = "ID", default_value = "throughput")]
     chart: String,

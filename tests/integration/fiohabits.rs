@@ -209,6 +209,8 @@ fn loops_bssplit_and_thinktime_move_what_fio_moves() {
             "4k",
             "--thinktime",
             "2000",
+            "--null-latency",
+            "100us",
         ],
     );
     let e = u(&v["phases"][0]["elapsed_ns"]);
@@ -216,6 +218,11 @@ fn loops_bssplit_and_thinktime_move_what_fio_moves() {
         e >= 99 * 2_000_000,
         "100 I/Os with 2 ms think time took {e} ns"
     );
+    // The depth is low on purpose: no warning blames storlab's CPU cost.
+    let achieved = v["phases"][0]["depth"]["achieved"].as_f64().unwrap();
+    assert!(achieved < 0.2, "{achieved}");
+    let w = v["phases"][0]["warnings"].to_string();
+    assert!(!w.contains("in flight"), "{w}");
 }
 
 #[test]

@@ -637,3 +637,42 @@ fn a_sweep_rerun_overwrites_its_own_json_but_not_a_strangers() {
         "{\"mine\": true}\n"
     );
 }
+
+/// A sweep started by an MPI launcher as several processes is refused
+/// (each would run the whole sweep on the same storage at once): rank 0
+/// says why, the others exit quietly, nothing is written; as one process
+/// it runs.
+#[test]
+fn a_sweep_under_mpirun_with_several_processes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = [
+        "sweep",
+        d.to_str().unwrap(),
+        "-q",
+        "--vary",
+        "bs=4k,8k",
+        "--engine",
+        "null",
+        "--size",
+        "1m",
+    ];
+    let as_rank = |rank: &str, size: &str| {
+        crate::util::cmd()
+            .args(args)
+            .current_dir(d)
+            .env("STORLAB_DB", d.join("results.db"))
+            .env("OMPI_COMM_WORLD_SIZE", size)
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .output()
+            .unwrap()
+    };
+    let o = as_rank("0", "4");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--clients"), "{}", stderr(&o));
+    let o = as_rank("3", "4");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "files written");
+    ok(&as_rank("0", "1"));
+}

@@ -504,7 +504,9 @@ fn depth_report(
     };
     let low = achieved < 0.95 * requested as f64;
     let instant_engine = p.engine == storlab_types::EngineKind::Null && p.null_latency_ns == 0;
-    let warning = (low && p.rate_iops == 0 && !instant_engine).then(|| {
+    // A rate cap or think time keeps the depth low on purpose.
+    let paced = p.rate_iops > 0 || p.thinktime_ns > 0;
+    let warning = (low && !paced && !instant_engine).then(|| {
         if requested as f64 <= p.numjobs as f64 {
             format!(
                 "{achieved:.2} of {requested} I/Os in flight on average: the workers spent {:.0} % of the window \

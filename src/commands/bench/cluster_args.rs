@@ -147,6 +147,14 @@ pub fn launcher_rank() -> Option<u32> {
     .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
 }
 
+/// How many processes the launcher started in this job (mpirun's `-np`,
+/// srun's tasks), when started by one.
+pub fn launcher_size() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

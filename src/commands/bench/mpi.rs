@@ -662,22 +662,23 @@ fn check_files(job: &ResolvedJob, me: Option<u32>) -> Result<()> {
 /// Buffered phases whose working set per node is under twice that node's
 /// RAM may be served from the client's page cache.
 fn working_set_warning(world: &World, planned: &super::PlannedJob, clients: &[u32]) -> Vec<String> {
-    let Some(p) = planned.phases.iter().find(|p| p.cache != CacheMode::Direct) else {
-        return Vec::new();
-    };
-    let per_rank = p.size_bytes * u64::from(p.numjobs);
-    let mut nodes: Vec<(String, u64, u64)> = Vec::new();
-    for &r in clients {
-        let n = &world.nodes[r as usize];
-        match nodes.iter_mut().find(|x| &x.0 == n) {
-            Some(x) => x.1 += per_rank,
-            None => nodes.push((n.clone(), per_rank, world.mem[r as usize])),
-        }
-    }
-    nodes
+    let mut out = Vec::new();
+    // Every buffered phase: each may have its own size and job count.
+    for p in planned
+        .phases
         .iter()
-        .filter(|(_, ws, mem)| *ws < 2 * *mem)
-        .map(|(n, ws, mem)| {
+        .filter(|p| p.cache != CacheMode::Direct)
+    {
+        let per_rank = p.size_bytes * u64::from(p.numjobs);
+        let mut nodes: Vec<(String, u64, u64)> = Vec::new();
+        for &r in clients {
+            let n = &world.nodes[r as usize];
+            match nodes.iter_mut().find(|x| &x.0 == n) {
+                Some(x) => x.1 += per_rank,
+                None => nodes.push((n.clone(), per_rank, world.mem[r as usize])),
+            }
+        }
+        out.extend(nodes.iter().filter(|(_, ws, mem)| *ws < 2 * *mem).map(|(n, ws, mem)| {
             format!(
                 "phase {}: buffered I/O with a working set of {} on node {n}, which has {} of RAM: \
                  results may come from the client's page cache (use --cache direct, a size over 2× RAM \
@@ -686,8 +687,9 @@ fn working_set_warning(world: &World, planned: &super::PlannedJob, clients: &[u3
                 storlab_types::format_bytes(*ws),
                 storlab_types::format_bytes(*mem)
             )
-        })
-        .collect()
+        }));
+    }
+    out
 }
 
 /// The [`PhaseSync`] of an MPI run. Interior mutability: the run loop and

@@ -128,6 +128,18 @@ const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
 
 impl SweepCommand {
     pub fn execute(self) -> Result<Outcome> {
+        // Under mpirun/srun every process would run the whole sweep on the
+        // same storage at once: N sweeps disturbing each other's numbers.
+        if let Some(n) = bench::launcher_size().filter(|&n| n > 1) {
+            if bench::launcher_rank().unwrap_or(0) != 0 {
+                return Ok(Outcome::Error);
+            }
+            bail!(
+                "storlab sweep was started as {n} processes by an MPI launcher: each would run the whole \
+                 sweep on the same storage at once; run the sweep without mpirun/srun, or measure \
+                 many clients with `mpirun -np {n} storlab bench ... --clients 1,2,4` (one run per client count)"
+            );
+        }
         if self.run.monitor {
             bail!(
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
