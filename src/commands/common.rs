@@ -293,6 +293,21 @@ pub fn check_output_path(
                 path.display()
             )
         }
+        // Found before the run, not after it: the file's directory must exist.
+        Err(_)
+            if path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .is_some_and(|d| !d.is_dir()) =>
+        {
+            anyhow::bail!(
+                "{}: the directory {} does not exist; create it first, or write the file elsewhere",
+                path.display(),
+                path.parent()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
+            )
+        }
         Err(_)
             if resolved(path)
                 .is_some_and(|p| p.starts_with("/dev") && !p.starts_with("/dev/shm")) =>

@@ -933,23 +933,35 @@ fn an_unwritable_json_out_exits_2_and_the_run_is_still_saved() {
     let t = d.path().join("t");
     std::fs::create_dir(&t).unwrap();
     let db = d.path().join("r.db");
-    let out = d.path().join("no-such-dir/out.json");
-    let o = storlab(&[
-        "bench",
-        t.to_str().unwrap(),
-        "--rw",
-        "read",
-        "--engine",
-        "null",
-        "--size",
-        "1M",
-        "--db",
-        db.to_str().unwrap(),
-        "--json-out",
-        out.to_str().unwrap(),
-    ]);
+    // A name longer than the file system allows: nothing to see before the
+    // run, the write fails after it.
+    let out = d.path().join(format!("{}.json", "x".repeat(300)));
+    let bench = |out: &std::path::Path| {
+        storlab(&[
+            "bench",
+            t.to_str().unwrap(),
+            "--rw",
+            "read",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--db",
+            db.to_str().unwrap(),
+            "--json-out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = bench(&out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+    let runs = storlab(&["runs", "--db", db.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+    // A directory that does not exist is found before the run: no second run.
+    let o = bench(&d.path().join("no-such-dir/out.json"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     let runs = storlab(&["runs", "--db", db.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
