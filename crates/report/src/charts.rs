@@ -251,10 +251,29 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
     for r in runs {
         for p in &r.report.phases {
             let Some(xv) = x.value(p) else { continue };
+            let q = &p.params;
+            // Everything else that changes the figure: a line joins only
+            // phases that differ in x alone (a rate-capped or other-engine
+            // point, another host or target, is a line of its own).
             let mut key = vec![
-                ("rw".to_string(), p.params.rw.as_str().to_string()),
-                ("cache".to_string(), p.params.cache.as_str().to_string()),
+                ("rw".to_string(), q.rw.as_str().to_string()),
+                ("cache".to_string(), q.cache.as_str().to_string()),
+                ("engine".to_string(), q.engine.as_str().to_string()),
+                ("host".to_string(), r.report.host.hostname.clone()),
+                ("target".to_string(), r.report.target.path.clone()),
             ];
+            if q.rw.reads() && q.rw.writes() {
+                key.push(("rwmixread".to_string(), format!("{}%", q.rwmixread)));
+            }
+            if q.rate_iops > 0 {
+                key.push(("rate".to_string(), format!("{} IOPS", q.rate_iops)));
+            }
+            if q.thinktime_ns > 0 {
+                key.push((
+                    "thinktime".to_string(),
+                    crate::fmt::format_ns(q.thinktime_ns as f64),
+                ));
+            }
             for other in Param::ALL.into_iter().filter(|o| *o != x) {
                 let v = other
                     .value(p)
@@ -1222,6 +1241,34 @@ mod tests {
         let jobs = chart(&runs, None, "vs-numjobs").unwrap();
         assert_eq!(jobs.svg.matches("<polyline").count(), 1, "{}", jobs.svg);
         assert_eq!(jobs.svg.matches("<circle").count(), 3);
+    }
+
+    /// A line joins phases that differ in x alone: a rate-capped point or
+    /// one from another engine or host is not on the uncapped line.
+    #[test]
+    fn lines_do_not_join_points_of_other_configurations() {
+        use crate::testdata::{Spec, phase, run};
+        use storlab_types::RwMode;
+        let at = |id: i64, qd: u32, mb: f64| {
+            let mut ph = phase(&Spec::new("rr", RwMode::RandRead, 4096, mb));
+            ph.params.iodepth = qd;
+            run(id, &[], vec![ph])
+        };
+        let mut runs = vec![at(1, 1, 50.0), at(2, 4, 150.0), at(3, 32, 8.0)];
+        runs[2].report.phases[0].params.rate_iops = 2000;
+        // The capped QD 32 point is alone in its configuration: one line of two points.
+        let c = chart(&runs, None, "vs-iodepth").unwrap();
+        assert_eq!(c.svg.matches("<polyline").count(), 1, "{}", c.svg);
+        assert_eq!(c.svg.matches("<circle").count(), 2, "{}", c.svg);
+        // Another host's QD 32: not the same line either.
+        runs[2].report.phases[0].params.rate_iops = 0;
+        runs[2].report.host.hostname = "other".into();
+        let c = chart(&runs, None, "vs-iodepth").unwrap();
+        assert_eq!(c.svg.matches("<circle").count(), 2, "{}", c.svg);
+        // The same host and no cap: three points on one line.
+        runs[2].report.host.hostname = runs[0].report.host.hostname.clone();
+        let c = chart(&runs, None, "vs-iodepth").unwrap();
+        assert_eq!(c.svg.matches("<circle").count(), 3, "{}", c.svg);
     }
 
     #[test]
