@@ -450,3 +450,64 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
     );
     assert_eq!(lo.ra(), 3072, "the original value is back");
 }
+
+/// A directory target: the tuner finds the device under it through the
+/// mount table and the device stack, reads a file it lays out there,
+/// restores the device's read-ahead and removes its file.
+#[test]
+fn tune_readahead_on_a_directory_finds_the_device_under_it() {
+    let t = "tune_readahead_on_a_directory_finds_the_device_under_it";
+    if !needs_root_and(t, &["losetup", "mkfs.ext4", "mount", "umount"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lo = Loop::new(d.path(), "256M").unwrap();
+    run_tool("mkfs.ext4", &["-q", "-F", &lo.dev]).unwrap();
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    run_tool("mount", &[&lo.dev, mnt.to_str().unwrap()]).unwrap();
+    /// Unmounts on every path out of the test (a failed assertion too).
+    struct Mounted(PathBuf);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            for wait in [0, 1, 3] {
+                std::thread::sleep(Duration::from_secs(wait));
+                if run_tool("umount", &[self.0.to_str().unwrap()]).is_ok() {
+                    break;
+                }
+            }
+        }
+    }
+    let mounted = Mounted(mnt.clone());
+    std::fs::write(lo.ra_file(), "2048").unwrap();
+    let out = cmd()
+        .args(["tune", "readahead"])
+        .arg(&mnt)
+        .args([
+            "--values",
+            "128k,1m",
+            "--size",
+            "64M",
+            "--runtime",
+            "2s",
+            "--no-save",
+        ])
+        .env("STORLAB_STATE_DIR", d.path().join("state"))
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    let name = lo.dev.trim_start_matches("/dev/");
+    assert!(
+        text.contains(name),
+        "the device under the mount is named: {text}"
+    );
+    assert!(text.contains("128 KiB") && text.contains("Best:"), "{text}");
+    assert_eq!(lo.ra(), 2048, "original read-ahead restored");
+    let left: Vec<_> = std::fs::read_dir(&mnt)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "lost+found")
+        .collect();
+    assert!(left.is_empty(), "the tuner's file was removed: {left:?}");
+    drop(mounted);
+}
