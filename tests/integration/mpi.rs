@@ -586,3 +586,54 @@ fn raw_mpirun(np: u32, secs: u32, script: &str) -> Option<Output> {
     c.stdin(std::process::Stdio::null());
     Some(c.output().expect("run mpirun"))
 }
+
+/// A rank that cannot open the files rank 0 created (its node does not see
+/// the same file system: here rank 1 runs in its own mount namespace with
+/// an empty tmpfs over the target) stops the job before any I/O: exit 2
+/// naming the rank and the file, nothing stored, no scratch file left.
+#[test]
+fn a_rank_that_cannot_open_the_target_stops_the_job_before_any_io() {
+    if !crate::util::is_root() || !have("unshare") {
+        skip(
+            "a_rank_that_cannot_open_the_target_stops_the_job_before_any_io",
+            "needs root and unshare (util-linux) for a private mount namespace",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let t = target.display().to_string();
+    let db = dir.path().join("r.db").display().to_string();
+    let bench = format!(
+        "'{}' bench '{t}' --db '{db}' --rw write --bs 1M --size 4M -q",
+        storlab_bin().display()
+    );
+    let script = format!(
+        "if [ $OMPI_COMM_WORLD_RANK = 1 ]; then \
+           exec unshare -m sh -c \"mount -t tmpfs none '{t}' && exec {bench}\"; \
+         else exec {bench}; fi"
+    );
+    let Some(o) = raw_mpirun(2, 60, &script) else {
+        return;
+    };
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("rank 1 on"), "{err}");
+    assert!(err.contains("cannot open the target on this node"), "{err}");
+    assert_eq!(err.matches("storlab: error").count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "scratch files left"
+    );
+    if std::path::Path::new(&db).exists() {
+        let runs = cmd()
+            .args(["runs", "--db", &db, "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&runs.stdout).unwrap();
+        let n = v.as_array().map_or(0, Vec::len);
+        assert_eq!(n, 0, "nothing stored: {v}");
+    }
+}
