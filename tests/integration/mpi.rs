@@ -174,11 +174,14 @@ rw = "read"
 "#,
     );
     let target = dir.path().display().to_string();
-    let Some(o) = mpirun(
-        4,
-        120,
-        None,
-        &[
+    // A file per process, and one shared file segmented and strided: the
+    // read after a stonewalled write reads each rank's written extent.
+    for (extra, layout) in [
+        (vec![], "n-n"),
+        (vec!["--shared-file"], "n-1-segmented"),
+        (vec!["--shared-file", "--stride", "2M"], "n-1-strided"),
+    ] {
+        let mut args = vec![
             "bench",
             &target,
             "--job",
@@ -188,15 +191,22 @@ rw = "read"
             "-q",
             "--output-format",
             "json",
-        ],
-    ) else {
-        return;
-    };
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r = json(&o);
+        ];
+        args.extend(extra);
+        let Some(o) = mpirun(4, 120, None, &args) else {
+            return;
+        };
+        assert!(o.status.success(), "{layout}: {}", stderr(&o));
+        stonewalled_write_then_read(&json(&o), layout);
+    }
+}
+
+/// One stonewalled write + read run's checks (see the test above).
+fn stonewalled_write_then_read(r: &Value, layout: &str) {
     let phases = r["phases"].as_array().unwrap();
     let (w, rd) = (&phases[0], &phases[1]);
     let c = cluster(w);
+    assert_eq!(c["layout"], layout);
     assert_eq!(c["stonewall_ns"], 1_000_000_000u64);
     let written = rank_bytes(w);
     let total = w["total"]["bytes"].as_u64().unwrap();
@@ -210,8 +220,12 @@ rw = "read"
     assert!(c["first_done"]["bytes"].as_u64().unwrap() <= total);
     assert!(!w["interrupted"].as_bool().unwrap());
     // The read is fast (no rate cap): it reads each rank's written extent.
-    assert_eq!(rank_bytes(rd), written, "read exactly what was written");
-    assert_eq!(rd["verify"]["mismatches"], 0);
+    assert_eq!(
+        rank_bytes(rd),
+        written,
+        "{layout}: read exactly what was written"
+    );
+    assert_eq!(rd["verify"]["mismatches"], 0, "{layout}");
 }
 
 /// `--reorder-tasks`: with two (pretend) nodes, each rank reads and
