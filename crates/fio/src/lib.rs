@@ -793,7 +793,6 @@ fn phase_of(
             iodepth: opts.num::<u32>("iodepth").unwrap_or(1),
             engine,
             cache,
-            drop_caches: false,
             runtime_ns: opts.get("runtime").and_then(|v| fio_time_ns(v)),
             time_based: fio_bool(opts.get("time_based")),
             ramp_ns: opts
@@ -827,11 +826,9 @@ fn phase_of(
                 .or_else(|| opts.num::<u32>("iodepth_batch"))
                 .filter(|b| *b > 0)
                 .unwrap_or(1),
-            null_latency_ns: 0,
             log_interval_ns: 1_000_000_000,
-            steadystate: None,
             loops: 1,
-            thinktime_ns: 0,
+            ..Default::default()
         },
         started_at: rfc3339(started_ms),
         elapsed_ns,

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// I/O pattern of a phase, named as fio names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
+    #[default]
     Read,
     Write,
     RandRead,
@@ -85,9 +86,10 @@ impl std::fmt::Display for RwMode {
 }
 
 /// Which I/O engine ran the phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
+    #[default]
     IoUring,
     Psync,
     /// No I/O at all: exercises the whole pipeline.
@@ -117,10 +119,11 @@ impl EngineKind {
 }
 
 /// Declared page-cache state for a phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheMode {
     /// O_DIRECT: the page cache is bypassed.
+    #[default]
     Direct,
     /// Buffered I/O with the file's pages evicted before the timed window.
     Cold,
@@ -147,10 +150,11 @@ impl CacheMode {
 }
 
 /// What data is written.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum BufferPattern {
     /// Incompressible and unique per block (the default).
+    #[default]
     Random,
     /// All zero bytes (compresses and deduplicates completely).
     Zero,
@@ -167,10 +171,11 @@ pub struct BsWeight {
 }
 
 /// How the phase's files are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FileLayout {
     /// One file per job (default).
+    #[default]
     PerJob,
     /// One file; each job owns a contiguous region of `size`.
     SharedRegions,
@@ -180,7 +185,14 @@ pub enum FileLayout {
 }
 
 /// Every resolved input of one phase: what the engine actually ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// `Default` is the zero record (no name, no block size, nothing on),
+/// for records made outside the option table (fio import, `storlab sim`,
+/// test data): they set what they know and take `..Default::default()`
+/// for the rest, so a new option touches only the table, this struct and
+/// the code that uses it. The option table's defaults are in
+/// `crates/bench/src/options.rs`, not here.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PhaseParams {
     pub name: String,
     pub rw: RwMode,
