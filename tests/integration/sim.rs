@@ -286,7 +286,12 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
     assert!(svg.contains("Throughput vs number of jobs"));
     assert!(svg.contains("sim.scenario=two-port-1g-fc-array"), "{svg}");
     let runs = stdout(&storlab(&["runs", "--db", db.to_str().unwrap()]));
-    assert!(svg.contains("write, size=4 MiB"), "{runs}\n{svg}");
+    // The measured line is named by what tells it from the simulated one
+    // (pattern, host, size).
+    assert!(
+        svg.contains("write, host=") && svg.contains("size=4 MiB"),
+        "{runs}\n{svg}"
+    );
 }
 
 #[test]

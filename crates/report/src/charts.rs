@@ -254,13 +254,14 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
             let q = &p.params;
             // Everything else that changes the figure: a line joins only
             // phases that differ in x alone (a rate-capped or other-engine
-            // point, another host or target, is a line of its own).
+            // point, or another host's, is a line of its own; the target
+            // path is not part of it: a campaign rebuilds one mount point
+            // and tells its cells apart by tags).
             let mut key = vec![
                 ("rw".to_string(), q.rw.as_str().to_string()),
                 ("cache".to_string(), q.cache.as_str().to_string()),
                 ("engine".to_string(), q.engine.as_str().to_string()),
                 ("host".to_string(), r.report.host.hostname.clone()),
-                ("target".to_string(), r.report.target.path.clone()),
             ];
             if q.rw.reads() && q.rw.writes() {
                 key.push(("rwmixread".to_string(), format!("{}%", q.rwmixread)));
