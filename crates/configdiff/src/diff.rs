@@ -67,14 +67,7 @@ impl std::fmt::Display for Difference {
 
 /// Block size(s) for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
 pub fn bs_text(p: &PhaseParams) -> String {
-    match p.bs.as_slice() {
-        [one] => format_bytes(one.bs_bytes),
-        many => many
-            .iter()
-            .map(|b| format!("{}/{}", format_bytes(b.bs_bytes), b.weight))
-            .collect::<Vec<_>>()
-            .join(":"),
-    }
+    p.bs_human()
 }
 
 fn layout_text(l: &FileLayout) -> String {
@@ -174,7 +167,10 @@ pub fn phase_differences(p: &PhaseParams, b: &PhaseParams) -> Vec<Difference> {
     };
     let mixed = |q: &PhaseParams| q.rw.reads() && q.rw.writes();
     let writes = p.rw.writes() || b.rw.writes();
-    let uring = p.engine == EngineKind::IoUring || b.engine == EngineKind::IoUring;
+    // io_uring's own options mean something only when both sides ran it:
+    // against psync, "registered no (base yes)" is the engine difference
+    // again, already listed.
+    let uring = p.engine == EngineKind::IoUring && b.engine == EngineKind::IoUring;
     diff("rw", p.rw.to_string(), b.rw.to_string());
     if mixed(p) || mixed(b) {
         diff(
@@ -418,6 +414,28 @@ mod tests {
         p.sqpoll = true; // psync has no SQ polling
         p.fsync_every = 4; // a read never syncs
         assert!(phase_differences(&p, &base).is_empty());
+        // io_uring against psync: the engine differs, its options are not
+        // listed again as differences of their own.
+        let mut u = base.clone();
+        u.engine = EngineKind::IoUring;
+        u.registered = true;
+        u.sqpoll = true;
+        let keys: Vec<String> = phase_differences(&u, &base)
+            .into_iter()
+            .map(|d| d.key)
+            .collect();
+        assert_eq!(keys, vec!["engine"]);
+        let mut both = u.clone();
+        both.registered = false;
+        let keys: Vec<String> = phase_differences(&u, &both)
+            .into_iter()
+            .map(|d| d.key)
+            .collect();
+        assert_eq!(
+            keys,
+            vec!["registered"],
+            "between two io_uring runs it counts"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the charts and the HTML report. Every quantity is printed with its unit.
 
 use std::collections::BTreeMap;
-use storlab_types::{PhaseParams, StoredRun, format_bytes};
+use storlab_types::{PhaseParams, StoredRun};
 
 /// Nanoseconds as a human latency (shared with the rest of storlab).
 pub use storlab_types::format_latency_ns as format_ns;
@@ -46,14 +46,7 @@ pub fn format_change(pct: f64) -> String {
 
 /// Block size(s) of a phase for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
 pub fn bs_human(p: &PhaseParams) -> String {
-    match p.bs.as_slice() {
-        [one] => format_bytes(one.bs_bytes),
-        many => many
-            .iter()
-            .map(|b| format!("{}/{}", format_bytes(b.bs_bytes), b.weight))
-            .collect::<Vec<_>>()
-            .join(":"),
-    }
+    p.bs_human()
 }
 
 /// Block size(s) of a phase for machines: `1048576`, or `4096/50:65536/50`.

@@ -19,8 +19,8 @@
 //!
 //! Whole runs (imports, monitor recordings) go in with [`Store::save_run`].
 //! Runs are chosen with [`select::RunSelector`] (`12`, `latest`, `tag:cfg=a`)
-//! and [`Store::resolve`]. [`fio`] turns fio's JSON output into a
-//! [`storlab_types::BenchReport`]; [`check`] compares a run with a baseline.
+//! and [`Store::resolve`]. The store only stores: fio's JSON output is read
+//! by `storlab-fio`, and `check`'s arithmetic is in `storlab-configdiff`.
 //!
 //! The file uses WAL journaling, so readers (`storlab runs` in another
 //! terminal) never block a running benchmark and see each phase as soon as it

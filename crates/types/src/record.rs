@@ -314,6 +314,18 @@ impl PhaseParams {
     pub fn max_bs(&self) -> u64 {
         self.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(0)
     }
+
+    /// Block size(s) for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
+    pub fn bs_human(&self) -> String {
+        match self.bs.as_slice() {
+            [one] => crate::format_bytes(one.bs_bytes),
+            many => many
+                .iter()
+                .map(|b| format!("{}/{}", crate::format_bytes(b.bs_bytes), b.weight))
+                .collect::<Vec<_>>()
+                .join(":"),
+        }
+    }
 }
 
 /// Latency summary in nanoseconds, from a histogram merged across jobs.
