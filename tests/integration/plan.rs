@@ -173,7 +173,7 @@ fn bad_figures_are_refused_with_the_fix() {
     );
     bad(
         &["plan", "layout", "R6/12", "--seq-size", "0"],
-        &["--seq-size must be at least one byte"],
+        &["--seq-size: must be at least one byte"],
     );
     bad(
         &["plan", "layout", "R6/12", "--rpm", "0"],

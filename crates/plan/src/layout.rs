@@ -738,6 +738,53 @@ pub fn parse_level_family(s: &str) -> Result<GroupLevel, String> {
 }
 
 /// A chunk or stripe size: a non-zero multiple of 512 bytes (`256k`, `1M`).
+impl Layout {
+    /// The layout with `--chunk` / `--stripe` given apart from the notation,
+    /// each a non-zero multiple of 512 bytes; a stripe across groups needs
+    /// more than one group.
+    pub fn with_sizes(
+        mut self,
+        chunk: Option<&str>,
+        stripe: Option<&str>,
+    ) -> Result<Layout, PlanError> {
+        let invalid = |what: &str, reason: String| PlanError::Invalid {
+            what: what.into(),
+            reason,
+        };
+        if let Some(c) = chunk {
+            self.chunk_bytes = parse_sector_multiple(c).map_err(|e| invalid("--chunk", e))?;
+        }
+        if let Some(s) = stripe {
+            let s = parse_sector_multiple(s).map_err(|e| invalid("--stripe", e))?;
+            if self.groups == Some(1) {
+                return Err(invalid(
+                    "--stripe",
+                    format!(
+                        "it is the size across groups and {self} has one group; use --chunk for the per-drive size"
+                    ),
+                ));
+            }
+            self.stripe_bytes = Some(s);
+        }
+        Ok(self)
+    }
+
+    /// One design needs its drive count: `R6/12/x` leaves it open (a search
+    /// fills it in).
+    pub fn require_drives(&self) -> Result<(), PlanError> {
+        if self.groups.is_none() {
+            return Err(PlanError::Invalid {
+                what: format!("layout '{self}'"),
+                reason: format!(
+                    "it leaves the number of drives open (x); give it (e.g. {}) or use `storlab plan search`",
+                    self.with_groups(4)
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 pub fn parse_sector_multiple(s: &str) -> Result<u64, String> {
     let v = parse_size(s).map_err(|e| e.to_string())?;
     if v == 0 || v % 512 != 0 {
@@ -751,6 +798,32 @@ pub fn parse_sector_multiple(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunk_and_stripe_given_apart_are_checked_here() {
+        let l: Layout = "R60/12/48".parse().unwrap();
+        let l2 = l.clone().with_sizes(Some("128k"), Some("2M")).unwrap();
+        assert_eq!(
+            (l2.chunk_bytes, l2.stripe_bytes),
+            (128 << 10, Some(2 << 20))
+        );
+        let e = l
+            .clone()
+            .with_sizes(Some("1000"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--chunk") && e.contains("multiple of 512"),
+            "{e}"
+        );
+        let one: Layout = "R6/12".parse().unwrap();
+        let e = one.with_sizes(None, Some("1M")).unwrap_err().to_string();
+        assert!(e.contains("one group") && e.contains("--chunk"), "{e}");
+        let open: Layout = "R60/12/x".parse().unwrap();
+        let e = open.require_drives().unwrap_err().to_string();
+        assert!(e.contains("open (x)") && e.contains("plan search"), "{e}");
+        assert!(l.require_drives().is_ok());
+    }
     use proptest::prelude::*;
 
     const TB: u64 = 1_000_000_000_000;

@@ -22,6 +22,33 @@ pub const DEFAULT_STREAMS: u32 = 1;
 /// Outstanding requests per stream unless told otherwise (`--qd`): the
 /// queue depth at which drive and array data sheets quote their figures.
 pub const DEFAULT_QD: u32 = 32;
+
+/// Streams and queue depth a workload can have: at least 1, at most a
+/// million streams and 65,536 per stream.
+pub fn check_concurrency(streams: u32, qd: u32) -> Result<(), PlanError> {
+    if streams == 0 || qd == 0 || streams > 1_000_000 || qd > 65_536 {
+        return Err(PlanError::Invalid {
+            what: format!("--streams {streams} / --qd {qd}"),
+            reason:
+                "both must be at least 1 (and at most 1000000 and 65536), e.g. --streams 4 --qd 16"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
+/// A workload's request size (`--seq-size 1M`): at least one byte.
+pub fn parse_request_size(what: &str, text: &str) -> Result<u64, PlanError> {
+    let invalid = |reason: String| PlanError::Invalid {
+        what: format!("--{what}"),
+        reason,
+    };
+    match storlab_types::parse_size(text) {
+        Ok(0) => Err(invalid("must be at least one byte, e.g. 4k or 1M".into())),
+        Ok(v) => Ok(v),
+        Err(e) => Err(invalid(e.to_string())),
+    }
+}
 /// Linux's default read-ahead window (`read_ahead_kb` = 128): the size in
 /// which buffered sequential reads reach the device.
 pub const READ_AHEAD_BYTES: u64 = 128 << 10;
@@ -801,6 +828,23 @@ pub fn predict_geo(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrency_and_request_sizes_are_checked_here() {
+        assert!(check_concurrency(1, 1).is_ok());
+        assert!(check_concurrency(1_000_000, 65_536).is_ok());
+        for (s, q) in [(0, 1), (1, 0), (1_000_001, 1), (1, 65_537)] {
+            let e = check_concurrency(s, q).unwrap_err().to_string();
+            assert!(e.contains("at least 1"), "{e}");
+        }
+        assert_eq!(parse_request_size("seq-size", "1M").unwrap(), 1 << 20);
+        let e = parse_request_size("seq-size", "0").unwrap_err().to_string();
+        assert!(
+            e.contains("--seq-size") && e.contains("at least one byte"),
+            "{e}"
+        );
+        assert!(parse_request_size("mix-size", "lots").is_err());
+    }
     use crate::hardware::*;
 
     fn link(name: &str, mbs: f64) -> LinkSpec {

@@ -106,37 +106,15 @@ pub(super) struct LayoutArgs {
 /// workloads), checked.
 fn design_of(a: &LayoutArgs) -> Result<Design> {
     let cat = load_catalog(&a.drive.catalog)?;
-    let mut l: Layout = a.layout.parse()?;
-    if let Some(c) = &a.chunk {
-        l.chunk_bytes = storlab_plan::layout::parse_sector_multiple(c)
-            .map_err(|e| anyhow::anyhow!("--chunk: {e}"))?;
-    }
-    if let Some(s) = &a.stripe {
-        let s = storlab_plan::layout::parse_sector_multiple(s)
-            .map_err(|e| anyhow::anyhow!("--stripe: {e}"))?;
-        if l.groups == Some(1) {
-            bail!(
-                "--stripe is the size across groups and {l} has one group; use --chunk for the per-drive size"
-            );
-        }
-        l.stripe_bytes = Some(s);
-    }
-    if l.groups.is_none() {
-        bail!(
-            "layout '{l}' leaves the number of drives open (x); give it (e.g. {}) or use `storlab plan search`",
-            l.with_groups(4)
-        );
-    }
+    let l = a
+        .layout
+        .parse::<Layout>()?
+        .with_sizes(a.chunk.as_deref(), a.stripe.as_deref())?;
+    l.require_drives()?;
     let hardware = a.system.hardware(&cat, &a.drive, a.controllers)?;
     let (delay, mission) = a.system.repair()?;
     let mix_read = parse_percent(&a.mix_read).context("--mix-read")?;
-    let sz = |w: &str, s: &str| -> Result<u64> {
-        let v = size(w, s)?;
-        if v == 0 {
-            bail!("--{w} must be at least one byte, e.g. 4k or 1M");
-        }
-        Ok(v)
-    };
+    let sz = storlab_plan::perf::parse_request_size;
     let workloads = Workload::standard(
         sz("seq-size", &a.seq_size)?,
         sz("random-size", &a.random_size)?,

@@ -171,12 +171,10 @@ pub(super) struct ConcurrencyArgs {
 
 impl ConcurrencyArgs {
     pub(super) fn check(&self) -> Result<()> {
-        if self.streams == 0 || self.qd == 0 || self.streams > 1_000_000 || self.qd > 65_536 {
-            bail!(
-                "--streams and --qd must be at least 1 (and at most 1000000 and 65536), e.g. --streams 4 --qd 16"
-            );
-        }
-        Ok(())
+        Ok(storlab_plan::perf::check_concurrency(
+            self.streams,
+            self.qd,
+        )?)
     }
 }
 
