@@ -484,6 +484,68 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
     assert!(!d.path().join("state/tune-readahead.json").exists());
     let runs = runs_of(d.path(), "tune=readahead");
     assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    // The same as one JSON document on stdout (the progress on stderr).
+    let out = cmd()
+        .args([
+            "tune",
+            "readahead",
+            &lo.dev,
+            "--values",
+            "256k,512k",
+            "--runtime",
+            "1s",
+            "--size",
+            "64M",
+            "--json",
+            "--db",
+        ])
+        .arg(d.path().join("r.db"))
+        .env("STORLAB_STATE_DIR", d.path().join("state"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
+    assert!(stderr(&out).contains("streaming read"), "{}", stderr(&out));
+    let name = lo.dev.trim_start_matches("/dev/");
+    assert_eq!(doc["device"], name, "{doc:#}");
+    assert_eq!(doc["original_kb"], 3072, "{doc:#}");
+    assert_eq!(doc["layers"][0]["original_kb"], 3072, "{doc:#}");
+    let points = doc["points"].as_array().unwrap();
+    let kbs: Vec<u64> = points
+        .iter()
+        .map(|p| p["readahead_kb"].as_u64().unwrap())
+        .collect();
+    assert_eq!(kbs, [256, 512]);
+    for p in points {
+        assert!(p["mb_s"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["run_id"].as_i64().is_some(), "{p}");
+    }
+    let best = doc["best"]["readahead_kb"].as_u64().unwrap();
+    assert!(kbs.contains(&best), "{doc:#}");
+    assert_eq!(doc["applied"], false);
+    assert_eq!(doc["restored"][0]["readahead_kb"], 3072, "{doc:#}");
+    assert_eq!(lo.ra(), 3072, "original read-ahead restored");
+    // The run ids are the runs stored for this tuning.
+    let runs = runs_of(
+        d.path(),
+        &format!("tune_id={}", doc["tune_id"].as_str().unwrap()),
+    );
+    let mut stored: Vec<i64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    stored.sort();
+    let mut ids: Vec<i64> = doc["run_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, stored, "{doc:#}");
+    assert_eq!(ids.len(), 2);
 }
 
 #[test]
@@ -551,15 +613,26 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
             "--size",
             "64M",
             "--no-save",
+            "--output-format",
+            "json",
         ])
         .env("STORLAB_STATE_DIR", &state)
         .output()
         .unwrap();
-    ok(&out);
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
     assert!(
         stderr(&out).contains("restored the read-ahead an earlier"),
         "{}",
         stderr(&out)
     );
     assert_eq!(lo.ra(), 3072, "the original value is back");
+    // It found the killed run's value and put the original back first.
+    assert_eq!(
+        doc["recovered_from_earlier_run"][0]["readahead_kb"], 3072,
+        "{doc:#}"
+    );
+    assert_eq!(doc["original_kb"], 3072, "{doc:#}");
+    assert_eq!(doc["saved"], false);
+    assert_eq!(doc["run_ids"], serde_json::json!([]));
 }
