@@ -6,11 +6,14 @@
 //! comes from), `vary` (the sweep `storlab sweep --profile NAME` runs, in
 //! `--vary` syntax), `zip`, and `per_core_mb_s` (a planning figure per CPU
 //! core that the report compares the measured rate against).
-//! `bench --profile` and `sweep --profile` run one.
+//! `bench --profile` and `sweep --profile` run one. `storlab profiles
+//! [list]` and `profiles show NAME` print them for people, or with
+//! `--output-format json` / `--json` as one serializer-made document.
 
+use super::outfmt::{TableFormat, TextFormat};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use storlab_types::BenchReport;
 
@@ -29,7 +32,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
 ];
 
 /// A profile's `[profile]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileMeta {
     pub about: String,
@@ -163,56 +166,155 @@ pub fn find(name: &str) -> Result<Profile> {
     })
 }
 
-/// `storlab profiles [show NAME]`
+/// `storlab profiles [list | show NAME]`
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ProfilesCommand {
     #[command(subcommand)]
     pub action: Option<ProfilesAction>,
+    /// `storlab profiles` alone lists them (as `list`).
+    #[command(flatten)]
+    pub list: ListFormat,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum ProfilesAction {
+    /// List every profile: name, what it emulates, where it comes from (the default)
+    List(ListFormat),
     /// Print a profile's job file (copy it to change it; `storlab bench --job FILE`)
     Show {
         /// Profile name (see `storlab profiles`)
         name: String,
+        #[command(flatten)]
+        format: ShowFormat,
     },
+}
+
+/// The output format of `profiles [list]`.
+#[derive(Args, Debug)]
+pub struct ListFormat {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+    output_format: TableFormat,
+    /// Shorthand for --output-format json (an array of profiles)
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
+}
+
+/// The output format of `profiles show`.
+#[derive(Args, Debug)]
+pub struct ShowFormat {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    output_format: TextFormat,
+    /// Shorthand for --output-format json (the profile's full content)
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
+}
+
+/// A profile as `--json` prints it.
+#[derive(Debug, Serialize)]
+struct ProfileDoc<'a> {
+    name: &'a str,
+    /// `built-in` (shipped in the binary) or `user` (a file in the user's
+    /// profile directory).
+    origin: &'static str,
+    /// The user's file; none for a built-in profile.
+    path: Option<&'a str>,
+    /// The `[profile]` table: about, source, vary, zip, per_core_mb_s.
+    #[serde(flatten)]
+    meta: &'a ProfileMeta,
+    /// Each phase as the profile sets it (`[global]` overlaid by the
+    /// phase's table; options it leaves out take bench's defaults), sizes
+    /// in bytes as they resolve on this machine (`2xRAM`); `job` has them
+    /// as written.
+    phases: Vec<storlab_bench::PhaseSpec>,
+    /// `show` only: the job file without `[profile]`, as a document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job: Option<toml::Table>,
+    /// `show` only: the profile's TOML text as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+}
+
+impl Profile {
+    fn doc(&self, full: bool) -> Result<ProfileDoc<'_>> {
+        let jf = storlab_bench::JobFile::parse(&self.job_text, &self.job_path())?;
+        let phases = jf
+            .specs(&self.job_text, &Default::default(), &Default::default())
+            .into_iter()
+            .map(|(spec, _)| spec)
+            .collect();
+        let builtin = self.origin == "built-in";
+        Ok(ProfileDoc {
+            name: &self.name,
+            origin: if builtin { "built-in" } else { "user" },
+            path: (!builtin).then_some(self.origin.as_str()),
+            meta: &self.meta,
+            phases,
+            job: if full {
+                Some(toml::from_str(&self.job_text).context("cannot re-read the profile")?)
+            } else {
+                None
+            },
+            text: full.then_some(self.text.as_str()),
+        })
+    }
+}
+
+fn print_json<T: Serialize>(doc: &T) -> Result<()> {
+    crate::output::print(&(serde_json::to_string_pretty(doc)? + "\n"))
 }
 
 impl ProfilesCommand {
     pub fn execute(self) -> Result<crate::Outcome> {
         match self.action {
-            Some(ProfilesAction::Show { name }) => {
+            Some(ProfilesAction::Show { name, format }) => {
                 let p = find(&name)?;
-                crate::output::print(&p.text)?;
-            }
-            None => {
-                let all = all()?;
-                let w = all.iter().map(|p| p.name.len()).max().unwrap_or(4);
-                let mut text = String::new();
-                for p in &all {
-                    text.push_str(&format!("{:w$}  {}\n", p.name, p.meta.about));
-                    let mut from = format!("{:w$}  from: {}", "", p.meta.source);
-                    if p.origin != "built-in" {
-                        from.push_str(&format!(" ({})", p.origin));
-                    }
-                    text.push_str(&from);
-                    text.push('\n');
+                if format.json || format.output_format == TextFormat::Json {
+                    print_json(&p.doc(true)?)?;
+                } else {
+                    crate::output::print(&p.text)?;
                 }
-                text.push_str(
-                    "\nRun one: storlab bench --profile NAME [TARGET]; its sweep: storlab sweep --profile NAME [TARGET];\n\
-                     its job file: storlab profiles show NAME. Your own: ",
-                );
-                text.push_str(
-                    &user_dir()
-                        .map(|d| format!("{}/NAME.toml\n", d.display()))
-                        .unwrap_or_else(|| "$XDG_CONFIG_HOME/storlab/profiles/NAME.toml\n".into()),
-                );
-                crate::output::print(&text)?;
             }
+            Some(ProfilesAction::List(format)) => list(&format)?,
+            None => list(&self.list)?,
         }
         Ok(crate::Outcome::Ok)
     }
+}
+
+/// `storlab profiles [list]`
+fn list(format: &ListFormat) -> Result<()> {
+    let all = all()?;
+    if format.json || format.output_format == TableFormat::Json {
+        let docs = all
+            .iter()
+            .map(|p| p.doc(false))
+            .collect::<Result<Vec<_>>>()?;
+        return print_json(&docs);
+    }
+    let w = all.iter().map(|p| p.name.len()).max().unwrap_or(4);
+    let mut text = String::new();
+    for p in &all {
+        text.push_str(&format!("{:w$}  {}\n", p.name, p.meta.about));
+        let mut from = format!("{:w$}  from: {}", "", p.meta.source);
+        if p.origin != "built-in" {
+            from.push_str(&format!(" ({})", p.origin));
+        }
+        text.push_str(&from);
+        text.push('\n');
+    }
+    text.push_str(
+        "\nRun one: storlab bench --profile NAME [TARGET]; its sweep: storlab sweep --profile NAME [TARGET];\n\
+         its job file: storlab profiles show NAME. Your own: ",
+    );
+    text.push_str(
+        &user_dir()
+            .map(|d| format!("{}/NAME.toml\n", d.display()))
+            .unwrap_or_else(|| "$XDG_CONFIG_HOME/storlab/profiles/NAME.toml\n".into()),
+    );
+    crate::output::print(&text)
 }
 
 #[cfg(test)]

@@ -10,10 +10,14 @@
 //! than RAM by default, or the device itself, read-only), records each point
 //! in the store, and restores every layer's original value at the end, on
 //! Ctrl-C, on error, and — from the state file written before the first
-//! change — on the next start after a kill.
+//! change — on the next start after a kill. With `--output-format json` /
+//! `--json` the result is one serializer-made document on stdout (the
+//! layers and their original values, each value measured with its run id,
+//! the best one, what was restored); progress stays on stderr.
 
 use crate::Outcome;
 use crate::commands::common::{DbArgs, RecordArgs};
+use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use comfy_table::{Cell, CellAlignment};
@@ -23,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use storlab_monitor::tree::LinkKind;
 use storlab_monitor::{DeviceTree, SysPaths};
-use storlab_types::{ByteSize, format_bytes};
+use storlab_store::RunSelector;
+use storlab_types::{ByteSize, StoredRun, format_bytes};
 
 /// `storlab tune`
 #[derive(Args, Debug)]
@@ -75,6 +80,13 @@ pub struct ReadaheadArgs {
     /// Do not save the points in the results database
     #[arg(long)]
     no_save: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+    output_format: TableFormat,
+    /// Shorthand for --output-format json (each value's figures and run id, the best value, what
+    /// was restored)
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
     #[command(flatten)]
     db: DbArgs,
     #[command(flatten)]
@@ -170,9 +182,24 @@ fn layers(target: &Path) -> Result<Vec<Layer>> {
     Ok(out)
 }
 
+/// A layer's read-ahead as put back.
+#[derive(Debug, Clone, Serialize)]
+struct Restored {
+    layer: String,
+    path: PathBuf,
+    readahead_kb: u64,
+}
+
+fn describe_restored(r: &[Restored]) -> String {
+    r.iter()
+        .map(|r| format!("{} {} KiB", r.layer, r.readahead_kb))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The state file of an earlier run that did not finish: put its values
 /// back. Refuses while that run is still alive.
-fn recover(state_file: &Path) -> Result<Option<String>> {
+fn recover(state_file: &Path) -> Result<Option<Vec<Restored>>> {
     let text = match std::fs::read_to_string(state_file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -196,10 +223,14 @@ fn recover(state_file: &Path) -> Result<Option<String>> {
     let mut restored = Vec::new();
     for (name, (path, kb)) in &s.original_kb {
         write_kb(path, *kb)?;
-        restored.push(format!("{name} {kb} KiB"));
+        restored.push(Restored {
+            layer: name.clone(),
+            path: path.clone(),
+            readahead_kb: *kb,
+        });
     }
     std::fs::remove_file(state_file)?;
-    Ok(Some(restored.join(", ")))
+    Ok(Some(restored))
 }
 
 /// Size of a block device, from sysfs (512-byte sectors).
@@ -220,11 +251,76 @@ fn device_size(dev: &Path) -> Result<u64> {
     Ok(sectors * 512)
 }
 
+/// `tune readahead --json`.
+#[derive(Serialize)]
+struct TuneDoc<'a> {
+    /// The device or directory given.
+    target: &'a Path,
+    /// The layer whose read-ahead was set (the one file reads go through).
+    device: &'a str,
+    /// Every layer under the target, top first, with its original value.
+    layers: Vec<LayerDoc<'a>>,
+    /// The original read-ahead of `device`, KiB.
+    original_kb: Option<u64>,
+    /// The `tune_id` tag of the stored runs.
+    tune_id: &'a str,
+    runtime: &'a str,
+    streams: u32,
+    /// Each value measured, in the order tried.
+    points: Vec<PointDoc<'a>>,
+    /// The fastest value; none when no measurement succeeded.
+    best: Option<BestDoc>,
+    /// Whether the best value was left set: never, the original is put back.
+    applied: bool,
+    /// The values put back at the end (every layer's original).
+    restored: Vec<Restored>,
+    /// Values an earlier, interrupted run had left changed, put back first.
+    recovered_from_earlier_run: Option<Vec<Restored>>,
+    /// Whether the points were saved in the results database.
+    saved: bool,
+    db: Option<&'a Path>,
+    /// The stored runs, one per saved point.
+    run_ids: Vec<i64>,
+}
+
+#[derive(Serialize)]
+struct LayerDoc<'a> {
+    name: &'a str,
+    path: &'a Path,
+    original_kb: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct PointDoc<'a> {
+    readahead_kb: u64,
+    readahead_bytes: u64,
+    /// 10^6 bytes/s, cold-cache buffered sequential read, 1 MiB requests.
+    mb_s: Option<f64>,
+    /// Percent of the best value's MB/s.
+    vs_best_pct: Option<f64>,
+    cache_verified: Option<bool>,
+    note: &'a str,
+    run_id: Option<i64>,
+}
+
+#[derive(Serialize)]
+struct BestDoc {
+    readahead_kb: u64,
+    mb_s: f64,
+    /// The value for `blockdev --setra` (512-byte sectors).
+    setra_sectors: u64,
+    set_command: String,
+    /// A udev rule that keeps it across reboots.
+    udev_rule: String,
+}
+
 /// One measured point.
 struct Point {
     kb: u64,
     mbps: Option<f64>,
     note: String,
+    /// The bench's own report that the page cache was emptied.
+    cache_verified: Option<bool>,
 }
 
 impl ReadaheadArgs {
@@ -242,9 +338,11 @@ impl ReadaheadArgs {
         let state_file = self.state_dir.join("tune-readahead.json");
         std::fs::create_dir_all(&self.state_dir)
             .with_context(|| format!("cannot create {}", self.state_dir.display()))?;
-        if let Some(r) = recover(&state_file)? {
+        let recovered = recover(&state_file)?;
+        if let Some(r) = &recovered {
             eprintln!(
-                "storlab: restored the read-ahead an earlier, interrupted run left changed: {r}"
+                "storlab: restored the read-ahead an earlier, interrupted run left changed: {}",
+                describe_restored(r)
             );
         }
         let stack = layers(&self.target)?;
@@ -263,12 +361,24 @@ impl ReadaheadArgs {
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, &state_file)?;
         let stop = crate::commands::bench::Signals::install()?;
-        let result = self.measure(&stack[0], &stop);
+        let tune_id = format!("readahead-{}", storlab_types::time::now_rfc3339());
+        let result = self.measure(&stack[0], &stop, &tune_id);
         // Restore on every path: success, error and signal.
         let restore = recover(&state_file);
         let points = result?;
         let restored = restore?.unwrap_or_default();
-        self.report(&stack, &saved, &points, &restored)?;
+        if self.json || self.output_format == TableFormat::Json {
+            self.report_json(
+                &stack,
+                &saved,
+                &points,
+                &restored,
+                recovered.as_deref(),
+                &tune_id,
+            )?;
+        } else {
+            self.report(&stack, &saved, &points, &describe_restored(&restored))?;
+        }
         Ok(if stop.requested() {
             Outcome::Interrupted
         } else if points.iter().all(|p| p.mbps.is_none()) {
@@ -280,12 +390,16 @@ impl ReadaheadArgs {
 
     /// Lay out the file (directory targets), then one cold-cache streaming
     /// read per value.
-    fn measure(&self, top: &Layer, stop: &crate::commands::bench::Signals) -> Result<Vec<Point>> {
+    fn measure(
+        &self,
+        top: &Layer,
+        stop: &crate::commands::bench::Signals,
+        tune_id: &str,
+    ) -> Result<Vec<Point>> {
         let exe = std::env::current_exe().context("cannot find storlab itself")?;
         let is_device = std::fs::metadata(&self.target)
             .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
             .unwrap_or(false);
-        let tune_id = format!("readahead-{}", storlab_types::time::now_rfc3339());
         let mut scratch = None;
         let mut size_arg = self.size.map(|s| s.0);
         let read_target = if is_device {
@@ -345,6 +459,7 @@ impl ReadaheadArgs {
                     kb,
                     mbps: None,
                     note: format!("{e:#}"),
+                    cache_verified: None,
                 });
                 continue;
             }
@@ -353,7 +468,7 @@ impl ReadaheadArgs {
                 format_bytes(v.0),
                 top.name
             );
-            points.push(self.one_point(&exe, &read_target, size_arg, kb, &tune_id));
+            points.push(self.one_point(&exe, &read_target, size_arg, kb, tune_id));
         }
         if let Some(f) = scratch {
             let _ = std::fs::remove_file(f);
@@ -410,6 +525,7 @@ impl ReadaheadArgs {
                     kb,
                     mbps: None,
                     note: format!("cannot run storlab bench: {e}"),
+                    cache_verified: None,
                 };
             }
         };
@@ -426,7 +542,108 @@ impl ReadaheadArgs {
             (true, Some(false)) => "cache eviction not verified".into(),
             _ => String::new(),
         };
-        Point { kb, mbps, note }
+        Point {
+            kb,
+            mbps,
+            note,
+            cache_verified: cache_ok,
+        }
+    }
+
+    /// The stored run of each point (by its `tune_id` and `readahead_kb`
+    /// tags, in order); none with `--no-save` or when nothing was stored.
+    fn run_ids(&self, points: &[Point], tune_id: &str) -> Vec<Option<i64>> {
+        let mut runs: Vec<StoredRun> = if self.no_save {
+            Vec::new()
+        } else {
+            self.db
+                .open_existing()
+                .and_then(|st| {
+                    Ok(st.select(
+                        &[RunSelector::Tags(vec![("tune_id".into(), tune_id.into())])],
+                        false,
+                    )?)
+                })
+                .unwrap_or_default()
+        };
+        runs.sort_by_key(|r| r.id);
+        points
+            .iter()
+            .map(|p| {
+                let kb = p.kb.to_string();
+                let i = runs
+                    .iter()
+                    .position(|r| r.tags.get("readahead_kb") == Some(&kb))?;
+                Some(runs.remove(i).id)
+            })
+            .collect()
+    }
+
+    /// `--json`: everything the table says, structured, and the run ids.
+    fn report_json(
+        &self,
+        stack: &[Layer],
+        saved: &SavedState,
+        points: &[Point],
+        restored: &[Restored],
+        recovered: Option<&[Restored]>,
+        tune_id: &str,
+    ) -> Result<()> {
+        let best = points
+            .iter()
+            .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let ids = self.run_ids(points, tune_id);
+        let top = &stack[0];
+        let doc = TuneDoc {
+            target: &self.target,
+            device: &top.name,
+            layers: stack
+                .iter()
+                .map(|l| LayerDoc {
+                    name: &l.name,
+                    path: &l.path,
+                    original_kb: saved.original_kb.get(&l.name).map(|x| x.1),
+                })
+                .collect(),
+            original_kb: saved.original_kb.get(&top.name).map(|x| x.1),
+            tune_id,
+            runtime: &self.runtime,
+            streams: self.streams,
+            points: points
+                .iter()
+                .zip(&ids)
+                .map(|(p, id)| PointDoc {
+                    readahead_kb: p.kb,
+                    readahead_bytes: p.kb * 1024,
+                    mb_s: p.mbps,
+                    vs_best_pct: match (p.mbps, best) {
+                        (Some(m), Some((_, b))) if b > 0.0 => Some(100.0 * m / b),
+                        _ => None,
+                    },
+                    cache_verified: p.cache_verified,
+                    note: &p.note,
+                    run_id: *id,
+                })
+                .collect(),
+            best: best.map(|(kb, m)| BestDoc {
+                readahead_kb: kb,
+                mb_s: m,
+                setra_sectors: kb * 2,
+                set_command: format!("blockdev --setra {} /dev/{}", kb * 2, top.name),
+                udev_rule: format!(
+                    "ACTION==\"add|change\", KERNEL==\"{}\", ATTR{{queue/read_ahead_kb}}=\"{kb}\"",
+                    top.name
+                ),
+            }),
+            applied: false,
+            restored: restored.to_vec(),
+            recovered_from_earlier_run: recovered.map(<[Restored]>::to_vec),
+            saved: !self.no_save,
+            db: (!self.no_save).then_some(self.db.db.as_path()),
+            run_ids: ids.iter().flatten().copied().collect(),
+        };
+        crate::output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))
     }
 
     fn report(

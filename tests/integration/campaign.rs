@@ -267,8 +267,10 @@ fn a_campaign_killed_between_cells_resumes_after_the_last_finished_one() {
     let _ = run_tool("pkill", &["-9", "-f", &go.display().to_string()]);
     let id = campaign_ids(d.path()).remove(0);
     std::fs::write(&go, "").unwrap();
-    let out = campaign(d.path(), &["--resume", &id]);
-    ok(&out);
+    // The resumed campaign reports as JSON: stdout is the document alone.
+    let out = campaign(d.path(), &["--resume", &id, "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
     assert!(
         stderr(&out).contains("a: already finished, skipped"),
         "{}",
@@ -283,6 +285,48 @@ fn a_campaign_killed_between_cells_resumes_after_the_last_finished_one() {
         .collect();
     cells.sort();
     assert_eq!(cells, ["a", "b", "c"], "cell a ran once");
+    assert_eq!(doc["id"], id.as_str());
+    assert_eq!(doc["baseline"], "a");
+    assert_eq!(
+        doc["dir"],
+        d.path()
+            .join("campaigns")
+            .join(&id)
+            .display()
+            .to_string()
+            .as_str()
+    );
+    let jcells = doc["cells"].as_array().unwrap();
+    assert_eq!(jcells.len(), 3, "{doc:#}");
+    for (c, name) in jcells.iter().zip(["a", "b", "c"]) {
+        assert_eq!(c["name"], name);
+        assert_eq!(c["matrix"]["cell"], name, "{c}");
+        assert_eq!(c["tags"]["letter"], name, "{c}");
+        assert_eq!(c["status"], "finished", "{c}");
+        let ids = c["run_ids"].as_array().unwrap();
+        assert_eq!(ids.len(), 1, "{c}");
+        let stored = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == ids[0])
+            .unwrap_or_else(|| panic!("run {} not stored: {runs}", ids[0]));
+        assert_eq!(stored["tags"]["cell"], name);
+        assert!(
+            std::path::Path::new(c["log"].as_str().unwrap()).exists(),
+            "{c}"
+        );
+    }
+    let rows = doc["comparison"].as_array().unwrap();
+    for name in ["a", "b", "c"] {
+        assert!(rows.iter().any(|r| r["cell"] == name), "{doc:#}");
+    }
+    let base = rows.iter().find(|r| r["cell"] == "a").unwrap();
+    assert_eq!(base["is_baseline"], true, "{base}");
+    assert!(
+        base["changes"].as_array().is_some_and(|c| !c.is_empty()),
+        "{base}"
+    );
 }
 
 #[test]
@@ -335,6 +379,70 @@ fn dry_run_prints_every_cell_and_runs_nothing_and_scripts_must_confirm() {
 }
 
 #[test]
+fn dry_run_json_lists_the_planned_cells_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/campaigns/fs-choice.toml");
+    let out = cmd()
+        .current_dir(d.path())
+        .arg("campaign")
+        .arg(&example)
+        .args(["--dry-run", "--json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
+    assert_eq!(doc["dry_run"], true);
+    assert_eq!(doc["name"], "fs-choice");
+    assert_eq!(doc["baseline"], "ext4");
+    assert!(
+        doc["id"].as_str().unwrap().starts_with("fs-choice-"),
+        "{doc}"
+    );
+    let cells = doc["cells"].as_array().unwrap();
+    let names: Vec<&str> = cells.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ext4", "xfs", "btrfs"]);
+    for c in cells {
+        let fs = c["name"].as_str().unwrap();
+        assert_eq!(c["matrix"]["fs"], fs);
+        assert_eq!(c["tags"]["fs"], fs);
+        assert_eq!(c["target"], "/mnt/storlab-campaign");
+        assert!(
+            c["setup"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s.as_str().unwrap() == format!("mkfs.{fs} -q /dev/DEVICE")),
+            "{c}"
+        );
+        assert_eq!(
+            c["run"][0],
+            serde_json::json!(["bench", "/mnt/storlab-campaign", "--profile", "sas"])
+        );
+        assert!(c["log"].as_str().unwrap().ends_with(&format!("/{fs}.log")));
+    }
+    // A dry run writes nothing: no campaign directory, no database.
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Both spellings; not both at once.
+    let out = cmd()
+        .current_dir(d.path())
+        .arg("campaign")
+        .arg(&example)
+        .args(["--dry-run", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(&ok(&out)).is_ok());
+    let out = cmd()
+        .current_dir(d.path())
+        .arg("campaign")
+        .arg(&example)
+        .args(["--dry-run", "--json", "--output-format", "table"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn tune_readahead_measures_each_value_and_restores_the_original() {
     let t = "tune_readahead_measures_each_value_and_restores_the_original";
     if !needs_root_and(t, &["losetup"]) {
@@ -371,6 +479,68 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
     assert!(!d.path().join("state/tune-readahead.json").exists());
     let runs = runs_of(d.path(), "tune=readahead");
     assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    // The same as one JSON document on stdout (the progress on stderr).
+    let out = cmd()
+        .args([
+            "tune",
+            "readahead",
+            &lo.dev,
+            "--values",
+            "256k,512k",
+            "--runtime",
+            "1s",
+            "--size",
+            "64M",
+            "--json",
+            "--db",
+        ])
+        .arg(d.path().join("r.db"))
+        .env("STORLAB_STATE_DIR", d.path().join("state"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
+    assert!(stderr(&out).contains("streaming read"), "{}", stderr(&out));
+    let name = lo.dev.trim_start_matches("/dev/");
+    assert_eq!(doc["device"], name, "{doc:#}");
+    assert_eq!(doc["original_kb"], 3072, "{doc:#}");
+    assert_eq!(doc["layers"][0]["original_kb"], 3072, "{doc:#}");
+    let points = doc["points"].as_array().unwrap();
+    let kbs: Vec<u64> = points
+        .iter()
+        .map(|p| p["readahead_kb"].as_u64().unwrap())
+        .collect();
+    assert_eq!(kbs, [256, 512]);
+    for p in points {
+        assert!(p["mb_s"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["run_id"].as_i64().is_some(), "{p}");
+    }
+    let best = doc["best"]["readahead_kb"].as_u64().unwrap();
+    assert!(kbs.contains(&best), "{doc:#}");
+    assert_eq!(doc["applied"], false);
+    assert_eq!(doc["restored"][0]["readahead_kb"], 3072, "{doc:#}");
+    assert_eq!(lo.ra(), 3072, "original read-ahead restored");
+    // The run ids are the runs stored for this tuning.
+    let runs = runs_of(
+        d.path(),
+        &format!("tune_id={}", doc["tune_id"].as_str().unwrap()),
+    );
+    let mut stored: Vec<i64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    stored.sort();
+    let mut ids: Vec<i64> = doc["run_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, stored, "{doc:#}");
+    assert_eq!(ids.len(), 2);
 }
 
 #[test]
@@ -438,17 +608,28 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
             "--size",
             "64M",
             "--no-save",
+            "--output-format",
+            "json",
         ])
         .env("STORLAB_STATE_DIR", &state)
         .output()
         .unwrap();
-    ok(&out);
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
     assert!(
         stderr(&out).contains("restored the read-ahead an earlier"),
         "{}",
         stderr(&out)
     );
     assert_eq!(lo.ra(), 3072, "the original value is back");
+    // It found the killed run's value and put the original back first.
+    assert_eq!(
+        doc["recovered_from_earlier_run"][0]["readahead_kb"], 3072,
+        "{doc:#}"
+    );
+    assert_eq!(doc["original_kb"], 3072, "{doc:#}");
+    assert_eq!(doc["saved"], false);
+    assert_eq!(doc["run_ids"], serde_json::json!([]));
 }
 
 /// A directory target: the tuner finds the device under it through the

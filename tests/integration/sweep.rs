@@ -517,6 +517,105 @@ fn every_shipped_profile_is_listed_shown_and_runs_briefly() {
     assert!(stderr(&bad).contains("no profile named 'nope'"));
 }
 
+/// The shipped profile files: (name, `[[phase]]` names in file order).
+fn shipped_profiles() -> Vec<(String, Vec<String>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+    let mut out: Vec<(String, Vec<String>)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let mut phases = Vec::new();
+            let mut in_phase = false;
+            for l in text.lines().map(str::trim) {
+                if l.starts_with('[') {
+                    in_phase = l == "[[phase]]";
+                } else if in_phase && let Some(v) = l.strip_prefix("name = ") {
+                    phases.push(v.trim_matches('"').to_string());
+                }
+            }
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                phases,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn profiles_list_and_show_print_json_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shipped = shipped_profiles();
+    assert!(shipped.len() >= 10, "{shipped:?}");
+    for args in [
+        &["profiles", "--json"][..],
+        &["profiles", "list", "--json"],
+        &["profiles", "list", "--output-format", "json"],
+    ] {
+        let out = run(d, args);
+        let doc = json(&out);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let list = doc.as_array().unwrap();
+        for (name, _) in &shipped {
+            let p = list
+                .iter()
+                .find(|p| p["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("{name} not in {args:?}:\n{doc:#}"));
+            assert_eq!(p["origin"], "built-in", "{p}");
+            assert!(p["path"].is_null(), "{p}");
+            assert!(!p["about"].as_str().unwrap().is_empty(), "{p}");
+            assert!(!p["source"].as_str().unwrap().is_empty(), "{p}");
+            assert!(p["vary"].is_array(), "{p}");
+            assert!(!p["phases"].as_array().unwrap().is_empty(), "{p}");
+        }
+    }
+    for (name, phases) in &shipped {
+        let out = run(d, &["profiles", "show", name, "--json"]);
+        let doc = json(&out);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(doc["name"], name.as_str());
+        let got: Vec<&str> = doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert_eq!(got, *phases, "{name}: {doc:#}");
+        let written: Vec<&str> = doc["job"]["phase"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|p| p["name"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(written, *phases, "{name}");
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("profiles/{name}.toml")),
+        )
+        .unwrap();
+        assert_eq!(doc["text"], text.as_str(), "{name}");
+    }
+    // The text spelling stays, and the two spellings cannot both be given.
+    let out = run(d, &["profiles", "show", "seq", "--output-format", "text"]);
+    assert!(ok(&out).contains("[profile]"));
+    let out = run(
+        d,
+        &[
+            "profiles",
+            "show",
+            "seq",
+            "--json",
+            "--output-format",
+            "text",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let bad = run(d, &["profiles", "show", "nope", "--json"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stdout(&bad).is_empty());
+}
+
 #[test]
 fn user_profiles_are_found_and_win() {
     let dir = tempfile::tempdir().unwrap();
@@ -538,6 +637,24 @@ fn user_profiles_are_found_and_win() {
         list.contains("my nightly check") && list.contains("seq"),
         "{list}"
     );
+    let o = cmd()
+        .args(["profiles", "list", "--json"])
+        .env("XDG_CONFIG_HOME", d.join("cfg"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    let mine = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "mine")
+        .unwrap();
+    assert_eq!(mine["origin"], "user");
+    assert_eq!(
+        mine["path"],
+        pdir.join("mine.toml").display().to_string().as_str()
+    );
+    assert_eq!(mine["vary"][0], "bs=4k,8k");
     let o = cmd()
         .args([
             "sweep",

@@ -11,11 +11,16 @@
 //! `--resume ID` continues after the last cell whose results are stored.
 //! The end is one comparison table across cells (and, with `--report`, the
 //! HTML report of all of them). `spec` parses and expands the file.
+//! With `--output-format json` / `--json` the plan (`--dry-run`) or the
+//! result (every cell with its status, run ids and log, and the comparison
+//! rows) is one serializer-made document on stdout; progress stays on
+//! stderr.
 
 mod spec;
 
 use crate::Outcome;
 use crate::commands::common::DbArgs;
+use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use comfy_table::{Cell as TCell, CellAlignment};
@@ -23,9 +28,10 @@ use serde::{Deserialize, Serialize};
 use spec::{Campaign, CampaignFile, Cell};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use storlab_report::CompareRow;
 use storlab_store::{RunSelector, Store};
 use storlab_types::StoredRun;
 
@@ -53,6 +59,13 @@ pub struct CampaignCommand {
     /// Where campaigns keep their logs and state
     #[arg(long, value_name = "DIR", default_value = "storlab-campaigns")]
     pub dir: PathBuf,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+    pub output_format: TableFormat,
+    /// Shorthand for --output-format json (the planned cells with --dry-run, else every cell's
+    /// status, runs and log, and the comparison rows)
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -120,7 +133,25 @@ impl CampaignCommand {
     pub fn execute(self) -> Result<Outcome> {
         let (id, dir, campaign) = self.load()?;
         if self.dry_run {
-            crate::output::print(&describe(&id, &campaign))?;
+            if self.is_json() {
+                print_json(&PlanDoc {
+                    id: &id,
+                    dir: &dir.path,
+                    dry_run: true,
+                    name: &campaign.name,
+                    baseline: &campaign.baseline,
+                    cells: campaign
+                        .cells
+                        .iter()
+                        .map(|cell| PlannedCell {
+                            cell,
+                            log: dir.log(&cell.name),
+                        })
+                        .collect(),
+                })?;
+            } else {
+                crate::output::print(&describe(&id, &campaign))?;
+            }
             return Ok(Outcome::Ok);
         }
         if let Some(path) = &self.report {
@@ -172,6 +203,10 @@ impl CampaignCommand {
             }
         }
         self.summarise(&id, &campaign, &state, &store)
+    }
+
+    fn is_json(&self) -> bool {
+        self.json || self.output_format == TableFormat::Json
     }
 
     /// The campaign to run: a new one from the file (its directory made, the
@@ -383,7 +418,7 @@ impl CampaignCommand {
                 runs.push((cell.name.clone(), r));
             }
         }
-        let text = comparison_table(c, &runs);
+        let rows = comparison_rows(c, &runs);
         let failed: Vec<String> = c
             .cells
             .iter()
@@ -401,14 +436,9 @@ impl CampaignCommand {
                 _ => None,
             })
             .collect();
-        let mut out = format!("campaign {id}\n{text}");
-        for f in &failed {
-            out.push_str(&format!("cell {f}\n"));
-        }
-        out.push_str(&format!(
-            "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
-            self.dir.join(id).display()
-        ));
+        let dir = Dir {
+            path: self.dir.join(id),
+        };
         if let Some(path) = &self.report {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
@@ -416,15 +446,121 @@ impl CampaignCommand {
                 path,
                 storlab_report::html_report(&all, base).as_bytes(),
             )?;
-            out.push_str(&format!("Report: {}\n", path.display()));
         }
-        crate::output::print(&out)?;
+        if self.is_json() {
+            let cells = c
+                .cells
+                .iter()
+                .map(|cell| {
+                    let st = state.cells.get(&cell.name);
+                    CellDoc {
+                        cell,
+                        status: st.map(|s| s.status.clone()),
+                        reason: st.and_then(|s| s.reason.clone()),
+                        run_ids: runs
+                            .iter()
+                            .filter(|(n, _)| *n == cell.name)
+                            .map(|(_, r)| r.id)
+                            .collect(),
+                        log: dir.log(&cell.name),
+                    }
+                })
+                .collect();
+            print_json(&ResultDoc {
+                id,
+                dir: &dir.path,
+                name: &c.name,
+                baseline: &c.baseline,
+                cells,
+                comparison: &rows,
+                report: self.report.as_deref(),
+            })?;
+        } else {
+            let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows));
+            for f in &failed {
+                out.push_str(&format!("cell {f}\n"));
+            }
+            out.push_str(&format!(
+                "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
+                dir.path.display()
+            ));
+            if let Some(path) = &self.report {
+                out.push_str(&format!("Report: {}\n", path.display()));
+            }
+            crate::output::print(&out)?;
+        }
         Ok(if failed.is_empty() {
             Outcome::Ok
         } else {
             Outcome::Failed
         })
     }
+}
+
+fn print_json<T: Serialize>(doc: &T) -> Result<()> {
+    crate::output::print(&(serde_json::to_string_pretty(doc)? + "\n"))
+}
+
+/// `--dry-run --json`: the campaign as it would run.
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    /// The id the campaign would get (its directory's name).
+    id: &'a str,
+    /// The directory it would make (nothing is written by a dry run).
+    dir: &'a Path,
+    dry_run: bool,
+    name: &'a str,
+    baseline: &'a str,
+    cells: Vec<PlannedCell<'a>>,
+}
+
+/// One planned cell: name, matrix values, tags, target, setup, run
+/// (storlab argument vectors), teardown, and the log it would write.
+#[derive(Serialize)]
+struct PlannedCell<'a> {
+    #[serde(flatten)]
+    cell: &'a Cell,
+    log: PathBuf,
+}
+
+/// `--json` after a campaign: every cell and the comparison.
+#[derive(Serialize)]
+struct ResultDoc<'a> {
+    id: &'a str,
+    dir: &'a Path,
+    name: &'a str,
+    baseline: &'a str,
+    cells: Vec<CellDoc<'a>>,
+    /// The rows of the comparison table, in its order.
+    comparison: &'a [CampaignRow<'a>],
+    /// The HTML report written (`--report`).
+    report: Option<&'a Path>,
+}
+
+/// One cell of a finished (or stopped) campaign.
+#[derive(Serialize)]
+struct CellDoc<'a> {
+    #[serde(flatten)]
+    cell: &'a Cell,
+    /// finished, failed or interrupted.
+    status: Option<CellStatus>,
+    reason: Option<String>,
+    /// Its finished runs in the results database, oldest first.
+    run_ids: Vec<i64>,
+    log: PathBuf,
+}
+
+/// One row of the comparison: a cell's run, phase and direction against
+/// the baseline cell's (figures in base units: bytes/s, IO/s, ns).
+#[derive(Serialize)]
+struct CampaignRow<'a> {
+    cell: &'a str,
+    /// The cell's tags (the table's columns).
+    tags: &'a BTreeMap<String, String>,
+    /// Which of the cell's runs (its `run` list, from 0) this row is from.
+    campaign_run: usize,
+    #[serde(flatten)]
+    row: CompareRow,
 }
 
 /// What went wrong with one command.
@@ -573,26 +709,11 @@ fn describe(id: &str, c: &Campaign) -> String {
     s
 }
 
-/// One row per cell and phase: the cell's tags as columns, each figure and
-/// its change against the baseline cell's matching phase, noise marked as
-/// `compare` marks it.
-fn comparison_table(c: &Campaign, runs: &[(String, StoredRun)]) -> String {
-    use storlab_report::{Metric, Verdict};
-    let keys: Vec<String> = {
-        let mut k: Vec<String> = c
-            .cells
-            .iter()
-            .flat_map(|c| c.tags.keys().cloned())
-            .collect();
-        k.sort();
-        k.dedup();
-        k
-    };
-    let mut t = crate::commands::common::result_table();
-    let mut header: Vec<String> = vec!["cell".into()];
-    header.extend(keys.iter().cloned());
-    header.extend(["phase", "MB/s", "IOPS", "p99", "vs baseline"].map(String::from));
-    t.set_header(header);
+/// One row per cell, run and phase direction: each figure and its change
+/// against the baseline cell's matching phase, noise marked as `compare`
+/// marks it.
+fn comparison_rows<'a>(c: &'a Campaign, runs: &[(String, StoredRun)]) -> Vec<CampaignRow<'a>> {
+    let mut rows = Vec::new();
     let entries: usize = c.cells.iter().map(|c| c.run.len()).max().unwrap_or(0);
     for entry in 0..entries {
         let of_entry = |cell: &str| -> Vec<&StoredRun> {
@@ -638,41 +759,71 @@ fn comparison_table(c: &Campaign, runs: &[(String, StoredRun)]) -> String {
         }
         let vary = storlab_configdiff::Vary::from_list(&studied).unwrap_or_default();
         let cmp = storlab_report::compare_with(&set, base, &vary);
-        for row in &cmp.rows {
+        for row in cmp.rows {
             let Some(cell) = cell_of.get(&row.run_id) else {
                 continue;
             };
-            let mut cells: Vec<TCell> = vec![TCell::new(&cell.name)];
-            cells.extend(
-                keys.iter()
-                    .map(|k| TCell::new(cell.tags.get(k).cloned().unwrap_or_default())),
-            );
-            cells.push(TCell::new(format!(
-                "{} {}",
-                row.phase,
-                row.direction.as_str()
-            )));
-            let mut verdicts = Vec::new();
-            for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
-                let ch = row.change(m);
-                let v = ch
-                    .and_then(|c| c.value)
-                    .map(|v| m.format(v))
-                    .unwrap_or_else(|| "-".into());
-                cells.push(TCell::new(v).set_alignment(CellAlignment::Right));
-                if let Some(ch) = ch
-                    && ch.verdict != Verdict::Baseline
-                {
-                    verdicts.push(format!("{} {}", m.name(), ch.describe()));
-                }
-            }
-            cells.push(TCell::new(if row.is_baseline {
-                "baseline".to_string()
-            } else {
-                verdicts.join(", ")
-            }));
-            t.add_row(cells);
+            rows.push(CampaignRow {
+                cell: &cell.name,
+                tags: &cell.tags,
+                campaign_run: entry,
+                row,
+            });
         }
+    }
+    rows
+}
+
+/// The comparison rows as a table: the cells' tags as columns.
+fn comparison_table(c: &Campaign, rows: &[CampaignRow]) -> String {
+    use storlab_report::{Metric, Verdict};
+    let keys: Vec<String> = {
+        let mut k: Vec<String> = c
+            .cells
+            .iter()
+            .flat_map(|c| c.tags.keys().cloned())
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let mut t = crate::commands::common::result_table();
+    let mut header: Vec<String> = vec!["cell".into()];
+    header.extend(keys.iter().cloned());
+    header.extend(["phase", "MB/s", "IOPS", "p99", "vs baseline"].map(String::from));
+    t.set_header(header);
+    for r in rows {
+        let row = &r.row;
+        let mut cells: Vec<TCell> = vec![TCell::new(r.cell)];
+        cells.extend(
+            keys.iter()
+                .map(|k| TCell::new(r.tags.get(k).cloned().unwrap_or_default())),
+        );
+        cells.push(TCell::new(format!(
+            "{} {}",
+            row.phase,
+            row.direction.as_str()
+        )));
+        let mut verdicts = Vec::new();
+        for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
+            let ch = row.change(m);
+            let v = ch
+                .and_then(|c| c.value)
+                .map(|v| m.format(v))
+                .unwrap_or_else(|| "-".into());
+            cells.push(TCell::new(v).set_alignment(CellAlignment::Right));
+            if let Some(ch) = ch
+                && ch.verdict != Verdict::Baseline
+            {
+                verdicts.push(format!("{} {}", m.name(), ch.describe()));
+            }
+        }
+        cells.push(TCell::new(if row.is_baseline {
+            "baseline".to_string()
+        } else {
+            verdicts.join(", ")
+        }));
+        t.add_row(cells);
     }
     format!("{t}\n")
 }

@@ -72,6 +72,10 @@ pub struct CampaignFile {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cell {
     pub name: String,
+    /// The matrix values this cell was made from (none for a `[[cell]]`
+    /// written out; older saved campaigns have none either).
+    #[serde(default)]
+    pub matrix: BTreeMap<String, String>,
     pub tags: BTreeMap<String, String>,
     pub setup: Vec<String>,
     pub teardown: Vec<String>,
@@ -239,6 +243,11 @@ fn expand_cell(
     }
     Ok(Cell {
         name,
+        matrix: vars
+            .iter()
+            .filter(|(k, _)| *k != "target")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         tags,
         setup: spec.setup.iter().map(sub).collect::<Result<_, _>>()?,
         teardown: spec.teardown.iter().map(sub).collect::<Result<_, _>>()?,
