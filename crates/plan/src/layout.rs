@@ -802,7 +802,7 @@ mod tests {
     #[test]
     fn chunk_and_stripe_given_apart_are_checked_here() {
         let l: Layout = "R60/12/48".parse().unwrap();
-        let l2 = l.clone().with_sizes(Some("128k"), Some("2M")).unwrap();
+        let l2 = l.with_sizes(Some("128k"), Some("2M")).unwrap();
         assert_eq!(
             (l2.chunk_bytes, l2.stripe_bytes),
             (128 << 10, Some(2 << 20))
