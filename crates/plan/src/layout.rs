@@ -807,11 +807,7 @@ mod tests {
             (l2.chunk_bytes, l2.stripe_bytes),
             (128 << 10, Some(2 << 20))
         );
-        let e = l
-            .clone()
-            .with_sizes(Some("1000"), None)
-            .unwrap_err()
-            .to_string();
+        let e = l.with_sizes(Some("1000"), None).unwrap_err().to_string();
         assert!(
             e.contains("--chunk") && e.contains("multiple of 512"),
             "{e}"
