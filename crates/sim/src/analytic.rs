@@ -218,6 +218,7 @@ pub fn solve(r: &Resolved) -> Point {
         best_client_p99_ns: None,
         latency_ns: None,
         client_p50_range_ns: None,
+        per_client: None,
         simulated_ns: None,
         events: None,
     }

@@ -103,6 +103,7 @@ struct Sim<'a> {
     worst_p99: u64,
     best_p99: u64,
     p50_range: (u64, u64),
+    per_client: Vec<crate::model::ClientLatency>,
     events: u64,
     last_done: Nanos,
 }
@@ -173,6 +174,7 @@ impl<'a> Sim<'a> {
             worst_p99: 0,
             best_p99: u64::MAX,
             p50_range: (u64::MAX, 0),
+            per_client: Vec::new(),
             events: 0,
             last_done: 0,
         }
@@ -383,6 +385,12 @@ impl<'a> Sim<'a> {
             self.worst_p99 = self.worst_p99.max(p99);
             self.best_p99 = self.best_p99.min(p99);
             self.p50_range = (self.p50_range.0.min(p50), self.p50_range.1.max(p50));
+            self.per_client.push(crate::model::ClientLatency {
+                client: r.client,
+                p50_ns: p50,
+                p99_ns: p99,
+                done_ns: now,
+            });
             self.all_lat.extend_from_slice(&lat);
         } else {
             self.issue(r.client);
@@ -585,6 +593,11 @@ impl<'a> Sim<'a> {
                 p99_99: pct_of(&self.all_lat, 99.99),
             }),
             client_p50_range_ns: Some((self.p50_range.0.min(self.p50_range.1), self.p50_range.1)),
+            per_client: Some({
+                let mut v = std::mem::take(&mut self.per_client);
+                v.sort_by_key(|c| c.client);
+                v
+            }),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
         }
@@ -699,6 +712,29 @@ file_size = "256MiB"
                 );
             }
         }
+    }
+
+    /// p50/p99 per client: every client once, in order, and the summary
+    /// figures are their extremes.
+    #[test]
+    fn every_client_has_its_own_percentiles() {
+        let r = resolve(&BASE.replace("count = 8", "count = 6"));
+        let d = simulate(&r).unwrap();
+        let pc = d.per_client.as_ref().unwrap();
+        let ids: Vec<u32> = pc.iter().map(|c| c.client).collect();
+        assert_eq!(ids, (0..6).collect::<Vec<_>>());
+        assert!(
+            pc.iter()
+                .all(|c| c.p50_ns > 0 && c.p50_ns <= c.p99_ns && c.done_ns > 0)
+        );
+        let worst = pc.iter().map(|c| c.p99_ns).max().unwrap();
+        let best = pc.iter().map(|c| c.p99_ns).min().unwrap();
+        assert_eq!(d.worst_client_p99_ns, Some(worst));
+        assert_eq!(d.best_client_p99_ns, Some(best));
+        let (lo, hi) = d.client_p50_range_ns.unwrap();
+        assert_eq!(lo, pc.iter().map(|c| c.p50_ns).min().unwrap());
+        assert_eq!(hi, pc.iter().map(|c| c.p50_ns).max().unwrap());
+        assert!(analytic::solve(&r).per_client.is_none());
     }
 
     #[test]

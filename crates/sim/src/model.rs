@@ -84,6 +84,10 @@ pub struct Point {
     /// DES: the clients' own p50 latencies, lowest and highest, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_p50_range_ns: Option<(u64, u64)>,
+    /// DES: every client's own latency percentiles and when it finished,
+    /// in client order (the JSON has them; the table shows the spread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_client: Option<Vec<ClientLatency>>,
     /// DES: the whole latency distribution over all requests (min, mean,
     /// stddev, max, p50 … p99.99), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,6 +98,16 @@ pub struct Point {
     /// DES: events processed (request issues, lock grants, completions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<u64>,
+}
+
+/// One simulated client's own figures (DES).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ClientLatency {
+    pub client: u32,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    /// Simulated time at which its last request completed, ns.
+    pub done_ns: u64,
 }
 
 impl Point {
