@@ -765,44 +765,33 @@ fn calibrate_and_against_name_their_bad_input() {
     );
 }
 
+/// Exit 2 with `needle` in the message.
+fn refused_in(dir: &std::path::Path, args: &[&str], needle: &str) {
+    let o = crate::util::run_in(dir, args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+}
+
+/// A design that does not parse, or names what the catalog lacks, is
+/// refused before the run: no database, no scratch file.
+#[test]
+fn a_bad_design_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let typo = "R6/x --drive exos-x18-18tb";
+    refused_in(d, &["bench", ".", "--size", "4M", "--design", typo], "R6/x");
+    let unknown = "R0/1 --drive no-such-drive";
+    refused_in(d, &["bench", ".", "--design", unknown], "no-such-drive");
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "files written");
+}
+
 /// A run planned as a design (`bench --design`) carries it (tag `planned_as`),
 /// and `storlab report` shows every phase's prediction beside the measured
-/// figure: the same numbers `plan layout --against` prints for that run. A
-/// design that does not parse is refused before anything is written.
+/// figure: the same numbers `plan layout --against` prints for that run.
 #[test]
 fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
     let dir = tempfile::tempdir().unwrap();
     let design = "R0/1 --drive exos-x18-18tb --controller hba-9300-8i-md --streams 1 --qd 4";
-    // Exit 2 with `needle` in the message, and nothing written.
-    let refused = |args: &[&str], needle: &str| {
-        let o = crate::util::run_in(dir.path(), args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
-    };
-    // A typo in the design, an unknown drive: no database, no scratch file.
-    refused(
-        &[
-            "bench",
-            ".",
-            "--rw",
-            "write",
-            "--size",
-            "4M",
-            "--design",
-            "R6/x --drive exos-x18-18tb",
-        ],
-        "R6/x",
-    );
-    refused(
-        &["bench", ".", "--design", "R0/1 --drive no-such-drive"],
-        "no-such-drive",
-    );
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "files written"
-    );
-
     // Two phases with the design, one untagged run after it.
     crate::util::ok(&crate::util::run_in(
         dir.path(),
@@ -919,17 +908,15 @@ fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
     let html = std::fs::read_to_string(dir.path().join("r2.html")).unwrap();
     assert!(html.contains("Run #2") && html.contains("id=\"predicted\""));
     // No design anywhere: no such chart, said with exit 2.
-    refused(
-        &[
-            "report",
-            "2",
-            "--chart",
-            "predicted",
-            "--output-format",
-            "svg",
-            "-o",
-            "q.svg",
-        ],
-        "--design",
-    );
+    let chart = [
+        "report",
+        "2",
+        "--chart",
+        "predicted",
+        "--output-format",
+        "svg",
+        "-o",
+        "q.svg",
+    ];
+    refused_in(dir.path(), &chart, "--design");
 }

@@ -708,6 +708,14 @@ fn ooc_reads_each_block_before_writing_it_back_and_verifies() {
     assert!(ph["verify"]["blocks_checked"].as_u64().unwrap() >= 3 * 8 * 256);
 }
 
+/// A two-point sweep of the null engine in `d`, without output options.
+fn tiny_null_sweep(d: &Path) -> Vec<&str> {
+    let d = d.to_str().unwrap();
+    vec![
+        "sweep", d, "-q", "--vary", "bs=4k,8k", "--engine", "null", "--size", "1m",
+    ]
+}
+
 /// `--json-out` of a sweep run again overwrites its own earlier document
 /// (it says storlab wrote it), never a file storlab did not write.
 #[test]
@@ -715,22 +723,9 @@ fn a_sweep_rerun_overwrites_its_own_json_but_not_a_strangers() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let sweep = |out: &str| {
-        run(
-            d,
-            &[
-                "sweep",
-                d.to_str().unwrap(),
-                "-q",
-                "--vary",
-                "bs=4k,8k",
-                "--engine",
-                "null",
-                "--size",
-                "1m",
-                "--json-out",
-                out,
-            ],
-        )
+        let mut args = tiny_null_sweep(d);
+        args.extend(["--json-out", out]);
+        run(d, &args)
     };
     let out = d.join("s.json");
     let o = out.to_str().unwrap();
@@ -763,20 +758,10 @@ fn a_sweep_rerun_overwrites_its_own_json_but_not_a_strangers() {
 fn a_sweep_under_mpirun_with_several_processes_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let args = [
-        "sweep",
-        d.to_str().unwrap(),
-        "-q",
-        "--vary",
-        "bs=4k,8k",
-        "--engine",
-        "null",
-        "--size",
-        "1m",
-    ];
+    let args = tiny_null_sweep(d);
     let as_rank = |rank: &str, size: &str| {
         crate::util::cmd()
-            .args(args)
+            .args(&args)
             .current_dir(d)
             .env("STORLAB_DB", d.join("results.db"))
             .env("OMPI_COMM_WORLD_SIZE", size)
