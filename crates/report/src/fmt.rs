@@ -180,6 +180,8 @@ pub fn run_labels_of(runs: &[&StoredRun]) -> Vec<String> {
                         "rw" | "host" | "dev" | "fs" | "engine" | "cache" if !v.is_empty() => {
                             v.clone()
                         }
+                        // Not recorded (an fio import has no host): say so.
+                        _ if v.is_empty() => format!("{key}=?"),
                         _ => format!("{key}={v}"),
                     }
                 })
@@ -300,6 +302,11 @@ mod tests {
         assert_eq!(l[0], run_label(&same[0]));
         assert_eq!(bytes_short(3 << 20), "3m");
         assert_eq!(bytes_short(1000), "1000");
+        // A fact one run did not record (an fio import has no host) is
+        // shown as unknown, not as an empty value.
+        let mut hosts = vec![mk(1, 8, 4096), mk(2, 8, 4096)];
+        hosts[1].report.host.hostname.clear();
+        assert_eq!(run_labels(&hosts)[1], "#2 host=?");
     }
 
     #[test]

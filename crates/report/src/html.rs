@@ -175,6 +175,11 @@ fn runs_section(runs: &[StoredRun]) -> String {
     )
 }
 
+/// A host figure, or "–" when the record has none (0).
+fn known(v: u64, show: impl Fn(u64) -> String) -> String {
+    if v == 0 { "–".into() } else { show(v) }
+}
+
 fn hosts_section(runs: &[StoredRun]) -> String {
     let mut hosts: Vec<(&HostInfo, Vec<i64>)> = Vec::new();
     for r in runs {
@@ -192,9 +197,10 @@ fn hosts_section(runs: &[StoredRun]) -> String {
                 txt(&h.kernel),
                 txt(&h.arch),
                 txt(&h.cpu_model),
-                num(h.cpu_count.to_string()),
-                num(format_bytes(h.mem_total_bytes)),
-                num(format_bytes(h.page_size_bytes)),
+                // Zero = not recorded (fio imports, simulated runs).
+                num(known(h.cpu_count.into(), |n| n.to_string())),
+                num(known(h.mem_total_bytes, format_bytes)),
+                num(known(h.page_size_bytes, format_bytes)),
                 txt(ids
                     .iter()
                     .map(|i| format!("#{i}"))
@@ -632,6 +638,18 @@ pub fn html_report_full(
 mod tests {
     use super::*;
     use crate::testdata::{all_runs, compare_runs};
+
+    #[test]
+    fn host_figures_not_recorded_show_as_a_dash() {
+        let mut runs = all_runs();
+        runs.truncate(1);
+        runs[0].report.host.cpu_count = 0;
+        runs[0].report.host.mem_total_bytes = 0;
+        runs[0].report.host.page_size_bytes = 0;
+        let h = hosts_section(&runs);
+        assert_eq!(h.matches(">–<").count(), 3, "{h}");
+        assert!(!h.contains(">0 B<") && !h.contains(">0<"), "{h}");
+    }
 
     #[test]
     fn report_is_self_contained() {
