@@ -14,7 +14,7 @@
 //! absorbs writes at front-end speed until it is full; from then on writes
 //! go at the back end's speed.
 
-use crate::scenario::{FsKind, Pattern, Resolved, Sharing};
+use crate::scenario::{CachePolicy, FsKind, Pattern, Resolved, Sharing};
 use serde::Serialize;
 
 /// Component names in path order.
@@ -168,8 +168,22 @@ impl Layout {
                 c.min(r.client_nic_bytes_per_s)
             });
         let reads_warm = !w.pattern.is_write() && w.warm;
+        // The fraction of a working set `ws` a cache of `c` bytes serves.
+        let random = w.pattern.is_random();
+        let hit = |c: f64, ws: f64| -> f64 {
+            match r.cache_policy {
+                CachePolicy::Lru if !random => {
+                    if c >= ws {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }
+                _ => (c / ws).min(1.0),
+            }
+        };
         let h_client = if reads_warm {
-            (r.page_cache_bytes as f64 / per_client).min(1.0)
+            hit(r.page_cache_bytes as f64, per_client)
         } else {
             0.0
         };
@@ -180,7 +194,7 @@ impl Layout {
         let past_client = total * (1.0 - h_client);
         let h_mover = match &r.movers {
             Some(m) if reads_warm && past_client > 0.0 => {
-                (m.cache_bytes as f64 / (past_client * mover_share)).min(1.0)
+                hit(m.cache_bytes as f64, past_client * mover_share)
             }
             _ => 0.0,
         };
@@ -217,7 +231,7 @@ impl Layout {
         let array_share = 1.0 / busy as f64;
         let at_arrays = past_client * (1.0 - h_mover);
         let h_array = if reads_warm && at_arrays > 0.0 {
-            (r.array.cache_bytes as f64 / (at_arrays * array_share)).min(1.0)
+            hit(r.array.cache_bytes as f64, at_arrays * array_share)
         } else {
             0.0
         };

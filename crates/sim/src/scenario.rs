@@ -42,6 +42,8 @@ struct ScenarioFile {
     description: String,
     #[serde(default = "one_u64")]
     seed: u64,
+    #[serde(default)]
+    cache_policy: CachePolicy,
     clients: ClientsSection,
     #[serde(default)]
     network: NetworkSection,
@@ -50,6 +52,22 @@ struct ScenarioFile {
     filesystem: FsSection,
     array: ArraySection,
     workload: WorkloadSection,
+}
+
+/// What the read caches keep of data re-read in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CachePolicy {
+    /// A cache holds what fits and keeps it while a larger sequential
+    /// re-read passes (the first part of the data hits): array and
+    /// page caches that detect streams behave so.
+    #[default]
+    ScanResistant,
+    /// Least recently used: a sequential re-read larger than the cache
+    /// evicts each block before it is wanted again, so it hits nothing; one
+    /// that fits hits everything. Random reads hit cache / working set
+    /// under either policy.
+    Lru,
 }
 
 fn one_u64() -> u64 {
@@ -249,6 +267,7 @@ pub struct Resolved {
     pub name: String,
     pub description: String,
     pub seed: u64,
+    pub cache_policy: CachePolicy,
     pub clients: u32,
     /// One client's NIC, bytes/s.
     pub client_nic_bytes_per_s: f64,
@@ -813,6 +832,7 @@ impl Scenario {
             }),
             description: p.description.clone(),
             seed: p.seed,
+            cache_policy: p.cache_policy,
             clients,
             client_nic_bytes_per_s: client_nic,
             client_rate_bytes_per_s: client_rate,
