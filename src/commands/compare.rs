@@ -50,7 +50,7 @@ impl CompareCommand {
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
         if self.json || self.output_format == TableFormat::Json {
-            output::print(&(serde_json::to_string_pretty(&cmp)? + "\n"))?;
+            output::print_json(&cmp)?;
         } else {
             if let Some(n) = note {
                 eprintln!("{n}");

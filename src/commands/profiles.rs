@@ -262,17 +262,13 @@ impl Profile {
     }
 }
 
-fn print_json<T: Serialize>(doc: &T) -> Result<()> {
-    crate::output::print(&(serde_json::to_string_pretty(doc)? + "\n"))
-}
-
 impl ProfilesCommand {
     pub fn execute(self) -> Result<crate::Outcome> {
         match self.action {
             Some(ProfilesAction::Show { name, format }) => {
                 let p = find(&name)?;
                 if format.json || format.output_format == TextFormat::Json {
-                    print_json(&p.doc(true)?)?;
+                    crate::output::print_json(&p.doc(true)?)?;
                 } else {
                     crate::output::print(&p.text)?;
                 }
@@ -292,7 +288,7 @@ fn list(format: &ListFormat) -> Result<()> {
             .iter()
             .map(|p| p.doc(false))
             .collect::<Result<Vec<_>>>()?;
-        return print_json(&docs);
+        return crate::output::print_json(&docs);
     }
     let w = all.iter().map(|p| p.name.len()).max().unwrap_or(4);
     let mut text = String::new();

@@ -99,7 +99,7 @@ impl RunsCommand {
         let runs = store.list(&filter)?;
         if self.json || self.output_format == super::outfmt::TableFormat::Json {
             let v: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
-            output::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+            output::print_json(&v)?;
             return Ok(crate::Outcome::Ok);
         }
         if runs.is_empty() {

@@ -26,7 +26,7 @@ impl ShowCommand {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
         if self.json || self.output_format == super::outfmt::TextFormat::Json {
-            output::print(&(serde_json::to_string_pretty(&runs)? + "\n"))?;
+            output::print_json(&runs)?;
             return Ok(crate::Outcome::Ok);
         }
         let text: Vec<String> = runs.iter().map(render).collect();

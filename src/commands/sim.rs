@@ -122,7 +122,7 @@ impl SimCommand {
                     "vary": key,
                     "points": points,
                 });
-                crate::output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+                crate::output::print_json(&doc)?;
             }
         }
         if !self.no_save {

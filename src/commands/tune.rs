@@ -367,17 +367,18 @@ impl ReadaheadArgs {
         let restore = recover(&state_file);
         let points = result?;
         let restored = restore?.unwrap_or_default();
+        let doc = self.outcome(
+            &stack,
+            &saved,
+            &points,
+            &restored,
+            recovered.as_deref(),
+            &tune_id,
+        );
         if self.json || self.output_format == TableFormat::Json {
-            self.report_json(
-                &stack,
-                &saved,
-                &points,
-                &restored,
-                recovered.as_deref(),
-                &tune_id,
-            )?;
+            crate::output::print_json(&doc)?;
         } else {
-            self.report(&stack, &saved, &points, &describe_restored(&restored))?;
+            crate::output::print(&render(&doc))?;
         }
         Ok(if stop.requested() {
             Outcome::Interrupted
@@ -579,23 +580,23 @@ impl ReadaheadArgs {
             .collect()
     }
 
-    /// `--json`: everything the table says, structured, and the run ids.
-    fn report_json(
-        &self,
-        stack: &[Layer],
+    /// The tuning as one document: what `--json` prints and the table shows.
+    fn outcome<'a>(
+        &'a self,
+        stack: &'a [Layer],
         saved: &SavedState,
-        points: &[Point],
+        points: &'a [Point],
         restored: &[Restored],
         recovered: Option<&[Restored]>,
-        tune_id: &str,
-    ) -> Result<()> {
+        tune_id: &'a str,
+    ) -> TuneDoc<'a> {
         let best = points
             .iter()
             .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let ids = self.run_ids(points, tune_id);
         let top = &stack[0];
-        let doc = TuneDoc {
+        TuneDoc {
             target: &self.target,
             device: &top.name,
             layers: stack
@@ -642,68 +643,48 @@ impl ReadaheadArgs {
             saved: !self.no_save,
             db: (!self.no_save).then_some(self.db.db.as_path()),
             run_ids: ids.iter().flatten().copied().collect(),
-        };
-        crate::output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))
+        }
     }
+}
 
-    fn report(
-        &self,
-        stack: &[Layer],
-        saved: &SavedState,
-        points: &[Point],
-        restored: &str,
-    ) -> Result<()> {
-        let best = points
-            .iter()
-            .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        let mut t = crate::commands::common::result_table();
-        t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
-        for p in points {
-            let vs = match (p.mbps, best) {
-                (Some(m), Some((_, b))) if b > 0.0 => format!("{:.0} %", 100.0 * m / b),
-                _ => "-".into(),
-            };
-            t.add_row(vec![
-                Cell::new(format_bytes(p.kb * 1024)),
-                Cell::new(
-                    p.mbps
-                        .map(|m| format!("{m:.1}"))
-                        .unwrap_or_else(|| "-".into()),
-                )
+/// The table and the advice, from the same document `--json` prints.
+fn render(doc: &TuneDoc) -> String {
+    let mut t = crate::commands::common::result_table();
+    t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
+    for p in &doc.points {
+        t.add_row(vec![
+            Cell::new(format_bytes(p.readahead_bytes)),
+            Cell::new(p.mb_s.map_or_else(|| "-".into(), |m| format!("{m:.1}")))
                 .set_alignment(CellAlignment::Right),
-                Cell::new(vs).set_alignment(CellAlignment::Right),
-                Cell::new(&p.note),
-            ]);
-        }
-        let top = &stack[0];
-        let mut out = format!(
-            "read-ahead of {} (under {}; layers: {})\n{t}\n",
-            top.name,
-            self.target.display(),
-            stack
-                .iter()
-                .map(|l| format!(
-                    "{} {} KiB",
-                    l.name,
-                    saved.original_kb.get(&l.name).map(|x| x.1).unwrap_or(0)
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        out.push_str("MB/s = 10^6 bytes/s: cold-cache buffered sequential read, 1 MiB requests.\n");
-        if let Some((kb, m)) = best {
-            let sectors = kb * 2;
-            out.push_str(&format!(
-                "Best: {} ({m:.1} MB/s). To set it now: blockdev --setra {sectors} /dev/{}\n\
-                 To keep it across reboots, a udev rule (e.g. /etc/udev/rules.d/60-storlab-readahead.rules):\n  \
-                 ACTION==\"add|change\", KERNEL==\"{}\", ATTR{{queue/read_ahead_kb}}=\"{kb}\"\n",
-                format_bytes(kb * 1024),
-                top.name,
-                top.name
-            ));
-        }
-        out.push_str(&format!("Restored: {restored}\n"));
-        crate::output::print(&out)
+            Cell::new(
+                p.vs_best_pct
+                    .map_or_else(|| "-".into(), |v| format!("{v:.0} %")),
+            )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(p.note),
+        ]);
     }
+    let mut out = format!(
+        "read-ahead of {} (under {}; layers: {})\n{t}\n",
+        doc.device,
+        doc.target.display(),
+        doc.layers
+            .iter()
+            .map(|l| format!("{} {} KiB", l.name, l.original_kb.unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str("MB/s = 10^6 bytes/s: cold-cache buffered sequential read, 1 MiB requests.\n");
+    if let Some(b) = &doc.best {
+        out.push_str(&format!(
+            "Best: {} ({:.1} MB/s). To set it now: {}\n\
+             To keep it across reboots, a udev rule (e.g. /etc/udev/rules.d/60-storlab-readahead.rules):\n  {}\n",
+            format_bytes(b.readahead_kb * 1024),
+            b.mb_s,
+            b.set_command,
+            b.udev_rule,
+        ));
+    }
+    out.push_str(&format!("Restored: {}\n", describe_restored(&doc.restored)));
+    out
 }

@@ -134,7 +134,7 @@ impl CampaignCommand {
         let (id, dir, campaign) = self.load()?;
         if self.dry_run {
             if self.is_json() {
-                print_json(&PlanDoc {
+                crate::output::print_json(&PlanDoc {
                     id: &id,
                     dir: &dir.path,
                     dry_run: true,
@@ -466,7 +466,7 @@ impl CampaignCommand {
                     }
                 })
                 .collect();
-            print_json(&ResultDoc {
+            crate::output::print_json(&ResultDoc {
                 id,
                 dir: &dir.path,
                 name: &c.name,
@@ -495,10 +495,6 @@ impl CampaignCommand {
             Outcome::Failed
         })
     }
-}
-
-fn print_json<T: Serialize>(doc: &T) -> Result<()> {
-    crate::output::print(&(serde_json::to_string_pretty(doc)? + "\n"))
 }
 
 /// `--dry-run --json`: the campaign as it would run.

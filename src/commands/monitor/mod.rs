@@ -359,7 +359,7 @@ impl MonitorCommand {
             TimelineBuilder::new(now_rfc3339(), interval, layer, Vec::new()).finish()
         });
         if format == MonitorFormat::Json {
-            crate::output::print(&(serde_json::to_string_pretty(&timeline)? + "\n"))?;
+            crate::output::print_json(&timeline)?;
         }
         if let Some(store) = store {
             let host = storlab_bench::host_info();

@@ -126,7 +126,7 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
                 "skipped": skipped,
                 "written": path.display().to_string(),
             });
-            output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+            output::print_json(&doc)?;
         }
         Format::Table => output::print(&render(
             &cal,

@@ -46,7 +46,7 @@ pub(super) fn catalog(a: CatalogArgs) -> Result<Outcome> {
                 "resolved": cat.link(l.name.get_ref()).ok(),
             })).collect::<Vec<_>>(),
         });
-        output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        output::print_json(&doc)?;
         return Ok(Outcome::Ok);
     }
     let mut out = String::new();

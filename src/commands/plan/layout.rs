@@ -219,7 +219,7 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
             if let (Some(m), Some(obj)) = (&measured, doc.as_object_mut()) {
                 obj.insert("against".to_string(), serde_json::to_value(m)?);
             }
-            output::print(&(serde_json::to_string_pretty(&doc)? + "\n"))?
+            output::print_json(&doc)?
         }
         Format::Table => {
             let mut text = render_layout(&report);

@@ -263,7 +263,7 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
     };
     let result = storlab_plan::search::search(&spec)?;
     match a.system.out.format() {
-        Format::Json => output::print(&(serde_json::to_string_pretty(&result)? + "\n"))?,
+        Format::Json => output::print_json(&result)?,
         Format::Table => output::print(&render_search(&result, &spec, a.top))?,
     }
     if result.pareto.is_empty() {
