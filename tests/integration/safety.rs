@@ -730,6 +730,35 @@ fn thousands_of_jobs_under_a_memory_limit_exit_2_without_deadlock() {
     );
 }
 
+/// Jobs whose buffers cannot fit in this machine's memory (here 512 jobs ×
+/// 64 × 64 MiB = 2 TiB) are refused before anything is created, naming
+/// the memory and the fix, instead of being OOM-killed with their scratch
+/// files left behind.
+#[test]
+fn jobs_whose_buffers_exceed_the_memory_are_refused_before_any_file() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let out = crate::util::storlab(&[
+        "bench",
+        t.to_str().unwrap(),
+        "--rw=write",
+        "--bs=64m",
+        "--iodepth=64",
+        "--size=64m",
+        "--numjobs=512",
+        "--no-save",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("of memory") && err.contains("is available"),
+        "{err}"
+    );
+    assert!(err.contains("--numjobs"), "{err}");
+    assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "files created");
+}
+
 /// SIGHUP, SIGTERM, SIGINT and SIGKILL at random points of a multi-phase
 /// run: the database passes `PRAGMA integrity_check`, every run in it is
 /// readable, and (except after SIGKILL, which cannot be caught) no scratch
