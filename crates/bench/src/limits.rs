@@ -46,22 +46,20 @@ fn status_kb(text: &str, key: &str) -> Option<u64> {
 /// 256 jobs of 4 KiB at QD 1 peaked at 158 MiB resident).
 const JOB_RESIDENT_BYTES: u64 = 1 << 20;
 
-/// One job's I/O buffers: `iodepth` × the largest block, in one mapping
-/// rounded up to 2 MiB.
+/// One job's I/O buffers: `iodepth` × the largest block.
+fn io_bytes(p: &PhaseParams) -> u64 {
+    p.max_bs().saturating_mul(u64::from(p.iodepth.max(1)))
+}
+
+/// [`io_bytes`] as mapped: one mapping rounded up to 2 MiB.
 fn buffer_bytes(p: &PhaseParams) -> u64 {
-    let max_bs = p.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
-    max_bs
-        .saturating_mul(u64::from(p.iodepth.max(1)))
-        .div_ceil(2 << 20)
-        .saturating_mul(2 << 20)
+    io_bytes(p).div_ceil(2 << 20).saturating_mul(2 << 20)
 }
 
 /// Memory the workers of phase `p` touch: every buffer is filled (the
 /// mapping's rounding is address space, not memory).
 fn resident_bytes(p: &PhaseParams) -> u64 {
-    let max_bs = p.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
-    let buffers = max_bs.saturating_mul(u64::from(p.iodepth.max(1)));
-    u64::from(p.numjobs).saturating_mul(buffers.saturating_add(JOB_RESIDENT_BYTES))
+    u64::from(p.numjobs).saturating_mul(io_bytes(p).saturating_add(JOB_RESIDENT_BYTES))
 }
 
 /// Address space the workers of phase `p` need, at least.
@@ -92,12 +90,9 @@ pub(crate) fn check_with(
                 p.name,
                 p.numjobs,
                 storlab_types::format_bytes(need),
-                storlab_types::format_bytes(
-                    p.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(0)
-                        * u64::from(p.iodepth.max(1))
-                ),
+                storlab_types::format_bytes(io_bytes(p)),
                 p.iodepth,
-                storlab_types::format_bytes(p.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(0)),
+                storlab_types::format_bytes(p.max_bs()),
                 storlab_types::format_bytes(avail),
             ));
         }
