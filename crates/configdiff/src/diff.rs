@@ -65,11 +65,6 @@ impl std::fmt::Display for Difference {
     }
 }
 
-/// Block size(s) for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
-pub fn bs_text(p: &PhaseParams) -> String {
-    p.bs_human()
-}
-
 fn layout_text(l: &FileLayout) -> String {
     match l {
         FileLayout::PerJob => "file per job".into(),
@@ -179,7 +174,7 @@ pub fn phase_differences(p: &PhaseParams, b: &PhaseParams) -> Vec<Difference> {
             format!("{}%", b.rw.read_pct(b.rwmixread)),
         );
     }
-    diff("bs", bs_text(p), bs_text(b));
+    diff("bs", p.bs_human(), b.bs_human());
     diff(
         "size",
         format_bytes(p.size_bytes),

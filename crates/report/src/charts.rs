@@ -50,9 +50,9 @@ fn mb(v: f64) -> f64 {
 fn pattern_key(p: &PhaseResult) -> String {
     let q = &p.params;
     if q.rw.reads() && q.rw.writes() {
-        format!("{} {}% read {}", q.rw, q.rwmixread, crate::fmt::bs_human(q))
+        format!("{} {}% read {}", q.rw, q.rwmixread, q.bs_human())
     } else {
-        format!("{} {}", q.rw, crate::fmt::bs_human(q))
+        format!("{} {}", q.rw, q.bs_human())
     }
 }
 
@@ -279,7 +279,7 @@ fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
                 let v = other
                     .value(p)
                     .map(|v| other.show(v))
-                    .unwrap_or_else(|| crate::fmt::bs_human(&p.params));
+                    .unwrap_or_else(|| p.params.bs_human());
                 key.push((other.key().to_string(), v));
             }
             pts.push(Pt {
@@ -489,7 +489,7 @@ fn cache_pairs(runs: &[StoredRun]) -> Vec<(String, Vec<f64>, Vec<f64>)> {
                             pattern: format!(
                                 "{} {} QD{}",
                                 p.params.rw,
-                                crate::fmt::bs_human(&p.params),
+                                p.params.bs_human(),
                                 p.params.iodepth
                             ),
                             ins: Vec::new(),

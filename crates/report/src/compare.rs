@@ -34,7 +34,7 @@
 //! ([`compare_with`] and `--vary`); otherwise the verdict is
 //! [`Verdict::ConfigDiffers`] and the differences are named.
 
-use crate::fmt::{bs_human, format_change, format_iops, format_ns, mb_per_s};
+use crate::fmt::{format_change, format_iops, format_ns, mb_per_s};
 use crate::rows::Direction;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -424,7 +424,7 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
                 run.id,
                 phase.params.name,
                 phase.params.rw,
-                bs_human(&phase.params),
+                phase.params.bs_human(),
                 baseline.id,
                 if vary.is_empty() {
                     " (name the parameter under study, e.g. --vary bs, to pair different ones)"

@@ -7,7 +7,7 @@
 //! * [`export_md`]: the same rows as a Markdown table in human units (MB/s,
 //!   µs/ms), to paste into a ticket or a wiki.
 
-use crate::fmt::{bs_human, bs_machine, format_iops, format_ns, mb_per_s, tags_joined};
+use crate::fmt::{bs_machine, format_iops, format_ns, mb_per_s, tags_joined};
 use crate::rows::{Row, rows};
 use serde::{Deserialize, Serialize};
 use storlab_types::{SCHEMA_VERSION, StoredRun};
@@ -188,7 +188,7 @@ pub fn export_md(runs: &[StoredRun]) -> String {
             phase,
             p.rw.as_str().to_string(),
             r.direction.as_str().to_string(),
-            bs_human(p),
+            p.bs_human(),
             storlab_types::format_bytes(p.size_bytes),
             p.numjobs.to_string(),
             p.iodepth.to_string(),

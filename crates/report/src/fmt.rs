@@ -44,11 +44,6 @@ pub fn format_change(pct: f64) -> String {
     }
 }
 
-/// Block size(s) of a phase for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
-pub fn bs_human(p: &PhaseParams) -> String {
-    p.bs_human()
-}
-
 /// Block size(s) of a phase for machines: `1048576`, or `4096/50:65536/50`.
 pub fn bs_machine(p: &PhaseParams) -> String {
     match p.bs.as_slice() {

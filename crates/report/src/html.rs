@@ -3,9 +3,7 @@
 
 use crate::charts::{resolve_baseline, run_caption};
 use crate::compare::{Comparison, Metric, Verdict};
-use crate::fmt::{
-    bs_human, format_iops, format_ns, mb_per_s, run_label, tags_joined, xml_escape as esc,
-};
+use crate::fmt::{format_iops, format_ns, mb_per_s, run_label, tags_joined, xml_escape as esc};
 use crate::rows::rows;
 use storlab_types::{
     BufferPattern, FileLayout, HostInfo, PhaseResult, STORLAB_VERSION, StoredRun, format_bytes,
@@ -269,7 +267,7 @@ fn params_section(runs: &[StoredRun]) -> String {
                 } else {
                     "–".into()
                 }),
-                num(bs_human(q)),
+                num(q.bs_human()),
                 num(format_bytes(q.size_bytes)),
                 num(q.numjobs.to_string()),
                 num(q.iodepth.to_string()),
