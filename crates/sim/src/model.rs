@@ -205,22 +205,24 @@ impl Layout {
             (FsKind::Parallel, Sharing::N1) => s,
             _ => a,
         };
-        // The arrays one client keeps busy at once: its data spans
+        // The arrays a sequential stream keeps busy at once: its data spans
         // `client_span` of them, and its `iodepth` requests in flight cover
-        // that many consecutive stripes (sequential) or land on that many
-        // arrays (random). With fewer clients than arrays, only these work
-        // at a time; averaged over time the rotation balances them (static
-        // imbalance does not persist: a busier array slows its clients,
-        // which then fall out of step with the others).
+        // that many consecutive stripes. With fewer clients than arrays,
+        // only these work at a time; averaged over time the rotation
+        // balances them (static imbalance does not persist: a busier array
+        // slows its clients, which then fall out of step with the others).
+        // Random requests land anywhere in the client's span, so over time
+        // every array in it carries an equal share; how many are busy at
+        // once is the queueing (MVA, and the DES's draws) to find.
         let client_span = match r.fs {
             FsKind::SharedBlock => a,
             FsKind::Parallel => s.min(a),
         };
-        let qd = u64::from(w.iodepth.max(1));
         let in_flight = if w.pattern.is_random() {
-            qd
+            client_span
         } else {
-            qd.saturating_mul(w.bs_bytes)
+            u64::from(w.iodepth.max(1))
+                .saturating_mul(w.bs_bytes)
                 .div_ceil(r.stripe_bytes.max(1))
                 .max(1)
         };
