@@ -451,21 +451,17 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
     let d = tempfile::tempdir().unwrap();
     let lo = Loop::new(d.path(), "256M").unwrap();
     std::fs::write(lo.ra_file(), "3072").unwrap();
-    let out = cmd()
-        .args([
-            "tune",
-            "readahead",
-            &lo.dev,
-            "--values",
-            "128k,1m",
-            "--runtime",
-            "3s",
-            "--db",
-        ])
-        .arg(d.path().join("r.db"))
-        .env("STORLAB_STATE_DIR", d.path().join("state"))
-        .output()
-        .unwrap();
+    let tune = |args: &[&str]| {
+        cmd()
+            .args(["tune", "readahead", &lo.dev])
+            .args(args)
+            .arg("--db")
+            .arg(d.path().join("r.db"))
+            .env("STORLAB_STATE_DIR", d.path().join("state"))
+            .output()
+            .unwrap()
+    };
+    let out = tune(&["--values", "128k,1m", "--runtime", "3s"]);
     let text = ok(&out);
     assert!(
         text.contains("128 KiB") && text.contains("1 MiB") && text.contains("Best:"),
@@ -480,24 +476,15 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
     let runs = runs_of(d.path(), "tune=readahead");
     assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
     // The same as one JSON document on stdout (the progress on stderr).
-    let out = cmd()
-        .args([
-            "tune",
-            "readahead",
-            &lo.dev,
-            "--values",
-            "256k,512k",
-            "--runtime",
-            "1s",
-            "--size",
-            "64M",
-            "--json",
-            "--db",
-        ])
-        .arg(d.path().join("r.db"))
-        .env("STORLAB_STATE_DIR", d.path().join("state"))
-        .output()
-        .unwrap();
+    let out = tune(&[
+        "--values",
+        "256k,512k",
+        "--runtime",
+        "1s",
+        "--size",
+        "64M",
+        "--json",
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&ok(&out))
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
     assert!(stderr(&out).contains("streaming read"), "{}", stderr(&out));
