@@ -737,8 +737,13 @@ fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
     let ctrl = &hw.controller;
     match q.binding {
         PartKind::Drives => {
-            let what = if w.pattern.is_random() {
+            let hdd = hw.drive.is_hdd();
+            let what = if w.pattern.is_random() && hdd {
                 "seeks and rotation"
+            } else if w.pattern.is_random() {
+                "their rated random IOPS"
+            } else if !hdd {
+                "their rated sequential rate"
             } else if w.buffered
                 && w.pattern.read_fraction() > 0.0
                 && w.pattern.read_fraction() < 1.0
@@ -920,6 +925,32 @@ mod tests {
         let p = predict(&layout, &hw(true), &w(Pattern::RandRead, 4096)).unwrap();
         assert!((p.iops - 8.0 * hdd_iops(4096.0)).abs() < 1e-6);
         assert!(p.binding.starts_with("drives"));
+    }
+
+    #[test]
+    fn drive_bound_explanations_name_what_the_drive_kind_has() {
+        // A disk is bound by seeks and rotation; an SSD has neither.
+        let layout: Layout = "R0/8".parse().unwrap();
+        let rand = w(Pattern::RandRead, 4096);
+        let p = predict(&layout, &hw(true), &rand).unwrap();
+        assert_eq!(p.explanation, "bound by the drives: seeks and rotation");
+        let mut ssd = hw(true);
+        ssd.drive.media = DriveMedia::Ssd {
+            read_iops: 50_000.0,
+            write_iops: 20_000.0,
+            seq_read_bytes_per_s: 100e6,
+            seq_write_bytes_per_s: 100e6,
+        };
+        let p = predict(&layout, &ssd, &rand).unwrap();
+        assert_eq!(
+            p.explanation,
+            "bound by the drives: their rated random IOPS"
+        );
+        let p = predict(&layout, &ssd, &w(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert_eq!(
+            p.explanation,
+            "bound by the drives: their rated sequential rate"
+        );
     }
 
     #[test]
