@@ -118,11 +118,12 @@ fn rows() -> Vec<Row> {
         },
         // Tom's Hardware, "Almost 20 TB (Or $50,000) Of SSD DC S3700 Drives,
         // Benchmarked" (2013): 4-24 x DC S3700 800 GB in Linux md RAID 0,
-        // 64 KB chunks, on Intel controller cards in PCIe 3.0 x8 slots;
-        // 32 threads, queue depth swept to 32 per thread (the peak is taken
-        // at 32 x 32; assumption), no OS caching. The cards are not named:
-        // modelled as 6Gb/s SAS HBAs of 8 ports each, so 8 drives per card
-        // and the groups of 8 striped over the cards (assumptions).
+        // 64 KB chunks, on Intel RMSKB080/RMSJB080 cards ("mostly rebadged
+        // LSI 9207-8i HBAs": SAS2308, 8 x 6Gb/s SAS, PCIe 3.0 x8) passing the
+        // drives through; 32 threads, queue depth swept to 32 per thread (the
+        // peak is taken at 32 x 32; assumption), no OS caching. The number
+        // of cards is not given: 8 drives per card, the groups of 8 striped
+        // over the cards (assumptions).
         // "almost 2 GB/s from the four-drive array"
         Row {
             study: "s3700",
