@@ -129,13 +129,13 @@ pub fn cost(hw: &Hardware, drives: u32, usable_bytes: u64) -> Option<Cost> {
     })
 }
 
-/// Evaluate a design.
 /// What the validation against published measurements found for SSD arrays
 /// whose controller has no published limit (docs/MODEL.md §7): the host binds
 /// before the drives, and the model does not know the host.
 pub const SSD_HOST_NOTE: &str = "the host (CPU, memory, PCIe topology) is not modelled, and SSD arrays often reach it before their drives: \
 published Linux md RAID 0 arrays of 8-24 SATA SSDs measured 1.2-2.9 times below this model (docs/MODEL.md section 7)";
 
+/// Evaluate a design.
 pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
     let hw = &design.hardware;
     let geo = design.layout.geometry(hw.drive.capacity_bytes)?;

@@ -49,6 +49,7 @@ pub fn parse_request_size(what: &str, text: &str) -> Result<u64, PlanError> {
         Err(e) => Err(invalid(e.to_string())),
     }
 }
+
 /// Linux's default read-ahead window (`read_ahead_kb` = 128): the size in
 /// which buffered sequential reads reach the device.
 pub const READ_AHEAD_BYTES: u64 = 128 << 10;
@@ -833,6 +834,7 @@ pub fn predict_geo(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hardware::*;
 
     #[test]
     fn concurrency_and_request_sizes_are_checked_here() {
@@ -850,7 +852,6 @@ mod tests {
         );
         assert!(parse_request_size("mix-size", "lots").is_err());
     }
-    use crate::hardware::*;
 
     fn link(name: &str, mbs: f64) -> LinkSpec {
         LinkSpec::new(name, 1, mbs * 1e6)
