@@ -242,22 +242,24 @@ fn predict_row(cat: &Catalog, r: &Row) -> (f64, String) {
     (p.bytes_per_s / 1e6, p.binding)
 }
 
-/// The mean absolute errors docs/MODEL.md §7 reports, in percent: over all
-/// rows, and per study.
-const DOCUMENTED_MAE_PCT: f64 = 53.0;
-const DOCUMENTED_STUDY_MAE_PCT: [(&str, f64); 4] = [
-    ("perc6", 1.1),
-    ("ps4000", 21.2),
-    ("sf817041", 7.5),
-    ("s3700", 82.7),
+/// How docs/MODEL.md §7 names each study where it gives the study's MAE.
+const STUDY_LABELS: [(&str, &str); 4] = [
+    ("perc6", "PERC 6"),
+    ("ps4000", "PS4000"),
+    ("sf817041", "serverfault"),
+    ("s3700", "DC S3700 md arrays"),
 ];
-/// Whether docs/MODEL.md says the model meets the goal (a mean
-/// absolute error of at most 15 % against published measurements). It does
-/// not: the md SSD arrays are bound by their host, which the model lacks.
-const GOAL_MET: bool = false;
 
 fn mae_pct(errors: &[f64]) -> f64 {
     errors.iter().sum::<f64>() / errors.len() as f64 * 100.0
+}
+
+/// docs/MODEL.md with every run of white space made one space, so that a
+/// figure the test computes can be looked up across line breaks.
+fn model_md() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/MODEL.md");
+    let text = std::fs::read_to_string(path).expect("read docs/MODEL.md");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[test]
@@ -283,14 +285,23 @@ fn model_against_published_measurements() {
         let key = format!("{} {}", r.study, r.workload.label());
         preds.push((key, r.measured_mb_s, p));
     }
+    // The figures docs/MODEL.md §7 gives are the ones computed here.
+    let doc = model_md();
     let all: Vec<f64> = errors.iter().map(|e| e.1).collect();
     let mae = mae_pct(&all);
     println!("mean absolute error {mae:.1}% over {} rows", all.len());
+    let overall = format!("Mean absolute error: {mae:.1} % over {} rows", all.len());
     assert!(
-        (mae - DOCUMENTED_MAE_PCT).abs() < 0.05,
-        "MAE {mae:.2}% differs from the {DOCUMENTED_MAE_PCT}% docs/MODEL.md reports; update both"
+        doc.contains(&overall),
+        "docs/MODEL.md should say '{overall}'"
     );
-    for (study, documented) in DOCUMENTED_STUDY_MAE_PCT {
+    let studies: std::collections::BTreeSet<&str> = errors.iter().map(|e| e.0).collect();
+    for study in studies {
+        let label = STUDY_LABELS
+            .iter()
+            .find(|l| l.0 == study)
+            .unwrap_or_else(|| panic!("study {study} has no label in STUDY_LABELS"))
+            .1;
         let of: Vec<f64> = errors
             .iter()
             .filter(|e| e.0 == study)
@@ -298,25 +309,16 @@ fn model_against_published_measurements() {
             .collect();
         let m = mae_pct(&of);
         println!("  {study}: {m:.1}% over {} rows", of.len());
-        assert!(
-            (m - documented).abs() < 0.05,
-            "{study}: MAE {m:.2}% differs from the {documented}% docs/MODEL.md reports"
-        );
+        let said = format!("{label} {m:.1} %");
+        assert!(doc.contains(&said), "docs/MODEL.md should say '{said}'");
     }
-    assert_eq!(
-        DOCUMENTED_STUDY_MAE_PCT.len(),
-        errors
-            .iter()
-            .map(|e| e.0)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        "every study has its MAE in docs/MODEL.md"
-    );
-    assert_eq!(
-        mae <= 15.0,
-        GOAL_MET,
-        "MAE {mae:.1}% against the 15% goal: update GOAL_MET and docs/MODEL.md"
-    );
+    // The goal (a MAE of at most 15 %) is reported as met or not met as it is.
+    let goal = if mae <= 15.0 {
+        "(goal: at most 15 %)"
+    } else {
+        "(goal: at most 15 %; **not met**)"
+    };
+    assert!(doc.contains(goal), "docs/MODEL.md should say '{goal}'");
     // Ranking of layouts: where two measurements of one workload in one
     // study differ by more than 10 %, the model must not put them the other
     // way round (a tie is allowed).
