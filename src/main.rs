@@ -89,6 +89,28 @@ pub enum Outcome {
     Interrupted,
 }
 
+impl Outcome {
+    /// The process exit code of this outcome.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::Failed => 1,
+            Outcome::Error => 2,
+            Outcome::Interrupted => 130,
+        }
+    }
+
+    /// The outcome of an exit code (any code not 0, 1 or 130 is an error).
+    pub fn from_exit_code(code: u8) -> Outcome {
+        match code {
+            0 => Outcome::Ok,
+            1 => Outcome::Failed,
+            130 => Outcome::Interrupted,
+            _ => Outcome::Error,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
     if let Some(ram) = commands::sweep::meminfo("MemTotal") {
@@ -139,14 +161,11 @@ fn main() -> ExitCode {
         Command::Man(c) => c.execute(),
     };
     match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Failed) => ExitCode::from(1),
-        Ok(Outcome::Error) => ExitCode::from(2),
-        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Ok(o) => ExitCode::from(o.exit_code()),
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("storlab: error: {e:#}");
-            ExitCode::from(2)
+            output::print_error(&e);
+            ExitCode::from(Outcome::Error.exit_code())
         }
     }
 }

@@ -23,3 +23,10 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// Print an error the way every command ends on one, and flush it (an MPI
+/// rank may be killed right after).
+pub fn print_error(e: &anyhow::Error) {
+    eprintln!("storlab: error: {e:#}");
+    let _ = std::io::stderr().flush();
+}

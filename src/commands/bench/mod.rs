@@ -578,7 +578,7 @@ fn emit(
     if let Some(path) = &args.json_out
         && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
     {
-        eprintln!("storlab: error: {e:#}");
+        crate::output::print_error(&e);
         lost |= saved.is_none();
         json_out_failed = true;
     }

@@ -195,42 +195,28 @@ pub fn execute(cmd: BenchCommand, planned: Result<super::PlannedJob>) -> Result<
     // Every rank ends with rank 0's outcome (mpirun's exit code).
     let code = match &r {
         Ok(o) => code_of(*o),
-        Err(_) => 2,
+        Err(_) => code_of(Outcome::Error),
     };
     // The error is printed before the broadcast below releases the other
     // ranks: once one of them exits non-zero, mpirun kills the rest, and a
     // message printed after MPI_Finalize could be lost with rank 0.
     if let Err(Stop::Report(e)) = &r {
-        use std::io::Write;
-        eprintln!("storlab: error: {e:#}");
-        let _ = std::io::stderr().flush();
+        crate::output::print_error(e);
     }
     let mut code_all = code;
     world.comm.process_at_rank(0).broadcast_into(&mut code_all);
     drop(world);
     drop(universe); // MPI_Finalize
-    match r {
-        _ if rank == 0 => Ok(outcome_of(code)),
-        _ => Ok(outcome_of(code_all)),
-    }
+    Ok(outcome_of(if rank == 0 { code } else { code_all }))
 }
 
+/// An outcome as the number MPI broadcasts.
 fn code_of(o: Outcome) -> u64 {
-    match o {
-        Outcome::Ok => 0,
-        Outcome::Failed => 1,
-        Outcome::Error => 2,
-        Outcome::Interrupted => 130,
-    }
+    u64::from(o.exit_code())
 }
 
 fn outcome_of(code: u64) -> Outcome {
-    match code {
-        0 => Outcome::Ok,
-        1 => Outcome::Failed,
-        130 => Outcome::Interrupted,
-        _ => Outcome::Error,
-    }
+    Outcome::from_exit_code(u8::try_from(code).unwrap_or(2))
 }
 
 /// The client order: which ranks are the first k.
@@ -557,7 +543,7 @@ fn run_once(
     let (out, id) = match emit_cluster(report.clone(), args, &mut sink, signals.received()) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("storlab: error: {e:#}");
+            crate::output::print_error(&e);
             (Outcome::Error, None)
         }
     };

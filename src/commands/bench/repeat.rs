@@ -200,7 +200,7 @@ pub fn run(
     let json = serde_json::to_string_pretty(&doc)? + "\n";
     if let Some(path) = &args.json_out {
         if let Err(e) = crate::commands::common::write_output(path, json.as_bytes()) {
-            eprintln!("storlab: error: {e:#}");
+            crate::output::print_error(&e);
             if outcome == Outcome::Ok {
                 outcome = Outcome::Error;
             }
