@@ -525,16 +525,16 @@ fn shipped_profiles() -> Vec<(String, Vec<String>)> {
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap();
-            let mut phases = Vec::new();
-            let mut in_phase = false;
-            for l in text.lines().map(str::trim) {
-                if l.starts_with('[') {
-                    in_phase = l == "[[phase]]";
-                } else if in_phase && let Some(v) = l.strip_prefix("name = ") {
-                    phases.push(v.trim_matches('"').to_string());
-                }
-            }
+            let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            let phases = doc
+                .get("phase")
+                .and_then(toml::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|ph| ph.get("name")?.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
             (
                 p.file_stem().unwrap().to_string_lossy().into_owned(),
                 phases,
