@@ -258,42 +258,37 @@ struct TuneDoc<'a> {
     target: &'a Path,
     /// The layer whose read-ahead was set (the one file reads go through).
     device: &'a str,
-    /// Every layer under the target, top first, with its original value.
+    /// Every layer under the target, top first (the first is `device`),
+    /// with its original value.
     layers: Vec<LayerDoc<'a>>,
-    /// The original read-ahead of `device`, KiB.
-    original_kb: Option<u64>,
     /// The `tune_id` tag of the stored runs.
     tune_id: &'a str,
     runtime: &'a str,
     streams: u32,
     /// Each value measured, in the order tried.
     points: Vec<PointDoc<'a>>,
-    /// The fastest value; none when no measurement succeeded.
+    /// The fastest value (never left set: the originals are put back);
+    /// none when no measurement succeeded.
     best: Option<BestDoc>,
-    /// Whether the best value was left set: never, the original is put back.
-    applied: bool,
     /// The values put back at the end (every layer's original).
     restored: Vec<Restored>,
     /// Values an earlier, interrupted run had left changed, put back first.
     recovered_from_earlier_run: Option<Vec<Restored>>,
-    /// Whether the points were saved in the results database.
-    saved: bool,
+    /// Where the points were saved (none with --no-save); each point's
+    /// `run_id` is its stored run.
     db: Option<&'a Path>,
-    /// The stored runs, one per saved point.
-    run_ids: Vec<i64>,
 }
 
 #[derive(Serialize)]
 struct LayerDoc<'a> {
     name: &'a str,
     path: &'a Path,
-    original_kb: Option<u64>,
+    original_kb: u64,
 }
 
 #[derive(Serialize)]
 struct PointDoc<'a> {
     readahead_kb: u64,
-    readahead_bytes: u64,
     /// 10^6 bytes/s, cold-cache buffered sequential read, 1 MiB requests.
     mb_s: Option<f64>,
     /// Percent of the best value's MB/s.
@@ -307,8 +302,7 @@ struct PointDoc<'a> {
 struct BestDoc {
     readahead_kb: u64,
     mb_s: f64,
-    /// The value for `blockdev --setra` (512-byte sectors).
-    setra_sectors: u64,
+    /// `blockdev --setra` with the value in 512-byte sectors.
     set_command: String,
     /// A udev rule that keeps it across reboots.
     udev_rule: String,
@@ -335,6 +329,9 @@ impl ReadaheadArgs {
         if self.values.is_empty() || self.values.iter().any(|v| v.0 < 4096 || v.0 % 4096 != 0) {
             bail!("--values: give read-ahead sizes that are multiples of 4k, e.g. 128k,1m,4m");
         }
+        // Tags, note and design as every child bench will save them, checked
+        // before anything is changed (a bad --design must not cost N runs).
+        let tags = self.record.tag_map()?;
         let state_file = self.state_dir.join("tune-readahead.json");
         std::fs::create_dir_all(&self.state_dir)
             .with_context(|| format!("cannot create {}", self.state_dir.display()))?;
@@ -361,12 +358,18 @@ impl ReadaheadArgs {
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, &state_file)?;
         let stop = crate::commands::bench::Signals::install()?;
-        let tune_id = format!("readahead-{}", storlab_types::time::now_rfc3339());
-        let result = self.measure(&stack[0], &stop, &tune_id);
+        // Unique per tuning: two started within one second differ by pid.
+        let tune_id = format!(
+            "readahead-{}-{}",
+            storlab_types::time::now_rfc3339(),
+            std::process::id()
+        );
+        let result = self.measure(&stack[0], &stop, &tune_id, &tags);
         // Restore on every path: success, error and signal.
         let restore = recover(&state_file);
         let points = result?;
         let restored = restore?.unwrap_or_default();
+        let json = self.json || self.output_format == TableFormat::Json;
         let doc = self.outcome(
             &stack,
             &saved,
@@ -374,8 +377,9 @@ impl ReadaheadArgs {
             &restored,
             recovered.as_deref(),
             &tune_id,
+            json,
         );
-        if self.json || self.output_format == TableFormat::Json {
+        if json {
             crate::output::print_json(&doc)?;
         } else {
             crate::output::print(&render(&doc))?;
@@ -396,6 +400,7 @@ impl ReadaheadArgs {
         top: &Layer,
         stop: &crate::commands::bench::Signals,
         tune_id: &str,
+        tags: &BTreeMap<String, String>,
     ) -> Result<Vec<Point>> {
         let exe = std::env::current_exe().context("cannot find storlab itself")?;
         let is_device = std::fs::metadata(&self.target)
@@ -469,7 +474,7 @@ impl ReadaheadArgs {
                 format_bytes(v.0),
                 top.name
             );
-            points.push(self.one_point(&exe, &read_target, size_arg, kb, tune_id));
+            points.push(self.one_point(&exe, &read_target, size_arg, kb, tune_id, tags));
         }
         if let Some(f) = scratch {
             let _ = std::fs::remove_file(f);
@@ -486,6 +491,7 @@ impl ReadaheadArgs {
         size: Option<u64>,
         kb: u64,
         tune_id: &str,
+        tags: &BTreeMap<String, String>,
     ) -> Point {
         let mut c = Command::new(exe);
         c.arg("bench").arg(target);
@@ -511,8 +517,11 @@ impl ReadaheadArgs {
         if self.streams > 1 {
             c.arg("--shared-file");
         }
-        for (k, v) in &self.record.tags {
+        for (k, v) in tags {
             c.arg("--tag").arg(format!("{k}={v}"));
+        }
+        if let Some(n) = self.record.note() {
+            c.arg("--note").arg(n);
         }
         if self.no_save {
             c.arg("--no-save");
@@ -589,12 +598,18 @@ impl ReadaheadArgs {
         restored: &[Restored],
         recovered: Option<&[Restored]>,
         tune_id: &'a str,
+        with_run_ids: bool,
     ) -> TuneDoc<'a> {
         let best = points
             .iter()
             .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        let ids = self.run_ids(points, tune_id);
+        // The table shows no run ids: the store is read for JSON only.
+        let ids = if with_run_ids {
+            self.run_ids(points, tune_id)
+        } else {
+            vec![None; points.len()]
+        };
         let top = &stack[0];
         TuneDoc {
             target: &self.target,
@@ -604,10 +619,10 @@ impl ReadaheadArgs {
                 .map(|l| LayerDoc {
                     name: &l.name,
                     path: &l.path,
-                    original_kb: saved.original_kb.get(&l.name).map(|x| x.1),
+                    // Every layer's value was read into `saved` first.
+                    original_kb: saved.original_kb[&l.name].1,
                 })
                 .collect(),
-            original_kb: saved.original_kb.get(&top.name).map(|x| x.1),
             tune_id,
             runtime: &self.runtime,
             streams: self.streams,
@@ -616,10 +631,9 @@ impl ReadaheadArgs {
                 .zip(&ids)
                 .map(|(p, id)| PointDoc {
                     readahead_kb: p.kb,
-                    readahead_bytes: p.kb * 1024,
                     mb_s: p.mbps,
                     vs_best_pct: match (p.mbps, best) {
-                        (Some(m), Some((_, b))) if b > 0.0 => Some(100.0 * m / b),
+                        (Some(m), Some((_, b))) if b > 0.0 => Some(m / b * 100.0),
                         _ => None,
                     },
                     cache_verified: p.cache_verified,
@@ -630,19 +644,15 @@ impl ReadaheadArgs {
             best: best.map(|(kb, m)| BestDoc {
                 readahead_kb: kb,
                 mb_s: m,
-                setra_sectors: kb * 2,
                 set_command: format!("blockdev --setra {} /dev/{}", kb * 2, top.name),
                 udev_rule: format!(
                     "ACTION==\"add|change\", KERNEL==\"{}\", ATTR{{queue/read_ahead_kb}}=\"{kb}\"",
                     top.name
                 ),
             }),
-            applied: false,
             restored: restored.to_vec(),
             recovered_from_earlier_run: recovered.map(<[Restored]>::to_vec),
-            saved: !self.no_save,
             db: (!self.no_save).then_some(self.db.db.as_path()),
-            run_ids: ids.iter().flatten().copied().collect(),
         }
     }
 }
@@ -653,7 +663,7 @@ fn render(doc: &TuneDoc) -> String {
     t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
     for p in &doc.points {
         t.add_row(vec![
-            Cell::new(format_bytes(p.readahead_bytes)),
+            Cell::new(format_bytes(p.readahead_kb * 1024)),
             Cell::new(p.mb_s.map_or_else(|| "-".into(), |m| format!("{m:.1}")))
                 .set_alignment(CellAlignment::Right),
             Cell::new(
@@ -670,7 +680,7 @@ fn render(doc: &TuneDoc) -> String {
         doc.target.display(),
         doc.layers
             .iter()
-            .map(|l| format!("{} {} KiB", l.name, l.original_kb.unwrap_or(0)))
+            .map(|l| format!("{} {} KiB", l.name, l.original_kb))
             .collect::<Vec<_>>()
             .join(", ")
     );

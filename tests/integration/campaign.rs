@@ -484,13 +484,17 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
         "--size",
         "64M",
         "--json",
+        "--note",
+        "tuning note",
+        "--design",
+        "R0/1 --drive exos-x18-18tb --controller hba-9300-8i-md",
     ]);
     let doc: serde_json::Value = serde_json::from_str(&ok(&out))
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
     assert!(stderr(&out).contains("streaming read"), "{}", stderr(&out));
     let name = lo.dev.trim_start_matches("/dev/");
     assert_eq!(doc["device"], name, "{doc:#}");
-    assert_eq!(doc["original_kb"], 3072, "{doc:#}");
+    assert_eq!(doc["layers"][0]["name"], name, "{doc:#}");
     assert_eq!(doc["layers"][0]["original_kb"], 3072, "{doc:#}");
     let points = doc["points"].as_array().unwrap();
     let kbs: Vec<u64> = points
@@ -504,30 +508,44 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
     }
     let best = doc["best"]["readahead_kb"].as_u64().unwrap();
     assert!(kbs.contains(&best), "{doc:#}");
-    assert_eq!(doc["applied"], false);
+    let best_pct = points
+        .iter()
+        .find(|p| p["readahead_kb"] == best)
+        .map(|p| p["vs_best_pct"].as_f64().unwrap());
+    assert_eq!(best_pct, Some(100.0), "{doc:#}");
     assert_eq!(doc["restored"][0]["readahead_kb"], 3072, "{doc:#}");
     assert_eq!(lo.ra(), 3072, "original read-ahead restored");
-    // The run ids are the runs stored for this tuning.
+    // Each point's run id is the stored run of that point: its tags carry
+    // this tuning, the point's read-ahead, and the note given.
     let runs = runs_of(
         d.path(),
         &format!("tune_id={}", doc["tune_id"].as_str().unwrap()),
     );
-    let mut stored: Vec<i64> = runs
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_i64().unwrap())
-        .collect();
-    stored.sort();
-    let mut ids: Vec<i64> = doc["run_ids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_i64().unwrap())
-        .collect();
-    ids.sort();
-    assert_eq!(ids, stored, "{doc:#}");
-    assert_eq!(ids.len(), 2);
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for p in points {
+        let run = runs
+            .iter()
+            .find(|r| r["id"] == p["run_id"])
+            .unwrap_or_else(|| panic!("{p} has no stored run in {runs:?}"));
+        assert_eq!(
+            run["tags"]["readahead_kb"],
+            p["readahead_kb"].to_string().as_str(),
+            "{run}"
+        );
+        assert_eq!(run["note"], "tuning note", "{run}");
+        assert_eq!(
+            run["tags"]["planned_as"], "R0/1 --drive exos-x18-18tb --controller hba-9300-8i-md",
+            "{run}"
+        );
+    }
+    // A design that plan cannot read is refused before any value is set.
+    let before = lo.ra();
+    let out = tune(&["--values", "256k", "--runtime", "1s", "--design", "R7/3"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--design"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("streaming read"), "{}", stderr(&out));
+    assert_eq!(lo.ra(), before);
 }
 
 #[test]
@@ -614,9 +632,9 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
         doc["recovered_from_earlier_run"][0]["readahead_kb"], 3072,
         "{doc:#}"
     );
-    assert_eq!(doc["original_kb"], 3072, "{doc:#}");
-    assert_eq!(doc["saved"], false);
-    assert_eq!(doc["run_ids"], serde_json::json!([]));
+    assert_eq!(doc["layers"][0]["original_kb"], 3072, "{doc:#}");
+    assert!(doc["db"].is_null(), "--no-save: {doc:#}");
+    assert!(doc["points"][0]["run_id"].is_null(), "{doc:#}");
 }
 
 /// A directory target: the tuner finds the device under it through the
