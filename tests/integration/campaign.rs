@@ -226,6 +226,39 @@ fn a_failed_setup_fails_its_cell_runs_its_teardown_and_the_rest_go_on() {
     assert!(log.contains("no such array"), "{log}");
 }
 
+/// Ctrl-C during a cell (here cell b's setup sends SIGINT to the campaign):
+/// exit 130, and `--json` still prints the document with each cell's
+/// status so far; a `--report` file storlab did not write is refused before
+/// any cell runs.
+#[test]
+fn an_interrupted_campaign_prints_its_json_and_a_strangers_report_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let file = small_campaign(d.path(), "kill -INT $PPID; sleep 1");
+    let f = file.to_str().unwrap();
+    let notes = d.path().join("notes.html");
+    std::fs::write(&notes, "my own notes\n").unwrap();
+    let out = campaign(d.path(), &[f, "--report", notes.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my own notes\n");
+    assert!(!d.path().join("a/torn-down").exists(), "a cell ran");
+    assert!(campaign_ids(d.path()).is_empty(), "campaign directory made");
+    let out = campaign(d.path(), &[f, "--json"]);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&out)));
+    let status: Vec<&serde_json::Value> = doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["status"])
+        .collect();
+    assert_eq!(status[0], "finished", "{doc:#}");
+    assert_eq!(status[1], "interrupted", "{doc:#}");
+    assert!(status[2].is_null(), "cell c never ran: {doc:#}");
+    assert!(doc["report"].is_null(), "{doc:#}");
+}
+
 #[test]
 fn a_campaign_killed_between_cells_resumes_after_the_last_finished_one() {
     let d = tempfile::tempdir().unwrap();
@@ -386,7 +419,8 @@ fn dry_run_json_lists_the_planned_cells_and_writes_nothing() {
         .current_dir(d.path())
         .arg("campaign")
         .arg(&example)
-        .args(["--dry-run", "--json"])
+        .args(["--dry-run", "--json", "--db"])
+        .arg(d.path().join("r.db"))
         .output()
         .unwrap();
     let doc: serde_json::Value = serde_json::from_str(&ok(&out))
@@ -420,7 +454,8 @@ fn dry_run_json_lists_the_planned_cells_and_writes_nothing() {
         );
         assert!(c["log"].as_str().unwrap().ends_with(&format!("/{fs}.log")));
     }
-    // A dry run writes nothing: no campaign directory, no database.
+    // A dry run writes nothing: no campaign directory, no database (the
+    // --db given is inside d).
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
     // Both spellings; not both at once.

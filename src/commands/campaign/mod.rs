@@ -56,6 +56,9 @@ pub struct CampaignCommand {
     /// Also write the HTML report of every run of the campaign
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
+    /// Overwrite the --report file even though storlab did not write it
+    #[arg(long)]
+    pub force: bool,
     /// Where campaigns keep their logs and state
     #[arg(long, value_name = "DIR", default_value = "storlab-campaigns")]
     pub dir: PathBuf,
@@ -131,6 +134,12 @@ type Stop = crate::commands::bench::Signals;
 
 impl CampaignCommand {
     pub fn execute(self) -> Result<Outcome> {
+        if let Some(path) = self.report.as_ref().filter(|_| !self.dry_run) {
+            // Never the database, a device or a file storlab did not write
+            // (without --force): refused before the campaign's directory is
+            // made and any setup command runs, not after the last cell.
+            crate::commands::common::check_output_path(path, &self.db.db, self.force, None)?;
+        }
         let (id, dir, campaign) = self.load()?;
         if self.dry_run {
             if self.is_json() {
@@ -153,11 +162,6 @@ impl CampaignCommand {
                 crate::output::print(&describe(&id, &campaign))?;
             }
             return Ok(Outcome::Ok);
-        }
-        if let Some(path) = &self.report {
-            // Never the database or a device: refused before any setup
-            // command runs, not after the last cell.
-            crate::commands::common::check_output_path(path, &self.db.db, true, None)?;
         }
         self.confirm(&campaign)?;
         let store = self.db.open()?;
@@ -199,10 +203,14 @@ impl CampaignCommand {
                 eprintln!(
                     "storlab: campaign stopped; continue with: storlab campaign --resume {id}"
                 );
+                // --json still prints the document: which cells ended how.
+                if self.is_json() {
+                    self.summarise(&id, &dir, &campaign, &state, &store, true)?;
+                }
                 return Ok(Outcome::Interrupted);
             }
         }
-        self.summarise(&id, &campaign, &state, &store)
+        self.summarise(&id, &dir, &campaign, &state, &store, false)
     }
 
     fn is_json(&self) -> bool {
@@ -411,7 +419,17 @@ impl CampaignCommand {
     }
 
     /// The comparison table across cells and the optional HTML report.
-    fn summarise(&self, id: &str, c: &Campaign, state: &State, store: &Store) -> Result<Outcome> {
+    /// The comparison (table or JSON document) and the report; `stopped`:
+    /// the campaign was interrupted (no report: `--resume` writes it).
+    fn summarise(
+        &self,
+        id: &str,
+        dir: &Dir,
+        c: &Campaign,
+        state: &State,
+        store: &Store,
+        stopped: bool,
+    ) -> Result<Outcome> {
         let mut runs: Vec<(String, StoredRun)> = Vec::new();
         for cell in &c.cells {
             for r in stored(store, id, &cell.name)? {
@@ -436,10 +454,7 @@ impl CampaignCommand {
                 _ => None,
             })
             .collect();
-        let dir = Dir {
-            path: self.dir.join(id),
-        };
-        if let Some(path) = &self.report {
+        if let Some(path) = self.report.as_ref().filter(|_| !stopped) {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
             crate::commands::common::write_output(
@@ -473,7 +488,7 @@ impl CampaignCommand {
                 baseline: &c.baseline,
                 cells,
                 comparison: &rows,
-                report: self.report.as_deref(),
+                report: self.report.as_deref().filter(|_| !stopped),
             })?;
         } else {
             let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows));

@@ -199,14 +199,16 @@ fn expand_cell(
         ))
     })?;
     let target = substitute(&target_raw, vars)?;
+    // The matrix values of this cell (its name, and `matrix` in the JSON).
+    let matrix: BTreeMap<String, String> = vars
+        .iter()
+        .filter(|(k, _)| *k != "target")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let mut vars = vars.clone();
     vars.insert("target".into(), target.clone());
     let sub = |s: &String| substitute(s, &vars);
-    let from_matrix: Vec<String> = vars
-        .iter()
-        .filter(|(k, _)| *k != "target")
-        .map(|(k, v)| format!("{k}-{v}"))
-        .collect();
+    let from_matrix: Vec<String> = matrix.iter().map(|(k, v)| format!("{k}-{v}")).collect();
     let name = match &spec.name {
         Some(n) => sub(n)?,
         None if !from_matrix.is_empty() => from_matrix.join("_"),
@@ -243,11 +245,7 @@ fn expand_cell(
     }
     Ok(Cell {
         name,
-        matrix: vars
-            .iter()
-            .filter(|(k, _)| *k != "target")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        matrix,
         tags,
         setup: spec.setup.iter().map(sub).collect::<Result<_, _>>()?,
         teardown: spec.teardown.iter().map(sub).collect::<Result<_, _>>()?,
