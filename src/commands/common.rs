@@ -300,12 +300,16 @@ pub fn check_output_path(
                 .filter(|d| !d.as_os_str().is_empty())
                 .is_some_and(|d| !d.is_dir()) =>
         {
+            let d = path.parent().unwrap_or(Path::new(""));
             anyhow::bail!(
-                "{}: the directory {} does not exist; create it first, or write the file elsewhere",
+                "{}: {} {}; write the file elsewhere",
                 path.display(),
-                path.parent()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default()
+                d.display(),
+                if d.exists() {
+                    "is not a directory"
+                } else {
+                    "does not exist (create the directory first)"
+                }
             )
         }
         Err(_)

@@ -962,6 +962,10 @@ fn an_unwritable_json_out_exits_2_and_the_run_is_still_saved() {
     let o = bench(&d.path().join("no-such-dir/out.json"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    // So is a "directory" that is a file.
+    let o = bench(&db.join("out.json"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a directory"), "{}", stderr(&o));
     let runs = storlab(&["runs", "--db", db.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
