@@ -93,9 +93,10 @@ impl RecordArgs {
             map.entry(k).or_insert(v);
         }
         // A design is checked before anything runs: a typo found by
-        // `storlab report` a week later cannot be fixed on the run.
-        if let Some(d) = map.get(DESIGN_TAG) {
-            super::plan::design_from_spec(d).context("--design (or tag planned_as=...)")?;
+        // `storlab report` a week later cannot be fixed on the run. Its
+        // catalog files are recorded by absolute path.
+        if let Some(d) = map.get_mut(DESIGN_TAG) {
+            *d = super::plan::design_to_record(d).context("--design (or tag planned_as=...)")?;
         }
         Ok(map)
     }

@@ -57,6 +57,11 @@ pub struct ReportCommand {
 
 impl ReportCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        // A design given here is checked before anything is read.
+        let given = match &self.design {
+            Some(d) => Some((d.as_str(), super::plan::design_from_spec(d)?)),
+            None => None,
+        };
         let store = self.db.open_existing()?;
         let mut runs = self.runs.load(&store)?;
         let baseline = match &self.baseline {
@@ -79,11 +84,17 @@ impl ReportCommand {
         };
         let vary = super::check::merge_vary(&self.vary);
         vary.check_against(runs.iter())?;
-        let predicted = predicted(&runs, self.design.as_deref())?;
+        // Designs are evaluated where they are shown: the HTML report and
+        // the `predicted` chart.
+        let predicted = if self.format == ReportFormat::Html || self.chart == "predicted" {
+            predicted(&runs, given.as_ref())
+        } else {
+            Vec::new()
+        };
         let (bytes, path, what) = match self.format {
             ReportFormat::Html => {
                 let html = storlab_report::html_report_full(&runs, baseline, &vary, &predicted);
-                let charts = storlab_report::charts_with(&runs, baseline, &vary).len();
+                let charts = storlab_report::charts_with(&runs, baseline, &vary, &predicted).len();
                 (
                     html.into_bytes(),
                     self.output.unwrap_or_else(|| "report.html".into()),
@@ -91,16 +102,8 @@ impl ReportCommand {
                 )
             }
             ReportFormat::Svg | ReportFormat::Png => {
-                let chart = if self.chart == "predicted" {
-                    storlab_report::predicted_chart(&predicted).ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "chart 'predicted' needs a run with a design whose phases the model can predict: \
-                             tag runs with bench --design \"LAYOUT --drive ...\", or pass report --design"
-                        )
-                    })?
-                } else {
-                    storlab_report::chart_with(&runs, baseline, &self.chart, &vary)?
-                };
+                let chart =
+                    storlab_report::chart_with(&runs, baseline, &self.chart, &vary, &predicted)?;
                 let ext = if self.format == ReportFormat::Svg {
                     "svg"
                 } else {
@@ -126,22 +129,18 @@ impl ReportCommand {
     }
 }
 
-/// Each run that carries a design (tag `planned_as=...`, or `--design` for all),
-/// its phases predicted by `storlab plan`'s model. A design given on this
-/// command line that does not parse is an error; a stored tag that no
-/// longer does (the catalog changed) is shown as such in the report.
+/// Each run that carries a design (tag `planned_as=...`, or `given` for all),
+/// its phases predicted by `storlab plan`'s model. The given design was
+/// checked already; a stored tag that no longer reads (the catalog changed)
+/// is shown as such in the report.
 fn predicted(
     runs: &[storlab_types::StoredRun],
-    design: Option<&str>,
-) -> anyhow::Result<Vec<storlab_report::Predicted>> {
+    given: Option<&(&str, storlab_plan::Design)>,
+) -> Vec<storlab_report::Predicted> {
     use super::common::DESIGN_TAG;
-    let given = match design {
-        Some(d) => Some((d, super::plan::design_from_spec(d)?)),
-        None => None,
-    };
     let mut out = Vec::new();
     for run in runs {
-        let (spec, evaluated) = match (&given, run.tags.get(DESIGN_TAG)) {
+        let (spec, evaluated) = match (given, run.tags.get(DESIGN_TAG)) {
             (Some((d, design)), _) => (d.to_string(), Ok(design.clone())),
             (None, Some(tag)) => (tag.clone(), super::plan::design_from_spec(tag)),
             (None, None) => continue,
@@ -163,5 +162,5 @@ fn predicted(
             rows,
         });
     }
-    Ok(out)
+    out
 }

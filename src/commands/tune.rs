@@ -369,7 +369,6 @@ impl ReadaheadArgs {
         let restore = recover(&state_file);
         let points = result?;
         let restored = restore?.unwrap_or_default();
-        let json = self.json || self.output_format == TableFormat::Json;
         let doc = self.outcome(
             &stack,
             &saved,
@@ -377,9 +376,8 @@ impl ReadaheadArgs {
             &restored,
             recovered.as_deref(),
             &tune_id,
-            json,
         );
-        if json {
+        if self.is_json() {
             crate::output::print_json(&doc)?;
         } else {
             crate::output::print(&render(&doc))?;
@@ -560,6 +558,10 @@ impl ReadaheadArgs {
         }
     }
 
+    fn is_json(&self) -> bool {
+        self.json || self.output_format == TableFormat::Json
+    }
+
     /// The stored run of each point (by its `tune_id` and `readahead_kb`
     /// tags, in order); none with `--no-save` or when nothing was stored.
     fn run_ids(&self, points: &[Point], tune_id: &str) -> Vec<Option<i64>> {
@@ -598,14 +600,13 @@ impl ReadaheadArgs {
         restored: &[Restored],
         recovered: Option<&[Restored]>,
         tune_id: &'a str,
-        with_run_ids: bool,
     ) -> TuneDoc<'a> {
         let best = points
             .iter()
             .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         // The table shows no run ids: the store is read for JSON only.
-        let ids = if with_run_ids {
+        let ids = if self.is_json() {
             self.run_ids(points, tune_id)
         } else {
             vec![None; points.len()]

@@ -14,8 +14,12 @@ fn json(args: &[&str]) -> Value {
 
 /// Run, expect exit 2 and every `needles` in stderr.
 fn bad(args: &[&str], needles: &[&str]) {
-    let o = storlab(args);
-    let err = stderr(&o);
+    refused(&storlab(args), args, needles);
+}
+
+/// `o` (the output of `args`) exited 2 with every `needles` in stderr.
+fn refused(o: &std::process::Output, args: &[&str], needles: &[&str]) {
+    let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
     for n in needles {
         assert!(err.contains(n), "{args:?}: expected '{n}' in: {err}");
@@ -765,24 +769,90 @@ fn calibrate_and_against_name_their_bad_input() {
     );
 }
 
-/// Exit 2 with `needle` in the message.
-fn refused_in(dir: &std::path::Path, args: &[&str], needle: &str) {
-    let o = crate::util::run_in(dir, args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
-}
-
 /// A design that does not parse, or names what the catalog lacks, is
 /// refused before the run: no database, no scratch file.
 #[test]
 fn a_bad_design_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
+    let refused_in = |args: &[&str], needle: &str| {
+        refused(&crate::util::run_in(d, args), args, &[needle]);
+    };
     let typo = "R6/x --drive exos-x18-18tb";
-    refused_in(d, &["bench", ".", "--size", "4M", "--design", typo], "R6/x");
+    refused_in(&["bench", ".", "--size", "4M", "--design", typo], "R6/x");
     let unknown = "R0/1 --drive no-such-drive";
-    refused_in(d, &["bench", ".", "--design", unknown], "no-such-drive");
+    refused_in(&["bench", ".", "--design", unknown], "no-such-drive");
+    // Parses, but plan layout refuses it: two controllers for one group.
+    let invalid = "R0/1 --drive exos-x18-18tb --controllers 2";
+    refused_in(&["bench", ".", "--design", invalid], "controllers");
+    refused_in(
+        &["report", "--all", "--design", invalid, "-o", "r.html"],
+        "controllers",
+    );
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "files written");
+}
+
+/// A design's `--catalog FILE` is recorded by absolute path: a report made
+/// in another directory reads the same file.
+#[test]
+fn a_designs_catalog_is_recorded_by_absolute_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("cat.toml"),
+        "[[drive]]\nname = \"my-ssd\"\nkind = \"ssd\"\ncapacity = \"1TB\"\nread_iops = 90000\n\
+         write_iops = 30000\nseq_read = \"500MB/s\"\nseq_write = \"450MB/s\"\nmtbf = \"2000000h\"\n\
+         ber = 1e-17\nsector_size = 512\nrebuild_rate = \"200MB/s\"\nsource = \"test\"\n",
+    )
+    .unwrap();
+    let t = d.join("t");
+    std::fs::create_dir(&t).unwrap();
+    crate::util::ok(&crate::util::run_in(
+        d,
+        &[
+            "bench",
+            "t",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--design",
+            "R0/1 --drive my-ssd --catalog cat.toml",
+        ],
+    ));
+    let runs = crate::util::ok(&crate::util::run_in(d, &["runs", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    let abs = d.join("cat.toml").display().to_string();
+    assert_eq!(
+        v[0]["tags"]["planned_as"],
+        format!("R0/1 --drive my-ssd --catalog {abs}").as_str(),
+        "{v}"
+    );
+    // From elsewhere, the report still predicts it.
+    let html = d.join("r.html");
+    let db = d.join("results.db");
+    let o = crate::util::run_in(
+        &t,
+        &[
+            "report",
+            "latest",
+            "-o",
+            html.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("Predicted vs measured") && text.contains("my-ssd"),
+        "{text}"
+    );
 }
 
 /// A run planned as a design (`bench --design`) carries it (tag `planned_as`),
@@ -867,6 +937,7 @@ fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
         "Run #1".to_string(),
         "R0/1 --drive exos-x18-18tb".to_string(),
         "Mean absolute error".to_string(),
+        format!("{:+.1} %", (predicted - measured) / measured * 100.0),
     ] {
         assert!(section.contains(&needle), "{needle} missing from {section}");
     }
@@ -918,5 +989,9 @@ fn a_run_tagged_with_its_design_is_reported_beside_the_prediction() {
         "-o",
         "q.svg",
     ];
-    refused_in(dir.path(), &chart, "--design");
+    refused(
+        &crate::util::run_in(dir.path(), &chart),
+        &chart,
+        &["--design"],
+    );
 }

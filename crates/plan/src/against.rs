@@ -17,9 +17,6 @@ pub fn phase_workload(p: &PhaseResult) -> Result<Workload, String> {
         [] => return Err("no block size".to_string()),
         _ => return Err("a block-size mix (--bssplit) is not one request size".to_string()),
     };
-    if bs == 0 {
-        return Err("a zero block size".to_string());
-    }
     let pattern = match params.rw {
         RwMode::Read => Pattern::SeqRead,
         RwMode::Write => Pattern::SeqWrite,
@@ -59,7 +56,24 @@ pub struct Against {
     pub explanation: String,
 }
 
-/// Every phase of `runs` against the design's prediction.
+/// The error of a prediction, as every comparison of `storlab plan`
+/// reports it: (predicted − measured) / measured, positive when the model
+/// promises more than was measured; none when nothing was measured.
+pub fn relative_error(predicted: f64, measured: f64) -> Option<f64> {
+    (measured > 0.0).then(|| (predicted - measured) / measured)
+}
+
+/// The mean of the absolute errors, and how many there are; none for none.
+pub fn mean_abs(errors: impl IntoIterator<Item = f64>) -> Option<(f64, usize)> {
+    let (sum, n) = errors
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), e| (s + e.abs(), n + 1));
+    (n > 0).then(|| (sum / n as f64, n))
+}
+
+/// Every phase of `runs` against the design's prediction. A phase the model
+/// cannot take (a block-size mix, a zero request size) is a row that says
+/// why, not an error for the run.
 pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, PlanError> {
     let geo = design
         .layout
@@ -68,20 +82,20 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
     for run in runs {
         for p in &run.report.phases {
             let measured = p.total.bw_bytes_per_s;
-            let row = match phase_workload(p) {
-                Ok(w) => {
-                    let pred = predict_geo(&design.layout, &geo, &design.hardware, &w)?;
-                    Against {
-                        run: run.id,
-                        phase: p.params.name.clone(),
-                        workload: pred.workload.clone(),
-                        measured_bytes_per_s: measured,
-                        predicted_bytes_per_s: Some(pred.bytes_per_s),
-                        error: (measured > 0.0).then(|| (pred.bytes_per_s - measured) / measured),
-                        binding: Some(pred.binding.clone()),
-                        explanation: pred.explanation.clone(),
-                    }
-                }
+            let predicted = phase_workload(p).and_then(|w| {
+                predict_geo(&design.layout, &geo, &design.hardware, &w).map_err(|e| e.to_string())
+            });
+            let row = match predicted {
+                Ok(pred) => Against {
+                    run: run.id,
+                    phase: p.params.name.clone(),
+                    workload: pred.workload.clone(),
+                    measured_bytes_per_s: measured,
+                    predicted_bytes_per_s: Some(pred.bytes_per_s),
+                    error: relative_error(pred.bytes_per_s, measured),
+                    binding: Some(pred.binding.clone()),
+                    explanation: pred.explanation.clone(),
+                },
                 Err(why) => Against {
                     run: run.id,
                     phase: p.params.name.clone(),
@@ -101,6 +115,22 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
 
 /// Mean absolute error over the rows that have one, and how many those are.
 pub fn mean_absolute_error(rows: &[Against]) -> Option<(f64, usize)> {
-    let errs: Vec<f64> = rows.iter().filter_map(|r| r.error.map(f64::abs)).collect();
-    (!errs.is_empty()).then(|| (errs.iter().sum::<f64>() / errs.len() as f64, errs.len()))
+    mean_abs(rows.iter().filter_map(|r| r.error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_is_predicted_minus_measured_over_measured() {
+        // The model promises 250 where 200 was measured: +25 %; 90 where
+        // 100 was: -10 %.
+        assert_eq!(relative_error(250.0, 200.0), Some(0.25));
+        assert_eq!(relative_error(90.0, 100.0), Some(-0.1));
+        assert_eq!(relative_error(90.0, 0.0), None, "nothing measured");
+        let (m, n) = mean_abs([0.25, -0.1]).unwrap();
+        assert!((m - 0.175).abs() < 1e-12 && n == 2, "{m} {n}");
+        assert_eq!(mean_abs([]), None);
+    }
 }

@@ -13,6 +13,7 @@
 //! result as a user catalog entry.
 
 use crate::PlanError;
+use crate::against::{mean_abs, relative_error};
 use crate::hardware::{Access, ControllerSpec, DriveSpec};
 use serde::Serialize;
 
@@ -282,41 +283,31 @@ pub fn calibrate(
             label: o.label.clone(),
             measured_iops: o.iops,
             predicted_iops: predicted,
-            error: predicted.map(|p| (p - o.iops) / o.iops),
+            error: predicted.and_then(|p| relative_error(p, o.iops)),
             fitted: fitted.iter().any(|x| std::ptr::eq(*x, *o)),
             held_out: hold_out.contains(&o.request_bytes),
         });
     }
-    let mean = || {
-        let e: Vec<f64> = points
-            .iter()
-            .filter(|p| p.fitted)
-            .filter_map(|p| p.error.map(f64::abs))
-            .collect();
-        (!e.is_empty()).then(|| e.iter().sum::<f64>() / e.len() as f64)
-    };
+    let fit_error =
+        mean_abs(points.iter().filter(|p| p.fitted).filter_map(|p| p.error)).map(|m| m.0);
     // Held-out sizes: the prediction against the median of their repeats.
     let held: Vec<&Observation> = usable
         .iter()
         .copied()
         .filter(|o| hold_out.contains(&o.request_bytes))
         .collect();
-    let errs: Vec<f64> = saturated(&held)
-        .into_iter()
-        .filter_map(|i| {
-            let o = held[i];
-            let f = if o.write { &write } else { &read };
-            f.predict(o.random, o.request_bytes, o.in_flight)
-                .map(|p| ((p - o.iops) / o.iops).abs())
-        })
-        .collect();
-    let held_out_error = (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64);
+    let held_out_error = mean_abs(saturated(&held).into_iter().filter_map(|i| {
+        let o = held[i];
+        let f = if o.write { &write } else { &read };
+        relative_error(f.predict(o.random, o.request_bytes, o.in_flight)?, o.iops)
+    }))
+    .map(|m| m.0);
     Ok(Calibration {
         name: name.to_string(),
         read,
         write,
         not_identified,
-        fit_error: mean(),
+        fit_error,
         held_out_error,
         points,
     })

@@ -737,7 +737,6 @@ pub fn parse_level_family(s: &str) -> Result<GroupLevel, String> {
     }
 }
 
-/// A chunk or stripe size: a non-zero multiple of 512 bytes (`256k`, `1M`).
 impl Layout {
     /// The layout with `--chunk` / `--stripe` given apart from the notation,
     /// each a non-zero multiple of 512 bytes; a stripe across groups needs
@@ -785,6 +784,7 @@ impl Layout {
     }
 }
 
+/// A chunk or stripe size: a non-zero multiple of 512 bytes (`256k`, `1M`).
 pub fn parse_sector_multiple(s: &str) -> Result<u64, String> {
     let v = parse_size(s).map_err(|e| e.to_string())?;
     if v == 0 || v % 512 != 0 {

@@ -5,6 +5,7 @@
 //! checks the mean absolute error against what docs/MODEL.md reports, and
 //! checks that no measured ranking is reversed.
 
+use storlab_plan::against::{mean_abs, relative_error};
 use storlab_plan::catalog::Catalog;
 use storlab_plan::hardware::Hardware;
 use storlab_plan::layout::Layout;
@@ -251,7 +252,7 @@ const STUDY_LABELS: [(&str, &str); 4] = [
 ];
 
 fn mae_pct(errors: &[f64]) -> f64 {
-    errors.iter().sum::<f64>() / errors.len() as f64 * 100.0
+    mean_abs(errors.iter().copied()).expect("rows").0 * 100.0
 }
 
 /// docs/MODEL.md with every run of white space made one space, so that a
@@ -270,7 +271,7 @@ fn model_against_published_measurements() {
     println!("| source | layout | measured MB/s | predicted MB/s | error | binds |");
     for r in rows() {
         let (p, binding) = predict_row(&cat, &r);
-        let e = (p - r.measured_mb_s) / r.measured_mb_s;
+        let e = relative_error(p, r.measured_mb_s).expect("a measured figure");
         println!(
             "| {} | {} | {:.0} | {:.0} | {:+.1}% | {} |",
             r.source,

@@ -12,6 +12,7 @@
 //! | `relative` | with a baseline and at least one other run |
 //! | `app-<run id>`, `applat-<run id>` | for each run whose phases recorded their own per-interval series |
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
+//! | `predicted` | when a run's design (`planned_as`, or `report --design`) predicts a phase ([`crate::predicted`]) |
 
 use crate::compare::{Metric, Verdict, compare_with};
 use crate::error::ReportError;
@@ -41,7 +42,7 @@ pub fn resolve_baseline(runs: &[StoredRun], baseline: Option<usize>) -> Option<u
     }
 }
 
-fn mb(v: f64) -> f64 {
+pub(crate) fn mb(v: f64) -> f64 {
     v / 1e6
 }
 
@@ -1044,12 +1045,18 @@ fn app_series_charts(run: &StoredRun) -> Vec<Chart> {
 /// docs for when each is drawn). `baseline` indexes `runs`; `None` means the
 /// first run when there are two or more ([`resolve_baseline`]).
 pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
-    charts_with(runs, baseline, &Vary::default())
+    charts_with(runs, baseline, &Vary::default(), &[])
 }
 
 /// [`charts`] with parameters under study (`--vary`) for the `relative`
-/// chart's comparison.
-pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> Vec<Chart> {
+/// chart's comparison, and the runs' designs predicted (the `predicted`
+/// chart).
+pub fn charts_with(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    vary: &Vary,
+    predicted: &[crate::predicted::Predicted],
+) -> Vec<Chart> {
     if runs.is_empty() {
         return Vec::new();
     }
@@ -1067,31 +1074,34 @@ pub fn charts_with(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> 
         out.extend(app_series_charts(r));
         out.extend(timeline_charts(r));
     }
+    out.extend(crate::predicted::predicted_chart(predicted));
     out
 }
 
 /// One chart by id, for `--output-format svg|png`. When it cannot be drawn the
 /// error says why ([`why_not`]) and lists the ids these runs do have.
 pub fn chart(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Result<Chart, ReportError> {
-    chart_with(runs, baseline, id, &Vary::default())
+    chart_with(runs, baseline, id, &Vary::default(), &[])
 }
 
-/// [`chart`] with parameters under study (`--vary`).
+/// [`chart`] with parameters under study (`--vary`) and the runs' designs
+/// predicted.
 pub fn chart_with(
     runs: &[StoredRun],
     baseline: Option<usize>,
     id: &str,
     vary: &Vary,
+    predicted: &[crate::predicted::Predicted],
 ) -> Result<Chart, ReportError> {
     if runs.is_empty() {
         return Err(ReportError::NoRuns);
     }
-    let all = charts_with(runs, baseline, vary);
+    let all = charts_with(runs, baseline, vary, predicted);
     let available: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
     if let Some(c) = all.into_iter().find(|c| c.id == id) {
         return Ok(c);
     }
-    Err(match why_not(runs, baseline, id) {
+    Err(match why_not_with(runs, baseline, id, predicted) {
         Some(why) => ReportError::NotDrawn {
             id: id.to_string(),
             why,
@@ -1105,7 +1115,7 @@ pub fn chart_with(
 }
 
 /// The chart kinds `why_not` knows, in report order.
-pub const CHART_KINDS: [&str; 13] = [
+pub const CHART_KINDS: [&str; 14] = [
     "throughput",
     "iops",
     "relative",
@@ -1119,12 +1129,26 @@ pub const CHART_KINDS: [&str; 13] = [
     "applat-<run id>",
     "timeline-<run id>",
     "util-<run id>",
+    "predicted",
 ];
 
 /// Why the chart `id` is not among [`charts`] for these runs, in words a
 /// user can act on; `None` when it is drawn or `id` names no chart kind.
 pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<String> {
-    if charts(runs, baseline).iter().any(|c| c.id == id) {
+    why_not_with(runs, baseline, id, &[])
+}
+
+/// [`why_not`] knowing the runs' designs predicted.
+fn why_not_with(
+    runs: &[StoredRun],
+    baseline: Option<usize>,
+    id: &str,
+    predicted: &[crate::predicted::Predicted],
+) -> Option<String> {
+    if charts_with(runs, baseline, &Vary::default(), predicted)
+        .iter()
+        .any(|c| c.id == id)
+    {
         return None;
     }
     let scaling = |x: Param| {
@@ -1144,6 +1168,12 @@ pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<
                 .into(),
         },
         "latency" => "no phase has latency figures".into(),
+        "predicted" if predicted.is_empty() => "no run has a design: tag runs with bench --design \
+                                                 \"LAYOUT --drive ...\", or pass report --design"
+            .into(),
+        "predicted" => "the model predicts none of the phases of these runs' designs (the report \
+                        says why for each)"
+            .into(),
         "vs-bs" => scaling(Param::Bs),
         "vs-numjobs" => scaling(Param::NumJobs),
         "vs-size" => scaling(Param::Size),

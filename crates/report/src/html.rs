@@ -61,7 +61,7 @@ ul.warn li { color: #8a5a00; }
 }
 ";
 
-fn table(head: &[&str], rows: &[Vec<(String, &str)>]) -> String {
+pub(crate) fn table(head: &[&str], rows: &[Vec<(String, &str)>]) -> String {
     let mut s = String::from("<div class=\"scroll\"><table><thead><tr>");
     for h in head {
         s.push_str(&format!("<th>{}</th>", esc(h)));
@@ -93,16 +93,16 @@ pub(crate) fn figure(c: &crate::charts::Chart) -> String {
     )
 }
 
-fn txt(s: impl Into<String>) -> (String, &'static str) {
+pub(crate) fn txt(s: impl Into<String>) -> (String, &'static str) {
     (s.into(), "")
 }
 
-fn num(s: impl Into<String>) -> (String, &'static str) {
+pub(crate) fn num(s: impl Into<String>) -> (String, &'static str) {
     (s.into(), "num")
 }
 
 /// Free text that may wrap (notes, cache state).
-fn wrap(s: impl Into<String>) -> (String, &'static str) {
+pub(crate) fn wrap(s: impl Into<String>) -> (String, &'static str) {
     (s.into(), "wrap")
 }
 
@@ -503,22 +503,13 @@ fn warnings(runs: &[StoredRun]) -> Vec<String> {
 /// are two or more (the report says which run it is). The output depends
 /// only on the runs: no clock, no network, no script.
 pub fn html_report(runs: &[StoredRun], baseline: Option<usize>) -> String {
-    html_report_with(runs, baseline, &storlab_configdiff::Vary::default())
+    html_report_full(runs, baseline, &storlab_configdiff::Vary::default(), &[])
 }
 
-/// [`html_report`] with parameters under study (`--vary`): the comparison
-/// and the relative chart pair and judge phases that differ in them.
-pub fn html_report_with(
-    runs: &[StoredRun],
-    baseline: Option<usize>,
-    vary: &storlab_configdiff::Vary,
-) -> String {
-    html_report_full(runs, baseline, vary, &[])
-}
-
-/// [`html_report_with`] with the runs' designs predicted beside what they
-/// measured (a "Predicted vs measured" section when `predicted` is not
-/// empty).
+/// [`html_report`] with parameters under study (`--vary`: the comparison
+/// and the relative chart pair and judge phases that differ in them) and
+/// the runs' designs predicted beside what they measured (a "Predicted vs
+/// measured" section and chart when `predicted` is not empty).
 pub fn html_report_full(
     runs: &[StoredRun],
     baseline: Option<usize>,
@@ -555,13 +546,16 @@ pub fn html_report_full(
     }
     s.push_str(
         "<nav><a href=\"#runs\">Runs</a><a href=\"#hosts\">Hosts</a><a href=\"#params\">\
-         Parameters</a><a href=\"#results\">Results</a><a href=\"#comparison\">Comparison</a>\
-         <a href=\"#charts\">Charts</a><a href=\"#warnings\">Warnings</a>",
+         Parameters</a><a href=\"#results\">Results</a>",
     );
+    // In the order of the sections.
     if !predicted.is_empty() {
         s.push_str("<a href=\"#predicted\">Predicted</a>");
     }
-    s.push_str("</nav>\n");
+    s.push_str(
+        "<a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a>\
+         <a href=\"#warnings\">Warnings</a></nav>\n",
+    );
     s.push_str("<h2 id=\"runs\">Runs</h2>\n");
     s.push_str(&runs_section(runs));
     s.push_str("<h2 id=\"hosts\">Hosts</h2>\n");
@@ -596,7 +590,7 @@ pub fn html_report_full(
     }
 
     s.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for c in crate::charts::charts_with(runs, baseline, vary) {
+    for c in crate::charts::charts_with(runs, baseline, vary, predicted) {
         s.push_str(&figure(&c));
     }
 
@@ -703,7 +697,7 @@ mod tests {
         assert!(html.contains("iodepth 1 (base 8)"));
         assert!(html.contains("--vary iodepth"));
         let vary = storlab_configdiff::Vary::parse("iodepth").unwrap();
-        let html = html_report_with(&runs, Some(0), &vary);
+        let html = html_report_full(&runs, Some(0), &vary, &[]);
         assert!(html.contains("+112 % better"));
         assert!(html.contains("[under study]"));
     }

@@ -42,7 +42,7 @@ pub use compare::{
 };
 pub use error::ReportError;
 pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
-pub use html::{html_report, html_report_full, html_report_with};
+pub use html::{html_report, html_report_full};
 pub use png::svg_to_png;
 pub use predicted::{Predicted, predicted_chart};
 pub use rows::{Direction, Row, rows};

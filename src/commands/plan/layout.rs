@@ -200,7 +200,44 @@ pub fn design_from_spec(spec: &str) -> Result<Design> {
             "design '{spec}': --against has no place in a design; the run tagged is what it is held against"
         );
     }
-    design_of(&d.args)
+    let design = design_of(&d.args)?;
+    // Checked as `storlab plan layout` checks it (e.g. controllers for the
+    // groups), so that a design a run records can always be predicted.
+    storlab_plan::evaluate(&design).with_context(|| format!("design '{spec}'"))?;
+    Ok(design)
+}
+
+/// The design as a run records it: checked by [`design_from_spec`], with
+/// every `--catalog FILE` made absolute (a report made in another directory
+/// must find the same file); otherwise the string as given.
+pub fn design_to_record(spec: &str) -> Result<String> {
+    design_from_spec(spec)?;
+    let words = shlex::split(spec).unwrap_or_default();
+    let mut changed = false;
+    let mut abs = |p: &str| -> Result<String> {
+        let a = std::path::absolute(p)
+            .with_context(|| format!("design '{spec}': cannot make {p} absolute"))?;
+        changed |= a.as_os_str() != p;
+        Ok(a.display().to_string())
+    };
+    let mut out = Vec::with_capacity(words.len());
+    let mut catalog_next = false;
+    for w in &words {
+        if catalog_next {
+            out.push(abs(w)?);
+            catalog_next = false;
+        } else if let Some(p) = w.strip_prefix("--catalog=") {
+            out.push(format!("--catalog={}", abs(p)?));
+        } else {
+            catalog_next = w == "--catalog";
+            out.push(w.clone());
+        }
+    }
+    if !changed {
+        return Ok(spec.to_string());
+    }
+    shlex::try_join(out.iter().map(String::as_str))
+        .with_context(|| format!("design '{spec}': cannot quote it again"))
 }
 
 pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {

@@ -26,8 +26,8 @@ mod search;
 
 use calibrate::{CalibrateArgs, calibrate};
 use catalog::{CatalogArgs, catalog};
-pub use layout::design_from_spec;
 use layout::{LayoutArgs, layout};
+pub use layout::{design_from_spec, design_to_record};
 use search::{SearchArgs, search};
 use storlab_types::{
     format_bytes, format_rate, parse_duration, parse_percent, parse_rate, parse_size,
