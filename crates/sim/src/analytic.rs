@@ -62,7 +62,11 @@ pub fn mva(stations: &[Station], think_s: f64, customers: u64) -> (f64, f64, Vec
 /// One term of the bound: a component and the time it needs.
 struct Term {
     name: &'static str,
+    /// Time the component needs at the least (the bound).
     secs: f64,
+    /// Time the busiest instance works (its utilisation): `secs`, except
+    /// for arrays, where fewer may work at once than share the bytes.
+    busy_secs: f64,
     /// Demand per request at the busiest instance, and instance count (for MVA).
     station: Option<Station>,
 }
@@ -75,12 +79,15 @@ pub fn solve(r: &Resolved) -> Point {
     let bs = w.bs_bytes as f64;
     let requests = (l.total_bytes / bs).max(1.0);
     let mut terms: Vec<Term> = Vec::new();
-    let mut push = |name: &'static str, bytes: f64, cap: Option<f64>, copies: f64| {
+    // `bytes` set the component's time (the bound), `busiest` its busiest
+    // instance's work (utilisation): the same but for arrays.
+    let mut push = |name: &'static str, bytes: f64, busiest: f64, cap: Option<f64>, copies: f64| {
         if let Some(c) = cap {
             let secs = bytes / c;
             terms.push(Term {
                 name,
                 secs,
+                busy_secs: busiest / c,
                 station: Some(Station {
                     demand_s: secs / requests,
                     copies,
@@ -100,7 +107,13 @@ pub fn solve(r: &Resolved) -> Point {
     let t_client = t_cache + t_nic.max(t_own);
 
     let past_client = l.total_bytes * (1.0 - l.h_client);
-    push(UPLINK_NAME, past_client, r.uplink_bytes_per_s, 1.0);
+    push(
+        UPLINK_NAME,
+        past_client,
+        past_client,
+        r.uplink_bytes_per_s,
+        1.0,
+    );
     let mut at_arrays = past_client;
     if let Some(m) = &r.movers {
         let through = past_client * l.mover_share;
@@ -108,43 +121,49 @@ pub fn solve(r: &Resolved) -> Point {
         push(
             model::MOVER_IN,
             through,
+            through,
             Some(m.client_side_bytes_per_s),
             copies,
         );
-        push(model::MOVER, through, m.rate_bytes_per_s, copies);
+        push(model::MOVER, through, through, m.rate_bytes_per_s, copies);
+        let out = through * (1.0 - l.h_mover);
         push(
             model::MOVER_OUT,
-            through * (1.0 - l.h_mover),
+            out,
+            out,
             Some(m.storage_side_bytes_per_s),
             copies,
         );
         at_arrays = past_client * (1.0 - l.h_mover);
     }
+    // The busiest array carries `on_array` bytes over the run (its
+    // utilisation); the arrays busy at once share the bytes' time between
+    // them (the bound, and MVA's instances).
     let on_array = at_arrays * l.array_share;
-    let copies = 1.0 / l.array_share;
-    push(
-        model::ARRAY_PORTS,
-        on_array,
-        Some(r.array.ports_bytes_per_s),
-        copies,
-    );
-    push(
-        model::ARRAY_CTRL,
-        on_array,
-        r.array.controller_bytes_per_s,
-        copies,
-    );
-    let backend_bytes = if w.pattern.is_write() {
-        (on_array - r.array.cache_bytes as f64).max(0.0)
+    let copies = l.arrays_busy;
+    let at_once = at_arrays / copies;
+    // What passes an array's cache on to its back end: writes beyond what
+    // the write-back cache absorbs, reads it does not serve.
+    let to_backend = if w.pattern.is_write() {
+        if on_array > 0.0 {
+            (1.0 - r.array.cache_bytes as f64 / on_array).max(0.0)
+        } else {
+            0.0
+        }
     } else {
-        on_array * (1.0 - l.h_array)
+        1.0 - l.h_array
     };
-    push(
-        model::BACKEND,
-        backend_bytes,
-        Some(r.array.backend_bytes_per_s),
-        copies,
-    );
+    for (name, cap, frac) in [
+        (model::ARRAY_PORTS, Some(r.array.ports_bytes_per_s), 1.0),
+        (model::ARRAY_CTRL, r.array.controller_bytes_per_s, 1.0),
+        (
+            model::BACKEND,
+            Some(r.array.backend_bytes_per_s),
+            to_backend,
+        ),
+    ] {
+        push(name, at_once * frac, on_array * frac, cap, copies);
+    }
     // Random requests: each drive of the back end is its own queue (a
     // request visits one). bs / (all drives' bytes/s) is already one drive's
     // demand per request (service time × a 1/units visit); there are
@@ -331,7 +350,7 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
                 // byte: it is busy for everything it can write in the run.
                 (on_array / r.array.backend_bytes_per_s).min(t_run)
             } else {
-                t.secs
+                t.busy_secs
             };
             add(name, secs);
         }

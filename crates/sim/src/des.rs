@@ -100,9 +100,8 @@ struct Sim<'a> {
     lock_granted_at: Nanos,
     lock_busy_ns: u64,
     all_lat: Vec<u64>,
-    worst_p99: u64,
-    best_p99: u64,
-    p50_range: (u64, u64),
+    /// Each finished client's latency percentiles (the worst and best p99
+    /// and the p50 range are taken from it).
     per_client: Vec<crate::model::ClientLatency>,
     events: u64,
     last_done: Nanos,
@@ -171,9 +170,6 @@ impl<'a> Sim<'a> {
             lock_granted_at: 0,
             lock_busy_ns: 0,
             all_lat: Vec::new(),
-            worst_p99: 0,
-            best_p99: u64::MAX,
-            p50_range: (u64::MAX, 0),
             per_client: Vec::new(),
             events: 0,
             last_done: 0,
@@ -390,9 +386,6 @@ impl<'a> Sim<'a> {
             lat.sort_unstable();
             let p99 = pct_of(&lat, 99.0);
             let p50 = pct_of(&lat, 50.0);
-            self.worst_p99 = self.worst_p99.max(p99);
-            self.best_p99 = self.best_p99.min(p99);
-            self.p50_range = (self.p50_range.0.min(p50), self.p50_range.1.max(p50));
             self.per_client.push(crate::model::ClientLatency {
                 client: r.client,
                 p50_ns: p50,
@@ -566,6 +559,10 @@ impl<'a> Sim<'a> {
         } else {
             self.all_lat.iter().map(|&x| x as f64).sum::<f64>() / self.all_lat.len() as f64
         };
+        let mut per_client = std::mem::take(&mut self.per_client);
+        per_client.sort_by_key(|c| c.client);
+        let p99s = per_client.iter().map(|c| c.p99_ns);
+        let p50s = per_client.iter().map(|c| c.p50_ns);
         Point {
             solver: "des".into(),
             clients: self.r.clients,
@@ -577,8 +574,8 @@ impl<'a> Sim<'a> {
             mva_bytes_per_s: None,
             p50_latency_ns: Some(pct_of(&self.all_lat, 50.0)),
             p99_latency_ns: Some(pct_of(&self.all_lat, 99.0)),
-            worst_client_p99_ns: Some(self.worst_p99),
-            best_client_p99_ns: Some(self.best_p99.min(self.worst_p99)),
+            worst_client_p99_ns: Some(p99s.clone().max().unwrap_or(0)),
+            best_client_p99_ns: Some(p99s.min().unwrap_or(0)),
             latency_ns: Some(storlab_types::LatencyStats {
                 min: self.all_lat.first().copied().unwrap_or(0),
                 mean,
@@ -600,12 +597,8 @@ impl<'a> Sim<'a> {
                 p99_9: pct_of(&self.all_lat, 99.9),
                 p99_99: pct_of(&self.all_lat, 99.99),
             }),
-            client_p50_range_ns: Some((self.p50_range.0.min(self.p50_range.1), self.p50_range.1)),
-            per_client: Some({
-                let mut v = std::mem::take(&mut self.per_client);
-                v.sort_by_key(|c| c.client);
-                v
-            }),
+            client_p50_range_ns: Some((p50s.clone().min().unwrap_or(0), p50s.max().unwrap_or(0))),
+            per_client: Some(per_client),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
         }
@@ -703,6 +696,14 @@ file_size = "256MiB"
             (1, 1, "1MiB", 200e6),
             (1, 2, "1MiB", 400e6),
             (1, 4, "256KiB", 200e6),
+            // A request larger than the stripe goes to its first stripe's
+            // array (array_of): 3 MiB requests all land on one array.
+            (1, 4, "3MiB", 200e6),
+            // 1.5 MiB: two arrays take every request between them.
+            (1, 2, "1.5MiB", 400e6),
+            // 768 KiB does not divide the stripe: one array holds half the
+            // requests, so three in flight move two arrays' worth.
+            (1, 6, "768KiB", 400e6),
         ] {
             let text = base
                 .replace("count = 1\n", &format!("count = {n}\n"))
@@ -719,6 +720,52 @@ file_size = "256MiB"
                     "{n} clients QD{qd} {bs}: {what} {v}, expected {expect}"
                 );
             }
+        }
+    }
+
+    /// An array cache holds its share of the data whatever the queue depth:
+    /// a 3 GiB file over three arrays with 1 GiB caches is served from the
+    /// caches at every depth, one array's cache rate per array busy at once
+    /// (the hit ratio had followed the number of arrays busy: 150, 600, 6000
+    /// MB/s at QD 1, 2, 3).
+    #[test]
+    fn array_caches_hold_their_share_at_every_queue_depth() {
+        for (qd, expect) in [(1u32, 2000e6), (2, 4000e6), (3, 6000e6)] {
+            let text = format!(
+                "[clients]\ncount = 1\nnic = \"10GB/s\"\n[array]\ncount = 3\nport = \"10GB/s\"\n\
+                 cache = \"1GiB\"\ncache_rate = \"2GB/s\"\nbackend = \"100MB/s\"\n[workload]\n\
+                 pattern = \"read\"\nbs = \"1MiB\"\nfile_size = \"3GiB\"\niodepth = {qd}\nwarm = true\n"
+            );
+            let r = resolve(&text);
+            assert_eq!(Layout::of(&r).h_array, 1.0, "QD{qd}");
+            let a = analytic::solve(&r).aggregate_bytes_per_s;
+            let d = simulate(&r).unwrap().aggregate_bytes_per_s;
+            for (what, v) in [("analytic", a), ("des", d)] {
+                assert!(
+                    (v / expect - 1.0).abs() < 0.05,
+                    "QD{qd}: {what} {v}, expected {expect}"
+                );
+            }
+        }
+    }
+
+    /// A small file's random requests stay on the arrays its data covers:
+    /// 1 MiB in 1 MiB stripes is one array, at 200 IO/s of 64 KiB.
+    #[test]
+    fn random_requests_stay_on_the_arrays_the_data_covers() {
+        let r = resolve(
+            "[clients]\ncount = 1\nnic = \"10GB/s\"\n[array]\ncount = 4\nport = \"10GB/s\"\n\
+             backend_iops = 200\n[workload]\npattern = \"randread\"\nbs = \"64KiB\"\n\
+             file_size = \"1MiB\"\niodepth = 4\n",
+        );
+        let expect = 200.0 * 65536.0;
+        let a = analytic::solve(&r).aggregate_bytes_per_s;
+        let d = simulate(&r).unwrap().aggregate_bytes_per_s;
+        for (what, v) in [("analytic", a), ("des", d)] {
+            assert!(
+                (v / expect - 1.0).abs() < 0.05,
+                "{what} {v}, expected {expect}"
+            );
         }
     }
 
@@ -772,6 +819,12 @@ file_size = "256MiB"
         let (lo, hi) = d.client_p50_range_ns.unwrap();
         assert_eq!(lo, pc.iter().map(|c| c.p50_ns).min().unwrap());
         assert_eq!(hi, pc.iter().map(|c| c.p50_ns).max().unwrap());
+        // Outside identities: the last client to finish ends the run, and no
+        // client's p99 is above the run's slowest request.
+        let last = pc.iter().map(|c| c.done_ns).max().unwrap();
+        assert_eq!(Some(last), d.simulated_ns);
+        let max = d.latency_ns.as_ref().unwrap().max;
+        assert!(pc.iter().all(|c| c.p99_ns <= max), "{pc:?} vs max {max}");
         assert!(analytic::solve(&r).per_client.is_none());
     }
 
@@ -846,6 +899,11 @@ warm = true
             both("lru", "randread", "2GiB"),
         );
         assert_eq!(s, l);
+        // ... and that ratio is cache / working set: 1 GiB of 2 GiB.
+        for policy in ["scan-resistant", "lru"] {
+            let r = resolve(&text(policy, "randread", "2GiB"));
+            assert_eq!(Layout::of(&r).h_array, 0.5, "{policy}");
+        }
         // A policy the model does not know is refused with its place.
         let bad = Scenario::parse("t.toml", &text("fifo", "read", "1GiB"));
         let e = bad.and_then(|s| s.resolve(&SimCatalog::builtin()).map(|_| ()));

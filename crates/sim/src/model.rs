@@ -147,8 +147,11 @@ pub struct Layout {
     pub h_array: f64,
     /// Share of all mover traffic that the busiest mover carries.
     pub mover_share: f64,
-    /// Share of all array traffic that the busiest array carries.
+    /// Share of all array traffic that the busiest array carries (its
+    /// cache's working set, and its utilisation).
     pub array_share: f64,
+    /// How many arrays work at once (the time bound, and MVA's instances).
+    pub arrays_busy: f64,
     /// Writes to one shared file through the lock manager.
     pub locked: bool,
 }
@@ -200,37 +203,24 @@ impl Layout {
         };
         let a = u64::from(r.array.count);
         let s = u64::from(r.stripe_count.max(1));
-        // Clients rotate over the arrays their data spans (see array_of).
+        // Clients rotate over the arrays their data spans (see array_of):
+        // over the run each of them carries an equal share of the bytes.
         let spanned = match (r.fs, w.sharing) {
             (FsKind::Parallel, Sharing::N1) => s,
             _ => a,
         };
-        // The arrays a sequential stream keeps busy at once: its data spans
-        // `client_span` of them, and its `iodepth` requests in flight cover
-        // that many consecutive stripes. With fewer clients than arrays,
-        // only these work at a time; averaged over time the rotation
-        // balances them (static imbalance does not persist: a busier array
-        // slows its clients, which then fall out of step with the others).
-        // Random requests land anywhere in the client's span, so over time
-        // every array in it carries an equal share; how many are busy at
-        // once is the queueing (MVA, and the DES's draws) to find.
-        let client_span = match r.fs {
-            FsKind::SharedBlock => a,
-            FsKind::Parallel => s.min(a),
-        };
-        let in_flight = if w.pattern.is_random() {
-            client_span
-        } else {
-            u64::from(w.iodepth.max(1))
-                .saturating_mul(w.bs_bytes)
-                .div_ceil(r.stripe_bytes.max(1))
-                .max(1)
-        };
-        let busy = n
-            .saturating_mul(client_span.min(in_flight))
-            .min(spanned)
-            .max(1);
-        let array_share = 1.0 / busy as f64;
+        let array_share = 1.0 / spanned.max(1) as f64;
+        // How many arrays work at once, from the same placement the DES
+        // uses (array_of): a sequential stream's `iodepth` requests in flight
+        // cover that many arrays; random requests land anywhere in the
+        // client's data, so every array it covers takes its share (how many
+        // are busy at once is then the queueing, MVA's and the DES's draws).
+        // With fewer clients than arrays only these work at a time; averaged
+        // over time the rotation balances them (static imbalance does not
+        // persist: a busier array slows its clients, which then fall out of
+        // step with the others).
+        let per_client_busy = client_arrays_busy(r, per_client);
+        let arrays_busy = (n as f64 * per_client_busy).clamp(1.0, spanned.max(1) as f64);
         let at_arrays = past_client * (1.0 - h_mover);
         let h_array = if reads_warm && at_arrays > 0.0 {
             hit(r.array.cache_bytes as f64, at_arrays * array_share)
@@ -247,6 +237,7 @@ impl Layout {
             h_array,
             mover_share,
             array_share,
+            arrays_busy,
             locked: r.fs == FsKind::SharedBlock && w.sharing == Sharing::N1 && w.pattern.is_write(),
         }
     }
@@ -268,6 +259,47 @@ pub fn array_of(r: &Resolved, c: u64, k: u64) -> u32 {
         (FsKind::Parallel, Sharing::N1) => (c + idx) % s,
     };
     x as u32
+}
+
+/// Requests of one client looked at to find the arrays it keeps busy: the
+/// placement repeats long before this in every layout storlab models.
+const PLACEMENT_SAMPLE: u64 = 4096;
+
+/// How many arrays one client keeps busy at once, by [`array_of`]:
+/// * its data's placement: if the busiest array holds a share `m` of the
+///   client's requests, the client moves at most `1/m` arrays' worth (a
+///   request size that does not divide the stripe puts more on some);
+/// * for a stream, also the fewest arrays its `iodepth` consecutive
+///   requests in flight cover wherever the window starts (a stream stalls
+///   there: requests queued behind one array hold the window until it
+///   serves them, so the window moves on only at that array's pace).
+///
+/// A client with less data than a stripe per array covers fewer.
+fn client_arrays_busy(r: &Resolved, per_client_bytes: f64) -> f64 {
+    let w = &r.workload;
+    let requests = ((per_client_bytes / w.bs_bytes.max(1) as f64).ceil() as u64).max(1);
+    let sample = requests.min(PLACEMENT_SAMPLE);
+    let mut per_array = std::collections::BTreeMap::<u32, u64>::new();
+    for k in 0..sample {
+        *per_array.entry(array_of(r, 0, k)).or_default() += 1;
+    }
+    let busiest = per_array.values().copied().max().unwrap_or(1);
+    let placement = sample as f64 / busiest as f64;
+    if w.pattern.is_random() {
+        return placement;
+    }
+    let distinct = |ks: std::ops::Range<u64>| {
+        ks.map(|k| array_of(r, 0, k))
+            .collect::<std::collections::BTreeSet<u32>>()
+            .len()
+    };
+    let window = u64::from(w.iodepth.max(1)).min(requests);
+    let starts = (requests - window + 1).min(PLACEMENT_SAMPLE);
+    let stalled = (0..starts)
+        .map(|k| distinct(k..k + window))
+        .min()
+        .unwrap_or(1) as f64;
+    stalled.min(placement)
 }
 
 /// Which mover serves client `c`.
