@@ -109,6 +109,15 @@ struct SavedState {
     pid: u32,
     /// Layer → original read-ahead in KiB.
     original_kb: BTreeMap<String, (PathBuf, u64)>,
+    /// The file laid out for the reads (directory targets), removed with
+    /// the restore: after a kill, by the next start.
+    #[serde(default)]
+    scratch: Option<PathBuf>,
+}
+
+/// The file a directory target's reads go to.
+fn scratch_file(dir: &Path) -> PathBuf {
+    dir.join(format!("storlab-tune-readahead.{}.dat", std::process::id()))
 }
 
 fn read_kb(p: &Path) -> Result<u64> {
@@ -229,6 +238,18 @@ fn recover(state_file: &Path) -> Result<Option<Vec<Restored>>> {
             readahead_kb: *kb,
         });
     }
+    if let Some(f) = &s.scratch {
+        match std::fs::remove_file(f) {
+            Ok(()) if s.pid != std::process::id() => eprintln!(
+                "storlab: removed {} that an earlier, interrupted run left",
+                f.display()
+            ),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot remove {}", f.display()));
+            }
+            _ => {}
+        }
+    }
     std::fs::remove_file(state_file)?;
     Ok(Some(restored))
 }
@@ -346,6 +367,7 @@ impl ReadaheadArgs {
         let mut saved = SavedState {
             pid: std::process::id(),
             original_kb: BTreeMap::new(),
+            scratch: self.target.is_dir().then(|| scratch_file(&self.target)),
         };
         for l in &stack {
             saved
@@ -422,9 +444,7 @@ impl ReadaheadArgs {
                 Some(s) => s.0,
                 None => 2 * storlab_bench::host_info().mem_total_bytes,
             };
-            let file = self
-                .target
-                .join(format!("storlab-tune-readahead.{}.dat", std::process::id()));
+            let file = scratch_file(&self.target);
             eprintln!(
                 "laying out {} ({}) for the reads",
                 file.display(),
@@ -698,4 +718,30 @@ fn render(doc: &TuneDoc) -> String {
     }
     out.push_str(&format!("Restored: {}\n", describe_restored(&doc.restored)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run killed while its scratch file existed: the next start's
+    /// recovery removes the file with the state (and restores the values).
+    #[test]
+    fn recovery_removes_the_scratch_file_a_killed_run_left() {
+        let d = tempfile::tempdir().unwrap();
+        let scratch = d.path().join("storlab-tune-readahead.1.dat");
+        std::fs::write(&scratch, b"data").unwrap();
+        let state = d.path().join("tune-readahead.json");
+        let saved = SavedState {
+            pid: u32::MAX, // no such process
+            original_kb: BTreeMap::new(),
+            scratch: Some(scratch.clone()),
+        };
+        std::fs::write(&state, serde_json::to_string(&saved).unwrap()).unwrap();
+        assert!(recover(&state).unwrap().is_some_and(|r| r.is_empty()));
+        assert!(!scratch.exists() && !state.exists());
+        // A state file of an older storlab (no scratch field) still loads.
+        std::fs::write(&state, r#"{"pid": 4294967295, "original_kb": {}}"#).unwrap();
+        assert!(recover(&state).unwrap().is_some_and(|r| r.is_empty()));
+    }
 }
