@@ -633,6 +633,19 @@ mod tests {
     use crate::net::FluidNet;
     use crate::scenario::Scenario;
 
+    /// Both solvers' aggregate MB/s (bytes/s) for one scenario, each within
+    /// 5 % of `expect`; `what` names the case in the failure.
+    fn both_near(r: &Resolved, expect: f64, what: &str) {
+        let a = analytic::solve(r).aggregate_bytes_per_s;
+        let d = simulate(r).unwrap().aggregate_bytes_per_s;
+        for (solver, v) in [("analytic", a), ("des", d)] {
+            assert!(
+                (v / expect - 1.0).abs() < 0.05,
+                "{what}: {solver} {v}, expected {expect}"
+            );
+        }
+    }
+
     const BASE: &str = r#"
 [clients]
 count = 8
@@ -708,18 +721,7 @@ file_size = "256MiB"
             let text = base
                 .replace("count = 1\n", &format!("count = {n}\n"))
                 .replace("bs = \"1MiB\"", &format!("bs = \"{bs}\"\niodepth = {qd}"));
-            let r = resolve(&text);
-            let a = analytic::solve(&r);
-            let d = simulate(&r).unwrap();
-            for (what, v) in [
-                ("analytic", a.aggregate_bytes_per_s),
-                ("des", d.aggregate_bytes_per_s),
-            ] {
-                assert!(
-                    (v / expect - 1.0).abs() < 0.05,
-                    "{n} clients QD{qd} {bs}: {what} {v}, expected {expect}"
-                );
-            }
+            both_near(&resolve(&text), expect, &format!("{n} clients QD{qd} {bs}"));
         }
     }
 
@@ -738,14 +740,7 @@ file_size = "256MiB"
             );
             let r = resolve(&text);
             assert_eq!(Layout::of(&r).h_array, 1.0, "QD{qd}");
-            let a = analytic::solve(&r).aggregate_bytes_per_s;
-            let d = simulate(&r).unwrap().aggregate_bytes_per_s;
-            for (what, v) in [("analytic", a), ("des", d)] {
-                assert!(
-                    (v / expect - 1.0).abs() < 0.05,
-                    "QD{qd}: {what} {v}, expected {expect}"
-                );
-            }
+            both_near(&r, expect, &format!("QD{qd}"));
         }
     }
 
@@ -758,15 +753,7 @@ file_size = "256MiB"
              backend_iops = 200\n[workload]\npattern = \"randread\"\nbs = \"64KiB\"\n\
              file_size = \"1MiB\"\niodepth = 4\n",
         );
-        let expect = 200.0 * 65536.0;
-        let a = analytic::solve(&r).aggregate_bytes_per_s;
-        let d = simulate(&r).unwrap().aggregate_bytes_per_s;
-        for (what, v) in [("analytic", a), ("des", d)] {
-            assert!(
-                (v / expect - 1.0).abs() < 0.05,
-                "{what} {v}, expected {expect}"
-            );
-        }
+        both_near(&r, 200.0 * 65536.0, "1 MiB file");
     }
 
     /// Random requests land on any array of the client's span, so two in
