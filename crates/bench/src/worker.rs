@@ -84,6 +84,29 @@ pub(crate) struct WorkerOut {
     pub stamp_error_ns: Option<u64>,
     /// Sum and count of those calls' durations.
     pub stamp_error_sum: (u64, u64),
+    /// What kept slots free, measured over the same window as `mean_depth`.
+    pub causes: DepthCauses,
+}
+
+/// What the worker measured about the time its slots were not in flight,
+/// over the window of `mean_depth` (first submission until issuing
+/// stopped): the depth warning names the cause from these, not a guess.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct DepthCauses {
+    /// Length of the window.
+    pub window_ns: u64,
+    /// Asleep for the rate cap or `thinktime`.
+    pub paced_ns: u64,
+    /// The worker thread on a CPU, and runnable but waiting for one (the
+    /// scheduler's own counters; None where the kernel has no schedstat).
+    pub on_cpu_ns: Option<u64>,
+    pub cpu_wait_ns: Option<u64>,
+    /// In submit calls that do not wait: the kernel's submission path,
+    /// during which the slots not yet handed over stay free.
+    pub submit_ns: u64,
+    /// Submit calls in which the kernel took fewer I/Os than offered
+    /// (EAGAIN/EBUSY: its queue was full).
+    pub refused: u64,
 }
 
 /// The I/Os an adaptive refill hands over in its first call. After a burst
@@ -97,6 +120,74 @@ pub(crate) struct WorkerOut {
 /// takes 4–5 calls, and the device has work from the first microseconds
 /// (docs/PERFORMANCE.md, issue 22).
 pub(crate) const FIRST_CHUNK: usize = 2;
+
+/// Why the depth was low, from what the workers measured (the busiest
+/// worker's figures: the one that held the depth down most).
+pub(crate) fn depth_cause(p: &PhaseParams, outs: &[WorkerOut]) -> String {
+    let frac = |f: &dyn Fn(&WorkerOut) -> Option<u64>| {
+        outs.iter()
+            .filter(|o| o.causes.window_ns > 0)
+            .filter_map(|o| Some(f(o)? as f64 / o.causes.window_ns as f64))
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    let pct = |x: f64| format!("{:.0} %", 100.0 * x);
+    let paced = frac(&|o| Some(o.causes.paced_ns)).unwrap_or(0.0);
+    let on_cpu = frac(&|o| o.causes.on_cpu_ns);
+    let cpu_wait = frac(&|o| o.causes.cpu_wait_ns);
+    let submit = frac(&|o| Some(o.causes.submit_ns)).unwrap_or(0.0);
+    let refused: u64 = outs.iter().map(|o| o.causes.refused).sum();
+    let cpu_note = match (on_cpu, cpu_wait) {
+        (Some(c), Some(w)) => format!(
+            "; the worker thread was on a CPU {} of the window and waited for one {}",
+            pct(c),
+            pct(w)
+        ),
+        _ => String::new(),
+    };
+    if p.rate_iops > 0 {
+        return format!(
+            "the rate cap (--rate-iops {} per job) held I/Os back, as asked (asleep {} of the window)",
+            p.rate_iops,
+            pct(paced)
+        );
+    }
+    if p.thinktime_ns > 0 {
+        return format!(
+            "--thinktime {} µs after each completion held I/Os back, as asked (asleep {} of the window)",
+            p.thinktime_ns / 1000,
+            pct(paced)
+        );
+    }
+    if refused > 0 {
+        return format!(
+            "device throttling: the kernel took fewer I/Os than offered in {refused} submit calls \
+             (EAGAIN/EBUSY: its request queue was full; see /sys/block/DEV/queue/nr_requests){cpu_note}"
+        );
+    }
+    match (on_cpu, cpu_wait) {
+        (_, Some(w)) if w >= 0.05 => format!(
+            "the machine is busy: the worker thread waited {} of the window for a CPU other programs \
+             (or jobs) held, and its freed slots with it (on a CPU {}); fewer jobs or a quieter machine",
+            pct(w),
+            pct(on_cpu.unwrap_or(0.0))
+        ),
+        (Some(c), _) if c >= 0.9 => format!(
+            "CPU saturated: the worker thread was on a CPU {} of the window ({} in the kernel's \
+             submission path), so completions wait to be resubmitted; --numjobs spreads the depth over CPUs",
+            pct(c),
+            pct(submit)
+        ),
+        _ if submit >= 0.05 => format!(
+            "the kernel's submission path took {} of the window, during which the freed slots not yet \
+             handed over waited{cpu_note}",
+            pct(submit)
+        ),
+        _ => format!(
+            "the time between a completion and the resubmission of its slot (storlab's and the kernel's \
+             per-I/O cost) is significant against this latency{cpu_note}"
+        ),
+    }
+}
 
 /// Keeps the first few mismatches; counts all.
 pub(crate) const MAX_REPORTED_MISMATCHES: usize = 8;
@@ -372,6 +463,8 @@ struct Window {
     start: Option<DepthMark>,
     /// When issuing stopped, and the meter there.
     stop: Option<DepthMark>,
+    /// The thread's scheduler counters at `start`.
+    sched: Option<(u64, u64)>,
 }
 
 /// One worker's loop state. See the module documentation.
@@ -456,6 +549,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 issuing: true,
                 start: None,
                 stop: None,
+                sched: None,
             },
             meter: DepthMeter::default(),
             out,
@@ -524,9 +618,29 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
 
     fn stop_issuing(&mut self, t: u64) {
         self.win.issuing = false;
-        if self.win.start.is_some() && self.win.stop.is_none() {
+        if let Some(start) = self.win.start
+            && self.win.stop.is_none()
+        {
             self.win.stop = Some((t, self.meter.area_at(t)));
+            let c = &mut self.out.causes;
+            c.window_ns = t.saturating_sub(start.0);
+            if let (Some(a), Some(b)) = (self.win.sched, sys::thread_sched()) {
+                c.on_cpu_ns = Some(b.0.saturating_sub(a.0));
+                c.cpu_wait_ns = Some(b.1.saturating_sub(a.1));
+            }
         }
+    }
+
+    /// The measured window starts at `t` (its first submission, or the end
+    /// of the ramp).
+    fn mark_start(&mut self, t: u64) {
+        self.win.start = Some((t, self.meter.area_at(t)));
+        self.win.sched = sys::thread_sched();
+    }
+
+    /// Between the window's first submission and the end of issuing.
+    fn in_window(&self) -> bool {
+        self.win.start.is_some() && self.win.stop.is_none()
     }
 
     /// Queue an I/O on every free slot (paced by the rate cap), handing the
@@ -643,10 +757,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.slots[s as usize].submitted_ns = ts;
         }
         if self.win.measuring && self.win.start.is_none() && !self.pending.is_empty() {
-            self.win.start = Some((ts, self.meter.area_at(ts)));
+            self.mark_start(ts);
         }
         let r = self.engine.submit(wait);
         let taken = r.as_ref().copied().unwrap_or(0).min(self.pending.len());
+        if taken < self.pending.len() && self.in_window() {
+            self.out.causes.refused += 1;
+        }
         // What the kernel did not take stays pending and is stamped anew
         // when it is handed over.
         self.pending.drain(..taken);
@@ -659,8 +776,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn flush(&mut self) -> bool {
         match self.stamp_and_submit(0) {
             Ok((ts, taken)) => {
+                let d = self.clock.now().saturating_sub(ts);
+                if self.in_window() {
+                    self.out.causes.submit_ns += d;
+                }
                 if taken > 1 {
-                    let d = self.clock.now().saturating_sub(ts);
                     let e = self.out.stamp_error_ns.get_or_insert(0);
                     *e = (*e).max(d);
                     self.out.stamp_error_sum.0 += d;
@@ -748,7 +868,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn begin_measuring(&mut self) {
         let t = self.win.ramp_end_ns;
         self.win.measuring = true;
-        self.win.start = Some((t, self.meter.area_at(t)));
+        self.mark_start(t);
         self.win.deadline_ns = self.ctx.p.runtime_ns.map(|r| t.saturating_add(r));
         self.iogen.restart_pass(&self.ctx);
     }
@@ -838,9 +958,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
 
     /// Sleep towards `due` in short steps so Ctrl-C and the deadline are noticed.
     fn sleep_until(&mut self, due: u64) {
-        let left = due.saturating_sub(self.clock.now()).min(20_000_000);
+        let before = self.clock.now();
+        let left = due.saturating_sub(before).min(20_000_000);
         std::thread::sleep(Duration::from_nanos(left));
         self.now = self.clock.now();
+        if self.in_window() {
+            self.out.causes.paced_ns += self.now.saturating_sub(before);
+        }
     }
 
     fn fsync_now(&mut self) {

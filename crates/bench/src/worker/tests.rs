@@ -531,3 +531,110 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
     );
     drop(file);
 }
+
+fn out_with(causes: DepthCauses) -> WorkerOut {
+    WorkerOut {
+        causes,
+        ..WorkerOut::default()
+    }
+}
+
+#[test]
+fn the_depth_warning_names_the_cause_it_measured() {
+    let second = 1_000_000_000;
+    let plain = params(&[("rw", "randread"), ("iodepth", "32")]);
+    let cause = |p: &PhaseParams, c: DepthCauses| depth_cause(p, &[out_with(c)]);
+    let c = DepthCauses {
+        window_ns: second,
+        ..DepthCauses::default()
+    };
+    // Pacing asked for by the user, with the time asleep.
+    let rate = params(&[("rw", "randread"), ("iodepth", "32"), ("rate_iops", "100")]);
+    let w = cause(
+        &rate,
+        DepthCauses {
+            paced_ns: second / 2,
+            ..c
+        },
+    );
+    assert!(w.contains("--rate-iops 100") && w.contains("50 %"), "{w}");
+    let think = params(&[("rw", "randread"), ("iodepth", "32"), ("thinktime", "2ms")]);
+    assert!(cause(&think, c).contains("--thinktime 2000 µs"));
+    // The kernel refusing submissions.
+    let w = cause(&plain, DepthCauses { refused: 3, ..c });
+    assert!(
+        w.contains("device throttling") && w.contains("3 submit calls"),
+        "{w}"
+    );
+    // Waiting for a CPU other programs held.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second / 2),
+            cpu_wait_ns: Some(second / 5),
+            ..c
+        },
+    );
+    assert!(w.contains("machine is busy") && w.contains("20 %"), "{w}");
+    // On a CPU all the time.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second * 97 / 100),
+            cpu_wait_ns: Some(0),
+            submit_ns: second / 4,
+            ..c
+        },
+    );
+    assert!(
+        w.contains("CPU saturated") && w.contains("97 %") && w.contains("25 %"),
+        "{w}"
+    );
+    // Neither: the kernel's submission path, measured.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second / 2),
+            cpu_wait_ns: Some(0),
+            submit_ns: second / 10,
+            ..c
+        },
+    );
+    assert!(w.contains("submission path took 10 %"), "{w}");
+}
+
+#[test]
+fn a_rate_capped_run_warns_about_its_depth_naming_the_cap() {
+    // Before issue 22 a paced run's low depth was not mentioned at all; now
+    // the warning says the rate cap did it, with the time the worker slept.
+    let p = params(&[
+        ("rw", "randread"),
+        ("engine", "null"),
+        ("null_latency", "1ms"),
+        ("iodepth", "8"),
+        ("rate_iops", "200"),
+        ("size", "1M"),
+        ("runtime", "500ms"),
+        ("time_based", "1"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let job = crate::prepare(Some(&dir.path().join("rate")), vec![p], Default::default()).unwrap();
+    let control = Control::new(1);
+    let out = crate::run(&job, &control, |_| {});
+    job.target.cleanup();
+    let ph = &out.phases[0];
+    let w = ph
+        .warnings
+        .iter()
+        .find(|w| w.contains("in flight on average"))
+        .unwrap_or_else(|| panic!("no depth warning: {:?}", ph.warnings));
+    assert!(w.contains("--rate-iops 200"), "{w}");
+    // 200 I/Os per second of 1 ms each: the worker sleeps most of the time.
+    let asleep: f64 = w
+        .split("asleep ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("{w}"));
+    assert!(asleep >= 50.0, "{w}");
+}
