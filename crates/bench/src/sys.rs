@@ -334,7 +334,6 @@ pub fn process_cpu() -> (Duration, Duration) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
-/// The system page size.
 /// The calling thread's scheduler counters from `/proc/thread-self/schedstat`:
 /// (ns on a CPU, ns runnable but waiting for a CPU). None where the kernel
 /// does not provide them (`CONFIG_SCHED_INFO` off).
@@ -348,6 +347,20 @@ fn parse_schedstat(s: &str) -> Option<(u64, u64)> {
     Some((it.next()??, it.next()??))
 }
 
+/// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), in
+/// nanoseconds: a cost measure other programs' load does not inflate.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; the clock id is a constant the
+    // kernel always provides (a failure leaves ts zero).
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+/// The system page size.
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no memory arguments.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
