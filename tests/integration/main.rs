@@ -8,6 +8,7 @@ mod campaign;
 mod cli;
 mod cluster_flags;
 mod compare;
+mod engine_depth;
 mod fiohabits;
 mod honest;
 mod inspect;
