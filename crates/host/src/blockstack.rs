@@ -20,7 +20,7 @@
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How deep the walk goes (a stack is never this tall; a cycle stops here).
 const MAX_DEPTH: usize = 16;
@@ -79,7 +79,10 @@ pub enum Step {
 /// Where a chain ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Top {
-    Mounted { mount_point: String, fs_type: String },
+    Mounted {
+        mount_point: String,
+        fs_type: String,
+    },
     Swap,
     /// A device nothing mounts, but which the last step claims.
     Claimed,
@@ -404,7 +407,8 @@ impl Snapshot {
             .filter(|p| p.parent.as_deref() == Some(name))
             .filter_map(|p| {
                 let mut u = self.walk(&p.name, depth + 1)?;
-                u.steps.insert(0, Step::Partition(format!("/dev/{}", p.name)));
+                u.steps
+                    .insert(0, Step::Partition(format!("/dev/{}", p.name)));
                 Some(u)
             });
         let holders = d
@@ -455,11 +459,6 @@ pub fn shown(path: &Path) -> String {
         Ok(real) if is_link => format!("{} -> {}", path.display(), real.display()),
         _ => path.display().to_string(),
     }
-}
-
-/// A canonical path, or the path as given.
-pub fn canonical(path: &Path) -> PathBuf {
-    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]
@@ -620,7 +619,8 @@ mod tests {
         };
         let u = s.device_use((7, 1)).unwrap();
         assert!(
-            u.describe("/dev/loop1").ends_with("backs /dev/loop3, which is mounted on /mnt/z (ext4)"),
+            u.describe("/dev/loop1")
+                .ends_with("backs /dev/loop3, which is mounted on /mnt/z (ext4)"),
             "{}",
             u.describe("/dev/loop1")
         );
@@ -645,10 +645,7 @@ mod tests {
         let l = d.path().join("l");
         std::os::unix::fs::symlink(&f, &l).unwrap();
         let real = fs::canonicalize(&f).unwrap();
-        assert_eq!(
-            shown(&l),
-            format!("{} -> {}", l.display(), real.display())
-        );
+        assert_eq!(shown(&l), format!("{} -> {}", l.display(), real.display()));
         assert_eq!(shown(&f), f.display().to_string());
     }
 

@@ -222,7 +222,10 @@ mod tests {
             ("sys/fs/cgroup/user.slice/memory.max", "2147483648\n"),
             ("sys/fs/cgroup/user.slice/memory.current", "2000000000\n"),
             ("sys/fs/cgroup/user.slice/job.scope/memory.max", "max\n"),
-            ("sys/fs/cgroup/user.slice/job.scope/memory.current", "1000\n"),
+            (
+                "sys/fs/cgroup/user.slice/job.scope/memory.current",
+                "1000\n",
+            ),
         ]);
         assert_eq!(memory_headroom_in(d.path()), Some(147_483_648));
         let d = tree(&[
@@ -230,7 +233,10 @@ mod tests {
             ("proc/self/cgroup", "0::/user.slice/job.scope\n"),
             ("sys/fs/cgroup/user.slice/memory.max", "max\n"),
             ("sys/fs/cgroup/user.slice/job.scope/memory.max", "max\n"),
-            ("sys/fs/cgroup/user.slice/job.scope/memory.current", "1000\n"),
+            (
+                "sys/fs/cgroup/user.slice/job.scope/memory.current",
+                "1000\n",
+            ),
         ]);
         assert_eq!(memory_headroom_in(d.path()), None);
         // Usage above the limit (reclaim pending): no headroom, not a wrap.
