@@ -119,7 +119,7 @@ pub struct RunArgs {
     /// Keep the data files afterwards
     #[arg(long)]
     pub keep: bool,
-    /// Allow writing to an existing file or a block device (destroys its contents)
+    /// Allow writing to an existing file or a block device (destroys its contents); never one a mounted file system, swap or another device is built on
     #[arg(long)]
     pub allow_destroy: bool,
     /// No live progress on stderr
