@@ -138,7 +138,6 @@ fn refused(out: &Output, needles: &[&str]) {
 }
 
 #[test]
-// long-function: one scenario (make the stack, try each way in, check the fs).
 fn the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy() {
     const T: &str = "the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy";
     if !root_with(T, &["losetup", "mkfs.ext4", "mount", "umount", "e2fsck"]) {

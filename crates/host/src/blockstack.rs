@@ -49,6 +49,8 @@ pub struct BlockDev {
     pub parent: Option<String>,
     /// Kernel names of the devices built on this one (`holders/`).
     pub holders: Vec<String>,
+    /// A device-mapper device's name (`vg-lv`, from `dm/name`).
+    pub dm_name: Option<String>,
     /// A loop device's backing file: its path as sysfs shows it, and its
     /// identity when known.
     pub loop_backing: Option<(String, Option<FileId>)>,
@@ -318,6 +320,7 @@ impl Snapshot {
             });
             devices.push(BlockDev {
                 holders: dir_names(&dir.join("holders")),
+                dm_name: read_trim(&dir.join("dm/name")),
                 name,
                 dev,
                 parent,
@@ -411,10 +414,13 @@ impl Snapshot {
                     .insert(0, Step::Partition(format!("/dev/{}", p.name)));
                 Some(u)
             });
-        let holders = d
-            .holders
-            .iter()
-            .map(|h| self.above(Step::HeldBy(format!("/dev/{h}")), h, depth + 1));
+        let holders = d.holders.iter().map(|h| {
+            let shown = match self.by_name(h).and_then(|d| d.dm_name.as_deref()) {
+                Some(dm) => format!("/dev/{h} (/dev/mapper/{dm})"),
+                None => format!("/dev/{h}"),
+            };
+            self.above(Step::HeldBy(shown), h, depth + 1)
+        });
         let loops = self
             .devices
             .iter()
@@ -471,6 +477,7 @@ mod tests {
             dev: n,
             parent: None,
             holders: Vec::new(),
+            dm_name: None,
             loop_backing: None,
         }
     }
@@ -530,7 +537,10 @@ mod tests {
                 backed_by(dev("loop3", (7, 3)), "/srv/img", IMG),
                 backed_by(dev("loop4", (7, 4)), "/dev/loop3", on_dev((7, 3))),
                 sdb,
-                dev("dm-0", (253, 0)),
+                BlockDev {
+                    dm_name: Some("vg-data".into()),
+                    ..dev("dm-0", (253, 0))
+                },
             ],
             mounts: vec![
                 mount((7, 4), "/mnt/y"),
@@ -556,7 +566,7 @@ mod tests {
         let u = s.device_use((8, 16)).unwrap();
         assert_eq!(
             u.describe("/dev/sdb"),
-            "/dev/sdb is held by /dev/dm-0, which is mounted on /data (btrfs)"
+            "/dev/sdb is held by /dev/dm-0 (/dev/mapper/vg-data), which is mounted on /data (btrfs)"
         );
         assert!(u.fix().contains("dmsetup"));
         assert_eq!(s.device_use((7, 4)).unwrap().steps, vec![]);
