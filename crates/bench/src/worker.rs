@@ -515,7 +515,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             if self.ctx.p.rw == RwMode::ReadModifyWrite {
                 self.rmw_reads_in_flight = self.rmw_reads_in_flight.saturating_sub(reads);
             }
-            self.meter.set(self.now, self.engine.in_flight());
+            let t = self.clock.now();
+            self.meter.set(t, self.engine.in_flight());
         }
     }
 
