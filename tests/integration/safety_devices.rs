@@ -356,6 +356,16 @@ fn a_null_latency_longer_than_the_runtime_ends_with_the_runtime() {
 fn sigterm_stops_a_null_latency_longer_than_the_runtime_promptly() {
     let d = tempfile::tempdir().unwrap();
     let child = null_30s(d.path(), "60s");
+    // The scratch directory exists once the signal handlers are installed
+    // (they come first); then the I/O is 0.5 s into its 30 s.
+    let up = Instant::now();
+    while std::fs::read_dir(d.path()).unwrap().count() == 0 {
+        assert!(
+            up.elapsed() < Duration::from_secs(20),
+            "the run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::thread::sleep(Duration::from_millis(500));
     let t = Instant::now();
     // SAFETY: kill with the pid of our own child.
