@@ -7,12 +7,13 @@
 //! A service time may be longer than the phase (`--null-latency 30s
 //! --runtime 1s`): a wait in [`Engine::submit`] lasts at most [`SLICE`], so
 //! the worker sees the deadline, Ctrl-C or SIGTERM within that, and then
-//! gives up the I/Os still in flight ([`Engine::abandon`]). An abandoned
-//! I/O ends there and is not counted: it did not complete inside the
-//! window (fio's null engine has no service time; its other engines count
-//! what completes while the in-flight I/O drains, which a real device does
-//! within its latency, but a synthetic one would take the whole service
-//! time).
+//! gives up the I/Os whose service time has not ended yet
+//! ([`Engine::abandon`]). An abandoned I/O ends there and is not counted:
+//! it did not complete. One whose service time has ended is reaped and
+//! counted, as a real device's I/O completing while the in-flight I/O
+//! drains is (fio's null engine has no service time, and a real device
+//! drains within its latency; a synthetic one would take the whole
+//! service time).
 
 use super::{Engine, Io, QueueError, Slots};
 use std::collections::VecDeque;
@@ -108,9 +109,14 @@ impl Engine for NullEngine {
             .front()
             .is_some_and(|&(_, _, due)| due <= Instant::now())
     }
+    /// Give up the I/Os not yet done; those whose service time has ended
+    /// stay, to be reaped (and counted) like a real device's completions.
     fn abandon<F: FnMut(u32)>(&mut self, mut f: F) -> usize {
-        let n = self.pending.len();
-        for (slot, _, _) in self.pending.drain(..) {
+        let now = Instant::now();
+        // Due times are in submission order (one fixed service time).
+        let done = self.pending.iter().take_while(|p| p.2 <= now).count();
+        let n = self.pending.len() - done;
+        for (slot, _, _) in self.pending.drain(done..) {
             self.slots.completed(slot);
             f(slot);
         }
@@ -155,6 +161,24 @@ mod tests {
         assert_eq!(e.in_flight(), 0);
         // The slots are usable again.
         e.buf_mut(0)[0] = 1;
+    }
+
+    #[test]
+    fn completed_io_is_not_abandoned() {
+        let mut e = engine(Duration::from_millis(1));
+        let io = Io {
+            slot: 1,
+            dir: Dir::Read,
+            offset: 0,
+            len: 4096,
+        };
+        e.queue(io).unwrap();
+        e.submit(0).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(e.abandon(|_| panic!("a completed I/O was given up")), 0);
+        let mut got = Vec::new();
+        assert_eq!(e.reap(|s, r| got.push((s, r))), 1);
+        assert_eq!(got, vec![(1, 4096)]);
     }
 
     #[test]
