@@ -239,6 +239,38 @@ fn a_loop_device_under_another_is_refused_mounted_or_not_and_free_once_detached(
 }
 
 #[test]
+fn a_file_two_loop_devices_below_a_mount_is_refused_naming_the_whole_chain() {
+    const T: &str = "a_file_two_loop_devices_below_a_mount_is_refused_naming_the_whole_chain";
+    if !root_with(T, &["losetup", "mkfs.ext4", "mount", "umount"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let mut undo = Undo::default();
+    let a = undo.attach(&img).unwrap();
+    let b = undo.attach(Path::new(&a)).unwrap();
+    let mnt = d.path().join("mnt");
+    undo.ext4_mounted(&b, &mnt).unwrap();
+    run_tool("sync", &[]).unwrap();
+    let before = checksum(&img);
+    let out = write_with_allow_destroy(&img);
+    refused(
+        &out,
+        &[&format!(
+            "{} backs {a}, which backs {b}, which is mounted on {}",
+            img.display(),
+            mnt.display()
+        )],
+    );
+    run_tool("sync", &[]).unwrap();
+    assert_eq!(checksum(&img), before, "the image's bytes are unchanged");
+}
+
+#[test]
 fn a_file_backing_an_unmounted_loop_device_is_refused_a_plain_file_is_not() {
     const T: &str = "a_file_backing_an_unmounted_loop_device_is_refused_a_plain_file_is_not";
     if !root_with(T, &["losetup"]) {
