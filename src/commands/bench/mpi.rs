@@ -272,6 +272,21 @@ fn test_panic(rank: u32) {
     }
 }
 
+/// A test hook (debug builds only): `STORLAB_TEST_RATE_IOPS=N` caps
+/// every phase of this rank at N I/Os per second after the ranks agreed on
+/// one job, so a test can make one rank slower than the others (the
+/// option itself must be the same on every rank).
+fn test_slow_rank(planned: &mut super::PlannedJob) {
+    let rate = std::env::var("STORLAB_TEST_RATE_IOPS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    if let Some(rate) = rate.filter(|_| cfg!(debug_assertions)) {
+        for p in &mut planned.phases {
+            p.rate_iops = rate;
+        }
+    }
+}
+
 /// An outcome as the number MPI broadcasts.
 fn code_of(o: Outcome) -> u64 {
     u64::from(o.exit_code())
@@ -334,9 +349,10 @@ fn run_all(
         }
         Ok(p)
     });
-    let planned = world.checked("cannot plan the job", planned)?;
+    let mut planned = world.checked("cannot plan the job", planned)?;
     // Before anything is created: every rank runs the same job.
     agree_on_job(world, &cmd, &planned)?;
+    test_slow_rank(&mut planned);
     // The output rules hold under MPI too (never the database, a device or
     // someone else's file), checked by rank 0 before anything is created.
     let paths = if world.root() {
