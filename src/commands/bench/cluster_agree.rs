@@ -183,9 +183,12 @@ pub(crate) fn describe_mismatch(texts: &[String]) -> Option<String> {
             " (a relative TARGET is taken from each rank's working directory: give an absolute path)",
         );
     }
-    if keys
-        .iter()
-        .any(|k| k.ends_with("engine") || k.ends_with("cache"))
+    // Only the engine or cache mode differs: the same command line on
+    // nodes that support different things (machine defaults).
+    if !keys.is_empty()
+        && keys
+            .iter()
+            .all(|k| k.ends_with("engine") || k.ends_with("cache"))
     {
         fix.push_str(
             " (without --engine and --cache each node picks what it supports: give them explicitly)",
@@ -508,6 +511,22 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("give an absolute path"), "{m}");
+    }
+
+    #[test]
+    fn nodes_that_chose_different_machine_defaults_are_told_to_choose() {
+        let uring = |t: String| t.replace("\"engine\":\"psync\"", "\"engine\":\"io_uring\"");
+        let base = with(&[]);
+        let m = describe_mismatch(&[base.clone(), uring(base.clone())]).unwrap();
+        assert!(
+            m.contains("rank 1 has engine=io_uring where rank 0 has engine=psync"),
+            "{m}"
+        );
+        assert!(m.contains("give them explicitly"), "{m}");
+        // With other differences the engine is not the point.
+        let m = describe_mismatch(&[base, uring(with(&["--numjobs", "3"]))]).unwrap();
+        assert!(m.contains("engine=io_uring"), "{m}");
+        assert!(!m.contains("give them explicitly"), "{m}");
     }
 
     #[test]
