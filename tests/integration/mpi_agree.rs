@@ -270,6 +270,33 @@ fn different_tags_are_refused_and_the_odd_rank_is_named() {
     );
 }
 
+/// A rank that cannot plan at all (its job file is missing) is still
+/// reported once by rank 0, with the rank, before the jobs are compared.
+#[test]
+fn a_planning_failure_on_one_rank_is_still_agreed() {
+    let lab = Lab::new();
+    let missing = lab.dir.path().join("missing.toml").display().to_string();
+    let Some((o, took)) = lab.mpmd(
+        &[(1, lab.bench(&[])), (1, lab.bench(&["--job", &missing]))],
+        &[],
+        60,
+    ) else {
+        return;
+    };
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "took {took:?}:\n{err}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert_eq!(err.matches("storlab: error:").count(), 1, "{err}");
+    assert!(
+        err.contains("rank 1 on ")
+            && err.contains("cannot plan the job")
+            && err.contains("missing.toml"),
+        "{err}"
+    );
+    assert!(!lab.db().exists());
+    assert_eq!(lab.left_in_target(), Vec::<PathBuf>::new());
+}
+
 /// The same job spelled two ways (an absolute and a relative target that
 /// name one directory, from mpirun's working directory) is one job: it
 /// runs and is stored once.
