@@ -40,6 +40,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -247,11 +248,16 @@ fn install_panic_abort(rank: u32, node: &str) {
         let thread = std::thread::current();
         let on_main = thread.id() == main;
         let name = thread.name().unwrap_or("unnamed").to_string();
-        eprintln!(
+        // Written without eprintln!, which would panic again (an abort
+        // without MPI_Abort) if stderr were gone.
+        let mut err = std::io::stderr();
+        let _ = writeln!(
+            err,
             "storlab: rank {rank} on {node}: internal error: panic in thread {name}{at}: {what}"
         );
         if on_main && mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "storlab: rank {rank} on {node}: aborting every rank (MPI_Abort) so the job does not hang; \
                  please report this bug"
             );
