@@ -14,6 +14,8 @@ mod inspect;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_agree;
 mod plan;
 mod reports;
 mod safety;

@@ -11,6 +11,7 @@
 //! `live` (signals, progress), `sink` (store, fallback file) and `table`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
+mod cluster_agree;
 mod cluster_args;
 mod cluster_merge;
 mod cluster_table;
