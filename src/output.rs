@@ -3,12 +3,13 @@
 use std::io::Write;
 
 /// Write `text` to stdout. A closed pipe comes back as an error that
-/// [`is_broken_pipe`] recognises, so `main` can exit quietly with 0.
+/// [`is_broken_pipe`] recognises, so `main` can exit quietly with 0; any
+/// other failure (`> /dev/full`, a full disk) names standard output.
 pub fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| anyhow::Error::new(e).context("cannot write to standard output"))
 }
 
 /// Print `doc` as one pretty JSON document (what every `--json` prints).

@@ -201,8 +201,7 @@ pub fn plan_phases(
 ) -> Result<PlannedJob> {
     let job = match job {
         Some(path) => Some((
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read job file {}", path.display()))?,
+            crate::commands::common::read_input(path, "job file")?,
             path,
         )),
         None => None,
@@ -427,6 +426,16 @@ fn run_once(
 /// The target and `--json-out` against the database and the output rules:
 /// the results database is never a target, nor an output.
 pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+    check_paths_as(target, args, crate::commands::common::OutputKind::BenchJson)
+}
+
+/// [`check_paths`] for a command whose `--json-out` is of another `kind`
+/// (sweep).
+pub(crate) fn check_paths_as(
+    target: Option<&Path>,
+    args: &RunArgs,
+    kind: crate::commands::common::OutputKind,
+) -> Result<()> {
     use crate::commands::common::{check_output_path, database_file};
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)
@@ -439,7 +448,7 @@ pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
         );
     }
     if let Some(out) = &args.json_out {
-        check_output_path(out, &args.db.db, args.force, None)?;
+        check_output_path(out, &args.db.db, args.force, kind)?;
         if let Some(t) = target
             && crate::commands::common::same_file(out, t)
         {

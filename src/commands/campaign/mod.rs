@@ -138,7 +138,12 @@ impl CampaignCommand {
             // Never the database, a device or a file storlab did not write
             // (without --force): refused before the campaign's directory is
             // made and any setup command runs, not after the last cell.
-            crate::commands::common::check_output_path(path, &self.db.db, self.force, None)?;
+            crate::commands::common::check_output_path(
+                path,
+                &self.db.db,
+                self.force,
+                crate::commands::common::OutputKind::HtmlReport,
+            )?;
         }
         let (id, dir, campaign) = self.load()?;
         if self.dry_run {
@@ -243,8 +248,7 @@ impl CampaignCommand {
         let Some(file) = &self.file else {
             bail!("give a campaign file, or --resume ID");
         };
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
+        let text = crate::commands::common::read_input(file, "campaign file")?;
         let stem = file
             .file_stem()
             .and_then(|s| s.to_str())
