@@ -12,6 +12,22 @@ pub fn print(text: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow::Error::new(e).context("cannot write to standard output"))
 }
 
+/// Write human-readable `text` to stdout with control characters other than
+/// line feeds and tabs escaped (`\x1b`): what users and files put into
+/// notes, tags, phase names or host names never reaches the terminal as an
+/// escape sequence. Tables and listings print through this.
+pub fn print_text(text: &str) -> anyhow::Result<()> {
+    print(&storlab_types::text::escape_controls_in_text(text))
+}
+
+/// A warning line on stderr, its control characters escaped.
+pub fn warn(text: &str) {
+    eprintln!(
+        "storlab: warning: {}",
+        storlab_types::text::escape_controls_in_text(text)
+    );
+}
+
 /// Print `doc` as one pretty JSON document (what every `--json` prints).
 pub fn print_json<T: serde::Serialize + ?Sized>(doc: &T) -> anyhow::Result<()> {
     print(&(serde_json::to_string_pretty(doc)? + "\n"))
@@ -28,6 +44,10 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Print an error the way every command ends on one, and flush it (an MPI
 /// rank may be killed right after).
 pub fn print_error(e: &anyhow::Error) {
-    eprintln!("storlab: error: {e:#}");
+    let text = format!("{e:#}");
+    eprintln!(
+        "storlab: error: {}",
+        storlab_types::text::escape_controls_in_text(&text)
+    );
     let _ = std::io::stderr().flush();
 }

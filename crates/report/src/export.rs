@@ -154,11 +154,14 @@ pub fn export_csv(runs: &[StoredRun]) -> String {
     out
 }
 
-/// A Markdown table cell: backslashes and pipes escaped, line breaks as spaces.
+/// A Markdown table cell: backslashes and pipes escaped, line breaks as
+/// spaces, other control characters shown escaped (`\x1b`).
 fn md_cell(s: &str) -> String {
-    s.replace('\\', "\\\\")
+    let s = s
+        .replace('\\', "\\\\")
         .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
+        .replace(['\n', '\r'], " ");
+    storlab_types::text::escape_controls(&s).into_owned()
 }
 
 /// The same rows as [`export_csv`] as a Markdown table in human units,

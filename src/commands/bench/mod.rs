@@ -605,15 +605,15 @@ fn emit(
                     sink.db_path().display()
                 ));
             }
-            crate::output::print(&text)?
+            crate::output::print_text(&text)?
         }
     }
     for w in &report.warnings {
-        eprintln!("storlab: warning: {w}");
+        crate::output::warn(w);
     }
     for ph in &report.phases {
         for w in &ph.warnings {
-            eprintln!("storlab: warning: {}: {w}", ph.params.name);
+            crate::output::warn(&format!("{}: {w}", ph.params.name));
         }
     }
     if let Some(reason) = &report.stop_reason {
