@@ -167,8 +167,8 @@ pub fn load_baseline(
 // The result-file rules and the input-file helper live in `outfile.rs`;
 // every command reaches them through here.
 pub use super::outfile::{
-    OutputKind, check_output_path, database_file, read_input, read_input_bytes,
-    same_file, write_output,
+    OutputKind, check_output_path, database_file, read_input, read_input_bytes, same_file,
+    write_output,
 };
 
 /// The one table style for results (boxed, condensed): bench, sweep,

@@ -124,9 +124,7 @@ fn json_kind(path: &Path) -> Option<OutputKind> {
         Some(BENCH_REPEAT_DOCUMENT) => Some(OutputKind::BenchJson),
         Some(SWEEP_DOCUMENT) => Some(OutputKind::SweepJson),
         Some(_) => None,
-        None if head.command_line.is_some() && head.phases.is_some() => {
-            Some(OutputKind::BenchJson)
-        }
+        None if head.command_line.is_some() && head.phases.is_some() => Some(OutputKind::BenchJson),
         None if head.sweep_id.is_some() && head.points.is_some() => Some(OutputKind::SweepJson),
         None => None,
     }
@@ -284,8 +282,8 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
                     kind.describe()
                 ),
                 Existing::Foreign => bail!(
-                    "{} already exists and is not {} that storlab wrote: pass --force to \
-                     overwrite it, or choose another file name",
+                    "{} already exists and storlab did not write it (it is not {} of \
+                     storlab's): pass --force to overwrite it, or choose another file name",
                     path.display(),
                     kind.describe()
                 ),
@@ -365,22 +363,31 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// `what` and `path` for messages ("job file x.toml"; `what` may be empty).
+fn input_label(what: &str, path: &Path) -> String {
+    if what.is_empty() {
+        path.display().to_string()
+    } else {
+        format!("{what} {}", path.display())
+    }
+}
+
 /// Open an input file (`what` names it in messages: "job file", "campaign
 /// file"), refusing anything but a regular file: a FIFO would block
 /// without a word, a device or `/dev/zero` never ends, a directory cannot
 /// be read. The type is checked before opening and again on the open file.
 pub fn open_input(path: &Path, what: &str) -> Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
+    let label = input_label(what, path);
     let refuse = |ft: std::fs::FileType| {
         anyhow::anyhow!(
-            "{what} {} is {}, not a regular file: storlab reads its input only from regular \
+            "{label} is {}, not a regular file: storlab reads its input only from regular \
              files (a pipe or device may never end); give the file itself",
-            path.display(),
             special_kind(ft)
         )
     };
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", input_label(what, path)))?;
     if !meta.is_file() {
         return Err(refuse(meta.file_type()));
     }
@@ -389,10 +396,10 @@ pub fn open_input(path: &Path, what: &str) -> Result<File> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+        .with_context(|| format!("cannot read {}", input_label(what, path)))?;
     let meta = f
         .metadata()
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+        .with_context(|| format!("cannot read {}", input_label(what, path)))?;
     if !meta.is_file() {
         return Err(refuse(meta.file_type()));
     }
@@ -404,7 +411,7 @@ pub fn read_input_bytes(path: &Path, what: &str) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     open_input(path, what)?
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+        .with_context(|| format!("cannot read {}", input_label(what, path)))?;
     Ok(bytes)
 }
 
@@ -412,8 +419,8 @@ pub fn read_input_bytes(path: &Path, what: &str) -> Result<Vec<u8>> {
 pub fn read_input(path: &Path, what: &str) -> Result<String> {
     String::from_utf8(read_input_bytes(path, what)?).map_err(|_| {
         anyhow::anyhow!(
-            "{what} {} is not UTF-8 text; give a text file",
-            path.display()
+            "{} is not UTF-8 text; give a text file",
+            input_label(what, path)
         )
     })
 }
@@ -466,10 +473,7 @@ mod tests {
             Existing::Foreign
         );
         assert_eq!(kind_of(b""), Existing::Empty);
-        assert_eq!(
-            kind_of(b"SQLite format 3\0storlab rest"),
-            Existing::Sqlite
-        );
+        assert_eq!(kind_of(b"SQLite format 3\0storlab rest"), Existing::Sqlite);
         assert_eq!(
             kind_of(b"#!/bin/sh\nstorlab bench /mnt --json-out r.json\n"),
             Existing::Foreign

@@ -204,14 +204,7 @@ fn own_output_is_replaced_and_another_kind_needs_force() {
     // Each writer twice to its own file: the second replaces the first.
     let same: Vec<Vec<&str>> = vec![
         vec!["report", "--all", "-o", "r.html"],
-        vec![
-            "report",
-            "--all",
-            "--output-format",
-            "svg",
-            "-o",
-            "c.svg",
-        ],
+        vec!["report", "--all", "--output-format", "svg", "-o", "c.svg"],
         vec!["export", "--all", "-o", "e.json"],
         vec!["export", "--all", "--output-format", "csv", "-o", "e.csv"],
         vec!["export", "--all", "--output-format", "md", "-o", "e.md"],
@@ -286,16 +279,40 @@ fn own_output_is_replaced_and_another_kind_needs_force() {
             ],
             "r.html",
         ),
-        (vec!["sweep", "s.dat", "--vary", "bs=4k,8k", "--rw=write", "--size=1M", "--engine=null", "-q", "--json-out"], "b.json"),
+        (
+            vec![
+                "sweep",
+                "s.dat",
+                "--vary",
+                "bs=4k,8k",
+                "--rw=write",
+                "--size=1M",
+                "--engine=null",
+                "-q",
+                "--json-out",
+            ],
+            "b.json",
+        ),
         (vec!["export", "--all", "-o"], "b.json"),
-        (vec!["export", "--all", "--output-format", "md", "-o"], "e.csv"),
+        (
+            vec!["export", "--all", "--output-format", "md", "-o"],
+            "e.csv",
+        ),
         (vec!["report", "--all", "-o"], "c.svg"),
-        (vec!["report", "--all", "--output-format", "svg", "-o"], "r.html"),
+        (
+            vec!["report", "--all", "--output-format", "svg", "-o"],
+            "r.html",
+        ),
     ];
     for (args, victim) in crossed {
         let before = std::fs::read(dir.join(victim)).unwrap();
         let out = in_dir(dir).args(&args).arg(victim).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?} {victim}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?} {victim}: {}",
+            stderr(&out)
+        );
         assert!(
             stderr(&out).contains("is storlab's") && stderr(&out).contains("--force"),
             "{args:?} {victim}: {}",
@@ -461,8 +478,16 @@ fn a_fallback_file_is_never_left_empty() {
             .filter(|p| p.to_string_lossy().contains("storlab-unsaved-"))
             .collect()
     };
-    assert_eq!(unsaved(fs.path()), Vec::<PathBuf>::new(), "{}", stderr(&out));
-    assert!(!fs.path().join("r.json").exists(), "no empty --json-out left");
+    assert_eq!(
+        unsaved(fs.path()),
+        Vec::<PathBuf>::new(),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !fs.path().join("r.json").exists(),
+        "no empty --json-out left"
+    );
     let kept = unsaved(tmp.path());
     assert_eq!(kept.len(), 1, "{}", stderr(&out));
     let v: serde_json::Value =
@@ -512,7 +537,15 @@ fn fifo_input_files_are_refused_at_once() {
     mkfifo(&fifo);
     let cases: [&[&str]; 6] = [
         &["bench", "t.dat", "--engine=null", "--job", "in.fifo"],
-        &["sweep", "s.dat", "--engine=null", "--job", "in.fifo", "--vary", "bs=4k,8k"],
+        &[
+            "sweep",
+            "s.dat",
+            "--engine=null",
+            "--job",
+            "in.fifo",
+            "--vary",
+            "bs=4k,8k",
+        ],
         &["import", "in.fifo"],
         &["campaign", "in.fifo", "--yes"],
         &["sim", "in.fifo"],

@@ -145,7 +145,10 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(e.starts_with("job.toml:8:1: phase 3:"), "{e}");
-        assert!(e.contains("\"a\"") && e.contains("phase 1's (at job.toml:1:1)"), "{e}");
+        assert!(
+            e.contains("\"a\"") && e.contains("phase 1's (at job.toml:1:1)"),
+            "{e}"
+        );
         // Unnamed phases get distinct names of their own.
         let ok = p("[[phase]]\nrw = \"read\"\n[[phase]]\nrw = \"read\"\n").unwrap();
         assert_ne!(ok[0].name, ok[1].name);

@@ -42,7 +42,9 @@ pub use compare::{
     compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
-pub use export::{CSV_COLUMNS, EXPORT_DOCUMENT, ExportDocument, export_csv, export_json, export_md};
+pub use export::{
+    CSV_COLUMNS, EXPORT_DOCUMENT, ExportDocument, export_csv, export_json, export_md,
+};
 pub use html::{html_report, html_report_full};
 pub use png::svg_to_png;
 pub use predicted::{Predicted, predicted_chart};

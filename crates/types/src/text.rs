@@ -42,8 +42,14 @@ mod tests {
         assert_eq!(escape_controls("p\x1b[2J"), "p\\x1b[2J");
         assert_eq!(escape_controls("a\x7fb\u{9b}c"), "a\\x7fb\\u{9b}c");
         assert_eq!(escape_controls("line\nnext\t"), "line\\x0anext\\x09");
-        assert_eq!(escape_controls_in_text("a\x1b]0;t\x07\nb\tc\r"), "a\\x1b]0;t\\x07\nb\tc\\x0d");
-        assert!(matches!(escape_controls("µs été ✓"), Cow::Borrowed("µs été ✓")));
+        assert_eq!(
+            escape_controls_in_text("a\x1b]0;t\x07\nb\tc\r"),
+            "a\\x1b]0;t\\x07\nb\tc\\x0d"
+        );
+        assert!(matches!(
+            escape_controls("µs été ✓"),
+            Cow::Borrowed("µs été ✓")
+        ));
         for s in ["\x1b", "\u{85}", "\0", "x\u{9f}y"] {
             assert!(!escape_controls(s).chars().any(char::is_control), "{s:?}");
         }

@@ -200,10 +200,7 @@ pub fn plan_phases(
     over: &PhaseSpec,
 ) -> Result<PlannedJob> {
     let job = match job {
-        Some(path) => Some((
-            crate::commands::common::read_input(path, "job file")?,
-            path,
-        )),
+        Some(path) => Some((crate::commands::common::read_input(path, "job file")?, path)),
         None => None,
     };
     plan_phases_text(job.as_ref().map(|(t, p)| (t.as_str(), *p)), target, over)
