@@ -130,6 +130,9 @@ fn json_kind(path: &Path) -> Option<OutputKind> {
     }
 }
 
+/// Whether the first bytes of a file are one kind of storlab's output.
+type Recogniser = fn(&[u8]) -> bool;
+
 /// Recognise an existing regular file (unreadable counts as foreign).
 fn classify(path: &Path) -> Existing {
     let mut head = Vec::new();
@@ -143,7 +146,7 @@ fn classify(path: &Path) -> Existing {
     if head.starts_with(SQLITE_MAGIC) {
         return Existing::Sqlite;
     }
-    let by_head: [(fn(&[u8]) -> bool, OutputKind); 5] = [
+    let by_head: [(Recogniser, OutputKind); 5] = [
         (storlab_report::is_html_report, OutputKind::HtmlReport),
         (storlab_report::is_svg_chart, OutputKind::SvgChart),
         (storlab_report::is_png_chart, OutputKind::PngChart),

@@ -175,8 +175,11 @@ fn files_that_only_mention_storlab_need_force() {
         ),
         (
             "other.json",
-            "{\"tool\": {\"name\": \"fio\", \"version\": \"3.33\"}, \"note\": \"compared with storlab\", \
-             \"command_line\": [], \"phases\": []}\n",
+            concat!(
+                r#"{"tool": {"name": "fio", "version": "3.33"}, "note": "compared with storlab", "#,
+                r#""command_line": [], "phases": []}"#,
+                "\n"
+            ),
         ),
     ];
     for (name, text) in victims {

@@ -142,7 +142,8 @@ mod tests {
         let csv = crate::export_csv(&runs);
         let md = crate::export_md(&runs);
         let json = crate::export_json(&runs);
-        let kinds: [(&str, fn(&[u8]) -> bool); 4] = [
+        type Is = fn(&[u8]) -> bool;
+        let kinds: [(&str, Is); 4] = [
             ("html", is_html_report),
             ("svg", is_svg_chart),
             ("csv", is_csv_export),
