@@ -132,11 +132,12 @@ pub struct RunArgs {
     /// Shorthand for --output-format json
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
-    /// Also write the JSON result document to FILE (never over the database, a device, or a
-    /// file storlab did not write unless --force)
+    /// Also write the JSON result document to FILE (never over an SQLite database, a device or a
+    /// FIFO; over an existing file only if it is an earlier --json-out document, or with --force)
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
-    /// Let --json-out overwrite an existing file that storlab did not write
+    /// Let --json-out overwrite an existing file that is not an earlier --json-out document (never
+    /// an SQLite database)
     #[arg(long)]
     pub force: bool,
     /// Sample the devices under the target (iostat -x figures, every layer of

@@ -56,7 +56,8 @@ pub struct CampaignCommand {
     /// Also write the HTML report of every run of the campaign
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
-    /// Overwrite the --report file even though storlab did not write it
+    /// Overwrite the --report file even though it is not a storlab HTML report (never an SQLite
+    /// database)
     #[arg(long)]
     pub force: bool,
     /// Where campaigns keep their logs and state
