@@ -141,8 +141,7 @@ pub fn all() -> Result<Vec<Profile>> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let text = std::fs::read_to_string(&p)
-                .with_context(|| format!("cannot read profile {}", p.display()))?;
+            let text = crate::commands::common::read_input(&p, "profile")?;
             out.push(Profile::parse(&name, &p.display().to_string(), &text)?);
         }
     }

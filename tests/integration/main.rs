@@ -20,6 +20,7 @@ mod plan;
 mod reports;
 mod safety;
 mod safety_devices;
+mod safety_outputs;
 mod sim;
 mod store;
 mod sweep;

@@ -56,7 +56,8 @@ pub struct CampaignCommand {
     /// Also write the HTML report of every run of the campaign
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
-    /// Overwrite the --report file even though storlab did not write it
+    /// Overwrite the --report file even though it is not a storlab HTML report (never an SQLite
+    /// database)
     #[arg(long)]
     pub force: bool,
     /// Where campaigns keep their logs and state
@@ -138,7 +139,12 @@ impl CampaignCommand {
             // Never the database, a device or a file storlab did not write
             // (without --force): refused before the campaign's directory is
             // made and any setup command runs, not after the last cell.
-            crate::commands::common::check_output_path(path, &self.db.db, self.force, None)?;
+            crate::commands::common::check_output_path(
+                path,
+                &self.db.db,
+                self.force,
+                crate::commands::common::OutputKind::HtmlReport,
+            )?;
         }
         let (id, dir, campaign) = self.load()?;
         if self.dry_run {
@@ -243,8 +249,7 @@ impl CampaignCommand {
         let Some(file) = &self.file else {
             bail!("give a campaign file, or --resume ID");
         };
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
+        let text = crate::commands::common::read_input(file, "campaign file")?;
         let stem = file
             .file_stem()
             .and_then(|s| s.to_str())
