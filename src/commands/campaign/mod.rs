@@ -16,6 +16,7 @@
 //! rows) is one serializer-made document on stdout; progress stays on
 //! stderr.
 
+pub(crate) mod child;
 mod spec;
 
 use crate::Outcome;
