@@ -226,3 +226,79 @@ fn a_killed_tunes_value_is_not_restored_to_a_reattached_loop_device() {
     assert_eq!(lo.ra(), 1024, "the new image's read-ahead is unchanged");
     assert!(!saved.exists(), "the stale state is dropped");
 }
+
+/// One broken user profile (a TOML syntax error) no longer disables every
+/// profile: `profiles list` shows the shipped and the good user profiles
+/// and names the broken file; `bench --profile <good>` runs; `--profile
+/// <broken>` exits 2 with the parse error and the file.
+#[test]
+fn a_broken_user_profile_is_named_and_the_others_still_work() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("config/storlab/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("broken.toml"), "[profile\nabout = \"half\"\n").unwrap();
+    std::fs::write(
+        dir.join("tiny.toml"),
+        "[profile]\nabout = \"a tiny null-engine read\"\n\n[global]\nengine = \"null\"\n\
+         size = \"1M\"\nruntime = \"200ms\"\ntime_based = true\n\n[[phase]]\nname = \"tiny-read\"\n\
+         rw = \"randread\"\nbs = \"4k\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        cmd()
+            .args(args)
+            .current_dir(d.path())
+            .env("XDG_CONFIG_HOME", d.path().join("config"))
+            .env("STORLAB_DB", d.path().join("r.db"))
+            .output()
+            .unwrap()
+    };
+    let out = run(&["profiles", "list"]);
+    let text = ok(&out);
+    for name in ["seq", "sas", "tiny", "broken"] {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    assert!(text.contains("BROKEN"), "{text}");
+    assert!(
+        stderr(&out).contains(&dir.join("broken.toml").display().to_string()),
+        "the warning names the file: {}",
+        stderr(&out)
+    );
+    // JSON: the usable profiles.
+    let doc: serde_json::Value = serde_json::from_str(&ok(&run(&["profiles", "--json"]))).unwrap();
+    let names: Vec<&str> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"tiny") && names.contains(&"seq"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"broken"), "{names:?}");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let out = run(&[
+        "bench",
+        target.to_str().unwrap(),
+        "--profile",
+        "tiny",
+        "--no-save",
+    ]);
+    assert!(ok(&out).contains("tiny-read"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("broken.toml"), "{}", stderr(&out));
+    let out = run(&[
+        "bench",
+        target.to_str().unwrap(),
+        "--profile",
+        "broken",
+        "--no-save",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("broken.toml") && err.contains("profile broken") && !err.contains("panicked"),
+        "{err}"
+    );
+}
