@@ -302,3 +302,377 @@ fn a_broken_user_profile_is_named_and_the_others_still_work() {
         "{err}"
     );
 }
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `storlab campaign ARGS --yes` with its directory and database in `dir`.
+fn campaign_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut c = cmd();
+    c.arg("campaign")
+        .args(args)
+        .args(["--yes", "--dir"])
+        .arg(dir.join("campaigns"))
+        .arg("--db")
+        .arg(dir.join("r.db"));
+    c
+}
+
+fn campaign(dir: &Path, args: &[&str]) -> Output {
+    campaign_cmd(dir, args).output().unwrap()
+}
+
+/// The one campaign directory under `dir/campaigns`.
+fn campaign_dir(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir.join("campaigns"))
+        .ok()?
+        .next()
+        .map(|e| e.unwrap().path())
+}
+
+/// A quick null-engine read (the campaign's run words).
+const QUICK_RUN: &str = r#"[["bench", "--rw", "randread", "--engine", "null", "--size", "1M", "--runtime", "200ms", "--time-based"]]"#;
+
+/// Killed (SIGKILL) in the middle of cell b, after its setup built
+/// something (a directory standing for a mount, which a second setup
+/// cannot build over): the resume runs b's teardown first, then b again,
+/// so b is measured and the comparison shows every cell. (Before, the
+/// resume ran b's setup over what was left, b failed, and its figures
+/// vanished from the comparison without a word.) A cell that fails for
+/// good (c) is a row in the comparison saying why.
+#[test]
+fn a_resume_after_kill_9_mid_cell_runs_its_teardown_first_and_every_cell_is_compared() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let go = dir.join("go");
+    for c in ["a", "b", "c"] {
+        std::fs::create_dir_all(dir.join(c)).unwrap();
+    }
+    let file = write(
+        dir,
+        "resume.toml",
+        &format!(
+            r#"[matrix]
+cell = ["a", "b", "c"]
+[template]
+name = "{{cell}}"
+tags = {{ letter = "{{cell}}" }}
+setup = ["mkdir {{target}}/mounted", "if [ {{cell}} = b ]; then while [ ! -e {go} ]; do sleep 0.1; done; fi", "[ {{cell}} != c ] || (echo no such array >&2; false)"]
+teardown = ["rmdir {{target}}/mounted"]
+target = "{dir}/{{cell}}"
+run = {QUICK_RUN}
+"#,
+            go = go.display(),
+            dir = dir.display()
+        ),
+    );
+    let mut child = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(60, "cell b builds its setup", || {
+        dir.join("b/mounted").exists()
+    });
+    // The setup's shell is its child; it ends with the campaign (PDEATHSIG).
+    let kids = children(child.id());
+    child.kill().unwrap();
+    let _ = child.wait();
+    for k in &kids {
+        wait_for(10, "the setup command of the killed campaign ends", || {
+            !running(k)
+        });
+    }
+    assert!(dir.join("b/mounted").exists(), "b's teardown never ran");
+    std::fs::write(&go, "").unwrap();
+    let id = campaign_dir(dir)
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = campaign(dir, &["--resume", &id, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "c fails: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("its teardown runs first"), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{err}", stdout(&out)));
+    let status: Vec<&str> = doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["finished", "finished", "failed"], "{doc:#}\n{err}");
+    let rows = doc["comparison"].as_array().unwrap();
+    for name in ["a", "b"] {
+        assert!(rows.iter().any(|r| r["cell"] == name), "{name}: {doc:#}");
+    }
+    let missing = doc["missing"].as_array().unwrap();
+    assert_eq!(missing.len(), 1, "{doc:#}");
+    assert_eq!(missing[0]["cell"], "c");
+    assert!(
+        missing[0]["reason"].as_str().unwrap().contains("setup"),
+        "{doc:#}"
+    );
+    for c in ["a", "b", "c"] {
+        assert!(!dir.join(c).join("mounted").exists(), "{c} torn down");
+    }
+    let log = std::fs::read_to_string(dir.join("campaigns").join(&id).join("b.log")).unwrap();
+    assert!(log.contains("# resumed: the teardown"), "{log}");
+    // The table says why c has no figures.
+    let out = campaign(dir, &["--resume", &id]);
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" c ") && l.contains("no figures") && l.contains("setup")),
+        "{text}"
+    );
+}
+
+/// Run words are parsed (storlab's own flag definitions, the profile
+/// named) before anything runs: a mistake in the last cell no longer
+/// costs the first cell's setup (which may destroy data).
+#[test]
+fn run_words_are_checked_before_any_setup_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let marker = dir.join("setup-ran");
+    for (bad, needle) in [
+        (
+            r#"["bench", "--rw", "randread", "--no-such-flag"]"#,
+            "--no-such-flag",
+        ),
+        (r#"["bench", "--bs", "4q"]"#, "4q"),
+        (
+            r#"["sweep", "--profile", "no-such-profile"]"#,
+            "no-such-profile",
+        ),
+    ] {
+        let file = write(
+            dir,
+            "c.toml",
+            &format!(
+                r#"[[cell]]
+name = "first"
+setup = ["touch {marker}"]
+target = "{dir}"
+run = {QUICK_RUN}
+
+[[cell]]
+name = "second"
+target = "{dir}"
+run = [{bad}]
+"#,
+                marker = marker.display(),
+                dir = dir.display()
+            ),
+        );
+        let out = campaign(dir, &[file.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("cell second") && err.contains(needle) && err.contains("nothing was run"),
+            "{bad}: {err}"
+        );
+        assert!(!marker.exists(), "{bad}: a setup ran");
+        assert!(
+            campaign_dir(dir).is_none(),
+            "{bad}: a campaign directory was made"
+        );
+    }
+}
+
+/// Matrix values are data: a value with shell syntax is one quoted word in
+/// setup commands (it was spliced raw into `sh -c` and ran), and is in the
+/// environment as STORLAB_MATRIX_<KEY>. A scalar matrix value, a control
+/// character in a value and a NUL in a target are refused (exit 2) with
+/// file and line.
+#[test]
+fn matrix_values_are_quoted_and_in_the_environment_and_bad_ones_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let t = dir.join("t");
+    std::fs::create_dir(&t).unwrap();
+    let value = "x; touch owned; $(touch owned2)";
+    let file = write(
+        dir,
+        "q.toml",
+        &format!(
+            r#"[matrix]
+opt = ["{value}"]
+[template]
+name = "one"
+setup = ["cd {{target}} && echo {{opt}} > by-placeholder", "cd {{target}} && printf '%s' \"$STORLAB_MATRIX_OPT\" > by-env"]
+target = "{t}"
+run = {QUICK_RUN}
+"#,
+            t = t.display()
+        ),
+    );
+    let out = campaign(dir, &[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !t.join("owned").exists() && !t.join("owned2").exists(),
+        "the value ran as shell code"
+    );
+    let read = |f: &str| std::fs::read_to_string(t.join(f)).unwrap();
+    assert_eq!(read("by-placeholder").trim_end(), value);
+    assert_eq!(read("by-env"), value);
+    // Refused, with file and line, before anything runs.
+    for (text, line, needle) in [
+        (
+            "[matrix]\nfs = \"ext4\"\n[template]\ntarget = \"/tmp\"\nrun = [[\"bench\"]]\n",
+            2,
+            "not a list",
+        ),
+        (
+            "[matrix]\nfs = [\"ext4\", \"a\\nb\"]\n[template]\ntarget = \"/tmp\"\nrun = [[\"bench\"]]\n",
+            2,
+            "control character",
+        ),
+        (
+            "[[cell]]\nrun = [[\"bench\"]]\ntarget = \"/tmp/a\\u0000b\"\n",
+            3,
+            "U+0000",
+        ),
+    ] {
+        let f = write(dir, "bad.toml", text);
+        let out = campaign(dir, &[f.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(
+            err.contains(&format!("{}:{line}", f.display())) && err.contains(needle),
+            "{text}: {err}"
+        );
+    }
+}
+
+/// A teardown that hangs is stopped at `teardown_timeout` with everything
+/// it started (its process group); the campaign reports the hang, marks
+/// the cell and exits 2 (before, it waited for ever).
+#[test]
+fn a_hanging_teardown_is_stopped_at_its_timeout_and_the_campaign_exits_2() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let pid_file = dir.join("bg.pid");
+    let file = write(
+        dir,
+        "hang.toml",
+        &format!(
+            r#"teardown_timeout = 2
+[[cell]]
+name = "stuck"
+teardown = ["sleep 1000 & echo $! > {pid}; sleep 1000"]
+target = "{dir}"
+run = {QUICK_RUN}
+
+[[cell]]
+name = "after"
+target = "{dir}"
+run = {QUICK_RUN}
+"#,
+            pid = pid_file.display(),
+            dir = dir.display()
+        ),
+    );
+    let mut child = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the campaign still waits for its teardown after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("stuck") && err.contains("teardown") && err.contains("2 s"),
+        "{err}"
+    );
+    let bg = std::fs::read_to_string(&pid_file).unwrap();
+    wait_for(10, "the teardown's background sleep ends", || {
+        !running(bg.trim())
+    });
+    let state = std::fs::read_to_string(campaign_dir(dir).unwrap().join("state.json")).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["cells"]["stuck"]["status"], "failed", "{state:#}");
+    assert!(state["cells"].get("after").is_none(), "{state:#}");
+}
+
+/// SIGTERM to the campaign while a setup command runs: the command's whole
+/// process group ends (a `sleep` it started in the background lived on
+/// before); SIGKILL to the campaign while a storlab bench runs: the bench
+/// ends (PDEATHSIG).
+#[test]
+fn stopping_a_campaign_ends_its_setups_process_group_and_kill_9_ends_its_bench() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let pid_file = dir.join("bg.pid");
+    let file = write(
+        dir,
+        "stop.toml",
+        &format!(
+            r#"[[cell]]
+name = "one"
+setup = ["sleep 1000 & echo $! > {pid}; sleep 1000"]
+target = "{dir}"
+run = {QUICK_RUN}
+"#,
+            pid = pid_file.display(),
+            dir = dir.display()
+        ),
+    );
+    let mut child = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(30, "the setup starts its sleep", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
+    });
+    let bg = std::fs::read_to_string(&pid_file).unwrap();
+    run_tool("kill", &["-TERM", &child.id().to_string()]).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    wait_for(10, "the setup's background sleep ends", || {
+        !running(bg.trim())
+    });
+    // SIGKILL while a long bench runs.
+    let file = write(
+        dir,
+        "long.toml",
+        &format!(
+            r#"[[cell]]
+name = "long"
+target = "{dir}"
+run = [["bench", "--rw", "randread", "--engine", "null", "--size", "1M", "--runtime", "120s", "--time-based"]]
+"#,
+            dir = dir.display()
+        ),
+    );
+    let mut child = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut kids = Vec::new();
+    wait_for(30, "the campaign starts its bench", || {
+        kids = children(child.id());
+        !kids.is_empty()
+    });
+    child.kill().unwrap();
+    let _ = child.wait();
+    for k in &kids {
+        wait_for(15, "the bench of the killed campaign ends", || !running(k));
+    }
+}

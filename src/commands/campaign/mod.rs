@@ -164,9 +164,6 @@ impl CampaignCommand {
             crate::commands::common::check_output_path(path, &self.db.db, self.force, None)?;
         }
         let (id, dir, campaign) = self.load()?;
-        // Every run's words as the child storlab will parse them, before
-        // any setup command (they may destroy data) runs.
-        check_runs(&campaign)?;
         if self.dry_run {
             if self.is_json() {
                 crate::output::print_json(&PlanDoc {
@@ -325,6 +322,8 @@ impl CampaignCommand {
             })?;
             let c: Campaign = serde_json::from_str(&text)
                 .with_context(|| format!("{} is damaged", dir.campaign().display()))?;
+            // A profile or job file may have changed since.
+            check_runs(&c)?;
             return Ok((id.clone(), dir, c));
         }
         let Some(file) = &self.file else {
@@ -346,6 +345,10 @@ impl CampaignCommand {
                 );
             }
         }
+        // Every run's words as the child storlab will parse them, before
+        // the campaign's directory is made and any setup command (they may
+        // destroy data) runs.
+        check_runs(&campaign)?;
         let name: String = campaign
             .name
             .chars()

@@ -605,6 +605,93 @@ run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]
         assert!(n >= 1);
     }
 
+    fn expand(text: &str) -> Result<Campaign, CampaignError> {
+        CampaignFile::parse(text, Path::new("c.toml")).and_then(|f| f.expand("x"))
+    }
+
+    /// A scalar where a list belongs was taken as a one-value list without
+    /// a word; control characters (NUL, newline) in values and targets went
+    /// on into shell commands and paths. Each is refused with file:line.
+    #[test]
+    fn scalar_matrix_values_and_control_characters_are_refused_with_file_and_line() {
+        let tail = "[template]\ntarget = \"/t/{fs}\"\nrun = [[\"bench\"]]\n";
+        let e = expand(&format!("[matrix]\nfs = \"ext4\"\n{tail}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("c.toml:2:") && e.contains("fs") && e.contains("not a list"),
+            "{e}"
+        );
+        let e = expand(&format!(
+            "[matrix]\nchunk = [\"64k\"]\nfs = [\"ext4\", \"a\\nb\"]\n{tail}"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with("c.toml:3:") && e.contains("matrix key fs") && e.contains("control"),
+            "{e}"
+        );
+        let e = expand(&format!("[matrix]\nfs = [\"a\\u0000b\"]\n{tail}"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("U+0000"), "{e}");
+        let e = expand("[[cell]]\nrun = [[\"bench\"]]\ntarget = \"/mnt/\\u0000x\"\n")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("c.toml:3") && e.contains("target") && e.contains("U+0000"),
+            "{e}"
+        );
+        let e = expand(&format!("[matrix]\na-b = [\"1\"]\na_b = [\"2\"]\n{tail}"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("STORLAB_MATRIX_A_B"), "{e}");
+    }
+
+    /// Values are one shell word in setup and teardown (they were spliced
+    /// raw: `x; rm ...` ran the rm), and as they are elsewhere.
+    #[test]
+    fn matrix_values_are_quoted_in_shell_commands_only() {
+        let text = "[matrix]\nv = [\"x; touch /tmp/owned $(id)\"]\n[template]\nname = \"one\"\n\
+             tags = { v = \"{v}\" }\nsetup = [\"echo {v} > {target}/out\"]\n\
+             target = \"/t/{v}\"\nrun = [[\"bench\", \"--name\", \"{v}\"]]\n";
+        let cell = &expand(text).unwrap().cells[0];
+        let v = "x; touch /tmp/owned $(id)";
+        assert_eq!(
+            cell.setup[0],
+            format!("echo '{v}' > '/t/{v}'/out"),
+            "one quoted word each"
+        );
+        assert_eq!(cell.tags["v"], v);
+        assert_eq!(cell.target, format!("/t/{v}"));
+        assert_eq!(cell.run[0], ["bench", &format!("/t/{v}"), "--name", v]);
+        assert_eq!(matrix_env("fs"), "STORLAB_MATRIX_FS");
+        assert_eq!(matrix_env("raid-level"), "STORLAB_MATRIX_RAID_LEVEL");
+    }
+
+    #[test]
+    fn teardown_timeout_takes_seconds_or_a_duration() {
+        let cell = "[[cell]]\ntarget = \"/t\"\nrun = [[\"bench\"]]\n";
+        assert_eq!(
+            expand(cell).unwrap().teardown_timeout_s,
+            DEFAULT_TEARDOWN_TIMEOUT_S
+        );
+        let t = |v: &str| expand(&format!("teardown_timeout = {v}\n{cell}"));
+        assert_eq!(t("30").unwrap().teardown_timeout_s, 30);
+        assert_eq!(t("\"10m\"").unwrap().teardown_timeout_s, 600);
+        for bad in ["0", "-5", "\"soon\"", "[1]"] {
+            let e = t(bad).unwrap_err().0;
+            assert!(
+                e.starts_with("c.toml:1") && e.contains("teardown_timeout"),
+                "{bad}: {e}"
+            );
+        }
+        // A campaign saved before the key existed gets the default.
+        let old: Campaign =
+            serde_json::from_str(r#"{"name": "n", "baseline": "a", "cells": []}"#).unwrap();
+        assert_eq!(old.teardown_timeout_s, DEFAULT_TEARDOWN_TIMEOUT_S);
+    }
+
     proptest! {
         #[test]
         fn substitution_never_panics(s in "\\PC{0,40}", k in "[a-z]{1,4}", v in "\\PC{0,8}") {
