@@ -39,8 +39,34 @@ use storlab_types::StoredRun;
 /// Tags storlab sets on every run of a campaign; a cell may not use them.
 const RESERVED_TAGS: [&str; 3] = ["campaign", "cell", "campaign_run"];
 
+const CAMPAIGN_HELP: &str = "\
+The campaign file: [[cell]] tables, or a [matrix] of lists (fs = [\"ext4\",
+\"xfs\"]; a key needs a list) and a [template] whose strings use {key} and
+{target} placeholders. Each cell has name, tags, setup and teardown (shell
+commands, run with sh -c), target and run (storlab command lines starting
+with bench or sweep). Top-level keys: name, baseline (the cell the others
+are compared with) and teardown_timeout (seconds or a duration such as
+\"10m\"; default 300 s: a teardown command still running then is stopped
+with everything it started, the cell is marked failed and the campaign
+exits 2).
+
+In setup and teardown a placeholder becomes one quoted shell word (a value
+is data, never shell code), and every command gets the cell's values in its
+environment: STORLAB_MATRIX_<KEY> (the key upper-cased, other characters
+than letters and digits as _), STORLAB_CELL and STORLAB_TARGET. Control
+characters in matrix values and targets are refused with the file and line.
+
+Before the first setup command runs, every run's words are parsed as the
+child storlab will parse them (and the profile or job file they name is
+read). Setup and teardown commands run in a process group of their own
+that a stop (Ctrl-C, SIGTERM) ends as a whole; child storlab runs end with
+the campaign, even after kill -9. --resume ID runs the teardown of a cell
+the campaign was killed in, then the cell again; the comparison has a row
+for every cell, and one without figures says why.";
+
 /// `storlab campaign FILE.toml`
 #[derive(Args, Debug)]
+#[command(after_long_help = CAMPAIGN_HELP)]
 pub struct CampaignCommand {
     /// The campaign file (cells, or a [matrix] and a [template]); not needed with --resume
     #[arg(value_name = "FILE", required_unless_present = "resume")]
