@@ -451,6 +451,8 @@ fn run_words_are_checked_before_any_setup_runs() {
             r#"["sweep", "--profile", "no-such-profile"]"#,
             "no-such-profile",
         ),
+        // The campaign passes --db itself.
+        (r#"["bench", "--db", "other.db"]"#, "--db"),
     ] {
         let file = write(
             dir,

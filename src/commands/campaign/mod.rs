@@ -349,7 +349,7 @@ impl CampaignCommand {
             let c: Campaign = serde_json::from_str(&text)
                 .with_context(|| format!("{} is damaged", dir.campaign().display()))?;
             // A profile or job file may have changed since.
-            check_runs(&c)?;
+            check_runs(&c, id, &self.db.db)?;
             return Ok((id.clone(), dir, c));
         }
         let Some(file) = &self.file else {
@@ -371,10 +371,6 @@ impl CampaignCommand {
                 );
             }
         }
-        // Every run's words as the child storlab will parse them, before
-        // the campaign's directory is made and any setup command (they may
-        // destroy data) runs.
-        check_runs(&campaign)?;
         let name: String = campaign
             .name
             .chars()
@@ -393,6 +389,10 @@ impl CampaignCommand {
             .trim_end_matches('Z')
             .to_string();
         let id = format!("{name}-{stamp}");
+        // Every run's words as the child storlab will parse them, before
+        // the campaign's directory is made and any setup command (they may
+        // destroy data) runs.
+        check_runs(&campaign, &id, &self.db.db)?;
         let dir = Dir {
             path: self.dir.join(&id),
         };
@@ -504,19 +504,7 @@ impl CampaignCommand {
             )
         })?;
         for (i, words) in cell.run.iter().enumerate() {
-            let mut args: Vec<String> = words.clone();
-            let mut tags = vec![
-                format!("campaign={id}"),
-                format!("cell={}", cell.name),
-                format!("campaign_run={i}"),
-            ];
-            tags.extend(cell.tags.iter().map(|(k, v)| format!("{k}={v}")));
-            for t in tags {
-                args.push("--tag".into());
-                args.push(t);
-            }
-            args.push("--db".into());
-            args.push(self.db.db.display().to_string());
+            let args = child_args(id, cell, i, &self.db.db);
             let line = format!("storlab {}", args.join(" "));
             eprintln!(
                 "  run {}/{}: storlab {}",
@@ -875,15 +863,35 @@ fn terminate(pid: u32, sig: i32) {
     }
 }
 
+/// The arguments of a cell's `i`th storlab run: its words, the campaign's
+/// tags and the database.
+fn child_args(id: &str, cell: &Cell, i: usize, db: &Path) -> Vec<String> {
+    let mut args: Vec<String> = cell.run[i].clone();
+    let mut tags = vec![
+        format!("campaign={id}"),
+        format!("cell={}", cell.name),
+        format!("campaign_run={i}"),
+    ];
+    tags.extend(cell.tags.iter().map(|(k, v)| format!("{k}={v}")));
+    for t in tags {
+        args.push("--tag".into());
+        args.push(t);
+    }
+    args.push("--db".into());
+    args.push(db.display().to_string());
+    args
+}
+
 /// Every cell's run words parsed as the child `storlab` will parse them
 /// (the same clap definitions), with the profile and job file they name
 /// read: a mistake is reported before the first setup command runs, not
 /// after it rebuilt the storage.
-fn check_runs(c: &Campaign) -> Result<()> {
+fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
     for cell in &c.cells {
-        for words in &cell.run {
+        for (i, words) in cell.run.iter().enumerate() {
             let line = format!("storlab {}", words.join(" "));
-            let argv = std::iter::once("storlab").chain(words.iter().map(String::as_str));
+            let args = child_args(id, cell, i, db);
+            let argv = std::iter::once("storlab").chain(args.iter().map(String::as_str));
             let cli = crate::Cli::try_parse_from(argv).map_err(|e| {
                 let text = e.render().to_string();
                 anyhow::anyhow!(
