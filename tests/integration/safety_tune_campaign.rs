@@ -605,6 +605,15 @@ run = {QUICK_RUN}
     wait_for(10, "the teardown's background sleep ends", || {
         !running(bg.trim())
     });
+    // The plan shows the bound.
+    let plan = cmd()
+        .arg("campaign")
+        .arg(&file)
+        .args(["--dry-run", "--json"])
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&ok(&plan)).unwrap();
+    assert_eq!(plan["teardown_timeout_s"], 2, "{plan:#}");
     let state = std::fs::read_to_string(campaign_dir(dir).unwrap().join("state.json")).unwrap();
     let state: serde_json::Value = serde_json::from_str(&state).unwrap();
     assert_eq!(state["cells"]["stuck"]["status"], "failed", "{state:#}");

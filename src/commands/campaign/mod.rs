@@ -198,6 +198,7 @@ impl CampaignCommand {
                     dry_run: true,
                     name: &campaign.name,
                     baseline: &campaign.baseline,
+                    teardown_timeout_s: campaign.teardown_timeout_s,
                     cells: campaign
                         .cells
                         .iter()
@@ -625,6 +626,8 @@ struct PlanDoc<'a> {
     dry_run: bool,
     name: &'a str,
     baseline: &'a str,
+    /// The longest one teardown command may run (`teardown_timeout`).
+    teardown_timeout_s: u64,
     cells: Vec<PlannedCell<'a>>,
 }
 
@@ -957,10 +960,11 @@ fn finished(store: &Store, id: &str, cell: &Cell, st: Option<&CellState>) -> Res
 /// `--dry-run`: every cell with its expanded commands.
 fn describe(id: &str, c: &Campaign) -> String {
     let mut s = format!(
-        "campaign {} ({id}): {} cells, baseline {}\n",
+        "campaign {} ({id}): {} cells, baseline {}, teardown commands stopped after {} s\n",
         c.name,
         c.cells.len(),
-        c.baseline
+        c.baseline,
+        c.teardown_timeout_s
     );
     for (i, cell) in c.cells.iter().enumerate() {
         let tags: Vec<String> = cell.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
