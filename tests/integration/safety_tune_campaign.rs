@@ -111,11 +111,13 @@ fn two_tunes_of_one_device_at_once_one_runs_the_other_is_refused() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(&d.path().join("disk.img"), "128M").unwrap();
+    let lo = Loop::new(&d.path().join("disk.img"), "2G").unwrap();
     let state = d.path().join("state");
     for round in 0..3 {
         lo.set_ra(3072);
-        let args = ["--values", "128k,256k", "--runtime", "1s", "--size", "32M"];
+        // Each read lasts up to 2 s (2 GiB): the first holds the lock for
+        // seconds, the second starts within milliseconds.
+        let args = ["--values", "128k,256k", "--runtime", "2s"];
         let spawn = || {
             tune(&lo.dev, &state, &args)
                 .stdout(Stdio::piped())
@@ -194,7 +196,12 @@ fn a_killed_tunes_value_is_not_restored_to_a_reattached_loop_device() {
     assert!(saved.exists(), "the state file stays for the recovery");
     // The same loop device, now over another image.
     run_tool("losetup", &["-d", &lo.dev]).unwrap();
-    run_tool("losetup", &[&lo.dev, other.to_str().unwrap()]).unwrap();
+    if let Err(e) = run_tool("losetup", &[&lo.dev, other.to_str().unwrap()]) {
+        // Another program took the free device in between: it is not ours
+        // to detach.
+        std::mem::forget(lo);
+        panic!("could not re-attach the loop device (taken in between?): {e}");
+    }
     lo.set_ra(1024);
     let out = tune(
         &lo.dev,
