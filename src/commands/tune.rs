@@ -618,7 +618,9 @@ impl ReadaheadArgs {
         let tmp = state_file.with_extension(format!("json.{}.tmp", std::process::id()));
         std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot sync {}", tmp.display()))?;
         std::fs::rename(&tmp, &state_file)
             .with_context(|| format!("cannot rename {tmp:?} to {}", state_file.display()))?;
         let stop = crate::commands::bench::Signals::install()?;
