@@ -21,6 +21,7 @@ mod reports;
 mod safety;
 mod safety_devices;
 mod safety_outputs;
+mod safety_tune_campaign;
 mod sim;
 mod store;
 mod sweep;
