@@ -65,7 +65,11 @@ fn record_file_keeps_every_sample_when_stdout_is_closed() {
     // A closed pipe is not an error, and the monitor ran to its count.
     assert!(o.status.success(), "{:?} {}", o.status, stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
-    assert!(t.elapsed() >= Duration::from_millis(900), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        t.elapsed()
+    );
     assert!(
         stderr(&o).contains("standard output was closed") && stderr(&o).contains("--count"),
         "{}",
@@ -75,7 +79,10 @@ fn record_file_keeps_every_sample_when_stdout_is_closed() {
     assert_eq!(text.lines().filter(|l| l.starts_with('@')).count(), 6);
     let v = replayed(&f);
     assert_eq!(v.len(), 5, "{v:?}");
-    assert!(v.iter().all(|i| !i["devices"].as_array().unwrap().is_empty()));
+    assert!(
+        v.iter()
+            .all(|i| !i["devices"].as_array().unwrap().is_empty())
+    );
 }
 
 /// Standard output on /dev/full: exit 2 naming standard output (the

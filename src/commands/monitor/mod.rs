@@ -51,7 +51,11 @@ impl From<LayerArg> for Layer {
   storlab monitor /data --layer leaf       the physical disks under /data
   storlab monitor --tree                   how the devices are stacked
   storlab monitor vda --count 10 --output-format csv > vda.csv
-  storlab monitor --listen 127.0.0.1:9464  serve Prometheus metrics on /metrics")]
+  storlab monitor --listen 127.0.0.1:9464  serve Prometheus metrics on /metrics
+  storlab monitor --record r.txt 1 60       60 s written to r.txt as taken (--replay r.txt reads it)
+
+An interval whose counters went backwards (a wrap, a re-created device) or moved more than a
+device can (over 100 GB/s or 100 M requests/s) shows `reset` or `impossible` instead of figures.")]
 pub struct MonitorCommand {
     /// Devices (vda, dm-0, vg0-data, /dev/md0) or paths (the device under their
     /// file system), none = every device; then, as in iostat, the interval in
@@ -111,8 +115,9 @@ pub struct MonitorCommand {
 
     /// Read recorded diskstats snapshots from FILE instead of the kernel: each snapshot is a line
     /// `@ SECONDS` followed by /proc/diskstats verbatim (optionally /proc/stat's cpu line); record
-    /// one with: while :; do echo "@ $(date +%s.%N)"; cat /proc/diskstats; head -1 /proc/stat;
-    /// sleep 1; done > samples.txt
+    /// one with --record FILE, or without storlab: while :; do echo "@ $(date +%s.%N)"; cat
+    /// /proc/diskstats; head -1 /proc/stat; sleep 1; done > samples.txt. A damaged line is refused
+    /// as FILE:LINE
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
 
@@ -277,7 +282,7 @@ impl MonitorCommand {
                     if let Some(i) = mon
                         .push(s)
                         .with_context(|| format!("in the replay file {}", file.display()))?
-                        && !session.interval(&i, first_wall.clone().flatten())?
+                        && !session.interval(&i, first_wall.clone().flatten())
                     {
                         break;
                     }
@@ -322,7 +327,7 @@ impl MonitorCommand {
                         None => Ok(()),
                     },
                     |i| {
-                        let go_on = session.interval(&i, wall.clone())?;
+                        let go_on = session.interval(&i, wall.clone());
                         Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done < c))
                     },
                 )?;
@@ -374,7 +379,7 @@ impl MonitorCommand {
             );
         }
         if let Some(doc) = json {
-            session.print_json(&doc)?;
+            session.print_json(&doc);
         }
         session.display_result(record_path.as_deref())?;
         // Ctrl-C is how a monitor is normally stopped: not an error.

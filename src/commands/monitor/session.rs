@@ -99,13 +99,21 @@ impl RecordFile {
     }
 }
 
-/// The error behind a failed write to standard output, if that is what
-/// `e` is.
-fn stdout_io_error(e: &anyhow::Error) -> Option<std::io::Error> {
-    e.chain().find_map(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .map(|io| std::io::Error::new(io.kind(), io.to_string()))
-    })
+/// Why a write to standard output failed: the I/O error behind `e` (a
+/// display only fails by writing), else its message.
+fn stdout_io_error(e: &anyhow::Error) -> std::io::Error {
+    e.chain()
+        .find_map(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .map(|io| std::io::Error::new(io.kind(), io.to_string()))
+        })
+        .unwrap_or_else(|| {
+            let text = format!("{e:#}");
+            let text = text
+                .strip_prefix("cannot write to standard output: ")
+                .unwrap_or(&text);
+            std::io::Error::other(text.to_string())
+        })
 }
 
 /// Everything but the record file (which the sampling loop writes as each
@@ -164,7 +172,7 @@ impl Session {
     /// Hand one interval to the server, the timeline and the display.
     /// Returns whether to go on: `false` once standard output failed and
     /// nothing else takes the samples.
-    pub fn interval(&mut self, i: &Interval, first_wall: Option<String>) -> anyhow::Result<bool> {
+    pub fn interval(&mut self, i: &Interval, first_wall: Option<String>) -> bool {
         self.done += 1;
         if let Some(s) = &self.server {
             s.update(prometheus::render(i, self.layer.as_str()));
@@ -188,28 +196,25 @@ impl Session {
         if self.display_failed.is_none()
             && let Err(e) = self.out.interval(i)
         {
-            self.display_lost(e)?;
+            self.display_lost(e);
         }
-        Ok(self.display_failed.is_none() || !self.consumers.is_empty())
+        self.display_failed.is_none() || !self.consumers.is_empty()
     }
 
     /// Print the whole timeline as one JSON document (`--output-format
     /// json`), unless the display has already failed.
-    pub fn print_json(&mut self, doc: &storlab_types::MonitorTimeline) -> anyhow::Result<()> {
+    pub fn print_json(&mut self, doc: &storlab_types::MonitorTimeline) {
         if self.display_failed.is_none()
             && let Err(e) = crate::output::print_json(doc)
         {
-            self.display_lost(e)?;
+            self.display_lost(e);
         }
-        Ok(())
     }
 
     /// Standard output failed: remember why, and say once on stderr what
-    /// goes on. An error that is not about writing is returned.
-    fn display_lost(&mut self, e: anyhow::Error) -> anyhow::Result<()> {
-        let Some(io) = stdout_io_error(&e) else {
-            return Err(e);
-        };
+    /// goes on.
+    fn display_lost(&mut self, e: anyhow::Error) {
+        let io = stdout_io_error(&e);
         if !self.consumers.is_empty() {
             let why = if io.kind() == std::io::ErrorKind::BrokenPipe {
                 "standard output was closed".to_string()
@@ -226,7 +231,6 @@ impl Session {
             );
         }
         self.display_failed = Some(io);
-        Ok(())
     }
 
     /// The timeline of every interval (empty when none was kept).
