@@ -49,8 +49,11 @@ pub const TICKS_SLACK_MS: f64 = 600_000.0;
 /// wrong (the counter and its values). `in_flight` is a gauge and is not
 /// checked.
 ///
-/// * **reset**: a cumulative counter went down (a 32-bit wrap of the ms
-///   counters, or the device was re-created and counts from 0 again);
+/// * **reset**: a cumulative counter went down: the device was re-created
+///   and counts from 0 again, or a wrap (a ms counter, which the kernel
+///   prints as 32 bits, that went down from a 32-bit value is taken as a
+///   wrap and counted across it when the wrapped change is within the
+///   time bound below; then it is no reset);
 /// * **impossible**: a counter jumped to exactly 2^32−1 or 2^64−1 (the
 ///   value of an unset or corrupted counter), or the interval's bytes
 ///   exceed [`MAX_BYTES_PER_S`] × t, its requests or its merges
@@ -78,8 +81,19 @@ pub fn check(prev: &Counters, cur: &Counters, interval_ns: u64) -> Option<(Sampl
         ]
     };
     let (old, new) = (fields(prev), fields(cur));
+    let t = interval_ns as f64 / 1e9;
+    let max_ticks = MAX_IN_FLIGHT * t * 1000.0 + TICKS_SLACK_MS;
     for ((name, a), (_, b)) in old.iter().zip(new.iter()) {
-        if b < a {
+        // The kernel prints the ms counters as 32-bit numbers: one that
+        // went down from a 32-bit value by a plausible wrap is counted
+        // across the wrap (`time_in_queue` at queue depth 1000 wraps every
+        // 72 minutes). Anything else that went down is a reset.
+        let wrapped = name.ends_with("_ticks") || *name == "time_in_queue";
+        if b < a
+            && !(wrapped
+                && *a <= u64::from(u32::MAX)
+                && crate::diskstats::counter_delta(*a, *b) as f64 <= max_ticks)
+        {
             return Some((
                 SampleFlag::Reset,
                 format!(
@@ -99,7 +113,6 @@ pub fn check(prev: &Counters, cur: &Counters, interval_ns: u64) -> Option<(Sampl
             ));
         }
     }
-    let t = interval_ns as f64 / 1e9;
     let d = cur.delta(prev);
     let sectors = d.rd_sectors as f64 + d.wr_sectors as f64 + d.dc_sectors as f64;
     if sectors * SECTOR > MAX_BYTES_PER_S * t {
@@ -125,7 +138,6 @@ pub fn check(prev: &Counters, cur: &Counters, interval_ns: u64) -> Option<(Sampl
             ));
         }
     }
-    let max_ticks = MAX_IN_FLIGHT * t * 1000.0 + TICKS_SLACK_MS;
     for (name, v) in [
         ("rd_ticks", d.rd_ticks),
         ("wr_ticks", d.wr_ticks),
@@ -306,6 +318,28 @@ mod tests {
         let (f, why) = check(&a, &back, sec).unwrap();
         assert_eq!(f, SampleFlag::Reset);
         assert!(why.contains("rd_ios") && why.contains("1000 -> 3"), "{why}");
+        // A ms counter (32 bits in /proc/diskstats) wrapping: counted across
+        // the wrap, no flag; the same drop with a wrapped change beyond the
+        // time bound is a reset.
+        let near = Counters {
+            time_in_queue: u64::from(u32::MAX) - 100,
+            ..a
+        };
+        let wrapped = Counters {
+            time_in_queue: 50,
+            ..a
+        };
+        assert_eq!(check(&near, &wrapped, sec), None);
+        assert_eq!(wrapped.delta(&near).time_in_queue, 151);
+        let dropped = Counters { rd_ticks: 10, ..a };
+        assert_eq!(flag_of(&a, &dropped, sec), Some(SampleFlag::Reset));
+        // Counts, sectors and merges are 64-bit: going down is a reset.
+        let big = Counters {
+            wr_sectors: u64::from(u32::MAX) - 10,
+            ..a
+        };
+        let small = Counters { wr_sectors: 5, ..a };
+        assert_eq!(flag_of(&big, &small, sec), Some(SampleFlag::Reset));
         // A jump to a sentinel, even over a long interval.
         for v in [u64::from(u32::MAX), u64::MAX] {
             let j = Counters { rd_merges: v, ..a };
