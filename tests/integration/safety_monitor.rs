@@ -236,12 +236,17 @@ fn damaged_replay_files_are_refused_with_file_and_line() {
     for (what, text, line, reason) in cases {
         let f = d.path().join("r.txt");
         std::fs::write(&f, &text).unwrap();
+        let rec = d.path().join("rec.txt");
         let o = cmd()
             .args(["monitor", "--replay"])
             .arg(&f)
+            .arg("--record")
+            .arg(&rec)
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+        // Refused before anything was created.
+        assert!(!rec.exists(), "{what}: the record file was created");
         let err = stderr(&o);
         assert!(
             err.contains(&format!("{}:{line}:", f.display())) && err.contains(reason),

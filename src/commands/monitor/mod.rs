@@ -234,6 +234,16 @@ impl MonitorCommand {
         let keep_timeline = to_db || format == MonitorFormat::Json;
         let tags = self.labels.tag_map()?;
         let store = if to_db { Some(self.db.open()?) } else { None };
+        // What is replayed, or the first live snapshot, is read before the
+        // record file is created: a bad replay file leaves nothing behind.
+        let source = match &self.replay {
+            Some(file) => Source::Replay(file.clone(), load_replay(file, selection.as_ref())?),
+            None => {
+                let mut live = LiveSource::new(paths.clone());
+                let first = live.snapshot()?;
+                Source::Live(live, first)
+            }
+        };
         let mut record = match &self.record {
             Some(Some(path)) => {
                 self.check_record_path(path, tree.as_ref())?;
@@ -265,9 +275,8 @@ impl MonitorCommand {
         );
         let mut mon = Monitor::new(selection.clone());
 
-        match &self.replay {
-            Some(file) => {
-                let snaps = load_replay(file, selection.as_ref())?;
+        match source {
+            Source::Replay(file, snaps) => {
                 let mut first_wall = None;
                 for s in snaps {
                     if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done >= c)
@@ -297,9 +306,7 @@ impl MonitorCommand {
                     }
                 }
             }
-            None => {
-                let mut source = LiveSource::new(paths.clone());
-                let first = source.snapshot()?;
+            Source::Live(mut source, first) => {
                 let wall = first.wall.clone();
                 if let Some(r) = record.as_mut() {
                     r.append(&first)?;
@@ -468,6 +475,14 @@ impl MonitorCommand {
         }
         Ok(interval)
     }
+}
+
+/// Where the snapshots come from.
+enum Source {
+    /// A replay file and its snapshots.
+    Replay(PathBuf, Vec<Snapshot>),
+    /// The kernel, and the first snapshot already taken.
+    Live(LiveSource, Snapshot),
 }
 
 /// Read and check a replay file: its snapshots, strictly parsed (a damaged
