@@ -146,7 +146,17 @@ fn record_file_is_valid_after_sigterm_and_sigkill() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(900));
+        // Until 4 snapshots (3 intervals) are in the file, however loaded
+        // the machine is.
+        let t = Instant::now();
+        while std::fs::read_to_string(&f)
+            .map(|s| s.lines().filter(|l| l.starts_with('@')).count())
+            .unwrap_or(0)
+            < 4
+        {
+            assert!(t.elapsed() < Duration::from_secs(20), "no samples recorded");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         // SAFETY: kill with the pid of our own child and a valid signal number.
         unsafe { libc::kill(child.id() as i32, sig) };
         let out = wait_at_most(child, Duration::from_secs(10));
