@@ -338,3 +338,28 @@ fn without_a_record_a_closed_stdout_ends_the_monitor() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
+
+/// A recording cut off in the middle of writing a snapshot (SIGKILL or a
+/// power loss during a large write) still replays: the unfinished last
+/// snapshot is left out, with a note naming its line.
+#[test]
+fn a_recording_cut_mid_snapshot_replays_what_came_before() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("r.txt");
+    std::fs::write(&f, format!("{GOOD}@ 102\n 8 0 sda 1500 30 16")).unwrap();
+    let o = cmd()
+        .args(["monitor", "--output-format", "csv", "--replay"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        stderr(&o).contains(&format!(
+            "{}:5: the last snapshot is incomplete",
+            f.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -311,6 +311,31 @@ pub fn parse(text: &str) -> Result<Vec<Snapshot>, Error> {
     Ok(out)
 }
 
+/// A recording cut off while a snapshot was being written (SIGKILL or a
+/// power loss in the middle of `--record FILE`'s write) ends without a
+/// newline. Returns the text without that unfinished last snapshot, and the
+/// line of the `@` it started on; a text that ends with a newline (or is
+/// empty) is returned whole.
+pub fn complete_part(text: &str) -> (&str, Option<usize>) {
+    if text.is_empty() || text.ends_with('\n') {
+        return (text, None);
+    }
+    // The start of the last `@` line (at the start of the text or after a
+    // newline, maybe indented).
+    let mut start = None;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('@') {
+            start = Some(pos);
+        }
+        pos += line.len();
+    }
+    match start {
+        Some(at) => (&text[..at], Some(text[..at].matches('\n').count() + 1)),
+        None => (text, None),
+    }
+}
+
 /// Format a snapshot in the replay format (the inverse of [`parse`]).
 pub fn format(s: &Snapshot) -> String {
     let mut out = format!("@ {}.{:09}", s.t_ns / 1_000_000_000, s.t_ns % 1_000_000_000);
@@ -359,6 +384,25 @@ mod tests {
         assert_eq!(v[1].disks[0].counters.rd_ios, 3);
         let again = parse(&v.iter().map(format).collect::<String>()).unwrap();
         assert_eq!(again, v);
+    }
+
+    /// A recording cut in the middle of a snapshot loses that snapshot,
+    /// not the file; one cut after a snapshot is whole.
+    #[test]
+    fn a_recording_cut_mid_snapshot_keeps_the_snapshots_before() {
+        let cut = format!("{GOOD}@ 102\n 8 0 sda 1500 30 1600");
+        let (whole, dropped) = complete_part(&cut);
+        assert_eq!(whole, GOOD);
+        assert_eq!(dropped, Some(5));
+        assert_eq!(parse(whole).unwrap().len(), 2);
+        // Cut inside the `@` line itself.
+        let cut = format!("{GOOD}@ 10");
+        let (whole, dropped) = complete_part(&cut);
+        assert_eq!((whole, dropped), (GOOD, Some(5)));
+        assert_eq!(complete_part(GOOD), (GOOD, None));
+        assert_eq!(complete_part(""), ("", None));
+        // No `@` at all: left to parse to refuse.
+        assert_eq!(complete_part("8 0 sda 1"), ("8 0 sda 1", None));
     }
 
     #[test]

@@ -491,7 +491,16 @@ enum Source {
 fn load_replay(file: &Path, selection: Option<&Selection>) -> anyhow::Result<Vec<Snapshot>> {
     let text = replay::read_file(file)
         .with_context(|| format!("reading the replay file {}", file.display()))?;
-    let snaps = replay::parse(&text).map_err(|e| match e {
+    // A recording cut off while writing a snapshot keeps what came before.
+    let (text, cut) = replay::complete_part(&text);
+    if let Some(line) = cut {
+        eprintln!(
+            "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
+             while writing it); it is left out",
+            file.display()
+        );
+    }
+    let snaps = replay::parse(text).map_err(|e| match e {
         storlab_monitor::Error::Parse { line, reason, .. } => anyhow::anyhow!(
             "{}:{line}: {reason} (a replay file: see --replay in storlab monitor --help)",
             file.display()
