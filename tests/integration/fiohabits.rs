@@ -223,7 +223,10 @@ fn loops_bssplit_and_thinktime_move_what_fio_moves() {
     let achieved = v["phases"][0]["depth"]["achieved"].as_f64().unwrap();
     assert!(achieved < 0.2, "{achieved}");
     let w = v["phases"][0]["warnings"].to_string();
-    assert!(w.contains("in flight") && w.contains("--thinktime 2000 µs"), "{w}");
+    assert!(
+        w.contains("in flight") && w.contains("--thinktime 2000 µs"),
+        "{w}"
+    );
     assert!(!w.contains("CPU"), "{w}");
 }
 
