@@ -17,6 +17,7 @@ mod mpi;
 mod plan;
 mod reports;
 mod safety;
+mod safety_inputs;
 mod sim;
 mod store;
 mod sweep;
