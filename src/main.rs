@@ -7,6 +7,7 @@
 
 mod commands;
 mod output;
+mod textfile;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -78,11 +78,11 @@ pub struct SimCommand {
 impl SimCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
         let name = self.file.display().to_string();
-        let text = std::fs::read_to_string(&self.file)
+        let text = crate::textfile::read_to_string(&self.file)
             .map_err(|e| anyhow::anyhow!("cannot read scenario {name}: {e}"))?;
         let mut cat = SimCatalog::builtin();
         for c in &self.catalog {
-            let t = std::fs::read_to_string(c)
+            let t = crate::textfile::read_to_string(c)
                 .map_err(|e| anyhow::anyhow!("cannot read catalog {}: {e}", c.display()))?;
             cat.extend(&c.display().to_string(), &t)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -390,3 +390,117 @@ fn a_tag_that_is_not_utf8_exits_2() {
     }
     assert!(!d.join("results.db").exists(), "nothing saved");
 }
+
+/// fio JSON whose fields have the wrong type was imported with made-up
+/// figures (a field read as 0); now it is refused naming the file, the
+/// field's JSON path and what fio writes there, exit 2, nothing saved.
+#[test]
+fn import_refuses_wrongly_typed_fio_fields_naming_file_and_json_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let good =
+        std::fs::read_to_string(util::store_fixture("fio-3.33-randread.json")).expect("fixture");
+    let doc: serde_json::Value = serde_json::from_str(&good).expect("fixture parses");
+    for (field, value, want) in [
+        ("trim", "abc", "jobs[0].trim: expected an object"),
+        (
+            "total_ios",
+            "1e400",
+            "jobs[0].read.total_ios: expected a number",
+        ),
+    ] {
+        let mut bad = doc.clone();
+        if field == "trim" {
+            bad["jobs"][0]["trim"] = value.into();
+        } else {
+            bad["jobs"][0]["read"][field] = value.into();
+        }
+        let file = d.join(format!("bad-{field}.json"));
+        std::fs::write(&file, bad.to_string()).expect("write");
+        let out = util::run_in(d, &["import", file.to_str().expect("utf-8 temp path")]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(
+            err.contains(&file.display().to_string()),
+            "names the file: {err}"
+        );
+        assert!(err.contains(want), "names the field: {err}");
+        assert!(
+            err.contains(&format!("{value:?}")),
+            "shows the value: {err}"
+        );
+    }
+    assert!(!d.join("results.db").exists(), "nothing saved");
+    // The document itself imports.
+    let file = d.join("good.json");
+    std::fs::write(&file, doc.to_string()).expect("write");
+    util::ok(&util::run_in(
+        d,
+        &["import", file.to_str().expect("utf-8 temp path")],
+    ));
+}
+
+/// A job file, fio job file, scenario or catalog that is not UTF-8 was
+/// refused with "stream did not contain valid UTF-8" and nothing more; the
+/// message now says the line, column and byte offset of the first bad byte.
+#[test]
+fn text_files_that_are_not_utf8_are_refused_at_their_line_and_byte() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let latin1 = b"caf\xe9";
+    let write = |name: &str, head: &[u8]| {
+        let mut bytes = head.to_vec();
+        bytes.extend_from_slice(b"# ");
+        bytes.extend_from_slice(latin1);
+        bytes.push(b'\n');
+        let p = d.join(name);
+        std::fs::write(&p, bytes).expect("write");
+        p.display().to_string()
+    };
+    let scenario = std::fs::read(repo("examples/sim/fast-cache-slow-backend.toml")).expect("read");
+    let lines = scenario.iter().filter(|&&b| b == b'\n').count() + 1;
+    let cases = [
+        (
+            vec![
+                "bench".to_string(),
+                "--job".into(),
+                write("job.toml", b"[global]\nrw = \"read\"\n"),
+            ],
+            3,
+        ),
+        (
+            vec![
+                "bench".to_string(),
+                "--fio-job".into(),
+                write("job.fio", b"[global]\nrw=read\n"),
+            ],
+            3,
+        ),
+        (
+            vec!["sim".to_string(), write("scenario.toml", &scenario)],
+            lines,
+        ),
+        (
+            vec![
+                "plan".to_string(),
+                "catalog".into(),
+                "--catalog".into(),
+                write("catalog.toml", b""),
+            ],
+            1,
+        ),
+    ];
+    for (args, line) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = util::run_in(d, &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "not UTF-8 text: line {line}, column 6 (byte offset"
+            )) && err.contains("0xE9")
+                && err.contains(args[args.len() - 1]),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -201,7 +201,7 @@ pub fn plan_phases(
 ) -> Result<PlannedJob> {
     let job = match job {
         Some(path) => Some((
-            std::fs::read_to_string(path)
+            crate::textfile::read_to_string(path)
                 .with_context(|| format!("cannot read job file {}", path.display()))?,
             path,
         )),
