@@ -504,3 +504,101 @@ fn text_files_that_are_not_utf8_are_refused_at_their_line_and_byte() {
         );
     }
 }
+
+/// Messages and value forms: a layout error quotes the layout as typed
+/// (`chunk=8E` was shown as `chunk=8796093022208m`); `--fallocate native`
+/// with a space (as README writes it) is taken; a fio job file's quoted
+/// values are read as fio reads them; a scenario value of the wrong type
+/// names the form expected, not serde's untagged enum.
+#[test]
+fn messages_quote_the_input_and_fio_value_forms_are_taken() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    for (typed, quoted) in [
+        (
+            &["plan", "layout", "R6/12,chunk=8E"][..],
+            "layout 'R6/12,chunk=8E'",
+        ),
+        (
+            &["plan", "layout", "r6/12, chunk = 8E"],
+            "layout 'r6/12, chunk = 8E'",
+        ),
+        (
+            &["plan", "layout", "R6/12", "--chunk", "8E"],
+            "layout 'R6/12' --chunk 8E",
+        ),
+    ] {
+        let out = util::run_in(d, typed);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{typed:?}: {err}");
+        assert!(
+            err.contains(quoted) && err.contains("16 EiB"),
+            "{typed:?}: {err}"
+        );
+        assert!(!err.contains("8796093022208m"), "{typed:?}: {err}");
+    }
+
+    let target = d.join("t");
+    std::fs::create_dir(&target).expect("mkdir");
+    let t = target.to_str().expect("utf-8 temp path");
+    for fallocate in [
+        &["--fallocate", "none"][..],
+        &["--fallocate", "native"],
+        &["--fallocate=none"],
+    ] {
+        let mut args = vec![
+            "bench",
+            t,
+            "--rw",
+            "write",
+            "--size",
+            "64k",
+            "--runtime",
+            "100ms",
+            "--no-save",
+        ];
+        args.extend(fallocate);
+        ran(&format!("{args:?}"), &util::run_in(d, &args));
+    }
+
+    let fio = d.join("quoted.fio");
+    std::fs::write(
+        &fio,
+        "[global]\nioengine=\"psync\"\n[j]\nrw='read'\nbs=\"4k\"\nsize=64k\nruntime=0.1\n",
+    )
+    .expect("write");
+    let text = ran(
+        "quoted fio job",
+        &util::run_in(
+            d,
+            &[
+                "bench",
+                "--fio-job",
+                fio.to_str().expect("utf-8"),
+                t,
+                "--no-save",
+            ],
+        ),
+    );
+    assert!(text.contains("psync") || text.contains("read"), "{text}");
+
+    let scenario = std::fs::read_to_string(repo("examples/sim/fast-cache-slow-backend.toml"))
+        .expect("read")
+        .replace("cache = \"2GiB\"", "cache = true");
+    let file = d.join("wrong-type.toml");
+    std::fs::write(&file, &scenario).expect("write");
+    let line = scenario
+        .lines()
+        .position(|l| l.starts_with("cache = true"))
+        .expect("line")
+        + 1;
+    let out = util::run_in(d, &["sim", file.to_str().expect("utf-8")]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("wrong-type.toml:{line}:"))
+            && err.contains("expected a number or a string with a unit")
+            && !err.contains("untagged"),
+        "{err}"
+    );
+}
