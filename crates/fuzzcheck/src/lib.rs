@@ -99,7 +99,9 @@ pub fn fio_json(data: &[u8]) {
     let t = String::from_utf8_lossy(data);
     if let Ok(imp) = storlab_fio::parse(&t, Some("fuzz-host")) {
         assert!(!imp.report.phases.is_empty(), "an import has phases");
-        serde_json::to_string(&imp.report).expect("an imported report serialises");
+        if let Err(e) = serde_json::to_string(&imp.report) {
+            panic!("an imported report does not serialise: {e}");
+        }
         for p in &imp.report.phases {
             for d in [&p.read, &p.write] {
                 assert!(d.bw_bytes_per_s.is_finite() && d.iops.is_finite(), "{d:?}");
