@@ -323,6 +323,7 @@ fn the_pass_finds_a_planted_bug() {
 #[test]
 fn every_target_has_a_test_here() {
     let src = include_str!("pass.rs");
+    let manifest = std::fs::read_to_string(fuzz_dir().join("Cargo.toml")).expect("fuzz/Cargo.toml");
     for (name, _) in storlab_fuzzcheck::TARGETS {
         assert!(
             src.contains(&format!("fn {name}() {{\n    pass(\"{name}\")")),
@@ -330,6 +331,16 @@ fn every_target_has_a_test_here() {
         );
         let bin = fuzz_dir().join("fuzz_targets").join(format!("{name}.rs"));
         assert!(bin.is_file(), "{}: the cargo-fuzz target", bin.display());
+        let calls = std::fs::read_to_string(&bin).expect("read the target");
+        assert!(
+            calls.contains(&format!("storlab_fuzzcheck::{name}(data)")),
+            "{}",
+            bin.display()
+        );
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "fuzz/Cargo.toml: [[bin]] {name}"
+        );
     }
 }
 
