@@ -13,6 +13,7 @@ pub mod import;
 pub mod inspect;
 pub mod man;
 pub mod monitor;
+pub mod outfile;
 pub mod outfmt;
 pub mod plan;
 pub mod profiles;

@@ -14,10 +14,16 @@ mod inspect;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_agree;
 mod plan;
 mod reports;
 mod safety;
+mod safety_devices;
 mod safety_inputs;
+mod safety_monitor;
+mod safety_outputs;
+mod safety_tune_campaign;
 mod sim;
 mod store;
 mod sweep;

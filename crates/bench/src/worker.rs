@@ -486,18 +486,37 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     }
 
     /// Stop issuing on Ctrl-C, when the runtime is over or once steady.
+    /// On Ctrl-C and at the deadline, synthetic I/O still in flight (a null
+    /// service time longer than the runtime) is given up, not waited for.
     fn check_stop(&mut self) {
-        if !self.win.issuing {
-            return;
-        }
         let over = self.win.deadline_ns.is_some_and(|d| self.now >= d);
         let control = self.ctx.control;
-        if over
+        let cut = over
             || control.stop.load(Ordering::Relaxed)
-            || control.phase_stop.load(Ordering::Relaxed)
-            || self.ctx.series.steady_reached()
-        {
+            || control.phase_stop.load(Ordering::Relaxed);
+        if self.win.issuing && (cut || self.ctx.series.steady_reached()) {
             self.stop_issuing(self.now);
+        }
+        if cut && self.engine.in_flight() > 0 {
+            self.abandon_in_flight();
+        }
+    }
+
+    /// Free the slots of the I/Os the engine gave up (not counted: they
+    /// did not complete).
+    fn abandon_in_flight(&mut self) {
+        let (free, slots) = (&mut self.free, &self.slots);
+        let mut reads = 0;
+        let n = self.engine.abandon(|slot| {
+            free.push(slot);
+            reads += usize::from(slots[slot as usize].dir == Dir::Read);
+        });
+        if n > 0 {
+            if self.ctx.p.rw == RwMode::ReadModifyWrite {
+                self.rmw_reads_in_flight = self.rmw_reads_in_flight.saturating_sub(reads);
+            }
+            let t = self.clock.now();
+            self.meter.set(t, self.engine.in_flight());
         }
     }
 

@@ -157,10 +157,31 @@ pub fn layout(data: &[u8]) {
     }
 }
 
-/// `storlab monitor --replay` files (diskstats snapshots).
+/// `storlab monitor --replay` files (diskstats snapshots): a file that
+/// parses never yields a rate beyond the physical bound (`rates::check`:
+/// 100 GB/s, 100 M requests or merges per second).
 pub fn replay(data: &[u8]) {
+    use storlab_monitor::rates::{MAX_BYTES_PER_S, MAX_IOS_PER_S};
     let Some(t) = text(data) else { return };
-    let _ = storlab_monitor::replay::parse(t);
+    let Ok(snaps) = storlab_monitor::replay::parse(t) else {
+        return;
+    };
+    let mut m = storlab_monitor::Monitor::new(None);
+    for s in snaps {
+        // Times increase in a parsed file, so push never fails.
+        let i = match m.push(s) {
+            Ok(i) => i,
+            Err(e) => panic!("a parsed replay file's snapshot was refused: {e}"),
+        };
+        for d in i.iter().flat_map(|i| i.devices.iter()) {
+            let bytes = d.r_bytes_per_s + d.w_bytes_per_s + d.d_bytes_per_s;
+            assert!(bytes <= MAX_BYTES_PER_S * (1.0 + 1e-9), "{d:?}");
+            let ios = d.r_per_s + d.w_per_s + d.d_per_s + d.f_per_s;
+            assert!(ios <= MAX_IOS_PER_S * (1.0 + 1e-9), "{d:?}");
+            let merges = d.rrqm_per_s + d.wrqm_per_s + d.drqm_per_s;
+            assert!(merges <= MAX_IOS_PER_S * (1.0 + 1e-9), "{d:?}");
+        }
+    }
 }
 
 /// Campaign files (`storlab campaign FILE`): parsed and expanded into

@@ -727,6 +727,35 @@ pub struct DeviceSample {
     /// Average discard request size, bytes (iostat `dareq-sz`).
     #[serde(default)]
     pub d_areq_sz_bytes: f64,
+    /// Set when the counters cannot be turned into rates for this interval
+    /// (they went backwards, or moved more than a device physically can);
+    /// every figure above is then 0 and is not a measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<SampleFlag>,
+    /// What was wrong, for a flagged interval (the counter and its change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag_detail: Option<String>,
+}
+
+/// Why an interval of a [`DeviceSample`] has no rates (`docs/monitor.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SampleFlag {
+    /// A counter went backwards: a 32-bit wrap or the device was re-created.
+    Reset,
+    /// A counter moved more than any device could in the interval (beyond
+    /// 100 GB/s or 100 M I/Os per second, or to a 2^32−1 / 2^64−1 sentinel).
+    Impossible,
+}
+
+impl SampleFlag {
+    /// `reset` or `impossible`, as in JSON and CSV.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleFlag::Reset => "reset",
+            SampleFlag::Impossible => "impossible",
+        }
+    }
 }
 
 /// Host CPU over one sampling interval, percent of all CPUs.
