@@ -133,7 +133,8 @@ fn value_args(help: &str) -> Vec<Arg> {
                     t
                 }
             });
-            if let Some((flag, rest)) = t.split_once(" <") {
+            // `--record [<FILE>]`: an optional value is tried too.
+            if let Some((flag, rest)) = t.split_once(" <").or_else(|| t.split_once(" [<")) {
                 if flag.starts_with("--") {
                     let name = rest.split('>').next().unwrap_or_default();
                     args.push(Arg {
@@ -231,6 +232,17 @@ fn every_argument_of_every_subcommand_survives_a_value_that_is_not_utf8() {
         paths_accepted.len() > 20,
         "paths tried: {paths_accepted:#?}"
     );
+    for flag in [
+        "\"--record\"",
+        "\"--json-out\"",
+        "\"--chart\"",
+        "\"--catalog\"",
+    ] {
+        assert!(
+            paths_accepted.iter().any(|w| w.contains(flag)),
+            "{flag} tried: {paths_accepted:#?}"
+        );
+    }
 }
 
 /// The commands that record their command line (bench, sweep, sim, monitor
