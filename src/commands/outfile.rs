@@ -418,14 +418,12 @@ pub fn read_input_bytes(path: &Path, what: &str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The text of an input file ([`open_input`]'s rules); it must be UTF-8.
+/// The text of an input file ([`open_input`]'s rules); it must be UTF-8,
+/// or the error names the line, column and byte offset of the first byte
+/// that is not (`crate::textfile`).
 pub fn read_input(path: &Path, what: &str) -> Result<String> {
-    String::from_utf8(read_input_bytes(path, what)?).map_err(|_| {
-        anyhow::anyhow!(
-            "{} is not UTF-8 text; give a text file",
-            input_label(what, path)
-        )
-    })
+    crate::textfile::utf8(read_input_bytes(path, what)?)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", input_label(what, path)))
 }
 
 #[cfg(test)]

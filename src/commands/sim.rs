@@ -365,7 +365,7 @@ fn record(points: &[SweepPoint], file: &str, started: String, finished: String) 
             name: "storlab".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        command_line: std::env::args().collect(),
+        command_line: crate::command_line(),
         started_at: started,
         finished_at: finished,
         interrupted: false,

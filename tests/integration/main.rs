@@ -21,6 +21,7 @@ mod plan;
 mod reports;
 mod safety;
 mod safety_devices;
+mod safety_inputs;
 mod safety_monitor;
 mod safety_outputs;
 mod safety_tune_campaign;

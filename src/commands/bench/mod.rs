@@ -371,7 +371,7 @@ fn run_once(
     extra: &dyn Fn(&BenchReport) -> Option<String>,
     signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>)> {
-    let command_line: Vec<String> = std::env::args().collect();
+    let command_line: Vec<String> = crate::command_line();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.

@@ -362,7 +362,7 @@ impl MonitorCommand {
                     name: "storlab".into(),
                     version: storlab_types::STORLAB_VERSION.into(),
                 },
-                command_line: std::env::args().collect(),
+                command_line: crate::command_line(),
                 started_at: timeline.started_at.clone(),
                 finished_at: now_rfc3339(),
                 interrupted: false,

@@ -488,7 +488,7 @@ impl<'a> Runner<'a> {
             cmd,
             sweep_id,
             tags,
-            command_line: std::env::args().collect(),
+            command_line: crate::command_line(),
         }
     }
 
