@@ -233,8 +233,10 @@ pub struct PhaseParams {
     /// Cap on I/Os per second per job (fio's `rate_iops`); 0 = no cap.
     #[serde(default)]
     pub rate_iops: u32,
-    /// io_uring: submit after this many queued I/Os (fio's
-    /// `iodepth_batch_submit`); 1 hands each I/O to the kernel at once.
+    /// io_uring and libaio: submit after this many queued I/Os (fio's
+    /// `iodepth_batch_submit`); 1 is adaptive: after a burst of completions
+    /// the freed slots go to the kernel in growing calls (2, 4, 8, ...),
+    /// never waiting for a batch to fill.
     #[serde(default = "one")]
     pub iodepth_batch: u32,
     /// Pre-allocate new files with fallocate (fio's `fallocate=native`);
