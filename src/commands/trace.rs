@@ -123,9 +123,13 @@ impl TraceCommand {
                     .and_then(|f| {
                         f.phases(&job.toml, label, &Default::default(), &Default::default())
                     })
-                    .context(
-                        "internal error: the derived job file does not check; please report it",
-                    )?;
+                    .with_context(|| {
+                        format!(
+                            "{}: the job derived from this trace is not one `storlab bench` runs \
+                             (its sizes or process count are beyond bench's limits)",
+                            a.trace.trace.display()
+                        )
+                    })?;
                 output::print(&job.toml)?;
             }
         }

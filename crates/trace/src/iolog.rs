@@ -39,10 +39,10 @@ impl Reader {
             clock_us: 0,
             buf: Vec::new(),
         };
-        let first = match r.read_line()? {
-            Some(l) => l.trim_end().to_string(),
-            None => return Err(err(path, At::Line(1), "the file is empty")),
-        };
+        if !r.read_line()? {
+            return Err(err(path, At::Line(1), "the file is empty"));
+        }
+        let first = r.text()?.trim_end().to_string();
         r.version = match first.as_str() {
             "fio version 2 iolog" => 2,
             "fio version 3 iolog" => 3,
@@ -69,8 +69,8 @@ impl Reader {
         &self.files
     }
 
-    /// The next line without its newline, or None at the end.
-    fn read_line(&mut self) -> Result<Option<&str>, TraceError> {
+    /// Read the next line into `buf` (newline stripped); false at the end.
+    fn read_line(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
         self.line += 1;
         let n = (&mut self.input)
@@ -78,7 +78,7 @@ impl Reader {
             .read_until(b'\n', &mut self.buf)
             .map_err(|e| err(&self.path, At::Line(self.line), format!("cannot read: {e}")))?;
         if n == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         if n as u64 == MAX_LINE && self.buf.last() != Some(&b'\n') {
             return Err(err(
@@ -89,14 +89,21 @@ impl Reader {
                 ),
             ));
         }
-        let text = std::str::from_utf8(&self.buf).map_err(|_| {
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        Ok(true)
+    }
+
+    /// The current line as text.
+    fn text(&self) -> Result<&str, TraceError> {
+        std::str::from_utf8(&self.buf).map_err(|_| {
             err(
                 &self.path,
                 At::Line(self.line),
                 "the line is not UTF-8 text",
             )
-        })?;
-        Ok(Some(text.trim_end_matches(['\n', '\r'])))
+        })
     }
 
     fn bad(&self, reason: impl Into<String>) -> TraceError {
@@ -105,25 +112,52 @@ impl Reader {
 
     pub(crate) fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         loop {
-            let version = self.version;
-            let Some(line) = self.read_line()? else {
+            if !self.read_line()? {
                 return Ok(None);
-            };
-            let fields: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-            if fields.is_empty() {
-                continue;
             }
-            let (time_us, rest) = if version == 3 {
-                let t = parse_num(&fields[0])
-                    .ok_or_else(|| self.bad(format!("`{}` is not a timestamp (whole microseconds); a v3 line is `timestamp file action [offset length]`", fields[0])))?;
-                (Some(t), &fields[1..])
-            } else {
-                (None, &fields[..])
-            };
-            if let Some(rec) = self.line_record(time_us, rest)? {
+            // The line is taken out of `self` while its fields are read.
+            let buf = std::mem::take(&mut self.buf);
+            let result = self.parse_line(&buf);
+            self.buf = buf;
+            if let Some(rec) = result? {
                 return Ok(Some(rec));
             }
         }
+    }
+
+    fn parse_line(&mut self, buf: &[u8]) -> Result<Option<TraceRecord>, TraceError> {
+        let line = std::str::from_utf8(buf).map_err(|_| self.bad("the line is not UTF-8 text"))?;
+        let mut fields = [""; 6];
+        let mut n = 0;
+        for f in line.split_whitespace() {
+            if n == fields.len() {
+                n += 1;
+                break;
+            }
+            fields[n] = f;
+            n += 1;
+        }
+        let fields = &fields[..n.min(6)];
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        if n > 6 {
+            return Err(
+                self.bad("too many fields; a line is `[timestamp] file action [offset length]`")
+            );
+        }
+        let (time_us, rest) = if self.version == 3 {
+            let t = parse_num(fields[0]).ok_or_else(|| {
+                self.bad(format!(
+                    "`{}` is not a timestamp (whole microseconds); a v3 line is `timestamp file action [offset length]`",
+                    fields[0]
+                ))
+            })?;
+            (Some(t), &fields[1..])
+        } else {
+            (None, fields)
+        };
+        self.line_record(time_us, rest)
     }
 
     fn file_id(&self, name: &str) -> Result<FileId, TraceError> {
@@ -137,7 +171,7 @@ impl Reader {
     fn line_record(
         &mut self,
         time_us: Option<u64>,
-        fields: &[String],
+        fields: &[&str],
     ) -> Result<Option<TraceRecord>, TraceError> {
         let shape = if self.version == 3 {
             "timestamp file action [offset length]"
@@ -145,7 +179,7 @@ impl Reader {
             "file action [offset length]"
         };
         let (name, action) = match fields {
-            [name, action] | [name, action, _, _] => (name.as_str(), action.as_str()),
+            [name, action] | [name, action, _, _] => (*name, *action),
             _ => {
                 return Err(self.bad(format!(
                     "expected `{shape}`, found {} field{}",
@@ -188,13 +222,13 @@ impl Reader {
                 end_ns: None,
             }));
         }
-        let offset = parse_num(&fields[2]).ok_or_else(|| {
+        let offset = parse_num(fields[2]).ok_or_else(|| {
             self.bad(format!(
                 "offset `{}` is not a whole number of bytes",
                 fields[2]
             ))
         })?;
-        let length = parse_num(&fields[3]).ok_or_else(|| {
+        let length = parse_num(fields[3]).ok_or_else(|| {
             self.bad(format!(
                 "length `{}` is not a whole number of bytes",
                 fields[3]

@@ -32,15 +32,19 @@ fn size_text(b: u64) -> String {
 
 /// Whole percentages of `counts` adding up to 100 (largest remainder).
 fn percentages(counts: &[u64]) -> Vec<u64> {
-    let total: u64 = counts.iter().sum();
+    let total: u64 = counts.iter().fold(0u64, |a, &c| a.saturating_add(c));
     if total == 0 {
         return vec![0; counts.len()];
     }
-    let mut pct: Vec<u64> = counts.iter().map(|c| c * 100 / total).collect();
-    let mut rema: Vec<(u64, usize)> = counts
+    let total = u128::from(total);
+    let mut pct: Vec<u64> = counts
+        .iter()
+        .map(|&c| (u128::from(c) * 100 / total) as u64)
+        .collect();
+    let mut rema: Vec<(u128, usize)> = counts
         .iter()
         .enumerate()
-        .map(|(i, c)| (c * 100 % total, i))
+        .map(|(i, &c)| (u128::from(c) * 100 % total, i))
         .collect();
     rema.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let short = 100 - pct.iter().sum::<u64>();
@@ -137,7 +141,7 @@ pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
     } else {
         extent
     };
-    let size = per_job.div_ceil(max_bs).max(1) * max_bs;
+    let size = per_job.div_ceil(max_bs).max(1).saturating_mul(max_bs);
     let iodepth = s
         .concurrency
         .iter()

@@ -212,15 +212,15 @@ impl Summarizer {
         match r.op {
             Op::Read => {
                 rank.reads += 1;
-                rank.bytes_read += r.length;
+                rank.bytes_read = rank.bytes_read.saturating_add(r.length);
                 file.reads += 1;
-                file.bytes_read += r.length;
+                file.bytes_read = file.bytes_read.saturating_add(r.length);
             }
             Op::Write => {
                 rank.writes += 1;
-                rank.bytes_written += r.length;
+                rank.bytes_written = rank.bytes_written.saturating_add(r.length);
                 file.writes += 1;
-                file.bytes_written += r.length;
+                file.bytes_written = file.bytes_written.saturating_add(r.length);
             }
             _ => rank.other_ops += 1,
         }
@@ -272,13 +272,17 @@ impl Summarizer {
             })
             .collect();
         files.sort_by(|a, b| {
-            (b.bytes_read + b.bytes_written)
-                .cmp(&(a.bytes_read + a.bytes_written))
+            (b.bytes_read.saturating_add(b.bytes_written))
+                .cmp(&a.bytes_read.saturating_add(a.bytes_written))
                 .then_with(|| a.name.cmp(&b.name))
         });
         let ranks: Vec<RankSummary> = self.ranks.into_values().collect();
-        let bytes_read = ranks.iter().map(|r| r.bytes_read).sum();
-        let bytes_written = ranks.iter().map(|r| r.bytes_written).sum();
+        let bytes_read = ranks
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.bytes_read));
+        let bytes_written = ranks
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.bytes_written));
         let reads: u64 = ranks.iter().map(|r| r.reads).sum();
         let writes: u64 = ranks.iter().map(|r| r.writes).sum();
         let size_histogram = self
