@@ -61,14 +61,9 @@ fn plain(s: &str) -> String {
         .collect()
 }
 
-/// Derive a job file; None when the trace has no reads or writes.
-pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
-    let reads: u64 = s.ranks.iter().map(|r| r.reads).sum();
-    let writes: u64 = s.ranks.iter().map(|r| r.writes).sum();
-    if reads + writes == 0 {
-        return None;
-    }
-    let mut notes = Vec::new();
+/// The `bssplit` entries (size, whole percent; they add up to 100): the
+/// most common sizes, rounded up to whole sectors.
+fn block_split(s: &Summary, ops: u64, notes: &mut Vec<String>) -> Vec<(u64, u64)> {
     // Request sizes: the exact ones when few, else power-of-two buckets.
     let mut sizes: Vec<(u64, u64)> = if s.common_sizes.is_empty() {
         notes.push("more than 256 distinct request sizes: bssplit uses power-of-two buckets (each bucket's lower bound)".into());
@@ -97,7 +92,7 @@ pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
         notes.push(format!(
             "{} of {} operations have sizes beyond the {MAX_SPLIT} most common; they are left out of bssplit",
             left,
-            reads + writes
+            ops
         ));
         sizes.truncate(MAX_SPLIT);
     }
@@ -114,6 +109,18 @@ pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
     }
     let fix = 100u64.saturating_sub(split.iter().map(|x| x.1).sum());
     split[0].1 += fix;
+    split
+}
+
+/// Derive a job file; None when the trace has no reads or writes.
+pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
+    let reads: u64 = s.ranks.iter().map(|r| r.reads).sum();
+    let writes: u64 = s.ranks.iter().map(|r| r.writes).sum();
+    if reads + writes == 0 {
+        return None;
+    }
+    let mut notes = Vec::new();
+    let split = block_split(s, reads + writes, &mut notes);
     let max_bs = split.iter().map(|x| x.0).max().unwrap_or(4096);
     let sequential = s.sequential_share >= 0.5;
     let rw = match (reads > 0, writes > 0, sequential) {

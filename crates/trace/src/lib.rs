@@ -392,7 +392,7 @@ pub(crate) fn read_full(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::
 
 /// Seconds (a DXT time) to nanoseconds, refusing what is not a time.
 pub(crate) fn secs_to_ns(s: f64) -> Option<u64> {
-    if !s.is_finite() || s < 0.0 || s > 1e9 {
+    if !s.is_finite() || !(0.0..=1e9).contains(&s) {
         return None;
     }
     Some((s * 1e9).round() as u64)

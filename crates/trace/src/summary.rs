@@ -342,12 +342,8 @@ impl Summarizer {
             } else {
                 self.seq as f64 / data as f64
             },
-            mean_read_bytes: if reads == 0 { 0 } else { bytes_read / reads },
-            mean_write_bytes: if writes == 0 {
-                0
-            } else {
-                bytes_written / writes
-            },
+            mean_read_bytes: bytes_read.checked_div(reads).unwrap_or(0),
+            mean_write_bytes: bytes_written.checked_div(writes).unwrap_or(0),
             common_sizes,
             concurrency,
             completion_times: completion,
