@@ -1,9 +1,10 @@
 //! Darshan logs (darshan-util's `darshan-logutils.c`, `darshan-dxt-logutils.c`,
-//! `include/darshan-log-format.h`), format versions 3.10, 3.20 and 3.21.
+//! `include/darshan-log-format.h`), format versions 3.10, 3.20, 3.21 and 3.41.
 //!
 //! Layout: an uncompressed header (version string, magic 6567223,
 //! compression type, partial flag, the name map and 16 module maps, each
-//! `{off, len}` in compressed bytes, then 16 module versions), then
+//! `{off, len}` in compressed bytes, then 16 module versions; 64 of each
+//! from 3.41, where the partial flag also grew to 64 bits), then
 //! compressed regions: the job record, the name records (`u64 id` +
 //! NUL-terminated name), one region per module. A region is one or more
 //! zlib streams back to back (or raw bytes). A DXT region is a sequence of
@@ -23,8 +24,49 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Take};
 use std::path::{Path, PathBuf};
 
 const MAGIC: i64 = 6567223;
-const HEADER_LEN: usize = 360;
-const MODS: usize = 16;
+/// The longest header (3.41).
+const MAX_HEADER_LEN: usize = 1328;
+
+/// Where a format version keeps things.
+struct Layout {
+    header_len: usize,
+    /// Offset of the name map; the module maps follow it.
+    name_map_at: usize,
+    mods: usize,
+    /// Offset of nprocs in the (decompressed) job record.
+    nprocs_at: usize,
+    dxt_posix: usize,
+    dxt_mpiio: usize,
+}
+
+impl Layout {
+    fn of(version: &str) -> Option<Layout> {
+        // Before 3.20 there was no H5D module, before 3.41 no PNETCDF_VAR:
+        // the DXT modules' indexes moved up as they came.
+        let old = |dxt_posix| Layout {
+            header_len: 360,
+            name_map_at: 24,
+            mods: 16,
+            nprocs_at: 24,
+            dxt_posix,
+            dxt_mpiio: dxt_posix + 1,
+        };
+        Some(match version {
+            "3.10" => old(8),
+            "3.20" | "3.21" => old(9),
+            // The job record gained start and end nanoseconds.
+            "3.41" => Layout {
+                header_len: MAX_HEADER_LEN,
+                name_map_at: 32,
+                mods: 64,
+                nprocs_at: 40,
+                dxt_posix: 10,
+                dxt_mpiio: 11,
+            },
+            _ => return None,
+        })
+    }
+}
 const FILE_RECORD_LEN: usize = 104;
 /// The biggest name region read (the names of some millions of files).
 const MAX_NAMES_LEN: u64 = 1 << 30;
@@ -146,24 +188,27 @@ impl Reader {
         want: Option<DxtModule>,
     ) -> Result<Reader, TraceError> {
         let hdr_err = |r: String| err(path, At::File, r);
-        let mut head = [0u8; HEADER_LEN];
+        let mut head = [0u8; MAX_HEADER_LEN];
         let n =
             read_full(&mut file, &mut head).map_err(|e| hdr_err(format!("cannot read: {e}")))?;
         let vlen = head[..8].iter().position(|&b| b == 0).unwrap_or(8);
         let version = String::from_utf8_lossy(&head[..vlen]).into_owned();
-        let (dxt_posix, dxt_mpiio) = match version.as_str() {
-            "3.10" => (8, 9),
-            "3.20" | "3.21" => (9, 10),
-            v => {
+        let layout = match Layout::of(&version) {
+            Some(l) => l,
+            None => {
+                let v = &version;
                 return Err(hdr_err(format!(
-                    "Darshan log format {v:?} is not one storlab reads: it reads 3.10, 3.20 and \
-                     3.21 (Darshan 3.1.x to 3.4.0); other versions are refused rather than misread"
+                    "Darshan log format {v:?} is not one storlab reads: it reads 3.10, 3.20, \
+                     3.21 and 3.41 (Darshan 3.1 and later); other versions are refused rather \
+                     than misread"
                 )));
             }
         };
-        if n < HEADER_LEN {
+        let (dxt_posix, dxt_mpiio) = (layout.dxt_posix, layout.dxt_mpiio);
+        let header_len = layout.header_len;
+        if n < header_len {
             return Err(hdr_err(format!(
-                "truncated: the header is {HEADER_LEN} bytes, the file has {n}"
+                "truncated: the header is {header_len} bytes, the file has {n}"
             )));
         }
         let le = Endian { swap: false };
@@ -193,24 +238,25 @@ impl Reader {
             }
         }
         let map = |i: usize| {
-            let at = 24 + 16 * i;
+            let at = layout.name_map_at + 16 * i;
             (endian.u64(&head[at..]), endian.u64(&head[at + 8..]))
         };
         let name_map = map(0);
         let mod_map = |m: usize| map(1 + m);
-        let mod_ver = |m: usize| endian.u32(&head[24 + 16 * (1 + MODS) + 4 * m..]);
+        let vers_at = layout.name_map_at + 16 * (1 + layout.mods);
+        let mod_ver = |m: usize| endian.u32(&head[vers_at + 4 * m..]);
         let file_len = file
             .metadata()
             .map_err(|e| hdr_err(format!("cannot read: {e}")))?
             .len();
         for (what, (off, len)) in [("name map", name_map)]
             .into_iter()
-            .chain((0..MODS).map(|m| ("module map", mod_map(m))))
+            .chain((0..layout.mods).map(|m| ("module map", mod_map(m))))
         {
             if len > 0
                 && off
                     .checked_add(len)
-                    .is_none_or(|end| end > file_len || off < HEADER_LEN as u64)
+                    .is_none_or(|end| end > file_len || off < header_len as u64)
             {
                 return Err(hdr_err(format!(
                     "truncated or corrupt: the {what} points at bytes {off}..{} of a {file_len}-byte file",
@@ -250,8 +296,8 @@ impl Reader {
                 )));
             }
         };
-        // The job record: nprocs is its 4th i64 before 3.41.
-        let job_off = HEADER_LEN as u64;
+        // The job record: nprocs is its 4th i64 before 3.41, its 6th from 3.41.
+        let job_off = header_len as u64;
         let job_end = if name_map.0 > 0 { name_map.0 } else { file_len };
         let mut job = region_reader(
             path,
@@ -261,13 +307,13 @@ impl Reader {
             job_end.saturating_sub(job_off),
             "job record",
         )?;
-        let mut jb = [0u8; 32];
+        let mut jb = [0u8; 48];
         let got = read_full(&mut job, &mut jb)
             .map_err(|e| hdr_err(format!("corrupt job record: {e}")))?;
-        if got < 32 {
+        if got < layout.nprocs_at + 8 {
             return Err(hdr_err("truncated job record".into()));
         }
-        let nprocs = endian.i64(&jb[24..]);
+        let nprocs = endian.i64(&jb[layout.nprocs_at..]);
         let nprocs = u32::try_from(nprocs)
             .ok()
             .filter(|&n| n > 0)

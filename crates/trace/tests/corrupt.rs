@@ -78,9 +78,14 @@ proptest! {
     fn corrupt_darshan_never_panics(
         flips in proptest::collection::vec((any::<usize>(), 1u8..=255), 0..6),
         cut in proptest::option::of(any::<usize>()),
-        which in 0usize..2,
+        which in 0usize..4,
     ) {
-        let base = fixture(["darshan/sample-dxt-simple.darshan", "darshan/dxt.darshan"][which]);
+        let base = fixture([
+            "darshan/sample-dxt-simple.darshan",
+            "darshan/dxt.darshan",
+            "darshan/sample-dxt-simple-3.41.darshan",
+            "darshan/dxt-3.41.darshan",
+        ][which]);
         let bytes = mutate(base, &flips, cut);
         let (n, e, p, _d) = read_all("t.darshan", &bytes);
         if let Some(e) = e { check_refusal(&e, &p, n); }
@@ -88,11 +93,18 @@ proptest! {
 
     #[test]
     fn corrupt_darshan_header_fields_never_panic(
-        at in 0usize..360,
+        at in 0usize..1328,
         value in any::<u64>(),
+        new in any::<bool>(),
     ) {
-        // Header fields are 8 bytes or less: overwrite one with any value.
-        let mut bytes = fixture("darshan/sample-dxt-simple.darshan");
+        // Header fields are 8 bytes or less: overwrite one with any value
+        // (the 3.21 header is 360 bytes, the 3.41 one 1328).
+        let mut bytes = fixture(if new {
+            "darshan/sample-dxt-simple-3.41.darshan"
+        } else {
+            "darshan/sample-dxt-simple.darshan"
+        });
+        let at = if new { at } else { at % 360 };
         let end = (at + 8).min(bytes.len());
         let v = value.to_le_bytes();
         bytes[at..end].copy_from_slice(&v[..end - at]);
