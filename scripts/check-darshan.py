@@ -40,6 +40,7 @@ def main():
         "log_version": report.metadata["job"]["log_ver"],
         "nprocs": int(report.metadata["job"]["nprocs"]),
         "module": module,
+        "partial": bool(report.modules[module].get("partial_flag", False)),
         "ranks": [ranks[k] for k in sorted(ranks)],
     }
     json.dump(doc, sys.stdout, indent=1)

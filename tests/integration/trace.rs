@@ -146,6 +146,7 @@ fn darshan_agrees_with_pydarshan() {
         let py: Value = serde_json::from_str(&py).unwrap();
         let ours = summary_json(&path, &["--dxt-module", flag]);
         assert_eq!(ours["declared_ranks"], py["nprocs"], "{log}");
+        assert_eq!(ours["format"]["darshan"]["partial"], py["partial"], "{log}");
         assert_eq!(
             ours["format"]["darshan"]["version"], py["log_version"],
             "{log}"
@@ -675,5 +676,32 @@ fn blktrace_reading_agrees_with_blkparse() {
         assert_eq!(s["bytes_read"], rb, "{event}");
         assert_eq!(s["bytes_written"], wb, "{event}");
         assert_eq!(s["files"][0]["extent_bytes"], extent, "{event}");
+    }
+}
+
+#[test]
+fn a_partial_darshan_log_says_so() {
+    // Darshan sets a module's bit in the header's partial flag when it ran
+    // out of memory and dropped operations: the summary must say so.
+    let d = tempfile::tempdir().unwrap();
+    // (log, byte and bit of DXT_POSIX's flag: u32 at 20 before 3.41, u64 at 24 from 3.41)
+    for (log, byte, bit) in [
+        ("darshan/dxt.darshan", 20 + 1, 0u8),
+        ("darshan/dxt-3.41.darshan", 24 + 1, 2u8),
+    ] {
+        let full = summary_json(&fixture(log), &[]);
+        assert_eq!(full["format"]["darshan"]["partial"], false, "{log}");
+        let mut bytes = std::fs::read(fixture(log)).unwrap();
+        bytes[byte] |= 1 << bit;
+        let p = d.path().join("partial.darshan");
+        std::fs::write(&p, &bytes).unwrap();
+        let s = summary_json(&p, &[]);
+        assert_eq!(s["format"]["darshan"]["partial"], true, "{log}");
+        assert_eq!(s["records"], full["records"], "{log}");
+        let text = ok(&storlab(&["trace", "summary", p.to_str().unwrap()]));
+        assert!(
+            text.contains("partial: the runtime dropped operations"),
+            "{text}"
+        );
     }
 }

@@ -150,6 +150,7 @@ pub(crate) struct Reader {
     path: PathBuf,
     version: String,
     module: DxtModule,
+    partial: bool,
     nprocs: u32,
     files: Vec<String>,
     ids: HashMap<u64, FileId>,
@@ -222,6 +223,12 @@ impl Reader {
             ));
         };
         let comp = head[16];
+        // The partial flag: a bit per module (u32 at 20 before 3.41, u64 at 24).
+        let partial_flags = if layout.mods == 64 {
+            endian.u64(&head[24..])
+        } else {
+            u64::from(endian.u32(&head[20..]))
+        };
         match comp {
             0 | 2 => {}
             1 => {
@@ -325,6 +332,7 @@ impl Reader {
             path: path.to_path_buf(),
             version,
             module,
+            partial: partial_flags & (1u64 << idx) != 0,
             nprocs,
             files: names,
             ids,
@@ -336,6 +344,9 @@ impl Reader {
         })
     }
 
+    pub(crate) fn partial(&self) -> bool {
+        self.partial
+    }
     pub(crate) fn version(&self) -> &str {
         &self.version
     }

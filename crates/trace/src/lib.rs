@@ -92,8 +92,14 @@ pub enum Format {
     FioIologV3,
     /// A Darshan log (format version, e.g. "3.41") with DXT segments of the
     /// chosen module; ordered by file record, then rank, writes before reads
-    /// (each group in time order), not globally by time.
-    Darshan { version: String, module: DxtModule },
+    /// (each group in time order), not globally by time. `partial`: the
+    /// Darshan runtime ran out of memory for this module and dropped
+    /// operations (the figures are then a lower bound).
+    Darshan {
+        version: String,
+        module: DxtModule,
+        partial: bool,
+    },
     /// blktrace per-CPU files of one device, merged by time.
     Blktrace { cpus: u32, event: BlkEvent },
 }
@@ -104,9 +110,19 @@ impl Format {
         match self {
             Format::FioIologV2 => "fio iolog v2".into(),
             Format::FioIologV3 => "fio iolog v3".into(),
-            Format::Darshan { version, module } => {
-                format!("Darshan {version} {}", module.name())
-            }
+            Format::Darshan {
+                version,
+                module,
+                partial,
+            } => format!(
+                "Darshan {version} {}{}",
+                module.name(),
+                if *partial {
+                    " (partial: the runtime dropped operations)"
+                } else {
+                    ""
+                }
+            ),
             Format::Blktrace { cpus, event } => format!(
                 "blktrace ({cpus} per-CPU file{}, {} events)",
                 if *cpus == 1 { "" } else { "s" },
@@ -303,6 +319,7 @@ impl TraceReader {
             let format = Format::Darshan {
                 version: r.version().to_string(),
                 module: r.module(),
+                partial: r.partial(),
             };
             (format, Inner::Darshan(Box::new(r)))
         } else if head.is_empty() {
