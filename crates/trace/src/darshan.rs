@@ -303,28 +303,7 @@ impl Reader {
                 )));
             }
         };
-        // The job record: nprocs is its 4th i64 before 3.41, its 6th from 3.41.
-        let job_off = header_len as u64;
-        let job_end = if name_map.0 > 0 { name_map.0 } else { file_len };
-        let mut job = region_reader(
-            path,
-            &file,
-            comp,
-            job_off,
-            job_end.saturating_sub(job_off),
-            "job record",
-        )?;
-        let mut jb = [0u8; 48];
-        let got = read_full(&mut job, &mut jb)
-            .map_err(|e| hdr_err(format!("corrupt job record: {e}")))?;
-        if got < layout.nprocs_at + 8 {
-            return Err(hdr_err("truncated job record".into()));
-        }
-        let nprocs = endian.i64(&jb[layout.nprocs_at..]);
-        let nprocs = u32::try_from(nprocs)
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| hdr_err(format!("corrupt job record: {nprocs} processes")))?;
+        let nprocs = read_nprocs(path, &file, comp, &layout, name_map.0, file_len, endian)?;
         let (names, ids) = read_names(path, &file, comp, name_map, endian)?;
         let (off, len) = mod_map(idx);
         let region = region_reader(path, &file, comp, off, len, "DXT region")?;
@@ -471,6 +450,45 @@ impl Reader {
             });
         }
     }
+}
+
+/// The job record's number of processes (its 4th i64 before 3.41, its 6th
+/// from 3.41: start and end nanoseconds came in between).
+fn read_nprocs(
+    path: &Path,
+    file: &File,
+    comp: u8,
+    layout: &Layout,
+    name_map_off: u64,
+    file_len: u64,
+    endian: Endian,
+) -> Result<u32, TraceError> {
+    let hdr_err = |r: String| err(path, At::File, r);
+    let job_off = layout.header_len as u64;
+    let job_end = if name_map_off > 0 {
+        name_map_off
+    } else {
+        file_len
+    };
+    let mut job = region_reader(
+        path,
+        file,
+        comp,
+        job_off,
+        job_end.saturating_sub(job_off),
+        "job record",
+    )?;
+    let mut jb = [0u8; 48];
+    let got =
+        read_full(&mut job, &mut jb).map_err(|e| hdr_err(format!("corrupt job record: {e}")))?;
+    if got < layout.nprocs_at + 8 {
+        return Err(hdr_err("truncated job record".into()));
+    }
+    let nprocs = endian.i64(&jb[layout.nprocs_at..]);
+    u32::try_from(nprocs)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| hdr_err(format!("corrupt job record: {nprocs} processes")))
 }
 
 fn read_names(
