@@ -70,6 +70,8 @@ enum Command {
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
     Inspect(commands::inspect::InspectCommand),
+    /// Read application I/O traces (fio iolog, Darshan DXT, blktrace): what they hold, and a job file derived from one
+    Trace(commands::trace::TraceCommand),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(commands::completions::CompletionsCommand),
     /// Print the manual page (storlab man | man -l -), or write every page with --dir
@@ -180,6 +182,7 @@ fn main() -> ExitCode {
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
+        Command::Trace(c) => c.execute(),
         Command::Completions(c) => c.execute(),
         Command::Man(c) => c.execute(),
     };

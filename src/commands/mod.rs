@@ -22,5 +22,6 @@ pub mod runs;
 pub mod show;
 pub mod sim;
 pub mod sweep;
+pub mod trace;
 pub mod tune;
 pub mod workload;

@@ -28,4 +28,5 @@ mod safety_tune_campaign;
 mod sim;
 mod store;
 mod sweep;
+mod trace;
 mod util;
