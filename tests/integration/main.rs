@@ -11,6 +11,7 @@ mod compare;
 mod fiohabits;
 mod honest;
 mod inspect;
+mod model;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;

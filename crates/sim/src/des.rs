@@ -601,6 +601,8 @@ impl<'a> Sim<'a> {
             per_client: Some(per_client),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
+            bound: !self.r.array.unknowns.is_empty(),
+            unknowns: self.r.array.unknowns.clone(),
         }
     }
 }

@@ -98,6 +98,13 @@ pub struct Point {
     /// DES: events processed (request issues, lock grants, completions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<u64>,
+    /// True when a part of the array has no published limit for this
+    /// workload (`unknowns`): the throughput is then an upper bound.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bound: bool,
+    /// What is not modelled, one line each (plan's `path::unknowns`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknowns: Vec<String>,
 }
 
 /// One simulated client's own figures (DES).

@@ -137,7 +137,8 @@ struct FsSection {
 struct ArraySection {
     #[serde(default = "one_u32")]
     count: u32,
-    port: Q,
+    /// Front-end port; without it a catalog controller's host link.
+    port: Option<Q>,
     #[serde(default = "one_u32")]
     ports: u32,
     cache: Option<Q>,
@@ -245,6 +246,10 @@ pub struct Array {
     /// Independent servers inside the back end for random requests (the
     /// drives); 1 for streams or a back end given as one figure.
     pub backend_units: u32,
+    /// Parts of the array without a published limit for this workload
+    /// (plan's `path::unknowns`): the answer is then an upper bound.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknowns: Vec<String>,
 }
 
 /// The workload every client runs.
@@ -647,7 +652,6 @@ impl Scenario {
         let array_count = self.count("array.count", a.count, None, 1_000_000)?;
         let (pattern, bs) = (w.pattern, w.bs_bytes);
         let ports = self.count("array.ports", a.ports, None, 1024)?;
-        let ports_rate = self.link("array.port", &a.port, cat)? * f64::from(ports);
         let cache = a
             .cache
             .as_ref()
@@ -673,14 +677,55 @@ impl Scenario {
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
         }
-        if let Some(name) = &a.controller {
-            let l = cat
-                .controller_limit(name.get_ref())
-                .map_err(|e| self.at(name, format!("array.controller: {e}")))?;
-            if let Some(l) = l {
-                controller = Some(controller.map_or(l, |c| c.min(l)));
+        let ctrl = a
+            .controller
+            .as_ref()
+            .map(|name| {
+                cat.controller(name.get_ref())
+                    .map_err(|e| self.at(name, format!("array.controller: {e}")))
+            })
+            .transpose()?;
+        let raid = match (&a.raid, &a.drive) {
+            (Some(r), Some(d)) => Some((r, d)),
+            (Some(r), None) => {
+                return Err(self.at(r, "array.raid needs array.drive (a drive from the catalog, e.g. cheetah-15k7-600gb)".into()));
             }
+            (None, Some(d)) => {
+                return Err(self.at(
+                    d,
+                    "array.drive needs array.raid (plan's layout notation, e.g. R5/8/16)".into(),
+                ));
+            }
+            (None, None) => None,
+        };
+        // plan's model of the array (controller, RAID back end, drives and
+        // drive-side links): the one function both tools call.
+        let path = cat
+            .array_path(
+                ctrl.as_ref(),
+                raid.map(|(r, d)| (r.get_ref().as_str(), d.get_ref().as_str())),
+                pattern,
+                bs,
+                w.iodepth,
+            )
+            .map_err(|e| match raid {
+                Some((r, _)) => self.at(r, format!("array.raid/array.drive: {e}")),
+                None => self.invalid("array.controller", e),
+            })?;
+        if let Some((l, _)) = &path.controller {
+            controller = Some(controller.map_or(*l, |c| c.min(*l)));
         }
+        let ports_rate = match (&a.port, path.host_link) {
+            (Some(q), _) => self.link("array.port", q, cat)? * f64::from(ports),
+            (None, Some(h)) => h,
+            (None, None) => {
+                return Err(self.invalid(
+                    "array.port",
+                    "give the array's front-end port (port = \"fc8\", ports = 2) or a controller from the catalog (controller = \"perc-6e\"), whose host link is then the ports".into(),
+                ));
+            }
+        };
+        let drives = path.backend.clone();
         let explicit = a
             .backend
             .as_ref()
@@ -701,22 +746,6 @@ impl Scenario {
                 }
                 Some(v)
             }
-        };
-        let drives = match (&a.raid, &a.drive) {
-            (Some(r), Some(d)) => Some(
-                cat.backend(r.get_ref(), d.get_ref(), pattern, bs)
-                    .map_err(|e| self.at(r, format!("array.raid/array.drive: {e}")))?,
-            ),
-            (Some(r), None) => {
-                return Err(self.at(r, "array.raid needs array.drive (a drive from the catalog, e.g. cheetah-15k7-600gb)".into()));
-            }
-            (None, Some(d)) => {
-                return Err(self.at(
-                    d,
-                    "array.drive needs array.raid (plan's layout notation, e.g. R5/8/16)".into(),
-                ));
-            }
-            (None, None) => None,
         };
         let backend_units = match (&drives, explicit_iops, explicit) {
             (Some(b), None, None) => b.units.max(1),
@@ -756,6 +785,7 @@ impl Scenario {
             backend_bytes_per_s: backend,
             backend_source,
             backend_units,
+            unknowns: path.unknowns,
         })
     }
 

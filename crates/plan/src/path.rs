@@ -1,0 +1,222 @@
+//! The storage path's one model: what one array — its controller, the RAID
+//! back end with its drives and drive-side links, and its host-side ports —
+//! can do for a workload. `plan` predicts from it ([`crate::perf`]) and
+//! `sim`'s array component asks [`path_limits`] for the same figures, so the
+//! two tools cannot drift apart (issue 24: sim once dropped the catalog's
+//! per-direction controller limits and kept a RAID model of its own).
+//!
+//! The figures are the bottleneck model's parts (`docs/MODEL.md` §3) grouped
+//! the way a cluster simulation sees an array: the controller's own limits,
+//! the back end (drives together with the buses and loops beside them: the
+//! smaller of the two binds), and the host link. Concurrency is left out:
+//! a simulator has its own queueing (MVA, events) for it.
+//!
+//! Where a part on the path has no published limit for the workload's
+//! direction, [`unknowns`] names it: the answer is then an upper bound, not
+//! a prediction (`docs/MODEL.md` §3.6).
+
+use crate::PlanError;
+use crate::hardware::ControllerSpec;
+use crate::hardware::Hardware;
+use crate::layout::Layout;
+use crate::perf::{PartKind, Workload, controller_only, part_name, quick};
+use serde::Serialize;
+
+/// One component's limit for a workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limit {
+    /// Bytes/s at the front end (what the host sees).
+    pub bytes_per_s: f64,
+    /// The part that sets it, as plan's report names it.
+    pub by: String,
+}
+
+/// What one array's components can do for a workload, each alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathLimits {
+    /// The controller's own limits (throughput, read or write path, command
+    /// rate, parity engine) for this workload; None when the catalog
+    /// publishes none that applies.
+    pub controller: Option<Limit>,
+    /// Drives and the drive-side links and enclosure uplinks together.
+    pub backend: Limit,
+    /// The host-side link (an array's front-end ports).
+    pub host_link: Limit,
+    /// Drives that serve random requests independently (1 for streams,
+    /// which use every drive together).
+    pub units: u32,
+    /// Unloaded latency of one request through controller and drives, s.
+    pub latency_s: f64,
+    /// Parts with no published limit for this workload ([`unknowns`]).
+    pub unknowns: Vec<String>,
+}
+
+/// The parts of plan's model that belong to the controller.
+const CONTROLLER: [PartKind; 5] = [
+    PartKind::ControllerThroughput,
+    PartKind::ControllerRead,
+    PartKind::ControllerWrite,
+    PartKind::ControllerIops,
+    PartKind::ControllerParity,
+];
+/// The parts that make up the back end.
+const BACKEND: [PartKind; 3] = [PartKind::Drives, PartKind::Backend, PartKind::Enclosure];
+
+/// What the controller, the back end and the host link of `hw` with
+/// `layout` can each do for workload `w`, bytes/s (the same figures
+/// `plan`'s prediction takes its minimum over).
+pub fn path_limits(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<PathLimits, PlanError> {
+    let geo = layout.geometry(hw.drive.capacity_bytes)?;
+    let q = quick(layout, &geo, hw, w)?;
+    let s = w.request_bytes as f64;
+    let min_of = |kinds: &[PartKind]| -> Option<Limit> {
+        q.parts[..q.len]
+            .iter()
+            .filter(|(k, _)| kinds.contains(k))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|&(k, iops)| Limit {
+                bytes_per_s: iops * s,
+                by: part_name(k, &geo, hw),
+            })
+    };
+    // Drives are always a part, and the host link too: neither can be
+    // missing from quick's list.
+    let backend = min_of(&BACKEND).unwrap_or(Limit {
+        bytes_per_s: f64::INFINITY,
+        by: "back end".into(),
+    });
+    let host_link = min_of(&[PartKind::HostLink]).unwrap_or(Limit {
+        bytes_per_s: f64::INFINITY,
+        by: "host link".into(),
+    });
+    Ok(PathLimits {
+        controller: min_of(&CONTROLLER),
+        backend,
+        host_link,
+        units: if w.pattern.is_random() { geo.drives } else { 1 },
+        latency_s: q.latency_s,
+        unknowns: unknowns(hw, w),
+    })
+}
+
+/// A controller's own limit for workload `w` when the back end is not
+/// built from a layout (a sim array whose back end is a measured figure):
+/// the smallest of its throughput, read or write path and command rate,
+/// from the same formulas [`path_limits`] uses.
+pub fn controller_limit(ctrl: &ControllerSpec, w: &Workload) -> Option<Limit> {
+    let s = w.request_bytes as f64;
+    controller_only(ctrl, w)
+        .into_iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(k, iops)| Limit {
+            bytes_per_s: iops * s,
+            by: match k {
+                PartKind::ControllerRead => format!("controller {} read path", ctrl.name),
+                PartKind::ControllerWrite => format!("controller {} write path", ctrl.name),
+                PartKind::ControllerIops => format!("controller {} IOPS", ctrl.name),
+                _ => format!("controller {} throughput", ctrl.name),
+            },
+        })
+}
+
+/// The parts on the path that could bind `w` but have no published limit:
+/// today a controller write path whose mechanism the catalog names
+/// (`write_limit_by`: a mirrored write cache, a RAID-on-chip's cache
+/// memory) without a figure (`max_write`). Each line says what is missing
+/// and how to supply it.
+pub fn unknowns(hw: &Hardware, w: &Workload) -> Vec<String> {
+    let c = &hw.controller;
+    let mut out = Vec::new();
+    if w.pattern.read_fraction() < 1.0
+        && c.max_write_bytes_per_s.is_none()
+        && let Some(by) = &c.write_limit_by
+    {
+        out.push(format!(
+            "the controller's write path ({by}) is not modelled: no published figure for {}; \
+             calibrate it with `plan calibrate` from one run, or give --controller-max-write",
+            c.name
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::perf::{Pattern, predict};
+
+    fn hw(ctrl: &str, drive: &str) -> Hardware {
+        let c = Catalog::builtin();
+        Hardware {
+            drive: c.drive(drive).unwrap(),
+            controller: c.controller(ctrl).unwrap(),
+            controllers: 1,
+            enclosure: None,
+            host_bytes_per_s: None,
+        }
+    }
+
+    #[test]
+    fn the_prediction_is_the_smallest_path_limit() {
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let l: Layout = "R5/12".parse().unwrap();
+        for p in [
+            Pattern::SeqRead,
+            Pattern::SeqWrite,
+            Pattern::RandRead,
+            Pattern::RandWrite,
+        ] {
+            let size = if p.is_random() { 4096 } else { 1 << 20 };
+            // A deep queue: concurrency, which sim models by itself, does not bind.
+            let w = Workload::new(p, size).with_concurrency(16, 256);
+            let pl = path_limits(&l, &h, &w).unwrap();
+            let pr = predict(&l, &h, &w).unwrap();
+            let min = pl
+                .controller
+                .as_ref()
+                .map_or(f64::INFINITY, |c| c.bytes_per_s)
+                .min(pl.backend.bytes_per_s)
+                .min(pl.host_link.bytes_per_s);
+            assert!((min - pr.bytes_per_s).abs() / min < 1e-12, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn the_per_direction_controller_limit_reaches_the_path() {
+        // PERC 6/E: 1.5 GB/s read path (Dell's performance analysis), no
+        // overall throughput figure; 24 fast drives on 2 x4 SAS 3Gb/s.
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let l: Layout = "R0/24".parse().unwrap();
+        let w = Workload::new(Pattern::SeqRead, 1 << 20);
+        let pl = path_limits(&l, &h, &w).unwrap();
+        let c = pl.controller.unwrap();
+        assert_eq!(c.bytes_per_s, 1.5e9);
+        assert!(c.by.contains("read path"), "{}", c.by);
+        // Writes have no published limit on this controller.
+        let wr = path_limits(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(wr.controller.is_none());
+    }
+
+    #[test]
+    fn a_named_write_path_without_a_figure_is_an_unknown() {
+        let h = hw("equallogic-ps4000", "cheetah-15k5-300gb");
+        let l: Layout = "R5/8".parse().unwrap();
+        let rd = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(!rd.bound && rd.unknowns.is_empty());
+        let wr = predict(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(wr.bound);
+        assert_eq!(wr.unknowns.len(), 1);
+        assert!(
+            wr.unknowns[0].contains("cache mirroring"),
+            "{:?}",
+            wr.unknowns
+        );
+        // A published figure makes it a prediction again.
+        let mut known = h.clone();
+        known.controller.max_write_bytes_per_s = Some(100e6);
+        let k = predict(&l, &known, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(!k.bound && k.unknowns.is_empty());
+        assert!((k.bytes_per_s - 100e6).abs() < 1.0);
+    }
+}
