@@ -141,6 +141,11 @@ pub struct ControllerEntry {
     pub max_write: Option<Rate>,
     /// What sets the write-path limit, for the explanation.
     pub write_limit_by: Option<String>,
+    /// Cache memory bandwidth (all traffic through it), when published.
+    pub memory_bandwidth: Option<Rate>,
+    /// The link the write cache is mirrored over to the partner controller
+    /// (a catalog link spec such as `fc2x2`), when the array mirrors.
+    pub mirror_link: Option<Spanned<String>>,
     #[serde(default)]
     pub write_back: bool,
     pub backend: Spanned<String>,
@@ -596,6 +601,12 @@ impl Catalog {
             max_read_bytes_per_s: e.max_read.map(|r| r.0),
             max_write_bytes_per_s: e.max_write.map(|r| r.0),
             write_limit_by: e.write_limit_by.clone(),
+            memory_bytes_per_s: e.memory_bandwidth.map(|r| r.0),
+            mirror: e
+                .mirror_link
+                .as_ref()
+                .map(|l| self.link_at(c.file, l))
+                .transpose()?,
             overrides: Vec::new(),
             write_back: e.write_back,
             backend: self.link_at(c.file, &e.backend)?,

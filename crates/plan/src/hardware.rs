@@ -237,6 +237,15 @@ pub struct ControllerSpec {
     /// "cache mirroring to the partner controller").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_limit_by: Option<String>,
+    /// Bandwidth of the controller's cache memory (all reads and writes of
+    /// it together), bytes/s: every byte moves through it several times
+    /// (docs/MODEL.md §3.9, [`crate::path::memory_crossings`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes_per_s: Option<f64>,
+    /// The path over which a dual controller mirrors its write-back cache
+    /// to the partner: every written byte crosses it once more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<LinkSpec>,
     /// Figures replaced on the command line, as the report prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,

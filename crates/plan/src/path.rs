@@ -52,12 +52,14 @@ pub struct PathLimits {
 }
 
 /// The parts of plan's model that belong to the controller.
-const CONTROLLER: [PartKind; 5] = [
+const CONTROLLER: [PartKind; 7] = [
     PartKind::ControllerThroughput,
     PartKind::ControllerRead,
     PartKind::ControllerWrite,
     PartKind::ControllerIops,
     PartKind::ControllerParity,
+    PartKind::ControllerMemory,
+    PartKind::MirrorLink,
 ];
 /// The parts that make up the back end.
 const BACKEND: [PartKind; 3] = [PartKind::Drives, PartKind::Backend, PartKind::Enclosure];
@@ -114,9 +116,41 @@ pub fn controller_limit(ctrl: &ControllerSpec, w: &Workload) -> Option<Limit> {
                 PartKind::ControllerRead => format!("controller {} read path", ctrl.name),
                 PartKind::ControllerWrite => format!("controller {} write path", ctrl.name),
                 PartKind::ControllerIops => format!("controller {} IOPS", ctrl.name),
+                PartKind::MirrorLink => format!("controller {} cache mirror", ctrl.name),
                 _ => format!("controller {} throughput", ctrl.name),
             },
         })
+}
+
+/// Bytes that cross the cache mirror per `written` bytes: a dual
+/// controller that mirrors its write-back cache sends every written byte to
+/// the partner before it acknowledges the write (docs/MODEL.md §3.9).
+pub fn mirrored_bytes(written: f64) -> f64 {
+    written
+}
+
+/// Bytes that cross a RAID controller's cache memory for one request
+/// (docs/MODEL.md §3.9): host data in or out (`front_read` +
+/// `front_write`), drive data in or out (`back_read` + `back_write`, parity
+/// and read-modify-write reads included); with parity, the parity engine
+/// reads the new data and the old data and parity it combines and writes
+/// the parity; with a mirrored cache the written data is read once more to
+/// send it to the partner.
+pub fn memory_crossings(
+    front_read: f64,
+    front_write: f64,
+    back_read: f64,
+    back_write: f64,
+    parity_bytes: f64,
+    mirrored: bool,
+) -> f64 {
+    let parity = if parity_bytes > 0.0 {
+        front_write + back_read + parity_bytes
+    } else {
+        0.0
+    };
+    let mirror = if mirrored { front_write } else { 0.0 };
+    front_read + front_write + back_read + back_write + parity + mirror
 }
 
 /// The parts on the path that could bind `w` but have no published limit:
@@ -129,6 +163,8 @@ pub fn unknowns(hw: &Hardware, w: &Workload) -> Vec<String> {
     let mut out = Vec::new();
     if w.pattern.read_fraction() < 1.0
         && c.max_write_bytes_per_s.is_none()
+        && c.mirror.is_none()
+        && c.memory_bytes_per_s.is_none()
         && let Some(by) = &c.write_limit_by
     {
         out.push(format!(
@@ -218,5 +254,64 @@ mod tests {
         let k = predict(&l, &known, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
         assert!(!k.bound && k.unknowns.is_empty());
         assert!((k.bytes_per_s - 100e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn the_cache_memory_bounds_writes_by_its_crossings() {
+        // RAID 6 of 10, full-stripe 1 MiB writes: into the cache 1, to the
+        // drives 10/8, parity engine reads the data 1 and writes P and Q
+        // 2/8: 3.5 crossings per byte. Reads: drives in, host out: 2.
+        assert_eq!(memory_crossings(0.0, 1.0, 0.0, 1.25, 0.25, false), 3.5);
+        assert_eq!(memory_crossings(1.0, 0.0, 1.0, 0.0, 0.0, false), 2.0);
+        // A RAID 5 read-modify-write of 4 KiB: old data and parity in
+        // (8 KiB), new data and parity out (8 KiB), host in 4, engine
+        // reads new + old data + old parity (12) and writes parity (4).
+        assert_eq!(
+            memory_crossings(0.0, 4.0, 8.0, 8.0, 4.0, false),
+            4.0 + 8.0 + 8.0 + 12.0 + 4.0
+        );
+        // Mirroring reads the written data once more.
+        assert_eq!(memory_crossings(0.0, 1.0, 0.0, 1.0, 0.0, true), 3.0);
+
+        let mut h = hw("megaraid-9361-8i", "pm1733-3.84tb");
+        h.controller.memory_bytes_per_s = Some(3.5e9);
+        let l: Layout = "R6/10,chunk=64k".parse().unwrap();
+        let w = predict(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!((w.bytes_per_s - 1.0e9).abs() < 1.0, "{w:?}");
+        assert!(w.binding.contains("cache memory"), "{}", w.binding);
+        let r = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!((r.bytes_per_s - 1.75e9).abs() < 1.0, "{r:?}");
+    }
+
+    #[test]
+    fn a_mirrored_write_cache_sends_every_written_byte_to_the_partner() {
+        assert_eq!(mirrored_bytes(4096.0), 4096.0);
+        let c = Catalog::builtin();
+        let mut h = hw("equallogic-ps4000", "pm1733-3.84tb");
+        // Fast everything else: the mirror over one 1GbE iSCSI port binds.
+        h.controller.host = c.link("100gbe-iscsi").unwrap();
+        h.controller.backend = c.link("sas12x8").unwrap();
+        let gbe = c.link("1gbe-iscsi").unwrap();
+        h.controller.mirror = Some(gbe.clone());
+        let l: Layout = "R10/2/8".parse().unwrap();
+        let w = predict(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!((w.bytes_per_s - gbe.write_rate()).abs() < 1.0, "{w:?}");
+        assert!(
+            w.binding.contains("cache mirror 1gbe-iscsi"),
+            "{}",
+            w.binding
+        );
+        // The mirror path is now modelled: a prediction, not a bound.
+        assert!(!w.bound, "{:?}", w.unknowns);
+        // Reads do not cross it.
+        let r = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(r.bytes_per_s > 2.0 * gbe.bytes_per_s, "{r:?}");
+        // A 70/30 mix: 0.3 of each request's bytes cross it.
+        let m = Pattern::Mix {
+            read_pct: 70.0,
+            random: false,
+        };
+        let p = predict(&l, &h, &Workload::new(m, 1 << 20)).unwrap();
+        assert!(p.bytes_per_s <= gbe.write_rate() / 0.3 + 1.0, "{p:?}");
     }
 }

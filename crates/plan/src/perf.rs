@@ -519,6 +519,26 @@ pub(crate) fn controller_parts(
     if let (Some(x), true) = (ctrl.parity_bytes_per_s, dem.parity_bytes > 0.0) {
         out.push((PartKind::ControllerParity, x / dem.parity_bytes));
     }
+    if let (Some(m), true) = (&ctrl.mirror, dem.front_write > 0.0) {
+        // Every written byte crosses the mirror path to the partner again.
+        out.push((
+            PartKind::MirrorLink,
+            m.capacity(0.0, crate::path::mirrored_bytes(dem.front_write)),
+        ));
+    }
+    if let Some(mem) = ctrl.memory_bytes_per_s {
+        let bytes = crate::path::memory_crossings(
+            dem.front_read,
+            dem.front_write,
+            dem.back_read,
+            dem.back_write,
+            dem.parity_bytes,
+            ctrl.mirror.is_some(),
+        );
+        if bytes > 0.0 {
+            out.push((PartKind::ControllerMemory, mem / bytes));
+        }
+    }
     out
 }
 
@@ -537,7 +557,12 @@ pub(crate) fn controller_only(
         ctrl_requests: 1.0,
         ..Demand::default()
     };
+    // Without the layout the drive-side bytes are unknown: the cache
+    // memory's crossings cannot be counted, only the host-side parts.
     controller_parts(ctrl, &dem, s)
+        .into_iter()
+        .filter(|(k, _)| *k != PartKind::ControllerMemory)
+        .collect()
 }
 
 /// The model without names: what binds and how much.
@@ -711,7 +736,7 @@ pub(crate) fn quick(
     })
 }
 
-const N_PARTS: usize = 12;
+const N_PARTS: usize = 14;
 
 /// The parts the model knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -722,6 +747,10 @@ pub(crate) enum PartKind {
     ControllerWrite,
     ControllerIops,
     ControllerParity,
+    /// The controller's cache memory (every crossing of it).
+    ControllerMemory,
+    /// The path the write cache is mirrored over to the partner.
+    MirrorLink,
     Backend,
     HostLink,
     Enclosure,
@@ -760,6 +789,11 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
         PartKind::ControllerWrite => format!("controller {kname} write path"),
         PartKind::ControllerIops => format!("controller {kname} IOPS"),
         PartKind::ControllerParity => format!("controller {kname} parity engine"),
+        PartKind::ControllerMemory => format!("controller {kname} cache memory"),
+        PartKind::MirrorLink => format!(
+            "controller {kname} cache mirror {}",
+            ctrl.mirror.as_ref().map_or("link", |m| m.name.as_str())
+        ),
         PartKind::Backend => format!("back-end {} per controller", ctrl.backend.name),
         PartKind::HostLink => format!("host link {} per controller", ctrl.host.name),
         PartKind::Enclosure => match &hw.enclosure {
@@ -816,6 +850,13 @@ fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
                 "P per stripe"
             }
         ),
+        PartKind::ControllerMemory => {
+            "bound by the controller's cache memory (each byte crosses it several times)"
+                .to_string()
+        }
+        PartKind::MirrorLink => {
+            "bound by the write cache's mirror to the partner controller".to_string()
+        }
         PartKind::Backend => "bound by the drive-side links".to_string(),
         PartKind::HostLink => format!(
             "bound by the host link {} after protocol overhead",
@@ -932,6 +973,8 @@ mod tests {
                 max_read_bytes_per_s: None,
                 max_write_bytes_per_s: None,
                 write_limit_by: None,
+                memory_bytes_per_s: None,
+                mirror: None,
                 overrides: Vec::new(),
                 write_back,
                 backend: link("sas12x8", 1e9),

@@ -158,6 +158,8 @@ fn transparent_controller() -> ControllerSpec {
         max_read_bytes_per_s: None,
         max_write_bytes_per_s: None,
         write_limit_by: None,
+        memory_bytes_per_s: None,
+        mirror: None,
         overrides: Vec::new(),
         write_back: true,
         backend: free.clone(),

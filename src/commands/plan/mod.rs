@@ -210,6 +210,12 @@ pub(super) struct SystemArgs {
     /// Controller write-path limit (parity engine, cache, cache mirroring), e.g. 800MB/s
     #[arg(long, value_name = "RATE", help_heading = "System")]
     controller_max_write: Option<String>,
+    /// Bandwidth of the controller's cache memory, e.g. 5.3GB/s: every byte crosses it several times (host in/out, drives in/out, parity reads and writes, the mirror)
+    #[arg(long, value_name = "RATE", help_heading = "System")]
+    controller_memory: Option<String>,
+    /// Link over which a dual controller mirrors its write cache to the partner, e.g. fc2x2: every written byte crosses it again
+    #[arg(long, value_name = "LINK", help_heading = "System")]
+    mirror_link: Option<String>,
     /// Drive enclosure (JBOD) model; its uplink becomes part of the model
     #[arg(long, value_name = "MODEL", help_heading = "System")]
     enclosure: Option<String>,
@@ -456,6 +462,17 @@ impl SystemArgs {
             )?);
             c.write_limit_by = Some("given with --controller-max-write".to_string());
             c.overrides.push(format!("write-path limit {m}"));
+        }
+        if let Some(m) = &self.controller_memory {
+            c.memory_bytes_per_s = Some(positive(
+                "controller-memory",
+                rate("controller-memory", m)?,
+            )?);
+            c.overrides.push(format!("cache memory {m}"));
+        }
+        if let Some(l) = &self.mirror_link {
+            c.mirror = Some(cat.link(l).context("--mirror-link")?);
+            c.overrides.push(format!("cache mirror over {l}"));
         }
         let enclosure = match &self.enclosure {
             Some(e) => Some(cat.enclosure(e)?),
