@@ -232,3 +232,109 @@ fn an_array_without_port_or_controller_is_refused_with_the_fix() {
     let e = stderr(&o);
     assert!(e.contains("array.port") && e.contains("controller"), "{e}");
 }
+
+#[test]
+fn lun_paths_and_per_lun_rates_give_the_same_answer_in_plan_and_sim() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // CLARiiON CX600: 8 front-end 2Gb FC ports over two storage
+    // processors. Active/passive with failover multipathing: one LUN
+    // works one port, three LUNs three.
+    let fc2 = run_json(&["plan", "catalog", "--json"]);
+    let one_port = fc2["links"]
+        .as_array()
+        .and_then(|l| l.iter().find(|x| x["entry"]["name"] == "fc2"))
+        .and_then(|x| x["resolved"]["bytes_per_s"].as_f64())
+        .expect("fc2 in the catalog");
+    for luns in ["1", "3"] {
+        let v = run_json(&[
+            "plan",
+            "layout",
+            "R0/16",
+            "--drive",
+            "cheetah-15k5-300gb",
+            "--controller",
+            "clariion-cx600",
+            "--multipath",
+            "failover",
+            "--ownership",
+            "active-passive",
+            "--luns",
+            luns,
+            "--qd",
+            QD,
+            "--json",
+        ]);
+        let p = &v["performance"][0];
+        assert_eq!(p["pattern"], "seq_read");
+        let want = p["bytes_per_s"].as_f64().expect("rate");
+        assert!(
+            p["binding"]
+                .as_str()
+                .is_some_and(|b| b.contains(&format!("{luns} of 8 ports"))),
+            "{p}"
+        );
+        let n: f64 = luns.parse().expect("number");
+        assert!(
+            (want - n * one_port).abs() < 1.0,
+            "{want} vs {n} x {one_port}"
+        );
+        // The path keys in the [array] table.
+        let text = scenario(
+            "R0/16",
+            "cheetah-15k5-300gb",
+            "clariion-cx600",
+            "read",
+            "1MiB",
+        )
+        .replace(
+            "[array]\n",
+            &format!(
+                "[array]\nmultipath = \"failover\"\nownership = \"active-passive\"\nluns = {luns}\n"
+            ),
+        );
+        let got = sim_point(dir.path(), &text);
+        let agg = got["aggregate_bytes_per_s"].as_f64().expect("aggregate");
+        assert!(
+            (agg - want).abs() <= 0.01 * want,
+            "luns {luns}: sim {agg} plan {want}"
+        );
+    }
+    // A measured single-LUN read-ahead limit of 150 MB/s, entered once,
+    // scales with the LUNs in both tools.
+    for (luns, want) in [("1", 150e6), ("4", 600e6)] {
+        let v = run_json(&[
+            "plan",
+            "layout",
+            "R0/16",
+            "--drive",
+            "cheetah-15k5-300gb",
+            "--controller",
+            "clariion-cx600",
+            "--lun-read",
+            "150MB/s",
+            "--luns",
+            luns,
+            "--qd",
+            QD,
+            "--json",
+        ]);
+        let p = &v["performance"][0];
+        let got = p["bytes_per_s"].as_f64().expect("rate");
+        assert!((got - want).abs() < 1.0, "{p}");
+        let text = scenario(
+            "R0/16",
+            "cheetah-15k5-300gb",
+            "clariion-cx600",
+            "read",
+            "1MiB",
+        )
+        .replace(
+            "[array]\n",
+            &format!("[array]\nlun_read_rate = \"150MB/s\"\nluns = {luns}\n"),
+        );
+        let s = sim_point(dir.path(), &text);
+        let agg = s["aggregate_bytes_per_s"].as_f64().expect("aggregate");
+        assert!((agg - want).abs() <= 0.01 * want, "luns {luns}: sim {agg}");
+        assert_eq!(s["binding"], "array controller", "{s}");
+    }
+}

@@ -143,6 +143,10 @@ pub struct ControllerEntry {
     pub write_limit_by: Option<String>,
     /// Cache memory bandwidth (all traffic through it), when published.
     pub memory_bandwidth: Option<Rate>,
+    /// One LUN's read-ahead rate (per-volume prefetch), when measured or published.
+    pub lun_read: Option<Rate>,
+    /// One LUN's destage rate (per-volume flush to the back end).
+    pub lun_write: Option<Rate>,
     /// The link the write cache is mirrored over to the partner controller
     /// (a catalog link spec such as `fc2x2`), when the array mirrors.
     pub mirror_link: Option<Spanned<String>>,
@@ -602,6 +606,9 @@ impl Catalog {
             max_write_bytes_per_s: e.max_write.map(|r| r.0),
             write_limit_by: e.write_limit_by.clone(),
             memory_bytes_per_s: e.memory_bandwidth.map(|r| r.0),
+            lun_read_bytes_per_s: e.lun_read.map(|r| r.0),
+            lun_write_bytes_per_s: e.lun_write.map(|r| r.0),
+            luns: 1,
             mirror: e
                 .mirror_link
                 .as_ref()

@@ -246,6 +246,16 @@ pub struct ControllerSpec {
     /// to the partner: every written byte crosses it once more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mirror: Option<LinkSpec>,
+    /// One LUN's (volume's) read-ahead rate, bytes/s: a controller
+    /// prefetches for each LUN at its own pace (docs/MODEL.md §3.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lun_read_bytes_per_s: Option<f64>,
+    /// One LUN's destage (flush to the back end) rate, bytes/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lun_write_bytes_per_s: Option<f64>,
+    /// LUNs the workload spreads over (the per-LUN rates scale with them).
+    #[serde(skip_serializing_if = "is_one")]
+    pub luns: u32,
     /// Figures replaced on the command line, as the report prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
@@ -257,6 +267,10 @@ pub struct ControllerSpec {
     pub host: LinkSpec,
     pub max_drives: Option<u32>,
     pub price: Option<f64>,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A drive enclosure (JBOD) behind a controller.

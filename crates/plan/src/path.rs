@@ -16,8 +16,8 @@
 //! a prediction (`docs/MODEL.md` §3.6).
 
 use crate::PlanError;
-use crate::hardware::ControllerSpec;
 use crate::hardware::Hardware;
+use crate::hardware::{ControllerSpec, LinkSpec};
 use crate::layout::Layout;
 use crate::perf::{PartKind, Workload, controller_only, part_name, quick};
 use serde::Serialize;
@@ -52,7 +52,8 @@ pub struct PathLimits {
 }
 
 /// The parts of plan's model that belong to the controller.
-const CONTROLLER: [PartKind; 7] = [
+const CONTROLLER: [PartKind; 8] = [
+    PartKind::LunRate,
     PartKind::ControllerThroughput,
     PartKind::ControllerRead,
     PartKind::ControllerWrite,
@@ -117,9 +118,106 @@ pub fn controller_limit(ctrl: &ControllerSpec, w: &Workload) -> Option<Limit> {
                 PartKind::ControllerWrite => format!("controller {} write path", ctrl.name),
                 PartKind::ControllerIops => format!("controller {} IOPS", ctrl.name),
                 PartKind::MirrorLink => format!("controller {} cache mirror", ctrl.name),
+                PartKind::LunRate => format!(
+                    "controller {} per-LUN prefetch/destage ({} LUNs)",
+                    ctrl.name, ctrl.luns
+                ),
                 _ => format!("controller {} throughput", ctrl.name),
             },
         })
+}
+
+/// Who serves a LUN in a dual-controller array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ownership {
+    /// Either controller serves any LUN through its ports.
+    ActiveActive,
+    /// A LUN is served only through its owning controller's ports (the
+    /// partner takes over on failure).
+    ActivePassive,
+}
+
+/// How the host's multipathing uses the paths to one LUN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Multipath {
+    /// One active path per LUN, the others standby.
+    Failover,
+    /// Requests spread over every usable path (round robin, least queue).
+    Balanced,
+}
+
+/// Front-end ports that carry traffic when `luns` LUNs are used on an
+/// array of `controllers` controllers with `ports` ports in all
+/// (docs/MODEL.md §3.10): with failover multipathing each LUN uses one
+/// path, so at most `luns` ports work (LUNs spread over the ports and,
+/// active/passive, alternately owned); with balanced multipathing a LUN
+/// uses every port it can reach: all of them on an active/active array, its
+/// owner's `ports / controllers` on an active/passive one, of which
+/// `min(luns, controllers)` owners work.
+pub fn ports_in_use(
+    ports: u32,
+    controllers: u32,
+    luns: u32,
+    ownership: Ownership,
+    multipath: Multipath,
+) -> u32 {
+    let ports = ports.max(1);
+    let ctrls = controllers.clamp(1, ports);
+    let luns = luns.max(1);
+    match (multipath, ownership) {
+        (Multipath::Failover, _) => luns.min(ports),
+        (Multipath::Balanced, Ownership::ActiveActive) => ports,
+        (Multipath::Balanced, Ownership::ActivePassive) => luns.min(ctrls) * (ports / ctrls),
+    }
+}
+
+impl Ownership {
+    /// From the option's text (`active-active`, `active-passive`).
+    pub fn parse(s: &str) -> Result<Ownership, PlanError> {
+        match s {
+            "active-active" => Ok(Ownership::ActiveActive),
+            "active-passive" => Ok(Ownership::ActivePassive),
+            other => Err(PlanError::invalid(
+                "ownership",
+                format!("'{other}': write active-active or active-passive"),
+            )),
+        }
+    }
+}
+
+impl Multipath {
+    /// From the option's text (`failover`, `balanced`).
+    pub fn parse(s: &str) -> Result<Multipath, PlanError> {
+        match s {
+            "failover" => Ok(Multipath::Failover),
+            "balanced" => Ok(Multipath::Balanced),
+            other => Err(PlanError::invalid(
+                "multipath",
+                format!("'{other}': write failover (one path per LUN) or balanced (all paths)"),
+            )),
+        }
+    }
+}
+
+/// `link` restricted to the `in_use` of its lanes (ports) that carry
+/// traffic ([`ports_in_use`]), renamed to say so.
+pub fn link_in_use(link: &LinkSpec, in_use: u32) -> LinkSpec {
+    let lanes = link.lanes.max(1);
+    let used = in_use.clamp(1, lanes);
+    let f = f64::from(used) / f64::from(lanes);
+    LinkSpec {
+        name: if used == lanes {
+            link.name.clone()
+        } else {
+            format!("{} ({used} of {lanes} ports in use)", link.name)
+        },
+        lanes: used,
+        bytes_per_s: link.bytes_per_s * f,
+        shared_bus: link.shared_bus,
+        write_bytes_per_s: link.write_bytes_per_s.map(|w| w * f),
+    }
 }
 
 /// Bytes that cross the cache mirror per `written` bytes: a dual
@@ -313,5 +411,52 @@ mod tests {
         };
         let p = predict(&l, &h, &Workload::new(m, 1 << 20)).unwrap();
         assert!(p.bytes_per_s <= gbe.write_rate() / 0.3 + 1.0, "{p:?}");
+    }
+
+    #[test]
+    fn lun_ownership_and_multipathing_decide_the_ports_that_work() {
+        use Multipath::*;
+        use Ownership::*;
+        // A CX600-like array: 2 storage processors, 8 front-end ports.
+        assert_eq!(ports_in_use(8, 2, 1, ActivePassive, Failover), 1);
+        assert_eq!(ports_in_use(8, 2, 3, ActivePassive, Failover), 3);
+        assert_eq!(ports_in_use(8, 2, 20, ActivePassive, Failover), 8);
+        assert_eq!(ports_in_use(8, 2, 1, ActivePassive, Balanced), 4);
+        assert_eq!(ports_in_use(8, 2, 2, ActivePassive, Balanced), 8);
+        assert_eq!(ports_in_use(8, 2, 1, ActiveActive, Balanced), 8);
+        assert_eq!(ports_in_use(8, 2, 1, ActiveActive, Failover), 1);
+    }
+
+    #[test]
+    fn per_lun_prefetch_and_destage_scale_with_the_luns() {
+        // A measured single-LUN limit of 300 MB/s read, 200 MB/s write.
+        let mut h = hw("megaraid-9361-8i", "pm1733-3.84tb");
+        h.controller.lun_read_bytes_per_s = Some(300e6);
+        h.controller.lun_write_bytes_per_s = Some(200e6);
+        let l: Layout = "R10/2/8".parse().unwrap();
+        let rate = |h: &Hardware, p| {
+            predict(&l, h, &Workload::new(p, 1 << 20))
+                .unwrap()
+                .bytes_per_s
+        };
+        assert!((rate(&h, Pattern::SeqRead) - 300e6).abs() < 1.0);
+        assert!((rate(&h, Pattern::SeqWrite) - 200e6).abs() < 1.0);
+        h.controller.luns = 4;
+        assert!((rate(&h, Pattern::SeqRead) - 1200e6).abs() < 1.0);
+        assert!((rate(&h, Pattern::SeqWrite) - 800e6).abs() < 1.0);
+        // A 50/50 mix: read-ahead and destage are separate engines, each
+        // busy for its half: 0.5 / (4 × 200 MB/s) binds → 1.6 GB/s.
+        let m = Pattern::Mix {
+            read_pct: 50.0,
+            random: false,
+        };
+        let p = predict(&l, &h, &Workload::new(m, 1 << 20)).unwrap();
+        assert!(
+            p.parts
+                .iter()
+                .any(|x| x.name.contains("per-LUN") && (x.max_bytes_per_s - 1.6e9).abs() < 1.0),
+            "{:?}",
+            p.parts
+        );
     }
 }

@@ -519,6 +519,20 @@ pub(crate) fn controller_parts(
     if let (Some(x), true) = (ctrl.parity_bytes_per_s, dem.parity_bytes > 0.0) {
         out.push((PartKind::ControllerParity, x / dem.parity_bytes));
     }
+    if ctrl.lun_read_bytes_per_s.is_some() || ctrl.lun_write_bytes_per_s.is_some() {
+        // Each LUN prefetches and destages at its own rate; the two are
+        // separate engines, so the busier one binds.
+        let n = f64::from(ctrl.luns.max(1));
+        let t = |bytes: f64, lim: Option<f64>| match (bytes > 0.0, lim) {
+            (true, Some(l)) => bytes / (n * l),
+            _ => 0.0,
+        };
+        let busy = t(dem.front_read, ctrl.lun_read_bytes_per_s)
+            .max(t(dem.front_write, ctrl.lun_write_bytes_per_s));
+        if busy > 0.0 {
+            out.push((PartKind::LunRate, 1.0 / busy));
+        }
+    }
     if let (Some(m), true) = (&ctrl.mirror, dem.front_write > 0.0) {
         // Every written byte crosses the mirror path to the partner again.
         out.push((
@@ -736,7 +750,7 @@ pub(crate) fn quick(
     })
 }
 
-const N_PARTS: usize = 14;
+const N_PARTS: usize = 15;
 
 /// The parts the model knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -751,6 +765,8 @@ pub(crate) enum PartKind {
     ControllerMemory,
     /// The path the write cache is mirrored over to the partner.
     MirrorLink,
+    /// Per-LUN read-ahead and destage rates times the LUNs.
+    LunRate,
     Backend,
     HostLink,
     Enclosure,
@@ -790,6 +806,11 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
         PartKind::ControllerIops => format!("controller {kname} IOPS"),
         PartKind::ControllerParity => format!("controller {kname} parity engine"),
         PartKind::ControllerMemory => format!("controller {kname} cache memory"),
+        PartKind::LunRate => format!(
+            "controller {kname} per-LUN prefetch/destage ({} LUN{})",
+            ctrl.luns,
+            if ctrl.luns == 1 { "" } else { "s" }
+        ),
         PartKind::MirrorLink => format!(
             "controller {kname} cache mirror {}",
             ctrl.mirror.as_ref().map_or("link", |m| m.name.as_str())
@@ -857,6 +878,10 @@ fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
         PartKind::MirrorLink => {
             "bound by the write cache's mirror to the partner controller".to_string()
         }
+        PartKind::LunRate => format!(
+            "bound by the controller's per-LUN read-ahead / destage rate × {} LUN(s); more LUNs would help",
+            ctrl.luns
+        ),
         PartKind::Backend => "bound by the drive-side links".to_string(),
         PartKind::HostLink => format!(
             "bound by the host link {} after protocol overhead",
@@ -975,6 +1000,9 @@ mod tests {
                 write_limit_by: None,
                 memory_bytes_per_s: None,
                 mirror: None,
+                lun_read_bytes_per_s: None,
+                lun_write_bytes_per_s: None,
+                luns: 1,
                 overrides: Vec::new(),
                 write_back,
                 backend: link("sas12x8", 1e9),

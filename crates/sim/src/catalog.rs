@@ -148,7 +148,7 @@ fn plan_pattern(p: Pattern) -> PlanPattern {
 /// An array controller that limits nothing: links of unbounded rate, a
 /// write-back cache (sim's arrays gather sequential writes into full
 /// stripes unless a catalog controller says otherwise).
-fn transparent_controller() -> ControllerSpec {
+pub fn transparent_controller() -> ControllerSpec {
     let free = LinkSpec::new("none", 1, f64::INFINITY);
     ControllerSpec {
         name: "array controller".into(),
@@ -160,6 +160,9 @@ fn transparent_controller() -> ControllerSpec {
         write_limit_by: None,
         memory_bytes_per_s: None,
         mirror: None,
+        lun_read_bytes_per_s: None,
+        lun_write_bytes_per_s: None,
+        luns: 1,
         overrides: Vec::new(),
         write_back: true,
         backend: free.clone(),

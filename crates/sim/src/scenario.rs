@@ -149,8 +149,25 @@ struct ArraySection {
     backend_iops: Option<Q>,
     raid: Option<Spanned<String>>,
     drive: Option<Spanned<String>>,
-    /// A RAID controller from plan's catalog: its throughput limit applies.
+    /// A RAID controller from plan's catalog: plan's model of it applies.
     controller: Option<Spanned<String>>,
+    /// LUNs the clients' data spreads over (per-LUN rates, paths in use).
+    #[serde(default = "one_u32")]
+    luns: u32,
+    /// One LUN's read-ahead and destage rates (a measured single-LUN limit).
+    lun_read_rate: Option<Q>,
+    lun_write_rate: Option<Q>,
+    /// "failover" or "balanced"; without it every port works.
+    multipath: Option<Spanned<String>>,
+    /// "active-active" (default) or "active-passive".
+    ownership: Option<Spanned<String>>,
+    /// Controllers whose ports make up the array's ports (active-passive).
+    #[serde(default = "two_u32")]
+    controller_count: u32,
+}
+
+fn two_u32() -> u32 {
+    2
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -677,7 +694,7 @@ impl Scenario {
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
         }
-        let ctrl = a
+        let mut ctrl = a
             .controller
             .as_ref()
             .map(|name| {
@@ -685,6 +702,25 @@ impl Scenario {
                     .map_err(|e| self.at(name, format!("array.controller: {e}")))
             })
             .transpose()?;
+        let luns = self.count("array.luns", a.luns, None, 100_000)?;
+        let lun_read = a
+            .lun_read_rate
+            .as_ref()
+            .map(|q| self.rate("array.lun_read_rate", q))
+            .transpose()?;
+        let lun_write = a
+            .lun_write_rate
+            .as_ref()
+            .map(|q| self.rate("array.lun_write_rate", q))
+            .transpose()?;
+        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some()) {
+            ctrl = Some(crate::catalog::transparent_controller());
+        }
+        if let Some(c) = ctrl.as_mut() {
+            c.luns = luns;
+            c.lun_read_bytes_per_s = lun_read.or(c.lun_read_bytes_per_s);
+            c.lun_write_bytes_per_s = lun_write.or(c.lun_write_bytes_per_s);
+        }
         let raid = match (&a.raid, &a.drive) {
             (Some(r), Some(d)) => Some((r, d)),
             (Some(r), None) => {
@@ -715,9 +751,10 @@ impl Scenario {
         if let Some((l, _)) = &path.controller {
             controller = Some(controller.map_or(*l, |c| c.min(*l)));
         }
-        let ports_rate = match (&a.port, path.host_link) {
-            (Some(q), _) => self.link("array.port", q, cat)? * f64::from(ports),
-            (None, Some(h)) => h,
+        let host_lanes = ctrl.as_ref().map_or(1, |c| c.host.lanes);
+        let (ports_rate, port_count) = match (&a.port, path.host_link) {
+            (Some(q), _) => (self.link("array.port", q, cat)? * f64::from(ports), ports),
+            (None, Some(h)) => (h, host_lanes),
             (None, None) => {
                 return Err(self.invalid(
                     "array.port",
@@ -725,6 +762,7 @@ impl Scenario {
                 ));
             }
         };
+        let ports_rate = ports_rate * self.ports_in_use(a, port_count, luns)?;
         let drives = path.backend.clone();
         let explicit = a
             .backend
@@ -787,6 +825,33 @@ impl Scenario {
             backend_units,
             unknowns: path.unknowns,
         })
+    }
+
+    /// The share of the array's `ports` that carry traffic with its LUN
+    /// ownership and the clients' multipathing (plan's
+    /// `path::ports_in_use`); 1 without `multipath`.
+    fn ports_in_use(&self, a: &ArraySection, ports: u32, luns: u32) -> Result<f64, SimError> {
+        use storlab_plan::path::{Multipath, Ownership, ports_in_use};
+        let Some(m) = &a.multipath else {
+            if let Some(o) = &a.ownership {
+                return Err(self.at(
+                    o,
+                    "array.ownership applies with array.multipath (\"failover\" or \"balanced\")"
+                        .into(),
+                ));
+            }
+            return Ok(1.0);
+        };
+        let mp = Multipath::parse(m.get_ref())
+            .map_err(|e| self.at(m, format!("array.multipath: {e}")))?;
+        let own = match &a.ownership {
+            None => Ownership::ActiveActive,
+            Some(o) => Ownership::parse(o.get_ref())
+                .map_err(|e| self.at(o, format!("array.ownership: {e}")))?,
+        };
+        let ctrls = self.count("array.controller_count", a.controller_count, None, 64)?;
+        let used = ports_in_use(ports, ctrls, luns, own, mp);
+        Ok(f64::from(used) / f64::from(ports.max(1)))
     }
 
     /// Look everything up and check it.
