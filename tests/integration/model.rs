@@ -338,3 +338,47 @@ fn lun_paths_and_per_lun_rates_give_the_same_answer_in_plan_and_sim() {
         assert_eq!(s["binding"], "array controller", "{s}");
     }
 }
+
+#[test]
+fn a_hashed_bond_is_not_a_perfect_pool_for_a_few_clients() {
+    // Two clients on one mover with four 1 GbE client ports: a bond that
+    // hashes each connection onto one link uses 4·(1 − (3/4)²) = 1.75 of
+    // them on average, a perfect pool all four.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = |bonding: &str| {
+        format!(
+            r#"[clients]
+count = 2
+nic = "10GB/s"
+[movers]
+count = 1
+client_port = "1gbe-iscsi"
+client_ports = 4
+storage_port = "100GB/s"
+{bonding}
+[array]
+port = "100GB/s"
+backend = "100GB/s"
+[workload]
+pattern = "read"
+bs = "1MiB"
+file_size = "4GiB"
+iodepth = 8
+"#
+        )
+    };
+    let pool = sim_point(dir.path(), &text(""));
+    let bond = sim_point(dir.path(), &text("bonding = \"802.3ad\""));
+    let (p, b) = (
+        pool["aggregate_bytes_per_s"].as_f64().expect("pool"),
+        bond["aggregate_bytes_per_s"].as_f64().expect("bond"),
+    );
+    assert_eq!(pool["binding"], "mover client ports", "{pool}");
+    assert_eq!(bond["binding"], "mover client ports", "{bond}");
+    assert!((b / p - 1.75 / 4.0).abs() < 1e-6, "{b} / {p}");
+    let f = dir.path().join("s.toml");
+    std::fs::write(&f, text("bonding = \"lacp-ish\"")).expect("write");
+    let o = storlab(&["sim", f.to_str().expect("utf-8"), "--no-save"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("802.3ad"), "{}", stderr(&o));
+}

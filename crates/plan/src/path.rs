@@ -220,6 +220,20 @@ pub fn link_in_use(link: &LinkSpec, in_use: u32) -> LinkSpec {
     }
 }
 
+/// Expected links of an 802.3ad bond of `links` that carry traffic when
+/// `flows` connections hash onto it (docs/MODEL.md §3.11): each connection
+/// stays on one link, chosen by a hash of its addresses and ports, so the
+/// links used are the occupied bins of `flows` balls thrown into `links`
+/// bins: `L·(1 − (1 − 1/L)^f)`.
+pub fn bonded_links_in_use(links: u32, flows: u64) -> f64 {
+    let l = f64::from(links.max(1));
+    if flows == 0 {
+        return 0.0;
+    }
+    let f = i32::try_from(flows).unwrap_or(i32::MAX);
+    l * (1.0 - (1.0 - 1.0 / l).powi(f))
+}
+
 /// Bytes that cross the cache mirror per `written` bytes: a dual
 /// controller that mirrors its write-back cache sends every written byte to
 /// the partner before it acknowledges the write (docs/MODEL.md §3.9).
@@ -458,5 +472,17 @@ mod tests {
             "{:?}",
             p.parts
         );
+    }
+
+    #[test]
+    fn hashed_flows_use_fewer_bonded_links_than_a_perfect_pool() {
+        // 4 links: one flow uses 1, two flows 4·(1 − 0.75²) = 1.75, four
+        // 4·(1 − 0.75⁴) = 2.734375; many flows approach 4.
+        assert_eq!(bonded_links_in_use(4, 1), 1.0);
+        assert!((bonded_links_in_use(4, 2) - 1.75).abs() < 1e-12);
+        assert!((bonded_links_in_use(4, 4) - 2.734375).abs() < 1e-12);
+        assert!(bonded_links_in_use(4, 1000) > 3.999);
+        assert_eq!(bonded_links_in_use(1, 7), 1.0);
+        assert_eq!(bonded_links_in_use(4, 0), 0.0);
     }
 }

@@ -121,6 +121,9 @@ struct MoversSection {
     storage_ports: u32,
     rate: Option<Q>,
     cache: Option<Q>,
+    /// "802.3ad": the client ports are a bond that hashes each client's
+    /// connection onto one link; default: a perfect pool.
+    bonding: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -524,7 +527,7 @@ impl Scenario {
         }
     }
 
-    fn movers(&self, cat: &SimCatalog) -> Result<Option<Movers>, SimError> {
+    fn movers(&self, cat: &SimCatalog, clients: u32) -> Result<Option<Movers>, SimError> {
         Ok(match &self.parsed.movers {
             None => None,
             Some(m) => {
@@ -535,6 +538,24 @@ impl Scenario {
                     1_000_000,
                 )?;
                 let cp = self.count("movers.client_ports", m.client_ports, None, 1024)?;
+                // A bond hashes each client's connection onto one of its
+                // links: the links in use, not all of them, carry traffic.
+                let cp_used = match &m.bonding {
+                    None => f64::from(cp),
+                    Some(b) if b.get_ref() == "802.3ad" => storlab_plan::path::bonded_links_in_use(
+                        cp,
+                        u64::from(clients).div_ceil(u64::from(count)),
+                    ),
+                    Some(b) => {
+                        return Err(self.at(
+                            b,
+                            format!(
+                                "movers.bonding = \"{}\": write \"802.3ad\" (per-flow hashing) or leave it out (a perfect pool)",
+                                b.get_ref()
+                            ),
+                        ));
+                    }
+                };
                 let sp = self.count("movers.storage_ports", m.storage_ports, None, 1024)?;
                 Some(Movers {
                     count,
@@ -542,7 +563,7 @@ impl Scenario {
                         "movers.client_port",
                         &m.client_port,
                         cat,
-                    )? * f64::from(cp),
+                    )? * cp_used,
                     storage_side_bytes_per_s: self.link(
                         "movers.storage_port",
                         &m.storage_port,
@@ -913,7 +934,7 @@ impl Scenario {
                 .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
                 .as_secs_f64(),
         };
-        let movers = self.movers(cat)?;
+        let movers = self.movers(cat, clients)?;
         let (fs, lock_handoff_s, stripe_bytes, stripe_count) = self.filesystem()?;
 
         let workload = self.workload()?;
