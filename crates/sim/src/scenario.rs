@@ -85,6 +85,8 @@ struct ClientsSection {
     rate: Option<Q>,
     page_cache: Option<Q>,
     page_cache_rate: Option<Q>,
+    /// The page cache's policy; default the scenario's `cache_policy`.
+    cache_policy: Option<CachePolicy>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -121,6 +123,8 @@ struct MoversSection {
     storage_ports: u32,
     rate: Option<Q>,
     cache: Option<Q>,
+    /// The movers' read cache policy; default the scenario's.
+    cache_policy: Option<CachePolicy>,
     /// "802.3ad": the client ports are a bond that hashes each client's
     /// connection onto one link; default: a perfect pool.
     bonding: Option<Spanned<String>>,
@@ -154,6 +158,8 @@ struct ArraySection {
     drive: Option<Spanned<String>>,
     /// A RAID controller from plan's catalog: plan's model of it applies.
     controller: Option<Spanned<String>>,
+    /// The array cache's policy; default the scenario's.
+    cache_policy: Option<CachePolicy>,
     /// LUNs the clients' data spreads over (per-LUN rates, paths in use).
     #[serde(default = "one_u32")]
     luns: u32,
@@ -292,7 +298,13 @@ pub struct Resolved {
     pub name: String,
     pub description: String,
     pub seed: u64,
+    /// The scenario's default cache policy.
     pub cache_policy: CachePolicy,
+    /// Each cache's own policy (a page cache in front of a scan-resistant
+    /// array cache), defaulting to `cache_policy`.
+    pub page_cache_policy: CachePolicy,
+    pub mover_cache_policy: CachePolicy,
+    pub array_cache_policy: CachePolicy,
     pub clients: u32,
     /// One client's NIC, bytes/s.
     pub client_nic_bytes_per_s: f64,
@@ -949,6 +961,13 @@ impl Scenario {
             description: p.description.clone(),
             seed: p.seed,
             cache_policy: p.cache_policy,
+            page_cache_policy: c.cache_policy.unwrap_or(p.cache_policy),
+            mover_cache_policy: p
+                .movers
+                .as_ref()
+                .and_then(|m| m.cache_policy)
+                .unwrap_or(p.cache_policy),
+            array_cache_policy: p.array.cache_policy.unwrap_or(p.cache_policy),
             clients,
             client_nic_bytes_per_s: client_nic,
             client_rate_bytes_per_s: client_rate,
