@@ -125,6 +125,11 @@ struct MoversSection {
     cache: Option<Q>,
     /// The movers' read cache policy; default the scenario's.
     cache_policy: Option<CachePolicy>,
+    /// Each mover serves only its own targets (a Lustre OSS its OSTs):
+    /// array a is behind mover a mod count, and a request goes through the
+    /// mover of the array its data is on. Default: a client uses one mover.
+    #[serde(default)]
+    own_targets: bool,
     /// "802.3ad": the client ports are a bond that hashes each client's
     /// connection onto one link; default: a perfect pool.
     bonding: Option<Spanned<String>>,
@@ -253,6 +258,8 @@ pub struct Movers {
     /// What one mover itself can move (CPU, memory), bytes/s.
     pub rate_bytes_per_s: Option<f64>,
     pub cache_bytes: u64,
+    /// Movers own their targets: the data path follows the data's array.
+    pub own_targets: bool,
 }
 
 /// A storage array or RAID controller with its drives.
@@ -592,6 +599,7 @@ impl Scenario {
                         .map(|q| self.size("movers.cache", q))
                         .transpose()?
                         .unwrap_or(0),
+                    own_targets: m.own_targets,
                 })
             }
         })
