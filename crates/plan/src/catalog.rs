@@ -141,6 +141,10 @@ pub struct ControllerEntry {
     pub max_write: Option<Rate>,
     /// What sets the write-path limit, for the explanation.
     pub write_limit_by: Option<String>,
+    /// Parity is computed on the controller (RAID-on-chip / RAID processor),
+    /// not by the host.
+    #[serde(default)]
+    pub parity_on_controller: bool,
     /// Cache memory bandwidth (all traffic through it), when published.
     pub memory_bandwidth: Option<Rate>,
     /// One LUN's read-ahead rate (per-volume prefetch), when measured or published.
@@ -606,6 +610,7 @@ impl Catalog {
             max_write_bytes_per_s: e.max_write.map(|r| r.0),
             write_limit_by: e.write_limit_by.clone(),
             memory_bytes_per_s: e.memory_bandwidth.map(|r| r.0),
+            parity_on_controller: e.parity_on_controller,
             lun_read_bytes_per_s: e.lun_read.map(|r| r.0),
             lun_write_bytes_per_s: e.lun_write.map(|r| r.0),
             luns: 1,

@@ -246,6 +246,13 @@ pub struct ControllerSpec {
     /// to the partner: every written byte crosses it once more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mirror: Option<LinkSpec>,
+    /// The controller computes parity itself (a RAID-on-chip or RAID
+    /// processor with its cache memory), as opposed to an HBA whose host
+    /// does it: its write path for parity RAID then has a limit of its
+    /// own, unknown unless `max_write`, `parity_rate` or `memory_bandwidth`
+    /// is published ([`crate::path::unknowns`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parity_on_controller: bool,
     /// One LUN's (volume's) read-ahead rate, bytes/s: a controller
     /// prefetches for each LUN at its own pace (docs/MODEL.md §3.10).
     #[serde(default, skip_serializing_if = "Option::is_none")]

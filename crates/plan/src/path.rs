@@ -18,7 +18,7 @@
 use crate::PlanError;
 use crate::hardware::Hardware;
 use crate::hardware::{ControllerSpec, LinkSpec};
-use crate::layout::Layout;
+use crate::layout::{GroupLevel, Layout};
 use crate::perf::{PartKind, Workload, controller_only, part_name, quick};
 use serde::Serialize;
 
@@ -98,7 +98,7 @@ pub fn path_limits(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<PathL
         host_link,
         units: if w.pattern.is_random() { geo.drives } else { 1 },
         latency_s: q.latency_s,
-        unknowns: unknowns(hw, w),
+        unknowns: unknowns(layout, hw, w),
     })
 }
 
@@ -266,13 +266,33 @@ pub fn memory_crossings(
 }
 
 /// The parts on the path that could bind `w` but have no published limit:
-/// today a controller write path whose mechanism the catalog names
-/// (`write_limit_by`: a mirrored write cache, a RAID-on-chip's cache
-/// memory) without a figure (`max_write`). Each line says what is missing
-/// and how to supply it.
-pub fn unknowns(hw: &Hardware, w: &Workload) -> Vec<String> {
+/// a RAID-on-chip's write path for parity RAID (`parity_on_controller`)
+/// without `max_write`, `parity_rate` or `memory_bandwidth`, and a
+/// controller write path whose mechanism the catalog names
+/// (`write_limit_by`: a mirrored write cache) without a figure. Each line
+/// says what is missing and how to supply it.
+pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
     let c = &hw.controller;
     let mut out = Vec::new();
+    // A RAID-on-chip computing parity moves each written byte through its
+    // cache memory several times (§3.9); without any published figure for
+    // that path its limit is unknown.
+    let parity = matches!(layout.level, GroupLevel::R5 | GroupLevel::R6);
+    if parity
+        && c.parity_on_controller
+        && w.pattern.read_fraction() < 1.0
+        && c.max_write_bytes_per_s.is_none()
+        && c.parity_bytes_per_s.is_none()
+        && c.memory_bytes_per_s.is_none()
+    {
+        out.push(format!(
+            "the controller's write path (parity on the RAID-on-chip, through its cache memory) is not modelled: \
+             no published figure for {}; calibrate it with `plan calibrate` from one run, or give \
+             --controller-max-write or --controller-memory",
+            c.name
+        ));
+        return out;
+    }
     if w.pattern.read_fraction() < 1.0
         && c.max_write_bytes_per_s.is_none()
         && c.mirror.is_none()
@@ -484,5 +504,36 @@ mod tests {
         assert!(bonded_links_in_use(4, 1000) > 3.999);
         assert_eq!(bonded_links_in_use(1, 7), 1.0);
         assert_eq!(bonded_links_in_use(4, 0), 0.0);
+    }
+
+    #[test]
+    fn a_raid_on_chip_parity_write_without_a_figure_is_an_unknown() {
+        // PERC 6/E (LSI SAS1078): a published read path, no write figure.
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let seq = |l: &str, p| {
+            let l: Layout = l.parse().unwrap();
+            predict(&l, &h, &Workload::new(p, 1 << 20)).unwrap()
+        };
+        let w5 = seq("R5/8", Pattern::SeqWrite);
+        assert!(w5.bound, "{w5:?}");
+        assert!(w5.unknowns[0].contains("RAID-on-chip"), "{:?}", w5.unknowns);
+        assert!(seq("R6/8", Pattern::RandWrite).bound);
+        // No parity, or no writes: nothing unknown on this path.
+        assert!(!seq("R10/2/8", Pattern::SeqWrite).bound);
+        assert!(!seq("R5/8", Pattern::SeqRead).bound);
+        // An HBA whose host computes parity (Linux md): not this unknown.
+        let md = hw("hba-9300-8i-md", "cheetah-15k5-300gb");
+        let l: Layout = "R6/8".parse().unwrap();
+        assert!(
+            !predict(&l, &md, &Workload::new(Pattern::SeqWrite, 1 << 20))
+                .unwrap()
+                .bound
+        );
+        // A published memory bandwidth models the path (§3.9).
+        let mut known = h.clone();
+        known.controller.memory_bytes_per_s = Some(2e9);
+        let l: Layout = "R5/8".parse().unwrap();
+        let k = predict(&l, &known, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(!k.bound, "{k:?}");
     }
 }

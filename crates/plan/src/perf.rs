@@ -915,7 +915,7 @@ pub fn predict_geo(
 ) -> Result<Prediction, PlanError> {
     let q = quick(layout, geo, hw, w)?;
     let s = w.request_bytes as f64;
-    let unknowns = crate::path::unknowns(hw, w);
+    let unknowns = crate::path::unknowns(layout, hw, w);
     let parts = q.parts[..q.len]
         .iter()
         .map(|&(kind, iops)| Part {
@@ -999,6 +999,7 @@ mod tests {
                 max_write_bytes_per_s: None,
                 write_limit_by: None,
                 memory_bytes_per_s: None,
+                parity_on_controller: false,
                 mirror: None,
                 lun_read_bytes_per_s: None,
                 lun_write_bytes_per_s: None,

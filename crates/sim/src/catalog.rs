@@ -159,6 +159,7 @@ pub fn transparent_controller() -> ControllerSpec {
         max_write_bytes_per_s: None,
         write_limit_by: None,
         memory_bytes_per_s: None,
+        parity_on_controller: false,
         mirror: None,
         lun_read_bytes_per_s: None,
         lun_write_bytes_per_s: None,
