@@ -454,6 +454,11 @@ impl Calibration {
         if let Some(m) = like.max_drives {
             out.push_str(&format!("max_drives = {m}\n"));
         }
+        if like.parity_on_controller {
+            // Still a RAID-on-chip: without a measured write figure its
+            // parity writes stay upper bounds.
+            out.push_str("parity_on_controller = true\n");
+        }
         out.push_str(&format!("source = \"{}\"\n", q(&source)));
         out
     }
@@ -713,6 +718,8 @@ mod tests {
         assert_eq!(k.max_iops.map(f64::round), c.read.iops.map(f64::round));
         assert_eq!(k.backend, like.backend);
         assert!(text.contains("lower bounds"), "{text}");
+        // Still a RAID-on-chip, like the model it was measured as.
+        assert!(k.parity_on_controller && like.parity_on_controller);
     }
 
     #[test]
