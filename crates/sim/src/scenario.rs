@@ -735,33 +735,8 @@ impl Scenario {
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
         }
-        let mut ctrl = a
-            .controller
-            .as_ref()
-            .map(|name| {
-                cat.controller(name.get_ref())
-                    .map_err(|e| self.at(name, format!("array.controller: {e}")))
-            })
-            .transpose()?;
         let luns = self.count("array.luns", a.luns, None, 100_000)?;
-        let lun_read = a
-            .lun_read_rate
-            .as_ref()
-            .map(|q| self.rate("array.lun_read_rate", q))
-            .transpose()?;
-        let lun_write = a
-            .lun_write_rate
-            .as_ref()
-            .map(|q| self.rate("array.lun_write_rate", q))
-            .transpose()?;
-        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some()) {
-            ctrl = Some(crate::catalog::transparent_controller());
-        }
-        if let Some(c) = ctrl.as_mut() {
-            c.luns = luns;
-            c.lun_read_bytes_per_s = lun_read.or(c.lun_read_bytes_per_s);
-            c.lun_write_bytes_per_s = lun_write.or(c.lun_write_bytes_per_s);
-        }
+        let ctrl = self.array_controller(a, cat, luns)?;
         let raid = match (&a.raid, &a.drive) {
             (Some(r), Some(d)) => Some((r, d)),
             (Some(r), None) => {
@@ -866,6 +841,43 @@ impl Scenario {
             backend_units,
             unknowns: path.unknowns,
         })
+    }
+
+    /// The array's catalog controller with the scenario's per-LUN figures
+    /// (a transparent controller when only those are given).
+    fn array_controller(
+        &self,
+        a: &ArraySection,
+        cat: &SimCatalog,
+        luns: u32,
+    ) -> Result<Option<storlab_plan::hardware::ControllerSpec>, SimError> {
+        let mut ctrl = a
+            .controller
+            .as_ref()
+            .map(|name| {
+                cat.controller(name.get_ref())
+                    .map_err(|e| self.at(name, format!("array.controller: {e}")))
+            })
+            .transpose()?;
+        let lun_read = a
+            .lun_read_rate
+            .as_ref()
+            .map(|q| self.rate("array.lun_read_rate", q))
+            .transpose()?;
+        let lun_write = a
+            .lun_write_rate
+            .as_ref()
+            .map(|q| self.rate("array.lun_write_rate", q))
+            .transpose()?;
+        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some()) {
+            ctrl = Some(crate::catalog::transparent_controller());
+        }
+        if let Some(c) = ctrl.as_mut() {
+            c.luns = luns;
+            c.lun_read_bytes_per_s = lun_read.or(c.lun_read_bytes_per_s);
+            c.lun_write_bytes_per_s = lun_write.or(c.lun_write_bytes_per_s);
+        }
+        Ok(ctrl)
     }
 
     /// The share of the array's `ports` that carry traffic with its LUN
