@@ -231,6 +231,16 @@ fn an_array_without_port_or_controller_is_refused_with_the_fix() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("array.port") && e.contains("controller"), "{e}");
+    // `ports` without `port` would be ignored: refused instead.
+    std::fs::write(
+        &f,
+        "[clients]\ncount = 1\nnic = \"fc4\"\n[array]\ncontroller = \"perc-6e\"\nports = 2\nbackend = \"400MB/s\"\n\
+         [workload]\npattern = \"read\"\nbs = \"1MiB\"\nfile_size = \"1GiB\"\n",
+    )
+    .expect("write");
+    let o = storlab(&["sim", f.to_str().expect("utf-8"), "--no-save"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("array.ports"), "{}", stderr(&o));
 }
 
 #[test]

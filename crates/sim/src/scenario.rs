@@ -770,6 +770,12 @@ impl Scenario {
         let host_lanes = ctrl.as_ref().map_or(1, |c| c.host.lanes);
         let (ports_rate, port_count) = match (&a.port, path.host_link) {
             (Some(q), _) => (self.link("array.port", q, cat)? * f64::from(ports), ports),
+            (None, Some(_)) if ports != 1 => {
+                return Err(self.invalid(
+                    "array.ports",
+                    "counts the ports of array.port; without port the controller's host link is the ports (give port = \"fc8\" with ports, or leave ports out)".into(),
+                ));
+            }
             (None, Some(h)) => (h, host_lanes),
             (None, None) => {
                 return Err(self.invalid(
