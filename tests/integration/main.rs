@@ -12,6 +12,7 @@ mod engine_depth;
 mod fiohabits;
 mod honest;
 mod inspect;
+mod model;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;
