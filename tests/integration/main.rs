@@ -11,6 +11,7 @@ mod compare;
 mod fiohabits;
 mod honest;
 mod inspect;
+mod md;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;

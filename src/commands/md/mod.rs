@@ -66,10 +66,10 @@ pub struct MdCommand {
     #[arg(short = 'n', value_name = "N")]
     pub items: Option<u64>,
     /// With -n: files only (mdtest's -F)
-    #[arg(short = 'F', requires = "items", conflicts_with = "dirs_only")]
+    #[arg(short = 'F', conflicts_with = "dirs_only")]
     pub files_only: bool,
     /// With -n: directories only (mdtest's -D)
-    #[arg(short = 'D', requires = "items")]
+    #[arg(short = 'D')]
     pub dirs_only: bool,
     /// Levels of directories below the top of the tree (mdtest's -z)
     #[arg(long, short = 'z', value_name = "L", default_value_t = 0)]
@@ -137,6 +137,11 @@ fn parse_stonewall(s: &str) -> Result<Duration, String> {
 impl MdCommand {
     /// The job the flags describe (checked).
     pub fn spec(&self) -> Result<(MdSpec, storlab_md::Tree)> {
+        if (self.files_only || self.dirs_only) && self.items.is_none() {
+            anyhow::bail!(
+                "-F and -D go with -n N (mdtest's items per rank): give -n N, or --files N / --dirs N alone"
+            );
+        }
         let (files, dirs) = match self.items {
             Some(n) if self.files_only => (n, 0),
             Some(n) if self.dirs_only => (0, n),

@@ -87,7 +87,10 @@ pub fn render(r: &BenchReport) -> String {
             m.branch,
             m.tree_dirs,
             if m.write_bytes > 0 {
-                format!(", {} written per file", storlab_types::format_bytes(m.write_bytes))
+                format!(
+                    ", {} written per file",
+                    storlab_types::format_bytes(m.write_bytes)
+                )
             } else {
                 String::new()
             },
