@@ -12,6 +12,8 @@ mod fiohabits;
 mod honest;
 mod inspect;
 mod md;
+#[cfg(feature = "mpi")]
+mod md_mpi;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;

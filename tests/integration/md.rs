@@ -192,6 +192,7 @@ fn mdtest_spellings_and_long_options_describe_the_same_job() {
             "-T",
             "-E",
             "-r",
+            "-U",
             "-N",
             "1",
             "-W",
@@ -215,7 +216,7 @@ fn mdtest_spellings_and_long_options_describe_the_same_job() {
             "--read-bytes",
             "50",
             "--ops",
-            "delete,read,stat,create",
+            "delete,read,rename,stat,create",
             "--rank-shift",
             "1",
             "--stonewall",
@@ -242,7 +243,7 @@ fn mdtest_spellings_and_long_options_describe_the_same_job() {
     assert_eq!(m["read_bytes"], 50);
     assert_eq!(m["rank_shift"], 1);
     assert_eq!(m["stonewall_ns"], 30_000_000_000u64);
-    assert_eq!(params(&a).len(), 4);
+    assert_eq!(params(&a).len(), 5);
     // -n without -F or -D: files and directories.
     let both = md(d.path(), &["-n", "10", "-C", "--no-save", "--json"]);
     let v = json(&both);

@@ -10,6 +10,8 @@
 //! finishes), everything removed (unless `--keep`), then the table or JSON.
 //! `record` turns the ranks' figures into the stored phase, `table` prints.
 
+#[cfg(feature = "mpi")]
+mod mpi;
 mod record;
 mod table;
 
@@ -30,7 +32,7 @@ mdtest's options are accepted where they map cleanly: -n N (items per rank:
 N files and N directories; with -F files only, with -D directories only),
 -z DEPTH, -b BRANCH, -u (a directory per rank), -w BYTES (written to each
 file), -e BYTES (read from each file), -C/-T/-E/-r (create/stat/read/remove
-only; together, each of them), -N SHIFT (stat and read the items of rank
+only; together, each of them), -U (add the rename phase), -N SHIFT (stat and read the items of rank
 r+SHIFT, defeating client caches under MPI), -W SECONDS (stonewall the
 create phase) and -d DIR (the TARGET).
 
@@ -106,6 +108,9 @@ pub struct MdCommand {
     /// Remove only (mdtest's -r)
     #[arg(short = 'r')]
     pub remove_only: bool,
+    /// Add the rename phase (mdtest's -U)
+    #[arg(short = 'U', conflicts_with = "ops")]
+    pub rename: bool,
     /// Stat and read the items of rank (r + SHIFT) mod ranks (mdtest's -N)
     #[arg(long, short = 'N', value_name = "SHIFT", default_value_t = 0)]
     pub rank_shift: u32,
@@ -166,6 +171,9 @@ impl MdCommand {
         } else {
             vec![Op::Create, Op::Stat, Op::Delete]
         };
+        if self.rename {
+            ops.push(Op::Rename);
+        }
         ops.sort_unstable();
         ops.dedup();
         let write_bytes = self.size.unwrap_or(0);
@@ -285,8 +293,8 @@ fn mpi_launch(_: MdCommand, _: MdSpec, _: storlab_md::Tree) -> Result<Outcome> {
 }
 
 #[cfg(feature = "mpi")]
-fn mpi_launch(_: MdCommand, _: MdSpec, _: storlab_md::Tree) -> Result<Outcome> {
-    anyhow::bail!("storlab md under MPI is not implemented yet: run one process")
+fn mpi_launch(cmd: MdCommand, spec: MdSpec, tree: storlab_md::Tree) -> Result<Outcome> {
+    mpi::execute(cmd, spec, tree)
 }
 
 /// Remove storlab's own directory and everything the run made in it.
