@@ -214,6 +214,7 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
             ));
         }
     };
+    let header = made.as_ref().map(|m| header(m.1.clone(), sync.size));
     let control = Arc::new(Control::new());
     let quiet = cmd.run.quiet || !sync.root();
     let watcher = Watcher::start(Arc::clone(&control), signals.clone(), spec, quiet);
@@ -230,7 +231,7 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
     watcher.stop();
     let stopped = sync.any(control.stop_reason().is_some());
     sync.barrier();
-    let Some((dir, info, mut sink)) = made else {
+    let (Some((dir, _, mut sink)), Some(header)) = (made, header) else {
         return Ok(Outcome::Ok);
     };
     let keep = cmd.run.keep && !stopped;
@@ -238,7 +239,6 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
         remove_run_dir(&dir);
     }
     let ran = result.map_err(|e| Stop::Report(e.into()))?;
-    let header = header(info, sync.size);
     let mut report = finish(header, phases, &ran, &control, keep);
     if stopped && report.stop_reason.is_none() {
         report.interrupted = true;

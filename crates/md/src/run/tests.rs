@@ -340,10 +340,11 @@ fn with_four_ranks_a_rank_shift_stats_the_next_ranks_files_and_their_counts() {
         // Deletes stay with the rank's own files.
         assert_eq!(by_name(phases, "file-delete").items(), made[r]);
     }
-    // Every stat of rank r's thread went to rank r+1's tree and names.
+    // Rank r's tree was statted exactly as often as rank r made files,
+    // always under rank r's names (by rank r-1).
     let stats = fs.ops("stat");
     assert_eq!(stats.len() as u64, made.iter().sum::<u64>());
-    for r in 0..4 {
+    for (r, &want) in made.iter().enumerate() {
         let n = stats
             .iter()
             .filter(|p| p.starts_with(format!("/m/rank.{r}")))
@@ -352,7 +353,7 @@ fn with_four_ranks_a_rank_shift_stats_the_next_ranks_files_and_their_counts() {
                 assert!(name.starts_with(&format!("file.{r}.")), "{}", p.display());
             })
             .count() as u64;
-        assert_eq!(n, made[r]);
+        assert_eq!(n, want);
     }
     assert!(
         fs.entries
