@@ -830,6 +830,25 @@ mod tests {
     }
 
     #[test]
+    fn own_run_dir_makes_a_fresh_subdirectory_and_refuses_files_and_dev() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, info) = own_run_dir(d.path()).unwrap();
+        let (b, _) = own_run_dir(d.path()).unwrap();
+        let pid = std::process::id();
+        assert_eq!(a, d.path().join(format!("storlab.{pid}.0")));
+        assert_eq!(b, d.path().join(format!("storlab.{pid}.1")));
+        assert!(a.is_dir() && b.is_dir());
+        assert!(info.created_by_storlab);
+        assert_eq!(info.kind, "directory");
+        let f = d.path().join("f");
+        fs::write(&f, b"x").unwrap();
+        let e = own_run_dir(&f).unwrap_err().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+        let e = own_run_dir(Path::new("/dev")).unwrap_err().to_string();
+        assert!(e.contains("/dev"), "{e}");
+    }
+
+    #[test]
     fn host_facts_are_filled() {
         let h = host_info();
         assert!(!h.kernel.is_empty());
