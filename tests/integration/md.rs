@@ -336,6 +336,15 @@ fn a_stonewalled_create_is_followed_by_as_many_stats_and_deletes_never_enoent() 
 
 #[test]
 fn ctrl_c_stops_promptly_keeps_what_was_measured_and_removes_everything() {
+    interrupt_keeps_results_and_removes_everything(libc::SIGINT, "Ctrl-C");
+}
+
+#[test]
+fn sigterm_stops_md_the_same_way() {
+    interrupt_keeps_results_and_removes_everything(libc::SIGTERM, "SIGTERM");
+}
+
+fn interrupt_keeps_results_and_removes_everything(signal: i32, named: &str) {
     let d = shm_dir();
     let db = d.path().join("r.db");
     let target = d.path().join("t");
@@ -369,7 +378,7 @@ fn ctrl_c_stops_promptly_keeps_what_was_measured_and_removes_everything() {
     };
     let t = Instant::now();
     // SAFETY: kill with a valid pid of our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().unwrap();
     assert!(
         t.elapsed() < Duration::from_secs(10),
@@ -379,7 +388,7 @@ fn ctrl_c_stops_promptly_keeps_what_was_measured_and_removes_everything() {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["interrupted"], true);
-    assert!(v["stop_reason"].as_str().unwrap().contains("Ctrl-C"));
+    assert!(v["stop_reason"].as_str().unwrap().contains(named));
     let create = phase(&v, "file-create");
     assert_eq!(create["interrupted"], true);
     assert!(create["total"]["ops"].as_u64().unwrap() > 1000);
