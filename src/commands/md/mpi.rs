@@ -214,7 +214,7 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
             ));
         }
     };
-    let header = made.as_ref().map(|m| header(m.1.clone(), sync.size));
+    let header = made.as_ref().map(|m| header(m.1.clone()));
     let control = Arc::new(Control::new());
     let quiet = cmd.run.quiet || !sync.root();
     let watcher = Watcher::start(Arc::clone(&control), signals.clone(), spec, quiet);
@@ -266,7 +266,7 @@ fn prepare(
     Ok((dir, info, sink))
 }
 
-fn header(info: storlab_types::TargetInfo, ranks: u32) -> BenchReport {
+fn header(info: storlab_types::TargetInfo) -> BenchReport {
     let mut host = storlab_bench::host_info();
     if let Ok(c) = crate::commands::config::get()
         && let Some(label) = &c.host
@@ -287,7 +287,8 @@ fn header(info: storlab_types::TargetInfo, ranks: u32) -> BenchReport {
         host,
         target: info,
         phases: Vec::new(),
-        warnings: vec![format!("{ranks} MPI ranks; host facts are rank 0's")],
+        // The table and each phase's `numjobs` say how many ranks ran.
+        warnings: Vec::new(),
         monitor: None,
         repeat: None,
     }
