@@ -178,7 +178,7 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
         ));
     }
     // Rank 0 checks the outputs, opens the store, makes the directory.
-    let mut made: Option<(PathBuf, storlab_types::TargetInfo, super::Sink)> = None;
+    let mut made: Option<(PathBuf, BenchReport, super::Sink)> = None;
     let mut why = String::new();
     if sync.root() {
         match prepare(cmd, &target) {
@@ -214,7 +214,6 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
             ));
         }
     };
-    let header = made.as_ref().map(|m| header(m.1.clone()));
     let control = Arc::new(Control::new());
     let quiet = cmd.run.quiet || !sync.root();
     let watcher = Watcher::start(Arc::clone(&control), signals.clone(), spec, quiet);
@@ -231,7 +230,7 @@ fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Ou
     watcher.stop();
     let stopped = sync.any(control.stop_reason().is_some());
     sync.barrier();
-    let (Some((dir, _, mut sink)), Some(header)) = (made, header) else {
+    let Some((dir, header, mut sink)) = made else {
         return Ok(Outcome::Ok);
     };
     let keep = cmd.run.keep && !stopped;
@@ -255,15 +254,18 @@ fn report(sync: &MpiSync, e: anyhow::Error) -> Stop {
     }
 }
 
-/// Rank 0's part before anything runs: paths, store, storlab's directory.
-fn prepare(
-    cmd: &MdCommand,
-    target: &Path,
-) -> Result<(PathBuf, storlab_types::TargetInfo, super::Sink)> {
+/// Rank 0's part before anything runs: paths, store, storlab's directory,
+/// the run's header saved.
+fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, BenchReport, super::Sink)> {
     crate::commands::bench::check_paths(Some(target), &cmd.run)?;
-    let sink = crate::commands::bench::open_sink_tagged(&cmd.run, &[])?;
+    let mut sink = crate::commands::bench::open_sink_tagged(&cmd.run, &[])?;
     let (dir, info) = storlab_bench::own_run_dir(target)?;
-    Ok((dir, info, sink))
+    let header = header(info);
+    if let Err(e) = sink.begin("md", &header) {
+        remove_run_dir(&dir);
+        return Err(e);
+    }
+    Ok((dir, header, sink))
 }
 
 fn header(info: storlab_types::TargetInfo) -> BenchReport {
