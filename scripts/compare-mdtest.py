@@ -18,7 +18,10 @@ figures are each tool's own aggregate rate: mdtest's SUMMARY mean (items /
 rank 0's barrier-to-barrier time) and storlab's `total.iops` (items / the
 window from the ranks' common start to the last one done). The runs
 alternate, storlab first in odd rounds and mdtest first in even ones, so a
-drift of the machine falls on both.
+drift of the machine falls on both, and each run starts after a `sync`:
+on ext4 the journal and the freed inodes of the previous run's deletes
+are otherwise paid by whichever run comes next (unsynced, the tool that
+ran second was up to 1.5x faster or slower depending on the order).
 
 Prints every run, then per configuration and operation the medians and the
 ratio with its spread (min-max of the per-round ratios). Needs a release
@@ -32,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -115,6 +119,7 @@ def compare(args, fs, d, results):
                 if i % 2:
                     order.reverse()
                 for name, f in order:
+                    os.sync()
                     pair[name] = f(args, d, ranks, unique)
                 rows.append(pair)
                 print(f"{fs} np={ranks} {key[2]} round {i + 1}: " + "  ".join(
@@ -132,6 +137,8 @@ def main():
     ap.add_argument("--storlab", default="target/release/storlab")
     ap.add_argument("--mdtest", default="/work/peers-build/src/mdtest")
     args = ap.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so the loop device is unmounted and detached.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.ranks = [int(x) for x in args.ranks.split(",")]
     args.dirs = [x == "unique" for x in args.dirs.split(",")]
     results = {}
