@@ -8,6 +8,7 @@ mod campaign;
 mod cli;
 mod cluster_flags;
 mod compare;
+mod engine_depth;
 mod fiohabits;
 mod honest;
 mod inspect;
@@ -17,10 +18,18 @@ mod md_mpi;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_agree;
 mod plan;
 mod reports;
 mod safety;
+mod safety_devices;
+mod safety_inputs;
+mod safety_monitor;
+mod safety_outputs;
+mod safety_tune_campaign;
 mod sim;
 mod store;
 mod sweep;
+mod trace;
 mod util;

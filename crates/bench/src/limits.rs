@@ -9,7 +9,7 @@
 //!
 //! The buffers are also real memory (they are filled with data, so every
 //! page is touched): jobs whose buffers do not fit the memory available
-//! (`MemAvailable`, and a cgroup v2 `memory.max` when one is set) are
+//! (`MemAvailable`, and a cgroup v1 or v2 memory limit when one is set) are
 //! refused too, instead of being killed by the OOM killer part-way with
 //! their scratch files left behind.
 
@@ -133,22 +133,12 @@ pub(crate) fn check_with(
     Ok(())
 }
 
-/// Memory free for this process: `MemAvailable`, or less when a cgroup v2
-/// limit (`memory.max` − `memory.current` of this process's cgroup) is
-/// tighter.
+/// Memory free for this process: `MemAvailable`, or less when a cgroup
+/// limit (v1 `memory.limit_in_bytes` or v2 `memory.max`, minus usage, the
+/// tightest up the hierarchy: `storlab_host::cgroup`) is tighter.
 fn available_memory() -> Option<u64> {
     let mem = storlab_host::meminfo("MemAvailable");
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup")
-        .ok()
-        .and_then(|t| {
-            let rel = t.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();
-            let dir = format!("/sys/fs/cgroup{}", rel.trim());
-            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
-            let max: u64 = read("memory.max")?.trim().parse().ok()?; // "max" = none
-            let cur: u64 = read("memory.current")?.trim().parse().ok()?;
-            Some(max.saturating_sub(cur))
-        });
-    match (mem, cgroup) {
+    match (mem, storlab_host::cgroup::memory_headroom()) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }

@@ -119,6 +119,19 @@ fn run_phases(
         }
         control.begin_phase(index);
         let share = sync.map_or_else(|| Share::alone(p), |s| s.share(index, p));
+        // Jobs that would use files that were not prepared (processes that
+        // planned different job counts) stop every process, never index
+        // past the file list.
+        let fits = share_fits(job, p, &share);
+        if let Err(why) = &fits {
+            outcome.stop_reason = Some(why.clone());
+        }
+        if !agree(fits.is_ok()) {
+            outcome.stop_reason.get_or_insert_with(|| {
+                "another process's jobs do not match the files prepared for them".into()
+            });
+            break;
+        }
         let files = phase_files(job, p, &share);
         let region = region_bytes(job, p, &share);
         // Lay out before reading (never read holes) and before any verify;
@@ -233,6 +246,23 @@ fn describe_io_error(what: &str, e: &io::Error) -> String {
     } else {
         format!("error while {what}: {e}")
     }
+}
+
+/// Whether this process's jobs of phase `p`, and every process's (which
+/// the layout bookkeeping touches), have their files in `job`.
+fn share_fits(job: &ResolvedJob, p: &PhaseParams, share: &Share) -> Result<(), String> {
+    let have = job.target.files.len() as u64;
+    let end = u64::from(share.first_job) + u64::from(p.numjobs);
+    let total = u64::from(share.total_jobs);
+    let files = if job.target.shared { 1 } else { total };
+    if end > total || files > have {
+        return Err(format!(
+            "phase {}: this process's jobs ({} from job {}, of {total} in all) do not match the \
+             {have} file(s) prepared: were the processes started with different --numjobs?",
+            p.name, p.numjobs, share.first_job
+        ));
+    }
+    Ok(())
 }
 
 /// Indices into `job.target.files` that phase `p` touches (this process's).
@@ -504,23 +534,12 @@ fn depth_report(
     };
     let low = achieved < 0.95 * requested as f64;
     let instant_engine = p.engine == storlab_types::EngineKind::Null && p.null_latency_ns == 0;
-    // A rate cap or think time keeps the depth low on purpose.
-    let paced = p.rate_iops > 0 || p.thinktime_ns > 0;
-    let warning = (low && !paced && !instant_engine).then(|| {
-        if requested as f64 <= p.numjobs as f64 {
-            format!(
-                "{achieved:.2} of {requested} I/Os in flight on average: the workers spent {:.0} % of the window \
-                 between I/Os (storlab's per-I/O CPU cost is significant against this latency; the device was idle that long)",
-                100.0 * (1.0 - achieved / requested as f64)
-            )
-        } else {
-            format!(
-                "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): resubmitting after a burst of \
-                 completions takes a system call per I/O; --numjobs spreads the depth over threads \
-                 (latency counts from the submitting call, so this wait is not in it; fio's lat includes it)",
-                100.0 * achieved / requested as f64
-            )
-        }
+    let warning = (low && !instant_engine).then(|| {
+        format!(
+            "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): {}",
+            100.0 * achieved / requested as f64,
+            worker::depth_cause(p, outs)
+        )
     });
     (Some(report), warning)
 }
@@ -1013,4 +1032,84 @@ fn merge_verify(a: Option<VerifyResult>, b: VerifyResult) -> VerifyResult {
         }
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SafetyOptions, prepare, resolve_phase, spec_from_pairs};
+
+    /// A process of a multi-process run whose place among the jobs is
+    /// fixed (everything else agreed at once).
+    struct Fixed(Share);
+
+    impl PhaseSync for Fixed {
+        fn share(&self, _: usize, _: &PhaseParams) -> Share {
+            self.0
+        }
+        fn agree(&self, ok: bool) -> bool {
+            ok
+        }
+        fn start(&self, local_error: bool) -> Option<Instant> {
+            (!local_error).then(Instant::now)
+        }
+        fn tick(&self, _: &Control, _: Instant, local_done: bool) -> bool {
+            !local_done
+        }
+        fn written_extents(&self, _: &[(u32, u64)], _: u32) -> Option<Vec<u64>> {
+            None
+        }
+    }
+
+    fn phase(numjobs: &str) -> PhaseParams {
+        let spec = spec_from_pairs([
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("engine", "null"),
+            ("cache", "cold"),
+            ("numjobs", numjobs),
+        ])
+        .unwrap();
+        resolve_phase(&spec, 0).unwrap()
+    }
+
+    /// Rank 1 of two started with `--numjobs 2` where rank 0 (which made
+    /// the files: 2 ranks × 1 job) had `--numjobs 1`: its jobs 2..4 have no
+    /// files. That indexed past the file list (a panic, and the other
+    /// rank waited for ever); now the run stops with the reason.
+    #[test]
+    fn jobs_past_the_prepared_files_stop_the_run_instead_of_panicking() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut job =
+            prepare(Some(dir.path()), vec![phase("2")], SafetyOptions::default()).unwrap();
+        assert_eq!(job.target.files.len(), 2);
+        job.phases = vec![phase("2")];
+        let sync = Fixed(Share {
+            first_job: 2,
+            total_jobs: 4,
+            slice: 1,
+            slices: 2,
+        });
+        let control = Control::new(2);
+        let out = run_synced(&job, &control, &sync, |_| {});
+        job.target.cleanup();
+        assert!(out.phases.is_empty(), "no phase ran");
+        let why = out.stop_reason.unwrap_or_default();
+        assert!(why.contains("different --numjobs"), "{why}");
+        // The same process in its place (jobs 1..2 of 2) runs.
+        let mut job =
+            prepare(Some(dir.path()), vec![phase("2")], SafetyOptions::default()).unwrap();
+        job.phases = vec![phase("1")];
+        let sync = Fixed(Share {
+            first_job: 1,
+            total_jobs: 2,
+            slice: 1,
+            slices: 2,
+        });
+        let out = run_synced(&job, &Control::new(1), &sync, |_| {});
+        job.target.cleanup();
+        assert_eq!(out.phases.len(), 1, "{:?}", out.stop_reason);
+        assert_eq!(out.stop_reason, None);
+    }
 }

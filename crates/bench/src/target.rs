@@ -5,9 +5,16 @@
 //!   it and writes only there.
 //! * A path that does not exist: storlab creates that file (O_EXCL).
 //! * An existing file or a block device: read-only phases are allowed;
-//!   writing needs `allow_destroy`. A device that is mounted, has a mounted
-//!   partition, is used as swap, or has holders (md/dm stacks) is refused even
-//!   then. Above all the kernel is asked: a device to be written is opened
+//!   writing needs `allow_destroy`. Anything in use is refused even then,
+//!   walking the device stack upwards (`storlab_host::blockstack`): a
+//!   device that is mounted, is swap, has a partition in use, has holders
+//!   (md/dm stacks) or backs a loop device; a file that is a loop device's
+//!   backing file (by device and inode), mounted or not, since writing it
+//!   changes what the loop device presents. The refusal names the whole
+//!   chain ("/srv/img backs /dev/loop3, which is mounted on /mnt/x") and
+//!   what a symbolic link resolves to. Files inside a directory target are
+//!   storlab's own (created `O_EXCL`), so none can be a backing file.
+//!   Above all the kernel is asked: a device to be written is opened
 //!   with `O_EXCL`, which fails for every device the kernel knows to be
 //!   claimed (mounted file systems including btrfs, md/dm/bcache members,
 //!   another program's exclusive open), and that claim is held for the whole
@@ -22,6 +29,7 @@ use crate::sys;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use storlab_host::blockstack::{Snapshot, Use, shown};
 use storlab_types::{FileLayout, HostInfo, PhaseParams, TargetInfo};
 
 /// Why a target cannot be used. Each message says what to do instead.
@@ -165,76 +173,36 @@ fn fill_fs_facts(info: &mut TargetInfo, path: &Path) {
     info.free_bytes_before = sys::fs_space(path).ok().map(|(free, _)| free);
 }
 
-/// Why a block device may not be written, if it may not.
+/// Why a block device may not be written, if it may not: anything that
+/// uses it, walked up the device stack (a mount, swap, a partition in use,
+/// a dm/md holder, a loop device over it, and what uses those in turn).
 pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
-    let dev = dev_split(rdev);
-    let (sys_dir, _) = sysfs_block(dev)?;
-    let name = sys_dir.file_name()?.to_string_lossy().into_owned();
-    // The device and its partitions.
-    let mut members = vec![(dev, name.clone(), sys_dir.clone())];
-    if let Ok(rd) = fs::read_dir(&sys_dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.join("partition").exists() {
-                if let Some((ma, mi)) = read_trim(p.join("dev")).and_then(|d| {
-                    let (a, b) = d.split_once(':')?;
-                    Some((a.parse().ok()?, b.parse().ok()?))
-                }) {
-                    members.push(((ma, mi), e.file_name().to_string_lossy().into_owned(), p));
-                }
-            }
-        }
-    }
-    let mounts = mounts();
-    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
-    for (d, n, p) in &members {
-        let by_source = || {
-            let dev_path = if n == &name {
-                path.to_path_buf()
-            } else {
-                PathBuf::from(format!("/dev/{n}"))
-            };
-            mounted_from(&mounts, &dev_path)
-        };
-        if let Some(m) = mounts
-            .iter()
-            .find(|m| m.dev == *d)
-            .cloned()
-            .or_else(by_source)
-        {
-            return Some(format!(
-                "{} is mounted ({} on {}): unmount it first; storlab never writes to a mounted device",
-                if n == &name {
-                    path.display().to_string()
-                } else {
-                    format!("its partition /dev/{n}")
-                },
-                m.fstype,
-                m.mount_point
-            ));
-        }
-        let holders: Vec<String> = fs::read_dir(p.join("holders"))
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !holders.is_empty() {
-            return Some(format!(
-                "/dev/{n} is part of a device stack (held by {}): writing to it would corrupt the md/dm device above it",
-                holders.join(", ")
-            ));
-        }
-        if swaps
-            .lines()
-            .skip(1)
-            .any(|l| l.split_whitespace().next() == Some(&format!("/dev/{n}")))
-        {
-            return Some(format!("/dev/{n} is in use as swap"));
-        }
-    }
-    None
+    let used = Snapshot::read().device_use(dev_split(rdev))?;
+    Some(in_use_message(&used, path))
+}
+
+/// Why an existing regular file may not be written, if it may not: it is
+/// the backing file of a loop device (by device and inode, so a renamed or
+/// hard-linked file is recognised), whatever is built on that.
+fn file_in_use(md: &fs::Metadata, path: &Path) -> Option<String> {
+    let used = Snapshot::read().file_use(dev_split(md.dev()), md.ino())?;
+    Some(in_use_message(&used, path))
+}
+
+/// The refusal for something in use: the whole chain from the path the
+/// user gave (and what a symbolic link resolves to) to the top, and the fix.
+fn in_use_message(used: &Use, path: &Path) -> String {
+    let fix = used.fix();
+    let mut fix_chars = fix.chars();
+    let fix = match fix_chars.next() {
+        Some(c) => c.to_uppercase().chain(fix_chars).collect(),
+        None => fix,
+    };
+    format!(
+        "refusing to write: {}. {fix}: storlab never writes to a device or file that a mounted \
+         file system or another device is built on, even with --allow-destroy",
+        used.describe(&shown(path))
+    )
 }
 
 /// Host facts for the record (the one definition, in `storlab-host`).
@@ -271,17 +239,6 @@ fn total_of(sizes: &[u64]) -> Result<u64, TargetError> {
         })
 }
 
-/// Whether a mount's source names the device `path` (resolving symlinks
-/// such as `/dev/disk/by-id/...` on both sides). btrfs reports an anonymous
-/// device number in mountinfo, so numbers alone miss it.
-fn mounted_from(mounts: &[Mount], path: &Path) -> Option<Mount> {
-    let want = fs::canonicalize(path).ok()?;
-    mounts
-        .iter()
-        .find(|m| m.source.starts_with('/') && fs::canonicalize(&m.source).is_ok_and(|s| s == want))
-        .cloned()
-}
-
 /// Claim a block device for writing the way the kernel understands:
 /// `open(O_EXCL)` on a block device fails with EBUSY while a file system is
 /// mounted on it, it is an md/dm/bcache member, or another program holds it
@@ -296,8 +253,10 @@ fn claim_device(path: &Path) -> Result<fs::File, TargetError> {
         .map_err(|e| {
             if e.raw_os_error() == Some(libc::EBUSY) {
                 TargetError::Refused(format!(
-                    "refusing to write to {}: the kernel reports it in use (a mounted file system,                      a RAID/LVM/bcache member, or another program holds it exclusively);                      unmount or release it first; storlab never writes to a device in use",
-                    path.display()
+                    "refusing to write to {}: the kernel reports it in use (a mounted file system, \
+                     a RAID/LVM/bcache member, or another program holds it exclusively); \
+                     unmount or release it first; storlab never writes to a device in use",
+                    shown(path)
                 ))
             } else {
                 io_err(path)(e)
@@ -358,16 +317,14 @@ pub fn resolve(
             let dev_size = sys::block_device_size(&f).map_err(io_err(&path))?;
             let mut claim = None;
             if writes {
+                // In use is refused first: --allow-destroy would not help.
+                if let Some(why) = device_in_use(md.rdev(), &path) {
+                    return Err(TargetError::Refused(why));
+                }
                 if !safety.allow_destroy {
                     return Err(TargetError::Refused(format!(
                         "{} is a block device and the job writes to it: everything on it would be destroyed. \
                          Pass --allow-destroy if that is what you want, or run read-only phases (--rw read/randread)",
-                        path.display()
-                    )));
-                }
-                if let Some(why) = device_in_use(md.rdev(), &path) {
-                    return Err(TargetError::Refused(format!(
-                        "refusing to write to {}: {why}",
                         path.display()
                     )));
                 }
@@ -389,6 +346,9 @@ pub fn resolve(
         }
         Ok(md) if md.is_file() => {
             info.kind = "file".into();
+            if writes && let Some(why) = file_in_use(&md, &path) {
+                return Err(TargetError::Refused(why));
+            }
             if writes && !safety.allow_destroy {
                 return Err(TargetError::Refused(format!(
                     "{} already exists and the job writes to it: its contents would be destroyed. \

@@ -6,9 +6,16 @@
 //! * [`host_info`]: the host facts every record echoes (hostname, OS,
 //!   kernel, CPU, memory, page size), and [`meminfo`] for one field of
 //!   `/proc/meminfo` (RAM-relative sizes, cache warnings).
+//! * [`cgroup`]: the memory this process may still use under its cgroup
+//!   v1 or v2 limits (bench's memory check).
+//! * [`blockstack`]: who uses a block device or a file (mounts, swap,
+//!   holders, loop devices over it), walked up the stack, for bench's
+//!   refusal to write anything under a mounted file system.
 //!
 //! Everything here reads `/proc`, `/sys` and `/etc`; nothing writes.
 
+pub mod blockstack;
+pub mod cgroup;
 pub mod mountinfo;
 
 use std::fs;

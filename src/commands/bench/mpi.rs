@@ -6,7 +6,10 @@
 //!
 //! 1. plans the phases from the same options and job file; a rank that
 //!    cannot (bad option, unreadable job file) makes every rank stop, and
-//!    rank 0 alone says why (exit 2);
+//!    rank 0 alone says why (exit 2); then the ranks compare a digest of
+//!    the job each resolved ([`super::cluster_agree`]): ranks started with
+//!    different options stop before any file exists, and rank 0 names the
+//!    ranks and options that differ (exit 2);
 //! 2. for each client count (`--clients`, default all ranks): rank 0
 //!    resolves the target and creates every client's files (a file per job
 //!    per rank, or the one shared file) and sends their names to all;
@@ -21,6 +24,11 @@
 //!
 //! Ranks that are not among the first k clients run every collective step
 //! with no jobs: they wait at the barriers.
+//!
+//! A panic on the thread that calls MPI would leave the other ranks
+//! waiting in a collective step for ever: under MPI a panic hook prints it
+//! (rank-tagged) and calls `MPI_Abort`, so `mpirun` ends every rank.
+//! Panics on worker threads are already a phase error every rank agrees on.
 
 use super::cluster_args::ClientsBy;
 use super::cluster_merge::{RankPart, RunFacts, bytes_at, merge};
@@ -32,6 +40,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -170,6 +179,7 @@ pub fn execute(cmd: BenchCommand, planned: Result<super::PlannedJob>) -> Result<
     let rank = comm.rank() as u32;
     let size = comm.size() as u32;
     let node = node_name();
+    install_panic_abort(rank, &node);
     let names = {
         let w = World {
             comm: universe.world(),
@@ -206,8 +216,81 @@ pub fn execute(cmd: BenchCommand, planned: Result<super::PlannedJob>) -> Result<
     let mut code_all = code;
     world.comm.process_at_rank(0).broadcast_into(&mut code_all);
     drop(world);
+    // The default hook again: no MPI_Abort once MPI is finalised.
+    drop(std::panic::take_hook());
     drop(universe); // MPI_Finalize
     Ok(outcome_of(if rank == 0 { code } else { code_all }))
+}
+
+/// The exit code of every rank when one panicked (a hard error).
+const PANIC_EXIT: i32 = 2;
+
+/// A panic on this thread (the one that calls MPI) ends the whole job:
+/// the other ranks may be waiting for this one in a collective step, and
+/// would wait for ever. The hook prints the panic with the rank and node
+/// and calls `MPI_Abort`, on which `mpirun` ends every rank. A panic on
+/// another thread (a worker) is only printed: its join turns it into a
+/// phase error, which every rank agrees on at the next step.
+fn install_panic_abort(rank: u32, node: &str) {
+    let main = std::thread::current().id();
+    let node = node.to_string();
+    std::panic::set_hook(Box::new(move |info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        let on_main = thread.id() == main;
+        let name = thread.name().unwrap_or("unnamed").to_string();
+        // Written without eprintln!, which would panic again (an abort
+        // without MPI_Abort) if stderr were gone.
+        let mut err = std::io::stderr();
+        let _ = writeln!(
+            err,
+            "storlab: rank {rank} on {node}: internal error: panic in thread {name}{at}: {what}"
+        );
+        if on_main && mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+            let _ = writeln!(
+                err,
+                "storlab: rank {rank} on {node}: aborting every rank (MPI_Abort) so the job does not hang; \
+                 please report this bug"
+            );
+            SimpleCommunicator::world().abort(PANIC_EXIT);
+        }
+    }));
+}
+
+/// A test hook (debug builds only, so a release build never panics on an
+/// environment variable): `STORLAB_TEST_PANIC_RANK=N` makes rank N panic
+/// when the first phase starts, while every other rank waits for it in a
+/// collective step.
+fn test_panic(rank: u32) {
+    if cfg!(debug_assertions)
+        && std::env::var("STORLAB_TEST_PANIC_RANK").is_ok_and(|v| v.trim() == rank.to_string())
+    {
+        panic!("test panic on rank {rank} (STORLAB_TEST_PANIC_RANK)");
+    }
+}
+
+/// A test hook (debug builds only): `STORLAB_TEST_RATE_IOPS=N` caps
+/// every phase of this rank at N I/Os per second after the ranks agreed on
+/// one job, so a test can make one rank slower than the others (the
+/// option itself must be the same on every rank).
+fn test_slow_rank(planned: &mut super::PlannedJob) {
+    let rate = std::env::var("STORLAB_TEST_RATE_IOPS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    if let Some(rate) = rate.filter(|_| cfg!(debug_assertions)) {
+        for p in &mut planned.phases {
+            p.rate_iops = rate;
+        }
+    }
 }
 
 /// An outcome as the number MPI broadcasts.
@@ -272,7 +355,10 @@ fn run_all(
         }
         Ok(p)
     });
-    let planned = world.checked("cannot plan the job", planned)?;
+    let mut planned = world.checked("cannot plan the job", planned)?;
+    // Before anything is created: every rank runs the same job.
+    agree_on_job(world, &cmd, &planned)?;
+    test_slow_rank(&mut planned);
     // The output rules hold under MPI too (never the database, a device or
     // someone else's file), checked by rank 0 before anything is created.
     let paths = if world.root() {
@@ -326,6 +412,39 @@ fn run_all(
         ));
     }
     Ok(last)
+}
+
+/// Every rank resolved the same job, or none goes on: the digests of the
+/// canonical jobs are all-gathered (so every rank takes the same
+/// decision); on a difference the jobs go to rank 0, which names the ranks
+/// and options that differ.
+fn agree_on_job(
+    world: &World,
+    cmd: &BenchCommand,
+    planned: &super::PlannedJob,
+) -> Result<(), Stop> {
+    let text = world.checked(
+        "cannot describe the job",
+        super::cluster_agree::canonical_job(cmd, planned).map_err(anyhow::Error::from),
+    )?;
+    let mine = super::cluster_agree::digest(&text);
+    let mut all = vec![0u64; 2 * world.size as usize];
+    world.comm.all_gather_into(&mine[..], &mut all[..]);
+    if all.chunks(2).all(|d| d == &all[..2]) {
+        return Ok(());
+    }
+    let texts = world.gather_strings(&text);
+    if !world.root() {
+        return Err(Stop::Quiet);
+    }
+    Err(Stop::Report(anyhow!(
+        "{}",
+        super::cluster_agree::describe_mismatch(&texts).unwrap_or_else(|| {
+            "ranks were started with different options (their jobs' digests differ); \
+             start every rank with the same command line"
+                .into()
+        })
+    )))
 }
 
 /// What rank 0 sends every rank about the target it prepared.
@@ -470,7 +589,7 @@ fn run_once(
             name: "storlab".into(),
             version: STORLAB_VERSION.into(),
         },
-        command_line: std::env::args().collect(),
+        command_line: crate::command_line(),
         started_at: super::now_rfc3339(),
         finished_at: String::new(),
         interrupted: false,
@@ -871,6 +990,7 @@ impl PhaseSync for MpiSync<'_> {
         self.stonewalled.set(false);
         self.wear_deadline.set(None);
         self.local_failed.set(local_error);
+        test_panic(self.world.rank);
         let bad = self.world.max_u64(&[u64::from(local_error)])[0];
         if bad != 0 {
             return None;

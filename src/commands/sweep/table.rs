@@ -174,6 +174,7 @@ pub fn json_document(results: &[PointResult], t: &SweepTotals) -> serde_json::Va
         // What wrote it (and how `--json-out` knows the file is storlab's
         // when the sweep is run again).
         "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
+        "document": crate::commands::outfile::SWEEP_DOCUMENT,
         "sweep_id": t.sweep_id,
         "points": points,
         "failed": t.failed,

@@ -94,7 +94,9 @@ pub(crate) trait Engine {
     fn queue(&mut self, io: Io) -> Result<(), QueueError>;
     /// Hand every queued I/O to the kernel in one system call and, when
     /// `wait > 0`, wait in that same call until at least `wait` completions
-    /// are ready. Returns how many I/Os were handed over.
+    /// are ready. Returns how many I/Os were handed over. An engine whose
+    /// completions are synthetic (the null engine) may return sooner, with
+    /// fewer ready, so the caller notices a stop or its deadline.
     fn submit(&mut self, wait: usize) -> io::Result<usize>;
     /// Hand each completion that is ready *now* to `f(slot, result)`:
     /// bytes transferred, or a negative errno. The slot is free again when
@@ -102,6 +104,13 @@ pub(crate) trait Engine {
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> usize;
     /// Whether a completion is ready to reap now (no system call).
     fn has_completions(&mut self) -> bool;
+    /// Give up the I/Os in flight that have not completed, handing each
+    /// freed slot to `f`; returns how many. Only synthetic I/O can be given
+    /// up (the null engine's service time): a real engine's I/O belongs to
+    /// the kernel until it completes, so by default none is.
+    fn abandon<F: FnMut(u32)>(&mut self, _f: F) -> usize {
+        0
+    }
     /// I/Os handed to the kernel whose completion has not been reaped.
     fn in_flight(&self) -> usize {
         self.slots().in_flight()

@@ -3,11 +3,25 @@
 //! system call that submitted it. The second form is a device with a known
 //! answer: at depth N and service time S, a correct pipeline measures
 //! latency S and N/S I/Os per second (Little's law), which the tests check.
+//!
+//! A service time may be longer than the phase (`--null-latency 30s
+//! --runtime 1s`): a wait in [`Engine::submit`] lasts at most [`SLICE`], so
+//! the worker sees the deadline, Ctrl-C or SIGTERM within that, and then
+//! gives up the I/Os whose service time has not ended yet
+//! ([`Engine::abandon`]). An abandoned I/O ends there and is not counted:
+//! it did not complete. One whose service time has ended is reaped and
+//! counted, as a real device's I/O completing while the in-flight I/O
+//! drains is (fio's null engine has no service time, and a real device
+//! drains within its latency; a synthetic one would take the whole
+//! service time).
 
 use super::{Engine, Io, QueueError, Slots};
 use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};
+
+/// The longest one wait in `submit` lasts, so a stop is noticed in time.
+pub(crate) const SLICE: Duration = Duration::from_millis(10);
 
 /// No I/O; optional fixed service time per I/O.
 #[derive(Debug)]
@@ -72,7 +86,7 @@ impl Engine for NullEngine {
         if wait > 0
             && let Some(&(_, _, due)) = self.pending.get(wait.min(self.pending.len()) - 1)
         {
-            Self::wait_until(due);
+            Self::wait_until(due.min(Instant::now() + SLICE));
         }
         Ok(n)
     }
@@ -94,5 +108,94 @@ impl Engine for NullEngine {
         self.pending
             .front()
             .is_some_and(|&(_, _, due)| due <= Instant::now())
+    }
+    /// Give up the I/Os not yet done; those whose service time has ended
+    /// stay, to be reaped (and counted) like a real device's completions.
+    fn abandon<F: FnMut(u32)>(&mut self, mut f: F) -> usize {
+        let now = Instant::now();
+        // Due times are in submission order (one fixed service time).
+        let done = self.pending.iter().take_while(|p| p.2 <= now).count();
+        let n = self.pending.len() - done;
+        for (slot, _, _) in self.pending.drain(done..) {
+            self.slots.completed(slot);
+            f(slot);
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Dir;
+
+    fn engine(service: Duration) -> NullEngine {
+        NullEngine::new(Slots::new(2, 4096).unwrap(), Some(service))
+    }
+
+    #[test]
+    fn a_long_service_time_is_waited_in_slices_and_can_be_abandoned() {
+        let mut e = engine(Duration::from_secs(30));
+        for slot in 0..2 {
+            let io = Io {
+                slot,
+                dir: Dir::Read,
+                offset: 0,
+                len: 4096,
+            };
+            e.queue(io).unwrap();
+        }
+        let t = Instant::now();
+        assert_eq!(e.submit(1).unwrap(), 2);
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "submit waited {:?} of a 30 s service time",
+            t.elapsed()
+        );
+        assert_eq!(e.reap(|_, _| {}), 0, "nothing completed early");
+        assert_eq!(e.in_flight(), 2);
+        let mut freed = Vec::new();
+        assert_eq!(e.abandon(|s| freed.push(s)), 2);
+        freed.sort_unstable();
+        assert_eq!(freed, vec![0, 1]);
+        assert_eq!(e.in_flight(), 0);
+        // The slots are usable again.
+        e.buf_mut(0)[0] = 1;
+    }
+
+    #[test]
+    fn completed_io_is_not_abandoned() {
+        let mut e = engine(Duration::from_millis(1));
+        let io = Io {
+            slot: 1,
+            dir: Dir::Read,
+            offset: 0,
+            len: 4096,
+        };
+        e.queue(io).unwrap();
+        e.submit(0).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(e.abandon(|_| panic!("a completed I/O was given up")), 0);
+        let mut got = Vec::new();
+        assert_eq!(e.reap(|s, r| got.push((s, r))), 1);
+        assert_eq!(got, vec![(1, 4096)]);
+    }
+
+    #[test]
+    fn a_short_service_time_is_met_in_one_call() {
+        let mut e = engine(Duration::from_millis(3));
+        let io = Io {
+            slot: 0,
+            dir: Dir::Write,
+            offset: 0,
+            len: 512,
+        };
+        e.queue(io).unwrap();
+        let t = Instant::now();
+        e.submit(1).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(3));
+        let mut got = Vec::new();
+        assert_eq!(e.reap(|s, r| got.push((s, r))), 1);
+        assert_eq!(got, vec![(0, 512)]);
     }
 }
