@@ -13,6 +13,9 @@ mod fiohabits;
 mod honest;
 mod inspect;
 mod model;
+mod md;
+#[cfg(feature = "mpi")]
+mod md_mpi;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -52,9 +52,11 @@ pub use run::{
     run_with_layout,
 };
 pub use spec::JobFile;
+pub use stats::{DirCounter, latency as latency_stats, new_histogram, rates};
 pub use sweep::{MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size};
 pub use target::{
-    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, probe_direct,
+    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, own_run_dir,
+    probe_direct,
 };
 
 use std::path::Path;

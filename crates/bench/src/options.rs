@@ -571,6 +571,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         steadystate,
         loops,
         thinktime_ns,
+        md: None,
     })
 }
 
