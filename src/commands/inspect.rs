@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use storlab_monitor::SysPaths;
-use storlab_monitor::inspect::{InspectReport, LayerInfo, inspect};
+use storlab_monitor::inspect::{InspectReport, LayerInfo, inspect_path};
 use storlab_types::format_bytes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -24,7 +24,7 @@ pub enum InspectFormat {
   storlab inspect /dev/md0 --output-format json")]
 pub struct InspectCommand {
     /// A path (the file system holding it) or a device (vda, dm-0, /dev/mapper/vg0-data)
-    pub target: String,
+    pub target: PathBuf,
 
     #[arg(
         long,
@@ -45,8 +45,8 @@ pub struct InspectCommand {
 impl InspectCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
-        let report =
-            inspect(&paths, &self.target).with_context(|| format!("inspecting {}", self.target))?;
+        let report = inspect_path(&paths, &self.target)
+            .with_context(|| format!("inspecting {}", self.target.display()))?;
         let text = match self.output_format {
             InspectFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
             InspectFormat::Text => render(&report),

@@ -12,10 +12,10 @@ mod engine_depth;
 mod fiohabits;
 mod honest;
 mod inspect;
-mod model;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
+mod model;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;

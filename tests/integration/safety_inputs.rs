@@ -154,13 +154,8 @@ fn is_path(a: &Arg) -> bool {
     matches!(
         n,
         "FILE" | "PATH" | "DIR" | "FILE.fio" | "FILE.html" | "SCENARIO"
-    ) || (a.flag.is_none() && matches!(n, "TARGET" | "FILE"))
+    ) || (a.flag.is_none() && matches!(n, "TARGET" | "FILE" | "DEVICE"))
 }
-
-/// Arguments that take a path but still refuse one that is not UTF-8
-/// (exit 2, clap's message): `inspect` and `monitor` hand the text to
-/// crates/monitor, which resolves devices and mounts by name.
-const TEXT_ONLY_PATHS: &[(&str, &str)] = &[("inspect", "TARGET"), ("monitor", "DEVICE")];
 
 /// Flags that keep a command short while another argument is under test
 /// (left out when they are the one under test).
@@ -211,10 +206,7 @@ fn every_argument_of_every_subcommand_survives_a_value_that_is_not_utf8() {
             if refused_as_text && out.status.code() != Some(2) {
                 failures.push(format!("{what}: refused with exit {:?}", out.status.code()));
             }
-            let text_only = TEXT_ONLY_PATHS
-                .iter()
-                .any(|(s, v)| sub[0] == *s && arg.flag.is_none() && arg.value_name == *v);
-            if is_path(&arg) && !text_only {
+            if is_path(&arg) {
                 if refused_as_text {
                     failures.push(format!(
                         "{what}: a path that is not UTF-8 was refused\n{err}"
@@ -332,6 +324,35 @@ fn paths_that_are_not_utf8_work_from_start_to_record() {
                 db.as_os_str(),
             ],
         ),
+    );
+
+    // inspect and monitor of a path whose name is not UTF-8 (the device
+    // under its file system; they were refused as text before).
+    let plain = latin1(d, "plain-", "");
+    std::fs::create_dir(&plain).expect("mkdir");
+    let inspected = run_in(d, &[OsStr::new("inspect"), plain.as_os_str()]);
+    if inspected.status.code() != Some(0) {
+        // A temp dir on tmpfs has no block device: that is a refusal that
+        // names the path, never the parser's "invalid UTF-8".
+        assert!(
+            !stderr(&inspected).contains("invalid UTF-8") && inspected.status.code() == Some(2),
+            "inspect: {}",
+            stderr(&inspected)
+        );
+    }
+    let watched = run_in(
+        d,
+        &[
+            OsStr::new("monitor"),
+            plain.as_os_str(),
+            OsStr::new("0.05"),
+            OsStr::new("1"),
+        ],
+    );
+    assert!(
+        !stderr(&watched).contains("invalid UTF-8") && watched.status.code() != Some(101),
+        "monitor: {}",
+        stderr(&watched)
     );
 
     // sim with a non-UTF-8 scenario and chart.

@@ -138,11 +138,20 @@ fn read_u64(p: &Path) -> Option<u64> {
 
 /// Inspect what the user typed: a path, or a device (name, `/dev` node).
 pub fn inspect(paths: &SysPaths, target: &str) -> Result<InspectReport, Error> {
+    inspect_path(paths, Path::new(target))
+}
+
+/// [`inspect`] for a path as the OS passed it: a name that is not UTF-8 can
+/// only be a path (device names in /sys/block are text), never a device.
+pub fn inspect_path(paths: &SysPaths, target_path: &Path) -> Result<InspectReport, Error> {
     let tree = DeviceTree::load(paths)?;
     let mut notes = Vec::new();
+    let target = target_path.to_string_lossy();
+    let target = target.as_ref();
     // /dev/shm and the like are directories: only block device nodes count.
-    let is_device = tree.device_by_dev_name(target).is_some()
-        || (target.starts_with("/dev/") && !Path::new(target).is_dir());
+    let is_device = target_path.to_str().is_some_and(|t| {
+        tree.device_by_dev_name(t).is_some() || (t.starts_with("/dev/") && !target_path.is_dir())
+    });
     let (device, mount): (Option<String>, Option<Mount>) = if is_device {
         let dev = tree.resolve(target)?;
         // A /dev path that is not a block device (e.g. /dev/shm) falls
@@ -154,7 +163,7 @@ pub fn inspect(paths: &SysPaths, target: &str) -> Result<InspectReport, Error> {
             .cloned();
         (Some(dev), m)
     } else {
-        let p = Path::new(target);
+        let p = target_path;
         let canon = if paths.live {
             if !p.exists() {
                 return Err(Error::NotFound(format!(

@@ -492,26 +492,7 @@ impl DeviceTree {
             }
         }
         if self.live {
-            if !p.exists() {
-                return Err(Error::NotFound(format!(
-                    "'{target}' is neither a block device the kernel lists in /sys/block nor an existing path; \
-                     run `storlab monitor --tree` to see the devices"
-                )));
-            }
-            let canon = p.canonicalize().map_err(|e| Error::Io {
-                path: p.to_path_buf(),
-                err: e,
-            })?;
-            if let Some(n) = self.device_of_path(&canon) {
-                return Ok(n);
-            }
-            let fs = mountinfo::mount_of(&self.mounts, &canon)
-                .map(|m| format!("{} on {}", m.fs_type, m.mount_point.display()))
-                .unwrap_or_else(|| "an unknown file system".into());
-            return Err(Error::NotFound(format!(
-                "'{target}' is on {fs}, which has no block device under it (e.g. tmpfs, NFS, overlay); \
-                 name a device instead (see `storlab monitor --tree`)"
-            )));
+            return self.resolve_live_path(p);
         }
         if target.starts_with('/') {
             if let Some(n) = self.device_of_path(p) {
@@ -520,6 +501,47 @@ impl DeviceTree {
         }
         Err(Error::NotFound(format!(
             "'{target}' is not a device of the recorded tree and no recorded mount holds it"
+        )))
+    }
+
+    /// [`resolve`](Self::resolve) for a path given as the OS passed it: a
+    /// name that is not UTF-8 can only be a path (never a device name in
+    /// /sys/block), so it goes straight to the device under its file system.
+    pub fn resolve_path(&self, target: &Path) -> Result<String, Error> {
+        match target.to_str() {
+            Some(t) => self.resolve(t),
+            None if self.live => self.resolve_live_path(target),
+            None => self.device_of_path(target).ok_or_else(|| {
+                Error::NotFound(format!(
+                    "'{}' is not a device of the recorded tree and no recorded mount holds it",
+                    target.display()
+                ))
+            }),
+        }
+    }
+
+    /// The device under an existing path's file system (live trees only).
+    fn resolve_live_path(&self, p: &Path) -> Result<String, Error> {
+        let target = p.display();
+        if !p.exists() {
+            return Err(Error::NotFound(format!(
+                "'{target}' is neither a block device the kernel lists in /sys/block nor an existing path; \
+                 run `storlab monitor --tree` to see the devices"
+            )));
+        }
+        let canon = p.canonicalize().map_err(|e| Error::Io {
+            path: p.to_path_buf(),
+            err: e,
+        })?;
+        if let Some(n) = self.device_of_path(&canon) {
+            return Ok(n);
+        }
+        let fs = mountinfo::mount_of(&self.mounts, &canon)
+            .map(|m| format!("{} on {}", m.fs_type, m.mount_point.display()))
+            .unwrap_or_else(|| "an unknown file system".into());
+        Err(Error::NotFound(format!(
+            "'{target}' is on {fs}, which has no block device under it (e.g. tmpfs, NFS, overlay); \
+             name a device instead (see `storlab monitor --tree`)"
         )))
     }
 

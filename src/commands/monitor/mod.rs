@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use output::{Output, Style};
 use session::{RecordFile, Session};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,7 +62,7 @@ pub struct MonitorCommand {
     /// file system), none = every device; then, as in iostat, the interval in
     /// seconds and the count (`storlab monitor sda 1 3`)
     #[arg(value_name = "DEVICE|PATH|INTERVAL|COUNT")]
-    pub targets: Vec<String>,
+    pub targets: Vec<OsString>,
 
     /// Time between samples (e.g. 1s, 500ms, 1m) [default: 1s]
     #[arg(long)]
@@ -181,7 +182,7 @@ impl MonitorCommand {
                 let names = self
                     .targets
                     .iter()
-                    .map(|s| t.resolve(s))
+                    .map(|s| t.resolve_path(Path::new(s)))
                     .collect::<Result<Vec<_>, _>>()?;
                 Some(t.select(&names, layer))
             }
@@ -192,7 +193,7 @@ impl MonitorCommand {
                 );
                 (!self.targets.is_empty()).then(|| Selection {
                     layer,
-                    devices: self.targets.clone(),
+                    devices: self.targets_text(),
                     totals: Vec::new(),
                 })
             }
@@ -354,7 +355,7 @@ impl MonitorCommand {
             let what = if self.targets.is_empty() {
                 "all devices".to_string()
             } else {
-                self.targets.join(" ")
+                self.targets_text().join(" ")
             };
             let report = storlab_types::BenchReport {
                 schema_version: storlab_types::SCHEMA_VERSION,
@@ -429,6 +430,13 @@ impl MonitorCommand {
         v
     }
 
+    /// The device words as text (a name that is not UTF-8 shown lossily).
+    fn targets_text(&self) -> Vec<String> {
+        (self.targets.iter())
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect()
+    }
+
     /// Read iostat's trailing `INTERVAL [COUNT]` out of the positional words
     /// (a word that names a device stays a device, and so does an existing
     /// path that is not a number), check them against `--interval`/`--count`,
@@ -438,8 +446,34 @@ impl MonitorCommand {
             tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
                 || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
         };
-        let p = positional::split(&self.targets, is_device).map_err(anyhow::Error::msg)?;
-        self.targets = p.targets;
+        // A word that is not UTF-8 can only be a path (never a number or a
+        // device name): it stands in the split as a placeholder no argument
+        // can spell (a NUL), taken for a device, and is put back after.
+        let placeholder = |i: usize| format!("\0{i}");
+        let words: Vec<String> = (self.targets.iter().enumerate())
+            .map(|(i, w)| w.to_str().map_or_else(|| placeholder(i), str::to_owned))
+            .collect();
+        let p =
+            positional::split(&words, |w| w.starts_with('\0') || is_device(w)).map_err(|e| {
+                let mut e = e;
+                for (i, w) in self.targets.iter().enumerate() {
+                    if w.to_str().is_none() {
+                        e = e.replace(&placeholder(i), &w.to_string_lossy());
+                    }
+                }
+                anyhow::Error::msg(e)
+            })?;
+        let originals = std::mem::take(&mut self.targets);
+        self.targets = p
+            .targets
+            .iter()
+            .map(|w| {
+                w.strip_prefix('\0')
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .and_then(|i| originals.get(i).cloned())
+                    .unwrap_or_else(|| OsString::from(w))
+            })
+            .collect();
         let interval = match (p.interval, &self.interval) {
             (Some(_), Some(flag)) => bail!(
                 "the interval is given twice (--interval {flag} and a number after the devices); keep one"
