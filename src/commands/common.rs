@@ -31,7 +31,7 @@ impl DbArgs {
                 .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
         }
         if let Some(w) = super::config::network_fs_warning(&self.db) {
-            eprintln!("storlab: warning: {w}");
+            crate::output::warn(&w.to_string());
         }
         Ok(Store::open(&self.db)?)
     }

@@ -165,7 +165,7 @@ fn predicted(
             })
             .map_err(|e| format!("{e:#}"));
         if let Err(e) = &rows {
-            eprintln!("storlab: warning: run {}: design '{spec}': {e}", run.id);
+            crate::output::warn(&format!("run {}: design '{spec}': {e}", run.id));
         }
         out.push(storlab_report::Predicted {
             run: run.id,

@@ -637,7 +637,7 @@ impl ReadaheadArgs {
         let points = result?;
         let restore = restore?.unwrap_or_default();
         for d in &restore.dropped {
-            eprintln!("storlab: warning: {d}");
+            crate::output::warn(&d.to_string());
         }
         let restored = restore.restored;
         let doc = self.outcome(

@@ -363,11 +363,11 @@ fn emit(
         crate::output::print(&text)?;
     }
     for w in &report.warnings {
-        eprintln!("storlab: warning: {w}");
+        crate::output::warn(&w.to_string());
     }
     for ph in &report.phases {
         for w in &ph.warnings {
-            eprintln!("storlab: warning: {}: {w}", ph.params.name);
+            crate::output::warn(&format!("{}: {w}", ph.params.name));
         }
     }
     if let Some(reason) = &report.stop_reason {

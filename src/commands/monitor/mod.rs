@@ -222,7 +222,7 @@ impl MonitorCommand {
                     s.local_addr()
                 );
                 if let Some(w) = s.exposure_warning() {
-                    eprintln!("storlab: warning: {w}");
+                    crate::output::warn(&w.to_string());
                 }
                 Some(s)
             }

@@ -539,7 +539,7 @@ impl<'a> Runner<'a> {
                 job.host.hostname = label.clone();
             }
             for w in &job.warnings {
-                eprintln!("storlab: warning: {w}");
+                crate::output::warn(&w.to_string());
             }
             Some(job)
         };
