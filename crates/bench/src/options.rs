@@ -180,6 +180,10 @@ macro_rules! bench_options {
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
+            /// Job groups run together in this phase (`[[phase.group]]`):
+            /// each a spec over this one (see `groups.rs`).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub group: Vec<PhaseSpec>,
         }
 
         /// Every bench option, in the order `--help` lists them.
@@ -212,6 +216,7 @@ macro_rules! bench_options {
                 }
                 PhaseSpec {
                     $($field: over.$field.clone().or(base.$field),)*
+                    group: if over.group.is_empty() { base.group } else { over.group.clone() },
                 }
             }
         }
@@ -472,6 +477,9 @@ fn resolve_times(
 /// Turn one fully layered spec into resolved parameters, checking every
 /// value and every combination.
 pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecError> {
+    if !s.group.is_empty() {
+        return crate::groups::resolve_grouped(s, index);
+    }
     let rw = match &s.rw {
         None => RwMode::Read,
         Some(r) => RwMode::parse(r).ok_or_else(|| {
@@ -571,6 +579,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         steadystate,
         loops,
         thinktime_ns,
+        groups: Vec::new(),
     })
 }
 

@@ -873,6 +873,7 @@ fn phase_of(
         warnings,
         cluster: None,
         series: None,
+        groups: None,
     })
 }
 

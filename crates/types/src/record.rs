@@ -260,6 +260,12 @@ pub struct PhaseParams {
     /// `thinktime`), ns; 0 = none.
     #[serde(default)]
     pub thinktime_ns: u64,
+    /// Job groups run together in this phase (`[[phase.group]]`, `--group`):
+    /// each group's own resolved parameters, in order; its jobs are the
+    /// phase's jobs `first..first + numjobs` in that order. Empty for an
+    /// ordinary phase (and then absent from the JSON).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<PhaseParams>,
 }
 
 fn one_second() -> u64 {
@@ -484,6 +490,49 @@ pub struct PhaseResult {
     /// before it existed, and for imported results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<PhaseSeries>,
+    /// A phase of several job groups run at once: each group's own figures
+    /// and how much they overlapped. The phase's own `read`/`write`/`total`
+    /// are then the aggregate over the union window. Absent for an ordinary
+    /// phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<PhaseGroups>,
+}
+
+/// The groups of a phase that ran several workloads at once.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PhaseGroups {
+    /// Fraction (0–1) of the phase's union window during which every group
+    /// was moving data at once: the intersection of the groups' windows
+    /// over their union.
+    pub overlap: f64,
+    /// Nanoseconds during which every group was moving data at once.
+    pub all_moving_ns: u64,
+    pub groups: Vec<GroupResult>,
+}
+
+/// One group's own figures: its bytes over its own window (first
+/// submission of its first job to the last completion of its last job).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub name: String,
+    /// The group's index among the phase's jobs: its jobs are
+    /// `first_job .. first_job + params.numjobs` of `PhaseResult::jobs`.
+    pub first_job: u32,
+    pub params: PhaseParams,
+    /// The group's window, ns after the phase's common epoch.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub elapsed_ns: u64,
+    pub read: DirStats,
+    pub write: DirStats,
+    pub total: DirStats,
+    /// CPU of the group's worker threads (thread CPU clocks from the
+    /// thread's start to its end: includes the worker's setup and ramp).
+    pub cpu: CpuStats,
+    #[serde(default)]
+    pub depth: Option<DepthReport>,
+    pub cache: CacheReport,
+    pub warnings: Vec<String>,
 }
 
 /// The application's own bandwidth, IOPS and latency per interval of one
