@@ -9,6 +9,7 @@ mod cli;
 mod cluster_flags;
 mod compare;
 mod fiohabits;
+mod groups;
 mod honest;
 mod inspect;
 mod monitor;

@@ -134,7 +134,9 @@ fn check_group(g: &PhaseParams) -> Result<(), String> {
 /// The phase-level parameters of a grouped phase (see the module docs).
 fn aggregate(name: String, groups: Vec<PhaseParams>) -> Result<PhaseParams, SpecError> {
     let Some(first) = groups.first() else {
-        return Err(SpecError("a phase with groups needs at least one group".into()));
+        return Err(SpecError(
+            "a phase with groups needs at least one group".into(),
+        ));
     };
     let total: u64 = groups.iter().map(|g| u64::from(g.numjobs)).sum();
     if total > u64::from(MAX_JOBS) {
@@ -315,9 +317,11 @@ bs = "64k"
         let e = parse_group_arg("  ").unwrap_err().0;
         assert!(e.contains("key=value"), "{e}");
         // A group's own bad value names the group.
-        let e = phases("[[phase]]\n[[phase.group]]\nrw = \"read\"\n[[phase.group]]\nrw = \"sideways\"\n")
-            .unwrap_err()
-            .0;
+        let e = phases(
+            "[[phase]]\n[[phase.group]]\nrw = \"read\"\n[[phase.group]]\nrw = \"sideways\"\n",
+        )
+        .unwrap_err()
+        .0;
         assert!(e.contains("group 2") && e.contains("sideways"), "{e}");
     }
 
@@ -344,16 +348,18 @@ bs = "64k"
         .unwrap_err()
         .0;
         assert!(e.contains("ramp_time"), "{e}");
-        let e = phases("[[phase]]\n[[phase.group]]\nnumjobs = 4000\n[[phase.group]]\nnumjobs = 100\n")
-            .unwrap_err()
-            .0;
+        let e =
+            phases("[[phase]]\n[[phase.group]]\nnumjobs = 4000\n[[phase.group]]\nnumjobs = 100\n")
+                .unwrap_err()
+                .0;
         assert!(e.contains("4100 jobs"), "{e}");
     }
 
     #[test]
     fn unnamed_groups_of_one_pattern_get_distinct_names() {
-        let ph = phases("[[phase]]\n[[phase.group]]\nrw = \"read\"\n[[phase.group]]\nrw = \"read\"\n")
-            .unwrap();
+        let ph =
+            phases("[[phase]]\n[[phase.group]]\nrw = \"read\"\n[[phase.group]]\nrw = \"read\"\n")
+                .unwrap();
         let names: Vec<&str> = ph[0].groups.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["read", "read-2"]);
         assert_eq!(ph[0].rw, RwMode::Read);

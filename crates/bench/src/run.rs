@@ -122,9 +122,11 @@ fn run_phases(
         control.begin_phase(index);
         if !p.groups.is_empty() {
             let ran = match sync {
-                Some(_) => Err("job groups are not supported in multi-process (MPI) runs yet: \
+                Some(_) => Err(
+                    "job groups are not supported in multi-process (MPI) runs yet: \
                                 run each group's workload as its own phase"
-                    .to_string()),
+                        .to_string(),
+                ),
                 None => grouped::run_grouped(job, p, control, laid_out),
             };
             let result = match ran {

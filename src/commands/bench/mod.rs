@@ -101,6 +101,15 @@ pub struct BenchCommand {
     pub profile: Option<String>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    /// Run a job group: several --group options make ONE phase whose groups
+    /// start together and run at once (e.g. the SAS dd test: --group
+    /// 'rw=read numjobs=6 bs=1M' --group 'rw=write numjobs=3 bs=1M').
+    /// OPTIONS are key=value words (job-file keys: rw, bs, bssplit, iodepth,
+    /// numjobs, size, rate_iops, thinktime, cache, runtime, time_based,
+    /// name, ...); what a group does not set comes from the other flags.
+    /// Each group runs to its own end; the phase ends when the last does
+    #[arg(long = "group", value_name = "OPTIONS", conflicts_with = "fio_job")]
+    pub group: Vec<String>,
     #[command(flatten)]
     pub run: RunArgs,
     /// Run the whole job N times (as IOR's -i): prints the mean, standard
@@ -233,7 +242,9 @@ pub fn plan_phases_text(
     let machine = machine_defaults(over, target.as_deref(), &mut warnings);
     let phases = match (&file, job) {
         (Some(jf), Some(path)) => jf.phases(&text, path, &machine, over)?,
-        _ if over.rw.is_some() => vec![storlab_bench::resolve_phase(&machine.overlay(over), 0)?],
+        _ if over.rw.is_some() || !over.group.is_empty() => {
+            vec![storlab_bench::resolve_phase(&machine.overlay(over), 0)?]
+        }
         _ => quick_phases()
             .iter()
             .enumerate()
@@ -330,19 +341,19 @@ impl BenchCommand {
             Some(name) => Some(crate::commands::profiles::find(name)?),
             None => None,
         };
+        let mut spec = self.workload.spec.clone();
+        spec.group = self
+            .group
+            .iter()
+            .map(|g| storlab_bench::parse_group_arg(g))
+            .collect::<Result<_, _>>()?;
         let planned = match (&self.fio_job, &profile) {
-            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &self.workload.spec)?,
+            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &spec)?,
             (None, Some(profile)) => {
                 let path = profile.job_path();
-                plan_phases_text(
-                    Some((&profile.job_text, &path)),
-                    target.as_deref(),
-                    &self.workload.spec,
-                )?
+                plan_phases_text(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
             }
-            (None, None) => {
-                plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?
-            }
+            (None, None) => plan_phases(self.job.as_deref(), target.as_deref(), &spec)?,
         };
         Ok((planned, profile))
     }

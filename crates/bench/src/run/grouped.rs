@@ -4,9 +4,7 @@
 //! over the union window (histograms merged, never averaged), and how
 //! long the groups really moved data together.
 
-use super::{
-    describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short,
-};
+use super::{describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short};
 use crate::groups::{MIN_OVERLAP, first_jobs, overlap};
 use crate::offsets::RegionMap;
 use crate::run::LayoutState;
@@ -135,7 +133,12 @@ pub(super) fn run_grouped(
     if !result.interrupted {
         warnings.extend(too_short(result.elapsed_ns, result.total.ops).map(String::from));
         if p.groups.len() > 1 && fraction < MIN_OVERLAP {
-            warnings.push(overlap_warning(&members, fraction, all_moving_ns, result.elapsed_ns));
+            warnings.push(overlap_warning(
+                &members,
+                fraction,
+                all_moving_ns,
+                result.elapsed_ns,
+            ));
         }
     }
     result.warnings = warnings;
