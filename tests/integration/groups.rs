@@ -366,3 +366,109 @@ fn groups_survive_the_store() {
     assert!(s.contains("\"all_moving_ns\""), "{s}");
     assert!(s.contains("\"first_job\":1"), "{s}");
 }
+
+/// A fio job file with two concurrent jobs and one `stonewall` (refused
+/// before: "fio would run this job at the same time as the one before"):
+/// storlab runs the two jobs as the groups of one phase and the third as
+/// the next phase, and fio's own JSON of the same file puts the jobs in the
+/// same groups and moves the same bytes, job for job.
+#[test]
+fn a_concurrent_fio_job_file_runs_as_groups_like_fio() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("mix.fio");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(
+        &job,
+        "[global]\nioengine=psync\nsize=4m\nbs=64k\n\n\
+         [reader]\nrw=read\n\n[writer]\nrw=write\n\n[after]\nstonewall\nrw=randread\nbs=4k\n",
+    )
+    .unwrap();
+    let out = storlab(&[
+        "bench",
+        "--fio-job",
+        job.to_str().unwrap(),
+        "--directory",
+        data.to_str().unwrap(),
+        "--no-save",
+        "--output-format=json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(
+        phases.len(),
+        2,
+        "two concurrent jobs, then the stonewalled one"
+    );
+    let ph = &phases[0];
+    assert_eq!(ph["params"]["name"], "reader+writer");
+    assert_identities(ph);
+    let groups = ph["groups"]["groups"].as_array().unwrap();
+    let names: Vec<&str> = groups.iter().map(|g| g["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["reader", "writer"]);
+    // storlab's bytes per job (fio job = storlab group).
+    let mut storlab_bytes = vec![
+        (
+            "reader".to_string(),
+            u(&groups[0]["read"]["bytes"]),
+            u(&groups[0]["write"]["bytes"]),
+        ),
+        (
+            "writer".to_string(),
+            u(&groups[1]["read"]["bytes"]),
+            u(&groups[1]["write"]["bytes"]),
+        ),
+        (
+            "after".to_string(),
+            u(&phases[1]["read"]["bytes"]),
+            u(&phases[1]["write"]["bytes"]),
+        ),
+    ];
+    assert_eq!(storlab_bytes[0].1, 4 << 20);
+    assert_eq!(storlab_bytes[1].2, 4 << 20);
+    assert_eq!(storlab_bytes[2].1, 4 << 20);
+    if !crate::util::have("fio") {
+        crate::util::skip(
+            "a_concurrent_fio_job_file_runs_as_groups_like_fio",
+            "fio is not installed: the comparison with fio's own JSON is not made",
+        );
+        return;
+    }
+    let fio_dir = d.path().join("fio");
+    std::fs::create_dir(&fio_dir).unwrap();
+    let out = std::process::Command::new("fio")
+        .arg("--output-format=json")
+        .arg(format!("--directory={}", fio_dir.display()))
+        .arg(&job)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", stderr(&out));
+    let fio: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("fio JSON ({e}): {}", stdout(&out)));
+    let jobs = fio["jobs"].as_array().unwrap();
+    let mut fio_bytes: Vec<(String, u64, u64)> = jobs
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                u(&j["read"]["io_bytes"]),
+                u(&j["write"]["io_bytes"]),
+            )
+        })
+        .collect();
+    fio_bytes.sort();
+    storlab_bytes.sort();
+    assert_eq!(storlab_bytes, fio_bytes, "job for job, the same bytes");
+    // fio's reporting groups are storlab's phases.
+    let gid = |name: &str| {
+        jobs.iter()
+            .find(|j| j["jobname"] == name)
+            .map(|j| u(&j["groupid"]))
+            .unwrap()
+    };
+    assert_eq!(gid("reader"), gid("writer"), "one group in fio too");
+    assert_ne!(gid("reader"), gid("after"));
+}

@@ -57,6 +57,20 @@ pub fn parse_group_arg(text: &str) -> Result<PhaseSpec, SpecError> {
         .map_err(|e| SpecError(format!("--group '{text}': {}", e.0)))
 }
 
+/// `spec` with the command line `over` on top. Groups a file defines get
+/// the command line's values too (flags override the file, as everywhere);
+/// groups given on the command line (`--group`) keep their own keys over
+/// the other flags. `--name` names the phase, never its groups.
+pub fn with_command_line(spec: &PhaseSpec, over: &PhaseSpec) -> PhaseSpec {
+    let mut out = spec.overlay(over);
+    if over.group.is_empty() && !out.group.is_empty() {
+        let mut top = over.clone();
+        top.name = None;
+        out.group = out.group.iter().map(|g| g.overlay(&top)).collect();
+    }
+    out
+}
+
 /// Resolve a phase whose spec holds groups (see the module documentation).
 pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecError> {
     let mut base = s.clone();
@@ -304,6 +318,24 @@ bs = "64k"
         assert_eq!(flatten(&ph).len(), 2);
         let mix: u32 = p.bs.iter().map(|b| b.weight).sum();
         assert!((99..=101).contains(&mix), "{:?}", p.bs);
+    }
+
+    #[test]
+    fn flags_override_a_files_groups_but_not_their_own() {
+        let text = "[[phase]]\n[[phase.group]]\nrw = \"read\"\nnumjobs = 6\nengine = \"psync\"\n";
+        let path = Path::new("job.toml");
+        let f = JobFile::parse(text, path).unwrap();
+        let cli = spec_from_pairs([("engine", "null"), ("name", "x")]).unwrap();
+        let ph = f.phases(text, path, &PhaseSpec::default(), &cli).unwrap();
+        assert_eq!(ph[0].groups[0].engine, storlab_types::EngineKind::Null);
+        assert_eq!(ph[0].groups[0].name, "read", "--name names the phase");
+        assert_eq!(ph[0].name, "x");
+        // --group: the group's keys beat the other flags.
+        let mut cli = spec_from_pairs([("engine", "null"), ("numjobs", "2")]).unwrap();
+        cli.group = vec![parse_group_arg("rw=write numjobs=3").unwrap()];
+        let p = resolve_phase(&PhaseSpec::default().overlay(&cli), 0).unwrap();
+        assert_eq!(p.groups[0].numjobs, 3);
+        assert_eq!(p.groups[0].engine, storlab_types::EngineKind::Null);
     }
 
     #[test]
