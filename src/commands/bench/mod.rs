@@ -83,10 +83,10 @@ pub struct BenchCommand {
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
     /// Run an fio job file: [global] and job sections, fio's option names,
-    /// units (kb_base) and defaults (buffered, psync); each job becomes a
-    /// phase, and every job after the first needs `stonewall` (storlab runs
-    /// phases one after another). Options storlab cannot run are refused by
-    /// name. Flags given here override the file
+    /// units (kb_base) and defaults (buffered, psync); jobs that no
+    /// `stonewall` separates run together as the groups of one phase, as in
+    /// fio (`stonewall`, `wait_for` start the next phase). Options storlab
+    /// cannot run are refused by name. Flags given here override the file
     #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
     pub fio_job: Option<PathBuf>,
     /// fio's spelling of TARGET for a file or block device
