@@ -365,6 +365,18 @@ fn groups_survive_the_store() {
     let s = v.to_string();
     assert!(s.contains("\"all_moving_ns\""), "{s}");
     assert!(s.contains("\"first_job\":1"), "{s}");
+    // CSV: the phase's rows, then a row per group and direction.
+    let out = storlab(&["export", "--db", db, "latest", "--output-format", "csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = stdout(&out);
+    let phase_col = |line: &str| line.split(',').nth(7).unwrap_or("").to_string();
+    let labels: Vec<String> = csv.lines().skip(1).map(phase_col).collect();
+    assert!(labels.contains(&"1-groups/r".to_string()), "{csv}");
+    assert!(labels.contains(&"1-groups/w".to_string()), "{csv}");
+    // compare against itself pairs the groups.
+    let out = storlab(&["compare", "--db", db, "latest", "--baseline", "latest"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("1-groups/w"), "{}", stdout(&out));
 }
 
 /// A fio job file with two concurrent jobs and one `stonewall` (refused
