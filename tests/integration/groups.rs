@@ -484,3 +484,63 @@ fn a_concurrent_fio_job_file_runs_as_groups_like_fio() {
     assert_eq!(gid("reader"), gid("writer"), "one group in fio too");
     assert_ne!(gid("reader"), gid("after"));
 }
+
+/// `sweep --vary group.NAME.KEY` changes that group alone: "read latency
+/// as background writers are added" is one command.
+#[test]
+fn a_sweep_varies_one_groups_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("bg.toml");
+    std::fs::write(
+        &job,
+        "[global]\nengine = \"null\"\nsize = \"1m\"\nruntime = \"0.2s\"\ntime_based = true\n\
+         [[phase]]\nname = \"under-load\"\n\
+         [[phase.group]]\nname = \"reads\"\nrw = \"randread\"\nnumjobs = 2\n\
+         [[phase.group]]\nname = \"w\"\nrw = \"write\"\n",
+    )
+    .unwrap();
+    let t = dir.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let out = storlab(&[
+        "sweep",
+        t.to_str().unwrap(),
+        "-q",
+        "--job",
+        job.to_str().unwrap(),
+        "--vary",
+        "group.w.numjobs=1,3",
+        "--no-save",
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (p, writers) in points.iter().zip([1, 3]) {
+        let ph = &p["phases"][0];
+        let g = ph["groups"].as_array().unwrap();
+        assert_eq!(g[0]["name"], "reads");
+        assert_eq!(u(&g[0]["numjobs"]), 2, "the readers unchanged");
+        assert_eq!(u(&g[1]["numjobs"]), writers);
+        assert!(g[0]["lat_p99_ns"].as_u64().is_some(), "{}", g[0]);
+        assert!(f(&ph["overlap"]) > 0.0);
+    }
+    // A group that does not exist is named.
+    let out = storlab(&[
+        "sweep",
+        t.to_str().unwrap(),
+        "-q",
+        "--job",
+        job.to_str().unwrap(),
+        "--vary",
+        "group.writers.numjobs=1,3",
+        "--no-save",
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    let e = format!("{}{}", stderr(&out), stdout(&out));
+    assert!(
+        e.contains("no job group is named 'writers'") && e.contains("reads, w"),
+        "{e}"
+    );
+}

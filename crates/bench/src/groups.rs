@@ -86,17 +86,16 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         let mut spec = base.overlay(g);
         // A group is named by its own key, else by its pattern.
         spec.name = g.name.clone();
+        spec.group_over.clear();
         let mut gp = resolve_phase(&spec, i).map_err(|e| SpecError(group_msg(i, g, &e.0)))?;
-        if g.name.is_none() {
-            gp.name = gp.rw.as_str().to_string();
-            let same = groups
-                .iter()
-                .filter(|o| o.name == gp.name || o.name.starts_with(&format!("{}-", gp.name)))
-                .count();
-            if same > 0 {
-                gp.name = format!("{}-{}", gp.name, same + 1);
-            }
+        let default_name = default_name(&gp, &groups);
+        let name = g.name.clone().unwrap_or(default_name);
+        if let Some(only) = s.group_over.get(&name) {
+            // A sweep point's values for this group alone.
+            let spec = spec.overlay(only);
+            gp = resolve_phase(&spec, i).map_err(|e| SpecError(group_msg(i, g, &e.0)))?;
         }
+        gp.name = name;
         check_group(&gp).map_err(|e| SpecError(group_msg(i, g, &e)))?;
         if groups.iter().any(|o| o.name == gp.name) {
             return Err(SpecError(format!(
@@ -111,6 +110,20 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         .clone()
         .unwrap_or_else(|| format!("{}-groups", index + 1));
     aggregate(phase_name, groups)
+}
+
+/// An unnamed group's name: its pattern, `read`, then `read-2`, ...
+fn default_name(gp: &PhaseParams, before: &[PhaseParams]) -> String {
+    let base = gp.rw.as_str();
+    let same = before
+        .iter()
+        .filter(|o| o.name == base || o.name.starts_with(&format!("{base}-")))
+        .count();
+    if same > 0 {
+        format!("{base}-{}", same + 1)
+    } else {
+        base.to_string()
+    }
 }
 
 fn group_msg(i: usize, g: &PhaseSpec, msg: &str) -> String {

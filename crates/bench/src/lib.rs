@@ -54,7 +54,9 @@ pub use run::{
     run_with_layout,
 };
 pub use spec::JobFile;
-pub use sweep::{MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size};
+pub use sweep::{
+    MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
+};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, probe_direct,
 };

@@ -184,6 +184,10 @@ macro_rules! bench_options {
             /// each a spec over this one (see `groups.rs`).
             #[serde(default, skip_serializing_if = "Vec::is_empty")]
             pub group: Vec<PhaseSpec>,
+            /// Values for one named group only, over everything else (a
+            /// sweep's `--vary group.NAME.KEY=...`); not a job-file key.
+            #[serde(skip)]
+            pub group_over: std::collections::BTreeMap<String, PhaseSpec>,
         }
 
         /// Every bench option, in the order `--help` lists them.
@@ -217,6 +221,14 @@ macro_rules! bench_options {
                 PhaseSpec {
                     $($field: over.$field.clone().or(base.$field),)*
                     group: if over.group.is_empty() { base.group } else { over.group.clone() },
+                    group_over: {
+                        let mut g = base.group_over;
+                        for (name, spec) in &over.group_over {
+                            let merged = g.get(name).map_or_else(|| spec.clone(), |b| b.overlay(spec));
+                            g.insert(name.clone(), merged);
+                        }
+                        g
+                    },
                 }
             }
         }
