@@ -894,6 +894,46 @@ mod tests {
         assert_eq!(CacheMode::parse("hot"), None);
     }
 
+    /// A phase recorded before job groups existed loads, has none, and is
+    /// written back without a `groups` key (the JSON of an ordinary phase
+    /// is unchanged); a grouped phase round-trips.
+    #[test]
+    fn phases_without_groups_load_and_keep_their_json() {
+        let dir = serde_json::json!({"bytes": 1, "ops": 1, "bw_bytes_per_s": 1.0, "iops": 1.0, "lat_ns": null});
+        let old = serde_json::json!({
+            "params": {"name": "r", "rw": "read", "rwmixread": 50, "bs": [{"bs_bytes": 4096, "weight": 100}],
+                "size_bytes": 4096, "numjobs": 1, "iodepth": 1, "engine": "psync", "cache": "direct",
+                "drop_caches": false, "runtime_ns": null, "time_based": false, "ramp_ns": 0,
+                "fsync_every": 0, "end_fsync": true, "layout": {"kind": "per_job"},
+                "buffer_pattern": {"kind": "random"}, "random_with_replacement": false,
+                "verify": false, "seed": 1, "sqpoll": false, "registered": false},
+            "started_at": "2026-01-01T00:00:00Z", "elapsed_ns": 1, "fsync_in_window": false,
+            "end_fsync_ns": 0, "latency_span": "x", "read": dir, "write": dir, "total": dir,
+            "jobs": [], "cpu": {"user_ns": 0, "sys_ns": 0, "cpu_ns_per_io": 0.0, "utilization_pct": 0.0},
+            "errors": {}, "cache": {"mode": "direct", "method": null, "resident_pages_before": null,
+            "resident_pages_after": null, "total_pages": null, "verified": null, "may_be_cached": false},
+            "verify": null, "interrupted": false, "warnings": []
+        });
+        let p: PhaseResult = serde_json::from_value(old).unwrap();
+        assert!(p.groups.is_none() && p.params.groups.is_empty());
+        let back = serde_json::to_value(&p).unwrap();
+        assert!(back.get("groups").is_none());
+        assert!(back["params"].get("groups").is_none());
+        let mut g = p.clone();
+        g.params.groups = vec![p.params.clone()];
+        g.groups = Some(PhaseGroups {
+            overlap: 0.5,
+            all_moving_ns: 7,
+            groups: vec![GroupResult {
+                name: "r".into(),
+                params: p.params.clone(),
+                ..Default::default()
+            }],
+        });
+        let text = serde_json::to_string(&g).unwrap();
+        assert_eq!(serde_json::from_str::<PhaseResult>(&text).unwrap(), g);
+    }
+
     #[test]
     fn latency_keys_are_stable() {
         let j = serde_json::to_value(LatencyStats::default()).unwrap();
