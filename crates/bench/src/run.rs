@@ -121,32 +121,8 @@ fn run_phases(
         }
         control.begin_phase(index);
         if !p.groups.is_empty() {
-            let ran = match sync {
-                Some(_) => Err(
-                    "job groups are not supported in multi-process (MPI) runs yet: \
-                                run each group's workload as its own phase"
-                        .to_string(),
-                ),
-                None => grouped::run_grouped(job, p, control, laid_out),
-            };
-            let result = match ran {
-                Ok(r) => r,
-                Err(why) => {
-                    outcome.stop_reason = Some(why);
-                    break;
-                }
-            };
             extents = None;
-            on_phase(&result);
-            let fatal = result.interrupted;
-            outcome.phases.push(result);
-            if fatal {
-                outcome.stop_reason = control.reason().or_else(|| {
-                    outcome
-                        .phases
-                        .last()
-                        .and_then(|r| r.warnings.first().cloned())
-                });
+            if !grouped::hand_over(job, p, control, laid_out, sync, &mut outcome, &mut on_phase) {
                 break;
             }
             continue;

@@ -412,7 +412,7 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
 
     // (baseline phase index, 0 or 1 + baseline group index, direction,
     // run order, phase index) → row
-    let mut keyed: Vec<((usize, usize, Direction, usize, usize), CompareRow)> = Vec::new();
+    let mut keyed: Vec<(RowKey, CompareRow)> = Vec::new();
     let mut unmatched = Vec::new();
     for (order, run) in all_runs.iter().enumerate() {
         let is_baseline = order == 0;
@@ -529,6 +529,10 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
         vary: vary.keys().map(str::to_string).collect(),
     }
 }
+
+/// Where a row sorts: (baseline phase, 0 for the phase or 1 + baseline
+/// group, direction, run order, phase index).
+type RowKey = (usize, usize, Direction, usize, usize);
 
 /// The figures of one row against its baseline row.
 fn changes_for(
@@ -818,7 +822,7 @@ mod tests {
     fn groups_are_compared_pair_by_pair() {
         let base = run(1, &[("cfg", "a")], vec![grouped(300.0, 200.0, "dd-write")]);
         let new = run(2, &[("cfg", "a")], vec![grouped(300.0, 100.0, "backup")]);
-        let c = compare(&[new.clone()], &base);
+        let c = compare(std::slice::from_ref(&new), &base);
         let w = find(&c, 2, "dd/backup", Direction::Write);
         assert_eq!(w.baseline_phase, "dd/dd-write");
         let ch = w.change(Metric::Throughput).unwrap();

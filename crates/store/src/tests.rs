@@ -510,7 +510,10 @@ fn grouped_phase() -> PhaseResult {
     p
 }
 
-fn group_rows(store: &Store, run: i64) -> Vec<(i64, String, String, i64, i64, i64, Option<i64>)> {
+/// (gseq, name, rw, numjobs, read bytes, write bytes, read p99) per row.
+type GroupRow = (i64, String, String, i64, i64, i64, Option<i64>);
+
+fn group_rows(store: &Store, run: i64) -> Vec<GroupRow> {
     let mut st = store
         .conn
         .prepare(

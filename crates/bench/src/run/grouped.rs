@@ -5,9 +5,10 @@
 //! long the groups really moved data together.
 
 use super::{describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short};
+use crate::cluster::PhaseSync;
 use crate::groups::{MIN_OVERLAP, first_jobs, overlap};
 use crate::offsets::RegionMap;
-use crate::run::LayoutState;
+use crate::run::{LayoutState, RunOutcome};
 use crate::series::SeriesCollector;
 use crate::worker::{WorkerOut, WorkerPlan};
 use crate::{Control, ResolvedJob};
@@ -28,6 +29,44 @@ fn place(job: &ResolvedJob, p: &PhaseParams, j: u32) -> (usize, RegionMap) {
     } else {
         (j as usize, RegionMap::Contiguous { base: 0 })
     }
+}
+
+/// Run grouped phase `p` of the run loop and hand its result over; false
+/// when the run must stop (the reason is in `outcome`). Groups are not
+/// run by several processes yet.
+pub(super) fn hand_over(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    control: &Control,
+    laid_out: &mut LayoutState,
+    sync: Option<&dyn PhaseSync>,
+    outcome: &mut RunOutcome,
+    on_phase: &mut impl FnMut(&PhaseResult),
+) -> bool {
+    let ran = match sync {
+        Some(_) => Err(
+            "job groups are not supported in multi-process (MPI) runs yet: \
+                        run each group's workload as its own phase"
+                .to_string(),
+        ),
+        None => run_grouped(job, p, control, laid_out),
+    };
+    let result = match ran {
+        Ok(r) => r,
+        Err(why) => {
+            outcome.stop_reason = Some(why);
+            return false;
+        }
+    };
+    on_phase(&result);
+    let fatal = result.interrupted;
+    let first_warning = result.warnings.first().cloned();
+    outcome.phases.push(result);
+    if fatal {
+        outcome.stop_reason = control.reason().or(first_warning);
+        return false;
+    }
+    true
 }
 
 /// Run grouped phase `p`; an error (files missing, layout failed) stops
