@@ -544,3 +544,56 @@ fn a_sweep_varies_one_groups_option() {
         "{e}"
     );
 }
+
+/// Under mpirun, job groups are refused once, naming the phase, with exit
+/// 2 and nothing left (`--group-ranks`, groups on disjoint sets of ranks,
+/// is not implemented). Before the refusal at planning, rank 0 made the
+/// target's files and the run stopped at the grouped phase without naming
+/// it.
+#[cfg(feature = "mpi")]
+#[test]
+fn groups_under_mpi_are_refused_before_anything_is_made() {
+    use crate::util::{cmd, have, is_root, skip};
+    if !have("mpirun") {
+        skip(
+            "groups_under_mpi_are_refused_before_anything_is_made",
+            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = cmd();
+    let mut c = std::process::Command::new("timeout");
+    c.args(["60", "mpirun"]);
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.args(["--oversubscribe", "-np", "4"])
+        .arg(crate::util::storlab_bin())
+        .args([
+            "bench",
+            dir.path().to_str().unwrap(),
+            "--engine",
+            "null",
+            "--no-save",
+            "--group",
+            "rw=read",
+            "--group",
+            "rw=write",
+        ]);
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let o = c.stdin(std::process::Stdio::null()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("phase 1-groups: job groups are not supported in multi-process")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
