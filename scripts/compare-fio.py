@@ -3,20 +3,30 @@
 A/B/A/B, and print the median ratio storlab/fio with its spread.
 
 Usage: scripts/compare-fio.py [--dir DIR] [--rounds N] [--runtime SECS]
-                              [--size SIZE] [--only NAME,...] [--storlab BIN]
+                              [--size SIZE] [--only NAME,...] [--all]
+                              [--storlab BIN] [--json-out FILE]
 
 Needs fio (Debian package `fio`) and a release build of storlab
 (`cargo build --release`). The file is created and laid out once by fio,
 then both tools run on it; it is removed at the end. Figures are each tool's
 own report: IOPS, bandwidth (MB/s = 10^6 B/s), and CPU time per I/O
-(user+sys of the process over the run / completed I/Os).
+(user+sys of the whole process tree over the run, from rusage, / completed
+I/Os), the figure the goals are set on.
+
+The default selection is issue 22's cases: 4 KiB random read and write at
+QD 1, 32 and 128 with io_uring and libaio (against fio's same engine),
+1 MiB sequential at QD 16, psync at QD 1, the null engine (no device: the
+tools' own cost), and two jobs x QD 64 (the aggregate against the device's
+saturation, fio at QD 128 being the reference). `--all` adds the older
+issue-2/15 cases (1 MiB at QD 1 and 32, page-cached psync).
 
 Latency is printed beside fio's: storlab's mean (from the submitting system
 call to the reap) with its achieved depth, fio's `lat` (slat + clat: from
-when fio prepares the I/O) and `clat`, and IOPS x latency for each. The
-device's own mean queue depth while each tool ran (iostat's aqu-sz: the
-weighted-time field of /sys/block/DEV/stat over the run) is measured the
-same way, from outside, for both.
+when fio prepares the I/O) and `clat`, and IOPS x latency for each. Beside
+each tool's own claim, the device's: the requests the kernel completed on
+the block device holding the file (/sys/dev/block/M:m/stat, reads or writes
+completed) per I/O the tool reports, and its mean queue (iostat's aqu-sz:
+the weighted-time field over the run), measured the same way for both.
 """
 
 import argparse
@@ -28,21 +38,39 @@ import subprocess
 import sys
 import tempfile
 
+# name, rw, bs, iodepth, direct, engine, warm page cache, numjobs, in default set
 WORKLOADS = [
-    # name, rw, bs, iodepth, direct, engine, warm page cache
-    ("randread-4k-qd32-uring-direct", "randread", "4k", 32, True, "io_uring", False),
-    ("read-1m-qd1-uring-direct", "read", "1M", 1, True, "io_uring", False),
-    ("read-1m-qd32-uring-direct", "read", "1M", 32, True, "io_uring", False),
-    ("write-1m-qd1-uring-direct", "write", "1M", 1, True, "io_uring", False),
-    ("write-1m-qd32-uring-direct", "write", "1M", 32, True, "io_uring", False),
-    ("randread-4k-psync-cached", "randread", "4k", 1, False, "psync", True),
-    # Linux native AIO, the engine many sites standardise on (storlab's own
-    # io_submit/io_getevents binding against fio's libaio).
-    ("randread-4k-qd32-libaio-direct", "randread", "4k", 32, True, "libaio", False),
-    ("randread-4k-qd1-libaio-direct", "randread", "4k", 1, True, "libaio", False),
-    ("read-1m-qd32-libaio-direct", "read", "1M", 32, True, "libaio", False),
-    ("write-1m-qd32-libaio-direct", "write", "1M", 32, True, "libaio", False),
+    ("randread-4k-qd1-uring", "randread", "4k", 1, True, "io_uring", False, 1, True),
+    ("randread-4k-qd32-uring", "randread", "4k", 32, True, "io_uring", False, 1, True),
+    ("randread-4k-qd128-uring", "randread", "4k", 128, True, "io_uring", False, 1, True),
+    ("randwrite-4k-qd1-uring", "randwrite", "4k", 1, True, "io_uring", False, 1, True),
+    ("randwrite-4k-qd32-uring", "randwrite", "4k", 32, True, "io_uring", False, 1, True),
+    ("randwrite-4k-qd128-uring", "randwrite", "4k", 128, True, "io_uring", False, 1, True),
+    ("randread-4k-qd1-libaio", "randread", "4k", 1, True, "libaio", False, 1, True),
+    ("randread-4k-qd32-libaio", "randread", "4k", 32, True, "libaio", False, 1, True),
+    ("randread-4k-qd128-libaio", "randread", "4k", 128, True, "libaio", False, 1, True),
+    ("randwrite-4k-qd1-libaio", "randwrite", "4k", 1, True, "libaio", False, 1, True),
+    ("randwrite-4k-qd32-libaio", "randwrite", "4k", 32, True, "libaio", False, 1, True),
+    ("randwrite-4k-qd128-libaio", "randwrite", "4k", 128, True, "libaio", False, 1, True),
+    ("read-1m-qd16-uring", "read", "1M", 16, True, "io_uring", False, 1, True),
+    ("write-1m-qd16-uring", "write", "1M", 16, True, "io_uring", False, 1, True),
+    ("read-1m-qd16-libaio", "read", "1M", 16, True, "libaio", False, 1, True),
+    ("randread-4k-qd1-psync", "randread", "4k", 1, True, "psync", False, 1, True),
+    ("randread-4k-qd32-null", "randread", "4k", 32, False, "null", False, 1, True),
+    ("randread-4k-2x64-uring", "randread", "4k", 64, True, "io_uring", False, 2, True),
+    # Older cases (issues 2 and 15), with --all.
+    ("read-1m-qd1-uring", "read", "1M", 1, True, "io_uring", False, 1, False),
+    ("read-1m-qd32-uring", "read", "1M", 32, True, "io_uring", False, 1, False),
+    ("write-1m-qd1-uring", "write", "1M", 1, True, "io_uring", False, 1, False),
+    ("write-1m-qd32-uring", "write", "1M", 32, True, "io_uring", False, 1, False),
+    ("randread-4k-psync-cached", "randread", "4k", 1, False, "psync", True, 1, False),
+    ("read-1m-qd32-libaio", "read", "1M", 32, True, "libaio", False, 1, False),
+    ("write-1m-qd32-libaio", "write", "1M", 32, True, "libaio", False, 1, False),
 ]
+
+
+def writes(rw):
+    return rw in ("write", "randwrite")
 
 
 def run(cmd):
@@ -59,12 +87,14 @@ def device_stat_path(path):
     return sysdev if os.path.exists(sysdev) else None
 
 
-def weighted_ms(stat_path):
-    """Field 11 of the block stat file: ms spent with I/O queued, weighted by depth."""
+def device_counters(stat_path):
+    """(reads completed, writes completed, weighted ms with I/O queued) of the
+    block stat file (fields 1, 5 and 11)."""
     if not stat_path:
         return None
     with open(stat_path) as f:
-        return int(f.read().split()[10])
+        v = f.read().split()
+    return int(v[0]), int(v[4]), int(v[10])
 
 
 def run_timed(cmd):
@@ -72,19 +102,26 @@ def run_timed(cmd):
 
     Both tools are measured the same way from outside: user+sys of every
     thread of every process they ran (io_uring workers included), which fio's
-    own usr/sys figures (per job thread) leave out."""
+    own usr/sys figures (per job thread) leave out. Also sets run_timed.aqu
+    (the device's mean queue over the run) and run_timed.dev_ios (reads and
+    writes the device completed)."""
     import resource
     import time
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     stat_path = device_stat_path(run_timed.path) if getattr(run_timed, "path", None) else None
-    w0, t0 = weighted_ms(stat_path), time.monotonic()
+    c0, t0 = device_counters(stat_path), time.monotonic()
     out = run(cmd)
-    w1, t1 = weighted_ms(stat_path), time.monotonic()
+    c1, t1 = device_counters(stat_path), time.monotonic()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     # Mean device queue over the whole run (start-up and layout included, a
-    # little below the steady state for both tools alike).
-    run_timed.aqu = (w1 - w0) / ((t1 - t0) * 1e3) if stat_path else float("nan")
+    # little below the steady state for both tools alike). The device is
+    # shared: other programs' I/O in the same seconds counts too.
+    if stat_path:
+        run_timed.aqu = (c1[2] - c0[2]) / ((t1 - t0) * 1e3)
+        run_timed.dev_ios = (c1[0] - c0[0], c1[1] - c0[1])
+    else:
+        run_timed.aqu, run_timed.dev_ios = float("nan"), (0, 0)
     return out, cpu
 
 
@@ -94,17 +131,18 @@ def fio_json(text):
 
 
 def run_fio(w, path, size, runtime):
-    name, rw, bs, qd, direct, engine, warm = w
+    name, rw, bs, qd, direct, engine, warm, jobs, _ = w
     cmd = ["fio", "--name=cmp", f"--filename={path}", f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}",
            f"--ioengine={engine}", f"--direct={1 if direct else 0}", f"--size={size}",
-           f"--runtime={runtime}", "--time_based", "--output-format=json"]
-    if rw in ("write", "randwrite"):
+           f"--runtime={runtime}", "--time_based", "--output-format=json", f"--numjobs={jobs}",
+           "--group_reporting"]
+    if writes(rw) and engine != "null":
         cmd.append("--end_fsync=1")
     if warm:
         cmd.append("--invalidate=0")
     out, cpu_s = run_timed(cmd)
     j = fio_json(out)["jobs"][0]
-    d = j["write"] if rw in ("write", "randwrite") else j["read"]
+    d = j["write"] if writes(rw) else j["read"]
     ios = d["total_ios"]
     runtime_ms = j["job_runtime"]
     own_cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * runtime_ms * 1e6
@@ -113,25 +151,45 @@ def run_fio(w, path, size, runtime):
             "lat_us": d["lat_ns"]["mean"] / 1e3, "clat_us": d["clat_ns"]["mean"] / 1e3,
             "iops_x_lat": d["iops"] * d["lat_ns"]["mean"] / 1e9,
             "iops_x_clat": d["iops"] * d["clat_ns"]["mean"] / 1e9,
-            "device_aqu": run_timed.aqu}
+            "device_aqu": run_timed.aqu, "device_per_io": device_per_io(rw, ios)}
+
+
+def device_per_io(rw, ios):
+    """Requests the device completed (in the tool's direction) per I/O the
+    tool reports: 1.0 when every I/O reached the device as one request."""
+    n = run_timed.dev_ios[1 if writes(rw) else 0]
+    return n / ios if ios else float("nan")
+
+
+def size_bytes(size):
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    s = size.lower().rstrip("ib")
+    return int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s)
 
 
 def run_storlab(binary, w, path, size, runtime):
-    name, rw, bs, qd, direct, engine, warm = w
+    name, rw, bs, qd, direct, engine, warm, jobs, _ = w
+    # fio's jobs each cover the whole file; storlab's share it (--shared-file
+    # gives each job its own 1/jobs of the file), same bytes in all.
     cmd = [binary, "bench", path, f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--engine={engine}",
-           f"--size={size}", f"--runtime={runtime}s", "--time-based", "--output-format=json", "--quiet", "--no-save",
-           "--cache", "direct" if direct else ("warm" if warm else "cold")]
-    if rw in ("write", "randwrite"):
+           f"--size={size_bytes(size) // jobs}", f"--runtime={runtime}s", "--time-based", "--output-format=json", "--quiet", "--no-save",
+           f"--numjobs={jobs}"]
+    if engine != "null":
+        cmd += ["--cache", "direct" if direct else ("warm" if warm else "cold")]
+    if jobs > 1:
+        cmd.append("--shared-file")
+    if writes(rw):
         cmd.append("--allow-destroy")
     out, cpu_s = run_timed(cmd)
     ph = json.loads(out)["phases"][0]
-    d = ph["write"] if rw in ("write", "randwrite") else ph["read"]
+    d = ph["write"] if writes(rw) else ph["read"]
     lat = (d.get("lat_ns") or {}).get("mean", 0.0)
     return {"iops": d["iops"], "mbps": d["bw_bytes_per_s"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(d["ops"], 1),
             "own_cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"],
             "lat_us": lat / 1e3, "iops_x_lat": d["iops"] * lat / 1e9,
             "depth": (ph.get("depth") or {}).get("achieved", float("nan")),
-            "device_aqu": run_timed.aqu}
+            "depth_warning": any("in flight on average" in x for x in ph.get("warnings", [])),
+            "device_aqu": run_timed.aqu, "device_per_io": device_per_io(rw, d["ops"])}
 
 
 def main():
@@ -141,6 +199,8 @@ def main():
     ap.add_argument("--runtime", type=int, default=8, help="seconds per run")
     ap.add_argument("--size", default="1G")
     ap.add_argument("--only", default="", help="comma-separated workload names")
+    ap.add_argument("--all", action="store_true", help="also the older issue-2/15 cases")
+    ap.add_argument("--json-out", default="", help="also write the results as JSON to this file")
     ap.add_argument("--storlab", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "storlab"))
     a = ap.parse_args()
     if not shutil.which("fio"):
@@ -156,7 +216,10 @@ def main():
         # Lay the file out once (fio writes it fully before its first read job).
         run(["fio", "--name=layout", f"--filename={path}", "--rw=write", "--bs=1M", f"--size={a.size}",
              "--direct=1", "--end_fsync=1", "--output-format=json"])
-        selected = [w for w in WORKLOADS if not a.only or w[0] in a.only.split(",")]
+        if a.only:
+            selected = [w for w in WORKLOADS if w[0] in a.only.split(",")]
+        else:
+            selected = [w for w in WORKLOADS if w[8] or a.all]
         rows = []
         for w in selected:
             res = {"storlab": [], "fio": []}
@@ -171,6 +234,8 @@ def main():
             for tool in ("storlab", "fio"):
                 row[tool + "_latency"] = {k: statistics.median(x[k] for x in res[tool])
                                           for k in res[tool][0] if k not in ("iops", "mbps")}
+            row["storlab_depth_warnings"] = sum(x["depth_warning"] for x in res["storlab"])
+            row["pairs"] = res
             for metric in ("iops", "mbps", "cpu_ns_per_io", "own_cpu_ns_per_io"):
                 ratios = [s[metric] / f[metric] for s, f in zip(res["storlab"], res["fio"]) if f[metric] > 0]
                 row[metric] = {
@@ -191,8 +256,15 @@ def main():
             sl, fl = m["storlab_latency"], m["fio_latency"]
             print(f"{'':32} latency: storlab {sl['lat_us']:.1f} us (depth {sl['depth']:.2f}, IOPSxlat {sl['iops_x_lat']:.2f}) | "
                   f"fio lat {fl['lat_us']:.1f} us clat {fl['clat_us']:.1f} us (IOPSxlat {fl['iops_x_lat']:.2f}, IOPSxclat {fl['iops_x_clat']:.2f}) | "
-                  f"device aqu-sz storlab {sl['device_aqu']:.2f} fio {fl['device_aqu']:.2f}", flush=True)
-        print(json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size, "results": rows}, indent=1))
+                  f"device aqu-sz storlab {sl['device_aqu']:.2f} fio {fl['device_aqu']:.2f} | "
+                  f"device requests per I/O storlab {sl['device_per_io']:.2f} fio {fl['device_per_io']:.2f} | "
+                  f"storlab depth warnings {m['storlab_depth_warnings']}/{a.rounds}", flush=True)
+        doc = json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size, "results": rows}, indent=1)
+        if a.json_out:
+            with open(a.json_out, "w") as f:
+                f.write(doc)
+        else:
+            print(doc)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

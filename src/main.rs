@@ -7,6 +7,7 @@
 
 mod commands;
 mod output;
+mod textfile;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -69,6 +70,8 @@ enum Command {
     Monitor(Box<commands::monitor::MonitorCommand>),
     /// Explain the file system and device stack under a path, with tuning advice
     Inspect(commands::inspect::InspectCommand),
+    /// Read application I/O traces (fio iolog, Darshan DXT, blktrace): what they hold, and a job file derived from one
+    Trace(commands::trace::TraceCommand),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(commands::completions::CompletionsCommand),
     /// Print the manual page (storlab man | man -l -), or write every page with --dir
@@ -109,6 +112,28 @@ impl Outcome {
             _ => Outcome::Error,
         }
     }
+}
+
+/// The command line as typed, for a run's record (`command_line`). Never
+/// `std::env::args()`, which panics on an argument that is not UTF-8: such
+/// an argument keeps its valid parts and shows every other byte as `\xNN`.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os().map(|a| escape_os(&a)).collect()
+}
+
+/// `s` as text: valid UTF-8 unchanged, each byte that is not as `\xNN`
+/// (so a non-UTF-8 file name stays recognisable and distinct, unlike `?`).
+pub fn escape_os(s: &std::ffi::OsStr) -> String {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in s.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
 }
 
 fn main() -> ExitCode {
@@ -157,6 +182,7 @@ fn main() -> ExitCode {
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
+        Command::Trace(c) => c.execute(),
         Command::Completions(c) => c.execute(),
         Command::Man(c) => c.execute(),
     };
@@ -167,5 +193,19 @@ fn main() -> ExitCode {
             output::print_error(&e);
             ExitCode::from(Outcome::Error.exit_code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_os;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn non_utf8_arguments_are_escaped_not_lost() {
+        assert_eq!(escape_os(OsStr::new("/data/café")), "/data/café");
+        let raw = OsStr::from_bytes(b"/tmp/caf\xe9/x\xff\xfe");
+        assert_eq!(escape_os(raw), "/tmp/caf\\xE9/x\\xFF\\xFE");
     }
 }

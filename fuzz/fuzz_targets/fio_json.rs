@@ -1,7 +1,6 @@
 //! fio's JSON output, as `storlab import` reads it.
+//! The check is shared with the stable pass: `storlab_fuzzcheck::fio_json`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|text: &str| {
-    let _ = storlab_fio::parse(text, Some("fuzz-host"));
-});
+fuzz_target!(|data: &[u8]| storlab_fuzzcheck::fio_json(data));

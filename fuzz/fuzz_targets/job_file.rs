@@ -1,10 +1,6 @@
 //! TOML job files (`storlab bench --job FILE`), resolved into phases.
+//! The check is shared with the stable pass: `storlab_fuzzcheck::job_file`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|text: &str| {
-    let path = std::path::Path::new("fuzz.toml");
-    if let Ok(job) = storlab_bench::JobFile::parse(text, path) {
-        let _ = job.phases(text, path, &Default::default(), &Default::default());
-    }
-});
+fuzz_target!(|data: &[u8]| storlab_fuzzcheck::job_file(data));

@@ -5,8 +5,7 @@
 use anyhow::Context;
 use clap::Args;
 use std::collections::BTreeMap;
-use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use storlab_store::{RunSelector, Store};
 
 /// Which results database to use.
@@ -165,172 +164,12 @@ pub fn load_baseline(
     Ok((store.load(id)?, note))
 }
 
-/// Write a result file (export, report, chart). Refuses to write over
-/// anything but a regular file, so a typo cannot clobber a device.
-pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-    {
-        anyhow::bail!(
-            "{} exists and is not a regular file; give -o a file name",
-            path.display()
-        );
-    }
-    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
-}
-
-/// The results database and its WAL and SHM side files.
-fn database_files(db: &Path) -> Vec<PathBuf> {
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    let mut shm = db.as_os_str().to_owned();
-    shm.push("-shm");
-    let mut journal = db.as_os_str().to_owned();
-    journal.push("-journal");
-    vec![
-        db.to_path_buf(),
-        PathBuf::from(wal),
-        PathBuf::from(shm),
-        PathBuf::from(journal),
-    ]
-}
-
-/// `path` made absolute with symlinks resolved, also when the file itself
-/// does not exist yet (its directory is resolved instead).
-fn resolved(path: &Path) -> Option<PathBuf> {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return Some(p);
-    }
-    let name = path.file_name()?;
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    let dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
-    Some(dir.join(name))
-}
-
-/// Whether `a` and `b` name the same file: the same resolved path, or the
-/// same inode (a hard link).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    if let (Some(x), Some(y)) = (resolved(a), resolved(b))
-        && x == y
-    {
-        return true;
-    }
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
-}
-
-/// Which of the database's files `path` is, if any.
-pub fn database_file(path: &Path, db: &Path) -> Option<PathBuf> {
-    database_files(db).into_iter().find(|f| same_file(path, f))
-}
-
-/// Whether the first bytes of an existing file show storlab wrote it: it
-/// names storlab (JSON, HTML, CSV carry the tool's name), or it begins like
-/// the output about to be written (a chart, a Markdown table), or it is
-/// empty.
-fn looks_like_ours(path: &Path, new_head: Option<&[u8]>) -> bool {
-    use std::io::Read;
-    let mut head = Vec::new();
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    if head.is_empty() {
-        return true;
-    }
-    if head.windows(7).any(|w| w.eq_ignore_ascii_case(b"storlab")) {
-        return true;
-    }
-    new_head.is_some_and(|new| {
-        let n = 64.min(new.len()).min(head.len());
-        n >= 16 && head[..n] == new[..n]
-    })
-}
-
-/// Check that a result file may be written at `path` (report, export,
-/// chart, `bench --json-out`), before anything is computed or run:
-///
-/// * never the results database or its `-wal`/`-shm` files (`--force` does
-///   not change that: overwriting it loses every run);
-/// * never a device, a directory or another special file;
-/// * an existing file only when storlab wrote it (or it is empty), or the
-///   user passed `--force`.
-///
-/// `new_head` is the beginning of what will be written, when known.
-pub fn check_output_path(
-    path: &Path,
-    db: &Path,
-    force: bool,
-    new_head: Option<&[u8]>,
-) -> anyhow::Result<()> {
-    if let Some(which) = database_file(path, db) {
-        anyhow::bail!(
-            "{} is the results database ({}): writing there would destroy every stored run; \
-             choose another output file name",
-            path.display(),
-            which.display()
-        );
-    }
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.file_type().is_fifo() => Ok(()), // a pipe destroys nothing
-        Ok(meta) if !meta.is_file() => {
-            let what = if meta.file_type().is_block_device() {
-                "a block device"
-            } else if meta.file_type().is_char_device() {
-                "a character device"
-            } else if meta.is_dir() {
-                "a directory"
-            } else {
-                "a special file"
-            };
-            anyhow::bail!(
-                "{} is {what}, not a regular file; result files are never written over devices \
-                 or directories: give a file name",
-                path.display()
-            )
-        }
-        // Found before the run, not after it: the file's directory must exist.
-        Err(_)
-            if path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .is_some_and(|d| !d.is_dir()) =>
-        {
-            let d = path.parent().unwrap_or(Path::new(""));
-            anyhow::bail!(
-                "{}: {} {}; write the file elsewhere",
-                path.display(),
-                d.display(),
-                if d.exists() {
-                    "is not a directory"
-                } else {
-                    "does not exist (create the directory first)"
-                }
-            )
-        }
-        Err(_)
-            if resolved(path)
-                .is_some_and(|p| p.starts_with("/dev") && !p.starts_with("/dev/shm")) =>
-        {
-            anyhow::bail!(
-                "{} does not exist, and a new file on /dev would live in RAM next to the devices: \
-                 check the name, or write the file elsewhere",
-                path.display()
-            )
-        }
-        Ok(_) if !force && !looks_like_ours(path, new_head) => anyhow::bail!(
-            "{} already exists and storlab did not write it: pass --force to overwrite it, \
-             or choose another file name",
-            path.display()
-        ),
-        _ => Ok(()),
-    }
-}
+// The result-file rules and the input-file helper live in `outfile.rs`;
+// every command reaches them through here.
+pub use super::outfile::{
+    OutputKind, check_output_path, database_file, read_input, read_input_bytes, same_file,
+    write_output,
+};
 
 /// The one table style for results (boxed, condensed): bench, sweep,
 /// repeats, clients, campaign, tune and plan tables all look alike.

@@ -55,7 +55,7 @@ impl CompareCommand {
             if let Some(n) = note {
                 eprintln!("{n}");
             }
-            output::print(&storlab_report::render_comparison(&cmp))?;
+            output::print_text(&storlab_report::render_comparison(&cmp))?;
         }
         Ok(crate::Outcome::Ok)
     }

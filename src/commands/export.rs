@@ -1,6 +1,6 @@
 //! `storlab export`: stored runs as JSON, CSV or Markdown.
 
-use super::common::{DbArgs, RunArgs, check_output_path, write_output};
+use super::common::{DbArgs, OutputKind, RunArgs, check_output_path, write_output};
 use crate::output;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -28,7 +28,8 @@ pub struct ExportCommand {
     /// Write to this file instead of standard output
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Overwrite an existing output file that storlab did not write (never the database)
+    /// Overwrite an existing output file that is not an earlier export of this format (never a
+    /// database)
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -37,19 +38,23 @@ pub struct ExportCommand {
 
 impl ExportCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        if let Some(path) = &self.output {
-            // Before anything is read: never the database, never a device.
-            // (Whether an existing file is storlab's is judged below, with
-            // the text about to be written.)
-            check_output_path(path, &self.db.db, true, None)?;
-        }
-        let store = self.db.open_existing()?;
-        let runs = self.runs.load(&store)?;
         let format = if self.json {
             ExportFormat::Json
         } else {
             self.format
         };
+        let kind = match format {
+            ExportFormat::Json => OutputKind::ExportJson,
+            ExportFormat::Csv => OutputKind::ExportCsv,
+            ExportFormat::Md => OutputKind::ExportMd,
+        };
+        if let Some(path) = &self.output {
+            // Before anything is read: never the database, a device or a
+            // file that is not an earlier export of this format.
+            check_output_path(path, &self.db.db, self.force, kind)?;
+        }
+        let store = self.db.open_existing()?;
+        let runs = self.runs.load(&store)?;
         let text = match format {
             ExportFormat::Json => storlab_report::export_json(&runs),
             ExportFormat::Csv => storlab_report::export_csv(&runs),
@@ -57,7 +62,6 @@ impl ExportCommand {
         };
         match &self.output {
             Some(path) => {
-                check_output_path(path, &self.db.db, self.force, Some(text.as_bytes()))?;
                 write_output(path, text.as_bytes())?;
                 eprintln!("wrote {} ({} runs)", path.display(), runs.len());
             }

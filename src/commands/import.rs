@@ -33,8 +33,7 @@ impl ImportCommand {
         // Read every file before saving any, so a bad file saves nothing.
         let mut parsed = Vec::new();
         for path in &self.files {
-            let text =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let text = super::common::read_input_bytes(path, "")?;
             let text = String::from_utf8_lossy(&text);
             let imported = fio::parse(&text, self.host.as_deref())
                 .with_context(|| format!("cannot import {}", path.display()))?;

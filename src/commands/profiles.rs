@@ -136,10 +136,45 @@ pub fn user_dir() -> Option<PathBuf> {
     super::config::config_path().and_then(|p| p.parent().map(|d| d.join("profiles")))
 }
 
+/// A user profile that could not be read or parsed: left out, named with
+/// its error (one broken file must not take every profile with it).
+#[derive(Debug, Clone)]
+pub struct Broken {
+    pub name: String,
+    pub path: PathBuf,
+    pub error: String,
+}
+
+/// Every profile that loads, and the user's files that do not.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub profiles: Vec<Profile>,
+    pub broken: Vec<Broken>,
+}
+
+impl Catalog {
+    /// A warning on stderr for each broken user profile.
+    pub fn warn(&self) {
+        for b in &self.broken {
+            eprintln!(
+                "storlab: warning: profile {} ({}) is left out: {} \
+                 (fix or remove the file; the other profiles work)",
+                b.name,
+                b.path.display(),
+                b.error
+            );
+        }
+    }
+}
+
 /// Every profile: the user's first (they override shipped ones of the same
-/// name), then the shipped ones, sorted by name within each.
-pub fn all() -> Result<Vec<Profile>> {
-    let mut out: Vec<Profile> = Vec::new();
+/// name), then the shipped ones, sorted by name within each. A user file
+/// that cannot be read or parsed is set aside in `broken`; if it has a
+/// shipped profile's name, that name is broken too (the user meant to
+/// override it: running the shipped one instead would measure something
+/// else without a word).
+pub fn catalog() -> Result<Catalog> {
+    let mut out = Catalog::default();
     if let Some(dir) = user_dir()
         && let Ok(rd) = std::fs::read_dir(&dir)
     {
@@ -153,29 +188,51 @@ pub fn all() -> Result<Vec<Profile>> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let text = std::fs::read_to_string(&p)
-                .with_context(|| format!("cannot read profile {}", p.display()))?;
-            out.push(Profile::parse(&name, &p.display().to_string(), &text)?);
+            let parsed = crate::commands::common::read_input(&p, "profile")
+                .and_then(|text| Profile::parse(&name, &p.display().to_string(), &text));
+            match parsed {
+                Ok(profile) => out.profiles.push(profile),
+                Err(e) => out.broken.push(Broken {
+                    name,
+                    path: p,
+                    error: format!("{e:#}"),
+                }),
+            }
         }
     }
     for (name, text) in BUILTIN {
-        if !out.iter().any(|p| p.name == *name) {
-            out.push(Profile::parse(name, "built-in", text)?);
+        if !out.profiles.iter().any(|p| p.name == *name)
+            && !out.broken.iter().any(|b| b.name == *name)
+        {
+            out.profiles.push(Profile::parse(name, "built-in", text)?);
         }
     }
     Ok(out)
 }
 
-/// The profile called `name`, or an error listing the names.
+/// The profile called `name`, or an error listing the names (a broken
+/// user profile of that name: its parse error). Other broken user
+/// profiles are named in a warning.
 pub fn find(name: &str) -> Result<Profile> {
-    let all = all()?;
-    let names: Vec<String> = all.iter().map(|p| p.name.clone()).collect();
-    all.into_iter().find(|p| p.name == name).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no profile named '{name}': use one of {} (storlab profiles lists them)",
-            names.join(", ")
-        )
-    })
+    let cat = catalog()?;
+    if let Some(b) = cat.broken.iter().find(|b| b.name == name) {
+        bail!(
+            "profile {name} ({}) cannot be used: {}; fix the file (storlab profiles lists the others)",
+            b.path.display(),
+            b.error
+        );
+    }
+    cat.warn();
+    let names: Vec<String> = cat.profiles.iter().map(|p| p.name.clone()).collect();
+    cat.profiles
+        .into_iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no profile named '{name}': use one of {} (storlab profiles lists them)",
+                names.join(", ")
+            )
+        })
 }
 
 /// `storlab profiles [list | show NAME]`
@@ -294,7 +351,11 @@ impl ProfilesCommand {
 
 /// `storlab profiles [list]`
 fn list(format: &ListFormat) -> Result<()> {
-    let all = all()?;
+    let cat = catalog()?;
+    // JSON stays an array of usable profiles; the broken ones are named on
+    // stderr (and in the table).
+    cat.warn();
+    let all = &cat.profiles;
     if format.json || format.output_format == TableFormat::Json {
         let docs = all
             .iter()
@@ -302,9 +363,14 @@ fn list(format: &ListFormat) -> Result<()> {
             .collect::<Result<Vec<_>>>()?;
         return crate::output::print_json(&docs);
     }
-    let w = all.iter().map(|p| p.name.len()).max().unwrap_or(4);
+    let w = all
+        .iter()
+        .map(|p| p.name.len())
+        .chain(cat.broken.iter().map(|b| b.name.len()))
+        .max()
+        .unwrap_or(4);
     let mut text = String::new();
-    for p in &all {
+    for p in all {
         text.push_str(&format!("{:w$}  {}\n", p.name, p.meta.about));
         let mut from = format!("{:w$}  from: {}", "", p.meta.source);
         if p.origin != "built-in" {
@@ -312,6 +378,15 @@ fn list(format: &ListFormat) -> Result<()> {
         }
         text.push_str(&from);
         text.push('\n');
+    }
+    for b in &cat.broken {
+        text.push_str(&format!(
+            "{:w$}  BROKEN, left out: {}\n{:w$}  file: {}\n",
+            b.name,
+            b.error.lines().next().unwrap_or_default(),
+            "",
+            b.path.display()
+        ));
     }
     text.push_str(
         "\nRun one: storlab bench --profile NAME [TARGET]; its sweep: storlab sweep --profile NAME [TARGET];\n\

@@ -2,7 +2,7 @@
 //! figures, comparison and charts, or one chart as SVG or PNG.
 
 use super::common::{
-    DbArgs, RunArgs, check_output_path, load_baseline, parse_run_arg, write_output,
+    DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg, write_output,
 };
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -48,7 +48,8 @@ pub struct ReportCommand {
     /// (bench --design); runs with a design get a "Predicted vs measured" section
     #[arg(long, value_name = "PLAN")]
     design: Option<String>,
-    /// Overwrite an existing output file that storlab did not write (never the database)
+    /// Overwrite an existing output file that is not storlab's earlier output of this format (never
+    /// a database)
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -62,6 +63,16 @@ impl ReportCommand {
             Some(d) => Some((d.as_str(), super::plan::design_from_spec(d)?)),
             None => None,
         };
+        let kind = match self.format {
+            ReportFormat::Html => OutputKind::HtmlReport,
+            ReportFormat::Svg => OutputKind::SvgChart,
+            ReportFormat::Png => OutputKind::PngChart,
+        };
+        // A file named with -o is checked before anything is read; the
+        // default name (which depends on the chart) below.
+        if let Some(path) = &self.output {
+            check_output_path(path, &self.db.db, self.force, kind)?;
+        }
         let store = self.db.open_existing()?;
         let mut runs = self.runs.load(&store)?;
         let baseline = match &self.baseline {
@@ -122,7 +133,7 @@ impl ReportCommand {
                 )
             }
         };
-        check_output_path(&path, &self.db.db, self.force, Some(&bytes))?;
+        check_output_path(&path, &self.db.db, self.force, kind)?;
         write_output(&path, &bytes)?;
         crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
         Ok(crate::Outcome::Ok)

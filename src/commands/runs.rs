@@ -6,6 +6,7 @@ use clap::Args;
 use std::time::{Duration, SystemTime};
 use storlab_store::{RunFilter, RunSummary};
 use storlab_types::format_bytes;
+use storlab_types::text::escape_controls;
 
 #[derive(Args, Debug)]
 pub struct RunsCommand {
@@ -111,7 +112,7 @@ impl RunsCommand {
             eprintln!("{}: {what}", store.path().display());
             return Ok(crate::Outcome::Ok);
         }
-        output::print(&table(&runs))?;
+        output::print_text(&table(&runs))?;
         Ok(crate::Outcome::Ok)
     }
 }
@@ -168,7 +169,11 @@ fn table(runs: &[RunSummary]) -> String {
         } else {
             format!("{} @ {}", s.workloads.join(","), bs.join(","))
         };
-        let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let tags: Vec<String> = s
+            .tags
+            .iter()
+            .map(|(k, v)| escape_controls(&format!("{k}={v}")).into_owned())
+            .collect();
         t.add_row([
             s.id.to_string(),
             short_time(&s.started_at),
@@ -177,17 +182,17 @@ fn table(runs: &[RunSummary]) -> String {
             if s.host.is_empty() {
                 "-".into()
             } else {
-                s.host.clone()
+                escape_controls(&s.host).into_owned()
             },
             if s.target.is_empty() {
                 "-".into()
             } else {
-                s.target.clone()
+                escape_controls(&s.target).into_owned()
             },
             s.phases.to_string(),
             workload,
             tags.join(" "),
-            s.note.clone().unwrap_or_default(),
+            escape_controls(s.note.as_deref().unwrap_or_default()).into_owned(),
         ]);
     }
     super::common::trim_table(&t.to_string())

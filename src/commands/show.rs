@@ -30,7 +30,7 @@ impl ShowCommand {
             return Ok(crate::Outcome::Ok);
         }
         let text: Vec<String> = runs.iter().map(render).collect();
-        output::print(&text.join("\n"))?;
+        output::print_text(&text.join("\n"))?;
         Ok(crate::Outcome::Ok)
     }
 }
@@ -50,7 +50,7 @@ pub fn render(run: &StoredRun) -> String {
     let _ = writeln!(s, "run {} · {} · {}", run.id, run.kind, status(run));
     let mut line = |k: &str, v: String| {
         if !v.trim().is_empty() {
-            let _ = writeln!(s, "  {k:<9} {v}");
+            let _ = writeln!(s, "  {k:<9} {}", storlab_types::text::escape_controls(&v));
         }
     };
     line(
@@ -146,7 +146,11 @@ pub fn render(run: &StoredRun) -> String {
             ]);
         };
         let flag = if p.interrupted { "cut short" } else { "" };
-        row(p.params.name.clone(), &p.total, flag);
+        row(
+            storlab_types::text::escape_controls(&p.params.name).into_owned(),
+            &p.total,
+            flag,
+        );
         if p.read.ops > 0 && p.write.ops > 0 {
             row("  read".into(), &p.read, "");
             row("  write".into(), &p.write, "");

@@ -78,12 +78,10 @@ pub struct SimCommand {
 impl SimCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
         let name = self.file.display().to_string();
-        let text = std::fs::read_to_string(&self.file)
-            .map_err(|e| anyhow::anyhow!("cannot read scenario {name}: {e}"))?;
+        let text = super::common::read_input(&self.file, "scenario")?;
         let mut cat = SimCatalog::builtin();
         for c in &self.catalog {
-            let t = std::fs::read_to_string(c)
-                .map_err(|e| anyhow::anyhow!("cannot read catalog {}: {e}", c.display()))?;
+            let t = super::common::read_input(c, "catalog")?;
             cat.extend(&c.display().to_string(), &t)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
         }
@@ -367,7 +365,7 @@ fn record(points: &[SweepPoint], file: &str, started: String, finished: String) 
             name: "storlab".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        command_line: std::env::args().collect(),
+        command_line: crate::command_line(),
         started_at: started,
         finished_at: finished,
         interrupted: false,

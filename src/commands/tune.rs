@@ -16,6 +16,7 @@
 //! the best one, what was restored); progress stays on stderr.
 
 use crate::Outcome;
+use crate::commands::campaign::child::die_with_parent;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
@@ -113,6 +114,164 @@ struct SavedState {
     /// the restore: after a kill, by the next start.
     #[serde(default)]
     scratch: Option<PathBuf>,
+    /// Layer → what the device was when its value was saved: the recovery
+    /// writes a value back only to the same device (a loop device may have
+    /// been detached and attached to another image since). Older state
+    /// files have none.
+    #[serde(default)]
+    identity: BTreeMap<String, Identity>,
+}
+
+/// What makes a block device the same device: its number and, for a loop
+/// device, the backing file (by file system and inode; the path only when
+/// the file cannot be looked up), for others the size and the serial or
+/// WWID where sysfs has one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Identity {
+    /// `major:minor`.
+    dev: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backing: Option<Backing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    size_sectors: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    serial: Option<String>,
+}
+
+/// A loop device's backing file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Backing {
+    path: String,
+    /// `st_dev` and `st_ino` of the file.
+    file: Option<(u64, u64)>,
+}
+
+impl Identity {
+    /// The identity of the device whose sysfs directory is `sys`
+    /// (`/sys/block/NAME`); none when it is gone.
+    fn of(sys: &Path) -> Option<Identity> {
+        let read = |f: &str| {
+            std::fs::read_to_string(sys.join(f))
+                .ok()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+        };
+        let dev = read("dev")?;
+        if sys.join("loop").is_dir() {
+            // A detached loop device has no backing file: not the one saved.
+            let path = read("loop/backing_file")?;
+            let file = std::fs::metadata(path.trim_end_matches(" (deleted)"))
+                .ok()
+                .map(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    (m.dev(), m.ino())
+                });
+            return Some(Identity {
+                dev,
+                backing: Some(Backing { path, file }),
+                size_sectors: None,
+                serial: None,
+            });
+        }
+        let serial = [
+            "wwid",
+            "device/wwid",
+            "device/serial",
+            "serial",
+            "dm/uuid",
+            "md/uuid",
+        ]
+        .into_iter()
+        .find_map(read);
+        Some(Identity {
+            dev,
+            backing: None,
+            size_sectors: read("size").and_then(|s| s.parse().ok()),
+            serial,
+        })
+    }
+
+    /// Whether `now` is the device this identity was taken of.
+    fn same_device(&self, now: &Identity) -> bool {
+        let backing = match (&self.backing, &now.backing) {
+            (None, None) => true,
+            (Some(a), Some(b)) => match (a.file, b.file) {
+                (Some(x), Some(y)) => x == y,
+                _ => a.path == b.path,
+            },
+            _ => false,
+        };
+        self.dev == now.dev
+            && backing
+            && self.size_sectors == now.size_sectors
+            && self.serial == now.serial
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!("device {}", self.dev);
+        if let Some(b) = &self.backing {
+            s.push_str(&format!(" over {}", b.path));
+            if let Some((d, i)) = b.file {
+                s.push_str(&format!(" (file system {d}, inode {i})"));
+            }
+        }
+        if let Some(n) = self.size_sectors {
+            s.push_str(&format!(", {}", format_bytes(n * 512)));
+        }
+        if let Some(id) = &self.serial {
+            s.push_str(&format!(", id {id}"));
+        }
+        s
+    }
+}
+
+/// The sysfs directory of the device whose read-ahead file is `ra`
+/// (`/sys/block/NAME/queue/read_ahead_kb` → `/sys/block/NAME`).
+fn sys_dir(ra: &Path) -> Option<&Path> {
+    ra.parent().and_then(Path::parent)
+}
+
+/// The state file of a tuning whose top layer is `top`.
+fn state_file(dir: &Path, top: &str) -> PathBuf {
+    dir.join(format!("tune-readahead.{top}.json"))
+}
+
+/// Held while a tuning may change a device's read-ahead: an exclusive
+/// `flock` on `tune-readahead.NAME.lock` in the state directory, which
+/// the kernel releases when the process ends however it ends (the state
+/// file is for putting values back; the lock says whether a tuning runs).
+struct DeviceLock {
+    _file: std::fs::File,
+}
+
+/// Take the lock of device `name`, or the pid of the tuning that holds it
+/// (none if it has not written its pid yet).
+fn lock_device(dir: &Path, name: &str) -> Result<std::result::Result<DeviceLock, Option<u32>>> {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let p = dir.join(format!("tune-readahead.{name}.lock"));
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&p)
+        .with_context(|| format!("cannot open the lock file {}", p.display()))?;
+    // SAFETY: flock(2) on a descriptor this function owns; no memory is
+    // passed.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            let mut pid = String::new();
+            let _ = f.read_to_string(&mut pid);
+            return Ok(Err(pid.trim().parse().ok()));
+        }
+        return Err(e).with_context(|| format!("cannot lock {}", p.display()));
+    }
+    f.set_len(0)
+        .and_then(|()| writeln!(f, "{}", std::process::id()))
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    Ok(Ok(DeviceLock { _file: f }))
 }
 
 /// The file a directory target's reads go to.
@@ -206,33 +365,38 @@ fn describe_restored(r: &[Restored]) -> String {
         .join(", ")
 }
 
-/// The state file of an earlier run that did not finish: put its values
-/// back. Refuses while that run is still alive.
-fn recover(state_file: &Path) -> Result<Option<Vec<Restored>>> {
-    let text = match std::fs::read_to_string(state_file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", state_file.display())),
+/// What a recovery did: the values put back, and the layers it left alone
+/// because the device is no longer the one saved (each with the reason).
+#[derive(Debug, Default)]
+struct Recovery {
+    restored: Vec<Restored>,
+    dropped: Vec<String>,
+}
+
+/// Put back the values of a state file and remove it (and the scratch file
+/// it names). The caller holds the lock of every layer it names. A layer
+/// whose device is no longer the one saved (gone, or a loop device now over
+/// another file) is not written: its value is dropped with the reason.
+fn recover(state_file: &Path) -> Result<Option<Recovery>> {
+    let Some(s) = read_state(state_file)? else {
+        return Ok(None);
     };
-    let s: SavedState = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is damaged; check the read-ahead values by hand, then remove it",
-            state_file.display()
-        )
-    })?;
-    if s.pid != std::process::id() && Path::new(&format!("/proc/{}", s.pid)).exists() {
-        let comm = std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).unwrap_or_default();
-        if comm.trim() == "storlab" {
-            bail!(
-                "another storlab tune (pid {}) is changing these settings; wait for it to finish",
-                s.pid
-            );
-        }
-    }
-    let mut restored = Vec::new();
+    let mut out = Recovery::default();
     for (name, (path, kb)) in &s.original_kb {
+        if let Some(saved) = s.identity.get(name) {
+            let now = sys_dir(path).and_then(Identity::of);
+            if !now.as_ref().is_some_and(|n| saved.same_device(n)) {
+                out.dropped.push(format!(
+                    "{name}: not putting back {kb} KiB, {name} is no longer the device it was saved from \
+                     (then: {}; now: {})",
+                    saved.describe(),
+                    now.map_or_else(|| "gone".to_string(), |n| n.describe())
+                ));
+                continue;
+            }
+        }
         write_kb(path, *kb)?;
-        restored.push(Restored {
+        out.restored.push(Restored {
             layer: name.clone(),
             path: path.clone(),
             readahead_kb: *kb,
@@ -250,8 +414,57 @@ fn recover(state_file: &Path) -> Result<Option<Vec<Restored>>> {
             _ => {}
         }
     }
-    std::fs::remove_file(state_file)?;
-    Ok(Some(restored))
+    std::fs::remove_file(state_file)
+        .with_context(|| format!("cannot remove {}", state_file.display()))?;
+    Ok(Some(out))
+}
+
+fn read_state(state_file: &Path) -> Result<Option<SavedState>> {
+    let text = match std::fs::read_to_string(state_file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", state_file.display())),
+    };
+    serde_json::from_str(&text).map(Some).with_context(|| {
+        format!(
+            "{} is damaged; check the read-ahead values by hand, then remove it",
+            state_file.display()
+        )
+    })
+}
+
+/// Every state file in `dir` that no running tuning owns (one killed
+/// before it could restore): recovered, with the locks of its layers taken
+/// for the time (`held`: the layers this run has locked already). A state
+/// file whose layers another tuning holds is left to it.
+fn recover_stale(dir: &Path, held: &[String]) -> Result<Recovery> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("tune-readahead") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    let mut out = Recovery::default();
+    'files: for f in files {
+        let Some(s) = read_state(&f)? else { continue };
+        let mut locks = Vec::new();
+        for name in s.original_kb.keys().filter(|n| !held.contains(n)) {
+            match lock_device(dir, name)? {
+                Ok(l) => locks.push(l),
+                // A tuning that runs now owns it.
+                Err(_) => continue 'files,
+            }
+        }
+        if let Some(r) = recover(&f)? {
+            out.restored.extend(r.restored);
+            out.dropped.extend(r.dropped);
+        }
+    }
+    Ok(out)
 }
 
 /// Size of a block device, from sysfs (512-byte sectors).
@@ -353,32 +566,63 @@ impl ReadaheadArgs {
         // Tags, note and design as every child bench will save them, checked
         // before anything is changed (a bad --design must not cost N runs).
         let tags = self.record.tag_map()?;
-        let state_file = self.state_dir.join("tune-readahead.json");
         std::fs::create_dir_all(&self.state_dir)
             .with_context(|| format!("cannot create {}", self.state_dir.display()))?;
-        let recovered = recover(&state_file)?;
+        let stack = layers(&self.target)?;
+        // One tuning per device at a time: every layer's lock before
+        // anything is read back or changed.
+        let mut locks = Vec::new();
+        for l in &stack {
+            match lock_device(&self.state_dir, &l.name)? {
+                Ok(lock) => locks.push(lock),
+                Err(pid) => bail!(
+                    "another storlab tune is running on /dev/{} (pid {}); wait for it to finish, \
+                     or stop it (kill {}) and it puts the read-ahead back (nothing was changed)",
+                    l.name,
+                    pid.map_or_else(|| "unknown".to_string(), |p| p.to_string()),
+                    pid.map_or_else(|| "PID".to_string(), |p| p.to_string()),
+                ),
+            }
+        }
+        let held: Vec<String> = stack.iter().map(|l| l.name.clone()).collect();
+        let earlier = recover_stale(&self.state_dir, &held)?;
+        for d in &earlier.dropped {
+            eprintln!(
+                "storlab: warning: an earlier, interrupted tune saved a read-ahead that is no longer \
+                 valid; dropped it: {d}"
+            );
+        }
+        let recovered = (!earlier.restored.is_empty()).then_some(earlier.restored);
         if let Some(r) = &recovered {
             eprintln!(
                 "storlab: restored the read-ahead an earlier, interrupted run left changed: {}",
                 describe_restored(r)
             );
         }
-        let stack = layers(&self.target)?;
+        let state_file = state_file(&self.state_dir, &stack[0].name);
         let mut saved = SavedState {
             pid: std::process::id(),
             original_kb: BTreeMap::new(),
             scratch: self.target.is_dir().then(|| scratch_file(&self.target)),
+            identity: BTreeMap::new(),
         };
         for l in &stack {
             saved
                 .original_kb
                 .insert(l.name.clone(), (l.path.clone(), read_kb(&l.path)?));
+            if let Some(id) = sys_dir(&l.path).and_then(Identity::of) {
+                saved.identity.insert(l.name.clone(), id);
+            }
         }
         // Written (and synced) before anything changes.
-        let tmp = state_file.with_extension("tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)?;
-        std::fs::File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, &state_file)?;
+        let tmp = state_file.with_extension(format!("json.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot sync {}", tmp.display()))?;
+        std::fs::rename(&tmp, &state_file)
+            .with_context(|| format!("cannot rename {tmp:?} to {}", state_file.display()))?;
         let stop = crate::commands::bench::Signals::install()?;
         // Unique per tuning: two started within one second differ by pid.
         let tune_id = format!(
@@ -389,8 +633,13 @@ impl ReadaheadArgs {
         let result = self.measure(&stack[0], &stop, &tune_id, &tags);
         // Restore on every path: success, error and signal.
         let restore = recover(&state_file);
+        drop(locks);
         let points = result?;
-        let restored = restore?.unwrap_or_default();
+        let restore = restore?.unwrap_or_default();
+        for d in &restore.dropped {
+            eprintln!("storlab: warning: {d}");
+        }
+        let restored = restore.restored;
         let doc = self.outcome(
             &stack,
             &saved,
@@ -450,7 +699,9 @@ impl ReadaheadArgs {
                 file.display(),
                 format_bytes(size)
             );
-            let status = Command::new(&exe)
+            let mut c = Command::new(&exe);
+            // A kill -9 of the tuner ends the bench too (it removes its file).
+            let status = die_with_parent(&mut c)
                 .arg("bench")
                 .arg(&file)
                 .args([
@@ -512,7 +763,8 @@ impl ReadaheadArgs {
         tags: &BTreeMap<String, String>,
     ) -> Point {
         let mut c = Command::new(exe);
-        c.arg("bench").arg(target);
+        // A kill -9 of the tuner ends the bench too.
+        die_with_parent(&mut c).arg("bench").arg(target);
         if let Some(s) = size {
             // Each stream reads its own part of the file or device.
             c.arg(format!("--size={}", s / u64::from(self.streams.max(1))));
@@ -736,12 +988,106 @@ mod tests {
             pid: u32::MAX, // no such process
             original_kb: BTreeMap::new(),
             scratch: Some(scratch.clone()),
+            identity: BTreeMap::new(),
         };
         std::fs::write(&state, serde_json::to_string(&saved).unwrap()).unwrap();
-        assert!(recover(&state).unwrap().is_some_and(|r| r.is_empty()));
+        assert!(
+            recover(&state)
+                .unwrap()
+                .is_some_and(|r| r.restored.is_empty())
+        );
         assert!(!scratch.exists() && !state.exists());
         // A state file of an older storlab (no scratch field) still loads.
         std::fs::write(&state, r#"{"pid": 4294967295, "original_kb": {}}"#).unwrap();
-        assert!(recover(&state).unwrap().is_some_and(|r| r.is_empty()));
+        assert!(
+            recover(&state)
+                .unwrap()
+                .is_some_and(|r| r.restored.is_empty())
+        );
+    }
+
+    /// A fake `/sys/block/loop3` over `image`, read-ahead `kb`.
+    fn fake_loop(sys: &Path, image: &Path, kb: u64) -> PathBuf {
+        let dir = sys.join("loop3");
+        std::fs::create_dir_all(dir.join("loop")).unwrap();
+        std::fs::create_dir_all(dir.join("queue")).unwrap();
+        std::fs::write(dir.join("dev"), "7:3\n").unwrap();
+        std::fs::write(
+            dir.join("loop/backing_file"),
+            format!("{}\n", image.display()),
+        )
+        .unwrap();
+        let ra = dir.join("queue/read_ahead_kb");
+        std::fs::write(&ra, format!("{kb}\n")).unwrap();
+        ra
+    }
+
+    /// The state saved for `ra` (its identity as now) with `kb` as the
+    /// original value.
+    fn save(state: &Path, ra: &Path, kb: u64) {
+        let saved = SavedState {
+            pid: u32::MAX,
+            original_kb: [("loop3".to_string(), (ra.to_path_buf(), kb))].into(),
+            scratch: None,
+            identity: [(
+                "loop3".to_string(),
+                Identity::of(sys_dir(ra).unwrap()).unwrap(),
+            )]
+            .into(),
+        };
+        std::fs::write(state, serde_json::to_string(&saved).unwrap()).unwrap();
+    }
+
+    /// A loop device detached and attached to another image since the
+    /// state was saved: the old value is not written to it; the same
+    /// device (same image) gets its value back.
+    #[test]
+    fn recovery_writes_only_to_the_device_it_saved() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a.img"), d.path().join("b.img"));
+        std::fs::write(&a, b"a").unwrap();
+        std::fs::write(&b, b"b").unwrap();
+        let state = d.path().join("tune-readahead.loop3.json");
+        let ra = fake_loop(d.path(), &a, 8192);
+        save(&state, &ra, 256);
+        // Re-attached to b.img: left alone, and the state is dropped.
+        fake_loop(d.path(), &b, 128);
+        let r = recover(&state).unwrap().unwrap();
+        assert!(r.restored.is_empty(), "{r:?}");
+        assert!(
+            r.dropped.len() == 1 && r.dropped[0].contains("b.img"),
+            "{r:?}"
+        );
+        assert_eq!(read_kb(&ra).unwrap(), 128);
+        assert!(!state.exists());
+        // Detached (no backing file): left alone too.
+        save(&state, &fake_loop(d.path(), &a, 8192), 256);
+        std::fs::remove_file(d.path().join("loop3/loop/backing_file")).unwrap();
+        let r = recover(&state).unwrap().unwrap();
+        assert!(
+            r.restored.is_empty() && r.dropped[0].contains("gone"),
+            "{r:?}"
+        );
+        assert_eq!(read_kb(&ra).unwrap(), 8192);
+        // The same image: restored.
+        save(&state, &fake_loop(d.path(), &a, 8192), 256);
+        let r = recover(&state).unwrap().unwrap();
+        assert!(r.dropped.is_empty(), "{r:?}");
+        assert_eq!(read_kb(&ra).unwrap(), 256);
+    }
+
+    /// The lock of a device is exclusive while held (by another open file
+    /// description, as another process would hold it) and names its pid.
+    #[test]
+    fn a_device_lock_is_exclusive_and_names_its_holder() {
+        let d = tempfile::tempdir().unwrap();
+        let held = lock_device(d.path(), "loop3").unwrap().unwrap();
+        assert_eq!(
+            lock_device(d.path(), "loop3").unwrap().err(),
+            Some(Some(std::process::id()))
+        );
+        assert!(lock_device(d.path(), "loop4").unwrap().is_ok());
+        drop(held);
+        assert!(lock_device(d.path(), "loop3").unwrap().is_ok());
     }
 }

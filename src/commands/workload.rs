@@ -4,7 +4,8 @@
 //! aliases come from its one declaration in `crates/bench/src/options.rs`.
 //!
 //! Flags take fio's value forms too: `--direct`, `--direct=1`,
-//! `--direct=0`; fio's names are accepted as aliases (`--ioengine`,
+//! `--direct=0` (and `--fallocate native` or `--fallocate=none`, whose
+//! value is a word and never optional); fio's names are accepted as aliases (`--ioengine`,
 //! `--iodepth_batch`), with underscores or dashes.
 //!
 //! Sizes typed under a fio-only spelling (`--blocksize`) follow fio's units
@@ -57,7 +58,10 @@ fn arg_for(o: &'static OptDef) -> Arg {
             a = a.alias(dashed);
         }
     }
-    if o.kind == OptKind::Flag {
+    // A yes/no flag's value is optional, so it must be attached
+    // (`--direct`, `--direct=0`); a flag whose values are words
+    // (`--fallocate native|none`) always takes one, attached or not.
+    if o.kind == OptKind::Flag && o.value_name == "0|1" {
         a = a
             .num_args(0..=1)
             .require_equals(true)
@@ -207,6 +211,20 @@ mod tests {
         assert!(parse(&["--blocksize=4k", "--bs=8k"]).is_err());
         let e = parse(&["--blocksize=4q"]).unwrap_err().to_string();
         assert!(e.contains("--blocksize"), "{e}");
+    }
+
+    #[test]
+    fn fallocate_takes_its_word_with_a_space_as_the_readme_writes_it() {
+        for args in [&["--fallocate", "none"][..], &["--fallocate=none"]] {
+            let w = parse(args).unwrap();
+            assert_eq!(w.spec.fallocate.map(|f| f.0), Some(false), "{args:?}");
+        }
+        let w = parse(&["--fallocate", "native"]).unwrap();
+        assert_eq!(w.spec.fallocate.map(|f| f.0), Some(true));
+        let e = parse(&["--fallocate", "maybe"]).unwrap_err().to_string();
+        assert!(e.contains("--fallocate"), "{e}");
+        // A yes/no flag's value stays attached: --direct does not eat a word.
+        assert!(parse(&["--direct", "psync"]).is_err());
     }
 
     #[test]

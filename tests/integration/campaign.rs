@@ -507,7 +507,14 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
         "{text}"
     );
     assert_eq!(lo.ra(), 3072, "original read-ahead restored");
-    assert!(!d.path().join("state/tune-readahead.json").exists());
+    assert!(
+        !d.path()
+            .join(format!(
+                "state/tune-readahead.{}.json",
+                lo.dev.trim_start_matches("/dev/")
+            ))
+            .exists()
+    );
     let runs = runs_of(d.path(), "tune=readahead");
     assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
     // The same as one JSON document on stdout (the progress on stderr).
@@ -635,7 +642,14 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
         "left changed by the killed run; its stderr:\n{}",
         std::fs::read_to_string(&log).unwrap_or_default()
     );
-    assert!(state.join("tune-readahead.json").exists());
+    assert!(
+        state
+            .join(format!(
+                "tune-readahead.{}.json",
+                lo.dev.trim_start_matches("/dev/")
+            ))
+            .exists()
+    );
     let out = cmd()
         .args([
             "tune",

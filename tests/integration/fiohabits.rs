@@ -218,11 +218,16 @@ fn loops_bssplit_and_thinktime_move_what_fio_moves() {
         e >= 99 * 2_000_000,
         "100 I/Os with 2 ms think time took {e} ns"
     );
-    // The depth is low on purpose: no warning blames storlab's CPU cost.
+    // The depth is low on purpose: no warning blames storlab's CPU cost;
+    // the depth warning names the think time as its cause (issue 22).
     let achieved = v["phases"][0]["depth"]["achieved"].as_f64().unwrap();
     assert!(achieved < 0.2, "{achieved}");
     let w = v["phases"][0]["warnings"].to_string();
-    assert!(!w.contains("in flight"), "{w}");
+    assert!(
+        w.contains("in flight") && w.contains("--thinktime 2000 µs"),
+        "{w}"
+    );
+    assert!(!w.contains("CPU"), "{w}");
 }
 
 #[test]

@@ -447,7 +447,12 @@ fn bad_input_exits_2_with_a_fix() {
     std::fs::write(&f, "@ 1\n 8 0 sda 1 2 3\n").unwrap();
     let o = storlab(&["monitor", "--replay", &s(&f)]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+    // FILE:LINE: what is wrong.
+    assert!(
+        stderr(&o).contains(&format!("{}:2:", f.display())),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// One sample line: name, labels, value.

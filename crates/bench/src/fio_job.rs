@@ -57,6 +57,17 @@ fn fail<T>(file: &str, line: usize, msg: impl std::fmt::Display) -> Result<T, Sp
     Err(SpecError(format!("{file}:{line}: {msg}")))
 }
 
+/// A value without one pair of matching quotes around it: fio takes
+/// `ioengine="psync"` and `bs='4k'` as `psync` and `4k`.
+fn unquote(v: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    v
+}
+
 /// Split the text into sections of `key[=value]` lines.
 fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
     let mut sections: Vec<Section> = Vec::new();
@@ -100,7 +111,7 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
             );
         };
         let (key, value) = match l.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+            Some((k, v)) => (k.trim(), Some(unquote(v.trim()).to_string())),
             None => (l, None),
         };
         if key.is_empty() {
@@ -687,6 +698,25 @@ time_based
         let p = resolve_phase(&f.phases[0], 0).unwrap();
         assert_eq!(p.size_bytes, 1_000_000 / 4096 * 4096);
         assert_eq!(p.bs[0].bs_bytes, 4096);
+    }
+
+    #[test]
+    fn quoted_values_are_read_as_fio_reads_them() {
+        let quoted = FioJobFile::parse(
+            "[global]\nioengine=\"psync\"\n[j]\nrw = 'randread'\nbs='4k'\nsize=\"1m\"\n",
+            "q.fio",
+        )
+        .unwrap();
+        let plain = FioJobFile::parse(
+            "[global]\nioengine=psync\n[j]\nrw=randread\nbs=4k\nsize=1m\n",
+            "p.fio",
+        )
+        .unwrap();
+        assert_eq!(quoted.phases, plain.phases);
+        // Only a matching pair is removed.
+        assert_eq!(unquote("\"4k'"), "\"4k'");
+        assert_eq!(unquote("\""), "\"");
+        assert_eq!(unquote("''"), "");
     }
 
     #[test]

@@ -295,7 +295,7 @@ bench_options! {
     rate_iops: u32 = "0", long "rate-iops", value "N";
     /// Pre-allocation of new files: native (fallocate) or none (sparse)
     fallocate: Flag = "native", long "fallocate", value "native|none";
-    /// io_uring: enter the kernel once N I/Os are queued (1 = each at once, as fio)
+    /// io_uring and libaio: enter the kernel once N I/Os are queued (1 = adaptive: freed slots go to the kernel in growing calls of 2, 4, 8, ..., never waiting for a batch to fill)
     iodepth_batch: u32 = "1", long "iodepth-batch", value "N", aliases ["iodepth_batch_submit"];
     /// Null engine only: a synthetic fixed service time per I/O, e.g. 1ms (checks the measurement pipeline)
     null_latency: String = "0", long "null-latency", value "DUR";

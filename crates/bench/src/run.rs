@@ -569,23 +569,12 @@ fn depth_report(
     };
     let low = achieved < 0.95 * requested as f64;
     let instant_engine = p.engine == storlab_types::EngineKind::Null && p.null_latency_ns == 0;
-    // A rate cap or think time keeps the depth low on purpose.
-    let paced = p.rate_iops > 0 || p.thinktime_ns > 0;
-    let warning = (low && !paced && !instant_engine).then(|| {
-        if requested as f64 <= p.numjobs as f64 {
-            format!(
-                "{achieved:.2} of {requested} I/Os in flight on average: the workers spent {:.0} % of the window \
-                 between I/Os (storlab's per-I/O CPU cost is significant against this latency; the device was idle that long)",
-                100.0 * (1.0 - achieved / requested as f64)
-            )
-        } else {
-            format!(
-                "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): resubmitting after a burst of \
-                 completions takes a system call per I/O; --numjobs spreads the depth over threads \
-                 (latency counts from the submitting call, so this wait is not in it; fio's lat includes it)",
-                100.0 * achieved / requested as f64
-            )
-        }
+    let warning = (low && !instant_engine).then(|| {
+        format!(
+            "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): {}",
+            100.0 * achieved / requested as f64,
+            worker::depth_cause(p, outs)
+        )
     });
     (Some(report), warning)
 }

@@ -88,7 +88,8 @@ impl JobFile {
         base: &PhaseSpec,
         cli: &PhaseSpec,
     ) -> Result<Vec<PhaseParams>, SpecError> {
-        self.specs(text, base, cli)
+        let specs = self.specs(text, base, cli);
+        let phases = specs
             .iter()
             .enumerate()
             .map(|(i, (spec, at))| {
@@ -102,7 +103,27 @@ impl JobFile {
                     None => SpecError(format!("{}: {}", path.display(), e.0)),
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        // A phase is found by its name (results, comparisons, charts): two
+        // of one name would be mixed up.
+        for (i, ph) in phases.iter().enumerate() {
+            if let Some(first) = phases[..i].iter().position(|q| q.name == ph.name) {
+                let at = |k: usize| match specs[k].1 {
+                    Some((l, c)) => format!("{}:{l}:{c}", path.display()),
+                    None => path.display().to_string(),
+                };
+                return Err(SpecError(format!(
+                    "{}: phase {}: the name {:?} is already phase {}'s (at {}); phase names must \
+                     be unique: rename one",
+                    at(i),
+                    i + 1,
+                    ph.name,
+                    first + 1,
+                    at(first)
+                )));
+            }
+        }
+        Ok(phases)
     }
 }
 
@@ -117,6 +138,21 @@ mod tests {
         let path = Path::new("job.toml");
         let f = JobFile::parse(text, path)?;
         f.phases(text, path, &PhaseSpec::default(), &PhaseSpec::default())
+    }
+
+    #[test]
+    fn duplicate_phase_names_are_refused_with_both_lines() {
+        let e = p("[[phase]]\nname = \"a\"\nrw = \"read\"\n\n[[phase]]\nname = \"b\"\n\n[[phase]]\nname = \"a\"\nrw = \"write\"\n")
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("job.toml:8:1: phase 3:"), "{e}");
+        assert!(
+            e.contains("\"a\"") && e.contains("phase 1's (at job.toml:1:1)"),
+            "{e}"
+        );
+        // Unnamed phases get distinct names of their own.
+        let ok = p("[[phase]]\nrw = \"read\"\n[[phase]]\nrw = \"read\"\n").unwrap();
+        assert_ne!(ok[0].name, ok[1].name);
     }
 
     #[test]

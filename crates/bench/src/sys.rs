@@ -345,6 +345,34 @@ pub fn thread_cpu() -> (Duration, Duration) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// The calling thread's scheduler counters from `/proc/thread-self/schedstat`:
+/// (ns on a CPU, ns runnable but waiting for a CPU). None where the kernel
+/// does not provide them (`CONFIG_SCHED_INFO` off).
+pub fn thread_sched() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    parse_schedstat(&s)
+}
+
+fn parse_schedstat(s: &str) -> Option<(u64, u64)> {
+    let mut it = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), in
+/// nanoseconds: a cost measure other programs' load does not inflate
+/// (the worker's regression test of its own cost uses it).
+#[cfg(test)]
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; the clock id is a constant the
+    // kernel always provides (a failure leaves ts zero).
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
 /// The system page size.
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no memory arguments.
@@ -382,4 +410,28 @@ pub fn errno_name(errno: i32) -> String {
         _ => return format!("errno_{errno}"),
     };
     name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_is_parsed_and_counts_this_threads_cpu() {
+        assert_eq!(parse_schedstat("1200 340 5\n"), Some((1200, 340)));
+        assert_eq!(parse_schedstat("1200\n"), None);
+        assert_eq!(parse_schedstat("x y z"), None);
+        let Some((cpu0, _)) = thread_sched() else {
+            storlab_types::skip_test("thread_sched", "no /proc/thread-self/schedstat");
+            return;
+        };
+        // Spin for 20 ms of this thread's CPU time: the counter must move.
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let (cpu1, _) = thread_sched().unwrap();
+        assert!(cpu1 > cpu0, "{cpu0} -> {cpu1}");
+    }
 }

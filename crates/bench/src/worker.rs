@@ -3,16 +3,20 @@
 //! reaped, count only what completes inside the measured window, and stop
 //! on time, on a finished pass, on an error or on Ctrl-C.
 //!
-//! The loop, [`Worker::run`], reads as its steps: refill the free slots
-//! (handing queued I/Os to the kernel every `iodepth_batch`), submit the
-//! rest and wait for a completion, reap and account. Timestamps:
+//! The loop, [`Worker::run`], reads as its steps: refill every free slot,
+//! handing the queued I/Os to the kernel in a few growing batches (2, 4,
+//! 8, ...: the device gets the first at once, and a burst of 32 freed
+//! slots costs 4–5 system calls, not 32; `iodepth_batch` N > 1 submits
+//! every N instead), submit the rest, wait for a completion, reap every
+//! completion ready and account. Nothing waits for a batch to fill: the
+//! refill takes only slots free now. Timestamps:
 //!
 //! * **submission**: the clock is read immediately before the system call
-//!   that carries the I/O, and that reading is the I/O's start. With
-//!   `iodepth_batch` > 1 several I/Os share one reading; the later ones in
-//!   the batch reach the device up to one submit call later, so their
-//!   latency is overstated by at most that call's duration, which is
-//!   measured and reported (`stamp_error_ns`);
+//!   that carries the I/O, and that reading is the I/O's start. When a
+//!   call carries several I/Os they share that reading; the later ones
+//!   reach the device up to one submit call later, so their latency is
+//!   overstated by at most that call's duration, which is measured (such a
+//!   call never waits for completions) and reported (`stamp_error_ns`);
 //! * **completion**: read once when the wait returns; the completions reaped
 //!   then are exactly those present at that moment.
 //!
@@ -80,6 +84,109 @@ pub(crate) struct WorkerOut {
     pub stamp_error_ns: Option<u64>,
     /// Sum and count of those calls' durations.
     pub stamp_error_sum: (u64, u64),
+    /// What kept slots free, measured over the same window as `mean_depth`.
+    pub causes: DepthCauses,
+}
+
+/// What the worker measured about the time its slots were not in flight,
+/// over the window of `mean_depth` (first submission until issuing
+/// stopped): the depth warning names the cause from these, not a guess.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct DepthCauses {
+    /// Length of the window.
+    pub window_ns: u64,
+    /// Asleep for the rate cap or `thinktime`.
+    pub paced_ns: u64,
+    /// The worker thread on a CPU, and runnable but waiting for one (the
+    /// scheduler's own counters; None where the kernel has no schedstat).
+    pub on_cpu_ns: Option<u64>,
+    pub cpu_wait_ns: Option<u64>,
+    /// In submit calls that do not wait: the kernel's submission path,
+    /// during which the slots not yet handed over stay free.
+    pub submit_ns: u64,
+    /// Submit calls in which the kernel took fewer I/Os than offered
+    /// (EAGAIN/EBUSY: its queue was full).
+    pub refused: u64,
+}
+
+/// The I/Os an adaptive refill hands over in its first call. After a burst
+/// of completions the device is idle until the first new I/O reaches it, so
+/// the first call is small: the kernel plugs (holds back until the call
+/// ends) the I/Os of a call carrying more than two, and the kernel's
+/// submission path costs microseconds per I/O, so one call carrying a whole
+/// burst of 32 kept the virtio disk idle ~80 µs per burst (−15 % IOPS),
+/// while one call per I/O costs a system call per I/O. Each later call of
+/// the refill carries twice the one before (2, 4, 8, 16): a burst of 32
+/// takes 4–5 calls, and the device has work from the first microseconds
+/// (docs/PERFORMANCE.md, issue 22).
+pub(crate) const FIRST_CHUNK: usize = 2;
+
+/// Why the depth was low, from what the workers measured (the busiest
+/// worker's figures: the one that held the depth down most).
+pub(crate) fn depth_cause(p: &PhaseParams, outs: &[WorkerOut]) -> String {
+    let frac = |f: &dyn Fn(&WorkerOut) -> Option<u64>| {
+        outs.iter()
+            .filter(|o| o.causes.window_ns > 0)
+            .filter_map(|o| Some(f(o)? as f64 / o.causes.window_ns as f64))
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    let pct = |x: f64| format!("{:.0} %", 100.0 * x);
+    let paced = frac(&|o| Some(o.causes.paced_ns)).unwrap_or(0.0);
+    let on_cpu = frac(&|o| o.causes.on_cpu_ns);
+    let cpu_wait = frac(&|o| o.causes.cpu_wait_ns);
+    let submit = frac(&|o| Some(o.causes.submit_ns)).unwrap_or(0.0);
+    let refused: u64 = outs.iter().map(|o| o.causes.refused).sum();
+    let cpu_note = match (on_cpu, cpu_wait) {
+        (Some(c), Some(w)) => format!(
+            "; the worker thread was on a CPU {} of the window and waited for one {}",
+            pct(c),
+            pct(w)
+        ),
+        _ => String::new(),
+    };
+    if p.rate_iops > 0 {
+        return format!(
+            "the rate cap (--rate-iops {} per job) held I/Os back, as asked (asleep {} of the window)",
+            p.rate_iops,
+            pct(paced)
+        );
+    }
+    if p.thinktime_ns > 0 {
+        return format!(
+            "--thinktime {} µs after each completion held I/Os back, as asked (asleep {} of the window)",
+            p.thinktime_ns / 1000,
+            pct(paced)
+        );
+    }
+    if refused > 0 {
+        return format!(
+            "device throttling: the kernel took fewer I/Os than offered in {refused} submit calls \
+             (EAGAIN/EBUSY: its request queue was full; see /sys/block/DEV/queue/nr_requests){cpu_note}"
+        );
+    }
+    match (on_cpu, cpu_wait) {
+        (_, Some(w)) if w >= 0.05 => format!(
+            "the machine is busy: the worker thread waited {} of the window for a CPU other programs \
+             (or jobs) held, and its freed slots with it (on a CPU {}); fewer jobs or a quieter machine",
+            pct(w),
+            pct(on_cpu.unwrap_or(0.0))
+        ),
+        (Some(c), _) if c >= 0.9 => format!(
+            "CPU saturated: the worker thread was on a CPU {} of the window ({} in the kernel's \
+             submission path), so completions wait to be resubmitted; --numjobs spreads the depth over CPUs",
+            pct(c),
+            pct(submit)
+        ),
+        _ if submit >= 0.05 => format!(
+            "the kernel's submission path took {} of the window, during which the freed slots not yet \
+             handed over waited{cpu_note}",
+            pct(submit)
+        ),
+        _ => format!(
+            "the time between a completion and the resubmission of its slot (storlab's and the kernel's \
+             per-I/O cost) is significant against this latency{cpu_note}"
+        ),
+    }
 }
 
 /// Keeps the first few mismatches; counts all.
@@ -356,6 +463,8 @@ struct Window {
     start: Option<DepthMark>,
     /// When issuing stopped, and the meter there.
     stop: Option<DepthMark>,
+    /// The thread's scheduler counters at `start`.
+    sched: Option<(u64, u64)>,
 }
 
 /// One worker's loop state. See the module documentation.
@@ -370,7 +479,11 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     pending: Vec<u32>,
     /// Completions of the current reap.
     reaped: Vec<(u32, i32)>,
-    batch: usize,
+    /// `iodepth_batch` when above 1: hand queued I/Os over every N during
+    /// a refill. None (the default, 1): adaptive, see [`Worker::refill`].
+    batch: Option<usize>,
+    /// How many queued I/Os the refill hands over in its next call.
+    chunk: usize,
     win: Window,
     meter: DepthMeter,
     out: WorkerOut,
@@ -423,7 +536,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             free: (0..depth as u32).rev().collect(),
             pending: Vec::with_capacity(depth),
             reaped: Vec::with_capacity(depth),
-            batch: (p.iodepth_batch as usize).clamp(1, depth.max(1)),
+            batch: (p.iodepth_batch > 1).then(|| (p.iodepth_batch as usize).min(depth.max(1))),
+            chunk: FIRST_CHUNK,
             win: Window {
                 measuring,
                 ramp_end_ns: now.saturating_add(p.ramp_ns),
@@ -435,6 +549,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 issuing: true,
                 start: None,
                 stop: None,
+                sched: None,
             },
             meter: DepthMeter::default(),
             out,
@@ -522,16 +637,42 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
 
     fn stop_issuing(&mut self, t: u64) {
         self.win.issuing = false;
-        if self.win.start.is_some() && self.win.stop.is_none() {
+        if let Some(start) = self.win.start
+            && self.win.stop.is_none()
+        {
             self.win.stop = Some((t, self.meter.area_at(t)));
+            let c = &mut self.out.causes;
+            c.window_ns = t.saturating_sub(start.0);
+            if let (Some(a), Some(b)) = (self.win.sched, sys::thread_sched()) {
+                c.on_cpu_ns = Some(b.0.saturating_sub(a.0));
+                c.cpu_wait_ns = Some(b.1.saturating_sub(a.1));
+            }
         }
     }
 
-    /// Queue an I/O on every free slot (paced by the rate cap), handing
-    /// queued ones to the kernel every `batch`. Returns when the rate cap
-    /// next allows an I/O, if it is what stopped the refill.
+    /// The measured window starts at `t` (its first submission, or the end
+    /// of the ramp).
+    fn mark_start(&mut self, t: u64) {
+        self.win.start = Some((t, self.meter.area_at(t)));
+        self.win.sched = sys::thread_sched();
+    }
+
+    /// Between the window's first submission and the end of issuing.
+    fn in_window(&self) -> bool {
+        self.win.start.is_some() && self.win.stop.is_none()
+    }
+
+    /// Queue an I/O on every free slot (paced by the rate cap), handing the
+    /// queued ones to the kernel as the refill goes: adaptively (the
+    /// default) the first [`FIRST_CHUNK`] at once, then twice as many per
+    /// call as the call before (2, 4, 8, 16, ...), or every `iodepth_batch`
+    /// when that is above 1. What is left at the end is submitted by
+    /// [`Worker::submit_and_reap`]; nothing waits for a batch to fill.
+    /// Returns when the rate cap next allows an I/O, if it is what stopped
+    /// the refill.
     fn refill(&mut self, start_ns: u64) -> Option<u64> {
         let p = self.ctx.p;
+        self.chunk = self.batch.unwrap_or(FIRST_CHUNK);
         while let Some(&slot) = self.free.last() {
             if self.think_until > 0 && self.clock.now() < self.think_until {
                 return Some(self.think_until);
@@ -547,7 +688,10 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                     return Some(due);
                 }
             }
-            if self.pending.len() >= self.batch {
+            if self.pending.len() >= self.chunk {
+                if self.batch.is_none() {
+                    self.chunk = self.chunk.saturating_mul(2);
+                }
                 if !self.flush() {
                     return None;
                 }
@@ -632,10 +776,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.slots[s as usize].submitted_ns = ts;
         }
         if self.win.measuring && self.win.start.is_none() && !self.pending.is_empty() {
-            self.win.start = Some((ts, self.meter.area_at(ts)));
+            self.mark_start(ts);
         }
         let r = self.engine.submit(wait);
         let taken = r.as_ref().copied().unwrap_or(0).min(self.pending.len());
+        if taken < self.pending.len() && self.in_window() {
+            self.out.causes.refused += 1;
+        }
         // What the kernel did not take stays pending and is stamped anew
         // when it is handed over.
         self.pending.drain(..taken);
@@ -643,12 +790,16 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         r.map(|_| (ts, taken))
     }
 
-    /// Hand the pending I/Os over without waiting (every `batch` I/Os).
+    /// Hand the pending I/Os over without waiting; time the call when it
+    /// carried several I/Os (the bound on their shared stamp's error).
     fn flush(&mut self) -> bool {
         match self.stamp_and_submit(0) {
             Ok((ts, taken)) => {
+                let d = self.clock.now().saturating_sub(ts);
+                if self.in_window() {
+                    self.out.causes.submit_ns += d;
+                }
                 if taken > 1 {
-                    let d = self.clock.now().saturating_sub(ts);
                     let e = self.out.stamp_error_ns.get_or_insert(0);
                     *e = (*e).max(d);
                     self.out.stamp_error_sum.0 += d;
@@ -676,9 +827,23 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         self.stop_issuing(self.now);
     }
 
-    /// Submit what is pending, wait for at least one completion, reap.
+    /// Hand over what the refill queued, then wait for at least one
+    /// completion and reap. Several I/Os go in one call that does not wait
+    /// (its duration is their shared stamp's error bound, measured); if that
+    /// call brought completions out they are reaped at once, otherwise the
+    /// worker waits in a second call. A single I/O rides with the wait.
     /// Returns false when the loop must end (submission failed).
     fn submit_and_reap(&mut self) -> bool {
+        if self.pending.len() > 1 {
+            if !self.flush() {
+                return false;
+            }
+            if self.engine.has_completions() {
+                let tc = self.clock.now();
+                self.reap_at(tc);
+                return true;
+            }
+        }
         if let Err(e) = self.stamp_and_submit(1) {
             self.submit_failed(&e);
             return false;
@@ -722,7 +887,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn begin_measuring(&mut self) {
         let t = self.win.ramp_end_ns;
         self.win.measuring = true;
-        self.win.start = Some((t, self.meter.area_at(t)));
+        self.mark_start(t);
         self.win.deadline_ns = self.ctx.p.runtime_ns.map(|r| t.saturating_add(r));
         self.iogen.restart_pass(&self.ctx);
     }
@@ -812,9 +977,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
 
     /// Sleep towards `due` in short steps so Ctrl-C and the deadline are noticed.
     fn sleep_until(&mut self, due: u64) {
-        let left = due.saturating_sub(self.clock.now()).min(20_000_000);
+        let before = self.clock.now();
+        let left = due.saturating_sub(before).min(20_000_000);
         std::thread::sleep(Duration::from_nanos(left));
         self.now = self.clock.now();
+        if self.in_window() {
+            self.out.causes.paced_ns += self.now.saturating_sub(before);
+        }
     }
 
     fn fsync_now(&mut self) {

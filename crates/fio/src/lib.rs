@@ -54,6 +54,20 @@ pub enum ImportError {
     NoJobs { reason: String },
     #[error("the storlab JSON document cannot be read: {0}")]
     BadStorlab(String),
+    /// A field storlab reads has the wrong type (`"total_ios": "abc"`):
+    /// refused rather than read as 0, which would store made-up figures.
+    #[error(
+        "{path}: expected {expected}, got {got}; is this fio's unmodified \
+         `--output-format=json` output?"
+    )]
+    WrongType {
+        /// Where the field is, e.g. `jobs[0].read.total_ios`.
+        path: String,
+        /// What fio writes there, e.g. "a number (fio's count of I/Os)".
+        expected: &'static str,
+        /// What the file has instead.
+        got: String,
+    },
 }
 
 /// What [`parse`] found: the run kind to store it under and its report.
@@ -108,6 +122,181 @@ fn find_document(text: &str) -> Result<Map<String, Value>, ImportError> {
             None => "no line starts with '{'".into(),
         },
     })
+}
+
+/// The fields of one direction (`read`, `write`, ...) that hold a figure.
+const DIR_NUMBERS: [&str; 6] = ["io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime"];
+/// The fields of a job entry that hold a figure.
+const JOB_NUMBERS: [&str; 6] = [
+    "groupid",
+    "error",
+    "job_runtime",
+    "usr_cpu",
+    "sys_cpu",
+    "total_err",
+];
+/// The per-direction blocks of a fio 3.x / 2.x job entry.
+const DIRECTIONS: [&str; 5] = ["read", "write", "trim", "sync", "mixed"];
+/// The latency blocks of a direction.
+const LATENCIES: [&str; 6] = ["lat_ns", "clat_ns", "slat_ns", "lat", "clat", "slat"];
+
+/// `base.key`, or `base["key"]` when the key is not a plain word.
+fn json_path(base: &str, key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        format!("{base}.{key}")
+    } else {
+        format!("{base}[{key:?}]")
+    }
+}
+
+/// A JSON value as an error message shows it.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("the string {:?}...", s.chars().take(40).collect::<String>())
+        }
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+fn wrong(path: String, expected: &'static str, v: &Value) -> ImportError {
+    ImportError::WrongType {
+        path,
+        expected,
+        got: describe(v),
+    }
+}
+
+/// A figure: a finite number that is not negative (fio 2.x writes some as
+/// strings of digits, which are accepted).
+fn check_figure(v: &Value, path: String) -> Result<(), ImportError> {
+    let ok = match v {
+        Value::Number(n) => n.as_f64().is_some_and(|x| x.is_finite() && x >= 0.0),
+        Value::String(s) => s
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|x| x.is_finite() && x >= 0.0),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(wrong(
+            path,
+            "a number that is neither negative nor out of range",
+            v,
+        ))
+    }
+}
+
+fn object_at<'a>(
+    v: &'a Value,
+    path: &str,
+    expected: &'static str,
+) -> Result<&'a Map<String, Value>, ImportError> {
+    v.as_object()
+        .ok_or_else(|| wrong(path.to_string(), expected, v))
+}
+
+/// Every field the import reads has the type fio writes, or the document
+/// is refused naming the field's JSON path (`jobs[0].read.total_ios`):
+/// a field of the wrong type was read as 0 (or skipped) before.
+fn check_types(doc: &Map<String, Value>) -> Result<(), ImportError> {
+    for key in ["timestamp", "timestamp_ms"] {
+        if let Some(v) = doc.get(key) {
+            check_figure(v, key.to_string())?;
+        }
+    }
+    if let Some(v) = doc.get("fio version").filter(|v| !v.is_string()) {
+        return Err(wrong(
+            "[\"fio version\"]".into(),
+            "a string (e.g. \"fio-3.33\")",
+            v,
+        ));
+    }
+    if let Some(v) = doc.get("global options") {
+        object_at(v, "[\"global options\"]", "an object of fio options")?;
+    }
+    for list in ["jobs", "client_stats"] {
+        let Some(jobs) = doc.get(list).and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, job) in jobs.iter().enumerate() {
+            let path = format!("{list}[{i}]");
+            let job = object_at(job, &path, "an object (one fio job's results)")?;
+            check_job(job, &path)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_job(job: &Map<String, Value>, path: &str) -> Result<(), ImportError> {
+    for key in ["jobname", "hostname"] {
+        if let Some(v) = job.get(key).filter(|v| !v.is_string()) {
+            return Err(wrong(json_path(path, key), "a string", v));
+        }
+    }
+    if let Some(v) = job.get("job options") {
+        object_at(
+            v,
+            &json_path(path, "job options"),
+            "an object of fio options",
+        )?;
+    }
+    for key in JOB_NUMBERS {
+        if let Some(v) = job.get(key) {
+            check_figure(v, json_path(path, key))?;
+        }
+    }
+    for dir in DIRECTIONS {
+        let Some(v) = job.get(dir) else { continue };
+        let dpath = json_path(path, dir);
+        let d = object_at(v, &dpath, "an object (fio's figures for one direction)")?;
+        for key in DIR_NUMBERS.iter().chain(&["total_ios"]) {
+            if let Some(v) = d.get(*key) {
+                check_figure(v, json_path(&dpath, key))?;
+            }
+        }
+        for lat in LATENCIES {
+            if let Some(v) = d.get(lat) {
+                check_latency(v, &json_path(&dpath, lat))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_latency(v: &Value, path: &str) -> Result<(), ImportError> {
+    let l = object_at(v, path, "an object (fio's latency statistics)")?;
+    for key in ["N", "min", "max", "mean", "stddev"] {
+        if let Some(v) = l.get(key) {
+            check_figure(v, json_path(path, key))?;
+        }
+    }
+    for (table, what) in [
+        ("percentile", "an object of percentile: latency"),
+        ("bins", "an object of latency: count"),
+    ] {
+        let Some(v) = l.get(table) else { continue };
+        let tpath = json_path(path, table);
+        for (k, v) in object_at(v, &tpath, what)? {
+            let kpath = json_path(&tpath, k);
+            if k.trim().parse::<f64>().map_or(true, |x| !x.is_finite()) {
+                return Err(ImportError::WrongType {
+                    path: kpath,
+                    expected: "a number as the key (a percentile or a latency)",
+                    got: format!("the key {k:?}"),
+                });
+            }
+            check_figure(v, kpath)?;
+        }
+    }
+    Ok(())
 }
 
 fn f64_of(v: Option<&Value>) -> Option<f64> {
@@ -915,6 +1104,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
             reason: "the \"jobs\" list is empty".into(),
         });
     }
+    check_types(doc)?;
     let global = options_of(doc.get("global options"));
     let end_ms = u64_of(doc.get("timestamp_ms"))
         .or_else(|| u64_of(doc.get("timestamp")).map(|s| s * 1000))
@@ -1088,6 +1278,71 @@ mod tests {
     const V333_MIXED: &str = include_str!("../fixtures/fio-3.33-jobfile-clones.json");
     const V2_STYLE: &str = include_str!("../fixtures/fio-2.x-style.json");
     const V333_JSONPLUS: &str = include_str!("../fixtures/fio-3.33-jsonplus-clones.json");
+
+    /// fio's randread output with one field replaced by `with`.
+    fn mangled(path: &[&str], with: Value) -> String {
+        let mut doc = value(V333_RANDREAD);
+        let mut at = &mut doc["jobs"][0];
+        for key in &path[..path.len() - 1] {
+            at = &mut at[*key];
+        }
+        at[path[path.len() - 1]] = with;
+        doc.to_string()
+    }
+
+    #[test]
+    fn wrongly_typed_fields_are_refused_naming_their_json_path() {
+        let cases: [(&[&str], Value, &str); 6] = [
+            (
+                &["trim"],
+                Value::from("abc"),
+                "jobs[0].trim: expected an object",
+            ),
+            (
+                &["read", "total_ios"],
+                Value::from("1e400"),
+                "jobs[0].read.total_ios: expected a number",
+            ),
+            (
+                &["read", "total_ios"],
+                Value::from("abc"),
+                "got the string \"abc\"",
+            ),
+            (
+                &["read", "io_bytes"],
+                Value::from(-5),
+                "jobs[0].read.io_bytes: expected a number",
+            ),
+            (
+                &["read", "clat_ns", "mean"],
+                Value::Null,
+                "jobs[0].read.clat_ns.mean: expected a number",
+            ),
+            (
+                &["usr_cpu"],
+                Value::from(vec![1, 2]),
+                "jobs[0].usr_cpu: expected a number that is neither negative nor out of range, got a list",
+            ),
+        ];
+        for (path, with, want) in cases {
+            let err = parse(&mangled(path, with), None).unwrap_err();
+            assert!(
+                matches!(err, ImportError::WrongType { .. }),
+                "{path:?}: {err}"
+            );
+            assert!(err.to_string().contains(want), "{path:?}: {err}");
+        }
+        // A percentile table with a key that is not a number.
+        let mut doc = value(V333_RANDREAD);
+        doc["jobs"][0]["read"]["clat_ns"]["percentile"]["p99"] = Value::from(5);
+        let err = parse(&doc.to_string(), None).unwrap_err().to_string();
+        assert!(
+            err.contains("jobs[0].read.clat_ns.percentile.p99: expected a number as the key"),
+            "{err}"
+        );
+        // fio 2.x's figures as strings of digits stay accepted.
+        parse(&mangled(&["read", "total_ios"], Value::from("123")), None).unwrap();
+    }
 
     fn value(text: &str) -> Value {
         serde_json::from_str(text).unwrap()

@@ -12,11 +12,164 @@
 //! * `%util = Δio_ticks / (t × 1000) × 100`, at most 100
 //! * `f/s = Δfl_ios / t`, `f_await = Δfl_ticks / Δfl_ios`
 
+//!
+//! Before any of that, [`check`] decides whether the counters can be turned
+//! into rates at all: a counter that went backwards (a wrap or a re-created
+//! device) or moved more than a device physically can makes the interval
+//! flagged ([`storlab_types::SampleFlag`]) instead of a huge rate.
+
 use crate::diskstats::Counters;
-use storlab_types::DeviceSample;
+use storlab_types::{DeviceSample, SampleFlag};
 
 /// Bytes per sector in `/proc/diskstats` (always 512, whatever the device).
 pub const SECTOR: f64 = 512.0;
+
+/// The most bytes per second any block device is taken to move (reads,
+/// writes and discards together): 100 GB/s, several times the fastest
+/// single device or array a host sees today.
+pub const MAX_BYTES_PER_S: f64 = 100e9;
+
+/// The most requests per second any block device is taken to complete
+/// (reads, writes, discards and flushes together; and, separately, merges):
+/// 100 million, tens of times the fastest NVMe device.
+pub const MAX_IOS_PER_S: f64 = 100e6;
+
+/// The most I/Os taken to be in flight on one device at once; a time
+/// counter (`rd_ticks`, `time_in_queue`, ...) grows by at most this many ms
+/// per ms of the interval, plus [`TICKS_SLACK_MS`].
+pub const MAX_IN_FLIGHT: f64 = 1e6;
+
+/// Slack for the time counters: the kernel adds a long request's whole
+/// busy time when it completes, so one interval can hold more busy time
+/// than its own length.
+pub const TICKS_SLACK_MS: f64 = 600_000.0;
+
+/// Why the change of counters from `prev` to `cur` over `interval_ns`
+/// cannot be a measurement: `None` when it can, else the flag and what was
+/// wrong (the counter and its values). `in_flight` is a gauge and is not
+/// checked.
+///
+/// * **reset**: a cumulative counter went down: the device was re-created
+///   and counts from 0 again, or a wrap (a ms counter, which the kernel
+///   prints as 32 bits, that went down from a 32-bit value is taken as a
+///   wrap and counted across it when the wrapped change is within the
+///   time bound below; then it is no reset);
+/// * **impossible**: a counter jumped to exactly 2^32−1 or 2^64−1 (the
+///   value of an unset or corrupted counter), or the interval's bytes
+///   exceed [`MAX_BYTES_PER_S`] × t, its requests or its merges
+///   [`MAX_IOS_PER_S`] × t, or a time counter [`MAX_IN_FLIGHT`] × the
+///   interval's ms + [`TICKS_SLACK_MS`].
+pub fn check(prev: &Counters, cur: &Counters, interval_ns: u64) -> Option<(SampleFlag, String)> {
+    let fields = |c: &Counters| {
+        [
+            ("rd_ios", c.rd_ios),
+            ("rd_merges", c.rd_merges),
+            ("rd_sectors", c.rd_sectors),
+            ("rd_ticks", c.rd_ticks),
+            ("wr_ios", c.wr_ios),
+            ("wr_merges", c.wr_merges),
+            ("wr_sectors", c.wr_sectors),
+            ("wr_ticks", c.wr_ticks),
+            ("io_ticks", c.io_ticks),
+            ("time_in_queue", c.time_in_queue),
+            ("dc_ios", c.dc_ios),
+            ("dc_merges", c.dc_merges),
+            ("dc_sectors", c.dc_sectors),
+            ("dc_ticks", c.dc_ticks),
+            ("fl_ios", c.fl_ios),
+            ("fl_ticks", c.fl_ticks),
+        ]
+    };
+    let (old, new) = (fields(prev), fields(cur));
+    let t = interval_ns as f64 / 1e9;
+    let max_ticks = MAX_IN_FLIGHT * t * 1000.0 + TICKS_SLACK_MS;
+    for ((name, a), (_, b)) in old.iter().zip(new.iter()) {
+        // The kernel prints the ms counters as 32-bit numbers: one that
+        // went down from a 32-bit value by a plausible wrap is counted
+        // across the wrap (`time_in_queue` at queue depth 1000 wraps every
+        // 72 minutes). Anything else that went down is a reset.
+        let wrapped = name.ends_with("_ticks") || *name == "time_in_queue";
+        if b < a
+            && !(wrapped
+                && *a <= u64::from(u32::MAX)
+                && crate::diskstats::counter_delta(*a, *b) as f64 <= max_ticks)
+        {
+            return Some((
+                SampleFlag::Reset,
+                format!(
+                    "{name} went backwards ({a} -> {b}): the counter wrapped or the device was re-created"
+                ),
+            ));
+        }
+    }
+    for ((name, a), (_, b)) in old.iter().zip(new.iter()) {
+        if b != a && (*b == u64::from(u32::MAX) || *b == u64::MAX) {
+            return Some((
+                SampleFlag::Impossible,
+                format!(
+                    "{name} jumped from {a} to {b}, the {} sentinel of an unset or corrupted counter",
+                    if *b == u64::MAX { "2^64-1" } else { "2^32-1" }
+                ),
+            ));
+        }
+    }
+    let d = cur.delta(prev);
+    let sectors = d.rd_sectors as f64 + d.wr_sectors as f64 + d.dc_sectors as f64;
+    if sectors * SECTOR > MAX_BYTES_PER_S * t {
+        return Some((
+            SampleFlag::Impossible,
+            format!(
+                "{sectors} sectors ({:.3e} bytes) in {t:.3} s is beyond {:.0} GB/s, more than a block device can move",
+                sectors * SECTOR,
+                MAX_BYTES_PER_S / 1e9
+            ),
+        ));
+    }
+    let ios = d.rd_ios as f64 + d.wr_ios as f64 + d.dc_ios as f64 + d.fl_ios as f64;
+    let merges = d.rd_merges as f64 + d.wr_merges as f64 + d.dc_merges as f64;
+    for (what, n) in [("requests", ios), ("merges", merges)] {
+        if n > MAX_IOS_PER_S * t {
+            return Some((
+                SampleFlag::Impossible,
+                format!(
+                    "{n} {what} in {t:.3} s is beyond {:.0} million per second, more than a block device can complete",
+                    MAX_IOS_PER_S / 1e6
+                ),
+            ));
+        }
+    }
+    for (name, v) in [
+        ("rd_ticks", d.rd_ticks),
+        ("wr_ticks", d.wr_ticks),
+        ("io_ticks", d.io_ticks),
+        ("time_in_queue", d.time_in_queue),
+        ("dc_ticks", d.dc_ticks),
+        ("fl_ticks", d.fl_ticks),
+    ] {
+        if v as f64 > max_ticks {
+            return Some((
+                SampleFlag::Impossible,
+                format!(
+                    "{name} grew by {v} ms in {t:.3} s, more than {:.0e} I/Os in flight could add",
+                    MAX_IN_FLIGHT
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The sample of a flagged interval: every figure 0 (not a measurement),
+/// the flag and its reason set.
+pub fn flagged_sample(device: &str, t_ns: u64, flag: SampleFlag, detail: &str) -> DeviceSample {
+    DeviceSample {
+        t_ns,
+        device: device.to_string(),
+        flag: Some(flag),
+        flag_detail: Some(detail.to_string()),
+        ..DeviceSample::default()
+    }
+}
 
 /// The figures of one interval. `delta` is the change of the counters
 /// (see [`Counters::delta`]), `interval_ns` the time between the snapshots.
@@ -59,6 +212,8 @@ pub fn device_sample(device: &str, t_ns: u64, delta: &Counters, interval_ns: u64
         w_areq_sz_bytes: ratio(d.wr_sectors, d.wr_ios) * SECTOR,
         drqm_per_s: per_s(d.dc_merges),
         d_areq_sz_bytes: ratio(d.dc_sectors, d.dc_ios) * SECTOR,
+        flag: None,
+        flag_detail: None,
     }
 }
 
@@ -132,5 +287,121 @@ mod tests {
         let s = device_sample("x", 0, &busy, 0);
         assert_eq!(s.util_pct, 0.0);
         assert!(s.r_per_s.is_finite());
+    }
+
+    fn flag_of(prev: &Counters, cur: &Counters, ns: u64) -> Option<SampleFlag> {
+        check(prev, cur, ns).map(|(f, _)| f)
+    }
+
+    /// Synthetic counters: the flag decides, never a huge rate.
+    #[test]
+    fn backwards_and_impossible_counters_are_flagged() {
+        let a = Counters {
+            rd_ios: 1000,
+            rd_merges: 10,
+            rd_sectors: 80_000,
+            rd_ticks: 500,
+            io_ticks: 900,
+            time_in_queue: 1200,
+            ..Counters::default()
+        };
+        let sec = 1_000_000_000;
+        // Ordinary growth: no flag.
+        let ok = Counters {
+            rd_ios: 2000,
+            rd_sectors: 160_000,
+            ..a
+        };
+        assert_eq!(check(&a, &ok, sec), None);
+        // Backwards (a wrap or a re-created device): reset, naming the counter.
+        let back = Counters { rd_ios: 3, ..a };
+        let (f, why) = check(&a, &back, sec).unwrap();
+        assert_eq!(f, SampleFlag::Reset);
+        assert!(why.contains("rd_ios") && why.contains("1000 -> 3"), "{why}");
+        // A ms counter (32 bits in /proc/diskstats) wrapping: counted across
+        // the wrap, no flag; the same drop with a wrapped change beyond the
+        // time bound is a reset.
+        let near = Counters {
+            time_in_queue: u64::from(u32::MAX) - 100,
+            ..a
+        };
+        let wrapped = Counters {
+            time_in_queue: 50,
+            ..a
+        };
+        assert_eq!(check(&near, &wrapped, sec), None);
+        assert_eq!(wrapped.delta(&near).time_in_queue, 151);
+        let dropped = Counters { rd_ticks: 10, ..a };
+        assert_eq!(flag_of(&a, &dropped, sec), Some(SampleFlag::Reset));
+        // Counts, sectors and merges are 64-bit: going down is a reset.
+        let big = Counters {
+            wr_sectors: u64::from(u32::MAX) - 10,
+            ..a
+        };
+        let small = Counters { wr_sectors: 5, ..a };
+        assert_eq!(flag_of(&big, &small, sec), Some(SampleFlag::Reset));
+        // A jump to a sentinel, even over a long interval.
+        for v in [u64::from(u32::MAX), u64::MAX] {
+            let j = Counters { rd_merges: v, ..a };
+            assert_eq!(flag_of(&a, &j, 3600 * sec), Some(SampleFlag::Impossible));
+        }
+        // The same value as before is no jump.
+        let stuck = Counters {
+            wr_ticks: u64::from(u32::MAX),
+            ..a
+        };
+        assert_eq!(check(&stuck, &stuck, sec), None);
+        // Bytes: 100 GB/s is the bound, exactly.
+        let bound = (MAX_BYTES_PER_S / SECTOR) as u64; // sectors per second
+        let at = Counters {
+            wr_sectors: bound,
+            ..a
+        };
+        assert_eq!(check(&a, &at, sec), None);
+        let over = Counters {
+            wr_sectors: bound + 1,
+            ..a
+        };
+        let (f, why) = check(&a, &over, sec).unwrap();
+        assert_eq!(f, SampleFlag::Impossible);
+        assert!(why.contains("GB/s"), "{why}");
+        // ... and scales with the interval: half the time, half the bytes.
+        assert_eq!(flag_of(&a, &at, sec / 2), Some(SampleFlag::Impossible));
+        // Requests: 100 M per second, all kinds together.
+        let ios = Counters {
+            rd_ios: a.rd_ios + 60_000_000,
+            fl_ios: 40_000_001,
+            ..a
+        };
+        assert_eq!(flag_of(&a, &ios, sec), Some(SampleFlag::Impossible));
+        let merges = Counters {
+            rd_merges: a.rd_merges + 100_000_001,
+            ..a
+        };
+        assert_eq!(flag_of(&a, &merges, sec), Some(SampleFlag::Impossible));
+        // Time counters: a million I/Os in flight for the whole interval.
+        let q = Counters {
+            time_in_queue: a.time_in_queue + 1_000_000_000 + 600_001,
+            ..a
+        };
+        assert_eq!(flag_of(&a, &q, sec), Some(SampleFlag::Impossible));
+        let q = Counters {
+            time_in_queue: a.time_in_queue + 1_000_000_000,
+            ..a
+        };
+        assert_eq!(check(&a, &q, sec), None);
+    }
+
+    #[test]
+    fn flagged_samples_carry_no_figures() {
+        let s = flagged_sample("vda", 7, SampleFlag::Reset, "rd_ios went backwards");
+        assert_eq!(s.flag, Some(SampleFlag::Reset));
+        assert_eq!(s.r_per_s, 0.0);
+        assert_eq!(s.t_ns, 7);
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["flag"], "reset");
+        // Unflagged samples keep today's JSON (no flag field at all).
+        let plain = device_sample("vda", 7, &Counters::default(), 1_000_000_000);
+        assert!(serde_json::to_value(&plain).unwrap().get("flag").is_none());
     }
 }

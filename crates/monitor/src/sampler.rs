@@ -4,14 +4,14 @@
 use crate::Error;
 use crate::cpu::{self, CpuTimes};
 use crate::diskstats::{self, Counters, DiskStat};
-use crate::rates::device_sample;
-use crate::tree::{DeviceTree, Layer, Selection, SysPaths};
+use crate::rates::{check, device_sample, flagged_sample};
+use crate::tree::{DeviceTree, Layer, Selection, SysPaths, TotalGroup};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use storlab_types::{CpuSample, DeviceSample, MonitorTimeline};
+use storlab_types::{CpuSample, DeviceSample, MonitorTimeline, SampleFlag};
 
 /// The counters of every device (and the CPU) at one moment.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -154,14 +154,23 @@ impl Monitor {
             .iter()
             .map(|d| (d.name.as_str(), &d.counters))
             .collect();
-        // Each device's change over the interval, and its counters now.
-        let mut deltas: HashMap<&str, (Counters, &Counters)> =
+        // Each device's change over the interval (or why there is none to
+        // take: a flagged interval), and its counters now.
+        let mut deltas: HashMap<&str, (Change, &Counters)> =
             HashMap::with_capacity(cur.disks.len());
         for d in &cur.disks {
             if let Some(p) = old.get(d.name.as_str()) {
-                deltas.insert(d.name.as_str(), (d.counters.delta(p), &d.counters));
+                let change = match check(p, &d.counters, interval_ns) {
+                    Some(flag) => Err(flag),
+                    None => Ok(d.counters.delta(p)),
+                };
+                deltas.insert(d.name.as_str(), (change, &d.counters));
             }
         }
+        let sample = |name: &str, change: &Change| match change {
+            Ok(d) => device_sample(name, t_ns, d, interval_ns),
+            Err((flag, why)) => flagged_sample(name, t_ns, *flag, why),
+        };
         let mut devices = Vec::new();
         let mut device_counters = Vec::new();
         let mut totals = Vec::new();
@@ -169,46 +178,22 @@ impl Monitor {
         match &self.selection {
             Some(sel) => {
                 for name in &sel.devices {
-                    if let Some((d, now)) = deltas.get(name.as_str()) {
-                        devices.push(device_sample(name, t_ns, d, interval_ns));
+                    if let Some((change, now)) = deltas.get(name.as_str()) {
+                        devices.push(sample(name, change));
                         device_counters.push(**now);
                     }
                 }
                 self.total_acc.resize(sel.totals.len(), Counters::default());
                 for (g, acc) in sel.totals.iter().zip(self.total_acc.iter_mut()) {
-                    let mut sum = Counters::default();
-                    let mut max_util: f64 = 0.0;
-                    let mut max_ticks: u64 = 0;
-                    for term in &g.terms {
-                        let Some((d, _)) = deltas.get(term.device.as_str()) else {
-                            continue;
-                        };
-                        let mut own = *d;
-                        for m in &term.minus {
-                            if let Some((md, _)) = deltas.get(m.as_str()) {
-                                own = own.saturating_sub(md);
-                            }
-                        }
-                        sum = sum.add(&own);
-                        max_util = max_util.max(device_sample("", t_ns, d, interval_ns).util_pct);
-                        max_ticks = max_ticks.max(d.io_ticks);
-                    }
-                    let busy = acc.io_ticks.saturating_add(max_ticks);
-                    *acc = acc.add(&sum);
-                    acc.io_ticks = busy;
-                    acc.in_flight = sum.in_flight;
-                    total_counters.push(*acc);
-                    let mut s = device_sample(&g.name, t_ns, &sum, interval_ns);
-                    // Busy fractions of different devices do not add up:
-                    // the total's %util is the busiest member's.
-                    s.util_pct = max_util;
+                    let (s, now) = total(g, &deltas, acc, t_ns, interval_ns);
+                    total_counters.push(now);
                     totals.push(s);
                 }
             }
             None => {
                 for d in &cur.disks {
-                    if let Some((delta, _)) = deltas.get(d.name.as_str()) {
-                        devices.push(device_sample(&d.name, t_ns, delta, interval_ns));
+                    if let Some((change, _)) = deltas.get(d.name.as_str()) {
+                        devices.push(sample(&d.name, change));
                         device_counters.push(d.counters);
                     }
                 }
@@ -230,6 +215,61 @@ impl Monitor {
             cpu_times: cur.cpu,
         }
     }
+}
+
+/// A device's change over an interval, or the flag that says why its
+/// counters give no rates (see [`crate::rates::check`]).
+type Change = Result<Counters, (SampleFlag, String)>;
+
+/// One total group over an interval, and its cumulative counters after it
+/// (`acc`, advanced only by intervals that give rates). A member whose
+/// interval is flagged flags the total: a sum with a hole in it, or with a
+/// reset counter in it, is not the group's rate.
+fn total(
+    g: &TotalGroup,
+    deltas: &HashMap<&str, (Change, &Counters)>,
+    acc: &mut Counters,
+    t_ns: u64,
+    interval_ns: u64,
+) -> (DeviceSample, Counters) {
+    let mut sum = Counters::default();
+    let mut max_util: f64 = 0.0;
+    let mut max_ticks: u64 = 0;
+    for term in &g.terms {
+        let Some((d, _)) = deltas.get(term.device.as_str()) else {
+            continue;
+        };
+        let d = match d {
+            Ok(d) => d,
+            Err((flag, why)) => {
+                let why = format!("{}: {why}", term.device);
+                return (flagged_sample(&g.name, t_ns, *flag, &why), *acc);
+            }
+        };
+        let mut own = *d;
+        for m in &term.minus {
+            match deltas.get(m.as_str()) {
+                Some((Ok(md), _)) => own = own.saturating_sub(md),
+                Some((Err((flag, why)), _)) => {
+                    let why = format!("{m}: {why}");
+                    return (flagged_sample(&g.name, t_ns, *flag, &why), *acc);
+                }
+                None => {}
+            }
+        }
+        sum = sum.add(&own);
+        max_util = max_util.max(device_sample("", t_ns, d, interval_ns).util_pct);
+        max_ticks = max_ticks.max(d.io_ticks);
+    }
+    let busy = acc.io_ticks.saturating_add(max_ticks);
+    *acc = acc.add(&sum);
+    acc.io_ticks = busy;
+    acc.in_flight = sum.in_flight;
+    let mut s = device_sample(&g.name, t_ns, &sum, interval_ns);
+    // Busy fractions of different devices do not add up:
+    // the total's %util is the busiest member's.
+    s.util_pct = max_util;
+    (s, *acc)
 }
 
 /// Collects intervals into the [`MonitorTimeline`] record.
@@ -365,6 +405,7 @@ impl Sampler {
                         let wait = deadline.saturating_duration_since(Instant::now());
                         !matches!(rx.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout))
                     },
+                    |_| Ok(()),
                     |i| {
                         builder.add(&i);
                         Ok::<bool, Error>(true)
@@ -385,13 +426,16 @@ impl Sampler {
 /// `wait_until(deadline)` sleeps until the deadline or a stop request and
 /// says whether to stop; on a stop the partial interval since the last
 /// snapshot is kept when `keep_tail` and at least 10 ms long (the tail of a
-/// benchmark), dropped otherwise (an interactive monitor).
+/// benchmark), dropped otherwise (an interactive monitor). `taken` sees
+/// each snapshot as it is read, before its interval is computed (what
+/// `monitor --record FILE` writes).
 pub fn sampling_loop<E: From<Error>>(
     source: &mut LiveSource,
     mon: &mut Monitor,
     interval: Duration,
     keep_tail: bool,
     mut wait_until: impl FnMut(Instant) -> bool,
+    mut taken: impl FnMut(&Snapshot) -> Result<(), E>,
     mut each: impl FnMut(Interval) -> Result<bool, E>,
 ) -> Result<(), E> {
     let start = Instant::now();
@@ -404,7 +448,9 @@ pub fn sampling_loop<E: From<Error>>(
                 return Ok(());
             }
         }
-        if let Some(i) = mon.push(source.snapshot()?)?
+        let snap = source.snapshot()?;
+        taken(&snap)?;
+        if let Some(i) = mon.push(snap)?
             && !each(i)?
         {
             return Ok(());
@@ -456,8 +502,8 @@ pub fn rfc3339(secs: i64, millis: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::Term;
     use crate::tree::{DeviceTree, SysPaths};
-    use crate::tree::{Term, TotalGroup};
     use std::time::Duration;
 
     fn snap(t_ns: u64, lines: &str) -> Snapshot {
@@ -520,6 +566,86 @@ mod tests {
         assert!((top.util_pct - 90.0).abs() < 1e-9);
         // Time going backwards is reported, not divided by.
         assert!(m.push(snap(5, "254 0 vda 0 0 0 0 0 0 0 0 0 0 0")).is_err());
+    }
+
+    /// Live monitoring: a counter that goes backwards or jumps impossibly
+    /// between two samples is shown as flagged (no rate), the totals with
+    /// it, and the next ordinary interval has rates again.
+    #[test]
+    fn backwards_and_impossible_counters_are_flagged_not_rates() {
+        let sel = Selection {
+            layer: Layer::Top,
+            devices: vec!["vda".into(), "vdb".into()],
+            totals: vec![TotalGroup {
+                name: "top".into(),
+                terms: vec![
+                    Term {
+                        device: "vda".into(),
+                        minus: vec![],
+                    },
+                    Term {
+                        device: "vdb".into(),
+                        minus: vec![],
+                    },
+                ],
+            }],
+        };
+        let mut m = Monitor::new(Some(sel));
+        let sec = 1_000_000_000;
+        let line = |name: &str, rd_ios: u64, merges: u64| {
+            format!(
+                "254 0 {name} {rd_ios} {merges} {} 10 0 0 0 0 0 10 10\n",
+                rd_ios * 8
+            )
+        };
+        m.push(snap(0, &(line("vda", 1000, 0) + &line("vdb", 50, 0))))
+            .unwrap();
+        // vda's reads went backwards (the device was re-created).
+        let i = m
+            .push(snap(sec, &(line("vda", 10, 0) + &line("vdb", 150, 0))))
+            .unwrap()
+            .unwrap();
+        assert_eq!(i.devices[0].flag, Some(SampleFlag::Reset));
+        assert_eq!(i.devices[0].r_per_s, 0.0);
+        assert!(
+            i.devices[0]
+                .flag_detail
+                .as_deref()
+                .is_some_and(|d| d.contains("rd_ios")),
+            "{:?}",
+            i.devices[0]
+        );
+        assert_eq!(i.devices[1].flag, None);
+        assert!((i.devices[1].r_per_s - 100.0).abs() < 1e-9);
+        assert_eq!(i.totals[0].flag, Some(SampleFlag::Reset));
+        assert_eq!(i.totals[0].r_per_s, 0.0);
+        let before = i.total_counters[0];
+        // vdb's merges jump to 2^32-1: impossible, not 4.29e9 rrqm/s.
+        let i = m
+            .push(snap(
+                2 * sec,
+                &(line("vda", 110, 0) + &line("vdb", 250, u64::from(u32::MAX))),
+            ))
+            .unwrap()
+            .unwrap();
+        assert_eq!(i.devices[0].flag, None);
+        assert!((i.devices[0].r_per_s - 100.0).abs() < 1e-9);
+        assert_eq!(i.devices[1].flag, Some(SampleFlag::Impossible));
+        assert_eq!(i.devices[1].rrqm_per_s, 0.0);
+        assert_eq!(i.totals[0].flag, Some(SampleFlag::Impossible));
+        // The total's running counters skip flagged intervals.
+        assert_eq!(i.total_counters[0], before);
+        // Back to ordinary counting: rates again, no flag.
+        let i = m
+            .push(snap(
+                3 * sec,
+                &(line("vda", 210, 0) + &line("vdb", 350, u64::from(u32::MAX))),
+            ))
+            .unwrap()
+            .unwrap();
+        assert!(i.devices.iter().all(|d| d.flag.is_none()));
+        assert!((i.totals[0].r_per_s - 200.0).abs() < 1e-9);
+        assert!(i.totals.iter().all(|d| d.flag.is_none()));
     }
 
     #[test]

@@ -20,46 +20,81 @@ pub const DEFAULT_HDD_CMD_OVERHEAD_S: f64 = 0.1e-3;
 /// The catalog shipped with storlab.
 pub const BUILTIN_TOML: &str = include_str!("../catalog.toml");
 
-fn de_parsed<'de, D, T>(d: D, f: fn(&str) -> Result<T, String>) -> Result<T, D::Error>
+/// A number or a string that `f` parses; any other type of value is
+/// refused as "expected {expected}" (a derived untagged enum said "data
+/// did not match any variant of untagged enum NumOrStr").
+fn de_parsed<'de, D, T>(
+    d: D,
+    expected: &'static str,
+    f: fn(&str) -> Result<T, String>,
+) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
 {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumOrStr {
-        N(f64),
-        S(String),
+    struct NumOrStr(&'static str);
+    impl serde::de::Visitor<'_> for NumOrStr {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
     }
-    let s = match NumOrStr::deserialize(d)? {
-        NumOrStr::N(n) => n.to_string(),
-        NumOrStr::S(s) => s,
-    };
+    let s = d.deserialize_any(NumOrStr(expected))?;
     f(&s).map_err(serde::de::Error::custom)
 }
 
 macro_rules! parsed_newtype {
-    ($name:ident, $ty:ty, $f:expr) => {
+    ($name:ident, $ty:ty, $expected:expr, $f:expr) => {
         #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
         pub struct $name(pub $ty);
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                de_parsed(d, $f).map($name)
+                de_parsed(d, $expected, $f).map($name)
             }
         }
     };
 }
 
-parsed_newtype!(Size, u64, |s| storlab_types::parse_size(s)
-    .map_err(|e| e.to_string()));
-parsed_newtype!(Rate, f64, |s| storlab_types::parse_rate(s)
-    .map_err(|e| e.to_string()));
-parsed_newtype!(Hours, f64, |s| crate::reliability::parse_hours(s)
-    .map_err(|e| e.to_string()));
-parsed_newtype!(Percent, f64, |s| storlab_types::parse_percent(s)
-    .map_err(|e| e.to_string()));
-parsed_newtype!(Seconds, f64, |s| storlab_types::parse_duration(s)
-    .map(|d| d.as_secs_f64())
-    .map_err(|e| e.to_string()));
+parsed_newtype!(
+    Size,
+    u64,
+    "a size like 4k or a number, such as 4096, \"4k\" or \"8TB\"",
+    |s| storlab_types::parse_size(s).map_err(|e| e.to_string())
+);
+parsed_newtype!(
+    Rate,
+    f64,
+    "a rate like \"150MB/s\" or a number of bytes/s",
+    |s| storlab_types::parse_rate(s).map_err(|e| e.to_string())
+);
+parsed_newtype!(Hours, f64, "a duration like \"1.5e6h\" or \"5y\"", |s| {
+    crate::reliability::parse_hours(s).map_err(|e| e.to_string())
+});
+parsed_newtype!(
+    Percent,
+    f64,
+    "a percentage like \"0.44%\" or a number",
+    |s| storlab_types::parse_percent(s).map_err(|e| e.to_string())
+);
+parsed_newtype!(
+    Seconds,
+    f64,
+    "a duration like \"8.5ms\" or a number of seconds",
+    |s| storlab_types::parse_duration(s)
+        .map(|d| d.as_secs_f64())
+        .map_err(|e| e.to_string())
+);
 
 /// A link as written in the catalog.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -637,6 +672,22 @@ enum LinkErr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_the_expected_form_not_serde_internals() {
+        let text = "[[drive]]\nname = \"x\"\nkind = \"hdd\"\ncapacity = true\n";
+        let e = Catalog::builtin()
+            .extend("cat.toml", text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cat.toml:4:")
+                && e.contains("expected a size like 4k or a number")
+                && e.contains("boolean")
+                && !e.contains("untagged"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn builtin_loads_and_resolves_everything() {

@@ -130,7 +130,7 @@ impl Layout {
             PlanError::invalid(
                 "layout",
                 format!(
-                    "'{self}' has an unknown number of drives (x); give the total (e.g. {}) or use `storlab plan search`",
+                    "the number of drives is unknown (x); give the total (e.g. {}) or use `storlab plan search`",
                     self.with_groups(4)
                 ),
             )
@@ -139,28 +139,40 @@ impl Layout {
         let data = self.span - parity;
         let drives = self.span * groups;
         // Checked: a product past 16 EiB is an error, never a wrapped number.
-        let too_big = |what: &str| {
-            PlanError::invalid(
-                what,
+        // The message names the figures, not the layout: the caller quotes
+        // the layout as the user typed it (this one's normal form would
+        // show `chunk=8E` as `chunk=8796093022208m`).
+        let too_big = |what: &str, why: String| PlanError::invalid(what, why);
+        let full_stripe = self.chunk_bytes.checked_mul(u64::from(data)).ok_or_else(|| {
+            too_big(
+                "chunk size",
                 format!(
-                    "'{self}' with {drive_capacity}-byte drives exceeds 16 EiB; use smaller drives or fewer of them"
+                    "a {}-byte chunk times {data} data drives (the full stripe) exceeds 16 EiB; use a smaller chunk",
+                    self.chunk_bytes
+                ),
+            )
+        })?;
+        let capacity_too_big = || {
+            too_big(
+                "capacity",
+                format!(
+                    "{drives} drives of {drive_capacity} bytes exceed 16 EiB; use smaller drives or fewer of them"
                 ),
             )
         };
-        let full_stripe = self
-            .chunk_bytes
-            .checked_mul(u64::from(data))
-            .ok_or_else(|| too_big("chunk size"))?;
         let raw = u64::from(drives)
             .checked_mul(drive_capacity)
-            .ok_or_else(|| too_big("capacity"))?;
+            .ok_or_else(capacity_too_big)?;
         let usable = (u64::from(data) * u64::from(groups))
             .checked_mul(drive_capacity)
-            .ok_or_else(|| too_big("capacity"))?;
+            .ok_or_else(capacity_too_big)?;
         let stripe = self.stripe_bytes.unwrap_or(full_stripe);
-        let volume_stripe = stripe
-            .checked_mul(u64::from(groups))
-            .ok_or_else(|| too_big("stripe size"))?;
+        let volume_stripe = stripe.checked_mul(u64::from(groups)).ok_or_else(|| {
+            too_big(
+                "stripe size",
+                format!("a {stripe}-byte stripe times {groups} groups exceeds 16 EiB; use a smaller stripe"),
+            )
+        })?;
         Ok(Geometry {
             notation: String::new(),
             level: self.level_name().to_string(),

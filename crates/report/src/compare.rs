@@ -661,10 +661,11 @@ pub fn render_comparison(c: &Comparison) -> String {
     ];
     let mut rows = Vec::new();
     for r in &c.rows {
+        // Names and labels come from users and files: escaped for the terminal.
         let mut cells = vec![
-            r.phase.clone(),
+            storlab_types::text::escape_controls(&r.phase).into_owned(),
             r.direction.as_str().to_string(),
-            r.run_label.clone(),
+            storlab_types::text::escape_controls(&r.run_label).into_owned(),
         ];
         for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
             match r.change(m) {

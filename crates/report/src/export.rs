@@ -10,11 +10,22 @@
 use crate::fmt::{bs_machine, format_iops, format_ns, mb_per_s, tags_joined};
 use crate::rows::{Row, rows};
 use serde::{Deserialize, Serialize};
-use storlab_types::{SCHEMA_VERSION, StoredRun};
+use storlab_types::{SCHEMA_VERSION, STORLAB_VERSION, StoredRun, ToolInfo};
 
-/// What [`export_json`] writes: the schema version and the runs, complete.
+/// The `document` name of [`export_json`]'s output: with `tool.name ==
+/// "storlab"` it is how `export -o` knows a file is its own earlier output.
+pub const EXPORT_DOCUMENT: &str = "export";
+
+/// What [`export_json`] writes: what wrote it, the schema version and the
+/// runs, complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportDocument {
+    /// `storlab` and its version (absent in older exports).
+    #[serde(default)]
+    pub tool: Option<ToolInfo>,
+    /// [`EXPORT_DOCUMENT`] (absent in older exports).
+    #[serde(default)]
+    pub document: Option<String>,
     pub schema_version: u32,
     pub runs: Vec<StoredRun>,
 }
@@ -25,10 +36,17 @@ pub struct ExportDocument {
 pub fn export_json(runs: &[StoredRun]) -> String {
     #[derive(Serialize)]
     struct Doc<'a> {
+        tool: ToolInfo,
+        document: &'a str,
         schema_version: u32,
         runs: &'a [StoredRun],
     }
     let doc = Doc {
+        tool: ToolInfo {
+            name: "storlab".into(),
+            version: STORLAB_VERSION.into(),
+        },
+        document: EXPORT_DOCUMENT,
         schema_version: SCHEMA_VERSION,
         runs,
     };
@@ -138,11 +156,14 @@ pub fn export_csv(runs: &[StoredRun]) -> String {
     out
 }
 
-/// A Markdown table cell: backslashes and pipes escaped, line breaks as spaces.
+/// A Markdown table cell: backslashes and pipes escaped, line breaks as
+/// spaces, other control characters shown escaped (`\x1b`).
 fn md_cell(s: &str) -> String {
-    s.replace('\\', "\\\\")
+    let s = s
+        .replace('\\', "\\\\")
         .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
+        .replace(['\n', '\r'], " ");
+    storlab_types::text::escape_controls(&s).into_owned()
 }
 
 /// The same rows as [`export_csv`] as a Markdown table in human units,

@@ -30,6 +30,7 @@ pub mod html;
 pub mod png;
 pub mod predicted;
 pub mod rows;
+pub mod signature;
 pub mod svg;
 pub mod sweep_charts;
 
@@ -41,11 +42,14 @@ pub use compare::{
     compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
-pub use export::{CSV_COLUMNS, ExportDocument, export_csv, export_json, export_md};
+pub use export::{
+    CSV_COLUMNS, EXPORT_DOCUMENT, ExportDocument, export_csv, export_json, export_md,
+};
 pub use html::{html_report, html_report_full};
 pub use png::svg_to_png;
 pub use predicted::{Predicted, predicted_chart};
 pub use rows::{Direction, Row, rows};
+pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, is_svg_chart};
 pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 

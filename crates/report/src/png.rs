@@ -56,6 +56,7 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ReportError> {
     );
     pixmap
         .encode_png()
+        .map(crate::signature::sign_png)
         .map_err(|e| ReportError::Png(format!("PNG encoding failed: {e}")))
 }
 

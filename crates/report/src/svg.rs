@@ -173,13 +173,14 @@ fn header(out: &mut String, w: f64, h: f64, title: &str, subtitle: Option<&str>)
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
          viewBox=\"0 0 {w} {h}\" font-family=\"{FONT_FAMILY}\" role=\"img\" \
-         aria-label=\"{t}\"><title>{t}</title>\
+         aria-label=\"{t}\">{sig}<title>{t}</title>\
          <rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\
          <text x=\"{}\" y=\"24\" font-size=\"16\" font-weight=\"bold\" fill=\"#222\">{t}</text>",
         f(LEFT - 60.0),
         w = f(w),
         h = f(h),
         t = xml_escape(title),
+        sig = crate::signature::SVG_SIGNATURE,
     );
     if let Some(s) = subtitle {
         for (i, line) in wrap(s, w - 40.0).iter().enumerate() {

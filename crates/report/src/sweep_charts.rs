@@ -143,10 +143,11 @@ pub fn heat_map(
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"{FONT_FAMILY}\" font-size=\"12\">\n\
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"{FONT_FAMILY}\" font-size=\"12\">{}\n\
          <rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n\
          <text x=\"{left}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n\
          <text x=\"{left}\" y=\"44\" fill=\"#555\">MB/s (10^6 bytes/s) by file size and record size; colour on a log scale</text>\n",
+        crate::signature::SVG_SIGNATURE,
         xml_escape(title)
     );
     for (ci, c) in cols.iter().enumerate() {

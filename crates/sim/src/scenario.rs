@@ -14,12 +14,43 @@ use storlab_types::{parse_duration, parse_rate, parse_size};
 use toml::Spanned;
 
 /// A number or a string with a unit, as written.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Quantity {
     Int(i64),
     Float(f64),
     Text(String),
+}
+
+/// What a scenario value must look like, for the type error of any other
+/// (a derived untagged enum said "data did not match any variant of
+/// untagged enum Quantity").
+const QUANTITY_EXPECTED: &str =
+    "a number or a string with a unit, such as 4, \"1MiB\", \"1.6GB/s\" or \"5ms\"";
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(QUANTITY_EXPECTED)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Quantity, E> {
+                Ok(Quantity::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Quantity, E> {
+                Ok(i64::try_from(v).map_or(Quantity::Float(v as f64), Quantity::Int))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Quantity, E> {
+                Ok(Quantity::Float(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Quantity, E> {
+                Ok(Quantity::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Quantity {
@@ -964,6 +995,24 @@ file_size = "1GiB"
 
     fn cat() -> SimCatalog {
         SimCatalog::builtin()
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_the_expected_form_not_serde_internals() {
+        for (from, to) in [
+            ("bs = \"1MiB\"", "bs = true"),
+            ("backend = \"400MB/s\"", "backend = [400]"),
+        ] {
+            let text = BASIC.replace(from, to);
+            let line = text.lines().position(|l| l == to).unwrap() + 1;
+            let e = Scenario::parse("s.toml", &text).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("s.toml:{line}:"))
+                    && e.contains("expected a number or a string with a unit, such as 4")
+                    && !e.contains("untagged"),
+                "{to}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -8,12 +8,14 @@
 //!   output, the store and the reports consume. [`SCHEMA_VERSION`] versions
 //!   them; `docs/results-schema.md` documents them.
 //! * [`time`]: the length of a year and RFC 3339 timestamps; [`csv`]: the
-//!   one CSV field quoting. One definition of each, shared by every crate.
+//!   one CSV field quoting; [`text`]: control characters escaped for a
+//!   terminal. One definition of each, shared by every crate.
 //!
 //! This crate does no I/O (beyond reading the clock).
 
 pub mod csv;
 pub mod record;
+pub mod text;
 pub mod time;
 pub mod units;
 

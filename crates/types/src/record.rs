@@ -233,8 +233,10 @@ pub struct PhaseParams {
     /// Cap on I/Os per second per job (fio's `rate_iops`); 0 = no cap.
     #[serde(default)]
     pub rate_iops: u32,
-    /// io_uring: submit after this many queued I/Os (fio's
-    /// `iodepth_batch_submit`); 1 hands each I/O to the kernel at once.
+    /// io_uring and libaio: submit after this many queued I/Os (fio's
+    /// `iodepth_batch_submit`); 1 is adaptive: after a burst of completions
+    /// the freed slots go to the kernel in growing calls (2, 4, 8, ...),
+    /// never waiting for a batch to fill.
     #[serde(default = "one")]
     pub iodepth_batch: u32,
     /// Pre-allocate new files with fallocate (fio's `fallocate=native`);
@@ -776,6 +778,35 @@ pub struct DeviceSample {
     /// Average discard request size, bytes (iostat `dareq-sz`).
     #[serde(default)]
     pub d_areq_sz_bytes: f64,
+    /// Set when the counters cannot be turned into rates for this interval
+    /// (they went backwards, or moved more than a device physically can);
+    /// every figure above is then 0 and is not a measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<SampleFlag>,
+    /// What was wrong, for a flagged interval (the counter and its change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag_detail: Option<String>,
+}
+
+/// Why an interval of a [`DeviceSample`] has no rates (`docs/monitor.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SampleFlag {
+    /// A counter went backwards: a 32-bit wrap or the device was re-created.
+    Reset,
+    /// A counter moved more than any device could in the interval (beyond
+    /// 100 GB/s or 100 M I/Os per second, or to a 2^32−1 / 2^64−1 sentinel).
+    Impossible,
+}
+
+impl SampleFlag {
+    /// `reset` or `impossible`, as in JSON and CSV.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleFlag::Reset => "reset",
+            SampleFlag::Impossible => "impossible",
+        }
+    }
 }
 
 /// Host CPU over one sampling interval, percent of all CPUs.

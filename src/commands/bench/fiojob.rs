@@ -11,8 +11,7 @@ use storlab_bench::{FioJobFile, PhaseSpec};
 
 /// The phases of a fio job file, with `over` (the flags) on top.
 pub fn plan_fio_phases(file: &Path, target: Option<&Path>, over: &PhaseSpec) -> Result<PlannedJob> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read fio job file {}", file.display()))?;
+    let text = crate::commands::common::read_input(file, "fio job file")?;
     let name = file.display().to_string();
     let job = FioJobFile::parse(&text, &name)?;
     let mut warnings: Vec<String> = job.notes.iter().map(|n| format!("{name}: {n}")).collect();

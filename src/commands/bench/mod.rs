@@ -142,11 +142,12 @@ pub struct RunArgs {
     /// Shorthand for --output-format json
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
-    /// Also write the JSON result document to FILE (never over the database, a device, or a
-    /// file storlab did not write unless --force)
+    /// Also write the JSON result document to FILE (never over an SQLite database, a device or a
+    /// FIFO; over an existing file only if it is an earlier --json-out document, or with --force)
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
-    /// Let --json-out overwrite an existing file that storlab did not write
+    /// Let --json-out overwrite an existing file that is not an earlier --json-out document (never
+    /// an SQLite database)
     #[arg(long)]
     pub force: bool,
     /// Sample the devices under the target (iostat -x figures, every layer of
@@ -210,11 +211,7 @@ pub fn plan_phases(
     over: &PhaseSpec,
 ) -> Result<PlannedJob> {
     let job = match job {
-        Some(path) => Some((
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read job file {}", path.display()))?,
-            path,
-        )),
+        Some(path) => Some((crate::commands::common::read_input(path, "job file")?, path)),
         None => None,
     };
     plan_phases_text(job.as_ref().map(|(t, p)| (t.as_str(), *p)), target, over)
@@ -400,7 +397,7 @@ fn run_once(
     extra: &dyn Fn(&BenchReport) -> Option<String>,
     signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>)> {
-    let command_line: Vec<String> = std::env::args().collect();
+    let command_line: Vec<String> = crate::command_line();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
@@ -454,6 +451,16 @@ fn run_once(
 /// The target and `--json-out` against the database and the output rules:
 /// the results database is never a target, nor an output.
 pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+    check_paths_as(target, args, crate::commands::common::OutputKind::BenchJson)
+}
+
+/// [`check_paths`] for a command whose `--json-out` is of another `kind`
+/// (sweep).
+pub(crate) fn check_paths_as(
+    target: Option<&Path>,
+    args: &RunArgs,
+    kind: crate::commands::common::OutputKind,
+) -> Result<()> {
     use crate::commands::common::{check_output_path, database_file};
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)
@@ -466,7 +473,7 @@ pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
         );
     }
     if let Some(out) = &args.json_out {
-        check_output_path(out, &args.db.db, args.force, None)?;
+        check_output_path(out, &args.db.db, args.force, kind)?;
         if let Some(t) = target
             && crate::commands::common::same_file(out, t)
         {
@@ -623,15 +630,15 @@ fn emit(
                     sink.db_path().display()
                 ));
             }
-            crate::output::print(&text)?
+            crate::output::print_text(&text)?
         }
     }
     for w in &report.warnings {
-        eprintln!("storlab: warning: {w}");
+        crate::output::warn(w);
     }
     for ph in &report.phases {
         for w in &ph.warnings {
-            eprintln!("storlab: warning: {}: {w}", ph.params.name);
+            crate::output::warn(&format!("{}: {w}", ph.params.name));
         }
     }
     if let Some(reason) = &report.stop_reason {

@@ -589,7 +589,7 @@ fn run_once(
             name: "storlab".into(),
             version: STORLAB_VERSION.into(),
         },
-        command_line: std::env::args().collect(),
+        command_line: crate::command_line(),
         started_at: super::now_rfc3339(),
         finished_at: String::new(),
         interrupted: false,

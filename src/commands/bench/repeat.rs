@@ -184,6 +184,8 @@ pub fn run(
     let summary = summarize(&runs);
     #[derive(Serialize)]
     struct Doc<'a> {
+        tool: storlab_types::ToolInfo,
+        document: &'a str,
         schema_version: u32,
         repeat_group: &'a str,
         count: u32,
@@ -191,6 +193,12 @@ pub fn run(
         runs: &'a [BenchReport],
     }
     let doc = Doc {
+        // What wrote it: how --json-out knows the file is its own next time.
+        tool: storlab_types::ToolInfo {
+            name: "storlab".into(),
+            version: storlab_types::STORLAB_VERSION.into(),
+        },
+        document: crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
         schema_version: storlab_types::SCHEMA_VERSION,
         repeat_group: &group,
         count,

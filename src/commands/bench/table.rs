@@ -404,12 +404,14 @@ fn series_note(ph: &PhaseResult) -> Option<String> {
     (!out.is_empty()).then(|| out.join("; "))
 }
 
+/// A phase's name as the tables show it: control characters escaped (a
+/// job file's name cannot clear the screen).
 trait PhaseName {
-    fn name(&self) -> &str;
+    fn name(&self) -> std::borrow::Cow<'_, str>;
 }
 
 impl PhaseName for PhaseResult {
-    fn name(&self) -> &str {
-        &self.params.name
+    fn name(&self) -> std::borrow::Cow<'_, str> {
+        storlab_types::text::escape_controls(&self.params.name)
     }
 }

@@ -16,13 +16,14 @@
 //! rows) is one serializer-made document on stdout; progress stays on
 //! stderr.
 
+pub(crate) mod child;
 mod spec;
 
 use crate::Outcome;
 use crate::commands::common::DbArgs;
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
-use clap::Args;
+use clap::{Args, Parser};
 use comfy_table::{Cell as TCell, CellAlignment};
 use serde::{Deserialize, Serialize};
 use spec::{Campaign, CampaignFile, Cell};
@@ -38,8 +39,34 @@ use storlab_types::StoredRun;
 /// Tags storlab sets on every run of a campaign; a cell may not use them.
 const RESERVED_TAGS: [&str; 3] = ["campaign", "cell", "campaign_run"];
 
+const CAMPAIGN_HELP: &str = "\
+The campaign file: [[cell]] tables, or a [matrix] of lists (fs = [\"ext4\",
+\"xfs\"]; a key needs a list) and a [template] whose strings use {key} and
+{target} placeholders. Each cell has name, tags, setup and teardown (shell
+commands, run with sh -c), target and run (storlab command lines starting
+with bench or sweep). Top-level keys: name, baseline (the cell the others
+are compared with) and teardown_timeout (seconds or a duration such as
+\"10m\"; default 300 s: a teardown command still running then is stopped
+with everything it started, the cell is marked failed and the campaign
+exits 2).
+
+In setup and teardown a placeholder becomes one quoted shell word (a value
+is data, never shell code), and every command gets the cell's values in its
+environment: STORLAB_MATRIX_<KEY> (the key upper-cased, other characters
+than letters and digits as _), STORLAB_CELL and STORLAB_TARGET. Control
+characters in matrix values and targets are refused with the file and line.
+
+Before the first setup command runs, every run's words are parsed as the
+child storlab will parse them (and the profile or job file they name is
+read). Setup and teardown commands run in a process group of their own
+that a stop (Ctrl-C, SIGTERM) ends as a whole; child storlab runs end with
+the campaign, even after kill -9. --resume ID runs the teardown of a cell
+the campaign was killed in, then the cell again; the comparison has a row
+for every cell, and one without figures says why.";
+
 /// `storlab campaign FILE.toml`
 #[derive(Args, Debug)]
+#[command(after_long_help = CAMPAIGN_HELP)]
 pub struct CampaignCommand {
     /// The campaign file (cells, or a [matrix] and a [template]); not needed with --resume
     #[arg(value_name = "FILE", required_unless_present = "resume")]
@@ -56,7 +83,8 @@ pub struct CampaignCommand {
     /// Also write the HTML report of every run of the campaign
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
-    /// Overwrite the --report file even though storlab did not write it
+    /// Overwrite the --report file even though it is not a storlab HTML report (never an SQLite
+    /// database)
     #[arg(long)]
     pub force: bool,
     /// Where campaigns keep their logs and state
@@ -80,6 +108,20 @@ enum CellStatus {
     Finished,
     Failed,
     Interrupted,
+    /// Written before the cell's setup: still so on the next start, the
+    /// campaign was killed mid-cell (its teardown did not run).
+    Running,
+}
+
+impl CellStatus {
+    fn word(&self) -> &'static str {
+        match self {
+            CellStatus::Finished => "finished",
+            CellStatus::Failed => "failed",
+            CellStatus::Interrupted => "interrupted",
+            CellStatus::Running => "killed mid-cell",
+        }
+    }
 }
 
 /// What the campaign directory remembers of one cell.
@@ -112,6 +154,14 @@ impl Dir {
     fn log(&self, cell: &str) -> PathBuf {
         self.path.join(format!("{cell}.log"))
     }
+    fn open_log(&self, cell: &str) -> Result<std::fs::File> {
+        let p = self.log(cell);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .with_context(|| format!("cannot open the log {}", p.display()))
+    }
     fn load_state(&self) -> Result<State> {
         match std::fs::read_to_string(self.state()) {
             Ok(t) => serde_json::from_str(&t)
@@ -138,7 +188,12 @@ impl CampaignCommand {
             // Never the database, a device or a file storlab did not write
             // (without --force): refused before the campaign's directory is
             // made and any setup command runs, not after the last cell.
-            crate::commands::common::check_output_path(path, &self.db.db, self.force, None)?;
+            crate::commands::common::check_output_path(
+                path,
+                &self.db.db,
+                self.force,
+                crate::commands::common::OutputKind::HtmlReport,
+            )?;
         }
         let (id, dir, campaign) = self.load()?;
         if self.dry_run {
@@ -149,6 +204,7 @@ impl CampaignCommand {
                     dry_run: true,
                     name: &campaign.name,
                     baseline: &campaign.baseline,
+                    teardown_timeout_s: campaign.teardown_timeout_s,
                     cells: campaign
                         .cells
                         .iter()
@@ -183,13 +239,45 @@ impl CampaignCommand {
                 continue;
             }
             eprintln!("[{}/{}] {}", i + 1, campaign.cells.len(), cell.name);
-            let st = self.run_cell(&id, cell, &dir, &stop, &store)?;
+            let timeout = Duration::from_secs(campaign.teardown_timeout_s);
+            if state
+                .cells
+                .get(&cell.name)
+                .is_some_and(|s| s.status == CellStatus::Running)
+            {
+                // Killed mid-cell: what its setup built is still there.
+                eprintln!("  interrupted mid-cell earlier: its teardown runs first");
+                let mut log = dir.open_log(&cell.name)?;
+                let _ = writeln!(
+                    log,
+                    "# resumed: the teardown of the attempt that was killed mid-cell, then the cell again"
+                );
+                let end = teardown(cell, &mut log, timeout);
+                if let Some(t) = &end.failed {
+                    eprintln!("  (that teardown: {t})");
+                }
+                if end.hung {
+                    return self.hung(&id, &dir, cell, &mut state, end.failed);
+                }
+            }
+            state.cells.insert(
+                cell.name.clone(),
+                CellState {
+                    status: CellStatus::Running,
+                    reason: None,
+                    stored_runs: 0,
+                },
+            );
+            dir.save_state(&state)?;
+            let (st, hung) = self.run_cell(&id, cell, &dir, &stop, &store, timeout)?;
+            if hung {
+                return self.hung(&id, &dir, cell, &mut state, st.reason);
+            }
             eprintln!(
                 "  {}{}",
                 match st.status {
-                    CellStatus::Finished => "finished",
                     CellStatus::Failed => "FAILED",
-                    CellStatus::Interrupted => "interrupted",
+                    ref s => s.word(),
                 },
                 st.reason
                     .as_deref()
@@ -217,6 +305,35 @@ impl CampaignCommand {
         self.json || self.output_format == TableFormat::Json
     }
 
+    /// A teardown command did not end in time: the cell is marked failed
+    /// with the reason, the campaign stops (exit 2): what it left behind
+    /// needs a person before the next cell's setup.
+    fn hung(
+        &self,
+        id: &str,
+        dir: &Dir,
+        cell: &Cell,
+        state: &mut State,
+        reason: Option<String>,
+    ) -> Result<Outcome> {
+        let reason = reason.unwrap_or_else(|| "a teardown command hung".into());
+        state.cells.insert(
+            cell.name.clone(),
+            CellState {
+                status: CellStatus::Failed,
+                reason: Some(reason.clone()),
+                stored_runs: 0,
+            },
+        );
+        dir.save_state(state)?;
+        bail!(
+            "campaign {id} stopped at cell {}: {reason}. Check what its setup built by hand \
+             (log: {}), then continue with: storlab campaign --resume {id}",
+            cell.name,
+            dir.log(&cell.name).display()
+        )
+    }
+
     /// The campaign to run: a new one from the file (its directory made, the
     /// expanded campaign saved) or the saved one of `--resume`.
     fn load(&self) -> Result<(String, Dir, Campaign)> {
@@ -238,13 +355,14 @@ impl CampaignCommand {
             })?;
             let c: Campaign = serde_json::from_str(&text)
                 .with_context(|| format!("{} is damaged", dir.campaign().display()))?;
+            // A profile or job file may have changed since.
+            check_runs(&c, id, &self.db.db)?;
             return Ok((id.clone(), dir, c));
         }
         let Some(file) = &self.file else {
             bail!("give a campaign file, or --resume ID");
         };
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
+        let text = crate::commands::common::read_input(file, "campaign file")?;
         let stem = file
             .file_stem()
             .and_then(|s| s.to_str())
@@ -277,6 +395,10 @@ impl CampaignCommand {
             .trim_end_matches('Z')
             .to_string();
         let id = format!("{name}-{stamp}");
+        // Every run's words as the child storlab will parse them, before
+        // the campaign's directory is made and any setup command (they may
+        // destroy data) runs.
+        check_runs(&campaign, &id, &self.db.db)?;
         let dir = Dir {
             path: self.dir.join(&id),
         };
@@ -326,7 +448,8 @@ impl CampaignCommand {
         Ok(())
     }
 
-    /// One cell: setup, runs, teardown (always), each command logged.
+    /// One cell: setup, runs, teardown (always), each command logged; and
+    /// whether a teardown command hung (was stopped at the timeout).
     fn run_cell(
         &self,
         id: &str,
@@ -334,15 +457,12 @@ impl CampaignCommand {
         dir: &Dir,
         stop: &Stop,
         store: &Store,
-    ) -> Result<CellState> {
-        let mut log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.log(&cell.name))
-            .with_context(|| format!("cannot open the log {}", dir.log(&cell.name).display()))?;
+        teardown_timeout: Duration,
+    ) -> Result<(CellState, bool)> {
+        let mut log = dir.open_log(&cell.name)?;
         let mut outcome: Result<(), (CellStatus, String)> = Ok(());
         for cmd in &cell.setup {
-            if let Err(e) = shell(cmd, &mut log, stop) {
+            if let Err(e) = shell(cmd, cell, &mut log, stop, None) {
                 outcome = Err(e.into_status(format!("setup `{cmd}`")));
                 break;
             }
@@ -351,14 +471,10 @@ impl CampaignCommand {
             outcome = self.run_storlab(id, cell, &mut log, stop);
         }
         // The teardown runs whatever happened, also after Ctrl-C.
-        let mut teardown_failed = None;
-        for cmd in &cell.teardown {
-            if let Err(e) = shell(cmd, &mut log, &Stop::none()) {
-                teardown_failed.get_or_insert(format!("teardown `{cmd}`: {}", e.message()));
-            }
-        }
+        let end = teardown(cell, &mut log, teardown_timeout);
         let stored_runs = stored(store, id, &cell.name)?.len();
-        let (status, reason) = match (outcome, teardown_failed) {
+        let (status, reason) = match (outcome, end.failed) {
+            (_, Some(t)) if end.hung => (CellStatus::Failed, Some(t)),
             (Err((s, r)), _) => (s, Some(r)),
             (Ok(()), Some(t)) => (CellStatus::Failed, Some(t)),
             (Ok(()), None) => (CellStatus::Finished, None),
@@ -369,11 +485,14 @@ impl CampaignCommand {
             cell.name,
             reason.clone().unwrap_or_default()
         );
-        Ok(CellState {
-            status,
-            reason,
-            stored_runs,
-        })
+        Ok((
+            CellState {
+                status,
+                reason,
+                stored_runs,
+            },
+            end.hung,
+        ))
     }
 
     /// The cell's storlab runs, as child processes writing to the log.
@@ -391,19 +510,7 @@ impl CampaignCommand {
             )
         })?;
         for (i, words) in cell.run.iter().enumerate() {
-            let mut args: Vec<String> = words.clone();
-            let mut tags = vec![
-                format!("campaign={id}"),
-                format!("cell={}", cell.name),
-                format!("campaign_run={i}"),
-            ];
-            tags.extend(cell.tags.iter().map(|(k, v)| format!("{k}={v}")));
-            for t in tags {
-                args.push("--tag".into());
-                args.push(t);
-            }
-            args.push("--db".into());
-            args.push(self.db.db.display().to_string());
+            let args = child_args(id, cell, i, &self.db.db);
             let line = format!("storlab {}", args.join(" "));
             eprintln!(
                 "  run {}/{}: storlab {}",
@@ -412,8 +519,10 @@ impl CampaignCommand {
                 words.join(" ")
             );
             let mut c = Command::new(&exe);
-            c.args(&args);
-            run_logged(c, &line, log, stop).map_err(|e| e.into_status(format!("`{line}`")))?;
+            // A kill -9 of the campaign ends its storlab child too.
+            child::die_with_parent(&mut c).args(&args);
+            run_logged(c, &line, log, stop, Group::No, None)
+                .map_err(|e| e.into_status(format!("`{line}`")))?;
         }
         Ok(())
     }
@@ -437,6 +546,7 @@ impl CampaignCommand {
             }
         }
         let rows = comparison_rows(c, &runs);
+        let missing = missing_rows(c, state, &runs, &rows, id);
         let failed: Vec<String> = c
             .cells
             .iter()
@@ -444,12 +554,10 @@ impl CampaignCommand {
                 Some(s) if s.status != CellStatus::Finished => Some(format!(
                     "{} {}: {}",
                     cell.name,
-                    if s.status == CellStatus::Failed {
-                        "failed"
-                    } else {
-                        "interrupted"
-                    },
-                    s.reason.as_deref().unwrap_or("?")
+                    s.status.word(),
+                    s.reason
+                        .as_deref()
+                        .unwrap_or("its teardown runs first on --resume")
                 )),
                 _ => None,
             })
@@ -488,10 +596,11 @@ impl CampaignCommand {
                 baseline: &c.baseline,
                 cells,
                 comparison: &rows,
+                missing: &missing,
                 report: self.report.as_deref().filter(|_| !stopped),
             })?;
         } else {
-            let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows));
+            let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows, &missing));
             for f in &failed {
                 out.push_str(&format!("cell {f}\n"));
             }
@@ -522,6 +631,8 @@ struct PlanDoc<'a> {
     dry_run: bool,
     name: &'a str,
     baseline: &'a str,
+    /// The longest one teardown command may run (`teardown_timeout`).
+    teardown_timeout_s: u64,
     cells: Vec<PlannedCell<'a>>,
 }
 
@@ -544,6 +655,8 @@ struct ResultDoc<'a> {
     cells: Vec<CellDoc<'a>>,
     /// The rows of the comparison table, in its order.
     comparison: &'a [CampaignRow<'a>],
+    /// Each cell and run that has no row in `comparison`, and why.
+    missing: &'a [Missing<'a>],
     /// The HTML report written (`--report`).
     report: Option<&'a Path>,
 }
@@ -580,6 +693,8 @@ enum CmdError {
     Failed(String),
     /// A signal asked the campaign to stop while it ran.
     Interrupted,
+    /// It ran past its time limit and was stopped.
+    TimedOut(Duration),
 }
 
 impl CmdError {
@@ -587,29 +702,95 @@ impl CmdError {
         match self {
             CmdError::Failed(m) => m.clone(),
             CmdError::Interrupted => "interrupted".into(),
+            CmdError::TimedOut(t) => format!(
+                "still running after {} s (teardown_timeout), so it and every process it started \
+                 were stopped",
+                t.as_secs()
+            ),
         }
     }
     fn into_status(self, what: String) -> (CellStatus, String) {
         match self {
-            CmdError::Failed(m) => (CellStatus::Failed, format!("{what}: {m}")),
             CmdError::Interrupted => (CellStatus::Interrupted, format!("{what}: interrupted")),
+            e => (CellStatus::Failed, format!("{what}: {}", e.message())),
         }
     }
 }
 
-fn shell(cmd: &str, log: &mut std::fs::File, stop: &Stop) -> Result<(), CmdError> {
-    let mut c = Command::new("sh");
-    c.args(["-c", cmd]);
-    run_logged(c, &format!("$ {cmd}"), log, stop)
+/// How the teardown of a cell went.
+struct Teardown {
+    /// The first command that failed, and why.
+    failed: Option<String>,
+    /// A command ran past the timeout (the rest were not run).
+    hung: bool,
 }
 
+/// The cell's teardown commands, each bounded by `timeout`; run also after
+/// a stop request (they are not interrupted by one).
+fn teardown(cell: &Cell, log: &mut std::fs::File, timeout: Duration) -> Teardown {
+    let mut end = Teardown {
+        failed: None,
+        hung: false,
+    };
+    for cmd in &cell.teardown {
+        if let Err(e) = shell(cmd, cell, log, &Stop::none(), Some(timeout)) {
+            let hung = matches!(e, CmdError::TimedOut(_));
+            let msg = format!("teardown `{cmd}`: {}", e.message());
+            if hung {
+                // The hang is the news, not an earlier failure.
+                end.failed = Some(msg);
+                end.hung = true;
+                break;
+            }
+            end.failed.get_or_insert(msg);
+        }
+    }
+    end
+}
+
+/// A setup or teardown command: `sh -c`, in a process group of its own
+/// (a stop or a timeout ends everything it started), dying with storlab,
+/// the cell's matrix values, name and target in its environment.
+fn shell(
+    cmd: &str,
+    cell: &Cell,
+    log: &mut std::fs::File,
+    stop: &Stop,
+    timeout: Option<Duration>,
+) -> Result<(), CmdError> {
+    let mut c = Command::new("sh");
+    c.args(["-c", cmd])
+        .env("STORLAB_CELL", &cell.name)
+        .env("STORLAB_TARGET", &cell.target);
+    for (k, v) in &cell.matrix {
+        c.env(spec::matrix_env(k), v);
+    }
+    child::own_group(child::die_with_parent(&mut c));
+    run_logged(c, &format!("$ {cmd}"), log, stop, Group::Own, timeout)
+}
+
+/// Whether a child leads a process group of its own.
+#[derive(Clone, Copy, PartialEq)]
+enum Group {
+    /// Signals go to the whole group (setup and teardown commands).
+    Own,
+    /// Signals go to the child (a storlab run; it stops its workers).
+    No,
+}
+
+/// How long a stopped command has after SIGTERM before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(10);
+
 /// Run `c` with its output appended to `log` under a header line; a stop
-/// request is passed on to it (SIGTERM) and waited for.
+/// request is passed on to it (SIGTERM; SIGKILL if it is still there
+/// [`KILL_GRACE`] later) and waited for; so is running past `timeout`.
 fn run_logged(
     mut c: Command,
     header: &str,
     log: &mut std::fs::File,
     stop: &Stop,
+    group: Group,
+    timeout: Option<Duration>,
 ) -> Result<(), CmdError> {
     let when = storlab_types::time::now_rfc3339();
     let _ = writeln!(log, "# {when} {header}");
@@ -620,30 +801,53 @@ fn run_logged(
     let err = log
         .try_clone()
         .map_err(|e| CmdError::Failed(format!("log: {e}")))?;
-    let mut child = c
+    let mut running = c
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .spawn()
         .map_err(|e| CmdError::Failed(format!("cannot start: {e}")))?;
-    let mut signalled = false;
+    let started = std::time::Instant::now();
+    let pid = running.id();
+    let signal = |sig: i32| match group {
+        Group::Own => child::signal_group(pid, sig),
+        Group::No => terminate(pid, sig),
+    };
+    let mut signalled: Option<std::time::Instant> = None;
+    let mut timed_out = false;
     let status = loop {
-        match child.try_wait() {
+        match running.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) => {}
             Err(e) => return Err(CmdError::Failed(format!("waiting: {e}"))),
         }
-        if stop.requested() && !signalled {
-            // A terminal's Ctrl-C reaches the child too; a SIGTERM sent to
-            // the campaign alone is passed on.
-            if let Ok(pid) = i32::try_from(child.id()) {
-                terminate(pid);
+        if signalled.is_none() {
+            if stop.requested() {
+                signalled = Some(std::time::Instant::now());
+            } else if timeout.is_some_and(|t| started.elapsed() >= t) {
+                timed_out = true;
+                signalled = Some(std::time::Instant::now());
             }
-            signalled = true;
+            if signalled.is_some() {
+                // A terminal's Ctrl-C reaches a storlab child too; a
+                // SIGTERM sent to the campaign alone is passed on, and a
+                // setup command's group is not in the terminal's.
+                signal(libc::SIGTERM);
+            }
+        } else if signalled.is_some_and(|t| t.elapsed() >= KILL_GRACE) {
+            signal(libc::SIGKILL);
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    if group == Group::Own && signalled.is_some() {
+        // What the command started and left behind goes with it.
+        child::signal_group(pid, libc::SIGKILL);
+    }
     let _ = writeln!(log, "# exit {status}");
+    if let (true, Some(t)) = (timed_out, timeout) {
+        let _ = writeln!(log, "# stopped: still running after {} s", t.as_secs());
+        return Err(CmdError::TimedOut(t));
+    }
     if stop.requested() {
         return Err(CmdError::Interrupted);
     }
@@ -656,12 +860,80 @@ fn run_logged(
     }
 }
 
-/// Send SIGTERM to a child process (it stops as after Ctrl-C, keeping its
-/// results).
-fn terminate(pid: i32) {
-    // SAFETY: kill(2) takes plain integers; `pid` is our own child, not yet
-    // reaped (try_wait said it was running), so the id cannot be reused.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
+/// Send `sig` to a child process (SIGTERM: it stops as after Ctrl-C,
+/// keeping its results).
+fn terminate(pid: u32, sig: i32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) takes plain integers; `pid` is our own child, not
+        // yet reaped (try_wait said it was running), so the id cannot be
+        // reused.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// The arguments of a cell's `i`th storlab run: its words, the campaign's
+/// tags and the database.
+fn child_args(id: &str, cell: &Cell, i: usize, db: &Path) -> Vec<String> {
+    let mut args: Vec<String> = cell.run[i].clone();
+    let mut tags = vec![
+        format!("campaign={id}"),
+        format!("cell={}", cell.name),
+        format!("campaign_run={i}"),
+    ];
+    tags.extend(cell.tags.iter().map(|(k, v)| format!("{k}={v}")));
+    for t in tags {
+        args.push("--tag".into());
+        args.push(t);
+    }
+    args.push("--db".into());
+    args.push(db.display().to_string());
+    args
+}
+
+/// Every cell's run words parsed as the child `storlab` will parse them
+/// (the same clap definitions), with the profile and job file they name
+/// read: a mistake is reported before the first setup command runs, not
+/// after it rebuilt the storage.
+fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
+    for cell in &c.cells {
+        for (i, words) in cell.run.iter().enumerate() {
+            let line = format!("storlab {}", words.join(" "));
+            let args = child_args(id, cell, i, db);
+            let argv = std::iter::once("storlab").chain(args.iter().map(String::as_str));
+            let cli = crate::Cli::try_parse_from(argv).map_err(|e| {
+                let text = e.render().to_string();
+                anyhow::anyhow!(
+                    "cell {}: `{line}` would fail: {} (nothing was run)",
+                    cell.name,
+                    text.lines()
+                        .next()
+                        .unwrap_or_default()
+                        .trim_start_matches("error: ")
+                )
+            })?;
+            let (profile, job) = match &cli.command {
+                Some(crate::Command::Bench(b)) => (b.profile.as_deref(), b.job.as_deref()),
+                Some(crate::Command::Sweep(s)) => (s.profile.as_deref(), s.job.as_deref()),
+                _ => (None, None),
+            };
+            let what = |e: anyhow::Error| {
+                anyhow::anyhow!(
+                    "cell {}: `{line}` would fail: {e:#} (nothing was run)",
+                    cell.name
+                )
+            };
+            if let Some(p) = profile {
+                crate::commands::profiles::find(p).map_err(what)?;
+            }
+            if let Some(j) = job {
+                std::fs::read_to_string(j)
+                    .with_context(|| format!("cannot read the job file {}", j.display()))
+                    .and_then(|t| Ok(storlab_bench::JobFile::parse(&t, j)?))
+                    .map_err(what)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The campaign's finished runs of one cell, oldest first.
@@ -693,10 +965,11 @@ fn finished(store: &Store, id: &str, cell: &Cell, st: Option<&CellState>) -> Res
 /// `--dry-run`: every cell with its expanded commands.
 fn describe(id: &str, c: &Campaign) -> String {
     let mut s = format!(
-        "campaign {} ({id}): {} cells, baseline {}\n",
+        "campaign {} ({id}): {} cells, baseline {}, teardown commands stopped after {} s\n",
         c.name,
         c.cells.len(),
-        c.baseline
+        c.baseline,
+        c.teardown_timeout_s
     );
     for (i, cell) in c.cells.iter().enumerate() {
         let tags: Vec<String> = cell.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -785,8 +1058,80 @@ fn comparison_rows<'a>(c: &'a Campaign, runs: &[(String, StoredRun)]) -> Vec<Cam
     rows
 }
 
-/// The comparison rows as a table: the cells' tags as columns.
-fn comparison_table(c: &Campaign, rows: &[CampaignRow]) -> String {
+/// A cell's run that has no figures in the comparison, and why.
+#[derive(Serialize)]
+struct Missing<'a> {
+    cell: &'a str,
+    tags: &'a BTreeMap<String, String>,
+    /// Which of the cell's runs (its `run` list, from 0).
+    campaign_run: usize,
+    reason: String,
+}
+
+/// Every cell's run without a row in the comparison, with the reason: the
+/// cell failed, was interrupted or never ran, its run stored nothing, or
+/// the baseline has no figures to compare with.
+fn missing_rows<'a>(
+    c: &'a Campaign,
+    state: &State,
+    runs: &[(String, StoredRun)],
+    rows: &[CampaignRow],
+    id: &str,
+) -> Vec<Missing<'a>> {
+    let has_run = |cell: &str, entry: usize| {
+        runs.iter().any(|(n, r)| {
+            n == cell && r.tags.get("campaign_run").map(String::as_str) == Some(&entry.to_string())
+        })
+    };
+    let why_none = |cell: &str, entry: usize| match state.cells.get(cell) {
+        None => {
+            format!("not run yet (the campaign stopped before it; storlab campaign --resume {id})")
+        }
+        Some(s) if s.status == CellStatus::Finished => {
+            format!("no finished run {entry} of this cell is in the results database")
+        }
+        Some(s) => format!(
+            "{}: {}",
+            s.status.word(),
+            s.reason
+                .as_deref()
+                .unwrap_or("its teardown runs first on --resume")
+        ),
+    };
+    let mut out = Vec::new();
+    for cell in &c.cells {
+        for entry in 0..cell.run.len() {
+            if rows
+                .iter()
+                .any(|r| r.cell == cell.name && r.campaign_run == entry)
+            {
+                continue;
+            }
+            let reason = if !has_run(&cell.name, entry) {
+                why_none(&cell.name, entry)
+            } else if !has_run(&c.baseline, entry) {
+                format!(
+                    "no comparison: the baseline cell {} has no figures for run {entry} ({})",
+                    c.baseline,
+                    why_none(&c.baseline, entry)
+                )
+            } else {
+                "its run has no phase that matches the baseline's".to_string()
+            };
+            out.push(Missing {
+                cell: &cell.name,
+                tags: &cell.tags,
+                campaign_run: entry,
+                reason,
+            });
+        }
+    }
+    out
+}
+
+/// The comparison rows as a table: the cells' tags as columns; a cell
+/// without figures is a row saying why.
+fn comparison_table(c: &Campaign, rows: &[CampaignRow], missing: &[Missing]) -> String {
     use storlab_report::{Metric, Verdict};
     let keys: Vec<String> = {
         let mut k: Vec<String> = c
@@ -834,6 +1179,19 @@ fn comparison_table(c: &Campaign, rows: &[CampaignRow]) -> String {
         } else {
             verdicts.join(", ")
         }));
+        t.add_row(cells);
+    }
+    for m in missing {
+        let mut cells: Vec<TCell> = vec![TCell::new(m.cell)];
+        cells.extend(
+            keys.iter()
+                .map(|k| TCell::new(m.tags.get(k).cloned().unwrap_or_default())),
+        );
+        cells.push(TCell::new(format!("run {}", m.campaign_run)));
+        for _ in 0..3 {
+            cells.push(TCell::new("-").set_alignment(CellAlignment::Right));
+        }
+        cells.push(TCell::new(format!("no figures: {}", m.reason)));
         t.add_row(cells);
     }
     format!("{t}\n")

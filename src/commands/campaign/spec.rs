@@ -19,8 +19,15 @@
 //! ```
 //!
 //! Every string of a cell may use the matrix variables and `{target}`; an
-//! unknown placeholder is an error that names it. Pure: parsing and
-//! expansion only.
+//! unknown placeholder is an error that names it. In `setup` and
+//! `teardown` (shell commands) each value is put in as one quoted shell
+//! word, and the values are also in the environment of those commands as
+//! `STORLAB_MATRIX_<KEY>` (key upper-cased, other characters than letters
+//! and digits as `_`), with `STORLAB_CELL` and `STORLAB_TARGET`. Matrix
+//! values and targets may not hold control characters (NUL, newline, ...);
+//! a matrix key needs a list. `teardown_timeout` (seconds, or a duration
+//! such as "10m"; default 300 s) bounds each teardown command. Pure:
+//! parsing and expansion only.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -45,7 +52,7 @@ pub struct CellSpec {
     #[serde(default)]
     pub teardown: Vec<String>,
     /// Where storlab measures (directory, file or device).
-    pub target: Option<String>,
+    pub target: Option<toml::Spanned<String>>,
     /// What to run: storlab command lines (`["bench", "--profile", "sas"]`,
     /// `["sweep", "--vary", "bs=4k,1m"]`, `["bench", "--job", "x.toml"]`).
     /// The target is appended unless the words contain `{target}`.
@@ -62,10 +69,63 @@ pub struct CampaignFile {
     pub baseline: Option<String>,
     /// Lists of values, in file order (the first key varies slowest).
     #[serde(default)]
-    pub matrix: toml::Table,
+    pub matrix: Matrix,
     pub template: Option<CellSpec>,
     #[serde(default)]
     pub cell: Vec<CellSpec>,
+    /// The longest a teardown command may run: seconds, or a duration
+    /// ("10m"). Default [`DEFAULT_TEARDOWN_TIMEOUT_S`].
+    pub teardown_timeout: Option<toml::Spanned<toml::Value>>,
+    /// The file's path and text, for `file:line` in messages.
+    #[serde(skip)]
+    source: Source,
+}
+
+/// Where a campaign file came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Source {
+    path: String,
+    text: String,
+}
+
+impl Source {
+    /// `file:line` of a byte offset.
+    fn at(&self, offset: usize) -> String {
+        let before = &self.text[..offset.min(self.text.len())];
+        format!("{}:{}", self.path, before.matches('\n').count() + 1)
+    }
+}
+
+/// The `[matrix]` table in file order, each value with its place.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matrix(pub Vec<(String, toml::Spanned<toml::Value>)>);
+
+impl<'de> Deserialize<'de> for Matrix {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Matrix, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = Matrix;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of lists, e.g. fs = [\"ext4\", \"xfs\"]")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Matrix, A::Error> {
+                let mut out = Vec::new();
+                while let Some(kv) = m.next_entry::<String, toml::Spanned<toml::Value>>()? {
+                    out.push(kv);
+                }
+                Ok(Matrix(out))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
+/// A teardown command is stopped after this long unless the file says
+/// otherwise.
+pub const DEFAULT_TEARDOWN_TIMEOUT_S: u64 = 300;
+
+fn default_teardown_timeout() -> u64 {
+    DEFAULT_TEARDOWN_TIMEOUT_S
 }
 
 /// One configuration, every placeholder substituted.
@@ -90,6 +150,24 @@ pub struct Campaign {
     pub name: String,
     pub baseline: String,
     pub cells: Vec<Cell>,
+    /// The longest one teardown command may run, in seconds.
+    #[serde(default = "default_teardown_timeout")]
+    pub teardown_timeout_s: u64,
+}
+
+/// The environment variable a matrix key is passed in.
+pub fn matrix_env(key: &str) -> String {
+    let k: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("STORLAB_MATRIX_{k}")
 }
 
 /// At most this many cells: a matrix is a product and grows fast.
@@ -97,6 +175,20 @@ pub const MAX_CELLS: usize = 10_000;
 
 /// Substitute `{var}` in `s`; `{{` and `}}` stand for braces.
 pub fn substitute(s: &str, vars: &BTreeMap<String, String>) -> Result<String, CampaignError> {
+    substitute_as(s, vars, false)
+}
+
+/// Substitute `{var}` in the shell command `s`, each value as one quoted
+/// shell word (a value is data, never shell syntax).
+pub fn substitute_shell(s: &str, vars: &BTreeMap<String, String>) -> Result<String, CampaignError> {
+    substitute_as(s, vars, true)
+}
+
+fn substitute_as(
+    s: &str,
+    vars: &BTreeMap<String, String>,
+    quote: bool,
+) -> Result<String, CampaignError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(['{', '}']) {
@@ -133,7 +225,16 @@ pub fn substitute(s: &str, vars: &BTreeMap<String, String>) -> Result<String, Ca
                 }
             ))
         })?;
-        out.push_str(v);
+        if quote {
+            let q = shlex::try_quote(v).map_err(|e| {
+                CampaignError(format!(
+                    "{{{key}}} in \"{s}\" cannot be quoted for the shell ({e}): remove the NUL"
+                ))
+            })?;
+            out.push_str(&q);
+        } else {
+            out.push_str(v);
+        }
         rest = &tail[close + 1..];
     }
     out.push_str(rest);
@@ -154,20 +255,46 @@ fn value_text(k: &str, v: &toml::Value) -> Result<String, CampaignError> {
     }
 }
 
+/// The first control character of `s` (NUL, newline, tab, ...).
+fn control_char(s: &str) -> Option<char> {
+    s.chars().find(|c| c.is_control())
+}
+
 /// The matrix as a list of variable assignments (cartesian product, in the
 /// file's key order, the first key varying slowest).
-fn product(matrix: &toml::Table) -> Result<Vec<BTreeMap<String, String>>, CampaignError> {
+fn product(matrix: &Matrix, src: &Source) -> Result<Vec<BTreeMap<String, String>>, CampaignError> {
     let mut out = vec![BTreeMap::new()];
-    for (k, values) in matrix {
-        let values: Vec<String> = match values {
+    let mut envs: BTreeMap<String, &str> = BTreeMap::new();
+    for (k, spanned) in &matrix.0 {
+        let at = src.at(spanned.span().start);
+        let values: Vec<String> = match spanned.get_ref() {
             toml::Value::Array(a) => a
                 .iter()
                 .map(|v| value_text(k, v))
-                .collect::<Result<_, _>>()?,
-            one => vec![value_text(k, one)?],
+                .collect::<Result<_, _>>()
+                .map_err(|e| CampaignError(format!("{at}: {}", e.0)))?,
+            one => {
+                return Err(CampaignError(format!(
+                    "{at}: matrix key {k} has one value, not a list: write {k} = [{}]",
+                    one
+                )));
+            }
         };
         if values.is_empty() {
-            return Err(CampaignError(format!("matrix key {k} has no values")));
+            return Err(CampaignError(format!("{at}: matrix key {k} has no values")));
+        }
+        if let Some((v, c)) = values.iter().find_map(|v| control_char(v).map(|c| (v, c))) {
+            return Err(CampaignError(format!(
+                "{at}: matrix key {k}: the value {v:?} holds a control character (U+{:04X}); \
+                 matrix values go into shell commands, names and tags: remove it",
+                u32::from(c)
+            )));
+        }
+        if let Some(other) = envs.insert(matrix_env(k), k) {
+            return Err(CampaignError(format!(
+                "{at}: matrix keys {other} and {k} would both be passed as {}: rename one",
+                matrix_env(k)
+            )));
         }
         let mut next = Vec::new();
         for base in &out {
@@ -191,6 +318,7 @@ fn expand_cell(
     spec: &CellSpec,
     vars: &BTreeMap<String, String>,
     index: usize,
+    src: &Source,
 ) -> Result<Cell, CampaignError> {
     let target_raw = spec.target.clone().ok_or_else(|| {
         CampaignError(format!(
@@ -198,7 +326,14 @@ fn expand_cell(
             index + 1
         ))
     })?;
-    let target = substitute(&target_raw, vars)?;
+    let target = substitute(target_raw.get_ref(), vars)?;
+    if let Some(c) = control_char(&target) {
+        return Err(CampaignError(format!(
+            "{}: the target {target:?} holds a control character (U+{:04X}): no path has one; remove it",
+            src.at(target_raw.span().start),
+            u32::from(c)
+        )));
+    }
     // The matrix values of this cell (its name, and `matrix` in the JSON).
     let matrix: BTreeMap<String, String> = vars
         .iter()
@@ -247,8 +382,16 @@ fn expand_cell(
         name,
         matrix,
         tags,
-        setup: spec.setup.iter().map(sub).collect::<Result<_, _>>()?,
-        teardown: spec.teardown.iter().map(sub).collect::<Result<_, _>>()?,
+        setup: spec
+            .setup
+            .iter()
+            .map(|c| substitute_shell(c, &vars))
+            .collect::<Result<_, _>>()?,
+        teardown: spec
+            .teardown
+            .iter()
+            .map(|c| substitute_shell(c, &vars))
+            .collect::<Result<_, _>>()?,
         target,
         run,
     })
@@ -257,7 +400,7 @@ fn expand_cell(
 impl CampaignFile {
     /// Parse TOML; errors quote the file, line and column.
     pub fn parse(text: &str, path: &Path) -> Result<CampaignFile, CampaignError> {
-        toml::from_str(text).map_err(|e| {
+        let mut f: CampaignFile = toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
                 .map(|s| {
@@ -270,24 +413,52 @@ impl CampaignFile {
                 })
                 .unwrap_or_else(|| path.display().to_string());
             CampaignError(format!("{at}: {}", e.message()))
-        })
+        })?;
+        f.source = Source {
+            path: path.display().to_string(),
+            text: text.to_string(),
+        };
+        Ok(f)
+    }
+
+    /// `teardown_timeout` in seconds (the default when not given).
+    fn teardown_timeout_s(&self) -> Result<u64, CampaignError> {
+        let Some(t) = &self.teardown_timeout else {
+            return Ok(DEFAULT_TEARDOWN_TIMEOUT_S);
+        };
+        let at = self.source.at(t.span().start);
+        let secs = match t.get_ref() {
+            toml::Value::Integer(n) => u64::try_from(*n).ok(),
+            toml::Value::String(s) => storlab_types::units::parse_duration(s)
+                .ok()
+                .map(|d| d.as_secs()),
+            _ => None,
+        };
+        match secs {
+            Some(s) if s > 0 => Ok(s),
+            _ => Err(CampaignError(format!(
+                "{at}: teardown_timeout = {}: give seconds (300) or a duration (\"10m\"), more than 0",
+                t.get_ref()
+            ))),
+        }
     }
 
     /// Expand the matrix and substitute every placeholder.
     pub fn expand(&self, default_name: &str) -> Result<Campaign, CampaignError> {
         let mut cells = Vec::new();
+        let teardown_timeout_s = self.teardown_timeout_s()?;
         if let Some(t) = &self.template {
-            for vars in product(&self.matrix)? {
-                cells.push(expand_cell(t, &vars, cells.len())?);
+            for vars in product(&self.matrix, &self.source)? {
+                cells.push(expand_cell(t, &vars, cells.len(), &self.source)?);
             }
-        } else if !self.matrix.is_empty() {
+        } else if !self.matrix.0.is_empty() {
             return Err(CampaignError(
                 "a [matrix] needs a [template] cell to fill in".into(),
             ));
         }
         let none = BTreeMap::new();
         for c in &self.cell {
-            cells.push(expand_cell(c, &none, cells.len())?);
+            cells.push(expand_cell(c, &none, cells.len(), &self.source)?);
         }
         if cells.is_empty() {
             return Err(CampaignError(
@@ -325,6 +496,7 @@ impl CampaignFile {
                 .unwrap_or_else(|| default_name.to_string()),
             baseline,
             cells,
+            teardown_timeout_s,
         })
     }
 }
@@ -431,6 +603,93 @@ run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]
             n += 1;
         }
         assert!(n >= 1);
+    }
+
+    fn expand(text: &str) -> Result<Campaign, CampaignError> {
+        CampaignFile::parse(text, Path::new("c.toml")).and_then(|f| f.expand("x"))
+    }
+
+    /// A scalar where a list belongs was taken as a one-value list without
+    /// a word; control characters (NUL, newline) in values and targets went
+    /// on into shell commands and paths. Each is refused with file:line.
+    #[test]
+    fn scalar_matrix_values_and_control_characters_are_refused_with_file_and_line() {
+        let tail = "[template]\ntarget = \"/t/{fs}\"\nrun = [[\"bench\"]]\n";
+        let e = expand(&format!("[matrix]\nfs = \"ext4\"\n{tail}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("c.toml:2:") && e.contains("fs") && e.contains("not a list"),
+            "{e}"
+        );
+        let e = expand(&format!(
+            "[matrix]\nchunk = [\"64k\"]\nfs = [\"ext4\", \"a\\nb\"]\n{tail}"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with("c.toml:3:") && e.contains("matrix key fs") && e.contains("control"),
+            "{e}"
+        );
+        let e = expand(&format!("[matrix]\nfs = [\"a\\u0000b\"]\n{tail}"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("U+0000"), "{e}");
+        let e = expand("[[cell]]\nrun = [[\"bench\"]]\ntarget = \"/mnt/\\u0000x\"\n")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("c.toml:3") && e.contains("target") && e.contains("U+0000"),
+            "{e}"
+        );
+        let e = expand(&format!("[matrix]\na-b = [\"1\"]\na_b = [\"2\"]\n{tail}"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("STORLAB_MATRIX_A_B"), "{e}");
+    }
+
+    /// Values are one shell word in setup and teardown (they were spliced
+    /// raw: `x; rm ...` ran the rm), and as they are elsewhere.
+    #[test]
+    fn matrix_values_are_quoted_in_shell_commands_only() {
+        let text = "[matrix]\nv = [\"x; touch /tmp/owned $(id)\"]\n[template]\nname = \"one\"\n\
+             tags = { v = \"{v}\" }\nsetup = [\"echo {v} > {target}/out\"]\n\
+             target = \"/t/{v}\"\nrun = [[\"bench\", \"--name\", \"{v}\"]]\n";
+        let cell = &expand(text).unwrap().cells[0];
+        let v = "x; touch /tmp/owned $(id)";
+        assert_eq!(
+            cell.setup[0],
+            format!("echo '{v}' > '/t/{v}'/out"),
+            "one quoted word each"
+        );
+        assert_eq!(cell.tags["v"], v);
+        assert_eq!(cell.target, format!("/t/{v}"));
+        assert_eq!(cell.run[0], ["bench", &format!("/t/{v}"), "--name", v]);
+        assert_eq!(matrix_env("fs"), "STORLAB_MATRIX_FS");
+        assert_eq!(matrix_env("raid-level"), "STORLAB_MATRIX_RAID_LEVEL");
+    }
+
+    #[test]
+    fn teardown_timeout_takes_seconds_or_a_duration() {
+        let cell = "[[cell]]\ntarget = \"/t\"\nrun = [[\"bench\"]]\n";
+        assert_eq!(
+            expand(cell).unwrap().teardown_timeout_s,
+            DEFAULT_TEARDOWN_TIMEOUT_S
+        );
+        let t = |v: &str| expand(&format!("teardown_timeout = {v}\n{cell}"));
+        assert_eq!(t("30").unwrap().teardown_timeout_s, 30);
+        assert_eq!(t("\"10m\"").unwrap().teardown_timeout_s, 600);
+        for bad in ["0", "-5", "\"soon\"", "[1]"] {
+            let e = t(bad).unwrap_err().0;
+            assert!(
+                e.starts_with("c.toml:1") && e.contains("teardown_timeout"),
+                "{bad}: {e}"
+            );
+        }
+        // A campaign saved before the key existed gets the default.
+        let old: Campaign =
+            serde_json::from_str(r#"{"name": "n", "baseline": "a", "cells": []}"#).unwrap();
+        assert_eq!(old.teardown_timeout_s, DEFAULT_TEARDOWN_TIMEOUT_S);
     }
 
     proptest! {

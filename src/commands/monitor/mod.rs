@@ -2,21 +2,22 @@
 //! totals that count each request once however the devices are stacked.
 
 mod output;
+mod session;
 
 pub use output::{MonitorFormat, Units};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use output::{Output, Style};
+use session::{RecordFile, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use storlab_monitor::prometheus::{self, MetricsServer};
+use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::sampler::now_rfc3339;
 use storlab_monitor::{
-    DeviceTree, Interval, Layer, LiveSource, Monitor, Selection, SysPaths, TimelineBuilder,
-    positional, replay,
+    DeviceTree, Layer, LiveSource, Monitor, Selection, Snapshot, SysPaths, positional, replay,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -50,7 +51,11 @@ impl From<LayerArg> for Layer {
   storlab monitor /data --layer leaf       the physical disks under /data
   storlab monitor --tree                   how the devices are stacked
   storlab monitor vda --count 10 --output-format csv > vda.csv
-  storlab monitor --listen 127.0.0.1:9464  serve Prometheus metrics on /metrics")]
+  storlab monitor --listen 127.0.0.1:9464  serve Prometheus metrics on /metrics
+  storlab monitor --record r.txt 1 60       60 s written to r.txt as taken (--replay r.txt reads it)
+
+An interval whose counters went backwards (a wrap, a re-created device) or moved more than a
+device can (over 100 GB/s or 100 M requests/s) shows `reset` or `impossible` instead of figures.")]
 pub struct MonitorCommand {
     /// Devices (vda, dm-0, vg0-data, /dev/md0) or paths (the device under their
     /// file system), none = every device; then, as in iostat, the interval in
@@ -110,8 +115,9 @@ pub struct MonitorCommand {
 
     /// Read recorded diskstats snapshots from FILE instead of the kernel: each snapshot is a line
     /// `@ SECONDS` followed by /proc/diskstats verbatim (optionally /proc/stat's cpu line); record
-    /// one with: while :; do echo "@ $(date +%s.%N)"; cat /proc/diskstats; head -1 /proc/stat;
-    /// sleep 1; done > samples.txt
+    /// one with --record FILE, or without storlab: while :; do echo "@ $(date +%s.%N)"; cat
+    /// /proc/diskstats; head -1 /proc/stat; sleep 1; done > samples.txt. A damaged line is refused
+    /// as FILE:LINE
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
 
@@ -119,10 +125,16 @@ pub struct MonitorCommand {
     #[arg(long, value_name = "DIR")]
     pub sys_root: Option<PathBuf>,
 
-    /// Save the samples in the results database as a run of kind `monitor`
-    /// (when the monitor stops: --count, end of --replay, or Ctrl-C)
-    #[arg(long)]
-    pub record: bool,
+    /// With FILE: write every snapshot to FILE as it is taken (the --replay
+    /// format; a new or empty file), so FILE is complete whatever happens to
+    /// standard output or the process. Alone: save the samples in the
+    /// results database as a run of kind `monitor` when the monitor stops
+    /// (--count, end of --replay, or a signal). Either way a closed or full
+    /// standard output ends the display, not the recording. Write FILE right
+    /// after --record (`--record samples.txt sda 1 5`), or the devices first
+    /// (`sda 1 5 --record`) to save in the database
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub record: Option<Option<PathBuf>>,
 
     #[command(flatten)]
     pub db: crate::commands::common::DbArgs,
@@ -218,12 +230,26 @@ impl MonitorCommand {
 
         // The whole timeline is kept in memory only when it is wanted, so a
         // long-running exporter (--listen) does not grow without bound.
-        let keep_timeline = self.record || format == MonitorFormat::Json;
+        let to_db = matches!(self.record, Some(None));
+        let keep_timeline = to_db || format == MonitorFormat::Json;
         let tags = self.labels.tag_map()?;
-        let store = if self.record {
-            Some(self.db.open()?)
-        } else {
-            None
+        let store = if to_db { Some(self.db.open()?) } else { None };
+        // What is replayed, or the first live snapshot, is read before the
+        // record file is created: a bad replay file leaves nothing behind.
+        let source = match &self.replay {
+            Some(file) => Source::Replay(file.clone(), load_replay(file, selection.as_ref())?),
+            None => {
+                let mut live = LiveSource::new(paths.clone());
+                let first = live.snapshot()?;
+                Source::Live(live, first)
+            }
+        };
+        let mut record = match &self.record {
+            Some(Some(path)) => {
+                self.check_record_path(path, tree.as_ref())?;
+                Some(RecordFile::create(path)?)
+            }
+            _ => None,
         };
         let style = Style {
             format,
@@ -232,90 +258,46 @@ impl MonitorCommand {
             timestamps: self.timestamps,
             no_clear: self.no_clear,
         };
-        let mut out = Output::new(style, layer, selection.as_ref());
+        let out = Output::new(style, layer, selection.as_ref());
+        let mut session = Session::new(
+            out,
+            self.consumers(record.as_ref(), server.is_some()),
+            match self.count {
+                Some(c) => format!("{c} intervals are done (--count) or a signal"),
+                None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
+                None => "Ctrl-C or a signal".to_string(),
+            },
+            server,
+            keep_timeline,
+            interval,
+            layer,
+            selection.as_ref().map(|s| s.devices.clone()),
+        );
         let mut mon = Monitor::new(selection.clone());
-        let mut builder: Option<TimelineBuilder> = None;
-        let mut done: u64 = 0;
-        let mut handle =
-            |i: Interval, wall: Option<String>, out: &mut Output| -> anyhow::Result<()> {
-                if let Some(s) = &server {
-                    s.update(prometheus::render(&i, layer.as_str()));
-                }
-                if !keep_timeline {
-                    return out.interval(&i);
-                }
-                builder
-                    .get_or_insert_with(|| {
-                        TimelineBuilder::new(
-                            wall.unwrap_or_default(),
-                            interval,
-                            layer,
-                            selection
-                                .as_ref()
-                                .map(|s| s.devices.clone())
-                                .unwrap_or_else(|| {
-                                    i.devices.iter().map(|d| d.device.clone()).collect()
-                                }),
-                        )
-                    })
-                    .add(&i);
-                out.interval(&i)
-            };
 
-        match &self.replay {
-            Some(file) => {
-                let text = replay::read_file(file)
-                    .with_context(|| format!("reading the replay file {}", file.display()))?;
-                let snaps = replay::parse(&text)
-                    .with_context(|| format!("in the replay file {}", file.display()))?;
-                if let Some(sel) = &selection {
-                    let missing: Vec<&String> = sel
-                        .devices
-                        .iter()
-                        .filter(|d| !snaps.iter().any(|s| s.disks.iter().any(|x| &x.name == *d)))
-                        .collect();
-                    if !missing.is_empty() && missing.len() == sel.devices.len() {
-                        let mut have: Vec<&str> = snaps
-                            .first()
-                            .map(|s| s.disks.iter().map(|d| d.name.as_str()).collect())
-                            .unwrap_or_default();
-                        have.truncate(20);
-                        bail!(
-                            "the replay file {} has no samples of {}; it has: {}",
-                            file.display(),
-                            missing
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            have.join(" ")
-                        );
-                    }
-                }
-                if snaps.len() < 2 {
-                    bail!(
-                        "the replay file {} has {} snapshot(s); at least 2 are needed for one interval",
-                        file.display(),
-                        snaps.len()
-                    );
-                }
+        match source {
+            Source::Replay(file, snaps) => {
                 let mut first_wall = None;
                 for s in snaps {
-                    if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| done >= c) {
+                    if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done >= c)
+                    {
                         break;
                     }
                     let wall = s.wall.clone();
                     first_wall.get_or_insert(wall);
+                    if let Some(r) = record.as_mut() {
+                        r.append(&s)?;
+                    }
                     if let Some(i) = mon
                         .push(s)
                         .with_context(|| format!("in the replay file {}", file.display()))?
+                        && !session.interval(&i, first_wall.clone().flatten())
                     {
-                        handle(i, first_wall.clone().flatten(), &mut out)?;
-                        done += 1;
+                        break;
                     }
                 }
                 // With --count the run ends at the count, served or not.
-                if server.is_some() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
+                if session.serving() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
                     eprintln!(
                         "storlab: replay finished; still serving the last interval (Ctrl-C to stop)"
                     );
@@ -324,10 +306,11 @@ impl MonitorCommand {
                     }
                 }
             }
-            None => {
-                let mut source = LiveSource::new(paths.clone());
-                let first = source.snapshot()?;
+            Source::Live(mut source, first) => {
                 let wall = first.wall.clone();
+                if let Some(r) = record.as_mut() {
+                    r.append(&first)?;
+                }
                 mon.push(first)?;
                 let count = self.count;
                 storlab_monitor::sampler::sampling_loop(
@@ -345,22 +328,27 @@ impl MonitorCommand {
                         }
                         stop.load(Ordering::Relaxed)
                     },
+                    // Recorded as taken, before anything is shown.
+                    |snap| match record.as_mut() {
+                        Some(r) => r.append(snap),
+                        None => Ok(()),
+                    },
                     |i| {
-                        handle(i, wall.clone(), &mut out)?;
-                        done += 1;
-                        Ok::<bool, anyhow::Error>(count.is_none_or(|c| done < c))
+                        let go_on = session.interval(&i, wall.clone());
+                        Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done < c))
                     },
                 )?;
             }
         }
-        // Everything sampled, as the record the store keeps (`--record`
-        // hands this to the store).
-        let timeline = builder.map(|b| b.finish()).unwrap_or_else(|| {
-            TimelineBuilder::new(now_rfc3339(), interval, layer, Vec::new()).finish()
-        });
-        if format == MonitorFormat::Json {
-            crate::output::print_json(&timeline)?;
+        let record_path = record.as_ref().map(|r| r.path().to_path_buf());
+        if let Some(r) = record {
+            r.close()?;
         }
+        // Everything sampled, as the record the store keeps (`--record`
+        // hands this to the store), saved before the JSON document is
+        // printed: a failing standard output loses nothing.
+        let timeline = session.timeline(now_rfc3339());
+        let json = (format == MonitorFormat::Json).then(|| timeline.clone());
         if let Some(store) = store {
             let host = storlab_bench::host_info();
             let what = if self.targets.is_empty() {
@@ -374,7 +362,7 @@ impl MonitorCommand {
                     name: "storlab".into(),
                     version: storlab_types::STORLAB_VERSION.into(),
                 },
-                command_line: std::env::args().collect(),
+                command_line: crate::command_line(),
                 started_at: timeline.started_at.clone(),
                 finished_at: now_rfc3339(),
                 interrupted: false,
@@ -397,8 +385,48 @@ impl MonitorCommand {
                 self.db.db.display()
             );
         }
+        if let Some(doc) = json {
+            session.print_json(&doc);
+        }
+        session.display_result(record_path.as_deref())?;
         // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(crate::Outcome::Ok)
+    }
+
+    /// Refuse a `--record` value that is surely a device or the interval
+    /// taken for the file name (`--record sda 1 5` meant the database).
+    fn check_record_path(&self, path: &Path, tree: Option<&DeviceTree>) -> anyhow::Result<()> {
+        if path.exists() {
+            return Ok(());
+        }
+        let word = path.to_string_lossy();
+        let what = if tree.is_some_and(|t| t.device_by_dev_name(&word).is_some()) {
+            "a device"
+        } else if storlab_types::parse_duration(&word).is_ok() {
+            "a number (an interval or a count)"
+        } else {
+            return Ok(());
+        };
+        bail!(
+            "--record {word}: '{word}' is {what}, not a file name; --record FILE writes the samples to FILE \
+             (storlab monitor --record samples.txt {word} ...), and --record after the devices and numbers \
+             saves them in the results database (storlab monitor {word} ... --record)"
+        )
+    }
+
+    /// Who takes the samples besides the display, as the message names them.
+    fn consumers(&self, record: Option<&RecordFile>, serving: bool) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(r) = record {
+            v.push(format!("--record {}", r.path().display()));
+        }
+        if matches!(self.record, Some(None)) {
+            v.push("--record (the results database)".to_string());
+        }
+        if serving {
+            v.push("--listen".to_string());
+        }
+        v
     }
 
     /// Read iostat's trailing `INTERVAL [COUNT]` out of the positional words
@@ -447,4 +475,68 @@ impl MonitorCommand {
         }
         Ok(interval)
     }
+}
+
+/// Where the snapshots come from.
+enum Source {
+    /// A replay file and its snapshots.
+    Replay(PathBuf, Vec<Snapshot>),
+    /// The kernel, and the first snapshot already taken.
+    Live(LiveSource, Snapshot),
+}
+
+/// Read and check a replay file: its snapshots, strictly parsed (a damaged
+/// line is refused as `FILE:LINE: what is wrong`), with at least one
+/// interval and some sample of the devices asked for.
+fn load_replay(file: &Path, selection: Option<&Selection>) -> anyhow::Result<Vec<Snapshot>> {
+    let text = replay::read_file(file)
+        .with_context(|| format!("reading the replay file {}", file.display()))?;
+    // A recording cut off while writing a snapshot keeps what came before.
+    let (text, cut) = replay::complete_part(&text);
+    if let Some(line) = cut {
+        eprintln!(
+            "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
+             while writing it); it is left out",
+            file.display()
+        );
+    }
+    let snaps = replay::parse(text).map_err(|e| match e {
+        storlab_monitor::Error::Parse { line, reason, .. } => anyhow::anyhow!(
+            "{}:{line}: {reason} (a replay file: see --replay in storlab monitor --help)",
+            file.display()
+        ),
+        e => anyhow::Error::new(e).context(format!("in the replay file {}", file.display())),
+    })?;
+    if let Some(sel) = selection {
+        let missing: Vec<&String> = sel
+            .devices
+            .iter()
+            .filter(|d| !snaps.iter().any(|s| s.disks.iter().any(|x| &x.name == *d)))
+            .collect();
+        if !missing.is_empty() && missing.len() == sel.devices.len() {
+            let mut have: Vec<&str> = snaps
+                .first()
+                .map(|s| s.disks.iter().map(|d| d.name.as_str()).collect())
+                .unwrap_or_default();
+            have.truncate(20);
+            bail!(
+                "the replay file {} has no samples of {}; it has: {}",
+                file.display(),
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                have.join(" ")
+            );
+        }
+    }
+    if snaps.len() < 2 {
+        bail!(
+            "the replay file {} has {} snapshot(s); at least 2 are needed for one interval",
+            file.display(),
+            snaps.len()
+        );
+    }
+    Ok(snaps)
 }

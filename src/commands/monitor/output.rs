@@ -95,9 +95,10 @@ pub struct Output {
     totals_note: String,
 }
 
-/// No request of any kind completed during the interval (iostat -z).
+/// No request of any kind completed during the interval (iostat -z). A
+/// flagged interval is never idle: it is always shown.
 pub fn is_idle(d: &DeviceSample) -> bool {
-    d.r_per_s == 0.0 && d.w_per_s == 0.0 && d.d_per_s == 0.0 && d.f_per_s == 0.0
+    d.flag.is_none() && d.r_per_s == 0.0 && d.w_per_s == 0.0 && d.d_per_s == 0.0 && d.f_per_s == 0.0
 }
 
 fn csv_header(units: Units) -> String {
@@ -105,7 +106,7 @@ fn csv_header(units: Units) -> String {
     format!(
         "time,t_s,interval_s,kind,device,r_per_s,w_per_s,r_{r},w_{r},rrqm_per_s,wrqm_per_s,\
 r_await_ms,w_await_ms,r_areq_sz_{k},w_areq_sz_{k},areq_sz_{k},aqu_sz,util_pct,d_per_s,d_{r},drqm_per_s,d_await_ms,\
-d_areq_sz_{k},f_per_s,f_await_ms,cpu_user_pct,cpu_nice_pct,cpu_system_pct,cpu_iowait_pct,cpu_steal_pct,cpu_idle_pct"
+d_areq_sz_{k},f_per_s,f_await_ms,cpu_user_pct,cpu_nice_pct,cpu_system_pct,cpu_iowait_pct,cpu_steal_pct,cpu_idle_pct,flag"
     )
 }
 
@@ -205,6 +206,18 @@ impl Output {
 }
 
 fn csv_row(i: &Interval, time: &str, kind: &str, d: &DeviceSample, units: Units) -> String {
+    if let Some(flag) = d.flag {
+        // No figures: empty fields, not zeros that would average in.
+        return format!(
+            "{},{:.3},{:.3},{kind},{}{}{}\n",
+            storlab_types::csv::field(time),
+            i.t_ns as f64 / 1e9,
+            i.interval_ns as f64 / 1e9,
+            storlab_types::csv::field(&d.device),
+            ",".repeat(csv_header(units).split(',').count() - 5),
+            flag.as_str()
+        );
+    }
     let c = i.cpu.clone().unwrap_or_default();
     let mb = |x: f64| x / units.mega();
     let kb = |x: f64| x / units.kilo();
@@ -216,7 +229,7 @@ fn csv_row(i: &Interval, time: &str, kind: &str, d: &DeviceSample, units: Units)
         }
     };
     format!(
-        "{},{:.3},{:.3},{kind},{},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.2},{:.3},{:.2},{:.2},{:.3},{:.2},{:.3},{:.2},{:.2},{:.3},{},{},{},{},{},{}\n",
+        "{},{:.3},{:.3},{kind},{},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.2},{:.3},{:.2},{:.2},{:.3},{:.2},{:.3},{:.2},{:.2},{:.3},{},{},{},{},{},{},\n",
         storlab_types::csv::field(time),
         i.t_ns as f64 / 1e9,
         i.interval_ns as f64 / 1e9,
@@ -313,11 +326,21 @@ fn table(
             d.f_per_s
         )
     };
+    let line = |name: &str, d: &DeviceSample| match d.flag {
+        // No figures for a flagged interval: what happened instead.
+        Some(flag) => format!(
+            "{:<16} {} ({})\n",
+            name,
+            flag.as_str(),
+            d.flag_detail.as_deref().unwrap_or("")
+        ),
+        None => row(name, d),
+    };
     for d in devices {
-        s.push_str(&row(&d.device, d));
+        s.push_str(&line(&d.device, d));
     }
     for d in &i.totals {
-        s.push_str(&row(&format!("= {}", d.device), d));
+        s.push_str(&line(&format!("= {}", d.device), d));
     }
     s
 }
@@ -352,6 +375,40 @@ mod tests {
             wall: Some("2026-11-25T17:00:00.000Z".into()),
             ..Interval::default()
         }
+    }
+
+    /// A flagged interval shows the flag, never figures: in the table, in
+    /// CSV (empty fields and the `flag` column), and it is never hidden as
+    /// idle.
+    #[test]
+    fn flagged_intervals_are_marked() {
+        let mut i = interval();
+        i.devices[1] = storlab_monitor::rates::flagged_sample(
+            "idle",
+            2_000_000_000,
+            storlab_types::SampleFlag::Reset,
+            "rd_ios went backwards (9 -> 1)",
+        );
+        assert!(!is_idle(&i.devices[1]));
+        let all: Vec<&DeviceSample> = i.devices.iter().collect();
+        let t = table(&i, &all, Layer::Top, Units::Iec, None);
+        let row = t.lines().find(|l| l.starts_with("idle")).unwrap();
+        assert!(
+            row.contains("reset (rd_ios went backwards (9 -> 1))"),
+            "{t}"
+        );
+        let header = csv_header(Units::Iec);
+        let flag_col = header.split(',').position(|c| c == "flag").unwrap();
+        let row = csv_row(&i, "", "device", &i.devices[1], Units::Iec);
+        let fields: Vec<&str> = row.trim_end().split(',').collect();
+        assert_eq!(fields.len(), header.split(',').count(), "{row}");
+        assert_eq!(fields[flag_col], "reset");
+        let col = header.split(',').position(|c| c == "r_per_s").unwrap();
+        assert_eq!(fields[col], "");
+        let ok = csv_row(&i, "", "device", &i.devices[0], Units::Iec);
+        let fields: Vec<&str> = ok.trim_end().split(',').collect();
+        assert_eq!(fields.len(), header.split(',').count(), "{ok}");
+        assert_eq!(fields[flag_col], "");
     }
 
     #[test]

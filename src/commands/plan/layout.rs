@@ -241,8 +241,13 @@ pub fn design_to_record(spec: &str) -> Result<String> {
 }
 
 pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
+    // Errors quote the layout exactly as typed (with --chunk/--stripe).
+    let typed = [("--chunk", &a.chunk), ("--stripe", &a.stripe)]
+        .iter()
+        .filter_map(|(flag, v)| v.as_ref().map(|v| format!(" {flag} {v}")))
+        .fold(format!("layout '{}'", a.layout), |acc, s| acc + &s);
     let design = design_of(&a)?;
-    let report = storlab_plan::evaluate(&design)?;
+    let report = storlab_plan::evaluate(&design).with_context(|| typed)?;
     let measured = if a.against.is_empty() {
         None
     } else {

@@ -273,8 +273,7 @@ pub(super) fn positive(what: &str, v: f64) -> Result<f64> {
 pub(super) fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
     let mut cat = Catalog::builtin();
     for f in files {
-        let text = std::fs::read_to_string(f)
-            .with_context(|| format!("cannot read catalog file {}", f.display()))?;
+        let text = crate::commands::common::read_input(f, "catalog file")?;
         cat.extend(&f.display().to_string(), &text)?;
     }
     Ok(cat)

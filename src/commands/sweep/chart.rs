@@ -17,13 +17,8 @@ use storlab_types::{PhaseResult, parse_size};
 /// unless `force`); checked before the sweep runs.
 pub fn check_path(path: &Path, db: &Path, force: bool) -> Result<bool> {
     let png = is_png(path)?;
-    // What every chart of ours begins with.
-    let head: &[u8] = if png {
-        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"
-    } else {
-        b"<svg xmlns=\"http://www.w3.org/2000/svg\" "
-    };
-    crate::commands::common::check_output_path(path, db, force, Some(head))?;
+    let kind = crate::commands::common::OutputKind::chart(png);
+    crate::commands::common::check_output_path(path, db, force, kind)?;
     Ok(png)
 }
 

@@ -148,7 +148,11 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
-        bench::check_paths(self.target.as_deref(), &self.run)?;
+        bench::check_paths_as(
+            self.target.as_deref(),
+            &self.run,
+            crate::commands::common::OutputKind::SweepJson,
+        )?;
         if let Some(path) = &self.chart {
             chart::check_path(path, &self.run.db.db, self.run.force)?;
         }
@@ -330,8 +334,7 @@ impl SweepCommand {
     fn job_text(&self, profile: Option<&Profile>) -> Result<Option<(String, PathBuf)>> {
         Ok(match (&self.job, profile) {
             (Some(path), _) => Some((
-                std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read job file {}", path.display()))?,
+                crate::commands::common::read_input(path, "job file")?,
                 path.clone(),
             )),
             (None, Some(p)) => Some((p.job_text.clone(), p.job_path())),
@@ -518,7 +521,7 @@ impl<'a> Runner<'a> {
             cmd,
             sweep_id,
             tags,
-            command_line: std::env::args().collect(),
+            command_line: crate::command_line(),
         }
     }
 

@@ -229,6 +229,7 @@ fn document(points: Vec<serde_json::Value>, t: &SweepTotals) -> serde_json::Valu
         // What wrote it (and how `--json-out` knows the file is storlab's
         // when the sweep is run again).
         "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
+        "document": crate::commands::outfile::SWEEP_DOCUMENT,
         "sweep_id": t.sweep_id,
         "points": points,
         "failed": t.failed,

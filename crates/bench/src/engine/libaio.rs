@@ -4,8 +4,9 @@
 //! `io_submit` carrying every queued I/O; with `wait > 0` it is followed by
 //! one `io_getevents` that blocks until that many completions are ready
 //! (libaio has no single call doing both, fio makes the same two calls).
-//! Without `wait`, `io_getevents` is asked for what is ready without
-//! blocking, so completions are reaped as soon as possible.
+//! Without `wait` only `io_submit` is made: its duration is then the
+//! submission alone (the worker's bound on a shared stamp's error), and the
+//! completions are fetched by the next waiting call.
 //!
 //! As with fio, native AIO is asynchronous only with O_DIRECT; buffered
 //! I/O completes inside `io_submit`.
@@ -263,8 +264,8 @@ impl Engine for LibaioEngine {
         }
         let outstanding = self.slots.in_flight().saturating_sub(self.ready.len());
         let min = wait.min(outstanding);
-        if min > 0 || outstanding > 0 {
-            // Block for `min` (0: take what is ready, without blocking).
+        if min > 0 {
+            // Block for `min`, taking every completion ready by then.
             loop {
                 match self.get_events(min, None) {
                     Ok(_) => break,

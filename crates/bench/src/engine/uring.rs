@@ -1,7 +1,8 @@
 //! The io_uring engine: registered buffers and file by default, optional
 //! SQPOLL, single-issuer rings with deferred task work where the kernel has
-//! them. Each `submit` is one `io_uring_enter`; `reap` takes the completions
-//! present at that moment (a snapshot of the completion ring).
+//! them. Each `submit` is one `io_uring_enter` carrying every queued entry
+//! (and, when asked to wait, waiting in that same call); `reap` takes the
+//! completions present at that moment (a snapshot of the completion ring).
 //!
 //! This module holds the engine's `unsafe` code: pushing entries that carry
 //! buffer pointers, and registering the buffers. The argument for each is
@@ -24,9 +25,6 @@ pub(crate) struct UringOptions {
     /// Kernel-side submission queue polling.
     pub sqpoll: bool,
 }
-
-/// `IORING_ENTER_GETEVENTS` (include/uapi/linux/io_uring.h).
-const IORING_ENTER_GETEVENTS: u32 = 1;
 
 /// How long dropping an engine waits for in-flight I/O before it gives up
 /// and leaks the buffers (never frees memory the kernel may still write).
@@ -209,26 +207,10 @@ impl Engine for UringEngine {
     #[inline]
     fn submit(&mut self, wait: usize) -> io::Result<usize> {
         loop {
-            let r = if wait > 0 || self.sqpoll {
-                self.ring.submit_and_wait(wait)
-            } else {
-                // Submit and, in the same call, post the completions the
-                // kernel has (deferred task work runs only on GETEVENTS), so
-                // the worker can reap them at once instead of letting them
-                // wait for the next blocking call.
-                let n = u32::try_from(self.ring.submission().len()).unwrap_or(u32::MAX);
-                // SAFETY: no argument pointer is passed (None); `n` is the
-                // number of entries pushed and not yet consumed, all valid
-                // (see `queue`).
-                unsafe {
-                    self.ring.submitter().enter::<libc::sigset_t>(
-                        n,
-                        0,
-                        IORING_ENTER_GETEVENTS,
-                        None,
-                    )
-                }
-            };
+            // Without `wait` the call only submits: no task work, no
+            // completions posted, so its duration (the worker's bound on a
+            // shared stamp's error) is the submission alone.
+            let r = self.ring.submit_and_wait(wait);
             match r {
                 Ok(_) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,

@@ -6,6 +6,7 @@
 use super::*;
 use crate::engine::QueueError;
 use crate::options::{resolve_phase, spec_from_pairs};
+use crate::stats::DirCounter;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -55,6 +56,11 @@ struct ScriptEngine {
     submits: Rc<Cell<u32>>,
     /// Every I/O queued: (direction, offset).
     ios: Rc<RefCell<Vec<(Dir, u64)>>>,
+    /// A waiting submit completes every I/O in flight (a device that
+    /// answers in bursts, as the virtio disk does), not only the oldest.
+    burst: bool,
+    /// I/Os carried by each submit call.
+    calls: Rc<RefCell<Vec<usize>>>,
 }
 
 impl Engine for ScriptEngine {
@@ -75,11 +81,14 @@ impl Engine for ScriptEngine {
         // The worker's reading just before this call is the clock's value.
         let stamp = self.t.get();
         let n = self.queued.len();
+        self.calls.borrow_mut().push(n);
         for io in self.queued.drain(..) {
             self.slots.submitted(io.slot);
             self.in_flight.push_back((io.slot, io.len, stamp));
         }
-        if wait > 0
+        if wait > 0 && self.burst {
+            self.ready.extend(self.in_flight.drain(..));
+        } else if wait > 0
             && let Some(x) = self.in_flight.pop_front()
         {
             self.ready.push(x);
@@ -109,6 +118,17 @@ fn script_run(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)
 type IoLog = Vec<(Dir, u64)>;
 
 fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, u64)>, u32, IoLog) {
+    let (out, log, calls, ios) = script_run_with(pairs, blocks, false);
+    (out, log, calls.len() as u32, ios)
+}
+
+/// A run on the script engine; returns what was measured, the latency
+/// log, the I/Os each submit call carried, and every I/O queued.
+fn script_run_with(
+    pairs: &[(&str, &str)],
+    blocks: u64,
+    burst: bool,
+) -> (WorkerOut, Vec<(u64, u64)>, Vec<usize>, IoLog) {
     let p = params(pairs);
     let ios = Rc::new(RefCell::new(Vec::new()));
     let plan = plan("/nonexistent", blocks * 4096);
@@ -116,6 +136,7 @@ fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, 
     let t = Rc::new(Cell::new(1_000));
     let log = Rc::new(RefCell::new(Vec::new()));
     let submits = Rc::new(Cell::new(0));
+    let calls = Rc::new(RefCell::new(Vec::new()));
     let engine = ScriptEngine {
         slots: Slots::new(p.iodepth as usize, 4096).unwrap(),
         t: t.clone(),
@@ -125,6 +146,8 @@ fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, 
         log: log.clone(),
         submits: submits.clone(),
         ios: ios.clone(),
+        burst,
+        calls: calls.clone(),
     };
     let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
     let ctx = Ctx {
@@ -139,7 +162,9 @@ fn script_run_ios(pairs: &[(&str, &str)], blocks: u64) -> (WorkerOut, Vec<(u64, 
     let out = Worker::new(engine, clock, ctx, WorkerOut::default()).run();
     let log = log.borrow().clone();
     let ios = ios.borrow().clone();
-    (out, log, submits.get(), ios)
+    assert_eq!(submits.get() as usize, calls.borrow().len());
+    let calls = calls.borrow().clone();
+    (out, log, calls, ios)
 }
 
 #[test]
@@ -194,8 +219,10 @@ fn each_latency_runs_from_the_submitting_call_to_the_reap() {
     assert_eq!(hist.min(), *expect.iter().min().unwrap());
     // Steady state: one completion per round, 4 in flight until the reap
     // and 3 after it, rounds of two clock readings: depth 3.5, latency 7
-    // readings (700 ns).
-    assert_eq!(hist.max(), 700);
+    // readings (700 ns). The first fill goes in two calls (2 + 2 I/Os,
+    // each pair sharing a stamp), so its I/Os waited a little longer.
+    assert!(log[4..].iter().all(|(s, d)| d - s == 700), "{log:?}");
+    assert!(log[..4].iter().all(|(s, d)| d - s <= 900), "{log:?}");
     let depth = out.mean_depth.unwrap();
     assert!((depth - 3.5).abs() < 0.1, "mean depth {depth}");
     // Little's law over the window: IOPS × mean latency = mean depth.
@@ -205,7 +232,46 @@ fn each_latency_runs_from_the_submitting_call_to_the_reap() {
         (littles - depth).abs() / depth < 0.05,
         "IOPS×lat {littles} vs depth {depth}"
     );
-    assert_eq!(out.stamp_error_ns, None, "every I/O had its own stamp");
+    // Only the first fill's calls carried several I/Os: each took one
+    // clock step, the bound reported on their shared stamps.
+    assert_eq!(out.stamp_error_ns, Some(100));
+}
+
+#[test]
+fn a_burst_of_completions_is_resubmitted_in_a_few_growing_calls() {
+    // Issue 22: after a burst of 32 completions the worker handed the
+    // freed slots back one system call per I/O (32 calls per burst), and
+    // the later slots of the burst sat free meanwhile (86 % of QD 32 in
+    // flight on the virtio disk). Now the first call carries two I/Os (the
+    // device gets work at once) and each later one twice the one before.
+    let (out, log, calls, _) = script_run_with(
+        &[("rw", "randread"), ("iodepth", "32"), ("engine", "null")],
+        32 * 64,
+        true,
+    );
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+    assert_eq!(out.read.ops, 32 * 64);
+    assert_eq!(log.len(), 32 * 64);
+    let per_io = calls.len() as f64 / (32.0 * 64.0);
+    assert!(
+        per_io <= 0.25,
+        "{} submit calls for {} I/Os",
+        calls.len(),
+        32 * 64
+    );
+    // Every burst is refilled as 2, 4, 8, 16 and the last 2, then a call
+    // that only waits.
+    assert_eq!(&calls[..6], &[2, 4, 8, 16, 2, 0], "{calls:?}");
+    assert!(calls.iter().all(|&n| n <= 16), "{calls:?}");
+    // Whatever the batching, latency and depth agree (Little's law).
+    let depth = out.mean_depth.unwrap();
+    let window = (out.window_end_ns.unwrap() - out.window_start_ns.unwrap()) as f64;
+    let littles = out.read.ops as f64 / window * out.read.hist.mean();
+    assert!(
+        (littles - depth).abs() / depth < 0.05,
+        "IOPS×lat {littles} vs depth {depth}"
+    );
+    assert!(out.stamp_error_ns.is_some(), "shared stamps are reported");
 }
 
 #[test]
@@ -466,3 +532,194 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
     );
     drop(file);
 }
+
+fn out_with(causes: DepthCauses) -> WorkerOut {
+    WorkerOut {
+        causes,
+        ..WorkerOut::default()
+    }
+}
+
+#[test]
+fn the_depth_warning_names_the_cause_it_measured() {
+    let second = 1_000_000_000;
+    let plain = params(&[("rw", "randread"), ("iodepth", "32")]);
+    let cause = |p: &PhaseParams, c: DepthCauses| depth_cause(p, &[out_with(c)]);
+    let c = DepthCauses {
+        window_ns: second,
+        ..DepthCauses::default()
+    };
+    // Pacing asked for by the user, with the time asleep.
+    let rate = params(&[("rw", "randread"), ("iodepth", "32"), ("rate_iops", "100")]);
+    let w = cause(
+        &rate,
+        DepthCauses {
+            paced_ns: second / 2,
+            ..c
+        },
+    );
+    assert!(w.contains("--rate-iops 100") && w.contains("50 %"), "{w}");
+    let think = params(&[("rw", "randread"), ("iodepth", "32"), ("thinktime", "2ms")]);
+    assert!(cause(&think, c).contains("--thinktime 2000 µs"));
+    // The kernel refusing submissions.
+    let w = cause(&plain, DepthCauses { refused: 3, ..c });
+    assert!(
+        w.contains("device throttling") && w.contains("3 submit calls"),
+        "{w}"
+    );
+    // Waiting for a CPU other programs held.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second / 2),
+            cpu_wait_ns: Some(second / 5),
+            ..c
+        },
+    );
+    assert!(w.contains("machine is busy") && w.contains("20 %"), "{w}");
+    // On a CPU all the time.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second * 97 / 100),
+            cpu_wait_ns: Some(0),
+            submit_ns: second / 4,
+            ..c
+        },
+    );
+    assert!(
+        w.contains("CPU saturated") && w.contains("97 %") && w.contains("25 %"),
+        "{w}"
+    );
+    // Neither: the kernel's submission path, measured.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second / 2),
+            cpu_wait_ns: Some(0),
+            submit_ns: second / 10,
+            ..c
+        },
+    );
+    assert!(w.contains("submission path took 10 %"), "{w}");
+}
+
+#[test]
+fn a_rate_capped_run_warns_about_its_depth_naming_the_cap() {
+    // Before issue 22 a paced run's low depth was not mentioned at all; now
+    // the warning says the rate cap did it, with the time the worker slept.
+    let p = params(&[
+        ("rw", "randread"),
+        ("engine", "null"),
+        ("null_latency", "1ms"),
+        ("iodepth", "8"),
+        ("rate_iops", "200"),
+        ("size", "1M"),
+        ("runtime", "500ms"),
+        ("time_based", "1"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let job = crate::prepare(Some(&dir.path().join("rate")), vec![p], Default::default()).unwrap();
+    let control = Control::new(1);
+    let out = crate::run(&job, &control, |_| {});
+    job.target.cleanup();
+    let ph = &out.phases[0];
+    let w = ph
+        .warnings
+        .iter()
+        .find(|w| w.contains("in flight on average"))
+        .unwrap_or_else(|| panic!("no depth warning: {:?}", ph.warnings));
+    assert!(w.contains("--rate-iops 200"), "{w}");
+    // 200 I/Os per second of 1 ms each: the worker sleeps most of the time.
+    let asleep: f64 = w
+        .split("asleep ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("{w}"));
+    assert!(asleep >= 50.0, "{w}");
+}
+
+/// One pass of `ios` 4 KiB random reads at QD 32 on the instant null
+/// engine, driven on this thread; returns (this thread's CPU ns, I/Os).
+fn null_worker_pass(ios: u64) -> (u64, u64) {
+    let p = params(&[("rw", "randread"), ("iodepth", "32"), ("engine", "null")]);
+    let plan = plan("/nonexistent", ios * 4096);
+    let control = Control::new(1);
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, 1, p.steadystate);
+    let ctx = Ctx {
+        plan: &plan,
+        p: &p,
+        control: &control,
+        progress: &control.jobs[0],
+        series: &series,
+        fd: -1,
+    };
+    let engine = NullEngine::new(Slots::new(32, 4096).unwrap(), None);
+    let clock = MonoClock::new(std::time::Instant::now());
+    let c0 = sys::thread_cpu_ns();
+    let out = Worker::new(engine, clock, ctx, WorkerOut::default()).run();
+    let cpu = sys::thread_cpu_ns() - c0;
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+    (cpu, out.read.ops)
+}
+
+/// The least any worker does per I/O, without an engine: two clock
+/// readings (submission and reap), the next random offset, a slot taken
+/// and given back, a latency recorded.
+fn reference_loop(ios: u64) -> (u64, u64) {
+    let clock = MonoClock::new(std::time::Instant::now());
+    let mut rng = Rng::new(7);
+    let mut offsets = OffsetGen::new(true, false, ios * 4096, 4096, 7);
+    let mut counter = DirCounter::default();
+    let mut free: Vec<u32> = (0..32).collect();
+    let c0 = sys::thread_cpu_ns();
+    for _ in 0..ios {
+        let slot = free.pop().unwrap_or(0);
+        let t0 = clock.now();
+        let (off, _) = offsets.next(4096, &mut rng);
+        let t1 = clock.now();
+        counter.record(4096, t1.saturating_sub(t0) + (off & 1));
+        free.push(std::hint::black_box(slot));
+    }
+    let cpu = sys::thread_cpu_ns() - c0;
+    std::hint::black_box(&counter);
+    (cpu, counter.ops)
+}
+
+/// The regression test of issue 22 that CI can run: the worker's CPU per
+/// I/O on the null engine (the whole loop, no device) as a multiple of
+/// the reference loop's, both measured as this thread's CPU time (which
+/// other programs' load does not inflate), the best of 5 interleaved runs
+/// each (noise only ever adds). A ratio, never an absolute time: a slower
+/// or busier machine scales both. Measured here (2 shared vCPUs, debug
+/// build): 2.1. A system call, a file read or an allocation per I/O costs
+/// far more than the bound leaves. (It does not tell the old
+/// one-submit-per-I/O refill from the new one: on the instant null engine
+/// a submit is a few clock readings. The submit calls per I/O are checked
+/// exactly by `a_burst_of_completions_is_resubmitted_in_a_few_growing_calls`.)
+#[test]
+fn the_workers_cost_per_io_on_the_null_engine_stays_near_a_reference_loop() {
+    let ios = 200_000;
+    let per_io = |f: &dyn Fn(u64) -> (u64, u64)| {
+        let (cpu, n) = f(ios);
+        assert_eq!(n, ios);
+        cpu as f64 / n as f64
+    };
+    let (mut worker, mut reference) = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        worker = worker.min(per_io(&null_worker_pass));
+        reference = reference.min(per_io(&reference_loop));
+    }
+    let ratio = worker / reference;
+    eprintln!(
+        "null engine: worker {worker:.1} ns/IO, reference loop {reference:.1} ns/IO, ratio {ratio:.2}"
+    );
+    assert!(
+        ratio < RATIO_BOUND,
+        "the worker costs {ratio:.2}x the reference loop per I/O ({worker:.1} vs {reference:.1} ns)"
+    );
+}
+
+/// See the test above: more than twice the ratio measured.
+const RATIO_BOUND: f64 = 5.0;
