@@ -61,6 +61,8 @@ enum Command {
     Tune(commands::tune::TuneCommand),
     /// Simulate a storage architecture at cluster scale (clients, networks, data movers, arrays) and name what binds
     Sim(Box<commands::sim::SimCommand>),
+    /// Measure metadata rates as mdtest does: create, stat, read, rename, delete files or directories in a tree
+    Md(Box<commands::md::MdCommand>),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
     ///
     /// As in iostat, numbers after the devices are the interval and the count
@@ -177,6 +179,7 @@ fn main() -> ExitCode {
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
         Command::Sim(c) => c.execute(),
+        Command::Md(c) => c.execute(),
         Command::Campaign(c) => c.execute(),
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),

@@ -12,6 +12,7 @@ pub mod export;
 pub mod import;
 pub mod inspect;
 pub mod man;
+pub mod md;
 pub mod monitor;
 pub mod outfile;
 pub mod outfmt;

@@ -211,8 +211,11 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
                 row.push(s.clients.to_string());
             }
             row.push(s.solver.clone());
-            row.push(mb(s.aggregate_bytes_per_s));
-            row.push(format!("{:.2}", s.per_client_bytes_per_s / 1e6));
+            // An upper bound (a part without a published limit could bind
+            // below it) is shown as one.
+            let le = if s.bound { "≤ " } else { "" };
+            row.push(format!("{le}{}", mb(s.aggregate_bytes_per_s)));
+            row.push(format!("{le}{:.2}", s.per_client_bytes_per_s / 1e6));
             row.push(s.binding.clone());
             row.push(format!("{:.2}", s.mean_latency_ns / 1e6));
             if des {
@@ -250,6 +253,16 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
     }
     out += &t.to_string();
     out.push('\n');
+    let mut unknowns: Vec<&String> = points
+        .iter()
+        .flat_map(solved)
+        .flat_map(|s| s.unknowns.iter())
+        .collect();
+    unknowns.sort();
+    unknowns.dedup();
+    for u in unknowns {
+        out += &format!("upper bound only (≤): {u}\n");
+    }
     out
 }
 

@@ -13,6 +13,10 @@ mod fiohabits;
 mod groups;
 mod honest;
 mod inspect;
+mod md;
+#[cfg(feature = "mpi")]
+mod md_mpi;
+mod model;
 mod monitor;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -54,11 +54,13 @@ pub use run::{
     run_with_layout,
 };
 pub use spec::JobFile;
+pub use stats::{DirCounter, latency as latency_stats, new_histogram, rates};
 pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
 pub use target::{
-    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, probe_direct,
+    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, own_run_dir,
+    probe_direct,
 };
 
 use std::path::Path;

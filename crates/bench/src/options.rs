@@ -592,6 +592,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         loops,
         thinktime_ns,
         groups: Vec::new(),
+        md: None,
     })
 }
 

@@ -548,22 +548,7 @@ fn make_in_dir(
         e
     };
     check_space(dir, total, &info).map_err(cleanup_parent)?;
-    // A fresh subdirectory nobody else uses.
-    let mut run_dir = None;
-    for n in 0..1000u32 {
-        let cand = dir.join(format!("storlab.{}.{n}", std::process::id()));
-        match fs::create_dir(&cand) {
-            Ok(()) => {
-                run_dir = Some(cand);
-                break;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(cleanup_parent(io_err(dir)(e))),
-        }
-    }
-    let run_dir = run_dir.ok_or_else(|| {
-        TargetError::Refused(format!("cannot make a run directory in {}", dir.display()))
-    })?;
+    let run_dir = fresh_run_dir(dir).map_err(cleanup_parent)?;
     let mut files = Vec::new();
     for (i, size) in sizes.iter().enumerate() {
         let path = run_dir.join(if shared {
@@ -596,6 +581,54 @@ fn make_in_dir(
         shared,
         claim: None,
     })
+}
+
+/// A fresh subdirectory `storlab.<pid>.<n>` of `dir` that nobody else uses.
+fn fresh_run_dir(dir: &Path) -> Result<PathBuf, TargetError> {
+    for n in 0..1000u32 {
+        let cand = dir.join(format!("storlab.{}.{n}", std::process::id()));
+        match fs::create_dir(&cand) {
+            Ok(()) => return Ok(cand),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(dir)(e)),
+        }
+    }
+    Err(TargetError::Refused(format!(
+        "cannot make a run directory in {}",
+        dir.display()
+    )))
+}
+
+/// For a job that makes its own files and directories (`storlab md`): check
+/// that `dir` is an existing directory storlab may work in (not a file, a
+/// device, or a place on `/dev`), and create storlab's own subdirectory
+/// `storlab.<pid>.<n>` in it. Returns that subdirectory and the target facts
+/// (file system, device, free space); everything the job makes goes inside.
+pub fn own_run_dir(dir: &Path) -> Result<(PathBuf, TargetInfo), TargetError> {
+    let md = fs::metadata(dir).map_err(io_err(dir))?;
+    if !md.is_dir() {
+        return Err(TargetError::Refused(format!(
+            "{} is not a directory: give a directory (storlab works in its own subdirectory of it)",
+            dir.display()
+        )));
+    }
+    if on_dev(dir) {
+        return Err(TargetError::Refused(format!(
+            "{} is on /dev (RAM, not a disk): give a directory on the file system to measure \
+             (/dev/shm is allowed for a tmpfs)",
+            dir.display()
+        )));
+    }
+    let mut info = TargetInfo {
+        path: dir.display().to_string(),
+        kind: "directory".into(),
+        ..Default::default()
+    };
+    fill_fs_facts(&mut info, dir);
+    let run_dir = fresh_run_dir(dir)?;
+    info.files = vec![run_dir.display().to_string()];
+    info.created_by_storlab = true;
+    Ok((run_dir, info))
 }
 
 impl ResolvedTarget {
@@ -760,6 +793,25 @@ mod tests {
             .to_string();
         assert!(e.contains("/dev"), "{e}");
         assert!(!typo.exists());
+    }
+
+    #[test]
+    fn own_run_dir_makes_a_fresh_subdirectory_and_refuses_files_and_dev() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, info) = own_run_dir(d.path()).unwrap();
+        let (b, _) = own_run_dir(d.path()).unwrap();
+        let pid = std::process::id();
+        assert_eq!(a, d.path().join(format!("storlab.{pid}.0")));
+        assert_eq!(b, d.path().join(format!("storlab.{pid}.1")));
+        assert!(a.is_dir() && b.is_dir());
+        assert!(info.created_by_storlab);
+        assert_eq!(info.kind, "directory");
+        let f = d.path().join("f");
+        fs::write(&f, b"x").unwrap();
+        let e = own_run_dir(&f).unwrap_err().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+        let e = own_run_dir(Path::new("/dev")).unwrap_err().to_string();
+        assert!(e.contains("/dev"), "{e}");
     }
 
     #[test]

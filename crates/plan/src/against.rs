@@ -54,6 +54,12 @@ pub struct Against {
     pub binding: Option<String>,
     /// The binding effect in one line, or why the phase is not modelled.
     pub explanation: String,
+    /// The prediction is an upper bound: a part on the path has no
+    /// published limit for this workload (`unknowns` says which).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bound: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknowns: Vec<String>,
 }
 
 /// The error of a prediction, as every comparison of `storlab plan`
@@ -95,6 +101,8 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
                     error: relative_error(pred.bytes_per_s, measured),
                     binding: Some(pred.binding.clone()),
                     explanation: pred.explanation.clone(),
+                    bound: pred.bound,
+                    unknowns: pred.unknowns.clone(),
                 },
                 Err(why) => Against {
                     run: run.id,
@@ -105,6 +113,8 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
                     error: None,
                     binding: None,
                     explanation: format!("not modelled: {why}"),
+                    bound: false,
+                    unknowns: Vec::new(),
                 },
             };
             out.push(row);

@@ -50,6 +50,28 @@ pub struct DirectionFit {
     /// Streaming capacity with the deepest queue measured: the larger of R
     /// and the highest throughput measured, bytes/s.
     pub capacity_bytes_per_s: Option<f64>,
+    /// Random requests at two or more sizes, deepest queue: the device's
+    /// time per random request `a + b/Rr` (1 / IOPS) — its fixed part a
+    /// (seek, rotation, command: the per-command overhead of random work)…
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_op_s: Option<f64>,
+    /// … and its transfer rate Rr, bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_rate_bytes_per_s: Option<f64>,
+    /// Random requests at two or more sizes, shallowest queue: the unloaded
+    /// latency `a' + b/Rr'` (in flight / IOPS), its fixed part, s …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_latency_s: Option<f64>,
+    /// … and its transfer rate, bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_latency_rate_bytes_per_s: Option<f64>,
+    /// Random sizes the fit used.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub random_points: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl DirectionFit {
@@ -59,6 +81,16 @@ impl DirectionFit {
     /// most in_flight / latency, latency = o + b/R (Little's law).
     pub fn predict(&self, random: bool, bytes: u64, in_flight: u32) -> Option<f64> {
         let b = bytes as f64;
+        if random && let (Some(a), Some(r)) = (self.random_op_s, self.random_rate_bytes_per_s) {
+            // A random sweep at several sizes: capacity 1 / (a + b/Rr), and
+            // by Little's law in flight / (a' + b/Rr') below the knee.
+            let capacity = 1.0 / (a + b / r);
+            let little = match (self.random_latency_s, self.random_latency_rate_bytes_per_s) {
+                (Some(la), Some(lr)) => f64::from(in_flight.max(1)) / (la + b / lr),
+                _ => f64::INFINITY,
+            };
+            return Some(capacity.min(little));
+        }
         let latency = self
             .rate_bytes_per_s
             .map(|r| self.cmd_overhead_s.unwrap_or(0.0) + b / r);
@@ -221,7 +253,38 @@ fn fit_direction(shallow: &[&Observation], deep: &[&Observation], write: bool) -
         f.iops = Some(o.iops);
         f.iops_request_bytes = Some(o.request_bytes);
     }
+    fit_random(&mut f, shallow, deep, write);
     f
+}
+
+/// Time per request against its size, `t = a + b/R`, from random runs at
+/// two or more sizes: at the deepest queue 1/IOPS (the device's capacity),
+/// at the shallowest in flight/IOPS (the unloaded latency, Little's law).
+/// A positive slope and a non-negative intercept, or nothing.
+fn fit_random(f: &mut DirectionFit, shallow: &[&Observation], deep: &[&Observation], write: bool) {
+    let points = |set: &[&Observation], little: bool| -> Vec<(f64, f64)> {
+        set.iter()
+            .filter(|o| o.write == write && o.random)
+            .map(|o| {
+                let q = if little {
+                    f64::from(o.in_flight.max(1))
+                } else {
+                    1.0
+                };
+                (o.request_bytes as f64, q / o.iops)
+            })
+            .collect()
+    };
+    let cap = points(deep, false);
+    f.random_points = cap.len();
+    if let Some((a, s)) = line(&cap).filter(|&(a, s)| a >= 0.0 && s > 0.0) {
+        f.random_op_s = Some(a);
+        f.random_rate_bytes_per_s = Some(1.0 / s);
+        if let Some((la, ls)) = line(&points(shallow, true)).filter(|&(a, s)| a >= 0.0 && s > 0.0) {
+            f.random_latency_s = Some(la);
+            f.random_latency_rate_bytes_per_s = Some(1.0 / ls);
+        }
+    }
 }
 
 /// Fit a device to measured phases. `hold_out`: request sizes to leave
@@ -251,7 +314,12 @@ pub fn calibrate(
     let read = fit_direction(&shallow, &deep, false);
     let write = fit_direction(&shallow, &deep, true);
     let mut fitted = deep.clone();
-    fitted.extend(shallow.iter().copied().filter(|o| !o.random));
+    fitted.extend(shallow.iter().copied().filter(|o| {
+        !o.random
+            || (if o.write { &write } else { &read })
+                .random_latency_s
+                .is_some()
+    }));
     let mut not_identified = Vec::new();
     for (dir, f) in [("read", &read), ("write", &write)] {
         if f.rate_bytes_per_s.is_none() {
@@ -266,6 +334,10 @@ pub fn calibrate(
         }
         if f.iops.is_none() {
             not_identified.push(format!("{dir} IOPS (needs a random {dir} run)"));
+        } else if f.random_op_s.is_none() {
+            not_identified.push(format!(
+                "{dir} random request time against size (needs random {dir} runs at two or more block sizes)"
+            ));
         }
     }
     not_identified.push(
@@ -381,6 +453,11 @@ impl Calibration {
         ));
         if let Some(m) = like.max_drives {
             out.push_str(&format!("max_drives = {m}\n"));
+        }
+        if like.parity_on_controller {
+            // Still a RAID-on-chip: without a measured write figure its
+            // parity writes stay upper bounds.
+            out.push_str("parity_on_controller = true\n");
         }
         out.push_str(&format!("source = \"{}\"\n", q(&source)));
         out
@@ -641,6 +718,8 @@ mod tests {
         assert_eq!(k.max_iops.map(f64::round), c.read.iops.map(f64::round));
         assert_eq!(k.backend, like.backend);
         assert!(text.contains("lower bounds"), "{text}");
+        // Still a RAID-on-chip, like the model it was measured as.
+        assert!(k.parity_on_controller && like.parity_on_controller);
     }
 
     #[test]
@@ -656,5 +735,72 @@ mod tests {
         assert!((d.cmd_overhead_s - (0.2e-3 + 0.35e-3) / 2.0).abs() < 0.02e-3);
         assert!(text.contains("not identified, taken from dc-s3700-800gb: write IOPS"));
         assert_eq!(d.capacity_bytes, like.capacity_bytes);
+    }
+
+    /// A block-size sweep of random reads only, as most users run it:
+    /// 4 KiB … 1 MiB at QD 1 and QD 32 on a disk whose random request takes
+    /// 8 ms + b / 120 MB/s (and whose queue lets it serve 1.6 times more
+    /// per second at QD 32, by reordering).
+    fn random_sweep() -> Vec<Observation> {
+        let mut out = Vec::new();
+        let noise = [0.98, 1.02, 1.0, 0.99, 1.01];
+        let mut k = 0;
+        for kb in [4u64, 16, 64, 256, 1024] {
+            let b = (kb << 10) as f64;
+            let t = 8e-3 + b / 120e6;
+            for (qd, speedup) in [(1u32, 1.0), (32, 1.6)] {
+                k += 1;
+                out.push(Observation {
+                    label: format!("randread-{kb}k-qd{qd}"),
+                    write: false,
+                    random: true,
+                    request_bytes: kb << 10,
+                    in_flight: qd,
+                    iops: noise[k % noise.len()] * speedup / t,
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_random_sweep_identifies_overhead_and_transfer_rate() {
+        let c = calibrate("disk", &random_sweep(), &[]).unwrap();
+        let near = |a: Option<f64>, b: f64, tol: f64| (a.unwrap() - b).abs() / b < tol;
+        // Capacity (QD 32): (8 ms + b/120 MB/s) / 1.6 = 5 ms + b / 192 MB/s.
+        assert!(near(c.read.random_op_s, 5e-3, 0.05), "{:?}", c.read);
+        assert!(
+            near(c.read.random_rate_bytes_per_s, 192e6, 0.10),
+            "{:?}",
+            c.read
+        );
+        // Latency (QD 1): 8 ms + b / 120 MB/s.
+        assert!(near(c.read.random_latency_s, 8e-3, 0.05), "{:?}", c.read);
+        assert!(
+            near(c.read.random_latency_rate_bytes_per_s, 120e6, 0.10),
+            "{:?}",
+            c.read
+        );
+        assert_eq!(c.read.random_points, 5);
+        // Every point, not only the smallest size, is predicted.
+        assert!(
+            c.points.iter().all(|p| p.predicted_iops.is_some()),
+            "{:?}",
+            c.points
+        );
+        assert!(c.fit_error.unwrap() < 0.05, "{:?}", c.fit_error);
+    }
+
+    #[test]
+    fn held_out_random_sizes_and_depths_are_predicted() {
+        // Fit on 4k, 64k, 1m; predict 16k and 256k at both depths.
+        let c = calibrate("disk", &random_sweep(), &[16 << 10, 256 << 10]).unwrap();
+        let held: Vec<_> = c.points.iter().filter(|p| p.held_out).collect();
+        assert_eq!(held.len(), 4, "{held:?}");
+        for p in &held {
+            let e = p.error.unwrap_or(f64::INFINITY).abs();
+            assert!(e < 0.06, "{p:?}");
+        }
+        assert!(c.held_out_error.unwrap() < 0.06);
     }
 }

@@ -176,6 +176,19 @@ pub struct ControllerEntry {
     pub max_write: Option<Rate>,
     /// What sets the write-path limit, for the explanation.
     pub write_limit_by: Option<String>,
+    /// Parity is computed on the controller (RAID-on-chip / RAID processor),
+    /// not by the host.
+    #[serde(default)]
+    pub parity_on_controller: bool,
+    /// Cache memory bandwidth (all traffic through it), when published.
+    pub memory_bandwidth: Option<Rate>,
+    /// One LUN's read-ahead rate (per-volume prefetch), when measured or published.
+    pub lun_read: Option<Rate>,
+    /// One LUN's destage rate (per-volume flush to the back end).
+    pub lun_write: Option<Rate>,
+    /// The link the write cache is mirrored over to the partner controller
+    /// (a catalog link spec such as `fc2x2`), when the array mirrors.
+    pub mirror_link: Option<Spanned<String>>,
     #[serde(default)]
     pub write_back: bool,
     pub backend: Spanned<String>,
@@ -631,6 +644,16 @@ impl Catalog {
             max_read_bytes_per_s: e.max_read.map(|r| r.0),
             max_write_bytes_per_s: e.max_write.map(|r| r.0),
             write_limit_by: e.write_limit_by.clone(),
+            memory_bytes_per_s: e.memory_bandwidth.map(|r| r.0),
+            parity_on_controller: e.parity_on_controller,
+            lun_read_bytes_per_s: e.lun_read.map(|r| r.0),
+            lun_write_bytes_per_s: e.lun_write.map(|r| r.0),
+            luns: 1,
+            mirror: e
+                .mirror_link
+                .as_ref()
+                .map(|l| self.link_at(c.file, l))
+                .transpose()?,
             overrides: Vec::new(),
             write_back: e.write_back,
             backend: self.link_at(c.file, &e.backend)?,
@@ -687,6 +710,21 @@ mod tests {
                 && !e.contains("untagged"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn plain_tcp_and_jumbo_gbe_links_are_framing_bounds() {
+        // 1.25 Gbaud x 8/10 / 8 = 125 MB/s; x 1448/1538 (MTU 1500) = 117.5,
+        // x 8948/9038 (MTU 9000) = 123.75 MB/s.
+        let c = Catalog::builtin();
+        let rate = |n: &str| c.link(n).unwrap().bytes_per_s;
+        assert!((rate("1gbe-tcp") - 117.5e6).abs() < 1.0);
+        assert!((rate("1gbe-tcp-jumbo") - 123.75e6).abs() < 1.0);
+        assert!((rate("10gbe-tcp") - 10.3125e9 * 64.0 / 66.0 / 8.0 * 0.94).abs() < 1.0);
+        assert!(rate("10gbe-tcp-jumbo") > rate("10gbe-tcp"));
+        // Jumbo iSCSI on GbE: the measured 0.88 x about 5 %.
+        let j = c.link("1gbe-iscsi-jumbo").unwrap();
+        assert!((j.bytes_per_s - 115e6).abs() < 1.0 && (j.write_rate() - 110e6).abs() < 1.0);
     }
 
     #[test]

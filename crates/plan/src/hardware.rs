@@ -237,6 +237,32 @@ pub struct ControllerSpec {
     /// "cache mirroring to the partner controller").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_limit_by: Option<String>,
+    /// Bandwidth of the controller's cache memory (all reads and writes of
+    /// it together), bytes/s: every byte moves through it several times
+    /// (docs/MODEL.md §3.9, [`crate::path::memory_crossings`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes_per_s: Option<f64>,
+    /// The path over which a dual controller mirrors its write-back cache
+    /// to the partner: every written byte crosses it once more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<LinkSpec>,
+    /// The controller computes parity itself (a RAID-on-chip or RAID
+    /// processor with its cache memory), as opposed to an HBA whose host
+    /// does it: its write path for parity RAID then has a limit of its
+    /// own, unknown unless `max_write`, `parity_rate` or `memory_bandwidth`
+    /// is published ([`crate::path::unknowns`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parity_on_controller: bool,
+    /// One LUN's (volume's) read-ahead rate, bytes/s: a controller
+    /// prefetches for each LUN at its own pace (docs/MODEL.md §3.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lun_read_bytes_per_s: Option<f64>,
+    /// One LUN's destage (flush to the back end) rate, bytes/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lun_write_bytes_per_s: Option<f64>,
+    /// LUNs the workload spreads over (the per-LUN rates scale with them).
+    #[serde(skip_serializing_if = "is_one")]
+    pub luns: u32,
     /// Figures replaced on the command line, as the report prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
@@ -248,6 +274,10 @@ pub struct ControllerSpec {
     pub host: LinkSpec,
     pub max_drives: Option<u32>,
     pub price: Option<f64>,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A drive enclosure (JBOD) behind a controller.

@@ -26,6 +26,7 @@ pub mod design;
 pub mod error;
 pub mod hardware;
 pub mod layout;
+pub mod path;
 pub mod perf;
 pub mod reliability;
 pub mod search;

@@ -169,7 +169,7 @@ impl Workload {
 
 /// What one request costs each kind of part.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Demand {
+pub(crate) struct Demand {
     /// Drive busy time summed over all drives, seconds.
     drive_s: f64,
     /// Bytes from drives to controller (read direction).
@@ -247,6 +247,15 @@ pub struct Prediction {
     /// Unloaded latency of one request, seconds (what Little's law uses).
     pub latency_s: f64,
     pub parts: Vec<Part>,
+    /// True when a part that could bind has no published limit for this
+    /// workload's direction: the figure is then an upper bound ("≤"), not a
+    /// prediction ([`crate::path::unknowns`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bound: bool,
+    /// The parts without a published limit, one line each (what is not
+    /// modelled and how to calibrate it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknowns: Vec<String>,
 }
 
 struct Ctx<'a> {
@@ -477,6 +486,99 @@ fn device_demand(c: &Ctx, s: f64, write: bool, acc: Access) -> (Demand, f64, &'s
     (d, ops, path)
 }
 
+/// The controller's own limits for one request with demand `dem` of
+/// `front` bytes, in requests/s of one controller: overall throughput,
+/// the read and write paths (one processor serves both: their times add
+/// up), the command rate and the parity engine. [`quick`] and
+/// [`crate::path::controller_limit`] both use it.
+pub(crate) fn controller_parts(
+    ctrl: &crate::hardware::ControllerSpec,
+    dem: &Demand,
+    front: f64,
+) -> Vec<(PartKind, f64)> {
+    let mut out = Vec::new();
+    if let Some(b) = ctrl.max_bytes_per_s {
+        out.push((PartKind::ControllerThroughput, b / front));
+    }
+    if ctrl.max_read_bytes_per_s.is_some() || ctrl.max_write_bytes_per_s.is_some() {
+        let t = |bytes: f64, lim: Option<f64>| match (bytes > 0.0, lim) {
+            (true, Some(l)) => bytes / l,
+            _ => 0.0,
+        };
+        let tr = t(dem.front_read, ctrl.max_read_bytes_per_s);
+        let tw = t(dem.front_write, ctrl.max_write_bytes_per_s);
+        if tr > 0.0 && (tw == 0.0 || tr >= tw) {
+            out.push((PartKind::ControllerRead, 1.0 / (tr + tw)));
+        } else if tw > 0.0 {
+            out.push((PartKind::ControllerWrite, 1.0 / (tr + tw)));
+        }
+    }
+    if let Some(i) = ctrl.max_iops {
+        out.push((PartKind::ControllerIops, i / dem.ctrl_requests));
+    }
+    if let (Some(x), true) = (ctrl.parity_bytes_per_s, dem.parity_bytes > 0.0) {
+        out.push((PartKind::ControllerParity, x / dem.parity_bytes));
+    }
+    if ctrl.lun_read_bytes_per_s.is_some() || ctrl.lun_write_bytes_per_s.is_some() {
+        // Each LUN prefetches and destages at its own rate; the two are
+        // separate engines, so the busier one binds.
+        let n = f64::from(ctrl.luns.max(1));
+        let t = |bytes: f64, lim: Option<f64>| match (bytes > 0.0, lim) {
+            (true, Some(l)) => bytes / (n * l),
+            _ => 0.0,
+        };
+        let busy = t(dem.front_read, ctrl.lun_read_bytes_per_s)
+            .max(t(dem.front_write, ctrl.lun_write_bytes_per_s));
+        if busy > 0.0 {
+            out.push((PartKind::LunRate, 1.0 / busy));
+        }
+    }
+    if let (Some(m), true) = (&ctrl.mirror, dem.front_write > 0.0) {
+        // Every written byte crosses the mirror path to the partner again.
+        out.push((
+            PartKind::MirrorLink,
+            m.capacity(0.0, crate::path::mirrored_bytes(dem.front_write)),
+        ));
+    }
+    if let Some(mem) = ctrl.memory_bytes_per_s {
+        let bytes = crate::path::memory_crossings(
+            dem.front_read,
+            dem.front_write,
+            dem.back_read,
+            dem.back_write,
+            dem.parity_bytes,
+            ctrl.mirror.is_some(),
+        );
+        if bytes > 0.0 {
+            out.push((PartKind::ControllerMemory, mem / bytes));
+        }
+    }
+    out
+}
+
+/// The controller's limits for a workload without a layout (sim arrays
+/// whose back end is given as a figure): throughput, read/write paths and
+/// command rate for one request; the parity engine needs the layout.
+pub(crate) fn controller_only(
+    ctrl: &crate::hardware::ControllerSpec,
+    w: &Workload,
+) -> Vec<(PartKind, f64)> {
+    let s = w.request_bytes as f64;
+    let r = w.pattern.read_fraction();
+    let dem = Demand {
+        front_read: s * r,
+        front_write: s * (1.0 - r),
+        ctrl_requests: 1.0,
+        ..Demand::default()
+    };
+    // Without the layout the drive-side bytes are unknown: the cache
+    // memory's crossings cannot be counted, only the host-side parts.
+    controller_parts(ctrl, &dem, s)
+        .into_iter()
+        .filter(|(k, _)| *k != PartKind::ControllerMemory)
+        .collect()
+}
+
 /// The model without names: what binds and how much.
 // long-function: one candidate per part, in the order of the §3.3 table.
 pub(crate) fn quick(
@@ -602,28 +704,8 @@ pub(crate) fn quick(
     let share = f64::from(geo.groups.div_ceil(k)) / f64::from(geo.groups);
     let ctrl = &hw.controller;
     let front = s;
-    if let Some(b) = ctrl.max_bytes_per_s {
-        push(PartKind::ControllerThroughput, b / share / front);
-    }
-    if ctrl.max_read_bytes_per_s.is_some() || ctrl.max_write_bytes_per_s.is_some() {
-        // One processor serves both paths: the times add up.
-        let t = |bytes: f64, lim: Option<f64>| match (bytes > 0.0, lim) {
-            (true, Some(l)) => bytes / l,
-            _ => 0.0,
-        };
-        let tr = t(dem.front_read, ctrl.max_read_bytes_per_s);
-        let tw = t(dem.front_write, ctrl.max_write_bytes_per_s);
-        if tr > 0.0 && (tw == 0.0 || tr >= tw) {
-            push(PartKind::ControllerRead, 1.0 / share / (tr + tw));
-        } else if tw > 0.0 {
-            push(PartKind::ControllerWrite, 1.0 / share / (tr + tw));
-        }
-    }
-    if let Some(i) = ctrl.max_iops {
-        push(PartKind::ControllerIops, i / share / dem.ctrl_requests);
-    }
-    if let (Some(x), true) = (ctrl.parity_bytes_per_s, dem.parity_bytes > 0.0) {
-        push(PartKind::ControllerParity, x / share / dem.parity_bytes);
+    for (kind, v) in controller_parts(ctrl, &dem, front) {
+        push(kind, v / share);
     }
     push(
         PartKind::Backend,
@@ -668,7 +750,7 @@ pub(crate) fn quick(
     })
 }
 
-const N_PARTS: usize = 12;
+const N_PARTS: usize = 15;
 
 /// The parts the model knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -679,6 +761,12 @@ pub(crate) enum PartKind {
     ControllerWrite,
     ControllerIops,
     ControllerParity,
+    /// The controller's cache memory (every crossing of it).
+    ControllerMemory,
+    /// The path the write cache is mirrored over to the partner.
+    MirrorLink,
+    /// Per-LUN read-ahead and destage rates times the LUNs.
+    LunRate,
     Backend,
     HostLink,
     Enclosure,
@@ -693,11 +781,11 @@ pub(crate) struct Quick {
     pub iops: f64,
     pub bytes_per_s: f64,
     pub binding: PartKind,
-    parts: [(PartKind, f64); N_PARTS],
-    len: usize,
+    pub(crate) parts: [(PartKind, f64); N_PARTS],
+    pub(crate) len: usize,
     ops: f64,
     path: Option<&'static str>,
-    latency_s: f64,
+    pub(crate) latency_s: f64,
     in_flight: f64,
 }
 
@@ -717,6 +805,16 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
         PartKind::ControllerWrite => format!("controller {kname} write path"),
         PartKind::ControllerIops => format!("controller {kname} IOPS"),
         PartKind::ControllerParity => format!("controller {kname} parity engine"),
+        PartKind::ControllerMemory => format!("controller {kname} cache memory"),
+        PartKind::LunRate => format!(
+            "controller {kname} per-LUN prefetch/destage ({} LUN{})",
+            ctrl.luns,
+            if ctrl.luns == 1 { "" } else { "s" }
+        ),
+        PartKind::MirrorLink => format!(
+            "controller {kname} cache mirror {}",
+            ctrl.mirror.as_ref().map_or("link", |m| m.name.as_str())
+        ),
         PartKind::Backend => format!("back-end {} per controller", ctrl.backend.name),
         PartKind::HostLink => format!("host link {} per controller", ctrl.host.name),
         PartKind::Enclosure => match &hw.enclosure {
@@ -773,6 +871,17 @@ fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
                 "P per stripe"
             }
         ),
+        PartKind::ControllerMemory => {
+            "bound by the controller's cache memory (each byte crosses it several times)"
+                .to_string()
+        }
+        PartKind::MirrorLink => {
+            "bound by the write cache's mirror to the partner controller".to_string()
+        }
+        PartKind::LunRate => format!(
+            "bound by the controller's per-LUN read-ahead / destage rate × {} LUN(s); more LUNs would help",
+            ctrl.luns
+        ),
         PartKind::Backend => "bound by the drive-side links".to_string(),
         PartKind::HostLink => format!(
             "bound by the host link {} after protocol overhead",
@@ -806,6 +915,7 @@ pub fn predict_geo(
 ) -> Result<Prediction, PlanError> {
     let q = quick(layout, geo, hw, w)?;
     let s = w.request_bytes as f64;
+    let unknowns = crate::path::unknowns(layout, hw, w);
     let parts = q.parts[..q.len]
         .iter()
         .map(|&(kind, iops)| Part {
@@ -828,6 +938,8 @@ pub fn predict_geo(
         drive_ops_per_request: q.ops,
         latency_s: q.latency_s,
         parts,
+        bound: !unknowns.is_empty(),
+        unknowns,
     })
 }
 
@@ -886,6 +998,12 @@ mod tests {
                 max_read_bytes_per_s: None,
                 max_write_bytes_per_s: None,
                 write_limit_by: None,
+                memory_bytes_per_s: None,
+                parity_on_controller: false,
+                mirror: None,
+                lun_read_bytes_per_s: None,
+                lun_write_bytes_per_s: None,
+                luns: 1,
                 overrides: Vec::new(),
                 write_back,
                 backend: link("sas12x8", 1e9),

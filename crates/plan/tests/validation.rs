@@ -28,6 +28,7 @@ struct Row {
     measured_mb_s: f64,
 }
 
+// long-function: a data table, one sourced measurement per row.
 fn rows() -> Vec<Row> {
     let seq_read =
         |size: u64, qd: u32| Workload::new(Pattern::SeqRead, size).with_concurrency(1, qd);

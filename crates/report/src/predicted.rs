@@ -72,11 +72,22 @@ pub(crate) fn predicted_section(runs: &[StoredRun], predicted: &[Predicted]) -> 
                     txt(r.phase.as_str()),
                     txt(r.workload.as_str()),
                     num(mb_per_s(r.measured_bytes_per_s)),
-                    num(r.predicted_bytes_per_s.map_or("–".into(), mb_per_s)),
+                    // An upper bound is shown as one, with what is unknown.
+                    num(r.predicted_bytes_per_s.map_or("–".into(), |v| {
+                        format!("{}{}", if r.bound { "≤ " } else { "" }, mb_per_s(v))
+                    })),
                     num(r
                         .error
                         .map_or("–".into(), |e| format!("{:+.1} %", e * 100.0))),
-                    wrap(r.explanation.as_str()),
+                    wrap(if r.bound {
+                        format!(
+                            "{}; upper bound only: {}",
+                            r.explanation,
+                            r.unknowns.join("; ")
+                        )
+                    } else {
+                        r.explanation.clone()
+                    }),
                 ]
             })
             .collect();
@@ -179,6 +190,8 @@ mod tests {
             } else {
                 "not modelled: a block-size mix (--bssplit) is not one request size".into()
             },
+            bound: false,
+            unknowns: Vec::new(),
         }
     }
 
@@ -238,6 +251,59 @@ mod tests {
             }],
         );
         assert!(s.contains("+25.0 %") && s.contains("-8.0 %"), "{s}");
+    }
+
+    /// A design whose controller names its write path without a figure
+    /// (EqualLogic PS4000: mirrored write cache) is a bound for the write
+    /// phase, and the report says so; the read phase stays a prediction.
+    #[test]
+    fn an_unpublished_write_path_is_shown_as_an_upper_bound() {
+        use crate::testdata::{Spec, phase, run};
+        use storlab_plan::catalog::Catalog;
+        use storlab_types::RwMode;
+        let cat = Catalog::builtin();
+        let design = storlab_plan::Design {
+            layout: "R5/8".parse().unwrap(),
+            hardware: storlab_plan::hardware::Hardware {
+                drive: cat.drive("cheetah-15k5-300gb").unwrap(),
+                controller: cat.controller("equallogic-ps4000").unwrap(),
+                controllers: 1,
+                enclosure: None,
+                host_bytes_per_s: None,
+            },
+            hot_spares: 0,
+            replace_delay_hours: 24.0,
+            mission_hours: 43_800.0,
+            fleet: 1,
+            workloads: Vec::new(),
+            fs_stripe: None,
+            sizing: None,
+        };
+        let r = run(
+            4,
+            &[],
+            vec![
+                phase(&Spec::new("read", RwMode::Read, 1 << 20, 100.0)),
+                phase(&Spec::new("write", RwMode::Write, 1 << 20, 100.0)),
+            ],
+        );
+        let rows = storlab_plan::against::against(&design, std::slice::from_ref(&r)).unwrap();
+        assert!(!rows[0].bound && rows[1].bound, "{rows:?}");
+        let s = predicted_section(
+            std::slice::from_ref(&r),
+            &[Predicted {
+                run: 4,
+                design: "R5/8 --controller equallogic-ps4000".into(),
+                rows: Ok(rows.clone()),
+            }],
+        );
+        let w = rows[1].predicted_bytes_per_s.unwrap();
+        assert!(s.contains(&format!("≤ {}", mb_per_s(w))), "{s}");
+        assert!(
+            s.contains("upper bound only: the controller&#39;s write path"),
+            "{s}"
+        );
+        assert_eq!(s.matches('≤').count(), 1, "{s}");
     }
 
     #[test]

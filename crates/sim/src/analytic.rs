@@ -240,6 +240,8 @@ pub fn solve(r: &Resolved) -> Point {
         per_client: None,
         simulated_ns: None,
         events: None,
+        bound: !r.array.unknowns.is_empty(),
+        unknowns: r.array.unknowns.clone(),
     }
 }
 

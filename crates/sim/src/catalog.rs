@@ -1,14 +1,16 @@
-//! A small adapter over `plan`'s hardware catalog: link rates by name
-//! (`fc1`, `10gbe-iscsi`, `fc4x2`) and an array's back end from a RAID layout
-//! in plan's notation (`R5/8/16`) and a drive model. Only plan's stable
-//! public items are used: `Catalog::{builtin, extend, link, drive}`,
-//! `LinkSpec::bytes_per_s`, `DriveSpec::op_time`, `Layout` parsing and
-//! `Geometry`'s drive counts.
+//! A small adapter over `plan`'s hardware catalog and model: link rates by
+//! name (`fc1`, `10gbe-iscsi`, `fc4x2`), and what an array — a catalog
+//! controller, a RAID layout in plan's notation (`R5/8/16`) on a drive
+//! model — can do for the workload, from `storlab_plan::path::path_limits`,
+//! the same function plan's prediction uses (docs/MODEL.md §3.5). sim keeps
+//! no RAID or controller model of its own.
 
 use crate::scenario::Pattern;
+use storlab_plan::Layout;
 use storlab_plan::catalog::Catalog;
-use storlab_plan::hardware::Access;
-use storlab_plan::{GroupLevel, Layout};
+use storlab_plan::hardware::{ControllerSpec, Hardware, LinkSpec};
+use storlab_plan::path::path_limits;
+use storlab_plan::perf::{Pattern as PlanPattern, Workload};
 
 /// The catalog the scenario's names are looked up in.
 #[derive(Debug, Clone)]
@@ -56,75 +58,118 @@ impl SimCatalog {
             .map_err(|e| e.to_string())
     }
 
-    /// A controller's own throughput limit, bytes/s (None when the catalog
-    /// gives none).
-    pub fn controller_limit(&self, name: &str) -> Result<Option<f64>, String> {
-        self.inner
-            .controller(name)
-            .map(|c| c.max_bytes_per_s)
-            .map_err(|e| e.to_string())
+    /// A controller from plan's catalog.
+    pub fn controller(&self, name: &str) -> Result<ControllerSpec, String> {
+        self.inner.controller(name).map_err(|e| e.to_string())
     }
 
-    /// The back end of RAID `layout` on `drive` for `pattern` at `bs`:
-    /// sequential work streams on the data drives (full-stripe writes,
-    /// write-back); random work costs each drive `op_time` per operation,
-    /// random writes the RAID level's read-modify-write operations (R1/R10
-    /// 2, R5/R50 4, R6/R60 6). A simpler figure than `plan layout`'s model;
-    /// give `backend` to use a measured or planned number instead.
-    pub fn backend(
+    /// What one array can do for `pattern` at `bs` with `iodepth` in
+    /// flight: plan's model ([`storlab_plan::path`]), not a copy. With a
+    /// RAID `layout` (plan's notation, `R5/8/16`) on `drive` the back end is
+    /// plan's — RAID write paths, drives, and the drive-side links beside
+    /// them; with `controller` its per-direction limits, command rate and
+    /// parity engine apply and its host link is the array's ports. Without
+    /// a controller the array's controller is taken to be transparent (no
+    /// limits, write-back: sequential writes gather into full stripes).
+    pub fn array_path(
         &self,
-        layout: &str,
-        drive: &str,
+        controller: Option<&ControllerSpec>,
+        raid: Option<(&str, &str)>,
         pattern: Pattern,
         bs: u64,
-    ) -> Result<Backend, String> {
+        iodepth: u32,
+    ) -> Result<ArrayPath, String> {
+        let w = Workload::new(plan_pattern(pattern), bs).with_concurrency(1, iodepth.max(1));
+        let host_link = controller.map(|c| {
+            if pattern.is_write() {
+                c.host.write_rate()
+            } else {
+                c.host.bytes_per_s
+            }
+        });
+        let Some((layout, drive)) = raid else {
+            return Ok(ArrayPath {
+                controller: controller
+                    .and_then(|c| storlab_plan::path::controller_limit(c, &w))
+                    .map(|l| (l.bytes_per_s, l.by)),
+                backend: None,
+                host_link,
+                unknowns: Vec::new(),
+            });
+        };
         let d = self.inner.drive(drive).map_err(|e| e.to_string())?;
         let l: Layout = layout
             .parse()
             .map_err(|e: storlab_plan::PlanError| e.to_string())?;
-        let g = l.geometry(d.capacity_bytes).map_err(|e| e.to_string())?;
-        let data = f64::from(g.data_drives_per_group * g.groups);
-        let all = f64::from(g.drives);
-        let b = bs as f64;
-        let (v, how) = match pattern {
-            Pattern::Read | Pattern::Write => {
-                let per = b / d.op_time(pattern.is_write(), b, Access::Stream);
-                (
-                    data * per,
-                    format!(
-                        "{data} data drives × {:.0} MB/s ({layout} of {drive})",
-                        per / 1e6
-                    ),
-                )
-            }
-            Pattern::RandRead => {
-                let iops = 1.0 / d.op_time(false, b, Access::Random);
-                (
-                    all * iops * b,
-                    format!("{all} drives × {iops:.0} IOPS ({layout} of {drive})"),
-                )
-            }
-            Pattern::RandWrite => {
-                let penalty = match l.level {
-                    GroupLevel::R0 => 1.0,
-                    GroupLevel::R1 => 2.0,
-                    GroupLevel::R5 => 4.0,
-                    GroupLevel::R6 => 6.0,
-                };
-                let iops = 1.0 / d.op_time(true, b, Access::Random);
-                (
-                    all * iops / penalty * b,
-                    format!(
-                        "{all} drives × {iops:.0} IOPS / {penalty} per write ({layout} of {drive})"
-                    ),
-                )
-            }
+        let hw = Hardware {
+            drive: d,
+            controller: controller.cloned().unwrap_or_else(transparent_controller),
+            controllers: 1,
+            enclosure: None,
+            host_bytes_per_s: None,
         };
-        Ok(Backend {
-            bytes_per_s: v,
-            units: if pattern.is_random() { g.drives } else { 1 },
-            source: how,
+        let p = path_limits(&l, &hw, &w).map_err(|e| e.to_string())?;
+        Ok(ArrayPath {
+            controller: p.controller.map(|c| (c.bytes_per_s, c.by)),
+            backend: Some(Backend {
+                bytes_per_s: p.backend.bytes_per_s,
+                units: p.units,
+                source: format!("{} ({layout} of {drive}, plan's model)", p.backend.by),
+            }),
+            host_link,
+            unknowns: p.unknowns,
         })
+    }
+}
+
+/// What [`SimCatalog::array_path`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayPath {
+    /// The controller's own limit, bytes/s, and the part that sets it.
+    pub controller: Option<(f64, String)>,
+    /// The back end, when built from a RAID layout and a drive.
+    pub backend: Option<Backend>,
+    /// The controller's host link in the workload's direction, bytes/s.
+    pub host_link: Option<f64>,
+    /// Parts without a published limit (the answer is then a bound).
+    pub unknowns: Vec<String>,
+}
+
+/// sim's pattern in plan's terms.
+fn plan_pattern(p: Pattern) -> PlanPattern {
+    match p {
+        Pattern::Read => PlanPattern::SeqRead,
+        Pattern::Write => PlanPattern::SeqWrite,
+        Pattern::RandRead => PlanPattern::RandRead,
+        Pattern::RandWrite => PlanPattern::RandWrite,
+    }
+}
+
+/// An array controller that limits nothing: links of unbounded rate, a
+/// write-back cache (sim's arrays gather sequential writes into full
+/// stripes unless a catalog controller says otherwise).
+pub fn transparent_controller() -> ControllerSpec {
+    let free = LinkSpec::new("none", 1, f64::INFINITY);
+    ControllerSpec {
+        name: "array controller".into(),
+        max_bytes_per_s: None,
+        max_iops: None,
+        parity_bytes_per_s: None,
+        max_read_bytes_per_s: None,
+        max_write_bytes_per_s: None,
+        write_limit_by: None,
+        memory_bytes_per_s: None,
+        parity_on_controller: false,
+        mirror: None,
+        lun_read_bytes_per_s: None,
+        lun_write_bytes_per_s: None,
+        luns: 1,
+        overrides: Vec::new(),
+        write_back: true,
+        backend: free.clone(),
+        host: free,
+        max_drives: None,
+        price: None,
     }
 }
 
@@ -143,21 +188,59 @@ mod tests {
         assert!(
             c.link_rate("1gbe-iscsi", true).unwrap() <= c.link_rate("1gbe-iscsi", false).unwrap()
         );
-        let seq = c
-            .backend("R5/5/5", "cheetah-15k7-600gb", Pattern::Write, 1 << 20)
-            .unwrap();
-        let rnd = c
-            .backend("R5/5/5", "cheetah-15k7-600gb", Pattern::RandWrite, 4096)
-            .unwrap();
+        let be = |pattern, bs| {
+            c.array_path(None, Some(("R5/5/5", "cheetah-15k7-600gb")), pattern, bs, 1)
+                .unwrap()
+                .backend
+                .unwrap()
+        };
+        let seq = be(Pattern::Write, 1 << 20);
+        let rnd = be(Pattern::RandWrite, 4096);
         // Four data drives streaming beat five drives doing 4 KiB RMW writes.
         assert!(seq.bytes_per_s > 100.0 * rnd.bytes_per_s, "{seq:?} {rnd:?}");
-        assert!(
-            c.backend("R5/5/5", "no-such-drive", Pattern::Write, 4096)
-                .is_err()
-        );
-        assert!(
-            c.backend("R9/5", "cheetah-15k7-600gb", Pattern::Write, 4096)
-                .is_err()
-        );
+        assert_eq!(rnd.units, 5);
+        assert_eq!(seq.units, 1);
+        for bad in [("R5/5/5", "no-such-drive"), ("R9/5", "cheetah-15k7-600gb")] {
+            assert!(
+                c.array_path(None, Some(bad), Pattern::Write, 4096, 1)
+                    .is_err()
+            );
+        }
+    }
+
+    #[test]
+    fn a_catalog_controller_keeps_its_per_direction_limits() {
+        // Issue 24: sim took only a controller's overall throughput, so the
+        // PERC 6/E's published 1.5 GB/s read path was lost.
+        let c = SimCatalog::builtin();
+        let perc = c.controller("perc-6e").unwrap();
+        let alone = c
+            .array_path(Some(&perc), None, Pattern::Read, 1 << 20, 1)
+            .unwrap();
+        let (v, by) = alone.controller.unwrap();
+        assert_eq!(v, 1.5e9);
+        assert!(by.contains("read path"), "{by}");
+        // Writes: no published figure, no controller limit.
+        let w = c
+            .array_path(Some(&perc), None, Pattern::Write, 1 << 20, 1)
+            .unwrap();
+        assert!(w.controller.is_none());
+        // Its host link (PCIe 1.0 x8) is the array's ports.
+        assert_eq!(w.host_link, Some(c.link_rate("pcie1x8", true).unwrap()));
+        // With drives the back end includes the drive-side links: 24
+        // 15k disks stream more than 2 x4 3Gb/s SAS carries.
+        let full = c
+            .array_path(
+                Some(&perc),
+                Some(("R0/24", "cheetah-15k5-300gb")),
+                Pattern::Read,
+                1 << 20,
+                32,
+            )
+            .unwrap();
+        let b = full.backend.unwrap();
+        let sas = c.link_rate("sas3x8", false).unwrap();
+        assert!((b.bytes_per_s - sas).abs() < 1.0, "{b:?} vs {sas}");
+        assert!(b.source.contains("back-end"), "{}", b.source);
     }
 }

@@ -275,7 +275,7 @@ impl<'a> Sim<'a> {
             k
         };
         let array = model::array_of(self.r, c, at);
-        let mover = model::mover_of(self.r, c).unwrap_or(u32::MAX);
+        let mover = model::mover_of(self.r, c, array).unwrap_or(u32::MAX);
         let units = self.r.array.backend_units.max(1);
         let unit = if units > 1 {
             (self.rng.next_u64() % u64::from(units)) as u32
@@ -601,6 +601,8 @@ impl<'a> Sim<'a> {
             per_client: Some(per_client),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
+            bound: !self.r.array.unknowns.is_empty(),
+            unknowns: self.r.array.unknowns.clone(),
         }
     }
 }

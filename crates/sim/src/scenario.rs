@@ -116,6 +116,8 @@ struct ClientsSection {
     rate: Option<Q>,
     page_cache: Option<Q>,
     page_cache_rate: Option<Q>,
+    /// The page cache's policy; default the scenario's `cache_policy`.
+    cache_policy: Option<CachePolicy>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -152,6 +154,16 @@ struct MoversSection {
     storage_ports: u32,
     rate: Option<Q>,
     cache: Option<Q>,
+    /// The movers' read cache policy; default the scenario's.
+    cache_policy: Option<CachePolicy>,
+    /// Each mover serves only its own targets (a Lustre OSS its OSTs):
+    /// array a is behind mover a mod count, and a request goes through the
+    /// mover of the array its data is on. Default: a client uses one mover.
+    #[serde(default)]
+    own_targets: bool,
+    /// "802.3ad": the client ports are a bond that hashes each client's
+    /// connection onto one link; default: a perfect pool.
+    bonding: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -168,7 +180,8 @@ struct FsSection {
 struct ArraySection {
     #[serde(default = "one_u32")]
     count: u32,
-    port: Q,
+    /// Front-end port; without it a catalog controller's host link.
+    port: Option<Q>,
     #[serde(default = "one_u32")]
     ports: u32,
     cache: Option<Q>,
@@ -179,8 +192,27 @@ struct ArraySection {
     backend_iops: Option<Q>,
     raid: Option<Spanned<String>>,
     drive: Option<Spanned<String>>,
-    /// A RAID controller from plan's catalog: its throughput limit applies.
+    /// A RAID controller from plan's catalog: plan's model of it applies.
     controller: Option<Spanned<String>>,
+    /// The array cache's policy; default the scenario's.
+    cache_policy: Option<CachePolicy>,
+    /// LUNs the clients' data spreads over (per-LUN rates, paths in use).
+    #[serde(default = "one_u32")]
+    luns: u32,
+    /// One LUN's read-ahead and destage rates (a measured single-LUN limit).
+    lun_read_rate: Option<Q>,
+    lun_write_rate: Option<Q>,
+    /// "failover" or "balanced"; without it every port works.
+    multipath: Option<Spanned<String>>,
+    /// "active-active" (default) or "active-passive".
+    ownership: Option<Spanned<String>>,
+    /// Controllers whose ports make up the array's ports (active-passive).
+    #[serde(default = "two_u32")]
+    controller_count: u32,
+}
+
+fn two_u32() -> u32 {
+    2
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -257,6 +289,8 @@ pub struct Movers {
     /// What one mover itself can move (CPU, memory), bytes/s.
     pub rate_bytes_per_s: Option<f64>,
     pub cache_bytes: u64,
+    /// Movers own their targets: the data path follows the data's array.
+    pub own_targets: bool,
 }
 
 /// A storage array or RAID controller with its drives.
@@ -276,6 +310,10 @@ pub struct Array {
     /// Independent servers inside the back end for random requests (the
     /// drives); 1 for streams or a back end given as one figure.
     pub backend_units: u32,
+    /// Parts of the array without a published limit for this workload
+    /// (plan's `path::unknowns`): the answer is then an upper bound.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknowns: Vec<String>,
 }
 
 /// The workload every client runs.
@@ -298,7 +336,13 @@ pub struct Resolved {
     pub name: String,
     pub description: String,
     pub seed: u64,
+    /// The scenario's default cache policy.
     pub cache_policy: CachePolicy,
+    /// Each cache's own policy (a page cache in front of a scan-resistant
+    /// array cache), defaulting to `cache_policy`.
+    pub page_cache_policy: CachePolicy,
+    pub mover_cache_policy: CachePolicy,
+    pub array_cache_policy: CachePolicy,
     pub clients: u32,
     /// One client's NIC, bytes/s.
     pub client_nic_bytes_per_s: f64,
@@ -533,7 +577,7 @@ impl Scenario {
         }
     }
 
-    fn movers(&self, cat: &SimCatalog) -> Result<Option<Movers>, SimError> {
+    fn movers(&self, cat: &SimCatalog, clients: u32) -> Result<Option<Movers>, SimError> {
         Ok(match &self.parsed.movers {
             None => None,
             Some(m) => {
@@ -544,6 +588,24 @@ impl Scenario {
                     1_000_000,
                 )?;
                 let cp = self.count("movers.client_ports", m.client_ports, None, 1024)?;
+                // A bond hashes each client's connection onto one of its
+                // links: the links in use, not all of them, carry traffic.
+                let cp_used = match &m.bonding {
+                    None => f64::from(cp),
+                    Some(b) if b.get_ref() == "802.3ad" => storlab_plan::path::bonded_links_in_use(
+                        cp,
+                        u64::from(clients).div_ceil(u64::from(count)),
+                    ),
+                    Some(b) => {
+                        return Err(self.at(
+                            b,
+                            format!(
+                                "movers.bonding = \"{}\": write \"802.3ad\" (per-flow hashing) or leave it out (a perfect pool)",
+                                b.get_ref()
+                            ),
+                        ));
+                    }
+                };
                 let sp = self.count("movers.storage_ports", m.storage_ports, None, 1024)?;
                 Some(Movers {
                     count,
@@ -551,7 +613,7 @@ impl Scenario {
                         "movers.client_port",
                         &m.client_port,
                         cat,
-                    )? * f64::from(cp),
+                    )? * cp_used,
                     storage_side_bytes_per_s: self.link(
                         "movers.storage_port",
                         &m.storage_port,
@@ -568,6 +630,7 @@ impl Scenario {
                         .map(|q| self.size("movers.cache", q))
                         .transpose()?
                         .unwrap_or(0),
+                    own_targets: m.own_targets,
                 })
             }
         })
@@ -678,7 +741,6 @@ impl Scenario {
         let array_count = self.count("array.count", a.count, None, 1_000_000)?;
         let (pattern, bs) = (w.pattern, w.bs_bytes);
         let ports = self.count("array.ports", a.ports, None, 1024)?;
-        let ports_rate = self.link("array.port", &a.port, cat)? * f64::from(ports);
         let cache = a
             .cache
             .as_ref()
@@ -704,14 +766,57 @@ impl Scenario {
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
         }
-        if let Some(name) = &a.controller {
-            let l = cat
-                .controller_limit(name.get_ref())
-                .map_err(|e| self.at(name, format!("array.controller: {e}")))?;
-            if let Some(l) = l {
-                controller = Some(controller.map_or(l, |c| c.min(l)));
+        let luns = self.count("array.luns", a.luns, None, 100_000)?;
+        let ctrl = self.array_controller(a, cat, luns)?;
+        let raid = match (&a.raid, &a.drive) {
+            (Some(r), Some(d)) => Some((r, d)),
+            (Some(r), None) => {
+                return Err(self.at(r, "array.raid needs array.drive (a drive from the catalog, e.g. cheetah-15k7-600gb)".into()));
             }
+            (None, Some(d)) => {
+                return Err(self.at(
+                    d,
+                    "array.drive needs array.raid (plan's layout notation, e.g. R5/8/16)".into(),
+                ));
+            }
+            (None, None) => None,
+        };
+        // plan's model of the array (controller, RAID back end, drives and
+        // drive-side links): the one function both tools call.
+        let path = cat
+            .array_path(
+                ctrl.as_ref(),
+                raid.map(|(r, d)| (r.get_ref().as_str(), d.get_ref().as_str())),
+                pattern,
+                bs,
+                w.iodepth,
+            )
+            .map_err(|e| match raid {
+                Some((r, _)) => self.at(r, format!("array.raid/array.drive: {e}")),
+                None => self.invalid("array.controller", e),
+            })?;
+        if let Some((l, _)) = &path.controller {
+            controller = Some(controller.map_or(*l, |c| c.min(*l)));
         }
+        let host_lanes = ctrl.as_ref().map_or(1, |c| c.host.lanes);
+        let (ports_rate, port_count) = match (&a.port, path.host_link) {
+            (Some(q), _) => (self.link("array.port", q, cat)? * f64::from(ports), ports),
+            (None, Some(_)) if ports != 1 => {
+                return Err(self.invalid(
+                    "array.ports",
+                    "counts the ports of array.port; without port the controller's host link is the ports (give port = \"fc8\" with ports, or leave ports out)".into(),
+                ));
+            }
+            (None, Some(h)) => (h, host_lanes),
+            (None, None) => {
+                return Err(self.invalid(
+                    "array.port",
+                    "give the array's front-end port (port = \"fc8\", ports = 2) or a controller from the catalog (controller = \"perc-6e\"), whose host link is then the ports".into(),
+                ));
+            }
+        };
+        let ports_rate = ports_rate * self.ports_in_use(a, port_count, luns)?;
+        let drives = path.backend.clone();
         let explicit = a
             .backend
             .as_ref()
@@ -732,22 +837,6 @@ impl Scenario {
                 }
                 Some(v)
             }
-        };
-        let drives = match (&a.raid, &a.drive) {
-            (Some(r), Some(d)) => Some(
-                cat.backend(r.get_ref(), d.get_ref(), pattern, bs)
-                    .map_err(|e| self.at(r, format!("array.raid/array.drive: {e}")))?,
-            ),
-            (Some(r), None) => {
-                return Err(self.at(r, "array.raid needs array.drive (a drive from the catalog, e.g. cheetah-15k7-600gb)".into()));
-            }
-            (None, Some(d)) => {
-                return Err(self.at(
-                    d,
-                    "array.drive needs array.raid (plan's layout notation, e.g. R5/8/16)".into(),
-                ));
-            }
-            (None, None) => None,
         };
         let backend_units = match (&drives, explicit_iops, explicit) {
             (Some(b), None, None) => b.units.max(1),
@@ -787,7 +876,72 @@ impl Scenario {
             backend_bytes_per_s: backend,
             backend_source,
             backend_units,
+            unknowns: path.unknowns,
         })
+    }
+
+    /// The array's catalog controller with the scenario's per-LUN figures
+    /// (a transparent controller when only those are given).
+    fn array_controller(
+        &self,
+        a: &ArraySection,
+        cat: &SimCatalog,
+        luns: u32,
+    ) -> Result<Option<storlab_plan::hardware::ControllerSpec>, SimError> {
+        let mut ctrl = a
+            .controller
+            .as_ref()
+            .map(|name| {
+                cat.controller(name.get_ref())
+                    .map_err(|e| self.at(name, format!("array.controller: {e}")))
+            })
+            .transpose()?;
+        let lun_read = a
+            .lun_read_rate
+            .as_ref()
+            .map(|q| self.rate("array.lun_read_rate", q))
+            .transpose()?;
+        let lun_write = a
+            .lun_write_rate
+            .as_ref()
+            .map(|q| self.rate("array.lun_write_rate", q))
+            .transpose()?;
+        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some()) {
+            ctrl = Some(crate::catalog::transparent_controller());
+        }
+        if let Some(c) = ctrl.as_mut() {
+            c.luns = luns;
+            c.lun_read_bytes_per_s = lun_read.or(c.lun_read_bytes_per_s);
+            c.lun_write_bytes_per_s = lun_write.or(c.lun_write_bytes_per_s);
+        }
+        Ok(ctrl)
+    }
+
+    /// The share of the array's `ports` that carry traffic with its LUN
+    /// ownership and the clients' multipathing (plan's
+    /// `path::ports_in_use`); 1 without `multipath`.
+    fn ports_in_use(&self, a: &ArraySection, ports: u32, luns: u32) -> Result<f64, SimError> {
+        use storlab_plan::path::{Multipath, Ownership, ports_in_use};
+        let Some(m) = &a.multipath else {
+            if let Some(o) = &a.ownership {
+                return Err(self.at(
+                    o,
+                    "array.ownership applies with array.multipath (\"failover\" or \"balanced\")"
+                        .into(),
+                ));
+            }
+            return Ok(1.0);
+        };
+        let mp = Multipath::parse(m.get_ref())
+            .map_err(|e| self.at(m, format!("array.multipath: {e}")))?;
+        let own = match &a.ownership {
+            None => Ownership::ActiveActive,
+            Some(o) => Ownership::parse(o.get_ref())
+                .map_err(|e| self.at(o, format!("array.ownership: {e}")))?,
+        };
+        let ctrls = self.count("array.controller_count", a.controller_count, None, 64)?;
+        let used = ports_in_use(ports, ctrls, luns, own, mp);
+        Ok(f64::from(used) / f64::from(ports.max(1)))
     }
 
     /// Look everything up and check it.
@@ -849,7 +1003,7 @@ impl Scenario {
                 .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
                 .as_secs_f64(),
         };
-        let movers = self.movers(cat)?;
+        let movers = self.movers(cat, clients)?;
         let (fs, lock_handoff_s, stripe_bytes, stripe_count) = self.filesystem()?;
 
         let workload = self.workload()?;
@@ -864,6 +1018,13 @@ impl Scenario {
             description: p.description.clone(),
             seed: p.seed,
             cache_policy: p.cache_policy,
+            page_cache_policy: c.cache_policy.unwrap_or(p.cache_policy),
+            mover_cache_policy: p
+                .movers
+                .as_ref()
+                .and_then(|m| m.cache_policy)
+                .unwrap_or(p.cache_policy),
+            array_cache_policy: p.array.cache_policy.unwrap_or(p.cache_policy),
             clients,
             client_nic_bytes_per_s: client_nic,
             client_rate_bytes_per_s: client_rate,

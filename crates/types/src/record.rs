@@ -268,6 +268,54 @@ pub struct PhaseParams {
     /// ordinary phase (and then absent from the JSON).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<PhaseParams>,
+    /// A metadata phase of `storlab md` (run kind `md`): which operation on
+    /// which items, and the tree and job they belong to. Absent in every
+    /// other record (and in records made before `md` existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<MdParams>,
+}
+
+/// The parameters of one `storlab md` phase (mdtest's options, resolved).
+///
+/// The phase's `total.ops` counts the items the operation completed on, over
+/// all ranks; `jobs` holds one entry per rank (`job` = rank) with its own
+/// count and window. A stonewalled create makes fewer items than
+/// `items_per_rank`; the later phases then work on exactly the items made.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MdParams {
+    /// `create`, `stat`, `read`, `rename` or `delete`.
+    pub op: String,
+    /// `file` or `dir`.
+    pub item: String,
+    /// Items each rank was asked to create (mdtest's `-n`).
+    pub items_per_rank: u64,
+    /// Items each rank worked on in this phase (after a stonewalled create,
+    /// what the rank really created; with a rank shift, the counts of the
+    /// ranks whose items were visited), by rank.
+    pub items_by_rank: Vec<u64>,
+    /// Tree depth below the top directory (mdtest's `-z`).
+    pub depth: u32,
+    /// Subdirectories per tree directory (mdtest's `-b`).
+    pub branch: u32,
+    /// Directories in one tree (items are spread over all of them).
+    pub tree_dirs: u64,
+    /// Every rank in its own tree (mdtest's `-u`), or all in one shared tree.
+    pub unique_dir: bool,
+    /// Bytes written to each file when it is created (mdtest's `-w`).
+    pub write_bytes: u64,
+    /// Bytes read from each file in the read phase (mdtest's `-e`).
+    pub read_bytes: u64,
+    /// Ranks (processes) that ran the phase.
+    pub ranks: u32,
+    /// Stat and read visit the items of rank (r + shift) mod ranks
+    /// (mdtest's `-N`); 0 = their own.
+    pub rank_shift: u32,
+    /// Create phases stop after this long (mdtest's `-W`, in ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_ns: Option<u64>,
+    /// A create phase the stonewall ended before every item was made.
+    #[serde(default)]
+    pub stonewalled: bool,
 }
 
 fn one_second() -> u64 {

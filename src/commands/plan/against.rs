@@ -25,11 +25,20 @@ pub(super) fn render_against(rows: &[Against]) -> String {
             format!("{} / {}", r.run, r.phase),
             r.workload.clone(),
             format!("{:.1}", r.measured_bytes_per_s / 1e6),
-            r.predicted_bytes_per_s
-                .map_or("-".to_string(), |p| format!("{:.1}", p / 1e6)),
+            r.predicted_bytes_per_s.map_or("-".to_string(), |p| {
+                format!("{}{:.1}", if r.bound { "≤ " } else { "" }, p / 1e6)
+            }),
             r.error
                 .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0)),
-            r.explanation.clone(),
+            if r.bound {
+                format!(
+                    "{}; upper bound only: {}",
+                    r.explanation,
+                    r.unknowns.join("; ")
+                )
+            } else {
+                r.explanation.clone()
+            },
         ]);
     }
     let mut out = t.to_string();

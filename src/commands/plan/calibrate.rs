@@ -174,6 +174,22 @@ fn render(
         opt(cal.read.iops, |i| thousands(i.round() as u64)),
         opt(cal.write.iops, |i| thousands(i.round() as u64)),
     ]);
+    let ms = |o: f64| format!("{:.3} ms", o * 1e3);
+    t.add_row(vec![
+        "random request time (1/IOPS = fixed + size / rate), fixed".to_string(),
+        opt(cal.read.random_op_s, ms),
+        opt(cal.write.random_op_s, ms),
+    ]);
+    t.add_row(vec![
+        "random request time, transfer rate".to_string(),
+        opt(cal.read.random_rate_bytes_per_s, format_rate),
+        opt(cal.write.random_rate_bytes_per_s, format_rate),
+    ]);
+    t.add_row(vec![
+        "random latency (shallowest queue), fixed".to_string(),
+        opt(cal.read.random_latency_s, ms),
+        opt(cal.write.random_latency_s, ms),
+    ]);
     out.push_str(&t.to_string());
     out.push_str("\n\n");
     let mut t = table();

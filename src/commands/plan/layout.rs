@@ -523,10 +523,13 @@ fn render_performance(preds: &[Prediction], workloads: &[Workload]) -> String {
             .min_by(|a, b| a.headroom.total_cmp(&b.headroom))
             .map(|x| format!("{} ({})", x.name, headroom(x.headroom)))
             .unwrap_or_default();
+        // An upper bound (a part without a published limit could bind
+        // below it) is shown as one: "≤ 2.73 GB/s".
+        let le = if p.bound { "≤ " } else { "" };
         t.add_row(vec![
             p.workload.clone(),
-            cell_for(p, p.iops, p.bytes_per_s),
-            format!("{:.1}", p.bytes_per_s / 1e6),
+            format!("{le}{}", cell_for(p, p.iops, p.bytes_per_s)),
+            format!("{le}{:.1}", p.bytes_per_s / 1e6),
             p.binding.clone(),
             p.write_path.clone().unwrap_or_else(|| "-".into()),
             next,
@@ -536,6 +539,9 @@ fn render_performance(preds: &[Prediction], workloads: &[Workload]) -> String {
     out.push('\n');
     for p in preds {
         out.push_str(&format!("  {}: {}\n", p.workload, p.explanation));
+        for u in &p.unknowns {
+            out.push_str(&format!("    upper bound only: {u}\n"));
+        }
     }
     out.push('\n');
     // Every part against every workload: what it alone could do.

@@ -210,6 +210,35 @@ pub(super) struct SystemArgs {
     /// Controller write-path limit (parity engine, cache, cache mirroring), e.g. 800MB/s
     #[arg(long, value_name = "RATE", help_heading = "System")]
     controller_max_write: Option<String>,
+    /// Bandwidth of the controller's cache memory, e.g. 5.3GB/s: every byte crosses it several times (host in/out, drives in/out, parity reads and writes, the mirror)
+    #[arg(long, value_name = "RATE", help_heading = "System")]
+    controller_memory: Option<String>,
+    /// Link over which a dual controller mirrors its write cache to the partner, e.g. fc2x2: every written byte crosses it again
+    #[arg(long, value_name = "LINK", help_heading = "System")]
+    mirror_link: Option<String>,
+    /// LUNs (volumes) the workload spreads over: per-LUN rates scale with them, and with --multipath they decide the front-end ports in use
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "System")]
+    luns: u32,
+    /// One LUN's read-ahead (prefetch) rate, e.g. a measured single-LUN limit of 400MB/s
+    #[arg(long, value_name = "RATE", help_heading = "System")]
+    lun_read: Option<String>,
+    /// One LUN's destage (flush to the back end) rate, e.g. 250MB/s
+    #[arg(long, value_name = "RATE", help_heading = "System")]
+    lun_write: Option<String>,
+    /// Host multipathing: failover (one path per LUN) or balanced (every usable path); default: every host-link port works
+    #[arg(long, value_name = "MODE", help_heading = "System")]
+    multipath: Option<String>,
+    /// LUN ownership of a dual-controller array: active-passive (a LUN only through its owner's ports) or active-active
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "active-active",
+        help_heading = "System"
+    )]
+    ownership: String,
+    /// Controllers (storage processors) whose ports make up the host link, for --ownership active-passive
+    #[arg(long, value_name = "N", default_value_t = 2, help_heading = "System")]
+    array_controllers: u32,
     /// Drive enclosure (JBOD) model; its uplink becomes part of the model
     #[arg(long, value_name = "MODEL", help_heading = "System")]
     enclosure: Option<String>,
@@ -456,6 +485,45 @@ impl SystemArgs {
             )?);
             c.write_limit_by = Some("given with --controller-max-write".to_string());
             c.overrides.push(format!("write-path limit {m}"));
+        }
+        if let Some(m) = &self.controller_memory {
+            c.memory_bytes_per_s = Some(positive(
+                "controller-memory",
+                rate("controller-memory", m)?,
+            )?);
+            c.overrides.push(format!("cache memory {m}"));
+        }
+        if let Some(l) = &self.mirror_link {
+            c.mirror = Some(cat.link(l).context("--mirror-link")?);
+            c.overrides.push(format!("cache mirror over {l}"));
+        }
+        if self.luns == 0 {
+            bail!("--luns must be at least 1");
+        }
+        c.luns = self.luns;
+        if let Some(m) = &self.lun_read {
+            c.lun_read_bytes_per_s = Some(positive("lun-read", rate("lun-read", m)?)?);
+            c.overrides.push(format!("per-LUN read-ahead {m}"));
+        }
+        if let Some(m) = &self.lun_write {
+            c.lun_write_bytes_per_s = Some(positive("lun-write", rate("lun-write", m)?)?);
+            c.overrides.push(format!("per-LUN destage {m}"));
+        }
+        let ownership = storlab_plan::path::Ownership::parse(&self.ownership)?;
+        if let Some(m) = &self.multipath {
+            let mp = storlab_plan::path::Multipath::parse(m)?;
+            let used = storlab_plan::path::ports_in_use(
+                c.host.lanes,
+                self.array_controllers,
+                self.luns,
+                ownership,
+                mp,
+            );
+            c.host = storlab_plan::path::link_in_use(&c.host, used);
+            c.overrides.push(format!(
+                "{m} multipathing, {} ownership, {} LUN(s): {used} host port(s) in use",
+                self.ownership, self.luns
+            ));
         }
         let enclosure = match &self.enclosure {
             Some(e) => Some(cat.enclosure(e)?),

@@ -1,0 +1,539 @@
+//! The storage path's one model: what one array — its controller, the RAID
+//! back end with its drives and drive-side links, and its host-side ports —
+//! can do for a workload. `plan` predicts from it ([`crate::perf`]) and
+//! `sim`'s array component asks [`path_limits`] for the same figures, so the
+//! two tools cannot drift apart (issue 24: sim once dropped the catalog's
+//! per-direction controller limits and kept a RAID model of its own).
+//!
+//! The figures are the bottleneck model's parts (`docs/MODEL.md` §3) grouped
+//! the way a cluster simulation sees an array: the controller's own limits,
+//! the back end (drives together with the buses and loops beside them: the
+//! smaller of the two binds), and the host link. Concurrency is left out:
+//! a simulator has its own queueing (MVA, events) for it.
+//!
+//! Where a part on the path has no published limit for the workload's
+//! direction, [`unknowns`] names it: the answer is then an upper bound, not
+//! a prediction (`docs/MODEL.md` §3.6).
+
+use crate::PlanError;
+use crate::hardware::Hardware;
+use crate::hardware::{ControllerSpec, LinkSpec};
+use crate::layout::{GroupLevel, Layout};
+use crate::perf::{PartKind, Workload, controller_only, part_name, quick};
+use serde::Serialize;
+
+/// One component's limit for a workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limit {
+    /// Bytes/s at the front end (what the host sees).
+    pub bytes_per_s: f64,
+    /// The part that sets it, as plan's report names it.
+    pub by: String,
+}
+
+/// What one array's components can do for a workload, each alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathLimits {
+    /// The controller's own limits (throughput, read or write path, command
+    /// rate, parity engine) for this workload; None when the catalog
+    /// publishes none that applies.
+    pub controller: Option<Limit>,
+    /// Drives and the drive-side links and enclosure uplinks together.
+    pub backend: Limit,
+    /// The host-side link (an array's front-end ports).
+    pub host_link: Limit,
+    /// Drives that serve random requests independently (1 for streams,
+    /// which use every drive together).
+    pub units: u32,
+    /// Unloaded latency of one request through controller and drives, s.
+    pub latency_s: f64,
+    /// Parts with no published limit for this workload ([`unknowns`]).
+    pub unknowns: Vec<String>,
+}
+
+/// The parts of plan's model that belong to the controller.
+const CONTROLLER: [PartKind; 8] = [
+    PartKind::LunRate,
+    PartKind::ControllerThroughput,
+    PartKind::ControllerRead,
+    PartKind::ControllerWrite,
+    PartKind::ControllerIops,
+    PartKind::ControllerParity,
+    PartKind::ControllerMemory,
+    PartKind::MirrorLink,
+];
+/// The parts that make up the back end.
+const BACKEND: [PartKind; 3] = [PartKind::Drives, PartKind::Backend, PartKind::Enclosure];
+
+/// What the controller, the back end and the host link of `hw` with
+/// `layout` can each do for workload `w`, bytes/s (the same figures
+/// `plan`'s prediction takes its minimum over).
+pub fn path_limits(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<PathLimits, PlanError> {
+    let geo = layout.geometry(hw.drive.capacity_bytes)?;
+    let q = quick(layout, &geo, hw, w)?;
+    let s = w.request_bytes as f64;
+    let min_of = |kinds: &[PartKind]| -> Option<Limit> {
+        q.parts[..q.len]
+            .iter()
+            .filter(|(k, _)| kinds.contains(k))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|&(k, iops)| Limit {
+                bytes_per_s: iops * s,
+                by: part_name(k, &geo, hw),
+            })
+    };
+    // Drives are always a part, and the host link too: neither can be
+    // missing from quick's list.
+    let backend = min_of(&BACKEND).unwrap_or(Limit {
+        bytes_per_s: f64::INFINITY,
+        by: "back end".into(),
+    });
+    let host_link = min_of(&[PartKind::HostLink]).unwrap_or(Limit {
+        bytes_per_s: f64::INFINITY,
+        by: "host link".into(),
+    });
+    Ok(PathLimits {
+        controller: min_of(&CONTROLLER),
+        backend,
+        host_link,
+        units: if w.pattern.is_random() { geo.drives } else { 1 },
+        latency_s: q.latency_s,
+        unknowns: unknowns(layout, hw, w),
+    })
+}
+
+/// A controller's own limit for workload `w` when the back end is not
+/// built from a layout (a sim array whose back end is a measured figure):
+/// the smallest of its throughput, read or write path and command rate,
+/// from the same formulas [`path_limits`] uses.
+pub fn controller_limit(ctrl: &ControllerSpec, w: &Workload) -> Option<Limit> {
+    let s = w.request_bytes as f64;
+    controller_only(ctrl, w)
+        .into_iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(k, iops)| Limit {
+            bytes_per_s: iops * s,
+            by: match k {
+                PartKind::ControllerRead => format!("controller {} read path", ctrl.name),
+                PartKind::ControllerWrite => format!("controller {} write path", ctrl.name),
+                PartKind::ControllerIops => format!("controller {} IOPS", ctrl.name),
+                PartKind::MirrorLink => format!("controller {} cache mirror", ctrl.name),
+                PartKind::LunRate => format!(
+                    "controller {} per-LUN prefetch/destage ({} LUNs)",
+                    ctrl.name, ctrl.luns
+                ),
+                _ => format!("controller {} throughput", ctrl.name),
+            },
+        })
+}
+
+/// Who serves a LUN in a dual-controller array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ownership {
+    /// Either controller serves any LUN through its ports.
+    ActiveActive,
+    /// A LUN is served only through its owning controller's ports (the
+    /// partner takes over on failure).
+    ActivePassive,
+}
+
+/// How the host's multipathing uses the paths to one LUN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Multipath {
+    /// One active path per LUN, the others standby.
+    Failover,
+    /// Requests spread over every usable path (round robin, least queue).
+    Balanced,
+}
+
+/// Front-end ports that carry traffic when `luns` LUNs are used on an
+/// array of `controllers` controllers with `ports` ports in all
+/// (docs/MODEL.md §3.10): with failover multipathing each LUN uses one
+/// path, so at most `luns` ports work (LUNs spread over the ports and,
+/// active/passive, alternately owned); with balanced multipathing a LUN
+/// uses every port it can reach: all of them on an active/active array, its
+/// owner's `ports / controllers` on an active/passive one, of which
+/// `min(luns, controllers)` owners work.
+pub fn ports_in_use(
+    ports: u32,
+    controllers: u32,
+    luns: u32,
+    ownership: Ownership,
+    multipath: Multipath,
+) -> u32 {
+    let ports = ports.max(1);
+    let ctrls = controllers.clamp(1, ports);
+    let luns = luns.max(1);
+    match (multipath, ownership) {
+        (Multipath::Failover, _) => luns.min(ports),
+        (Multipath::Balanced, Ownership::ActiveActive) => ports,
+        (Multipath::Balanced, Ownership::ActivePassive) => luns.min(ctrls) * (ports / ctrls),
+    }
+}
+
+impl Ownership {
+    /// From the option's text (`active-active`, `active-passive`).
+    pub fn parse(s: &str) -> Result<Ownership, PlanError> {
+        match s {
+            "active-active" => Ok(Ownership::ActiveActive),
+            "active-passive" => Ok(Ownership::ActivePassive),
+            other => Err(PlanError::invalid(
+                "ownership",
+                format!("'{other}': write active-active or active-passive"),
+            )),
+        }
+    }
+}
+
+impl Multipath {
+    /// From the option's text (`failover`, `balanced`).
+    pub fn parse(s: &str) -> Result<Multipath, PlanError> {
+        match s {
+            "failover" => Ok(Multipath::Failover),
+            "balanced" => Ok(Multipath::Balanced),
+            other => Err(PlanError::invalid(
+                "multipath",
+                format!("'{other}': write failover (one path per LUN) or balanced (all paths)"),
+            )),
+        }
+    }
+}
+
+/// `link` restricted to the `in_use` of its lanes (ports) that carry
+/// traffic ([`ports_in_use`]), renamed to say so.
+pub fn link_in_use(link: &LinkSpec, in_use: u32) -> LinkSpec {
+    let lanes = link.lanes.max(1);
+    let used = in_use.clamp(1, lanes);
+    let f = f64::from(used) / f64::from(lanes);
+    LinkSpec {
+        name: if used == lanes {
+            link.name.clone()
+        } else {
+            format!("{} ({used} of {lanes} ports in use)", link.name)
+        },
+        lanes: used,
+        bytes_per_s: link.bytes_per_s * f,
+        shared_bus: link.shared_bus,
+        write_bytes_per_s: link.write_bytes_per_s.map(|w| w * f),
+    }
+}
+
+/// Expected links of an 802.3ad bond of `links` that carry traffic when
+/// `flows` connections hash onto it (docs/MODEL.md §3.11): each connection
+/// stays on one link, chosen by a hash of its addresses and ports, so the
+/// links used are the occupied bins of `flows` balls thrown into `links`
+/// bins: `L·(1 − (1 − 1/L)^f)`.
+pub fn bonded_links_in_use(links: u32, flows: u64) -> f64 {
+    let l = f64::from(links.max(1));
+    if flows == 0 {
+        return 0.0;
+    }
+    let f = i32::try_from(flows).unwrap_or(i32::MAX);
+    l * (1.0 - (1.0 - 1.0 / l).powi(f))
+}
+
+/// Bytes that cross the cache mirror per `written` bytes: a dual
+/// controller that mirrors its write-back cache sends every written byte to
+/// the partner before it acknowledges the write (docs/MODEL.md §3.9).
+pub fn mirrored_bytes(written: f64) -> f64 {
+    written
+}
+
+/// Bytes that cross a RAID controller's cache memory for one request
+/// (docs/MODEL.md §3.9): host data in or out (`front_read` +
+/// `front_write`), drive data in or out (`back_read` + `back_write`, parity
+/// and read-modify-write reads included); with parity, the parity engine
+/// reads the new data and the old data and parity it combines and writes
+/// the parity; with a mirrored cache the written data is read once more to
+/// send it to the partner.
+pub fn memory_crossings(
+    front_read: f64,
+    front_write: f64,
+    back_read: f64,
+    back_write: f64,
+    parity_bytes: f64,
+    mirrored: bool,
+) -> f64 {
+    let parity = if parity_bytes > 0.0 {
+        front_write + back_read + parity_bytes
+    } else {
+        0.0
+    };
+    let mirror = if mirrored { front_write } else { 0.0 };
+    front_read + front_write + back_read + back_write + parity + mirror
+}
+
+/// The parts on the path that could bind `w` but have no published limit:
+/// a RAID-on-chip's write path for parity RAID (`parity_on_controller`)
+/// without `max_write`, `parity_rate` or `memory_bandwidth`, and a
+/// controller write path whose mechanism the catalog names
+/// (`write_limit_by`: a mirrored write cache) without a figure. Each line
+/// says what is missing and how to supply it.
+pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
+    let c = &hw.controller;
+    let mut out = Vec::new();
+    // A RAID-on-chip computing parity moves each written byte through its
+    // cache memory several times (§3.9); without any published figure for
+    // that path its limit is unknown.
+    let parity = matches!(layout.level, GroupLevel::R5 | GroupLevel::R6);
+    if parity
+        && c.parity_on_controller
+        && w.pattern.read_fraction() < 1.0
+        && c.max_write_bytes_per_s.is_none()
+        && c.parity_bytes_per_s.is_none()
+        && c.memory_bytes_per_s.is_none()
+    {
+        out.push(format!(
+            "the controller's write path (parity on the RAID-on-chip, through its cache memory) is not modelled: \
+             no published figure for {}; calibrate it with `plan calibrate` from one run, or give \
+             --controller-max-write or --controller-memory",
+            c.name
+        ));
+        return out;
+    }
+    if w.pattern.read_fraction() < 1.0
+        && c.max_write_bytes_per_s.is_none()
+        && c.mirror.is_none()
+        && c.memory_bytes_per_s.is_none()
+        && let Some(by) = &c.write_limit_by
+    {
+        out.push(format!(
+            "the controller's write path ({by}) is not modelled: no published figure for {}; \
+             calibrate it with `plan calibrate` from one run, or give --controller-max-write",
+            c.name
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::perf::{Pattern, predict};
+
+    fn hw(ctrl: &str, drive: &str) -> Hardware {
+        let c = Catalog::builtin();
+        Hardware {
+            drive: c.drive(drive).unwrap(),
+            controller: c.controller(ctrl).unwrap(),
+            controllers: 1,
+            enclosure: None,
+            host_bytes_per_s: None,
+        }
+    }
+
+    #[test]
+    fn the_prediction_is_the_smallest_path_limit() {
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let l: Layout = "R5/12".parse().unwrap();
+        for p in [
+            Pattern::SeqRead,
+            Pattern::SeqWrite,
+            Pattern::RandRead,
+            Pattern::RandWrite,
+        ] {
+            let size = if p.is_random() { 4096 } else { 1 << 20 };
+            // A deep queue: concurrency, which sim models by itself, does not bind.
+            let w = Workload::new(p, size).with_concurrency(16, 256);
+            let pl = path_limits(&l, &h, &w).unwrap();
+            let pr = predict(&l, &h, &w).unwrap();
+            let min = pl
+                .controller
+                .as_ref()
+                .map_or(f64::INFINITY, |c| c.bytes_per_s)
+                .min(pl.backend.bytes_per_s)
+                .min(pl.host_link.bytes_per_s);
+            assert!((min - pr.bytes_per_s).abs() / min < 1e-12, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn the_per_direction_controller_limit_reaches_the_path() {
+        // PERC 6/E: 1.5 GB/s read path (Dell's performance analysis), no
+        // overall throughput figure; 24 fast drives on 2 x4 SAS 3Gb/s.
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let l: Layout = "R0/24".parse().unwrap();
+        let w = Workload::new(Pattern::SeqRead, 1 << 20);
+        let pl = path_limits(&l, &h, &w).unwrap();
+        let c = pl.controller.unwrap();
+        assert_eq!(c.bytes_per_s, 1.5e9);
+        assert!(c.by.contains("read path"), "{}", c.by);
+        // Writes have no published limit on this controller.
+        let wr = path_limits(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(wr.controller.is_none());
+    }
+
+    #[test]
+    fn a_named_write_path_without_a_figure_is_an_unknown() {
+        let h = hw("equallogic-ps4000", "cheetah-15k5-300gb");
+        let l: Layout = "R5/8".parse().unwrap();
+        let rd = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(!rd.bound && rd.unknowns.is_empty());
+        let wr = predict(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(wr.bound);
+        assert_eq!(wr.unknowns.len(), 1);
+        assert!(
+            wr.unknowns[0].contains("cache mirroring"),
+            "{:?}",
+            wr.unknowns
+        );
+        // A published figure makes it a prediction again.
+        let mut known = h.clone();
+        known.controller.max_write_bytes_per_s = Some(100e6);
+        let k = predict(&l, &known, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(!k.bound && k.unknowns.is_empty());
+        assert!((k.bytes_per_s - 100e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn the_cache_memory_bounds_writes_by_its_crossings() {
+        // RAID 6 of 10, full-stripe 1 MiB writes: into the cache 1, to the
+        // drives 10/8, parity engine reads the data 1 and writes P and Q
+        // 2/8: 3.5 crossings per byte. Reads: drives in, host out: 2.
+        assert_eq!(memory_crossings(0.0, 1.0, 0.0, 1.25, 0.25, false), 3.5);
+        assert_eq!(memory_crossings(1.0, 0.0, 1.0, 0.0, 0.0, false), 2.0);
+        // A RAID 5 read-modify-write of 4 KiB: old data and parity in
+        // (8 KiB), new data and parity out (8 KiB), host in 4, engine
+        // reads new + old data + old parity (12) and writes parity (4).
+        assert_eq!(
+            memory_crossings(0.0, 4.0, 8.0, 8.0, 4.0, false),
+            4.0 + 8.0 + 8.0 + 12.0 + 4.0
+        );
+        // Mirroring reads the written data once more.
+        assert_eq!(memory_crossings(0.0, 1.0, 0.0, 1.0, 0.0, true), 3.0);
+
+        let mut h = hw("megaraid-9361-8i", "pm1733-3.84tb");
+        h.controller.memory_bytes_per_s = Some(3.5e9);
+        let l: Layout = "R6/10,chunk=64k".parse().unwrap();
+        let w = predict(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!((w.bytes_per_s - 1.0e9).abs() < 1.0, "{w:?}");
+        assert!(w.binding.contains("cache memory"), "{}", w.binding);
+        let r = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!((r.bytes_per_s - 1.75e9).abs() < 1.0, "{r:?}");
+    }
+
+    #[test]
+    fn a_mirrored_write_cache_sends_every_written_byte_to_the_partner() {
+        assert_eq!(mirrored_bytes(4096.0), 4096.0);
+        let c = Catalog::builtin();
+        let mut h = hw("equallogic-ps4000", "pm1733-3.84tb");
+        // Fast everything else: the mirror over one 1GbE iSCSI port binds.
+        h.controller.host = c.link("100gbe-iscsi").unwrap();
+        h.controller.backend = c.link("sas12x8").unwrap();
+        let gbe = c.link("1gbe-iscsi").unwrap();
+        h.controller.mirror = Some(gbe.clone());
+        let l: Layout = "R10/2/8".parse().unwrap();
+        let w = predict(&l, &h, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!((w.bytes_per_s - gbe.write_rate()).abs() < 1.0, "{w:?}");
+        assert!(
+            w.binding.contains("cache mirror 1gbe-iscsi"),
+            "{}",
+            w.binding
+        );
+        // The mirror path is now modelled: a prediction, not a bound.
+        assert!(!w.bound, "{:?}", w.unknowns);
+        // Reads do not cross it.
+        let r = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(r.bytes_per_s > 2.0 * gbe.bytes_per_s, "{r:?}");
+        // A 70/30 mix: 0.3 of each request's bytes cross it.
+        let m = Pattern::Mix {
+            read_pct: 70.0,
+            random: false,
+        };
+        let p = predict(&l, &h, &Workload::new(m, 1 << 20)).unwrap();
+        assert!(p.bytes_per_s <= gbe.write_rate() / 0.3 + 1.0, "{p:?}");
+    }
+
+    #[test]
+    fn lun_ownership_and_multipathing_decide_the_ports_that_work() {
+        use Multipath::*;
+        use Ownership::*;
+        // A CX600-like array: 2 storage processors, 8 front-end ports.
+        assert_eq!(ports_in_use(8, 2, 1, ActivePassive, Failover), 1);
+        assert_eq!(ports_in_use(8, 2, 3, ActivePassive, Failover), 3);
+        assert_eq!(ports_in_use(8, 2, 20, ActivePassive, Failover), 8);
+        assert_eq!(ports_in_use(8, 2, 1, ActivePassive, Balanced), 4);
+        assert_eq!(ports_in_use(8, 2, 2, ActivePassive, Balanced), 8);
+        assert_eq!(ports_in_use(8, 2, 1, ActiveActive, Balanced), 8);
+        assert_eq!(ports_in_use(8, 2, 1, ActiveActive, Failover), 1);
+    }
+
+    #[test]
+    fn per_lun_prefetch_and_destage_scale_with_the_luns() {
+        // A measured single-LUN limit of 300 MB/s read, 200 MB/s write.
+        let mut h = hw("megaraid-9361-8i", "pm1733-3.84tb");
+        h.controller.lun_read_bytes_per_s = Some(300e6);
+        h.controller.lun_write_bytes_per_s = Some(200e6);
+        let l: Layout = "R10/2/8".parse().unwrap();
+        let rate = |h: &Hardware, p| {
+            predict(&l, h, &Workload::new(p, 1 << 20))
+                .unwrap()
+                .bytes_per_s
+        };
+        assert!((rate(&h, Pattern::SeqRead) - 300e6).abs() < 1.0);
+        assert!((rate(&h, Pattern::SeqWrite) - 200e6).abs() < 1.0);
+        h.controller.luns = 4;
+        assert!((rate(&h, Pattern::SeqRead) - 1200e6).abs() < 1.0);
+        assert!((rate(&h, Pattern::SeqWrite) - 800e6).abs() < 1.0);
+        // A 50/50 mix: read-ahead and destage are separate engines, each
+        // busy for its half: 0.5 / (4 × 200 MB/s) binds → 1.6 GB/s.
+        let m = Pattern::Mix {
+            read_pct: 50.0,
+            random: false,
+        };
+        let p = predict(&l, &h, &Workload::new(m, 1 << 20)).unwrap();
+        assert!(
+            p.parts
+                .iter()
+                .any(|x| x.name.contains("per-LUN") && (x.max_bytes_per_s - 1.6e9).abs() < 1.0),
+            "{:?}",
+            p.parts
+        );
+    }
+
+    #[test]
+    fn hashed_flows_use_fewer_bonded_links_than_a_perfect_pool() {
+        // 4 links: one flow uses 1, two flows 4·(1 − 0.75²) = 1.75, four
+        // 4·(1 − 0.75⁴) = 2.734375; many flows approach 4.
+        assert_eq!(bonded_links_in_use(4, 1), 1.0);
+        assert!((bonded_links_in_use(4, 2) - 1.75).abs() < 1e-12);
+        assert!((bonded_links_in_use(4, 4) - 2.734375).abs() < 1e-12);
+        assert!(bonded_links_in_use(4, 1000) > 3.999);
+        assert_eq!(bonded_links_in_use(1, 7), 1.0);
+        assert_eq!(bonded_links_in_use(4, 0), 0.0);
+    }
+
+    #[test]
+    fn a_raid_on_chip_parity_write_without_a_figure_is_an_unknown() {
+        // PERC 6/E (LSI SAS1078): a published read path, no write figure.
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let seq = |l: &str, p| {
+            let l: Layout = l.parse().unwrap();
+            predict(&l, &h, &Workload::new(p, 1 << 20)).unwrap()
+        };
+        let w5 = seq("R5/8", Pattern::SeqWrite);
+        assert!(w5.bound, "{w5:?}");
+        assert!(w5.unknowns[0].contains("RAID-on-chip"), "{:?}", w5.unknowns);
+        assert!(seq("R6/8", Pattern::RandWrite).bound);
+        // No parity, or no writes: nothing unknown on this path.
+        assert!(!seq("R10/2/8", Pattern::SeqWrite).bound);
+        assert!(!seq("R5/8", Pattern::SeqRead).bound);
+        // An HBA whose host computes parity (Linux md): not this unknown.
+        let md = hw("hba-9300-8i-md", "cheetah-15k5-300gb");
+        let l: Layout = "R6/8".parse().unwrap();
+        assert!(
+            !predict(&l, &md, &Workload::new(Pattern::SeqWrite, 1 << 20))
+                .unwrap()
+                .bound
+        );
+        // A published memory bandwidth models the path (§3.9).
+        let mut known = h.clone();
+        known.controller.memory_bytes_per_s = Some(2e9);
+        let l: Layout = "R5/8".parse().unwrap();
+        let k = predict(&l, &known, &Workload::new(Pattern::SeqWrite, 1 << 20)).unwrap();
+        assert!(!k.bound, "{k:?}");
+    }
+}

@@ -1,0 +1,495 @@
+//! `storlab md TARGET`: metadata performance, as mdtest measures it. Every
+//! rank creates, stats, reads, renames and deletes its files or directories
+//! in a tree inside storlab's own subdirectory of TARGET; each operation is
+//! a phase (items per second, HDR latency percentiles, CPU per operation),
+//! saved as a run of kind `md`.
+//!
+//! [`MdCommand::execute`] reads as its steps: the job from the flags
+//! (mdtest's spellings too), every check before anything is made, signals
+//! watched, storlab's own directory made, the phases run (each saved as it
+//! finishes), everything removed (unless `--keep`), then the table or JSON.
+//! `record` turns the ranks' figures into the stored phase, `table` prints.
+
+#[cfg(feature = "mpi")]
+mod mpi;
+mod record;
+mod table;
+
+use crate::Outcome;
+use crate::commands::bench::{RunArgs, Signals, Sink, write_fallback};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use storlab_md::{Control, MdSpec, Op, Posix, RankPhase, Solo};
+use storlab_types::time::now_rfc3339;
+use storlab_types::{BenchReport, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo};
+
+const MD_HELP: &str = "\
+mdtest's options are accepted where they map cleanly: -n N (items per rank:
+N files and N directories; with -F files only, with -D directories only),
+-z DEPTH, -b BRANCH, -u (a directory per rank), -w BYTES (written to each
+file), -e BYTES (read from each file), -C/-T/-E/-r (create/stat/read/remove
+only; together, each of them), -U (add the rename phase), -N SHIFT (stat and read the items of rank
+r+SHIFT, defeating client caches under MPI), -W SECONDS (stonewall the
+create phase) and -d DIR (the TARGET).
+
+A stonewalled create records how many items each rank really made, and the
+later phases stat, read and delete exactly those: no phase ever looks for an
+item that was never made, and a failed operation (ENOENT, ENOSPC, ...) stops
+the run with exit 2; it is never counted as an item done.
+
+storlab works only inside its own new subdirectory of TARGET
+(storlab.<pid>.<n>) and removes it afterwards, also after Ctrl-C, SIGTERM or
+SIGHUP, unless --keep. Names are generated, not stored: a million files take
+no more memory than ten.
+
+Example: storlab md /scratch --files 100000 --depth 2 --branch 10 --ops create,stat,delete";
+
+/// `storlab md TARGET`
+#[derive(Args, Debug)]
+#[command(after_long_help = MD_HELP)]
+pub struct MdCommand {
+    /// Directory to measure (storlab makes its own subdirectory in it and removes it afterwards)
+    #[arg(value_name = "TARGET", required_unless_present = "dir")]
+    pub target: Option<PathBuf>,
+    /// mdtest's spelling of TARGET
+    #[arg(short = 'd', value_name = "DIR", conflicts_with = "target")]
+    pub dir: Option<PathBuf>,
+    /// Files each rank creates (and stats, reads, deletes)
+    #[arg(long, value_name = "N", conflicts_with = "items")]
+    pub files: Option<u64>,
+    /// Directories each rank creates (and stats, renames, deletes)
+    #[arg(long, value_name = "N", conflicts_with = "items")]
+    pub dirs: Option<u64>,
+    /// mdtest's -n: N files and N directories per rank (-F: files only, -D: directories only)
+    #[arg(short = 'n', value_name = "N")]
+    pub items: Option<u64>,
+    /// With -n: files only (mdtest's -F)
+    #[arg(short = 'F', conflicts_with = "dirs_only")]
+    pub files_only: bool,
+    /// With -n: directories only (mdtest's -D)
+    #[arg(short = 'D')]
+    pub dirs_only: bool,
+    /// Levels of directories below the top of the tree (mdtest's -z)
+    #[arg(long, short = 'z', value_name = "L", default_value_t = 0)]
+    pub depth: u32,
+    /// Subdirectories in each directory of the tree (mdtest's -b)
+    #[arg(long, short = 'b', value_name = "B", default_value_t = 1)]
+    pub branch: u32,
+    /// Every rank works in its own tree (mdtest's -u)
+    #[arg(long, short = 'u', conflicts_with = "shared_dir")]
+    pub unique_dir: bool,
+    /// All ranks work in one shared tree (the default, as in mdtest)
+    #[arg(long)]
+    pub shared_dir: bool,
+    /// Bytes written to each file when it is created (mdtest's -w), e.g. 4k
+    #[arg(long, short = 'w', value_name = "BYTES", value_parser = parse_bytes)]
+    pub size: Option<u64>,
+    /// Bytes read from each file by the read phase (mdtest's -e) [default: --size]
+    #[arg(long, short = 'e', value_name = "BYTES", value_parser = parse_bytes)]
+    pub read_bytes: Option<u64>,
+    /// Operations to measure, each its own phase: create,stat,read,rename,delete
+    /// [default: create,stat,read,delete]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_op,
+          conflicts_with_all = ["create_only", "stat_only", "read_only", "remove_only"])]
+    pub ops: Vec<Op>,
+    /// Create only (mdtest's -C; with -T, -E, -r: each of those)
+    #[arg(short = 'C')]
+    pub create_only: bool,
+    /// Stat only (mdtest's -T)
+    #[arg(short = 'T')]
+    pub stat_only: bool,
+    /// Read only (mdtest's -E)
+    #[arg(short = 'E')]
+    pub read_only: bool,
+    /// Remove only (mdtest's -r)
+    #[arg(short = 'r')]
+    pub remove_only: bool,
+    /// Add the rename phase (mdtest's -U)
+    #[arg(short = 'U', conflicts_with = "ops")]
+    pub rename: bool,
+    /// Stat and read the items of rank (r + SHIFT) mod ranks (mdtest's -N)
+    #[arg(long, short = 'N', value_name = "SHIFT", default_value_t = 0)]
+    pub rank_shift: u32,
+    /// Stop each create phase after this long (mdtest's -W; a bare number is seconds); the later
+    /// phases work on exactly the items made
+    #[arg(long, short = 'W', value_name = "DUR", value_parser = parse_stonewall)]
+    pub stonewall: Option<Duration>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    storlab_types::parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_op(s: &str) -> Result<Op, String> {
+    Op::parse(s).ok_or_else(|| {
+        format!("unknown operation {s:?}: give some of create,stat,read,rename,delete")
+    })
+}
+
+fn parse_stonewall(s: &str) -> Result<Duration, String> {
+    if let Ok(secs) = s.trim().parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    storlab_types::parse_duration(s).map_err(|e| e.to_string())
+}
+
+impl MdCommand {
+    /// The job the flags describe (checked).
+    pub fn spec(&self) -> Result<(MdSpec, storlab_md::Tree)> {
+        if (self.files_only || self.dirs_only) && self.items.is_none() {
+            anyhow::bail!(
+                "-F and -D go with -n N (mdtest's items per rank): give -n N, or --files N / --dirs N alone"
+            );
+        }
+        let (files, dirs) = match self.items {
+            Some(n) if self.files_only => (n, 0),
+            Some(n) if self.dirs_only => (0, n),
+            Some(n) => (n, n),
+            None => (self.files.unwrap_or(0), self.dirs.unwrap_or(0)),
+        };
+        let picked: Vec<Op> = [
+            (self.create_only, Op::Create),
+            (self.stat_only, Op::Stat),
+            (self.read_only, Op::Read),
+            (self.remove_only, Op::Delete),
+        ]
+        .into_iter()
+        .filter_map(|(on, op)| on.then_some(op))
+        .collect();
+        let mut ops = if !self.ops.is_empty() {
+            self.ops.clone()
+        } else if !picked.is_empty() {
+            picked
+        } else if files > 0 {
+            vec![Op::Create, Op::Stat, Op::Read, Op::Delete]
+        } else {
+            vec![Op::Create, Op::Stat, Op::Delete]
+        };
+        if self.rename {
+            ops.push(Op::Rename);
+        }
+        ops.sort_unstable();
+        ops.dedup();
+        let write_bytes = self.size.unwrap_or(0);
+        let spec = MdSpec {
+            files,
+            dirs,
+            depth: self.depth,
+            branch: self.branch,
+            unique_dir: self.unique_dir,
+            write_bytes,
+            read_bytes: self.read_bytes.unwrap_or(write_bytes),
+            ops,
+            rank_shift: self.rank_shift,
+            stonewall_ns: self
+                .stonewall
+                .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+        };
+        let tree = spec.check()?;
+        Ok((spec, tree))
+    }
+
+    fn target(&self) -> &Path {
+        self.target
+            .as_deref()
+            .or(self.dir.as_deref())
+            .unwrap_or(Path::new("."))
+    }
+
+    pub fn execute(self) -> Result<Outcome> {
+        let (spec, tree) = self.spec()?;
+        refuse_bench_only_flags(&self.run)?;
+        if let Some(n) = crate::commands::bench::launcher_size()
+            && n > 1
+        {
+            return mpi_launch(self, spec, tree);
+        }
+        let target = self.target().to_path_buf();
+        // Everything checkable is checked before anything is made.
+        crate::commands::bench::check_paths(Some(&target), &self.run)?;
+        let mut sink = crate::commands::bench::open_sink_tagged(&self.run, &[])?;
+        let signals = Signals::install()?;
+        let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
+        let mut host = storlab_bench::host_info();
+        if let Some(label) = &crate::commands::config::get()?.host {
+            host.hostname = label.clone();
+        }
+        let header = BenchReport {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "storlab".into(),
+                version: STORLAB_VERSION.into(),
+            },
+            command_line: std::env::args().collect(),
+            started_at: now_rfc3339(),
+            finished_at: String::new(),
+            interrupted: false,
+            stop_reason: None,
+            host,
+            target: info,
+            phases: Vec::new(),
+            warnings: Vec::new(),
+            monitor: None,
+            repeat: None,
+        };
+        if let Err(e) = sink.begin("md", &header) {
+            remove_run_dir(&run_dir);
+            return Err(e);
+        }
+        let control = Arc::new(Control::new());
+        let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, self.run.quiet);
+        let mut phases = Vec::new();
+        let result = storlab_md::run(&Posix, &spec, &run_dir, &Solo, &control, |p| {
+            let ph = record::phase_result(&spec, &tree, std::slice::from_ref(p), now_rfc3339());
+            sink.phase(&ph);
+            phases.push(ph);
+        });
+        watcher.stop();
+        let keep = self.run.keep && control.stop_reason().is_none();
+        if !keep {
+            remove_run_dir(&run_dir);
+        }
+        let ran = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if keep {
+                    remove_run_dir(&run_dir);
+                }
+                return Err(e.into());
+            }
+        };
+        let report = finish(header, phases, &ran, &control, keep);
+        emit(report, &self.run, &mut sink, signals.received())
+    }
+}
+
+/// `bench` flags that mean nothing to md are refused, not ignored.
+fn refuse_bench_only_flags(run: &RunArgs) -> Result<()> {
+    if run.allow_destroy {
+        anyhow::bail!(
+            "--allow-destroy has no meaning for md: it only ever works in its own new subdirectory of TARGET; drop the flag"
+        );
+    }
+    if run.monitor {
+        anyhow::bail!(
+            "--monitor is not available for md yet: run `storlab monitor` beside it, or drop the flag"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_launch(_: MdCommand, _: MdSpec, _: storlab_md::Tree) -> Result<Outcome> {
+    anyhow::bail!(
+        "storlab md was started by an MPI launcher with several processes, but this build has no MPI support: \
+         build with `cargo build --release --features mpi`, or run one process"
+    )
+}
+
+#[cfg(feature = "mpi")]
+fn mpi_launch(cmd: MdCommand, spec: MdSpec, tree: storlab_md::Tree) -> Result<Outcome> {
+    mpi::execute(cmd, spec, tree)
+}
+
+/// Remove storlab's own directory and everything the run made in it.
+fn remove_run_dir(dir: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        eprintln!(
+            "storlab: warning: cannot remove {}: {e}; remove it by hand",
+            dir.display()
+        );
+    }
+}
+
+/// The final record.
+fn finish(
+    header: BenchReport,
+    phases: Vec<storlab_types::PhaseResult>,
+    ran: &[RankPhase],
+    control: &Control,
+    keep: bool,
+) -> BenchReport {
+    let mut target = header.target.clone();
+    target.kept = keep;
+    let failed = ran.iter().find_map(|p| p.error.clone());
+    let stop_reason = control.stop_reason().or(failed);
+    BenchReport {
+        finished_at: now_rfc3339(),
+        interrupted: stop_reason.is_some(),
+        stop_reason,
+        target,
+        phases,
+        ..header
+    }
+}
+
+/// Save, write and print; make sure the results exist somewhere; the exit code.
+fn emit(
+    mut report: BenchReport,
+    args: &RunArgs,
+    sink: &mut Sink,
+    signal: Option<i32>,
+) -> Result<Outcome> {
+    let saved = sink.finish(&report);
+    report.warnings.extend(sink.failures.iter().cloned());
+    let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
+    let mut lost = !sink.failures.is_empty();
+    let mut json_out_failed = false;
+    if let Some(path) = &args.json_out
+        && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
+    {
+        crate::output::print_error(&e);
+        lost |= saved.is_none();
+        json_out_failed = true;
+    }
+    if args.json || args.output_format == crate::commands::bench::OutputFormat::Json {
+        crate::output::print(&format!("{json}\n"))?;
+    } else {
+        let mut text = table::render(&report);
+        if let Some(id) = saved {
+            text.push_str(&format!(
+                "Saved as run {id} in {} (storlab show {id}).\n",
+                sink.db_path().display()
+            ));
+        }
+        crate::output::print(&text)?;
+    }
+    for w in &report.warnings {
+        eprintln!("storlab: warning: {w}");
+    }
+    for ph in &report.phases {
+        for w in &ph.warnings {
+            eprintln!("storlab: warning: {}: {w}", ph.params.name);
+        }
+    }
+    if let Some(reason) = &report.stop_reason {
+        eprintln!("storlab: stopped early: {reason}");
+    }
+    if lost {
+        match write_fallback(&json) {
+            Ok(p) => eprintln!(
+                "storlab: error: the results could not all be saved; the full record is in {}",
+                p.display()
+            ),
+            Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
+        }
+        return Ok(Outcome::Error);
+    }
+    if json_out_failed {
+        return Ok(Outcome::Error);
+    }
+    if signal.is_some() {
+        return Ok(Outcome::Interrupted);
+    }
+    if report.interrupted {
+        return Ok(Outcome::Error);
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Signals → stop requests, and the progress line (items done and the rate).
+struct Watcher {
+    done: Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watcher {
+    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
+        use std::io::IsTerminal;
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let show = !quiet && std::io::stderr().is_terminal();
+        let names: Vec<(String, u64)> = storlab_md::plan(spec)
+            .iter()
+            .map(|p| (p.name(), spec.count(p.item)))
+            .collect();
+        let d = Arc::clone(&done);
+        let handle = std::thread::Builder::new()
+            .name("storlab-md-watch".into())
+            .spawn(move || watch(&control, &signals, &d, show, &names))
+            .ok();
+        if handle.is_none() {
+            eprintln!(
+                "storlab: warning: cannot start the progress/signal thread; Ctrl-C will not stop this run cleanly"
+            );
+        }
+        Watcher { done, handle }
+    }
+
+    fn stop(mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn watch(
+    control: &Control,
+    signals: &Signals,
+    done: &std::sync::atomic::AtomicBool,
+    show: bool,
+    names: &[(String, u64)],
+) {
+    let bar = show.then(|| {
+        let b = indicatif::ProgressBar::with_draw_target(
+            Some(0),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        b
+    });
+    let mut last: Option<(usize, u64, Instant)> = None;
+    let mut tick = 0u32;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Some(sig) = signals.received()
+            && !control.stop.load(Ordering::Relaxed)
+        {
+            let name = match sig {
+                signal_hook::consts::SIGINT => "Ctrl-C (SIGINT)",
+                signal_hook::consts::SIGTERM => "SIGTERM",
+                signal_hook::consts::SIGHUP => "SIGHUP (terminal closed)",
+                _ => "a signal",
+            };
+            control.request_stop(&format!("interrupted by {name}"));
+        }
+        tick += 1;
+        let Some(b) = &bar else { continue };
+        if tick % 5 != 0 {
+            continue;
+        }
+        let phase = control.phase.load(Ordering::Relaxed);
+        let items = control.done.load(Ordering::Relaxed);
+        let (name, total) = names.get(phase).cloned().unwrap_or_default();
+        let now = Instant::now();
+        let rate = match last {
+            Some((p, n, at)) if p == phase && items >= n => {
+                Some((items - n) as f64 / now.duration_since(at).as_secs_f64().max(1e-9))
+            }
+            _ => None,
+        };
+        last = Some((phase, items, now));
+        b.set_prefix(format!("[{}/{}] {name}", phase + 1, names.len()));
+        b.set_length(total.max(1));
+        b.set_position(items.min(total));
+        b.set_message(format!(
+            "{items} of {total} done{}",
+            rate.map(|r| format!("   {r:.0}/s")).unwrap_or_default()
+        ));
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}

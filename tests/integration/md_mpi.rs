@@ -1,0 +1,147 @@
+//! `storlab md` under a real `mpirun -np 4` (compiled with the `mpi`
+//! feature only): rank 0 stores every rank's counts, the rank shift makes
+//! each rank stat the next one's files after a stonewalled create, the
+//! shared tree holds every rank's files, and ranks given different jobs
+//! are refused before anything is made. Every run is bounded by `timeout`.
+
+use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab_bin};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `mpirun -np 4` of `storlab md` in a shell that sees `$r` (the rank).
+fn mpirun4(secs: u32, args: &str) -> Option<Output> {
+    if !have("mpirun") {
+        skip(
+            "md_mpi",
+            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
+        );
+        return None;
+    }
+    let mut c = Command::new("timeout");
+    c.arg(secs.to_string()).arg("mpirun");
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.args(["--oversubscribe", "-np", "4", "sh", "-c"]);
+    c.arg(format!(
+        "r=$OMPI_COMM_WORLD_RANK; exec '{}' md {args}",
+        storlab_bin().display()
+    ));
+    for (k, v) in cmd().get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.stdin(std::process::Stdio::null());
+    Some(c.output().expect("run mpirun"))
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): stdout {} stderr {}", stdout(o), stderr(o)))
+}
+
+fn phase<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["params"]["name"] == name)
+        .unwrap_or_else(|| panic!("no phase {name} in {v}"))
+}
+
+fn counts(p: &Value) -> Vec<u64> {
+    p["params"]["md"]["items_by_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect()
+}
+
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+#[test]
+fn four_ranks_stonewalled_with_a_shift_stat_exactly_the_next_ranks_files() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let args = format!(
+        "{} --files 50000000 -u -N 1 -W 1 --ops create,stat,delete --json --no-save",
+        d.path().display()
+    );
+    let Some(o) = mpirun4(120, &args) else { return };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    let made = counts(phase(&v, "file-create"));
+    assert_eq!(made.len(), 4);
+    assert!(made.iter().all(|&n| n > 0 && n < 50_000_000), "{made:?}");
+    assert_eq!(
+        phase(&v, "file-create")["params"]["md"]["stonewalled"],
+        true
+    );
+    let stat = phase(&v, "file-stat");
+    // Rank r stats rank r+1's files: its count is the next rank's.
+    let want: Vec<u64> = (0..4).map(|r| made[(r + 1) % 4]).collect();
+    assert_eq!(counts(stat), want);
+    assert_eq!(stat["errors"], serde_json::json!({}));
+    assert_eq!(counts(phase(&v, "file-delete")), made);
+    let total: u64 = made.iter().sum();
+    for name in ["file-create", "file-stat", "file-delete"] {
+        let p = phase(&v, name);
+        assert_eq!(p["total"]["ops"].as_u64().unwrap(), total, "{name}");
+        assert_eq!(p["jobs"].as_array().unwrap().len(), 4);
+        assert_eq!(p["params"]["numjobs"], 4);
+        // The merged histogram holds every rank's operations.
+        assert!(p["total"]["lat_ns"]["max"].as_u64().unwrap() > 0);
+    }
+    assert!(empty(d.path()), "everything removed");
+}
+
+#[test]
+fn four_ranks_in_one_shared_tree_make_four_times_the_files() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = d.path().join("r.db");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let args = format!(
+        "{} --files 2000 --dirs 100 --depth 1 --branch 2 --json --db {}",
+        target.display(),
+        db.display()
+    );
+    let Some(o) = mpirun4(120, &args) else { return };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    for name in ["file-create", "file-stat", "file-read", "file-delete"] {
+        assert_eq!(phase(&v, name)["total"]["ops"], 8000, "{name}");
+        assert_eq!(counts(phase(&v, name)), vec![2000; 4]);
+    }
+    assert_eq!(phase(&v, "dir-create")["total"]["ops"], 400);
+    assert_eq!(
+        phase(&v, "file-create")["params"]["md"]["unique_dir"],
+        false
+    );
+    assert!(empty(&target));
+    let runs = crate::util::storlab(&["runs", "--db", db.to_str().unwrap(), "--kind", "md"]);
+    assert!(stdout(&runs).lines().count() >= 2, "{}", stdout(&runs));
+}
+
+#[test]
+fn ranks_given_different_jobs_are_refused_before_anything_is_made() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    // Rank 2 asks for one more file than the others.
+    let args = format!(
+        "{} --files $((100 + (r == 2))) --no-save",
+        d.path().display()
+    );
+    let Some(o) = mpirun4(60, &args) else { return };
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("different md jobs"), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("different md jobs").count(),
+        1,
+        "said once"
+    );
+    assert!(empty(d.path()), "nothing was made");
+}
