@@ -102,6 +102,18 @@ impl Profile {
             per_core * f64::from(cores)
         );
         for ph in &r.phases {
+            // A phase of groups: each group over its own window first
+            // (readers and writers measured while the others run).
+            for g in ph.groups.iter().flat_map(|g| &g.groups) {
+                let mbs = g.total.bw_bytes_per_s / 1e6;
+                out.push_str(&format!(
+                    "  {} / group {}: {} streams, {mbs:.1} MB/s, {:.1} MB/s per stream\n",
+                    ph.params.name,
+                    g.name,
+                    g.params.numjobs,
+                    mbs / f64::from(g.params.numjobs.max(1))
+                ));
+            }
             let agg = ph.total.bw_bytes_per_s / 1e6;
             let per_stream = agg / f64::from(ph.params.numjobs.max(1));
             let mb_core = agg / f64::from(cores);

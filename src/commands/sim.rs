@@ -495,6 +495,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         depth: None,
         series: None,
         cluster: None,
+        groups: None,
         interrupted: false,
         warnings: vec![format!(
             "simulated ({}), not measured: bound by {}; utilisation: {}",

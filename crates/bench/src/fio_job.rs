@@ -5,12 +5,14 @@
 //!   in fio, a later `[global]` changes only the jobs that follow it);
 //!   every other section is one job, which becomes one storlab phase named
 //!   after it.
-//! * fio starts the jobs of a group together; storlab runs phases one after
-//!   another. So every job after the first must begin a new group that
-//!   waits for the previous one (`stonewall` or `wait_for_previous`); a job
-//!   fio would run concurrently is refused, naming the section (use
-//!   `numjobs` for concurrent copies of one job). `new_group` alone does
-//!   not serialise jobs in fio and is refused the same way.
+//! * fio starts the jobs that no `stonewall` separates together; so does
+//!   storlab: such jobs become the groups of one phase (named `a+b` after
+//!   its jobs), started at one epoch, each reported on its own. A job with
+//!   `stonewall` (or `wait_for_previous`) starts the next phase, after
+//!   every job before it has finished; `wait_for=NAME` naming a job of the
+//!   current phase does the same (storlab waits for the whole phase, not
+//!   only NAME). `new_group` only starts a new reporting group in fio and
+//!   changes nothing here (every group is reported on its own).
 //! * Every option storlab supports is mapped (the table in
 //!   [`map_option`]); any other option is refused by name, with its line —
 //!   never ignored silently.
@@ -230,7 +232,8 @@ fn need<'a>(e: &'a Entry, file: &str) -> Result<&'a str, SpecError> {
 #[derive(Debug, Default)]
 struct JobExtras {
     stonewall: bool,
-    new_group: bool,
+    /// `wait_for=NAME`: start once that job has finished.
+    wait_for: Option<(String, usize)>,
     target: Option<(String, usize)>,
 }
 
@@ -423,7 +426,11 @@ fn map_option(
         "steadystate_duration" | "ss_dur" => put("steadystate_duration", need(e, file)?.into()),
         "steadystate_ramp_time" | "ss_ramp" => put("steadystate_ramp_time", need(e, file)?.into()),
         "stonewall" | "wait_for_previous" => extras.stonewall = fio_flag(e, file)?,
-        "new_group" => extras.new_group = fio_flag(e, file)?,
+        // A new reporting group: storlab reports every group on its own.
+        "new_group" => {
+            fio_flag(e, file)?;
+        }
+        "wait_for" => extras.wait_for = Some((need(e, file)?.to_string(), e.line)),
         "filename" | "directory" => {
             let v = need(e, file)?;
             if key == "filename" && v.contains(':') {
@@ -449,6 +456,63 @@ fn map_option(
         }
     }
     Ok(())
+}
+
+/// The job names of a phase: its groups', or its own.
+fn job_names(p: &PhaseSpec) -> Vec<String> {
+    if p.group.is_empty() {
+        p.name.iter().cloned().collect()
+    } else {
+        p.group.iter().filter_map(|g| g.name.clone()).collect()
+    }
+}
+
+/// Whether a job's `wait_for=NAME` makes it wait for a job of the phase
+/// being built (then it starts the next phase, as `stonewall` does: storlab
+/// phases start together, so it waits for the whole phase). A job of an
+/// earlier phase has finished already; an unknown name is refused.
+fn waits_for_current(
+    phases: &[PhaseSpec],
+    extras: &JobExtras,
+    file: &str,
+    section: &str,
+) -> Result<bool, SpecError> {
+    let Some((name, line)) = &extras.wait_for else {
+        return Ok(false);
+    };
+    if phases.last().is_some_and(|p| job_names(p).contains(name)) {
+        return Ok(true);
+    }
+    if phases.iter().any(|p| job_names(p).contains(name)) {
+        return Ok(false);
+    }
+    fail(
+        file,
+        *line,
+        format!("[{section}]: wait_for={name}: no job before it is named {name}"),
+    )
+}
+
+/// Add a job: after a `stonewall` (or `wait_for` a job of the current
+/// phase), or as the first job, it starts a new phase; otherwise fio runs
+/// it at the same time as the jobs before it, so it joins their phase as
+/// one more group (the phase is named after its jobs, `a+b`).
+fn place_job(out: &mut FioJobFile, spec: PhaseSpec, waits: bool) {
+    match out.phases.last_mut() {
+        Some(last) if !waits => {
+            if last.group.is_empty() {
+                let first = std::mem::take(last);
+                last.name = first.name.clone();
+                last.group.push(first);
+            }
+            if let (Some(n), Some(j)) = (&mut last.name, &spec.name) {
+                n.push('+');
+                n.push_str(j);
+            }
+            last.group.push(spec);
+        }
+        _ => out.phases.push(spec),
+    }
 }
 
 impl FioJobFile {
@@ -488,22 +552,7 @@ impl FioJobFile {
             for e in &opts {
                 map_option(e, kb_base, file, &mut pairs, &mut extras, &mut out.notes)?;
             }
-            if !out.phases.is_empty() && !extras.stonewall {
-                let why = if extras.new_group {
-                    " (new_group alone only starts a new reporting group)"
-                } else {
-                    ""
-                };
-                return fail(
-                    file,
-                    sec.line,
-                    format!(
-                        "[{}]: fio would run this job at the same time as the one before{why}; storlab runs \
-                         phases one after another: add 'stonewall' to [{}] (or use numjobs for concurrent copies of one job)",
-                        sec.name, sec.name
-                    ),
-                );
-            }
+            let waits = waits_for_current(&out.phases, &extras, file, &sec.name)?;
             if let Some((t, line)) = extras.target {
                 match &target {
                     Some((old, _)) if *old != t => {
@@ -522,7 +571,7 @@ impl FioJobFile {
             // The phase name from `name=` wins over the section's.
             let spec = spec_from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .map_err(|e| SpecError(format!("{file}: [{}]: {}", sec.name, e.0)))?;
-            out.phases.push(spec);
+            place_job(&mut out, spec, extras.stonewall || waits);
         }
         if out.phases.is_empty() {
             return Err(SpecError(format!(
@@ -603,6 +652,42 @@ time_based
         assert!(r.time_based);
     }
 
+    /// Jobs no `stonewall` separates run together: one phase of groups
+    /// (this file was refused before: "fio would run this job at the same
+    /// time as the one before").
+    #[test]
+    fn concurrent_jobs_become_groups_and_stonewall_starts_a_phase() {
+        let text = "[global]\nsize=1m\nbs=4k\n\
+                    [reader]\nrw=randread\n\
+                    [writer]\nrw=write\nnew_group\n\
+                    [after]\nstonewall\nrw=read\n\
+                    [tail]\nwait_for=after\nrw=write\n\
+                    [beside]\nwait_for=writer\nrw=read\n";
+        let f = FioJobFile::parse(text, "mix.fio").unwrap();
+        assert_eq!(f.phases.len(), 3, "{:?}", f.phases);
+        let p = resolve_phase(&f.phases[0], 0).unwrap();
+        assert_eq!(p.name, "reader+writer");
+        let names: Vec<&str> = p.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["reader", "writer"]);
+        assert_eq!(p.groups[0].rw, RwMode::RandRead);
+        assert_eq!(p.groups[1].rw, RwMode::Write);
+        assert_eq!(
+            p.groups[1].engine,
+            EngineKind::Psync,
+            "fio's default per job"
+        );
+        assert_eq!(p.numjobs, 2);
+        // [after] stonewalls: a phase of its own. [tail] waits for [after],
+        // a job of the current phase: the next phase. [beside] waits for
+        // [writer], finished two phases ago: it runs beside [tail].
+        let a = resolve_phase(&f.phases[1], 1).unwrap();
+        assert_eq!(a.name, "after");
+        assert!(a.groups.is_empty());
+        let t = resolve_phase(&f.phases[2], 2).unwrap();
+        assert_eq!(t.name, "tail+beside");
+        assert_eq!(t.groups.len(), 2);
+    }
+
     #[test]
     fn fio_defaults_are_buffered_psync() {
         let f = FioJobFile::parse("[j]\nrw=read\nsize=1m\n", "x.fio").unwrap();
@@ -640,14 +725,10 @@ time_based
             .unwrap_err()
             .0;
         assert!(e.contains("z.fio:3") && e.contains("'zonemode'"), "{e}");
-        let e = FioJobFile::parse("[a]\nrw=read\n[b]\nrw=write\n", "c.fio")
+        let e = FioJobFile::parse("[a]\nrw=read\n[b]\nwait_for=zz\n", "c.fio")
             .unwrap_err()
             .0;
-        assert!(e.contains("[b]") && e.contains("stonewall"), "{e}");
-        let e = FioJobFile::parse("[a]\n[b]\nnew_group\n", "c.fio")
-            .unwrap_err()
-            .0;
-        assert!(e.contains("new_group alone"), "{e}");
+        assert!(e.contains("c.fio:4") && e.contains("wait_for=zz"), "{e}");
         let e = FioJobFile::parse("size=1m\n", "c.fio").unwrap_err().0;
         assert!(e.contains("before any section"), "{e}");
         let e = FioJobFile::parse("[global]\nsize=1m\n", "c.fio")

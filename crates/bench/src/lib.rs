@@ -28,6 +28,7 @@ mod data;
 mod engine;
 mod fio_job;
 mod gate;
+mod groups;
 mod limits;
 mod offsets;
 mod options;
@@ -43,6 +44,7 @@ mod worker;
 pub use cluster::{PhaseSync, Share, TICK};
 pub use engine::{libaio_available, uring_available};
 pub use fio_job::{FioJobFile, fio_size};
+pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,
@@ -53,7 +55,9 @@ pub use run::{
 };
 pub use spec::JobFile;
 pub use stats::{DirCounter, latency as latency_stats, new_histogram, rates};
-pub use sweep::{MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size};
+pub use sweep::{
+    MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
+};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, own_run_dir,
     probe_direct,
@@ -100,27 +104,30 @@ pub fn prepare(
     // process limits, or a worker would fail to start part-way.
     limits::check(&phases).map_err(PrepareError::Unsupported)?;
     let mut warnings = Vec::new();
-    if phases.iter().any(|p| p.engine == EngineKind::IoUring)
+    // Every workload a phase runs: its groups, each with its own engine,
+    // block sizes and cache mode.
+    let flat = groups::flatten(&phases);
+    if flat.iter().any(|p| p.engine == EngineKind::IoUring)
         && let Err(e) = engine::uring_available()
     {
         return Err(PrepareError::Unsupported(format!(
             "io_uring is not available here ({e}); use --engine psync"
         )));
     }
-    if phases.iter().any(|p| p.engine == EngineKind::Libaio)
+    if flat.iter().any(|p| p.engine == EngineKind::Libaio)
         && let Err(e) = engine::libaio_available()
     {
         return Err(PrepareError::Unsupported(format!(
             "native AIO (libaio) is not available here ({e}); use --engine io_uring or psync"
         )));
     }
-    let min_bs = phases
+    let min_bs = flat
         .iter()
         .flat_map(|p| p.bs.iter().map(|b| b.bs_bytes))
         .min()
         .unwrap_or(4096);
     let unit = data::unit_size(min_bs);
-    if let Some(p) = phases
+    if let Some(p) = flat
         .iter()
         .find(|p| p.verify && p.bs.iter().any(|b| b.bs_bytes % unit as u64 != 0))
     {
@@ -132,7 +139,7 @@ pub fn prepare(
     let host = target::host_info();
     let target = target::resolve(target, &phases, safety)?;
     // O_DIRECT must work on the target if a phase asks for it.
-    if phases.iter().any(|p| p.cache == CacheMode::Direct) {
+    if flat.iter().any(|p| p.cache == CacheMode::Direct) {
         let f = &target.files[0];
         if let Err(e) = sys::open(
             &f.path,
@@ -150,7 +157,7 @@ pub fn prepare(
         }
     }
     let working_set: u64 = target.files.iter().map(|f| f.size).sum();
-    if phases
+    if flat
         .iter()
         .any(|p| p.cache != CacheMode::Direct && !run::single_cold_pass(p))
         && working_set < 2 * host.mem_total_bytes

@@ -57,18 +57,61 @@ fn buffer_bytes(p: &PhaseParams) -> u64 {
 }
 
 /// Memory the workers of phase `p` touch: every buffer is filled (the
-/// mapping's rounding is address space, not memory).
+/// mapping's rounding is address space, not memory). A phase of job
+/// groups runs every group's workers at once: their sum.
 fn resident_bytes(p: &PhaseParams) -> u64 {
+    if !p.groups.is_empty() {
+        return p
+            .groups
+            .iter()
+            .map(resident_bytes)
+            .fold(0, u64::saturating_add);
+    }
     u64::from(p.numjobs).saturating_mul(io_bytes(p).saturating_add(JOB_RESIDENT_BYTES))
 }
 
 /// Address space the workers of phase `p` need, at least.
 fn phase_bytes(p: &PhaseParams, cpus: u64) -> u64 {
     let jobs = u64::from(p.numjobs);
-    let buffers = buffer_bytes(p);
+    let buffers: u64 = if p.groups.is_empty() {
+        jobs.saturating_mul(buffer_bytes(p))
+    } else {
+        p.groups
+            .iter()
+            .map(|g| u64::from(g.numjobs).saturating_mul(buffer_bytes(g)))
+            .fold(0, u64::saturating_add)
+    };
     let arenas = jobs.min(8 * cpus).saturating_mul(ARENA_BYTES);
-    jobs.saturating_mul(THREAD_BYTES.saturating_add(buffers))
+    jobs.saturating_mul(THREAD_BYTES)
+        .saturating_add(buffers)
         .saturating_add(arenas)
+}
+
+/// The I/O buffers of a phase in words: `--iodepth 16 x --bs 1 MiB` each,
+/// or per group for a phase of job groups.
+fn buffers_in_words(p: &PhaseParams) -> String {
+    if p.groups.is_empty() {
+        return format!(
+            "{} of I/O buffers each: --iodepth {} x --bs {}",
+            storlab_types::format_bytes(io_bytes(p)),
+            p.iodepth,
+            storlab_types::format_bytes(p.max_bs())
+        );
+    }
+    let each: Vec<String> = p
+        .groups
+        .iter()
+        .map(|g| {
+            format!(
+                "group {}: {} jobs x iodepth {} x bs {}",
+                g.name,
+                g.numjobs,
+                g.iodepth,
+                storlab_types::format_bytes(g.max_bs())
+            )
+        })
+        .collect();
+    format!("all groups at once: {}", each.join(", "))
 }
 
 /// Refuse phases the process limits or the memory available cannot hold.
@@ -85,14 +128,12 @@ pub(crate) fn check_with(
         let need = resident_bytes(p);
         if need > avail {
             return Err(format!(
-                "phase {}: {} jobs need about {} of memory ({} of I/O buffers each: --iodepth {} x --bs {}, \
-                 plus their statistics) but {} is available: use fewer --numjobs, a smaller --iodepth or --bs",
+                "phase {}: {} jobs need about {} of memory ({}, plus their statistics) but {} is \
+                 available: use fewer --numjobs, a smaller --iodepth or --bs",
                 p.name,
                 p.numjobs,
                 storlab_types::format_bytes(need),
-                storlab_types::format_bytes(io_bytes(p)),
-                p.iodepth,
-                storlab_types::format_bytes(p.max_bs()),
+                buffers_in_words(p),
                 storlab_types::format_bytes(avail),
             ));
         }
@@ -213,6 +254,25 @@ Max open files            1024                 4096                 files     \n
             check_with(&[big("4096")], "", "", 2, None).is_ok(),
             "unknown memory: no refusal"
         );
+    }
+
+    /// A phase of groups needs what its groups need together, not its
+    /// largest block and depth times all its jobs.
+    #[test]
+    fn groups_are_counted_together_and_each_at_its_own_size() {
+        let text = "[[phase]]\n[[phase.group]]\nname = \"small\"\nnumjobs = 64\nbs = \"4k\"\n\
+                    [[phase.group]]\nname = \"big\"\nrw = \"write\"\nbs = \"4m\"\niodepth = 256\n";
+        let path = std::path::Path::new("g.toml");
+        let f = crate::JobFile::parse(text, path).unwrap();
+        let p = f
+            .phases(text, path, &Default::default(), &Default::default())
+            .unwrap();
+        // 64 x (4 KiB + 1 MiB) + (1 GiB + 1 MiB) = about 1.07 GiB, not
+        // 65 x 1 GiB.
+        assert!(check_with(&p, "", "", 2, Some(2 << 30)).is_ok());
+        let e = check_with(&p, "", "", 2, Some(1 << 30)).unwrap_err();
+        assert!(e.contains("group big: 1 jobs x iodepth 256"), "{e}");
+        assert!(e.contains("65 jobs"), "{e}");
     }
 
     #[test]

@@ -180,6 +180,14 @@ macro_rules! bench_options {
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
+            /// Job groups run together in this phase (`[[phase.group]]`):
+            /// each a spec over this one (see `groups.rs`).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub group: Vec<PhaseSpec>,
+            /// Values for one named group only, over everything else (a
+            /// sweep's `--vary group.NAME.KEY=...`); not a job-file key.
+            #[serde(skip)]
+            pub group_over: std::collections::BTreeMap<String, PhaseSpec>,
         }
 
         /// Every bench option, in the order `--help` lists them.
@@ -212,6 +220,15 @@ macro_rules! bench_options {
                 }
                 PhaseSpec {
                     $($field: over.$field.clone().or(base.$field),)*
+                    group: if over.group.is_empty() { base.group } else { over.group.clone() },
+                    group_over: {
+                        let mut g = base.group_over;
+                        for (name, spec) in &over.group_over {
+                            let merged = g.get(name).map_or_else(|| spec.clone(), |b| b.overlay(spec));
+                            g.insert(name.clone(), merged);
+                        }
+                        g
+                    },
                 }
             }
         }
@@ -472,6 +489,9 @@ fn resolve_times(
 /// Turn one fully layered spec into resolved parameters, checking every
 /// value and every combination.
 pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecError> {
+    if !s.group.is_empty() {
+        return crate::groups::resolve_grouped(s, index);
+    }
     let rw = match &s.rw {
         None => RwMode::Read,
         Some(r) => RwMode::parse(r).ok_or_else(|| {
@@ -571,6 +591,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         steadystate,
         loops,
         thinktime_ns,
+        groups: Vec::new(),
         md: None,
     })
 }

@@ -16,8 +16,10 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+mod grouped;
+
 use storlab_types::{
     CacheMode, CacheReport, CpuStats, DepthReport, DirStats, FileLayout, JobResult, PhaseParams,
     PhaseResult, VerifyMismatch, VerifyResult,
@@ -118,6 +120,13 @@ fn run_phases(
             break;
         }
         control.begin_phase(index);
+        if !p.groups.is_empty() {
+            extents = None;
+            if !grouped::hand_over(job, p, control, laid_out, sync, &mut outcome, &mut on_phase) {
+                break;
+            }
+            continue;
+        }
         let share = sync.map_or_else(|| Share::alone(p), |s| s.share(index, p));
         // Jobs that would use files that were not prepared (processes that
         // planned different job counts) stop every process, never index
@@ -390,16 +399,42 @@ fn run_workers(
     series: &SeriesCollector,
     sync: Option<&dyn PhaseSync>,
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
+    let params = vec![p; plans.len()];
+    run_workers_with(plans, &params, p, control, series, sync, None)
+}
+
+/// CPU (user, system ns) each worker thread used, stored as it ends.
+type ThreadCpu = [(AtomicU64, AtomicU64)];
+
+/// [`run_workers`] with each plan's own parameters (`params[i]` for
+/// `plans[i]`: a phase of job groups) and, when `thread_cpu` is given,
+/// each worker thread's own CPU time.
+fn run_workers_with(
+    plans: &[WorkerPlan],
+    params: &[&PhaseParams],
+    p: &PhaseParams,
+    control: &Control,
+    series: &SeriesCollector,
+    sync: Option<&dyn PhaseSync>,
+    thread_cpu: Option<&ThreadCpu>,
+) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let gate = StartGate::new();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(plans.len());
         let mut spawn_error = None;
-        for (i, plan) in plans.iter().enumerate() {
+        for (i, (plan, wp)) in plans.iter().zip(params.iter().copied()).enumerate() {
             let (gate, progress) = (&gate, &control.jobs[i]);
             let spawned = std::thread::Builder::new()
                 .name(format!("storlab-job{i}"))
                 .spawn_scoped(s, move || {
-                    worker::run_worker(plan, p, control, progress, series, gate.ticket())
+                    let out =
+                        worker::run_worker(plan, wp, control, progress, series, gate.ticket());
+                    if let Some(c) = thread_cpu.and_then(|c| c.get(i)) {
+                        let (user, sys) = sys::thread_cpu();
+                        c.0.store(user.as_nanos() as u64, Ordering::Relaxed);
+                        c.1.store(sys.as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    out
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -666,6 +701,7 @@ fn summarize(
         warnings,
         series: None,
         cluster: None,
+        groups: None,
     }
 }
 

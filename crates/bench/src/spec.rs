@@ -68,13 +68,14 @@ impl JobFile {
     ) -> Vec<(PhaseSpec, Option<(usize, usize)>)> {
         let global = base.overlay(&self.global);
         if self.phase.is_empty() {
-            return vec![(global.overlay(over), None)];
+            return vec![(crate::groups::with_command_line(&global, over), None)];
         }
         self.phase
             .iter()
             .map(|sp| {
                 let at = line_col(text, sp.span().start);
-                (global.overlay(sp.get_ref()).overlay(over), Some(at))
+                let phase = global.overlay(sp.get_ref());
+                (crate::groups::with_command_line(&phase, over), Some(at))
             })
             .collect()
     }

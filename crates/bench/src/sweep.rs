@@ -63,6 +63,18 @@ impl Vary {
                 "expected OPTION=VALUES, e.g. bs=4k,64k,1m or iodepth=1..256:x2",
             );
         };
+        let name = name.trim();
+        // `group.NAME.KEY`: one job group's option.
+        let (group, name) = match split_group_key(name) {
+            Some((g, k)) => (Some(g), k),
+            None if name.starts_with("group.") => {
+                return bad(
+                    spec,
+                    "a group's option is group.NAME.OPTION, e.g. group.write.numjobs=1,2,3",
+                );
+            }
+            None => (None, name),
+        };
         let def = find_option(name.trim()).ok_or_else(|| {
             SpecError(format!(
                 "invalid --vary '{spec}': unknown option '{}' (the options of `storlab bench --help`, e.g. bs, iodepth, numjobs, size, rw)",
@@ -90,11 +102,21 @@ impl Vary {
         for v in &values {
             typed_value(def, v).map_err(|e| SpecError(format!("invalid --vary '{spec}': {e}")))?;
         }
-        Ok(Vary {
-            key: def.key,
-            values,
-        })
+        let key = match group {
+            // The key names the group: leaked once per --vary (a handful
+            // per process), so points keep their `&'static str` keys.
+            Some(g) => &*Box::leak(format!("group.{g}.{}", def.key).into_boxed_str()),
+            None => def.key,
+        };
+        Ok(Vary { key, values })
     }
+}
+
+/// `group.NAME.KEY` → `(NAME, KEY)` (KEY after the last dot).
+pub fn split_group_key(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix("group.")?;
+    let (name, opt) = rest.rsplit_once('.')?;
+    (!name.is_empty() && !opt.is_empty()).then_some((name, opt))
 }
 
 /// The values of `FROM..TO` with a step of `xN` or `+N`, TO included when
@@ -235,6 +257,16 @@ mod tests {
     fn lists_and_ranges() {
         assert_eq!(v("bs=4k,64k, 1m").values, ["4k", "64k", "1m"]);
         assert_eq!(v("blocksize=4k").key, "bs", "fio alias");
+        let g = v("group.write.numjobs=1..3:+1");
+        assert_eq!(g.key, "group.write.numjobs");
+        assert_eq!(g.values, ["1", "2", "3"]);
+        assert_eq!(v("group.a.b.iodepth=2").key, "group.a.b.iodepth");
+        assert_eq!(
+            split_group_key("group.a.b.iodepth"),
+            Some(("a.b", "iodepth"))
+        );
+        assert!(Vary::parse("group.numjobs=1").is_err());
+        assert!(Vary::parse("group.w.colour=1").is_err());
         assert_eq!(v("iodepth-batch=1,2").key, "iodepth_batch", "flag spelling");
         assert_eq!(v("bs=4k..64k:x2").values, ["4k", "8k", "16k", "32k", "64k"]);
         assert_eq!(v("bs=4k..4m:x2").values.len(), 11);

@@ -334,6 +334,17 @@ pub fn process_cpu() -> (Duration, Duration) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// CPU time so far (user, system) of the calling thread, from
+/// getrusage(RUSAGE_THREAD): a job group's own CPU.
+pub fn thread_cpu() -> (Duration, Duration) {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid out-pointer; RUSAGE_THREAD (Linux) cannot fail.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
 /// The calling thread's scheduler counters from `/proc/thread-self/schedstat`:
 /// (ns on a CPU, ns runnable but waiting for a CPU). None where the kernel
 /// does not provide them (`CONFIG_SCHED_INFO` off).

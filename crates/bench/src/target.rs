@@ -221,6 +221,12 @@ fn needs(p: &PhaseParams, shared: bool) -> Result<Vec<u64>, TargetError> {
             ))
         })?;
         Ok(vec![total])
+    } else if !p.groups.is_empty() {
+        // Each group's jobs, in order, with the group's own size.
+        Ok(p.groups
+            .iter()
+            .flat_map(|g| std::iter::repeat_n(g.size_bytes, g.numjobs as usize))
+            .collect())
     } else {
         Ok(vec![p.size_bytes; p.numjobs as usize])
     }

@@ -265,6 +265,7 @@ pub fn check_with(
         }
         out.config_differs |= blocked;
         compare_phase(p, bp, tolerance_pct, !blocked, &mut out);
+        compare_groups(p, bp, tolerance_pct, !blocked, &opts.vary, &mut out);
     }
     for &i in &m.unmatched {
         out.notes.push(format!(
@@ -292,8 +293,56 @@ pub fn check_with(
 /// Compare the figures of a pair; with `judge` false (the configurations
 /// differ) they are recorded but never fail.
 fn compare_phase(p: &PhaseResult, bp: &PhaseResult, tol: f64, judge: bool, out: &mut CheckReport) {
-    let phase = label(p);
-    for (direction, d, bd) in [("read", &p.read, &bp.read), ("write", &p.write, &bp.write)] {
+    let dirs = [("read", &p.read, &bp.read), ("write", &p.write, &bp.write)];
+    compare_dirs(&label(p), dirs, tol, judge, out);
+}
+
+/// A phase of job groups: each baseline group against its partner in the
+/// run (by name and shape), over each group's own window. A baseline group
+/// missing from the run fails, as a missing phase does.
+fn compare_groups(
+    p: &PhaseResult,
+    bp: &PhaseResult,
+    tol: f64,
+    judge: bool,
+    vary: &Vary,
+    out: &mut CheckReport,
+) {
+    let Some(bgroups) = &bp.groups else {
+        return;
+    };
+    let groups = p.groups.as_ref().map_or(&[][..], |g| g.groups.as_slice());
+    let params = |gs: &[storlab_types::GroupResult]| -> Vec<storlab_types::PhaseParams> {
+        gs.iter().map(|g| g.params.clone()).collect()
+    };
+    let m = crate::match_groups(&params(groups), &params(&bgroups.groups), vary);
+    for &bi in &m.unmatched_baseline {
+        if judge {
+            out.failures.push(format!(
+                "phase {}: group '{}' of the baseline has no partner in the run",
+                label(p),
+                bgroups.groups[bi].name
+            ));
+        }
+    }
+    for pair in &m.pairs {
+        let (g, bg) = (&groups[pair.phase], &bgroups.groups[pair.baseline_phase]);
+        let name = format!("{} group '{}'", label(p), bg.name);
+        let dirs = [("read", &g.read, &bg.read), ("write", &g.write, &bg.write)];
+        compare_dirs(&name, dirs, tol, judge, out);
+    }
+}
+
+/// Compare each direction's figures of one pair of phases or groups.
+fn compare_dirs(
+    phase: &str,
+    dirs: [(&'static str, &DirStats, &DirStats); 2],
+    tol: f64,
+    judge: bool,
+    out: &mut CheckReport,
+) {
+    let phase = phase.to_string();
+    for (direction, d, bd) in dirs {
         if bd.ops == 0 {
             continue;
         }
@@ -372,6 +421,106 @@ mod tests {
                 phase("randread", RwMode::RandRead, 4096, 40e6, 400_000),
             ],
         )
+    }
+
+    /// A phase of a reader group and a writer group, with these MB/s.
+    fn grouped(read_mb: f64, write_mb: f64, writer: &str) -> PhaseResult {
+        use storlab_types::{GroupResult, PhaseGroups};
+        let r = phase("dd-read", RwMode::Read, 1 << 20, read_mb * 1e6, 900_000);
+        let w = phase(writer, RwMode::Write, 1 << 20, write_mb * 1e6, 800_000);
+        let mut p = phase(
+            "dd",
+            RwMode::Read,
+            1 << 20,
+            (read_mb + write_mb) * 1e6,
+            900_000,
+        );
+        p.params.groups = vec![r.params.clone(), w.params.clone()];
+        let member = |x: &PhaseResult, first| GroupResult {
+            name: x.params.name.clone(),
+            first_job: first,
+            params: x.params.clone(),
+            read: x.read,
+            write: x.write,
+            total: x.total,
+            ..Default::default()
+        };
+        p.groups = Some(PhaseGroups {
+            overlap: 1.0,
+            all_moving_ns: 1,
+            groups: vec![member(&r, 0), member(&w, 1)],
+        });
+        p
+    }
+
+    /// A group slower than its baseline partner fails even when the phase's
+    /// aggregate does not (the readers took the writers' share).
+    #[test]
+    fn groups_are_checked_pair_by_pair() {
+        let b = run(1, vec![grouped(300.0, 200.0, "dd-write")]);
+        let same = check(&run(2, vec![grouped(300.0, 200.0, "dd-write")]), &b, 10.0).unwrap();
+        assert!(same.passed(), "{:?}", same.failures);
+        assert!(
+            same.findings
+                .iter()
+                .any(|f| f.phase.contains("group 'dd-write'"))
+        );
+        let r = run(2, vec![grouped(400.0, 100.0, "dd-write")]);
+        let c = check(&r, &b, 10.0).unwrap();
+        assert!(!c.passed());
+        assert!(
+            c.failures.iter().any(|f| f.contains("group 'dd-write'")
+                && f.contains("write bandwidth 100.0 MB/s is 50.0% below")),
+            "{:#?}",
+            c.failures
+        );
+        // Paired by shape when renamed (a note-free pair, same figures).
+        let renamed = check(&run(2, vec![grouped(300.0, 200.0, "backup")]), &b, 10.0).unwrap();
+        assert!(
+            renamed
+                .findings
+                .iter()
+                .any(|f| f.phase.contains("group 'dd-write'"))
+        );
+        assert!(renamed.passed(), "{:?}", renamed.failures);
+        // A group's own parameter that differs is named, and blocks a verdict.
+        let mut deeper = grouped(300.0, 200.0, "dd-write");
+        deeper.params.groups[1].iodepth = 8;
+        if let Some(g) = &mut deeper.groups {
+            g.groups[1].params.iodepth = 8;
+        }
+        let c = check(&run(2, vec![deeper]), &b, 10.0).unwrap();
+        assert!(c.config_differs);
+        assert!(
+            c.config
+                .iter()
+                .any(|c| c.other.iter().any(|d| d.key == "group.dd-write.iodepth")),
+            "{:#?}",
+            c.config
+        );
+        // A baseline group missing from the run fails (when comparable).
+        let mut missing = grouped(300.0, 200.0, "dd-write");
+        if let Some(g) = &mut missing.groups {
+            g.groups.pop();
+        }
+        missing.params.groups.pop();
+        let c = check_with(
+            &run(2, vec![missing]),
+            &b,
+            10.0,
+            &CheckOptions {
+                allow_config_diff: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            c.failures
+                .iter()
+                .any(|f| f.contains("group 'dd-write' of the baseline has no partner")),
+            "{:#?}",
+            c.failures
+        );
     }
 
     #[test]

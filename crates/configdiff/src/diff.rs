@@ -119,6 +119,7 @@ pub(crate) fn generic_key(json_key: &str) -> String {
 /// JSON fields handled by name below, or never a difference.
 const HANDLED: &[&str] = &[
     "name",
+    "groups",
     "seed",
     "rw",
     "rwmixread",
@@ -258,6 +259,44 @@ pub fn phase_differences(p: &PhaseParams, b: &PhaseParams) -> Vec<Difference> {
                 );
             }
         }
+    }
+    out.extend(group_differences(p, b));
+    out
+}
+
+/// How two phases' job groups differ: each pair (by name and shape) by
+/// its parameters, keyed `group.NAME.KEY`; groups without a partner as
+/// `groups` (the names and shapes on each side).
+fn group_differences(p: &PhaseParams, b: &PhaseParams) -> Vec<Difference> {
+    if p.groups.is_empty() && b.groups.is_empty() {
+        return Vec::new();
+    }
+    let m = crate::match_groups(&p.groups, &b.groups, &crate::Vary::default());
+    let mut out = Vec::new();
+    for pair in &m.pairs {
+        let (g, bg) = (&p.groups[pair.phase], &b.groups[pair.baseline_phase]);
+        for mut d in phase_differences(g, bg) {
+            d.key = format!("group.{}.{}", bg.name, d.key);
+            out.push(d);
+        }
+    }
+    if !m.unmatched.is_empty() || !m.unmatched_baseline.is_empty() {
+        let list = |gs: &[PhaseParams]| {
+            if gs.is_empty() {
+                "none".to_string()
+            } else {
+                gs.iter()
+                    .map(|g| format!("{} ({} {}×{})", g.name, g.rw, g.numjobs, g.bs_human()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        out.push(Difference {
+            key: "groups".into(),
+            scope: Scope::Workload,
+            value: list(&p.groups),
+            baseline: list(&b.groups),
+        });
     }
     out
 }

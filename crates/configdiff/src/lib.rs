@@ -34,7 +34,7 @@ pub mod vary;
 mod store_testdata;
 
 pub use diff::{Difference, Scope, differences, phase_differences, run_differences};
-pub use matching::{MatchedBy, Matching, PhaseMatch, match_phases};
+pub use matching::{MatchedBy, Matching, PhaseMatch, match_groups, match_phases};
 pub use vary::{KNOWN_KEYS, Vary, VaryError};
 
 use serde::Serialize;

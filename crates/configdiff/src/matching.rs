@@ -90,15 +90,28 @@ fn same_setup(a: &PhaseParams, b: &PhaseParams, vary: &Vary) -> bool {
 /// both lists are the same phases (the baseline compared with itself),
 /// every phase is its own partner.
 pub fn match_phases(run: &[PhaseResult], baseline: &[PhaseResult], vary: &Vary) -> Matching {
+    let run: Vec<&PhaseParams> = run.iter().map(|p| &p.params).collect();
+    let baseline: Vec<&PhaseParams> = baseline.iter().map(|p| &p.params).collect();
+    match_params(&run, &baseline, vary)
+}
+
+/// Pair the job groups of two phases (their params, in order) by the same
+/// rule: name and shape, else the only group of that shape, else the only
+/// one with the same jobs, depth and cache mode. Indices are group indices.
+pub fn match_groups(run: &[PhaseParams], baseline: &[PhaseParams], vary: &Vary) -> Matching {
+    let run: Vec<&PhaseParams> = run.iter().collect();
+    let baseline: Vec<&PhaseParams> = baseline.iter().collect();
+    match_params(&run, &baseline, vary)
+}
+
+fn match_params(run: &[&PhaseParams], baseline: &[&PhaseParams], vary: &Vary) -> Matching {
     let mut partner: Vec<Option<(usize, MatchedBy)>> = vec![None; baseline.len()];
     let mut used = vec![false; run.len()];
     // 1. By name (and shape).
     for (bi, bp) in baseline.iter().enumerate() {
-        if let Some(i) = (0..run.len()).find(|&i| {
-            !used[i]
-                && run[i].params.name == bp.params.name
-                && same_shape(&run[i].params, &bp.params, vary)
-        }) {
+        if let Some(i) = (0..run.len())
+            .find(|&i| !used[i] && run[i].name == bp.name && same_shape(run[i], bp, vary))
+        {
             used[i] = true;
             partner[bi] = Some((i, MatchedBy::Name));
         }
@@ -109,7 +122,7 @@ pub fn match_phases(run: &[PhaseResult], baseline: &[PhaseResult], vary: &Vary) 
             continue;
         }
         let shaped: Vec<usize> = (0..run.len())
-            .filter(|&i| !used[i] && same_shape(&run[i].params, &bp.params, vary))
+            .filter(|&i| !used[i] && same_shape(run[i], bp, vary))
             .collect();
         let found = match shaped.as_slice() {
             [one] => Some((*one, MatchedBy::Shape)),
@@ -118,7 +131,7 @@ pub fn match_phases(run: &[PhaseResult], baseline: &[PhaseResult], vary: &Vary) 
                 let set: Vec<usize> = many
                     .iter()
                     .copied()
-                    .filter(|&i| same_setup(&run[i].params, &bp.params, vary))
+                    .filter(|&i| same_setup(run[i], bp, vary))
                     .collect();
                 match set.as_slice() {
                     [one] => Some((*one, MatchedBy::ShapeAndSetup)),
@@ -190,6 +203,30 @@ mod tests {
         assert_eq!(p(2).unwrap().phase, 0);
         assert_eq!(p(2).unwrap().by, MatchedBy::Shape);
         assert_eq!(m.unmatched, vec![1]);
+    }
+
+    #[test]
+    fn groups_pair_by_name_and_shape_not_by_position() {
+        let base = vec![
+            params("dd-read", RwMode::Read, 1 << 20, 1),
+            params("dd-write", RwMode::Write, 1 << 20, 1),
+        ];
+        // The same groups in the other order, one renamed.
+        let run = vec![
+            params("writers", RwMode::Write, 1 << 20, 1),
+            params("dd-read", RwMode::Read, 1 << 20, 1),
+        ];
+        let m = match_groups(&run, &base, &Vary::default());
+        let p = |bi: usize| m.pairs.iter().find(|p| p.baseline_phase == bi).copied();
+        assert_eq!(p(0).unwrap().phase, 1);
+        assert_eq!(p(0).unwrap().by, MatchedBy::Name);
+        assert_eq!(p(1).unwrap().phase, 0);
+        assert_eq!(p(1).unwrap().by, MatchedBy::Shape);
+        // A group of another block size is nobody's partner.
+        let run = vec![params("dd-read", RwMode::Read, 4096, 1)];
+        let m = match_groups(&run, &base, &Vary::default());
+        assert!(m.pairs.is_empty());
+        assert_eq!(m.unmatched_baseline, vec![0, 1]);
     }
 
     #[test]

@@ -1062,6 +1062,7 @@ fn phase_of(
         warnings,
         cluster: None,
         series: None,
+        groups: None,
     })
 }
 

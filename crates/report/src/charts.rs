@@ -131,6 +131,82 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
     }
 }
 
+/// Phases that ran job groups at once: per phase of each run, a bar per
+/// group (its bytes over its own window) beside the aggregate (all bytes
+/// over the union window), with each group's share of the phase in its
+/// label and the overlap in the category.
+fn groups_chart(runs: &[StoredRun]) -> Option<Chart> {
+    let labels = crate::fmt::run_labels(runs);
+    let mut categories = Vec::new();
+    let mut names: Vec<String> = vec!["all groups".into()];
+    // (category, series, MB/s, label)
+    let mut bars: Vec<(usize, usize, f64, Option<String>)> = Vec::new();
+    for (r, label) in runs.iter().zip(&labels) {
+        for p in &r.report.phases {
+            let Some(g) = &p.groups else {
+                continue;
+            };
+            categories.push(format!(
+                "{label} · {} ({:.0} % together)",
+                p.params.name,
+                g.overlap * 100.0
+            ));
+            let ci = categories.len() - 1;
+            bars.push((ci, 0, mb(p.total.bw_bytes_per_s), None));
+            for m in &g.groups {
+                let si = names.iter().position(|n| *n == m.name).unwrap_or_else(|| {
+                    names.push(m.name.clone());
+                    names.len() - 1
+                });
+                let share = if p.total.bytes > 0 {
+                    Some(format!(
+                        "{:.0} %",
+                        100.0 * m.total.bytes as f64 / p.total.bytes as f64
+                    ))
+                } else {
+                    None
+                };
+                bars.push((ci, si, mb(m.total.bw_bytes_per_s), share));
+            }
+        }
+    }
+    if categories.is_empty() {
+        return None;
+    }
+    let mut series: Vec<BarSeries> = names
+        .into_iter()
+        .map(|name| BarSeries {
+            name,
+            values: vec![None; categories.len()],
+            labels: vec![None; categories.len()],
+            faded: vec![false; categories.len()],
+        })
+        .collect();
+    for (ci, si, v, l) in bars {
+        series[si].values[ci] = Some(v);
+        series[si].labels[ci] = l;
+    }
+    let c = BarChart {
+        title: "Job groups: each group and the whole phase".into(),
+        subtitle: Some(
+            "Each group's MB/s over its own window (label: its share of the phase's bytes) beside              all groups' bytes over the phase's window; the category gives the time every group              was moving data at once"
+                .into(),
+        ),
+        y_label: "Throughput (MB/s, 10^6 bytes/s)".into(),
+        x_label: "Run · phase".into(),
+        categories,
+        series,
+        log_y: false,
+        y_fmt: fmt_tick,
+        faded_legend: None,
+    };
+    Some(Chart {
+        id: "groups".into(),
+        title: "Job groups".into(),
+        svg: c.render(),
+    })
+}
+
 fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
     let mut cats = Vec::new();
     let mut lats = Vec::new();
@@ -1065,6 +1141,7 @@ pub fn charts_with(
         out.push(b);
     }
     out.extend(latency_chart(runs));
+    out.extend(groups_chart(runs));
     for p in Param::ALL {
         out.extend(scaling_chart(runs, p));
     }
@@ -1168,6 +1245,9 @@ fn why_not_with(
                 .into(),
         },
         "latency" => "no phase has latency figures".into(),
+        "groups" => "no phase ran job groups (storlab bench --group, [[phase.group]] in a job \
+                     file, or an fio job file's concurrent jobs)"
+            .into(),
         "predicted" if predicted.is_empty() => "no run has a design: tag runs with bench --design \
                                                  \"LAYOUT --drive ...\", or pass report --design"
             .into(),
@@ -1353,6 +1433,42 @@ mod tests {
         assert!(c.svg.contains(">+112 %<"), "{}", c.svg);
         assert!(c.svg.contains("within noise"));
         assert!(c.svg.contains("fill-opacity=\"0.3\""));
+    }
+
+    /// A phase of two groups gets the `groups` chart: a bar per group and
+    /// one for the whole phase, the shares in the labels.
+    #[test]
+    fn groups_get_their_chart() {
+        use storlab_types::{GroupResult, PhaseGroups};
+        let mut runs = compare_runs();
+        assert!(charts(&runs, None).iter().all(|c| c.id != "groups"));
+        let e = chart(&runs, None, "groups").unwrap_err().to_string();
+        assert!(e.contains("no phase ran job groups"), "{e}");
+        let p = &mut runs[0].report.phases[0];
+        let half = |name: &str| GroupResult {
+            name: name.into(),
+            total: storlab_types::DirStats {
+                bytes: p.total.bytes / 2,
+                bw_bytes_per_s: p.total.bw_bytes_per_s / 2.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        p.groups = Some(PhaseGroups {
+            overlap: 0.96,
+            all_moving_ns: 1,
+            groups: vec![half("dd-read"), half("dd-write")],
+        });
+        let c = chart(&runs, None, "groups").unwrap();
+        for text in [
+            ">dd-read<",
+            ">dd-write<",
+            ">all groups<",
+            "96 % together",
+            ">50 %<",
+        ] {
+            assert!(c.svg.contains(text), "{text} missing: {}", c.svg);
+        }
     }
 
     #[test]

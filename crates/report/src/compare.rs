@@ -38,8 +38,8 @@ use crate::fmt::{format_change, format_iops, format_ns, mb_per_s};
 use crate::rows::Direction;
 use serde::Serialize;
 use std::collections::HashMap;
-use storlab_configdiff::{Judgement, Vary, match_phases};
-use storlab_types::{DirStats, PhaseResult, RwMode, StoredRun};
+use storlab_configdiff::{Judgement, Vary, match_groups, match_phases};
+use storlab_types::{DirStats, GroupResult, PhaseResult, RwMode, StoredRun};
 
 /// Spread assumed when nothing better was measured, in percent.
 pub const DEFAULT_NOISE_PCT: f64 = 5.0;
@@ -410,8 +410,9 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
     let reps = Replicates::new(&all);
     let labels = crate::fmt::run_labels_of(&all_runs);
 
-    // (baseline phase index, direction, run order, phase index) → row
-    let mut keyed: Vec<((usize, Direction, usize, usize), CompareRow)> = Vec::new();
+    // (baseline phase index, 0 or 1 + baseline group index, direction,
+    // run order, phase index) → row
+    let mut keyed: Vec<(RowKey, CompareRow)> = Vec::new();
     let mut unmatched = Vec::new();
     for (order, run) in all_runs.iter().enumerate() {
         let is_baseline = order == 0;
@@ -456,39 +457,9 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
                 if !base_dirs.contains(&dir) {
                     continue;
                 }
-                let changes = Metric::ALL
-                    .iter()
-                    .map(|&m| {
-                        let b = m.value(dir.stats(bp));
-                        let v = m.value(dir.stats(phase));
-                        let spread = spread_for(&reps, base_ref, run_ref, dir, m);
-                        let change_pct = match (b, v) {
-                            (Some(b), Some(v)) if b > 0.0 => Some((v - b) / b * 100.0),
-                            _ => None,
-                        };
-                        let verdict = if is_baseline {
-                            Verdict::Baseline
-                        } else {
-                            match change_pct {
-                                None => Verdict::NotComparable,
-                                Some(_) if !config.comparable() => Verdict::ConfigDiffers,
-                                Some(c) if c.abs() <= spread.pct => Verdict::Noise,
-                                Some(c) if (c > 0.0) == m.higher_is_better() => Verdict::Better,
-                                Some(_) => Verdict::Worse,
-                            }
-                        };
-                        Change {
-                            metric: m,
-                            baseline: b,
-                            value: v,
-                            change_pct: if is_baseline { Some(0.0) } else { change_pct },
-                            spread,
-                            verdict,
-                        }
-                    })
-                    .collect();
+                let spread = |m| spread_for(&reps, base_ref, run_ref, dir, m);
                 keyed.push((
-                    (bpi, dir, order, pi),
+                    (bpi, 0, dir, order, pi),
                     CompareRow {
                         run_id: run.id,
                         run_label: labels[order].clone(),
@@ -499,9 +470,53 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
                         baseline_phase: bp.params.name.clone(),
                         differs: differences(phase, bp, &config),
                         config: config.clone(),
-                        changes,
+                        changes: changes_for(
+                            dir.stats(bp),
+                            dir.stats(phase),
+                            spread,
+                            is_baseline,
+                            &config,
+                        ),
                     },
                 ));
+            }
+            // A phase of job groups: each group against its baseline
+            // partner (by name and shape), over its own window; the noise
+            // is its phase's.
+            let (Some(gs), Some(bgs)) = (&phase.groups, &bp.groups) else {
+                continue;
+            };
+            let params = |g: &[GroupResult]| g.iter().map(|x| x.params.clone()).collect::<Vec<_>>();
+            let gm = match_groups(&params(&gs.groups), &params(&bgs.groups), vary);
+            for gp in &gm.pairs {
+                let (g, bg) = (&gs.groups[gp.phase], &bgs.groups[gp.baseline_phase]);
+                for dir in group_dirs(g) {
+                    if !group_dirs(bg).contains(&dir) {
+                        continue;
+                    }
+                    let spread = |m| spread_for(&reps, base_ref, run_ref, dir, m);
+                    keyed.push((
+                        (bpi, 1 + gp.baseline_phase, dir, order, pi),
+                        CompareRow {
+                            run_id: run.id,
+                            run_label: labels[order].clone(),
+                            is_baseline,
+                            phase: format!("{}/{}", phase.params.name, g.name),
+                            rw: g.params.rw,
+                            direction: dir,
+                            baseline_phase: format!("{}/{}", bp.params.name, bg.name),
+                            differs: differences(phase, bp, &config),
+                            config: config.clone(),
+                            changes: changes_for(
+                                group_stats(bg, dir),
+                                group_stats(g, dir),
+                                spread,
+                                is_baseline,
+                                &config,
+                            ),
+                        },
+                    ));
+                }
             }
         }
     }
@@ -512,6 +527,75 @@ pub fn compare_with(runs: &[StoredRun], baseline: &StoredRun, vary: &Vary) -> Co
         rows: keyed.into_iter().map(|(_, r)| r).collect(),
         unmatched,
         vary: vary.keys().map(str::to_string).collect(),
+    }
+}
+
+/// Where a row sorts: (baseline phase, 0 for the phase or 1 + baseline
+/// group, direction, run order, phase index).
+type RowKey = (usize, usize, Direction, usize, usize);
+
+/// The figures of one row against its baseline row.
+fn changes_for(
+    base: &DirStats,
+    this: &DirStats,
+    spread: impl Fn(Metric) -> Spread,
+    is_baseline: bool,
+    config: &Judgement,
+) -> Vec<Change> {
+    Metric::ALL
+        .iter()
+        .map(|&m| {
+            let b = m.value(base);
+            let v = m.value(this);
+            let spread = spread(m);
+            let change_pct = match (b, v) {
+                (Some(b), Some(v)) if b > 0.0 => Some((v - b) / b * 100.0),
+                _ => None,
+            };
+            let verdict = if is_baseline {
+                Verdict::Baseline
+            } else {
+                match change_pct {
+                    None => Verdict::NotComparable,
+                    Some(_) if !config.comparable() => Verdict::ConfigDiffers,
+                    Some(c) if c.abs() <= spread.pct => Verdict::Noise,
+                    Some(c) if (c > 0.0) == m.higher_is_better() => Verdict::Better,
+                    Some(_) => Verdict::Worse,
+                }
+            };
+            Change {
+                metric: m,
+                baseline: b,
+                value: v,
+                change_pct: if is_baseline { Some(0.0) } else { change_pct },
+                spread,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+/// The directions a group reports (as a phase's).
+fn group_dirs(g: &GroupResult) -> Vec<Direction> {
+    let rw = g.params.rw;
+    let mut v = Vec::new();
+    if rw.reads() {
+        v.push(Direction::Read);
+    }
+    if rw.writes() {
+        v.push(Direction::Write);
+    }
+    if rw.reads() && rw.writes() {
+        v.push(Direction::Total);
+    }
+    v
+}
+
+fn group_stats(g: &GroupResult, dir: Direction) -> &DirStats {
+    match dir {
+        Direction::Read => &g.read,
+        Direction::Write => &g.write,
+        Direction::Total => &g.total,
     }
 }
 
@@ -701,6 +785,60 @@ mod tests {
             again.change(Metric::Throughput).unwrap().verdict,
             Verdict::Noise
         );
+    }
+
+    /// A phase of a reader group and a writer group (writer named `w`).
+    fn grouped(read_mb: f64, write_mb: f64, w: &'static str) -> PhaseResult {
+        use storlab_types::PhaseGroups;
+        let r = phase(&Spec::new("dd-read", RwMode::Read, 1 << 20, read_mb).jobs(6));
+        let wr = phase(&Spec::new(w, RwMode::Write, 1 << 20, write_mb).jobs(3));
+        let mut p = phase(&Spec::new(
+            "dd",
+            RwMode::ReadWrite,
+            1 << 20,
+            read_mb + write_mb,
+        ));
+        p.params.groups = vec![r.params.clone(), wr.params.clone()];
+        let member = |x: &PhaseResult, first| GroupResult {
+            name: x.params.name.clone(),
+            first_job: first,
+            params: x.params.clone(),
+            elapsed_ns: x.elapsed_ns,
+            read: x.read,
+            write: x.write,
+            total: x.total,
+            ..Default::default()
+        };
+        p.groups = Some(PhaseGroups {
+            overlap: 1.0,
+            all_moving_ns: 1,
+            groups: vec![member(&r, 0), member(&wr, 6)],
+        });
+        p
+    }
+
+    /// Groups get rows of their own, paired with the baseline's by name
+    /// and shape (not position), after their phase's rows.
+    #[test]
+    fn groups_are_compared_pair_by_pair() {
+        let base = run(1, &[("cfg", "a")], vec![grouped(300.0, 200.0, "dd-write")]);
+        let new = run(2, &[("cfg", "a")], vec![grouped(300.0, 100.0, "backup")]);
+        let c = compare(std::slice::from_ref(&new), &base);
+        let w = find(&c, 2, "dd/backup", Direction::Write);
+        assert_eq!(w.baseline_phase, "dd/dd-write");
+        let ch = w.change(Metric::Throughput).unwrap();
+        assert!((ch.change_pct.unwrap() + 50.0).abs() < 0.1, "{ch:?}");
+        assert_eq!(ch.verdict, Verdict::Worse);
+        let r = find(&c, 2, "dd/dd-read", Direction::Read);
+        assert_eq!(
+            r.change(Metric::Throughput).unwrap().verdict,
+            Verdict::Noise
+        );
+        // The phase's own rows come first, then its groups'.
+        let first_group = c.rows.iter().position(|r| r.phase.contains('/')).unwrap();
+        assert!(c.rows[..first_group].iter().all(|r| r.phase == "dd"));
+        let text = render_comparison(&c);
+        assert!(text.contains("dd/backup"), "{text}");
     }
 
     #[test]

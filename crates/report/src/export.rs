@@ -100,7 +100,7 @@ fn opt_u64(v: Option<u64>) -> String {
 
 fn csv_row(r: &Row<'_>) -> Vec<String> {
     let rep = &r.run.report;
-    let p = &r.phase.params;
+    let p = r.params();
     let lat = r.stats.lat_ns;
     let errors: u64 = r.phase.errors.values().sum();
     vec![
@@ -111,7 +111,7 @@ fn csv_row(r: &Row<'_>) -> Vec<String> {
         rep.target.path.clone(),
         rep.target.filesystem.clone().unwrap_or_default(),
         rep.target.device.clone().unwrap_or_default(),
-        p.name.clone(),
+        r.label(),
         p.rw.as_str().to_string(),
         p.rw.read_pct(p.rwmixread).to_string(),
         r.direction.as_str().to_string(),
@@ -121,7 +121,7 @@ fn csv_row(r: &Row<'_>) -> Vec<String> {
         p.iodepth.to_string(),
         p.engine.as_str().to_string(),
         p.cache.as_str().to_string(),
-        r.phase.elapsed_ns.to_string(),
+        r.elapsed_ns().to_string(),
         r.phase.fsync_in_window.to_string(),
         r.stats.bytes.to_string(),
         r.stats.ops.to_string(),
@@ -141,7 +141,9 @@ fn csv_row(r: &Row<'_>) -> Vec<String> {
 }
 
 /// One CSV line per run × phase × direction (see [`CSV_COLUMNS`]), with a
-/// header line. Figures are in machine units (bytes, ns, bytes/s); tags are
+/// header line; a phase of job groups also has a line per group ×
+/// direction, its `phase` written `PHASE/GROUP`, with the group's own
+/// parameters, window and figures. Figures are in machine units (bytes, ns, bytes/s); tags are
 /// `key=value` joined by `;`; a latency cell is empty when the direction
 /// completed no I/O.
 pub fn export_csv(runs: &[StoredRun]) -> String {
@@ -194,12 +196,12 @@ pub fn export_md(runs: &[StoredRun]) -> String {
     out.push_str(&format!("| {} |\n", header.join(" | ")));
     out.push_str(&format!("|{}|\n", align.join("|")));
     for r in rows(runs) {
-        let p = &r.phase.params;
+        let p = r.params();
         let lat = r.stats.lat_ns;
         let lat_cell = |f: fn(&storlab_types::LatencyStats) -> f64| {
             lat.map(|l| format_ns(f(&l))).unwrap_or_else(|| "–".into())
         };
-        let mut phase = p.name.clone();
+        let mut phase = r.label();
         if r.phase.interrupted {
             phase.push_str(" (interrupted)");
         }

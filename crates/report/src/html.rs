@@ -333,9 +333,9 @@ fn results_section(runs: &[StoredRun]) -> String {
             vec![
                 txt(labels.get(&r.run.id).cloned().unwrap_or_default()),
                 txt(if r.phase.interrupted {
-                    format!("{} (interrupted)", r.phase.params.name)
+                    format!("{} (interrupted)", r.label())
                 } else {
-                    r.phase.params.name.clone()
+                    r.label()
                 }),
                 txt(r.direction.as_str()),
                 num(mb_per_s(r.stats.bw_bytes_per_s)),
@@ -347,7 +347,7 @@ fn results_section(runs: &[StoredRun]) -> String {
                 num(lat(|l| l.p99_9 as f64)),
                 num(lat(|l| l.max as f64)),
                 num(format_bytes(r.stats.bytes)),
-                num(format_ns(r.phase.elapsed_ns as f64)),
+                num(format_ns(r.elapsed_ns() as f64)),
                 wrap(cache_state(r.phase)),
             ]
         })

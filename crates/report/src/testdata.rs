@@ -231,6 +231,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         warnings,
         cluster: None,
         series: None,
+        groups: None,
     }
 }
 

@@ -1123,6 +1123,39 @@ fn insert_phase(tx: &Transaction<'_>, run_id: i64, seq: i64, p: &PhaseResult) ->
             p.write.lat_ns.map(|l| clamp(l.p99)),
         ],
     )?;
+    insert_groups(tx, run_id, seq, p)
+}
+
+/// A phase's job groups, one row each (the JSON keeps everything; these
+/// are copies for queries).
+fn insert_groups(tx: &Transaction<'_>, run_id: i64, seq: i64, p: &PhaseResult) -> Result<()> {
+    let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    for (gseq, g) in p.groups.iter().flat_map(|g| &g.groups).enumerate() {
+        tx.execute(
+            "INSERT INTO phase_groups (run_id, seq, gseq, name, rw, bs_bytes, numjobs, iodepth, \
+             first_job, elapsed_ns, read_bytes, write_bytes, bw_bytes_per_s, iops, \
+             read_lat_p99_ns, write_lat_p99_ns) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            params![
+                run_id,
+                seq,
+                gseq as i64,
+                g.name,
+                g.params.rw.as_str(),
+                clamp(g.params.max_bs()),
+                g.params.numjobs,
+                g.params.iodepth,
+                g.first_job,
+                clamp(g.elapsed_ns),
+                clamp(g.read.bytes),
+                clamp(g.write.bytes),
+                g.total.bw_bytes_per_s,
+                g.total.iops,
+                g.read.lat_ns.map(|l| clamp(l.p99)),
+                g.write.lat_ns.map(|l| clamp(l.p99)),
+            ],
+        )?;
+    }
     Ok(())
 }
 

@@ -85,6 +85,46 @@ CREATE TABLE monitors (
 ALTER TABLE runs ADD COLUMN writer_host TEXT;
 ALTER TABLE runs ADD COLUMN writer_pid INTEGER;
 "#,
+    // v4: the job groups of a phase (several workloads run at once) as rows
+    // of their own, filled from the stored JSON for phases saved before.
+    r#"
+CREATE TABLE phase_groups (
+    run_id           INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL,
+    gseq             INTEGER NOT NULL,
+    name             TEXT NOT NULL,
+    rw               TEXT NOT NULL,
+    bs_bytes         INTEGER NOT NULL,
+    numjobs          INTEGER NOT NULL,
+    iodepth          INTEGER NOT NULL,
+    first_job        INTEGER NOT NULL,
+    elapsed_ns       INTEGER NOT NULL,
+    read_bytes       INTEGER NOT NULL,
+    write_bytes      INTEGER NOT NULL,
+    bw_bytes_per_s   REAL NOT NULL,
+    iops             REAL NOT NULL,
+    read_lat_p99_ns  INTEGER,
+    write_lat_p99_ns INTEGER,
+    PRIMARY KEY (run_id, seq, gseq)
+);
+INSERT INTO phase_groups
+SELECT p.run_id, p.seq, g.key,
+       json_extract(g.value, '$.name'),
+       json_extract(g.value, '$.params.rw'),
+       (SELECT max(json_extract(b.value, '$.bs_bytes')) FROM json_each(g.value, '$.params.bs') AS b),
+       json_extract(g.value, '$.params.numjobs'),
+       json_extract(g.value, '$.params.iodepth'),
+       json_extract(g.value, '$.first_job'),
+       json_extract(g.value, '$.elapsed_ns'),
+       json_extract(g.value, '$.read.bytes'),
+       json_extract(g.value, '$.write.bytes'),
+       json_extract(g.value, '$.total.bw_bytes_per_s'),
+       json_extract(g.value, '$.total.iops'),
+       json_extract(g.value, '$.read.lat_ns.p99'),
+       json_extract(g.value, '$.write.lat_ns.p99')
+FROM phases AS p, json_each(p.phase_json, '$.groups.groups') AS g
+WHERE json_type(p.phase_json, '$.groups.groups') = 'array';
+"#,
 ];
 
 /// The schema version this storlab writes.

@@ -87,6 +87,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
         warnings: vec![],
         cluster: None,
         series: None,
+        groups: None,
     }
 }
 

@@ -469,3 +469,134 @@ fn a_reader_follows_a_run_while_it_writes_phase_by_phase() {
     writer.join().unwrap();
     assert!(reads >= 1);
 }
+
+/// A phase of two job groups (several workloads at once).
+fn grouped_phase() -> PhaseResult {
+    use storlab_types::{DirStats, GroupResult, LatencyStats, PhaseGroups};
+    let mut p = phase("mix", RwMode::ReadWrite, 1 << 20, 300e6, 900_000);
+    let member = |name: &str, rw: RwMode, first: u32, n: u32, read: u64, write: u64| {
+        let mut gp = phase(name, rw, 1 << 20, 0.0, 0).params;
+        gp.numjobs = n;
+        let d = |bytes: u64| DirStats {
+            bytes,
+            ops: bytes >> 20,
+            bw_bytes_per_s: bytes as f64,
+            iops: (bytes >> 20) as f64,
+            lat_ns: (bytes > 0).then_some(LatencyStats {
+                p99: 700_000 + u64::from(first),
+                ..Default::default()
+            }),
+        };
+        GroupResult {
+            name: name.into(),
+            first_job: first,
+            params: gp,
+            elapsed_ns: 1_000_000_000,
+            end_ns: 1_000_000_000,
+            read: d(read),
+            write: d(write),
+            total: d(read + write),
+            ..Default::default()
+        }
+    };
+    p.groups = Some(PhaseGroups {
+        overlap: 0.97,
+        all_moving_ns: 970_000_000,
+        groups: vec![
+            member("dd-read", RwMode::Read, 0, 6, 6 << 30, 0),
+            member("dd-write", RwMode::Write, 6, 3, 0, 3 << 30),
+        ],
+    });
+    p
+}
+
+/// (gseq, name, rw, numjobs, read bytes, write bytes, read p99) per row.
+type GroupRow = (i64, String, String, i64, i64, i64, Option<i64>);
+
+fn group_rows(store: &Store, run: i64) -> Vec<GroupRow> {
+    let mut st = store
+        .conn
+        .prepare(
+            "SELECT gseq, name, rw, numjobs, read_bytes, write_bytes, read_lat_p99_ns \
+             FROM phase_groups WHERE run_id = ?1 ORDER BY seq, gseq",
+        )
+        .unwrap();
+    st.query_map([run], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Schema v4: a phase's groups are rows of their own, filled from the JSON
+/// for a v3 file (which kept them only inside `phase_json`); a v3 file's
+/// ordinary phases load unchanged, and new runs get their rows on save.
+#[test]
+fn a_version_3_database_gets_group_rows_from_its_json() {
+    let (_d, path) = temp_db();
+    let g = grouped_phase();
+    let plain = phase("randread", RwMode::RandRead, 4096, 40e6, 321_000);
+    let r = report("2026-11-20T08:00:00Z", "node", "/mnt/a", vec![]);
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+        for m in &schema::MIGRATIONS[..3] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.pragma_update(None, "application_id", schema::APPLICATION_ID)
+            .unwrap();
+        conn.execute(
+            "INSERT INTO runs (kind, status, started_at, finished_at, host, target, tool, tool_version, note, report_json) \
+             VALUES ('bench', 'finished', ?1, ?1, 'node', '/mnt/a', 'storlab', '0.0.3', NULL, ?2)",
+            params![r.started_at, serde_json::to_string(&r).unwrap()],
+        )
+        .unwrap();
+        for (seq, p) in [&plain, &g].into_iter().enumerate() {
+            conn.execute(
+                "INSERT INTO phases (run_id, seq, name, rw, bs_bytes, numjobs, iodepth, engine, cache, \
+                 size_bytes, elapsed_ns, bw_bytes_per_s, iops, interrupted, phase_json) \
+                 VALUES (1, ?1, ?2, 'read', 4096, 1, 1, 'psync', 'direct', 1, 1, 1.0, 1.0, 0, ?3)",
+                params![seq as i64, p.params.name, serde_json::to_string(p).unwrap()],
+            )
+            .unwrap();
+        }
+    }
+    let store = Store::open_existing(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), schema::LATEST);
+    let want = vec![
+        (
+            0,
+            "dd-read".into(),
+            "read".into(),
+            6,
+            6 << 30,
+            0,
+            Some(700_000),
+        ),
+        (1, "dd-write".into(), "write".into(), 3, 0, 3 << 30, None),
+    ];
+    assert_eq!(group_rows(&store, 1), want);
+    let run = store.load(1).unwrap();
+    assert_eq!(run.report.phases, vec![plain.clone(), g.clone()]);
+    assert!(
+        run.report.phases[0].groups.is_none(),
+        "an old phase has none"
+    );
+    // A new run's groups get their rows as the phase is saved.
+    let id = store
+        .begin_run("bench", &r, &BTreeMap::new(), None)
+        .unwrap();
+    store.add_phase(id, &g).unwrap();
+    assert_eq!(group_rows(&store, id), want);
+    assert_eq!(store.load(id).unwrap().report.phases, vec![g]);
+}

@@ -262,6 +262,12 @@ pub struct PhaseParams {
     /// `thinktime`), ns; 0 = none.
     #[serde(default)]
     pub thinktime_ns: u64,
+    /// Job groups run together in this phase (`[[phase.group]]`, `--group`):
+    /// each group's own resolved parameters, in order; its jobs are the
+    /// phase's jobs `first..first + numjobs` in that order. Empty for an
+    /// ordinary phase (and then absent from the JSON).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<PhaseParams>,
     /// A metadata phase of `storlab md` (run kind `md`): which operation on
     /// which items, and the tree and job they belong to. Absent in every
     /// other record (and in records made before `md` existed).
@@ -534,6 +540,49 @@ pub struct PhaseResult {
     /// before it existed, and for imported results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<PhaseSeries>,
+    /// A phase of several job groups run at once: each group's own figures
+    /// and how much they overlapped. The phase's own `read`/`write`/`total`
+    /// are then the aggregate over the union window. Absent for an ordinary
+    /// phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<PhaseGroups>,
+}
+
+/// The groups of a phase that ran several workloads at once.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PhaseGroups {
+    /// Fraction (0–1) of the phase's union window during which every group
+    /// was moving data at once: the intersection of the groups' windows
+    /// over their union.
+    pub overlap: f64,
+    /// Nanoseconds during which every group was moving data at once.
+    pub all_moving_ns: u64,
+    pub groups: Vec<GroupResult>,
+}
+
+/// One group's own figures: its bytes over its own window (first
+/// submission of its first job to the last completion of its last job).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub name: String,
+    /// The group's index among the phase's jobs: its jobs are
+    /// `first_job .. first_job + params.numjobs` of `PhaseResult::jobs`.
+    pub first_job: u32,
+    pub params: PhaseParams,
+    /// The group's window, ns after the phase's common epoch.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub elapsed_ns: u64,
+    pub read: DirStats,
+    pub write: DirStats,
+    pub total: DirStats,
+    /// CPU of the group's worker threads (thread CPU clocks from the
+    /// thread's start to its end: includes the worker's setup and ramp).
+    pub cpu: CpuStats,
+    #[serde(default)]
+    pub depth: Option<DepthReport>,
+    pub cache: CacheReport,
+    pub warnings: Vec<String>,
 }
 
 /// The application's own bandwidth, IOPS and latency per interval of one
@@ -922,6 +971,46 @@ mod tests {
         assert_eq!(EngineKind::parse("io_uring"), Some(EngineKind::IoUring));
         assert_eq!(CacheMode::parse("cold"), Some(CacheMode::Cold));
         assert_eq!(CacheMode::parse("hot"), None);
+    }
+
+    /// A phase recorded before job groups existed loads, has none, and is
+    /// written back without a `groups` key (the JSON of an ordinary phase
+    /// is unchanged); a grouped phase round-trips.
+    #[test]
+    fn phases_without_groups_load_and_keep_their_json() {
+        let dir = serde_json::json!({"bytes": 1, "ops": 1, "bw_bytes_per_s": 1.0, "iops": 1.0, "lat_ns": null});
+        let old = serde_json::json!({
+            "params": {"name": "r", "rw": "read", "rwmixread": 50, "bs": [{"bs_bytes": 4096, "weight": 100}],
+                "size_bytes": 4096, "numjobs": 1, "iodepth": 1, "engine": "psync", "cache": "direct",
+                "drop_caches": false, "runtime_ns": null, "time_based": false, "ramp_ns": 0,
+                "fsync_every": 0, "end_fsync": true, "layout": {"kind": "per_job"},
+                "buffer_pattern": {"kind": "random"}, "random_with_replacement": false,
+                "verify": false, "seed": 1, "sqpoll": false, "registered": false},
+            "started_at": "2026-01-01T00:00:00Z", "elapsed_ns": 1, "fsync_in_window": false,
+            "end_fsync_ns": 0, "latency_span": "x", "read": dir, "write": dir, "total": dir,
+            "jobs": [], "cpu": {"user_ns": 0, "sys_ns": 0, "cpu_ns_per_io": 0.0, "utilization_pct": 0.0},
+            "errors": {}, "cache": {"mode": "direct", "method": null, "resident_pages_before": null,
+            "resident_pages_after": null, "total_pages": null, "verified": null, "may_be_cached": false},
+            "verify": null, "interrupted": false, "warnings": []
+        });
+        let p: PhaseResult = serde_json::from_value(old).unwrap();
+        assert!(p.groups.is_none() && p.params.groups.is_empty());
+        let back = serde_json::to_value(&p).unwrap();
+        assert!(back.get("groups").is_none());
+        assert!(back["params"].get("groups").is_none());
+        let mut g = p.clone();
+        g.params.groups = vec![p.params.clone()];
+        g.groups = Some(PhaseGroups {
+            overlap: 0.5,
+            all_moving_ns: 7,
+            groups: vec![GroupResult {
+                name: "r".into(),
+                params: p.params.clone(),
+                ..Default::default()
+            }],
+        });
+        let text = serde_json::to_string(&g).unwrap();
+        assert_eq!(serde_json::from_str::<PhaseResult>(&text).unwrap(), g);
     }
 
     #[test]

@@ -31,7 +31,10 @@ pub fn plan_fio_phases(file: &Path, target: Option<&Path>, over: &PhaseSpec) -> 
         .phases
         .iter()
         .enumerate()
-        .map(|(i, p)| storlab_bench::resolve_phase(&machine.overlay(p).overlay(over), i))
+        .map(|(i, p)| {
+            let spec = storlab_bench::with_command_line(&machine.overlay(p), over);
+            storlab_bench::resolve_phase(&spec, i)
+        })
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("in fio job file {name}"))?;
     Ok(PlannedJob {

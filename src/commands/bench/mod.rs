@@ -83,10 +83,10 @@ pub struct BenchCommand {
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
     /// Run an fio job file: [global] and job sections, fio's option names,
-    /// units (kb_base) and defaults (buffered, psync); each job becomes a
-    /// phase, and every job after the first needs `stonewall` (storlab runs
-    /// phases one after another). Options storlab cannot run are refused by
-    /// name. Flags given here override the file
+    /// units (kb_base) and defaults (buffered, psync); jobs that no
+    /// `stonewall` separates run together as the groups of one phase, as in
+    /// fio (`stonewall`, `wait_for` start the next phase). Options storlab
+    /// cannot run are refused by name. Flags given here override the file
     #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
     pub fio_job: Option<PathBuf>,
     /// fio's spelling of TARGET for a file or block device
@@ -101,6 +101,15 @@ pub struct BenchCommand {
     pub profile: Option<String>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    /// Run a job group: several --group options make ONE phase whose groups
+    /// start together and run at once (e.g. the SAS dd test: --group
+    /// 'rw=read numjobs=6 bs=1M' --group 'rw=write numjobs=3 bs=1M').
+    /// OPTIONS are key=value words (job-file keys: rw, bs, bssplit, iodepth,
+    /// numjobs, size, rate_iops, thinktime, cache, runtime, time_based,
+    /// name, ...); what a group does not set comes from the other flags.
+    /// Each group runs to its own end; the phase ends when the last does
+    #[arg(long = "group", value_name = "OPTIONS", conflicts_with = "fio_job")]
+    pub group: Vec<String>,
     #[command(flatten)]
     pub run: RunArgs,
     /// Run the whole job N times (as IOR's -i): prints the mean, standard
@@ -230,7 +239,9 @@ pub fn plan_phases_text(
     let machine = machine_defaults(over, target.as_deref(), &mut warnings);
     let phases = match (&file, job) {
         (Some(jf), Some(path)) => jf.phases(&text, path, &machine, over)?,
-        _ if over.rw.is_some() => vec![storlab_bench::resolve_phase(&machine.overlay(over), 0)?],
+        _ if over.rw.is_some() || !over.group.is_empty() => {
+            vec![storlab_bench::resolve_phase(&machine.overlay(over), 0)?]
+        }
         _ => quick_phases()
             .iter()
             .enumerate()
@@ -275,11 +286,26 @@ fn machine_defaults(
     machine
 }
 
+/// Job groups are not run by several processes yet (`--group-ranks` is not
+/// implemented): refused on every rank at planning, naming the phase,
+/// before rank 0 makes any file.
+#[cfg(feature = "mpi")]
+fn no_groups_under_mpi(p: PlannedJob) -> Result<PlannedJob> {
+    if let Some(ph) = p.phases.iter().find(|ph| !ph.groups.is_empty()) {
+        anyhow::bail!(
+            "phase {}: job groups are not supported in multi-process (MPI) runs yet: run each \
+             group's workload as its own phase, or run the groups without mpirun",
+            ph.name
+        );
+    }
+    Ok(p)
+}
+
 impl BenchCommand {
     pub fn execute(self) -> Result<Outcome> {
         #[cfg(feature = "mpi")]
         if mpi::launched() {
-            let planned = self.plan().map(|(p, _)| p);
+            let planned = self.plan().map(|(p, _)| p).and_then(no_groups_under_mpi);
             return mpi::execute(self, planned);
         }
         self.cluster.reject_outside_mpi()?;
@@ -327,19 +353,19 @@ impl BenchCommand {
             Some(name) => Some(crate::commands::profiles::find(name)?),
             None => None,
         };
+        let mut spec = self.workload.spec.clone();
+        spec.group = self
+            .group
+            .iter()
+            .map(|g| storlab_bench::parse_group_arg(g))
+            .collect::<Result<_, _>>()?;
         let planned = match (&self.fio_job, &profile) {
-            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &self.workload.spec)?,
+            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &spec)?,
             (None, Some(profile)) => {
                 let path = profile.job_path();
-                plan_phases_text(
-                    Some((&profile.job_text, &path)),
-                    target.as_deref(),
-                    &self.workload.spec,
-                )?
+                plan_phases_text(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
             }
-            (None, None) => {
-                plan_phases(self.job.as_deref(), target.as_deref(), &self.workload.spec)?
-            }
+            (None, None) => plan_phases(self.job.as_deref(), target.as_deref(), &spec)?,
         };
         Ok((planned, profile))
     }

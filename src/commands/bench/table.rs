@@ -125,6 +125,10 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         };
         let both = p.rw.reads() && p.rw.writes();
         let cpu = Some(ph.cpu.cpu_ns_per_io);
+        if let Some(g) = &ph.groups {
+            group_rows(&mut t, ph, g, name, unit);
+            continue;
+        }
         if both {
             stat_row(
                 &mut t,
@@ -253,6 +257,14 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         if let Some(n) = series_note(ph) {
             notes.push(n);
         }
+        if let Some(g) = &ph.groups {
+            notes.push(format!(
+                "{} groups at once, all moving data for {:.0} % of the phase ({})",
+                g.groups.len(),
+                g.overlap * 100.0,
+                fmt_lat(g.all_moving_ns as f64)
+            ));
+        }
         if !ph.errors.is_empty() {
             let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();
             notes.push(format!("errors: {}", e.join(", ")));
@@ -276,6 +288,81 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
         });
     }
     out
+}
+
+/// A phase of job groups: the aggregate (all groups' bytes over the union
+/// window) with its read and write totals, then each group over its own
+/// window, then each group's jobs.
+fn group_rows(
+    t: &mut Table,
+    ph: &PhaseResult,
+    g: &storlab_types::PhaseGroups,
+    name: String,
+    unit: LatUnit,
+) {
+    let p = &ph.params;
+    let shape = format!("{}×{}", p.numjobs, p.iodepth);
+    let cpu = Some(ph.cpu.cpu_ns_per_io);
+    stat_row(
+        t,
+        format!("{name} (all groups)"),
+        format!("{} groups", g.groups.len()),
+        shape,
+        &ph.total,
+        cpu,
+        unit,
+    );
+    for (label, d) in [("  read", &ph.read), ("  write", &ph.write)] {
+        if d.ops > 0 {
+            stat_row(t, label.into(), String::new(), String::new(), d, None, unit);
+        }
+    }
+    for m in &g.groups {
+        let gp = &m.params;
+        let d = match (gp.rw.reads(), gp.rw.writes()) {
+            (true, false) => &m.read,
+            (false, true) => &m.write,
+            _ => &m.total,
+        };
+        stat_row(
+            t,
+            format!("  group {}", m.name),
+            pattern(gp),
+            format!("{}×{}", gp.numjobs, gp.iodepth),
+            d,
+            Some(m.cpu.cpu_ns_per_io),
+            unit,
+        );
+        if gp.numjobs > 1 {
+            let jobs = ph
+                .jobs
+                .iter()
+                .skip(m.first_job as usize)
+                .take(gp.numjobs as usize);
+            for j in jobs {
+                let d = match (gp.rw.reads(), gp.rw.writes()) {
+                    (true, false) => j.read,
+                    (false, true) => j.write,
+                    _ => DirStats {
+                        bytes: j.read.bytes + j.write.bytes,
+                        ops: j.read.ops + j.write.ops,
+                        bw_bytes_per_s: j.read.bw_bytes_per_s + j.write.bw_bytes_per_s,
+                        iops: j.read.iops + j.write.iops,
+                        lat_ns: None,
+                    },
+                };
+                stat_row(
+                    t,
+                    format!("    job {}", j.job),
+                    String::new(),
+                    String::new(),
+                    &d,
+                    None,
+                    unit,
+                );
+            }
+        }
+    }
 }
 
 /// The spread of the per-interval MB/s over the phase's full intervals,

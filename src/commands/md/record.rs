@@ -163,5 +163,6 @@ pub fn phase_result(
         warnings,
         cluster: None,
         series: None,
+        groups: None,
     }
 }

@@ -349,9 +349,22 @@ impl SweepCommand {
         point: &SweepPoint,
         job: Option<&(String, PathBuf)>,
     ) -> Result<PlannedJob> {
-        let pairs = point.params.iter().map(|(k, v)| (*k, v.as_str()));
-        let over = self.workload.spec.overlay(&spec_from_pairs(pairs)?);
-        let mut over = over;
+        let pairs = point
+            .params
+            .iter()
+            .filter(|(k, _)| storlab_bench::split_group_key(k).is_none())
+            .map(|(k, v)| (*k, v.as_str()));
+        let mut over = self.workload.spec.overlay(&spec_from_pairs(pairs)?);
+        // `group.NAME.KEY`: that group's value alone.
+        let mut groups_varied = Vec::new();
+        for (k, v) in &point.params {
+            if let Some((name, key)) = storlab_bench::split_group_key(k) {
+                let one = spec_from_pairs([(key, v.as_str())])?;
+                let entry = over.group_over.entry(name.to_string()).or_default();
+                *entry = entry.overlay(&one);
+                groups_varied.push(name);
+            }
+        }
         if job.is_none() && over.rw.is_none() {
             // A sweep without a job file measures one phase (reads unless told).
             over.rw = Some("read".into());
@@ -361,6 +374,26 @@ impl SweepCommand {
             self.target.as_deref(),
             &over,
         )?;
+        if let Some(name) = groups_varied.iter().find(|n| {
+            !planned
+                .phases
+                .iter()
+                .any(|p| p.groups.iter().any(|g| g.name == **n))
+        }) {
+            let names: Vec<&str> = planned
+                .phases
+                .iter()
+                .flat_map(|p| p.groups.iter().map(|g| g.name.as_str()))
+                .collect();
+            bail!(
+                "--vary group.{name}.…: no job group is named '{name}' (the groups here: {})",
+                if names.is_empty() {
+                    "none; groups come from the job file or profile".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
         // What the whole sweep's preparation would refuse fails this point alone.
         if planned
             .phases

@@ -79,6 +79,30 @@ pub fn render(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> String
                 right(run.clone()),
             ]);
             table.add_row(row);
+            // A phase of job groups: each group over its own window.
+            for g in ph.groups.iter().flat_map(|g| &g.groups) {
+                let mut row = lead.clone();
+                let lat = g.total.lat_ns;
+                row.extend([
+                    Cell::new(format!(
+                        "  {} ({}×{})",
+                        g.name, g.params.numjobs, g.params.rw
+                    )),
+                    right(format!("{:.1}", g.total.bw_bytes_per_s / 1e6)),
+                    right(format!("{:.0}", g.total.iops)),
+                    right(l(lat.map(|x| x.p50))),
+                    right(l(lat.map(|x| x.p99))),
+                    right(if g.total.ops > 0 {
+                        format_latency_ns(g.cpu.cpu_ns_per_io)
+                    } else {
+                        "-".into()
+                    }),
+                    Cell::new(&g.cache.mode),
+                    Cell::new(""),
+                    right(String::new()),
+                ]);
+                table.add_row(row);
+            }
         }
         if let Some(e) = &r.error {
             let mut row = lead.clone();
@@ -145,19 +169,28 @@ pub fn json_document(results: &[PointResult], t: &SweepTotals) -> serde_json::Va
                 .iter()
                 .flat_map(|rep| rep.phases.iter())
                 .map(|ph| {
-                    serde_json::json!({
-                        "name": ph.params.name,
-                        "rw": ph.params.rw.as_str(),
-                        "bw_bytes_per_s": ph.total.bw_bytes_per_s,
-                        "iops": ph.total.iops,
-                        "lat_p50_ns": ph.total.lat_ns.map(|l| l.p50),
-                        "lat_p99_ns": ph.total.lat_ns.map(|l| l.p99),
-                        "elapsed_ns": ph.elapsed_ns,
-                        "cpu_utilization_pct": ph.cpu.utilization_pct,
-                        "cpu_ns_per_io": ph.cpu.cpu_ns_per_io,
-                        "cache_mode": ph.cache.mode,
-                        "may_be_cached": looks_cached(ph, mem),
-                    })
+                    let mut v = phase_json(ph, mem);
+                    if let Some(g) = &ph.groups {
+                        v["overlap"] = serde_json::json!(g.overlap);
+                        v["groups"] = g
+                            .groups
+                            .iter()
+                            .map(|g| {
+                                serde_json::json!({
+                                    "name": g.name,
+                                    "rw": g.params.rw.as_str(),
+                                    "numjobs": g.params.numjobs,
+                                    "iodepth": g.params.iodepth,
+                                    "bw_bytes_per_s": g.total.bw_bytes_per_s,
+                                    "iops": g.total.iops,
+                                    "lat_p50_ns": g.total.lat_ns.map(|l| l.p50),
+                                    "lat_p99_ns": g.total.lat_ns.map(|l| l.p99),
+                                    "elapsed_ns": g.elapsed_ns,
+                                })
+                            })
+                            .collect();
+                    }
+                    v
                 })
                 .collect();
             serde_json::json!({
@@ -170,6 +203,28 @@ pub fn json_document(results: &[PointResult], t: &SweepTotals) -> serde_json::Va
             })
         })
         .collect();
+    document(points, t)
+}
+
+/// One phase's main figures in the sweep document.
+fn phase_json(ph: &PhaseResult, mem: u64) -> serde_json::Value {
+    serde_json::json!({
+        "name": ph.params.name,
+        "rw": ph.params.rw.as_str(),
+        "bw_bytes_per_s": ph.total.bw_bytes_per_s,
+        "iops": ph.total.iops,
+        "lat_p50_ns": ph.total.lat_ns.map(|l| l.p50),
+        "lat_p99_ns": ph.total.lat_ns.map(|l| l.p99),
+        "elapsed_ns": ph.elapsed_ns,
+        "cpu_utilization_pct": ph.cpu.utilization_pct,
+        "cpu_ns_per_io": ph.cpu.cpu_ns_per_io,
+        "cache_mode": ph.cache.mode,
+        "may_be_cached": looks_cached(ph, mem),
+    })
+}
+
+/// The sweep document around its points.
+fn document(points: Vec<serde_json::Value>, t: &SweepTotals) -> serde_json::Value {
     serde_json::json!({
         // What wrote it (and how `--json-out` knows the file is storlab's
         // when the sweep is run again).

@@ -1,0 +1,414 @@
+//! One phase of job groups (see `groups.rs`): every group's files laid out
+//! and put in its cache state, then every group's workers released at one
+//! common epoch; each group's figures over its own window, the phase's
+//! over the union window (histograms merged, never averaged), and how
+//! long the groups really moved data together.
+
+use super::{describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short};
+use crate::cluster::PhaseSync;
+use crate::groups::{MIN_OVERLAP, first_jobs, overlap};
+use crate::offsets::RegionMap;
+use crate::run::{LayoutState, RunOutcome};
+use crate::series::SeriesCollector;
+use crate::worker::{WorkerOut, WorkerPlan};
+use crate::{Control, ResolvedJob};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use storlab_types::{CacheReport, CpuStats, GroupResult, PhaseGroups, PhaseParams, PhaseResult};
+
+/// Where job `j` of a grouped phase does its I/O: (file index, region).
+fn place(job: &ResolvedJob, p: &PhaseParams, j: u32) -> (usize, RegionMap) {
+    if job.target.shared {
+        // One file or device: each job its own region of the largest size.
+        (
+            0,
+            RegionMap::Contiguous {
+                base: u64::from(j) * p.size_bytes,
+            },
+        )
+    } else {
+        (j as usize, RegionMap::Contiguous { base: 0 })
+    }
+}
+
+/// Run grouped phase `p` of the run loop and hand its result over; false
+/// when the run must stop (the reason is in `outcome`). Groups are not
+/// run by several processes yet.
+pub(super) fn hand_over(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    control: &Control,
+    laid_out: &mut LayoutState,
+    sync: Option<&dyn PhaseSync>,
+    outcome: &mut RunOutcome,
+    on_phase: &mut impl FnMut(&PhaseResult),
+) -> bool {
+    let ran = match sync {
+        Some(_) => Err(
+            "job groups are not supported in multi-process (MPI) runs yet: \
+                        run each group's workload as its own phase"
+                .to_string(),
+        ),
+        None => run_grouped(job, p, control, laid_out),
+    };
+    let result = match ran {
+        Ok(r) => r,
+        Err(why) => {
+            outcome.stop_reason = Some(why);
+            return false;
+        }
+    };
+    on_phase(&result);
+    let fatal = result.interrupted;
+    let first_warning = result.warnings.first().cloned();
+    outcome.phases.push(result);
+    if fatal {
+        outcome.stop_reason = control.reason().or(first_warning);
+        return false;
+    }
+    true
+}
+
+/// Run grouped phase `p`; an error (files missing, layout failed) stops
+/// the run with its reason.
+pub(super) fn run_grouped(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    control: &Control,
+    laid_out: &mut LayoutState,
+) -> Result<PhaseResult, String> {
+    let firsts = first_jobs(p);
+    let need = if job.target.shared {
+        1
+    } else {
+        p.numjobs as usize
+    };
+    if job.target.files.len() < need || control.jobs.len() < p.numjobs as usize {
+        return Err(format!(
+            "phase {}: its groups run {} jobs but {} file(s) were prepared (internal error)",
+            p.name,
+            p.numjobs,
+            job.target.files.len()
+        ));
+    }
+    lay_out_groups(job, p, &firsts, control, laid_out)?;
+    if control.stop.load(Ordering::Relaxed) {
+        return Err(control.reason().unwrap_or_else(|| "stopped".into()));
+    }
+    let caches: Vec<CacheReport> = p
+        .groups
+        .iter()
+        .zip(&firsts)
+        .map(|(g, &first)| {
+            let mut files: Vec<usize> = (first..first + g.numjobs)
+                .map(|j| place(job, p, j).0)
+                .collect();
+            files.dedup();
+            prepare_cache(job, g, &files, control)
+        })
+        .collect();
+    let mut plans = Vec::with_capacity(p.numjobs as usize);
+    let mut params = Vec::with_capacity(p.numjobs as usize);
+    for (g, &first) in p.groups.iter().zip(&firsts) {
+        for j in first..first + g.numjobs {
+            let (file, region) = place(job, p, j);
+            plans.push(WorkerPlan {
+                job: j,
+                path: job.target.files[file].path.clone(),
+                file_id: file as u32,
+                region,
+                size: g.size_bytes,
+                unit: job.unit,
+            });
+            params.push(g);
+        }
+    }
+    let started_at = storlab_types::time::now_rfc3339_millis();
+    control.reset_progress();
+    let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, p.numjobs, None);
+    let cpu: Vec<(AtomicU64, AtomicU64)> = (0..plans.len())
+        .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
+        .collect();
+    let (outs, cpu_window) =
+        run_workers_with(&plans, &params, p, control, &series, None, Some(&cpu));
+    let mut members = Vec::with_capacity(p.groups.len());
+    let mut windows = Vec::with_capacity(p.groups.len());
+    let mut group_warnings = Vec::new();
+    for ((g, &first), cache) in p.groups.iter().zip(&firsts).zip(&caches) {
+        let range = first as usize..(first + g.numjobs) as usize;
+        let mine: &[WorkerOut] = outs.get(range.clone()).unwrap_or(&[]);
+        let thread_cpu = cpu.get(range).unwrap_or(&[]);
+        let (member, window) = group_result(g, first, mine, thread_cpu, cache, &started_at);
+        group_warnings.extend(
+            member
+                .warnings
+                .iter()
+                .map(|w| format!("group {}: {w}", member.name)),
+        );
+        windows.push(window);
+        members.push(member);
+    }
+    let cache = merged_cache(&caches);
+    let mut result = summarize(p, started_at, &outs, cpu_window, cache, control);
+    let (fraction, all_moving_ns) = match windows.iter().copied().collect::<Option<Vec<_>>>() {
+        Some(w) => overlap(&w),
+        None => (0.0, 0),
+    };
+    // The aggregate's own warnings were for one workload; the groups'
+    // (named) replace them, keeping the reason a phase stopped.
+    let fatal = outs.iter().any(|o| o.fatal.is_some());
+    let stopped: Vec<String> = result
+        .warnings
+        .iter()
+        .take(usize::from(fatal))
+        .cloned()
+        .collect();
+    let mut warnings = stopped.clone();
+    warnings.extend(
+        group_warnings
+            .into_iter()
+            .filter(|w| !stopped.iter().any(|f| w.ends_with(f.as_str()))),
+    );
+    if !result.interrupted {
+        warnings.extend(too_short(result.elapsed_ns, result.total.ops).map(String::from));
+        if p.groups.len() > 1 && fraction < MIN_OVERLAP {
+            warnings.push(overlap_warning(
+                &members,
+                fraction,
+                all_moving_ns,
+                result.elapsed_ns,
+            ));
+        }
+    }
+    result.warnings = warnings;
+    let start = outs.iter().filter_map(|o| o.window_start_ns).min();
+    if let Some(s) = start {
+        result.series = Some(series.points(s, s + result.elapsed_ns));
+    }
+    result.groups = Some(PhaseGroups {
+        overlap: fraction,
+        all_moving_ns,
+        groups: members,
+    });
+    Ok(result)
+}
+
+/// Lay out what the reading groups read (never read holes), only what is
+/// not laid out yet.
+fn lay_out_groups(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    firsts: &[u32],
+    control: &Control,
+    laid_out: &mut LayoutState,
+) -> Result<(), String> {
+    for (g, &first) in p.groups.iter().zip(firsts) {
+        if !g.rw.reads() {
+            continue;
+        }
+        let mut ranges = Vec::new();
+        for j in first..first + g.numjobs {
+            let (f, region) = place(job, p, j);
+            let base = match region {
+                RegionMap::Contiguous { base } => base,
+                _ => 0,
+            };
+            let size = job.target.files[f].size;
+            let end = (base + g.size_bytes).min(size);
+            let from = base.max(laid_out.done[f]);
+            if from < end {
+                ranges.push((f, from, end));
+            }
+        }
+        if ranges.is_empty() {
+            continue;
+        }
+        let t0 = Instant::now();
+        let r = layout(job, g, &ranges, control);
+        laid_out.ns += t0.elapsed().as_nanos() as u64;
+        r.map_err(|e| describe_io_error("laying out files", &e))?;
+        if control.stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        for (f, from, to) in ranges {
+            laid_out.bytes += to - from;
+            // What is laid out is tracked from the start of each file.
+            if from <= laid_out.done[f] {
+                laid_out.done[f] = laid_out.done[f].max(to);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One group's figures over its own window, and that window.
+fn group_result(
+    g: &PhaseParams,
+    first: u32,
+    outs: &[WorkerOut],
+    thread_cpu: &[(AtomicU64, AtomicU64)],
+    cache: &CacheReport,
+    started_at: &str,
+) -> (GroupResult, Option<(u64, u64)>) {
+    // A scratch control: the group's summary must not set the run's stop
+    // reason or last window (the phase's summary does).
+    let scratch = Control::new(0);
+    let r = summarize(
+        g,
+        started_at.to_string(),
+        outs,
+        (Duration::ZERO, Duration::ZERO),
+        cache.clone(),
+        &scratch,
+    );
+    let start = outs.iter().filter_map(|o| o.window_start_ns).min();
+    let end = outs.iter().filter_map(|o| o.window_end_ns).max();
+    let user: u64 = thread_cpu.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+    let sys: u64 = thread_cpu.iter().map(|c| c.1.load(Ordering::Relaxed)).sum();
+    let ops = r.total.ops;
+    let cpu = CpuStats {
+        user_ns: user,
+        sys_ns: sys,
+        cpu_ns_per_io: if ops > 0 {
+            (user + sys) as f64 / ops as f64
+        } else {
+            0.0
+        },
+        utilization_pct: if r.elapsed_ns > 0 {
+            (user + sys) as f64 * 100.0 / r.elapsed_ns as f64
+        } else {
+            0.0
+        },
+    };
+    let member = GroupResult {
+        name: g.name.clone(),
+        first_job: first,
+        params: g.clone(),
+        start_ns: start.unwrap_or(0),
+        end_ns: end.unwrap_or(0),
+        elapsed_ns: r.elapsed_ns,
+        read: r.read,
+        write: r.write,
+        total: r.total,
+        cpu,
+        depth: r.depth,
+        cache: cache.clone(),
+        warnings: r
+            .warnings
+            .into_iter()
+            .filter(|w| !w.starts_with("too short to trust"))
+            .collect(),
+    };
+    (member, start.zip(end))
+}
+
+/// The phase's cache report from its groups': pages summed, verified only
+/// when every group's state was reached.
+fn merged_cache(caches: &[CacheReport]) -> CacheReport {
+    let mut out = CacheReport::default();
+    let mut modes: Vec<&str> = caches.iter().map(|c| c.mode.as_str()).collect();
+    modes.dedup();
+    out.mode = if modes.len() == 1 {
+        modes[0].to_string()
+    } else {
+        "mixed".into()
+    };
+    let mut methods: Vec<String> = caches.iter().filter_map(|c| c.method.clone()).collect();
+    methods.dedup();
+    out.method = (!methods.is_empty()).then(|| methods.join("; "));
+    let sum = |f: fn(&CacheReport) -> Option<u64>| -> Option<u64> {
+        caches.iter().filter_map(f).reduce(|a, b| a + b)
+    };
+    out.resident_pages_before = sum(|c| c.resident_pages_before);
+    out.resident_pages_after = sum(|c| c.resident_pages_after);
+    out.total_pages = sum(|c| c.total_pages);
+    out.verified = caches
+        .iter()
+        .filter_map(|c| c.verified)
+        .reduce(|a, b| a && b);
+    out.may_be_cached = caches.iter().any(|c| c.may_be_cached);
+    out
+}
+
+fn overlap_warning(members: &[GroupResult], fraction: f64, all_ns: u64, union_ns: u64) -> String {
+    let first_done = members
+        .iter()
+        .min_by_key(|m| if m.elapsed_ns == 0 { 0 } else { m.end_ns })
+        .map(|m| m.name.as_str())
+        .unwrap_or("?");
+    format!(
+        "the groups moved data together for only {:.0} % of the phase ({:.2} s of {:.2} s): group {first_done} \
+         finished first and left the others alone; give the groups one runtime (time_based) to measure each \
+         under the others' load",
+        fraction * 100.0,
+        all_ns as f64 / 1e9,
+        union_ns as f64 / 1e9
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SafetyOptions, prepare};
+
+    fn grouped(text: &str) -> PhaseParams {
+        let path = std::path::Path::new("g.toml");
+        let f = crate::JobFile::parse(text, path).unwrap();
+        f.phases(text, path, &Default::default(), &Default::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    /// Two groups on the null engine: each group's bytes are its jobs'
+    /// bytes, the phase's are the sum, every job's file is its group's.
+    #[test]
+    fn groups_run_together_and_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = grouped(
+            "[global]\nengine = \"null\"\ncache = \"cold\"\n[[phase]]\nname = \"mix\"\n\
+             [[phase.group]]\nname = \"r\"\nrw = \"read\"\nnumjobs = 2\nsize = \"256k\"\nbs = \"4k\"\n\
+             [[phase.group]]\nname = \"w\"\nrw = \"write\"\nnumjobs = 1\nsize = \"512k\"\nbs = \"64k\"\n",
+        );
+        let job = prepare(Some(dir.path()), vec![p], SafetyOptions::default()).unwrap();
+        let sizes: Vec<u64> = job.target.files.iter().map(|f| f.size).collect();
+        assert_eq!(sizes, [256 << 10, 256 << 10, 512 << 10]);
+        let control = Control::new(3);
+        let out = crate::run(&job, &control, |_| {});
+        job.target.cleanup();
+        assert_eq!(out.stop_reason, None);
+        let ph = &out.phases[0];
+        let g = ph.groups.as_ref().unwrap();
+        assert_eq!(g.groups.len(), 2);
+        assert_eq!(g.groups[0].read.bytes, 2 * (256 << 10));
+        assert_eq!(g.groups[0].write.bytes, 0);
+        assert_eq!(g.groups[1].write.bytes, 512 << 10);
+        assert_eq!(g.groups[1].first_job, 2);
+        assert_eq!(ph.read.bytes, g.groups[0].read.bytes);
+        assert_eq!(ph.write.bytes, g.groups[1].write.bytes);
+        assert_eq!(ph.jobs.len(), 3);
+        assert_eq!(ph.jobs[2].write.bytes, 512 << 10);
+        assert!(ph.elapsed_ns >= g.groups[0].elapsed_ns.max(g.groups[1].elapsed_ns));
+        assert!((0.0..=1.0).contains(&g.overlap));
+    }
+
+    #[test]
+    fn merged_cache_sums_pages_and_says_mixed() {
+        let a = CacheReport {
+            mode: "cold".into(),
+            total_pages: Some(10),
+            verified: Some(true),
+            ..Default::default()
+        };
+        let b = CacheReport {
+            mode: "direct".into(),
+            total_pages: Some(5),
+            verified: Some(false),
+            ..Default::default()
+        };
+        let m = merged_cache(&[a.clone(), b]);
+        assert_eq!(m.mode, "mixed");
+        assert_eq!(m.total_pages, Some(15));
+        assert_eq!(m.verified, Some(false));
+        assert_eq!(merged_cache(&[a.clone(), a]).mode, "cold");
+    }
+}

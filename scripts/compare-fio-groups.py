@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""storlab's concurrent job groups against fio on the same two-job file.
+
+One fio job file with a reader and a writer that no `stonewall` separates
+(fio runs them at once) is run by fio (`--output-format=json`) and by
+storlab (`storlab bench --fio-job FILE`: one phase of two groups),
+alternating A/B/A/B in one directory. For each round the aggregate is
+defined the same way for both tools: all bytes moved / the union window
+(storlab: the phase's `total.bw_bytes_per_s`; fio: the sum of every job's
+io_bytes / the longest job runtime). The medians and the median of the
+per-round ratios storlab/fio are printed, overall and per job (storlab's
+group over its own window against fio's job over its runtime).
+
+Usage: scripts/compare-fio-groups.py [--dir DIR] [--rounds N] [--runtime SECS]
+                                     [--size SIZE] [--bs BS] [--iodepth N]
+                                     [--engine io_uring|libaio|psync]
+                                     [--buffered] [--storlab BIN]
+
+Needs fio and a release build of storlab (`cargo build --release`); DIR
+should be on the file system under test (default: a temporary directory
+under the current one). Both tools lay out the reader's file themselves
+before the timed window.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return p.stdout
+
+
+def job_file(a):
+    direct = "0" if a.buffered else "1"
+    return (
+        "[global]\n"
+        f"ioengine={a.engine}\n"
+        f"direct={direct}\n"
+        f"bs={a.bs}\n"
+        f"iodepth={a.iodepth}\n"
+        f"size={a.size}\n"
+        f"runtime={a.runtime}\n"
+        "time_based\n\n"
+        "[reader]\nrw=read\n\n"
+        "[writer]\nrw=write\n"
+    )
+
+
+def fio_round(a, job, d):
+    out = run(["fio", "--output-format=json", f"--directory={d}", job])
+    doc = json.loads(out[out.index("{"):])
+    jobs = {}
+    total_bytes = 0
+    longest_ms = 0
+    for j in doc["jobs"]:
+        b = j["read"]["io_bytes"] + j["write"]["io_bytes"]
+        ms = max(j["read"]["runtime"], j["write"]["runtime"])
+        jobs[j["jobname"]] = b / (ms / 1000) if ms else 0.0
+        total_bytes += b
+        longest_ms = max(longest_ms, ms)
+    return total_bytes / (longest_ms / 1000), jobs
+
+
+def storlab_round(a, job, d):
+    out = run([a.storlab, "bench", "--fio-job", job, "--directory", d,
+               "--no-save", "--output-format=json", "-q"])
+    doc = json.loads(out)
+    ph = doc["phases"][0]
+    groups = {g["name"]: g["total"]["bw_bytes_per_s"] for g in ph["groups"]["groups"]}
+    return ph["total"]["bw_bytes_per_s"], groups, ph["groups"]["overlap"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runtime", type=int, default=10)
+    ap.add_argument("--size", default="1G")
+    ap.add_argument("--bs", default="1M")
+    ap.add_argument("--iodepth", type=int, default=16)
+    ap.add_argument("--engine", default="io_uring")
+    ap.add_argument("--buffered", action="store_true")
+    ap.add_argument("--storlab", default="target/release/storlab")
+    a = ap.parse_args()
+    if not shutil.which("fio"):
+        sys.exit("fio is not installed (Debian: apt-get install fio)")
+    base = a.dir or tempfile.mkdtemp(prefix="storlab-groups-", dir=".")
+    job = os.path.join(base, "two-jobs.fio")
+    with open(job, "w") as f:
+        f.write(job_file(a))
+    fio_dir = os.path.join(base, "fio")
+    os.makedirs(fio_dir, exist_ok=True)
+    agg = {"fio": [], "storlab": []}
+    per = {"reader": [], "writer": []}
+    ratios, overlaps = [], []
+    try:
+        for r in range(a.rounds):
+            f_agg, f_jobs = fio_round(a, job, fio_dir)
+            s_agg, s_groups, ov = storlab_round(a, job, base)
+            agg["fio"].append(f_agg)
+            agg["storlab"].append(s_agg)
+            ratios.append(s_agg / f_agg if f_agg else float("nan"))
+            overlaps.append(ov)
+            for name in per:
+                if f_jobs.get(name):
+                    per[name].append(s_groups.get(name, 0.0) / f_jobs[name])
+            print(f"round {r + 1}: fio {f_agg / 1e6:.1f} MB/s, storlab {s_agg / 1e6:.1f} MB/s "
+                  f"(ratio {ratios[-1]:.3f}, overlap {ov:.3f})", flush=True)
+    finally:
+        if not a.dir:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            shutil.rmtree(fio_dir, ignore_errors=True)
+    med = statistics.median
+    print(f"\n{a.engine} {'buffered' if a.buffered else 'direct'} bs={a.bs} QD{a.iodepth}, "
+          f"reader + writer at once, {a.rounds} rounds of {a.runtime} s")
+    print(f"aggregate MB/s (all bytes / union window): fio {med(agg['fio']) / 1e6:.1f}, "
+          f"storlab {med(agg['storlab']) / 1e6:.1f}; median ratio {med(ratios):.3f} "
+          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+    for name, rs in per.items():
+        if rs:
+            print(f"  {name}: median ratio storlab group / fio job {med(rs):.3f}")
+    print(f"storlab's overlap (all groups moving): median {med(overlaps):.3f}")
+
+
+if __name__ == "__main__":
+    main()
