@@ -22,6 +22,7 @@ mod safety;
 mod safety_devices;
 mod safety_outputs;
 mod safety_tune_campaign;
+mod seams;
 mod sim;
 mod store;
 mod sweep;

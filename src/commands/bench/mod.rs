@@ -16,6 +16,7 @@ mod cluster_args;
 mod cluster_merge;
 mod cluster_table;
 mod fiojob;
+mod layers;
 mod live;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -387,6 +388,12 @@ fn run_once(
         job.host.hostname = label.clone();
     }
     warnings.extend(job.warnings.iter().cloned());
+    let modes: Vec<_> = job.phases.iter().map(|p| p.cache).collect();
+    if let Some(f) = job.target.files.first()
+        && let Some(w) = layers::page_cache_warning(&f.path, &modes)
+    {
+        warnings.push(w);
+    }
     let header = BenchReport {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {

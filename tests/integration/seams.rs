@@ -1,0 +1,190 @@
+//! The seams where sysadmins, IOR/MPI users and report readers bring their
+//! habits: a tuner that says "inconclusive" instead of recommending from
+//! points it flags itself, a bench that says when O_DIRECT stops above the
+//! disk, and the everyday comforts (completions, man pages, `runs`).
+
+use crate::util::{cmd, have, is_root, run_tool, skip, stderr, stdout};
+use std::path::{Path, PathBuf};
+
+/// A loop device over a sparse file (buffered: no `--direct-io`);
+/// detached on drop.
+struct Loop {
+    dev: String,
+}
+
+impl Loop {
+    fn new(img: &Path, size: &str) -> Result<Loop, String> {
+        run_tool("truncate", &["-s", size, img.to_str().unwrap()])?;
+        let dev = run_tool("losetup", &["--find", "--show", img.to_str().unwrap()])?;
+        Ok(Loop { dev })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = run_tool("losetup", &["-d", &self.dev]);
+    }
+}
+
+/// A mount on a directory of the test's own; unmounted on drop.
+struct Mount {
+    at: PathBuf,
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = run_tool("umount", &[self.at.to_str().unwrap()]);
+    }
+}
+
+fn needs_root_and(test: &str, tools: &[&str]) -> bool {
+    if !is_root() {
+        skip(test, "needs root (loop devices, mounts, /sys writes)");
+        return false;
+    }
+    if let Some(t) = tools.iter().find(|t| !have(t)) {
+        skip(
+            test,
+            &format!("{t} is not installed (Debian: util-linux e2fsprogs coreutils)"),
+        );
+        return false;
+    }
+    true
+}
+
+/// Every point of this tuning is flagged (each reads a 32 MiB loop device
+/// again and again for 0.5 s, from the page cache): the tuner says
+/// "inconclusive" with the reasons and prints no `blockdev`/udev line; in
+/// JSON there is no `best`. (It used to print "Best: …" and the commands
+/// to set it from these very points.)
+#[test]
+fn tune_readahead_with_every_point_flagged_is_inconclusive_and_recommends_nothing() {
+    let t = "tune_readahead_with_every_point_flagged_is_inconclusive_and_recommends_nothing";
+    if !needs_root_and(t, &["losetup", "truncate"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lo = Loop::new(&d.path().join("disk.img"), "32M").unwrap();
+    let state = d.path().join("state");
+    let out = cmd()
+        .args(["tune", "readahead", &lo.dev, "--no-save"])
+        .args(["--values", "128k,1m", "--runtime", "500ms"])
+        .env("STORLAB_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("Inconclusive"), "{text}");
+    assert!(text.contains("under 1 s"), "{text}");
+    assert!(text.contains("2 of 2 point(s) cannot be trusted"), "{text}");
+    assert!(!text.contains("blockdev"), "{text}");
+    assert!(!text.contains("udev"), "{text}");
+    assert!(!text.contains("Best:"), "{text}");
+
+    let out = cmd()
+        .args(["tune", "readahead", &lo.dev, "--no-save", "--json"])
+        .args(["--values", "128k,1m", "--runtime", "500ms"])
+        .env("STORLAB_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    assert_eq!(j["verdict"]["conclusion"], "inconclusive", "{j:#}");
+    assert!(j["best"].is_null(), "{j:#}");
+    for p in j["points"].as_array().unwrap() {
+        assert!(!p["flags"].as_array().unwrap().is_empty(), "{p:#}");
+    }
+    // The best two were read again: the noise is measured and shown.
+    assert_eq!(j["noise"]["repeats"].as_array().unwrap().len(), 2, "{j:#}");
+}
+
+/// The warning that the figures are the page cache's, in the record and
+/// on stderr, for a small O_DIRECT read under `dir`.
+fn bench_warns_page_cache(dir: &Path, what: &str) {
+    let json = dir.join("r.json");
+    let out = cmd()
+        .arg("bench")
+        .arg(dir)
+        .args(["--rw=read", "--bs=1M", "--size=8M", "--no-save", "-q"])
+        .arg("--json-out")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{what}: {err}");
+    assert!(
+        err.contains("the figures are the page cache's, not the device's"),
+        "{what}: {err}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let warned = j["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .contains("page cache's, not the device's")
+    });
+    assert!(warned, "{what}: {:#}", j["warnings"]);
+}
+
+/// ext4 on a buffered loop device (its backing file in the page cache):
+/// O_DIRECT stops at the loop device, and bench says so.
+#[test]
+fn bench_on_a_buffered_loop_device_says_the_figures_are_the_page_caches() {
+    let t = "bench_on_a_buffered_loop_device_says_the_figures_are_the_page_caches";
+    if !needs_root_and(t, &["losetup", "truncate", "mkfs.ext4", "mount"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lo = Loop::new(&d.path().join("disk.img"), "64M").unwrap();
+    run_tool("mkfs.ext4", &["-q", "-F", &lo.dev]).unwrap();
+    let at = d.path().join("mnt");
+    std::fs::create_dir(&at).unwrap();
+    run_tool("mount", &[&lo.dev, at.to_str().unwrap()]).unwrap();
+    let m = Mount { at };
+    bench_warns_page_cache(&m.at, "ext4 on a buffered loop device");
+    // The loop device itself as the target (read in place).
+    drop(m);
+    let out = cmd()
+        .args([
+            "bench",
+            &lo.dev,
+            "--rw=read",
+            "--bs=1M",
+            "--size=8M",
+            "--no-save",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("the figures are the page cache's, not the device's"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A file on tmpfs: there is no device under it.
+#[test]
+fn bench_on_tmpfs_says_the_figures_are_the_page_caches() {
+    let t = "bench_on_tmpfs_says_the_figures_are_the_page_caches";
+    if !needs_root_and(t, &["mount"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let at = d.path().join("mnt");
+    std::fs::create_dir(&at).unwrap();
+    run_tool(
+        "mount",
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=64m",
+            "tmpfs",
+            at.to_str().unwrap(),
+        ],
+    )
+    .unwrap();
+    let m = Mount { at };
+    bench_warns_page_cache(&m.at, "tmpfs");
+}
