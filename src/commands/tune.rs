@@ -1222,6 +1222,76 @@ fn render(doc: &TuneDoc) -> String {
 mod tests {
     use super::*;
 
+    fn pt(kb: u64, mbps: f64, flags: &[&str]) -> Point {
+        Point {
+            kb,
+            mbps: Some(mbps),
+            note: flags.join("; "),
+            cache_verified: Some(true),
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    fn rep(kb: u64, first: f64, again: f64) -> RepeatDoc {
+        RepeatDoc {
+            readahead_kb: kb,
+            first_mb_s: first,
+            repeat_mb_s: Some(again),
+            note: String::new(),
+        }
+    }
+
+    /// Trusted points and a lead beyond the noise: a recommendation. A
+    /// lead within the noise, or one flagged point, or one value only:
+    /// inconclusive, each with its reason.
+    #[test]
+    fn a_value_is_recommended_only_when_trusted_and_ahead_beyond_the_noise() {
+        let points = [
+            pt(128, 100.0, &[]),
+            pt(1024, 200.0, &[]),
+            pt(4096, 150.0, &[]),
+        ];
+        let clear = noise_of(vec![rep(1024, 200.0, 196.0), rep(4096, 150.0, 152.0)]);
+        assert!(clear.noise_pct < 2.1 && clear.lead_pct > 30.0);
+        let v = verdict(&points, Some(&clear), Some(1024));
+        assert_eq!(
+            (v.conclusion, v.reasons.len()),
+            ("best", 0),
+            "{:?}",
+            v.reasons
+        );
+
+        let close = noise_of(vec![rep(1024, 200.0, 150.0), rep(4096, 150.0, 148.0)]);
+        let v = verdict(&points, Some(&close), Some(1024));
+        assert_eq!(v.conclusion, "inconclusive");
+        assert!(v.reasons[0].contains("run-to-run noise"), "{:?}", v.reasons);
+
+        let flagged = [
+            pt(128, 100.0, &[]),
+            pt(1024, 200.0, &["ran 0.40 s, under 1 s"]),
+        ];
+        let v = verdict(&flagged, Some(&clear), Some(1024));
+        assert_eq!(v.conclusion, "inconclusive");
+        assert!(v.reasons[0].contains("1 of 2 point(s)"), "{:?}", v.reasons);
+
+        let v = verdict(&points[..1], None, Some(128));
+        assert_eq!(v.conclusion, "inconclusive");
+        assert!(v.reasons[0].contains("only one value"), "{:?}", v.reasons);
+    }
+
+    /// A phase's own figures flag it: unverified eviction, under 1 s, a
+    /// region read more than once that the page cache can hold.
+    #[test]
+    fn a_point_is_flagged_from_its_phase_figures() {
+        let ok = serde_json::json!({"elapsed_ns": 3_000_000_000u64,
+            "cache": {"verified": true, "may_be_cached": false}, "read": {"bytes": 1u64 << 30}});
+        assert!(point_flags(&ok, Some(1 << 30)).is_empty());
+        let bad = serde_json::json!({"elapsed_ns": 400_000_000u64,
+            "cache": {"verified": false, "may_be_cached": true}, "read": {"bytes": 3u64 << 20}});
+        let f = point_flags(&bad, Some(1 << 20));
+        assert_eq!(f.len(), 3, "{f:?}");
+    }
+
     /// A run killed while its scratch file existed: the next start's
     /// recovery removes the file with the state (and restores the values).
     #[test]

@@ -188,3 +188,31 @@ fn bench_on_tmpfs_says_the_figures_are_the_page_caches() {
     let m = Mount { at };
     bench_warns_page_cache(&m.at, "tmpfs");
 }
+
+/// A bandwidth phase of large transfers that ran the 10 s the warning
+/// itself advises (null engine, 16 MiB I/Os paced at 20 ms: about 500
+/// I/Os) is not "too short to trust"; it used to be flagged for doing
+/// fewer than 2,000 I/Os, whatever its length. A short one still is.
+#[test]
+fn a_long_bandwidth_phase_of_few_large_ios_is_not_too_short_to_trust() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |runtime: &str| {
+        let out = cmd()
+            .arg("bench")
+            .arg(d.path())
+            .args(["--engine=null", "--rw=write", "--bs=16m", "--size=256m"])
+            .args(["--null-latency=20ms", "--time-based", "--runtime", runtime])
+            .args(["--no-save", "-q", "--output-format=json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ph = &v["phases"][0];
+        assert!(ph["total"]["ops"].as_u64().unwrap() < 2000, "{ph:#}");
+        ph["warnings"].to_string()
+    };
+    let long = run("10s");
+    assert!(!long.contains("too short to trust"), "{long}");
+    let short = run("2s");
+    assert!(short.contains("fewer than 2,000 I/Os"), "{short}");
+}
