@@ -216,3 +216,76 @@ fn a_long_bandwidth_phase_of_few_large_ios_is_not_too_short_to_trust() {
     let short = run("2s");
     assert!(short.contains("fewer than 2,000 I/Os"), "{short}");
 }
+
+/// IOR's flags run as a translation: `--ior '-a POSIX -t 64k -b 1m -s 4
+/// -F -e -w -r'` writes then reads 4 MiB per process in 64 KiB transfers
+/// with the sync on; `--dry-run` prints each flag's mapping; a flag
+/// storlab cannot honour is refused by name (exit 2). (`--ior` was an
+/// unknown argument.)
+#[test]
+fn ior_flags_are_translated_run_shown_with_dry_run_and_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let out = cmd()
+        .arg("bench")
+        .arg(d.path())
+        .args([
+            "--ior",
+            "-a POSIX -t 64k -b 1m -s 4 -F -e -w -r -k",
+            "--no-save",
+            "-q",
+        ])
+        .args(["--output-format=json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["params"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["write", "read"]);
+    for p in phases {
+        assert_eq!(p["params"]["bs"][0]["bs_bytes"], 65536, "{:#}", p["params"]);
+        assert_eq!(p["params"]["size_bytes"], 4 << 20, "{:#}", p["params"]);
+        assert_eq!(p["params"]["engine"], "psync", "{:#}", p["params"]);
+        assert_eq!(p["total"]["bytes"], 4 << 20);
+    }
+    assert_eq!(phases[0]["params"]["end_fsync"], true);
+    assert_eq!(v["target"]["kept"], true, "-k keeps the files");
+
+    let out = cmd()
+        .args([
+            "bench",
+            "--ior",
+            "-t 1m -b 16m -s 4 -C -D 30 -i 3",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for line in [
+        "-t 1m",
+        "--bs 1 MiB",
+        "-C",
+        "--reorder-tasks",
+        "-D 30",
+        "--stonewall 30s",
+        "-i 3",
+        "--repeat 3",
+        "--shared-file --stride 16 MiB --size 64 MiB",
+        "Phases: write, read",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+
+    for (flags, named) in [("-a MPIIO -w", "-a MPIIO"), ("-w -c", "-c"), ("-W", "-W")] {
+        let out = cmd()
+            .args(["bench", "--ior", flags, "--dry-run"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags}");
+        assert!(stderr(&out).contains(named), "{flags}: {}", stderr(&out));
+    }
+}
