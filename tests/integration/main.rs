@@ -23,6 +23,8 @@ mod safety_devices;
 mod safety_outputs;
 mod safety_tune_campaign;
 mod seams;
+#[cfg(feature = "mpi")]
+mod seams_mpi;
 mod sim;
 mod store;
 mod sweep;

@@ -669,19 +669,17 @@ fn run_once(
     Ok((out, Some(report), id))
 }
 
-/// The usual output of a run, then the cluster table.
+/// The usual output of a run with the cluster table after it, then the
+/// warnings (every rank's, each once, naming the ranks): never between
+/// the two tables.
 fn emit_cluster(
     report: BenchReport,
     args: &super::RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
 ) -> Result<(Outcome, Option<i64>)> {
-    let cluster = super::cluster_table::render_cluster(&report);
-    let table = matches!(args.output_format, super::OutputFormat::Table);
-    let (out, _) = super::emit(report, args, sink, signal, true, &|_| None)?;
-    if table {
-        crate::output::print(&cluster)?;
-    }
+    let cluster = |r: &BenchReport| Some(super::cluster_table::render_cluster(r));
+    let (out, _) = super::emit(report, args, sink, signal, true, &cluster)?;
     Ok((out, sink.run_id()))
 }
 
