@@ -289,3 +289,76 @@ fn ior_flags_are_translated_run_shown_with_dry_run_and_refused_by_name() {
         assert!(stderr(&out).contains(named), "{flags}: {}", stderr(&out));
     }
 }
+
+/// The everyday comforts: `runs` with no history yet exits 0 and says so
+/// (it was exit 2, "no storlab database"); `storlab man bench` prints the
+/// bench page (it was "unexpected argument") and every page has EXIT
+/// STATUS, ENVIRONMENT (STORLAB_DB), FILES and EXAMPLES; an unknown page
+/// lists the pages (exit 2); the completion script offers the values of
+/// --rw, --engine, --cache and --chart.
+#[test]
+fn runs_on_no_history_man_pages_and_completion_values() {
+    let d = tempfile::tempdir().unwrap();
+    let out = cmd()
+        .arg("runs")
+        .env("STORLAB_DB", d.path().join("none.db"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no runs yet"), "{}", stderr(&out));
+    assert!(
+        !d.path().join("none.db").exists(),
+        "runs creates no database"
+    );
+    let out = cmd()
+        .args(["runs", "--json"])
+        .env("STORLAB_DB", d.path().join("none.db"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "[]");
+
+    for page in [
+        &["man", "bench"][..],
+        &["man"],
+        &["man", "tune", "readahead"],
+    ] {
+        let out = cmd().args(page).output().unwrap();
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{page:?}: {}", stderr(&out));
+        for section in [
+            ".SH \"EXIT STATUS\"",
+            ".SH ENVIRONMENT",
+            "STORLAB_DB",
+            ".SH FILES",
+            "config.toml",
+            ".SH EXAMPLES",
+        ] {
+            assert!(text.contains(section), "{page:?}: {section}");
+        }
+    }
+    let out = cmd().args(["man", "bench"]).output().unwrap();
+    assert!(
+        stdout(&out).contains(".TH storlab-bench 1"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains(r"\fB\-\-ior\fR"),
+        "the bench page has bench's options"
+    );
+    let out = cmd().args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bench, runs"), "{}", stderr(&out));
+
+    let out = cmd().args(["completions", "bash"]).output().unwrap();
+    let script = stdout(&out);
+    for values in [
+        "read write randread randwrite readwrite randrw rmw",
+        "io_uring psync null libaio",
+        "direct cold warm",
+        "vs-bs",
+    ] {
+        assert!(script.contains(values), "{values}");
+    }
+}
