@@ -93,7 +93,10 @@ impl ReportCommand {
                 })
             }
         };
-        let vary = super::check::merge_vary(&self.vary);
+        let (vary, implied) = super::check::vary_with_implied(&self.vary, runs.iter());
+        if let Some(n) = implied {
+            eprintln!("{n}");
+        }
         vary.check_against(runs.iter())?;
         // Designs are evaluated where they are shown: the HTML report and
         // the `predicted` chart.

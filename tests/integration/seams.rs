@@ -362,3 +362,57 @@ fn runs_on_no_history_man_pages_and_completion_values() {
         assert!(script.contains(values), "{values}");
     }
 }
+
+/// The runs of one block-size sweep are compared along bs without being
+/// told: `compare`, `report` and `check` read the runs' sweep tags (they
+/// said "not compared … name the parameter under study, e.g. --vary bs",
+/// and check refused with "no phase in common").
+#[test]
+fn a_sweeps_runs_are_compared_along_what_was_varied_without_vary() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("s.db");
+    let run = |args: &[&str]| cmd().args(args).env("STORLAB_DB", &db).output().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = run(&[
+        "sweep",
+        dir,
+        "--vary",
+        "bs=4k,64k",
+        "--engine",
+        "null",
+        "--rw",
+        "read",
+        "--size",
+        "4M",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["compare", "1", "2", "--baseline", "1"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!text.contains("not compared"), "{text}");
+    assert!(
+        text.contains("bs 64 KiB (base 4 KiB) [under study]"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("comparing along bs"),
+        "{}",
+        stderr(&out)
+    );
+
+    let html = d.path().join("r.html");
+    let out = run(&["report", "1", "2", "-o", html.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !page.contains("to pair different ones"),
+        "report still asks for --vary"
+    );
+    assert!(page.contains("[under study]"));
+
+    // check judges the figures (exit 0 or 1), not "no phase in common" (2).
+    let out = run(&["check", "2", "--baseline", "1"]);
+    assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).contains("[under study]"), "{}", stdout(&out));
+}
