@@ -68,3 +68,69 @@ fn other_ranks_warnings_are_printed_once_by_rank_0_naming_the_ranks() {
     let tables = o.matches('┌').count();
     assert!(tables >= 2, "the phase table and the cluster table: {o}");
 }
+
+/// `--repeat N` under MPI (IOR's `-i N`): the job N times, each a stored
+/// run tagged repeat_group, then IOR's summary: Max/Min/Mean/StdDev in
+/// MiB/s and MB/s and the ops/s; with JSON output one document of every
+/// run and the summary. (It was refused: "--repeat 3: not under MPI yet".)
+#[test]
+fn repeat_under_mpi_runs_n_times_and_prints_iors_summary() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("w");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("r.db");
+    let (dir, db) = (dir.to_str().unwrap(), db.to_str().unwrap());
+    let base = [
+        "bench",
+        dir,
+        "--engine=null",
+        "--rw=write",
+        "--bs=64k",
+        "--size=4M",
+        "--repeat",
+        "3",
+        "-q",
+        "--db",
+        db,
+    ];
+    let Some(out) = mpirun(2, &base) else {
+        return;
+    };
+    let (o, e) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{o}\n{e}");
+    for want in [
+        "Repeat 3 of 3",
+        "Summary of all repetitions",
+        "Max(MiB/s)",
+        "StdDev(MB/s)",
+        "Mean(OPs/s)",
+    ] {
+        assert!(o.contains(want), "{want}: {o}");
+    }
+    let runs = cmd().args(["runs", "--json", "--db", db]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let groups: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tags"]["repeat_group"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups.len(), 3, "{v:#}");
+    assert!(groups.iter().all(|g| *g == groups[0]), "{groups:?}");
+
+    let mut json = base.to_vec();
+    json.extend(["--output-format", "json", "--no-save"]);
+    let Some(out) = mpirun(2, &json) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    assert_eq!(doc["count"], 3);
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        doc["summary"][0]["bw_bytes_per_s"]["n"], 3,
+        "{:#}",
+        doc["summary"]
+    );
+}
