@@ -86,6 +86,8 @@ fn parse_when(s: &str) -> Result<String, String> {
 
 impl RunsCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        // A broken config file is named first (it may name the database).
+        crate::commands::config::get()?;
         // No database yet is an empty history, not an error.
         if !self.db.db.exists() {
             if self.json || self.output_format == super::outfmt::TableFormat::Json {
