@@ -416,3 +416,79 @@ fn a_sweeps_runs_are_compared_along_what_was_varied_without_vary() {
     assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stdout(&out).contains("[under study]"), "{}", stdout(&out));
 }
+
+/// `report -o x.svg` / `-o x.png` writes that chart (the extension chooses
+/// the format: it wrote the HTML report into x.svg); an extension that
+/// contradicts --output-format is refused; an unknown chart id lists the
+/// ids; the bars of a sweep's runs are labelled by what differs and the
+/// phase (`#2 bs=64k · 1-read`), not a truncated `sweep=sw-2026…` tag.
+#[test]
+fn report_output_extension_chooses_the_format_and_bar_labels_name_the_phase() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("s.db");
+    let run = |args: &[&str]| cmd().args(args).env("STORLAB_DB", &db).output().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = run(&[
+        "sweep",
+        dir,
+        "--vary",
+        "bs=4k,64k",
+        "--engine",
+        "null",
+        "--rw",
+        "read",
+        "--size",
+        "4M",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let svg = d.path().join("x.svg");
+    let out = run(&["report", "1", "2", "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
+    assert!(text.contains("#1 bs=4k · 1-read"), "{text}");
+    assert!(text.contains("#2 bs=64k · 1-read"), "{text}");
+    assert!(!text.contains("sweep=sw-"), "{text}");
+
+    let png = d.path().join("x.png");
+    let out = run(&[
+        "report",
+        "1",
+        "2",
+        "--chart",
+        "vs-bs",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
+
+    let other = d.path().join("y.svg");
+    let out = run(&[
+        "report",
+        "1",
+        "--output-format",
+        "html",
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("names a .svg file but --output-format is html"));
+    let out = run(&[
+        "report",
+        "1",
+        "2",
+        "--chart",
+        "nope",
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no chart 'nope'") && stderr(&out).contains("throughput, iops"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!other.exists());
+}

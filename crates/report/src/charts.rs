@@ -60,7 +60,8 @@ fn pattern_key(p: &PhaseResult) -> String {
 /// One bar per phase of each run, coloured by I/O pattern and block size
 /// (one legend entry per pattern, however many phases share it).
 fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
-    let labels = crate::fmt::run_labels(runs);
+    // Short run names: the bar label must keep its phase name whole.
+    let labels = crate::fmt::short_run_labels(runs);
     let mut categories = Vec::new();
     let mut keys: Vec<String> = Vec::new();
     // (category index, series index, value)
