@@ -72,10 +72,16 @@ pub fn run_label(run: &StoredRun) -> String {
     } else {
         tags_joined(&run.tags, ",")
     };
-    if what.is_empty() {
-        format!("#{}", run.id)
+    // A storlab sim run says so wherever it is named.
+    let sim = if run.report.target.kind == "simulation" {
+        " (simulated)"
     } else {
-        format!("#{} {}", run.id, what)
+        ""
+    };
+    if what.is_empty() {
+        format!("#{}{sim}", run.id)
+    } else {
+        format!("#{} {}{sim}", run.id, what)
     }
 }
 
