@@ -50,7 +50,6 @@ fn other_ranks_warnings_are_printed_once_by_rank_0_naming_the_ranks() {
             "--bs=4k",
             "--size=1M",
             "--no-save",
-            "-q",
         ],
     ) else {
         return;
@@ -67,6 +66,48 @@ fn other_ranks_warnings_are_printed_once_by_rank_0_naming_the_ranks() {
     assert!(!o.contains("warning"), "{o}");
     let tables = o.matches('┌').count();
     assert!(tables >= 2, "the phase table and the cluster table: {o}");
+}
+
+/// `-q` under MPI prints one screen: a line per phase with the aggregate,
+/// first / last done, the rank spread and the slowest rank, instead of the
+/// phase table and the whole cluster table. (-q only hid the progress.)
+#[test]
+fn quiet_under_mpi_prints_a_one_screen_summary() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "[global]\nbs = \"64k\"\nsize = \"2M\"\nengine = \"null\"\n\
+         [[phase]]\nname = \"w\"\nrw = \"write\"\n[[phase]]\nname = \"r\"\nrw = \"read\"\n",
+    )
+    .unwrap();
+    let dir = d.path().join("w");
+    std::fs::create_dir(&dir).unwrap();
+    let Some(out) = mpirun(
+        4,
+        &[
+            "bench",
+            dir.to_str().unwrap(),
+            "--job",
+            job.to_str().unwrap(),
+            "--no-save",
+            "-q",
+        ],
+    ) else {
+        return;
+    };
+    let o = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{o}\n{}", stderr(&out));
+    assert!(o.contains("first / last done MB/s"), "{o}");
+    assert!(
+        !o.contains("each rank timed itself"),
+        "the full cluster table: {o}"
+    );
+    assert_eq!(o.matches('┌').count(), 1, "one table: {o}");
+    assert!(o.lines().count() <= 12, "one screen: {o}");
+    for phase in ["│ w ", "│ r "] {
+        assert!(o.contains(phase), "{phase}: {o}");
+    }
 }
 
 /// `--repeat N` under MPI (IOR's `-i N`): the job N times, each a stored

@@ -590,6 +590,11 @@ fn run_once(
             .cloned(),
     );
     warnings.extend(working_set_warning(world, planned, clients));
+    // Where O_DIRECT stops above the disk (rank 0's view of the target).
+    if let Some(f) = prepared.as_ref().and_then(|j| j.target.files.first()) {
+        let modes: Vec<CacheMode> = planned.phases.iter().map(|p| p.cache).collect();
+        warnings.extend(super::layers::page_cache_warning(&f.path, &modes));
+    }
     if args.monitor {
         warnings.push(
             "--monitor is not sampled in multi-client runs: run `storlab monitor` on the nodes"
@@ -701,8 +706,18 @@ fn emit_cluster(
     signal: Option<i32>,
     print: bool,
 ) -> Result<(Outcome, Option<i64>)> {
+    // -q: one screen, whatever the number of ranks.
+    let quiet = args.quiet && matches!(args.output_format, super::OutputFormat::Table);
     let cluster = |r: &BenchReport| Some(super::cluster_table::render_cluster(r));
-    let (out, _) = super::emit(report, args, sink, signal, print, &cluster)?;
+    let summary = (print && quiet).then(|| super::cluster_table::render_quiet(&report));
+    let (out, _) = super::emit(report, args, sink, signal, print && !quiet, &cluster)?;
+    if let Some(text) = summary {
+        let saved = sink
+            .run_id()
+            .map(|id| format!("Saved as run {id} (storlab show {id}).\n"))
+            .unwrap_or_default();
+        crate::output::print(&format!("{text}{saved}"))?;
+    }
     Ok((out, sink.run_id()))
 }
 
