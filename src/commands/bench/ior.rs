@@ -243,6 +243,29 @@ pub fn translate(args: &str) -> Result<IorTranslation, String> {
             }
         }
     }
+    finish(
+        t,
+        JobShape {
+            size: 0,
+            transfer,
+            block,
+            segments,
+            fpp,
+            direct,
+            fsync,
+            random,
+            fsync_each,
+            write,
+            read,
+            target,
+        },
+    )
+}
+
+/// Check the shape, apply IOR's defaults (both phases without -w/-r), note
+/// what differs from IOR when a flag is absent, and make the job.
+fn finish(mut t: IorTranslation, mut sh: JobShape) -> Result<IorTranslation, String> {
+    let (block, transfer, segments) = (sh.block, sh.transfer, sh.segments);
     if block % transfer != 0 {
         return Err(format!(
             "--ior: the block (-b {}) is not a multiple of the transfer (-t {}), as IOR requires",
@@ -250,21 +273,21 @@ pub fn translate(args: &str) -> Result<IorTranslation, String> {
             format_bytes(transfer)
         ));
     }
-    if !write && !read {
+    if !sh.write && !sh.read {
         // IOR's default: write, then read.
-        (write, read) = (true, true);
+        (sh.write, sh.read) = (true, true);
         t.mapping.push((
             "(no -w/-r)".into(),
             "a write phase, then a read phase (IOR's default)".into(),
         ));
     }
-    if !fsync && write {
+    if !sh.fsync && sh.write {
         t.mapping.push((
             "(no -e)".into(),
             "--no-end-fsync (IOR does not fsync without -e)".into(),
         ));
     }
-    if !direct {
+    if !sh.direct {
         t.mapping.push((
             "(no -B)".into(),
             "--cache cold (buffered; storlab evicts the file's pages before each phase, IOR does not)"
@@ -272,21 +295,9 @@ pub fn translate(args: &str) -> Result<IorTranslation, String> {
         ));
     }
     let size = block * u64::from(segments);
-    t.job_toml = job_toml(&JobShape {
-        size,
-        transfer,
-        block,
-        segments,
-        fpp,
-        direct,
-        fsync,
-        random,
-        fsync_each,
-        write,
-        read,
-        target: target.as_deref(),
-    });
-    let layout = if fpp {
+    sh.size = size;
+    t.job_toml = job_toml(&sh);
+    let layout = if sh.fpp {
         format!("--size {} per rank's file (-b × -s)", format_bytes(size))
     } else if segments == 1 {
         format!(
@@ -304,7 +315,7 @@ pub fn translate(args: &str) -> Result<IorTranslation, String> {
     Ok(t)
 }
 
-struct JobShape<'a> {
+struct JobShape {
     size: u64,
     transfer: u64,
     block: u64,
@@ -316,13 +327,13 @@ struct JobShape<'a> {
     fsync_each: bool,
     write: bool,
     read: bool,
-    target: Option<&'a str>,
+    target: Option<String>,
 }
 
 /// The storlab job file the flags make.
 fn job_toml(s: &JobShape) -> String {
     let mut j = String::from("# translated from IOR's flags (storlab bench --ior)\n");
-    if let Some(t) = s.target {
+    if let Some(t) = &s.target {
         let _ = writeln!(j, "target = {}", toml_str(t));
     }
     j.push_str("\n[global]\nengine = \"psync\"\n");
