@@ -58,10 +58,9 @@ pub struct ReportCommand {
 }
 
 impl ReportCommand {
-    /// The format asked for, or the one `-o`'s extension names (`x.svg`
-    /// writes that chart); an extension that contradicts the format asked
-    /// for is refused.
-    fn format(&self) -> anyhow::Result<ReportFormat> {
+    /// The format asked for, else the one `-o`'s extension names
+    /// (`x.svg` writes that chart, `x.png` rasterises it), else HTML.
+    fn format(&self) -> ReportFormat {
         let ext = self
             .output
             .as_ref()
@@ -71,26 +70,13 @@ impl ReportCommand {
         let by_ext = match ext.as_deref() {
             Some("svg") => Some(ReportFormat::Svg),
             Some("png") => Some(ReportFormat::Png),
-            Some("html" | "htm") => Some(ReportFormat::Html),
             _ => None,
         };
-        match (self.format, by_ext) {
-            (Some(f), Some(e)) if f != e => anyhow::bail!(
-                "-o {} names a .{} file but --output-format is {}: drop one of them, or make them agree",
-                self.output
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-                ext.unwrap_or_default(),
-                format!("{f:?}").to_lowercase()
-            ),
-            (Some(f), _) => Ok(f),
-            (None, e) => Ok(e.unwrap_or(ReportFormat::Html)),
-        }
+        self.format.or(by_ext).unwrap_or(ReportFormat::Html)
     }
 
     pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
-        let format = self.format()?;
+        let format = self.format();
         self.format = Some(format);
         // A design given here is checked before anything is read.
         let given = match &self.design {
