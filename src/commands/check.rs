@@ -59,6 +59,71 @@ pub fn parse_vary(s: &str) -> Result<Vary, String> {
     Vary::parse(s).map_err(|e| e.to_string())
 }
 
+/// What the runs' own tags say was varied: the keys of `sweep_params`
+/// (`bs=4k,numjobs=2`) whose values differ between runs of one sweep, and
+/// none when the runs are not of one sweep.
+pub fn implied_vary<'a>(
+    runs: impl IntoIterator<Item = &'a storlab_types::StoredRun>,
+) -> Vec<String> {
+    let runs: Vec<&storlab_types::StoredRun> = runs.into_iter().collect();
+    let one = |tag: &str| {
+        runs.len() > 1
+            && runs.iter().all(|r| r.tags.contains_key(tag))
+            && runs
+                .iter()
+                .all(|r| r.tags.get(tag) == runs[0].tags.get(tag))
+    };
+    let mut keys: Vec<String> = Vec::new();
+    if one("sweep") {
+        let mut values: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            std::collections::BTreeMap::new();
+        for r in &runs {
+            let params = r.tags.get("sweep_params").map_or("", String::as_str);
+            for kv in params.split(',').filter(|s| !s.is_empty()) {
+                if let Some((k, v)) = kv.split_once('=') {
+                    values
+                        .entry(k.trim().to_string())
+                        .or_default()
+                        .insert(v.trim().to_string());
+                }
+            }
+        }
+        keys.extend(
+            values
+                .into_iter()
+                .filter(|(_, v)| v.len() > 1)
+                .map(|(k, _)| k),
+        );
+    }
+    // Only names --vary accepts for these runs (a sweep of an option
+    // compare cannot name is left to the user's --vary).
+    keys.retain(|k| Vary::parse(k).is_ok_and(|v| v.check_against(runs.iter().copied()).is_ok()));
+    keys
+}
+
+/// The explicit `--vary` merged with what the runs' tags say was varied,
+/// and a note naming the implied part (printed by the caller).
+pub fn vary_with_implied<'a>(
+    list: &[Vary],
+    runs: impl IntoIterator<Item = &'a storlab_types::StoredRun>,
+) -> (Vary, Option<String>) {
+    let explicit = merge_vary(list);
+    let implied: Vec<String> = implied_vary(runs)
+        .into_iter()
+        .filter(|k| !explicit.keys().any(|e| e == k))
+        .collect();
+    if implied.is_empty() {
+        return (explicit, None);
+    }
+    let mut all: Vec<String> = explicit.keys().map(str::to_string).collect();
+    all.extend(implied.iter().cloned());
+    let note = format!(
+        "comparing along {} (the runs' sweep tags say it was varied; --vary adds more)",
+        implied.join(", ")
+    );
+    (Vary::from_list(&all).unwrap_or(explicit), Some(note))
+}
+
 /// Merge repeated `--vary` values.
 pub fn merge_vary(list: &[Vary]) -> Vary {
     let keys: Vec<String> = list
@@ -96,14 +161,19 @@ impl CheckCommand {
                 self.run
             );
         }
-        let opts = CheckOptions {
-            vary: merge_vary(&self.vary),
-            allow_config_diff: self.allow_config_diff,
-        };
         let mut worst = CheckStatus::Passed;
         let mut reports = Vec::new();
         for id in ids {
             let run = store.load(id)?;
+            // What the two runs' sweep tags say was varied is under study.
+            let (vary, note) = vary_with_implied(&self.vary, [&run, &baseline]);
+            if let Some(n) = note {
+                eprintln!("run {id}: {n}");
+            }
+            let opts = CheckOptions {
+                vary,
+                allow_config_diff: self.allow_config_diff,
+            };
             opts.vary.check_against([&run, &baseline])?;
             let report = check::check_with(&run, &baseline, self.tolerance, &opts)?;
             worst = match (worst, report.status()) {

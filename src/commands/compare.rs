@@ -2,7 +2,7 @@
 //! differences inside the measured run-to-run spread marked as noise, and
 //! no verdict where the configurations differ (unless under study, `--vary`).
 
-use super::check::{merge_vary, parse_vary};
+use super::check::{parse_vary, vary_with_implied};
 use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
 use super::outfmt::TableFormat;
 use crate::output;
@@ -46,7 +46,10 @@ impl CompareCommand {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
         let (baseline, note) = load_baseline(&store, &self.baseline)?;
-        let vary = merge_vary(&self.vary);
+        let (vary, implied) = vary_with_implied(&self.vary, runs.iter().chain([&baseline]));
+        if let Some(n) = implied {
+            eprintln!("{n}");
+        }
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
         if self.json || self.output_format == TableFormat::Json {

@@ -1,8 +1,13 @@
 //! `storlab completions SHELL`: the shell completion script, generated from
 //! the same clap definitions as `--help`, so it always matches this binary.
+//! Options whose values are free text to clap but a fixed set to storlab
+//! (`--rw`, `--engine`, `--cache`, `--chart`) are given their values from
+//! the tables the parsers use, for the completion script only.
 
-use clap::{Args, CommandFactory};
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Command, CommandFactory};
 use clap_complete::Shell;
+use storlab_types::{CacheMode, EngineKind, RwMode};
 
 /// `storlab completions bash|zsh|fish|elvish|powershell`
 #[derive(Args, Debug)]
@@ -18,10 +23,98 @@ pub struct CompletionsCommand {
 
 impl CompletionsCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let mut cmd = crate::Cli::command();
+        let mut cmd = with_values(crate::Cli::command());
         let mut buf = Vec::new();
         clap_complete::generate(self.shell, &mut cmd, "storlab", &mut buf);
         crate::output::print(&String::from_utf8_lossy(&buf))?;
         Ok(crate::Outcome::Ok)
+    }
+}
+
+/// Every engine the parser accepts (a new variant fails to compile here
+/// until it is listed).
+fn engines() -> Vec<&'static str> {
+    use EngineKind::*;
+    let all = [IoUring, Psync, Null, Libaio];
+    for e in all {
+        match e {
+            IoUring | Psync | Null | Libaio => {}
+        }
+    }
+    all.iter().map(|e| e.as_str()).collect()
+}
+
+/// Every cache mode the parser accepts.
+fn caches() -> Vec<&'static str> {
+    use CacheMode::*;
+    let all = [Direct, Cold, Warm];
+    for c in all {
+        match c {
+            Direct | Cold | Warm => {}
+        }
+    }
+    all.iter().map(|c| c.as_str()).collect()
+}
+
+/// The chart ids `report --chart` draws without a run id.
+fn charts() -> Vec<&'static str> {
+    let mut v: Vec<&str> = storlab_report::CHART_KINDS
+        .iter()
+        .copied()
+        .filter(|k| !k.contains('<'))
+        .collect();
+    if !v.contains(&"clients") {
+        v.push("clients");
+    }
+    v
+}
+
+/// The values completion offers for an option, by its long name.
+fn values_of(long: &str) -> Option<Vec<&'static str>> {
+    Some(match long {
+        "rw" => RwMode::ALL.iter().map(|m| m.as_str()).collect(),
+        "engine" => engines(),
+        "cache" => caches(),
+        "chart" => charts(),
+        _ => return None,
+    })
+}
+
+/// `cmd` and every subcommand with those options' values attached.
+fn with_values(mut cmd: Command) -> Command {
+    let ids: Vec<(String, Vec<&'static str>)> = cmd
+        .get_arguments()
+        .filter_map(|a| Some((a.get_id().to_string(), values_of(a.get_long()?)?)))
+        .collect();
+    for (id, values) in ids {
+        cmd = cmd.mut_arg(id, |a| a.value_parser(PossibleValuesParser::new(values)));
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, with_values);
+    }
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bash script offers the values of --rw, --engine, --cache and
+    /// --chart (it offered none: they are free text to clap).
+    #[test]
+    fn completion_offers_the_values_of_rw_engine_cache_and_chart() {
+        let mut cmd = with_values(crate::Cli::command());
+        let mut buf = Vec::new();
+        clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "storlab", &mut buf);
+        let script = String::from_utf8(buf).unwrap();
+        for words in [
+            "randread", "rmw", "io_uring", "libaio", "cold", "warm", "vs-bs", "clients",
+        ] {
+            assert!(script.contains(words), "{words}");
+        }
     }
 }

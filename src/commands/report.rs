@@ -28,9 +28,10 @@ pub struct ReportCommand {
     /// Output file [default: report.html, or chart-<ID>.svg / .png]
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// What to write (--format is the older spelling)
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = ReportFormat::Html)]
-    format: ReportFormat,
+    /// What to write (--format is the older spelling) [default: from -o's extension (.svg, .png,
+    /// .html), else html]
+    #[arg(long = "output-format", alias = "format", value_enum)]
+    format: Option<ReportFormat>,
     /// Parameter(s) under study for the comparison and the relative chart, e.g. iodepth, bs,
     /// device (comma-separated or repeated): phases that differ there are paired and judged
     #[arg(long, value_name = "PARAM", value_parser = super::check::parse_vary)]
@@ -57,13 +58,32 @@ pub struct ReportCommand {
 }
 
 impl ReportCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    /// The format asked for, else the one `-o`'s extension names
+    /// (`x.svg` writes that chart, `x.png` rasterises it), else HTML.
+    fn format(&self) -> ReportFormat {
+        let ext = self
+            .output
+            .as_ref()
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let by_ext = match ext.as_deref() {
+            Some("svg") => Some(ReportFormat::Svg),
+            Some("png") => Some(ReportFormat::Png),
+            _ => None,
+        };
+        self.format.or(by_ext).unwrap_or(ReportFormat::Html)
+    }
+
+    pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
+        let format = self.format();
+        self.format = Some(format);
         // A design given here is checked before anything is read.
         let given = match &self.design {
             Some(d) => Some((d.as_str(), super::plan::design_from_spec(d)?)),
             None => None,
         };
-        let kind = match self.format {
+        let kind = match format {
             ReportFormat::Html => OutputKind::HtmlReport,
             ReportFormat::Svg => OutputKind::SvgChart,
             ReportFormat::Png => OutputKind::PngChart,
@@ -93,16 +113,19 @@ impl ReportCommand {
                 })
             }
         };
-        let vary = super::check::merge_vary(&self.vary);
+        let (vary, implied) = super::check::vary_with_implied(&self.vary, runs.iter());
+        if let Some(n) = implied {
+            eprintln!("{n}");
+        }
         vary.check_against(runs.iter())?;
         // Designs are evaluated where they are shown: the HTML report and
         // the `predicted` chart.
-        let predicted = if self.format == ReportFormat::Html || self.chart == "predicted" {
+        let predicted = if format == ReportFormat::Html || self.chart == "predicted" {
             predicted(&runs, given.as_ref())
         } else {
             Vec::new()
         };
-        let (bytes, path, what) = match self.format {
+        let (bytes, path, what) = match format {
             ReportFormat::Html => {
                 let html = storlab_report::html_report_full(&runs, baseline, &vary, &predicted);
                 let charts = storlab_report::charts_with(&runs, baseline, &vary, &predicted).len();
@@ -115,12 +138,12 @@ impl ReportCommand {
             ReportFormat::Svg | ReportFormat::Png => {
                 let chart =
                     storlab_report::chart_with(&runs, baseline, &self.chart, &vary, &predicted)?;
-                let ext = if self.format == ReportFormat::Svg {
+                let ext = if format == ReportFormat::Svg {
                     "svg"
                 } else {
                     "png"
                 };
-                let bytes = if self.format == ReportFormat::Svg {
+                let bytes = if format == ReportFormat::Svg {
                     chart.svg.into_bytes()
                 } else {
                     storlab_report::svg_to_png(&chart.svg, self.scale)?

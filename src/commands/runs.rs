@@ -86,6 +86,20 @@ fn parse_when(s: &str) -> Result<String, String> {
 
 impl RunsCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+        // A broken config file is named first (it may name the database).
+        crate::commands::config::get()?;
+        // No database yet is an empty history, not an error.
+        if !self.db.db.exists() {
+            if self.json || self.output_format == super::outfmt::TableFormat::Json {
+                output::print_json(&Vec::<serde_json::Value>::new())?;
+            } else {
+                eprintln!(
+                    "no runs yet: there is no results database at {} (`storlab bench` creates it)",
+                    self.db.db.display()
+                );
+            }
+            return Ok(crate::Outcome::Ok);
+        }
         let store = self.db.open_existing()?;
         let filter = RunFilter {
             tags: self.tags,

@@ -14,6 +14,14 @@
 //! `--json` the result is one serializer-made document on stdout (the
 //! layers and their original values, each value measured with its run id,
 //! the best one, what was restored); progress stays on stderr.
+//!
+//! It recommends only from points it trusts: each point reads for the whole
+//! `--runtime` (`--time-based`, several passes when needed); a point whose
+//! eviction was not verified, that ran under 1 s, or that read a region the
+//! page cache can hold more than once is flagged; the best two values are
+//! read again to measure the run-to-run noise. When any point is flagged or
+//! the best does not lead the next by more than that noise, the result is
+//! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
 use crate::Outcome;
 use crate::commands::campaign::child::die_with_parent;
@@ -501,9 +509,14 @@ struct TuneDoc<'a> {
     streams: u32,
     /// Each value measured, in the order tried.
     points: Vec<PointDoc<'a>>,
-    /// The fastest value (never left set: the originals are put back);
-    /// none when no measurement succeeded.
+    /// The recommendation (never left set: the originals are put back);
+    /// none when no measurement succeeded or the result is inconclusive.
     best: Option<BestDoc>,
+    /// `best` or `inconclusive`, with the reasons.
+    verdict: Verdict,
+    /// The best two values measured again (none when fewer than two
+    /// succeeded or the run was stopped).
+    noise: Option<NoiseDoc>,
     /// The values put back at the end (every layer's original).
     restored: Vec<Restored>,
     /// Values an earlier, interrupted run had left changed, put back first.
@@ -529,6 +542,8 @@ struct PointDoc<'a> {
     vs_best_pct: Option<f64>,
     cache_verified: Option<bool>,
     note: &'a str,
+    /// Why this point cannot be recommended from (empty when it can).
+    flags: &'a [String],
     run_id: Option<i64>,
 }
 
@@ -549,6 +564,46 @@ struct Point {
     note: String,
     /// The bench's own report that the page cache was emptied.
     cache_verified: Option<bool>,
+    /// Why the figure cannot be trusted (eviction not verified, under
+    /// 1 s, read again from the page cache); empty when it can.
+    flags: Vec<String>,
+}
+
+/// The shortest measurement the tuner recommends from (the bench's own
+/// "too short to trust" limit).
+const MIN_POINT_NS: u64 = storlab_bench::MIN_TRUSTED_NS;
+
+/// The best two values measured again: the run-to-run noise the best
+/// value's lead must exceed.
+#[derive(Serialize)]
+struct NoiseDoc {
+    /// Each of the two values: its first and its repeated MB/s.
+    repeats: Vec<RepeatDoc>,
+    /// The larger of the two values' differences between their first and
+    /// repeated MB/s, in percent of the higher.
+    noise_pct: f64,
+    /// The best value's lead over the next (mean of its two measurements),
+    /// in percent of the next.
+    lead_pct: f64,
+}
+
+#[derive(Serialize)]
+struct RepeatDoc {
+    readahead_kb: u64,
+    first_mb_s: f64,
+    repeat_mb_s: Option<f64>,
+    note: String,
+}
+
+/// What the points allow: a recommendation, or why none is given.
+#[derive(Serialize)]
+struct Verdict {
+    /// `best` (a value is recommended) or `inconclusive`.
+    conclusion: &'static str,
+    /// Why no value is recommended (empty when one is).
+    reasons: Vec<String>,
+    /// The fastest value measured, recommended or not.
+    fastest_kb: Option<u64>,
 }
 
 impl ReadaheadArgs {
@@ -634,7 +689,7 @@ impl ReadaheadArgs {
         // Restore on every path: success, error and signal.
         let restore = recover(&state_file);
         drop(locks);
-        let points = result?;
+        let (points, noise) = result?;
         let restore = restore?.unwrap_or_default();
         for d in &restore.dropped {
             crate::output::warn(&d.to_string());
@@ -643,7 +698,7 @@ impl ReadaheadArgs {
         let doc = self.outcome(
             &stack,
             &saved,
-            &points,
+            (&points, noise),
             &restored,
             recovered.as_deref(),
             &tune_id,
@@ -670,7 +725,7 @@ impl ReadaheadArgs {
         stop: &crate::commands::bench::Signals,
         tune_id: &str,
         tags: &BTreeMap<String, String>,
-    ) -> Result<Vec<Point>> {
+    ) -> Result<(Vec<Point>, Option<NoiseDoc>)> {
         let exe = std::env::current_exe().context("cannot find storlab itself")?;
         let is_device = std::fs::metadata(&self.target)
             .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
@@ -735,6 +790,7 @@ impl ReadaheadArgs {
                     mbps: None,
                     note: format!("{e:#}"),
                     cache_verified: None,
+                    flags: Vec::new(),
                 });
                 continue;
             }
@@ -743,16 +799,72 @@ impl ReadaheadArgs {
                 format_bytes(v.0),
                 top.name
             );
-            points.push(self.one_point(&exe, &read_target, size_arg, kb, tune_id, tags));
+            points.push(self.one_point(&exe, &read_target, size_arg, kb, tune_id, tags, false));
         }
+        let noise = if stop.requested() {
+            None
+        } else {
+            self.repeat_best_two(&exe, top, &read_target, size_arg, &points, tune_id, tags)
+        };
         if let Some(f) = scratch {
             let _ = std::fs::remove_file(f);
         }
-        Ok(points)
+        Ok((points, noise))
     }
 
-    /// A cold-cache buffered sequential read of `target` (a child storlab
-    /// bench, so saving and safety are bench's own).
+    /// The run-to-run noise: the best two values read again, unsaved (the
+    /// stored points stay one per value).
+    #[allow(clippy::too_many_arguments)]
+    fn repeat_best_two(
+        &self,
+        exe: &Path,
+        top: &Layer,
+        target: &Path,
+        size: Option<u64>,
+        points: &[Point],
+        tune_id: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Option<NoiseDoc> {
+        let mut ok: Vec<(u64, f64)> = points
+            .iter()
+            .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
+            .collect();
+        ok.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if ok.len() < 2 {
+            return None;
+        }
+        let mut repeats = Vec::new();
+        for &(kb, first) in &ok[..2] {
+            eprintln!(
+                "read-ahead {} on {}: streaming read again (run-to-run noise)",
+                format_bytes(kb * 1024),
+                top.name
+            );
+            let again = match write_kb(&top.path, kb) {
+                Ok(()) => self.one_point(exe, target, size, kb, tune_id, tags, true),
+                Err(e) => Point {
+                    kb,
+                    mbps: None,
+                    note: format!("{e:#}"),
+                    cache_verified: None,
+                    flags: Vec::new(),
+                },
+            };
+            repeats.push(RepeatDoc {
+                readahead_kb: kb,
+                first_mb_s: first,
+                repeat_mb_s: again.mbps,
+                note: again.note,
+            });
+        }
+        Some(noise_of(repeats))
+    }
+
+    /// A cold-cache buffered sequential read of `target` for the whole
+    /// `--runtime` (several passes when it is read sooner: a child storlab
+    /// bench, so saving and safety are bench's own); `repeat` runs are not
+    /// saved.
+    #[allow(clippy::too_many_arguments)]
     fn one_point(
         &self,
         exe: &Path,
@@ -761,6 +873,7 @@ impl ReadaheadArgs {
         kb: u64,
         tune_id: &str,
         tags: &BTreeMap<String, String>,
+        repeat: bool,
     ) -> Point {
         let mut c = Command::new(exe);
         // A kill -9 of the tuner ends the bench too.
@@ -776,7 +889,12 @@ impl ReadaheadArgs {
             "--drop-caches",
             "-q",
         ])
-        .args(["--output-format=json", "--runtime", &self.runtime])
+        .args([
+            "--output-format=json",
+            "--time-based",
+            "--runtime",
+            &self.runtime,
+        ])
         .arg(format!("--numjobs={}", self.streams))
         .arg("--name")
         .arg(format!("ra-{kb}k"))
@@ -793,7 +911,7 @@ impl ReadaheadArgs {
         if let Some(n) = self.record.note() {
             c.arg("--note").arg(n);
         }
-        if self.no_save {
+        if self.no_save || repeat {
             c.arg("--no-save");
         } else {
             c.arg("--db").arg(&self.db.db);
@@ -806,6 +924,7 @@ impl ReadaheadArgs {
                     mbps: None,
                     note: format!("cannot run storlab bench: {e}"),
                     cache_verified: None,
+                    flags: Vec::new(),
                 };
             }
         };
@@ -817,16 +936,21 @@ impl ReadaheadArgs {
         let cache_ok = json
             .as_ref()
             .and_then(|j| j["phases"][0]["cache"]["verified"].as_bool());
-        let note = match (out.status.success(), cache_ok) {
-            (false, _) => format!("bench exited with {}", out.status),
-            (true, Some(false)) => "cache eviction not verified".into(),
-            _ => String::new(),
+        let flags = match &json {
+            Some(j) if out.status.success() && mbps.is_some() => point_flags(&j["phases"][0], size),
+            _ => Vec::new(),
+        };
+        let note = if out.status.success() {
+            flags.join("; ")
+        } else {
+            format!("bench exited with {}", out.status)
         };
         Point {
             kb,
             mbps,
             note,
             cache_verified: cache_ok,
+            flags,
         }
     }
 
@@ -868,7 +992,7 @@ impl ReadaheadArgs {
         &'a self,
         stack: &'a [Layer],
         saved: &SavedState,
-        points: &'a [Point],
+        (points, noise): (&'a [Point], Option<NoiseDoc>),
         restored: &[Restored],
         recovered: Option<&[Restored]>,
         tune_id: &'a str,
@@ -877,6 +1001,7 @@ impl ReadaheadArgs {
             .iter()
             .filter_map(|p| p.mbps.map(|m| (p.kb, m)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
+        let verdict = verdict(points, noise.as_ref(), best.map(|b| b.0));
         // The table shows no run ids: the store is read for JSON only.
         let ids = if self.is_json() {
             self.run_ids(points, tune_id)
@@ -911,10 +1036,11 @@ impl ReadaheadArgs {
                     },
                     cache_verified: p.cache_verified,
                     note: &p.note,
+                    flags: &p.flags,
                     run_id: *id,
                 })
                 .collect(),
-            best: best.map(|(kb, m)| BestDoc {
+            best: best.filter(|_| verdict.reasons.is_empty()).map(|(kb, m)| BestDoc {
                 readahead_kb: kb,
                 mb_s: m,
                 set_command: format!("blockdev --setra {} /dev/{}", kb * 2, top.name),
@@ -923,10 +1049,112 @@ impl ReadaheadArgs {
                     top.name
                 ),
             }),
+            verdict,
+            noise,
             restored: restored.to_vec(),
             recovered_from_earlier_run: recovered.map(<[Restored]>::to_vec),
             db: (!self.no_save).then_some(self.db.db.as_path()),
         }
+    }
+}
+
+/// Why one bench phase's figure cannot be recommended from: its eviction
+/// was not verified, it lasted under 1 s, or it read its region more than
+/// once with the page cache able to hold it (`size`: the region read).
+fn point_flags(phase: &serde_json::Value, size: Option<u64>) -> Vec<String> {
+    let mut flags = Vec::new();
+    if phase["cache"]["verified"].as_bool() != Some(true) {
+        flags.push("cache eviction not verified".to_string());
+    }
+    let elapsed = phase["elapsed_ns"].as_u64().unwrap_or(0);
+    if elapsed < MIN_POINT_NS {
+        flags.push(format!("ran {:.2} s, under 1 s", elapsed as f64 / 1e9));
+    }
+    let read = phase["read"]["bytes"].as_u64().unwrap_or(0);
+    if phase["cache"]["may_be_cached"].as_bool() == Some(true) && size.is_some_and(|s| read > s) {
+        flags.push("read again from the page cache (region under 2× RAM)".to_string());
+    }
+    flags
+}
+
+/// The noise of the repeated best two and the lead of the faster.
+fn noise_of(repeats: Vec<RepeatDoc>) -> NoiseDoc {
+    let mean = |r: &RepeatDoc| {
+        r.repeat_mb_s
+            .map_or(r.first_mb_s, |x| (x + r.first_mb_s) / 2.0)
+    };
+    let noise_pct = repeats
+        .iter()
+        .map(|r| match r.repeat_mb_s {
+            Some(x) if x.max(r.first_mb_s) > 0.0 => {
+                (x - r.first_mb_s).abs() / x.max(r.first_mb_s) * 100.0
+            }
+            // A repeat that failed measured no noise: nothing is known.
+            _ => f64::INFINITY,
+        })
+        .fold(0.0, f64::max);
+    let lead_pct = match repeats.as_slice() {
+        [a, b] if mean(b) > 0.0 => (mean(a) - mean(b)) / mean(b) * 100.0,
+        _ => 0.0,
+    };
+    NoiseDoc {
+        repeats,
+        noise_pct,
+        lead_pct,
+    }
+}
+
+/// A recommendation only from trusted points whose best is clearly ahead
+/// of the next (beyond the noise measured by repeating the two).
+fn verdict(points: &[Point], noise: Option<&NoiseDoc>, fastest_kb: Option<u64>) -> Verdict {
+    let mut reasons = Vec::new();
+    let flagged = points.iter().filter(|p| !p.flags.is_empty()).count();
+    if flagged > 0 {
+        reasons.push(format!(
+            "{flagged} of {} point(s) cannot be trusted (see their notes): give a longer --runtime, \
+             a larger --size, or a device or file over 2× RAM",
+            points.len(),
+        ));
+    }
+    let measured = points.iter().filter(|p| p.mbps.is_some()).count();
+    match noise {
+        _ if measured == 0 => reasons.push("no value was measured".into()),
+        None if measured < 2 => {
+            reasons.push("only one value was measured: there is nothing to compare it with".into())
+        }
+        None => reasons.push("the run stopped before the best two were read again".into()),
+        Some(n) => {
+            if let Some(r) = n.repeats.iter().find(|r| r.repeat_mb_s.is_none()) {
+                reasons.push(format!(
+                    "reading {} again failed ({}): the noise is unknown",
+                    format_bytes(r.readahead_kb * 1024),
+                    r.note
+                ));
+            } else if let Some(r) = n.repeats.iter().find(|r| !r.note.is_empty())
+                && flagged == 0
+            {
+                reasons.push(format!(
+                    "reading {} again cannot be trusted ({})",
+                    format_bytes(r.readahead_kb * 1024),
+                    r.note
+                ));
+            } else if n.lead_pct <= n.noise_pct {
+                reasons.push(format!(
+                    "the fastest leads the next by {:.1} %, not more than the run-to-run noise \
+                     ({:.1} %): the difference is not measured",
+                    n.lead_pct, n.noise_pct
+                ));
+            }
+        }
+    }
+    Verdict {
+        conclusion: if reasons.is_empty() {
+            "best"
+        } else {
+            "inconclusive"
+        },
+        reasons,
+        fastest_kb,
     }
 }
 
@@ -958,6 +1186,24 @@ fn render(doc: &TuneDoc) -> String {
             .join(", ")
     );
     out.push_str("MB/s = 10^6 bytes/s: cold-cache buffered sequential read, 1 MiB requests.\n");
+    if let Some(n) = &doc.noise {
+        out.push_str(&format!(
+            "Run-to-run noise (best two read again): {:.1} %; the fastest leads the next by {:.1} %.\n",
+            n.noise_pct, n.lead_pct
+        ));
+    }
+    if doc.verdict.conclusion == "inconclusive" {
+        out.push_str(&format!(
+            "Inconclusive: no read-ahead is recommended{}:\n",
+            doc.verdict
+                .fastest_kb
+                .map(|kb| format!(" (fastest measured: {})", format_bytes(kb * 1024)))
+                .unwrap_or_default()
+        ));
+        for r in &doc.verdict.reasons {
+            out.push_str(&format!("  - {r}\n"));
+        }
+    }
     if let Some(b) = &doc.best {
         out.push_str(&format!(
             "Best: {} ({:.1} MB/s). To set it now: {}\n\
@@ -975,6 +1221,76 @@ fn render(doc: &TuneDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pt(kb: u64, mbps: f64, flags: &[&str]) -> Point {
+        Point {
+            kb,
+            mbps: Some(mbps),
+            note: flags.join("; "),
+            cache_verified: Some(true),
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    fn rep(kb: u64, first: f64, again: f64) -> RepeatDoc {
+        RepeatDoc {
+            readahead_kb: kb,
+            first_mb_s: first,
+            repeat_mb_s: Some(again),
+            note: String::new(),
+        }
+    }
+
+    /// Trusted points and a lead beyond the noise: a recommendation. A
+    /// lead within the noise, or one flagged point, or one value only:
+    /// inconclusive, each with its reason.
+    #[test]
+    fn a_value_is_recommended_only_when_trusted_and_ahead_beyond_the_noise() {
+        let points = [
+            pt(128, 100.0, &[]),
+            pt(1024, 200.0, &[]),
+            pt(4096, 150.0, &[]),
+        ];
+        let clear = noise_of(vec![rep(1024, 200.0, 196.0), rep(4096, 150.0, 152.0)]);
+        assert!(clear.noise_pct < 2.1 && clear.lead_pct > 30.0);
+        let v = verdict(&points, Some(&clear), Some(1024));
+        assert_eq!(
+            (v.conclusion, v.reasons.len()),
+            ("best", 0),
+            "{:?}",
+            v.reasons
+        );
+
+        let close = noise_of(vec![rep(1024, 200.0, 150.0), rep(4096, 150.0, 148.0)]);
+        let v = verdict(&points, Some(&close), Some(1024));
+        assert_eq!(v.conclusion, "inconclusive");
+        assert!(v.reasons[0].contains("run-to-run noise"), "{:?}", v.reasons);
+
+        let flagged = [
+            pt(128, 100.0, &[]),
+            pt(1024, 200.0, &["ran 0.40 s, under 1 s"]),
+        ];
+        let v = verdict(&flagged, Some(&clear), Some(1024));
+        assert_eq!(v.conclusion, "inconclusive");
+        assert!(v.reasons[0].contains("1 of 2 point(s)"), "{:?}", v.reasons);
+
+        let v = verdict(&points[..1], None, Some(128));
+        assert_eq!(v.conclusion, "inconclusive");
+        assert!(v.reasons[0].contains("only one value"), "{:?}", v.reasons);
+    }
+
+    /// A phase's own figures flag it: unverified eviction, under 1 s, a
+    /// region read more than once that the page cache can hold.
+    #[test]
+    fn a_point_is_flagged_from_its_phase_figures() {
+        let ok = serde_json::json!({"elapsed_ns": 3_000_000_000u64,
+            "cache": {"verified": true, "may_be_cached": false}, "read": {"bytes": 1u64 << 30}});
+        assert!(point_flags(&ok, Some(1 << 30)).is_empty());
+        let bad = serde_json::json!({"elapsed_ns": 400_000_000u64,
+            "cache": {"verified": false, "may_be_cached": true}, "read": {"bytes": 3u64 << 20}});
+        let f = point_flags(&bad, Some(1 << 20));
+        assert_eq!(f.len(), 3, "{f:?}");
+    }
 
     /// A run killed while its scratch file existed: the next start's
     /// recovery removes the file with the state (and restores the values).

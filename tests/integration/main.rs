@@ -30,6 +30,9 @@ mod safety_inputs;
 mod safety_monitor;
 mod safety_outputs;
 mod safety_tune_campaign;
+mod seams;
+#[cfg(feature = "mpi")]
+mod seams_mpi;
 mod sim;
 mod store;
 mod sweep;

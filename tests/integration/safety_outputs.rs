@@ -301,7 +301,12 @@ fn own_output_is_replaced_and_another_kind_needs_force() {
             vec!["export", "--all", "--output-format", "md", "-o"],
             "e.csv",
         ),
-        (vec!["report", "--all", "-o"], "c.svg"),
+        // (-o c.svg alone writes an SVG chart now: the HTML report is asked
+        // for by name.)
+        (
+            vec!["report", "--all", "--output-format", "html", "-o"],
+            "c.svg",
+        ),
         (
             vec!["report", "--all", "--output-format", "svg", "-o"],
             "r.html",

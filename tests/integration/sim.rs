@@ -267,7 +267,9 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    // report draws the simulated points on the jobs axis beside the measured.
+    // report draws the measured runs on the jobs axis, and the simulated
+    // points apart, in their own chart marked as simulated (they were on the
+    // jobs axis beside the measured, as if they were jobs).
     let out = dir.path().join("vs.svg");
     let o = storlab(&[
         "report",
@@ -284,13 +286,23 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
     assert!(o.status.success(), "{}", stderr(&o));
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.contains("Throughput vs number of jobs"));
-    assert!(svg.contains("sim.scenario=two-port-1g-fc-array"), "{svg}");
-    let runs = stdout(&storlab(&["runs", "--db", db.to_str().unwrap()]));
-    // The measured line is named by what tells it from the simulated one
-    // (pattern, host, size).
+    assert!(!svg.contains("sim.scenario=two-port-1g-fc-array"), "{svg}");
+    let out = dir.path().join("sim.svg");
+    let o = storlab(&[
+        "report",
+        "--all",
+        "--db",
+        db.to_str().unwrap(),
+        "--chart",
+        "simulated",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&out).unwrap();
     assert!(
-        svg.contains("write, host=") && svg.contains("size=4 MiB"),
-        "{runs}\n{svg}"
+        svg.contains("Simulated throughput (storlab sim, not measured)"),
+        "{svg}"
     );
 }
 

@@ -713,7 +713,13 @@ pub const MIN_TRUSTED_NS: u64 = 1_000_000_000;
 pub const MIN_TRUSTED_IOS: u64 = 2_000;
 
 fn too_short(elapsed_ns: u64, ops: u64) -> Option<&'static str> {
-    if ops == 0 {
+    // A phase of 5 s or more is trusted for its rate whatever its I/O
+    // count: a bandwidth phase of large transfers (IOR's `-t 16m`) does
+    // few I/Os per second, and the remedy the warning gives (`--runtime
+    // 10s --time-based`, whose window ends a little under 10 s) must
+    // clear it.
+    const LONG_ENOUGH_NS: u64 = 5 * MIN_TRUSTED_NS;
+    if ops == 0 || elapsed_ns >= LONG_ENOUGH_NS {
         return None;
     }
     if elapsed_ns < MIN_TRUSTED_NS {

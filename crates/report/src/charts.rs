@@ -60,7 +60,8 @@ fn pattern_key(p: &PhaseResult) -> String {
 /// One bar per phase of each run, coloured by I/O pattern and block size
 /// (one legend entry per pattern, however many phases share it).
 fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
-    let labels = crate::fmt::run_labels(runs);
+    // Short run names: the bar label must keep its phase name whole.
+    let labels = crate::fmt::short_run_labels(runs);
     let mut categories = Vec::new();
     let mut keys: Vec<String> = Vec::new();
     // (category index, series index, value)
@@ -1136,6 +1137,46 @@ pub fn charts_with(
     if runs.is_empty() {
         return Vec::new();
     }
+    // Simulated figures are drawn apart (their own chart), never beside or
+    // among measured ones, and never on a jobs axis.
+    let (sim, measured): (Vec<StoredRun>, Vec<StoredRun>) =
+        runs.iter().cloned().partition(is_simulated);
+    let baseline = baseline
+        .and_then(|b| runs.get(b))
+        .and_then(|b| measured.iter().position(|r| r.id == b.id));
+    let mut out = measured_charts(&measured, baseline, vary);
+    if !sim.is_empty() {
+        out.push(simulated_chart(&sim));
+    }
+    out.extend(crate::predicted::predicted_chart(predicted));
+    out
+}
+
+/// A run made by `storlab sim`, not measured.
+pub fn is_simulated(r: &StoredRun) -> bool {
+    r.report.target.kind == "simulation"
+}
+
+/// The simulated runs' throughput by phase, titled and hatched as such.
+fn simulated_chart(sim: &[StoredRun]) -> Chart {
+    let c = by_phase_chart(sim, false);
+    let title = "Simulated throughput (storlab sim, not measured)";
+    Chart {
+        id: "simulated".into(),
+        title: title.into(),
+        svg: c.svg.replacen("Throughput by phase", title, 1).replacen(
+            "One bar per phase of each run,",
+            "Simulated by storlab sim (a model, not a measurement): one bar per simulated point,",
+            1,
+        ),
+    }
+}
+
+/// The charts of measured runs.
+fn measured_charts(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> Vec<Chart> {
+    if runs.is_empty() {
+        return Vec::new();
+    }
     let mut out = vec![by_phase_chart(runs, false), by_phase_chart(runs, true)];
     if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b, vary)) {
         out.push(b);
@@ -1151,7 +1192,6 @@ pub fn charts_with(
         out.extend(app_series_charts(r));
         out.extend(timeline_charts(r));
     }
-    out.extend(crate::predicted::predicted_chart(predicted));
     out
 }
 
@@ -1192,7 +1232,7 @@ pub fn chart_with(
 }
 
 /// The chart kinds `why_not` knows, in report order.
-pub const CHART_KINDS: [&str; 14] = [
+pub const CHART_KINDS: [&str; 15] = [
     "throughput",
     "iops",
     "relative",
@@ -1207,6 +1247,7 @@ pub const CHART_KINDS: [&str; 14] = [
     "timeline-<run id>",
     "util-<run id>",
     "predicted",
+    "simulated",
 ];
 
 /// Why the chart `id` is not among [`charts`] for these runs, in words a
@@ -1237,6 +1278,9 @@ fn why_not_with(
         )
     };
     Some(match id {
+        "throughput" | "iops" if runs.iter().all(is_simulated) => {
+            "every run is simulated: see the 'simulated' chart".into()
+        }
         "throughput" | "iops" => "there are no runs".into(),
         "relative" => match baseline {
             Some(b) if b >= runs.len() => "the baseline asked for is not among these runs".into(),
@@ -1248,6 +1292,8 @@ fn why_not_with(
         "groups" => "no phase ran job groups (storlab bench --group, [[phase.group]] in a job \
                      file, or an fio job file's concurrent jobs)"
             .into(),
+        // Not a missing chart worth a note: most reports have no simulation.
+        "simulated" => return None,
         "predicted" if predicted.is_empty() => "no run has a design: tag runs with bench --design \
                                                  \"LAYOUT --drive ...\", or pass report --design"
             .into(),
@@ -1307,6 +1353,39 @@ mod tests {
 
     fn ids(c: &[Chart]) -> Vec<&str> {
         c.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    /// Simulated runs (storlab sim) get a chart of their own, titled as
+    /// such, and are left out of every measured chart (a jobs axis
+    /// included); they were drawn among the measured bars and on the
+    /// vs-numjobs axis as if they were jobs.
+    #[test]
+    fn simulated_runs_are_drawn_apart_and_marked() {
+        let mut runs = all_runs();
+        let measured = ids(&charts(&runs, Some(0))).len();
+        let mut sim = runs[0].clone();
+        sim.id = 99;
+        sim.report.target.kind = "simulation".into();
+        sim.tags.insert("scenario".into(), "sim-only-label".into());
+        runs.push(sim);
+        let c = charts(&runs, Some(0));
+        assert_eq!(c.len(), measured + 1, "{:?}", ids(&c));
+        let s = c
+            .iter()
+            .find(|c| c.id == "simulated")
+            .expect("a simulated chart");
+        assert!(
+            s.svg
+                .contains("Simulated throughput (storlab sim, not measured)")
+        );
+        assert!(s.svg.contains("#99"), "the simulated run's bars");
+        for other in c.iter().filter(|c| c.id != "simulated") {
+            assert!(
+                !other.svg.contains("sim-only-label"),
+                "{} has the simulated run",
+                other.id
+            );
+        }
     }
 
     #[test]

@@ -57,9 +57,12 @@ pub fn clients_chart(runs: &[StoredRun]) -> Option<Chart> {
         v.iter().map(f).sum::<f64>() / v.len() as f64
     };
     let mut series = Vec::new();
-    for (key, pts) in &groups {
+    let (mut colours, mut dashes) = (Vec::new(), Vec::new());
+    for (g, (key, pts)) in groups.iter().enumerate() {
+        // The role first: a long configuration is cut at the end of the
+        // legend label, never the word that tells the three lines apart.
         let line = |what: &str, f: fn(&(f64, f64, f64)) -> f64| LineSeries {
-            name: format!("{key}: {what}"),
+            name: format!("{what}: {key}"),
             points: pts
                 .iter()
                 .map(|(k, v)| (f64::from(*k), mean(v, f)))
@@ -68,6 +71,9 @@ pub fn clients_chart(runs: &[StoredRun]) -> Option<Chart> {
         series.push(line("aggregate", |t| t.0));
         series.push(line("slowest client", |t| t.1));
         series.push(line("fastest client", |t| t.2));
+        // One colour per configuration; solid, dashed and dotted lines.
+        colours.extend([g, g, g]);
+        dashes.extend([None, Some(SLOWEST_DASH), Some(FASTEST_DASH)]);
     }
     let title = "Aggregate throughput vs clients";
     let c = LineChart {
@@ -90,9 +96,14 @@ pub fn clients_chart(runs: &[StoredRun]) -> Option<Chart> {
     Some(Chart {
         id: "clients".into(),
         title: title.into(),
-        svg: c.render(),
+        svg: c.render_styled(&colours, &dashes),
     })
 }
+
+/// The slowest client's line: dashed.
+const SLOWEST_DASH: &str = "7 4";
+/// The fastest client's line: dotted.
+const FASTEST_DASH: &str = "2 3";
 
 #[cfg(test)]
 mod tests {
@@ -128,6 +139,23 @@ mod tests {
         assert_eq!(c.id, "clients");
         assert!(c.svg.contains("write write"), "{}", &c.svg[..400]);
         assert!(c.svg.contains("aggregate") && c.svg.contains("slowest client"));
+        // Three lines of one colour told apart by their dashes, in the
+        // plot and in the legend, and labels that start with the role.
+        assert_eq!(
+            c.svg
+                .matches(&format!("stroke-dasharray=\"{SLOWEST_DASH}\""))
+                .count(),
+            2
+        );
+        assert_eq!(
+            c.svg
+                .matches(&format!("stroke-dasharray=\"{FASTEST_DASH}\""))
+                .count(),
+            2
+        );
+        for role in ["aggregate: ", "slowest client: ", "fastest client: "] {
+            assert!(c.svg.contains(&format!(">{role}write")), "{role}");
+        }
         // The clients tag restates the x axis: it is not part of the line name.
         assert!(!c.svg.contains("clients=2"));
         // One point is not a line.

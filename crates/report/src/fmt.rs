@@ -72,10 +72,16 @@ pub fn run_label(run: &StoredRun) -> String {
     } else {
         tags_joined(&run.tags, ",")
     };
-    if what.is_empty() {
-        format!("#{}", run.id)
+    // A storlab sim run says so wherever it is named.
+    let sim = if run.report.target.kind == "simulation" {
+        " (simulated)"
     } else {
-        format!("#{} {}", run.id, what)
+        ""
+    };
+    if what.is_empty() {
+        format!("#{}{sim}", run.id)
+    } else {
+        format!("#{} {}{sim}", run.id, what)
     }
 }
 
@@ -183,6 +189,55 @@ pub fn run_labels_of(runs: &[&StoredRun]) -> Vec<String> {
                 .filter(|s| !s.is_empty())
                 .collect();
             format!("#{} {}", r.id, parts.join(" "))
+        })
+        .collect()
+}
+
+/// Tags that say how a run was made, not what it measured (the same for
+/// every run of a sweep, or a counter): left out of short labels.
+const BOOKKEEPING_TAGS: [&str; 6] = [
+    "sweep",
+    "sweep_point",
+    "repeat_group",
+    "campaign",
+    "campaign_run",
+    "tune_id",
+];
+
+/// Short names for bar labels, where space is scarce: `#3` and only the
+/// tags whose values differ between these runs (a sweep point's
+/// `sweep_params` as its own `bs=64k`), never the tags every run shares;
+/// untagged runs as [`run_labels`] names them.
+pub fn short_run_labels(runs: &[StoredRun]) -> Vec<String> {
+    let long = run_labels(runs);
+    let differs = |k: &str| {
+        let mut v: Vec<Option<&String>> = runs.iter().map(|r| r.tags.get(k)).collect();
+        v.dedup();
+        v.len() > 1
+    };
+    runs.iter()
+        .zip(long)
+        .map(|(r, long)| {
+            if r.tags.is_empty() {
+                return long;
+            }
+            let parts: Vec<String> = r
+                .tags
+                .iter()
+                .filter(|(k, _)| !BOOKKEEPING_TAGS.contains(&k.as_str()) && differs(k))
+                .map(|(k, v)| {
+                    if k == "sweep_params" {
+                        v.replace(',', " ")
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
+                .collect();
+            if parts.is_empty() {
+                format!("#{}", r.id)
+            } else {
+                format!("#{} {}", r.id, parts.join(" "))
+            }
         })
         .collect()
 }

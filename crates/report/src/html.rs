@@ -37,26 +37,27 @@ ul.warn li { color: #8a5a00; }
 .note { color: #555; font-size: 12px; }
 /* Printing (to paper or PDF for an acceptance document): landscape pages,
    every column kept — tables take the page width and their cells wrap
-   (long paths and model names break anywhere, headers only between words)
-   — the header row repeated on each page, a page break before each
-   section, charts at full width and never split. */
+   (a path or model name wider than its cell breaks, other words never)
+   — the header row repeated on each page, sections flowing one after
+   another (a one-run report is a few pages, not one per section), words
+   broken only where one alone is wider than its cell, charts at full
+   width and never split. */
 @page { size: A4 landscape; margin: 10mm; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 10px; }
   nav { display: none; }
-  h2 { break-before: page; break-after: avoid; margin-top: 0; }
-  h2#runs { break-before: auto; }
+  h2 { break-before: auto; break-after: avoid; margin-top: 1rem; }
   .scroll { overflow: visible; }
   table { width: 100%; font-size: 8.5px; }
   th, td { white-space: normal; padding: .15rem .25rem; }
   th { overflow-wrap: normal; word-break: normal; hyphens: none; }
-  td { overflow-wrap: anywhere; }
+  td { overflow-wrap: break-word; word-break: normal; hyphens: none; }
   td.num { white-space: nowrap; overflow-wrap: normal; }
   td.wrap { min-width: 0; }
   thead { display: table-header-group; }
   tr { break-inside: avoid; }
   figure { break-inside: avoid; margin: .5rem 0 1rem; }
-  figure svg { width: 100%; max-width: 100%; height: auto; max-height: 150mm; border: none; }
+  figure svg { width: 100%; max-width: 100%; height: auto; max-height: 85mm; border: none; }
   th, tr.base td { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 ";
@@ -274,7 +275,8 @@ fn params_section(runs: &[StoredRun]) -> String {
                 txt(q.engine.as_str()),
                 txt(q.cache.as_str()),
                 num(dur(q.runtime_ns)),
-                num(dur(Some(q.ramp_ns))),
+                // No ramp is "–", not "0 ns".
+                num(dur((q.ramp_ns > 0).then_some(q.ramp_ns))),
                 txt(fsync),
                 txt(layout(&q.layout)),
                 txt(pattern(&q.buffer_pattern)),

@@ -96,6 +96,11 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
 
 struct Legend {
     rows: Vec<Vec<(f64, String, usize, bool)>>, // (x, label, colour index, faded)
+    /// A line chart's dash pattern per colour index: its swatch is a
+    /// stroke in that pattern, not a filled square.
+    dashes: Option<Vec<Option<&'static str>>>,
+    /// A line chart's colour per series (by entry index), when not its index.
+    colours: Vec<usize>,
 }
 
 /// Lay legend entries out in rows that fit `width`.
@@ -114,7 +119,11 @@ fn legend_layout(entries: &[(String, usize, bool)], width: f64) -> Legend {
         }
         x += w;
     }
-    Legend { rows }
+    Legend {
+        rows,
+        dashes: None,
+        colours: Vec::new(),
+    }
 }
 
 fn draw_legend(out: &mut String, legend: &Legend, y0: f64) {
@@ -122,6 +131,28 @@ fn draw_legend(out: &mut String, legend: &Legend, y0: f64) {
         let y = y0 + r as f64 * 20.0;
         for (x, label, color, faded) in row {
             let c = PALETTE[color % PALETTE.len()];
+            if let Some(dashes) = &legend.dashes {
+                let dash = dashes
+                    .get(*color)
+                    .copied()
+                    .flatten()
+                    .map(|d| format!(" stroke-dasharray=\"{d}\""))
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\
+                     <text x=\"{}\" y=\"{}\" font-size=\"{FONT}\">{}</text>",
+                    f(*x - 4.0),
+                    f(y - 4.0),
+                    f(x + 14.0),
+                    f(y - 4.0),
+                    PALETTE[legend.colours.get(*color).copied().unwrap_or(*color) % PALETTE.len()],
+                    f(x + 18.0),
+                    f(y),
+                    xml_escape(label)
+                );
+                continue;
+            }
             let style = if *faded {
                 format!("fill=\"{c}\" fill-opacity=\"0.3\" stroke=\"{c}\" stroke-dasharray=\"3 2\"")
             } else {
@@ -512,8 +543,16 @@ pub struct LineChart {
 }
 
 impl LineChart {
-    // long-function: one SVG drawn top to bottom (scales, grid, phase bands, marker, lines, axes, legend); the parts share the scales.
     pub fn render(&self) -> String {
+        self.render_styled(&[], &[])
+    }
+
+    /// [`render`](Self::render) with series `i` drawn in colour
+    /// `colours[i]` and dash pattern `dashes[i]` (an SVG
+    /// `stroke-dasharray`; none: solid); the legend shows each as a stroke
+    /// in its pattern, so lines of one colour are told apart.
+    // long-function: one SVG drawn top to bottom (scales, grid, phase bands, marker, lines, axes, legend); the parts share the scales.
+    pub fn render_styled(&self, colours: &[usize], dashes: &[Option<&'static str>]) -> String {
         let w = MIN_WIDTH;
         let plot_w = w - LEFT - RIGHT;
         let entries: Vec<(String, usize, bool)> = self
@@ -522,7 +561,14 @@ impl LineChart {
             .enumerate()
             .map(|(i, s)| (s.name.clone(), i, false))
             .collect();
-        let legend = legend_layout(&entries, w);
+        let mut legend = legend_layout(&entries, w);
+        if !dashes.is_empty() {
+            // Entries are indexed by series; each series' colour and dash.
+            let mut d: Vec<Option<&'static str>> = dashes.to_vec();
+            d.resize(self.series.len(), None);
+            legend.dashes = Some(d);
+            legend.colours = colours.to_vec();
+        }
         let top = plot_top(self.subtitle.as_deref(), w);
         let plot_bottom = top + PLOT_H;
         let legend_y = plot_bottom + 22.0 + 40.0;
@@ -659,7 +705,13 @@ impl LineChart {
             }
         }
         for (si, s) in self.series.iter().enumerate() {
-            let c = PALETTE[si % PALETTE.len()];
+            let c = PALETTE[colours.get(si).copied().unwrap_or(si) % PALETTE.len()];
+            let dash = dashes
+                .get(si)
+                .copied()
+                .flatten()
+                .map(|d| format!(" stroke-dasharray=\"{d}\""))
+                .unwrap_or_default();
             let p: Vec<(f64, f64)> = s
                 .points
                 .iter()
@@ -681,7 +733,7 @@ impl LineChart {
                 }
                 let _ = write!(
                     out,
-                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"/>",
+                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"{dash}/>",
                     path.join(" ")
                 );
             }

@@ -143,3 +143,89 @@ fn pdftotext_info(pdf: &Path) -> String {
         .expect("run pdfinfo (poppler-utils)");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A one-run report prints on a few pages (the sections flow; a page per
+/// section made nine mostly empty pages), no word of the prose or headers
+/// is split across lines inside a word, and a phase without ramp shows
+/// "–", not "0 ns".
+#[test]
+fn a_one_run_report_prints_on_a_few_pages_without_broken_words() {
+    let t = "a_one_run_report_prints_on_a_few_pages_without_broken_words";
+    let Some(bin) = chromium() else {
+        storlab_types::skip_test(t, "/usr/bin/chromium not found (apt-get install chromium)");
+        return;
+    };
+    if !have_pdftotext() {
+        storlab_types::skip_test(t, "pdftotext not found (apt-get install poppler-utils)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs: Vec<_> = testdata::all_runs().into_iter().take(1).collect();
+    for p in &mut runs[0].report.phases {
+        p.params.ramp_ns = 0;
+    }
+    let html = storlab_report::html_report(&runs, None);
+    assert!(!html.contains(">0 ns<"), "Ramp 0 ns is shown as –");
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let pdf = dir.path().join("report.pdf");
+    print_to_pdf(&bin, dir.path(), &page, &pdf);
+    let info = pdftotext_info(&pdf);
+    let pages: u32 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no page count:\n{info}"));
+    assert!(pages <= 4, "a one-run report printed on {pages} pages");
+    // Every word of the report's own text (not the charts) is whole in
+    // the PDF's text: a word broken inside itself is not.
+    let text = squash(&pdftotext(&pdf, &[]));
+    let missing: Vec<String> = words(&html)
+        .into_iter()
+        .filter(|w| !text.contains(w.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "words broken (or lost) in print: {missing:?}"
+    );
+}
+
+/// The words (letters only, 5 or more) of the HTML's text outside style
+/// and SVG.
+fn words(html: &str) -> Vec<String> {
+    let mut body = html.to_string();
+    // The navigation bar is not printed.
+    for (open, close) in [
+        ("<style", "</style>"),
+        ("<svg", "</svg>"),
+        ("<nav", "</nav>"),
+    ] {
+        while let Some(i) = body.find(open) {
+            let Some(j) = body[i..].find(close) else {
+                break;
+            };
+            body.replace_range(i..i + j + close.len(), " ");
+        }
+    }
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in body.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                text.push(' ');
+            }
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    let mut out: Vec<String> = text
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 5)
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

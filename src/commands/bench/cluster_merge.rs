@@ -150,7 +150,9 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
     );
     let mut jobs = Vec::new();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    let mut warnings: Vec<String> = base.warnings.clone();
+    let mut warnings: Vec<String> = Vec::new();
+    // The other ranks' warnings, each once with the ranks that gave it.
+    let mut others: Vec<(String, Vec<u32>)> = Vec::new();
     let mut verify: Option<VerifyResult> = None;
     let mut depth: Option<DepthReport> = None;
     let (mut user_ns, mut sys_ns) = (0, 0);
@@ -168,9 +170,9 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
         }
         if part.rank != parts[0].rank {
             for w in &r.warnings {
-                let w = format!("rank {} ({}): {w}", part.rank, part.node);
-                if !warnings.contains(&w) {
-                    warnings.push(w);
+                match others.iter_mut().find(|(t, _)| t == w) {
+                    Some((_, ranks)) => ranks.push(part.rank),
+                    None => others.push((w.clone(), vec![part.rank])),
                 }
             }
         }
@@ -214,6 +216,7 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
             n.3 = n.3.max(e);
         }
     }
+    warnings.extend(rank_warnings(parts[0].rank, &base.warnings, others));
     if let Some(d) = &mut depth {
         d.littles_law_depth = total
             .lat_ns
@@ -340,6 +343,54 @@ pub(crate) fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
     prev.1
 }
 
+/// Every rank's warning once: "too short to trust: …: ranks 1–3"; one
+/// the first rank (`first`, whose figures are `base`) gave too names it
+/// with the others ("ranks 0–3"); one only it gave stays as it is.
+fn rank_warnings(first: u32, base: &[String], others: Vec<(String, Vec<u32>)>) -> Vec<String> {
+    let mut out: Vec<String> = base
+        .iter()
+        .map(|w| match others.iter().find(|(t, _)| t == w) {
+            Some((_, ranks)) => {
+                let mut all = ranks.clone();
+                all.push(first);
+                format!("{w}: {}", rank_list(&all))
+            }
+            None => w.clone(),
+        })
+        .collect();
+    out.extend(
+        others
+            .into_iter()
+            .filter(|(w, _)| !base.contains(w))
+            .map(|(w, ranks)| format!("{w}: {}", rank_list(&ranks))),
+    );
+    out
+}
+
+/// `rank 2`, `ranks 1–3`, `ranks 1, 3, 5–7`.
+pub(crate) fn rank_list(ranks: &[u32]) -> String {
+    let mut r = ranks.to_vec();
+    r.sort_unstable();
+    r.dedup();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for x in r.iter().copied() {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == x => *end = x,
+            _ => runs.push((x, x)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| match b - a {
+            0 => a.to_string(),
+            1 => format!("{a}, {b}"),
+            _ => format!("{a}–{b}"),
+        })
+        .collect();
+    let word = if r.len() == 1 { "rank" } else { "ranks" };
+    format!("{word} {}", parts.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +407,34 @@ mod tests {
             p99_9: max,
             p99_99: max,
         }
+    }
+
+    /// Three ranks with one warning give one line naming them; one rank
+    /// 0 has too names rank 0 with them; rank 0's alone stays as it is.
+    #[test]
+    fn other_ranks_warnings_are_printed_once_with_their_ranks() {
+        let short = "too short to trust: the phase lasted under 1 s".to_string();
+        let base = vec!["shared".to_string(), "rank 0's own".to_string()];
+        let w = rank_warnings(
+            0,
+            &base,
+            vec![
+                (short.clone(), vec![3, 1, 2]),
+                ("shared".into(), vec![3, 2, 1]),
+                ("odd".into(), vec![5, 1, 7, 6]),
+            ],
+        );
+        assert_eq!(
+            w,
+            [
+                "shared: ranks 0–3".to_string(),
+                "rank 0's own".to_string(),
+                format!("{short}: ranks 1–3"),
+                "odd: ranks 1, 5–7".to_string()
+            ]
+        );
+        assert_eq!(rank_list(&[4]), "rank 4");
+        assert_eq!(rank_list(&[4, 5]), "ranks 4, 5");
     }
 
     #[test]

@@ -156,6 +156,45 @@ pub(crate) fn render_clients(rows: &[ClientsRow]) -> String {
     format!("{t}\n")
 }
 
+/// `-q` under MPI: one line per phase, one screen for any number of
+/// ranks: the aggregate MB/s and IOPS, first done / last done, the rank
+/// spread and the slowest rank.
+pub(crate) fn render_quiet(r: &BenchReport) -> String {
+    let mut t = crate::commands::common::result_table();
+    t.set_header(vec![
+        "phase",
+        "ranks",
+        "MB/s",
+        "IOPS",
+        "first / last done MB/s",
+        "rank MB/s min / max",
+        "slowest rank",
+    ]);
+    for p in &r.phases {
+        let Some(c) = &p.cluster else { continue };
+        t.add_row(vec![
+            Cell::new(&p.params.name),
+            right(c.clients.to_string()),
+            right(mb(p.total.bw_bytes_per_s)),
+            right(format!("{:.0}", p.total.iops)),
+            right(format!(
+                "{} / {}",
+                mb(c.first_done.bw_bytes_per_s),
+                mb(c.last_done.bw_bytes_per_s)
+            )),
+            right(format!(
+                "{} / {}",
+                mb(c.rank_bw_bytes_per_s.min),
+                mb(c.rank_bw_bytes_per_s.max)
+            )),
+            right(c.slowest_rank.map_or_else(|| "-".into(), |x| x.to_string())),
+        ]);
+    }
+    format!(
+        "{t}\nMB/s = 10^6 bytes/s, all ranks' bytes over the global window (-q: the summary; without it every figure).\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,8 @@ mod cluster_args;
 mod cluster_merge;
 mod cluster_table;
 mod fiojob;
+mod ior;
+mod layers;
 mod live;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -99,6 +101,20 @@ pub struct BenchCommand {
     /// Run a shipped or user profile (storlab profiles lists them; flags override its values)
     #[arg(long, value_name = "NAME", conflicts_with = "job")]
     pub profile: Option<String>,
+    /// IOR's flags, translated: `--ior '-a POSIX -t 1m -b 16m -s 4 -F -e -w -r'` (-t transfer =
+    /// --bs, -b block per task and -s segments = the layout and --size, -F file per process, -B
+    /// O_DIRECT, -e end fsync, -w/-r phases, -z random, -Y fsync each write, -C --reorder-tasks,
+    /// -D --stonewall, -O stoneWallingWearOut=1, -i --repeat, -k --keep, -o TARGET); a flag storlab
+    /// cannot honour is refused by name. Flags given here override the translation
+    #[arg(long, value_name = "'IOR FLAGS'", conflicts_with_all = ["job", "fio_job", "profile", "group"],
+          allow_hyphen_values = true)]
+    pub ior: Option<String>,
+    /// With --ior: print how each IOR flag maps to storlab and the job it makes, then stop
+    #[arg(long, requires = "ior")]
+    pub dry_run: bool,
+    /// The job the --ior flags make (TOML).
+    #[arg(skip)]
+    ior_job: Option<String>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Run a job group: several --group options make ONE phase whose groups
@@ -302,7 +318,19 @@ fn no_groups_under_mpi(p: PlannedJob) -> Result<PlannedJob> {
 }
 
 impl BenchCommand {
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(mut self) -> Result<Outcome> {
+        if let Some(flags) = self.ior.clone() {
+            let t = ior::translate(&flags).map_err(anyhow::Error::msg)?;
+            let shown = ior::render(&t);
+            self.apply_ior(t);
+            if self.dry_run {
+                // The job is checked as a run would check it.
+                let (planned, _) = self.plan()?;
+                let names: Vec<&str> = planned.phases.iter().map(|p| p.name.as_str()).collect();
+                crate::output::print(&format!("{shown}\nPhases: {}\n", names.join(", ")))?;
+                return Ok(Outcome::Ok);
+            }
+        }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
             let planned = self.plan().map(|(p, _)| p).and_then(no_groups_under_mpi);
@@ -322,6 +350,23 @@ impl BenchCommand {
             return repeat::run(planned, &self.run, self.repeat, &extra);
         }
         run_planned_with(planned, &self.run, &extra)
+    }
+
+    /// The run-level part of an IOR translation (flags given as storlab's
+    /// own win); the phases are planned from its job.
+    fn apply_ior(&mut self, t: ior::IorTranslation) {
+        if self.repeat == 1
+            && let Some(n) = t.repeat
+        {
+            self.repeat = n;
+        }
+        self.run.keep |= t.keep;
+        if self.cluster.stonewall.is_none() {
+            self.cluster.stonewall = t.stonewall;
+        }
+        self.cluster.stonewall_wear_out |= t.wear_out;
+        self.cluster.reorder_tasks |= t.reorder_tasks;
+        self.ior_job = Some(t.job_toml);
     }
 
     /// The phases from the job file, fio job file, profile or flags, and
@@ -359,7 +404,9 @@ impl BenchCommand {
             .iter()
             .map(|g| storlab_bench::parse_group_arg(g))
             .collect::<Result<_, _>>()?;
+        let ior_job = self.ior_job.as_deref().map(|t| (t, Path::new("--ior")));
         let planned = match (&self.fio_job, &profile) {
+            _ if ior_job.is_some() => plan_phases_text(ior_job, target.as_deref(), &spec)?,
             (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &spec)?,
             (None, Some(profile)) => {
                 let path = profile.job_path();
@@ -413,6 +460,12 @@ fn run_once(
         job.host.hostname = label.clone();
     }
     warnings.extend(job.warnings.iter().cloned());
+    let modes: Vec<_> = job.phases.iter().map(|p| p.cache).collect();
+    if let Some(f) = job.target.files.first()
+        && let Some(w) = layers::page_cache_warning(&f.path, &modes)
+    {
+        warnings.push(w);
+    }
     let header = BenchReport {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {

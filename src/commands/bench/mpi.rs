@@ -49,8 +49,8 @@ use storlab_bench::{
     Control, DataFile, PhaseSync, ResolvedJob, ResolvedTarget, SafetyOptions, Share, TargetKind,
 };
 use storlab_types::{
-    BenchReport, CacheMode, PhaseParams, PhaseResult, SCHEMA_VERSION, STORLAB_VERSION, TargetInfo,
-    ToolInfo,
+    BenchReport, CacheMode, PhaseParams, PhaseResult, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
+    TargetInfo, ToolInfo,
 };
 
 /// Whether this process was started by an MPI launcher.
@@ -346,15 +346,6 @@ fn run_all(
     cmd: BenchCommand,
     planned: Result<super::PlannedJob>,
 ) -> Result<Outcome, Stop> {
-    let planned = planned.and_then(|p| {
-        if cmd.repeat > 1 {
-            anyhow::bail!(
-                "--repeat {}: not under MPI yet; run mpirun again, or use --clients for a scaling series",
-                cmd.repeat
-            )
-        }
-        Ok(p)
-    });
     let mut planned = world.checked("cannot plan the job", planned)?;
     // Before anything is created: every rank runs the same job.
     agree_on_job(world, &cmd, &planned)?;
@@ -389,19 +380,47 @@ fn run_all(
     let order = client_order(world, by);
     let mut runs = Vec::new();
     let mut last = Outcome::Ok;
-    for &k in &counts {
+    // --repeat N (IOR's -i): the job N times per client count, each a run
+    // of its own tagged repeat_group, then IOR's summary (rank 0).
+    let count = cmd.repeat.max(1);
+    let group = super::repeat::group_id();
+    'counts: for &k in &counts {
         let clients = &order[..k as usize];
-        let (outcome, report, id) =
-            run_once(world, &cmd, &planned, clients, counts.len() > 1, &signals)?;
-        if let Some(r) = report {
-            runs.push((r, id));
+        let mut reps = Vec::new();
+        for index in 1..=count {
+            let info = (count > 1).then(|| RepeatInfo {
+                group: group.clone(),
+                index,
+                count,
+            });
+            if world.root()
+                && let Some(i) = &info
+                && matches!(cmd.run.output_format, super::OutputFormat::Table)
+            {
+                let _ = crate::output::print(&format!("Repeat {} of {}\n", i.index, i.count));
+            }
+            let (outcome, report, id) = run_once(
+                world,
+                &cmd,
+                &planned,
+                (clients, counts.len() > 1),
+                info.as_ref(),
+                &signals,
+            )?;
+            if let Some(r) = report {
+                reps.push(r.clone());
+                runs.push((r, id));
+            }
+            // Every rank goes on (or not) with rank 0's outcome.
+            let mut code = code_of(outcome);
+            world.comm.process_at_rank(0).broadcast_into(&mut code);
+            last = outcome_of(code);
+            if last != Outcome::Ok {
+                break 'counts;
+            }
         }
-        // Every rank goes on (or not) with rank 0's outcome.
-        let mut code = code_of(outcome);
-        world.comm.process_at_rank(0).broadcast_into(&mut code);
-        last = outcome_of(code);
-        if last != Outcome::Ok {
-            break;
+        if world.root() && count > 1 {
+            let _ = super::repeat::print_ior_summary(&cmd.run, &group, count, &reps);
         }
     }
     if world.root() && counts.len() > 1 {
@@ -465,8 +484,8 @@ fn run_once(
     world: &World,
     cmd: &BenchCommand,
     planned: &super::PlannedJob,
-    clients: &[u32],
-    scaling: bool,
+    (clients, scaling): (&[u32], bool),
+    repeat: Option<&RepeatInfo>,
     signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>, Option<i64>), Stop> {
     let k = clients.len() as u32;
@@ -477,11 +496,12 @@ fn run_once(
     let args = &cmd.run;
     // Rank 0 checks the store and the tags before any file exists.
     let sink = if world.root() {
-        let extra: Vec<(&str, String)> = if scaling {
+        let mut extra: Vec<(&str, String)> = if scaling {
             vec![("clients", k.to_string())]
         } else {
             Vec::new()
         };
+        extra.extend(repeat.map(|r| ("repeat_group", r.group.clone())));
         let r = super::open_sink_tagged(args, &extra);
         Some(r)
     } else {
@@ -570,6 +590,11 @@ fn run_once(
             .cloned(),
     );
     warnings.extend(working_set_warning(world, planned, clients));
+    // Where O_DIRECT stops above the disk (rank 0's view of the target).
+    if let Some(f) = prepared.as_ref().and_then(|j| j.target.files.first()) {
+        let modes: Vec<CacheMode> = planned.phases.iter().map(|p| p.cache).collect();
+        warnings.extend(super::layers::page_cache_warning(&f.path, &modes));
+    }
     if args.monitor {
         warnings.push(
             "--monitor is not sampled in multi-client runs: run `storlab monitor` on the nodes"
@@ -599,7 +624,7 @@ fn run_once(
         phases: Vec::new(),
         warnings,
         monitor: None,
-        repeat: None,
+        repeat: repeat.cloned(),
     };
     let mut sink = sink;
     let begun = match sink.as_mut() {
@@ -659,7 +684,9 @@ fn run_once(
         ..header
     };
     let mut sink = sink.unwrap_or_else(|| Sink::new(None, &args.db.db, Default::default(), None));
-    let (out, id) = match emit_cluster(report.clone(), args, &mut sink, signals.received()) {
+    // Under --repeat with JSON output, the one document comes at the end.
+    let print = repeat.is_none() || matches!(args.output_format, super::OutputFormat::Table);
+    let (out, id) = match emit_cluster(report.clone(), args, &mut sink, signals.received(), print) {
         Ok(x) => x,
         Err(e) => {
             crate::output::print_error(&e);
@@ -669,18 +696,27 @@ fn run_once(
     Ok((out, Some(report), id))
 }
 
-/// The usual output of a run, then the cluster table.
+/// The usual output of a run with the cluster table after it, then the
+/// warnings (every rank's, each once, naming the ranks): never between
+/// the two tables.
 fn emit_cluster(
     report: BenchReport,
     args: &super::RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
+    print: bool,
 ) -> Result<(Outcome, Option<i64>)> {
-    let cluster = super::cluster_table::render_cluster(&report);
-    let table = matches!(args.output_format, super::OutputFormat::Table);
-    let (out, _) = super::emit(report, args, sink, signal, true, &|_| None)?;
-    if table {
-        crate::output::print(&cluster)?;
+    // -q: one screen, whatever the number of ranks.
+    let quiet = args.quiet && matches!(args.output_format, super::OutputFormat::Table);
+    let cluster = |r: &BenchReport| Some(super::cluster_table::render_cluster(r));
+    let summary = (print && quiet).then(|| super::cluster_table::render_quiet(&report));
+    let (out, _) = super::emit(report, args, sink, signal, print && !quiet, &cluster)?;
+    if let Some(text) = summary {
+        let saved = sink
+            .run_id()
+            .map(|id| format!("Saved as run {id} (storlab show {id}).\n"))
+            .unwrap_or_default();
+        crate::output::print(&format!("{text}{saved}"))?;
     }
     Ok((out, sink.run_id()))
 }

@@ -126,6 +126,80 @@ pub fn render(group: &str, count: u32, s: &[PhaseSpread]) -> String {
     )
 }
 
+/// A repeat group's id: the time and this process.
+pub fn group_id() -> String {
+    format!(
+        "{}-{}",
+        storlab_types::time::now_rfc3339().replace([':', '-'], ""),
+        std::process::id()
+    )
+}
+
+/// IOR's summary of the repeats (`-i N`): per operation (phase) the max,
+/// min, mean and standard deviation of the bandwidth in MiB/s (2^20 B/s,
+/// IOR's unit) and MB/s (10^6 B/s), and of the operations per second.
+pub fn render_ior(s: &[PhaseSpread]) -> String {
+    let mut t = crate::commands::common::result_table();
+    t.set_header(vec![
+        "Operation",
+        "Max(MiB/s)",
+        "Min(MiB/s)",
+        "Mean(MiB/s)",
+        "StdDev(MiB/s)",
+        "Max(MB/s)",
+        "Min(MB/s)",
+        "Mean(MB/s)",
+        "StdDev(MB/s)",
+        "Mean(OPs/s)",
+        "StdDev(OPs/s)",
+        "reps",
+    ]);
+    let num = |v: f64| Cell::new(format!("{v:.2}")).set_alignment(CellAlignment::Right);
+    for p in s {
+        let (Some(bw), Some(ops)) = (p.bw_bytes_per_s, p.iops) else {
+            continue;
+        };
+        let mut row = vec![Cell::new(&p.phase)];
+        for div in [1_048_576.0, 1e6] {
+            row.extend([bw.max, bw.min, bw.mean, bw.stddev].map(|v| num(v / div)));
+        }
+        row.extend([num(ops.mean), num(ops.stddev)]);
+        row.push(Cell::new(bw.n).set_alignment(CellAlignment::Right));
+        t.add_row(row);
+    }
+    format!(
+        "Summary of all repetitions (as IOR's; StdDev is the sample standard deviation, n − 1):\n{t}\n"
+    )
+}
+
+/// The end of an MPI `--repeat` series on rank 0: the summary table and
+/// IOR's, or one JSON document with every run and the summary.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn print_ior_summary(
+    args: &RunArgs,
+    group: &str,
+    count: u32,
+    runs: &[BenchReport],
+) -> Result<()> {
+    let summary = summarize(runs);
+    match args.output_format {
+        OutputFormat::Table => crate::output::print(&format!(
+            "{}{}",
+            render(group, count, &summary),
+            render_ior(&summary)
+        )),
+        OutputFormat::Json => crate::output::print_json(&serde_json::json!({
+            "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
+            "document": crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
+            "schema_version": storlab_types::SCHEMA_VERSION,
+            "repeat_group": group,
+            "count": count,
+            "summary": summary,
+            "runs": runs,
+        })),
+    }
+}
+
 /// Run the planned job `count` times; stops at the first repeat that fails
 /// or is interrupted and returns its outcome.
 pub fn run(
@@ -142,11 +216,7 @@ pub fn run(
         json_out: None,
         ..args.clone()
     };
-    let group = format!(
-        "{}-{}",
-        storlab_types::time::now_rfc3339().replace([':', '-'], ""),
-        std::process::id()
-    );
+    let group = group_id();
     let mut runs = Vec::new();
     let mut outcome = Outcome::Ok;
     let print_each = args.output_format == OutputFormat::Table;
@@ -215,7 +285,11 @@ pub fn run(
         }
     }
     match args.output_format {
-        OutputFormat::Table => crate::output::print(&render(&group, count, &summary))?,
+        OutputFormat::Table => crate::output::print(&format!(
+            "{}{}",
+            render(&group, count, &summary),
+            render_ior(&summary)
+        ))?,
         OutputFormat::Json => crate::output::print(&json)?,
     }
     Ok(outcome)
@@ -225,6 +299,26 @@ pub fn run(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// IOR's summary: MiB/s and MB/s of the same rates, and ops/s.
+    #[test]
+    fn ior_summary_gives_mib_and_mb_and_ops() {
+        let sp = |v: &[f64]| Spread::of(v);
+        let s = [PhaseSpread {
+            phase: "write".into(),
+            bw_bytes_per_s: sp(&[1_048_576.0 * 100.0, 1_048_576.0 * 200.0]),
+            iops: sp(&[100.0, 200.0]),
+            lat_p50_ns: None,
+            lat_p99_ns: None,
+        }];
+        let t = render_ior(&s);
+        // Max 200 MiB/s = 209.72 MB/s; mean 150 MiB/s; ops 150.
+        for want in [
+            "write", "200.00", "100.00", "150.00", "209.72", "157.29", "70.71",
+        ] {
+            assert!(t.contains(want), "{want}: {t}");
+        }
+    }
 
     #[test]
     fn spread_by_hand() {
