@@ -243,8 +243,8 @@ pub const PAIRED: &[(&str, &str)] = &[("bs", "bssplit"), ("direct", "cache")];
 bench_options! {
     /// Phase name in tables and the store
     name: String = "", long "name", value "NAME";
-    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back)
-    rw: String = "read", long "rw", value "PATTERN", aliases ["readwrite"];
+    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back); a job file's phase without rw reads, and `storlab bench` with no workload flag runs the quick check
+    rw: String = "", long "rw", value "PATTERN", aliases ["readwrite"];
     /// Percentage of reads in a mixed pattern (readwrite, randrw)
     rwmixread: u32 = "50", long "rwmixread", value "PCT";
     /// Block size, e.g. 4k, 64k, 1M
