@@ -251,7 +251,57 @@ fn writable(path: &Path) -> std::io::Result<()> {
 /// * only where it can be written (a read-only mount, a directory without
 ///   permission, a missing directory are named now, not after the run).
 pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) -> Result<()> {
-    if let Some(which) = database_file(path, db) {
+    let permit = Permit {
+        db: db.to_path_buf(),
+        force,
+        kind,
+    };
+    check_existing(path, Some(&permit))?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err()
+    {
+        bail!(
+            "{} is a symbolic link to a file that does not exist; give the file's own name",
+            path.display()
+        );
+    }
+    if std::fs::metadata(path).is_err() {
+        check_new_file(path)?;
+    }
+    if let Ok(mut permits) = PERMITS.lock() {
+        permits.retain(|(p, _)| p != path);
+        permits.push((path.to_path_buf(), permit));
+    }
+    Ok(())
+}
+
+/// What [`check_output_path`] was told about a result file, kept so that
+/// [`write_output`] checks again, at the moment it writes, with the same
+/// rules: a run takes minutes, and what sits at the path may change under
+/// it (a hard link to the database made mid-run had been written through,
+/// corrupting every stored run).
+#[derive(Debug, Clone)]
+struct Permit {
+    db: PathBuf,
+    force: bool,
+    kind: OutputKind,
+}
+
+/// The result files checked by this process, by the path as given.
+static PERMITS: std::sync::Mutex<Vec<(PathBuf, Permit)>> = std::sync::Mutex::new(Vec::new());
+
+fn permit_for(path: &Path) -> Option<Permit> {
+    let permits = PERMITS.lock().ok()?;
+    permits
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, k)| k.clone())
+}
+
+/// The rules for what exists at `path` now (nothing there passes). Without
+/// a permit (a write nothing checked), only an empty file may be replaced.
+fn check_existing(path: &Path, permit: Option<&Permit>) -> Result<()> {
+    if let Some(which) = permit.and_then(|p| database_file(path, &p.db)) {
         bail!(
             "{} is the results database ({}): writing there would destroy every stored run; \
              choose another output file name",
@@ -259,6 +309,10 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
             which.display()
         );
     }
+    let (force, kind) = match permit {
+        Some(p) => (p.force, Some(p.kind)),
+        None => (false, None),
+    };
     match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => bail!(
             "{} is {}, not a regular file; result files are only written to regular files: \
@@ -267,6 +321,16 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
             special_kind(meta.file_type())
         ),
         Ok(_) => {
+            let Some(kind) = kind else {
+                if classify(path) == Existing::Empty {
+                    return Ok(());
+                }
+                bail!(
+                    "{} already exists: storlab writes this result file only as a new file; \
+                     choose another file name",
+                    path.display()
+                );
+            };
             match classify(path) {
                 Existing::Sqlite => bail!(
                     "{} is an SQLite database (another results database?): storlab never writes \
@@ -294,7 +358,7 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
             writable(path)
                 .with_context(|| format!("cannot write {}; choose another file", path.display()))
         }
-        Err(_) => check_new_file(path),
+        Err(_) => Ok(()),
     }
 }
 
@@ -333,37 +397,102 @@ fn check_new_file(path: &Path) -> Result<()> {
     })
 }
 
-/// Write a result file (export, report, chart, JSON document). Refuses to
-/// write over anything but a regular file, so a typo cannot clobber a
-/// device; a new file that cannot be written whole is removed again.
+/// Write a result file (export, report, chart, JSON document), with every
+/// rule of [`check_output_path`] checked again now, not only before the
+/// run: the bytes go to a new temporary file beside the target, which is
+/// then renamed into place. So a file that appeared at the path during the
+/// run (a foreign file, another database, a hard link to this one) is
+/// never written: a rename replaces a name, never the contents of the file
+/// that name pointed at, and a name that appeared since the check is
+/// refused (`renameat2(RENAME_NOREPLACE)`); a symlink is followed to the
+/// file it names at this moment; a file that cannot be written whole is
+/// never seen at the path.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    if let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-    {
-        bail!(
-            "{} is {}, not a regular file; give a file name",
-            path.display(),
-            special_kind(meta.file_type())
-        );
-    }
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true);
-    let (file, created) = match open.clone().create_new(true).open(path) {
-        Ok(f) => (Ok(f), true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            (open.create(true).truncate(true).open(path), false)
-        }
-        Err(e) => (Err(e), false),
+    let permit = permit_for(path);
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is a symbolic link to a file that cannot be reached ({e}); give the file's \
+                 own name",
+                path.display()
+            )
+        })?,
+        _ => path.to_path_buf(),
     };
-    let written = file.and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()));
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.storlab-{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.flush()?;
+            f.sync_all()
+        });
     if let Err(e) = written {
-        if created {
-            let _ = std::fs::remove_file(path);
-        }
+        let _ = std::fs::remove_file(&tmp);
         bail!("cannot write {}: {e}", path.display());
     }
-    Ok(())
+    let placed = check_existing(&target, permit.as_ref()).and_then(|()| {
+        if std::fs::symlink_metadata(&target).is_ok() {
+            std::fs::rename(&tmp, &target)
+                .with_context(|| format!("cannot write {}", path.display()))
+        } else {
+            rename_noreplace(&tmp, &target).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    anyhow::anyhow!(
+                        "{} appeared while storlab ran and was not overwritten; choose another \
+                         file name",
+                        path.display()
+                    )
+                } else {
+                    anyhow::Error::new(e).context(format!("cannot write {}", path.display()))
+                }
+            })
+        }
+    });
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    placed
+}
+
+/// `rename(from, to)` that fails with `AlreadyExists` if `to` exists, in
+/// one step (`renameat2(RENAME_NOREPLACE)`; where the file system lacks it,
+/// a hard link, which fails the same way, then the old name removed).
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let cstr = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (f, t) = (cstr(from)?, cstr(to)?);
+    // SAFETY: both are valid NUL-terminated strings that outlive the call;
+    // renameat2 only reads them.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EINVAL) {
+        std::fs::hard_link(from, to)?;
+        return std::fs::remove_file(from);
+    }
+    Err(e)
 }
 
 /// `what` and `path` for messages ("job file x.toml"; `what` may be empty).

@@ -649,3 +649,87 @@ fn duplicate_phase_names_are_refused() {
     assert!(!dir.join("t.dat").exists(), "nothing created");
     assert!(!dir.join("results.db").exists(), "nothing created");
 }
+
+/// A run takes a while, and what sits at `--json-out`'s path can change
+/// under it: the rules are checked again when the file is written, and
+/// a rename places the file, so nothing that appeared at the path during
+/// the run is ever written. Three things made to appear mid-run: a hard
+/// link to the results database (before: written through, every stored
+/// run lost to a corrupt database), a foreign file, and another SQLite
+/// database with --force. Each stays byte-identical, the run is still
+/// stored, the exit is 2 naming the file.
+#[test]
+fn what_appears_at_the_output_path_during_the_run_is_never_written() {
+    let d = tempfile::tempdir().unwrap();
+    let other_db = d.path().join("other.db");
+    import_into(d.path(), &other_db);
+    let db = d.path().join("results.db");
+    let cases: [(&str, &[&str]); 3] = [
+        ("link-to-db.json", &[]),
+        ("foreign.json", &[]),
+        ("sqlite.json", &["--force"]),
+    ];
+    for (name, more) in cases {
+        let out = d.path().join(name);
+        let mut c = in_dir(d.path());
+        c.args([
+            "bench",
+            "--engine",
+            "null",
+            "--rw",
+            "read",
+            "--size",
+            "1M",
+            "--runtime",
+            "3s",
+            "--time-based",
+            "w",
+            "--json-out",
+        ])
+        .arg(&out)
+        .args(more)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let child = c.spawn().unwrap();
+        // Wait until the run is under way (its database exists), then
+        // put something at the checked path.
+        let t = Instant::now();
+        while !db.exists() && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        match name {
+            "link-to-db.json" => std::fs::hard_link(&db, &out).unwrap(),
+            "foreign.json" => std::fs::write(&out, b"{\"precious\": true}\n").unwrap(),
+            _ => {
+                std::fs::copy(&other_db, &out).unwrap();
+            }
+        }
+        let before = std::fs::read(&out).unwrap();
+        let o = wait_at_most(child, Duration::from_secs(60), name);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(name),
+            "{name}: the message names the file: {err}"
+        );
+        if name != "link-to-db.json" {
+            assert_eq!(std::fs::read(&out).unwrap(), before, "{name} was written");
+        }
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok", "{name}: the results database is damaged");
+    }
+    // One run per case, each stored whole.
+    assert_eq!(run_count(&db), 3);
+    assert_eq!(run_count(&other_db), 1);
+    // Nothing half-written left beside the outputs.
+    let leftovers: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".storlab-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
