@@ -12,7 +12,7 @@
 //! A missing file means no defaults; a bad one is an error naming the file
 //! and the key, so a typo is never silently ignored.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,7 +66,12 @@ fn load() -> Result<Config> {
     let Some(path) = config_path() else {
         return Ok(Config::default());
     };
-    match std::fs::read_to_string(&path) {
+    // A missing file is no config; anything else at that name is read by
+    // the input rules (a FIFO or device would block every command).
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(Config::default());
+    }
+    match crate::commands::common::read_input(&path, "config file") {
         Ok(t) => {
             let mut c = parse(&t, &path)?;
             if let Some(db) = &c.database
@@ -82,8 +87,7 @@ fn load() -> Result<Config> {
             }
             Ok(c)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => Err(e),
     }
 }
 

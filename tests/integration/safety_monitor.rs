@@ -363,3 +363,68 @@ fn a_recording_cut_mid_snapshot_replays_what_came_before() {
         stderr(&o)
     );
 }
+
+/// A replay from a FIFO with no writer waits in open(2); SIGTERM and
+/// SIGINT must still end it (the signal handlers used to be in place
+/// already, turning both into a flag nobody read: only SIGKILL ended it).
+#[test]
+fn a_replay_fifo_without_a_writer_still_stops_on_sigterm_and_sigint() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("replay.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success(),
+        "mkfifo"
+    );
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let child = cmd()
+            .args(["monitor", "--replay"])
+            .arg(&fifo)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        // SAFETY: kill(2) on our own child's pid; no memory involved.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let t = Instant::now();
+        let out = wait_at_most(child, Duration::from_secs(10));
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "signal {sig}: took {:?}",
+            t.elapsed()
+        );
+        assert_ne!(out.status.code(), Some(0), "signal {sig}");
+    }
+}
+
+/// The config file is read by the input rules: a FIFO there is named and
+/// refused at once (it blocked every command without a word).
+#[test]
+fn a_fifo_as_the_config_file_is_refused_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let conf = d.path().join("storlab");
+    std::fs::create_dir_all(&conf).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(conf.join("config.toml"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let child = cmd()
+        .env("XDG_CONFIG_HOME", d.path())
+        .env_remove("STORLAB_DB")
+        .arg("runs")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_at_most(child, Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("config.toml") && err.contains("FIFO"), "{err}");
+}

@@ -204,16 +204,6 @@ impl MonitorCommand {
             }
         }
 
-        let stop = Arc::new(AtomicBool::new(false));
-        // SIGHUP (terminal closed) too: --record keeps what was sampled.
-        for sig in [
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGHUP,
-        ] {
-            signal_hook::flag::register(sig, stop.clone())
-                .context("installing the Ctrl-C handler")?;
-        }
         let server = match &self.listen {
             Some(addr) => {
                 let s = MetricsServer::start(addr)?;
@@ -245,6 +235,20 @@ impl MonitorCommand {
                 Source::Live(live, first)
             }
         };
+        // The handlers come after the source is read: a replay from a FIFO
+        // waits for its writer in open(2), and until then Ctrl-C or SIGTERM
+        // must end the process as usual (nothing is made yet); with the
+        // handlers in place they only set a flag and the wait went on for
+        // ever. SIGHUP (terminal closed) too: --record keeps what was sampled.
+        let stop = Arc::new(AtomicBool::new(false));
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            signal_hook::flag::register(sig, stop.clone())
+                .context("installing the Ctrl-C handler")?;
+        }
         let mut record = match &self.record {
             Some(Some(path)) => {
                 self.check_record_path(path, tree.as_ref())?;
