@@ -208,7 +208,7 @@ pub fn database_file(path: &Path, db: &Path) -> Option<PathBuf> {
 }
 
 /// What a special file is, in words.
-fn special_kind(ft: std::fs::FileType) -> &'static str {
+pub fn special_kind(ft: std::fs::FileType) -> &'static str {
     if ft.is_fifo() {
         "a FIFO (named pipe)"
     } else if ft.is_block_device() {

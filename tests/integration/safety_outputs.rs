@@ -733,3 +733,41 @@ fn what_appears_at_the_output_path_during_the_run_is_never_written() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A FIFO (or directory) given as the results database is named as such,
+/// at once, by reading and writing commands (SQLite said "disk I/O error").
+#[test]
+fn a_fifo_as_the_database_is_named_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("db.fifo");
+    mkfifo(&fifo);
+    for args in [
+        &["runs"][..],
+        &[
+            "bench",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--runtime",
+            "100ms",
+            "w",
+        ][..],
+    ] {
+        let child = in_dir(d.path())
+            .env("STORLAB_DB", &fifo)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = wait_at_most(child, Duration::from_secs(30), args[0]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("FIFO") && err.contains("db.fifo"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!d.path().join("w").exists(), "bench made its target first");
+}
