@@ -428,3 +428,51 @@ fn a_fifo_as_the_config_file_is_refused_at_once() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("config.toml") && err.contains("FIFO"), "{err}");
 }
+
+/// `--record FILE` on a full file system: nothing can be recorded, so the
+/// run stops at once saying so, and the empty file it made is removed (it
+/// was left behind, with a message claiming earlier samples were in it).
+#[test]
+fn a_record_file_on_a_full_file_system_is_not_left_behind_empty() {
+    let name = "a_record_file_on_a_full_file_system_is_not_left_behind_empty";
+    if !is_root() {
+        skip(name, "needs root (mounts a small tmpfs)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let mnt = d.path().join("full");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "storlab-test-full"])
+        .arg(&mnt)
+        .status()
+        .unwrap()
+        .success();
+    assert!(mounted, "mount tmpfs");
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    // Fill it: a write that fails with ENOSPC leaves it full.
+    let _ = std::fs::write(mnt.join("filler"), vec![7u8; 1 << 20]);
+    let rec = mnt.join("rec.txt");
+    let replay = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/monitor/loopstack/replay.txt");
+    let child = cmd()
+        .args(["monitor", "--output-format", "none", "--replay"])
+        .arg(&replay)
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_at_most(child, Duration::from_secs(30));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("nothing was recorded"), "{err}");
+    assert!(!rec.exists(), "an empty record file was left behind");
+}

@@ -31,6 +31,7 @@ impl RecordFile {
             .append(true)
             .create_new(true)
             .open(path);
+        let fresh_made = fresh.is_ok();
         let file = match fresh {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -64,10 +65,21 @@ impl RecordFile {
             path: path.to_path_buf(),
             file,
         };
-        r.write(
-            "# storlab monitor --record: /proc/diskstats snapshots, one after another \
-             (docs/monitor.md); read back with: storlab monitor --replay FILE\n",
-        )?;
+        let header = "# storlab monitor --record: /proc/diskstats snapshots, one after another \
+             (docs/monitor.md); read back with: storlab monitor --replay FILE\n";
+        if let Err(e) = r.file.write_all(header.as_bytes()) {
+            // Nothing was recorded: the (new or empty) file is left empty
+            // of storlab's bytes, and removed if storlab made it, so no
+            // empty record is taken for one.
+            if fresh_made {
+                let _ = std::fs::remove_file(path);
+            }
+            anyhow::bail!(
+                "cannot write the record file {}: {e}; nothing was recorded (a full or \
+                 read-only file system?)",
+                path.display()
+            );
+        }
         Ok(r)
     }
 
