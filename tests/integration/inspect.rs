@@ -172,3 +172,24 @@ fn live_stripe_geometry_on_loop_devices() {
         );
     }
 }
+
+/// A symlink to a block device outside /dev is that device, not a path on
+/// devtmpfs (it was reported as "devtmpfs on /dev"; `monitor` and
+/// `tune readahead` resolve paths the same way).
+#[test]
+fn a_symlink_to_a_loop_device_is_inspected_as_the_device() {
+    let Some(lo) = crate::bench::LoopDev::new(8 << 20) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let link = d.path().join("alias");
+    std::os::unix::fs::symlink(&lo.dev, &link).unwrap();
+    let o = storlab(&["inspect", link.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let name = lo.dev.file_name().unwrap().to_str().unwrap();
+    assert_eq!(v["device"], name, "{v}");
+    let m = storlab(&["monitor", link.to_str().unwrap(), "0.05", "1"]);
+    assert!(m.status.success(), "{}", stderr(&m));
+    assert!(stdout(&m).contains(name), "{}", stdout(&m));
+}

@@ -151,7 +151,11 @@ pub fn inspect_path(paths: &SysPaths, target_path: &Path) -> Result<InspectRepor
     // /dev/shm and the like are directories: only block device nodes count.
     let is_device = target_path.to_str().is_some_and(|t| {
         tree.device_by_dev_name(t).is_some() || (t.starts_with("/dev/") && !target_path.is_dir())
-    });
+    }) || {
+        use std::os::unix::fs::FileTypeExt;
+        // A block device node outside /dev (a symlink, a mknod alias).
+        paths.live && std::fs::metadata(target_path).is_ok_and(|m| m.file_type().is_block_device())
+    };
     let (device, mount): (Option<String>, Option<Mount>) = if is_device {
         let dev = tree.resolve(target)?;
         // A /dev path that is not a block device (e.g. /dev/shm) falls

@@ -533,6 +533,14 @@ impl DeviceTree {
             path: p.to_path_buf(),
             err: e,
         })?;
+        // A block device node anywhere (a symlink to /dev/loop5, a node
+        // made with mknod elsewhere) is that device, not a path on the file
+        // system that holds the node.
+        if let Some((maj, min)) = stat_rdev(&canon)
+            && let Some(d) = self.by_devnum(maj, min)
+        {
+            return Ok(d.name.clone());
+        }
         if let Some(n) = self.device_of_path(&canon) {
             return Ok(n);
         }
