@@ -560,6 +560,97 @@ run = {QUICK_RUN}
     }
 }
 
+/// A value with shell syntax put inside the template's own quotes ran as
+/// shell code: `"dq {v}"` and `'sq {v}'` around one quoted word reopened
+/// the quotes. Now a placeholder in a shell command is a reference to its
+/// variable, never the value's text: the values arrive intact (one with a
+/// quote too) and nothing they hold runs; a placeholder inside single
+/// quotes is refused at load time with file:line (exit 2, nothing run).
+#[test]
+fn matrix_values_inside_the_templates_quotes_never_run_as_shell_code() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let t = dir.join("t");
+    std::fs::create_dir(&t).unwrap();
+    let values = [
+        ";touch${IFS}PWN1;",
+        "$(touch${IFS}PWN2)",
+        "`touch${IFS}PWN3`",
+        "x'y",
+        "a\"b\\",
+    ];
+    // TOML basic strings escape `\` and `"` as Rust's Debug does.
+    let list: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    let matrix = format!("[matrix]\nv = [{}]\n", list.join(", "));
+    let quick = format!("target = \"{}\"\nrun = {QUICK_RUN}\n", t.display());
+    let file = write(
+        dir,
+        "c1.toml",
+        &format!(
+            concat!(
+                "{matrix}[template]\nname = \"c{{v}}\"\n",
+                r#"setup = ["printf '%s\\n' \"dq {{v}}\" >> log", "printf '%s\\n' {{v}} >> log", "printf '%s\\n' \"$STORLAB_MATRIX_V\" >> env"]"#,
+                "\n{quick}"
+            ),
+            matrix = matrix,
+            quick = quick
+        ),
+    );
+    let dry = campaign(dir, &[file.to_str().unwrap(), "--dry-run"]);
+    let plan = stdout(&dry);
+    assert!(
+        plan.contains(r#"setup:    printf '%s\n' "dq ${STORLAB_MATRIX_V}" >> log"#)
+            && plan.contains(r#"setup:    printf '%s\n' "${STORLAB_MATRIX_V}" >> log"#)
+            && plan.contains("env:      STORLAB_MATRIX_V="),
+        "the dry run shows the commands as they run:\n{plan}{}",
+        stderr(&dry)
+    );
+    let out = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for p in ["PWN1", "PWN2", "PWN3"] {
+        assert!(
+            !dir.join(p).exists(),
+            "a matrix value ran as shell code: {p}"
+        );
+    }
+    let log = std::fs::read_to_string(dir.join("log")).unwrap();
+    let want: Vec<String> = values
+        .iter()
+        .flat_map(|v| [format!("dq {v}"), v.to_string()])
+        .collect();
+    assert_eq!(log.lines().collect::<Vec<_>>(), want, "{log}");
+    let env = std::fs::read_to_string(dir.join("env")).unwrap();
+    assert_eq!(env.lines().collect::<Vec<_>>(), values, "{env}");
+    // Inside single quotes the shell expands nothing: refused, with the
+    // file, the line and the fix, before anything runs.
+    let file = write(
+        dir,
+        "c2.toml",
+        &format!(
+            "{matrix}[template]\nname = \"c{{v}}\"\nsetup = [\"touch ran\"]\nteardown = [\n  \"echo 'sq {{v}}' >> log\"]\n{quick}"
+        ),
+    );
+    let out = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}:7:", file.display()))
+            && err.contains("single quotes")
+            && err.contains("use double quotes"),
+        "{err}"
+    );
+    assert!(!dir.join("ran").exists(), "a setup ran");
+    for p in ["PWN1", "PWN2", "PWN3"] {
+        assert!(!dir.join(p).exists(), "{p}");
+    }
+}
+
 /// A teardown that hangs is stopped at `teardown_timeout` with everything
 /// it started (its process group); the campaign reports the hang, marks
 /// the cell and exits 2 (before, it waited for ever).

@@ -50,11 +50,18 @@ are compared with) and teardown_timeout (seconds or a duration such as
 with everything it started, the cell is marked failed and the campaign
 exits 2).
 
-In setup and teardown a placeholder becomes one quoted shell word (a value
-is data, never shell code), and every command gets the cell's values in its
+Every setup and teardown command gets the cell's values in its
 environment: STORLAB_MATRIX_<KEY> (the key upper-cased, other characters
-than letters and digits as _), STORLAB_CELL and STORLAB_TARGET. Control
-characters in matrix values and targets are refused with the file and line.
+than letters and digits as _), STORLAB_CELL and STORLAB_TARGET. In those
+commands a placeholder becomes a reference to its variable, never the
+value's text: {fs} is \"${STORLAB_MATRIX_FS}\" (inside double quotes
+${STORLAB_MATRIX_FS}), so no value runs as shell code, whatever quotes the
+command puts around it. A placeholder inside single quotes, where the shell
+expands nothing, is refused with the file and line: use double quotes.
+Elsewhere (name, tags, target, run words: no shell) a placeholder is the
+value itself. --dry-run shows the commands as they will run, with the
+variables. Control characters in matrix values and targets are refused
+with the file and line.
 
 Before the first setup command runs, every run's words are parsed as the
 child storlab will parse them (and the profile or job file they name is
@@ -980,6 +987,22 @@ fn describe(id: &str, c: &Campaign) -> String {
             tags.join(" "),
             cell.target
         ));
+        if !cell.setup.is_empty() || !cell.teardown.is_empty() {
+            // The commands below read the values from these variables.
+            let env: Vec<String> = cell
+                .matrix
+                .iter()
+                .map(|(k, v)| (spec::matrix_env(k), v))
+                .chain([("STORLAB_TARGET".to_string(), &cell.target)])
+                .map(|(k, v)| {
+                    let q = shlex::try_quote(v)
+                        .map(|q| q.into_owned())
+                        .unwrap_or_else(|_| format!("{v:?}"));
+                    format!("{k}={q}")
+                })
+                .collect();
+            s.push_str(&format!("  env:      {}\n", env.join(" ")));
+        }
         for cmd in &cell.setup {
             s.push_str(&format!("  setup:    {cmd}\n"));
         }
