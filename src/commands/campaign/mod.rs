@@ -773,7 +773,18 @@ fn shell(
         c.env(spec::matrix_env(k), v);
     }
     child::own_group(child::die_with_parent(&mut c));
-    run_logged(c, &format!("$ {cmd}"), log, stop, Group::Own, timeout)
+    // The values the command reads from its environment, for the reader.
+    let env: Vec<String> = cell
+        .matrix
+        .iter()
+        .map(|(k, v)| format!("{}={v:?}", spec::matrix_env(k)))
+        .collect();
+    let header = if env.is_empty() {
+        format!("$ {cmd}")
+    } else {
+        format!("$ {cmd}   (with {})", env.join(" "))
+    };
+    run_logged(c, &header, log, stop, Group::Own, timeout)
 }
 
 /// Whether a child leads a process group of its own.
