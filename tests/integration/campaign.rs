@@ -153,7 +153,12 @@ run = [["bench", "--profile", "sas", "--size", "64M", "--numjobs", "2", "--runti
     // Each cell's log holds its commands; nothing is left mounted.
     let log =
         std::fs::read_to_string(d.path().join("campaigns").join(&ids[0]).join("xfs.log")).unwrap();
-    assert!(log.contains("mkfs.xfs") && log.contains("umount"), "{log}");
+    assert!(
+        log.contains("mkfs.\"${STORLAB_MATRIX_FS}\"")
+            && log.contains("STORLAB_MATRIX_FS=\"xfs\"")
+            && log.contains("umount"),
+        "{log}"
+    );
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(mnt.to_str().unwrap()));
     assert!(
@@ -445,7 +450,7 @@ fn dry_run_json_lists_the_planned_cells_and_writes_nothing() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|s| s.as_str().unwrap() == format!("mkfs.{fs} -q /dev/DEVICE")),
+                .any(|s| s.as_str().unwrap() == "mkfs.\"${STORLAB_MATRIX_FS}\" -q /dev/DEVICE"),
             "{c}"
         );
         assert_eq!(

@@ -1,7 +1,8 @@
 //! Safety of `tune readahead` (one tuning per device, recovery only to the
 //! device it saved), of `campaign` (resume runs the interrupted cell's
-//! teardown first, run words checked before any setup, matrix values
-//! quoted and passed in the environment, teardown timeout, process groups
+//! teardown first, or the teardown alone when the runs are stored, run
+//! words checked before any setup, matrix values passed in the
+//! environment and never spliced into shell code, teardown timeout, process groups
 //! and children that die with their parent) and of user profiles (a broken
 //! one is named, the others still work).
 
@@ -440,6 +441,143 @@ run = {QUICK_RUN}
     );
 }
 
+/// The cells of a campaign's runs in the results database, one entry per
+/// stored run (`storlab runs --json`).
+fn stored_cells(dir: &Path, id: &str) -> Vec<String> {
+    let out = cmd()
+        .args(["runs", "--json", "--tag", &format!("campaign={id}"), "--db"])
+        .arg(dir.join("r.db"))
+        .output()
+        .unwrap();
+    let runs: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let mut cells: Vec<String> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tags"]["cell"].as_str().unwrap().to_string())
+        .collect();
+    cells.sort();
+    cells
+}
+
+/// Killed (SIGKILL) in cell a's teardown, after its run was stored: the
+/// resume runs a's teardown only, not the cell again (it ran the whole
+/// cell again, stored a second run with the same tags, and the comparison
+/// then showed no figures for any cell). Every cell is compared, each
+/// stored once. A run stored twice anyway (by an older storlab) is
+/// compared once, the latest, with a note.
+#[test]
+fn a_kill_9_in_a_teardown_resumes_with_the_teardown_alone_and_each_cell_is_stored_once() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let t = dir.join("t");
+    std::fs::create_dir(&t).unwrap();
+    let file = write(
+        dir,
+        "c3.toml",
+        &format!(
+            r#"[matrix]
+v = ["a", "b"]
+[template]
+name = "{{v}}"
+setup = ["touch mark"]
+teardown = ["rm -f mark; echo td {{v}} >> tdlog; touch tdmark-{{v}}; while [ ! -e go ]; do sleep 0.1; done"]
+target = "{t}"
+run = {QUICK_RUN}
+"#,
+            t = t.display()
+        ),
+    );
+    let mut child = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The teardown of a writes its marker, then waits for `go`.
+    wait_for(120, "cell a's teardown starts", || {
+        dir.join("tdmark-a").exists()
+    });
+    let kids = children(child.id());
+    child.kill().unwrap();
+    let _ = child.wait();
+    for k in &kids {
+        wait_for(10, "the teardown of the killed campaign ends", || {
+            !running(k)
+        });
+    }
+    let id = campaign_dir(dir)
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(stored_cells(dir, &id), ["a"], "a's run was stored");
+    let state =
+        std::fs::read_to_string(dir.join("campaigns").join(&id).join("state.json")).unwrap();
+    assert!(state.contains("\"teardown\""), "{state}");
+    std::fs::write(dir.join("go"), "").unwrap();
+    let out = campaign_cmd(dir, &["--resume", &id, "--json"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("only the teardown runs again"), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{err}", stdout(&out)));
+    let status: Vec<&str> = doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["finished", "finished"], "{doc:#}\n{err}");
+    let rows = doc["comparison"].as_array().unwrap();
+    for name in ["a", "b"] {
+        assert!(rows.iter().any(|r| r["cell"] == name), "{name}: {doc:#}");
+    }
+    assert_eq!(doc["missing"].as_array().unwrap().len(), 0, "{doc:#}");
+    assert_eq!(stored_cells(dir, &id), ["a", "b"], "no cell ran twice");
+    let tdlog = std::fs::read_to_string(dir.join("tdlog")).unwrap();
+    assert_eq!(tdlog.lines().collect::<Vec<_>>(), ["td a", "td a", "td b"]);
+    assert!(!dir.join("mark").exists(), "torn down");
+
+    // A second run of a stored with the same tags (as an older storlab's
+    // resume did): the comparison takes the latest, and says so.
+    let extra = cmd()
+        .args(["bench", t.to_str().unwrap()])
+        .args(["--rw", "randread", "--engine", "null", "--size", "1M"])
+        .args(["--runtime", "200ms", "--time-based"])
+        .args(["--tag", &format!("campaign={id}"), "--tag", "cell=a"])
+        .args(["--tag", "campaign_run=0", "--db"])
+        .arg(dir.join("r.db"))
+        .output()
+        .unwrap();
+    ok(&extra);
+    let out = campaign_cmd(dir, &["--resume", &id, "--json"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rows = doc["comparison"].as_array().unwrap();
+    for name in ["a", "b"] {
+        assert!(rows.iter().any(|r| r["cell"] == name), "{name}: {doc:#}");
+    }
+    assert_eq!(doc["missing"].as_array().unwrap().len(), 0, "{doc:#}");
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        notes.len() == 1
+            && notes[0]
+                .as_str()
+                .unwrap()
+                .contains("cell a run 0: 2 finished runs"),
+        "{doc:#}"
+    );
+}
+
 /// Run words are parsed (storlab's own flag definitions, the profile
 /// named) before anything runs: a mistake in the last cell no longer
 /// costs the first cell's setup (which may destroy data).
@@ -557,6 +695,97 @@ run = {QUICK_RUN}
             err.contains(&format!("{}:{line}", f.display())) && err.contains(needle),
             "{text}: {err}"
         );
+    }
+}
+
+/// A value with shell syntax put inside the template's own quotes ran as
+/// shell code: `"dq {v}"` and `'sq {v}'` around one quoted word reopened
+/// the quotes. Now a placeholder in a shell command is a reference to its
+/// variable, never the value's text: the values arrive intact (one with a
+/// quote too) and nothing they hold runs; a placeholder inside single
+/// quotes is refused at load time with file:line (exit 2, nothing run).
+#[test]
+fn matrix_values_inside_the_templates_quotes_never_run_as_shell_code() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let t = dir.join("t");
+    std::fs::create_dir(&t).unwrap();
+    let values = [
+        ";touch${IFS}PWN1;",
+        "$(touch${IFS}PWN2)",
+        "`touch${IFS}PWN3`",
+        "x'y",
+        "a\"b\\",
+    ];
+    // TOML basic strings escape `\` and `"` as Rust's Debug does.
+    let list: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    let matrix = format!("[matrix]\nv = [{}]\n", list.join(", "));
+    let quick = format!("target = \"{}\"\nrun = {QUICK_RUN}\n", t.display());
+    let file = write(
+        dir,
+        "c1.toml",
+        &format!(
+            concat!(
+                "{matrix}[template]\nname = \"c{{v}}\"\n",
+                r#"setup = ["printf '%s\\n' \"dq {{v}}\" >> log", "printf '%s\\n' {{v}} >> log", "printf '%s\\n' \"$STORLAB_MATRIX_V\" >> env"]"#,
+                "\n{quick}"
+            ),
+            matrix = matrix,
+            quick = quick
+        ),
+    );
+    let dry = campaign(dir, &[file.to_str().unwrap(), "--dry-run"]);
+    let plan = stdout(&dry);
+    assert!(
+        plan.contains(r#"setup:    printf '%s\n' "dq ${STORLAB_MATRIX_V}" >> log"#)
+            && plan.contains(r#"setup:    printf '%s\n' "${STORLAB_MATRIX_V}" >> log"#)
+            && plan.contains("env:      STORLAB_MATRIX_V="),
+        "the dry run shows the commands as they run:\n{plan}{}",
+        stderr(&dry)
+    );
+    let out = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for p in ["PWN1", "PWN2", "PWN3"] {
+        assert!(
+            !dir.join(p).exists(),
+            "a matrix value ran as shell code: {p}"
+        );
+    }
+    let log = std::fs::read_to_string(dir.join("log")).unwrap();
+    let want: Vec<String> = values
+        .iter()
+        .flat_map(|v| [format!("dq {v}"), v.to_string()])
+        .collect();
+    assert_eq!(log.lines().collect::<Vec<_>>(), want, "{log}");
+    let env = std::fs::read_to_string(dir.join("env")).unwrap();
+    assert_eq!(env.lines().collect::<Vec<_>>(), values, "{env}");
+    // Inside single quotes the shell expands nothing: refused, with the
+    // file, the line and the fix, before anything runs.
+    let file = write(
+        dir,
+        "c2.toml",
+        &format!(
+            "{matrix}[template]\nname = \"c{{v}}\"\nsetup = [\"touch ran\"]\nteardown = [\n  \"echo 'sq {{v}}' >> log\"]\n{quick}"
+        ),
+    );
+    let out = campaign_cmd(dir, &[file.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}:7:", file.display()))
+            && err.contains("single quotes")
+            && err.contains("use double quotes"),
+        "{err}"
+    );
+    assert!(!dir.join("ran").exists(), "a setup ran");
+    for p in ["PWN1", "PWN2", "PWN3"] {
+        assert!(!dir.join(p).exists(), "{p}");
     }
 }
 

@@ -50,19 +50,30 @@ are compared with) and teardown_timeout (seconds or a duration such as
 with everything it started, the cell is marked failed and the campaign
 exits 2).
 
-In setup and teardown a placeholder becomes one quoted shell word (a value
-is data, never shell code), and every command gets the cell's values in its
+Every setup and teardown command gets the cell's values in its
 environment: STORLAB_MATRIX_<KEY> (the key upper-cased, other characters
-than letters and digits as _), STORLAB_CELL and STORLAB_TARGET. Control
-characters in matrix values and targets are refused with the file and line.
+than letters and digits as _), STORLAB_CELL and STORLAB_TARGET. In those
+commands a placeholder becomes a reference to its variable, never the
+value's text: {fs} is \"${STORLAB_MATRIX_FS}\" (inside double quotes
+${STORLAB_MATRIX_FS}), so no value runs as shell code, whatever quotes the
+command puts around it. A placeholder inside single quotes, where the shell
+expands nothing, is refused with the file and line: use double quotes.
+Elsewhere (name, tags, target, run words: no shell) a placeholder is the
+value itself. --dry-run shows the commands as they will run, with the
+variables. Control characters in matrix values and targets are refused
+with the file and line.
 
 Before the first setup command runs, every run's words are parsed as the
 child storlab will parse them (and the profile or job file they name is
 read). Setup and teardown commands run in a process group of their own
 that a stop (Ctrl-C, SIGTERM) ends as a whole; child storlab runs end with
-the campaign, even after kill -9. --resume ID runs the teardown of a cell
-the campaign was killed in, then the cell again; the comparison has a row
-for every cell, and one without figures says why.";
+the campaign, even after kill -9. Each cell's state records the stage it
+reached (setup, running, teardown, done): --resume ID runs the teardown of
+a cell the campaign was killed in, then the cell again, unless it was
+killed in the teardown after its runs were stored; then only the teardown
+runs again. The comparison takes one run per cell and run (the latest
+finished one if a run was stored twice, with a note), has a row for every
+cell, and one without figures says why.";
 
 /// `storlab campaign FILE.toml`
 #[derive(Args, Debug)]
@@ -124,13 +135,39 @@ impl CellStatus {
     }
 }
 
+/// How far a cell got: saved as it moves on, so `--resume` after a
+/// `kill -9` knows what is left to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Stage {
+    Setup,
+    Running,
+    Teardown,
+    Done,
+}
+
 /// What the campaign directory remembers of one cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct CellState {
     status: CellStatus,
+    /// Why it failed; while `Running`, what failed before the teardown.
     reason: Option<String>,
     /// Finished runs stored for this cell when it ended.
     stored_runs: usize,
+    /// The stage it reached (none in state files of older storlabs).
+    #[serde(default)]
+    stage: Option<Stage>,
+}
+
+impl CellState {
+    fn at(stage: Stage, reason: Option<String>) -> CellState {
+        CellState {
+            status: CellStatus::Running,
+            reason,
+            stored_runs: 0,
+            stage: Some(stage),
+        }
+    }
 }
 
 /// `state.json`: every cell that ended so far.
@@ -169,6 +206,12 @@ impl Dir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", self.state().display())),
         }
+    }
+    /// Record that `cell` reached `stage` (status running).
+    fn enter(&self, s: &mut State, cell: &str, stage: Stage, reason: Option<String>) -> Result<()> {
+        s.cells
+            .insert(cell.to_string(), CellState::at(stage, reason));
+        self.save_state(s)
     }
     /// Write the state atomically (a kill never leaves half a file).
     fn save_state(&self, s: &State) -> Result<()> {
@@ -240,18 +283,40 @@ impl CampaignCommand {
             }
             eprintln!("[{}/{}] {}", i + 1, campaign.cells.len(), cell.name);
             let timeout = Duration::from_secs(campaign.teardown_timeout_s);
-            if state
+            if let Some(killed) = state
                 .cells
                 .get(&cell.name)
-                .is_some_and(|s| s.status == CellStatus::Running)
+                .filter(|s| s.status == CellStatus::Running)
+                .cloned()
             {
-                // Killed mid-cell: what its setup built is still there.
-                eprintln!("  interrupted mid-cell earlier: its teardown runs first");
+                // Killed mid-cell: what its setup built is still there. If
+                // its runs all went through and are stored, only the
+                // teardown is left (running the cell again stored a second
+                // run of each, and the comparison lost every figure).
+                let measured = all_runs_stored(&store, &id, cell)?
+                    && match killed.stage {
+                        Some(Stage::Teardown) | Some(Stage::Done) => killed.reason.is_none(),
+                        // An older state file: the stored runs tell.
+                        None => true,
+                        Some(Stage::Setup) | Some(Stage::Running) => false,
+                    };
                 let mut log = dir.open_log(&cell.name)?;
-                let _ = writeln!(
-                    log,
-                    "# resumed: the teardown of the attempt that was killed mid-cell, then the cell again"
-                );
+                if measured {
+                    eprintln!(
+                        "  killed in its teardown earlier: its runs are stored, only the teardown runs again"
+                    );
+                    let _ = writeln!(
+                        log,
+                        "# resumed: the teardown of the attempt that was killed in it; its runs are stored"
+                    );
+                    dir.enter(&mut state, &cell.name, Stage::Teardown, None)?;
+                } else {
+                    eprintln!("  interrupted mid-cell earlier: its teardown runs first");
+                    let _ = writeln!(
+                        log,
+                        "# resumed: the teardown of the attempt that was killed mid-cell, then the cell again"
+                    );
+                }
                 let end = teardown(cell, &mut log, timeout);
                 if let Some(t) = &end.failed {
                     eprintln!("  (that teardown: {t})");
@@ -259,17 +324,25 @@ impl CampaignCommand {
                 if end.hung {
                     return self.hung(&id, &dir, cell, &mut state, end.failed);
                 }
+                if measured {
+                    let st = CellState {
+                        status: if end.failed.is_some() {
+                            CellStatus::Failed
+                        } else {
+                            CellStatus::Finished
+                        },
+                        reason: end.failed,
+                        stored_runs: stored(&store, &id, &cell.name)?.len(),
+                        stage: Some(Stage::Done),
+                    };
+                    let _ = writeln!(log, "# cell {}: {:?}", cell.name, st.status);
+                    eprintln!("  {}", st.status.word());
+                    state.cells.insert(cell.name.clone(), st);
+                    dir.save_state(&state)?;
+                    continue;
+                }
             }
-            state.cells.insert(
-                cell.name.clone(),
-                CellState {
-                    status: CellStatus::Running,
-                    reason: None,
-                    stored_runs: 0,
-                },
-            );
-            dir.save_state(&state)?;
-            let (st, hung) = self.run_cell(&id, cell, &dir, &stop, &store, timeout)?;
+            let (st, hung) = self.run_cell(&id, cell, &dir, &mut state, &stop, &store, timeout)?;
             if hung {
                 return self.hung(&id, &dir, cell, &mut state, st.reason);
             }
@@ -323,6 +396,7 @@ impl CampaignCommand {
                 status: CellStatus::Failed,
                 reason: Some(reason.clone()),
                 stored_runs: 0,
+                stage: Some(Stage::Done),
             },
         );
         dir.save_state(state)?;
@@ -448,19 +522,23 @@ impl CampaignCommand {
         Ok(())
     }
 
-    /// One cell: setup, runs, teardown (always), each command logged; and
-    /// whether a teardown command hung (was stopped at the timeout).
+    /// One cell: setup, runs, teardown (always), each command logged, each
+    /// stage recorded in `state` as it starts; and whether a teardown
+    /// command hung (was stopped at the timeout).
+    #[allow(clippy::too_many_arguments)]
     fn run_cell(
         &self,
         id: &str,
         cell: &Cell,
         dir: &Dir,
+        state: &mut State,
         stop: &Stop,
         store: &Store,
         teardown_timeout: Duration,
     ) -> Result<(CellState, bool)> {
         let mut log = dir.open_log(&cell.name)?;
         let mut outcome: Result<(), (CellStatus, String)> = Ok(());
+        dir.enter(state, &cell.name, Stage::Setup, None)?;
         for cmd in &cell.setup {
             if let Err(e) = shell(cmd, cell, &mut log, stop, None) {
                 outcome = Err(e.into_status(format!("setup `{cmd}`")));
@@ -468,9 +546,13 @@ impl CampaignCommand {
             }
         }
         if outcome.is_ok() {
+            dir.enter(state, &cell.name, Stage::Running, None)?;
             outcome = self.run_storlab(id, cell, &mut log, stop);
         }
-        // The teardown runs whatever happened, also after Ctrl-C.
+        // The teardown runs whatever happened, also after Ctrl-C; a kill
+        // in it leaves the cell measured (no reason) or not.
+        let so_far = outcome.as_ref().err().map(|(_, r)| r.clone());
+        dir.enter(state, &cell.name, Stage::Teardown, so_far)?;
         let end = teardown(cell, &mut log, teardown_timeout);
         let stored_runs = stored(store, id, &cell.name)?.len();
         let (status, reason) = match (outcome, end.failed) {
@@ -490,6 +572,7 @@ impl CampaignCommand {
                 status,
                 reason,
                 stored_runs,
+                stage: Some(Stage::Done),
             },
             end.hung,
         ))
@@ -539,11 +622,15 @@ impl CampaignCommand {
         store: &Store,
         stopped: bool,
     ) -> Result<Outcome> {
-        let mut runs: Vec<(String, StoredRun)> = Vec::new();
+        let mut all_runs: Vec<(String, StoredRun)> = Vec::new();
         for cell in &c.cells {
             for r in stored(store, id, &cell.name)? {
-                runs.push((cell.name.clone(), r));
+                all_runs.push((cell.name.clone(), r));
             }
+        }
+        let (runs, notes) = latest_of_each(all_runs);
+        for n in &notes {
+            eprintln!("storlab: note: {n}");
         }
         let rows = comparison_rows(c, &runs);
         let missing = missing_rows(c, state, &runs, &rows, id);
@@ -597,12 +684,16 @@ impl CampaignCommand {
                 cells,
                 comparison: &rows,
                 missing: &missing,
+                notes: &notes,
                 report: self.report.as_deref().filter(|_| !stopped),
             })?;
         } else {
             let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows, &missing));
             for f in &failed {
                 out.push_str(&format!("cell {f}\n"));
+            }
+            for n in &notes {
+                out.push_str(&format!("note: {n}\n"));
             }
             out.push_str(&format!(
                 "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
@@ -657,6 +748,9 @@ struct ResultDoc<'a> {
     comparison: &'a [CampaignRow<'a>],
     /// Each cell and run that has no row in `comparison`, and why.
     missing: &'a [Missing<'a>],
+    /// A cell's run stored more than once (by an older storlab's resume):
+    /// which one was compared.
+    notes: &'a [String],
     /// The HTML report written (`--report`).
     report: Option<&'a Path>,
 }
@@ -766,7 +860,18 @@ fn shell(
         c.env(spec::matrix_env(k), v);
     }
     child::own_group(child::die_with_parent(&mut c));
-    run_logged(c, &format!("$ {cmd}"), log, stop, Group::Own, timeout)
+    // The values the command reads from its environment, for the reader.
+    let env: Vec<String> = cell
+        .matrix
+        .iter()
+        .map(|(k, v)| format!("{}={v:?}", spec::matrix_env(k)))
+        .collect();
+    let header = if env.is_empty() {
+        format!("$ {cmd}")
+    } else {
+        format!("$ {cmd}   (with {})", env.join(" "))
+    };
+    run_logged(c, &header, log, stop, Group::Own, timeout)
 }
 
 /// Whether a child leads a process group of its own.
@@ -952,6 +1057,57 @@ fn stored(store: &Store, id: &str, cell: &str) -> Result<Vec<StoredRun>> {
         .collect())
 }
 
+/// Whether every run of `cell` has a finished result in the store.
+fn all_runs_stored(store: &Store, id: &str, cell: &Cell) -> Result<bool> {
+    let runs = stored(store, id, &cell.name)?;
+    Ok((0..cell.run.len()).all(|i| {
+        let i = i.to_string();
+        runs.iter()
+            .any(|r| r.tags.get("campaign_run").map(String::as_str) == Some(i.as_str()))
+    }))
+}
+
+/// Exactly one run per cell and run index: the latest finished one when
+/// there are more (an older storlab's resume ran a cell again after a kill
+/// in its teardown), with a note saying which was taken.
+fn latest_of_each(runs: Vec<(String, StoredRun)>) -> (Vec<(String, StoredRun)>, Vec<String>) {
+    let mut out: Vec<(String, StoredRun)> = Vec::new();
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (cell, r) in runs {
+        let Some(entry) = r.tags.get("campaign_run").cloned() else {
+            out.push((cell, r));
+            continue;
+        };
+        *counts.entry((cell.clone(), entry.clone())).or_default() += 1;
+        let same = out
+            .iter()
+            .position(|(c, o)| *c == cell && o.tags.get("campaign_run") == Some(&entry));
+        match same {
+            Some(i) => {
+                let o = &out[i].1;
+                if (r.report.finished_at.as_str(), r.id) > (o.report.finished_at.as_str(), o.id) {
+                    out[i] = (cell, r);
+                }
+            }
+            None => out.push((cell, r)),
+        }
+    }
+    let mut notes = Vec::new();
+    for ((cell, entry), n) in counts {
+        if n > 1
+            && let Some((_, r)) = out
+                .iter()
+                .find(|(c, o)| *c == cell && o.tags.get("campaign_run") == Some(&entry))
+        {
+            notes.push(format!(
+                "cell {cell} run {entry}: {n} finished runs are stored; the comparison takes the latest, run {}",
+                r.id
+            ));
+        }
+    }
+    (out, notes)
+}
+
 /// A cell counts as finished only when it ended so and its results are in
 /// the store.
 fn finished(store: &Store, id: &str, cell: &Cell, st: Option<&CellState>) -> Result<bool> {
@@ -980,6 +1136,22 @@ fn describe(id: &str, c: &Campaign) -> String {
             tags.join(" "),
             cell.target
         ));
+        if !cell.setup.is_empty() || !cell.teardown.is_empty() {
+            // The commands below read the values from these variables.
+            let env: Vec<String> = cell
+                .matrix
+                .iter()
+                .map(|(k, v)| (spec::matrix_env(k), v))
+                .chain([("STORLAB_TARGET".to_string(), &cell.target)])
+                .map(|(k, v)| {
+                    let q = shlex::try_quote(v)
+                        .map(|q| q.into_owned())
+                        .unwrap_or_else(|_| format!("{v:?}"));
+                    format!("{k}={q}")
+                })
+                .collect();
+            s.push_str(&format!("  env:      {}\n", env.join(" ")));
+        }
         for cmd in &cell.setup {
             s.push_str(&format!("  setup:    {cmd}\n"));
         }

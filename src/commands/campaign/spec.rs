@@ -19,11 +19,15 @@
 //! ```
 //!
 //! Every string of a cell may use the matrix variables and `{target}`; an
-//! unknown placeholder is an error that names it. In `setup` and
-//! `teardown` (shell commands) each value is put in as one quoted shell
-//! word, and the values are also in the environment of those commands as
+//! unknown placeholder is an error that names it. The values are in the
+//! environment of the `setup` and `teardown` shell commands as
 //! `STORLAB_MATRIX_<KEY>` (key upper-cased, other characters than letters
-//! and digits as `_`), with `STORLAB_CELL` and `STORLAB_TARGET`. Matrix
+//! and digits as `_`), with `STORLAB_CELL` and `STORLAB_TARGET`; in those
+//! commands a placeholder becomes a reference to its variable
+//! (`"${STORLAB_MATRIX_KEY}"`, inside double quotes `${...}`), never the
+//! value's text, so no value runs as shell code; a placeholder inside single
+//! quotes is refused (the shell expands nothing there). Elsewhere (names,
+//! tags, target, run words: no shell) the value is put in as it is. Matrix
 //! values and targets may not hold control characters (NUL, newline, ...);
 //! a matrix key needs a list. `teardown_timeout` (seconds, or a duration
 //! such as "10m"; default 300 s) bounds each teardown command. Pure:
@@ -47,10 +51,10 @@ pub struct CellSpec {
     pub tags: BTreeMap<String, String>,
     /// Shell commands (`sh -c`) that build the configuration.
     #[serde(default)]
-    pub setup: Vec<String>,
+    pub setup: Vec<toml::Spanned<String>>,
     /// Shell commands that take it down again (always run after setup).
     #[serde(default)]
-    pub teardown: Vec<String>,
+    pub teardown: Vec<toml::Spanned<String>>,
     /// Where storlab measures (directory, file or device).
     pub target: Option<toml::Spanned<String>>,
     /// What to run: storlab command lines (`["bench", "--profile", "sas"]`,
@@ -175,20 +179,111 @@ pub const MAX_CELLS: usize = 10_000;
 
 /// Substitute `{var}` in `s`; `{{` and `}}` stand for braces.
 pub fn substitute(s: &str, vars: &BTreeMap<String, String>) -> Result<String, CampaignError> {
-    substitute_as(s, vars, false)
+    substitute_as(s, vars)
 }
 
-/// Substitute `{var}` in the shell command `s`, each value as one quoted
-/// shell word (a value is data, never shell syntax).
-pub fn substitute_shell(s: &str, vars: &BTreeMap<String, String>) -> Result<String, CampaignError> {
-    substitute_as(s, vars, true)
+/// The environment variable a placeholder of a shell command reads:
+/// `STORLAB_TARGET` for `{target}`, `STORLAB_MATRIX_<KEY>` for a matrix key.
+fn placeholder_env(key: &str) -> String {
+    if key == "target" {
+        "STORLAB_TARGET".into()
+    } else {
+        matrix_env(key)
+    }
 }
 
-fn substitute_as(
+/// Put the shell command `s` together: each `{var}` becomes a reference to
+/// the environment variable that holds its value (`"${STORLAB_MATRIX_KEY}"`
+/// bare, `${STORLAB_MATRIX_KEY}` inside double quotes). The value itself
+/// never enters the command's text, so no value can run as shell code. A
+/// placeholder inside single quotes (where the shell expands nothing) is
+/// refused; `at` is its file and line. The quotes are tracked by a small
+/// scanner: single quotes, double quotes and backslash escapes.
+pub fn substitute_shell(
     s: &str,
     vars: &BTreeMap<String, String>,
-    quote: bool,
+    at: &str,
 ) -> Result<String, CampaignError> {
+    #[derive(PartialEq)]
+    enum Q {
+        None,
+        Single,
+        Double,
+    }
+    let mut q = Q::None;
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' | '}' if s[i + 1..].starts_with(c) => {
+                out.push(c);
+                chars.next();
+            }
+            '}' => {
+                return Err(CampaignError(format!(
+                    "{at}: unmatched '}}' in \"{s}\" (write '}}}}' for a literal brace)"
+                )));
+            }
+            '{' => {
+                let close = s[i..].find('}').ok_or_else(|| {
+                    CampaignError(format!(
+                        "{at}: unclosed '{{' in \"{s}\" (write '{{{{' for a literal brace)"
+                    ))
+                })?;
+                let key = &s[i + 1..i + close];
+                // An unknown key is named as everywhere else.
+                substitute(&s[i..=i + close], vars)
+                    .map_err(|e| CampaignError(format!("{at}: {}", e.0)))?;
+                let env = placeholder_env(key);
+                match q {
+                    Q::Single => {
+                        return Err(CampaignError(format!(
+                            "{at}: {{{key}}} is inside single quotes in \"{s}\", where the shell \
+                             expands nothing: use double quotes (\"...{{{key}}}...\")"
+                        )));
+                    }
+                    Q::Double => out.push_str(&format!("${{{env}}}")),
+                    Q::None => out.push_str(&format!("\"${{{env}}}\"")),
+                }
+                while chars.peek().is_some_and(|&(j, _)| j <= i + close) {
+                    chars.next();
+                }
+            }
+            '\\' if q != Q::Single => {
+                out.push(c);
+                // The escaped character, unless it is a brace (placeholders
+                // and `{{` are read as they are anywhere).
+                if let Some(&(_, n)) = chars.peek()
+                    && n != '{'
+                    && n != '}'
+                {
+                    out.push(n);
+                    chars.next();
+                }
+            }
+            '\'' if q == Q::None => {
+                q = Q::Single;
+                out.push(c);
+            }
+            '\'' if q == Q::Single => {
+                q = Q::None;
+                out.push(c);
+            }
+            '"' if q == Q::None => {
+                q = Q::Double;
+                out.push(c);
+            }
+            '"' if q == Q::Double => {
+                q = Q::None;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+fn substitute_as(s: &str, vars: &BTreeMap<String, String>) -> Result<String, CampaignError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(['{', '}']) {
@@ -225,16 +320,7 @@ fn substitute_as(
                 }
             ))
         })?;
-        if quote {
-            let q = shlex::try_quote(v).map_err(|e| {
-                CampaignError(format!(
-                    "{{{key}}} in \"{s}\" cannot be quoted for the shell ({e}): remove the NUL"
-                ))
-            })?;
-            out.push_str(&q);
-        } else {
-            out.push_str(v);
-        }
+        out.push_str(v);
         rest = &tail[close + 1..];
     }
     out.push_str(rest);
@@ -385,12 +471,12 @@ fn expand_cell(
         setup: spec
             .setup
             .iter()
-            .map(|c| substitute_shell(c, &vars))
+            .map(|c| substitute_shell(c.get_ref(), &vars, &src.at(c.span().start)))
             .collect::<Result<_, _>>()?,
         teardown: spec
             .teardown
             .iter()
-            .map(|c| substitute_shell(c, &vars))
+            .map(|c| substitute_shell(c.get_ref(), &vars, &src.at(c.span().start)))
             .collect::<Result<_, _>>()?,
         target,
         run,
@@ -555,7 +641,8 @@ run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]
         assert_eq!(names, ["ext4-64k", "ext4-256k", "xfs-64k", "xfs-256k"]);
         assert_eq!(c.baseline, "ext4-256k");
         let x = &c.cells[3];
-        assert_eq!(x.setup[1], "mount /dev/x /mnt/xfs");
+        assert_eq!(x.setup[0], "mkfs.\"${STORLAB_MATRIX_FS}\" /dev/x");
+        assert_eq!(x.setup[1], "mount /dev/x \"${STORLAB_TARGET}\"");
         assert_eq!(x.tags["chunk"], "256k");
         assert_eq!(x.run[0], ["bench", "/mnt/xfs", "--job", "j.toml"]);
         assert_eq!(x.run[1], ["sweep", "/mnt/xfs", "--vary", "bs=4k,1m"]);
@@ -648,25 +735,50 @@ run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]
         assert!(e.contains("STORLAB_MATRIX_A_B"), "{e}");
     }
 
-    /// Values are one shell word in setup and teardown (they were spliced
-    /// raw: `x; rm ...` ran the rm), and as they are elsewhere.
+    /// In setup and teardown a placeholder is a reference to the
+    /// environment variable holding the value, never the value's text (a
+    /// quoted word was spliced in, and inside "..." or '...' the value ran
+    /// as shell code); elsewhere the value is put in as it is.
     #[test]
-    fn matrix_values_are_quoted_in_shell_commands_only() {
-        let text = "[matrix]\nv = [\"x; touch /tmp/owned $(id)\"]\n[template]\nname = \"one\"\n\
-             tags = { v = \"{v}\" }\nsetup = [\"echo {v} > {target}/out\"]\n\
+    fn matrix_values_never_enter_shell_commands_only_their_variables() {
+        let text = "[matrix]\nv = [\"x; touch /tmp/owned $(id) `id` 'q'\"]\n[template]\nname = \"one\"\n\
+             tags = { v = \"{v}\" }\nsetup = [\"echo {v} > {target}/out\", \"echo \\\"dq {v}\\\" 'lit{{x}}' \\\\'{v}\"]\n\
              target = \"/t/{v}\"\nrun = [[\"bench\", \"--name\", \"{v}\"]]\n";
         let cell = &expand(text).unwrap().cells[0];
-        let v = "x; touch /tmp/owned $(id)";
+        let v = "x; touch /tmp/owned $(id) `id` 'q'";
         assert_eq!(
             cell.setup[0],
-            format!("echo '{v}' > '/t/{v}'/out"),
-            "one quoted word each"
+            "echo \"${STORLAB_MATRIX_V}\" > \"${STORLAB_TARGET}\"/out"
+        );
+        assert_eq!(
+            cell.setup[1],
+            "echo \"dq ${STORLAB_MATRIX_V}\" 'lit{x}' \\'\"${STORLAB_MATRIX_V}\""
         );
         assert_eq!(cell.tags["v"], v);
         assert_eq!(cell.target, format!("/t/{v}"));
         assert_eq!(cell.run[0], ["bench", &format!("/t/{v}"), "--name", v]);
         assert_eq!(matrix_env("fs"), "STORLAB_MATRIX_FS");
         assert_eq!(matrix_env("raid-level"), "STORLAB_MATRIX_RAID_LEVEL");
+        // Inside single quotes the shell expands nothing: refused, with
+        // file:line and the fix.
+        for sq in ["echo 'sq {v}'", "echo \"a\" 'b {target}'", "echo $'{v}'"] {
+            let text = format!(
+                "[matrix]\nv = [\"a\"]\n[template]\ntarget = \"/t\"\nrun = [[\"bench\"]]\n\
+                 teardown = [\"true\",\n  {sq:?}]\n"
+            );
+            let e = expand(&text).unwrap_err().0;
+            assert!(
+                e.starts_with("c.toml:7:")
+                    && e.contains("single quotes")
+                    && e.contains("double quotes"),
+                "{sq}: {e}"
+            );
+        }
+        let e =
+            expand("[[cell]]\ntarget = \"/t\"\nrun = [[\"bench\"]]\nsetup = [\"echo {nope}\"]\n")
+                .unwrap_err()
+                .0;
+        assert!(e.starts_with("c.toml:4:") && e.contains("{nope}"), "{e}");
     }
 
     #[test]
@@ -696,6 +808,7 @@ run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]
         #[test]
         fn substitution_never_panics(s in "\\PC{0,40}", k in "[a-z]{1,4}", v in "\\PC{0,8}") {
             let _ = substitute(&s, &vars(&[(&k, &v)]));
+            let _ = substitute_shell(&s, &vars(&[(&k, &v)]), "c.toml:1");
         }
 
         #[test]
