@@ -340,3 +340,29 @@ fn a_panic_on_one_rank_ends_the_job_within_seconds() {
     );
     assert!(err.contains("MPI_Abort"), "{err}");
 }
+
+/// A bad option given only to the second app context of an MPMD launch
+/// is named (by that context's first rank); before, clap errors printed on
+/// rank 0 only, and the user saw nothing but mpirun's "exit code 2". One
+/// given to every rank is still named once.
+#[test]
+fn a_bad_option_on_one_mpmd_context_is_named_and_on_all_once() {
+    let lab = Lab::new();
+    let Some((o, took)) = lab.mpmd(
+        &[(1, lab.bench(&[])), (2, lab.bench(&["--bogus-option"]))],
+        &[],
+        60,
+    ) else {
+        return;
+    };
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert_eq!(err.matches("'--bogus-option'").count(), 1, "{err}");
+    let Some((o, _)) = lab.mpmd(&[(3, lab.bench(&["--bogus-option"]))], &[], 60) else {
+        return;
+    };
+    let err = stderr(&o);
+    assert_eq!(err.matches("'--bogus-option'").count(), 1, "{err}");
+    assert_eq!(lab.stored_runs(), 0);
+}

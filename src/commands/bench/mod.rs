@@ -25,7 +25,7 @@ mod repeat;
 mod sink;
 mod table;
 
-pub use cluster_args::{ClusterArgs, launcher_rank, launcher_size};
+pub use cluster_args::{ClusterArgs, launcher_rank, launcher_size, speaks_for_its_command_line};
 pub use live::{Live, Signals};
 pub use sink::{Sink, write_fallback};
 pub(crate) use table::render_table;
