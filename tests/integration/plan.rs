@@ -644,7 +644,26 @@ fn calibrate_fits_this_machines_sweep_and_predicts_a_held_out_point() {
                 "this-ctl",
             ],
         );
-        assert!(crate::util::ok(&p).contains("this-ctl read path"));
+        let layout = crate::util::ok(&p);
+        assert!(layout.contains("1 x this-ctl"), "{layout}");
+        // The calibrated read limit binds only where it is below what the
+        // twelve drives stream (1,902.5 MB/s): this machine's measured rate
+        // varies with its load and page cache, and above that the drives
+        // bind and the controller is not named.
+        let max_read_mb_s: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("max_read = \""))
+            .and_then(|v| {
+                v.trim_end_matches('"')
+                    .trim_end_matches("MB/s")
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no max_read in {text}"));
+        if max_read_mb_s < 1800.0 {
+            assert!(layout.contains("this-ctl read path"), "{layout}");
+        }
         let held = cal["held_out_error"].as_f64().unwrap();
         println!(
             "attempt {attempt}: fit error {:.1}%, held-out 256 KiB error {:.1}%",
