@@ -963,8 +963,8 @@ fn phase_of(
     } else {
         BufferPattern::Random
     };
-    let ops = read.ops + write.ops;
-    let cpu_ns = user_ns + sys_ns;
+    let ops = read.ops.saturating_add(write.ops);
+    let cpu_ns = user_ns.saturating_add(sys_ns);
     let bs = bs_of(&opts, &mut warnings);
     let engine = engine_of(&opts, &mut warnings);
     let interrupted = !errors.is_empty();
@@ -1106,9 +1106,26 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
     }
     check_types(doc)?;
     let global = options_of(doc.get("global options"));
-    let end_ms = u64_of(doc.get("timestamp_ms"))
-        .or_else(|| u64_of(doc.get("timestamp")).map(|s| s * 1000))
-        .unwrap_or(0);
+    let end_ms = match u64_of(doc.get("timestamp_ms")) {
+        Some(ms) => ms,
+        None => match u64_of(doc.get("timestamp")) {
+            // Seconds since 1970 that do not fit in milliseconds are no
+            // time fio wrote (the fuzz pass found the overflow).
+            Some(s) => s.checked_mul(1000).ok_or_else(|| ImportError::WrongType {
+                path: "timestamp".into(),
+                expected: "seconds since 1970 (fio's end time)",
+                got: s.to_string(),
+            })?,
+            None => 0,
+        },
+    };
+    if end_ms > storlab_types::time::MAX_RFC3339_UNIX_MS {
+        return Err(ImportError::WrongType {
+            path: "timestamp".into(),
+            expected: "a time before the year 10000 (fio's end time)",
+            got: format!("{end_ms} ms since 1970"),
+        });
+    }
 
     // Group clones: consecutive entries with the same job name and group.
     let key = |j: &Map<String, Value>| {
@@ -1288,6 +1305,14 @@ mod tests {
         }
         at[path[path.len() - 1]] = with;
         doc.to_string()
+    }
+
+    #[test]
+    fn a_timestamp_beyond_milliseconds_is_refused_not_an_overflow() {
+        let text = r#"{"fio version": "fio-3.33", "timestamp": 18446744073709551615,
+            "jobs": [{"jobname": "j", "groupid": 0, "read": {}, "write": {}}]}"#;
+        let e = parse(text, None).unwrap_err().to_string();
+        assert!(e.contains("timestamp"), "{e}");
     }
 
     #[test]

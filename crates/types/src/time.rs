@@ -12,12 +12,27 @@ pub const SECONDS_PER_YEAR: f64 = HOURS_PER_YEAR * 3600.0;
 
 /// `t` as RFC 3339 UTC to the second: `2026-11-25T17:05:47Z`.
 pub fn rfc3339_seconds(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
+    shown(humantime::format_rfc3339_seconds(t))
+}
+
+/// The latest time RFC 3339 can write (9999-12-31T23:59:59.999Z), in
+/// milliseconds since the Unix epoch.
+pub const MAX_RFC3339_UNIX_MS: u64 = 253_402_300_799_999;
+
+/// A humantime timestamp as text; one past year 9999 (which humantime's
+/// Display refuses, and `to_string` would panic on) is named, not a panic.
+fn shown(t: humantime::Rfc3339Timestamp) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    match write!(s, "{t}") {
+        Ok(()) => s,
+        Err(_) => "(a time after 9999-12-31)".to_string(),
+    }
 }
 
 /// `t` as RFC 3339 UTC with milliseconds: `2026-11-25T17:05:47.123Z`.
 pub fn rfc3339_millis(t: SystemTime) -> String {
-    humantime::format_rfc3339_millis(t).to_string()
+    shown(humantime::format_rfc3339_millis(t))
 }
 
 /// Milliseconds since the Unix epoch as RFC 3339 UTC with milliseconds.
@@ -38,6 +53,19 @@ pub fn now_rfc3339_millis() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_past_year_9999_are_named_not_a_panic() {
+        assert_eq!(
+            rfc3339_unix_ms(MAX_RFC3339_UNIX_MS),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            rfc3339_unix_ms(MAX_RFC3339_UNIX_MS + 1),
+            "(a time after 9999-12-31)"
+        );
+        assert_eq!(rfc3339_unix_ms(u64::MAX / 2), "(a time after 9999-12-31)");
+    }
 
     #[test]
     fn known_dates() {
