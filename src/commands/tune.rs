@@ -24,7 +24,7 @@
 //! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
 use crate::Outcome;
-use crate::commands::campaign::child::die_with_parent;
+use crate::commands::child::die_with_parent;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};

@@ -16,7 +16,7 @@
 //! rows) is one serializer-made document on stdout; progress stays on
 //! stderr.
 
-pub(crate) mod child;
+use crate::commands::child;
 mod spec;
 
 use crate::Outcome;
