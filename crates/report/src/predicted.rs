@@ -195,20 +195,15 @@ mod tests {
         }
     }
 
-    /// The model's figure for a one-SSD design is its data sheet (500 MB/s
-    /// read, 460 written): measured 400 and 500 give +25 % and -8 %, and a
-    /// block-size mix is a row that says why it is not modelled.
-    #[test]
-    fn phases_of_a_run_are_held_against_the_designs_figures() {
-        use crate::testdata::{Spec, phase, run};
-        use storlab_plan::catalog::Catalog;
-        use storlab_types::RwMode;
-        let cat = Catalog::builtin();
-        let design = storlab_plan::Design {
-            layout: "R0/1".parse().unwrap(),
+    /// A one-controller design from the built-in catalog, with the
+    /// defaults `plan layout` applies.
+    fn test_design(layout: &str, drive: &str, controller: &str) -> storlab_plan::Design {
+        let cat = storlab_plan::catalog::Catalog::builtin();
+        storlab_plan::Design {
+            layout: layout.parse().unwrap(),
             hardware: storlab_plan::hardware::Hardware {
-                drive: cat.drive("dc-s3700-800gb").unwrap(),
-                controller: cat.controller("hba-9300-8i-md").unwrap(),
+                drive: cat.drive(drive).unwrap(),
+                controller: cat.controller(controller).unwrap(),
                 controllers: 1,
                 enclosure: None,
                 host_bytes_per_s: None,
@@ -220,7 +215,17 @@ mod tests {
             workloads: Vec::new(),
             fs_stripe: None,
             sizing: None,
-        };
+        }
+    }
+
+    /// The model's figure for a one-SSD design is its data sheet (500 MB/s
+    /// read, 460 written): measured 400 and 500 give +25 % and -8 %, and a
+    /// block-size mix is a row that says why it is not modelled.
+    #[test]
+    fn phases_of_a_run_are_held_against_the_designs_figures() {
+        use crate::testdata::{Spec, phase, run};
+        use storlab_types::RwMode;
+        let design = test_design("R0/1", "dc-s3700-800gb", "hba-9300-8i-md");
         let mut mix = phase(&Spec::new("mix", RwMode::Read, 1 << 20, 100.0));
         mix.params.bs.push(mix.params.bs[0]);
         let r = run(
@@ -259,26 +264,8 @@ mod tests {
     #[test]
     fn an_unpublished_write_path_is_shown_as_an_upper_bound() {
         use crate::testdata::{Spec, phase, run};
-        use storlab_plan::catalog::Catalog;
         use storlab_types::RwMode;
-        let cat = Catalog::builtin();
-        let design = storlab_plan::Design {
-            layout: "R5/8".parse().unwrap(),
-            hardware: storlab_plan::hardware::Hardware {
-                drive: cat.drive("cheetah-15k5-300gb").unwrap(),
-                controller: cat.controller("equallogic-ps4000").unwrap(),
-                controllers: 1,
-                enclosure: None,
-                host_bytes_per_s: None,
-            },
-            hot_spares: 0,
-            replace_delay_hours: 24.0,
-            mission_hours: 43_800.0,
-            fleet: 1,
-            workloads: Vec::new(),
-            fs_stripe: None,
-            sizing: None,
-        };
+        let design = test_design("R5/8", "cheetah-15k5-300gb", "equallogic-ps4000");
         let r = run(
             4,
             &[],
