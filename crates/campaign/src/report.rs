@@ -4,7 +4,7 @@
 //! documents (the plan of `--dry-run`, the result) and their text forms.
 
 use crate::spec::{Campaign, Cell, matrix_env};
-use crate::state::{CellStatus, State};
+use crate::state::{CellStatus, Dir, State};
 use comfy_table::{Cell as TCell, CellAlignment};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -372,4 +372,75 @@ pub fn comparison_table(c: &Campaign, rows: &[CampaignRow], missing: &[Missing])
         t.add_row(cells);
     }
     format!("{t}\n")
+}
+
+/// Every cell that did not finish: `NAME STATUS: REASON`.
+pub fn failed_cells(c: &Campaign, state: &State) -> Vec<String> {
+    c.cells
+        .iter()
+        .filter_map(|cell| match state.cells.get(&cell.name) {
+            Some(s) if s.status != CellStatus::Finished => Some(format!(
+                "{} {}: {}",
+                cell.name,
+                s.status.word(),
+                s.reason
+                    .as_deref()
+                    .unwrap_or("its teardown runs first on --resume")
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each cell of the `--json` result: its status, its compared runs, its log.
+pub fn cell_docs<'a>(
+    c: &'a Campaign,
+    state: &State,
+    runs: &[(String, StoredRun)],
+    dir: &Dir,
+) -> Vec<CellDoc<'a>> {
+    c.cells
+        .iter()
+        .map(|cell| {
+            let st = state.cells.get(&cell.name);
+            CellDoc {
+                cell,
+                status: st.map(|s| s.status.clone()),
+                reason: st.and_then(|s| s.reason.clone()),
+                run_ids: runs
+                    .iter()
+                    .filter(|(n, _)| *n == cell.name)
+                    .map(|(_, r)| r.id)
+                    .collect(),
+                log: dir.log(&cell.name),
+            }
+        })
+        .collect()
+}
+
+/// The text result: the comparison table, the cells that did not finish,
+/// the notes, where the runs and logs are, and the report written.
+pub fn result_text(
+    id: &str,
+    c: &Campaign,
+    (rows, missing): (&[CampaignRow], &[Missing]),
+    (failed, notes): (&[String], &[String]),
+    dir: &Path,
+    report: Option<&Path>,
+) -> String {
+    let mut out = format!("campaign {id}\n{}", comparison_table(c, rows, missing));
+    for f in failed {
+        out.push_str(&format!("cell {f}\n"));
+    }
+    for n in notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push_str(&format!(
+        "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
+        dir.display()
+    ));
+    if let Some(path) = report {
+        out.push_str(&format!("Report: {}\n", path.display()));
+    }
+    out
 }

@@ -187,7 +187,9 @@ impl Dir {
     pub fn load_state(&self) -> Result<State, StateError> {
         let path = self.state();
         match std::fs::read_to_string(&path) {
-            Ok(t) => serde_json::from_str(&t).map_err(|source| StateError::Damaged { path, source }),
+            Ok(t) => {
+                serde_json::from_str(&t).map_err(|source| StateError::Damaged { path, source })
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
             Err(e) => Err(io("read", &path)(e)),
         }
@@ -339,7 +341,10 @@ mod tests {
         assert!(!at(Stage::Setup, None).measured(true));
         let mut old = at(Stage::Setup, None);
         old.stage = None;
-        assert!(old.measured(true), "older state files: the stored runs tell");
+        assert!(
+            old.measured(true),
+            "older state files: the stored runs tell"
+        );
     }
 
     #[test]

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use storlab_campaign::report::{
-    CellDoc, PlanDoc, PlannedCell, ResultDoc, comparison_rows, comparison_table, describe,
-    latest_of_each, missing_rows,
+    PlanDoc, PlannedCell, ResultDoc, cell_docs, comparison_rows, describe, failed_cells,
+    latest_of_each, missing_rows, result_text,
 };
 use storlab_campaign::spec::matrix_env;
 use storlab_campaign::state::{
@@ -475,21 +475,7 @@ impl CampaignCommand {
         }
         let rows = comparison_rows(c, &runs);
         let missing = missing_rows(c, state, &runs, &rows, id);
-        let failed: Vec<String> = c
-            .cells
-            .iter()
-            .filter_map(|cell| match state.cells.get(&cell.name) {
-                Some(s) if s.status != CellStatus::Finished => Some(format!(
-                    "{} {}: {}",
-                    cell.name,
-                    s.status.word(),
-                    s.reason
-                        .as_deref()
-                        .unwrap_or("its teardown runs first on --resume")
-                )),
-                _ => None,
-            })
-            .collect();
+        let failed = failed_cells(c, state);
         if let Some(path) = self.report.as_ref().filter(|_| !stopped) {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
@@ -499,50 +485,26 @@ impl CampaignCommand {
             )?;
         }
         if self.is_json() {
-            let cells = c
-                .cells
-                .iter()
-                .map(|cell| {
-                    let st = state.cells.get(&cell.name);
-                    CellDoc {
-                        cell,
-                        status: st.map(|s| s.status.clone()),
-                        reason: st.and_then(|s| s.reason.clone()),
-                        run_ids: runs
-                            .iter()
-                            .filter(|(n, _)| *n == cell.name)
-                            .map(|(_, r)| r.id)
-                            .collect(),
-                        log: dir.log(&cell.name),
-                    }
-                })
-                .collect();
             crate::output::print_json(&ResultDoc {
                 id,
                 dir: &dir.path,
                 name: &c.name,
                 baseline: &c.baseline,
-                cells,
+                cells: cell_docs(c, state, &runs, dir),
                 comparison: &rows,
                 missing: &missing,
                 notes: &notes,
                 report: self.report.as_deref().filter(|_| !stopped),
             })?;
         } else {
-            let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows, &missing));
-            for f in &failed {
-                out.push_str(&format!("cell {f}\n"));
-            }
-            for n in &notes {
-                out.push_str(&format!("note: {n}\n"));
-            }
-            out.push_str(&format!(
-                "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
-                dir.path.display()
-            ));
-            if let Some(path) = &self.report {
-                out.push_str(&format!("Report: {}\n", path.display()));
-            }
+            let out = result_text(
+                id,
+                c,
+                (&rows, &missing),
+                (&failed, &notes),
+                &dir.path,
+                self.report.as_deref(),
+            );
             crate::output::print(&out)?;
         }
         Ok(if failed.is_empty() {
@@ -793,4 +755,3 @@ fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
     }
     Ok(())
 }
-
