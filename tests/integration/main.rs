@@ -38,3 +38,4 @@ mod store;
 mod sweep;
 mod trace;
 mod util;
+mod vocabulary;
