@@ -37,6 +37,7 @@ mod series;
 mod spec;
 mod stats;
 mod sweep;
+pub mod sweeper;
 mod sys;
 mod target;
 mod worker;
