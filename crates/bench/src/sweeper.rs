@@ -7,7 +7,7 @@
 //! engine's ([`crate::run_with_layout`]); storing and printing are the
 //! front end's.
 
-use crate::SweepPoint;
+use crate::{PhaseSpec, SpecError, SweepPoint, spec_from_pairs, split_group_key};
 use std::collections::BTreeMap;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 
@@ -105,6 +105,59 @@ pub fn plan_points<P, E: std::fmt::Display>(
         });
     }
     (results, todo)
+}
+
+/// A point's top layer: `base` (the workload flags) with the point's
+/// values on top, each `group.NAME.KEY` value over that group alone; a
+/// sweep without a job file (`job` false) measures one phase of reads
+/// unless told otherwise. Also the groups the point names.
+pub fn point_spec<'a>(
+    base: &PhaseSpec,
+    point: &'a SweepPoint,
+    job: bool,
+) -> Result<(PhaseSpec, Vec<&'a str>), SpecError> {
+    let pairs = point
+        .params
+        .iter()
+        .filter(|(k, _)| split_group_key(k).is_none())
+        .map(|(k, v)| (*k, v.as_str()));
+    let mut over = base.overlay(&spec_from_pairs(pairs)?);
+    let mut groups = Vec::new();
+    for (k, v) in &point.params {
+        if let Some((name, key)) = split_group_key(k) {
+            let one = spec_from_pairs([(key, v.as_str())])?;
+            let entry = over.group_over.entry(name.to_string()).or_default();
+            *entry = entry.overlay(&one);
+            groups.push(name);
+        }
+    }
+    if !job && over.rw.is_none() {
+        over.rw = Some("read".into());
+    }
+    Ok((over, groups))
+}
+
+/// A group the point varies (`group.NAME.KEY`) that no planned phase has.
+pub fn missing_group(phases: &[PhaseParams], varied: &[&str]) -> Result<(), SpecError> {
+    let Some(name) = varied.iter().find(|n| {
+        !phases
+            .iter()
+            .any(|p| p.groups.iter().any(|g| g.name == **n))
+    }) else {
+        return Ok(());
+    };
+    let names: Vec<&str> = phases
+        .iter()
+        .flat_map(|p| p.groups.iter().map(|g| g.name.as_str()))
+        .collect();
+    Err(SpecError(format!(
+        "--vary group.{name}.…: no job group is named '{name}' (the groups here: {})",
+        if names.is_empty() {
+            "none; groups come from the job file or profile".to_string()
+        } else {
+            names.join(", ")
+        }
+    )))
 }
 
 /// The words after `sweep` of a stored point's command line, without
@@ -373,6 +426,26 @@ mod tests {
         let mut user = BTreeMap::new();
         user.insert("sweep".to_string(), "x".to_string());
         assert_eq!(reserved_tag(&user), Some("sweep"));
+    }
+
+    #[test]
+    fn a_point_is_the_top_layer_and_its_groups_are_named() {
+        let v = |s: &str| crate::Vary::parse(s).unwrap();
+        let points = crate::expand_sweep(&[v("bs=8k"), v("group.w.numjobs=2")], false).unwrap();
+        let base = spec_from_pairs([("bs", "4k"), ("iodepth", "4")]).unwrap();
+        let (over, groups) = point_spec(&base, &points[0], false).unwrap();
+        assert_eq!(over.bs.map(|b| b.0), Some(8192));
+        assert_eq!(over.iodepth, Some(4));
+        assert_eq!(over.rw.as_deref(), Some("read"), "one phase of reads");
+        assert_eq!(over.group_over["w"].numjobs, Some(2));
+        assert_eq!(groups, ["w"]);
+        assert_eq!(point_spec(&base, &points[0], true).unwrap().0.rw, None);
+        let e = missing_group(&[], &groups).unwrap_err().0;
+        assert!(
+            e.contains("no job group is named 'w'") && e.contains("none;"),
+            "{e}"
+        );
+        assert!(missing_group(&[], &[]).is_ok());
     }
 
     #[test]

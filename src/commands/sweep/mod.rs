@@ -30,12 +30,11 @@ use std::sync::Arc;
 use std::time::Instant;
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::sweeper::{
-    fmt_secs, new_sweep_id, plan_points, planned_secs, point_error, point_tags, reserved_tag,
-    resume_words, time_left,
+    fmt_secs, missing_group, new_sweep_id, plan_points, planned_secs, point_error, point_spec,
+    point_tags, reserved_tag, resume_words, time_left,
 };
 use storlab_bench::{
     Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
-    spec_from_pairs,
 };
 use storlab_store::{RunFilter, RunStatus, Store};
 use storlab_types::time::now_rfc3339;
@@ -281,51 +280,13 @@ impl SweepCommand {
         point: &SweepPoint,
         job: Option<&(String, PathBuf)>,
     ) -> Result<PlannedJob> {
-        let pairs = point
-            .params
-            .iter()
-            .filter(|(k, _)| storlab_bench::split_group_key(k).is_none())
-            .map(|(k, v)| (*k, v.as_str()));
-        let mut over = self.workload.spec.overlay(&spec_from_pairs(pairs)?);
-        // `group.NAME.KEY`: that group's value alone.
-        let mut groups_varied = Vec::new();
-        for (k, v) in &point.params {
-            if let Some((name, key)) = storlab_bench::split_group_key(k) {
-                let one = spec_from_pairs([(key, v.as_str())])?;
-                let entry = over.group_over.entry(name.to_string()).or_default();
-                *entry = entry.overlay(&one);
-                groups_varied.push(name);
-            }
-        }
-        if job.is_none() && over.rw.is_none() {
-            // A sweep without a job file measures one phase (reads unless told).
-            over.rw = Some("read".into());
-        }
+        let (over, groups_varied) = point_spec(&self.workload.spec, point, job.is_some())?;
         let planned = bench::plan_phases_text(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
             &over,
         )?;
-        if let Some(name) = groups_varied.iter().find(|n| {
-            !planned
-                .phases
-                .iter()
-                .any(|p| p.groups.iter().any(|g| g.name == **n))
-        }) {
-            let names: Vec<&str> = planned
-                .phases
-                .iter()
-                .flat_map(|p| p.groups.iter().map(|g| g.name.as_str()))
-                .collect();
-            bail!(
-                "--vary group.{name}.…: no job group is named '{name}' (the groups here: {})",
-                if names.is_empty() {
-                    "none; groups come from the job file or profile".to_string()
-                } else {
-                    names.join(", ")
-                }
-            );
-        }
+        missing_group(&planned.phases, &groups_varied)?;
         // What the whole sweep's preparation would refuse fails this point alone.
         if planned
             .phases
