@@ -2,8 +2,8 @@
 //! runs) shares besides running a point — the points a sweep still has to
 //! run and the ones already stored, the tags of each point's run, the time
 //! left, the bookkeeping of a point that failed or was stopped, and the
-//! sweep's result document. The points come from [`crate::sweep`] (the
-//! `--vary` lists in the one range grammar); running a point is the
+//! sweep's result document. The points come from [`crate::expand_sweep`]
+//! (the `--vary` lists in the one range grammar); running a point is the
 //! engine's ([`crate::run_with_layout`]); storing and printing are the
 //! front end's.
 

@@ -2,14 +2,12 @@
 //! expanded campaign (`campaign.json`), each cell's state (`state.json`,
 //! written atomically as a cell moves on, so `--resume` after a `kill -9`
 //! knows what is left) and each cell's log; and the resume decisions read
-//! from it and from the stored runs.
+//! from it (what the results database holds is [`crate::runs`]).
 
 use crate::spec::{Campaign, Cell};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use storlab_store::{RunSelector, Store};
-use storlab_types::StoredRun;
 
 /// Tags storlab sets on every run of a campaign; a cell may not use them.
 pub const RESERVED_TAGS: [&str; 3] = ["campaign", "cell", "campaign_run"];
@@ -247,41 +245,6 @@ pub fn reserved_tag(c: &Campaign) -> Option<(&str, &str)> {
             .find(|k| RESERVED_TAGS.contains(&k.as_str()))
             .map(|t| (cell.name.as_str(), t.as_str()))
     })
-}
-
-/// The campaign's finished runs of one cell, oldest first.
-pub fn stored(store: &Store, id: &str, cell: &str) -> Vec<StoredRun> {
-    let sel = RunSelector::Tags(vec![
-        ("campaign".into(), id.into()),
-        ("cell".into(), cell.into()),
-    ]);
-    let runs = match store.select(&[sel], false) {
-        Ok(r) => r,
-        Err(_) => return Vec::new(),
-    };
-    runs.into_iter()
-        .filter(|r| !r.report.interrupted && !r.report.finished_at.is_empty())
-        .collect()
-}
-
-/// Whether every run of `cell` has a finished result in the store.
-pub fn all_runs_stored(store: &Store, id: &str, cell: &Cell) -> bool {
-    let runs = stored(store, id, &cell.name);
-    (0..cell.run.len()).all(|i| {
-        let i = i.to_string();
-        runs.iter()
-            .any(|r| r.tags.get("campaign_run").map(String::as_str) == Some(i.as_str()))
-    })
-}
-
-/// A cell counts as finished only when it ended so and its results are in
-/// the store.
-pub fn finished(store: &Store, id: &str, cell: &Cell, st: Option<&CellState>) -> bool {
-    let Some(st) = st else { return false };
-    if st.status != CellStatus::Finished {
-        return false;
-    }
-    stored(store, id, &cell.name).len() >= st.stored_runs.max(cell.run.len())
 }
 
 /// The arguments of a cell's `i`th storlab run: its words, the campaign's

@@ -32,10 +32,9 @@ use storlab_campaign::report::{
     PlanDoc, PlannedCell, ResultDoc, cell_docs, comparison_rows, describe, failed_cells,
     latest_of_each, missing_rows, result_text,
 };
+use storlab_campaign::runs::{all_runs_stored, finished, stored};
 use storlab_campaign::spec::matrix_env;
-use storlab_campaign::state::{
-    all_runs_stored, child_args, finished, new_id, reserved_tag, stored,
-};
+use storlab_campaign::state::{child_args, new_id, reserved_tag};
 use storlab_campaign::{Campaign, CampaignFile, Cell, CellState, CellStatus, Dir, Stage, State};
 use storlab_store::Store;
 use storlab_types::StoredRun;
