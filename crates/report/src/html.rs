@@ -592,14 +592,15 @@ pub fn html_report_full(
     }
 
     s.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for c in crate::charts::charts_with(runs, baseline, vary, predicted) {
-        s.push_str(&figure(&c));
+    let input = crate::registry::Input::new(runs, baseline, vary, predicted);
+    let drawn = crate::registry::draw_all(&input);
+    for c in &drawn {
+        s.push_str(&figure(c));
     }
 
-    let not_drawn: Vec<String> = crate::charts::CHART_KINDS
-        .iter()
-        .filter(|k| !k.contains('<'))
-        .filter_map(|k| crate::charts::why_not(runs, baseline, k).map(|why| format!("{k}: {why}")))
+    let not_drawn: Vec<String> = crate::registry::not_drawn_listed(&input, &drawn)
+        .into_iter()
+        .map(|(k, why)| format!("{k}: {why}"))
         .collect();
     if !not_drawn.is_empty() && !runs.is_empty() {
         s.push_str(
