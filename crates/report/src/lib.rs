@@ -35,6 +35,7 @@ pub mod predicted;
 pub mod registry;
 pub mod rows;
 pub mod signature;
+pub mod sim_chart;
 pub mod svg;
 pub mod sweep_chart;
 pub mod sweep_charts;
@@ -55,6 +56,7 @@ pub use registry::{CHART_KINDS, CannotDraw, ChartKind, Remedy, Source, SweepPara
 pub use rows::{Direction, Row, rows};
 pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, is_svg_chart};
 pub use storlab_configdiff::{Difference, Judgement, Vary};
+pub use sim_chart::{SimChartPoint, SimSolved, sim_chart};
 pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 
