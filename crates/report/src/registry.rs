@@ -1024,34 +1024,4 @@ mod tests {
         }
         assert!(!h.contains("heat-map"), "a sweep chart is not a report chart");
     }
-
-    /// The HTML report's "not drawn" list said "predicted: no run has a
-    /// design" though the predicted chart was drawn from report --design:
-    /// its reason ignored the designs.
-    #[test]
-    fn a_drawn_predicted_chart_is_not_listed_as_missing() {
-        let runs = compare_runs();
-        let pred = Predicted {
-            run: runs[0].id,
-            design: "R0/1 --drive dc-s3700-800gb".into(),
-            rows: Ok(vec![storlab_plan::against::Against {
-                run: runs[0].id,
-                phase: runs[0].report.phases[0].params.name.clone(),
-                workload: "sequential read 1 MiB (1 x QD4)".into(),
-                measured_bytes_per_s: 400e6,
-                predicted_bytes_per_s: Some(500e6),
-                error: Some(0.25),
-                binding: Some("drives".into()),
-                explanation: "bound by the drives".into(),
-                bound: false,
-                unknowns: Vec::new(),
-            }]),
-        };
-        let vary = Vary::default();
-        let i = Input::new(&runs, None, &vary, std::slice::from_ref(&pred));
-        let drawn = draw_all(&i);
-        assert!(drawn.iter().any(|c| c.id == "predicted"));
-        let listed = not_drawn_listed(&i, &drawn);
-        assert!(listed.iter().all(|(id, _)| *id != "predicted"), "{listed:?}");
-    }
 }
