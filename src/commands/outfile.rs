@@ -555,7 +555,6 @@ pub fn read_input(path: &Path, what: &str) -> Result<String> {
         .map_err(|e| anyhow::anyhow!("{}: {e}", input_label(what, path)))
 }
 
-
 /// A `--chart FILE` of `sweep` and `sim`: whether it names a chart format
 /// storlab writes (true: PNG, by the `.png` extension; `.svg` is SVG; any
 /// other name is refused) and may be written there ([`check_output_path`]);

@@ -19,7 +19,14 @@ fn report_chart_clients_says_why_and_what_to_run() {
     let svg = d.path().join("clients.svg");
     let o = run_in(
         d.path(),
-        &["report", "1", "--chart", "clients", "-o", svg.to_str().unwrap()],
+        &[
+            "report",
+            "1",
+            "--chart",
+            "clients",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
     );
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
@@ -43,7 +50,14 @@ fn the_scaling_hint_is_a_sweep_that_runs() {
     one_run(d.path());
     let o = run_in(
         d.path(),
-        &["report", "1", "--output-format", "svg", "--chart", "vs-iodepth"],
+        &[
+            "report",
+            "1",
+            "--output-format",
+            "svg",
+            "--chart",
+            "vs-iodepth",
+        ],
     );
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
@@ -66,7 +80,15 @@ fn the_scaling_hint_is_a_sweep_that_runs() {
         .collect();
     assert_eq!(argv.first().map(String::as_str), Some("storlab"), "{hint}");
     argv.remove(0);
-    for extra in ["--engine", "null", "--size", "64k", "--runtime", "10ms", "--no-save"] {
+    for extra in [
+        "--engine",
+        "null",
+        "--size",
+        "64k",
+        "--runtime",
+        "10ms",
+        "--no-save",
+    ] {
         argv.push(extra.into());
     }
     let args: Vec<&str> = argv.iter().map(String::as_str).collect();

@@ -7,8 +7,8 @@
 
 use crate::compare::{Metric, Verdict, compare_with};
 use crate::error::ReportError;
-use crate::registry::{self, CannotDraw};
 use crate::fmt::{format_change, format_ns, run_label, tags_joined};
+use crate::registry::{self, CannotDraw};
 use crate::rows::Direction;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
 use std::collections::BTreeMap;

@@ -660,10 +660,16 @@ mod tests {
         let html = html_report_full(&runs, None, &vary, std::slice::from_ref(&pred));
         let drawn = crate::charts::charts_with(&runs, None, &vary, std::slice::from_ref(&pred));
         assert!(drawn.iter().any(|c| c.id == "predicted"));
-        assert!(!html.contains("predicted: no run has a design"), "listed as not drawn");
+        assert!(
+            !html.contains("predicted: no run has a design"),
+            "listed as not drawn"
+        );
         // Without designs it is listed, with the command that tags runs.
         let html = html_report_full(&runs, None, &vary, &[]);
-        assert!(html.contains("<li>predicted: no run has a design"), "not listed");
+        assert!(
+            html.contains("<li>predicted: no run has a design"),
+            "not listed"
+        );
     }
 
     #[test]

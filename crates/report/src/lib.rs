@@ -55,8 +55,8 @@ pub use predicted::{Predicted, predicted_chart};
 pub use registry::{CHART_KINDS, CannotDraw, ChartKind, Remedy, Source, SweepParam};
 pub use rows::{Direction, Row, rows};
 pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, is_svg_chart};
-pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sim_chart::{SimChartPoint, SimSolved, sim_chart};
+pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 

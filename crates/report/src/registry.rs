@@ -259,13 +259,7 @@ impl fmt::Display for Remedy {
         let words: Vec<String> = self
             .argv()
             .into_iter()
-            .map(|w| {
-                if w.contains(' ') {
-                    format!("'{w}'")
-                } else {
-                    w
-                }
-            })
+            .map(|w| if w.contains(' ') { format!("'{w}'") } else { w })
             .collect();
         f.write_str(&words.join(" "))
     }
@@ -290,9 +284,15 @@ pub enum CannotDraw {
     OneClientCount,
     NoDesign,
     NothingPredicted,
-    NotARunId { kind: &'static str, text: String },
+    NotARunId {
+        kind: &'static str,
+        text: String,
+    },
     RunNotAmongRuns(i64),
-    NoSeries { run: i64, latency: bool },
+    NoSeries {
+        run: i64,
+        latency: bool,
+    },
     NoTimeline(i64),
     EmptyTimeline(i64),
     /// `sweep --chart`: nothing varied.
@@ -322,7 +322,9 @@ impl fmt::Display for CannotDraw {
         let remedy = self.remedy().map(|r| r.to_string()).unwrap_or_default();
         match self {
             CannotDraw::NoRuns => write!(f, "there are no runs"),
-            CannotDraw::AllSimulated => write!(f, "every run is simulated: see the 'simulated' chart"),
+            CannotDraw::AllSimulated => {
+                write!(f, "every run is simulated: see the 'simulated' chart")
+            }
             CannotDraw::NoSimulatedRuns => write!(f, "no run was made by storlab sim"),
             CannotDraw::BaselineNotAmongRuns => {
                 write!(f, "the baseline asked for is not among these runs")
@@ -381,7 +383,11 @@ impl fmt::Display for CannotDraw {
                 f,
                 "run {run} has no per-interval series of its own figures (storlab bench records \
                  one per phase, --log-interval; imported fio results have none){}; e.g. {remedy}",
-                if *latency { ", or no latency in it" } else { "" }
+                if *latency {
+                    ", or no latency in it"
+                } else {
+                    ""
+                }
             ),
             CannotDraw::NoTimeline(n) => write!(
                 f,
@@ -430,7 +436,9 @@ fn vs_numjobs(i: &Input<'_>) -> Vec<Chart> {
         .collect()
 }
 fn vs_size(i: &Input<'_>) -> Vec<Chart> {
-    scaling_chart(&i.measured, Param::Size).into_iter().collect()
+    scaling_chart(&i.measured, Param::Size)
+        .into_iter()
+        .collect()
 }
 fn vs_iodepth(i: &Input<'_>) -> Vec<Chart> {
     scaling_chart(&i.measured, Param::IoDepth)
@@ -524,10 +532,7 @@ fn why_clients(i: &Input<'_>, _: Option<&StoredRun>) -> Option<CannotDraw> {
     })
 }
 fn why_series(latency: bool, r: &StoredRun) -> CannotDraw {
-    CannotDraw::NoSeries {
-        run: r.id,
-        latency,
-    }
+    CannotDraw::NoSeries { run: r.id, latency }
 }
 fn why_app(_: &Input<'_>, r: Option<&StoredRun>) -> Option<CannotDraw> {
     r.map(|r| why_series(false, r))
@@ -1022,6 +1027,9 @@ mod tests {
         for k in report_kinds() {
             assert!(h.contains(&k.id_pattern()), "{} missing: {h}", k.id);
         }
-        assert!(!h.contains("heat-map"), "a sweep chart is not a report chart");
+        assert!(
+            !h.contains("heat-map"),
+            "a sweep chart is not a report chart"
+        );
     }
 }

@@ -112,7 +112,11 @@ mod tests {
             }),
             des: None,
         };
-        let pts = [at(1.0, 100.0, "clients"), at(2.0, 200.0, "clients"), at(4.0, 250.0, "link")];
+        let pts = [
+            at(1.0, 100.0, "clients"),
+            at(2.0, 200.0, "clients"),
+            at(4.0, 250.0, "link"),
+        ];
         let svg = sim_chart(&pts, "clients", "demo");
         assert!(svg.contains("analytic: bound by clients"), "{svg}");
         assert!(svg.contains("analytic: bound by link"), "{svg}");

@@ -96,9 +96,8 @@ pub fn sweep_chart(
         }
     }
     let axis_kind = axis.unwrap_or(AxisValue::Other);
-    let x_of = |r: &SweepChartPoint<'_>, ph: &PhaseResult| {
-        x_value(first, &r.params[0].1, ph, axis_kind)
-    };
+    let x_of =
+        |r: &SweepChartPoint<'_>, ph: &PhaseResult| x_value(first, &r.params[0].1, ph, axis_kind);
     let multi_phase = ok.iter().any(|(r, _)| r.phases.len() > 1);
     // Non-numeric x (rw=read,write): positions 1, 2, ... in the order given.
     let mut order: Vec<String> = Vec::new();
@@ -222,7 +221,10 @@ mod tests {
         ];
         let svg = sweep_chart(&pts, &["rw", "numjobs"], Some(AxisValue::Other), INFO).unwrap();
         assert!(svg.contains("rw: 1 = read, 2 = write"), "{svg}");
-        assert!(svg.contains(">numjobs=1<") && svg.contains(">numjobs=2<"), "{svg}");
+        assert!(
+            svg.contains(">numjobs=1<") && svg.contains(">numjobs=2<"),
+            "{svg}"
+        );
         assert!(svg.contains("storlab sweep sw-1"));
     }
 }
