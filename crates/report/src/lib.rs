@@ -14,7 +14,7 @@
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
 //! * [`registry`]: every chart kind declared once ([`CHART_KINDS`]: id,
 //!   title, how it draws, why it cannot — a typed [`CannotDraw`] with a
-//!   [`Remedy`] command); [`charts`] → [`Chart`]s (SVG with titles, axis
+//!   [`Remedy`] command); [`charts()`] → [`Chart`]s (SVG with titles, axis
 //!   units and legends) and [`chart`] for one by id; [`svg_to_png`] for a
 //!   PNG of one.
 //! * [`sweep_charts`]: a sweep's MB/s lines and the IOzone-style heat map.
