@@ -44,7 +44,7 @@ pub struct ReportCommand {
     #[arg(long, default_value_t = 2.0)]
     scale: f32,
     /// Hold every run against this design (storlab plan layout's arguments, e.g.
-    /// "R6/10/20 --drive exos-x18-18tb"), overriding the design a run was tagged with
+    /// "R60/10/20 --drive exos-x18-18tb"), overriding the design a run was tagged with
     /// (bench --design); runs with a design get a "Predicted vs measured" section
     #[arg(long, value_name = "PLAN")]
     design: Option<String>,

@@ -95,3 +95,24 @@ fn the_scaling_hint_is_a_sweep_that_runs() {
     let out = ok(&run_in(d.path(), &args));
     assert!(out.contains("4 points, 0 failed"), "`{hint}`: {out}");
 }
+
+/// A remedy that tags runs with a design names one `storlab plan layout`
+/// accepts (the example `R6/10/20` it was copied from is refused: a RAID 6
+/// group of 10 is not 20 drives).
+#[test]
+fn remedy_designs_are_layouts_plan_accepts() {
+    let mut seen = 0;
+    for r in storlab_report::Remedy::all() {
+        let argv = r.argv();
+        let Some(i) = argv.iter().position(|w| w == "--design") else {
+            continue;
+        };
+        let design = &argv[i + 1];
+        let mut args = vec!["plan", "layout"];
+        args.extend(design.split_whitespace());
+        let o = util::storlab(&args);
+        assert!(o.status.success(), "`{r}`: {}", stderr(&o));
+        seen += 1;
+    }
+    assert!(seen > 0, "no remedy names a design");
+}

@@ -245,7 +245,7 @@ impl Remedy {
                 "bench",
                 "TARGET",
                 "--design",
-                "R6/10/20 --drive exos-x18-18tb",
+                "R60/10/20 --drive exos-x18-18tb",
             ]),
         }
     }
