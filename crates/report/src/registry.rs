@@ -295,6 +295,9 @@ pub enum CannotDraw {
     },
     NoTimeline(i64),
     EmptyTimeline(i64),
+    /// A chart of `storlab sweep --chart` or `sim --chart`, drawn from
+    /// their points as they run, not from stored runs.
+    DrawnByItsCommand(Source),
     /// `sweep --chart`: nothing varied.
     SweepVariesNothing,
     /// `sweep --chart`: every point failed.
@@ -395,6 +398,16 @@ impl fmt::Display for CannotDraw {
                  {remedy}"
             ),
             CannotDraw::EmptyTimeline(n) => write!(f, "run {n}'s device timeline has no samples"),
+            CannotDraw::DrawnByItsCommand(Source::Sim) => write!(
+                f,
+                "it is drawn by storlab sim --chart FILE.svg from the simulated points; stored \
+                 simulated runs are drawn in the 'simulated' chart"
+            ),
+            CannotDraw::DrawnByItsCommand(_) => write!(
+                f,
+                "it is drawn by storlab sweep --chart FILE.svg as the sweep runs; from the stored \
+                 points of a sweep, the vs-<option> charts draw the same lines"
+            ),
             CannotDraw::SweepVariesNothing => write!(f, "the sweep varies nothing"),
             CannotDraw::NoSweepPointMeasured => {
                 write!(f, "no point of the sweep measured anything to draw")
@@ -880,6 +893,12 @@ pub fn why_not_drawn(i: &Input<'_>, drawn: &[Chart], id: &str) -> Option<CannotD
     if drawn.iter().any(|c| c.id == id) {
         return None;
     }
+    if let Some(k) = CHART_KINDS
+        .iter()
+        .find(|k| k.source != Source::Report && k.id == id)
+    {
+        return Some(CannotDraw::DrawnByItsCommand(k.source));
+    }
     let (kind, run) = kind_of(id)?;
     let run = match run {
         None => None,
@@ -1019,6 +1038,24 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("sweep iodepth="), "{e}");
+    }
+
+    /// A sweep's or sim's own chart asked of `report` names the command
+    /// that draws it, not "no chart".
+    #[test]
+    fn sweep_and_sim_charts_name_their_command() {
+        let runs = compare_runs();
+        for (id, says) in [
+            ("sweep", "storlab sweep --chart"),
+            ("heat-map", "storlab sweep --chart"),
+            ("sim", "storlab sim --chart"),
+        ] {
+            let e = crate::chart(&runs, None, id).unwrap_err().to_string();
+            assert!(
+                e.contains("cannot be drawn") && e.contains(says),
+                "{id}: {e}"
+            );
+        }
     }
 
     #[test]
