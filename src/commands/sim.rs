@@ -7,6 +7,7 @@ use super::common::{DbArgs, RecordArgs, write_output};
 use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use storlab_report::svg::{LineChart, LineSeries, XScale, fmt_tick};
 use storlab_sim::{Point, Scenario, SimCatalog, Solver, SweepPoint, parse_vary, sweep};
 use storlab_types::{
     BenchReport, CacheMode, CacheReport, DirStats, EngineKind, FileLayout, HostInfo, LatencyStats,
@@ -281,29 +282,82 @@ fn x_of(p: &SweepPoint, i: usize) -> f64 {
         })
 }
 
-/// Throughput vs the varied value, drawn by the report crate's sim chart
-/// (registry kind `sim`).
+/// Throughput vs the varied value; each solver's line is cut where its
+/// binding component changes, each piece named for what binds it.
 fn chart(points: &[SweepPoint], key: &str) -> String {
-    fn solved(s: Option<&Point>) -> Option<storlab_report::SimSolved<'_>> {
-        s.map(|s| storlab_report::SimSolved {
-            aggregate_bytes_per_s: s.aggregate_bytes_per_s,
-            binding: &s.binding,
-        })
+    let mut series: Vec<LineSeries> = Vec::new();
+    let mut marker: Option<(f64, String)> = None;
+    for which in ["analytic", "des"] {
+        let mut cur: Option<LineSeries> = None;
+        let mut last_binding: Option<String> = None;
+        for (i, p) in points.iter().enumerate() {
+            let s = if which == "analytic" {
+                p.analytic.as_ref()
+            } else {
+                p.des.as_ref()
+            };
+            let Some(s) = s else { continue };
+            let x = x_of(p, i);
+            let y = s.aggregate_bytes_per_s / 1e6;
+            if last_binding.as_deref() != Some(s.binding.as_str()) {
+                if let Some(prev) = &last_binding
+                    && marker.is_none()
+                {
+                    marker = Some((x, format!("{prev} → {}", s.binding)));
+                }
+                // The new piece starts from the last point of the one
+                // before, so the line stays continuous.
+                let joint = cur.as_ref().and_then(|c| c.points.last().copied());
+                series.extend(cur.take());
+                cur = Some(LineSeries {
+                    name: format!("{which}: bound by {}", s.binding),
+                    points: joint.into_iter().collect(),
+                });
+                last_binding = Some(s.binding.clone());
+            }
+            if let Some(c) = cur.as_mut() {
+                c.points.push((x, y));
+            }
+        }
+        series.extend(cur);
     }
-    let pts: Vec<storlab_report::SimChartPoint<'_>> = points
+    let xs: Vec<f64> = series
         .iter()
-        .enumerate()
-        .map(|(i, p)| storlab_report::SimChartPoint {
-            x: x_of(p, i),
-            value: p.value.as_deref(),
-            analytic: solved(p.analytic.as_ref()),
-            des: solved(p.des.as_ref()),
-        })
+        .flat_map(|s| s.points.iter().map(|p| p.0))
         .collect();
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(0.0, f64::max);
+    let log = lo > 0.0 && hi / lo >= 8.0;
+    // Values written as sizes (file_size=64MiB,...) get size ticks.
+    let sizes = points.iter().any(|p| {
+        p.value
+            .as_deref()
+            .is_some_and(|v| v.parse::<f64>().is_err() && storlab_types::parse_size(v).is_ok())
+    });
     let name = points
         .first()
         .map_or_else(String::new, |p| p.resolved.name.clone());
-    storlab_report::sim_chart(&pts, key, &name)
+    LineChart {
+        title: format!("Simulated throughput vs {key}: {name}"),
+        subtitle: Some(
+            "storlab sim (simulated, not measured); each line piece is named for the component that binds it"
+                .into(),
+        ),
+        x_label: if log { format!("{key} (log scale)") } else { key.to_string() },
+        y_label: "Aggregate throughput (MB/s, 10^6 bytes/s)".into(),
+        series,
+        x_scale: if log { XScale::Log2 } else { XScale::Linear },
+        x_fmt: if sizes {
+            |v| storlab_types::format_bytes(v as u64)
+        } else {
+            fmt_tick
+        },
+        y_fmt: fmt_tick,
+        y_max: None,
+        x_marker: marker,
+        x_spans: Vec::new(),
+    }
+    .render()
 }
 
 /// The store's record: one phase per point and solver, with `numjobs` =

@@ -7,7 +7,8 @@
 //! would produce the missing runs. `report --chart`'s value help, shell
 //! completion, the HTML report's charts and its "not drawn, and why" list,
 //! and `report --chart ID`'s error all read [`CHART_KINDS`]; the charts of
-//! `sweep --chart` and `sim --chart` are declared here too ([`Source`]).
+//! `sweep --chart` ([`crate::sweep_chart`]) and `sim --chart` are declared
+//! here too ([`Source`]).
 
 use crate::charts::{
     Param, app_series_charts, by_phase_chart, cache_chart, groups_chart, is_simulated,
