@@ -14,13 +14,17 @@
 //! * [`replay`] reads recorded snapshots, [`prometheus`] renders and serves
 //!   the counters (`_total`, as node_exporter's), [`inspect`] gathers a
 //!   path's file system and device facts and recommendations;
-//! * [`positional`] reads iostat's `[DEVICE...] [INTERVAL [COUNT]]`.
+//! * [`positional`] reads iostat's `[DEVICE...] [INTERVAL [COUNT]]`;
+//! * [`display`] turns each interval into the table, CSV rows or JSON
+//!   lines `storlab monitor` writes, and [`inspect::render_text`] a report
+//!   into the text `storlab inspect` prints.
 //!
 //! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
 //! runs against recorded fixtures in tests.
 
 pub mod cpu;
 pub mod diskstats;
+pub mod display;
 pub mod inspect;
 /// The mount table: the one parser, in `storlab-host`.
 pub use storlab_host::mountinfo;
