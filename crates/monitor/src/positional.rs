@@ -92,6 +92,56 @@ fn count(word: &str) -> Result<u64, String> {
     }
 }
 
+/// The interval and the count, from the positional numbers of `p` and
+/// the flags (`--interval`, `--count`): each given once, the interval 10 ms
+/// or more (the kernel counts time in ms), 1 s when none is given; the
+/// count not zero.
+pub fn settle(
+    p: &Positional,
+    interval_flag: Option<&str>,
+    count_flag: Option<u64>,
+) -> Result<(Duration, Option<u64>), String> {
+    let interval = match (p.interval, interval_flag) {
+        (Some(_), Some(flag)) => {
+            return Err(format!(
+                "the interval is given twice (--interval {flag} and a number after the devices); keep one"
+            ));
+        }
+        (Some(d), None) => d,
+        (None, Some(flag)) => {
+            let d = storlab_types::parse_duration(flag).map_err(|e| e.to_string())?;
+            if d < Duration::from_millis(10) {
+                return Err(format!(
+                    "--interval {flag} is too short; use 10ms or more (the kernel counts time in ms)"
+                ));
+            }
+            d
+        }
+        (None, None) => Duration::from_secs(1),
+    };
+    if interval < Duration::from_millis(10) {
+        return Err(format!(
+            "interval {interval:?} is too short; use 10ms or more (the kernel counts time in ms)"
+        ));
+    }
+    let count = match (p.count, count_flag) {
+        (Some(_), Some(flag)) => {
+            return Err(format!(
+                "the count is given twice (--count {flag} and a second number after the devices); keep one"
+            ));
+        }
+        (Some(c), None) => Some(c),
+        (None, c) => c,
+    };
+    if count == Some(0) {
+        return Err(
+            "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
+                .to_string(),
+        );
+    }
+    Ok((interval, count))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +247,35 @@ mod tests {
             let words = vec![n.to_string(), dev];
             prop_assert!(split(&words, none).is_err());
         }
+    }
+
+    /// The interval and count come once each, from the numbers or the
+    /// flags; 1 s by default; a too-short interval or a zero count is
+    /// refused with the fix.
+    #[test]
+    fn flags_and_numbers_settle_into_one_interval_and_count() {
+        let p = split(&w(&["sda", "2", "5"]), none).unwrap();
+        assert_eq!(
+            settle(&p, None, None),
+            Ok((Duration::from_secs(2), Some(5)))
+        );
+        let e = settle(&p, Some("1s"), None).unwrap_err();
+        assert!(e.contains("interval is given twice"), "{e}");
+        let e = settle(&p, None, Some(3)).unwrap_err();
+        assert!(e.contains("count is given twice"), "{e}");
+        let bare = split(&w(&["sda"]), none).unwrap();
+        assert_eq!(
+            settle(&bare, None, None),
+            Ok((Duration::from_secs(1), None))
+        );
+        assert_eq!(
+            settle(&bare, Some("500ms"), Some(4)),
+            Ok((Duration::from_millis(500), Some(4)))
+        );
+        let e = settle(&bare, Some("5ms"), None).unwrap_err();
+        assert!(e.contains("use 10ms or more"), "{e}");
+        let e = settle(&bare, None, Some(0)).unwrap_err();
+        assert!(e.contains("--count 0 would measure nothing"), "{e}");
+        assert!(settle(&bare, Some("soon"), None).is_err());
     }
 }

@@ -8,7 +8,7 @@ pub use output::{MonitorFormat, Units};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use output::{Output, Style};
+use output::Style;
 use session::{RecordFile, Session};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use storlab_monitor::prometheus::MetricsServer;
+use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
 use storlab_monitor::{
     DeviceTree, Layer, LiveSource, Monitor, Selection, Snapshot, SysPaths, positional, replay,
@@ -263,20 +264,22 @@ impl MonitorCommand {
             timestamps: self.timestamps,
             no_clear: self.no_clear,
         };
-        let out = Output::new(style, layer, selection.as_ref());
+        let serving = server.is_some();
+        let routes = Routes::new(
+            output::formatter(style, layer, selection.as_ref()),
+            server,
+            keep_timeline,
+            (interval, layer),
+            selection.as_ref().map(|s| s.devices.clone()),
+        );
         let mut session = Session::new(
-            out,
-            self.consumers(record.as_ref(), server.is_some()),
+            routes,
+            self.consumers(record.as_ref(), serving),
             match self.count {
                 Some(c) => format!("{c} intervals are done (--count) or a signal"),
                 None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
                 None => "Ctrl-C or a signal".to_string(),
             },
-            server,
-            keep_timeline,
-            interval,
-            layer,
-            selection.as_ref().map(|s| s.devices.clone()),
         );
         let mut mon = Monitor::new(selection.clone());
 
@@ -284,7 +287,8 @@ impl MonitorCommand {
             Source::Replay(file, snaps) => {
                 let mut first_wall = None;
                 for s in snaps {
-                    if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done >= c)
+                    if stop.load(Ordering::Relaxed)
+                        || self.count.is_some_and(|c| session.done() >= c)
                     {
                         break;
                     }
@@ -340,7 +344,7 @@ impl MonitorCommand {
                     },
                     |i| {
                         let go_on = session.interval(&i, wall.clone());
-                        Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done < c))
+                        Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done() < c))
                     },
                 )?;
             }
@@ -478,39 +482,9 @@ impl MonitorCommand {
                     .unwrap_or_else(|| OsString::from(w))
             })
             .collect();
-        let interval = match (p.interval, &self.interval) {
-            (Some(_), Some(flag)) => bail!(
-                "the interval is given twice (--interval {flag} and a number after the devices); keep one"
-            ),
-            (Some(d), None) => d,
-            (None, Some(flag)) => {
-                let d = storlab_types::parse_duration(flag)?;
-                if d < Duration::from_millis(10) {
-                    bail!(
-                        "--interval {flag} is too short; use 10ms or more (the kernel counts time in ms)"
-                    );
-                }
-                d
-            }
-            (None, None) => Duration::from_secs(1),
-        };
-        if interval < Duration::from_millis(10) {
-            bail!(
-                "interval {interval:?} is too short; use 10ms or more (the kernel counts time in ms)"
-            );
-        }
-        match (p.count, self.count) {
-            (Some(_), Some(flag)) => bail!(
-                "the count is given twice (--count {flag} and a second number after the devices); keep one"
-            ),
-            (Some(c), None) => self.count = Some(c),
-            _ => {}
-        }
-        if self.count == Some(0) {
-            bail!(
-                "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
-            );
-        }
+        let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)
+            .map_err(anyhow::Error::msg)?;
+        self.count = count;
         Ok(interval)
     }
 }
@@ -523,58 +497,14 @@ enum Source {
     Live(LiveSource, Snapshot),
 }
 
-/// Read and check a replay file: its snapshots, strictly parsed (a damaged
-/// line is refused as `FILE:LINE: what is wrong`), with at least one
-/// interval and some sample of the devices asked for.
+/// Read and check a replay file (`storlab_monitor::replay::load`), with a
+/// note when its last snapshot was cut off.
 fn load_replay(file: &Path, selection: Option<&Selection>) -> anyhow::Result<Vec<Snapshot>> {
-    let text = replay::read_file(file)
-        .with_context(|| format!("reading the replay file {}", file.display()))?;
-    // A recording cut off while writing a snapshot keeps what came before.
-    let (text, cut) = replay::complete_part(&text);
-    if let Some(line) = cut {
+    Ok(replay::load(file, selection, &mut |line| {
         eprintln!(
             "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
              while writing it); it is left out",
             file.display()
-        );
-    }
-    let snaps = replay::parse(text).map_err(|e| match e {
-        storlab_monitor::Error::Parse { line, reason, .. } => anyhow::anyhow!(
-            "{}:{line}: {reason} (a replay file: see --replay in storlab monitor --help)",
-            file.display()
-        ),
-        e => anyhow::Error::new(e).context(format!("in the replay file {}", file.display())),
-    })?;
-    if let Some(sel) = selection {
-        let missing: Vec<&String> = sel
-            .devices
-            .iter()
-            .filter(|d| !snaps.iter().any(|s| s.disks.iter().any(|x| &x.name == *d)))
-            .collect();
-        if !missing.is_empty() && missing.len() == sel.devices.len() {
-            let mut have: Vec<&str> = snaps
-                .first()
-                .map(|s| s.disks.iter().map(|d| d.name.as_str()).collect())
-                .unwrap_or_default();
-            have.truncate(20);
-            bail!(
-                "the replay file {} has no samples of {}; it has: {}",
-                file.display(),
-                missing
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                have.join(" ")
-            );
-        }
-    }
-    if snaps.len() < 2 {
-        bail!(
-            "the replay file {} has {} snapshot(s); at least 2 are needed for one interval",
-            file.display(),
-            snaps.len()
-        );
-    }
-    Ok(snaps)
+        )
+    })?)
 }

@@ -1,11 +1,10 @@
-//! How `storlab monitor` writes each interval: the text comes from
-//! `storlab_monitor::display` (table, CSV rows, JSON lines); this writes it
-//! to standard output.
+//! How `storlab monitor` shows each interval: the flags, made into a
+//! `storlab_monitor::display::Formatter` (the table, CSV rows, JSON lines).
 
 use clap::ValueEnum;
 use std::io::IsTerminal;
 use storlab_monitor::display::{Formatter, Kind};
-use storlab_monitor::{Interval, Layer, Selection};
+use storlab_monitor::{Layer, Selection};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MonitorFormat {
@@ -44,33 +43,21 @@ pub struct Style {
     pub no_clear: bool,
 }
 
-/// Writes each interval in the chosen format.
-pub struct Output(Formatter);
-
-impl Output {
-    pub fn new(style: Style, layer: Layer, sel: Option<&Selection>) -> Self {
-        let kind = match style.format {
-            MonitorFormat::Table => Kind::Table {
-                // Redraw in place: a terminal, and --no-clear not given.
-                clear: std::io::stdout().is_terminal() && !style.no_clear,
-            },
-            MonitorFormat::Jsonl => Kind::Jsonl,
-            MonitorFormat::Csv => Kind::Csv,
-            MonitorFormat::Json | MonitorFormat::None => Kind::None,
-        };
-        let units = match style.units {
-            Units::Iec => storlab_monitor::display::Units::Iec,
-            Units::Si => storlab_monitor::display::Units::Si,
-        };
-        let flags = (style.hide_idle, style.timestamps);
-        Output(Formatter::new(kind, units, flags, layer, sel))
-    }
-
-    pub fn interval(&mut self, i: &Interval) -> anyhow::Result<()> {
-        let text = self.0.interval(i)?;
-        if text.is_empty() {
-            return Ok(());
-        }
-        crate::output::print(&text)
-    }
+/// What turns each interval into the text written, in the chosen style.
+pub fn formatter(style: Style, layer: Layer, sel: Option<&Selection>) -> Formatter {
+    let kind = match style.format {
+        MonitorFormat::Table => Kind::Table {
+            // Redraw in place: a terminal, and --no-clear not given.
+            clear: std::io::stdout().is_terminal() && !style.no_clear,
+        },
+        MonitorFormat::Jsonl => Kind::Jsonl,
+        MonitorFormat::Csv => Kind::Csv,
+        MonitorFormat::Json | MonitorFormat::None => Kind::None,
+    };
+    let units = match style.units {
+        Units::Iec => storlab_monitor::display::Units::Iec,
+        Units::Si => storlab_monitor::display::Units::Si,
+    };
+    let flags = (style.hide_idle, style.timestamps);
+    Formatter::new(kind, units, flags, layer, sel)
 }
