@@ -29,7 +29,6 @@ use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use comfy_table::{Cell, CellAlignment};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -171,7 +170,7 @@ impl ReadaheadArgs {
         if self.is_json() {
             crate::output::print_json(&doc)?;
         } else {
-            crate::output::print(&render(&doc))?;
+            crate::output::print(&doc.render_text(crate::commands::common::result_table()))?;
         }
         Ok(if stop.requested() {
             Outcome::Interrupted
@@ -385,64 +384,4 @@ impl Measure for Child<'_> {
             Err(e) => Point::failed(kb, format!("cannot run storlab bench: {e}")),
         }
     }
-}
-
-/// The table and the advice, from the same document `--json` prints.
-fn render(doc: &TuneDoc) -> String {
-    let mut t = crate::commands::common::result_table();
-    t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
-    for p in &doc.points {
-        t.add_row(vec![
-            Cell::new(format_bytes(p.readahead_kb * 1024)),
-            Cell::new(p.mb_s.map_or_else(|| "-".into(), |m| format!("{m:.1}")))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(
-                p.vs_best_pct
-                    .map_or_else(|| "-".into(), |v| format!("{v:.0} %")),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(p.note),
-        ]);
-    }
-    let mut out = format!(
-        "read-ahead of {} (under {}; layers: {})\n{t}\n",
-        doc.device,
-        doc.target.display(),
-        doc.layers
-            .iter()
-            .map(|l| format!("{} {} KiB", l.name, l.original_kb))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    out.push_str("MB/s = 10^6 bytes/s: cold-cache buffered sequential read, 1 MiB requests.\n");
-    if let Some(n) = &doc.noise {
-        out.push_str(&format!(
-            "Run-to-run noise (best two read again): {:.1} %; the fastest leads the next by {:.1} %.\n",
-            n.noise_pct, n.lead_pct
-        ));
-    }
-    if doc.verdict.conclusion == "inconclusive" {
-        out.push_str(&format!(
-            "Inconclusive: no read-ahead is recommended{}:\n",
-            doc.verdict
-                .fastest_kb
-                .map(|kb| format!(" (fastest measured: {})", format_bytes(kb * 1024)))
-                .unwrap_or_default()
-        ));
-        for r in &doc.verdict.reasons {
-            out.push_str(&format!("  - {r}\n"));
-        }
-    }
-    if let Some(b) = &doc.best {
-        out.push_str(&format!(
-            "Best: {} ({:.1} MB/s). To set it now: {}\n\
-             To keep it across reboots, a udev rule (e.g. /etc/udev/rules.d/60-storlab-readahead.rules):\n  {}\n",
-            format_bytes(b.readahead_kb * 1024),
-            b.mb_s,
-            b.set_command,
-            b.udev_rule,
-        ));
-    }
-    out.push_str(&format!("Restored: {}\n", describe_restored(&doc.restored)));
-    out
 }

@@ -2,9 +2,11 @@
 //! table shows.
 
 use crate::measure::{NoiseDoc, Point, Verdict, verdict};
-use crate::state::{Restored, Tuning};
+use crate::state::{Restored, Tuning, describe_restored};
+use comfy_table::{Cell, CellAlignment, Table};
 use serde::Serialize;
 use std::path::Path;
+use storlab_types::format_bytes;
 
 /// `tune readahead --json`.
 #[derive(Debug, Serialize)]
@@ -152,5 +154,68 @@ impl<'a> TuneDoc<'a> {
             recovered_from_earlier_run: (!recovered.is_empty()).then(|| recovered.clone()),
             db: p.db,
         }
+    }
+}
+
+impl TuneDoc<'_> {
+    /// The table and the advice, from the same document `--json` prints;
+    /// `t`: the table to fill (the front end's style).
+    pub fn render_text(&self, mut t: Table) -> String {
+        let doc = self;
+        t.set_header(vec!["read-ahead", "MB/s", "vs best", "note"]);
+        for p in &doc.points {
+            t.add_row(vec![
+                Cell::new(format_bytes(p.readahead_kb * 1024)),
+                Cell::new(p.mb_s.map_or_else(|| "-".into(), |m| format!("{m:.1}")))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(
+                    p.vs_best_pct
+                        .map_or_else(|| "-".into(), |v| format!("{v:.0} %")),
+                )
+                .set_alignment(CellAlignment::Right),
+                Cell::new(p.note),
+            ]);
+        }
+        let mut out = format!(
+            "read-ahead of {} (under {}; layers: {})\n{t}\n",
+            doc.device,
+            doc.target.display(),
+            doc.layers
+                .iter()
+                .map(|l| format!("{} {} KiB", l.name, l.original_kb))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out.push_str("MB/s = 10^6 bytes/s: cold-cache buffered sequential read, 1 MiB requests.\n");
+        if let Some(n) = &doc.noise {
+            out.push_str(&format!(
+            "Run-to-run noise (best two read again): {:.1} %; the fastest leads the next by {:.1} %.\n",
+            n.noise_pct, n.lead_pct
+        ));
+        }
+        if doc.verdict.conclusion == "inconclusive" {
+            out.push_str(&format!(
+                "Inconclusive: no read-ahead is recommended{}:\n",
+                doc.verdict
+                    .fastest_kb
+                    .map(|kb| format!(" (fastest measured: {})", format_bytes(kb * 1024)))
+                    .unwrap_or_default()
+            ));
+            for r in &doc.verdict.reasons {
+                out.push_str(&format!("  - {r}\n"));
+            }
+        }
+        if let Some(b) = &doc.best {
+            out.push_str(&format!(
+            "Best: {} ({:.1} MB/s). To set it now: {}\n\
+             To keep it across reboots, a udev rule (e.g. /etc/udev/rules.d/60-storlab-readahead.rules):\n  {}\n",
+            format_bytes(b.readahead_kb * 1024),
+            b.mb_s,
+            b.set_command,
+            b.udev_rule,
+        ));
+        }
+        out.push_str(&format!("Restored: {}\n", describe_restored(&doc.restored)));
+        out
     }
 }

@@ -15,7 +15,8 @@
 //!   only onto the device they were saved from;
 //! - [`measure`]: the values tried, the best two read again for the
 //!   run-to-run noise, which points are trusted, and the verdict;
-//! - [`doc`]: the result document (`--json`, and what the table shows).
+//! - [`doc`]: the result document (`--json`) and its text (the table, in
+//!   the style the front end passes, and the advice).
 //!
 //! Nothing here prints: progress goes through [`Measure::announce`],
 //! warnings come back as data.

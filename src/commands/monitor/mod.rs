@@ -146,7 +146,6 @@ pub struct MonitorCommand {
 }
 
 impl MonitorCommand {
-    // long-function: the three sources (live, replay, server) share setup and teardown; each arm is short.
     pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
         let layer: Layer = self.layer.into();
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
@@ -178,47 +177,9 @@ impl MonitorCommand {
             return Ok(crate::Outcome::Ok);
         }
 
-        let selection = match &tree {
-            Some(t) => {
-                let names = self
-                    .targets
-                    .iter()
-                    .map(|s| t.resolve_path(Path::new(s)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Some(t.select(&names, layer))
-            }
-            None => {
-                eprintln!(
-                    "storlab: note: no device tree for replayed samples (add --sys-root DIR with the recorded sys/ and proc/); \
-                     showing every device as it is, without totals"
-                );
-                (!self.targets.is_empty()).then(|| Selection {
-                    layer,
-                    devices: self.targets_text(),
-                    totals: Vec::new(),
-                })
-            }
-        };
-        if let Some(sel) = &selection {
-            if sel.devices.is_empty() {
-                bail!("no devices to monitor at layer {}", layer.as_str());
-            }
-        }
+        let selection = self.select(tree.as_ref(), layer)?;
 
-        let server = match &self.listen {
-            Some(addr) => {
-                let s = MetricsServer::start(addr)?;
-                eprintln!(
-                    "storlab: serving Prometheus metrics on http://{}/metrics",
-                    s.local_addr()
-                );
-                if let Some(w) = s.exposure_warning() {
-                    crate::output::warn(&w.to_string());
-                }
-                Some(s)
-            }
-            None => None,
-        };
+        let server = self.start_server()?;
 
         // The whole timeline is kept in memory only when it is wanted, so a
         // long-running exporter (--listen) does not grow without bound.
@@ -285,68 +246,11 @@ impl MonitorCommand {
 
         match source {
             Source::Replay(file, snaps) => {
-                let mut first_wall = None;
-                for s in snaps {
-                    if stop.load(Ordering::Relaxed)
-                        || self.count.is_some_and(|c| session.done() >= c)
-                    {
-                        break;
-                    }
-                    let wall = s.wall.clone();
-                    first_wall.get_or_insert(wall);
-                    if let Some(r) = record.as_mut() {
-                        r.append(&s)?;
-                    }
-                    if let Some(i) = mon
-                        .push(s)
-                        .with_context(|| format!("in the replay file {}", file.display()))?
-                        && !session.interval(&i, first_wall.clone().flatten())
-                    {
-                        break;
-                    }
-                }
-                // With --count the run ends at the count, served or not.
-                if session.serving() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
-                    eprintln!(
-                        "storlab: replay finished; still serving the last interval (Ctrl-C to stop)"
-                    );
-                    while !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                }
+                self.run_replay(&file, snaps, &stop, &mut record, &mut session, &mut mon)?
             }
-            Source::Live(mut source, first) => {
-                let wall = first.wall.clone();
-                if let Some(r) = record.as_mut() {
-                    r.append(&first)?;
-                }
-                mon.push(first)?;
-                let count = self.count;
-                storlab_monitor::sampler::sampling_loop(
-                    &mut source,
-                    &mut mon,
-                    interval,
-                    false,
-                    |deadline| {
-                        while !stop.load(Ordering::Relaxed) {
-                            let now = Instant::now();
-                            if now >= deadline {
-                                break;
-                            }
-                            std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
-                        }
-                        stop.load(Ordering::Relaxed)
-                    },
-                    // Recorded as taken, before anything is shown.
-                    |snap| match record.as_mut() {
-                        Some(r) => r.append(snap),
-                        None => Ok(()),
-                    },
-                    |i| {
-                        let go_on = session.interval(&i, wall.clone());
-                        Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done() < c))
-                    },
-                )?;
+            Source::Live(source, first) => {
+                let loop_ = (&mut session, &mut mon, &mut record);
+                self.run_live(source, first, interval, &stop, loop_)?
             }
         }
         let record_path = record.as_ref().map(|r| r.path().to_path_buf());
@@ -359,40 +263,7 @@ impl MonitorCommand {
         let timeline = session.timeline(now_rfc3339());
         let json = (format == MonitorFormat::Json).then(|| timeline.clone());
         if let Some(store) = store {
-            let host = storlab_bench::host_info();
-            let what = if self.targets.is_empty() {
-                "all devices".to_string()
-            } else {
-                self.targets_text().join(" ")
-            };
-            let report = storlab_types::BenchReport {
-                schema_version: storlab_types::SCHEMA_VERSION,
-                tool: storlab_types::ToolInfo {
-                    name: "storlab".into(),
-                    version: storlab_types::STORLAB_VERSION.into(),
-                },
-                command_line: crate::command_line(),
-                started_at: timeline.started_at.clone(),
-                finished_at: now_rfc3339(),
-                interrupted: false,
-                stop_reason: None,
-                host,
-                target: storlab_types::TargetInfo {
-                    path: what,
-                    kind: "devices".into(),
-                    files: timeline.devices.clone(),
-                    ..Default::default()
-                },
-                phases: Vec::new(),
-                warnings: Vec::new(),
-                monitor: Some(timeline),
-                repeat: None,
-            };
-            let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
-            eprintln!(
-                "storlab: saved as run {id} in {} (storlab show {id})",
-                self.db.db.display()
-            );
+            self.save_run(&store, timeline, &tags)?;
         }
         if let Some(doc) = json {
             session.print_json(&doc);
@@ -400,6 +271,183 @@ impl MonitorCommand {
         session.display_result(record_path.as_deref())?;
         // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(crate::Outcome::Ok)
+    }
+
+    /// The devices and totals shown: those named (at `layer`), or every
+    /// device as it is when there is no tree (a replay from elsewhere).
+    fn select(&self, tree: Option<&DeviceTree>, layer: Layer) -> anyhow::Result<Option<Selection>> {
+        let selection = match tree {
+            Some(t) => {
+                let names = self
+                    .targets
+                    .iter()
+                    .map(|s| t.resolve_path(Path::new(s)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Some(t.select(&names, layer))
+            }
+            None => {
+                eprintln!(
+                    "storlab: note: no device tree for replayed samples (add --sys-root DIR with the recorded sys/ and proc/); \
+                     showing every device as it is, without totals"
+                );
+                (!self.targets.is_empty()).then(|| Selection {
+                    layer,
+                    devices: self.targets_text(),
+                    totals: Vec::new(),
+                })
+            }
+        };
+        if let Some(sel) = &selection {
+            if sel.devices.is_empty() {
+                bail!("no devices to monitor at layer {}", layer.as_str());
+            }
+        }
+        Ok(selection)
+    }
+
+    /// `--listen`: the Prometheus server, started.
+    fn start_server(&self) -> anyhow::Result<Option<MetricsServer>> {
+        Ok(match &self.listen {
+            Some(addr) => {
+                let s = MetricsServer::start(addr)?;
+                eprintln!(
+                    "storlab: serving Prometheus metrics on http://{}/metrics",
+                    s.local_addr()
+                );
+                if let Some(w) = s.exposure_warning() {
+                    crate::output::warn(&w.to_string());
+                }
+                Some(s)
+            }
+            None => None,
+        })
+    }
+
+    /// Hand each replayed snapshot to the record file and the session;
+    /// with `--listen`, serve the last interval until stopped.
+    fn run_replay(
+        &self,
+        file: &Path,
+        snaps: Vec<Snapshot>,
+        stop: &AtomicBool,
+        record: &mut Option<RecordFile>,
+        session: &mut Session,
+        mon: &mut Monitor,
+    ) -> anyhow::Result<()> {
+        let mut first_wall = None;
+        for s in snaps {
+            if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done() >= c) {
+                break;
+            }
+            let wall = s.wall.clone();
+            first_wall.get_or_insert(wall);
+            if let Some(r) = record.as_mut() {
+                r.append(&s)?;
+            }
+            if let Some(i) = mon
+                .push(s)
+                .with_context(|| format!("in the replay file {}", file.display()))?
+                && !session.interval(&i, first_wall.clone().flatten())
+            {
+                break;
+            }
+        }
+        // With --count the run ends at the count, served or not.
+        if session.serving() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
+            eprintln!("storlab: replay finished; still serving the last interval (Ctrl-C to stop)");
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sample the kernel every `interval` until the count, a stop, or the
+    /// display gone with nobody else taking the samples.
+    fn run_live(
+        &self,
+        mut source: LiveSource,
+        first: Snapshot,
+        interval: Duration,
+        stop: &AtomicBool,
+        (session, mon, record): (&mut Session, &mut Monitor, &mut Option<RecordFile>),
+    ) -> anyhow::Result<()> {
+        let wall = first.wall.clone();
+        if let Some(r) = record.as_mut() {
+            r.append(&first)?;
+        }
+        mon.push(first)?;
+        let count = self.count;
+        storlab_monitor::sampler::sampling_loop(
+            &mut source,
+            mon,
+            interval,
+            false,
+            |deadline| {
+                while !stop.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break;
+                    }
+                    std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
+                }
+                stop.load(Ordering::Relaxed)
+            },
+            // Recorded as taken, before anything is shown.
+            |snap| match record.as_mut() {
+                Some(r) => r.append(snap),
+                None => Ok(()),
+            },
+            |i| {
+                let go_on = session.interval(&i, wall.clone());
+                Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done() < c))
+            },
+        )?;
+        Ok(())
+    }
+
+    /// `--record` (no file): the timeline saved as a run of kind `monitor`.
+    fn save_run(
+        &self,
+        store: &storlab_store::Store,
+        timeline: storlab_types::MonitorTimeline,
+        tags: &std::collections::BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        let host = storlab_bench::host_info();
+        let what = if self.targets.is_empty() {
+            "all devices".to_string()
+        } else {
+            self.targets_text().join(" ")
+        };
+        let report = storlab_types::BenchReport {
+            schema_version: storlab_types::SCHEMA_VERSION,
+            tool: storlab_types::ToolInfo {
+                name: "storlab".into(),
+                version: storlab_types::STORLAB_VERSION.into(),
+            },
+            command_line: crate::command_line(),
+            started_at: timeline.started_at.clone(),
+            finished_at: now_rfc3339(),
+            interrupted: false,
+            stop_reason: None,
+            host,
+            target: storlab_types::TargetInfo {
+                path: what,
+                kind: "devices".into(),
+                files: timeline.devices.clone(),
+                ..Default::default()
+            },
+            phases: Vec::new(),
+            warnings: Vec::new(),
+            monitor: Some(timeline),
+            repeat: None,
+        };
+        let id = store.save_run("monitor", &report, tags, self.labels.note())?;
+        eprintln!(
+            "storlab: saved as run {id} in {} (storlab show {id})",
+            self.db.db.display()
+        );
+        Ok(())
     }
 
     /// Refuse a `--record` value that is surely a device or the interval
