@@ -7,6 +7,7 @@
 //! as `500ms`), the second the count. Numbers come after the devices, as in
 //! iostat; anything else is refused with a message that shows the order.
 
+use std::ffi::OsString;
 use std::time::Duration;
 
 /// Devices, interval and count, as split by [`split`].
@@ -90,6 +91,39 @@ fn count(word: &str) -> Result<u64, String> {
             "cannot read '{word}' as the count: give a whole number of intervals (e.g. storlab monitor 1 3)"
         )),
     }
+}
+
+/// [`split`] for words as the command line gives them (not always
+/// UTF-8): a word that is not UTF-8 can only be a path (never a number or
+/// a device name), so it stays a target. Returns the targets as given and
+/// the interval and count.
+pub fn split_os(
+    words: &[OsString],
+    is_device: impl Fn(&str) -> bool,
+) -> Result<(Vec<OsString>, Positional), String> {
+    // Such a word stands in the split as a placeholder no argument can
+    // spell (a NUL), taken for a device, and is put back after.
+    let placeholder = |i: usize| format!("\0{i}");
+    let text: Vec<String> = (words.iter().enumerate())
+        .map(|(i, w)| w.to_str().map_or_else(|| placeholder(i), str::to_owned))
+        .collect();
+    let p = split(&text, |w| w.starts_with('\0') || is_device(w)).map_err(|mut e| {
+        for (i, w) in words.iter().enumerate() {
+            if w.to_str().is_none() {
+                e = e.replace(&placeholder(i), &w.to_string_lossy());
+            }
+        }
+        e
+    })?;
+    let targets = (p.targets.iter())
+        .map(|w| {
+            w.strip_prefix('\0')
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| words.get(i).cloned())
+                .unwrap_or_else(|| OsString::from(w))
+        })
+        .collect();
+    Ok((targets, p))
 }
 
 /// The interval and the count, from the positional numbers of `p` and
@@ -277,5 +311,23 @@ mod tests {
         let e = settle(&bare, None, Some(0)).unwrap_err();
         assert!(e.contains("--count 0 would measure nothing"), "{e}");
         assert!(settle(&bare, Some("soon"), None).is_err());
+    }
+
+    /// A word that is not UTF-8 stays a target, in its own bytes, and is
+    /// named as given in an error.
+    #[test]
+    fn words_that_are_not_utf8_stay_targets() {
+        use std::os::unix::ffi::OsStringExt;
+        let odd = OsString::from_vec(b"/mnt/\xff".to_vec());
+        let words = [odd.clone(), OsString::from("2"), OsString::from("3")];
+        let (targets, p) = split_os(&words, |_| false).unwrap();
+        assert_eq!(targets, std::slice::from_ref(&odd));
+        assert_eq!(
+            (p.interval, p.count),
+            (Some(Duration::from_secs(2)), Some(3))
+        );
+        let words = [OsString::from("2"), odd];
+        let e = split_os(&words, |_| false).unwrap_err();
+        assert!(e.contains("the device '/mnt/\u{fffd}' follows it"), "{e}");
     }
 }

@@ -502,34 +502,9 @@ impl MonitorCommand {
             tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
                 || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
         };
-        // A word that is not UTF-8 can only be a path (never a number or a
-        // device name): it stands in the split as a placeholder no argument
-        // can spell (a NUL), taken for a device, and is put back after.
-        let placeholder = |i: usize| format!("\0{i}");
-        let words: Vec<String> = (self.targets.iter().enumerate())
-            .map(|(i, w)| w.to_str().map_or_else(|| placeholder(i), str::to_owned))
-            .collect();
-        let p =
-            positional::split(&words, |w| w.starts_with('\0') || is_device(w)).map_err(|e| {
-                let mut e = e;
-                for (i, w) in self.targets.iter().enumerate() {
-                    if w.to_str().is_none() {
-                        e = e.replace(&placeholder(i), &w.to_string_lossy());
-                    }
-                }
-                anyhow::Error::msg(e)
-            })?;
-        let originals = std::mem::take(&mut self.targets);
-        self.targets = p
-            .targets
-            .iter()
-            .map(|w| {
-                w.strip_prefix('\0')
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .and_then(|i| originals.get(i).cloned())
-                    .unwrap_or_else(|| OsString::from(w))
-            })
-            .collect();
+        let (targets, p) =
+            positional::split_os(&self.targets, is_device).map_err(anyhow::Error::msg)?;
+        self.targets = targets;
         let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)
             .map_err(anyhow::Error::msg)?;
         self.count = count;
