@@ -149,7 +149,7 @@ fn main() -> ExitCode {
             // clap prints help/version to stdout (exit 0) and errors to stderr (exit 2);
             // under mpirun rank 0 does (and, in an MPMD launch, the first
             // rank of each app context), so a bad option is named once.
-            if commands::bench::speaks_for_its_command_line() {
+            if commands::run::speaks_for_its_command_line() {
                 let _ = e.print();
             }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });

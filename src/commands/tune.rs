@@ -678,7 +678,7 @@ impl ReadaheadArgs {
             .with_context(|| format!("cannot sync {}", tmp.display()))?;
         std::fs::rename(&tmp, &state_file)
             .with_context(|| format!("cannot rename {tmp:?} to {}", state_file.display()))?;
-        let stop = crate::commands::bench::Signals::install()?;
+        let stop = crate::commands::signals::Signals::install()?;
         // Unique per tuning: two started within one second differ by pid.
         let tune_id = format!(
             "readahead-{}-{}",
@@ -722,7 +722,7 @@ impl ReadaheadArgs {
     fn measure(
         &self,
         top: &Layer,
-        stop: &crate::commands::bench::Signals,
+        stop: &crate::commands::signals::Signals,
         tune_id: &str,
         tags: &BTreeMap<String, String>,
     ) -> Result<(Vec<Point>, Option<NoiseDoc>)> {

@@ -223,7 +223,7 @@ impl Dir {
 }
 
 /// A signal asked the campaign to stop: SIGINT, SIGTERM and SIGHUP, as bench.
-type Stop = crate::commands::bench::Signals;
+type Stop = crate::commands::signals::Signals;
 
 impl CampaignCommand {
     pub fn execute(self) -> Result<Outcome> {

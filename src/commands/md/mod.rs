@@ -16,7 +16,8 @@ mod record;
 mod table;
 
 use crate::Outcome;
-use crate::commands::bench::{RunArgs, Signals, Sink, write_fallback};
+use crate::commands::run::{RunArgs, Sink, write_fallback};
+use crate::commands::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -205,15 +206,15 @@ impl MdCommand {
     pub fn execute(self) -> Result<Outcome> {
         let (spec, tree) = self.spec()?;
         refuse_bench_only_flags(&self.run)?;
-        if let Some(n) = crate::commands::bench::launcher_size()
+        if let Some(n) = crate::commands::run::launcher_size()
             && n > 1
         {
             return mpi_launch(self, spec, tree);
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
-        crate::commands::bench::check_paths(Some(&target), &self.run)?;
-        let mut sink = crate::commands::bench::open_sink_tagged(&self.run, &[])?;
+        crate::commands::run::check_paths(Some(&target), &self.run)?;
+        let mut sink = crate::commands::run::open_sink_tagged(&self.run, &[])?;
         let signals = Signals::install()?;
         let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
         let mut host = storlab_bench::host_info();
@@ -350,7 +351,7 @@ fn emit(
         lost |= saved.is_none();
         json_out_failed = true;
     }
-    if args.json || args.output_format == crate::commands::bench::OutputFormat::Json {
+    if args.json || args.output_format == crate::commands::run::OutputFormat::Json {
         crate::output::print(&format!("{json}\n"))?;
     } else {
         let mut text = table::render(&report);

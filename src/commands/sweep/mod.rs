@@ -17,10 +17,10 @@ pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
-use crate::commands::bench::{
-    self, Live, OutputFormat, PlannedJob, RunArgs, Signals, Sink, write_fallback,
-};
+use crate::commands::bench::{self, PlannedJob};
 use crate::commands::profiles::{self, Profile};
+use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
+use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -130,11 +130,11 @@ impl SweepCommand {
     pub fn execute(self) -> Result<Outcome> {
         // Under mpirun/srun every process would run the whole sweep on the
         // same storage at once: N sweeps disturbing each other's numbers.
-        if let Some(n) = bench::launcher_size().filter(|&n| n > 1) {
+        if let Some(n) = run::launcher_size().filter(|&n| n > 1) {
             // The other ranks end quietly with 0 and leave the exit code to
             // rank 0: one of them exiting non-zero first would let mpirun
             // kill rank 0 before its message is out.
-            if bench::launcher_rank().unwrap_or(0) != 0 {
+            if run::launcher_rank().unwrap_or(0) != 0 {
                 return Ok(Outcome::Ok);
             }
             bail!(
@@ -148,7 +148,7 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
-        bench::check_paths_as(
+        run::check_paths_as(
             self.target.as_deref(),
             &self.run,
             crate::commands::common::OutputKind::SweepJson,
