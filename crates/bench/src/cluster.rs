@@ -6,6 +6,14 @@
 //! an MPI communicator. Every method is called from the thread that called
 //! [`crate::run_synced`], at the same points on every process, so a
 //! collective operation inside each is safe.
+//!
+//! Its two pure parts for the command line's MPI build: [`merge`] (every
+//! rank's part of a phase into one result, on rank 0) and [`agree`] (the
+//! canonical job every rank must share, its digest and the mismatch
+//! message).
+
+pub mod agree;
+pub mod merge;
 
 use crate::Control;
 use std::time::{Duration, Instant};

@@ -10,8 +10,9 @@
 //!
 //! The public API is what this page lists: the option table ([`OPTIONS`],
 //! [`PhaseSpec`], [`resolve_phase`]), job files ([`JobFile`]), [`prepare`],
-//! [`run`], [`Control`] and the result types of `storlab-types`. Everything
-//! else is private: `options` (the option table), `spec` (job files),
+//! [`run`], [`Control`] and the result types of `storlab-types`; the
+//! public modules [`cluster`] (multi-process hooks, MPI result merging and
+//! the ranks' agreement on one job). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
 //! engines own their buffers), `worker` (one job's loop), `clock` (the
@@ -23,7 +24,7 @@
 #![deny(unsafe_code)]
 
 mod clock;
-mod cluster;
+pub mod cluster;
 mod data;
 mod engine;
 mod fio_job;

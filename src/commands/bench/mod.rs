@@ -13,7 +13,6 @@
 
 mod cluster_agree;
 mod cluster_args;
-mod cluster_merge;
 mod cluster_table;
 mod fiojob;
 mod ior;

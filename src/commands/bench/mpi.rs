@@ -7,7 +7,7 @@
 //! 1. plans the phases from the same options and job file; a rank that
 //!    cannot (bad option, unreadable job file) makes every rank stop, and
 //!    rank 0 alone says why (exit 2); then the ranks compare a digest of
-//!    the job each resolved ([`super::cluster_agree`]): ranks started with
+//!    the job each resolved ([`super::cluster_agree`], [`storlab_bench::cluster::agree`]): ranks started with
 //!    different options stop before any file exists, and rank 0 names the
 //!    ranks and options that differ (exit 2);
 //! 2. for each client count (`--clients`, default all ranks): rank 0
@@ -20,7 +20,7 @@
 //!    following barrier measures the exit skew), and every 20 ms reduce
 //!    their state (an error, the stonewall, done);
 //! 4. after each phase sends its figures to rank 0, which merges them
-//!    ([`super::cluster_merge`]) and saves the phase at once.
+//!    ([`storlab_bench::cluster::merge`]) and saves the phase at once.
 //!
 //! Ranks that are not among the first k clients run every collective step
 //! with no jobs: they wait at the barriers.
@@ -31,7 +31,6 @@
 //! Panics on worker threads are already a phase error every rank agrees on.
 
 use super::cluster_args::ClientsBy;
-use super::cluster_merge::{RankPart, RunFacts, bytes_at, merge};
 use super::{BenchCommand, Live, Signals, Sink};
 use crate::Outcome;
 use anyhow::{Context, Result, anyhow};
@@ -45,6 +44,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use storlab_bench::cluster::merge::{RankPart, RunFacts, bytes_at, ior_terms, merge};
 use storlab_bench::{
     Control, DataFile, PhaseSync, ResolvedJob, ResolvedTarget, SafetyOptions, Share, TargetKind,
 };
@@ -446,7 +446,7 @@ fn agree_on_job(
         "cannot describe the job",
         super::cluster_agree::canonical_job(cmd, planned).map_err(anyhow::Error::from),
     )?;
-    let mine = super::cluster_agree::digest(&text);
+    let mine = storlab_bench::cluster::agree::digest(&text);
     let mut all = vec![0u64; 2 * world.size as usize];
     world.comm.all_gather_into(&mine[..], &mut all[..]);
     if all.chunks(2).all(|d| d == &all[..2]) {
@@ -458,7 +458,7 @@ fn agree_on_job(
     }
     Err(Stop::Report(anyhow!(
         "{}",
-        super::cluster_agree::describe_mismatch(&texts).unwrap_or_else(|| {
+        storlab_bench::cluster::agree::describe_mismatch(&texts).unwrap_or_else(|| {
             "ranks were started with different options (their jobs' digests differ); \
              start every rank with the same command line"
                 .into()
@@ -948,7 +948,7 @@ impl<'w> MpiSync<'w> {
     }
 
     fn file_label(&self, p: &PhaseParams, global_job: usize) -> String {
-        let (layout, ..) = super::cluster_merge::ior_terms(p);
+        let (layout, ..) = ior_terms(p);
         match layout {
             "n-n" => format!("job file {global_job}"),
             "n-1-segmented" => format!(

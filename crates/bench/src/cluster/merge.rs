@@ -6,8 +6,8 @@
 //! (earliest first submission to latest last completion, from each rank's
 //! offsets relative to the barrier it left), a node's over its ranks'
 //! window, a rank's over its own. Never a sum of rates.
-// Used by the MPI build (feature `mpi`); pure, so tested in every build.
-#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+// The MPI build of the command line calls it between its collective
+// steps; pure, so tested in every build.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ use storlab_types::{
 
 /// What one client rank sends rank 0 after a phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RankPart {
+pub struct RankPart {
     pub rank: u32,
     pub node: String,
     pub first_job: u32,
@@ -33,7 +33,7 @@ pub(crate) struct RankPart {
 
 /// Facts of the run every part shares.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RunFacts {
+pub struct RunFacts {
     pub ranks: u32,
     pub clients_by: String,
     pub reorder_shift: Option<u32>,
@@ -66,7 +66,7 @@ fn spread(v: &[f64]) -> Spread {
 /// Latency over several ranks: min, max, mean and standard deviation are
 /// exact (pooled); percentiles cannot be merged from summaries, so each is
 /// the highest of the ranks' (an upper bound, said in a warning).
-pub(crate) fn merge_latency(parts: &[(u64, LatencyStats)]) -> Option<LatencyStats> {
+pub fn merge_latency(parts: &[(u64, LatencyStats)]) -> Option<LatencyStats> {
     let n: u64 = parts.iter().map(|p| p.0).sum();
     if n == 0 {
         return None;
@@ -110,7 +110,7 @@ fn merge_dir(ds: &[&DirStats], window_ns: u64) -> DirStats {
 }
 
 /// IOR's names for the phase's pattern: layout, transfer, block, segments.
-pub(crate) fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u64, u64) {
+pub fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u64, u64) {
     let transfer = p.max_bs();
     match p.layout {
         FileLayout::PerJob => ("n-n", transfer, p.size_bytes, 1),
@@ -126,7 +126,7 @@ pub(crate) fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u
 
 /// Combine the client ranks' parts (rank order) into one phase.
 // long-function: every per-rank figure merged in one pass, in record order.
-pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> {
+pub fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> {
     parts.sort_by_key(|p| p.rank);
     let base = parts.first()?.result.clone();
     let start = parts.iter().filter_map(|p| p.window.map(|w| w.0)).min();
@@ -327,7 +327,7 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
 
 /// Bytes moved by `t` from progress samples `(t_ns, bytes)` (increasing),
 /// linearly interpolated; all of them once `t` is past the last sample.
-pub(crate) fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
+pub fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
     let mut prev = (0u64, 0u64);
     for &(ts, b) in samples {
         if ts >= t {
@@ -368,7 +368,7 @@ fn rank_warnings(first: u32, base: &[String], others: Vec<(String, Vec<u32>)>) -
 }
 
 /// `rank 2`, `ranks 1–3`, `ranks 1, 3, 5–7`.
-pub(crate) fn rank_list(ranks: &[u32]) -> String {
+pub fn rank_list(ranks: &[u32]) -> String {
     let mut r = ranks.to_vec();
     r.sort_unstable();
     r.dedup();
