@@ -12,7 +12,8 @@
 //! [`PhaseSpec`], [`resolve_phase`]), job files ([`JobFile`]), [`prepare`],
 //! [`run`], [`Control`] and the result types of `storlab-types`; the
 //! public modules [`cluster`] (multi-process hooks, MPI result merging and
-//! the ranks' agreement on one job). Everything else is private: `options` (the option table), `spec` (job files),
+//! the ranks' agreement on one job) and [`jobspec`] (job building: machine
+//! defaults < job file < flags, the quick check, fio job files). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
 //! engines own their buffers), `worker` (one job's loop), `clock` (the
@@ -30,6 +31,7 @@ mod engine;
 mod fio_job;
 mod gate;
 mod groups;
+pub mod jobspec;
 mod limits;
 mod offsets;
 mod options;

@@ -14,7 +14,6 @@
 mod cluster_agree;
 mod cluster_args;
 mod cluster_table;
-mod fiojob;
 mod ior;
 mod layers;
 #[cfg(feature = "mpi")]
@@ -36,11 +35,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use storlab_bench::{Control, JobFile, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions};
+use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{
-    BenchReport, MonitorTimeline, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
-    ToolInfo,
+    BenchReport, MonitorTimeline, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
 };
 
 const QUICK_HELP: &str = "\
@@ -130,41 +128,11 @@ pub struct BenchCommand {
     pub cluster: ClusterArgs,
 }
 
-/// The quick all-round check's phases (before command-line overrides).
-fn quick_phases() -> Vec<PhaseSpec> {
-    let phase = |name: &str, rw: &str, bs: &str, qd: &str| {
-        let mut s = storlab_bench::spec_from_pairs([
-            ("rw", rw),
-            ("bs", bs),
-            ("iodepth", qd),
-            ("size", "256M"),
-            ("runtime", "3s"),
-            ("time_based", "1"),
-        ])
-        .unwrap_or_default();
-        s.name = Some(name.into());
-        s
-    };
-    vec![
-        // Its first full pass also lays the file out for the reads.
-        phase("seq-write", "write", "1M", "16"),
-        phase("seq-read", "read", "1M", "16"),
-        phase("rand-read", "randread", "4k", "32"),
-        phase("rand-write", "randwrite", "4k", "32"),
-    ]
-}
-
 /// Phases resolved from what the user gave, with the target they name.
-#[derive(Debug, Clone)]
-pub struct PlannedJob {
-    pub phases: Vec<PhaseParams>,
-    pub target: Option<PathBuf>,
-    pub warnings: Vec<String>,
-}
+pub type PlannedJob = storlab_bench::jobspec::Job;
 
-/// Build the phases: a job file, the flags alone (when they choose a
-/// pattern), or the quick check; `over` (the flags, plus a sweep point) is
-/// the top layer and machine defaults the lowest.
+/// Build the phases from a job file (read here), the flags alone, or the
+/// quick check ([`storlab_bench::jobspec::build`]).
 pub fn plan_phases(
     job: Option<&Path>,
     target: Option<&Path>,
@@ -174,91 +142,11 @@ pub fn plan_phases(
         Some(path) => Some((crate::commands::common::read_input(path, "job file")?, path)),
         None => None,
     };
-    plan_phases_text(job.as_ref().map(|(t, p)| (t.as_str(), *p)), target, over)
-}
-
-/// [`plan_phases`] with the job file's text already read (a profile's
-/// embedded job file, or one read once for every point of a sweep); the
-/// path is only used in messages.
-pub fn plan_phases_text(
-    job: Option<(&str, &Path)>,
-    target: Option<&Path>,
-    over: &PhaseSpec,
-) -> Result<PlannedJob> {
-    let mut warnings = Vec::new();
-    let (file, text) = match job {
-        Some((text, path)) => (Some(JobFile::parse(text, path)?), text.to_string()),
-        None => (None, String::new()),
-    };
-    let job = job.map(|(_, p)| p);
-    let target = target.map(Path::to_path_buf).or_else(|| {
-        file.as_ref()
-            .and_then(|f| f.target.clone())
-            .map(PathBuf::from)
-    });
-    let machine = machine_defaults(over, target.as_deref(), &mut warnings);
-    let phases = match (&file, job) {
-        (Some(jf), Some(path)) => jf.phases(&text, path, &machine, over)?,
-        _ if over.rw.is_some() || !over.group.is_empty() => {
-            vec![storlab_bench::resolve_phase(&machine.overlay(over), 0)?]
-        }
-        _ => quick_phases()
-            .iter()
-            .enumerate()
-            .map(|(i, q)| storlab_bench::resolve_phase(&machine.overlay(q).overlay(over), i))
-            .collect::<Result<_, _>>()?,
-    };
-    Ok(PlannedJob {
-        phases,
+    Ok(jobspec::build(
+        job.as_ref().map(|(t, p)| (t.as_str(), *p)),
         target,
-        warnings,
-    })
-}
-
-/// Defaults that depend on this machine: the lowest layer, so the job file
-/// or a flag that chooses wins wherever it is set.
-fn machine_defaults(
-    over: &PhaseSpec,
-    target: Option<&Path>,
-    warnings: &mut Vec<String>,
-) -> PhaseSpec {
-    let mut machine = PhaseSpec::default();
-    if let Some(size) = target.and_then(existing_size) {
-        // As fio: an existing file or a block device is used whole unless
-        // --size says otherwise.
-        machine.size = Some(storlab_types::ByteSize(size));
-    }
-    if over.engine.is_none()
-        && let Err(e) = storlab_bench::uring_available()
-    {
-        warnings.push(format!(
-            "io_uring is not available ({e}); psync is the default engine"
-        ));
-        machine.engine = Some("psync".into());
-    }
-    if over.cache.is_none() && over.direct.is_none() && !storlab_bench::probe_direct(target) {
-        warnings.push(
-            "the target does not support O_DIRECT; the default cache mode is cold (buffered, pages evicted before each phase)"
-                .into(),
-        );
-        machine.cache = Some("cold".into());
-    }
-    machine
-}
-
-/// Job groups are not run by several processes yet (`--group-ranks` is not
-/// implemented): refused on every rank at planning, naming the phase,
-/// before rank 0 makes any file.
-#[cfg(feature = "mpi")]
-fn no_groups_under_mpi(p: PlannedJob) -> Result<PlannedJob> {
-    if let Some(ph) = p.phases.iter().find(|ph| !ph.groups.is_empty()) {
-        anyhow::bail!(
-            "phase {}: job groups are not supported in multi-process (MPI) runs yet: run each \
-             group's workload as its own phase, or run the groups without mpirun",
-            ph.name
-        );
-    }
-    Ok(p)
+        over,
+    )?)
 }
 
 impl BenchCommand {
@@ -277,7 +165,7 @@ impl BenchCommand {
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
-            let planned = self.plan().map(|(p, _)| p).and_then(no_groups_under_mpi);
+            let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
             return mpi::execute(self, planned);
         }
         self.cluster.reject_outside_mpi()?;
@@ -316,28 +204,11 @@ impl BenchCommand {
     /// The phases from the job file, fio job file, profile or flags, and
     /// the profile used.
     fn plan(&self) -> Result<(PlannedJob, Option<crate::commands::profiles::Profile>)> {
-        if let Some(d) = &self.directory
-            && !d.is_dir()
-        {
-            anyhow::bail!(
-                "--directory {}: not an existing directory (use --filename for a file or device)",
-                d.display()
-            );
-        }
-        if let Some(f) = &self.filename
-            && f.is_dir()
-        {
-            anyhow::bail!(
-                "--filename {}: is a directory; use --directory {} (fio's spelling) or give it as TARGET",
-                f.display(),
-                f.display()
-            );
-        }
-        let target = self
-            .target
-            .clone()
-            .or_else(|| self.filename.clone())
-            .or_else(|| self.directory.clone());
+        let target = jobspec::pick_target(
+            self.target.as_deref(),
+            self.filename.as_deref(),
+            self.directory.as_deref(),
+        )?;
         let profile = match &self.profile {
             Some(name) => Some(crate::commands::profiles::find(name)?),
             None => None,
@@ -350,11 +221,14 @@ impl BenchCommand {
             .collect::<Result<_, _>>()?;
         let ior_job = self.ior_job.as_deref().map(|t| (t, Path::new("--ior")));
         let planned = match (&self.fio_job, &profile) {
-            _ if ior_job.is_some() => plan_phases_text(ior_job, target.as_deref(), &spec)?,
-            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &spec)?,
+            _ if ior_job.is_some() => jobspec::build(ior_job, target.as_deref(), &spec)?,
+            (Some(f), _) => {
+                let text = crate::commands::common::read_input(f, "fio job file")?;
+                jobspec::build_fio(&text, &f.display().to_string(), target.as_deref(), &spec)?
+            }
             (None, Some(profile)) => {
                 let path = profile.job_path();
-                plan_phases_text(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
+                jobspec::build(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
             }
             (None, None) => plan_phases(self.job.as_deref(), target.as_deref(), &spec)?,
         };
@@ -609,23 +483,4 @@ fn emit(
         return Ok((Outcome::Error, Some(report)));
     }
     Ok((Outcome::Ok, Some(report)))
-}
-
-/// The size of an existing regular file or block device (None otherwise,
-/// or when it is empty or cannot be opened).
-fn existing_size(path: &Path) -> Option<u64> {
-    use std::io::Seek;
-    use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(path).ok()?;
-    let size = if meta.file_type().is_block_device() {
-        std::fs::File::open(path)
-            .ok()?
-            .seek(std::io::SeekFrom::End(0))
-            .ok()?
-    } else if meta.is_file() {
-        meta.len()
-    } else {
-        return None;
-    };
-    (size > 0).then_some(size)
 }

@@ -17,7 +17,6 @@ pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
-use crate::commands::bench::{self, PlannedJob};
 use crate::commands::profiles::{self, Profile};
 use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
 use crate::commands::signals::Signals;
@@ -28,6 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::{
     Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
     spec_from_pairs,
@@ -369,7 +369,7 @@ impl SweepCommand {
             // A sweep without a job file measures one phase (reads unless told).
             over.rw = Some("read".into());
         }
-        let planned = bench::plan_phases_text(
+        let planned = storlab_bench::jobspec::build(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
             &over,
