@@ -13,7 +13,8 @@
 //! [`run`], [`Control`] and the result types of `storlab-types`; the
 //! public modules [`cluster`] (multi-process hooks, MPI result merging and
 //! the ranks' agreement on one job) and [`jobspec`] (job building: machine
-//! defaults < job file < flags, the quick check, fio job files). Everything else is private: `options` (the option table), `spec` (job files),
+//! defaults < job file < flags, the quick check, fio job files), [`ior`]
+//! (IOR's flags as a storlab job) and [`repeat`] (the spread of repeats). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
 //! engines own their buffers), `worker` (one job's loop), `clock` (the
@@ -31,10 +32,12 @@ mod engine;
 mod fio_job;
 mod gate;
 mod groups;
+pub mod ior;
 pub mod jobspec;
 mod limits;
 mod offsets;
 mod options;
+pub mod repeat;
 mod run;
 mod series;
 mod spec;

@@ -14,7 +14,6 @@
 mod cluster_agree;
 mod cluster_args;
 mod cluster_table;
-mod ior;
 mod layers;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -35,7 +34,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, jobspec};
+use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{
     BenchReport, MonitorTimeline, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
@@ -152,7 +151,7 @@ pub fn plan_phases(
 impl BenchCommand {
     pub fn execute(mut self) -> Result<Outcome> {
         if let Some(flags) = self.ior.clone() {
-            let t = ior::translate(&flags).map_err(anyhow::Error::msg)?;
+            let t = ior::translate(&flags)?;
             let shown = ior::render(&t);
             self.apply_ior(t);
             if self.dry_run {
