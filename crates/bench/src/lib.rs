@@ -14,7 +14,8 @@
 //! public modules [`cluster`] (multi-process hooks, MPI result merging and
 //! the ranks' agreement on one job) and [`jobspec`] (job building: machine
 //! defaults < job file < flags, the quick check, fio job files), [`ior`]
-//! (IOR's flags as a storlab job) and [`repeat`] (the spread of repeats). Everything else is private: `options` (the option table), `spec` (job files),
+//! (IOR's flags as a storlab job), [`profiles`] (the published workloads)
+//! and [`repeat`] (the spread of repeats). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
 //! engines own their buffers), `worker` (one job's loop), `clock` (the
@@ -37,6 +38,7 @@ pub mod jobspec;
 mod limits;
 mod offsets;
 mod options;
+pub mod profiles;
 pub mod repeat;
 mod run;
 mod series;

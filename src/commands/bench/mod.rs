@@ -176,7 +176,11 @@ impl BenchCommand {
             );
         }
         let (planned, profile) = self.plan()?;
-        let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
+        let extra = |r: &BenchReport| {
+            profile
+                .as_ref()
+                .and_then(|p| crate::commands::workload::profile_figures(p, r))
+        };
         if self.repeat > 1 {
             return repeat::run(planned, &self.run, self.repeat, &extra);
         }
@@ -202,14 +206,14 @@ impl BenchCommand {
 
     /// The phases from the job file, fio job file, profile or flags, and
     /// the profile used.
-    fn plan(&self) -> Result<(PlannedJob, Option<crate::commands::profiles::Profile>)> {
+    fn plan(&self) -> Result<(PlannedJob, Option<storlab_bench::profiles::Profile>)> {
         let target = jobspec::pick_target(
             self.target.as_deref(),
             self.filename.as_deref(),
             self.directory.as_deref(),
         )?;
         let profile = match &self.profile {
-            Some(name) => Some(crate::commands::profiles::find(name)?),
+            Some(name) => Some(crate::commands::workload::find_profile(name)?),
             None => None,
         };
         let mut spec = self.workload.spec.clone();

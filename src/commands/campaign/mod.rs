@@ -1028,7 +1028,7 @@ fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
                 )
             };
             if let Some(p) = profile {
-                crate::commands::profiles::find(p).map_err(what)?;
+                crate::commands::workload::find_profile(p).map_err(what)?;
             }
             if let Some(j) = job {
                 std::fs::read_to_string(j)

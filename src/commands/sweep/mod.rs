@@ -17,10 +17,10 @@ pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
-use crate::commands::profiles::{self, Profile};
 use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
 use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
+use crate::commands::workload::find_profile;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use storlab_bench::jobspec::Job as PlannedJob;
+use storlab_bench::profiles::Profile;
 use storlab_bench::{
     Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
     spec_from_pairs,
@@ -167,7 +168,7 @@ impl SweepCommand {
             // `storlab sweep --resume ID` alone: the sweep as first typed.
             return self.resumed_as_stored(id)?.execute();
         }
-        let profile = self.profile.as_deref().map(profiles::find).transpose()?;
+        let profile = self.profile.as_deref().map(find_profile).transpose()?;
         let (varies, zip) = self.varies(profile.as_ref())?;
         let points = expand_sweep(&varies, zip)?;
         if varies.is_empty() {
@@ -890,7 +891,7 @@ mod tests {
         use clap::Parser;
         storlab_types::set_ram_bytes(8 << 30);
         let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
-        let profile = t.s.profile.as_deref().map(|p| profiles::find(p).unwrap());
+        let profile = t.s.profile.as_deref().map(|p| find_profile(p).unwrap());
         let (v, zip) = t.s.varies(profile.as_ref()).unwrap();
         (v.iter().map(|v| v.key).collect(), zip)
     }
