@@ -8,11 +8,11 @@
 //! (mdtest's spellings too), every check before anything is made, signals
 //! watched, storlab's own directory made, the phases run (each saved as it
 //! finishes), everything removed (unless `--keep`), then the table or JSON.
-//! `record` turns the ranks' figures into the stored phase, `table` prints.
+//! `storlab_md::record` turns the ranks' figures into the stored phase,
+//! `table` prints.
 
 #[cfg(feature = "mpi")]
 mod mpi;
-mod record;
 mod table;
 
 use crate::Outcome;
@@ -247,7 +247,12 @@ impl MdCommand {
         let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, self.run.quiet);
         let mut phases = Vec::new();
         let result = storlab_md::run(&Posix, &spec, &run_dir, &Solo, &control, |p| {
-            let ph = record::phase_result(&spec, &tree, std::slice::from_ref(p), now_rfc3339());
+            let ph = storlab_md::record::phase_result(
+                &spec,
+                &tree,
+                std::slice::from_ref(p),
+                now_rfc3339(),
+            );
             sink.phase(&ph);
             phases.push(ph);
         });
