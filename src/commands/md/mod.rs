@@ -141,59 +141,31 @@ fn parse_stonewall(s: &str) -> Result<Duration, String> {
 }
 
 impl MdCommand {
-    /// The job the flags describe (checked).
+    /// The job the flags describe (checked): [`storlab_md::job::build`].
     pub fn spec(&self) -> Result<(MdSpec, storlab_md::Tree)> {
-        if (self.files_only || self.dirs_only) && self.items.is_none() {
-            anyhow::bail!(
-                "-F and -D go with -n N (mdtest's items per rank): give -n N, or --files N / --dirs N alone"
-            );
-        }
-        let (files, dirs) = match self.items {
-            Some(n) if self.files_only => (n, 0),
-            Some(n) if self.dirs_only => (0, n),
-            Some(n) => (n, n),
-            None => (self.files.unwrap_or(0), self.dirs.unwrap_or(0)),
-        };
-        let picked: Vec<Op> = [
-            (self.create_only, Op::Create),
-            (self.stat_only, Op::Stat),
-            (self.read_only, Op::Read),
-            (self.remove_only, Op::Delete),
-        ]
-        .into_iter()
-        .filter_map(|(on, op)| on.then_some(op))
-        .collect();
-        let mut ops = if !self.ops.is_empty() {
-            self.ops.clone()
-        } else if !picked.is_empty() {
-            picked
-        } else if files > 0 {
-            vec![Op::Create, Op::Stat, Op::Read, Op::Delete]
-        } else {
-            vec![Op::Create, Op::Stat, Op::Delete]
-        };
-        if self.rename {
-            ops.push(Op::Rename);
-        }
-        ops.sort_unstable();
-        ops.dedup();
-        let write_bytes = self.size.unwrap_or(0);
-        let spec = MdSpec {
-            files,
-            dirs,
+        let flags = storlab_md::job::MdFlags {
+            files: self.files,
+            dirs: self.dirs,
+            items: self.items,
+            files_only: self.files_only,
+            dirs_only: self.dirs_only,
             depth: self.depth,
             branch: self.branch,
             unique_dir: self.unique_dir,
-            write_bytes,
-            read_bytes: self.read_bytes.unwrap_or(write_bytes),
-            ops,
+            size: self.size,
+            read_bytes: self.read_bytes,
+            ops: self.ops.clone(),
+            create_only: self.create_only,
+            stat_only: self.stat_only,
+            read_only: self.read_only,
+            remove_only: self.remove_only,
+            rename: self.rename,
             rank_shift: self.rank_shift,
             stonewall_ns: self
                 .stonewall
                 .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
         };
-        let tree = spec.check()?;
-        Ok((spec, tree))
+        Ok(storlab_md::job::build(&flags)?)
     }
 
     fn target(&self) -> &Path {
