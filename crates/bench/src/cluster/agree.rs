@@ -4,7 +4,7 @@
 //! collective steps a different number of times (a hang), index files
 //! rank 0 never made (a panic), or run different workloads under one
 //! stored result. So before any file exists each rank reduces its
-//! resolved job to canonical JSON ([`canonical_job`]), the ranks compare
+//! resolved job to canonical JSON ([`JobCanon`]), the ranks compare
 //! its digest ([`digest`]), and on a difference rank 0 names the ranks and
 //! the options that differ ([`describe_mismatch`]).
 //!
