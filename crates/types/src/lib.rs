@@ -11,14 +11,20 @@
 //!   one CSV field quoting; [`text`]: control characters escaped for a
 //!   terminal. One definition of each, shared by every crate.
 //!
-//! This crate does no I/O (beyond reading the clock).
+//! * [`kinds`]: the closed vocabularies of a record (run kinds, target
+//!   kinds, cache states, monitor layers) as enums with their JSON words.
+//!
+//! This crate does no I/O (beyond reading the clock and the process's
+//! arguments, for a new record).
 
 pub mod csv;
+pub mod kinds;
 pub mod record;
 pub mod text;
 pub mod time;
 pub mod units;
 
+pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 pub use record::*;
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
