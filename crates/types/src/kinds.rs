@@ -50,6 +50,13 @@ macro_rules! word_enum {
             }
         }
 
+        /// The empty word (what a record made without one holds).
+        impl Default for $name {
+            fn default() -> $name {
+                $name::Other(String::new())
+            }
+        }
+
         impl From<&str> for $name {
             fn from(s: &str) -> $name {
                 $name::parse(s).unwrap_or_else(|| $name::Other(s.to_string()))
@@ -236,5 +243,10 @@ mod tests {
         assert_eq!(RunKind::parse("nope"), None);
         assert_eq!(TargetKind::from("block_device"), TargetKind::BlockDevice);
         assert!(TargetKind::BlockDevice == "block_device");
+        // A record made without a target kind held "" and still does.
+        assert_eq!(
+            serde_json::to_string(&TargetKind::default()).unwrap(),
+            "\"\""
+        );
     }
 }
