@@ -633,6 +633,36 @@ mod tests {
         );
     }
 
+    /// A writer presents the permit its check gave, and the permit's own
+    /// rules are applied again when it writes: not whatever another check
+    /// of the same path (here one with --force) said later.
+    #[test]
+    fn a_permit_writes_only_what_its_own_check_allowed() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("results.db");
+        let out = d.path().join("export.json");
+        let permit = check_output_path(&out, &db, false, OutputKind::ExportJson).unwrap();
+        assert_eq!(permit.path(), out);
+        // A foreign file appeared at the path after the check.
+        std::fs::write(&out, "precious").unwrap();
+        let forced = check_output_path(&out, &db, true, OutputKind::ExportJson).unwrap();
+        let e = permit.write(b"{}").unwrap_err().to_string();
+        assert!(e.contains("did not write it"), "{e}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+        // The permit with --force may replace it.
+        forced.write(b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "{}");
+        // A hard link to the database made after the check is never
+        // written, --force or not; the database keeps its bytes.
+        std::fs::write(&db, b"SQLite format 3\0rows").unwrap();
+        let link = d.path().join("link.json");
+        let permit = check_output_path(&link, &db, true, OutputKind::ExportJson).unwrap();
+        std::fs::hard_link(&db, &link).unwrap();
+        let e = permit.write(b"{}").unwrap_err().to_string();
+        assert!(e.contains("results database"), "{e}");
+        assert_eq!(std::fs::read(&db).unwrap(), b"SQLite format 3\0rows");
+    }
+
     #[test]
     fn input_files_must_be_regular() {
         let d = tempfile::tempdir().unwrap();
