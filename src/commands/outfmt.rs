@@ -24,8 +24,15 @@ pub trait Format:
     /// other flags (`monitor`: none with `--listen`; `report`: from `-o`'s
     /// extension), through [`OutputArgs::chosen`].
     const DEFAULT: Option<Self>;
-    /// How a result document is rendered in this format.
-    fn rendering(self) -> Rendering;
+    /// How a result document is rendered in this format: `--json`'s format
+    /// as JSON, any other for people unless the list says otherwise.
+    fn rendering(self) -> Rendering {
+        if self == Self::JSON {
+            Rendering::Json
+        } else {
+            Rendering::Human
+        }
+    }
 }
 
 /// `--output-format FORMAT` and its shorthand `--json`.
@@ -81,12 +88,6 @@ impl Format for TextFormat {
     const HELP: &'static str = "Output format [default: text]";
     const JSON: Self = TextFormat::Json;
     const DEFAULT: Option<Self> = Some(TextFormat::Text);
-    fn rendering(self) -> Rendering {
-        match self {
-            TextFormat::Text => Rendering::Human,
-            TextFormat::Json => Rendering::Json,
-        }
-    }
 }
 
 /// For commands whose human output is a table (`compare`, `runs`, `bench`,
@@ -103,12 +104,6 @@ impl Format for TableFormat {
     const HELP: &'static str = "Output format [default: table]";
     const JSON: Self = TableFormat::Json;
     const DEFAULT: Option<Self> = Some(TableFormat::Table);
-    fn rendering(self) -> Rendering {
-        match self {
-            TableFormat::Table => Rendering::Human,
-            TableFormat::Json => Rendering::Json,
-        }
-    }
 }
 
 #[cfg(test)]
