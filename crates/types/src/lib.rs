@@ -11,20 +11,14 @@
 //!   one CSV field quoting; [`text`]: control characters escaped for a
 //!   terminal. One definition of each, shared by every crate.
 //!
-//! * [`kinds`]: the closed vocabularies of a record (run kinds, target
-//!   kinds, cache states, monitor layers) as enums with their JSON words.
-//!
-//! This crate does no I/O (beyond reading the clock and the process's
-//! arguments, for a new record).
+//! This crate does no I/O (beyond reading the clock).
 
 pub mod csv;
-pub mod kinds;
 pub mod record;
 pub mod text;
 pub mod time;
 pub mod units;
 
-pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 pub use record::*;
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
@@ -37,6 +31,11 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The storlab version that produced a record.
 pub const STORLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The closed vocabularies of a record (run kinds, target kinds, cache
+/// states, monitor layers) as enums with their JSON words.
+pub mod kinds;
+pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 
 /// Say why a test cannot run here, or fail it in CI.
 ///
