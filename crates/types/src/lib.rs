@@ -16,10 +16,13 @@
 pub mod csv;
 pub mod record;
 pub mod text;
+// The closed vocabularies of a record as enums with their JSON words.
+pub mod kinds;
 pub mod time;
 pub mod units;
 
 pub use record::*;
+pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
     parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,
@@ -31,11 +34,6 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The storlab version that produced a record.
 pub const STORLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The closed vocabularies of a record (run kinds, target kinds, cache
-/// states, monitor layers) as enums with their JSON words.
-pub mod kinds;
-pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 
 /// Say why a test cannot run here, or fail it in CI.
 ///
