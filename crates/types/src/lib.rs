@@ -22,11 +22,12 @@ pub mod time;
 pub mod units;
 
 pub use record::*;
-pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
     parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,
 };
+
+pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 
 /// Version of the JSON result document (and of [`record::BenchReport`]).
 /// Bump it when a field changes meaning or disappears; adding a field does not.
