@@ -30,7 +30,9 @@ pub mod path;
 pub mod perf;
 pub mod reliability;
 pub mod search;
+pub mod spec;
 
 pub use design::{Design, DesignReport, PLAN_SCHEMA_VERSION, evaluate};
 pub use error::PlanError;
 pub use layout::{Aggregation, Geometry, GroupLevel, Layout};
+pub use spec::{DesignSpec, design_from_spec, design_to_record};

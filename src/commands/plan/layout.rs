@@ -102,142 +102,41 @@ pub(super) struct LayoutArgs {
     system: SystemArgs,
 }
 
+impl LayoutArgs {
+    /// The design the arguments describe, as the plan crate takes it.
+    fn spec(&self) -> storlab_plan::DesignSpec {
+        storlab_plan::DesignSpec {
+            layout: self.layout.clone(),
+            chunk: self.chunk.clone(),
+            stripe: self.stripe.clone(),
+            controllers: Some(self.controllers),
+            drive: self.drive.choice(),
+            system: self.system.choice(),
+            workloads: storlab_plan::spec::WorkloadChoice {
+                seq_size: Some(self.seq_size.clone()),
+                random_size: Some(self.random_size.clone()),
+                mix_read: Some(self.mix_read.clone()),
+                mix_size: Some(self.mix_size.clone()),
+                mix_sequential: self.mix_sequential,
+                mix_buffered: self.mix_buffered,
+                streams: Some(self.concurrency.streams),
+                qd: Some(self.concurrency.qd),
+            },
+            fs_su: self.fs_su.clone(),
+            fs_sw: self.fs_sw,
+            cores: self.cores,
+            mbps_per_core: Some(self.mbps_per_core),
+            catalogs: self.drive.catalog.clone(),
+        }
+    }
+}
+
 /// The design the arguments describe (layout, hardware, repair policy,
 /// workloads), checked.
 fn design_of(a: &LayoutArgs) -> Result<Design> {
-    let cat = load_catalog(&a.drive.catalog)?;
-    let l = a
-        .layout
-        .parse::<Layout>()?
-        .with_sizes(a.chunk.as_deref(), a.stripe.as_deref())?;
-    l.require_drives()?;
-    let hardware = a.system.hardware(&cat, &a.drive, a.controllers)?;
-    let (delay, mission) = a.system.repair()?;
-    let mix_read = parse_percent(&a.mix_read).context("--mix-read")?;
-    let sz = storlab_plan::perf::parse_request_size;
-    let workloads = Workload::standard(
-        sz("seq-size", &a.seq_size)?,
-        sz("random-size", &a.random_size)?,
-        Workload {
-            buffered: a.mix_buffered,
-            ..Workload::new(
-                Pattern::Mix {
-                    read_pct: mix_read,
-                    random: !a.mix_sequential,
-                },
-                sz("mix-size", &a.mix_size)?,
-            )
-        },
-    )
-    .into_iter()
-    .map(|w| w.with_concurrency(a.concurrency.streams, a.concurrency.qd))
-    .collect::<Vec<_>>();
-    a.concurrency.check()?;
-    let fs_stripe = match (&a.fs_su, a.fs_sw) {
-        (Some(su), Some(sw)) => Some(FsStripe {
-            su_bytes: size("fs-su", su)?,
-            sw,
-        }),
-        _ => None,
-    };
-    let sizing = match a.cores {
-        Some(cores) => Some(Sizing {
-            cores,
-            mb_per_s_per_core: positive("mbps-per-core", a.mbps_per_core)?,
-        }),
-        None => None,
-    };
-    let design = Design {
-        layout: l,
-        hardware,
-        hot_spares: a.system.hot_spares,
-        replace_delay_hours: delay,
-        mission_hours: mission,
-        fleet: a.system.fleet,
-        workloads,
-        fs_stripe,
-        sizing,
-    };
-    Ok(design)
-}
-
-/// What `storlab bench --design` and `--tag planned_as=...` take: the arguments
-/// of `storlab plan layout` in one string, e.g.
-/// `R6/10/20 --drive exos-x18-18tb --controller perc-h800`.
-#[derive(clap::Parser, Debug)]
-#[command(name = "design", no_binary_name = true, disable_help_flag = true)]
-struct DesignSpec {
-    #[command(flatten)]
-    args: LayoutArgs,
-}
-
-/// The design a run is tagged with (`planned_as=...`), parsed as `storlab plan
-/// layout`'s arguments and checked the same way.
-pub fn design_from_spec(spec: &str) -> Result<Design> {
-    use clap::Parser;
-    let words = shlex::split(spec).with_context(|| {
-        format!("design '{spec}': unbalanced quotes; quote a layout with spaces as 'lvm(4*R5/6, stripe=1M)'")
-    })?;
-    if words.is_empty() {
-        bail!(
-            "the design is empty; give storlab plan layout's arguments, e.g. \"R6/10/20 --drive exos-x18-18tb\""
-        );
-    }
-    let d = DesignSpec::try_parse_from(&words).map_err(|e| {
-        let msg = e.render().to_string();
-        let first = msg
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string();
-        anyhow::anyhow!(
-            "design '{spec}': {first}; it takes storlab plan layout's arguments (see storlab plan layout --help)"
-        )
-    })?;
-    if !d.args.against.is_empty() {
-        bail!(
-            "design '{spec}': --against has no place in a design; the run tagged is what it is held against"
-        );
-    }
-    let design = design_of(&d.args)?;
-    // Checked as `storlab plan layout` checks it (e.g. controllers for the
-    // groups), so that a design a run records can always be predicted.
-    storlab_plan::evaluate(&design).with_context(|| format!("design '{spec}'"))?;
-    Ok(design)
-}
-
-/// The design as a run records it: checked by [`design_from_spec`], with
-/// every `--catalog FILE` made absolute (a report made in another directory
-/// must find the same file); otherwise the string as given.
-pub fn design_to_record(spec: &str) -> Result<String> {
-    design_from_spec(spec)?;
-    let words = shlex::split(spec).unwrap_or_default();
-    let mut changed = false;
-    let mut abs = |p: &str| -> Result<String> {
-        let a = std::path::absolute(p)
-            .with_context(|| format!("design '{spec}': cannot make {p} absolute"))?;
-        changed |= a.as_os_str() != p;
-        Ok(a.display().to_string())
-    };
-    let mut out = Vec::with_capacity(words.len());
-    let mut catalog_next = false;
-    for w in &words {
-        if catalog_next {
-            out.push(abs(w)?);
-            catalog_next = false;
-        } else if let Some(p) = w.strip_prefix("--catalog=") {
-            out.push(format!("--catalog={}", abs(p)?));
-        } else {
-            catalog_next = w == "--catalog";
-            out.push(w.clone());
-        }
-    }
-    if !changed {
-        return Ok(spec.to_string());
-    }
-    shlex::try_join(out.iter().map(String::as_str))
-        .with_context(|| format!("design '{spec}': cannot quote it again"))
+    let spec = a.spec();
+    let cat = spec.catalog(read_catalog)?;
+    Ok(spec.design(&cat)?)
 }
 
 pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
