@@ -37,6 +37,17 @@ impl SimCatalog {
         }
     }
 
+    /// The built-in catalog with the user's catalog `files` on top (same
+    /// name replaces); `read` gives a file's text (the crate reads no files).
+    pub fn with_files(
+        files: &[std::path::PathBuf],
+        read: impl FnMut(&std::path::Path) -> Result<String, String>,
+    ) -> Result<SimCatalog, String> {
+        storlab_plan::spec::catalog_with(files, read)
+            .map(|inner| SimCatalog { inner })
+            .map_err(|e| e.to_string())
+    }
+
     /// Add a user's catalog file on top (same name replaces), e.g. entries
     /// `plan calibrate` produced.
     pub fn extend(&mut self, name: &str, text: &str) -> Result<(), String> {

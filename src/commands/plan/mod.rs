@@ -6,17 +6,16 @@ use crate::Outcome;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::Table;
 use std::path::PathBuf;
+use storlab_plan::Design;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::design::DEFAULT_MB_PER_S_PER_CORE;
-use storlab_plan::hardware::{DriveMedia, Hardware};
-use storlab_plan::layout::{Layout, Severity};
-use storlab_plan::perf::{Pattern, Prediction, Workload};
-use storlab_plan::reliability::{HOURS_PER_YEAR, ReliabilityInputs, afr_from_mtbf, parse_hours};
-use storlab_plan::search::{Constraints, SearchResult, SearchSpace, SearchSpec};
-use storlab_plan::{Design, DesignReport};
-mod against;
+use storlab_plan::hardware::Hardware;
+use storlab_plan::layout::Layout;
+use storlab_plan::perf::{Pattern, Workload};
+use storlab_plan::reliability::{ReliabilityInputs, parse_hours};
+use storlab_plan::search::{Constraints, SearchSpace, SearchSpec};
 mod calibrate;
 mod catalog;
 mod layout;
@@ -26,7 +25,7 @@ use calibrate::{CalibrateArgs, calibrate};
 use catalog::{CatalogArgs, catalog};
 use layout::{LayoutArgs, layout};
 use search::{SearchArgs, search};
-use storlab_types::{format_bytes, format_rate, parse_percent, parse_rate, parse_size};
+use storlab_types::{parse_percent, parse_rate, parse_size};
 
 /// Design a storage system: RAID layout, capacity, reliability, predicted performance.
 #[derive(Args, Debug)]
@@ -365,47 +364,4 @@ impl PlanCommand {
 
 pub(super) fn table() -> Table {
     crate::commands::common::result_table()
-}
-
-/// Years with sensible precision: "3.2 years", "1,234 years", "2.1e9 years".
-pub fn years(h: f64) -> String {
-    let y = h / HOURS_PER_YEAR;
-    if !y.is_finite() {
-        "never".to_string()
-    } else if y < 1.0 {
-        format!("{:.0} days", h / 24.0)
-    } else if y < 100.0 {
-        format!("{y:.1} years")
-    } else if y < 1e6 {
-        format!("{} years", thousands(y.round() as u64))
-    } else {
-        format!("{y:.2e} years")
-    }
-}
-
-pub(super) use storlab_plan::spec::thousands;
-
-/// A probability of data loss, in the one format every table uses:
-/// scientific notation with three significant digits ("1.52e-4").
-pub(super) fn prob(p: f64) -> String {
-    if p <= 0.0 {
-        "0".to_string()
-    } else {
-        format!("{p:.2e}")
-    }
-}
-
-/// A chance that is not a P(loss) (e.g. a read error in one rebuild): percent.
-pub(super) fn pct(p: f64) -> String {
-    if p < 1e-4 {
-        format!("{:.2}%", p * 100.0)
-    } else {
-        format!("{:.1}%", p * 100.0)
-    }
-}
-
-pub(super) fn tb(b: u64) -> String {
-    // Capacities are decimal TB everywhere (as drive labels are); binary
-    // units are kept for chunk and stripe sizes, which are powers of two.
-    format!("{:.1} TB", b as f64 / 1e12)
 }

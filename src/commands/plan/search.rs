@@ -264,7 +264,9 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
     let result = storlab_plan::search::search(&spec)?;
     match a.system.out.format() {
         Format::Json => output::print_json(&result)?,
-        Format::Table => output::print(&render_search(&result, &spec, a.top))?,
+        Format::Table => output::print(&storlab_plan::render::render_search(
+            &result, &spec, a.top, table,
+        ))?,
     }
     if result.pareto.is_empty() {
         let why: Vec<String> = result
@@ -284,99 +286,4 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Ok)
-}
-
-fn render_search(r: &SearchResult, spec: &SearchSpec, top: usize) -> String {
-    let mut out = format!(
-        "storlab plan search: {} drives of {} ({:.2} TB), {}; {} designs evaluated, {} meet the constraints, {} are Pareto-optimal\n\
-         objectives: usable capacity, volume MTTDL, {}, {}{}\n\n",
-        if spec.space.min_drives == spec.space.max_drives {
-            spec.space.min_drives.to_string()
-        } else {
-            format!("{}..{}", spec.space.min_drives, spec.space.max_drives)
-        },
-        spec.hardware.drive.name,
-        spec.hardware.drive.capacity_bytes as f64 / 1e12,
-        spec.hardware.controller.name,
-        r.evaluated,
-        r.feasible,
-        r.pareto.len(),
-        r.throughput_workload,
-        r.iops_workload,
-        if r.pareto.iter().all(|c| c.cost.is_some()) && !r.pareto.is_empty() {
-            ", cost"
-        } else {
-            ""
-        }
-    );
-    let mut t = table();
-    let with_cost = r.pareto.iter().all(|c| c.cost.is_some()) && !r.pareto.is_empty();
-    let mut header = vec![
-        "layout",
-        "ctrl",
-        "usable",
-        "MTTDL",
-        "P(loss)",
-        "throughput",
-        "IOPS",
-    ];
-    if with_cost {
-        header.push("cost");
-    }
-    header.push("trade-off");
-    t.set_header(header);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(170);
-    for c in r.pareto.iter().take(top) {
-        let mut row = vec![
-            c.layout.clone(),
-            c.controllers.to_string(),
-            format!("{:.0} TB", c.usable_bytes as f64 / 1e12),
-            years(c.volume_mttdl_hours),
-            prob(c.loss_probability),
-            format!(
-                "{} ({})",
-                format_rate(c.throughput_bytes_per_s),
-                short_part(&c.throughput_binding)
-            ),
-            format!(
-                "{} ({})",
-                thousands(c.iops.round() as u64),
-                short_part(&c.iops_binding)
-            ),
-        ];
-        if with_cost {
-            row.push(
-                c.cost
-                    .as_ref()
-                    .map_or(String::new(), |k| format!("{:.0}", k.total)),
-            );
-        }
-        row.push(c.tradeoff.clone());
-        t.add_row(row);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    if r.pareto.len() > top {
-        out.push_str(&format!(
-            "({} more Pareto-optimal designs; --top {} or --output-format json shows them)\n",
-            r.pareto.len() - top,
-            r.pareto.len()
-        ));
-    }
-    out.push_str(&format!(
-        "P(loss) over {}; throughput and IOPS in parentheses: the part that binds\n",
-        years(spec.reliability.mission_hours)
-    ));
-    if let Some(m) = spec.constraints.max_loss_probability {
-        out.push_str(&format!(
-            "designs with P(loss) above {} over the mission are left out (--max-loss; 100% keeps them all)\n",
-            prob(m)
-        ));
-    }
-    out
-}
-
-fn short_part(p: &str) -> String {
-    p.split(" (").next().unwrap_or(p).to_string()
 }
