@@ -123,8 +123,8 @@ fn parse_range(what: &str, s: &str) -> Result<(u32, u32)> {
     Ok((lo, hi))
 }
 
-// long-function: each flag mapped to the search spec, in the order of --help.
-pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
+/// The search the flags describe, each flag mapped in the order of --help.
+fn search_spec(a: &SearchArgs) -> Result<SearchSpec> {
     let cat = load_catalog(&a.drive.catalog)?;
     let hardware = a.system.hardware(&cat, &a.drive, 1)?;
     let (delay, mission) = a.system.repair()?;
@@ -261,6 +261,11 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
         )
         .with_concurrency(a.concurrency.streams, a.concurrency.qd),
     };
+    Ok(spec)
+}
+
+pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
+    let spec = search_spec(&a)?;
     let result = storlab_plan::search::search(&spec)?;
     match a.system.out.format() {
         Format::Json => output::print_json(&result)?,
