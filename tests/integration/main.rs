@@ -8,6 +8,7 @@ mod campaign;
 mod cli;
 mod cluster_flags;
 mod compare;
+mod design;
 mod engine_depth;
 mod fiohabits;
 mod groups;

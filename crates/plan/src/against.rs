@@ -129,23 +129,6 @@ pub fn mean_absolute_error(rows: &[Against]) -> Option<(f64, usize)> {
     mean_abs(rows.iter().filter_map(|r| r.error))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_error_is_predicted_minus_measured_over_measured() {
-        // The model promises 250 where 200 was measured: +25 %; 90 where
-        // 100 was: -10 %.
-        assert_eq!(relative_error(250.0, 200.0), Some(0.25));
-        assert_eq!(relative_error(90.0, 100.0), Some(-0.1));
-        assert_eq!(relative_error(90.0, 0.0), None, "nothing measured");
-        let (m, n) = mean_abs([0.25, -0.1]).unwrap();
-        assert!((m - 0.175).abs() < 1e-12 && n == 2, "{m} {n}");
-        assert_eq!(mean_abs([]), None);
-    }
-}
-
 /// A stored run's phases as calibration observations (one per phase with
 /// I/O, in its direction), and the phases left out with why.
 pub fn observations(run: &StoredRun) -> (Vec<Observation>, Vec<String>) {
@@ -188,4 +171,21 @@ pub fn observations(run: &StoredRun) -> (Vec<Observation>, Vec<String>) {
         });
     }
     (obs, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_is_predicted_minus_measured_over_measured() {
+        // The model promises 250 where 200 was measured: +25 %; 90 where
+        // 100 was: -10 %.
+        assert_eq!(relative_error(250.0, 200.0), Some(0.25));
+        assert_eq!(relative_error(90.0, 100.0), Some(-0.1));
+        assert_eq!(relative_error(90.0, 0.0), None, "nothing measured");
+        let (m, n) = mean_abs([0.25, -0.1]).unwrap();
+        assert!((m - 0.175).abs() < 1e-12 && n == 2, "{m} {n}");
+        assert_eq!(mean_abs([]), None);
+    }
 }

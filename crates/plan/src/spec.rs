@@ -284,17 +284,13 @@ impl DesignSpec {
                         push(&mut out, flag, v.to_string());
                     }
                 }
-                Some(Slot::Bool(b)) => {
-                    if *b {
-                        out.push(format!("--{flag}"));
-                    }
-                }
+                Some(Slot::Bool(b)) if *b => out.push(format!("--{flag}")),
                 Some(Slot::Paths(ps)) => {
                     for p in ps.drain(..) {
                         push(&mut out, flag, p.display().to_string());
                     }
                 }
-                None => {}
+                Some(Slot::Bool(_)) | None => {}
             }
         }
         out
