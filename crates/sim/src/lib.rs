@@ -15,9 +15,9 @@
 //!   express: lock serialisation, caches filling over time, latency
 //!   distributions.
 //!
-//! [`sweep`] runs either over `--vary` values; [`listing`] is what `storlab sim`
-//! lists of them and [`record`] the run of kind `sim` the store keeps. The crate is pure: it reads no
-//! files and prints nothing. Definitions and sources: `docs/SIM.md`.
+//! [`sweep()`] runs either over `--vary` values; [`listing()`] is what
+//! `storlab sim` lists of them and [`record()`] the run of kind `sim` the
+//! store keeps. The crate is pure: it reads no files and prints nothing. Definitions and sources: `docs/SIM.md`.
 
 pub mod analytic;
 pub mod catalog;
