@@ -4,6 +4,7 @@
 use super::*;
 use crate::commands::common::{DbArgs, RunArgs};
 use storlab_plan::against::observations;
+use storlab_plan::calibrate::Like;
 
 #[derive(Args, Debug)]
 pub(super) struct CalibrateArgs {
@@ -35,42 +36,9 @@ pub(super) struct CalibrateArgs {
 }
 
 pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
-    let name = a.name.trim();
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        bail!(
-            "--as '{}' is not a catalog name; use letters, digits, '-', '_' or '.', e.g. --as my-array",
-            a.name
-        );
-    }
+    let name = storlab_plan::calibrate::entry_name(&a.name)?;
     let cat = load_catalog(&a.catalog)?;
-    let like = match (cat.drive(&a.like), cat.controller(&a.like)) {
-        (Ok(d), _) => Like::Drive(Box::new(d)),
-        (Err(_), Ok(c)) => Like::Controller(Box::new(c)),
-        (Err(e), Err(_)) => {
-            let mut known = cat.drive_names();
-            known.extend(cat.controller_names());
-            let s = storlab_plan::error::suggest(&a.like, known);
-            bail!(
-                "--like '{}' is neither a drive nor a controller in the catalog{}; list them with `storlab plan catalog` ({e})",
-                a.like,
-                if s.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (did you mean {}?)",
-                        s.iter()
-                            .map(|x| format!("'{x}'"))
-                            .collect::<Vec<_>>()
-                            .join(" or ")
-                    )
-                }
-            );
-        }
-    };
+    let like = Like::find(&cat, &a.like)?;
     let hold_out = a
         .hold_out
         .iter()
@@ -92,10 +60,7 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
         if ids.len() == 1 { "" } else { "s" },
         ids.join(", ")
     );
-    let text = match &like {
-        Like::Drive(d) => cal.to_toml(d, &label),
-        Like::Controller(c) => cal.to_controller_toml(c, &label),
-    };
+    let text = like.entry(&cal, &label);
     // The entry must load as it is written.
     let mut check = cat.clone();
     check
@@ -132,18 +97,9 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
             &cal,
             &skipped,
             &path,
-            match like {
-                Like::Drive(_) => "drive",
-                Like::Controller(_) => "controller",
-            },
+            like.kind(),
             table,
         ))?,
     }
     Ok(Outcome::Ok)
-}
-
-/// What the entry is modelled on.
-enum Like {
-    Drive(Box<storlab_plan::hardware::DriveSpec>),
-    Controller(Box<storlab_plan::hardware::ControllerSpec>),
 }
