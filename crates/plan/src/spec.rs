@@ -18,7 +18,8 @@ use crate::design::{DEFAULT_MB_PER_S_PER_CORE, Design, Sizing};
 use crate::hardware::{DriveMedia, DriveSpec, Hardware, zone_average};
 use crate::layout::{FsStripe, Layout};
 use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Pattern, Workload};
-use crate::reliability::{mtbf_from_afr, parse_hours};
+use crate::reliability::{ReliabilityInputs, mtbf_from_afr, parse_hours};
+use crate::search::{Constraints, SearchSpace, SearchSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -917,6 +918,208 @@ impl SystemChoice {
             )?,
             mission,
         ))
+    }
+}
+
+/// What `storlab plan search` is asked: the drives and layouts to try, the
+/// constraints and objectives, on a drive and system as in a design.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchChoice {
+    /// A count (`48`) or a range (`24..96`); from `layout` when `None`.
+    pub drives: Option<String>,
+    /// Only layouts of this shape (`R60/12/x`).
+    pub layout: Option<String>,
+    /// Level families to try (`r10`, `r5`, `r6`).
+    pub levels: Vec<String>,
+    pub spans: Option<String>,
+    pub chunks: Vec<String>,
+    pub max_controllers: u32,
+    pub no_lvm: bool,
+    pub min_usable: Option<String>,
+    pub min_mttdl: Option<String>,
+    pub max_loss: String,
+    pub min_throughput: Option<String>,
+    pub min_iops: Option<f64>,
+    pub max_cost: Option<f64>,
+    /// The throughput objective: sequential writes (else reads).
+    pub throughput_of_writes: bool,
+    /// The IOPS objective: random writes (else reads).
+    pub iops_of_writes: bool,
+    pub seq_size: String,
+    pub random_size: String,
+    pub streams: u32,
+    pub qd: u32,
+    pub drive: DriveChoice,
+    pub system: SystemChoice,
+}
+
+/// A count (`48`) or a range `MIN..MAX` (`24..96`) of `--what`.
+pub fn parse_range(what: &str, s: &str) -> Result<(u32, u32), PlanError> {
+    let err = || {
+        PlanError::Design(format!(
+            "--{what} '{s}' should be a count (48) or a range MIN..MAX (24..96)"
+        ))
+    };
+    let num = |x: &str| x.trim().parse::<u32>().map_err(|_| err());
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
+        None => {
+            let n = num(s)?;
+            (n, n)
+        }
+    };
+    if lo == 0 || lo > hi {
+        return bail(format!(
+            "--{what} '{s}' is empty or starts at zero; e.g. 24..96"
+        ));
+    }
+    Ok((lo, hi))
+}
+
+impl SearchChoice {
+    /// The search this describes, checked; `cat` holds the catalog files.
+    pub fn spec(&self, cat: &Catalog) -> Result<SearchSpec, PlanError> {
+        let hardware = self.system.hardware(cat, &self.drive, 1)?;
+        let (delay, mission) = self.system.repair()?;
+        let template: Option<Layout> = match &self.layout {
+            Some(l) => Some(l.parse()?),
+            None => None,
+        };
+        let (min_drives, max_drives) = match (&self.drives, template.and_then(|t| t.groups)) {
+            (Some(d), _) => parse_range("drives", d)?,
+            (None, Some(g)) => (
+                g * template.map_or(1, |t| t.span),
+                g * template.map_or(1, |t| t.span),
+            ),
+            (None, None) => {
+                return bail(format!(
+                    "--layout {} leaves the number of drives open; give --drives, e.g. --drives 24..96",
+                    self.layout.as_deref().unwrap_or_default()
+                ));
+            }
+        };
+        let mut levels = Vec::new();
+        for l in &self.levels {
+            let lv = crate::layout::parse_level_family(l).map_err(|e| flag_error("levels", e))?;
+            if !levels.contains(&lv) {
+                levels.push(lv);
+            }
+        }
+        let chunks = self
+            .chunks
+            .iter()
+            .map(|c| crate::layout::parse_sector_multiple(c).map_err(|e| flag_error("chunks", e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.max_controllers == 0 {
+            return bail("--max-controllers must be at least 1");
+        }
+        let spans = match &self.spans {
+            Some(s) => Some(parse_range("spans", s)?),
+            None => None,
+        };
+        perf::check_concurrency(self.streams, self.qd)?;
+        let seq = size("seq-size", &self.seq_size)?;
+        let rnd = size("random-size", &self.random_size)?;
+        if seq == 0 || rnd == 0 {
+            return bail("--seq-size and --random-size must be at least one byte, e.g. 1M and 4k");
+        }
+        let constraints = self.constraints()?;
+        if constraints.max_cost.is_some() {
+            let missing: Vec<&str> = [
+                hardware.drive.price.is_none().then_some("drive"),
+                hardware.controller.price.is_none().then_some("controller"),
+                hardware
+                    .enclosure
+                    .as_ref()
+                    .and_then(|e| e.price.is_none().then_some("enclosure")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !missing.is_empty() {
+                return bail(format!(
+                    "--max-cost needs prices, and the catalog has none for the {}; add `price = ...` to those entries in a --catalog file",
+                    missing.join(", ")
+                ));
+            }
+        }
+        let drive = &hardware.drive;
+        let spares = self.system.spares.unwrap_or(0);
+        Ok(SearchSpec {
+            reliability: ReliabilityInputs {
+                drive_mtbf_hours: drive.mtbf_hours,
+                drive_capacity_bytes: drive.capacity_bytes,
+                ber_per_bit: drive.ber_per_bit,
+                sector_bytes: drive.sector_bytes,
+                rebuild_hours: drive.rebuild_hours(),
+                replace_delay_hours: if spares > 0 { 0.0 } else { delay },
+                mission_hours: mission,
+                fleet: self.system.fleet.unwrap_or(1),
+            },
+            hardware,
+            space: SearchSpace {
+                min_drives,
+                max_drives,
+                levels,
+                spans,
+                chunks,
+                max_controllers: self.max_controllers,
+                try_lvm: !self.no_lvm,
+                hot_spares: spares,
+                template,
+            },
+            constraints,
+            throughput_workload: Workload::new(
+                if self.throughput_of_writes {
+                    Pattern::SeqWrite
+                } else {
+                    Pattern::SeqRead
+                },
+                seq,
+            )
+            .with_concurrency(self.streams, self.qd),
+            iops_workload: Workload::new(
+                if self.iops_of_writes {
+                    Pattern::RandWrite
+                } else {
+                    Pattern::RandRead
+                },
+                rnd,
+            )
+            .with_concurrency(self.streams, self.qd),
+        })
+    }
+
+    fn constraints(&self) -> Result<Constraints, PlanError> {
+        Ok(Constraints {
+            min_usable_bytes: self
+                .min_usable
+                .as_deref()
+                .map(|s| size("min-usable", s))
+                .transpose()?,
+            min_mttdl_hours: self
+                .min_mttdl
+                .as_deref()
+                .map(|s| hours("min-mttdl", s))
+                .transpose()?,
+            max_loss_probability: {
+                let p = parse_percent(&self.max_loss).map_err(|e| flag_error("max-loss", e))?;
+                if !(p > 0.0 && p <= 100.0) {
+                    return bail(
+                        "--max-loss must be above 0% and at most 100% (100% keeps every design), e.g. 0.1%",
+                    );
+                }
+                (p < 100.0).then_some(p / 100.0)
+            },
+            min_throughput_bytes_per_s: self
+                .min_throughput
+                .as_deref()
+                .map(|s| rate("min-throughput", s))
+                .transpose()?,
+            min_iops: self.min_iops,
+            max_cost: self.max_cost,
+        })
     }
 }
 

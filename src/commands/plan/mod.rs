@@ -4,18 +4,13 @@
 
 use crate::Outcome;
 use crate::output;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use comfy_table::Table;
 use std::path::PathBuf;
 use storlab_plan::Design;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::design::DEFAULT_MB_PER_S_PER_CORE;
-use storlab_plan::hardware::Hardware;
-use storlab_plan::layout::Layout;
-use storlab_plan::perf::{Pattern, Workload};
-use storlab_plan::reliability::{ReliabilityInputs, parse_hours};
-use storlab_plan::search::{Constraints, SearchSpace, SearchSpec};
 mod calibrate;
 mod catalog;
 mod layout;
@@ -25,7 +20,7 @@ use calibrate::{CalibrateArgs, calibrate};
 use catalog::{CatalogArgs, catalog};
 use layout::{LayoutArgs, layout};
 use search::{SearchArgs, search};
-use storlab_types::{parse_percent, parse_rate, parse_size};
+use storlab_types::parse_size;
 
 /// Design a storage system: RAID layout, capacity, reliability, predicted performance.
 #[derive(Args, Debug)]
@@ -163,15 +158,6 @@ pub(super) struct ConcurrencyArgs {
     qd: u32,
 }
 
-impl ConcurrencyArgs {
-    pub(super) fn check(&self) -> Result<()> {
-        Ok(storlab_plan::perf::check_concurrency(
-            self.streams,
-            self.qd,
-        )?)
-    }
-}
-
 /// Controllers, links, enclosures and host.
 #[derive(Args, Debug)]
 pub(super) struct SystemArgs {
@@ -268,13 +254,6 @@ pub(super) struct SystemArgs {
 pub(super) fn size(what: &str, s: &str) -> Result<u64> {
     parse_size(s).with_context(|| format!("--{what}"))
 }
-pub(super) fn rate(what: &str, s: &str) -> Result<f64> {
-    parse_rate(s).with_context(|| format!("--{what}"))
-}
-pub(super) fn hours(what: &str, s: &str) -> Result<f64> {
-    parse_hours(s).with_context(|| format!("--{what}"))
-}
-
 pub(super) fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
     Ok(storlab_plan::spec::catalog_with(files, read_catalog)?)
 }
@@ -335,19 +314,6 @@ impl SystemArgs {
             mission: Some(self.mission.clone()),
             fleet: Some(self.fleet),
         }
-    }
-
-    pub(super) fn hardware(
-        &self,
-        cat: &Catalog,
-        drive: &DriveArgs,
-        controllers: u32,
-    ) -> Result<Hardware> {
-        Ok(self.choice().hardware(cat, &drive.choice(), controllers)?)
-    }
-
-    pub(super) fn repair(&self) -> Result<(f64, f64)> {
-        Ok(self.choice().repair()?)
     }
 }
 

@@ -106,166 +106,38 @@ pub(super) struct SearchArgs {
     system: SystemArgs,
 }
 
-fn parse_range(what: &str, s: &str) -> Result<(u32, u32)> {
-    let err =
-        || anyhow::anyhow!("--{what} '{s}' should be a count (48) or a range MIN..MAX (24..96)");
-    let num = |x: &str| x.trim().parse::<u32>().map_err(|_| err());
-    let (lo, hi) = match s.split_once("..") {
-        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
-        None => {
-            let n = num(s)?;
-            (n, n)
-        }
-    };
-    if lo == 0 || lo > hi {
-        bail!("--{what} '{s}' is empty or starts at zero; e.g. 24..96");
-    }
-    Ok((lo, hi))
-}
-
-/// The search the flags describe, each flag mapped in the order of --help.
-fn search_spec(a: &SearchArgs) -> Result<SearchSpec> {
-    let cat = load_catalog(&a.drive.catalog)?;
-    let hardware = a.system.hardware(&cat, &a.drive, 1)?;
-    let (delay, mission) = a.system.repair()?;
-    let template: Option<Layout> = match &a.layout {
-        Some(l) => Some(l.parse()?),
-        None => None,
-    };
-    let (min_drives, max_drives) = match (&a.drives, template.and_then(|t| t.groups)) {
-        (Some(d), _) => parse_range("drives", d)?,
-        (None, Some(g)) => (
-            g * template.map_or(1, |t| t.span),
-            g * template.map_or(1, |t| t.span),
-        ),
-        (None, None) => bail!(
-            "--layout {} leaves the number of drives open; give --drives, e.g. --drives 24..96",
-            a.layout.as_deref().unwrap_or_default()
-        ),
-    };
-    let mut levels = Vec::new();
-    for l in &a.levels {
-        let lv = storlab_plan::layout::parse_level_family(l)
-            .map_err(|e| anyhow::anyhow!("--levels: {e}"))?;
-        if !levels.contains(&lv) {
-            levels.push(lv);
+impl SearchArgs {
+    /// The search the flags describe, as the plan crate takes it.
+    fn choice(&self) -> storlab_plan::spec::SearchChoice {
+        storlab_plan::spec::SearchChoice {
+            drives: self.drives.clone(),
+            layout: self.layout.clone(),
+            levels: self.levels.clone(),
+            spans: self.spans.clone(),
+            chunks: self.chunks.clone(),
+            max_controllers: self.max_controllers,
+            no_lvm: self.no_lvm,
+            min_usable: self.min_usable.clone(),
+            min_mttdl: self.min_mttdl.clone(),
+            max_loss: self.max_loss.clone(),
+            min_throughput: self.min_throughput.clone(),
+            min_iops: self.min_iops,
+            max_cost: self.max_cost,
+            throughput_of_writes: self.throughput_of == ThroughputOf::SeqWrite,
+            iops_of_writes: self.iops_of == IopsOf::RandWrite,
+            seq_size: self.seq_size.clone(),
+            random_size: self.random_size.clone(),
+            streams: self.concurrency.streams,
+            qd: self.concurrency.qd,
+            drive: self.drive.choice(),
+            system: self.system.choice(),
         }
     }
-    let chunks = a
-        .chunks
-        .iter()
-        .map(|c| {
-            storlab_plan::layout::parse_sector_multiple(c)
-                .map_err(|e| anyhow::anyhow!("--chunks: {e}"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if a.max_controllers == 0 {
-        bail!("--max-controllers must be at least 1");
-    }
-    let spans = match &a.spans {
-        Some(s) => Some(parse_range("spans", s)?),
-        None => None,
-    };
-    a.concurrency.check()?;
-    let seq = size("seq-size", &a.seq_size)?;
-    let rnd = size("random-size", &a.random_size)?;
-    if seq == 0 || rnd == 0 {
-        bail!("--seq-size and --random-size must be at least one byte, e.g. 1M and 4k");
-    }
-    let constraints = Constraints {
-        min_usable_bytes: a
-            .min_usable
-            .as_deref()
-            .map(|s| size("min-usable", s))
-            .transpose()?,
-        min_mttdl_hours: a
-            .min_mttdl
-            .as_deref()
-            .map(|s| hours("min-mttdl", s))
-            .transpose()?,
-        max_loss_probability: {
-            let p = parse_percent(&a.max_loss).context("--max-loss")?;
-            if !(p > 0.0 && p <= 100.0) {
-                bail!(
-                    "--max-loss must be above 0% and at most 100% (100% keeps every design), e.g. 0.1%"
-                );
-            }
-            (p < 100.0).then_some(p / 100.0)
-        },
-        min_throughput_bytes_per_s: a
-            .min_throughput
-            .as_deref()
-            .map(|s| rate("min-throughput", s))
-            .transpose()?,
-        min_iops: a.min_iops,
-        max_cost: a.max_cost,
-    };
-    if constraints.max_cost.is_some() {
-        let missing: Vec<&str> = [
-            hardware.drive.price.is_none().then_some("drive"),
-            hardware.controller.price.is_none().then_some("controller"),
-            hardware
-                .enclosure
-                .as_ref()
-                .and_then(|e| e.price.is_none().then_some("enclosure")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if !missing.is_empty() {
-            bail!(
-                "--max-cost needs prices, and the catalog has none for the {}; add `price = ...` to those entries in a --catalog file",
-                missing.join(", ")
-            );
-        }
-    }
-    let drive = &hardware.drive;
-    let spec = SearchSpec {
-        reliability: ReliabilityInputs {
-            drive_mtbf_hours: drive.mtbf_hours,
-            drive_capacity_bytes: drive.capacity_bytes,
-            ber_per_bit: drive.ber_per_bit,
-            sector_bytes: drive.sector_bytes,
-            rebuild_hours: drive.rebuild_hours(),
-            replace_delay_hours: if a.system.hot_spares > 0 { 0.0 } else { delay },
-            mission_hours: mission,
-            fleet: a.system.fleet,
-        },
-        hardware,
-        space: SearchSpace {
-            min_drives,
-            max_drives,
-            levels,
-            spans,
-            chunks,
-            max_controllers: a.max_controllers,
-            try_lvm: !a.no_lvm,
-            hot_spares: a.system.hot_spares,
-            template,
-        },
-        constraints,
-        throughput_workload: Workload::new(
-            match a.throughput_of {
-                ThroughputOf::SeqRead => Pattern::SeqRead,
-                ThroughputOf::SeqWrite => Pattern::SeqWrite,
-            },
-            seq,
-        )
-        .with_concurrency(a.concurrency.streams, a.concurrency.qd),
-        iops_workload: Workload::new(
-            match a.iops_of {
-                IopsOf::RandRead => Pattern::RandRead,
-                IopsOf::RandWrite => Pattern::RandWrite,
-            },
-            rnd,
-        )
-        .with_concurrency(a.concurrency.streams, a.concurrency.qd),
-    };
-    Ok(spec)
 }
 
 pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
-    let spec = search_spec(&a)?;
+    let cat = load_catalog(&a.drive.catalog)?;
+    let spec = a.choice().spec(&cat)?;
     let result = storlab_plan::search::search(&spec)?;
     match a.system.out.format() {
         Format::Json => output::print_json(&result)?,
