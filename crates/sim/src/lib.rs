@@ -21,6 +21,7 @@
 
 pub mod analytic;
 pub mod catalog;
+pub mod chart;
 pub mod des;
 pub mod engine;
 pub mod error;
