@@ -107,3 +107,39 @@ pub fn throughput(points: &[SweepPoint], key: &str) -> ThroughputChart {
         marker,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Scenario, SimCatalog, Solver, parse_vary, sweep};
+
+    /// Clients on 100 MB/s NICs against a 400 MB/s back end: the NICs bind
+    /// first, then the back end; the line is cut there, on a log axis.
+    #[test]
+    fn the_line_is_cut_where_the_binding_component_changes() {
+        let text = r#"
+[clients]
+count = 1
+nic = "100MB/s"
+[array]
+port = "10GB/s"
+backend = "400MB/s"
+[workload]
+pattern = "read"
+bs = "1MiB"
+file_size = "1GiB"
+"#;
+        let s = Scenario::parse("t.toml", text).unwrap();
+        let v = parse_vary("clients=1,2,4,8,16").unwrap();
+        let points = sweep(&s, Some(&v), &SimCatalog::builtin(), Solver::Analytic).unwrap();
+        let c = throughput(&points, "clients");
+        assert!(c.log && !c.sizes, "{c:?}");
+        assert!(c.series.len() >= 2, "{c:?}");
+        assert!(c.series[0].0.starts_with("analytic: bound by "), "{c:?}");
+        // The second piece starts where the first ended.
+        assert_eq!(c.series[1].1.first(), c.series[0].1.last());
+        let (x, label) = c.marker.clone().unwrap();
+        assert!(x > 1.0 && label.contains(" → "), "{c:?}");
+        assert!(c.title.contains("clients"), "{c:?}");
+    }
+}
