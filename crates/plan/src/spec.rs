@@ -344,6 +344,11 @@ impl DesignSpec {
                     "design '{spec}': --against has no place in a design; the run tagged is what it is held against"
                 )));
             }
+            let known = matches!(flag.as_str(), "json" | "db" | "output-format")
+                || DesignSpec::default().slot(&flag).is_some();
+            if !known {
+                return Err(syntax(format!("unexpected argument '--{flag}' found")));
+            }
             if seen.contains(&flag) && flag != "catalog" {
                 return Err(syntax(format!(
                     "the argument '--{flag}' cannot be used multiple times"
@@ -1183,7 +1188,8 @@ mod tests {
         let err = |s: &str| DesignSpec::parse(s).unwrap_err().to_string();
         assert!(err("").contains("the design is empty"));
         assert!(err("R6/12 'open").contains("unbalanced quotes"));
-        assert!(err("R6/12 --no-such 1").contains("'--no-such'"));
+        assert!(err("R6/12 --no-such 1").contains("unexpected argument '--no-such'"));
+        assert!(err("R6/12 --no-such").contains("unexpected argument '--no-such'"));
         assert!(err("R6/12 R5/6").contains("unexpected argument 'R5/6'"));
         assert!(err("R6/12 --drive").contains("a value is required for '--drive'"));
         assert!(err("R6/12 --drive a --drive b").contains("multiple times"));
