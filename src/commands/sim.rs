@@ -3,9 +3,10 @@
 //! JSON, draw `--chart`, and save the points in the store as a run of kind
 //! `sim` so `compare` and `report` show them beside measured runs.
 
-use super::common::{DbArgs, OutputKind, RecordArgs, check_output_path, write_output};
+use super::common::{DbArgs, RecordArgs, write_output};
+use super::outfile::{chart_is_png, check_chart_path};
 use clap::{Args, ValueEnum};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use storlab_report::svg::{LineChart, LineSeries, XScale, fmt_tick};
 use storlab_sim::{Scenario, SimCatalog, Solver, SweepPoint, parse_vary, sweep};
 
@@ -90,8 +91,7 @@ impl SimCommand {
         };
         // The chart's path follows the output rules before anything runs.
         if let Some(path) = &self.chart {
-            let kind = OutputKind::chart(chart_is_png(path)?);
-            check_output_path(path, &self.db.db, self.force, kind)?;
+            check_chart_path(path, &self.db.db, self.force)?;
         }
         let started = storlab_types::time::now_rfc3339();
         let points = sweep(&scenario, vary.as_ref(), &cat, solver)?;
@@ -167,22 +167,6 @@ fn table(points: &[SweepPoint], key: Option<&str>) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Whether `--chart` names a PNG (else an SVG); any other name is refused.
-fn chart_is_png(path: &Path) -> anyhow::Result<bool> {
-    match path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .as_deref()
-    {
-        Some("svg") => Ok(false),
-        Some("png") => Ok(true),
-        _ => anyhow::bail!(
-            "--chart {}: the file name must end in .svg or .png",
-            path.display()
-        ),
-    }
 }
 
 /// Throughput vs the varied value (`storlab_sim::chart`), drawn as a line chart.
