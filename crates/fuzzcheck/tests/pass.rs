@@ -385,6 +385,10 @@ fn plan_catalog() {
     pass("plan_catalog")
 }
 #[test]
+fn design() {
+    pass("design")
+}
+#[test]
 fn vary() {
     pass("vary")
 }
