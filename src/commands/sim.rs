@@ -35,8 +35,8 @@ pub struct SimCommand {
     /// and examples/sim/)
     #[arg(value_name = "SCENARIO")]
     file: PathBuf,
-    /// Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or clients=1..1000/1000 (points) or clients=1..64:x2 / 1..16:+1 (docs/parameters.md)
-    /// (evenly spaced); keys: clients, movers, arrays, ports, cache, stripe_count, file_size, bs,
+    /// Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or clients=1..1000/1000
+    /// (evenly spaced) or clients=1..64:x2 or 1..16:+1 (docs/parameters.md); keys: clients, movers, arrays, ports, cache, stripe_count, file_size, bs,
     /// iodepth, or any dotted path such as array.cache_rate
     #[arg(long, value_name = "KEY=VALUES")]
     vary: Option<String>,
