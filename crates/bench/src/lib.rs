@@ -43,7 +43,7 @@ mod worker;
 
 pub use cluster::{PhaseSync, Share, TICK};
 pub use engine::{libaio_available, uring_available};
-pub use fio_job::{FioJobFile, fio_size};
+pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,

@@ -311,35 +311,10 @@ fn u64_of(v: Option<&Value>) -> Option<u64> {
     f64_of(v).filter(|x| *x >= 0.0).map(|x| x.round() as u64)
 }
 
-/// fio's size units: `k`, `K`, `KB`, `KiB` are all 1024 unless
-/// `kb_base=1000`, where `KB` is 1000 and `KiB` 1024.
+/// A size in fio's units under `kb_base`, read by the one grammar the fio
+/// job-file reader uses too ([`storlab_types::fio_size`]).
 fn fio_size(s: &str, kb_base: u64) -> Option<u64> {
-    let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    let num: f64 = num.parse().ok()?;
-    let unit = unit.trim();
-    let mut chars = unit.chars();
-    let power = match chars.next().map(|c| c.to_ascii_lowercase()) {
-        None => 0,
-        Some('b') if unit.len() == 1 => 0,
-        Some('k') => 1,
-        Some('m') => 2,
-        Some('g') => 3,
-        Some('t') => 4,
-        Some('p') => 5,
-        _ => return None,
-    };
-    let rest: String = chars.collect();
-    let base = match rest.as_str() {
-        "" | "b" | "B" => kb_base,
-        "i" | "ib" | "iB" => 1024,
-        _ => return None,
-    } as f64;
-    let v = num * base.powi(power);
-    (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v.round() as u64)
+    storlab_types::fio_size(s, kb_base).ok()
 }
 
 /// fio's time units: seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`, `d`).
@@ -1375,19 +1350,49 @@ mod tests {
 
     #[test]
     fn fio_units() {
-        assert_eq!(fio_size("4k", 1024), Some(4096));
-        assert_eq!(fio_size("4KB", 1024), Some(4096));
-        assert_eq!(fio_size("4KB", 1000), Some(4000));
-        assert_eq!(fio_size("4KiB", 1000), Some(4096));
-        assert_eq!(fio_size("1m", 1024), Some(1 << 20));
-        assert_eq!(fio_size("512", 1024), Some(512));
-        assert_eq!(fio_size("50%", 1024), None);
+        assert_eq!(fio_size("50%", 1024), None, "a relative size has no byte count");
         assert_eq!(fio_time_ns("30"), Some(30_000_000_000));
         assert_eq!(fio_time_ns("500ms"), Some(500_000_000));
         assert_eq!(fio_time_ns("2m"), Some(120_000_000_000));
         assert!(fio_bool(Some(&String::new())));
         assert!(!fio_bool(Some(&"0".to_string())));
         assert!(!fio_bool(None));
+    }
+
+    /// The same size means the same bytes here as in a fio job file read by
+    /// `bench --fio-job` (fio's `parse.c`: with the default `kb_base=1024`,
+    /// `KiB` is 1000 and `k`/`KB` 1024; with `kb_base=1000` the other way
+    /// round). The importer read `4KiB` as 4096 before it used the one
+    /// grammar.
+    #[test]
+    fn sizes_in_job_options_follow_fios_kb_base_as_the_job_file_reader_does() {
+        let cases = [
+            ("4KiB", None, 4000),
+            ("4k", None, 4096),
+            ("4KB", None, 4096),
+            ("64kib", None, 64_000),
+            ("4KiB", Some("1000"), 4096),
+            ("4k", Some("1000"), 4000),
+            ("1MiB", None, 1_000_000),
+        ];
+        for (bs, kb_base, want) in cases {
+            let mut doc = value(V333_RANDREAD);
+            let o = doc["jobs"][0]["job options"].as_object_mut().unwrap();
+            o.insert("bs".into(), bs.into());
+            if let Some(k) = kb_base {
+                o.insert("kb_base".into(), k.into());
+            }
+            let rep = parse(&doc.to_string(), None).unwrap().report;
+            assert_eq!(
+                rep.phases[0].params.bs[0].bs_bytes, want,
+                "bs={bs} kb_base={kb_base:?}"
+            );
+            assert_eq!(
+                Ok(want),
+                storlab_types::fio_size(bs, kb_base.map_or(1024, |k| k.parse().unwrap())),
+                "the job-file grammar agrees"
+            );
+        }
     }
 
     #[test]

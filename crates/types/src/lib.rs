@@ -14,11 +14,13 @@
 //! This crate does no I/O (beyond reading the clock).
 
 pub mod csv;
+pub mod fio_units;
 pub mod record;
 pub mod text;
 pub mod time;
 pub mod units;
 
+pub use fio_units::fio_size;
 pub use record::*;
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
