@@ -256,7 +256,6 @@ struct DeviceLock {
 /// (none if it has not written its pid yet).
 fn lock_device(dir: &Path, name: &str) -> Result<std::result::Result<DeviceLock, Option<u32>>> {
     use std::io::{Read, Write};
-    use std::os::fd::AsRawFd;
     let p = dir.join(format!("tune-readahead.{name}.lock"));
     let mut f = std::fs::OpenOptions::new()
         .read(true)
@@ -265,16 +264,12 @@ fn lock_device(dir: &Path, name: &str) -> Result<std::result::Result<DeviceLock,
         .truncate(false)
         .open(&p)
         .with_context(|| format!("cannot open the lock file {}", p.display()))?;
-    // SAFETY: flock(2) on a descriptor this function owns; no memory is
-    // passed.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            let mut pid = String::new();
-            let _ = f.read_to_string(&mut pid);
-            return Ok(Err(pid.trim().parse().ok()));
-        }
-        return Err(e).with_context(|| format!("cannot lock {}", p.display()));
+    let locked = storlab_host::os::try_lock_exclusive(&f)
+        .with_context(|| format!("cannot lock {}", p.display()))?;
+    if !locked {
+        let mut pid = String::new();
+        let _ = f.read_to_string(&mut pid);
+        return Ok(Err(pid.trim().parse().ok()));
     }
     f.set_len(0)
         .and_then(|()| writeln!(f, "{}", std::process::id()))
@@ -608,8 +603,7 @@ struct Verdict {
 
 impl ReadaheadArgs {
     pub fn execute(self) -> Result<Outcome> {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
+        if !storlab_host::os::is_root() {
             bail!(
                 "tune readahead sets /sys/block/*/queue/read_ahead_kb and drops the page cache: run it as root \
                  (nothing was changed)"

@@ -23,6 +23,7 @@
 //! Text before the JSON document (fio prints warnings there) is skipped.
 //! A storlab JSON document (`storlab bench --output-format json`) is
 //! accepted too. Anything else is refused with [`ImportError`].
+#![forbid(unsafe_code)]
 
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

@@ -11,7 +11,7 @@
 //! (generated names: nothing is stored per item, so a million files cost
 //! no memory), `fs` (the operations; [`Posix`] uses the `*at` calls),
 //! `run` (the loop). Nothing here prints.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 //!
 //! Stonewalling stays correct: a create phase stopped by its stonewall
 //! records how many items each rank really made ([`RankPhase::items`]),

@@ -18,6 +18,7 @@
 //!
 //! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
 //! runs against recorded fixtures in tests.
+#![forbid(unsafe_code)]
 
 pub mod cpu;
 pub mod diskstats;

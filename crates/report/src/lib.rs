@@ -19,6 +19,7 @@
 //!   script, no network) with parameters, host facts, results, the
 //!   comparison, every chart and every warning; [`html_report_full`] adds
 //!   [`predicted`]: runs tagged with a design, predicted beside measured.
+#![forbid(unsafe_code)]
 
 pub mod charts;
 pub mod clients_chart;

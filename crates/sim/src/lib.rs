@@ -17,6 +17,7 @@
 //!
 //! [`sweep`] runs either over `--vary` values. The crate is pure: it reads no
 //! files and prints nothing. Definitions and sources: `docs/SIM.md`.
+#![forbid(unsafe_code)]
 
 pub mod analytic;
 pub mod catalog;

@@ -14,6 +14,7 @@
 //! For a replay executor: [`TraceReader`] yields timed operations
 //! ([`TraceRecord::start_ns`], relative to the trace's start) with the rank
 //! that issued them; the per-format order is documented on [`Format`].
+#![forbid(unsafe_code)]
 
 mod blktrace;
 mod darshan;

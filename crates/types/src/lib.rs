@@ -12,6 +12,7 @@
 //!   terminal. One definition of each, shared by every crate.
 //!
 //! This crate does no I/O (beyond reading the clock).
+#![forbid(unsafe_code)]
 
 pub mod csv;
 pub mod fio_units;

@@ -969,10 +969,9 @@ fn run_logged(
 /// keeping its results).
 fn terminate(pid: u32, sig: i32) {
     if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) takes plain integers; `pid` is our own child, not
-        // yet reaped (try_wait said it was running), so the id cannot be
-        // reused.
-        unsafe { libc::kill(pid, sig) };
+        // `pid` is our own child, not yet reaped (try_wait said it was
+        // running), so the id cannot be reused.
+        let _ = storlab_host::os::kill(pid, sig);
     }
 }
 
