@@ -4,6 +4,7 @@
 //! replace). Unknown names get "did you mean"; bad TOML or unknown keys get
 //! the file, line and column.
 
+use storlab_types::text::line_col;
 use crate::error::{PlanError, suggest};
 use crate::hardware::{
     ControllerSpec, DriveMedia, DriveSpec, EnclosureSpec, LinkSpec, zone_average,
@@ -239,16 +240,6 @@ pub struct Catalog {
     drives: Vec<Sourced<DriveEntry>>,
     controllers: Vec<Sourced<ControllerEntry>>,
     enclosures: Vec<Sourced<EnclosureEntry>>,
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.len(), |i| before.len() - i - 1)
-        + 1;
-    (line, col)
 }
 
 fn upsert<T>(list: &mut Vec<Sourced<T>>, e: T, file: usize, name: impl Fn(&T) -> String) {
