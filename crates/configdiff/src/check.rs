@@ -19,55 +19,42 @@
 
 use crate::{Difference, Judgement, Vary, match_phases};
 use serde::Serialize;
-use storlab_types::{DirStats, PhaseResult, StoredRun, format_bytes, format_rate};
+use storlab_types::{DirStats, Metric, PhaseResult, StoredRun, format_bytes, format_rate};
 
-/// What is compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    Bandwidth,
-    Iops,
-    LatP50,
-    LatP99,
+/// What `check` compares, in order.
+const CHECKED: [Metric; 4] = [
+    Metric::Throughput,
+    Metric::Iops,
+    Metric::LatP50,
+    Metric::LatP99,
+];
+
+/// A metric as the failure reasons name it.
+fn metric_label(m: Metric) -> &'static str {
+    match m {
+        Metric::Throughput => "bandwidth",
+        Metric::Iops => "IOPS",
+        Metric::LatMean => "mean latency",
+        Metric::LatP50 => "p50 latency",
+        Metric::LatP99 => "p99 latency",
+    }
 }
 
-impl Metric {
-    pub const ALL: [Metric; 4] = [
-        Metric::Bandwidth,
-        Metric::Iops,
-        Metric::LatP50,
-        Metric::LatP99,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Bandwidth => "bandwidth",
-            Metric::Iops => "IOPS",
-            Metric::LatP50 => "p50 latency",
-            Metric::LatP99 => "p99 latency",
-        }
+/// A value with its unit, as the failure reasons print it.
+fn format_value(m: Metric, v: f64) -> String {
+    match m {
+        Metric::Throughput => format_rate(v),
+        Metric::Iops => format!("{v:.0}"),
+        Metric::LatMean | Metric::LatP50 | Metric::LatP99 => format_ns(v),
     }
+}
 
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Bandwidth | Metric::Iops)
-    }
-
-    fn value(self, d: &DirStats) -> Option<f64> {
-        match self {
-            Metric::Bandwidth => Some(d.bw_bytes_per_s),
-            Metric::Iops => Some(d.iops),
-            Metric::LatP50 => d.lat_ns.map(|l| l.p50 as f64),
-            Metric::LatP99 => d.lat_ns.map(|l| l.p99 as f64),
-        }
-    }
-
-    /// The value with its unit, as the reasons print it.
-    pub fn format(self, v: f64) -> String {
-        match self {
-            Metric::Bandwidth => format_rate(v),
-            Metric::Iops => format!("{v:.0}"),
-            Metric::LatP50 | Metric::LatP99 => format_ns(v),
-        }
+/// `check`'s JSON names bandwidth `bandwidth` (compare's `throughput`):
+/// kept, so existing scripts read the same document.
+fn check_metric_name<S: serde::Serializer>(m: &Metric, s: S) -> Result<S::Ok, S::Error> {
+    match m {
+        Metric::Throughput => s.serialize_str("bandwidth"),
+        other => other.serialize(s),
     }
 }
 
@@ -81,6 +68,7 @@ pub struct Finding {
     pub phase: String,
     /// `read` or `write`.
     pub direction: &'static str,
+    #[serde(serialize_with = "check_metric_name")]
     pub metric: Metric,
     pub value: f64,
     pub baseline: f64,
@@ -355,7 +343,7 @@ fn compare_dirs(
             }
             continue;
         }
-        for metric in Metric::ALL {
+        for metric in CHECKED {
             let (Some(v), Some(b)) = (metric.value(d), metric.value(bd)) else {
                 continue;
             };
@@ -378,9 +366,9 @@ fn compare_dirs(
                 };
                 out.failures.push(format!(
                     "phase {phase}: {direction} {} {} is {worse:.1}% {dir_word} the baseline's {} (tolerance {tol}%)",
-                    metric.label(),
-                    metric.format(v),
-                    metric.format(b),
+                    metric_label(metric),
+                    format_value(metric, v),
+                    format_value(metric, b),
                 ));
             }
             out.findings.push(Finding {
@@ -402,6 +390,31 @@ mod tests {
     use crate::store_testdata::{phase, report};
     use proptest::prelude::*;
     use storlab_types::RwMode;
+
+    /// One `Metric` for check and compare; check's JSON keeps its own
+    /// names (`bandwidth`, `lat_p50`), as before the merge.
+    #[test]
+    fn check_json_keeps_its_metric_names() {
+        let names: Vec<String> = CHECKED
+            .iter()
+            .map(|&metric| {
+                let f = Finding {
+                    phase: "p".into(),
+                    direction: "read",
+                    metric,
+                    value: 1.0,
+                    baseline: 1.0,
+                    worse_pct: 0.0,
+                    failed: false,
+                };
+                serde_json::to_value(&f).unwrap()["metric"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names, ["bandwidth", "iops", "lat_p50", "lat_p99"]);
+    }
 
     fn run(id: i64, phases: Vec<PhaseResult>) -> StoredRun {
         StoredRun {

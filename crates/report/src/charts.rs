@@ -14,14 +14,14 @@
 //! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
 //! | `predicted` | when a run's design (`planned_as`, or `report --design`) predicts a phase ([`crate::predicted`]) |
 
-use crate::compare::{Metric, Verdict, compare_with};
+use crate::compare::{Verdict, compare_with};
 use crate::error::ReportError;
 use crate::fmt::{format_change, format_ns, run_label, tags_joined};
 use crate::rows::Direction;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
 use std::collections::BTreeMap;
 use storlab_configdiff::Vary;
-use storlab_types::{CacheMode, PhaseResult, StoredRun, format_bytes};
+use storlab_types::{CacheMode, Metric, PhaseResult, StoredRun, format_bytes};
 
 /// One chart: a stable id, its title and the SVG document.
 #[derive(Debug, Clone, PartialEq)]

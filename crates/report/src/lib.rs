@@ -39,7 +39,7 @@ pub use charts::{
     CHART_KINDS, Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not,
 };
 pub use compare::{
-    Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
+    Change, CompareRow, Comparison, COMPARED, DEFAULT_NOISE_PCT, MetricWords, Spread, SpreadSource, Verdict,
     compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
