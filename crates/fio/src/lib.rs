@@ -71,6 +71,15 @@ pub enum ImportError {
     },
 }
 
+/// A fio job that cannot become a storlab phase (it is left out, and named
+/// in the record's warnings).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkippedJob {
+    /// `rw=trim` and the like: not a read/write pattern.
+    #[error("job '{job}': rw={rw} (storlab records read/write patterns only)")]
+    UnsupportedRw { job: String, rw: String },
+}
+
 /// What [`parse`] found: the run kind to store it under and its report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
@@ -662,7 +671,7 @@ fn dir_stats(d: &Dir, name: &str, warnings: &mut Vec<String>) -> DirStats {
     }
 }
 
-fn rw_of(opts: &Opts) -> Result<(RwMode, u8), String> {
+fn rw_of(opts: &Opts, job: &str) -> Result<(RwMode, u8), SkippedJob> {
     let raw = opts
         .get("rw")
         .or_else(|| opts.get("readwrite"))
@@ -670,8 +679,10 @@ fn rw_of(opts: &Opts) -> Result<(RwMode, u8), String> {
         .unwrap_or("read");
     // `rw=randread:8` adds an offset modifier after a colon.
     let base = raw.split(':').next().unwrap_or(raw).trim();
-    let rw = RwMode::parse(base)
-        .ok_or_else(|| format!("rw={raw} (storlab records read/write patterns only)"))?;
+    let rw = RwMode::parse(base).ok_or_else(|| SkippedJob::UnsupportedRw {
+        job: job.to_string(),
+        rw: raw.to_string(),
+    })?;
     let mix = match (opts.num::<u8>("rwmixread"), opts.num::<u8>("rwmixwrite")) {
         (Some(r), _) => r,
         (None, Some(w)) => 100u8.saturating_sub(w),
@@ -779,7 +790,7 @@ fn phase_of(
     entries: &[&Map<String, Value>],
     global: &BTreeMap<String, String>,
     started_ms: u64,
-) -> Result<PhaseResult, String> {
+) -> Result<PhaseResult, SkippedJob> {
     let first = entries[0];
     let name = first
         .get("jobname")
@@ -794,7 +805,7 @@ fn phase_of(
     };
     let opts = Opts { map, kb_base };
     let mut warnings = Vec::new();
-    let (rw, rwmixread) = rw_of(&opts).map_err(|e| format!("job '{name}': {e}"))?;
+    let (rw, rwmixread) = rw_of(&opts, &name)?;
     let use_lat = fio_bool(opts.get("lat_percentiles"))
         || entries.iter().any(|e| {
             ["read", "write"].iter().any(|d| {
@@ -1165,8 +1176,9 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         }
     }
     if phases.is_empty() {
+        let reasons: Vec<String> = skipped.iter().map(ToString::to_string).collect();
         return Err(ImportError::NoJobs {
-            reason: skipped.join("; "),
+            reason: reasons.join("; "),
         });
     }
     let mut warnings = vec![format!(
