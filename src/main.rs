@@ -141,7 +141,7 @@ pub fn escape_os(s: &std::ffi::OsStr) -> String {
 
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
-    if let Some(ram) = commands::sweep::meminfo("MemTotal") {
+    if let Some(ram) = storlab_host::meminfo("MemTotal") {
         storlab_types::set_ram_bytes(ram);
     }
     let cli = match Cli::try_parse() {

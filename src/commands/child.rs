@@ -9,12 +9,6 @@
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-/// Make `c` receive SIGTERM when storlab (the thread that spawns it, here
-/// always the main thread) ends, however it ends.
-pub fn die_with_parent(c: &mut Command) -> &mut Command {
-    storlab_host::os::die_with_parent(c)
-}
-
 /// Start `c` as the leader of a new process group (its pid is the group
 /// id), so [`signal_group`] reaches every process it starts.
 pub fn own_group(c: &mut Command) -> &mut Command {
@@ -56,7 +50,7 @@ mod tests {
         let mut c = Command::new("sh");
         c.args(["-c", "sleep 1000 & echo $!; wait"])
             .stdout(std::process::Stdio::piped());
-        let mut child = own_group(die_with_parent(&mut c)).spawn().unwrap();
+        let mut child = own_group(storlab_host::os::die_with_parent(&mut c)).spawn().unwrap();
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)

@@ -4,7 +4,7 @@ use super::common::{DbArgs, RunArgs};
 use crate::output;
 use clap::Args;
 use std::fmt::Write as _;
-use storlab_configdiff::check::format_ns;
+use storlab_types::format_latency_ns as format_ns;
 use storlab_types::{DirStats, StoredRun, format_bytes, format_rate};
 
 #[derive(Args, Debug)]

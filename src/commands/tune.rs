@@ -24,7 +24,7 @@
 //! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
 use crate::Outcome;
-use crate::commands::child::die_with_parent;
+use storlab_host::os::die_with_parent;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
@@ -740,7 +740,7 @@ impl ReadaheadArgs {
             }
             let size = match self.size {
                 Some(s) => s.0,
-                None => 2 * storlab_bench::host_info().mem_total_bytes,
+                None => 2 * storlab_host::host_info().mem_total_bytes,
             };
             let file = scratch_file(&self.target);
             eprintln!(

@@ -59,7 +59,7 @@ pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
 pub use target::{
-    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, own_run_dir,
+    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir,
     probe_direct,
 };
 
@@ -136,7 +136,7 @@ pub fn prepare(
             p.name
         )));
     }
-    let host = target::host_info();
+    let host = storlab_host::host_info();
     let target = target::resolve(target, &phases, safety)?;
     // O_DIRECT must work on the target if a phase asks for it.
     if flat.iter().any(|p| p.cache == CacheMode::Direct) {

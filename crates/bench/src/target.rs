@@ -30,7 +30,7 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use storlab_host::blockstack::{Snapshot, Use, shown};
-use storlab_types::{FileLayout, HostInfo, PhaseParams, TargetInfo};
+use storlab_types::{FileLayout, PhaseParams, TargetInfo};
 
 /// Why a target cannot be used. Each message says what to do instead.
 #[derive(Debug, thiserror::Error)]
@@ -201,10 +201,6 @@ fn in_use_message(used: &Use, path: &Path) -> String {
     )
 }
 
-/// Host facts for the record (the one definition, in `storlab-host`).
-pub fn host_info() -> HostInfo {
-    storlab_host::host_info()
-}
 
 /// Bytes a phase needs per file, given the file set: `size × numjobs` in
 /// one shared file, checked (a product past 16 EiB is refused, never wrapped).
@@ -812,7 +808,7 @@ mod tests {
 
     #[test]
     fn host_facts_are_filled() {
-        let h = host_info();
+        let h = storlab_host::host_info();
         assert!(!h.kernel.is_empty());
         assert!(h.cpu_count >= 1);
         assert!(h.mem_total_bytes > 0);

@@ -19,7 +19,10 @@
 
 use crate::{Difference, Judgement, Vary, match_phases};
 use serde::Serialize;
-use storlab_types::{DirStats, Metric, PhaseResult, StoredRun, format_bytes, format_rate};
+use storlab_types::{
+    DirStats, Metric, PhaseResult, StoredRun, format_bytes, format_latency_ns as format_ns,
+    format_rate,
+};
 
 /// What `check` compares, in order.
 const CHECKED: [Metric; 4] = [
@@ -58,8 +61,6 @@ fn check_metric_name<S: serde::Serializer>(m: &Metric, s: S) -> Result<S::Ok, S:
     }
 }
 
-/// Nanoseconds as a human latency (shared with the rest of storlab).
-pub use storlab_types::format_latency_ns as format_ns;
 
 /// One compared figure (values in bytes/s, I/O per s or ns).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -7,7 +7,7 @@
 //! [`InspectReport`] with [`Recommendation`]s that give their reasons.
 
 use crate::Error;
-use crate::mountinfo::{self, Mount};
+use storlab_host::mountinfo::{self, Mount};
 use crate::tree::{Device, DeviceKind, DeviceTree, LinkKind, SysPaths};
 use serde::Serialize;
 use std::path::{Path, PathBuf};

@@ -24,7 +24,7 @@ pub mod cpu;
 pub mod diskstats;
 pub mod inspect;
 /// The mount table: the one parser, in `storlab-host`.
-pub use storlab_host::mountinfo;
+use storlab_host::mountinfo;
 pub mod positional;
 pub mod prometheus;
 pub mod rates;

@@ -17,7 +17,7 @@
 //! top total takes those loop devices' figures out of it ("own" I/O).
 
 use crate::Error;
-use crate::mountinfo::{self, Mount};
+use storlab_host::mountinfo::{self, Mount};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -603,7 +603,7 @@ impl CampaignCommand {
             );
             let mut c = Command::new(&exe);
             // A kill -9 of the campaign ends its storlab child too.
-            child::die_with_parent(&mut c).args(&args);
+            storlab_host::os::die_with_parent(&mut c).args(&args);
             run_logged(c, &line, log, stop, Group::No, None)
                 .map_err(|e| e.into_status(format!("`{line}`")))?;
         }
@@ -859,7 +859,7 @@ fn shell(
     for (k, v) in &cell.matrix {
         c.env(spec::matrix_env(k), v);
     }
-    child::own_group(child::die_with_parent(&mut c));
+    child::own_group(storlab_host::os::die_with_parent(&mut c));
     // The values the command reads from its environment, for the reader.
     let env: Vec<String> = cell
         .matrix

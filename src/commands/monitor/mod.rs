@@ -355,7 +355,7 @@ impl MonitorCommand {
         let timeline = session.timeline(now_rfc3339());
         let json = (format == MonitorFormat::Json).then(|| timeline.clone());
         if let Some(store) = store {
-            let host = storlab_bench::host_info();
+            let host = storlab_host::host_info();
             let what = if self.targets.is_empty() {
                 "all devices".to_string()
             } else {

@@ -119,11 +119,6 @@ pub struct SweepTotals {
     pub page_cache_bytes: Option<u64>,
 }
 
-/// A field of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`).
-pub fn meminfo(key: &str) -> Option<u64> {
-    storlab_host::meminfo(key)
-}
-
 const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
 
 impl SweepCommand {
@@ -541,7 +536,7 @@ impl<'a> Runner<'a> {
         let mut totals = SweepTotals {
             sweep_id: self.sweep_id.clone(),
             points: results.len(),
-            page_cache_bytes: meminfo("MemAvailable"),
+            page_cache_bytes: storlab_host::meminfo("MemAvailable"),
             ..Default::default()
         };
         let quiet = self.args().quiet;
@@ -579,7 +574,7 @@ impl<'a> Runner<'a> {
         let host = job
             .as_ref()
             .map(|j| j.host.clone())
-            .unwrap_or_else(storlab_bench::host_info);
+            .unwrap_or_else(storlab_host::host_info);
         totals.mem_total_bytes = host.mem_total_bytes;
         let target_info = job
             .as_ref()
