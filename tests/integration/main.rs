@@ -10,6 +10,7 @@ mod cluster_flags;
 mod compare;
 mod engine_depth;
 mod fiohabits;
+mod forks;
 mod groups;
 mod honest;
 mod inspect;
