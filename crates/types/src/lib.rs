@@ -17,6 +17,7 @@
 pub mod csv;
 pub mod fio_units;
 pub mod metric;
+pub mod pattern;
 pub mod record;
 pub mod text;
 pub mod time;
@@ -24,6 +25,7 @@ pub mod units;
 
 pub use fio_units::fio_size;
 pub use metric::Metric;
+pub use pattern::Pattern;
 pub use record::*;
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
