@@ -50,7 +50,9 @@ mod tests {
         let mut c = Command::new("sh");
         c.args(["-c", "sleep 1000 & echo $!; wait"])
             .stdout(std::process::Stdio::piped());
-        let mut child = own_group(storlab_host::os::die_with_parent(&mut c)).spawn().unwrap();
+        let mut child = own_group(storlab_host::os::die_with_parent(&mut c))
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)

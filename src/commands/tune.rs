@@ -24,7 +24,6 @@
 //! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
 use crate::Outcome;
-use storlab_host::os::die_with_parent;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
@@ -34,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use storlab_host::os::die_with_parent;
 use storlab_monitor::tree::LinkKind;
 use storlab_monitor::{DeviceTree, SysPaths};
 use storlab_store::RunSelector;

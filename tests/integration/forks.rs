@@ -59,7 +59,14 @@ fn a_fio_size_is_the_same_bytes_in_a_job_file_and_in_imported_fio_json() {
         let f = dir.join("fio.json");
         std::fs::write(&f, doc.to_string()).unwrap();
         ok(&run_in(dir, &["import", f.to_str().unwrap()]));
-        let shown = json(&ok(&run_in(dir, &["show", "latest", "--output-format=json"])));
-        assert_eq!(first_bs(&shown[0]["report"]), want, "import, kb_base {kb_base:?}");
+        let shown = json(&ok(&run_in(
+            dir,
+            &["show", "latest", "--output-format=json"],
+        )));
+        assert_eq!(
+            first_bs(&shown[0]["report"]),
+            want,
+            "import, kb_base {kb_base:?}"
+        );
     }
 }

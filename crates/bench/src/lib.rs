@@ -59,8 +59,7 @@ pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
 pub use target::{
-    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir,
-    probe_direct,
+    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
 };
 
 use std::path::Path;

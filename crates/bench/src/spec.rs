@@ -4,11 +4,11 @@
 //! [`PhaseParams`]. Unknown keys and bad values are errors that quote the
 //! file, line and column and say what is allowed.
 
-use storlab_types::text::line_col;
 use crate::options::{PhaseSpec, SpecError, resolve_phase};
 use serde::Deserialize;
 use std::path::Path;
 use storlab_types::PhaseParams;
+use storlab_types::text::line_col;
 
 /// A parsed job file.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

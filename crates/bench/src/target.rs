@@ -201,7 +201,6 @@ fn in_use_message(used: &Use, path: &Path) -> String {
     )
 }
 
-
 /// Bytes a phase needs per file, given the file set: `size × numjobs` in
 /// one shared file, checked (a product past 16 EiB is refused, never wrapped).
 fn needs(p: &PhaseParams, shared: bool) -> Result<Vec<u64>, TargetError> {
@@ -461,7 +460,9 @@ fn kind_name(md: &fs::Metadata) -> &'static str {
 }
 
 fn check_space(dir: &Path, need: u64, info: &TargetInfo) -> Result<(), TargetError> {
-    let free = storlab_host::os::fs_space(dir).map_err(io_err(dir))?.avail_bytes;
+    let free = storlab_host::os::fs_space(dir)
+        .map_err(io_err(dir))?
+        .avail_bytes;
     // Keep a margin: 1 % of the need plus 16 MiB for metadata.
     let want = need.saturating_add(need / 100).saturating_add(16 << 20);
     if free < want {

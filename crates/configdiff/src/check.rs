@@ -61,7 +61,6 @@ fn check_metric_name<S: serde::Serializer>(m: &Metric, s: S) -> Result<S::Ok, S:
     }
 }
 
-
 /// One compared figure (values in bytes/s, I/O per s or ns).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {

@@ -1357,7 +1357,10 @@ mod tests {
 
     #[test]
     fn fio_units() {
-        assert!(fio_size("50%", 1024).is_err(), "a relative size has no byte count");
+        assert!(
+            fio_size("50%", 1024).is_err(),
+            "a relative size has no byte count"
+        );
         assert_eq!(fio_time_ns("30"), Some(30_000_000_000));
         assert_eq!(fio_time_ns("500ms"), Some(500_000_000));
         assert_eq!(fio_time_ns("2m"), Some(120_000_000_000));

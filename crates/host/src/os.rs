@@ -281,7 +281,10 @@ mod tests {
         let f1 = File::open(&b).unwrap();
         let f2 = File::open(&b).unwrap();
         assert!(try_lock_exclusive(&f1).unwrap());
-        assert!(!try_lock_exclusive(&f2).unwrap(), "a second open file description waits");
+        assert!(
+            !try_lock_exclusive(&f2).unwrap(),
+            "a second open file description waits"
+        );
         drop(f1);
         assert!(try_lock_exclusive(&f2).unwrap());
     }

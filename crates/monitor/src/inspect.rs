@@ -7,10 +7,10 @@
 //! [`InspectReport`] with [`Recommendation`]s that give their reasons.
 
 use crate::Error;
-use storlab_host::mountinfo::{self, Mount};
 use crate::tree::{Device, DeviceKind, DeviceTree, LinkKind, SysPaths};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use storlab_host::mountinfo::{self, Mount};
 
 /// File system facts.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -17,10 +17,10 @@
 //! top total takes those loop devices' figures out of it ("own" I/O).
 
 use crate::Error;
-use storlab_host::mountinfo::{self, Mount};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use storlab_host::mountinfo::{self, Mount};
 
 /// Where the kernel's files are. Tests point this at a recorded fixture.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,13 +4,13 @@
 //! replace). Unknown names get "did you mean"; bad TOML or unknown keys get
 //! the file, line and column.
 
-use storlab_types::text::line_col;
 use crate::error::{PlanError, suggest};
 use crate::hardware::{
     ControllerSpec, DriveMedia, DriveSpec, EnclosureSpec, LinkSpec, zone_average,
 };
 use crate::reliability::mtbf_from_afr;
 use serde::{Deserialize, Deserializer, Serialize};
+use storlab_types::text::line_col;
 use toml::Spanned;
 
 /// Per-command overhead of a disk when the catalog gives none: command

@@ -6,8 +6,8 @@ use crate::compare::{Comparison, MetricWords, Verdict};
 use crate::fmt::{format_iops, format_ns, mb_per_s, run_label, tags_joined, xml_escape as esc};
 use crate::rows::rows;
 use storlab_types::{
-    Metric,
-    BufferPattern, FileLayout, HostInfo, PhaseResult, STORLAB_VERSION, StoredRun, format_bytes,
+    BufferPattern, FileLayout, HostInfo, Metric, PhaseResult, STORLAB_VERSION, StoredRun,
+    format_bytes,
 };
 
 const CSS: &str = "

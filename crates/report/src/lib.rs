@@ -39,8 +39,8 @@ pub use charts::{
     CHART_KINDS, Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not,
 };
 pub use compare::{
-    Change, CompareRow, Comparison, COMPARED, DEFAULT_NOISE_PCT, MetricWords, Spread, SpreadSource, Verdict,
-    compare, compare_with, comparison_footer, render_comparison,
+    COMPARED, Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, MetricWords, Spread, SpreadSource,
+    Verdict, compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
 pub use export::{

@@ -24,11 +24,17 @@ pub struct DerivedJob {
 /// job file's comments carry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JobNote {
-    #[error("more than 256 distinct request sizes: bssplit uses power-of-two buckets (each bucket's lower bound)")]
+    #[error(
+        "more than 256 distinct request sizes: bssplit uses power-of-two buckets (each bucket's lower bound)"
+    )]
     SizeBuckets,
-    #[error("request sizes that are not multiples of 512 bytes are rounded up to one (storlab's block sizes are whole sectors)")]
+    #[error(
+        "request sizes that are not multiples of 512 bytes are rounded up to one (storlab's block sizes are whole sectors)"
+    )]
     SizesRoundedToSectors,
-    #[error("{left} of {ops} operations have sizes beyond the {MAX_SPLIT} most common; they are left out of bssplit")]
+    #[error(
+        "{left} of {ops} operations have sizes beyond the {MAX_SPLIT} most common; they are left out of bssplit"
+    )]
     SizesLeftOut { left: u64, ops: u64 },
     #[error("no non-empty request: bs 4k")]
     NoRequests,
@@ -269,8 +275,12 @@ mod note_tests {
     #[test]
     fn notes_read_as_before_in_text_and_json() {
         let n = JobNote::SizesLeftOut { left: 3, ops: 10 };
-        let text = "3 of 10 operations have sizes beyond the 8 most common; they are left out of bssplit";
+        let text =
+            "3 of 10 operations have sizes beyond the 8 most common; they are left out of bssplit";
         assert_eq!(n.to_string(), text);
-        assert_eq!(serde_json::to_value(&n).unwrap(), serde_json::Value::from(text));
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            serde_json::Value::from(text)
+        );
     }
 }

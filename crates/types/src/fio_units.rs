@@ -120,10 +120,19 @@ mod tests {
     #[test]
     fn refusals_say_why_in_the_cli_words() {
         let e = |s: &str| fio_size(s, 1024).unwrap_err().to_string();
-        assert_eq!(e("4x"), format!("invalid size '4x': unknown unit 'x'; {HELP}"));
+        assert_eq!(
+            e("4x"),
+            format!("invalid size '4x': unknown unit 'x'; {HELP}")
+        );
         assert_eq!(e(""), format!("invalid size '': {HELP}"));
-        assert_eq!(e("50%"), format!("invalid size '50%': unknown unit '%'; {HELP}"));
-        assert_eq!(e("1.3k"), "invalid size '1.3k': not a whole number of bytes");
+        assert_eq!(
+            e("50%"),
+            format!("invalid size '50%': unknown unit '%'; {HELP}")
+        );
+        assert_eq!(
+            e("1.3k"),
+            "invalid size '1.3k': not a whole number of bytes"
+        );
         assert_eq!(e("99999999p"), "invalid size '99999999p': too large");
         assert!(e("1..2k").contains(HELP));
         assert!(e("4kx").contains("unknown unit 'kx'"));

@@ -19,7 +19,10 @@ pub enum Pattern {
     RandRead,
     RandWrite,
     /// A mix of reads and writes; `read_pct` of requests are reads.
-    Mix { read_pct: f64, random: bool },
+    Mix {
+        read_pct: f64,
+        random: bool,
+    },
 }
 
 impl Pattern {

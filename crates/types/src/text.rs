@@ -68,7 +68,9 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     }
     let before = &text[..cut];
     let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.len() + 1, |i| before.len() - i);
+    let col = before
+        .rfind('\n')
+        .map_or(before.len() + 1, |i| before.len() - i);
     (line, col)
 }
 
