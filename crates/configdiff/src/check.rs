@@ -17,7 +17,7 @@
 //! from the run, a phase cut short, or a run that did not finish fail too:
 //! a nightly check must not pass because the run broke.
 
-use crate::{Difference, Judgement, Vary, match_phases};
+use crate::{Difference, Judgement, MatchedBy, Vary, match_phases};
 use serde::Serialize;
 use storlab_types::{
     DirStats, Metric, PhaseResult, StoredRun, format_bytes, format_latency_ns as format_ns,
@@ -77,6 +77,28 @@ pub struct Finding {
     pub failed: bool,
 }
 
+/// Something a check says beside its findings; `Display` words it, and the
+/// JSON carries the same sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckNote {
+    /// A phase was paired with a baseline phase of another name.
+    #[error("phase {phase} compared with baseline phase {baseline_phase} ({})", .by.note().unwrap_or("by name"))]
+    MatchedBy {
+        phase: String,
+        baseline_phase: String,
+        by: MatchedBy,
+    },
+    /// A phase of the run has no baseline partner.
+    #[error("phase {phase} has no partner in baseline run {baseline_run}: not checked")]
+    NoPartner { phase: String, baseline_run: i64 },
+}
+
+impl Serialize for CheckNote {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// The outcome of checking one run against a baseline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckReport {
@@ -87,7 +109,7 @@ pub struct CheckReport {
     /// One line per failure, ready to print.
     pub failures: Vec<String>,
     /// What was not compared, and how phases were matched when not by name.
-    pub notes: Vec<String>,
+    pub notes: Vec<CheckNote>,
     /// Each phase pair whose configurations differ, and how.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<ConfigDiff>,
@@ -225,12 +247,12 @@ pub fn check_with(
     }
     for pair in &m.pairs {
         let (p, bp) = (&phases[pair.phase], &base_phases[pair.baseline_phase]);
-        if let Some(how) = pair.by.note() {
-            out.notes.push(format!(
-                "phase {} compared with baseline phase {} ({how})",
-                label(p),
-                label(bp)
-            ));
+        if pair.by.note().is_some() {
+            out.notes.push(CheckNote::MatchedBy {
+                phase: label(p),
+                baseline_phase: label(bp),
+                by: pair.by,
+            });
         }
         if p.interrupted {
             out.failures.push(format!(
@@ -256,11 +278,10 @@ pub fn check_with(
         compare_groups(p, bp, tolerance_pct, !blocked, &opts.vary, &mut out);
     }
     for &i in &m.unmatched {
-        out.notes.push(format!(
-            "phase {} has no partner in baseline run {}: not checked",
-            label(&phases[i]),
-            baseline.id
-        ));
+        out.notes.push(CheckNote::NoPartner {
+            phase: label(&phases[i]),
+            baseline_run: baseline.id,
+        });
     }
     if m.pairs.is_empty() {
         return Err(CheckError::NothingInCommon {
@@ -616,10 +637,16 @@ mod tests {
             vec![phase("job1", RwMode::RandRead, 4096, 40e6, 400_000)],
         );
         let c = check(&r, &b, 10.0).unwrap();
+        assert!(c.notes.iter().any(|n| {
+            let n = n.to_string();
+            n.contains("'job1'") && n.contains("'randread'")
+        }));
+        let json = serde_json::to_value(&c).unwrap();
         assert!(
-            c.notes
-                .iter()
-                .any(|n| n.contains("'job1'") && n.contains("'randread'"))
+            json["notes"][0]
+                .as_str()
+                .is_some_and(|n| n.starts_with("phase 'job1'") && n.contains("same I/O pattern")),
+            "{json}"
         );
         assert_eq!(
             c.failures.len(),
