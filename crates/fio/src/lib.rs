@@ -11,8 +11,10 @@
 //!   histograms (json+ `bins`) merge exactly, percentiles alone do not (the
 //!   worst clone's are kept, with a warning);
 //! * options come from `global options` overridden by `job options`, read
-//!   with fio's own units (`4k` = 4096, `kb_base=1000` honoured; times in
-//!   seconds unless suffixed);
+//!   with fio's own units by the grammar fio job files use too
+//!   ([`storlab_types::fio_size`]: `4k` = 4096 but `4KiB` = 4000 under the
+//!   default `kb_base=1024`, `kb_base=1000` honoured; times in seconds
+//!   unless suffixed);
 //! * figures: fio 3.x keys (`io_bytes`, `bw_bytes`, `*_ns`) and fio 2.x keys
 //!   (`io_bytes` in KiB, `bw` in KiB/s, latencies in µs) are both read;
 //! * latency: fio's total latency `lat` (submission to completion, what
