@@ -77,6 +77,102 @@ pub struct Finding {
     pub failed: bool,
 }
 
+/// Why a check fails. `Display` words it (one line) and the JSON carries
+/// the same sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckFailure {
+    /// A baseline phase has no partner in the run.
+    PhaseMissing {
+        phase: String,
+        baseline_run: i64,
+        run: i64,
+    },
+    /// A phase was interrupted.
+    CutShort { phase: String },
+    /// The run stopped early.
+    RunIncomplete { run: i64, reason: String },
+    /// A baseline group has no partner in the run's phase.
+    GroupMissing { phase: String, group: String },
+    /// The baseline moved data in a direction the run did not.
+    NoIo {
+        phase: String,
+        direction: &'static str,
+        baseline_ops: u64,
+    },
+    /// A figure is worse than the baseline's by more than the tolerance.
+    Worse {
+        phase: String,
+        direction: &'static str,
+        metric: Metric,
+        value: f64,
+        baseline: f64,
+        worse_pct: f64,
+        tolerance_pct: f64,
+    },
+}
+
+impl std::fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckFailure::PhaseMissing {
+                phase,
+                baseline_run,
+                run,
+            } => write!(
+                f,
+                "phase {phase} of baseline run {baseline_run} is missing from run {run}"
+            ),
+            CheckFailure::CutShort { phase } => write!(
+                f,
+                "phase {phase} was cut short; its figures cover only part of the work"
+            ),
+            CheckFailure::RunIncomplete { run, reason } => {
+                write!(f, "run {run} did not complete: {reason}")
+            }
+            CheckFailure::GroupMissing { phase, group } => write!(
+                f,
+                "phase {phase}: group '{group}' of the baseline has no partner in the run"
+            ),
+            CheckFailure::NoIo {
+                phase,
+                direction,
+                baseline_ops,
+            } => write!(
+                f,
+                "phase {phase}: no {direction}s completed, the baseline did {baseline_ops}"
+            ),
+            CheckFailure::Worse {
+                phase,
+                direction,
+                metric,
+                value,
+                baseline,
+                worse_pct,
+                tolerance_pct,
+            } => {
+                let dir_word = if metric.higher_is_better() {
+                    "below"
+                } else {
+                    "above"
+                };
+                write!(
+                    f,
+                    "phase {phase}: {direction} {} {} is {worse_pct:.1}% {dir_word} the baseline's {} (tolerance {tolerance_pct}%)",
+                    metric_label(*metric),
+                    format_value(*metric, *value),
+                    format_value(*metric, *baseline),
+                )
+            }
+        }
+    }
+}
+
+impl Serialize for CheckFailure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// Something a check says beside its findings; `Display` words it, and the
 /// JSON carries the same sentence.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,8 +202,8 @@ pub struct CheckReport {
     pub baseline_id: i64,
     pub tolerance_pct: f64,
     pub findings: Vec<Finding>,
-    /// One line per failure, ready to print.
-    pub failures: Vec<String>,
+    /// Why the check fails, one entry per reason (`Display` words it).
+    pub failures: Vec<CheckFailure>,
     /// What was not compared, and how phases were matched when not by name.
     pub notes: Vec<CheckNote>,
     /// Each phase pair whose configurations differ, and how.
@@ -238,12 +334,11 @@ pub fn check_with(
     let base_phases = &baseline.report.phases;
     let m = match_phases(phases, base_phases, &opts.vary);
     for &bi in &m.unmatched_baseline {
-        out.failures.push(format!(
-            "phase {} of baseline run {} is missing from run {}",
-            label(&base_phases[bi]),
-            baseline.id,
-            run.id
-        ));
+        out.failures.push(CheckFailure::PhaseMissing {
+            phase: label(&base_phases[bi]),
+            baseline_run: baseline.id,
+            run: run.id,
+        });
     }
     for pair in &m.pairs {
         let (p, bp) = (&phases[pair.phase], &base_phases[pair.baseline_phase]);
@@ -255,10 +350,8 @@ pub fn check_with(
             });
         }
         if p.interrupted {
-            out.failures.push(format!(
-                "phase {} was cut short; its figures cover only part of the work",
-                label(p)
-            ));
+            out.failures
+                .push(CheckFailure::CutShort { phase: label(p) });
         }
         let j = Judgement::new(
             crate::differences(&run.report, p, &baseline.report, bp),
@@ -290,11 +383,15 @@ pub fn check_with(
         });
     }
     if run.report.interrupted {
-        out.failures.push(format!(
-            "run {} did not complete: {}",
-            run.id,
-            run.report.stop_reason.as_deref().unwrap_or("stopped early")
-        ));
+        out.failures.push(CheckFailure::RunIncomplete {
+            run: run.id,
+            reason: run
+                .report
+                .stop_reason
+                .as_deref()
+                .unwrap_or("stopped early")
+                .to_string(),
+        });
     }
     Ok(out)
 }
@@ -327,11 +424,10 @@ fn compare_groups(
     let m = crate::match_groups(&params(groups), &params(&bgroups.groups), vary);
     for &bi in &m.unmatched_baseline {
         if judge {
-            out.failures.push(format!(
-                "phase {}: group '{}' of the baseline has no partner in the run",
-                label(p),
-                bgroups.groups[bi].name
-            ));
+            out.failures.push(CheckFailure::GroupMissing {
+                phase: label(p),
+                group: bgroups.groups[bi].name.clone(),
+            });
         }
     }
     for pair in &m.pairs {
@@ -357,10 +453,11 @@ fn compare_dirs(
         }
         if d.ops == 0 {
             if judge {
-                out.failures.push(format!(
-                    "phase {phase}: no {direction}s completed, the baseline did {}",
-                    bd.ops
-                ));
+                out.failures.push(CheckFailure::NoIo {
+                    phase: phase.clone(),
+                    direction,
+                    baseline_ops: bd.ops,
+                });
             }
             continue;
         }
@@ -380,17 +477,15 @@ fn compare_dirs(
             // despite floating point.
             let failed = judge && worse_pct > tol + 1e-9;
             if failed {
-                let (dir_word, worse) = if metric.higher_is_better() {
-                    ("below", worse_pct)
-                } else {
-                    ("above", worse_pct)
-                };
-                out.failures.push(format!(
-                    "phase {phase}: {direction} {} {} is {worse:.1}% {dir_word} the baseline's {} (tolerance {tol}%)",
-                    metric_label(metric),
-                    format_value(metric, v),
-                    format_value(metric, b),
-                ));
+                out.failures.push(CheckFailure::Worse {
+                    phase: phase.clone(),
+                    direction,
+                    metric,
+                    value: v,
+                    baseline: b,
+                    worse_pct,
+                    tolerance_pct: tol,
+                });
             }
             out.findings.push(Finding {
                 phase: phase.clone(),
@@ -435,6 +530,10 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["bandwidth", "iops", "lat_p50", "lat_p99"]);
+    }
+
+    fn failure_texts(c: &CheckReport) -> Vec<String> {
+        c.failures.iter().map(ToString::to_string).collect()
     }
 
     fn run(id: i64, phases: Vec<PhaseResult>) -> StoredRun {
@@ -503,8 +602,10 @@ mod tests {
         let c = check(&r, &b, 10.0).unwrap();
         assert!(!c.passed());
         assert!(
-            c.failures.iter().any(|f| f.contains("group 'dd-write'")
-                && f.contains("write bandwidth 100.0 MB/s is 50.0% below")),
+            failure_texts(&c)
+                .iter()
+                .any(|f| f.contains("group 'dd-write'")
+                    && f.contains("write bandwidth 100.0 MB/s is 50.0% below")),
             "{:#?}",
             c.failures
         );
@@ -549,7 +650,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("group 'dd-write' of the baseline has no partner")),
             "{:#?}",
@@ -580,9 +681,16 @@ mod tests {
         let c = check(&r, &b, 10.0).unwrap();
         assert!(!c.passed());
         assert_eq!(c.failures.len(), 4, "{:#?}", c.failures);
-        assert!(c.failures[0].contains("'randread' (randread, 4 KiB): read bandwidth 32.0 MB/s is 20.0% below the baseline's 40.0 MB/s (tolerance 10%)"), "{}", c.failures[0]);
+        // The JSON carries each failure as the sentence it prints as.
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            json["failures"],
+            serde_json::Value::from(failure_texts(&c)),
+            "{json}"
+        );
+        assert!(c.failures[0].to_string().contains("'randread' (randread, 4 KiB): read bandwidth 32.0 MB/s is 20.0% below the baseline's 40.0 MB/s (tolerance 10%)"), "{}", c.failures[0]);
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("p99 latency 600.0 µs is 50.0% above the baseline's 400.0 µs")),
             "{:#?}",
@@ -617,13 +725,13 @@ mod tests {
         r.report.stop_reason = Some("Ctrl-C".into());
         let c = check(&r, &b, 10.0).unwrap();
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("'randread'") && f.contains("missing from run 2"))
         );
-        assert!(c.failures.iter().any(|f| f.contains("cut short")));
+        assert!(failure_texts(&c).iter().any(|f| f.contains("cut short")));
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("did not complete: Ctrl-C"))
         );
