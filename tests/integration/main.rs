@@ -5,6 +5,7 @@
 mod bench;
 mod bench_help;
 mod campaign;
+mod charts;
 mod cli;
 mod cluster_flags;
 mod compare;
