@@ -17,7 +17,9 @@
 pub mod csv;
 pub mod fio_units;
 pub mod metric;
+pub mod params;
 pub mod pattern;
+pub mod range;
 pub mod record;
 pub mod text;
 // The closed vocabularies of a record as enums with their JSON words.
