@@ -14,7 +14,7 @@
 //! [`record`] (the ranks' figures as the stored phase) and [`agree`] (the
 //! digest the ranks compare); [`session`] runs one process's job from the
 //! target to the final record. Nothing here prints.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 //!
 //! Stonewalling stays correct: a create phase stopped by its stonewall
 //! records how many items each rank really made ([`RankPhase::items`]),

@@ -188,7 +188,7 @@ impl MdCommand {
         crate::commands::run::check_paths(Some(&target), &self.run)?;
         let sink = std::cell::RefCell::new(crate::commands::run::open_sink_tagged(&self.run, &[])?);
         let signals = Signals::install()?;
-        let mut host = storlab_bench::host_info();
+        let mut host = storlab_host::host_info();
         if let Some(label) = &crate::commands::config::get()?.host {
             host.hostname = label.clone();
         }

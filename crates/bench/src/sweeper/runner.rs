@@ -9,8 +9,7 @@
 use super::{PointResult, SweepTotals, planned_secs, point_error, time_left};
 use crate::jobspec::Job;
 use crate::{
-    Control, LayoutState, PrepareError, ResolvedJob, SafetyOptions, SweepPoint, host_info,
-    run_with_layout,
+    Control, LayoutState, PrepareError, ResolvedJob, SafetyOptions, SweepPoint, run_with_layout,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -164,7 +163,7 @@ pub fn run_points(
     let host = job
         .as_ref()
         .map(|j| j.host.clone())
-        .unwrap_or_else(host_info);
+        .unwrap_or_else(storlab_host::host_info);
     totals.mem_total_bytes = host.mem_total_bytes;
     let target_info = job
         .as_ref()
