@@ -588,3 +588,6 @@ impl<C: Comm> PhaseSync for ClusterSync<'_, C> {
         Some(self.world.comm.max_u64(&v))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -82,7 +82,11 @@ impl LocalComm {
     /// collective here is built on.
     fn exchange(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         {
-            let mut slots = self.shared.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut slots = self
+                .shared
+                .slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if let Some(s) = slots.get_mut(self.rank as usize) {
                 *s = mine.to_vec();
             }
@@ -145,7 +149,12 @@ impl Comm for LocalComm {
     fn max_u64(&self, values: &[u64]) -> Vec<u64> {
         let all = self.exchange_u64(values);
         (0..values.len())
-            .map(|i| all.iter().filter_map(|v| v.get(i).copied()).max().unwrap_or(0))
+            .map(|i| {
+                all.iter()
+                    .filter_map(|v| v.get(i).copied())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect()
     }
     fn min_u64(&self, value: u64) -> u64 {
@@ -190,7 +199,19 @@ mod tests {
             let any = (c.any(r == 2), c.any(false));
             let all = (c.all(r < 4), c.all(r != 1));
             let mm = c.min_max(r * r);
-            (c.rank(), c.size(), b, s, g, gathered, max, min, any, all, mm)
+            (
+                c.rank(),
+                c.size(),
+                b,
+                s,
+                g,
+                gathered,
+                max,
+                min,
+                any,
+                all,
+                mm,
+            )
         });
         assert_eq!(out.len(), 4);
         for (i, (rank, size, b, s, g, gathered, max, min, any, all, mm)) in

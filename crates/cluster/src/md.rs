@@ -128,3 +128,82 @@ fn lost(rank: u32) -> Wire {
         interrupted: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LocalComm;
+    use storlab_md::{Control, MdSpec, Op, Posix};
+
+    fn spec(files: u64) -> MdSpec {
+        MdSpec {
+            files,
+            dirs: 0,
+            depth: 0,
+            branch: 1,
+            unique_dir: false,
+            write_bytes: 0,
+            read_bytes: 0,
+            ops: vec![Op::Create, Op::Stat, Op::Delete],
+            rank_shift: 0,
+            stonewall_ns: None,
+        }
+    }
+
+    /// Three thread ranks run md through [`CommSync`] in one shared tree;
+    /// after each phase every rank's figures reach rank 0 intact (items,
+    /// and the histogram with one sample per item), and nowhere else.
+    #[test]
+    fn three_ranks_run_md_and_rank_zero_gets_every_part_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().to_path_buf();
+        let out = LocalComm::run(3, |c| {
+            let sync = CommSync(c);
+            let mut gathered = Vec::new();
+            let phases = storlab_md::run(&Posix, &spec(5), &base, &sync, &Control::new(), |p| {
+                gathered.push(gather(&sync.0, p));
+            })
+            .unwrap();
+            (phases, gathered)
+        });
+        for (r, (phases, gathered)) in out.iter().enumerate() {
+            assert_eq!(phases.len(), 3, "rank {r}");
+            assert_eq!(gathered.len(), 3, "a gather per phase on rank {r}");
+            if r != 0 {
+                assert!(gathered.iter().all(Vec::is_empty), "rank {r}");
+            }
+        }
+        for (i, parts) in out[0].1.iter().enumerate() {
+            assert_eq!(parts.len(), 3);
+            for (r, part) in parts.iter().enumerate() {
+                let own = &out[r].0[i];
+                assert_eq!(part.rank, r as u32);
+                assert_eq!(part.phase.name(), own.phase.name());
+                assert_eq!(part.items(), 5);
+                assert_eq!(part.counter.ops, own.counter.ops);
+                assert_eq!(part.counter.hist.len(), own.counter.hist.len());
+                assert_eq!(part.counter.hist.max(), own.counter.hist.max());
+                assert_eq!(part.errors, own.errors);
+                assert_eq!(part.error, None);
+            }
+        }
+    }
+
+    #[test]
+    fn comm_sync_is_md_rank_sync() {
+        let out = LocalComm::run(2, |c| {
+            let s = CommSync(c);
+            s.barrier();
+            (
+                s.rank(),
+                s.ranks(),
+                s.gather_all(u64::from(s.rank()) + 7),
+                s.any(s.rank() == 1),
+            )
+        });
+        assert_eq!(
+            out,
+            vec![(0, 2, vec![7, 8], true), (1, 2, vec![7, 8], true)]
+        );
+    }
+}

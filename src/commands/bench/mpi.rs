@@ -149,7 +149,11 @@ fn run_all(
     checked(world, "refused", paths)?;
     // Signals are watched from before any scratch file exists, once for
     // every client count: a Ctrl-C between two counts is not forgotten.
-    let signals = checked(world, "cannot install the signal handlers", Signals::install())?;
+    let signals = checked(
+        world,
+        "cannot install the signal handlers",
+        Signals::install(),
+    )?;
     let by = cmd.cluster.clients_by.unwrap_or_default();
     let counts = cmd
         .cluster
@@ -230,7 +234,8 @@ fn agree_on_job(
     cmd: &BenchCommand,
     planned: &super::PlannedJob,
 ) -> Result<(), Stop> {
-    let text = checked(world, 
+    let text = checked(
+        world,
         "cannot describe the job",
         super::cluster_agree::canonical_job(cmd, planned).map_err(anyhow::Error::from),
     )?;
