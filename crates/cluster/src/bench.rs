@@ -258,6 +258,17 @@ pub fn check_files(job: &ResolvedJob, me: Option<u32>) -> Result<(), OpenError> 
     Ok(())
 }
 
+/// What [`ClusterSync::run`] leaves on a rank.
+#[derive(Debug)]
+pub struct ClusterOutcome {
+    /// This rank's own run (its phases, why it stopped, its warnings).
+    pub local: storlab_bench::RunOutcome,
+    /// The merged phases (rank 0 only; empty elsewhere).
+    pub merged: Vec<PhaseResult>,
+    /// Why the cluster run stopped, naming the rank (rank 0 only).
+    pub stop_reason: Option<String>,
+}
+
 /// How the clients of a run work together (the cluster flags).
 #[derive(Debug, Clone, Default)]
 pub struct SyncOptions {
@@ -354,6 +365,35 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
             Some((c + self.shift.unwrap_or(1)) % self.k())
         } else {
             Some(c)
+        }
+    }
+
+    /// Run this rank's `job` with the other ranks (collective): the phases
+    /// through [`storlab_bench::run_synced`], and after each every rank's
+    /// part gathered to rank 0, which merges it and hands the merged phase
+    /// to `on_merged` at once (to be saved before the next phase starts).
+    pub fn run(
+        &self,
+        job: &ResolvedJob,
+        control: &Control,
+        mut on_merged: impl FnMut(&PhaseResult),
+    ) -> ClusterOutcome {
+        let mut merged: Vec<PhaseResult> = Vec::new();
+        let mut stop_reason: Option<String> = None;
+        let outcome = storlab_bench::run_synced(job, control, self, |phase| {
+            let part = self.part(control, phase);
+            if let Some((p, reason)) = self.gather(part) {
+                on_merged(&p);
+                if let Some(r) = reason {
+                    stop_reason.get_or_insert(r);
+                }
+                merged.push(p);
+            }
+        });
+        ClusterOutcome {
+            local: outcome,
+            merged,
+            stop_reason,
         }
     }
 

@@ -43,8 +43,7 @@ use storlab_cluster::bench::{
 };
 use storlab_cluster::mpi::{Mpi, MpiComm};
 use storlab_types::{
-    BenchReport, CacheMode, PhaseParams, PhaseResult, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
-    ToolInfo,
+    BenchReport, CacheMode, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
 };
 
 /// Whether this process was started by an MPI launcher.
@@ -408,20 +407,12 @@ fn run_once(
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let quiet = args.quiet || !world.root();
     let live = Live::start(Arc::clone(&control), signals.clone(), quiet, names);
-    let mut merged: Vec<PhaseResult> = Vec::new();
-    let mut stop_reason: Option<String> = None;
-    let outcome = storlab_bench::run_synced(&job, &control, &sync, |phase| {
-        let part = sync.part(&control, phase);
-        if let Some((p, reason)) = sync.gather(part) {
-            if let Some(s) = sink.as_mut() {
-                s.phase(&p);
-            }
-            if let Some(r) = reason {
-                stop_reason.get_or_insert(r);
-            }
-            merged.push(p);
+    let ran = sync.run(&job, &control, |p| {
+        if let Some(s) = sink.as_mut() {
+            s.phase(p);
         }
     });
+    let (outcome, merged, stop_reason) = (ran.local, ran.merged, ran.stop_reason);
     live.stop();
     // Every rank is done with the files before rank 0 removes them.
     world.comm.barrier();

@@ -126,25 +126,26 @@ fn three_thread_ranks_run_and_merge_one_phase() {
         assert_eq!(job.target.files.len(), 3);
         check_files(&job, me).unwrap();
         let control = Control::new(1);
-        let mut merged = Vec::new();
-        let outcome = storlab_bench::run_synced(&job, &control, &sync, |ph| {
-            let part = sync.part(&control, ph);
-            merged.extend(sync.gather(part));
-        });
+        let mut handed = 0;
+        let outcome = sync.run(&job, &control, |_| handed += 1);
         w.comm.barrier();
         if let Some(j) = prepared {
             j.target.cleanup();
         }
-        (me, outcome.stop_reason, merged)
+        (me, outcome, handed)
     });
-    for (r, (me, stop, merged)) in out.iter().enumerate() {
+    for (r, (me, o, handed)) in out.iter().enumerate() {
         assert_eq!(*me, Some(r as u32));
-        assert_eq!(stop, &None);
-        // Only rank 0 gets the merged phase.
-        assert_eq!(merged.len(), usize::from(r == 0), "rank {r}");
+        assert_eq!(o.local.stop_reason, None);
+        assert_eq!(o.local.phases.len(), 1, "rank {r} ran its phase");
+        assert_eq!(o.local.phases[0].total.bytes, 64 * 1024, "rank {r}");
+        // Only rank 0 gets the merged phase, handed over as it is merged.
+        assert_eq!(o.merged.len(), usize::from(r == 0), "rank {r}");
+        assert_eq!(*handed, usize::from(r == 0), "rank {r}");
     }
-    let (p, reason) = &out[0].2[0];
-    assert_eq!(reason, &None);
+    let o = &out[0].1;
+    assert_eq!(o.stop_reason, None);
+    let p = &o.merged[0];
     assert_eq!(p.total.bytes, 3 * 64 * 1024);
     let c = p.cluster.as_ref().unwrap();
     assert_eq!((c.clients, c.ranks, c.nodes), (3, 3, 1));
