@@ -16,7 +16,7 @@
 //! The front end decides that it runs under a launcher, opens the store,
 //! prints; everything between ranks is here. Nothing here prints except
 //! the MPI panic hook, which must write before `MPI_Abort`.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod bench;
 pub mod comm;
