@@ -36,9 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
 use storlab_types::time::now_rfc3339;
-use storlab_types::{
-    BenchReport, MonitorTimeline, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
-};
+use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
 const QUICK_HELP: &str = "\
 Without --rw (and without --job), bench runs the quick all-round check of the
@@ -265,7 +263,6 @@ fn run_once(
     extra: &dyn Fn(&BenchReport) -> Option<String>,
     signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>)> {
-    let command_line: Vec<String> = crate::command_line();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
@@ -288,22 +285,10 @@ fn run_once(
         warnings.push(w);
     }
     let header = BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line,
         started_at,
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host: job.host.clone(),
-        target: job.target.info.clone(),
-        phases: Vec::new(),
         warnings,
-        monitor: None,
         repeat: repeat.cloned(),
+        ..BenchReport::new(job.host.clone(), job.target.info.clone())
     };
     let mut sink = sink;
     if let Err(e) = sink.begin("bench", &header) {

@@ -49,10 +49,7 @@ use storlab_bench::cluster::merge::{RankPart, RunFacts, bytes_at, ior_terms, mer
 use storlab_bench::{
     Control, DataFile, PhaseSync, ResolvedJob, ResolvedTarget, SafetyOptions, Share, TargetKind,
 };
-use storlab_types::{
-    BenchReport, CacheMode, PhaseParams, PhaseResult, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
-    TargetInfo, ToolInfo,
-};
+use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult, RepeatInfo, TargetInfo};
 
 /// Whether this process was started by an MPI launcher.
 pub fn launched() -> bool {
@@ -584,22 +581,9 @@ fn run_once(
         );
     }
     let header = BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line: crate::command_line(),
-        started_at: super::now_rfc3339(),
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host: job.host.clone(),
-        target: msg.info.clone(),
-        phases: Vec::new(),
         warnings,
-        monitor: None,
         repeat: repeat.cloned(),
+        ..BenchReport::new(job.host.clone(), msg.info.clone())
     };
     let mut sink = sink;
     let begun = match sink.as_mut() {

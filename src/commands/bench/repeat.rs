@@ -185,10 +185,7 @@ pub fn run(
     }
     let doc = Doc {
         // What wrote it: how --json-out knows the file is its own next time.
-        tool: storlab_types::ToolInfo {
-            name: "storlab".into(),
-            version: storlab_types::STORLAB_VERSION.into(),
-        },
+        tool: storlab_types::ToolInfo::storlab(),
         document: crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
         schema_version: storlab_types::SCHEMA_VERSION,
         repeat_group: &group,

@@ -25,8 +25,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use storlab_md::{Control, MdSpec, Op, Posix, RankPhase, Solo};
+use storlab_types::BenchReport;
 use storlab_types::time::now_rfc3339;
-use storlab_types::{BenchReport, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo};
 
 const MD_HELP: &str = "\
 mdtest's options are accepted where they map cleanly: -n N (items per rank:
@@ -193,24 +193,7 @@ impl MdCommand {
         if let Some(label) = &crate::commands::config::get()?.host {
             host.hostname = label.clone();
         }
-        let header = BenchReport {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "storlab".into(),
-                version: STORLAB_VERSION.into(),
-            },
-            command_line: std::env::args().collect(),
-            started_at: now_rfc3339(),
-            finished_at: String::new(),
-            interrupted: false,
-            stop_reason: None,
-            host,
-            target: info,
-            phases: Vec::new(),
-            warnings: Vec::new(),
-            monitor: None,
-            repeat: None,
-        };
+        let header = BenchReport::new(host, info);
         if let Err(e) = sink.begin("md", &header) {
             remove_run_dir(&run_dir);
             return Err(e);

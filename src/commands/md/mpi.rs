@@ -30,8 +30,8 @@ use std::sync::Arc;
 use storlab_bench::DirCounter;
 use storlab_md::record;
 use storlab_md::{Control, MdSpec, Posix, RankPhase, RankSync, Tree};
+use storlab_types::BenchReport;
 use storlab_types::time::now_rfc3339;
-use storlab_types::{BenchReport, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo};
 
 /// The communicator as md's ranks need it.
 pub struct MpiSync<'a> {
@@ -260,25 +260,7 @@ fn header(info: storlab_types::TargetInfo) -> BenchReport {
     {
         host.hostname = label.clone();
     }
-    BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line: std::env::args().collect(),
-        started_at: now_rfc3339(),
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host,
-        target: info,
-        phases: Vec::new(),
-        // The table and each phase's `numjobs` say how many ranks ran.
-        warnings: Vec::new(),
-        monitor: None,
-        repeat: None,
-    }
+    BenchReport::new(host, info)
 }
 
 /// One rank's figures as they travel to rank 0 (the histogram as its

@@ -419,28 +419,17 @@ impl MonitorCommand {
         } else {
             self.targets_text().join(" ")
         };
+        let target = storlab_types::TargetInfo {
+            path: what,
+            kind: "devices".into(),
+            files: timeline.devices.clone(),
+            ..Default::default()
+        };
         let report = storlab_types::BenchReport {
-            schema_version: storlab_types::SCHEMA_VERSION,
-            tool: storlab_types::ToolInfo {
-                name: "storlab".into(),
-                version: storlab_types::STORLAB_VERSION.into(),
-            },
-            command_line: crate::command_line(),
             started_at: timeline.started_at.clone(),
             finished_at: now_rfc3339(),
-            interrupted: false,
-            stop_reason: None,
-            host,
-            target: storlab_types::TargetInfo {
-                path: what,
-                kind: "devices".into(),
-                files: timeline.devices.clone(),
-                ..Default::default()
-            },
-            phases: Vec::new(),
-            warnings: Vec::new(),
             monitor: Some(timeline),
-            repeat: None,
+            ..storlab_types::BenchReport::new(host, target)
         };
         let id = store.save_run("monitor", &report, tags, self.labels.note())?;
         eprintln!(

@@ -39,7 +39,7 @@ use storlab_bench::{
 };
 use storlab_store::{RunFilter, RunStatus, Store};
 use storlab_types::time::now_rfc3339;
-use storlab_types::{BenchReport, HostInfo, SCHEMA_VERSION, STORLAB_VERSION, TargetInfo, ToolInfo};
+use storlab_types::{BenchReport, HostInfo, TargetInfo};
 
 const SWEEP_HELP: &str = "\
 Each --vary names a bench option (as in `storlab bench --help`, with its
@@ -392,7 +392,6 @@ struct Runner<'a> {
     cmd: &'a SweepCommand,
     sweep_id: String,
     tags: BTreeMap<String, String>,
-    command_line: Vec<String>,
 }
 
 impl<'a> Runner<'a> {
@@ -401,7 +400,6 @@ impl<'a> Runner<'a> {
             cmd,
             sweep_id,
             tags,
-            command_line: crate::command_line(),
         }
     }
 
@@ -584,22 +582,8 @@ impl<'a> Runner<'a> {
 
     fn header(&self, host: &HostInfo, target: &TargetInfo, warnings: Vec<String>) -> BenchReport {
         BenchReport {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "storlab".into(),
-                version: STORLAB_VERSION.into(),
-            },
-            command_line: self.command_line.clone(),
-            started_at: now_rfc3339(),
-            finished_at: String::new(),
-            interrupted: false,
-            stop_reason: None,
-            host: host.clone(),
-            target: target.clone(),
-            phases: Vec::new(),
             warnings,
-            monitor: None,
-            repeat: None,
+            ..BenchReport::new(host.clone(), target.clone())
         }
     }
 
