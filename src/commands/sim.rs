@@ -5,6 +5,7 @@
 
 use super::common::{DbArgs, RecordArgs, write_output};
 use super::outfile::{chart_is_png, check_chart_path};
+use super::outfmt::{OutputArgs, TableFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_report::svg::{LineChart, LineSeries, XScale, fmt_tick};
@@ -21,12 +22,6 @@ pub enum SimSolver {
     Des,
     /// Both, side by side
     Both,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimFormat {
-    Table,
-    Json,
 }
 
 #[derive(Args, Debug)]
@@ -46,12 +41,8 @@ pub struct SimCommand {
     /// Extra hardware catalog (TOML, plan's format; same name replaces a built-in entry); repeatable
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
-    /// Output format (--format is accepted too)
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = SimFormat::Table)]
-    format: SimFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<TableFormat>,
     /// Draw aggregate throughput vs the varied value, with the binding component marked where it
     /// changes (.svg or .png)
     #[arg(long, value_name = "FILE")]
@@ -98,13 +89,9 @@ impl SimCommand {
         let finished = storlab_types::time::now_rfc3339();
         let key = vary.as_ref().map(|v| v.key.clone());
 
-        match if self.json {
-            SimFormat::Json
-        } else {
-            self.format
-        } {
-            SimFormat::Table => crate::output::print(&table(&points, key.as_deref()))?,
-            SimFormat::Json => {
+        match self.out.format() {
+            TableFormat::Table => crate::output::print(&table(&points, key.as_deref()))?,
+            TableFormat::Json => {
                 let doc = serde_json::json!({
                     "schema_version": SIM_SCHEMA_VERSION,
                     "kind": "sim",

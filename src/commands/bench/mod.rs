@@ -417,7 +417,7 @@ fn emit(
         lost |= saved.is_none();
         json_out_failed = true;
     }
-    match args.output_format {
+    match args.out.format() {
         _ if !print => {}
         OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
         OutputFormat::Table => {

@@ -362,7 +362,7 @@ fn run_all(
             });
             if world.root()
                 && let Some(i) = &info
-                && matches!(cmd.run.output_format, super::OutputFormat::Table)
+                && matches!(cmd.run.out.format(), super::OutputFormat::Table)
             {
                 let _ = crate::output::print(&format!("Repeat {} of {}\n", i.index, i.count));
             }
@@ -644,7 +644,7 @@ fn run_once(
     };
     let mut sink = sink.unwrap_or_else(|| Sink::new(None, &args.db.db, Default::default(), None));
     // Under --repeat with JSON output, the one document comes at the end.
-    let print = repeat.is_none() || matches!(args.output_format, super::OutputFormat::Table);
+    let print = repeat.is_none() || matches!(args.out.format(), super::OutputFormat::Table);
     let (out, id) = match emit_cluster(report.clone(), args, &mut sink, signals.received(), print) {
         Ok(x) => x,
         Err(e) => {
@@ -666,7 +666,7 @@ fn emit_cluster(
     print: bool,
 ) -> Result<(Outcome, Option<i64>)> {
     // -q: one screen, whatever the number of ranks.
-    let quiet = args.quiet && matches!(args.output_format, super::OutputFormat::Table);
+    let quiet = args.quiet && matches!(args.out.format(), super::OutputFormat::Table);
     let cluster = |r: &BenchReport| Some(super::cluster_table::render_cluster(r));
     let summary = (print && quiet).then(|| super::cluster_table::render_quiet(&report));
     let (out, _) = super::emit(report, args, sink, signal, print && !quiet, &cluster)?;

@@ -103,7 +103,7 @@ pub fn print_ior_summary(
     runs: &[BenchReport],
 ) -> Result<()> {
     let summary = summarize(runs);
-    match args.output_format {
+    match args.out.format() {
         OutputFormat::Table => crate::output::print(&format!(
             "{}{}",
             render(group, count, &summary),
@@ -140,7 +140,7 @@ pub fn run(
     let group = group_id();
     let mut runs = Vec::new();
     let mut outcome = Outcome::Ok;
-    let print_each = args.output_format == OutputFormat::Table;
+    let print_each = args.out.format() == OutputFormat::Table;
     // One set of handlers for every repeat: a Ctrl-C between two repeats
     // stops the series instead of being forgotten by the next repeat's.
     let signals = super::Signals::install()?;
@@ -202,7 +202,7 @@ pub fn run(
             }
         }
     }
-    match args.output_format {
+    match args.out.format() {
         OutputFormat::Table => crate::output::print(&format!(
             "{}{}",
             render(&group, count, &summary),

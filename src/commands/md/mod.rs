@@ -311,7 +311,7 @@ fn emit(
         lost |= saved.is_none();
         json_out_failed = true;
     }
-    if args.json || args.output_format == crate::commands::run::OutputFormat::Json {
+    if args.out.format() == crate::commands::run::OutputFormat::Json {
         crate::output::print(&format!("{json}\n"))?;
     } else {
         let mut text = table::render(&report);

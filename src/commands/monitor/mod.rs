@@ -58,6 +58,9 @@ impl From<LayerArg> for Layer {
 
 An interval whose counters went backwards (a wrap, a re-created device) or moved more than a
 device can (over 100 GB/s or 100 M requests/s) shows `reset` or `impossible` instead of figures.")]
+#[command(mut_arg("json", |a| a.help(
+    "Shorthand for --output-format json (the whole timeline as one document at the end)"
+)))]
 pub struct MonitorCommand {
     /// Devices (vda, dm-0, vg0-data, /dev/md0) or paths (the device under their
     /// file system), none = every device; then, as in iostat, the interval in
@@ -100,16 +103,8 @@ pub struct MonitorCommand {
     #[arg(long)]
     pub tree: bool,
 
-    /// Output format [default: table, or none with --listen]
-    #[arg(
-        long,
-        value_enum,
-        default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json"))
-    )]
-    pub output_format: Option<MonitorFormat>,
-    /// Shorthand for --output-format json (the whole timeline as one document at the end)
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::commands::outfmt::OutputArgs<MonitorFormat>,
 
     /// Serve the latest figures in the Prometheus text format on http://ADDR/metrics
     #[arg(long, value_name = "ADDR")]
@@ -157,7 +152,7 @@ impl MonitorCommand {
             Some(DeviceTree::load(&paths).context("reading the device tree")?)
         };
         let interval = self.interval_and_count(tree.as_ref())?;
-        let format = self.output_format.unwrap_or(if self.listen.is_some() {
+        let format = self.out.chosen().unwrap_or(if self.listen.is_some() {
             MonitorFormat::None
         } else {
             MonitorFormat::Table

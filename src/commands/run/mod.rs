@@ -14,17 +14,13 @@ pub use live::Live;
 pub use sink::{Sink, write_fallback};
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Result format on stdout of a command that runs phases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum OutputFormat {
-    #[default]
-    Table,
-    Json,
-}
+/// Result format on stdout of a command that runs phases: a table, or
+/// the JSON document.
+pub use super::outfmt::TableFormat as OutputFormat;
 
 /// How a run is carried out and where its results go (shared by every
 /// command that runs bench phases).
@@ -39,13 +35,9 @@ pub struct RunArgs {
     /// No live progress on stderr
     #[arg(long, short)]
     pub quiet: bool,
-    /// Result format on stdout
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table,
-          default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json")))]
-    pub output_format: OutputFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
+    // Result format on stdout: --output-format, --json.
+    #[command(flatten)]
+    pub out: super::outfmt::OutputArgs<OutputFormat>,
     /// Also write the JSON result document to FILE (never over an SQLite database, a device or a
     /// FIFO; over an existing file only if it is an earlier --json-out document, or with --force)
     #[arg(long, value_name = "FILE")]

@@ -210,8 +210,8 @@ impl SweepCommand {
             cmd.resume = Some(id.to_string());
             cmd.run.db = self.run.db.clone();
             cmd.run.quiet |= self.run.quiet;
-            if self.run.output_format != OutputFormat::Table {
-                cmd.run.output_format = self.run.output_format;
+            if self.run.out.format() != OutputFormat::Table {
+                cmd.run.out = self.run.out;
             }
             if self.run.json_out.is_some() {
                 cmd.run.json_out = self.run.json_out.clone();
@@ -323,7 +323,7 @@ impl SweepCommand {
         if let Some(path) = &self.run.json_out {
             crate::commands::common::write_output(path, format!("{json}\n").as_bytes())?;
         }
-        match self.run.output_format {
+        match self.run.out.format() {
             OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
             OutputFormat::Table => {
                 let mut text = table::render(results, &keys, &totals);
