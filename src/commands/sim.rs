@@ -3,7 +3,7 @@
 //! JSON, draw `--chart`, and save the points in the store as a run of kind
 //! `sim` so `compare` and `report` show them beside measured runs.
 
-use super::common::{DbArgs, RecordArgs, write_output};
+use super::common::{DbArgs, RecordArgs};
 use super::outfile::{chart_is_png, check_chart_path};
 use super::outfmt::{OutputArgs, TableFormat};
 use clap::{Args, ValueEnum};
@@ -81,9 +81,10 @@ impl SimCommand {
             SimSolver::Both => Solver::Both,
         };
         // The chart's path follows the output rules before anything runs.
-        if let Some(path) = &self.chart {
-            check_chart_path(path, &self.db.db, self.force)?;
-        }
+        let chart_permit = match &self.chart {
+            Some(path) => Some(check_chart_path(path, &self.db.db, self.force)?),
+            None => None,
+        };
         let started = storlab_types::time::now_rfc3339();
         let points = sweep(&scenario, vary.as_ref(), &cat, solver)?;
         let finished = storlab_types::time::now_rfc3339();
@@ -124,14 +125,15 @@ impl SimCommand {
         }
         // Drawn after the run is stored: a chart that cannot be written
         // loses no result.
-        if let Some(path) = &self.chart {
+        if let Some(permit) = &chart_permit {
+            let path = permit.path();
             let svg = chart(&points, key.as_deref().unwrap_or("clients"));
             let bytes = if chart_is_png(path)? {
                 storlab_report::svg_to_png(&svg, 2.0)?
             } else {
                 svg.into_bytes()
             };
-            write_output(path, &bytes)?;
+            permit.write(&bytes)?;
             eprintln!("storlab: chart written to {}", path.display());
         }
         Ok(crate::Outcome::Ok)

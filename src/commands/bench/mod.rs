@@ -266,8 +266,9 @@ fn run_once(
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
-    check_paths(planned.target.as_deref(), args)?;
-    let sink = open_sink(args, repeat)?;
+    let json_out = check_paths(planned.target.as_deref(), args)?;
+    let mut sink = open_sink(args, repeat)?;
+    sink.json_out_to(json_out);
     let host_label = crate::commands::config::get()?.host.clone();
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
@@ -290,7 +291,6 @@ fn run_once(
         repeat: repeat.cloned(),
         ..BenchReport::new(job.host.clone(), job.target.info.clone())
     };
-    let mut sink = sink;
     if let Err(e) = sink.begin("bench", &header) {
         job.target.cleanup();
         return Err(e);
@@ -410,8 +410,8 @@ fn emit(
     // A --json-out the user asked for and did not get is an error too, even
     // when the store kept the run.
     let mut json_out_failed = false;
-    if let Some(path) = &args.json_out
-        && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
+    if let Some(permit) = sink.json_out()
+        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
     {
         crate::output::print_error(&e);
         lost |= saved.is_none();

@@ -33,6 +33,7 @@
 use super::cluster_args::ClientsBy;
 use super::{BenchCommand, Live, Signals, Sink};
 use crate::Outcome;
+use crate::commands::outfile::Permit;
 use anyhow::{Context, Result, anyhow};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
@@ -322,9 +323,9 @@ fn run_all(
     let paths = if world.root() {
         super::check_paths(planned.target.as_deref(), &cmd.run)
     } else {
-        Ok(())
+        Ok(None)
     };
-    world.checked("refused", paths)?;
+    let json_out = world.checked("refused", paths)?;
     // Signals are watched from before any scratch file exists, once for
     // every client count: a Ctrl-C between two counts is not forgotten.
     let signals = world.checked("cannot install the signal handlers", Signals::install())?;
@@ -372,7 +373,7 @@ fn run_all(
                 &planned,
                 (clients, counts.len() > 1),
                 info.as_ref(),
-                &signals,
+                (&signals, json_out.as_ref()),
             )?;
             if let Some(r) = report {
                 reps.push(r.clone());
@@ -453,7 +454,7 @@ fn run_once(
     planned: &super::PlannedJob,
     (clients, scaling): (&[u32], bool),
     repeat: Option<&RepeatInfo>,
-    signals: &Signals,
+    (signals, json_out): (&Signals, Option<&Permit>),
 ) -> Result<(Outcome, Option<BenchReport>, Option<i64>), Stop> {
     let k = clients.len() as u32;
     let me = clients
@@ -469,7 +470,10 @@ fn run_once(
             Vec::new()
         };
         extra.extend(repeat.map(|r| ("repeat_group", r.group.clone())));
-        let r = super::open_sink_tagged(args, &extra);
+        let r = super::open_sink_tagged(args, &extra).map(|mut s| {
+            s.json_out_to(json_out.cloned());
+            s
+        });
         Some(r)
     } else {
         None

@@ -132,7 +132,7 @@ pub fn run(
     // The output rules for --json-out, checked once before anything runs;
     // each repeat then leaves it alone: the one document of every repeat
     // is written once, at the end.
-    super::check_paths(planned.target.as_deref(), args)?;
+    let json_out = super::check_paths(planned.target.as_deref(), args)?;
     let each = RunArgs {
         json_out: None,
         ..args.clone()
@@ -194,8 +194,8 @@ pub fn run(
         runs: &runs,
     };
     let json = serde_json::to_string_pretty(&doc)? + "\n";
-    if let Some(path) = &args.json_out {
-        if let Err(e) = crate::commands::common::write_output(path, json.as_bytes()) {
+    if let Some(permit) = &json_out {
+        if let Err(e) = permit.write(json.as_bytes()) {
             crate::output::print_error(&e);
             if outcome == Outcome::Ok {
                 outcome = Outcome::Error;

@@ -477,10 +477,15 @@ impl CampaignCommand {
         if let Some(path) = self.report.as_ref().filter(|_| !stopped) {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
-            crate::commands::common::write_output(
+            // Under the same rules as before the first cell, checked again
+            // now that the file is written.
+            crate::commands::common::check_output_path(
                 path,
-                storlab_report::html_report(&all, base).as_bytes(),
-            )?;
+                &self.db.db,
+                self.force,
+                crate::commands::common::OutputKind::HtmlReport,
+            )?
+            .write(storlab_report::html_report(&all, base).as_bytes())?;
         }
         if self.is_json() {
             crate::output::print_json(&ResultDoc {

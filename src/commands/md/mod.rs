@@ -185,8 +185,9 @@ impl MdCommand {
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
-        crate::commands::run::check_paths(Some(&target), &self.run)?;
+        let json_out = crate::commands::run::check_paths(Some(&target), &self.run)?;
         let mut sink = crate::commands::run::open_sink_tagged(&self.run, &[])?;
+        sink.json_out_to(json_out);
         let signals = Signals::install()?;
         let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
         let mut host = storlab_bench::host_info();
@@ -304,8 +305,8 @@ fn emit(
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
     let mut lost = !sink.failures.is_empty();
     let mut json_out_failed = false;
-    if let Some(path) = &args.json_out
-        && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
+    if let Some(permit) = sink.json_out()
+        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
     {
         crate::output::print_error(&e);
         lost |= saved.is_none();

@@ -242,8 +242,9 @@ fn report(sync: &MpiSync, e: anyhow::Error) -> Stop {
 /// Rank 0's part before anything runs: paths, store, storlab's directory,
 /// the run's header saved.
 fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, BenchReport, super::Sink)> {
-    crate::commands::run::check_paths(Some(target), &cmd.run)?;
+    let json_out = crate::commands::run::check_paths(Some(target), &cmd.run)?;
     let mut sink = crate::commands::run::open_sink_tagged(&cmd.run, &[])?;
+    sink.json_out_to(json_out);
     let (dir, info) = storlab_bench::own_run_dir(target)?;
     let header = header(info);
     if let Err(e) = sink.begin("md", &header) {

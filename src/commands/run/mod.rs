@@ -13,6 +13,7 @@ pub use launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
 pub use live::Live;
 pub use sink::{Sink, write_fallback};
 
+use crate::commands::outfile::Permit;
 use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -68,7 +69,7 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 
 /// The target and `--json-out` against the database and the output rules:
 /// the results database is never a target, nor an output.
-pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<Option<Permit>> {
     check_paths_as(target, args, crate::commands::common::OutputKind::BenchJson)
 }
 
@@ -78,7 +79,7 @@ pub fn check_paths_as(
     target: Option<&Path>,
     args: &RunArgs,
     kind: crate::commands::common::OutputKind,
-) -> Result<()> {
+) -> Result<Option<Permit>> {
     use crate::commands::common::{check_output_path, database_file};
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)
@@ -90,18 +91,19 @@ pub fn check_paths_as(
             which.display()
         );
     }
-    if let Some(out) = &args.json_out {
-        check_output_path(out, &args.db.db, args.force, kind)?;
-        if let Some(t) = target
-            && crate::commands::common::same_file(out, t)
-        {
-            anyhow::bail!(
-                "--json-out {} is the benchmark's target: choose another file name",
-                out.display()
-            );
-        }
+    let Some(out) = &args.json_out else {
+        return Ok(None);
+    };
+    let permit = check_output_path(out, &args.db.db, args.force, kind)?;
+    if let Some(t) = target
+        && crate::commands::common::same_file(out, t)
+    {
+        anyhow::bail!(
+            "--json-out {} is the benchmark's target: choose another file name",
+            out.display()
+        );
     }
-    Ok(())
+    Ok(Some(permit))
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`),

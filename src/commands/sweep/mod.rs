@@ -17,6 +17,7 @@ pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
+use crate::commands::outfile::Permit;
 use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
 use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
@@ -119,14 +120,19 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
-        run::check_paths_as(
+        let json_out = run::check_paths_as(
             self.target.as_deref(),
             &self.run,
             crate::commands::common::OutputKind::SweepJson,
         )?;
-        if let Some(path) = &self.chart {
-            chart::check_path(path, &self.run.db.db, self.run.force)?;
-        }
+        let chart_out = match &self.chart {
+            Some(path) => Some(crate::commands::outfile::check_chart_path(
+                path,
+                &self.run.db.db,
+                self.run.force,
+            )?),
+            None => None,
+        };
         if self.resume.is_some() && self.run.no_save {
             bail!("--resume reads the stored points: drop --no-save");
         }
@@ -167,7 +173,7 @@ impl SweepCommand {
         drop(store);
         let runner = Runner::new(&self, sweep_id.clone(), user_tags);
         let totals = runner.run_all(&mut results, todo, self.target.as_deref())?;
-        self.finish(&results, &varies, totals)
+        self.finish(&results, &varies, totals, (json_out, chart_out))
     }
 
     /// The sweep `id` as its first stored point's command line gave it (the
@@ -306,11 +312,12 @@ impl SweepCommand {
         results: &[PointResult],
         varies: &[Vary],
         totals: SweepTotals,
+        (json_out, chart_out): (Option<Permit>, Option<Permit>),
     ) -> Result<Outcome> {
         let keys: Vec<&str> = varies.iter().map(|v| v.key).collect();
         let mut chart_err = None;
-        if let Some(path) = &self.chart
-            && let Err(e) = chart::write(path, results, &keys, &totals)
+        if let Some(permit) = &chart_out
+            && let Err(e) = chart::write(permit, results, &keys, &totals)
         {
             chart_err = Some(format!("{e:#}"));
         }
@@ -320,8 +327,8 @@ impl SweepCommand {
             crate::commands::outfile::SWEEP_DOCUMENT,
         );
         let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
-        if let Some(path) = &self.run.json_out {
-            crate::commands::common::write_output(path, format!("{json}\n").as_bytes())?;
+        if let Some(permit) = &json_out {
+            permit.write(format!("{json}\n").as_bytes())?;
         }
         match self.run.out.format() {
             OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
