@@ -115,8 +115,13 @@ impl SimCommand {
             if let Some(k) = &key {
                 tags.entry("sim.vary".into()).or_insert_with(|| k.clone());
             }
-            let report =
-                storlab_sim::record(&points, &name, crate::command_line(), started, finished);
+            let report = storlab_sim::record(
+                &points,
+                &name,
+                storlab_types::command_line(),
+                started,
+                finished,
+            );
             let id = store.save_run("sim", &report, &tags, self.record.note())?;
             eprintln!(
                 "storlab: saved as run {id} (kind sim) in {}",
