@@ -190,7 +190,7 @@ impl MdCommand {
         sink.json_out_to(json_out);
         let signals = Signals::install()?;
         let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
-        let mut host = storlab_bench::host_info();
+        let mut host = storlab_host::host_info();
         if let Some(label) = &crate::commands::config::get()?.host {
             host.hostname = label.clone();
         }
