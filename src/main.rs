@@ -117,10 +117,6 @@ impl Outcome {
     }
 }
 
-// The command line as typed, for a run's record: one definition, in
-// storlab-types beside the record's constructor.
-pub use storlab_types::{command_line, escape_os};
-
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
     if let Some(ram) = storlab_host::meminfo("MemTotal") {

@@ -40,6 +40,7 @@ mod seams_mpi;
 mod sim;
 mod store;
 mod sweep;
+mod thin_commands;
 mod trace;
 mod util;
 mod vocabulary;

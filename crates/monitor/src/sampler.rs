@@ -284,7 +284,7 @@ impl TimelineBuilder {
             timeline: MonitorTimeline {
                 started_at,
                 interval_ns: interval.as_nanos() as u64,
-                layer: layer.as_str().to_string(),
+                layer: layer.as_str().into(),
                 devices,
                 ..MonitorTimeline::default()
             },

@@ -782,7 +782,7 @@ impl Store {
         tx.finish()?;
         Ok(StoredRun {
             id,
-            kind,
+            kind: kind.into(),
             tags,
             note,
             report,
