@@ -41,17 +41,10 @@ pub fn storlab(args: &[&str]) -> Output {
     cmd().args(args).output().expect("run storlab")
 }
 
-/// Whether we run as root (loop devices, drop_caches, mounts).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Print why a test is skipped (and fail it in CI, where every tool is
-/// installed): see `storlab_types::skip_test`.
-pub fn skip(test: &str, why: &str) {
-    storlab_types::skip_test(test, why);
-}
+/// The shared scaffolding (one definition each, in `crates/testkit`): the
+/// skip rule (a failure with `CI=true`), root and tool probes, running a
+/// system tool, loop devices and mounts undone on drop.
+pub use storlab_testkit::{have, is_root, loopdev, root_with, run_tool, skip};
 
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -59,33 +52,6 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Whether a command is on the PATH.
-pub fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Run a system tool (losetup, mkfs, ...); its trimmed stdout, or an error
-/// naming the command and what it printed.
-pub fn run_tool(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let o = Command::new(cmd)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if o.status.success() {
-        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
 }
 
 /// A fio/storlab result file shipped with the store crate's tests.

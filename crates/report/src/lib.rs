@@ -54,5 +54,4 @@ pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 
 #[cfg(test)]
-#[path = "testdata.rs"]
-pub(crate) mod testdata;
+pub(crate) use storlab_testkit::fixtures as testdata;
