@@ -1,9 +1,9 @@
 //! `storlab bench` end to end: engines, byte accounting, JSON schema,
 //! verification, and the data-safety rules.
 
-use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab};
+use crate::util::{LoopDev, cmd, have, is_root, skip, stderr, stdout, storlab};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -462,57 +462,6 @@ fn ctrl_c_stops_promptly_keeps_results_and_cleans_up() {
         "partial results kept"
     );
     assert!(dir_is_empty(d.path()), "scratch files removed after Ctrl-C");
-}
-
-/// A loop device over a temp file; detached on drop. None (with a printed
-/// reason) when not root or losetup is missing.
-pub struct LoopDev {
-    pub dev: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl LoopDev {
-    pub fn new(size: u64) -> Option<LoopDev> {
-        if !is_root() {
-            skip("loop device test", "needs root to create a loop device");
-            return None;
-        }
-        // A scratch file that cannot be made is a failure, never a skip.
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let backing = dir.path().join("backing.img");
-        std::fs::File::create(&backing)
-            .and_then(|f| f.set_len(size))
-            .expect("backing file");
-        let out = match Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&backing)
-            .output()
-        {
-            Ok(o) if o.status.success() => o,
-            Ok(o) => {
-                skip(
-                    "loop device test",
-                    &format!("losetup failed: {}", stderr(&o)),
-                );
-                return None;
-            }
-            Err(e) => {
-                skip("loop device test", &format!("losetup not available: {e}"));
-                return None;
-            }
-        };
-        let dev = PathBuf::from(stdout(&out).trim());
-        Some(LoopDev { dev, _dir: dir })
-    }
-    pub fn name(&self) -> String {
-        self.dev.file_name().unwrap().to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
 }
 
 #[test]

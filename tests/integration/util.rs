@@ -107,3 +107,52 @@ pub fn assert_quick_check(out: &Output, dir: &std::path::Path) -> String {
     assert!(!stderr(out).contains('\r'));
     text
 }
+
+/// Root and every one of `tools`, or `false` after a printed reason to skip
+/// (the root tests that make loop devices, mounts and /sys writes).
+pub fn needs_root_and(test: &str, tools: &[&str]) -> bool {
+    root_with(
+        test,
+        tools,
+        "loop devices, mounts, /sys writes",
+        "Debian: util-linux e2fsprogs xfsprogs btrfs-progs procps coreutils",
+    )
+}
+
+/// A loop device over a file of `size` bytes in a temporary directory of its
+/// own; detached, then the file removed, on drop. None (with a printed
+/// reason) when not root or losetup fails.
+pub struct LoopDev {
+    pub dev: PathBuf,
+    lo: loopdev::Loop,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    pub fn new(size: u64) -> Option<LoopDev> {
+        if !is_root() {
+            skip("loop device test", "needs root to create a loop device");
+            return None;
+        }
+        // A scratch file that cannot be made is a failure, never a skip.
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let backing = dir.path().join("backing.img");
+        std::fs::File::create(&backing)
+            .and_then(|f| f.set_len(size))
+            .expect("backing file");
+        match loopdev::Loop::over(&backing) {
+            Ok(lo) => Some(LoopDev {
+                dev: PathBuf::from(&lo.dev),
+                lo,
+                _dir: dir,
+            }),
+            Err(e) => {
+                skip("loop device test", &format!("losetup failed: {e}"));
+                None
+            }
+        }
+    }
+    pub fn name(&self) -> String {
+        self.lo.name().to_string()
+    }
+}

@@ -90,17 +90,15 @@ impl Stack {
         run_tool(&format!("mkfs.{fs}"), &a).map(|_| ())
     }
 
-    /// Mount `dev` on `at` (created if missing) with `options` (`-o` list,
-    /// or none); unmounted on drop.
-    pub fn mount(&mut self, dev: &str, at: &Path, options: Option<&str>) -> Result<(), String> {
+    /// `mount ARGS... SOURCE AT` (`at` created if missing; `args` such as
+    /// `["-o", "noatime"]` or `["-t", "tmpfs", "-o", "size=64m"]`);
+    /// unmounted on drop.
+    pub fn mount(&mut self, source: &str, at: &Path, args: &[&str]) -> Result<(), String> {
         std::fs::create_dir_all(at).map_err(|e| format!("{}: {e}", at.display()))?;
         let at_s = s(at);
-        let mut args = Vec::new();
-        if let Some(o) = options {
-            args.extend(["-o", o]);
-        }
-        args.extend([dev, at_s.as_str()]);
-        run_tool("mount", &args)?;
+        let mut a = args.to_vec();
+        a.extend([source, at_s.as_str()]);
+        run_tool("mount", &a)?;
         self.made.push(Made::Mount(at.to_path_buf()));
         Ok(())
     }
@@ -113,7 +111,7 @@ impl Stack {
             &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
             dev,
         )?;
-        self.mount(dev, at, Some("noatime"))
+        self.mount(dev, at, &["-o", "noatime"])
     }
 
     /// Unmount `at` now (retrying briefly) instead of on drop.
@@ -193,9 +191,37 @@ impl Loop {
         Ok(Loop { dev, stack })
     }
 
+    /// A loop device over an existing file (or device) `backing`.
+    pub fn over(backing: &Path) -> Result<Loop, String> {
+        let mut stack = Stack::new();
+        let dev = stack.attach(backing, &[])?;
+        Ok(Loop { dev, stack })
+    }
+
     /// Its kernel name (`loop3`).
     pub fn name(&self) -> &str {
         name(&self.dev)
+    }
+
+    /// Its read-ahead file (`/sys/block/NAME/queue/read_ahead_kb`).
+    pub fn ra_file(&self) -> PathBuf {
+        read_ahead_file(&self.dev)
+    }
+
+    /// Its read-ahead in KiB (panics when unreadable: for tests).
+    pub fn ra(&self) -> u64 {
+        let f = self.ra_file();
+        let text = std::fs::read_to_string(&f)
+            .unwrap_or_else(|e| panic!("read {}: {e}", f.display()));
+        text.trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {text:?}: {e}", f.display()))
+    }
+
+    /// Set its read-ahead in KiB (panics when refused: for tests).
+    pub fn set_ra(&self, kb: u64) {
+        let f = self.ra_file();
+        std::fs::write(&f, kb.to_string()).unwrap_or_else(|e| panic!("write {}: {e}", f.display()));
     }
 
     /// The stack it belongs to: make a file system and mount it there, undone
