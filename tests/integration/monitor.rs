@@ -636,7 +636,6 @@ fn write_direct(dev: &str, bs: usize, count: usize) -> Result<(), String> {
 /// loopB over a file in it. 32 MiB written to loopB must show as 32 MiB in
 /// the top, leaf and per-level totals, not 64 or 96.
 #[test]
-// long-function: one end-to-end scenario whose steps depend on each other.
 fn live_loop_stack_totals_count_bytes_once() {
     const NAME: &str = "monitor::live_loop_stack_totals_count_bytes_once";
     if !is_root() {
