@@ -8,11 +8,11 @@
 //!
 //! * [`export_json`], [`export_csv`], [`export_md`]: one row per run × phase
 //!   × direction ([`rows::Row`]); JSON is the full, lossless records.
-//! * [`compare`] → [`Comparison`], the main type of this crate, and
+//! * [`compare()`] → [`Comparison`], the main type of this crate, and
 //!   [`render_comparison`]: each run's figures relative to a baseline, with
 //!   changes inside the measured run-to-run spread marked as noise (the rule
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
-//! * [`charts`] → [`Chart`]s (SVG with titles, axis units and legends) and
+//! * [`charts()`] → [`Chart`]s (SVG with titles, axis units and legends) and
 //!   [`chart`] for one by id; [`svg_to_png`] for a PNG of one.
 //! * [`sweep_charts`]: a sweep's MB/s lines and the IOzone-style heat map.
 //! * [`html_report`]: one self-contained HTML file (inline CSS and SVG, no

@@ -15,7 +15,7 @@
 //!   express: lock serialisation, caches filling over time, latency
 //!   distributions.
 //!
-//! [`sweep`] runs either over `--vary` values. The crate is pure: it reads no
+//! [`sweep()`] runs either over `--vary` values. The crate is pure: it reads no
 //! files and prints nothing. Definitions and sources: `docs/SIM.md`.
 
 pub mod analytic;
