@@ -22,7 +22,9 @@ pub fn updating() -> bool {
 
 /// How to regenerate, for the failure messages.
 fn how_to_update() -> String {
-    format!("if the change is intended: {UPDATE_VAR}=1 cargo test (the same test), then review git diff")
+    format!(
+        "if the change is intended: {UPDATE_VAR}=1 cargo test (the same test), then review git diff"
+    )
 }
 
 /// Compare `actual` with the file at `path` byte for byte (or write it when
@@ -65,8 +67,7 @@ pub fn check_with(
             path.display()
         )
     })?;
-    same(&expected, actual)
-        .map_err(|why| format!("{}: {why}\n{}", path.display(), how_to_update()))
+    same(&expected, actual).map_err(|why| format!("{}: {why}\n{}", path.display(), how_to_update()))
 }
 
 /// [`check`], panicking with its message: the one-file form for a test.

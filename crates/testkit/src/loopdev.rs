@@ -124,7 +124,8 @@ impl Stack {
     /// Detach `dev` now and wait until the kernel has let go of its backing.
     pub fn detach(&mut self, dev: &str) {
         let _ = run_tool("losetup", &["-d", dev]);
-        self.made.retain(|m| !matches!(m, Made::Loop(l) if l == dev));
+        self.made
+            .retain(|m| !matches!(m, Made::Loop(l) if l == dev));
         let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(dev)));
         for _ in 0..40 {
             if !backing.exists() {
@@ -211,8 +212,8 @@ impl Loop {
     /// Its read-ahead in KiB (panics when unreadable: for tests).
     pub fn ra(&self) -> u64 {
         let f = self.ra_file();
-        let text = std::fs::read_to_string(&f)
-            .unwrap_or_else(|e| panic!("read {}: {e}", f.display()));
+        let text =
+            std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("read {}: {e}", f.display()));
         text.trim()
             .parse()
             .unwrap_or_else(|e| panic!("{}: {text:?}: {e}", f.display()))
@@ -293,11 +294,13 @@ mod tests {
             assert!(mounts.lines().any(|l| l.starts_with(&format!("{dev} "))));
         }
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
-        assert!(!mounts.lines().any(|l| l.starts_with(&format!("{dev} "))), "unmounted");
+        assert!(
+            !mounts.lines().any(|l| l.starts_with(&format!("{dev} "))),
+            "unmounted"
+        );
         let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(&dev)));
-        let attached = |b: &Path| {
-            std::fs::read_to_string(b).is_ok_and(|f| f.trim() == s(&d.join("disk.img")))
-        };
+        let attached =
+            |b: &Path| std::fs::read_to_string(b).is_ok_and(|f| f.trim() == s(&d.join("disk.img")));
         assert!(!attached(&backing), "detached");
         std::fs::remove_dir_all(&d).unwrap();
     }
