@@ -3,7 +3,6 @@
 //! happens. Root-only tests (loop devices, mounts) probe and skip with a
 //! reason; CI runs as root. docs/SAFETY.md maps each promise to its test.
 
-use crate::util::LoopDev;
 use crate::util::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -60,40 +59,6 @@ fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process
 fn send(child: &std::process::Child, sig: i32) {
     // SAFETY: kill with the pid of our own child and a valid signal number.
     unsafe { libc::kill(child.id() as i32, sig) };
-}
-
-/// Mount a tmpfs of `size` on a new temp dir (root only).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn new(test: &str, size: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            skip(test, "needs root to mount a small tmpfs");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip(test, "cannot mount tmpfs");
-            return None;
-        }
-        Some(Tmpfs { dir })
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
 }
 
 // ---------------------------------------------------------------- devices

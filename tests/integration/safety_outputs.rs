@@ -366,47 +366,6 @@ fn a_fifo_as_json_out_is_refused_before_the_run() {
     assert_eq!(run_count(&dir.join("results.db")), 0, "nothing ran");
 }
 
-/// A tmpfs of `size` mounted on a new temp dir (root only).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn new(test: &str, size: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            skip(test, "needs root to mount a small tmpfs");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip(test, "cannot mount tmpfs");
-            return None;
-        }
-        Some(Tmpfs { dir })
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    fn remount_read_only(&self) -> bool {
-        Command::new("mount")
-            .args(["-o", "remount,ro"])
-            .arg(self.dir.path())
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
-}
-
 #[test]
 fn json_out_on_a_read_only_mount_is_refused_before_the_run() {
     let test = "json_out_on_a_read_only_mount_is_refused_before_the_run";

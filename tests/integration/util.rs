@@ -156,3 +156,39 @@ impl LoopDev {
         self.lo.name().to_string()
     }
 }
+
+/// A tmpfs of `size` mounted on a new temporary directory (root only);
+/// unmounted, then the directory removed, on drop.
+pub struct Tmpfs {
+    mount: loopdev::Stack,
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// None (with a printed reason) when not root or the mount fails.
+    pub fn new(test: &str, size: &str) -> Option<Tmpfs> {
+        if !is_root() {
+            skip(test, "needs root to mount a small tmpfs");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut mount = loopdev::Stack::new();
+        let opts = format!("size={size}");
+        if let Err(e) = mount.mount("tmpfs", dir.path(), &["-t", "tmpfs", "-o", &opts]) {
+            skip(test, &format!("cannot mount tmpfs: {e}"));
+            return None;
+        }
+        Some(Tmpfs { mount, dir })
+    }
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+    /// Remount it read-only; whether that worked.
+    pub fn remount_read_only(&self) -> bool {
+        run_tool(
+            "mount",
+            &["-o", "remount,ro", &self.dir.path().to_string_lossy()],
+        )
+        .is_ok()
+    }
+}
