@@ -4,7 +4,7 @@
 //! and agreement with sysstat's iostat.
 
 use crate::util::loopdev::Stack;
-use crate::util::{have, is_root, run_tool, skip, stderr, stdout, storlab, storlab_bin};
+use crate::util::{have, is_root, run_tool, s, skip, stderr, stdout, storlab, storlab_bin};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,11 +16,6 @@ fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures/monitor")
         .join(name)
 }
-
-fn s(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
-
 const MIB: f64 = (1u64 << 20) as f64;
 
 /// Sum over jsonl intervals of (total w_bytes_per_s × interval) per group.

@@ -9,13 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A storlab command in `dir` with its own database `dir/results.db`.
-fn in_dir(dir: &Path) -> Command {
-    let mut c = cmd();
-    c.current_dir(dir).env("STORLAB_DB", dir.join("results.db"));
-    c
-}
-
 fn import_one(dir: &Path) {
     let out = in_dir(dir)
         .args(["import"])
@@ -35,25 +28,6 @@ fn integrity(db: &Path) -> String {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap()
-}
-
-/// Wait for a child with a deadline; kill it and fail if it hangs.
-fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let t = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "storlab did not finish within {limit:?}\nstderr:\n{}",
-                stderr(&out)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn send(child: &std::process::Child, sig: i32) {

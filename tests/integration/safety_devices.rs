@@ -10,10 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn s(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
-
 /// `storlab bench TARGET --rw=write` with `--allow-destroy`.
 fn write_with_allow_destroy(target: &Path) -> Output {
     storlab(&[

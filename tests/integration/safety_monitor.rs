@@ -36,20 +36,6 @@ fn replayed(file: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
-
-fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("storlab did not finish within {limit:?}: {}", stderr(&out));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
 /// `storlab monitor --record F 0.2 5 | head -1`: the display ends with the
 /// pipe, the recording does not: F holds all five intervals, replayable.
 #[test]

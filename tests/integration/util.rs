@@ -192,3 +192,94 @@ impl Tmpfs {
         .is_ok()
     }
 }
+
+/// `dir`'s path as text (for argument lists).
+pub fn s(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// A storlab command run in `dir` with `STORLAB_DB` at `dir/results.db`.
+pub fn in_dir(dir: &std::path::Path) -> Command {
+    let mut c = cmd();
+    c.current_dir(dir).env("STORLAB_DB", dir.join("results.db"));
+    c
+}
+
+/// stdout parsed as JSON, or a failure showing stdout and stderr.
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            stdout(out),
+            stderr(out)
+        )
+    })
+}
+
+/// `storlab bench DIR ARGS... --no-save --output-format json -q`, which must
+/// succeed; its JSON document.
+pub fn bench_json(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let d = dir.to_str().unwrap();
+    let mut a = vec!["bench", d];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--no-save", "--output-format", "json", "-q"]);
+    let out = storlab(&a);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{}",
+        stderr(&out),
+        stdout(&out)
+    );
+    json(&out)
+}
+
+/// A JSON number as u64, or a failure naming the value.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+/// Wait for a child with a deadline; kill it and fail if it hangs.
+pub fn wait_at_most(child: std::process::Child, limit: std::time::Duration) -> Output {
+    wait_named(child, limit, "storlab")
+}
+
+/// [`wait_at_most`], naming `what` ran in the failure.
+pub fn wait_named(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> Output {
+    let t = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: storlab did not finish within {limit:?} (blocked?)\nstderr:\n{}",
+                stderr(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether `dir` takes O_DIRECT and the kernel has io_uring (the engine
+/// tests on the real device), or why not.
+pub fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join("probe");
+    std::fs::write(&probe, vec![0u8; 4096]).map_err(|e| e.to_string())?;
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe)
+        .is_ok();
+    let _ = std::fs::remove_file(&probe);
+    if !direct {
+        return Err(format!("{} does not support O_DIRECT", dir.display()));
+    }
+    storlab_bench::uring_available().map_err(|e| format!("io_uring is not available: {e}"))
+}
