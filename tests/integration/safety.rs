@@ -44,18 +44,16 @@ fn a_mounted_btrfs_is_refused_even_with_allow_destroy() {
         skip(test, "mkfs.btrfs not installed (btrfs-progs)");
         return;
     }
-    let Some(lo) = LoopDev::new(128 << 20) else {
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(mut lo) = LoopDev::new(128 << 20) else {
         return;
     };
-    if let Err(e) = run_tool("mkfs.btrfs", &["-q", "-f", lo.dev.to_str().unwrap()]) {
+    let dev = lo.path();
+    if let Err(e) = lo.stack().mkfs("btrfs", &["-q", "-f"], &dev) {
         skip(test, &e);
         return;
     }
-    let mnt = tempfile::tempdir().unwrap();
-    if let Err(e) = run_tool(
-        "mount",
-        &[lo.dev.to_str().unwrap(), mnt.path().to_str().unwrap()],
-    ) {
+    if let Err(e) = lo.stack().mount(&dev, mnt.path(), &[]) {
         skip(test, &format!("cannot mount btrfs: {e}"));
         return;
     }
@@ -70,7 +68,7 @@ fn a_mounted_btrfs_is_refused_even_with_allow_destroy() {
         "-q",
     ]);
     let still_there = std::fs::read(mnt.path().join("precious.txt"));
-    let _ = Command::new("umount").arg(mnt.path()).status();
+    lo.stack().umount(mnt.path());
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -466,12 +464,7 @@ fn a_database_on_a_read_only_mount_can_be_listed() {
         return;
     };
     import_one(fs.path());
-    let ro = Command::new("mount")
-        .args(["-o", "remount,ro"])
-        .arg(fs.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ro, "remount read-only");
+    assert!(fs.remount_read_only(), "remount read-only");
     let out = in_dir(fs.path()).args(["runs"]).output().unwrap();
     let out2 = in_dir(fs.path())
         .args(["show", "latest", "--json"])

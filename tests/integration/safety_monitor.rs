@@ -427,21 +427,15 @@ fn a_record_file_on_a_full_file_system_is_not_left_behind_empty() {
     }
     let d = tempfile::tempdir().unwrap();
     let mnt = d.path().join("full");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "storlab-test-full"])
-        .arg(&mnt)
-        .status()
-        .unwrap()
-        .success();
-    assert!(mounted, "mount tmpfs");
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(mnt.clone());
+    // Unmounted on every path out of the test.
+    let mut guard = loopdev::Stack::new();
+    guard
+        .mount(
+            "storlab-test-full",
+            &mnt,
+            &["-t", "tmpfs", "-o", "size=64k"],
+        )
+        .expect("mount tmpfs");
     // Fill it: a write that fails with ENOSPC leaves it full.
     let _ = std::fs::write(mnt.join("filler"), vec![7u8; 1 << 20]);
     let rec = mnt.join("rec.txt");

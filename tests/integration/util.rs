@@ -155,6 +155,15 @@ impl LoopDev {
     pub fn name(&self) -> String {
         self.lo.name().to_string()
     }
+    /// Its path as text.
+    pub fn path(&self) -> String {
+        s(&self.dev)
+    }
+    /// The stack it belongs to: a file system made and mounted there is
+    /// unmounted before the device is detached, on every path.
+    pub fn stack(&mut self) -> &mut loopdev::Stack {
+        self.lo.stack()
+    }
 }
 
 /// A tmpfs of `size` mounted on a new temporary directory (root only);
