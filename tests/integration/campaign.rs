@@ -4,15 +4,9 @@
 //! root allows.
 
 use crate::util::loopdev::Loop;
-use crate::util::{cmd, needs_root_and, ok, run_tool, stderr, stdout};
+use crate::util::{campaign, cmd, needs_root_and, ok, run_tool, stderr, stdout, write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 /// The ids of the campaigns under `dir/campaigns`.
 fn campaign_ids(dir: &Path) -> Vec<String> {
@@ -145,18 +139,6 @@ run = [["bench", "--rw", "randread", "--engine", "null", "--size", "1M", "--runt
             dir = dir.display()
         ),
     )
-}
-
-fn campaign(dir: &Path, args: &[&str]) -> std::process::Output {
-    cmd()
-        .arg("campaign")
-        .args(args)
-        .args(["--yes", "--dir"])
-        .arg(dir.join("campaigns"))
-        .arg("--db")
-        .arg(dir.join("r.db"))
-        .output()
-        .unwrap()
 }
 
 #[test]

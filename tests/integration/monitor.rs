@@ -612,6 +612,16 @@ fn prometheus_endpoint_scraped_over_loopback() {
 
 // ---------------------------------------------------------------- live, root
 
+/// A direct-I/O loop device over a new file of `size` bytes in the temp
+/// directory (`storlab-TAG-PID.img`), both undone when `st` drops.
+fn direct_loop(st: &mut Stack, tag: &str, size: u64) -> Result<String, String> {
+    let img = std::env::temp_dir().join(format!("storlab-{tag}-{}.img", std::process::id()));
+    // A scratch file that cannot be made is a failure, never a skip.
+    st.file(&img, size)
+        .expect("scratch file for the loop device");
+    st.attach(&img, &["--direct-io=on"])
+}
+
 fn write_direct(dev: &str, bs: usize, count: usize) -> Result<(), String> {
     run_tool(
         "dd",
@@ -879,9 +889,7 @@ fn agrees_with_iostat_under_load() {
     }
     let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut st = Stack::new();
-    let img = std::env::temp_dir().join(format!("storlab-iostat-{}.img", std::process::id()));
-    st.file(&img, 64 << 20).unwrap();
-    let dev = match st.attach(&img, &["--direct-io=on"]) {
+    let dev = match direct_loop(&mut st, "iostat", 64 << 20) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
@@ -962,9 +970,7 @@ fn iostat_positional_form_and_units_match_iostat() {
     }
     let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut st = Stack::new();
-    let img = std::env::temp_dir().join(format!("storlab-iostat-m-{}.img", std::process::id()));
-    st.file(&img, 64 << 20).unwrap();
-    let dev = match st.attach(&img, &["--direct-io=on"]) {
+    let dev = match direct_loop(&mut st, "iostat-m", 64 << 20) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
@@ -1050,9 +1056,7 @@ fn prometheus_counters_move_by_what_was_written() {
     }
     let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut st = Stack::new();
-    let img = std::env::temp_dir().join(format!("storlab-prom-{}.img", std::process::id()));
-    st.file(&img, 32 << 20).unwrap();
-    let dev = match st.attach(&img, &["--direct-io=on"]) {
+    let dev = match direct_loop(&mut st, "prom", 32 << 20) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };

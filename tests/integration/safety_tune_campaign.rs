@@ -7,7 +7,9 @@
 //! one is named, the others still work).
 
 use crate::util::loopdev::Loop;
-use crate::util::{cmd, needs_root_and, ok, run_tool, stderr, stdout};
+use crate::util::{
+    campaign, campaign_cmd, cmd, needs_root_and, ok, run_tool, stderr, stdout, write,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -260,28 +262,6 @@ fn a_broken_user_profile_is_named_and_the_others_still_work() {
         err.contains("broken.toml") && err.contains("profile broken") && !err.contains("panicked"),
         "{err}"
     );
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-/// `storlab campaign ARGS --yes` with its directory and database in `dir`.
-fn campaign_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = cmd();
-    c.arg("campaign")
-        .args(args)
-        .args(["--yes", "--dir"])
-        .arg(dir.join("campaigns"))
-        .arg("--db")
-        .arg(dir.join("r.db"));
-    c
-}
-
-fn campaign(dir: &Path, args: &[&str]) -> Output {
-    campaign_cmd(dir, args).output().unwrap()
 }
 
 /// The one campaign directory under `dir/campaigns`.

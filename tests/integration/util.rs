@@ -292,3 +292,28 @@ pub fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
     }
     storlab_bench::uring_available().map_err(|e| format!("io_uring is not available: {e}"))
 }
+
+/// Write `text` to `dir/name`; its path.
+pub fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `storlab campaign ARGS --yes` with its directory (`dir/campaigns`) and
+/// database (`dir/r.db`) in `dir`.
+pub fn campaign_cmd(dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut c = cmd();
+    c.arg("campaign")
+        .args(args)
+        .args(["--yes", "--dir"])
+        .arg(dir.join("campaigns"))
+        .arg("--db")
+        .arg(dir.join("r.db"));
+    c
+}
+
+/// [`campaign_cmd`], run to the end.
+pub fn campaign(dir: &std::path::Path, args: &[&str]) -> Output {
+    campaign_cmd(dir, args).output().unwrap()
+}
