@@ -3,7 +3,7 @@
 //! One variable regenerates every golden file of the workspace:
 //!
 //! ```sh
-//! STORLAB_UPDATE_GOLDEN=1 cargo test --workspace golden
+//! STORLAB_UPDATE_GOLDEN=1 cargo test --workspace --test golden
 //! git diff '*/golden/*'      # review, then commit
 //! ```
 //!
