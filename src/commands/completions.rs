@@ -56,17 +56,12 @@ fn caches() -> Vec<&'static str> {
     all.iter().map(|c| c.as_str()).collect()
 }
 
-/// The chart ids `report --chart` draws without a run id.
+/// The chart ids `report --chart` draws without a run id (the registry).
 fn charts() -> Vec<&'static str> {
-    let mut v: Vec<&str> = storlab_report::CHART_KINDS
-        .iter()
-        .copied()
-        .filter(|k| !k.contains('<'))
-        .collect();
-    if !v.contains(&"clients") {
-        v.push("clients");
-    }
-    v
+    storlab_report::registry::report_kinds()
+        .filter(|k| !k.per_run())
+        .map(|k| k.id)
+        .collect()
 }
 
 /// The values completion offers for an option, by its long name.

@@ -555,6 +555,32 @@ pub fn read_input(path: &Path, what: &str) -> Result<String> {
         .map_err(|e| anyhow::anyhow!("{}: {e}", input_label(what, path)))
 }
 
+/// A `--chart FILE` of `sweep` and `sim`: whether it names a chart format
+/// storlab writes (true: PNG, by the `.png` extension; `.svg` is SVG; any
+/// other name is refused) and may be written there ([`check_output_path`]);
+/// checked before anything runs.
+pub fn check_chart_path(path: &Path, db: &Path, force: bool) -> Result<bool> {
+    let png = chart_is_png(path)?;
+    check_output_path(path, db, force, OutputKind::chart(png))?;
+    Ok(png)
+}
+
+/// Whether a `--chart FILE` is a PNG (`.png`) or an SVG (`.svg`).
+pub fn chart_is_png(path: &Path) -> Result<bool> {
+    match path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("svg") => Ok(false),
+        Some("png") => Ok(true),
+        _ => bail!(
+            "--chart {}: the file name must end in .svg or .png",
+            path.display()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

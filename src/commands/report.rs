@@ -36,16 +36,15 @@ pub struct ReportCommand {
     /// device (comma-separated or repeated): phases that differ there are paired and judged
     #[arg(long, value_name = "PARAM", value_parser = super::check::parse_vary)]
     vary: Vec<storlab_configdiff::Vary>,
-    /// Chart for --output-format svg|png: throughput, iops, latency, relative, vs-bs, vs-numjobs, vs-size,
-    /// vs-iodepth, cache, clients, predicted, app-<run id>, applat-<run id>, timeline-<run id>, util-<run id> (those that
-    /// apply to the runs; one that cannot be drawn says why)
-    #[arg(long, value_name = "ID", default_value = "throughput")]
+    // The list of ids comes from the chart registry.
+    #[arg(long, value_name = "ID", default_value = "throughput",
+          help = storlab_report::registry::chart_help())]
     chart: String,
     /// PNG pixel scale (2 gives a crisp image for documents and slides)
     #[arg(long, default_value_t = 2.0)]
     scale: f32,
     /// Hold every run against this design (storlab plan layout's arguments, e.g.
-    /// "R6/10/20 --drive exos-x18-18tb"), overriding the design a run was tagged with
+    /// "R60/10/20 --drive exos-x18-18tb"), overriding the design a run was tagged with
     /// (bench --design); runs with a design get a "Predicted vs measured" section
     #[arg(long, value_name = "PLAN")]
     design: Option<String>,
@@ -197,4 +196,65 @@ fn predicted(
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// Every remedy a "cannot be drawn" message names is a storlab command
+    /// line that the real CLI parses, with its TARGET where the target goes
+    /// and, for a sweep, `--vary` values sweep accepts. The old hint
+    /// `storlab sweep iodepth=...` parsed, but as a target path.
+    #[test]
+    fn every_chart_remedy_parses_as_a_storlab_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().to_string_lossy().into_owned();
+        let remedies = storlab_report::Remedy::all();
+        assert!(remedies.len() >= 10, "{remedies:?}");
+        for r in remedies {
+            let argv: Vec<String> = r
+                .argv()
+                .into_iter()
+                .map(|w| if w == "TARGET" { target.clone() } else { w })
+                .collect();
+            assert_eq!(argv[0], "storlab", "{r}");
+            assert!(argv.contains(&target), "{r} names no TARGET");
+            let cli = crate::Cli::try_parse_from(&argv)
+                .unwrap_or_else(|e| panic!("`{r}` does not parse: {e}"));
+            match cli.command {
+                Some(crate::Command::Sweep(s)) => {
+                    assert_eq!(
+                        s.target.as_deref(),
+                        Some(dir.path()),
+                        "`{r}`: sweep reads its target elsewhere"
+                    );
+                    assert!(!s.vary.is_empty(), "`{r}` varies nothing");
+                    for v in &s.vary {
+                        storlab_bench::Vary::parse(v)
+                            .unwrap_or_else(|e| panic!("`{r}`: --vary {v}: {e:?}"));
+                    }
+                }
+                Some(crate::Command::Bench(b)) => {
+                    assert_eq!(b.target.as_deref(), Some(dir.path()), "`{r}`");
+                }
+                other => panic!("`{r}` runs {other:?}, not bench or sweep"),
+            }
+        }
+    }
+
+    /// `report --chart`'s help lists the registry's report charts.
+    #[test]
+    fn the_chart_help_is_the_registry() {
+        let cmd = <crate::Cli as clap::CommandFactory>::command();
+        let report = cmd.find_subcommand("report").unwrap();
+        let arg = report
+            .get_arguments()
+            .find(|a| a.get_long() == Some("chart"))
+            .unwrap();
+        let help = arg.get_help().unwrap().to_string();
+        for id in storlab_report::registry::report_chart_ids() {
+            assert!(help.contains(&id), "{id} missing: {help}");
+        }
+    }
 }

@@ -6,6 +6,7 @@ mod architecture;
 mod bench;
 mod bench_help;
 mod campaign;
+mod charts;
 mod cli;
 mod cluster_flags;
 mod compare;

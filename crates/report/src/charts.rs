@@ -2,21 +2,13 @@
 //! stable id (for `storlab report --chart ID --output-format svg|png`), a title and
 //! its SVG. `docs/report.md` says what each one shows.
 //!
-//! | id | when it is drawn |
-//! |---|---|
-//! | `throughput`, `iops` | always (one bar per run × phase) |
-//! | `latency` | when any phase has latency figures |
-//! | `vs-bs`, `vs-numjobs`, `vs-size`, `vs-iodepth` | when otherwise-equal phases differ in that parameter |
-//! | `clients` | multi-client (MPI) runs at two or more client counts (`clients_chart`) |
-//! | `cache` | when phases equal in everything but cache mode and file size are both in and out of cache |
-//! | `relative` | with a baseline and at least one other run |
-//! | `app-<run id>`, `applat-<run id>` | for each run whose phases recorded their own per-interval series |
-//! | `timeline-<run id>`, `util-<run id>` | for each run with a device timeline |
-//! | `predicted` | when a run's design (`planned_as`, or `report --design`) predicts a phase ([`crate::predicted`]) |
+//! Which kinds there are, when each is drawn and why one is not: the chart
+//! registry, [`crate::registry`].
 
 use crate::compare::{Metric, Verdict, compare_with};
 use crate::error::ReportError;
 use crate::fmt::{format_change, format_ns, run_label, tags_joined};
+use crate::registry::{self, CannotDraw};
 use crate::rows::Direction;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
 use std::collections::BTreeMap;
@@ -59,7 +51,7 @@ fn pattern_key(p: &PhaseResult) -> String {
 
 /// One bar per phase of each run, coloured by I/O pattern and block size
 /// (one legend entry per pattern, however many phases share it).
-fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
+pub(crate) fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
     // Short run names: the bar label must keep its phase name whole.
     let labels = crate::fmt::short_run_labels(runs);
     let mut categories = Vec::new();
@@ -136,7 +128,7 @@ fn by_phase_chart(runs: &[StoredRun], iops: bool) -> Chart {
 /// group (its bytes over its own window) beside the aggregate (all bytes
 /// over the union window), with each group's share of the phase in its
 /// label and the overlap in the category.
-fn groups_chart(runs: &[StoredRun]) -> Option<Chart> {
+pub(crate) fn groups_chart(runs: &[StoredRun]) -> Option<Chart> {
     let labels = crate::fmt::run_labels(runs);
     let mut categories = Vec::new();
     let mut names: Vec<String> = vec!["all groups".into()];
@@ -208,7 +200,7 @@ fn groups_chart(runs: &[StoredRun]) -> Option<Chart> {
     })
 }
 
-fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
+pub(crate) fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
     let mut cats = Vec::new();
     let mut lats = Vec::new();
     for (r, label) in runs.iter().zip(crate::fmt::run_labels(runs)) {
@@ -280,7 +272,7 @@ fn latency_chart(runs: &[StoredRun]) -> Option<Chart> {
 
 /// The parameters a scaling chart can put on its x axis.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Param {
+pub(crate) enum Param {
     Bs,
     NumJobs,
     Size,
@@ -317,7 +309,7 @@ impl Param {
 }
 
 // long-function: collect points, key them into series (tags that restate x dropped), name the series, draw; each step feeds the next.
-fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
+pub(crate) fn scaling_chart(runs: &[StoredRun], x: Param) -> Option<Chart> {
     struct Pt<'a> {
         run: &'a StoredRun,
         x: f64,
@@ -599,7 +591,7 @@ fn cache_pairs(runs: &[StoredRun]) -> Vec<(String, Vec<f64>, Vec<f64>)> {
         .collect()
 }
 
-fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
+pub(crate) fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     let groups = cache_pairs(runs);
     if groups.is_empty() {
         return None;
@@ -651,7 +643,7 @@ fn cache_chart(runs: &[StoredRun]) -> Option<Chart> {
     })
 }
 
-fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Chart> {
+pub(crate) fn relative_chart(runs: &[StoredRun], baseline: usize, vary: &Vary) -> Option<Chart> {
     let base = &runs[baseline];
     let cmp = compare_with(runs, base, vary);
     let others: Vec<(i64, String)> = {
@@ -819,7 +811,7 @@ fn app_interval_points(p: &PhaseResult, window_start_s: f64) -> Option<Vec<(f64,
     )
 }
 
-fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
+pub(crate) fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
     let Some(m) = &run.report.monitor else {
         return Vec::new();
     };
@@ -974,7 +966,7 @@ fn timeline_charts(run: &StoredRun) -> Vec<Chart> {
 /// placed by their start times and marked as bands. They show steady
 /// state, SLC-cache cliffs and garbage-collection stalls. Empty when no
 /// phase recorded a series.
-fn app_series_charts(run: &StoredRun) -> Vec<Chart> {
+pub(crate) fn app_series_charts(run: &StoredRun) -> Vec<Chart> {
     let with: Vec<&PhaseResult> = run
         .report
         .phases
@@ -1118,9 +1110,10 @@ fn app_series_charts(run: &StoredRun) -> Vec<Chart> {
     out
 }
 
-/// Every chart that applies to these runs, in report order (see the module
-/// docs for when each is drawn). `baseline` indexes `runs`; `None` means the
-/// first run when there are two or more ([`resolve_baseline`]).
+/// Every chart that applies to these runs, in report order (the registry,
+/// [`crate::registry::CHART_KINDS`], says when each is drawn). `baseline`
+/// indexes `runs`; `None` means the first run when there are two or more
+/// ([`resolve_baseline`]).
 pub fn charts(runs: &[StoredRun], baseline: Option<usize>) -> Vec<Chart> {
     charts_with(runs, baseline, &Vary::default(), &[])
 }
@@ -1134,22 +1127,7 @@ pub fn charts_with(
     vary: &Vary,
     predicted: &[crate::predicted::Predicted],
 ) -> Vec<Chart> {
-    if runs.is_empty() {
-        return Vec::new();
-    }
-    // Simulated figures are drawn apart (their own chart), never beside or
-    // among measured ones, and never on a jobs axis.
-    let (sim, measured): (Vec<StoredRun>, Vec<StoredRun>) =
-        runs.iter().cloned().partition(is_simulated);
-    let baseline = baseline
-        .and_then(|b| runs.get(b))
-        .and_then(|b| measured.iter().position(|r| r.id == b.id));
-    let mut out = measured_charts(&measured, baseline, vary);
-    if !sim.is_empty() {
-        out.push(simulated_chart(&sim));
-    }
-    out.extend(crate::predicted::predicted_chart(predicted));
-    out
+    registry::draw_all(&registry::Input::new(runs, baseline, vary, predicted))
 }
 
 /// A run made by `storlab sim`, not measured.
@@ -1158,7 +1136,7 @@ pub fn is_simulated(r: &StoredRun) -> bool {
 }
 
 /// The simulated runs' throughput by phase, titled and hatched as such.
-fn simulated_chart(sim: &[StoredRun]) -> Chart {
+pub(crate) fn simulated_chart(sim: &[StoredRun]) -> Chart {
     let c = by_phase_chart(sim, false);
     let title = "Simulated throughput (storlab sim, not measured)";
     Chart {
@@ -1170,29 +1148,6 @@ fn simulated_chart(sim: &[StoredRun]) -> Chart {
             1,
         ),
     }
-}
-
-/// The charts of measured runs.
-fn measured_charts(runs: &[StoredRun], baseline: Option<usize>, vary: &Vary) -> Vec<Chart> {
-    if runs.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![by_phase_chart(runs, false), by_phase_chart(runs, true)];
-    if let Some(b) = resolve_baseline(runs, baseline).and_then(|b| relative_chart(runs, b, vary)) {
-        out.push(b);
-    }
-    out.extend(latency_chart(runs));
-    out.extend(groups_chart(runs));
-    for p in Param::ALL {
-        out.extend(scaling_chart(runs, p));
-    }
-    out.extend(cache_chart(runs));
-    out.extend(crate::clients_chart::clients_chart(runs));
-    for r in runs {
-        out.extend(app_series_charts(r));
-        out.extend(timeline_charts(r));
-    }
-    out
 }
 
 /// One chart by id, for `--output-format svg|png`. When it cannot be drawn the
@@ -1210,130 +1165,15 @@ pub fn chart_with(
     vary: &Vary,
     predicted: &[crate::predicted::Predicted],
 ) -> Result<Chart, ReportError> {
-    if runs.is_empty() {
-        return Err(ReportError::NoRuns);
-    }
-    let all = charts_with(runs, baseline, vary, predicted);
-    let available: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
-    if let Some(c) = all.into_iter().find(|c| c.id == id) {
-        return Ok(c);
-    }
-    Err(match why_not_with(runs, baseline, id, predicted) {
-        Some(why) => ReportError::NotDrawn {
-            id: id.to_string(),
-            why,
-            available,
-        },
-        None => ReportError::NoSuchChart {
-            id: id.to_string(),
-            available,
-        },
-    })
+    registry::draw_one(&registry::Input::new(runs, baseline, vary, predicted), id)
 }
 
-/// The chart kinds `why_not` knows, in report order.
-pub const CHART_KINDS: [&str; 15] = [
-    "throughput",
-    "iops",
-    "relative",
-    "latency",
-    "vs-bs",
-    "vs-numjobs",
-    "vs-size",
-    "vs-iodepth",
-    "cache",
-    "app-<run id>",
-    "applat-<run id>",
-    "timeline-<run id>",
-    "util-<run id>",
-    "predicted",
-    "simulated",
-];
-
-/// Why the chart `id` is not among [`charts`] for these runs, in words a
-/// user can act on; `None` when it is drawn or `id` names no chart kind.
-pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<String> {
-    why_not_with(runs, baseline, id, &[])
-}
-
-/// [`why_not`] knowing the runs' designs predicted.
-fn why_not_with(
-    runs: &[StoredRun],
-    baseline: Option<usize>,
-    id: &str,
-    predicted: &[crate::predicted::Predicted],
-) -> Option<String> {
-    if charts_with(runs, baseline, &Vary::default(), predicted)
-        .iter()
-        .any(|c| c.id == id)
-    {
-        return None;
-    }
-    let scaling = |x: Param| {
-        format!(
-            "no two phases are equal in everything but {} (same pattern, cache mode, the other \
-             sizes and depths, tags); run a sweep over it, e.g. storlab sweep {}=...",
-            x.key(),
-            x.key()
-        )
-    };
-    Some(match id {
-        "throughput" | "iops" if runs.iter().all(is_simulated) => {
-            "every run is simulated: see the 'simulated' chart".into()
-        }
-        "throughput" | "iops" => "there are no runs".into(),
-        "relative" => match baseline {
-            Some(b) if b >= runs.len() => "the baseline asked for is not among these runs".into(),
-            _ => "it needs a baseline and at least one other run with a phase paired to it (same \
-                  name and shape, or --vary)"
-                .into(),
-        },
-        "latency" => "no phase has latency figures".into(),
-        "groups" => "no phase ran job groups (storlab bench --group, [[phase.group]] in a job \
-                     file, or an fio job file's concurrent jobs)"
-            .into(),
-        // Not a missing chart worth a note: most reports have no simulation.
-        "simulated" => return None,
-        "predicted" if predicted.is_empty() => "no run has a design: tag runs with bench --design \
-                                                 \"LAYOUT --drive ...\", or pass report --design"
-            .into(),
-        "predicted" => "the model predicts none of the phases of these runs' designs (the report \
-                        says why for each)"
-            .into(),
-        "vs-bs" => scaling(Param::Bs),
-        "vs-numjobs" => scaling(Param::NumJobs),
-        "vs-size" => scaling(Param::Size),
-        "vs-iodepth" => scaling(Param::IoDepth),
-        "cache" => "no phase in cache has a partner out of cache that is equal in everything but \
-                    cache mode and file size (same host, target, pattern, block size, jobs, depth, \
-                    engine); run both on one target, e.g. a small warm file and a large cold one"
-            .into(),
-        other => {
-            let (kind, rest) = other.split_once('-')?;
-            if !["timeline", "util", "app", "applat"].contains(&kind) {
-                return None;
-            }
-            let Ok(n) = rest.parse::<i64>() else {
-                return Some(format!("'{rest}' is not a run id (write {kind}-12)"));
-            };
-            match runs.iter().find(|r| r.id == n) {
-                None => format!("run {n} is not among the runs of this report"),
-                Some(_) if kind == "app" || kind == "applat" => format!(
-                    "run {n} has no per-interval series of its own figures (storlab bench records \
-                     one per phase, --log-interval; imported fio results have none){}",
-                    if kind == "applat" {
-                        ", or no latency in it"
-                    } else {
-                        ""
-                    }
-                ),
-                Some(r) if r.report.monitor.is_none() => format!(
-                    "run {n} has no device timeline; record one with storlab bench --monitor"
-                ),
-                Some(_) => format!("run {n}'s device timeline has no samples"),
-            }
-        }
-    })
+/// Why the chart `id` is not among [`charts`] for these runs; `None` when
+/// it is drawn, `id` names no chart kind, or its absence needs no note.
+pub fn why_not(runs: &[StoredRun], baseline: Option<usize>, id: &str) -> Option<CannotDraw> {
+    let vary = Vary::default();
+    let input = registry::Input::new(runs, baseline, &vary, &[]);
+    registry::why_not_drawn(&input, &registry::draw_all(&input), id)
 }
 
 /// Short description of a run for captions: `#3 enclosure=sas on stor01`.

@@ -16,7 +16,7 @@ pub enum ReportError {
     )]
     NotDrawn {
         id: String,
-        why: String,
+        why: crate::registry::CannotDraw,
         available: Vec<String>,
     },
     #[error("cannot render the chart as PNG: {0}; use --output-format svg instead")]

@@ -592,14 +592,15 @@ pub fn html_report_full(
     }
 
     s.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for c in crate::charts::charts_with(runs, baseline, vary, predicted) {
-        s.push_str(&figure(&c));
+    let input = crate::registry::Input::new(runs, baseline, vary, predicted);
+    let drawn = crate::registry::draw_all(&input);
+    for c in &drawn {
+        s.push_str(&figure(c));
     }
 
-    let not_drawn: Vec<String> = crate::charts::CHART_KINDS
-        .iter()
-        .filter(|k| !k.contains('<'))
-        .filter_map(|k| crate::charts::why_not(runs, baseline, k).map(|why| format!("{k}: {why}")))
+    let not_drawn: Vec<String> = crate::registry::not_drawn_listed(&input, &drawn)
+        .into_iter()
+        .map(|(k, why)| format!("{k}: {why}"))
         .collect();
     if !not_drawn.is_empty() && !runs.is_empty() {
         s.push_str(
@@ -632,6 +633,44 @@ pub fn html_report_full(
 mod tests {
     use super::*;
     use crate::testdata::{all_runs, compare_runs};
+
+    /// The "charts not drawn" list said "predicted: no run has a design"
+    /// under the predicted chart it had just drawn: its reasons were
+    /// worked out without the designs.
+    #[test]
+    fn a_drawn_predicted_chart_is_not_listed_as_missing() {
+        let runs = compare_runs();
+        let pred = crate::predicted::Predicted {
+            run: runs[0].id,
+            design: "R0/1 --drive dc-s3700-800gb".into(),
+            rows: Ok(vec![storlab_plan::against::Against {
+                run: runs[0].id,
+                phase: runs[0].report.phases[0].params.name.clone(),
+                workload: "sequential read 1 MiB (1 x QD4)".into(),
+                measured_bytes_per_s: 400e6,
+                predicted_bytes_per_s: Some(500e6),
+                error: Some(0.25),
+                binding: Some("drives".into()),
+                explanation: "bound by the drives".into(),
+                bound: false,
+                unknowns: Vec::new(),
+            }]),
+        };
+        let vary = storlab_configdiff::Vary::default();
+        let html = html_report_full(&runs, None, &vary, std::slice::from_ref(&pred));
+        let drawn = crate::charts::charts_with(&runs, None, &vary, std::slice::from_ref(&pred));
+        assert!(drawn.iter().any(|c| c.id == "predicted"));
+        assert!(
+            !html.contains("predicted: no run has a design"),
+            "listed as not drawn"
+        );
+        // Without designs it is listed, with the command that tags runs.
+        let html = html_report_full(&runs, None, &vary, &[]);
+        assert!(
+            html.contains("<li>predicted: no run has a design"),
+            "not listed"
+        );
+    }
 
     #[test]
     fn host_figures_not_recorded_show_as_a_dash() {

@@ -14,6 +14,9 @@
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
 //! * [`charts()`] → [`Chart`]s (SVG with titles, axis units and legends) and
 //!   [`chart`] for one by id; [`svg_to_png`] for a PNG of one.
+//! * [`registry`]: every chart kind declared once ([`CHART_KINDS`]: id,
+//!   title, how it draws, why it cannot — a typed [`CannotDraw`] with a
+//!   [`Remedy`] command).
 //! * [`sweep_charts`]: a sweep's MB/s lines and the IOzone-style heat map.
 //! * [`html_report`]: one self-contained HTML file (inline CSS and SVG, no
 //!   script, no network) with parameters, host facts, results, the
@@ -29,14 +32,14 @@ pub mod fmt;
 pub mod html;
 pub mod png;
 pub mod predicted;
+pub mod registry;
 pub mod rows;
 pub mod signature;
 pub mod svg;
+pub mod sweep_chart;
 pub mod sweep_charts;
 
-pub use charts::{
-    CHART_KINDS, Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not,
-};
+pub use charts::{Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not};
 pub use compare::{
     Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
     compare, compare_with, comparison_footer, render_comparison,
@@ -48,9 +51,11 @@ pub use export::{
 pub use html::{html_report, html_report_full};
 pub use png::svg_to_png;
 pub use predicted::{Predicted, predicted_chart};
+pub use registry::{CHART_KINDS, CannotDraw, ChartKind, Remedy, Source, SweepParam};
 pub use rows::{Direction, Row, rows};
 pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, is_svg_chart};
 pub use storlab_configdiff::{Difference, Judgement, Vary};
+pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 
 #[cfg(test)]

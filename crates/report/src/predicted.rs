@@ -1,5 +1,5 @@
 //! Predicted beside measured, for runs that carry a design (`storlab bench
-//! --design "R6/10/20 --drive ..."`, saved as tag `planned_as=...`): each
+//! --design "R60/10/20 --drive ..."`, saved as tag `planned_as=...`): each
 //! phase's figure from `storlab plan`'s model next to what was measured,
 //! the error and what the model thinks binds. The CLI evaluates the design
 //! (it owns the parsing of `storlab plan layout`'s arguments); this module
