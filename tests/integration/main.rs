@@ -10,6 +10,7 @@ mod charts;
 mod cli;
 mod cluster_flags;
 mod compare;
+mod design;
 mod engine_depth;
 mod fiohabits;
 mod groups;
@@ -25,6 +26,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod record;
 mod reports;
 mod safety;
 mod safety_devices;
