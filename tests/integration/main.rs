@@ -42,3 +42,4 @@ mod store;
 mod sweep;
 mod trace;
 mod util;
+mod vocabulary;
