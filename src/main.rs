@@ -9,6 +9,7 @@
 // `R<level>/<span>[/<drives>]`): they are --help text, not intra-doc links or
 // HTML, and escaping them would show in --help.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+#![forbid(unsafe_code)]
 
 mod commands;
 mod output;
