@@ -766,7 +766,7 @@ mod tests {
                 assert!(!t.started_at.is_empty());
             }
             Err(e) => {
-                storlab_types::skip_test("live part of sampler_spawn_and_stop", &e.to_string());
+                storlab_testkit::skip("live part of sampler_spawn_and_stop", &e.to_string());
             }
         }
     }

@@ -501,7 +501,7 @@ fn warnings(runs: &[StoredRun]) -> Vec<String> {
 
 /// The whole report as one HTML document: runs and their labels, host
 /// facts, every phase's parameters and figures, the comparison against the
-/// baseline, all charts ([`crate::charts`]) and every warning the runs
+/// baseline, all charts ([`crate::charts()`]) and every warning the runs
 /// carry. `baseline` indexes `runs`; `None` means the first run when there
 /// are two or more (the report says which run it is). The output depends
 /// only on the runs: no clock, no network, no script.

@@ -1,11 +1,10 @@
-//! Realistic fixture runs for the tests (unit tests include this module from
-//! `lib.rs`; the tests in `crates/report/tests/` include it by path).
+//! Realistic fixture runs (the report's unit tests, golden files and
+//! property tests draw these).
 //!
 //! The figures are plausible for a hardware RAID array of spinning disks on a
 //! 2020s server; they are internally consistent: bytes = rate × time,
 //! ops = bytes / bs, mean latency from Little's law (jobs × iodepth / IOPS),
 //! per-job figures spread a few percent around total / jobs.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use storlab_types::*;
