@@ -329,7 +329,12 @@ mod tests {
                 .map(ToString::to_string)
                 .unwrap_or_default()
         );
-        assert!(chain.starts_with("in fio job file x.fio"), "{chain}");
+        // Refused while reading the file (the vocabulary's bound on bs),
+        // naming the file, its section and the value.
+        assert!(
+            chain.starts_with("x.fio: [j]: invalid bs 0: from 512"),
+            "{chain}"
+        );
     }
 
     #[test]

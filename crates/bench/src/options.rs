@@ -22,6 +22,12 @@ use storlab_types::{
 #[error("{0}")]
 pub struct SpecError(pub String);
 
+impl From<storlab_types::params::ValueError> for SpecError {
+    fn from(e: storlab_types::params::ValueError) -> SpecError {
+        SpecError(e.to_string())
+    }
+}
+
 fn err<T>(msg: impl Into<String>) -> Result<T, SpecError> {
     Err(SpecError(msg.into()))
 }
@@ -394,11 +400,29 @@ fn duration_ns(v: &Option<String>, what: &str) -> Result<Option<u64>, SpecError>
         .transpose()
 }
 
-fn in_range(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32, SpecError> {
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        err(format!("invalid {what} {v}: from {lo} to {hi}"))
+/// `v` if it lies within the bounds the parameter vocabulary gives `key`
+/// (the one copy of them: `storlab_types::params`).
+fn bounded(key: &str, v: u32) -> Result<u32, SpecError> {
+    storlab_types::params::check_number(key, u64::from(v))?;
+    Ok(v)
+}
+
+/// A choice-valued option's word (`rw`, `engine`, `cache`) parsed once
+/// into its type, or the vocabulary's refusal naming the choices.
+fn choice<T>(key: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T, SpecError> {
+    parse(value).ok_or_else(|| match storlab_types::params::lookup(key) {
+        Some(p) => SpecError::from(p.refuse(format!("'{value}'"))),
+        None => SpecError(format!("invalid {key} '{value}'")),
+    })
+}
+
+/// Checks a choice-valued option's word; other options pass.
+fn check_choice(key: &str, value: &str) -> Result<(), SpecError> {
+    match key {
+        "rw" => choice(key, value, RwMode::parse).map(drop),
+        "engine" => choice(key, value, EngineKind::parse).map(drop),
+        "cache" => choice(key, value, CacheMode::parse).map(drop),
+        _ => Ok(()),
     }
 }
 
@@ -412,6 +436,7 @@ fn resolve_bs(s: &PhaseSpec) -> Result<Vec<BsWeight>, SpecError> {
         }],
     };
     for b in &bs {
+        storlab_types::params::check_number("bs", b.bs_bytes)?;
         if b.bs_bytes == 0 || b.bs_bytes % 512 != 0 {
             return err(format!(
                 "invalid block size {}: must be a non-zero multiple of 512 bytes (e.g. 4k, 64k, 1M)",
@@ -431,11 +456,7 @@ fn resolve_bs(s: &PhaseSpec) -> Result<Vec<BsWeight>, SpecError> {
 fn resolve_cache(s: &PhaseSpec) -> Result<CacheMode, SpecError> {
     Ok(match (&s.cache, s.direct) {
         (Some(c), direct) => {
-            let m = CacheMode::parse(c).ok_or_else(|| {
-                SpecError(format!(
-                    "invalid cache mode '{c}': use direct, cold or warm"
-                ))
-            })?;
+            let m = choice("cache", c, CacheMode::parse)?;
             if direct == Some(Flag(true)) && m != CacheMode::Direct {
                 return err(format!(
                     "--direct contradicts cache = {c}: drop one of them"
@@ -499,16 +520,12 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     }
     let rw = match &s.rw {
         None => RwMode::Read,
-        Some(r) => RwMode::parse(r).ok_or_else(|| {
-            SpecError(format!(
-                "invalid rw '{r}': use one of read, write, randread, randwrite, readwrite (or rw), randrw, rmw"
-            ))
-        })?,
+        Some(r) => choice("rw", r, RwMode::parse)?,
     };
-    let rwmixread = in_range("rwmixread", s.rwmixread.unwrap_or(50), 0, 100)? as u8;
+    let rwmixread = bounded("rwmixread", s.rwmixread.unwrap_or(50))? as u8;
     let bs = resolve_bs(s)?;
     let max_bs = bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
-    let size = s.size.map_or(256 << 20, |b| b.0);
+    let size = storlab_types::params::check_number("size", s.size.map_or(256 << 20, |b| b.0))?;
     if size < max_bs {
         return err(format!(
             "size {size} is smaller than the block size {max_bs}: use a larger --size"
@@ -516,21 +533,17 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     }
     // Whole blocks only: the tail that does not fill a block is not used.
     let size = size / max_bs * max_bs;
-    let numjobs = in_range("numjobs", s.numjobs.unwrap_or(1), 1, 4096)?;
-    let iodepth = in_range("iodepth", s.iodepth.unwrap_or(1), 1, 4096)?;
-    let iodepth_batch = s.iodepth_batch.unwrap_or(1);
-    if iodepth_batch == 0 || iodepth_batch > iodepth {
+    let numjobs = bounded("numjobs", s.numjobs.unwrap_or(1))?;
+    let iodepth = bounded("iodepth", s.iodepth.unwrap_or(1))?;
+    let iodepth_batch = bounded("iodepth_batch", s.iodepth_batch.unwrap_or(1))?;
+    if iodepth_batch > iodepth {
         return err(format!(
             "invalid iodepth_batch {iodepth_batch}: from 1 to the iodepth ({iodepth})"
         ));
     }
     let engine = match &s.engine {
         None => EngineKind::IoUring,
-        Some(e) => EngineKind::parse(e).ok_or_else(|| {
-            SpecError(format!(
-                "invalid engine '{e}': use io_uring, libaio, psync or null"
-            ))
-        })?,
+        Some(e) => choice("engine", e, EngineKind::parse)?,
     };
     let cache = resolve_cache(s)?;
     let (runtime_ns, time_based, ramp_ns, null_latency_ns) = resolve_times(s, engine)?;
@@ -540,13 +553,9 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         Some(b) => parse_buffer_pattern(b)?,
     };
     let (log_interval_ns, steadystate) = resolve_series(s)?;
-    let loops = in_range("loops", s.loops.unwrap_or(1), 1, 1_000_000)?;
-    if let Some(n) = s.nrfiles
-        && n != 1
-    {
-        return err(format!(
-            "nrfiles {n} is not supported: storlab gives each job one file; use --numjobs {n} for {n} files"
-        ));
+    let loops = bounded("loops", s.loops.unwrap_or(1))?;
+    if let Some(n) = s.nrfiles {
+        bounded("nrfiles", n)?;
     }
     let thinktime_ns = match s.thinktime.as_deref().map(str::trim) {
         None => 0,
@@ -694,8 +703,11 @@ pub fn spec_from_pairs<'a>(
 }
 
 /// One option's value from text, by its kind.
+/// Whole numbers and sizes are checked against the bounds, and words
+/// against the choices, of the parameter vocabulary.
 pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> {
     let flag = format!("--{}", def.long);
+    let bound = |n: u64| storlab_types::params::check_number(def.key, n).map_err(SpecError::from);
     Ok(match def.kind {
         OptKind::Flag => toml::Value::Boolean(
             Flag::parse(value)
@@ -712,13 +724,19 @@ pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> 
                     "invalid value '{value}' for {flag}: expected a whole number"
                 ))
             })?;
+            if let Ok(u) = u64::try_from(n) {
+                bound(u)?;
+            }
             toml::Value::Integer(n)
         }
         OptKind::Size => {
-            parse_size(value).map_err(|e| SpecError(format!("{flag}: {e}")))?;
+            bound(parse_size(value).map_err(|e| SpecError(format!("{flag}: {e}")))?)?;
             toml::Value::String(value.to_string())
         }
-        OptKind::Text => toml::Value::String(value.to_string()),
+        OptKind::Text => {
+            check_choice(def.key, value)?;
+            toml::Value::String(value.to_string())
+        }
     })
 }
 
@@ -746,11 +764,13 @@ mod tests {
                 }
             }
             // Every option round-trips through a spec.
+            let choice =
+                storlab_types::params::lookup(o.key).and_then(|p| p.choices.first().copied());
             let sample = match o.kind {
                 OptKind::Flag => "1",
-                OptKind::Int => "3",
+                OptKind::Int => "1",
                 OptKind::Size => "8k",
-                OptKind::Text => "x",
+                OptKind::Text => choice.unwrap_or("x"),
             };
             let spec = spec_from_pairs([(o.key, sample)]).unwrap();
             let back = toml::Value::try_from(&spec).unwrap();
@@ -859,7 +879,117 @@ mod tests {
         assert!(parse_buffer_pattern("ones").is_err());
     }
 
+    /// The bench options the vocabulary bounds, with their parameter.
+    fn bounded_options() -> Vec<(&'static OptDef, &'static storlab_types::params::Param)> {
+        storlab_types::params::PARAMS
+            .iter()
+            .filter(|p| p.min.is_some() || p.max.is_some() || !p.choices.is_empty())
+            .filter_map(|p| Some((find_option(p.option?)?, p)))
+            .collect()
+    }
+
+    /// Every way a value reaches a phase refuses `value` of `def` with
+    /// `want`: a flag (and `--group`, through `spec_from_pairs`), a job-file
+    /// key (TOML, then `resolve_phase`) and `--vary`.
+    fn refused_everywhere(def: &OptDef, value: &str, want: &str) {
+        let flag = spec_from_pairs([(def.key, value)]).and_then(|s| resolve_phase(&s, 0));
+        match flag {
+            Err(e) => assert!(e.0.contains(want), "flag: {e} (want {want})"),
+            Ok(r) => panic!("flag --{}={value} accepted: {r:?}", def.long),
+        }
+        let group = crate::groups::parse_group_arg(&format!("{}={value}", def.key));
+        let e = group.expect_err("--group accepted it").0;
+        assert!(e.contains(want), "--group: {e} (want {want})");
+        let toml_value = match def.kind {
+            OptKind::Int => value.to_string(),
+            _ => format!("{value:?}"),
+        };
+        let spec: PhaseSpec = toml::from_str(&format!("{} = {toml_value}", def.key))
+            .unwrap_or_else(|e| panic!("{} = {toml_value}: {e}", def.key));
+        let e = resolve_phase(&spec, 0).expect_err("job file accepted it").0;
+        assert!(e.contains(want), "job file: {e} (want {want})");
+        let e = crate::Vary::parse(&format!("{}={value}", def.key))
+            .expect_err("--vary accepted it")
+            .0;
+        assert!(e.contains(want), "--vary: {e} (want {want})");
+    }
+
+    /// A value just outside each bound of the vocabulary, and a word outside
+    /// each list of choices, is refused the same way on every path.
+    #[test]
+    fn values_just_outside_the_vocabulary_are_refused_everywhere() {
+        let options = bounded_options();
+        for key in [
+            "rw",
+            "rwmixread",
+            "bs",
+            "numjobs",
+            "iodepth",
+            "engine",
+            "cache",
+            "nrfiles",
+        ] {
+            assert!(
+                options.iter().any(|(_, p)| p.key == key),
+                "{key} has no bound"
+            );
+        }
+        for (def, p) in options {
+            let mut outside = Vec::new();
+            if let Some(lo) = p.min.filter(|lo| *lo > 0) {
+                outside.push((lo - 1).to_string());
+            }
+            if let Some(hi) = p.max {
+                outside.push((hi + 1).to_string());
+            }
+            for v in outside {
+                let want = p.refuse(&v).to_string();
+                refused_everywhere(def, &v, &want);
+            }
+            if !p.choices.is_empty() {
+                let want = p.refuse("'nope'").to_string();
+                refused_everywhere(def, "nope", &want);
+                for c in p.choices {
+                    assert!(spec_from_pairs([(def.key, *c)]).is_ok(), "{c}");
+                }
+            }
+        }
+    }
+
+    /// The bounds live in the vocabulary only: what `resolve_phase` accepts
+    /// at each bound is what the vocabulary says.
+    #[test]
+    fn the_table_applies_the_vocabulary_bounds() {
+        for (def, p) in bounded_options() {
+            for v in [p.min, p.max].into_iter().flatten() {
+                let s = spec_from_pairs([(def.key, v.to_string().as_str())]);
+                let s = s.unwrap_or_else(|e| panic!("{} = {v}: {e}", def.key));
+                if def.key != "size" {
+                    resolve_phase(&s, 0).unwrap_or_else(|e| panic!("{} = {v}: {e}", def.key));
+                }
+            }
+        }
+    }
+
     proptest! {
+        /// Further out than one step: still the one refusal.
+        #[test]
+        fn values_outside_the_bounds_are_refused_everywhere(i in 0usize..64, d in 1u64..100_000, above in any::<bool>()) {
+            let options: Vec<_> = bounded_options()
+                .into_iter()
+                .filter(|(_, p)| p.choices.is_empty())
+                .collect();
+            let (def, p) = options[i % options.len()];
+            let v = match (above, p.min, p.max) {
+                (true, _, Some(hi)) => hi + d,
+                (_, Some(lo), _) if lo >= d => lo - d,
+                (_, _, Some(hi)) => hi + d,
+                _ => return Ok(()),
+            };
+            let v = v.to_string();
+            refused_everywhere(def, &v, &p.refuse(&v).to_string());
+        }
+
         #[test]
         fn bssplit_never_panics(s in "[0-9kKmM/:%]{0,30}") {
             let _ = parse_bssplit(&s);
