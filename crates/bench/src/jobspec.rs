@@ -208,14 +208,14 @@ pub fn machine_defaults(
         warnings.push(format!(
             "io_uring is not available ({e}); psync is the default engine"
         ));
-        machine.engine = Some("psync".into());
+        machine.engine = Some(storlab_types::EngineKind::Psync);
     }
     if over.cache.is_none() && over.direct.is_none() && !crate::probe_direct(target) {
         warnings.push(
             "the target does not support O_DIRECT; the default cache mode is cold (buffered, pages evicted before each phase)"
                 .into(),
         );
-        machine.cache = Some("cold".into());
+        machine.cache = Some(storlab_types::CacheMode::Cold);
     }
     machine
 }

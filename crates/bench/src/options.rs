@@ -115,6 +115,61 @@ impl OptType for ByteSize {
 impl OptType for String {
     const KIND: OptKind = OptKind::Text;
 }
+impl OptType for RwMode {
+    const KIND: OptKind = OptKind::Text;
+}
+impl OptType for EngineKind {
+    const KIND: OptKind = OptKind::Text;
+}
+impl OptType for CacheMode {
+    const KIND: OptKind = OptKind::Text;
+}
+
+/// A choice-valued option's type (`rw`, `engine`, `cache`): its words are
+/// parsed once, where the spec is read, into the record's own enum (whose
+/// serde names the JSON keeps).
+pub trait Choice: Sized {
+    /// The option's key (and the vocabulary's parameter).
+    const KEY: &'static str;
+    /// The word as users write it, aliases included (`rw` for readwrite).
+    fn parse_word(s: &str) -> Option<Self>;
+}
+impl Choice for RwMode {
+    const KEY: &'static str = "rw";
+    fn parse_word(s: &str) -> Option<Self> {
+        RwMode::parse(s)
+    }
+}
+impl Choice for EngineKind {
+    const KEY: &'static str = "engine";
+    fn parse_word(s: &str) -> Option<Self> {
+        EngineKind::parse(s)
+    }
+}
+impl Choice for CacheMode {
+    const KEY: &'static str = "cache";
+    fn parse_word(s: &str) -> Option<Self> {
+        CacheMode::parse(s)
+    }
+}
+
+/// `T`'s word, or the vocabulary's refusal naming its choices.
+pub fn parse_choice<T: Choice>(value: &str) -> Result<T, SpecError> {
+    choice(T::KEY, value, T::parse_word)
+}
+
+/// Reads a choice-valued field of a [`PhaseSpec`] through [`parse_choice`],
+/// so a job file, a flag and `--vary` accept the same words.
+fn de_choice<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Choice,
+{
+    let word = String::deserialize(d)?;
+    parse_choice(&word)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(e.0))
+}
 
 /// One option, as the command line, job files and sweeps know it.
 #[derive(Debug, Clone, Copy)]
@@ -177,6 +232,7 @@ macro_rules! bench_options {
             long $long:literal, value $vn:literal
             $(, aliases [$($alias:literal),* $(,)?])?
             $(, negate $neg:literal)?
+            $(, read_with $with:literal)?
             ;
     )*) => {
         /// One phase as typed: every field optional; later layers override
@@ -188,6 +244,7 @@ macro_rules! bench_options {
             $(
                 $(#[doc = $doc])+
                 $($(#[serde(alias = $alias)])*)?
+                $(#[serde(deserialize_with = $with)])?
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
@@ -255,7 +312,7 @@ bench_options! {
     /// Phase name in tables and the store
     name: String = "", long "name", value "NAME";
     /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back); a job file's phase without rw reads, and `storlab bench` with no workload flag runs the quick check
-    rw: String = "", long "rw", value "PATTERN", aliases ["readwrite"];
+    rw: RwMode = "", long "rw", value "PATTERN", aliases ["readwrite"], read_with "de_choice";
     /// Percentage of reads in a mixed pattern (readwrite, randrw)
     rwmixread: u32 = "50", long "rwmixread", value "PCT";
     /// Block size, e.g. 4k, 64k, 1M
@@ -269,11 +326,11 @@ bench_options! {
     /// I/Os in flight per job
     iodepth: u32 = "1", long "iodepth", value "N";
     /// I/O engine: io_uring, libaio, psync, null (psync where io_uring is unavailable)
-    engine: String = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"];
+    engine: EngineKind = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"], read_with "de_choice";
     /// O_DIRECT: --direct or --direct=1 (same as --cache direct); --direct=0 is --cache cold
     direct: Flag = "", long "direct", value "0|1";
     /// Page-cache state: direct (O_DIRECT), cold (evicted before each phase), warm (pre-read); cold where O_DIRECT is unsupported
-    cache: String = "direct", long "cache", value "MODE";
+    cache: CacheMode = "direct", long "cache", value "MODE", read_with "de_choice";
     /// With --cache cold, also drop the whole page cache (root only)
     drop_caches: Flag = "off", long "drop-caches", value "0|1";
     /// Limit of the measured time, e.g. 30s, 2m
@@ -419,11 +476,20 @@ fn choice<T>(key: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Resul
 /// Checks a choice-valued option's word; other options pass.
 fn check_choice(key: &str, value: &str) -> Result<(), SpecError> {
     match key {
-        "rw" => choice(key, value, RwMode::parse).map(drop),
-        "engine" => choice(key, value, EngineKind::parse).map(drop),
-        "cache" => choice(key, value, CacheMode::parse).map(drop),
+        "rw" => parse_choice::<RwMode>(value).map(drop),
+        "engine" => parse_choice::<EngineKind>(value).map(drop),
+        "cache" => parse_choice::<CacheMode>(value).map(drop),
         _ => Ok(()),
     }
+}
+
+/// The default the option table declares for `T`'s option, parsed as a
+/// user's word would be: the value [`resolve_phase`] applies when no layer
+/// sets it.
+fn table_default<T: Choice>() -> Result<T, SpecError> {
+    let def =
+        find_option(T::KEY).ok_or_else(|| SpecError(format!("{} is no bench option", T::KEY)))?;
+    parse_choice(def.default)
 }
 
 /// Block sizes from `bs`/`bssplit`, each checked.
@@ -455,17 +521,17 @@ fn resolve_bs(s: &PhaseSpec) -> Result<Vec<BsWeight>, SpecError> {
 
 fn resolve_cache(s: &PhaseSpec) -> Result<CacheMode, SpecError> {
     Ok(match (&s.cache, s.direct) {
-        (Some(c), direct) => {
-            let m = choice("cache", c, CacheMode::parse)?;
-            if direct == Some(Flag(true)) && m != CacheMode::Direct {
+        (Some(m), direct) => {
+            if direct == Some(Flag(true)) && *m != CacheMode::Direct {
                 return err(format!(
-                    "--direct contradicts cache = {c}: drop one of them"
+                    "--direct contradicts cache = {}: drop one of them",
+                    m.as_str()
                 ));
             }
-            m
+            *m
         }
         (None, Some(Flag(false))) => CacheMode::Cold,
-        (None, _) => CacheMode::Direct,
+        (None, _) => table_default::<CacheMode>()?,
     })
 }
 
@@ -518,10 +584,8 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if !s.group.is_empty() {
         return crate::groups::resolve_grouped(s, index);
     }
-    let rw = match &s.rw {
-        None => RwMode::Read,
-        Some(r) => choice("rw", r, RwMode::parse)?,
-    };
+    // The table's default: a phase without rw reads.
+    let rw = s.rw.unwrap_or(RwMode::Read);
     let rwmixread = bounded("rwmixread", s.rwmixread.unwrap_or(50))? as u8;
     let bs = resolve_bs(s)?;
     let max_bs = bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
@@ -541,9 +605,9 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
             "invalid iodepth_batch {iodepth_batch}: from 1 to the iodepth ({iodepth})"
         ));
     }
-    let engine = match &s.engine {
-        None => EngineKind::IoUring,
-        Some(e) => choice("engine", e, EngineKind::parse)?,
+    let engine = match s.engine {
+        Some(e) => e,
+        None => table_default::<EngineKind>()?,
     };
     let cache = resolve_cache(s)?;
     let (runtime_ns, time_based, ramp_ns, null_latency_ns) = resolve_times(s, engine)?;
@@ -781,7 +845,7 @@ mod tests {
     #[test]
     fn aliases_reach_the_same_field() {
         let a = spec_from_pairs([("ioengine", "psync"), ("iodepth_batch_submit", "2")]).unwrap();
-        assert_eq!(a.engine.as_deref(), Some("psync"));
+        assert_eq!(a.engine, Some(EngineKind::Psync));
         assert_eq!(a.iodepth_batch, Some(2));
         let b =
             spec_from_pairs([("iodepth-batch", "2"), ("direct", "0"), ("iodepth", "4")]).unwrap();
@@ -904,9 +968,11 @@ mod tests {
             OptKind::Int => value.to_string(),
             _ => format!("{value:?}"),
         };
-        let spec: PhaseSpec = toml::from_str(&format!("{} = {toml_value}", def.key))
-            .unwrap_or_else(|e| panic!("{} = {toml_value}: {e}", def.key));
-        let e = resolve_phase(&spec, 0).expect_err("job file accepted it").0;
+        // Refused as the file is read (a choice) or as its phase resolves.
+        let e = match toml::from_str::<PhaseSpec>(&format!("{} = {toml_value}", def.key)) {
+            Err(e) => e.message().to_string(),
+            Ok(spec) => resolve_phase(&spec, 0).expect_err("job file accepted it").0,
+        };
         assert!(e.contains(want), "job file: {e} (want {want})");
         let e = crate::Vary::parse(&format!("{}={value}", def.key))
             .expect_err("--vary accepted it")
@@ -969,6 +1035,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The defaults the table declares (and `--help` shows) are the ones
+    /// `resolve_phase` applies: setting every option to its declared default
+    /// resolves to the same phase as setting none.
+    #[test]
+    fn the_table_defaults_are_the_applied_defaults() {
+        let unset = resolve_phase(&PhaseSpec::default(), 0).unwrap();
+        let pairs: Vec<(&str, &str)> = OPTIONS
+            .iter()
+            .filter(|o| !o.default.is_empty())
+            .map(|o| (o.key, o.default))
+            .collect();
+        assert!(pairs.iter().any(|(k, _)| *k == "engine"));
+        assert!(pairs.iter().any(|(k, _)| *k == "cache"));
+        let set = resolve_phase(&spec_from_pairs(pairs.iter().copied()).unwrap(), 0).unwrap();
+        assert_eq!(set, unset);
+        assert_eq!(unset.engine, EngineKind::IoUring);
+        assert_eq!(unset.cache, CacheMode::Direct);
+        assert_eq!(unset.rw, RwMode::Read);
+    }
+
+    /// Choices are typed in the spec and written back with the record's
+    /// serde names: an alias (`rw`, `uring`) is read as its canonical word.
+    #[test]
+    fn choices_are_typed_and_keep_their_json_words() {
+        let s = spec_from_pairs([("rw", "rw"), ("ioengine", "uring"), ("cache", "warm")]).unwrap();
+        assert_eq!(s.rw, Some(RwMode::ReadWrite));
+        assert_eq!(s.engine, Some(EngineKind::IoUring));
+        assert_eq!(s.cache, Some(CacheMode::Warm));
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["rw"], "readwrite");
+        assert_eq!(json["engine"], "io_uring");
+        assert_eq!(json["cache"], "warm");
+        let back: PhaseSpec = serde_json::from_value(json).unwrap();
+        assert_eq!(back, s);
     }
 
     proptest! {
