@@ -41,4 +41,5 @@ mod store;
 mod sweep;
 mod trace;
 mod util;
+mod vocab_bounds;
 mod vocabulary;
