@@ -347,6 +347,60 @@ mod tests {
         }
     }
 
+    /// docs/parameters.md lists each bound and choice as the registry
+    /// words it, and no other.
+    #[test]
+    fn docs_list_every_bound_and_choice() {
+        let doc = include_str!("../../../docs/parameters.md");
+        let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+        for p in PARAMS {
+            let start = format!("| `{}` ", p.key);
+            let Some(row) = rows.iter().find(|r| r.starts_with(&start)) else {
+                assert!(
+                    p.allowed().is_none(),
+                    "{} is bounded but not in the docs",
+                    p.key
+                );
+                continue;
+            };
+            let last = row
+                .trim_end_matches('|')
+                .rsplit('|')
+                .next()
+                .unwrap_or("")
+                .trim();
+            assert_eq!(
+                last,
+                p.allowed().unwrap_or_default(),
+                "docs row of {}",
+                p.key
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_parameter_its_range_and_an_example() {
+        let qd = lookup("qd").unwrap();
+        assert_eq!(qd.check_number(4096), Ok(4096));
+        assert_eq!(
+            qd.check_number(0).unwrap_err().to_string(),
+            "invalid iodepth 0: from 1 to 4096 (e.g. iodepth=1)"
+        );
+        assert_eq!(check_number("jobs", 4097).unwrap_err().key, "numjobs");
+        assert!(check_number("ramp", u64::MAX).is_ok(), "unbounded");
+        let e = check_number("nrfiles", 2).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid nrfiles 2: only 1 (e.g. nrfiles=1); "),
+            "{e}"
+        );
+        assert!(e.contains("--numjobs"), "{e}");
+        let e = lookup("engine").unwrap().refuse("'aio'").to_string();
+        assert_eq!(
+            e,
+            "invalid engine 'aio': one of io_uring, libaio, psync, null (e.g. engine=io_uring)"
+        );
+    }
+
     #[test]
     fn aliases_find_their_parameter() {
         assert_eq!(lookup("QD").map(|p| p.key), Some("iodepth"));
