@@ -310,7 +310,7 @@ fn bad_input_exits_2_with_a_fix() {
         (vec!["bench", t, "--bssplit=4k/50:8k/20"], "add up to 70"),
         (
             vec!["bench", t, "--engine=aio"],
-            "io_uring, libaio, psync or null",
+            "one of io_uring, libaio, psync, null",
         ),
         (
             vec!["bench", t, "--size=1T", "--rw=write"],

@@ -44,4 +44,5 @@ mod sweep;
 mod thin_commands;
 mod trace;
 mod util;
+mod vocab_bounds;
 mod vocabulary;
