@@ -97,8 +97,8 @@ fn stat_row(
 /// The human summary: one row per phase and direction, per-job rows when
 /// there are several jobs, then what the numbers mean and any doubts.
 // long-function: one table, one column after another as printed.
-pub(crate) fn render_table(r: &BenchReport) -> String {
-    let mut t = crate::commands::common::result_table();
+pub fn render_table(r: &BenchReport) -> String {
+    let mut t = crate::style::result_table();
     let unit = lat_unit(r);
     let u = unit.name;
     t.set_header(vec![

@@ -33,7 +33,7 @@ fn lat(p: &PhaseResult, f: impl Fn(&storlab_types::LatencyStats) -> u64) -> Stri
 
 /// The table and its notes.
 pub fn render(r: &BenchReport) -> String {
-    let mut t = crate::commands::common::result_table();
+    let mut t = crate::style::result_table();
     let ranks = r
         .phases
         .iter()
@@ -76,7 +76,7 @@ pub fn render(r: &BenchReport) -> String {
         }
         t.add_row(row);
     }
-    let mut out = crate::commands::common::trim_table(&t.to_string());
+    let mut out = crate::style::trim_table(&t.to_string());
     if let Some(m) = r.phases.iter().find_map(|p| p.params.md.as_ref()) {
         out.push_str(&format!(
             "{} rank(s), {} tree{} of depth {} and branch {} ({} directories each){}{}.\n",
