@@ -415,3 +415,27 @@ impl PhaseName for PhaseResult {
         storlab_types::text::escape_controls(&self.params.name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    /// A fixed run: a write of one job in ms, a mixed interrupted phase of
+    /// two jobs (its name's escape sequence shown, not sent) with a cold
+    /// cache, a depth and an error count, and the notes under the table.
+    #[test]
+    fn bench_table_of_a_fixed_run() {
+        fixture::golden("bench.txt", &render_table(&fixture::bench()));
+    }
+
+    /// The unit is ms only when every phase's median is at least 1 ms.
+    #[test]
+    fn latency_unit_follows_the_fastest_phase() {
+        let r = fixture::bench();
+        assert_eq!(lat_unit(&r).name, "µs");
+        let mut slow = r.clone();
+        slow.phases.truncate(1);
+        assert_eq!(lat_unit(&slow).name, "ms");
+    }
+}

@@ -196,7 +196,26 @@ pub fn render_quiet(r: &BenchReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture;
     use storlab_types::Spread;
+
+    /// A fixed two-client run: its cluster table with the stonewall line,
+    /// its `-q` summary and its row of the clients table.
+    #[test]
+    fn cluster_tables_of_a_fixed_run() {
+        let r = fixture::cluster();
+        fixture::golden("cluster.txt", &render_cluster(&r));
+        fixture::golden("cluster-quiet.txt", &render_quiet(&r));
+        let rows = clients_rows(&[(r, Some(12))]);
+        fixture::golden("clients.txt", &render_clients(&rows));
+    }
+
+    /// A run without cluster phases has no cluster part.
+    #[test]
+    fn no_cluster_phase_no_cluster_table() {
+        assert_eq!(render_cluster(&fixture::bench()), "");
+        assert!(clients_rows(&[(fixture::bench(), None)]).is_empty());
+    }
 
     #[test]
     fn clients_table_divides_the_aggregate_by_the_clients() {

@@ -19,3 +19,6 @@ pub mod repeat;
 pub mod runs;
 pub mod show;
 pub mod style;
+
+#[cfg(test)]
+mod fixture;

@@ -107,3 +107,30 @@ pub fn render(r: &BenchReport) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    /// A fixed two-rank run: the rank spread column, the stonewall note and
+    /// the tree line.
+    #[test]
+    fn md_table_of_a_fixed_run() {
+        fixture::golden("md.txt", &render(&fixture::md()));
+    }
+
+    /// One rank: no spread column.
+    #[test]
+    fn one_rank_has_no_spread_column() {
+        let mut r = fixture::md();
+        for p in &mut r.phases {
+            if let Some(m) = p.params.md.as_mut() {
+                m.ranks = 1;
+            }
+        }
+        let t = render(&r);
+        assert!(!t.contains("rank items/s"), "{t}");
+        assert!(render(&fixture::md()).contains("rank items/s min–max"));
+    }
+}

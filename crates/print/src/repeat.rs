@@ -85,6 +85,30 @@ pub fn render_ior(s: &[PhaseSpread]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture;
+
+    /// A fixed series of three repeats: each figure's mean, stddev, its
+    /// percentage and range; a phase without latency has no latency rows.
+    #[test]
+    fn repeat_table_of_fixed_spreads() {
+        let s = [
+            PhaseSpread {
+                phase: "write".into(),
+                bw_bytes_per_s: Spread::of(&[500e6, 510e6, 520e6]),
+                iops: Spread::of(&[476.0, 486.0, 496.0]),
+                lat_p50_ns: Spread::of(&[2_000_000.0, 2_100_000.0, 1_900_000.0]),
+                lat_p99_ns: Spread::of(&[6_000_000.0, 6_500_000.0, 5_500_000.0]),
+            },
+            PhaseSpread {
+                phase: "read".into(),
+                bw_bytes_per_s: Spread::of(&[0.0, 0.0, 0.0]),
+                iops: Spread::of(&[0.0, 0.0, 0.0]),
+                lat_p50_ns: None,
+                lat_p99_ns: None,
+            },
+        ];
+        fixture::golden("repeat.txt", &render("g1", 3, &s));
+    }
 
     /// IOR's summary: MiB/s and MB/s of the same rates, and ops/s.
     #[test]

@@ -66,3 +66,52 @@ pub fn render(runs: &[RunSummary]) -> String {
     }
     crate::style::trim_table(&t.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+    use storlab_store::RunStatus;
+
+    fn summary(id: i64) -> RunSummary {
+        RunSummary {
+            id,
+            kind: "bench".into(),
+            status: RunStatus::Finished,
+            started_at: "2026-11-21T08:40:11.123Z".into(),
+            finished_at: Some("2026-11-21T08:41:02.456Z".into()),
+            host: "node7".into(),
+            target: "/mnt/scratch".into(),
+            tool: "storlab".into(),
+            tool_version: "0.1.0".into(),
+            note: None,
+            tags: Default::default(),
+            phases: 2,
+            workloads: vec!["write".into(), "randread".into()],
+            block_sizes: vec![1 << 20, 4096],
+            block_mixes: Vec::new(),
+        }
+    }
+
+    /// Two fixed runs: one plain, one with tags, a note, a block-size mix,
+    /// no host or target and no workload, interrupted.
+    #[test]
+    fn runs_listing_of_fixed_runs() {
+        let mut other = summary(43);
+        other.status = RunStatus::Interrupted;
+        other.host.clear();
+        other.target.clear();
+        other.workloads.clear();
+        other.tags = [("raid".to_string(), "R6\u{1b}/12".to_string())].into();
+        other.note = Some("cold cache".into());
+        let mut mixed = summary(44);
+        mixed.block_sizes.clear();
+        mixed.block_mixes = vec!["4KiB/50:64KiB/50".into()];
+        fixture::golden("runs.txt", &render(&[summary(42), other, mixed]));
+    }
+
+    #[test]
+    fn short_time_keeps_minutes() {
+        assert_eq!(short_time("2026-11-21T08:40:11.123Z"), "2026-11-21 08:40");
+    }
+}

@@ -147,3 +147,43 @@ pub fn render(run: &StoredRun) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    fn stored() -> StoredRun {
+        let mut report = fixture::bench();
+        report.phases[0]
+            .warnings
+            .push("page cache may serve reads".into());
+        StoredRun {
+            id: 42,
+            kind: "bench".into(),
+            tags: [("raid".to_string(), "R6/12".to_string())].into(),
+            note: Some("after firmware\u{7} update".into()),
+            report,
+        }
+    }
+
+    /// A fixed stored run: header lines (control characters escaped), the
+    /// phase table with read and write rows of the mixed phase, the
+    /// latency span and the warnings.
+    #[test]
+    fn show_of_a_fixed_run() {
+        fixture::golden("show.txt", &render(&stored()));
+    }
+
+    /// A run without phases says so instead of an empty table.
+    #[test]
+    fn no_phases_no_table() {
+        let mut run = stored();
+        run.report.phases.clear();
+        let s = render(&run);
+        assert!(
+            s.contains("  (no phases saved)\n") && !s.contains("PHASE"),
+            "{s}"
+        );
+    }
+}
