@@ -154,16 +154,6 @@ impl RunArgs {
     }
 }
 
-/// A borderless comfy-table without the padding at line ends, newline-terminated.
-pub fn trim_table(table: &str) -> String {
-    let mut out = String::new();
-    for line in table.lines() {
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 /// Resolve a `--baseline` selector to one run: the latest of those it
 /// names. Returns the run and, when several matched, a line saying which
 /// was taken.
@@ -190,18 +180,6 @@ pub use super::outfile::{
     OutputKind, check_output_path, database_file, read_input, read_input_bytes, same_file,
 };
 
-/// The one table style for results (boxed, condensed): bench, sweep,
-/// repeats, clients, campaign, tune and plan tables all look alike.
-pub fn result_table() -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t
-}
-
-/// The one style for listings (`runs`, `show`, `sim`): plain aligned
-/// columns, as `ls -l` and `ps` print them.
-pub fn list_table() -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
-    t
-}
+// The table styles (results, listings, the trim of listings) live in the
+// printer crate; every command reaches them through here.
+pub use storlab_print::style::{list_table, result_table, trim_table};

@@ -6,8 +6,6 @@ use crate::output::{self, Document, Reply};
 use clap::Args;
 use std::time::{Duration, SystemTime};
 use storlab_store::{RunFilter, RunSummary};
-use storlab_types::format_bytes;
-use storlab_types::text::escape_controls;
 
 #[derive(Args, Debug)]
 #[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (one object per run)")))]
@@ -136,7 +134,7 @@ impl Document for Listing {
         if self.runs.is_empty() {
             return Ok(String::new());
         }
-        Ok(table(&self.runs))
+        Ok(storlab_print::runs::render(&self.runs))
     }
     fn json(&self) -> anyhow::Result<String> {
         let v: Vec<serde_json::Value> = self.runs.iter().map(summary_json).collect();
@@ -165,67 +163,6 @@ fn summary_json(s: &RunSummary) -> serde_json::Value {
         "tags": s.tags,
         "note": s.note,
     })
-}
-
-/// `2026-11-21T08:40:11.123Z` → `2026-11-21 08:40`.
-pub fn short_time(t: &str) -> String {
-    let t = t.replacen('T', " ", 1);
-    t.chars().take(16).collect()
-}
-
-fn table(runs: &[RunSummary]) -> String {
-    let mut t = crate::commands::common::list_table();
-    t.set_header([
-        "ID",
-        "STARTED (UTC)",
-        "KIND",
-        "STATUS",
-        "HOST",
-        "TARGET",
-        "PHASES",
-        "WORKLOAD",
-        "TAGS",
-        "NOTE",
-    ]);
-    for s in runs {
-        let bs: Vec<String> = s
-            .block_sizes
-            .iter()
-            .map(|b| format_bytes(*b).replace(' ', ""))
-            .chain(s.block_mixes.iter().map(|m| format!("mix {m}")))
-            .collect();
-        let workload = if s.workloads.is_empty() {
-            "-".to_string()
-        } else {
-            format!("{} @ {}", s.workloads.join(","), bs.join(","))
-        };
-        let tags: Vec<String> = s
-            .tags
-            .iter()
-            .map(|(k, v)| escape_controls(&format!("{k}={v}")).into_owned())
-            .collect();
-        t.add_row([
-            s.id.to_string(),
-            short_time(&s.started_at),
-            s.kind.clone(),
-            s.status.as_str().to_string(),
-            if s.host.is_empty() {
-                "-".into()
-            } else {
-                escape_controls(&s.host).into_owned()
-            },
-            if s.target.is_empty() {
-                "-".into()
-            } else {
-                escape_controls(&s.target).into_owned()
-            },
-            s.phases.to_string(),
-            workload,
-            tags.join(" "),
-            escape_controls(s.note.as_deref().unwrap_or_default()).into_owned(),
-        ]);
-    }
-    super::common::trim_table(&t.to_string())
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! What a campaign prints at the end, as data: the comparison across cells
 //! (one row per cell, run and phase direction against the baseline cell,
 //! and a row saying why for a cell's run without figures), the `--json`
-//! documents (the plan of `--dry-run`, the result) and their text forms.
+//! documents (the plan of `--dry-run`, the result) and their text forms
+//! (the comparison table and the result text are `storlab_print::campaign`).
 
 use crate::spec::{Campaign, Cell, matrix_env};
 use crate::state::{CellStatus, Dir, State};
-use comfy_table::{Cell as TCell, CellAlignment};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -305,76 +305,6 @@ pub fn missing_rows<'a>(
     out
 }
 
-/// The comparison rows as a table: the cells' tags as columns; a cell
-/// without figures is a row saying why.
-pub fn comparison_table(c: &Campaign, rows: &[CampaignRow], missing: &[Missing]) -> String {
-    use storlab_report::{MetricWords, Verdict};
-    use storlab_types::Metric;
-    let keys: Vec<String> = {
-        let mut k: Vec<String> = c
-            .cells
-            .iter()
-            .flat_map(|c| c.tags.keys().cloned())
-            .collect();
-        k.sort();
-        k.dedup();
-        k
-    };
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    let mut header: Vec<String> = vec!["cell".into()];
-    header.extend(keys.iter().cloned());
-    header.extend(["phase", "MB/s", "IOPS", "p99", "vs baseline"].map(String::from));
-    t.set_header(header);
-    for r in rows {
-        let row = &r.row;
-        let mut cells: Vec<TCell> = vec![TCell::new(r.cell)];
-        cells.extend(
-            keys.iter()
-                .map(|k| TCell::new(r.tags.get(k).cloned().unwrap_or_default())),
-        );
-        cells.push(TCell::new(format!(
-            "{} {}",
-            row.phase,
-            row.direction.as_str()
-        )));
-        let mut verdicts = Vec::new();
-        for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
-            let ch = row.change(m);
-            let v = ch
-                .and_then(|c| c.value)
-                .map(|v| m.format(v))
-                .unwrap_or_else(|| "-".into());
-            cells.push(TCell::new(v).set_alignment(CellAlignment::Right));
-            if let Some(ch) = ch
-                && ch.verdict != Verdict::Baseline
-            {
-                verdicts.push(format!("{} {}", m.name(), ch.describe()));
-            }
-        }
-        cells.push(TCell::new(if row.is_baseline {
-            "baseline".to_string()
-        } else {
-            verdicts.join(", ")
-        }));
-        t.add_row(cells);
-    }
-    for m in missing {
-        let mut cells: Vec<TCell> = vec![TCell::new(m.cell)];
-        cells.extend(
-            keys.iter()
-                .map(|k| TCell::new(m.tags.get(k).cloned().unwrap_or_default())),
-        );
-        cells.push(TCell::new(format!("run {}", m.campaign_run)));
-        for _ in 0..3 {
-            cells.push(TCell::new("-").set_alignment(CellAlignment::Right));
-        }
-        cells.push(TCell::new(format!("no figures: {}", m.reason)));
-        t.add_row(cells);
-    }
-    format!("{t}\n")
-}
-
 /// Every cell that did not finish: `NAME STATUS: REASON`.
 pub fn failed_cells(c: &Campaign, state: &State) -> Vec<String> {
     c.cells
@@ -417,31 +347,4 @@ pub fn cell_docs<'a>(
             }
         })
         .collect()
-}
-
-/// The text result: the comparison table, the cells that did not finish,
-/// the notes, where the runs and logs are, and the report written.
-pub fn result_text(
-    id: &str,
-    c: &Campaign,
-    (rows, missing): (&[CampaignRow], &[Missing]),
-    (failed, notes): (&[String], &[String]),
-    dir: &Path,
-    report: Option<&Path>,
-) -> String {
-    let mut out = format!("campaign {id}\n{}", comparison_table(c, rows, missing));
-    for f in failed {
-        out.push_str(&format!("cell {f}\n"));
-    }
-    for n in notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
-    out.push_str(&format!(
-        "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
-        dir.display()
-    ));
-    if let Some(path) = report {
-        out.push_str(&format!("Report: {}\n", path.display()));
-    }
-    out
 }

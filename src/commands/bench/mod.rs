@@ -8,20 +8,18 @@
 //! before any file exists (tags, database, output paths), resolve the target
 //! (files created), run with signals and progress watched, save each phase
 //! as it finishes, then report and make sure the results exist somewhere.
-//! `live` (signals, progress), `sink` (store, fallback file) and `table`
+//! `live` (signals, progress), `sink` (store, fallback file) and `storlab_print::bench`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
 mod cluster_agree;
 mod cluster_args;
-mod cluster_table;
 mod layers;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod repeat;
-mod table;
 
 pub use cluster_args::ClusterArgs;
-pub(crate) use table::render_table;
+use storlab_print::bench::render_table;
 
 use crate::commands::run::{
     Live, OutputFormat, RunArgs, Sink, check_paths, open_sink_tagged, write_fallback,

@@ -214,10 +214,10 @@ fn run_all(
         }
     }
     if world.root() && counts.len() > 1 {
-        let rows = super::cluster_table::clients_rows(&runs);
+        let rows = storlab_print::cluster::clients_rows(&runs);
         let _ = crate::output::print(&format!(
             "Clients (one stored run per count):\n{}",
-            super::cluster_table::render_clients(&rows)
+            storlab_print::cluster::render_clients(&rows)
         ));
     }
     Ok(last)
@@ -451,8 +451,8 @@ fn emit_cluster(
 ) -> Result<(Outcome, Option<i64>)> {
     // -q: one screen, whatever the number of ranks.
     let quiet = args.quiet && matches!(args.out.format(), super::OutputFormat::Table);
-    let cluster = |r: &BenchReport| Some(super::cluster_table::render_cluster(r));
-    let summary = (print && quiet).then(|| super::cluster_table::render_quiet(&report));
+    let cluster = |r: &BenchReport| Some(storlab_print::cluster::render_cluster(r));
+    let summary = (print && quiet).then(|| storlab_print::cluster::render_quiet(&report));
     let (out, _) = super::emit(report, args, sink, signal, print && !quiet, &cluster)?;
     if let Some(text) = summary {
         let saved = sink

@@ -30,12 +30,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use storlab_campaign::report::{
     PlanDoc, PlannedCell, ResultDoc, cell_docs, comparison_rows, describe, failed_cells,
-    latest_of_each, missing_rows, result_text,
+    latest_of_each, missing_rows,
 };
 use storlab_campaign::runs::{all_runs_stored, finished, stored};
 use storlab_campaign::spec::matrix_env;
 use storlab_campaign::state::{child_args, new_id, reserved_tag};
 use storlab_campaign::{Campaign, CampaignFile, Cell, CellState, CellStatus, Dir, Stage, State};
+use storlab_print::campaign::result_text;
 use storlab_store::Store;
 use storlab_types::StoredRun;
 

@@ -9,11 +9,10 @@
 //! watched, storlab's own directory made, the phases run (each saved as it
 //! finishes), everything removed (unless `--keep`), then the table or JSON.
 //! `storlab_md::record` turns the ranks' figures into the stored phase,
-//! `table` prints.
+//! `storlab_print::md` renders the table.
 
 #[cfg(feature = "mpi")]
 mod mpi;
-mod table;
 
 use crate::Outcome;
 use crate::commands::run::{RunArgs, Sink, write_fallback};
@@ -306,7 +305,7 @@ fn emit(
     if args.out.format() == crate::commands::run::OutputFormat::Json {
         crate::output::print(&format!("{json}\n"))?;
     } else {
-        let mut text = table::render(&report);
+        let mut text = storlab_print::md::render(&report);
         if let Some(id) = saved {
             text.push_str(&format!(
                 "Saved as run {id} in {} (storlab show {id}).\n",

@@ -11,10 +11,9 @@
 //! order (a point that fails is recorded and the sweep goes on; a signal
 //! stops it, keeping what was measured), then the table, the time spent
 //! outside the measured windows and the chart.
-//! `table` renders the summary; `chart` builds the chart from the points.
+//! `storlab_print::sweep` renders the summary; `chart` builds the chart from the points.
 
 pub(crate) mod chart;
-mod table;
 
 use crate::Outcome;
 use crate::commands::outfile::Permit;
@@ -372,7 +371,7 @@ impl SweepCommand {
         match self.run.out.format() {
             OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
             OutputFormat::Table => {
-                let mut text = table::render(results, &keys, &totals);
+                let mut text = storlab_print::sweep::render(results, &keys, &totals);
                 if let Some(path) = &self.chart
                     && chart_err.is_none()
                 {

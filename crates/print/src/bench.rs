@@ -96,9 +96,8 @@ fn stat_row(
 
 /// The human summary: one row per phase and direction, per-job rows when
 /// there are several jobs, then what the numbers mean and any doubts.
-// long-function: one table, one column after another as printed.
-pub(crate) fn render_table(r: &BenchReport) -> String {
-    let mut t = crate::commands::common::result_table();
+pub fn render_table(r: &BenchReport) -> String {
+    let mut t = crate::style::result_table();
     let unit = lat_unit(r);
     let u = unit.name;
     t.set_header(vec![
@@ -206,82 +205,7 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
     out.push_str("Latency: per I/O, from the system call that submits it to the reap of its completion; histograms merged across jobs.\n");
     out.push_str("Depth in flight: time-weighted mean I/Os between those two moments (= IOPS × mean latency, Little's law). CPU/IO: process CPU (user+sys) per I/O.\n");
     for ph in &r.phases {
-        let mut notes = Vec::new();
-        // Verify mismatches follow the phase's line, one per line.
-        let mut mismatch_lines = Vec::new();
-        if ph.fsync_in_window {
-            notes.push(format!(
-                "end fsync inside the timed window ({})",
-                fmt_lat(ph.end_fsync_ns as f64)
-            ));
-        }
-        let c = &ph.cache;
-        match (c.mode.as_str(), c.verified) {
-            ("direct", _) => notes.push("O_DIRECT".into()),
-            (m, Some(v)) => notes.push(format!(
-                "cache {m} via {}: {} ({}/{} pages resident)",
-                c.method.as_deref().unwrap_or("-"),
-                if v { "verified" } else { "NOT reached" },
-                c.resident_pages_after.unwrap_or(0),
-                c.total_pages.unwrap_or(0)
-            )),
-            (m, None) => notes.push(format!("cache {m}")),
-        }
-        if let Some(d) = &ph.depth {
-            let mut n = format!("depth {:.1} of {} in flight", d.achieved, d.requested);
-            if let (Some(e), Some(m)) = (d.stamp_error_ns, d.stamp_error_mean_ns) {
-                n.push_str(&format!(
-                    " (batched submits share a timestamp: latency overstated by {} on average, at most {})",
-                    fmt_lat(m),
-                    fmt_lat(e as f64)
-                ));
-            }
-            notes.push(n);
-        }
-        if let Some(v) = &ph.verify {
-            notes.push(format!(
-                "verify: {} blocks checked, {} mismatches",
-                v.blocks_checked, v.mismatches
-            ));
-            for m in &v.first_mismatches {
-                mismatch_lines.push(format!(
-                    "  mismatch in {} at offset {}: {}\n",
-                    m.file, m.offset_bytes, m.reason
-                ));
-            }
-            if v.mismatches > v.first_mismatches.len() as u64 {
-                mismatch_lines.push(format!(
-                    "  ... and {} more (the first {} are listed)\n",
-                    v.mismatches - v.first_mismatches.len() as u64,
-                    v.first_mismatches.len()
-                ));
-            }
-        }
-        if let Some(n) = series_note(ph) {
-            notes.push(n);
-        }
-        if let Some(g) = &ph.groups {
-            notes.push(format!(
-                "{} groups at once, all moving data for {:.0} % of the phase ({})",
-                g.groups.len(),
-                g.overlap * 100.0,
-                fmt_lat(g.all_moving_ns as f64)
-            ));
-        }
-        if !ph.errors.is_empty() {
-            let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();
-            notes.push(format!("errors: {}", e.join(", ")));
-        }
-        let secs = ph.elapsed_ns as f64 / 1e9;
-        out.push_str(&format!(
-            "{}: {:.2} s, {} moved, {}; {}\n",
-            ph.name(),
-            secs,
-            format_bytes(ph.total.bytes),
-            ph.params.engine.as_str(),
-            notes.join("; ")
-        ));
-        out.extend(mismatch_lines);
+        out.push_str(&phase_notes(ph));
     }
     if r.target.created_by_storlab {
         out.push_str(if r.target.kept {
@@ -290,6 +214,90 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
             "Data files removed.\n"
         });
     }
+    out
+}
+
+/// The line under the table for one phase: its time, bytes, engine and
+/// notes (end fsync, cache, depth, verify, series, groups, errors), then
+/// one line per verify mismatch listed.
+fn phase_notes(ph: &PhaseResult) -> String {
+    let mut out = String::new();
+    let mut notes = Vec::new();
+    // Verify mismatches follow the phase's line, one per line.
+    let mut mismatch_lines = Vec::new();
+    if ph.fsync_in_window {
+        notes.push(format!(
+            "end fsync inside the timed window ({})",
+            fmt_lat(ph.end_fsync_ns as f64)
+        ));
+    }
+    let c = &ph.cache;
+    match (c.mode.as_str(), c.verified) {
+        ("direct", _) => notes.push("O_DIRECT".into()),
+        (m, Some(v)) => notes.push(format!(
+            "cache {m} via {}: {} ({}/{} pages resident)",
+            c.method.as_deref().unwrap_or("-"),
+            if v { "verified" } else { "NOT reached" },
+            c.resident_pages_after.unwrap_or(0),
+            c.total_pages.unwrap_or(0)
+        )),
+        (m, None) => notes.push(format!("cache {m}")),
+    }
+    if let Some(d) = &ph.depth {
+        let mut n = format!("depth {:.1} of {} in flight", d.achieved, d.requested);
+        if let (Some(e), Some(m)) = (d.stamp_error_ns, d.stamp_error_mean_ns) {
+            n.push_str(&format!(
+                " (batched submits share a timestamp: latency overstated by {} on average, at most {})",
+                fmt_lat(m),
+                fmt_lat(e as f64)
+            ));
+        }
+        notes.push(n);
+    }
+    if let Some(v) = &ph.verify {
+        notes.push(format!(
+            "verify: {} blocks checked, {} mismatches",
+            v.blocks_checked, v.mismatches
+        ));
+        for m in &v.first_mismatches {
+            mismatch_lines.push(format!(
+                "  mismatch in {} at offset {}: {}\n",
+                m.file, m.offset_bytes, m.reason
+            ));
+        }
+        if v.mismatches > v.first_mismatches.len() as u64 {
+            mismatch_lines.push(format!(
+                "  ... and {} more (the first {} are listed)\n",
+                v.mismatches - v.first_mismatches.len() as u64,
+                v.first_mismatches.len()
+            ));
+        }
+    }
+    if let Some(n) = series_note(ph) {
+        notes.push(n);
+    }
+    if let Some(g) = &ph.groups {
+        notes.push(format!(
+            "{} groups at once, all moving data for {:.0} % of the phase ({})",
+            g.groups.len(),
+            g.overlap * 100.0,
+            fmt_lat(g.all_moving_ns as f64)
+        ));
+    }
+    if !ph.errors.is_empty() {
+        let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();
+        notes.push(format!("errors: {}", e.join(", ")));
+    }
+    let secs = ph.elapsed_ns as f64 / 1e9;
+    out.push_str(&format!(
+        "{}: {:.2} s, {} moved, {}; {}\n",
+        ph.name(),
+        secs,
+        format_bytes(ph.total.bytes),
+        ph.params.engine.as_str(),
+        notes.join("; ")
+    ));
+    out.extend(mismatch_lines);
     out
 }
 
@@ -416,5 +424,107 @@ trait PhaseName {
 impl PhaseName for PhaseResult {
     fn name(&self) -> std::borrow::Cow<'_, str> {
         storlab_types::text::escape_controls(&self.params.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    /// A fixed run: a write of one job in ms, a mixed interrupted phase of
+    /// two jobs (its name's escape sequence shown, not sent) with a cold
+    /// cache, a depth and an error count, and the notes under the table.
+    #[test]
+    fn bench_table_of_a_fixed_run() {
+        fixture::golden("bench.txt", &render_table(&fixture::bench()));
+    }
+
+    /// The rest of the notes and the group rows: an end fsync in the
+    /// window, verify mismatches (listed, then "and N more"), a series with
+    /// its steady state, batched-submit stamps, and a phase of two groups
+    /// (one of two jobs), with files kept.
+    #[test]
+    fn bench_notes_and_groups_of_a_fixed_run() {
+        use storlab_types::{
+            GroupResult, PhaseGroups, PhaseSeries, RwMode, SeriesPoint, SteadyOutcome,
+            VerifyMismatch, VerifyResult,
+        };
+        let mut r = fixture::bench();
+        r.target.kept = true;
+        r.target.device = None;
+        let w = &mut r.phases[0];
+        w.fsync_in_window = true;
+        w.end_fsync_ns = 1_500_000;
+        w.verify = Some(VerifyResult {
+            blocks_checked: 4096,
+            mismatches: 3,
+            first_mismatches: vec![VerifyMismatch {
+                file: "f.0".into(),
+                offset_bytes: 8192,
+                reason: "seed differs".into(),
+            }],
+        });
+        let point = |t: u64, mbs: f64| SeriesPoint {
+            t_ns: t * 1_000_000_000,
+            span_ns: 1_000_000_000,
+            total: fixture::dir(mbs * 1e6, 100.0, 1.0, None),
+            ..SeriesPoint::default()
+        };
+        w.series = Some(PhaseSeries {
+            interval_ns: 1_000_000_000,
+            points: vec![point(1, 500.0), point(2, 520.0), point(3, 510.0)],
+            steady: Some(SteadyOutcome {
+                reached: true,
+                at_ns: Some(3_000_000_000),
+                last_value_pct: Some(1.5),
+            }),
+        });
+        let m = &mut r.phases[1];
+        m.interrupted = false;
+        m.errors.clear();
+        m.depth = m.depth.map(|mut d| {
+            d.stamp_error_ns = Some(40_000);
+            d.stamp_error_mean_ns = Some(12_000.0);
+            d
+        });
+        let group = |name: &str, first_job: u32, params, total| GroupResult {
+            name: name.into(),
+            first_job,
+            params,
+            read: total,
+            write: total,
+            total,
+            ..GroupResult::default()
+        };
+        m.groups = Some(PhaseGroups {
+            overlap: 0.97,
+            all_moving_ns: 9_700_000_000,
+            groups: vec![
+                group(
+                    "readers",
+                    0,
+                    fixture::params("readers", RwMode::RandRead, 4096, 2, 16),
+                    fixture::dir(70e6, 17_090.0, 10.0, Some(300)),
+                ),
+                group(
+                    "writers",
+                    2,
+                    fixture::params("writers", RwMode::Write, 1 << 20, 1, 1),
+                    fixture::dir(30e6, 28.0, 10.0, Some(900)),
+                ),
+            ],
+        });
+        fixture::golden("bench-notes.txt", &render_table(&r));
+    }
+
+    /// The unit is ms only when every phase's median is at least 1 ms.
+    #[test]
+    fn latency_unit_follows_the_fastest_phase() {
+        let r = fixture::bench();
+        assert_eq!(lat_unit(&r).name, "µs");
+        let mut slow = r.clone();
+        slow.phases.truncate(1);
+        assert_eq!(lat_unit(&slow).name, "ms");
     }
 }

@@ -3,8 +3,6 @@
 //! clock error bound, the spread over ranks and over nodes and the slowest
 //! rank; and the clients table of a `--clients` scaling run. Pure: reports
 //! in, text out.
-// Used by the MPI build (feature `mpi`); pure, so tested in every build.
-#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
 use comfy_table::{Cell, CellAlignment};
 use storlab_types::{BenchReport, ClusterPhase, PhaseResult};
@@ -22,7 +20,7 @@ fn spread(s: &storlab_types::Spread) -> String {
 }
 
 /// The cluster part of one run: a row per phase, then the notes.
-pub(crate) fn render_cluster(r: &BenchReport) -> String {
+pub fn render_cluster(r: &BenchReport) -> String {
     let phases: Vec<(&PhaseResult, &ClusterPhase)> = r
         .phases
         .iter()
@@ -31,7 +29,7 @@ pub(crate) fn render_cluster(r: &BenchReport) -> String {
     let Some((_, first)) = phases.first() else {
         return String::new();
     };
-    let mut t = crate::commands::common::result_table();
+    let mut t = crate::style::result_table();
     t.set_header(vec![
         "phase",
         "layout",
@@ -96,7 +94,7 @@ pub(crate) fn render_cluster(r: &BenchReport) -> String {
 
 /// One row of the clients table.
 #[derive(Debug, Clone)]
-pub(crate) struct ClientsRow {
+pub struct ClientsRow {
     pub clients: u32,
     pub phase: String,
     pub bw_bytes_per_s: f64,
@@ -106,7 +104,7 @@ pub(crate) struct ClientsRow {
 }
 
 /// Rows of a scaling run from its runs' reports (one per client count).
-pub(crate) fn clients_rows(runs: &[(BenchReport, Option<i64>)]) -> Vec<ClientsRow> {
+pub fn clients_rows(runs: &[(BenchReport, Option<i64>)]) -> Vec<ClientsRow> {
     let mut rows = Vec::new();
     for (r, id) in runs {
         for p in &r.phases {
@@ -127,8 +125,8 @@ pub(crate) fn clients_rows(runs: &[(BenchReport, Option<i64>)]) -> Vec<ClientsRo
 
 /// The classic scaling table: clients, aggregate MB/s and IOPS, per-client
 /// MB/s, spread over clients.
-pub(crate) fn render_clients(rows: &[ClientsRow]) -> String {
-    let mut t = crate::commands::common::result_table();
+pub fn render_clients(rows: &[ClientsRow]) -> String {
+    let mut t = crate::style::result_table();
     t.set_header(vec![
         "clients",
         "phase",
@@ -159,8 +157,8 @@ pub(crate) fn render_clients(rows: &[ClientsRow]) -> String {
 /// `-q` under MPI: one line per phase, one screen for any number of
 /// ranks: the aggregate MB/s and IOPS, first done / last done, the rank
 /// spread and the slowest rank.
-pub(crate) fn render_quiet(r: &BenchReport) -> String {
-    let mut t = crate::commands::common::result_table();
+pub fn render_quiet(r: &BenchReport) -> String {
+    let mut t = crate::style::result_table();
     t.set_header(vec![
         "phase",
         "ranks",
@@ -198,7 +196,26 @@ pub(crate) fn render_quiet(r: &BenchReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture;
     use storlab_types::Spread;
+
+    /// A fixed two-client run: its cluster table with the stonewall line,
+    /// its `-q` summary and its row of the clients table.
+    #[test]
+    fn cluster_tables_of_a_fixed_run() {
+        let r = fixture::cluster();
+        fixture::golden("cluster.txt", &render_cluster(&r));
+        fixture::golden("cluster-quiet.txt", &render_quiet(&r));
+        let rows = clients_rows(&[(r, Some(12))]);
+        fixture::golden("clients.txt", &render_clients(&rows));
+    }
+
+    /// A run without cluster phases has no cluster part.
+    #[test]
+    fn no_cluster_phase_no_cluster_table() {
+        assert_eq!(render_cluster(&fixture::bench()), "");
+        assert!(clients_rows(&[(fixture::bench(), None)]).is_empty());
+    }
 
     #[test]
     fn clients_table_divides_the_aggregate_by_the_clients() {

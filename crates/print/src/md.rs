@@ -33,7 +33,7 @@ fn lat(p: &PhaseResult, f: impl Fn(&storlab_types::LatencyStats) -> u64) -> Stri
 
 /// The table and its notes.
 pub fn render(r: &BenchReport) -> String {
-    let mut t = crate::commands::common::result_table();
+    let mut t = crate::style::result_table();
     let ranks = r
         .phases
         .iter()
@@ -76,7 +76,7 @@ pub fn render(r: &BenchReport) -> String {
         }
         t.add_row(row);
     }
-    let mut out = crate::commands::common::trim_table(&t.to_string());
+    let mut out = crate::style::trim_table(&t.to_string());
     if let Some(m) = r.phases.iter().find_map(|p| p.params.md.as_ref()) {
         out.push_str(&format!(
             "{} rank(s), {} tree{} of depth {} and branch {} ({} directories each){}{}.\n",
@@ -106,4 +106,31 @@ pub fn render(r: &BenchReport) -> String {
          latency per operation (HDR, merged over ranks); CPU/op: user+system time per item.\n",
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    /// A fixed two-rank run: the rank spread column, the stonewall note and
+    /// the tree line.
+    #[test]
+    fn md_table_of_a_fixed_run() {
+        fixture::golden("md.txt", &render(&fixture::md()));
+    }
+
+    /// One rank: no spread column.
+    #[test]
+    fn one_rank_has_no_spread_column() {
+        let mut r = fixture::md();
+        for p in &mut r.phases {
+            if let Some(m) = p.params.md.as_mut() {
+                m.ranks = 1;
+            }
+        }
+        let t = render(&r);
+        assert!(!t.contains("rank items/s"), "{t}");
+        assert!(render(&fixture::md()).contains("rank items/s min–max"));
+    }
 }
