@@ -273,23 +273,13 @@ pub fn md() -> BenchReport {
     ])
 }
 
-/// `got` must equal the file `golden/NAME` of this crate, byte for byte.
-/// With `STORLAB_PRINT_BLESS=1` the file is written instead (review its
-/// diff before committing).
+/// `got` must equal the file `golden/NAME` of this crate, byte for byte:
+/// the workspace's one golden helper (`storlab_testkit::golden`), so
+/// `STORLAB_UPDATE_GOLDEN=1` rewrites these files as it does every other
+/// golden file (review the diff before committing).
 pub fn golden(name: &str, got: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("golden")
         .join(name);
-    if std::env::var_os("STORLAB_PRINT_BLESS").is_some() {
-        if let Err(e) = std::fs::write(&path, got) {
-            panic!("{}: {e}", path.display());
-        }
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        got == want,
-        "{} differs:\n--- want\n{want}\n--- got\n{got}",
-        path.display()
-    );
+    storlab_testkit::golden::assert_golden(&path, got);
 }
