@@ -14,13 +14,18 @@
 //! * [`replay`] reads recorded snapshots, [`prometheus`] renders and serves
 //!   the counters (`_total`, as node_exporter's), [`inspect`] gathers a
 //!   path's file system and device facts and recommendations;
-//! * [`positional`] reads iostat's `[DEVICE...] [INTERVAL [COUNT]]`.
+//! * [`positional`] reads iostat's `[DEVICE...] [INTERVAL [COUNT]]`;
+//! * [`display`] turns each interval into the table, CSV rows or JSON
+//!   lines `storlab monitor` writes, and [`inspect::render_text`] a report
+//!   into the text `storlab inspect` prints; [`routes`] hands each interval
+//!   to the Prometheus server, the timeline and the display.
 //!
 //! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
 //! runs against recorded fixtures in tests.
 
 pub mod cpu;
 pub mod diskstats;
+pub mod display;
 pub mod inspect;
 /// The mount table: the one parser, in `storlab-host`.
 pub use storlab_host::mountinfo;
@@ -28,6 +33,7 @@ pub mod positional;
 pub mod prometheus;
 pub mod rates;
 pub mod replay;
+pub mod routes;
 pub mod sampler;
 pub mod tree;
 
@@ -70,4 +76,46 @@ pub enum Error {
         "cannot listen on {addr}: {err}; pick another address or port (e.g. --listen 127.0.0.1:9465)"
     )]
     Listen { addr: String, err: std::io::Error },
+    /// A replay file that cannot be used (`storlab monitor --replay`).
+    #[error("{}", replay_error_text(file, what))]
+    Replay { file: PathBuf, what: ReplayError },
+}
+
+/// What is wrong with a replay file.
+#[derive(Debug)]
+pub enum ReplayError {
+    /// It cannot be read.
+    Read(Box<Error>),
+    /// A damaged line.
+    Line { line: usize, reason: String },
+    /// Data that does not hold together.
+    Data(Box<Error>),
+    /// None of the devices asked for is in it: those, and (some of) what it has.
+    NoDevices {
+        missing: Vec<String>,
+        have: Vec<String>,
+    },
+    /// Fewer than two snapshots.
+    Short(usize),
+}
+
+fn replay_error_text(file: &std::path::Path, what: &ReplayError) -> String {
+    let f = file.display();
+    match what {
+        ReplayError::Read(e) => format!("reading the replay file {f}: {e}"),
+        ReplayError::Line { line, reason } => {
+            format!("{f}:{line}: {reason} (a replay file: see --replay in storlab monitor --help)")
+        }
+        ReplayError::Data(e) => format!("in the replay file {f}: {e}"),
+        ReplayError::NoDevices { missing, have } => format!(
+            "the replay file {f} has no samples of {}; it has: {}",
+            missing.join(", "),
+            have.join(" ")
+        ),
+        ReplayError::Short(n) => {
+            format!(
+                "the replay file {f} has {n} snapshot(s); at least 2 are needed for one interval"
+            )
+        }
+    }
 }

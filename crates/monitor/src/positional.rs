@@ -7,6 +7,7 @@
 //! as `500ms`), the second the count. Numbers come after the devices, as in
 //! iostat; anything else is refused with a message that shows the order.
 
+use std::ffi::OsString;
 use std::time::Duration;
 
 /// Devices, interval and count, as split by [`split`].
@@ -90,6 +91,89 @@ fn count(word: &str) -> Result<u64, String> {
             "cannot read '{word}' as the count: give a whole number of intervals (e.g. storlab monitor 1 3)"
         )),
     }
+}
+
+/// [`split`] for words as the command line gives them (not always
+/// UTF-8): a word that is not UTF-8 can only be a path (never a number or
+/// a device name), so it stays a target. Returns the targets as given and
+/// the interval and count.
+pub fn split_os(
+    words: &[OsString],
+    is_device: impl Fn(&str) -> bool,
+) -> Result<(Vec<OsString>, Positional), String> {
+    // Such a word stands in the split as a placeholder no argument can
+    // spell (a NUL), taken for a device, and is put back after.
+    let placeholder = |i: usize| format!("\0{i}");
+    let text: Vec<String> = (words.iter().enumerate())
+        .map(|(i, w)| w.to_str().map_or_else(|| placeholder(i), str::to_owned))
+        .collect();
+    let p = split(&text, |w| w.starts_with('\0') || is_device(w)).map_err(|mut e| {
+        for (i, w) in words.iter().enumerate() {
+            if w.to_str().is_none() {
+                e = e.replace(&placeholder(i), &w.to_string_lossy());
+            }
+        }
+        e
+    })?;
+    let targets = (p.targets.iter())
+        .map(|w| {
+            w.strip_prefix('\0')
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| words.get(i).cloned())
+                .unwrap_or_else(|| OsString::from(w))
+        })
+        .collect();
+    Ok((targets, p))
+}
+
+/// The interval and the count, from the positional numbers of `p` and
+/// the flags (`--interval`, `--count`): each given once, the interval 10 ms
+/// or more (the kernel counts time in ms), 1 s when none is given; the
+/// count not zero.
+pub fn settle(
+    p: &Positional,
+    interval_flag: Option<&str>,
+    count_flag: Option<u64>,
+) -> Result<(Duration, Option<u64>), String> {
+    let interval = match (p.interval, interval_flag) {
+        (Some(_), Some(flag)) => {
+            return Err(format!(
+                "the interval is given twice (--interval {flag} and a number after the devices); keep one"
+            ));
+        }
+        (Some(d), None) => d,
+        (None, Some(flag)) => {
+            let d = storlab_types::parse_duration(flag).map_err(|e| e.to_string())?;
+            if d < Duration::from_millis(10) {
+                return Err(format!(
+                    "--interval {flag} is too short; use 10ms or more (the kernel counts time in ms)"
+                ));
+            }
+            d
+        }
+        (None, None) => Duration::from_secs(1),
+    };
+    if interval < Duration::from_millis(10) {
+        return Err(format!(
+            "interval {interval:?} is too short; use 10ms or more (the kernel counts time in ms)"
+        ));
+    }
+    let count = match (p.count, count_flag) {
+        (Some(_), Some(flag)) => {
+            return Err(format!(
+                "the count is given twice (--count {flag} and a second number after the devices); keep one"
+            ));
+        }
+        (Some(c), None) => Some(c),
+        (None, c) => c,
+    };
+    if count == Some(0) {
+        return Err(
+            "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
+                .to_string(),
+        );
+    }
+    Ok((interval, count))
 }
 
 #[cfg(test)]
@@ -197,5 +281,53 @@ mod tests {
             let words = vec![n.to_string(), dev];
             prop_assert!(split(&words, none).is_err());
         }
+    }
+
+    /// The interval and count come once each, from the numbers or the
+    /// flags; 1 s by default; a too-short interval or a zero count is
+    /// refused with the fix.
+    #[test]
+    fn flags_and_numbers_settle_into_one_interval_and_count() {
+        let p = split(&w(&["sda", "2", "5"]), none).unwrap();
+        assert_eq!(
+            settle(&p, None, None),
+            Ok((Duration::from_secs(2), Some(5)))
+        );
+        let e = settle(&p, Some("1s"), None).unwrap_err();
+        assert!(e.contains("interval is given twice"), "{e}");
+        let e = settle(&p, None, Some(3)).unwrap_err();
+        assert!(e.contains("count is given twice"), "{e}");
+        let bare = split(&w(&["sda"]), none).unwrap();
+        assert_eq!(
+            settle(&bare, None, None),
+            Ok((Duration::from_secs(1), None))
+        );
+        assert_eq!(
+            settle(&bare, Some("500ms"), Some(4)),
+            Ok((Duration::from_millis(500), Some(4)))
+        );
+        let e = settle(&bare, Some("5ms"), None).unwrap_err();
+        assert!(e.contains("use 10ms or more"), "{e}");
+        let e = settle(&bare, None, Some(0)).unwrap_err();
+        assert!(e.contains("--count 0 would measure nothing"), "{e}");
+        assert!(settle(&bare, Some("soon"), None).is_err());
+    }
+
+    /// A word that is not UTF-8 stays a target, in its own bytes, and is
+    /// named as given in an error.
+    #[test]
+    fn words_that_are_not_utf8_stay_targets() {
+        use std::os::unix::ffi::OsStringExt;
+        let odd = OsString::from_vec(b"/mnt/\xff".to_vec());
+        let words = [odd.clone(), OsString::from("2"), OsString::from("3")];
+        let (targets, p) = split_os(&words, |_| false).unwrap();
+        assert_eq!(targets, std::slice::from_ref(&odd));
+        assert_eq!(
+            (p.interval, p.count),
+            (Some(Duration::from_secs(2)), Some(3))
+        );
+        let words = [OsString::from("2"), odd];
+        let e = split_os(&words, |_| false).unwrap_err();
+        assert!(e.contains("the device '/mnt/\u{fffd}' follows it"), "{e}");
     }
 }

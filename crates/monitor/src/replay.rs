@@ -366,6 +366,50 @@ pub fn format(s: &Snapshot) -> String {
     out
 }
 
+/// Read and check a replay file: its snapshots, strictly parsed (a damaged
+/// line is refused as `FILE:LINE: what is wrong`), with at least one
+/// interval and some sample of the devices asked for (`selection`).
+/// `cut_at` hears of a last snapshot left out because the recording was
+/// cut off while writing it (the line it starts on), before parsing.
+pub fn load(
+    file: &std::path::Path,
+    selection: Option<&crate::Selection>,
+    cut_at: &mut dyn FnMut(usize),
+) -> Result<Vec<Snapshot>, Error> {
+    use crate::ReplayError as R;
+    let fail = |what| Error::Replay {
+        file: file.to_path_buf(),
+        what,
+    };
+    let text = read_file(file).map_err(|e| fail(R::Read(Box::new(e))))?;
+    // A recording cut off while writing a snapshot keeps what came before.
+    let (text, cut) = complete_part(&text);
+    if let Some(line) = cut {
+        cut_at(line);
+    }
+    let snaps = parse(text).map_err(|e| match e {
+        Error::Parse { line, reason, .. } => fail(R::Line { line, reason }),
+        e => fail(R::Data(Box::new(e))),
+    })?;
+    if let Some(sel) = selection {
+        let missing: Vec<String> = (sel.devices.iter())
+            .filter(|d| !snaps.iter().any(|s| s.disks.iter().any(|x| &x.name == *d)))
+            .cloned()
+            .collect();
+        if !missing.is_empty() && missing.len() == sel.devices.len() {
+            let mut have: Vec<String> = (snaps.first())
+                .map(|s| s.disks.iter().map(|d| d.name.clone()).collect())
+                .unwrap_or_default();
+            have.truncate(20);
+            return Err(fail(R::NoDevices { missing, have }));
+        }
+    }
+    if snaps.len() < 2 {
+        return Err(fail(R::Short(snaps.len())));
+    }
+    Ok(snaps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

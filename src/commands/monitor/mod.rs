@@ -8,7 +8,7 @@ pub use output::{MonitorFormat, Units};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use output::{Output, Style};
+use output::Style;
 use session::{RecordFile, Session};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use storlab_monitor::prometheus::MetricsServer;
+use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
 use storlab_monitor::{
     DeviceTree, Layer, LiveSource, Monitor, Selection, Snapshot, SysPaths, positional, replay,
@@ -145,7 +146,6 @@ pub struct MonitorCommand {
 }
 
 impl MonitorCommand {
-    // long-function: the three sources (live, replay, server) share setup and teardown; each arm is short.
     pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
         let layer: Layer = self.layer.into();
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
@@ -177,47 +177,9 @@ impl MonitorCommand {
             return Ok(crate::Outcome::Ok);
         }
 
-        let selection = match &tree {
-            Some(t) => {
-                let names = self
-                    .targets
-                    .iter()
-                    .map(|s| t.resolve_path(Path::new(s)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Some(t.select(&names, layer))
-            }
-            None => {
-                eprintln!(
-                    "storlab: note: no device tree for replayed samples (add --sys-root DIR with the recorded sys/ and proc/); \
-                     showing every device as it is, without totals"
-                );
-                (!self.targets.is_empty()).then(|| Selection {
-                    layer,
-                    devices: self.targets_text(),
-                    totals: Vec::new(),
-                })
-            }
-        };
-        if let Some(sel) = &selection {
-            if sel.devices.is_empty() {
-                bail!("no devices to monitor at layer {}", layer.as_str());
-            }
-        }
+        let selection = self.select(tree.as_ref(), layer)?;
 
-        let server = match &self.listen {
-            Some(addr) => {
-                let s = MetricsServer::start(addr)?;
-                eprintln!(
-                    "storlab: serving Prometheus metrics on http://{}/metrics",
-                    s.local_addr()
-                );
-                if let Some(w) = s.exposure_warning() {
-                    crate::output::warn(&w.to_string());
-                }
-                Some(s)
-            }
-            None => None,
-        };
+        let server = self.start_server()?;
 
         // The whole timeline is kept in memory only when it is wanted, so a
         // long-running exporter (--listen) does not grow without bound.
@@ -263,86 +225,32 @@ impl MonitorCommand {
             timestamps: self.timestamps,
             no_clear: self.no_clear,
         };
-        let out = Output::new(style, layer, selection.as_ref());
+        let serving = server.is_some();
+        let routes = Routes::new(
+            output::formatter(style, layer, selection.as_ref()),
+            server,
+            keep_timeline,
+            (interval, layer),
+            selection.as_ref().map(|s| s.devices.clone()),
+        );
         let mut session = Session::new(
-            out,
-            self.consumers(record.as_ref(), server.is_some()),
+            routes,
+            self.consumers(record.as_ref(), serving),
             match self.count {
                 Some(c) => format!("{c} intervals are done (--count) or a signal"),
                 None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
                 None => "Ctrl-C or a signal".to_string(),
             },
-            server,
-            keep_timeline,
-            interval,
-            layer,
-            selection.as_ref().map(|s| s.devices.clone()),
         );
         let mut mon = Monitor::new(selection.clone());
 
         match source {
             Source::Replay(file, snaps) => {
-                let mut first_wall = None;
-                for s in snaps {
-                    if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done >= c)
-                    {
-                        break;
-                    }
-                    let wall = s.wall.clone();
-                    first_wall.get_or_insert(wall);
-                    if let Some(r) = record.as_mut() {
-                        r.append(&s)?;
-                    }
-                    if let Some(i) = mon
-                        .push(s)
-                        .with_context(|| format!("in the replay file {}", file.display()))?
-                        && !session.interval(&i, first_wall.clone().flatten())
-                    {
-                        break;
-                    }
-                }
-                // With --count the run ends at the count, served or not.
-                if session.serving() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
-                    eprintln!(
-                        "storlab: replay finished; still serving the last interval (Ctrl-C to stop)"
-                    );
-                    while !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                }
+                self.run_replay(&file, snaps, &stop, &mut record, &mut session, &mut mon)?
             }
-            Source::Live(mut source, first) => {
-                let wall = first.wall.clone();
-                if let Some(r) = record.as_mut() {
-                    r.append(&first)?;
-                }
-                mon.push(first)?;
-                let count = self.count;
-                storlab_monitor::sampler::sampling_loop(
-                    &mut source,
-                    &mut mon,
-                    interval,
-                    false,
-                    |deadline| {
-                        while !stop.load(Ordering::Relaxed) {
-                            let now = Instant::now();
-                            if now >= deadline {
-                                break;
-                            }
-                            std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
-                        }
-                        stop.load(Ordering::Relaxed)
-                    },
-                    // Recorded as taken, before anything is shown.
-                    |snap| match record.as_mut() {
-                        Some(r) => r.append(snap),
-                        None => Ok(()),
-                    },
-                    |i| {
-                        let go_on = session.interval(&i, wall.clone());
-                        Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done < c))
-                    },
-                )?;
+            Source::Live(source, first) => {
+                let loop_ = (&mut session, &mut mon, &mut record);
+                self.run_live(source, first, interval, &stop, loop_)?
             }
         }
         let record_path = record.as_ref().map(|r| r.path().to_path_buf());
@@ -355,40 +263,7 @@ impl MonitorCommand {
         let timeline = session.timeline(now_rfc3339());
         let json = (format == MonitorFormat::Json).then(|| timeline.clone());
         if let Some(store) = store {
-            let host = storlab_bench::host_info();
-            let what = if self.targets.is_empty() {
-                "all devices".to_string()
-            } else {
-                self.targets_text().join(" ")
-            };
-            let report = storlab_types::BenchReport {
-                schema_version: storlab_types::SCHEMA_VERSION,
-                tool: storlab_types::ToolInfo {
-                    name: "storlab".into(),
-                    version: storlab_types::STORLAB_VERSION.into(),
-                },
-                command_line: crate::command_line(),
-                started_at: timeline.started_at.clone(),
-                finished_at: now_rfc3339(),
-                interrupted: false,
-                stop_reason: None,
-                host,
-                target: storlab_types::TargetInfo {
-                    path: what,
-                    kind: "devices".into(),
-                    files: timeline.devices.clone(),
-                    ..Default::default()
-                },
-                phases: Vec::new(),
-                warnings: Vec::new(),
-                monitor: Some(timeline),
-                repeat: None,
-            };
-            let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
-            eprintln!(
-                "storlab: saved as run {id} in {} (storlab show {id})",
-                self.db.db.display()
-            );
+            self.save_run(&store, timeline, &tags)?;
         }
         if let Some(doc) = json {
             session.print_json(&doc);
@@ -396,6 +271,183 @@ impl MonitorCommand {
         session.display_result(record_path.as_deref())?;
         // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(crate::Outcome::Ok)
+    }
+
+    /// The devices and totals shown: those named (at `layer`), or every
+    /// device as it is when there is no tree (a replay from elsewhere).
+    fn select(&self, tree: Option<&DeviceTree>, layer: Layer) -> anyhow::Result<Option<Selection>> {
+        let selection = match tree {
+            Some(t) => {
+                let names = self
+                    .targets
+                    .iter()
+                    .map(|s| t.resolve_path(Path::new(s)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Some(t.select(&names, layer))
+            }
+            None => {
+                eprintln!(
+                    "storlab: note: no device tree for replayed samples (add --sys-root DIR with the recorded sys/ and proc/); \
+                     showing every device as it is, without totals"
+                );
+                (!self.targets.is_empty()).then(|| Selection {
+                    layer,
+                    devices: self.targets_text(),
+                    totals: Vec::new(),
+                })
+            }
+        };
+        if let Some(sel) = &selection {
+            if sel.devices.is_empty() {
+                bail!("no devices to monitor at layer {}", layer.as_str());
+            }
+        }
+        Ok(selection)
+    }
+
+    /// `--listen`: the Prometheus server, started.
+    fn start_server(&self) -> anyhow::Result<Option<MetricsServer>> {
+        Ok(match &self.listen {
+            Some(addr) => {
+                let s = MetricsServer::start(addr)?;
+                eprintln!(
+                    "storlab: serving Prometheus metrics on http://{}/metrics",
+                    s.local_addr()
+                );
+                if let Some(w) = s.exposure_warning() {
+                    crate::output::warn(&w.to_string());
+                }
+                Some(s)
+            }
+            None => None,
+        })
+    }
+
+    /// Hand each replayed snapshot to the record file and the session;
+    /// with `--listen`, serve the last interval until stopped.
+    fn run_replay(
+        &self,
+        file: &Path,
+        snaps: Vec<Snapshot>,
+        stop: &AtomicBool,
+        record: &mut Option<RecordFile>,
+        session: &mut Session,
+        mon: &mut Monitor,
+    ) -> anyhow::Result<()> {
+        let mut first_wall = None;
+        for s in snaps {
+            if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done() >= c) {
+                break;
+            }
+            let wall = s.wall.clone();
+            first_wall.get_or_insert(wall);
+            if let Some(r) = record.as_mut() {
+                r.append(&s)?;
+            }
+            if let Some(i) = mon
+                .push(s)
+                .with_context(|| format!("in the replay file {}", file.display()))?
+                && !session.interval(&i, first_wall.clone().flatten())
+            {
+                break;
+            }
+        }
+        // With --count the run ends at the count, served or not.
+        if session.serving() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
+            eprintln!("storlab: replay finished; still serving the last interval (Ctrl-C to stop)");
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sample the kernel every `interval` until the count, a stop, or the
+    /// display gone with nobody else taking the samples.
+    fn run_live(
+        &self,
+        mut source: LiveSource,
+        first: Snapshot,
+        interval: Duration,
+        stop: &AtomicBool,
+        (session, mon, record): (&mut Session, &mut Monitor, &mut Option<RecordFile>),
+    ) -> anyhow::Result<()> {
+        let wall = first.wall.clone();
+        if let Some(r) = record.as_mut() {
+            r.append(&first)?;
+        }
+        mon.push(first)?;
+        let count = self.count;
+        storlab_monitor::sampler::sampling_loop(
+            &mut source,
+            mon,
+            interval,
+            false,
+            |deadline| {
+                while !stop.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break;
+                    }
+                    std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
+                }
+                stop.load(Ordering::Relaxed)
+            },
+            // Recorded as taken, before anything is shown.
+            |snap| match record.as_mut() {
+                Some(r) => r.append(snap),
+                None => Ok(()),
+            },
+            |i| {
+                let go_on = session.interval(&i, wall.clone());
+                Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done() < c))
+            },
+        )?;
+        Ok(())
+    }
+
+    /// `--record` (no file): the timeline saved as a run of kind `monitor`.
+    fn save_run(
+        &self,
+        store: &storlab_store::Store,
+        timeline: storlab_types::MonitorTimeline,
+        tags: &std::collections::BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        let host = storlab_bench::host_info();
+        let what = if self.targets.is_empty() {
+            "all devices".to_string()
+        } else {
+            self.targets_text().join(" ")
+        };
+        let report = storlab_types::BenchReport {
+            schema_version: storlab_types::SCHEMA_VERSION,
+            tool: storlab_types::ToolInfo {
+                name: "storlab".into(),
+                version: storlab_types::STORLAB_VERSION.into(),
+            },
+            command_line: crate::command_line(),
+            started_at: timeline.started_at.clone(),
+            finished_at: now_rfc3339(),
+            interrupted: false,
+            stop_reason: None,
+            host,
+            target: storlab_types::TargetInfo {
+                path: what,
+                kind: "devices".into(),
+                files: timeline.devices.clone(),
+                ..Default::default()
+            },
+            phases: Vec::new(),
+            warnings: Vec::new(),
+            monitor: Some(timeline),
+            repeat: None,
+        };
+        let id = store.save_run("monitor", &report, tags, self.labels.note())?;
+        eprintln!(
+            "storlab: saved as run {id} in {} (storlab show {id})",
+            self.db.db.display()
+        );
+        Ok(())
     }
 
     /// Refuse a `--record` value that is surely a device or the interval
@@ -450,67 +502,12 @@ impl MonitorCommand {
             tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
                 || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
         };
-        // A word that is not UTF-8 can only be a path (never a number or a
-        // device name): it stands in the split as a placeholder no argument
-        // can spell (a NUL), taken for a device, and is put back after.
-        let placeholder = |i: usize| format!("\0{i}");
-        let words: Vec<String> = (self.targets.iter().enumerate())
-            .map(|(i, w)| w.to_str().map_or_else(|| placeholder(i), str::to_owned))
-            .collect();
-        let p =
-            positional::split(&words, |w| w.starts_with('\0') || is_device(w)).map_err(|e| {
-                let mut e = e;
-                for (i, w) in self.targets.iter().enumerate() {
-                    if w.to_str().is_none() {
-                        e = e.replace(&placeholder(i), &w.to_string_lossy());
-                    }
-                }
-                anyhow::Error::msg(e)
-            })?;
-        let originals = std::mem::take(&mut self.targets);
-        self.targets = p
-            .targets
-            .iter()
-            .map(|w| {
-                w.strip_prefix('\0')
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .and_then(|i| originals.get(i).cloned())
-                    .unwrap_or_else(|| OsString::from(w))
-            })
-            .collect();
-        let interval = match (p.interval, &self.interval) {
-            (Some(_), Some(flag)) => bail!(
-                "the interval is given twice (--interval {flag} and a number after the devices); keep one"
-            ),
-            (Some(d), None) => d,
-            (None, Some(flag)) => {
-                let d = storlab_types::parse_duration(flag)?;
-                if d < Duration::from_millis(10) {
-                    bail!(
-                        "--interval {flag} is too short; use 10ms or more (the kernel counts time in ms)"
-                    );
-                }
-                d
-            }
-            (None, None) => Duration::from_secs(1),
-        };
-        if interval < Duration::from_millis(10) {
-            bail!(
-                "interval {interval:?} is too short; use 10ms or more (the kernel counts time in ms)"
-            );
-        }
-        match (p.count, self.count) {
-            (Some(_), Some(flag)) => bail!(
-                "the count is given twice (--count {flag} and a second number after the devices); keep one"
-            ),
-            (Some(c), None) => self.count = Some(c),
-            _ => {}
-        }
-        if self.count == Some(0) {
-            bail!(
-                "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
-            );
-        }
+        let (targets, p) =
+            positional::split_os(&self.targets, is_device).map_err(anyhow::Error::msg)?;
+        self.targets = targets;
+        let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)
+            .map_err(anyhow::Error::msg)?;
+        self.count = count;
         Ok(interval)
     }
 }
@@ -523,58 +520,14 @@ enum Source {
     Live(LiveSource, Snapshot),
 }
 
-/// Read and check a replay file: its snapshots, strictly parsed (a damaged
-/// line is refused as `FILE:LINE: what is wrong`), with at least one
-/// interval and some sample of the devices asked for.
+/// Read and check a replay file (`storlab_monitor::replay::load`), with a
+/// note when its last snapshot was cut off.
 fn load_replay(file: &Path, selection: Option<&Selection>) -> anyhow::Result<Vec<Snapshot>> {
-    let text = replay::read_file(file)
-        .with_context(|| format!("reading the replay file {}", file.display()))?;
-    // A recording cut off while writing a snapshot keeps what came before.
-    let (text, cut) = replay::complete_part(&text);
-    if let Some(line) = cut {
+    Ok(replay::load(file, selection, &mut |line| {
         eprintln!(
             "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
              while writing it); it is left out",
             file.display()
-        );
-    }
-    let snaps = replay::parse(text).map_err(|e| match e {
-        storlab_monitor::Error::Parse { line, reason, .. } => anyhow::anyhow!(
-            "{}:{line}: {reason} (a replay file: see --replay in storlab monitor --help)",
-            file.display()
-        ),
-        e => anyhow::Error::new(e).context(format!("in the replay file {}", file.display())),
-    })?;
-    if let Some(sel) = selection {
-        let missing: Vec<&String> = sel
-            .devices
-            .iter()
-            .filter(|d| !snaps.iter().any(|s| s.disks.iter().any(|x| &x.name == *d)))
-            .collect();
-        if !missing.is_empty() && missing.len() == sel.devices.len() {
-            let mut have: Vec<&str> = snaps
-                .first()
-                .map(|s| s.disks.iter().map(|d| d.name.as_str()).collect())
-                .unwrap_or_default();
-            have.truncate(20);
-            bail!(
-                "the replay file {} has no samples of {}; it has: {}",
-                file.display(),
-                missing
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                have.join(" ")
-            );
-        }
-    }
-    if snaps.len() < 2 {
-        bail!(
-            "the replay file {} has {} snapshot(s); at least 2 are needed for one interval",
-            file.display(),
-            snaps.len()
-        );
-    }
-    Ok(snaps)
+        )
+    })?)
 }

@@ -4,13 +4,11 @@
 //! Prometheus server (`--listen`) and the timeline kept for `--record` (the
 //! results database) and `--output-format json`.
 
-use super::output::Output;
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-use storlab_monitor::prometheus::{self, MetricsServer};
-use storlab_monitor::{Interval, Layer, Snapshot, TimelineBuilder, replay};
+use storlab_monitor::routes::Routes;
+use storlab_monitor::{Interval, Snapshot, replay};
 
 /// `--record FILE`: the snapshots in the replay format, appended and handed
 /// to the kernel as each is taken, so the file is a valid replay file (for
@@ -129,9 +127,10 @@ fn stdout_io_error(e: &anyhow::Error) -> std::io::Error {
 }
 
 /// Everything but the record file (which the sampling loop writes as each
-/// snapshot is taken, apart from this).
+/// snapshot is taken, apart from this): the routes of each interval
+/// (`storlab_monitor::routes`) and the display on standard output.
 pub struct Session {
-    out: Output,
+    routes: Routes,
     /// Why standard output failed; from then on nothing more is shown.
     display_failed: Option<std::io::Error>,
     /// Who else takes the samples (`--record FILE`, `--record`, `--listen`),
@@ -140,74 +139,38 @@ pub struct Session {
     consumers: Vec<String>,
     /// How the monitor ends, for that message.
     ends: String,
-    server: Option<MetricsServer>,
-    builder: Option<TimelineBuilder>,
-    keep_timeline: bool,
-    interval: Duration,
-    layer: Layer,
-    devices: Option<Vec<String>>,
-    /// Intervals handled.
-    pub done: u64,
 }
 
 impl Session {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        out: Output,
-        consumers: Vec<String>,
-        ends: String,
-        server: Option<MetricsServer>,
-        keep_timeline: bool,
-        interval: Duration,
-        layer: Layer,
-        devices: Option<Vec<String>>,
-    ) -> Session {
+    pub fn new(routes: Routes, consumers: Vec<String>, ends: String) -> Session {
         Session {
-            out,
+            routes,
             display_failed: None,
             consumers,
             ends,
-            server,
-            builder: None,
-            keep_timeline,
-            interval,
-            layer,
-            devices,
-            done: 0,
         }
     }
 
+    /// Intervals handled.
+    pub fn done(&self) -> u64 {
+        self.routes.done
+    }
+
     pub fn serving(&self) -> bool {
-        self.server.is_some()
+        self.routes.serving()
     }
 
     /// Hand one interval to the server, the timeline and the display.
     /// Returns whether to go on: `false` once standard output failed and
     /// nothing else takes the samples.
     pub fn interval(&mut self, i: &Interval, first_wall: Option<String>) -> bool {
-        self.done += 1;
-        if let Some(s) = &self.server {
-            s.update(prometheus::render(i, self.layer.as_str()));
-        }
-        if self.keep_timeline {
-            let (interval, layer) = (self.interval, self.layer);
-            let devices = self.devices.clone();
-            self.builder
-                .get_or_insert_with(|| {
-                    TimelineBuilder::new(
-                        first_wall.unwrap_or_default(),
-                        interval,
-                        layer,
-                        devices.unwrap_or_else(|| {
-                            i.devices.iter().map(|d| d.device.clone()).collect()
-                        }),
-                    )
-                })
-                .add(i);
-        }
-        if self.display_failed.is_none()
-            && let Err(e) = self.out.interval(i)
-        {
+        let display = self.display_failed.is_none();
+        let shown = match self.routes.interval(i, first_wall, display) {
+            Ok(text) if text.is_empty() => Ok(()),
+            Ok(text) => crate::output::print(&text),
+            Err(e) => Err(e.into()),
+        };
+        if let Err(e) = shown {
             self.display_lost(e);
         }
         self.display_failed.is_none() || !self.consumers.is_empty()
@@ -247,9 +210,7 @@ impl Session {
 
     /// The timeline of every interval (empty when none was kept).
     pub fn timeline(&mut self, started_at: String) -> storlab_types::MonitorTimeline {
-        self.builder.take().map(|b| b.finish()).unwrap_or_else(|| {
-            TimelineBuilder::new(started_at, self.interval, self.layer, Vec::new()).finish()
-        })
+        self.routes.timeline(started_at)
     }
 
     /// At the very end: the display's failure as the command's error
