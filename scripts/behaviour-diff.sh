@@ -17,7 +17,7 @@
 #
 # Isolation: everything happens under one `mktemp -d` directory (removed at the
 # end unless KEEP=1). Each side runs in the same path ($TMP/run, moved aside
-# afterwards) with the binary linked as $TMP/run/bin/storlab, so paths, argv[0]
+# afterwards) with the binary copied to $TMP/run/bin/storlab, so paths, argv[0]
 # and clap's "Usage: storlab" are the same for both. Each command gets a fresh
 # environment (`env -i`): HOME, XDG_CONFIG_HOME, XDG_DATA_HOME and STORLAB_DB
 # inside the temp dir, a config.toml with a fixed host label and tag, NO_COLOR,
@@ -36,7 +36,9 @@
 # messages and exit codes are compared but not their figures. Deterministic
 # cases (help, plan, sim, monitor --replay, trace, import of fixtures and the
 # DB commands on imported runs, profiles, completions, man, bad input) are
-# compared exactly after the time masks. Run `behaviour-diff.sh OLD OLD` to see
+# compared exactly after the time masks. In `nums` cases whose stdout is JSON,
+# every `params` object (what the job resolved to: sizes, pattern, engine,
+# depths, groups; seeds left out) is still compared exactly (needs jq). Run `behaviour-diff.sh OLD OLD` to see
 # that the masks leave no noise (it should report no difference).
 #
 # Old databases: the DBs the OLD battery wrote are copied (byte for byte) into
@@ -44,6 +46,7 @@
 # by both binaries (cases `olddb-*`): the new binary must read what the old one
 # stored and say the same about it.
 set -uo pipefail
+export LC_ALL=C.UTF-8
 
 if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
     echo "usage: $0 OLD-STORLAB NEW-STORLAB (two executable storlab binaries)" >&2
@@ -149,6 +152,9 @@ teardown = ["true"]
 target = "$R/s/cells/{cell}"
 run = [["bench", "--rw", "read", "--engine", "null", "--size", "1M", "--bs", "64k"]]
 EOF
+    # A second campaign of another name: two campaigns of one name started in
+    # the same second would share an id, and which happened would depend on time.
+    sed -e 's/^name = "tiny"/name = "tiny2"/' "$R/s/tiny-campaign.toml" >"$R/s/tiny2-campaign.toml"
     # The shipped example, pointed at the scratch dir, for --dry-run only.
     sed -e "s#/mnt/storlab-campaign#$R/s/mnt#g" "$R/fx/examples/campaigns/fs-choice.toml" \
         >"$R/s/fs-choice.toml"
@@ -209,6 +215,13 @@ battery() {
         --group "name=r,rw=randread,numjobs=2" --group "name=w,rw=write" -q --json
     c bench-null-job nums bench t --job "$FX/examples/iozone-like.toml" "${NULL[@]}" --runtime 100ms -q
     c bench-null-sasjob nums bench t --job "$FX/examples/sas-analytics.toml" "${NULL[@]}" --runtime 100ms -q
+    # fio's unit grammar: in a job file 4KiB is 4000 bytes (as fio reads it):
+    # a block size of 4000 is refused, a size of 1MiB is 1,000,000 bytes.
+    printf '[global]\nioengine=null\nsize=1MiB\n[r]\nrw=read\nbs=4k\n[w]\nstonewall\nrw=randwrite\nbs=64k\nsize=256KiB\niodepth=4\n' \
+        >"$S/units.fio"
+    printf '[global]\nioengine=null\nsize=1m\n[r]\nrw=read\nbs=4KiB\n' >"$S/units-bs.fio"
+    c bench-fio-units nums bench --fio-job units.fio --directory "$S" -q --json --no-save
+    c bench-fio-units-bs exact bench --fio-job units-bs.fio --directory "$S" -q --json --no-save
     c bench-null-fio nums bench --fio-job "$FX/crates/fio/fixtures/fio-3.33-jobfile-clones.fio" \
         --directory "$S" "${NULL[@]}" --runtime 100ms -q --no-save
     for p in seq iops oltp sas; do
@@ -235,7 +248,7 @@ battery() {
     c campaign-dry exact campaign tiny-campaign.toml --dry-run
     c campaign-example-dry exact campaign fs-choice.toml --dry-run
     c campaign-run nums campaign tiny-campaign.toml --yes --dir camp
-    c campaign-run-json nums campaign tiny-campaign.toml --yes --dir camp2 --json
+    c campaign-run-json nums campaign tiny2-campaign.toml --yes --dir camp2 --json
     rm -rf "$S/camp" "$S/camp2"
 
     # --- md ------------------------------------------------------------------------
@@ -312,6 +325,11 @@ battery() {
         n=$(basename "$f" .json)
         DB=$I c "import-$n" exact import "$f" --host oss01 --tag src=fixture
     done
+    # The same fio JSON with its job options written with fio's binary units.
+    sed -e 's/"bs" : "4k"/"bs" : "4KiB"/' -e 's/"size" : "4m"/"size" : "4MiB"/' \
+        "$FX/crates/fio/fixtures/fio-3.33-randread.json" >"$S/units.json"
+    DB=$I c import-units exact import units.json --json
+    DB=$I c import-units-show exact show latest --json
     DB=$I c import-json exact import "$FX/crates/fio/fixtures/fio-3.33-randread.json" --json --tag again=yes
     DB=$I c import-note-design exact import "$FX/crates/fio/fixtures/fio-3.33-randread.json" \
         --note "a note" --design "R6/12 --drive exos-x18-18tb"
@@ -416,7 +434,9 @@ run_side() {
     rm -rf "$R"
     mkdir -p "$R/bin" "$R/out" "$R/s" "$R/db" "$R/home/.config/storlab" "$R/home/.local/share" \
         "$R/fx/crates/fio" "$R/fx/tests" "$R/fx/docs-sim"
-    ln -s "$bin" "$R/bin/storlab"
+    # A copy, not a link: commands that run storlab again (campaign cells) use
+    # /proc/self/exe, which would name the link's target.
+    cp "$bin" "$R/bin/storlab"
     printf 'host = "behaviour-host"\n[tags]\nsite = "behaviour"\n' >"$R/home/.config/storlab/config.toml"
     cp -r "$REPO/examples" "$REPO/profiles" "$R/fx/"
     cp -r "$REPO/crates/fio/fixtures" "$R/fx/crates/fio/"
@@ -448,12 +468,14 @@ mask() { # mask FILE MODE
             -e 's/N ?(ns|µs|us|ms|s)\b/N <t>/g'
             -e 's/(N ?%|"|: |, ) ?(noise|better|worse|configuration differs)\b/\1<verdict>/g'
             -e 's/N[kKMGT]\b/N/g'
+            -e 's/N [KMGT]iB moved/N <size> moved/g'
             -e 's/\((default|N runs?)\)/(<spread>)/g'
-            -e 's/group [a-z]+ finished first/group <g> finished first/g'
-            -e '/^(N|N <t>|N ?%.*)$/d'
-            -e 's/[─═━-]{2,}/──/g'
+            -e 's/[─═━]{2,}|-{3,}/──/g'
             -e 's/[ \t]+/ /g'
             -e 's/ +$//'
+            -e 's/,$//'
+            -e '/^ ?(N|N <t>|N ?%.*|N [KMGT]?i?B(\/s)?)$/d'
+            -e '/the groups moved data together for only/d'
         )
     fi
     sed -E "${sedx[@]}" "$1"
@@ -465,6 +487,9 @@ run_side old "$OLD"
 run_side new "$NEW"
 
 M=$TMP/masked
+# Every `params` object of a JSON document (runs, phases, groups), compared
+# exactly even where the figures are masked: job building must not change.
+PARAMS='[.. | objects | select(has("params")) | .params] | walk(if type == "object" then del(.seed) else . end)'
 mkdir -p "$M/old" "$M/new"
 same=0
 differ=()
@@ -477,6 +502,11 @@ for name in $( (ls "$TMP/old/out"; ls "$TMP/new/out") | sed -E 's/\.(out|err|rc|
                 echo "exit $(cat "$f.rc")"
                 echo "--- stdout"
                 mask "$f.out" "$mode"
+                if [ "$mode" = nums ] && params=$(jq -S "$PARAMS" "$f.out" 2>/dev/null) &&
+                    [ -n "$params" ] && [ "$params" != "[]" ]; then
+                    echo "--- the parameters in that JSON (exact; seeds left out)"
+                    echo "$params" | mask /dev/stdin exact
+                fi
                 echo "--- stderr"
                 mask "$f.err" "$mode"
             } >"$M/$side/$name"
