@@ -116,27 +116,9 @@ impl Outcome {
     }
 }
 
-/// The command line as typed, for a run's record (`command_line`). Never
-/// `std::env::args()`, which panics on an argument that is not UTF-8: such
-/// an argument keeps its valid parts and shows every other byte as `\xNN`.
-pub fn command_line() -> Vec<String> {
-    std::env::args_os().map(|a| escape_os(&a)).collect()
-}
-
-/// `s` as text: valid UTF-8 unchanged, each byte that is not as `\xNN`
-/// (so a non-UTF-8 file name stays recognisable and distinct, unlike `?`).
-pub fn escape_os(s: &std::ffi::OsStr) -> String {
-    use std::fmt::Write;
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = String::new();
-    for chunk in s.as_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            let _ = write!(out, "\\x{b:02X}");
-        }
-    }
-    out
-}
+// The command line as typed, for a run's record: one definition, in
+// storlab-types beside the record's constructor.
+pub use storlab_types::{command_line, escape_os};
 
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
@@ -149,7 +131,7 @@ fn main() -> ExitCode {
             // clap prints help/version to stdout (exit 0) and errors to stderr (exit 2);
             // under mpirun rank 0 does (and, in an MPMD launch, the first
             // rank of each app context), so a bad option is named once.
-            if commands::bench::speaks_for_its_command_line() {
+            if commands::run::speaks_for_its_command_line() {
                 let _ = e.print();
             }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
@@ -170,11 +152,11 @@ fn main() -> ExitCode {
     };
     let result = match command {
         Command::Bench(c) => c.execute(),
-        Command::Runs(c) => c.execute(),
-        Command::Show(c) => c.execute(),
-        Command::Import(c) => c.execute(),
+        Command::Runs(c) => c.execute().and_then(output::emit),
+        Command::Show(c) => c.execute().and_then(output::emit),
+        Command::Import(c) => c.execute().and_then(output::emit),
         Command::Check(c) => c.execute(),
-        Command::Export(c) => c.execute(),
+        Command::Export(c) => c.execute().and_then(output::emit),
         Command::Compare(c) => c.execute(),
         Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
@@ -186,7 +168,7 @@ fn main() -> ExitCode {
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
-        Command::Trace(c) => c.execute(),
+        Command::Trace(c) => c.execute().and_then(output::emit),
         Command::Completions(c) => c.execute(),
         Command::Man(c) => c.execute(),
     };
@@ -197,19 +179,5 @@ fn main() -> ExitCode {
             output::print_error(&e);
             ExitCode::from(Outcome::Error.exit_code())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::escape_os;
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-
-    #[test]
-    fn non_utf8_arguments_are_escaped_not_lost() {
-        assert_eq!(escape_os(OsStr::new("/data/café")), "/data/café");
-        let raw = OsStr::from_bytes(b"/tmp/caf\xe9/x\xff\xfe");
-        assert_eq!(escape_os(raw), "/tmp/caf\\xE9/x\\xFF\\xFE");
     }
 }

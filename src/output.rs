@@ -51,3 +51,114 @@ pub fn print_error(e: &anyhow::Error) {
     );
     let _ = std::io::stderr().flush();
 }
+
+/// How a result document is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rendering {
+    /// For people: a table or text, control characters escaped.
+    Human,
+    /// For programs: the serializer-made JSON document.
+    Json,
+    /// Rows for spreadsheets (machine units).
+    Csv,
+    /// A Markdown table (human units).
+    Markdown,
+}
+
+/// A command's result: one interface for every way it is shown. The
+/// command builds the document; `main` renders it in the chosen format
+/// and prints it ([`emit`]).
+pub trait Document {
+    /// For people: a table or text (printed with control characters other
+    /// than line feeds and tabs escaped).
+    fn human(&self) -> anyhow::Result<String>;
+    /// For programs: the JSON document, as [`json_text`] makes it.
+    fn json(&self) -> anyhow::Result<String>;
+    /// CSV rows, for documents that have them.
+    fn csv(&self) -> anyhow::Result<String> {
+        anyhow::bail!("this result has no CSV form; use --output-format json")
+    }
+    /// A Markdown table, for documents that have one.
+    fn markdown(&self) -> anyhow::Result<String> {
+        anyhow::bail!("this result has no Markdown form; use --output-format json")
+    }
+    /// A line for stderr that goes with the human form instead of (or
+    /// besides) stdout, e.g. "no runs yet".
+    fn note(&self) -> Option<String> {
+        None
+    }
+
+    /// The document in `how`: what goes to stdout, and whether it is text
+    /// for people (escaped when printed) or exact bytes for programs.
+    fn render(&self, how: Rendering) -> anyhow::Result<Printout> {
+        Ok(match how {
+            Rendering::Human => Printout::Text(self.human()?),
+            Rendering::Json => Printout::Exact(self.json()?),
+            Rendering::Csv => Printout::Exact(self.csv()?),
+            Rendering::Markdown => Printout::Exact(self.markdown()?),
+        })
+    }
+}
+
+/// `doc` as one pretty JSON document with a final newline (what every
+/// `--json` prints).
+pub fn json_text<T: serde::Serialize + ?Sized>(doc: &T) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(doc)? + "\n")
+}
+
+/// What goes to stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Printout {
+    /// For people: control characters escaped ([`print_text`]).
+    Text(String),
+    /// For programs: byte for byte ([`print`]).
+    Exact(String),
+}
+
+impl Printout {
+    /// Print it to stdout.
+    pub fn print(&self) -> anyhow::Result<()> {
+        match self {
+            Printout::Text(t) if t.is_empty() => Ok(()),
+            Printout::Text(t) => print_text(t),
+            Printout::Exact(t) => print(t),
+        }
+    }
+}
+
+/// What a command hands back to `main`: how it ended and the document to
+/// show, if any.
+pub struct Reply {
+    pub outcome: crate::Outcome,
+    doc: Option<(Box<dyn Document>, Rendering)>,
+}
+
+impl Reply {
+    /// Show `doc` as `how`; the command ran to the end.
+    pub fn doc(doc: impl Document + 'static, how: Rendering) -> Reply {
+        Reply {
+            outcome: crate::Outcome::Ok,
+            doc: Some((Box::new(doc), how)),
+        }
+    }
+
+    /// Nothing more to show (the command wrote its result elsewhere).
+    pub fn done(outcome: crate::Outcome) -> Reply {
+        Reply { outcome, doc: None }
+    }
+}
+
+/// Render and print a command's reply (`main` calls this): the document's
+/// stderr note first, for the human form, then stdout.
+pub fn emit(reply: Reply) -> anyhow::Result<crate::Outcome> {
+    if let Some((doc, how)) = &reply.doc {
+        let out = doc.render(*how)?;
+        if *how == Rendering::Human
+            && let Some(note) = doc.note()
+        {
+            eprintln!("{}", storlab_types::text::escape_controls_in_text(&note));
+        }
+        out.print()?;
+    }
+    Ok(reply.outcome)
+}

@@ -1,7 +1,8 @@
 //! `storlab export`: stored runs as JSON, CSV or Markdown.
 
-use super::common::{DbArgs, OutputKind, RunArgs, check_output_path, write_output};
-use crate::output;
+use super::common::{DbArgs, OutputKind, RunArgs, check_output_path};
+use super::outfmt::{Format, OutputArgs};
+use crate::output::{Document, Printout, Rendering, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -15,16 +16,25 @@ pub enum ExportFormat {
     Md,
 }
 
+impl Format for ExportFormat {
+    const HELP: &'static str = "Output format (--format is the older spelling) [default: json]";
+    const JSON: Self = ExportFormat::Json;
+    const DEFAULT: Option<Self> = Some(ExportFormat::Json);
+    fn rendering(self) -> Rendering {
+        match self {
+            ExportFormat::Json => Rendering::Json,
+            ExportFormat::Csv => Rendering::Csv,
+            ExportFormat::Md => Rendering::Markdown,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ExportCommand {
     #[command(flatten)]
     runs: RunArgs,
-    /// Output format (--format is the older spelling)
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = ExportFormat::Json)]
-    format: ExportFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<ExportFormat>,
     /// Write to this file instead of standard output
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -37,36 +47,53 @@ pub struct ExportCommand {
 }
 
 impl ExportCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let format = if self.json {
-            ExportFormat::Json
-        } else {
-            self.format
-        };
-        let kind = match format {
+    pub fn execute(self) -> anyhow::Result<Reply> {
+        let how = self.out.rendering();
+        let kind = match self.out.format() {
             ExportFormat::Json => OutputKind::ExportJson,
             ExportFormat::Csv => OutputKind::ExportCsv,
             ExportFormat::Md => OutputKind::ExportMd,
         };
-        if let Some(path) = &self.output {
-            // Before anything is read: never the database, a device or a
-            // file that is not an earlier export of this format.
-            check_output_path(path, &self.db.db, self.force, kind)?;
-        }
-        let store = self.db.open_existing()?;
-        let runs = self.runs.load(&store)?;
-        let text = match format {
-            ExportFormat::Json => storlab_report::export_json(&runs),
-            ExportFormat::Csv => storlab_report::export_csv(&runs),
-            ExportFormat::Md => storlab_report::export_md(&runs),
+        // Before anything is read: never the database, a device or a file
+        // that is not an earlier export of this format.
+        let permit = match &self.output {
+            Some(path) => Some(check_output_path(path, &self.db.db, self.force, kind)?),
+            None => None,
         };
-        match &self.output {
-            Some(path) => {
-                write_output(path, text.as_bytes())?;
-                eprintln!("wrote {} ({} runs)", path.display(), runs.len());
-            }
-            None => output::print(&text)?,
-        }
-        Ok(crate::Outcome::Ok)
+        let store = self.db.open_existing()?;
+        let export = Export(self.runs.load(&store)?);
+        let Some(permit) = permit else {
+            return Ok(Reply::doc(export, how));
+        };
+        let Printout::Exact(text) = export.render(how)? else {
+            anyhow::bail!("an export is written as it is rendered for programs");
+        };
+        permit.write(text.as_bytes())?;
+        eprintln!(
+            "wrote {} ({} runs)",
+            permit.path().display(),
+            export.0.len()
+        );
+        Ok(Reply::done(crate::Outcome::Ok))
+    }
+}
+
+/// Stored runs as `export` writes them: every format is for programs.
+struct Export(Vec<storlab_types::StoredRun>);
+
+impl Document for Export {
+    /// An export has no table of its own: the Markdown table is the one
+    /// for people.
+    fn human(&self) -> anyhow::Result<String> {
+        self.markdown()
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        Ok(storlab_report::export_json(&self.0))
+    }
+    fn csv(&self) -> anyhow::Result<String> {
+        Ok(storlab_report::export_csv(&self.0))
+    }
+    fn markdown(&self) -> anyhow::Result<String> {
+        Ok(storlab_report::export_md(&self.0))
     }
 }

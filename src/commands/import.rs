@@ -1,13 +1,16 @@
 //! `storlab import`: read fio JSON output (or storlab JSON) into the store.
 
 use super::common::{DbArgs, RecordArgs};
-use crate::output;
+use super::outfmt::{OutputArgs, TextFormat};
+use crate::output::{self, Document, Reply};
 use anyhow::Context;
 use clap::Args;
+use serde::Serialize;
 use std::path::PathBuf;
 use storlab_fio as fio;
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (file, run id and database of each import)")))]
 pub struct ImportCommand {
     /// fio JSON output files (`fio --output-format=json`), or storlab JSON documents
     #[arg(value_name = "FILE", required = true)]
@@ -17,18 +20,14 @@ pub struct ImportCommand {
     host: Option<String>,
     #[command(flatten)]
     record: RecordArgs,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = super::outfmt::TextFormat::Text)]
-    output_format: super::outfmt::TextFormat,
-    /// Shorthand for --output-format json (file, run id and database of each import)
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<TextFormat>,
     #[command(flatten)]
     db: DbArgs,
 }
 
 impl ImportCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let tags = self.record.tag_map()?;
         // Read every file before saving any, so a bad file saves nothing.
         let mut parsed = Vec::new();
@@ -40,43 +39,69 @@ impl ImportCommand {
             parsed.push((path, imported));
         }
         let store = self.db.open()?;
-        let mut out = String::new();
-        let mut saved = Vec::new();
+        let mut imported = Vec::new();
         for (path, imp) in parsed {
-            let id = store.save_run(imp.kind, &imp.report, &tags, self.record.note())?;
-            let names: Vec<&str> = imp
-                .report
-                .phases
-                .iter()
-                .map(|p| p.params.name.as_str())
-                .collect();
+            let run_id = store.save_run(imp.kind, &imp.report, &tags, self.record.note())?;
+            imported.push(Imported {
+                file: path.display().to_string(),
+                run_id,
+                tool: imp.report.tool.name.clone(),
+                tool_version: imp.report.tool.version.clone(),
+                phases: imp
+                    .report
+                    .phases
+                    .iter()
+                    .map(|p| p.params.name.clone())
+                    .collect(),
+            });
+        }
+        let doc = Imports {
+            database: store.path().display().to_string(),
+            imported,
+        };
+        Ok(Reply::doc(doc, self.out.rendering()))
+    }
+}
+
+/// What `import` saved: each file's run, and the database.
+#[derive(Serialize)]
+struct Imports {
+    database: String,
+    imported: Vec<Imported>,
+}
+
+/// One imported file (keys in the order the JSON has always had them).
+#[derive(Serialize)]
+struct Imported {
+    file: String,
+    phases: Vec<String>,
+    run_id: i64,
+    tool: String,
+    tool_version: String,
+}
+
+impl Document for Imports {
+    fn human(&self) -> anyhow::Result<String> {
+        let mut out = String::new();
+        for i in &self.imported {
+            let n = i.phases.len();
             out += &format!(
-                "imported {} as run {id}: {} {}, {} phase{} ({})\n",
-                path.display(),
-                imp.report.tool.name,
-                imp.report.tool.version,
-                names.len(),
-                if names.len() == 1 { "" } else { "s" },
-                names.join(", ")
+                "imported {} as run {}: {} {}, {n} phase{} ({})\n",
+                i.file,
+                i.run_id,
+                i.tool,
+                i.tool_version,
+                if n == 1 { "" } else { "s" },
+                i.phases.join(", ")
             );
-            saved.push(serde_json::json!({
-                "file": path.display().to_string(),
-                "run_id": id,
-                "tool": imp.report.tool.name,
-                "tool_version": imp.report.tool.version,
-                "phases": names,
-            }));
         }
-        let db = store.path().display().to_string();
-        if self.json || self.output_format == super::outfmt::TextFormat::Json {
-            out = serde_json::to_string_pretty(&serde_json::json!({
-                "database": db,
-                "imported": saved,
-            }))? + "\n";
-        } else {
-            out += &format!("saved in {db} (storlab runs, storlab show ID)\n");
-        }
-        output::print(&out)?;
-        Ok(crate::Outcome::Ok)
+        out += &format!(
+            "saved in {} (storlab runs, storlab show ID)\n",
+            self.database
+        );
+        Ok(out)
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        output::json_text(self)
     }
 }

@@ -5,8 +5,10 @@
 //!   existing file is recognised as storlab's own earlier output of that
 //!   kind (so the same command may replace it without `--force`).
 //! * [`check_output_path`]: every rule a result file follows, checked before
-//!   anything runs (`docs/SAFETY.md` §2).
-//! * [`write_output`]: write it, leaving no half-written new file behind.
+//!   anything runs (`docs/SAFETY.md` §2); it gives the [`Permit`] that
+//!   writes the file.
+//! * [`Permit::write`]: write it, the rules checked again, leaving no
+//!   half-written new file behind.
 //! * [`open_input`], [`read_input`]: input files (job files, campaign and
 //!   scenario files, catalogs, fio JSON) are read only when they are
 //!   regular files: a FIFO would block without a word, a device never ends.
@@ -240,7 +242,7 @@ fn writable(path: &Path) -> std::io::Result<()> {
 }
 
 /// Check that a result file of `kind` may be written at `path`, before
-/// anything is computed or run:
+/// anything is computed or run, and hand back the [`Permit`] that writes it:
 ///
 /// * never the results database or its `-wal`/`-shm` files, and never any
 ///   SQLite database (`--force` does not change that: overwriting one
@@ -250,8 +252,9 @@ fn writable(path: &Path) -> std::io::Result<()> {
 ///   kind (or empty), or the user passed `--force`;
 /// * only where it can be written (a read-only mount, a directory without
 ///   permission, a missing directory are named now, not after the run).
-pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) -> Result<()> {
+pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) -> Result<Permit> {
     let permit = Permit {
+        path: path.to_path_buf(),
         db: db.to_path_buf(),
         force,
         kind,
@@ -269,33 +272,46 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
         check_new_file(path)?;
     }
     if let Ok(mut permits) = PERMITS.lock() {
-        permits.retain(|(p, _)| p != path);
-        permits.push((path.to_path_buf(), permit));
+        permits.retain(|p| p.path != path);
+        permits.push(permit.clone());
     }
-    Ok(())
+    Ok(permit)
 }
 
-/// What [`check_output_path`] was told about a result file, kept so that
-/// [`write_output`] checks again, at the moment it writes, with the same
-/// rules: a run takes minutes, and what sits at the path may change under
-/// it (a hard link to the database made mid-run had been written through,
-/// corrupting every stored run).
+/// What [`check_output_path`] found a result file may be, and the only way
+/// to write it ([`Permit::write`]): the writer presents the permit, so the
+/// rules are checked again, at the moment it writes, with what the check
+/// was told (the database, `--force`, the kind). A run takes minutes, and
+/// what sits at the path may change under it (a hard link to the database
+/// made mid-run had been written through, corrupting every stored run).
 #[derive(Debug, Clone)]
-struct Permit {
+pub struct Permit {
+    path: PathBuf,
     db: PathBuf,
     force: bool,
     kind: OutputKind,
 }
 
-/// The result files checked by this process, by the path as given.
-static PERMITS: std::sync::Mutex<Vec<(PathBuf, Permit)>> = std::sync::Mutex::new(Vec::new());
+impl Permit {
+    /// The result file, as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write the file under this permit: the rules checked again now, the
+    /// bytes placed by a rename (see `write_checked`).
+    pub fn write(&self, bytes: &[u8]) -> Result<()> {
+        write_checked(&self.path, bytes, Some(self))
+    }
+}
+
+/// The result files checked by this process, for writers that do not yet
+/// present their [`Permit`] ([`write_output`]).
+static PERMITS: std::sync::Mutex<Vec<Permit>> = std::sync::Mutex::new(Vec::new());
 
 fn permit_for(path: &Path) -> Option<Permit> {
     let permits = PERMITS.lock().ok()?;
-    permits
-        .iter()
-        .find(|(p, _)| p == path)
-        .map(|(_, k)| k.clone())
+    permits.iter().find(|p| p.path == path).cloned()
 }
 
 /// The rules for what exists at `path` now (nothing there passes). Without
@@ -397,6 +413,14 @@ fn check_new_file(path: &Path) -> Result<()> {
     })
 }
 
+/// Write a result file at `path` with the permit [`check_output_path`]
+/// gave for that path in this process, if any (without one only a new or
+/// empty file is written). Writers that hold their [`Permit`] call
+/// [`Permit::write`] instead.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_checked(path, bytes, permit_for(path).as_ref())
+}
+
 /// Write a result file (export, report, chart, JSON document), with every
 /// rule of [`check_output_path`] checked again now, not only before the
 /// run: the bytes go to a new temporary file beside the target, which is
@@ -407,9 +431,8 @@ fn check_new_file(path: &Path) -> Result<()> {
 /// refused (`renameat2(RENAME_NOREPLACE)`); a symlink is followed to the
 /// file it names at this moment; a file that cannot be written whole is
 /// never seen at the path.
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+fn write_checked(path: &Path, bytes: &[u8], permit: Option<&Permit>) -> Result<()> {
     use std::io::Write;
-    let permit = permit_for(path);
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
             anyhow::anyhow!(
@@ -439,7 +462,7 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         bail!("cannot write {}: {e}", path.display());
     }
-    let placed = check_existing(&target, permit.as_ref()).and_then(|()| {
+    let placed = check_existing(&target, permit).and_then(|()| {
         if std::fs::symlink_metadata(&target).is_ok() {
             std::fs::rename(&tmp, &target)
                 .with_context(|| format!("cannot write {}", path.display()))
@@ -634,6 +657,36 @@ mod tests {
             kind_of(b"#!/bin/sh\nstorlab bench /mnt --json-out r.json\n"),
             Existing::Foreign
         );
+    }
+
+    /// A writer presents the permit its check gave, and the permit's own
+    /// rules are applied again when it writes: not whatever another check
+    /// of the same path (here one with --force) said later.
+    #[test]
+    fn a_permit_writes_only_what_its_own_check_allowed() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("results.db");
+        let out = d.path().join("export.json");
+        let permit = check_output_path(&out, &db, false, OutputKind::ExportJson).unwrap();
+        assert_eq!(permit.path(), out);
+        // A foreign file appeared at the path after the check.
+        std::fs::write(&out, "precious").unwrap();
+        let forced = check_output_path(&out, &db, true, OutputKind::ExportJson).unwrap();
+        let e = permit.write(b"{}").unwrap_err().to_string();
+        assert!(e.contains("did not write it"), "{e}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+        // The permit with --force may replace it.
+        forced.write(b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "{}");
+        // A hard link to the database made after the check is never
+        // written, --force or not; the database keeps its bytes.
+        std::fs::write(&db, b"SQLite format 3\0rows").unwrap();
+        let link = d.path().join("link.json");
+        let permit = check_output_path(&link, &db, true, OutputKind::ExportJson).unwrap();
+        std::fs::hard_link(&db, &link).unwrap();
+        let e = permit.write(b"{}").unwrap_err().to_string();
+        assert!(e.contains("results database"), "{e}");
+        assert_eq!(std::fs::read(&db).unwrap(), b"SQLite format 3\0rows");
     }
 
     #[test]

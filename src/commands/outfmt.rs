@@ -1,12 +1,81 @@
-//! The output formats of the store commands, one spelling everywhere:
-//! `--output-format FORMAT`, with `--json` as the shorthand for
-//! `--output-format json` (`bench`, `monitor`, `plan` and `inspect` spell it
-//! the same way).
+//! The one output-format argument every command flattens:
+//! `#[command(flatten)] out: OutputArgs<F>`.
+//!
+//! `--output-format FORMAT` (`--format` is accepted too, the older
+//! spelling of `export`, `report` and `sim`) with `--json` as the shorthand
+//! for `--output-format json`, resolved in one place ([`OutputArgs::format`]).
+//! `F` is the command's own list of formats (a clap `ValueEnum` that
+//! implements [`Format`]), so each command's `--help` lists exactly the
+//! formats it has; [`TextFormat`] and [`TableFormat`] are the two lists most
+//! commands share.
 
-use clap::ValueEnum;
+use crate::output::Rendering;
+use clap::{Args, ValueEnum};
+
+/// A command's list of output formats.
+pub trait Format:
+    ValueEnum + Clone + Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static
+{
+    /// The help of `--output-format`, naming the default.
+    const HELP: &'static str;
+    /// What `--json` stands for.
+    const JSON: Self;
+    /// The format when none is given. `None`: the command decides from
+    /// other flags (`monitor`: none with `--listen`; `report`: from `-o`'s
+    /// extension), through [`OutputArgs::chosen`].
+    const DEFAULT: Option<Self>;
+    /// How a result document is rendered in this format: `--json`'s format
+    /// as JSON, any other for people unless the list says otherwise.
+    fn rendering(self) -> Rendering {
+        if self == Self::JSON {
+            Rendering::Json
+        } else {
+            Rendering::Human
+        }
+    }
+}
+
+/// `--output-format FORMAT` and its shorthand `--json`.
+///
+/// A command whose `--json` means more than "the JSON document" says so
+/// with `#[command(mut_arg("json", |a| a.help("...")))]` on its own
+/// arguments.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct OutputArgs<F: Format> {
+    #[arg(long = "output-format", alias = "format", value_enum, help = F::HELP)]
+    output_format: Option<F>,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
+}
+
+impl<F: Format> OutputArgs<F> {
+    /// What the user asked for, if anything (`--json` counts as json).
+    pub fn chosen(&self) -> Option<F> {
+        if self.json {
+            Some(F::JSON)
+        } else {
+            self.output_format
+        }
+    }
+
+    /// The format to use: the one asked for, else the command's default.
+    ///
+    /// For a format list without a default (`F::DEFAULT` is `None`) use
+    /// [`OutputArgs::chosen`] instead; here it falls back to `--json`'s
+    /// format.
+    pub fn format(&self) -> F {
+        self.chosen().or(F::DEFAULT).unwrap_or(F::JSON)
+    }
+
+    /// How the result document is rendered.
+    pub fn rendering(&self) -> Rendering {
+        self.format().rendering()
+    }
+}
 
 /// For commands whose human output is prose or a record (`check`, `show`,
-/// `import`).
+/// `import`, `inspect`, `profiles show`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TextFormat {
     /// For people
@@ -15,11 +84,58 @@ pub enum TextFormat {
     Json,
 }
 
-/// For commands whose human output is a table (`compare`, `runs`).
+impl Format for TextFormat {
+    const HELP: &'static str = "Output format [default: text]";
+    const JSON: Self = TextFormat::Json;
+    const DEFAULT: Option<Self> = Some(TextFormat::Text);
+}
+
+/// For commands whose human output is a table (`compare`, `runs`, `bench`,
+/// `sweep`, `plan`, `sim`, `trace summary`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {
     /// A table for the terminal
     Table,
     /// For programs: the full, serializer-made document
     Json,
+}
+
+impl Format for TableFormat {
+    const HELP: &'static str = "Output format [default: table]";
+    const JSON: Self = TableFormat::Json;
+    const DEFAULT: Option<Self> = Some(TableFormat::Table);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Cmd {
+        #[command(flatten)]
+        out: OutputArgs<TableFormat>,
+    }
+
+    fn parse(args: &[&str]) -> Result<Cmd, clap::Error> {
+        Cmd::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+    }
+
+    /// Every spelling a command had keeps working and means the same.
+    #[test]
+    fn every_spelling_resolves_the_same_way() {
+        let f = |a: &[&str]| parse(a).unwrap().out.format();
+        assert_eq!(f(&[]), TableFormat::Table);
+        assert_eq!(f(&["--json"]), TableFormat::Json);
+        assert_eq!(f(&["--output-format", "json"]), TableFormat::Json);
+        assert_eq!(f(&["--output-format=table"]), TableFormat::Table);
+        assert_eq!(f(&["--format", "json"]), TableFormat::Json);
+        assert_eq!(parse(&["--json"]).unwrap().out.rendering(), Rendering::Json);
+        assert_eq!(parse(&[]).unwrap().out.chosen(), None);
+        // --json with another format is a contradiction, named by clap.
+        let e = parse(&["--json", "--output-format", "table"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let e = parse(&["--output-format", "xml"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+    }
 }

@@ -1,7 +1,8 @@
 //! `storlab runs`: list the runs in the results database.
 
 use super::common::{DbArgs, parse_tag_arg};
-use crate::output;
+use super::outfmt::{OutputArgs, TableFormat};
+use crate::output::{self, Document, Reply};
 use clap::Args;
 use std::time::{Duration, SystemTime};
 use storlab_store::{RunFilter, RunSummary};
@@ -9,6 +10,7 @@ use storlab_types::format_bytes;
 use storlab_types::text::escape_controls;
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (one object per run)")))]
 pub struct RunsCommand {
     /// Only runs with this tag (repeatable: runs with all of them)
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
@@ -34,12 +36,8 @@ pub struct RunsCommand {
     /// Show only the most recent N runs
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = super::outfmt::TableFormat::Table)]
-    output_format: super::outfmt::TableFormat,
-    /// Shorthand for --output-format json (one object per run)
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<TableFormat>,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -85,20 +83,23 @@ fn parse_when(s: &str) -> Result<String, String> {
 }
 
 impl RunsCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         // A broken config file is named first (it may name the database).
         crate::commands::config::get()?;
+        let how = self.out.rendering();
         // No database yet is an empty history, not an error.
         if !self.db.db.exists() {
-            if self.json || self.output_format == super::outfmt::TableFormat::Json {
-                output::print_json(&Vec::<serde_json::Value>::new())?;
-            } else {
-                eprintln!(
-                    "no runs yet: there is no results database at {} (`storlab bench` creates it)",
-                    self.db.db.display()
-                );
-            }
-            return Ok(crate::Outcome::Ok);
+            let note = format!(
+                "no runs yet: there is no results database at {} (`storlab bench` creates it)",
+                self.db.db.display()
+            );
+            return Ok(Reply::doc(
+                Listing {
+                    runs: Vec::new(),
+                    note,
+                },
+                how,
+            ));
         }
         let store = self.db.open_existing()?;
         let filter = RunFilter {
@@ -112,22 +113,37 @@ impl RunsCommand {
             limit: self.limit,
         };
         let runs = store.list(&filter)?;
-        if self.json || self.output_format == super::outfmt::TableFormat::Json {
-            let v: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
-            output::print_json(&v)?;
-            return Ok(crate::Outcome::Ok);
+        let what = if filter == RunFilter::default() {
+            "no runs yet"
+        } else {
+            "no run matches these filters"
+        };
+        let note = format!("{}: {what}", store.path().display());
+        Ok(Reply::doc(Listing { runs, note }, how))
+    }
+}
+
+/// The runs `storlab runs` found: a table (or, when there are none, a
+/// note on stderr saying why) or a JSON list with one object per run.
+struct Listing {
+    runs: Vec<RunSummary>,
+    /// What to say when there are none.
+    note: String,
+}
+
+impl Document for Listing {
+    fn human(&self) -> anyhow::Result<String> {
+        if self.runs.is_empty() {
+            return Ok(String::new());
         }
-        if runs.is_empty() {
-            let what = if filter == RunFilter::default() {
-                "no runs yet"
-            } else {
-                "no run matches these filters"
-            };
-            eprintln!("{}: {what}", store.path().display());
-            return Ok(crate::Outcome::Ok);
-        }
-        output::print_text(&table(&runs))?;
-        Ok(crate::Outcome::Ok)
+        Ok(table(&self.runs))
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        let v: Vec<serde_json::Value> = self.runs.iter().map(summary_json).collect();
+        output::json_text(&v)
+    }
+    fn note(&self) -> Option<String> {
+        self.runs.is_empty().then(|| self.note.clone())
     }
 }
 

@@ -1,37 +1,43 @@
 //! `storlab show`: print stored runs with their parameters and figures.
 
 use super::common::{DbArgs, RunArgs};
-use crate::output;
+use super::outfmt::{OutputArgs, TextFormat};
+use crate::output::{self, Document, Reply};
 use clap::Args;
 use std::fmt::Write as _;
 use storlab_configdiff::check::format_ns;
 use storlab_types::{DirStats, StoredRun, format_bytes, format_rate};
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (the stored records, a list of runs)")))]
 pub struct ShowCommand {
     #[command(flatten)]
     runs: RunArgs,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = super::outfmt::TextFormat::Text)]
-    output_format: super::outfmt::TextFormat,
-    /// Shorthand for --output-format json (the stored records, a list of runs)
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<TextFormat>,
     #[command(flatten)]
     db: DbArgs,
 }
 
 impl ShowCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        if self.json || self.output_format == super::outfmt::TextFormat::Json {
-            output::print_json(&runs)?;
-            return Ok(crate::Outcome::Ok);
-        }
-        let text: Vec<String> = runs.iter().map(render).collect();
-        output::print_text(&text.join("\n"))?;
-        Ok(crate::Outcome::Ok)
+        Ok(Reply::doc(Shown(runs), self.out.rendering()))
+    }
+}
+
+/// The stored runs, as `show` prints them: each run's header and phase
+/// table, or the records as a JSON list.
+struct Shown(Vec<StoredRun>);
+
+impl Document for Shown {
+    fn human(&self) -> anyhow::Result<String> {
+        let text: Vec<String> = self.0.iter().map(render).collect();
+        Ok(text.join("\n"))
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        output::json_text(&self.0)
     }
 }
 

@@ -2,7 +2,8 @@
 //! file derived from it (`to-job`), over `crates/trace`'s streaming readers
 //! (fio iolog v2/v3, Darshan DXT, blktrace).
 
-use crate::output;
+use super::outfmt::{OutputArgs, TableFormat};
+use crate::output::{self, Document, Rendering, Reply};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -62,12 +63,8 @@ enum BlkArg {
 struct SummaryArgs {
     #[command(flatten)]
     trace: TraceArgs,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = super::outfmt::TableFormat::Table)]
-    output_format: super::outfmt::TableFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<TableFormat>,
 }
 
 #[derive(Args, Debug)]
@@ -99,15 +96,11 @@ impl TraceArgs {
 }
 
 impl TraceCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         match self.action {
             TraceAction::Summary(a) => {
                 let s = a.trace.summary()?;
-                if a.json || a.output_format == super::outfmt::TableFormat::Json {
-                    output::print_json(&s)?;
-                } else {
-                    output::print_text(&summary_text(&s))?;
-                }
+                Ok(Reply::doc(TraceSummary(s), a.out.rendering()))
             }
             TraceAction::ToJob(a) => {
                 let s = a.trace.summary()?;
@@ -130,10 +123,34 @@ impl TraceCommand {
                             a.trace.trace.display()
                         )
                     })?;
-                output::print(&job.toml)?;
+                Ok(Reply::doc(DerivedJob(job.toml), Rendering::Json))
             }
         }
-        Ok(crate::Outcome::Ok)
+    }
+}
+
+/// What a trace holds, as `trace summary` shows it.
+struct TraceSummary(Summary);
+
+impl Document for TraceSummary {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(summary_text(&self.0))
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        output::json_text(&self.0)
+    }
+}
+
+/// The job file `trace to-job` derived: TOML for programs (`> app.toml`),
+/// printed exactly as derived in every form.
+struct DerivedJob(String);
+
+impl Document for DerivedJob {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(self.0.clone())
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        Ok(self.0.clone())
     }
 }
 

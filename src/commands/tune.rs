@@ -138,7 +138,7 @@ impl ReadaheadArgs {
                 describe_restored(&earlier.restored)
             );
         }
-        let stop = crate::commands::bench::Signals::install()?;
+        let stop = crate::commands::signals::Signals::install()?;
         // Unique per tuning: two started within one second differ by pid.
         let tune_id = format!(
             "readahead-{}-{}",
@@ -186,7 +186,7 @@ impl ReadaheadArgs {
     fn measure(
         &self,
         tuning: &Tuning,
-        stop: &crate::commands::bench::Signals,
+        stop: &crate::commands::signals::Signals,
         tune_id: &str,
         tags: &BTreeMap<String, String>,
     ) -> Result<(Vec<Point>, Option<storlab_tune::NoiseDoc>)> {
@@ -311,7 +311,7 @@ struct Child<'a> {
     top: &'a str,
     tune_id: &'a str,
     tags: &'a BTreeMap<String, String>,
-    stop: &'a crate::commands::bench::Signals,
+    stop: &'a crate::commands::signals::Signals,
 }
 
 impl Measure for Child<'_> {

@@ -12,10 +12,17 @@
 //! (`kb_base`, default 1024: `4KiB` is 4000 there), as in fio job files;
 //! storlab's own flags (`--bs`, `--size`) keep SI/IEC (`4KiB` = `4k` = 4096,
 //! `4kB` = 4000).
+//!
+//! A workload may also come from a profile: [`find_profile`] finds one the
+//! user's way (shipped or the user's file; broken files named).
 
+use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use std::path::PathBuf;
+use storlab_bench::profiles::{Catalog, Profile, UserFile};
 use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, fio_size, spec_from_pairs};
+use storlab_types::BenchReport;
 
 /// fio-only spellings of size options whose values follow fio's units:
 /// (fio name, option key).
@@ -150,6 +157,105 @@ impl FromArgMatches for WorkloadArgs {
         *self = Self::from_arg_matches(m)?;
         Ok(())
     }
+}
+
+// Profiles, found the user's way: the shipped ones and the user's files
+// (read under the input rules), broken files named on stderr. Shared by
+// bench, sweep, campaigns and `storlab profiles`.
+
+/// The user's profile directory: `$XDG_CONFIG_HOME/storlab/profiles`.
+pub fn profile_dir() -> Option<PathBuf> {
+    super::config::config_path().and_then(|p| p.parent().map(|d| d.join("profiles")))
+}
+
+/// Every profile that loads (the user's `*.toml` files, sorted, then the
+/// shipped ones) and the user's files that do not.
+pub fn profile_catalog() -> Result<Catalog> {
+    let mut user = Vec::new();
+    if let Some(dir) = profile_dir()
+        && let Ok(rd) = std::fs::read_dir(&dir)
+    {
+        let mut paths: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let text = super::common::read_input(&path, "profile").map_err(|e| format!("{e:#}"));
+            user.push(UserFile { name, path, text });
+        }
+    }
+    Ok(Catalog::load(user, |e| {
+        format!("{:#}", anyhow::Error::from(e))
+    })?)
+}
+
+/// A warning on stderr for each broken user profile.
+pub fn warn_broken(cat: &Catalog) {
+    for b in &cat.broken {
+        eprintln!(
+            "storlab: warning: profile {} ({}) is left out: {} \
+             (fix or remove the file; the other profiles work)",
+            b.name,
+            b.path.display(),
+            b.error
+        );
+    }
+}
+
+/// The profile called `name`, or an error listing the names (a broken
+/// user profile of that name: its parse error). Other broken user
+/// profiles are named in a warning.
+pub fn find_profile(name: &str) -> Result<Profile> {
+    let cat = profile_catalog()?;
+    if let Some(e) = cat.broken_named(name) {
+        return Err(e.into());
+    }
+    warn_broken(&cat);
+    Ok(cat.find(name)?)
+}
+
+/// Text added after a run's table (bench --profile): with `per_core_mb_s`, each phase's
+/// aggregate and per-stream MB/s and this host's MB/s per core against
+/// the planning figure.
+pub fn profile_figures(profile: &Profile, r: &BenchReport) -> Option<String> {
+    let per_core = profile.meta.per_core_mb_s?;
+    let cores = r.host.cpu_count.max(1);
+    let mut out = format!(
+        "\nAgainst the {per_core:.0} MB/s-per-core planning figure ({cores} cores here: {:.0} MB/s needed):\n",
+        per_core * f64::from(cores)
+    );
+    for ph in &r.phases {
+        // A phase of groups: each group over its own window first
+        // (readers and writers measured while the others run).
+        for g in ph.groups.iter().flat_map(|g| &g.groups) {
+            let mbs = g.total.bw_bytes_per_s / 1e6;
+            out.push_str(&format!(
+                "  {} / group {}: {} streams, {mbs:.1} MB/s, {:.1} MB/s per stream\n",
+                ph.params.name,
+                g.name,
+                g.params.numjobs,
+                mbs / f64::from(g.params.numjobs.max(1))
+            ));
+        }
+        let agg = ph.total.bw_bytes_per_s / 1e6;
+        let per_stream = agg / f64::from(ph.params.numjobs.max(1));
+        let mb_core = agg / f64::from(cores);
+        let verdict = if mb_core >= per_core {
+            "meets"
+        } else {
+            "below"
+        };
+        out.push_str(&format!(
+                "  {}: {} streams, aggregate {agg:.1} MB/s, {per_stream:.1} MB/s per stream, {mb_core:.1} MB/s per core ({verdict} {per_core:.0})\n",
+                ph.params.name, ph.params.numjobs
+            ));
+    }
+    Some(out)
 }
 
 #[cfg(test)]

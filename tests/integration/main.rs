@@ -24,6 +24,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod record;
 mod reports;
 mod safety;
 mod safety_devices;

@@ -6,6 +6,16 @@
 //! an MPI communicator. Every method is called from the thread that called
 //! [`crate::run_synced`], at the same points on every process, so a
 //! collective operation inside each is safe.
+//!
+//! Its pure parts for the command line's MPI build: [`merge`] (every
+//! rank's part of a phase into one result, on rank 0), [`agree`] (the
+//! canonical job every rank must share, its digest and the mismatch
+//! message) and [`clients`] (client order, reader shift and page-cache
+//! warnings from each rank's node).
+
+pub mod agree;
+pub mod clients;
+pub mod merge;
 
 use crate::Control;
 use std::time::{Duration, Instant};

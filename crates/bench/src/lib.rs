@@ -10,8 +10,12 @@
 //!
 //! The public API is what this page lists: the option table ([`OPTIONS`],
 //! [`PhaseSpec`], [`resolve_phase`]), job files ([`JobFile`]), [`prepare`],
-//! [`run`], [`Control`] and the result types of `storlab-types`. Everything
-//! else is private: `options` (the option table), `spec` (job files),
+//! [`run`], [`Control`] and the result types of `storlab-types`; the
+//! public modules [`cluster`] (multi-process hooks, MPI result merging and
+//! the ranks' agreement on one job) and [`jobspec`] (job building: machine
+//! defaults < job file < flags, the quick check, fio job files), [`ior`]
+//! (IOR's flags as a storlab job), [`profiles`] (the published workloads)
+//! and [`repeat`] (the spread of repeats). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
 //! engines own their buffers), `worker` (one job's loop), `clock` (the
@@ -23,15 +27,19 @@
 #![deny(unsafe_code)]
 
 mod clock;
-mod cluster;
+pub mod cluster;
 mod data;
 mod engine;
 mod fio_job;
 mod gate;
 mod groups;
+pub mod ior;
+pub mod jobspec;
 mod limits;
 mod offsets;
 mod options;
+pub mod profiles;
+pub mod repeat;
 mod run;
 mod series;
 mod spec;

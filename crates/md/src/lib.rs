@@ -10,7 +10,9 @@
 //! Modules: `tree` (the tree's shape and where each item lives), `names`
 //! (generated names: nothing is stored per item, so a million files cost
 //! no memory), `fs` (the operations; [`Posix`] uses the `*at` calls),
-//! `run` (the loop). Nothing here prints.
+//! `run` (the loop), [`job`] (mdtest's flags → the checked job),
+//! [`record`] (the ranks' figures as the stored phase) and [`agree`] (the
+//! digest the ranks compare). Nothing here prints.
 #![deny(unsafe_code)]
 //!
 //! Stonewalling stays correct: a create phase stopped by its stonewall
@@ -21,8 +23,11 @@
 //! phase and is counted by errno in [`RankPhase::errors`]; it is never
 //! counted as an operation done.
 
+pub mod agree;
 mod fs;
+pub mod job;
 mod names;
+pub mod record;
 mod run;
 mod tree;
 

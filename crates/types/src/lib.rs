@@ -16,6 +16,8 @@
 pub mod csv;
 pub mod record;
 pub mod text;
+// The closed vocabularies of a record as enums with their JSON words.
+pub mod kinds;
 pub mod time;
 pub mod units;
 
@@ -24,6 +26,8 @@ pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
     parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,
 };
+
+pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 
 /// Version of the JSON result document (and of [`record::BenchReport`]).
 /// Bump it when a field changes meaning or disappears; adding a field does not.

@@ -920,7 +920,47 @@ pub struct BenchReport {
     pub repeat: Option<RepeatInfo>,
 }
 
+impl ToolInfo {
+    /// This storlab: name `storlab`, this version ([`crate::STORLAB_VERSION`]).
+    pub fn storlab() -> ToolInfo {
+        ToolInfo {
+            name: "storlab".into(),
+            version: crate::STORLAB_VERSION.into(),
+        }
+    }
+}
+
 impl BenchReport {
+    /// The record of a run of storlab's starting now, the one constructor
+    /// every command uses: schema version, tool and version, the command
+    /// line as typed ([`command_line`]) and the start time (RFC 3339 UTC;
+    /// `finished_at` stays empty until [`BenchReport::finish`]), with the
+    /// host and target it ran on; no phases, warnings, timeline or repeat
+    /// yet, not interrupted. What kind of run it is
+    /// ([`crate::RunKind`]) is said when it is stored.
+    pub fn new(host: HostInfo, target: TargetInfo) -> BenchReport {
+        BenchReport {
+            schema_version: crate::SCHEMA_VERSION,
+            tool: ToolInfo::storlab(),
+            command_line: command_line(),
+            started_at: crate::time::now_rfc3339(),
+            finished_at: String::new(),
+            interrupted: false,
+            stop_reason: None,
+            host,
+            target,
+            phases: Vec::new(),
+            warnings: Vec::new(),
+            monitor: None,
+            repeat: None,
+        }
+    }
+
+    /// Set `finished_at` to now.
+    pub fn finish(&mut self) {
+        self.finished_at = crate::time::now_rfc3339();
+    }
+
     /// Total verify mismatches over all phases.
     pub fn verify_mismatches(&self) -> u64 {
         self.phases
@@ -929,6 +969,28 @@ impl BenchReport {
             .map(|v| v.mismatches)
             .sum()
     }
+}
+
+/// The command line as typed, for a run's record (`command_line`). Never
+/// `std::env::args()`, which panics on an argument that is not UTF-8: such
+/// an argument keeps its valid parts and shows every other byte as `\xNN`.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os().map(|a| escape_os(&a)).collect()
+}
+
+/// `s` as text: valid UTF-8 unchanged, each byte that is not as `\xNN`
+/// (so a non-UTF-8 file name stays recognisable and distinct, unlike `?`).
+pub fn escape_os(s: &std::ffi::OsStr) -> String {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in s.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
 }
 
 /// A run as the store keeps it and as `compare`, `check`, `export` and
@@ -1011,6 +1073,46 @@ mod tests {
         });
         let text = serde_json::to_string(&g).unwrap();
         assert_eq!(serde_json::from_str::<PhaseResult>(&text).unwrap(), g);
+    }
+
+    #[test]
+    fn non_utf8_arguments_are_escaped_not_lost() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(escape_os(OsStr::new("/data/café")), "/data/café");
+        let raw = OsStr::from_bytes(b"/tmp/caf\xe9/x\xff\xfe");
+        assert_eq!(escape_os(raw), "/tmp/caf\\xE9/x\\xFF\\xFE");
+    }
+
+    /// The one constructor fills what every run record needs: schema,
+    /// storlab's name and version, the command line and a start time.
+    #[test]
+    fn a_new_record_carries_schema_tool_command_line_and_times() {
+        let host = HostInfo {
+            hostname: "h".into(),
+            ..Default::default()
+        };
+        let target = TargetInfo {
+            path: "/t".into(),
+            kind: "directory".into(),
+            ..Default::default()
+        };
+        let mut r = BenchReport::new(host.clone(), target.clone());
+        assert_eq!(r.schema_version, crate::SCHEMA_VERSION);
+        assert_eq!(r.tool.name, "storlab");
+        assert_eq!(r.tool.version, crate::STORLAB_VERSION);
+        assert_eq!(r.command_line, command_line());
+        assert!(!r.command_line.is_empty());
+        assert!(
+            r.started_at.ends_with('Z') && r.started_at.len() == 20,
+            "{}",
+            r.started_at
+        );
+        assert!(r.finished_at.is_empty());
+        assert_eq!((&r.host, &r.target), (&host, &target));
+        assert!(r.phases.is_empty() && !r.interrupted && r.stop_reason.is_none());
+        r.finish();
+        assert!(r.finished_at >= r.started_at);
     }
 
     #[test]

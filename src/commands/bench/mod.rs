@@ -13,43 +13,32 @@
 
 mod cluster_agree;
 mod cluster_args;
-mod cluster_merge;
 mod cluster_table;
-mod fiojob;
-mod ior;
 mod layers;
-mod live;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod repeat;
-mod sink;
 mod table;
 
-pub use cluster_args::{ClusterArgs, launcher_rank, launcher_size, speaks_for_its_command_line};
-pub use live::{Live, Signals};
-pub use sink::{Sink, write_fallback};
+pub use cluster_args::ClusterArgs;
 pub(crate) use table::render_table;
+
+use crate::commands::run::{
+    Live, OutputFormat, RunArgs, Sink, check_paths, open_sink_tagged, write_fallback,
+};
+use crate::commands::signals::Signals;
 
 use crate::Outcome;
 use crate::commands::workload::WorkloadArgs;
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
-use storlab_bench::{Control, JobFile, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions};
+use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{
-    BenchReport, MonitorTimeline, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION,
-    ToolInfo,
+    BenchReport, MonitorTimeline, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum OutputFormat {
-    #[default]
-    Table,
-    Json,
-}
 
 const QUICK_HELP: &str = "\
 Without --rw (and without --job), bench runs the quick all-round check of the
@@ -138,89 +127,11 @@ pub struct BenchCommand {
     pub cluster: ClusterArgs,
 }
 
-/// How a run is carried out and where its results go (shared by every
-/// command that runs bench phases).
-#[derive(Args, Debug, Clone)]
-pub struct RunArgs {
-    /// Keep the data files afterwards
-    #[arg(long)]
-    pub keep: bool,
-    /// Allow writing to an existing file or a block device (destroys its contents); never one a mounted file system, swap or another device is built on
-    #[arg(long)]
-    pub allow_destroy: bool,
-    /// No live progress on stderr
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Result format on stdout
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table,
-          default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json")))]
-    pub output_format: OutputFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
-    /// Also write the JSON result document to FILE (never over an SQLite database, a device or a
-    /// FIFO; over an existing file only if it is an earlier --json-out document, or with --force)
-    #[arg(long, value_name = "FILE")]
-    pub json_out: Option<PathBuf>,
-    /// Let --json-out overwrite an existing file that is not an earlier --json-out document (never
-    /// an SQLite database)
-    #[arg(long)]
-    pub force: bool,
-    /// Sample the devices under the target (iostat -x figures, every layer of
-    /// the stack) during the run and keep the timeline with the results
-    #[arg(long)]
-    pub monitor: bool,
-    #[command(flatten)]
-    pub db: crate::commands::common::DbArgs,
-    #[command(flatten)]
-    pub record: crate::commands::common::RecordArgs,
-    /// Do not save the run in the results database
-    #[arg(long)]
-    pub no_save: bool,
-    /// Sampling interval of --monitor
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
-    pub monitor_interval: Duration,
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    storlab_types::parse_duration(s).map_err(|e| e.to_string())
-}
-
-/// The quick all-round check's phases (before command-line overrides).
-fn quick_phases() -> Vec<PhaseSpec> {
-    let phase = |name: &str, rw: &str, bs: &str, qd: &str| {
-        let mut s = storlab_bench::spec_from_pairs([
-            ("rw", rw),
-            ("bs", bs),
-            ("iodepth", qd),
-            ("size", "256M"),
-            ("runtime", "3s"),
-            ("time_based", "1"),
-        ])
-        .unwrap_or_default();
-        s.name = Some(name.into());
-        s
-    };
-    vec![
-        // Its first full pass also lays the file out for the reads.
-        phase("seq-write", "write", "1M", "16"),
-        phase("seq-read", "read", "1M", "16"),
-        phase("rand-read", "randread", "4k", "32"),
-        phase("rand-write", "randwrite", "4k", "32"),
-    ]
-}
-
 /// Phases resolved from what the user gave, with the target they name.
-#[derive(Debug, Clone)]
-pub struct PlannedJob {
-    pub phases: Vec<PhaseParams>,
-    pub target: Option<PathBuf>,
-    pub warnings: Vec<String>,
-}
+pub type PlannedJob = storlab_bench::jobspec::Job;
 
-/// Build the phases: a job file, the flags alone (when they choose a
-/// pattern), or the quick check; `over` (the flags, plus a sweep point) is
-/// the top layer and machine defaults the lowest.
+/// Build the phases from a job file (read here), the flags alone, or the
+/// quick check ([`storlab_bench::jobspec::build`]).
 pub fn plan_phases(
     job: Option<&Path>,
     target: Option<&Path>,
@@ -230,97 +141,17 @@ pub fn plan_phases(
         Some(path) => Some((crate::commands::common::read_input(path, "job file")?, path)),
         None => None,
     };
-    plan_phases_text(job.as_ref().map(|(t, p)| (t.as_str(), *p)), target, over)
-}
-
-/// [`plan_phases`] with the job file's text already read (a profile's
-/// embedded job file, or one read once for every point of a sweep); the
-/// path is only used in messages.
-pub fn plan_phases_text(
-    job: Option<(&str, &Path)>,
-    target: Option<&Path>,
-    over: &PhaseSpec,
-) -> Result<PlannedJob> {
-    let mut warnings = Vec::new();
-    let (file, text) = match job {
-        Some((text, path)) => (Some(JobFile::parse(text, path)?), text.to_string()),
-        None => (None, String::new()),
-    };
-    let job = job.map(|(_, p)| p);
-    let target = target.map(Path::to_path_buf).or_else(|| {
-        file.as_ref()
-            .and_then(|f| f.target.clone())
-            .map(PathBuf::from)
-    });
-    let machine = machine_defaults(over, target.as_deref(), &mut warnings);
-    let phases = match (&file, job) {
-        (Some(jf), Some(path)) => jf.phases(&text, path, &machine, over)?,
-        _ if over.rw.is_some() || !over.group.is_empty() => {
-            vec![storlab_bench::resolve_phase(&machine.overlay(over), 0)?]
-        }
-        _ => quick_phases()
-            .iter()
-            .enumerate()
-            .map(|(i, q)| storlab_bench::resolve_phase(&machine.overlay(q).overlay(over), i))
-            .collect::<Result<_, _>>()?,
-    };
-    Ok(PlannedJob {
-        phases,
+    Ok(jobspec::build(
+        job.as_ref().map(|(t, p)| (t.as_str(), *p)),
         target,
-        warnings,
-    })
-}
-
-/// Defaults that depend on this machine: the lowest layer, so the job file
-/// or a flag that chooses wins wherever it is set.
-fn machine_defaults(
-    over: &PhaseSpec,
-    target: Option<&Path>,
-    warnings: &mut Vec<String>,
-) -> PhaseSpec {
-    let mut machine = PhaseSpec::default();
-    if let Some(size) = target.and_then(existing_size) {
-        // As fio: an existing file or a block device is used whole unless
-        // --size says otherwise.
-        machine.size = Some(storlab_types::ByteSize(size));
-    }
-    if over.engine.is_none()
-        && let Err(e) = storlab_bench::uring_available()
-    {
-        warnings.push(format!(
-            "io_uring is not available ({e}); psync is the default engine"
-        ));
-        machine.engine = Some("psync".into());
-    }
-    if over.cache.is_none() && over.direct.is_none() && !storlab_bench::probe_direct(target) {
-        warnings.push(
-            "the target does not support O_DIRECT; the default cache mode is cold (buffered, pages evicted before each phase)"
-                .into(),
-        );
-        machine.cache = Some("cold".into());
-    }
-    machine
-}
-
-/// Job groups are not run by several processes yet (`--group-ranks` is not
-/// implemented): refused on every rank at planning, naming the phase,
-/// before rank 0 makes any file.
-#[cfg(feature = "mpi")]
-fn no_groups_under_mpi(p: PlannedJob) -> Result<PlannedJob> {
-    if let Some(ph) = p.phases.iter().find(|ph| !ph.groups.is_empty()) {
-        anyhow::bail!(
-            "phase {}: job groups are not supported in multi-process (MPI) runs yet: run each \
-             group's workload as its own phase, or run the groups without mpirun",
-            ph.name
-        );
-    }
-    Ok(p)
+        over,
+    )?)
 }
 
 impl BenchCommand {
     pub fn execute(mut self) -> Result<Outcome> {
         if let Some(flags) = self.ior.clone() {
-            let t = ior::translate(&flags).map_err(anyhow::Error::msg)?;
+            let t = ior::translate(&flags)?;
             let shown = ior::render(&t);
             self.apply_ior(t);
             if self.dry_run {
@@ -333,19 +164,23 @@ impl BenchCommand {
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
-            let planned = self.plan().map(|(p, _)| p).and_then(no_groups_under_mpi);
+            let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
             return mpi::execute(self, planned);
         }
         self.cluster.reject_outside_mpi()?;
         #[cfg(not(feature = "mpi"))]
-        if launcher_rank().is_some() {
+        if crate::commands::run::launcher_rank().is_some() {
             eprintln!(
                 "storlab: warning: started by an MPI launcher, but this storlab was built without MPI: \
                  each process runs on its own (rebuild with --features mpi for one multi-client run)"
             );
         }
         let (planned, profile) = self.plan()?;
-        let extra = |r: &BenchReport| profile.as_ref().and_then(|p| p.extra_report(r));
+        let extra = |r: &BenchReport| {
+            profile
+                .as_ref()
+                .and_then(|p| crate::commands::workload::profile_figures(p, r))
+        };
         if self.repeat > 1 {
             return repeat::run(planned, &self.run, self.repeat, &extra);
         }
@@ -371,31 +206,14 @@ impl BenchCommand {
 
     /// The phases from the job file, fio job file, profile or flags, and
     /// the profile used.
-    fn plan(&self) -> Result<(PlannedJob, Option<crate::commands::profiles::Profile>)> {
-        if let Some(d) = &self.directory
-            && !d.is_dir()
-        {
-            anyhow::bail!(
-                "--directory {}: not an existing directory (use --filename for a file or device)",
-                d.display()
-            );
-        }
-        if let Some(f) = &self.filename
-            && f.is_dir()
-        {
-            anyhow::bail!(
-                "--filename {}: is a directory; use --directory {} (fio's spelling) or give it as TARGET",
-                f.display(),
-                f.display()
-            );
-        }
-        let target = self
-            .target
-            .clone()
-            .or_else(|| self.filename.clone())
-            .or_else(|| self.directory.clone());
+    fn plan(&self) -> Result<(PlannedJob, Option<storlab_bench::profiles::Profile>)> {
+        let target = jobspec::pick_target(
+            self.target.as_deref(),
+            self.filename.as_deref(),
+            self.directory.as_deref(),
+        )?;
         let profile = match &self.profile {
-            Some(name) => Some(crate::commands::profiles::find(name)?),
+            Some(name) => Some(crate::commands::workload::find_profile(name)?),
             None => None,
         };
         let mut spec = self.workload.spec.clone();
@@ -406,11 +224,14 @@ impl BenchCommand {
             .collect::<Result<_, _>>()?;
         let ior_job = self.ior_job.as_deref().map(|t| (t, Path::new("--ior")));
         let planned = match (&self.fio_job, &profile) {
-            _ if ior_job.is_some() => plan_phases_text(ior_job, target.as_deref(), &spec)?,
-            (Some(f), _) => fiojob::plan_fio_phases(f, target.as_deref(), &spec)?,
+            _ if ior_job.is_some() => jobspec::build(ior_job, target.as_deref(), &spec)?,
+            (Some(f), _) => {
+                let text = crate::commands::common::read_input(f, "fio job file")?;
+                jobspec::build_fio(&text, &f.display().to_string(), target.as_deref(), &spec)?
+            }
             (None, Some(profile)) => {
                 let path = profile.job_path();
-                plan_phases_text(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
+                jobspec::build(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
             }
             (None, None) => plan_phases(self.job.as_deref(), target.as_deref(), &spec)?,
         };
@@ -501,44 +322,6 @@ fn run_once(
     emit(report, args, &mut sink, signal, print, extra)
 }
 
-/// The target and `--json-out` against the database and the output rules:
-/// the results database is never a target, nor an output.
-pub(crate) fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
-    check_paths_as(target, args, crate::commands::common::OutputKind::BenchJson)
-}
-
-/// [`check_paths`] for a command whose `--json-out` is of another `kind`
-/// (sweep).
-pub(crate) fn check_paths_as(
-    target: Option<&Path>,
-    args: &RunArgs,
-    kind: crate::commands::common::OutputKind,
-) -> Result<()> {
-    use crate::commands::common::{check_output_path, database_file};
-    if let Some(t) = target
-        && let Some(which) = database_file(t, &args.db.db)
-    {
-        anyhow::bail!(
-            "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
-             give a directory, a new file name or a disk",
-            t.display(),
-            which.display()
-        );
-    }
-    if let Some(out) = &args.json_out {
-        check_output_path(out, &args.db.db, args.force, kind)?;
-        if let Some(t) = target
-            && crate::commands::common::same_file(out, t)
-        {
-            anyhow::bail!(
-                "--json-out {} is the benchmark's target: choose another file name",
-                out.display()
-            );
-        }
-    }
-    Ok(())
-}
-
 /// Open the store and check the labels (or nothing, with `--no-save`).
 fn open_sink(args: &RunArgs, repeat: Option<&RepeatInfo>) -> Result<Sink> {
     let extra: Vec<(&str, String)> = repeat
@@ -546,26 +329,6 @@ fn open_sink(args: &RunArgs, repeat: Option<&RepeatInfo>) -> Result<Sink> {
         .into_iter()
         .collect();
     open_sink_tagged(args, &extra)
-}
-
-/// [`open_sink`] with tags of the caller's own added (a repeat's group, an
-/// MPI scaling run's client count).
-pub(crate) fn open_sink_tagged(args: &RunArgs, extra: &[(&str, String)]) -> Result<Sink> {
-    let mut tags = args.record.tag_map()?;
-    for (k, v) in extra {
-        tags.insert((*k).to_string(), v.clone());
-    }
-    let store = if args.no_save {
-        None
-    } else {
-        Some(args.db.open()?)
-    };
-    Ok(Sink::new(
-        store,
-        &args.db.db,
-        tags,
-        args.record.note().map(String::from),
-    ))
 }
 
 /// Run the phases with signals, progress and the device sampler watched.
@@ -723,23 +486,4 @@ fn emit(
         return Ok((Outcome::Error, Some(report)));
     }
     Ok((Outcome::Ok, Some(report)))
-}
-
-/// The size of an existing regular file or block device (None otherwise,
-/// or when it is empty or cannot be opened).
-fn existing_size(path: &Path) -> Option<u64> {
-    use std::io::Seek;
-    use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(path).ok()?;
-    let size = if meta.file_type().is_block_device() {
-        std::fs::File::open(path)
-            .ok()?
-            .seek(std::io::SeekFrom::End(0))
-            .ok()?
-    } else if meta.is_file() {
-        meta.len()
-    } else {
-        return None;
-    };
-    (size > 0).then_some(size)
 }

@@ -7,7 +7,7 @@
 //! 1. plans the phases from the same options and job file; a rank that
 //!    cannot (bad option, unreadable job file) makes every rank stop, and
 //!    rank 0 alone says why (exit 2); then the ranks compare a digest of
-//!    the job each resolved ([`super::cluster_agree`]): ranks started with
+//!    the job each resolved ([`super::cluster_agree`], [`storlab_bench::cluster::agree`]): ranks started with
 //!    different options stop before any file exists, and rank 0 names the
 //!    ranks and options that differ (exit 2);
 //! 2. for each client count (`--clients`, default all ranks): rank 0
@@ -20,7 +20,7 @@
 //!    following barrier measures the exit skew), and every 20 ms reduce
 //!    their state (an error, the stonewall, done);
 //! 4. after each phase sends its figures to rank 0, which merges them
-//!    ([`super::cluster_merge`]) and saves the phase at once.
+//!    ([`storlab_bench::cluster::merge`]) and saves the phase at once.
 //!
 //! Ranks that are not among the first k clients run every collective step
 //! with no jobs: they wait at the barriers.
@@ -31,7 +31,6 @@
 //! Panics on worker threads are already a phase error every rank agrees on.
 
 use super::cluster_args::ClientsBy;
-use super::cluster_merge::{RankPart, RunFacts, bytes_at, merge};
 use super::{BenchCommand, Live, Signals, Sink};
 use crate::Outcome;
 use anyhow::{Context, Result, anyhow};
@@ -45,6 +44,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use storlab_bench::cluster::clients;
+use storlab_bench::cluster::merge::{RankPart, RunFacts, bytes_at, ior_terms, merge};
 use storlab_bench::{
     Control, DataFile, PhaseSync, ResolvedJob, ResolvedTarget, SafetyOptions, Share, TargetKind,
 };
@@ -306,39 +307,8 @@ fn outcome_of(code: u64) -> Outcome {
 fn client_order(world: &World, by: ClientsBy) -> Vec<u32> {
     match by {
         ClientsBy::Rank => (0..world.size).collect(),
-        ClientsBy::Node => {
-            let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
-            for (r, n) in world.nodes.iter().enumerate() {
-                match groups.iter_mut().find(|g| &g.0 == n) {
-                    Some(g) => g.1.push(r as u32),
-                    None => groups.push((n.clone(), vec![r as u32])),
-                }
-            }
-            let mut order = Vec::new();
-            for i in 0.. {
-                let before = order.len();
-                for g in &groups {
-                    if let Some(&r) = g.1.get(i) {
-                        order.push(r);
-                    }
-                }
-                if order.len() == before {
-                    break;
-                }
-            }
-            order
-        }
+        ClientsBy::Node => clients::order_by_node(&world.nodes),
     }
-}
-
-/// How many places to shift clients so each reads data written on another
-/// node; `None` when every client is on one node.
-fn reorder_shift(world: &World, clients: &[u32]) -> Option<u32> {
-    let k = clients.len();
-    let node = |c: usize| &world.nodes[clients[c % k] as usize];
-    (1..k)
-        .find(|&s| (0..k).all(|c| node(c) != node(c + s)))
-        .map(|s| s as u32)
 }
 
 fn run_all(
@@ -446,7 +416,7 @@ fn agree_on_job(
         "cannot describe the job",
         super::cluster_agree::canonical_job(cmd, planned).map_err(anyhow::Error::from),
     )?;
-    let mine = super::cluster_agree::digest(&text);
+    let mine = storlab_bench::cluster::agree::digest(&text);
     let mut all = vec![0u64; 2 * world.size as usize];
     world.comm.all_gather_into(&mine[..], &mut all[..]);
     if all.chunks(2).all(|d| d == &all[..2]) {
@@ -458,7 +428,7 @@ fn agree_on_job(
     }
     Err(Stop::Report(anyhow!(
         "{}",
-        super::cluster_agree::describe_mismatch(&texts).unwrap_or_else(|| {
+        storlab_bench::cluster::agree::describe_mismatch(&texts).unwrap_or_else(|| {
             "ranks were started with different options (their jobs' digests differ); \
              start every rank with the same command line"
                 .into()
@@ -589,7 +559,12 @@ fn run_once(
             .filter(|w| !w.starts_with("buffered I/O on a working set"))
             .cloned(),
     );
-    warnings.extend(working_set_warning(world, planned, clients));
+    warnings.extend(clients::working_set_warnings(
+        &world.nodes,
+        &world.mem,
+        &planned.phases,
+        clients,
+    ));
     // Where O_DIRECT stops above the disk (rank 0's view of the target).
     if let Some(f) = prepared.as_ref().and_then(|j| j.target.files.first()) {
         let modes: Vec<CacheMode> = planned.phases.iter().map(|p| p.cache).collect();
@@ -800,39 +775,6 @@ fn check_files(job: &ResolvedJob, me: Option<u32>) -> Result<()> {
     Ok(())
 }
 
-/// Buffered phases whose working set per node is under twice that node's
-/// RAM may be served from the client's page cache.
-fn working_set_warning(world: &World, planned: &super::PlannedJob, clients: &[u32]) -> Vec<String> {
-    let mut out = Vec::new();
-    // Every buffered phase: each may have its own size and job count.
-    for p in planned
-        .phases
-        .iter()
-        .filter(|p| p.cache != CacheMode::Direct)
-    {
-        let per_rank = p.size_bytes * u64::from(p.numjobs);
-        let mut nodes: Vec<(String, u64, u64)> = Vec::new();
-        for &r in clients {
-            let n = &world.nodes[r as usize];
-            match nodes.iter_mut().find(|x| &x.0 == n) {
-                Some(x) => x.1 += per_rank,
-                None => nodes.push((n.clone(), per_rank, world.mem[r as usize])),
-            }
-        }
-        out.extend(nodes.iter().filter(|(_, ws, mem)| *ws < 2 * *mem).map(|(n, ws, mem)| {
-            format!(
-                "phase {}: buffered I/O with a working set of {} on node {n}, which has {} of RAM: \
-                 results may come from the client's page cache (use --cache direct, a size over 2× RAM \
-                 per node, or --reorder-tasks for reads)",
-                p.name,
-                storlab_types::format_bytes(*ws),
-                storlab_types::format_bytes(*mem)
-            )
-        }));
-    }
-    out
-}
-
 /// The [`PhaseSync`] of an MPI run. Interior mutability: the run loop and
 /// the phase callback both hold it, on the one thread that calls MPI.
 struct MpiSync<'w> {
@@ -870,7 +812,7 @@ impl<'w> MpiSync<'w> {
             world,
             clients: clients.to_vec(),
             me,
-            shift: reorder_shift(world, clients),
+            shift: clients::reorder_shift(&world.nodes, clients),
             reorder: args.reorder_tasks,
             stonewall: args.stonewall,
             wear_out: args.stonewall_wear_out,
@@ -948,7 +890,7 @@ impl<'w> MpiSync<'w> {
     }
 
     fn file_label(&self, p: &PhaseParams, global_job: usize) -> String {
-        let (layout, ..) = super::cluster_merge::ior_terms(p);
+        let (layout, ..) = ior_terms(p);
         match layout {
             "n-n" => format!("job file {global_job}"),
             "n-1-segmented" => format!(

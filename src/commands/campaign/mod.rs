@@ -223,7 +223,7 @@ impl Dir {
 }
 
 /// A signal asked the campaign to stop: SIGINT, SIGTERM and SIGHUP, as bench.
-type Stop = crate::commands::bench::Signals;
+type Stop = crate::commands::signals::Signals;
 
 impl CampaignCommand {
     pub fn execute(self) -> Result<Outcome> {
@@ -1028,7 +1028,7 @@ fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
                 )
             };
             if let Some(p) = profile {
-                crate::commands::profiles::find(p).map_err(what)?;
+                crate::commands::workload::find_profile(p).map_err(what)?;
             }
             if let Some(j) = job {
                 std::fs::read_to_string(j)

@@ -8,15 +8,16 @@
 //! (mdtest's spellings too), every check before anything is made, signals
 //! watched, storlab's own directory made, the phases run (each saved as it
 //! finishes), everything removed (unless `--keep`), then the table or JSON.
-//! `record` turns the ranks' figures into the stored phase, `table` prints.
+//! `storlab_md::record` turns the ranks' figures into the stored phase,
+//! `table` prints.
 
 #[cfg(feature = "mpi")]
 mod mpi;
-mod record;
 mod table;
 
 use crate::Outcome;
-use crate::commands::bench::{RunArgs, Signals, Sink, write_fallback};
+use crate::commands::run::{RunArgs, Sink, write_fallback};
+use crate::commands::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -140,59 +141,31 @@ fn parse_stonewall(s: &str) -> Result<Duration, String> {
 }
 
 impl MdCommand {
-    /// The job the flags describe (checked).
+    /// The job the flags describe (checked): [`storlab_md::job::build`].
     pub fn spec(&self) -> Result<(MdSpec, storlab_md::Tree)> {
-        if (self.files_only || self.dirs_only) && self.items.is_none() {
-            anyhow::bail!(
-                "-F and -D go with -n N (mdtest's items per rank): give -n N, or --files N / --dirs N alone"
-            );
-        }
-        let (files, dirs) = match self.items {
-            Some(n) if self.files_only => (n, 0),
-            Some(n) if self.dirs_only => (0, n),
-            Some(n) => (n, n),
-            None => (self.files.unwrap_or(0), self.dirs.unwrap_or(0)),
-        };
-        let picked: Vec<Op> = [
-            (self.create_only, Op::Create),
-            (self.stat_only, Op::Stat),
-            (self.read_only, Op::Read),
-            (self.remove_only, Op::Delete),
-        ]
-        .into_iter()
-        .filter_map(|(on, op)| on.then_some(op))
-        .collect();
-        let mut ops = if !self.ops.is_empty() {
-            self.ops.clone()
-        } else if !picked.is_empty() {
-            picked
-        } else if files > 0 {
-            vec![Op::Create, Op::Stat, Op::Read, Op::Delete]
-        } else {
-            vec![Op::Create, Op::Stat, Op::Delete]
-        };
-        if self.rename {
-            ops.push(Op::Rename);
-        }
-        ops.sort_unstable();
-        ops.dedup();
-        let write_bytes = self.size.unwrap_or(0);
-        let spec = MdSpec {
-            files,
-            dirs,
+        let flags = storlab_md::job::MdFlags {
+            files: self.files,
+            dirs: self.dirs,
+            items: self.items,
+            files_only: self.files_only,
+            dirs_only: self.dirs_only,
             depth: self.depth,
             branch: self.branch,
             unique_dir: self.unique_dir,
-            write_bytes,
-            read_bytes: self.read_bytes.unwrap_or(write_bytes),
-            ops,
+            size: self.size,
+            read_bytes: self.read_bytes,
+            ops: self.ops.clone(),
+            create_only: self.create_only,
+            stat_only: self.stat_only,
+            read_only: self.read_only,
+            remove_only: self.remove_only,
+            rename: self.rename,
             rank_shift: self.rank_shift,
             stonewall_ns: self
                 .stonewall
                 .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
         };
-        let tree = spec.check()?;
-        Ok((spec, tree))
+        Ok(storlab_md::job::build(&flags)?)
     }
 
     fn target(&self) -> &Path {
@@ -205,15 +178,15 @@ impl MdCommand {
     pub fn execute(self) -> Result<Outcome> {
         let (spec, tree) = self.spec()?;
         refuse_bench_only_flags(&self.run)?;
-        if let Some(n) = crate::commands::bench::launcher_size()
+        if let Some(n) = crate::commands::run::launcher_size()
             && n > 1
         {
             return mpi_launch(self, spec, tree);
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
-        crate::commands::bench::check_paths(Some(&target), &self.run)?;
-        let mut sink = crate::commands::bench::open_sink_tagged(&self.run, &[])?;
+        crate::commands::run::check_paths(Some(&target), &self.run)?;
+        let mut sink = crate::commands::run::open_sink_tagged(&self.run, &[])?;
         let signals = Signals::install()?;
         let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
         let mut host = storlab_bench::host_info();
@@ -246,7 +219,12 @@ impl MdCommand {
         let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, self.run.quiet);
         let mut phases = Vec::new();
         let result = storlab_md::run(&Posix, &spec, &run_dir, &Solo, &control, |p| {
-            let ph = record::phase_result(&spec, &tree, std::slice::from_ref(p), now_rfc3339());
+            let ph = storlab_md::record::phase_result(
+                &spec,
+                &tree,
+                std::slice::from_ref(p),
+                now_rfc3339(),
+            );
             sink.phase(&ph);
             phases.push(ph);
         });
@@ -350,7 +328,7 @@ fn emit(
         lost |= saved.is_none();
         json_out_failed = true;
     }
-    if args.json || args.output_format == crate::commands::bench::OutputFormat::Json {
+    if args.json || args.output_format == crate::commands::run::OutputFormat::Json {
         crate::output::print(&format!("{json}\n"))?;
     } else {
         let mut text = table::render(&report);

@@ -18,7 +18,7 @@
 //! 4. rank 0 removes everything (unless `--keep`) and reports; every rank
 //!    exits with rank 0's code.
 
-use super::{MdCommand, Watcher, emit, finish, record, remove_run_dir};
+use super::{MdCommand, Watcher, emit, finish, remove_run_dir};
 use crate::Outcome;
 use anyhow::{Result, anyhow};
 use mpi::collective::SystemOperation;
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::DirCounter;
+use storlab_md::record;
 use storlab_md::{Control, MdSpec, Posix, RankPhase, RankSync, Tree};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo};
@@ -147,25 +148,9 @@ pub fn execute(cmd: MdCommand, spec: MdSpec, tree: Tree) -> Result<Outcome> {
     Ok(Outcome::from_exit_code(u8::try_from(code).unwrap_or(2)))
 }
 
-/// FNV-1a, 64 bits: a digest of the resolved job every rank computes.
-fn fnv(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-/// The text the digest is made of: everything that decides what a rank does.
-pub fn job_text(spec: &MdSpec, target: &Path) -> String {
-    let real = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-    format!("{spec:?}|{}|{STORLAB_VERSION}", real.display())
-}
-
 fn run(sync: &MpiSync, cmd: &MdCommand, spec: &MdSpec, tree: &Tree) -> Result<Outcome, Stop> {
     let target = cmd.target().to_path_buf();
-    let digest = fnv(&job_text(spec, &target));
+    let digest = storlab_md::agree::job_digest(spec, &target);
     let (lo, hi) = sync.min_max(digest);
     if lo != hi {
         return Err(report(
@@ -257,8 +242,8 @@ fn report(sync: &MpiSync, e: anyhow::Error) -> Stop {
 /// Rank 0's part before anything runs: paths, store, storlab's directory,
 /// the run's header saved.
 fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, BenchReport, super::Sink)> {
-    crate::commands::bench::check_paths(Some(target), &cmd.run)?;
-    let mut sink = crate::commands::bench::open_sink_tagged(&cmd.run, &[])?;
+    crate::commands::run::check_paths(Some(target), &cmd.run)?;
+    let mut sink = crate::commands::run::open_sink_tagged(&cmd.run, &[])?;
     let (dir, info) = storlab_bench::own_run_dir(target)?;
     let header = header(info);
     if let Err(e) = sink.begin("md", &header) {
@@ -390,37 +375,5 @@ fn lost(rank: u32) -> Wire {
         error: None,
         stonewalled: false,
         interrupted: false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_digest_tells_jobs_apart() {
-        let dir = std::env::temp_dir();
-        let a = MdSpec {
-            files: 10,
-            dirs: 0,
-            depth: 0,
-            branch: 1,
-            unique_dir: false,
-            write_bytes: 0,
-            read_bytes: 0,
-            ops: vec![storlab_md::Op::Create],
-            rank_shift: 0,
-            stonewall_ns: None,
-        };
-        let b = MdSpec {
-            files: 11,
-            ..a.clone()
-        };
-        assert_eq!(fnv(&job_text(&a, &dir)), fnv(&job_text(&a.clone(), &dir)));
-        assert_ne!(fnv(&job_text(&a, &dir)), fnv(&job_text(&b, &dir)));
-        assert_ne!(
-            fnv(&job_text(&a, &dir)),
-            fnv(&job_text(&a, Path::new("/elsewhere")))
-        );
     }
 }

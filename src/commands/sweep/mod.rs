@@ -17,17 +17,18 @@ pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
-use crate::commands::bench::{
-    self, Live, OutputFormat, PlannedJob, RunArgs, Signals, Sink, write_fallback,
-};
-use crate::commands::profiles::{self, Profile};
+use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
+use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
+use crate::commands::workload::find_profile;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use storlab_bench::jobspec::Job as PlannedJob;
+use storlab_bench::profiles::Profile;
 use storlab_bench::{
     Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
     spec_from_pairs,
@@ -130,11 +131,11 @@ impl SweepCommand {
     pub fn execute(self) -> Result<Outcome> {
         // Under mpirun/srun every process would run the whole sweep on the
         // same storage at once: N sweeps disturbing each other's numbers.
-        if let Some(n) = bench::launcher_size().filter(|&n| n > 1) {
+        if let Some(n) = run::launcher_size().filter(|&n| n > 1) {
             // The other ranks end quietly with 0 and leave the exit code to
             // rank 0: one of them exiting non-zero first would let mpirun
             // kill rank 0 before its message is out.
-            if bench::launcher_rank().unwrap_or(0) != 0 {
+            if run::launcher_rank().unwrap_or(0) != 0 {
                 return Ok(Outcome::Ok);
             }
             bail!(
@@ -148,7 +149,7 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
-        bench::check_paths_as(
+        run::check_paths_as(
             self.target.as_deref(),
             &self.run,
             crate::commands::common::OutputKind::SweepJson,
@@ -167,7 +168,7 @@ impl SweepCommand {
             // `storlab sweep --resume ID` alone: the sweep as first typed.
             return self.resumed_as_stored(id)?.execute();
         }
-        let profile = self.profile.as_deref().map(profiles::find).transpose()?;
+        let profile = self.profile.as_deref().map(find_profile).transpose()?;
         let (varies, zip) = self.varies(profile.as_ref())?;
         let points = expand_sweep(&varies, zip)?;
         if varies.is_empty() {
@@ -369,7 +370,7 @@ impl SweepCommand {
             // A sweep without a job file measures one phase (reads unless told).
             over.rw = Some("read".into());
         }
-        let planned = bench::plan_phases_text(
+        let planned = storlab_bench::jobspec::build(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
             &over,
@@ -890,7 +891,7 @@ mod tests {
         use clap::Parser;
         storlab_types::set_ram_bytes(8 << 30);
         let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
-        let profile = t.s.profile.as_deref().map(|p| profiles::find(p).unwrap());
+        let profile = t.s.profile.as_deref().map(|p| find_profile(p).unwrap());
         let (v, zip) = t.s.varies(profile.as_ref()).unwrap();
         (v.iter().map(|v| v.key).collect(), zip)
     }

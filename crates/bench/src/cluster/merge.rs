@@ -6,19 +6,19 @@
 //! (earliest first submission to latest last completion, from each rank's
 //! offsets relative to the barrier it left), a node's over its ranks'
 //! window, a rank's over its own. Never a sum of rates.
-// Used by the MPI build (feature `mpi`); pure, so tested in every build.
-#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+// The MPI build of the command line calls it between its collective
+// steps; pure, so tested in every build.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use storlab_types::{
-    ClusterPhase, CpuStats, DepthReport, DirStats, DoneRate, FileLayout, LatencyStats, NodeResult,
-    PhaseResult, RankResult, Spread, VerifyResult,
+    ClusterPhase, CpuStats, DepthReport, DirStats, DoneRate, FileLayout, JobResult, LatencyStats,
+    NodeResult, PhaseParams, PhaseResult, RankResult, Spread, VerifyResult,
 };
 
 /// What one client rank sends rank 0 after a phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RankPart {
+pub struct RankPart {
     pub rank: u32,
     pub node: String,
     pub first_job: u32,
@@ -33,7 +33,7 @@ pub(crate) struct RankPart {
 
 /// Facts of the run every part shares.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RunFacts {
+pub struct RunFacts {
     pub ranks: u32,
     pub clients_by: String,
     pub reorder_shift: Option<u32>,
@@ -66,7 +66,7 @@ fn spread(v: &[f64]) -> Spread {
 /// Latency over several ranks: min, max, mean and standard deviation are
 /// exact (pooled); percentiles cannot be merged from summaries, so each is
 /// the highest of the ranks' (an upper bound, said in a warning).
-pub(crate) fn merge_latency(parts: &[(u64, LatencyStats)]) -> Option<LatencyStats> {
+pub fn merge_latency(parts: &[(u64, LatencyStats)]) -> Option<LatencyStats> {
     let n: u64 = parts.iter().map(|p| p.0).sum();
     if n == 0 {
         return None;
@@ -110,7 +110,7 @@ fn merge_dir(ds: &[&DirStats], window_ns: u64) -> DirStats {
 }
 
 /// IOR's names for the phase's pattern: layout, transfer, block, segments.
-pub(crate) fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u64, u64) {
+pub fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u64, u64) {
     let transfer = p.max_bs();
     match p.layout {
         FileLayout::PerJob => ("n-n", transfer, p.size_bytes, 1),
@@ -124,60 +124,46 @@ pub(crate) fn ior_terms(p: &storlab_types::PhaseParams) -> (&'static str, u64, u
     }
 }
 
-/// Combine the client ranks' parts (rank order) into one phase.
-// long-function: every per-rank figure merged in one pass, in record order.
-pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> {
-    parts.sort_by_key(|p| p.rank);
-    let base = parts.first()?.result.clone();
-    let start = parts.iter().filter_map(|p| p.window.map(|w| w.0)).min();
-    let end = parts.iter().filter_map(|p| p.window.map(|w| w.1)).max();
-    let window_ns = match (start, end) {
-        (Some(s), Some(e)) => e.saturating_sub(s),
-        _ => 0,
-    };
-    let results: Vec<&PhaseResult> = parts.iter().map(|p| &p.result).collect();
-    let read = merge_dir(
-        &results.iter().map(|r| &r.read).collect::<Vec<_>>(),
-        window_ns,
-    );
-    let write = merge_dir(
-        &results.iter().map(|r| &r.write).collect::<Vec<_>>(),
-        window_ns,
-    );
-    let total = merge_dir(
-        &results.iter().map(|r| &r.total).collect::<Vec<_>>(),
-        window_ns,
-    );
-    let mut jobs = Vec::new();
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    let mut warnings: Vec<String> = Vec::new();
-    // The other ranks' warnings, each once with the ranks that gave it.
-    let mut others: Vec<(String, Vec<u32>)> = Vec::new();
-    let mut verify: Option<VerifyResult> = None;
-    let mut depth: Option<DepthReport> = None;
-    let (mut user_ns, mut sys_ns) = (0, 0);
-    let mut per_rank = Vec::new();
-    let mut nodes: BTreeMap<String, (u32, u64, u64, u64)> = BTreeMap::new();
-    for part in &parts {
+/// What the parts add up to, figure by figure.
+#[derive(Default)]
+struct Folded {
+    jobs: Vec<JobResult>,
+    errors: BTreeMap<String, u64>,
+    /// The other ranks' warnings, each once with the ranks that gave it.
+    others: Vec<(String, Vec<u32>)>,
+    verify: Option<VerifyResult>,
+    depth: Option<DepthReport>,
+    user_ns: u64,
+    sys_ns: u64,
+    per_rank: Vec<RankResult>,
+    /// Per node: ranks, bytes, earliest start and latest end.
+    nodes: BTreeMap<String, (u32, u64, u64, u64)>,
+}
+
+/// Every per-rank figure added up in one pass, in rank order (`parts`
+/// sorted, not empty).
+fn fold(parts: &[RankPart]) -> Folded {
+    let mut f = Folded::default();
+    for part in parts {
         let r = &part.result;
         for j in &r.jobs {
             let mut j = j.clone();
             j.job += part.first_job;
-            jobs.push(j);
+            f.jobs.push(j);
         }
         for (k, v) in &r.errors {
-            *errors.entry(k.clone()).or_default() += v;
+            *f.errors.entry(k.clone()).or_default() += v;
         }
         if part.rank != parts[0].rank {
             for w in &r.warnings {
-                match others.iter_mut().find(|(t, _)| t == w) {
+                match f.others.iter_mut().find(|(t, _)| t == w) {
                     Some((_, ranks)) => ranks.push(part.rank),
-                    None => others.push((w.clone(), vec![part.rank])),
+                    None => f.others.push((w.clone(), vec![part.rank])),
                 }
             }
         }
         if let Some(v) = &r.verify {
-            let m = verify.get_or_insert_with(VerifyResult::default);
+            let m = f.verify.get_or_insert_with(VerifyResult::default);
             m.blocks_checked += v.blocks_checked;
             m.mismatches += v.mismatches;
             for x in &v.first_mismatches {
@@ -187,15 +173,15 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
             }
         }
         if let Some(d) = &r.depth {
-            let m = depth.get_or_insert_with(DepthReport::default);
+            let m = f.depth.get_or_insert_with(DepthReport::default);
             m.requested += d.requested;
             m.achieved += d.achieved;
             m.stamp_error_ns = m.stamp_error_ns.max(d.stamp_error_ns);
         }
-        user_ns += r.cpu.user_ns;
-        sys_ns += r.cpu.sys_ns;
+        f.user_ns += r.cpu.user_ns;
+        f.sys_ns += r.cpu.sys_ns;
         let (s, e) = part.window.unwrap_or((0, 0));
-        per_rank.push(RankResult {
+        f.per_rank.push(RankResult {
             rank: part.rank,
             node: part.node.clone(),
             first_job: part.first_job,
@@ -206,7 +192,8 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
             files: part.files.clone(),
             error: part.error.clone(),
         });
-        let n = nodes
+        let n = f
+            .nodes
             .entry(part.node.clone())
             .or_insert((0, 0, u64::MAX, 0));
         n.0 += 1;
@@ -216,20 +203,20 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
             n.3 = n.3.max(e);
         }
     }
-    warnings.extend(rank_warnings(parts[0].rank, &base.warnings, others));
-    if let Some(d) = &mut depth {
-        d.littles_law_depth = total
-            .lat_ns
-            .map(|l| total.iops * l.mean / 1e9)
-            .unwrap_or(0.0);
-    }
-    if parts.len() > 1 && total.lat_ns.is_some() {
-        warnings.push(
-            "latency percentiles of the aggregate are the highest of the ranks' (an upper bound; \
-             min, mean, stddev and max are exact); each rank's own are in cluster.per_rank"
-                .into(),
-        );
-    }
+    f
+}
+
+/// The multi-client figures of the merged phase: windows, first and last
+/// done, per rank and per node, IOR's terms.
+fn cluster_phase(
+    clients: u32,
+    facts: &RunFacts,
+    params: &PhaseParams,
+    (start, window_ns): (Option<u64>, u64),
+    total_bytes: u64,
+    per_rank: Vec<RankResult>,
+    nodes: BTreeMap<String, (u32, u64, u64, u64)>,
+) -> ClusterPhase {
     let rank_rates: Vec<f64> = per_rank
         .iter()
         .map(|r| rate(r.total.bytes, r.end_ns.saturating_sub(r.start_ns)))
@@ -255,11 +242,9 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
     let node_rates: Vec<f64> = per_node.iter().map(|n| n.bw_bytes_per_s).collect();
     let first_elapsed = start.map_or(0, |s| facts.first_done_ns.saturating_sub(s));
     let first_bytes: u64 = per_rank.iter().map(|r| r.bytes_at_first_done).sum();
-    let (layout, transfer, block, segments) = ior_terms(&base.params);
-    let cpu_ns = user_ns + sys_ns;
-    let interrupted = results.iter().any(|r| r.interrupted);
-    let cluster = ClusterPhase {
-        clients: parts.len() as u32,
+    let (layout, transfer, block, segments) = ior_terms(params);
+    ClusterPhase {
+        clients,
         ranks: facts.ranks,
         nodes: per_node.len() as u32,
         clients_by: facts.clients_by.clone(),
@@ -269,7 +254,7 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
         segments,
         reorder_shift: facts
             .reorder_shift
-            .filter(|_| base.params.rw.reads() && !base.params.rw.writes()),
+            .filter(|_| params.rw.reads() && !params.rw.writes()),
         stonewall_ns: facts.stonewall_ns,
         stonewall_wear_out: facts.wear_out,
         window_ns,
@@ -281,15 +266,68 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
         },
         last_done: DoneRate {
             elapsed_ns: window_ns,
-            bytes: total.bytes,
-            bw_bytes_per_s: rate(total.bytes, window_ns),
+            bytes: total_bytes,
+            bw_bytes_per_s: rate(total_bytes, window_ns),
         },
         per_rank,
         per_node,
         rank_bw_bytes_per_s: spread(&rank_rates),
         node_bw_bytes_per_s: spread(&node_rates),
         slowest_rank,
+    }
+}
+
+/// Combine the client ranks' parts (rank order) into one phase.
+pub fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> {
+    parts.sort_by_key(|p| p.rank);
+    let base = parts.first()?.result.clone();
+    let start = parts.iter().filter_map(|p| p.window.map(|w| w.0)).min();
+    let end = parts.iter().filter_map(|p| p.window.map(|w| w.1)).max();
+    let window_ns = match (start, end) {
+        (Some(s), Some(e)) => e.saturating_sub(s),
+        _ => 0,
     };
+    let results: Vec<&PhaseResult> = parts.iter().map(|p| &p.result).collect();
+    let read = merge_dir(
+        &results.iter().map(|r| &r.read).collect::<Vec<_>>(),
+        window_ns,
+    );
+    let write = merge_dir(
+        &results.iter().map(|r| &r.write).collect::<Vec<_>>(),
+        window_ns,
+    );
+    let total = merge_dir(
+        &results.iter().map(|r| &r.total).collect::<Vec<_>>(),
+        window_ns,
+    );
+    let f = fold(&parts);
+    let (jobs, errors, verify, mut depth) = (f.jobs, f.errors, f.verify, f.depth);
+    let (user_ns, sys_ns) = (f.user_ns, f.sys_ns);
+    let mut warnings = rank_warnings(parts[0].rank, &base.warnings, f.others);
+    if let Some(d) = &mut depth {
+        d.littles_law_depth = total
+            .lat_ns
+            .map(|l| total.iops * l.mean / 1e9)
+            .unwrap_or(0.0);
+    }
+    if parts.len() > 1 && total.lat_ns.is_some() {
+        warnings.push(
+            "latency percentiles of the aggregate are the highest of the ranks' (an upper bound; \
+             min, mean, stddev and max are exact); each rank's own are in cluster.per_rank"
+                .into(),
+        );
+    }
+    let cluster = cluster_phase(
+        parts.len() as u32,
+        facts,
+        &base.params,
+        (start, window_ns),
+        total.bytes,
+        f.per_rank,
+        f.nodes,
+    );
+    let cpu_ns = user_ns + sys_ns;
+    let interrupted = results.iter().any(|r| r.interrupted);
     let mut params = base.params.clone();
     // The aggregate is one phase of every client's jobs.
     params.numjobs = base.params.numjobs * parts.len() as u32;
@@ -327,7 +365,7 @@ pub(crate) fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseR
 
 /// Bytes moved by `t` from progress samples `(t_ns, bytes)` (increasing),
 /// linearly interpolated; all of them once `t` is past the last sample.
-pub(crate) fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
+pub fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
     let mut prev = (0u64, 0u64);
     for &(ts, b) in samples {
         if ts >= t {
@@ -368,7 +406,7 @@ fn rank_warnings(first: u32, base: &[String], others: Vec<(String, Vec<u32>)>) -
 }
 
 /// `rank 2`, `ranks 1–3`, `ranks 1, 3, 5–7`.
-pub(crate) fn rank_list(ranks: &[u32]) -> String {
+pub fn rank_list(ranks: &[u32]) -> String {
     let mut r = ranks.to_vec();
     r.sort_unstable();
     r.dedup();
@@ -411,6 +449,112 @@ mod tests {
 
     /// Three ranks with one warning give one line naming them; one rank
     /// 0 has too names rank 0 with them; rank 0's alone stays as it is.
+    /// One rank's part: `bytes` written over `window` on `node`.
+    fn part(rank: u32, node: &str, window: (u64, u64), bytes: u64) -> RankPart {
+        let total = DirStats {
+            bytes,
+            ops: bytes / 4096,
+            ..Default::default()
+        };
+        RankPart {
+            rank,
+            node: node.into(),
+            first_job: rank * 2,
+            window: Some(window),
+            bytes_at_first_done: bytes / 2,
+            error: None,
+            files: vec![format!("f{rank}")],
+            result: PhaseResult {
+                params: PhaseParams {
+                    name: "w".into(),
+                    numjobs: 2,
+                    size_bytes: 1 << 20,
+                    ..Default::default()
+                },
+                started_at: String::new(),
+                elapsed_ns: window.1 - window.0,
+                fsync_in_window: false,
+                end_fsync_ns: 0,
+                latency_span: String::new(),
+                read: DirStats::default(),
+                write: total,
+                total,
+                jobs: vec![
+                    JobResult::default(),
+                    JobResult {
+                        job: 1,
+                        ..Default::default()
+                    },
+                ],
+                cpu: CpuStats {
+                    user_ns: 10,
+                    sys_ns: 5,
+                    ..Default::default()
+                },
+                errors: BTreeMap::new(),
+                cache: Default::default(),
+                verify: None,
+                depth: None,
+                interrupted: false,
+                warnings: vec![format!("only on rank {rank}")],
+                cluster: None,
+                series: None,
+                groups: None,
+            },
+        }
+    }
+
+    #[test]
+    fn ranks_merge_over_the_global_window_per_node_and_per_rank() {
+        let facts = RunFacts {
+            ranks: 3,
+            clients_by: "rank".into(),
+            first_done_ns: 1_000,
+            ..Default::default()
+        };
+        // Given out of order: merged in rank order.
+        let parts = vec![
+            part(2, "b", (500, 2_500), 8_000),
+            part(0, "a", (0, 2_000), 4_000),
+            part(1, "a", (100, 1_000), 4_000),
+        ];
+        let m = merge(parts, &facts).unwrap();
+        // The global window: earliest start to latest end, never a sum of rates.
+        assert_eq!(m.elapsed_ns, 2_500);
+        assert_eq!(m.total.bytes, 16_000);
+        assert!((m.total.bw_bytes_per_s - 16_000.0 * 1e9 / 2_500.0).abs() < 1e-6);
+        assert_eq!(m.params.numjobs, 6);
+        let jobs: Vec<u32> = m.jobs.iter().map(|j| j.job).collect();
+        assert_eq!(jobs, [0, 1, 2, 3, 4, 5]);
+        assert_eq!((m.cpu.user_ns, m.cpu.sys_ns), (30, 15));
+        let c = m.cluster.unwrap();
+        assert_eq!((c.clients, c.ranks, c.nodes), (3, 3, 2));
+        let nodes: Vec<(&str, u32, u64)> = c
+            .per_node
+            .iter()
+            .map(|n| (n.node.as_str(), n.ranks, n.bytes))
+            .collect();
+        assert_eq!(nodes, [("a", 2, 8_000), ("b", 1, 8_000)]);
+        // Node a moved its 8000 bytes over 0..2000, node b over 500..2500.
+        assert!((c.per_node[0].bw_bytes_per_s - 8_000.0 * 1e9 / 2_000.0).abs() < 1e-6);
+        assert_eq!(c.first_done.elapsed_ns, 1_000);
+        assert_eq!(c.first_done.bytes, 8_000);
+        assert_eq!(c.last_done.bytes, 16_000);
+        // Rank 1: 4000 B in 900 ns; rank 0: 4000 in 2000; rank 2: 8000 in 2000.
+        assert_eq!(c.slowest_rank, Some(0));
+        assert_eq!(
+            c.per_rank.iter().map(|r| r.rank).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        // Rank 0's warnings as they are, the others' named with their ranks.
+        assert_eq!(m.warnings[0], "only on rank 0");
+        assert!(
+            m.warnings.iter().any(|w| w == "only on rank 1: rank 1"),
+            "{:?}",
+            m.warnings
+        );
+    }
+
     #[test]
     fn other_ranks_warnings_are_printed_once_with_their_ranks() {
         let short = "too short to trust: the phase lasted under 1 s".to_string();

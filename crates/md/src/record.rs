@@ -2,8 +2,8 @@
 //! (aggregate rate over the common window, latency from the merged HDR
 //! histograms, one `jobs` entry per rank), and the `PhaseParams` echo.
 
+use crate::{Item, MdSpec, Op, RankPhase, Tree};
 use storlab_bench::DirCounter;
-use storlab_md::{Item, MdSpec, Op, RankPhase, Tree};
 use storlab_types::{
     CacheReport, CpuStats, DirStats, EngineKind, JobResult, MdParams, PhaseParams, PhaseResult,
     RwMode,

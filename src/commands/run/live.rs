@@ -1,63 +1,16 @@
-//! While a run goes on: signals (SIGINT, SIGTERM and SIGHUP each become a
-//! stop request that keeps what was measured and removes scratch files) and
-//! the live progress line on a terminal (indicatif), including layout.
+//! While a run goes on: the watcher turns a signal ([`Signals`]: SIGINT,
+//! SIGTERM and SIGHUP each become a stop request that keeps what was
+//! measured and removes scratch files) into a stop of the run and draws the
+//! live progress line on a terminal (indicatif), including layout.
 
-use anyhow::{Context, Result};
+use crate::commands::signals::{Signals, signal_name};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storlab_bench::{Control, ProgressSnapshot};
-
-/// Which signal asked the run to stop (0 = none).
-#[derive(Debug, Clone)]
-pub struct Signals(Arc<AtomicUsize>);
-
-impl Signals {
-    /// Route SIGINT, SIGTERM and SIGHUP to a flag the watcher polls.
-    pub fn install() -> Result<Signals> {
-        let flag = Arc::new(AtomicUsize::new(0));
-        for sig in [
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGHUP,
-        ] {
-            signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)
-                .context("cannot install the signal handlers")?;
-        }
-        Ok(Signals(flag))
-    }
-
-    /// A flag no signal will ever set (a child step that must not be
-    /// interrupted, such as a teardown after Ctrl-C).
-    pub fn none() -> Signals {
-        Signals(Arc::new(AtomicUsize::new(0)))
-    }
-
-    /// Whether a stop was requested.
-    pub fn requested(&self) -> bool {
-        self.0.load(Ordering::Relaxed) != 0
-    }
-
-    /// The signal received, if any.
-    pub fn received(&self) -> Option<i32> {
-        match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            s => i32::try_from(s).ok(),
-        }
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        signal_hook::consts::SIGINT => "Ctrl-C (SIGINT)",
-        signal_hook::consts::SIGTERM => "SIGTERM",
-        signal_hook::consts::SIGHUP => "SIGHUP (terminal closed)",
-        _ => "a signal",
-    }
-}
 
 /// The watcher thread: turns signals into stop requests and draws progress.
 pub struct Live {

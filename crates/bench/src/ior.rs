@@ -1,5 +1,5 @@
-//! `storlab bench --ior '-a POSIX -t 1m -b 16m -s 4 -F -e -w -r'`: IOR's
-//! command-line flags translated into storlab's options, so an IOR user
+//! IOR's command-line flags (`storlab bench --ior '-a POSIX -t 1m -b 16m
+//! -s 4 -F -e -w -r'`) translated into storlab's options, so an IOR user
 //! keeps the flags they know. Each flag maps to a job-file key (the phases)
 //! or a run-level option (`--repeat`, `--keep`, the cluster flags); a flag
 //! storlab cannot honour is refused by name, never ignored. `--dry-run`
@@ -121,8 +121,17 @@ fn tokens(args: &str) -> Result<Vec<(char, Option<String>)>, String> {
     Ok(out)
 }
 
+/// IOR flags that cannot be translated: the flag named, and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct IorError(pub String);
+
 /// Translate IOR's flags (one string, as typed after `ior`).
-pub fn translate(args: &str) -> Result<IorTranslation, String> {
+pub fn translate(args: &str) -> Result<IorTranslation, IorError> {
+    translate_text(args).map_err(IorError)
+}
+
+fn translate_text(args: &str) -> Result<IorTranslation, String> {
     let mut t = IorTranslation::default();
     let (mut block, mut transfer, mut segments) = (DEFAULT_BLOCK, DEFAULT_TRANSFER, 1u32);
     let (mut fpp, mut direct, mut fsync, mut random) = (false, false, false, false);
@@ -431,7 +440,7 @@ mod tests {
             ("--bogus", "--bogus"),
             ("-t", "-t needs a value"),
         ] {
-            let e = translate(args).unwrap_err();
+            let e = translate(args).unwrap_err().to_string();
             assert!(e.contains(named), "{args}: {e}");
         }
     }

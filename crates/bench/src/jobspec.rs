@@ -1,0 +1,346 @@
+//! Job building: what the user gave (a job file, an fio job file, a
+//! profile's job, the flags alone, or nothing: the quick check) made into
+//! the phases to run, in layers: machine defaults < the job file < the
+//! flags (`over`, plus a sweep point). Also where the target comes from
+//! (TARGET, fio's `--filename`/`--directory`, the job file's `target`).
+//!
+//! The command line reads the files and prints the warnings; this module
+//! reads no file of the user's and prints nothing.
+
+use crate::{FioJobFile, JobFile, PhaseSpec, SpecError};
+use std::path::{Path, PathBuf};
+use storlab_types::PhaseParams;
+
+/// Phases resolved from what the user gave, with the target they name.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub phases: Vec<PhaseParams>,
+    pub target: Option<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+/// A job that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// A bad option or job file.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// A bad option in an fio job file (named in the message).
+    #[error("in fio job file {file}")]
+    InFioJob {
+        file: String,
+        #[source]
+        source: SpecError,
+    },
+    /// `--directory` / `--filename` that do not name what they must.
+    #[error("{0}")]
+    Target(String),
+    /// Job groups in a run of several processes.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// The quick all-round check's phases (before command-line overrides).
+pub fn quick_phases() -> Vec<PhaseSpec> {
+    let phase = |name: &str, rw: &str, bs: &str, qd: &str| {
+        let mut s = crate::spec_from_pairs([
+            ("rw", rw),
+            ("bs", bs),
+            ("iodepth", qd),
+            ("size", "256M"),
+            ("runtime", "3s"),
+            ("time_based", "1"),
+        ])
+        .unwrap_or_default();
+        s.name = Some(name.into());
+        s
+    };
+    vec![
+        // Its first full pass also lays the file out for the reads.
+        phase("seq-write", "write", "1M", "16"),
+        phase("seq-read", "read", "1M", "16"),
+        phase("rand-read", "randread", "4k", "32"),
+        phase("rand-write", "randwrite", "4k", "32"),
+    ]
+}
+
+/// The target the user named: TARGET, or fio's `--filename` (a file or
+/// device) or `--directory` (an existing directory), checked for being
+/// what its flag says.
+pub fn pick_target(
+    target: Option<&Path>,
+    filename: Option<&Path>,
+    directory: Option<&Path>,
+) -> Result<Option<PathBuf>, JobError> {
+    if let Some(d) = directory
+        && !d.is_dir()
+    {
+        return Err(JobError::Target(format!(
+            "--directory {}: not an existing directory (use --filename for a file or device)",
+            d.display()
+        )));
+    }
+    if let Some(f) = filename
+        && f.is_dir()
+    {
+        return Err(JobError::Target(format!(
+            "--filename {}: is a directory; use --directory {} (fio's spelling) or give it as TARGET",
+            f.display(),
+            f.display()
+        )));
+    }
+    Ok(target.or(filename).or(directory).map(Path::to_path_buf))
+}
+
+/// Build the phases: a job file's text (`job`: its text and the path named
+/// in messages), the flags alone (when they choose a pattern), or the
+/// quick check; `over` (the flags, plus a sweep point) is the top layer
+/// and machine defaults the lowest.
+pub fn build(
+    job: Option<(&str, &Path)>,
+    target: Option<&Path>,
+    over: &PhaseSpec,
+) -> Result<Job, JobError> {
+    let mut warnings = Vec::new();
+    let file = match job {
+        Some((text, path)) => Some((JobFile::parse(text, path)?, text, path)),
+        None => None,
+    };
+    let target = target.map(Path::to_path_buf).or_else(|| {
+        file.as_ref()
+            .and_then(|(f, ..)| f.target.clone())
+            .map(PathBuf::from)
+    });
+    let machine = machine_defaults(over, target.as_deref(), &mut warnings);
+    let phases = match &file {
+        Some((jf, text, path)) => jf.phases(text, path, &machine, over)?,
+        None if over.rw.is_some() || !over.group.is_empty() => {
+            vec![crate::resolve_phase(&machine.overlay(over), 0)?]
+        }
+        None => quick_phases()
+            .iter()
+            .enumerate()
+            .map(|(i, q)| crate::resolve_phase(&machine.overlay(q).overlay(over), i))
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(Job {
+        phases,
+        target,
+        warnings,
+    })
+}
+
+/// The phases of an fio job file (`text`, read from the file called
+/// `name`), with `over` (the flags) on top. The target is taken from the
+/// file's `filename=`/`directory=` unless one is given on the command line.
+pub fn build_fio(
+    text: &str,
+    name: &str,
+    target: Option<&Path>,
+    over: &PhaseSpec,
+) -> Result<Job, JobError> {
+    let job = FioJobFile::parse(text, name)?;
+    let mut warnings: Vec<String> = job.notes.iter().map(|n| format!("{name}: {n}")).collect();
+    let target = match (target, &job.target) {
+        (Some(t), Some(f)) if Path::new(f) != t => {
+            warnings.push(format!(
+                "{name} names the target {f}; the command line's {} is used instead",
+                t.display()
+            ));
+            Some(t.to_path_buf())
+        }
+        (Some(t), _) => Some(t.to_path_buf()),
+        (None, f) => f.as_ref().map(PathBuf::from),
+    };
+    let machine = machine_defaults(over, target.as_deref(), &mut warnings);
+    let phases = job
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let spec = crate::with_command_line(&machine.overlay(p), over);
+            crate::resolve_phase(&spec, i)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| JobError::InFioJob {
+            file: name.to_string(),
+            source,
+        })?;
+    Ok(Job {
+        phases,
+        target,
+        warnings,
+    })
+}
+
+impl Job {
+    /// Job groups are not run by several processes yet (`--group-ranks`
+    /// is not implemented): refused on every rank when the job is built,
+    /// naming the phase, before rank 0 makes any file.
+    pub fn without_groups(self) -> Result<Job, JobError> {
+        if let Some(ph) = self.phases.iter().find(|ph| !ph.groups.is_empty()) {
+            return Err(JobError::Unsupported(format!(
+                "phase {}: job groups are not supported in multi-process (MPI) runs yet: run each \
+                 group's workload as its own phase, or run the groups without mpirun",
+                ph.name
+            )));
+        }
+        Ok(self)
+    }
+}
+
+/// Defaults that depend on this machine: the lowest layer, so the job file
+/// or a flag that chooses wins wherever it is set.
+pub fn machine_defaults(
+    over: &PhaseSpec,
+    target: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> PhaseSpec {
+    let mut machine = PhaseSpec::default();
+    if let Some(size) = target.and_then(existing_size) {
+        // As fio: an existing file or a block device is used whole unless
+        // --size says otherwise.
+        machine.size = Some(storlab_types::ByteSize(size));
+    }
+    if over.engine.is_none()
+        && let Err(e) = crate::uring_available()
+    {
+        warnings.push(format!(
+            "io_uring is not available ({e}); psync is the default engine"
+        ));
+        machine.engine = Some("psync".into());
+    }
+    if over.cache.is_none() && over.direct.is_none() && !crate::probe_direct(target) {
+        warnings.push(
+            "the target does not support O_DIRECT; the default cache mode is cold (buffered, pages evicted before each phase)"
+                .into(),
+        );
+        machine.cache = Some("cold".into());
+    }
+    machine
+}
+
+/// The size of an existing regular file or block device (None otherwise,
+/// or when it is empty or cannot be opened).
+fn existing_size(path: &Path) -> Option<u64> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let size = if meta.file_type().is_block_device() {
+        std::fs::File::open(path)
+            .ok()?
+            .seek(std::io::SeekFrom::End(0))
+            .ok()?
+    } else if meta.is_file() {
+        meta.len()
+    } else {
+        return None;
+    };
+    (size > 0).then_some(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(pairs: &[(&str, &str)]) -> PhaseSpec {
+        crate::spec_from_pairs(pairs.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn nothing_given_is_the_quick_check_with_the_flags_on_every_phase() {
+        let job = build(None, None, &flags(&[("engine", "psync"), ("size", "1M")])).unwrap();
+        let names: Vec<&str> = job.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["seq-write", "seq-read", "rand-read", "rand-write"]);
+        assert!(job.phases.iter().all(|p| p.size_bytes == 1 << 20));
+        assert!(job.target.is_none());
+    }
+
+    #[test]
+    fn a_pattern_flag_makes_one_phase_and_the_job_file_beats_machine_defaults() {
+        let job = build(None, None, &flags(&[("rw", "read"), ("engine", "psync")])).unwrap();
+        assert_eq!(job.phases.len(), 1);
+        let text =
+            "target = \"/tmp/from-the-file\"\n[global]\nbs = \"64k\"\n[[phase]]\nrw = \"write\"\n";
+        let job = build(
+            Some((text, Path::new("j.toml"))),
+            None,
+            &flags(&[("engine", "psync")]),
+        )
+        .unwrap();
+        assert_eq!(job.phases[0].max_bs(), 64 << 10);
+        assert_eq!(job.target.as_deref(), Some(Path::new("/tmp/from-the-file")));
+        // The command line's target wins over the file's.
+        let job = build(
+            Some((text, Path::new("j.toml"))),
+            Some(Path::new("/tmp/given")),
+            &flags(&[("engine", "psync"), ("bs", "8k")]),
+        )
+        .unwrap();
+        assert_eq!(job.target.as_deref(), Some(Path::new("/tmp/given")));
+        assert_eq!(job.phases[0].max_bs(), 8 << 10);
+    }
+
+    #[test]
+    fn an_existing_file_is_used_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        std::fs::write(&f, vec![0u8; 12288]).unwrap();
+        let job = build(
+            None,
+            Some(&f),
+            &flags(&[("rw", "read"), ("engine", "psync")]),
+        )
+        .unwrap();
+        assert_eq!(job.phases[0].size_bytes, 12288);
+        let job = build(
+            None,
+            Some(&f),
+            &flags(&[("rw", "read"), ("engine", "psync"), ("size", "4k")]),
+        )
+        .unwrap();
+        assert_eq!(job.phases[0].size_bytes, 4096);
+    }
+
+    #[test]
+    fn fio_spellings_of_the_target_are_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let e = pick_target(None, Some(d.path()), None).unwrap_err();
+        assert!(
+            e.to_string().contains("is a directory; use --directory"),
+            "{e}"
+        );
+        let missing = d.path().join("nope");
+        let e = pick_target(None, None, Some(&missing)).unwrap_err();
+        assert!(e.to_string().contains("not an existing directory"), "{e}");
+        assert_eq!(
+            pick_target(None, None, Some(d.path())).unwrap().as_deref(),
+            Some(d.path())
+        );
+    }
+
+    #[test]
+    fn a_bad_fio_job_names_its_file() {
+        let text = "[j]\nrw=read\nbs=0\n";
+        let e = build_fio(text, "x.fio", None, &PhaseSpec::default()).unwrap_err();
+        let chain = format!(
+            "{e}: {}",
+            std::error::Error::source(&e)
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        );
+        assert!(chain.starts_with("in fio job file x.fio"), "{chain}");
+    }
+
+    #[test]
+    fn groups_are_refused_across_processes() {
+        let mut over = flags(&[("engine", "psync")]);
+        over.group = vec![crate::parse_group_arg("rw=read numjobs=2").unwrap()];
+        let job = build(None, None, &over).unwrap();
+        let e = job.without_groups().unwrap_err().to_string();
+        assert!(
+            e.contains("job groups are not supported in multi-process"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! The shared front end of every command that runs phases (bench, md,
+//! sweep, campaigns): how a run is carried out and where its results go
+//! ([`RunArgs`]), the checks made before any file exists ([`check_paths`]),
+//! the store side ([`Sink`], [`open_sink_tagged`], [`write_fallback`]),
+//! the watcher ([`Live`]) and what the MPI launcher says ([`launcher_size`]).
+//! Commands import this module, never one another.
+
+mod launcher;
+mod live;
+mod sink;
+
+pub use launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
+pub use live::Live;
+pub use sink::{Sink, write_fallback};
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Result format on stdout of a command that runs phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum OutputFormat {
+    #[default]
+    Table,
+    Json,
+}
+
+/// How a run is carried out and where its results go (shared by every
+/// command that runs bench phases).
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Keep the data files afterwards
+    #[arg(long)]
+    pub keep: bool,
+    /// Allow writing to an existing file or a block device (destroys its contents); never one a mounted file system, swap or another device is built on
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// No live progress on stderr
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Result format on stdout
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table,
+          default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json")))]
+    pub output_format: OutputFormat,
+    /// Shorthand for --output-format json
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
+    /// Also write the JSON result document to FILE (never over an SQLite database, a device or a
+    /// FIFO; over an existing file only if it is an earlier --json-out document, or with --force)
+    #[arg(long, value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+    /// Let --json-out overwrite an existing file that is not an earlier --json-out document (never
+    /// an SQLite database)
+    #[arg(long)]
+    pub force: bool,
+    /// Sample the devices under the target (iostat -x figures, every layer of
+    /// the stack) during the run and keep the timeline with the results
+    #[arg(long)]
+    pub monitor: bool,
+    #[command(flatten)]
+    pub db: crate::commands::common::DbArgs,
+    #[command(flatten)]
+    pub record: crate::commands::common::RecordArgs,
+    /// Do not save the run in the results database
+    #[arg(long)]
+    pub no_save: bool,
+    /// Sampling interval of --monitor
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
+    pub monitor_interval: Duration,
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    storlab_types::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// The target and `--json-out` against the database and the output rules:
+/// the results database is never a target, nor an output.
+pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+    check_paths_as(target, args, crate::commands::common::OutputKind::BenchJson)
+}
+
+/// [`check_paths`] for a command whose `--json-out` is of another `kind`
+/// (sweep).
+pub fn check_paths_as(
+    target: Option<&Path>,
+    args: &RunArgs,
+    kind: crate::commands::common::OutputKind,
+) -> Result<()> {
+    use crate::commands::common::{check_output_path, database_file};
+    if let Some(t) = target
+        && let Some(which) = database_file(t, &args.db.db)
+    {
+        anyhow::bail!(
+            "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
+             give a directory, a new file name or a disk",
+            t.display(),
+            which.display()
+        );
+    }
+    if let Some(out) = &args.json_out {
+        check_output_path(out, &args.db.db, args.force, kind)?;
+        if let Some(t) = target
+            && crate::commands::common::same_file(out, t)
+        {
+            anyhow::bail!(
+                "--json-out {} is the benchmark's target: choose another file name",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Open the store and check the labels (or nothing, with `--no-save`),
+/// with tags of the caller's own added (a repeat's group, an
+/// MPI scaling run's client count).
+pub fn open_sink_tagged(args: &RunArgs, extra: &[(&str, String)]) -> Result<Sink> {
+    let mut tags = args.record.tag_map()?;
+    for (k, v) in extra {
+        tags.insert((*k).to_string(), v.clone());
+    }
+    let store = if args.no_save {
+        None
+    } else {
+        Some(args.db.open()?)
+    };
+    Ok(Sink::new(
+        store,
+        &args.db.db,
+        tags,
+        args.record.note().map(String::from),
+    ))
+}
