@@ -112,7 +112,10 @@ impl RecordArgs {
         // `storlab report` a week later cannot be fixed on the run. Its
         // catalog files are recorded by absolute path.
         if let Some(d) = map.get_mut(DESIGN_TAG) {
-            *d = super::plan::design_to_record(d).context("--design (or tag planned_as=...)")?;
+            *d = storlab_plan::design_to_record(d, |p| {
+                read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
+            })
+            .context("--design (or tag planned_as=...)")?;
         }
         Ok(map)
     }

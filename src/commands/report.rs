@@ -79,7 +79,12 @@ impl ReportCommand {
         self.format = Some(format);
         // A design given here is checked before anything is read.
         let given = match &self.design {
-            Some(d) => Some((d.as_str(), super::plan::design_from_spec(d)?)),
+            Some(d) => Some((
+                d.as_str(),
+                storlab_plan::design_from_spec(d, |p| {
+                    super::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
+                })?,
+            )),
             None => None,
         };
         let kind = match format {
@@ -175,7 +180,13 @@ fn predicted(
     for run in runs {
         let (spec, evaluated) = match (given, run.tags.get(DESIGN_TAG)) {
             (Some((d, design)), _) => (d.to_string(), Ok(design.clone())),
-            (None, Some(tag)) => (tag.clone(), super::plan::design_from_spec(tag)),
+            (None, Some(tag)) => (
+                tag.clone(),
+                storlab_plan::design_from_spec(tag, |p| {
+                    super::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
+                })
+                .map_err(|e| anyhow::Error::from(e.inner())),
+            ),
             (None, None) => continue,
         };
         let rows = evaluated

@@ -9,6 +9,7 @@ mod charts;
 mod cli;
 mod cluster_flags;
 mod compare;
+mod design;
 mod engine_depth;
 mod fiohabits;
 mod groups;

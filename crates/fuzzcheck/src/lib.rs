@@ -41,6 +41,7 @@ pub const TARGETS: &[Target] = &[
     ("campaign", campaign),
     ("sim_scenario", sim_scenario),
     ("plan_catalog", plan_catalog),
+    ("design", design),
 ];
 
 /// The built-in plan catalog, parsed once (it is 25 kB of TOML; parsing it
@@ -154,6 +155,30 @@ pub fn layout(data: &[u8]) {
                 "{notation:?} with {drive}: {g:?}"
             );
         }
+    }
+}
+
+/// A design string (`bench --design`, tag `planned_as`): what parses has a
+/// canonical form that parses back to the same design and is its own
+/// canonical form; resolving it against the built-in catalog and
+/// evaluating it returns an answer or an error, never a panic.
+pub fn design(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok(spec) = storlab_plan::DesignSpec::parse(t) else {
+        return;
+    };
+    let canonical = spec.to_string();
+    let back = storlab_plan::DesignSpec::parse(&canonical);
+    assert_eq!(
+        back.as_ref().ok(),
+        Some(&spec),
+        "{t:?} printed as {canonical:?}: {back:?}"
+    );
+    if let Ok(back) = back {
+        assert_eq!(back.to_string(), canonical, "{t:?}");
+    }
+    if let Ok(d) = spec.design(&plan_builtin()) {
+        let _ = storlab_plan::evaluate(&d);
     }
 }
 

@@ -384,3 +384,7 @@ fn sim_scenario() {
 fn plan_catalog() {
     pass("plan_catalog")
 }
+#[test]
+fn design() {
+    pass("design")
+}

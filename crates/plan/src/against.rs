@@ -4,6 +4,7 @@
 //! tagged with the design they were planned as).
 
 use crate::PlanError;
+use crate::calibrate::Observation;
 use crate::design::Design;
 use crate::perf::{Pattern, Workload, predict_geo};
 use serde::Serialize;
@@ -126,6 +127,50 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
 /// Mean absolute error over the rows that have one, and how many those are.
 pub fn mean_absolute_error(rows: &[Against]) -> Option<(f64, usize)> {
     mean_abs(rows.iter().filter_map(|r| r.error))
+}
+
+/// A stored run's phases as calibration observations (one per phase with
+/// I/O, in its direction), and the phases left out with why.
+pub fn observations(run: &StoredRun) -> (Vec<Observation>, Vec<String>) {
+    let mut obs = Vec::new();
+    let mut skipped = Vec::new();
+    for p in &run.report.phases {
+        let label = format!("run {} phase {}", run.id, p.params.name);
+        let w = match phase_workload(p) {
+            Ok(w) => w,
+            Err(why) => {
+                skipped.push(format!("{label}: {why}"));
+                continue;
+            }
+        };
+        if matches!(w.pattern, Pattern::Mix { .. }) {
+            skipped.push(format!(
+                "{label}: a read/write mix (the fit uses pure reads and pure writes)"
+            ));
+            continue;
+        }
+        if w.buffered {
+            skipped.push(format!(
+                "{label}: buffered (the page cache, not the device, sets its rate); use --cache direct"
+            ));
+            continue;
+        }
+        let write = matches!(w.pattern, Pattern::SeqWrite | Pattern::RandWrite);
+        let stats = if write { &p.write } else { &p.read };
+        if stats.ops == 0 {
+            skipped.push(format!("{label}: no I/O"));
+            continue;
+        }
+        obs.push(Observation {
+            label,
+            write,
+            random: w.pattern.is_random(),
+            request_bytes: w.request_bytes,
+            in_flight: w.streams * w.qd,
+            iops: stats.iops,
+        });
+    }
+    (obs, skipped)
 }
 
 #[cfg(test)]

@@ -560,6 +560,75 @@ impl Calibration {
     }
 }
 
+/// A name `plan calibrate --as` can give an entry: letters, digits, '-',
+/// '_' or '.' (trimmed).
+pub fn entry_name(name: &str) -> Result<&str, PlanError> {
+    let n = name.trim();
+    if n.is_empty()
+        || !n
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(PlanError::Design(format!(
+            "--as '{name}' is not a catalog name; use letters, digits, '-', '_' or '.', e.g. --as my-array"
+        )));
+    }
+    Ok(n)
+}
+
+/// What a fitted entry is modelled on (`plan calibrate --like`): a catalog
+/// drive, or a catalog controller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Like {
+    Drive(Box<DriveSpec>),
+    Controller(Box<ControllerSpec>),
+}
+
+impl Like {
+    /// The catalog drive or controller called `name`.
+    pub fn find(cat: &crate::catalog::Catalog, name: &str) -> Result<Like, PlanError> {
+        match (cat.drive(name), cat.controller(name)) {
+            (Ok(d), _) => Ok(Like::Drive(Box::new(d))),
+            (Err(_), Ok(c)) => Ok(Like::Controller(Box::new(c))),
+            (Err(e), Err(_)) => {
+                let mut known = cat.drive_names();
+                known.extend(cat.controller_names());
+                let s = crate::error::suggest(name, known);
+                Err(PlanError::Design(format!(
+                    "--like '{name}' is neither a drive nor a controller in the catalog{}; list them with `storlab plan catalog` ({e})",
+                    if s.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (did you mean {}?)",
+                            s.iter()
+                                .map(|x| format!("'{x}'"))
+                                .collect::<Vec<_>>()
+                                .join(" or ")
+                        )
+                    }
+                )))
+            }
+        }
+    }
+
+    /// `drive` or `controller`: the flag the written entry is used with.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Like::Drive(_) => "drive",
+            Like::Controller(_) => "controller",
+        }
+    }
+
+    /// The catalog entry (TOML) of `cal` modelled on this, fitted to `runs`.
+    pub fn entry(&self, cal: &Calibration, runs: &str) -> String {
+        match self {
+            Like::Drive(d) => cal.to_toml(d, runs),
+            Like::Controller(c) => cal.to_controller_toml(c, runs),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -637,7 +637,6 @@ impl Catalog {
     ) -> Result<ControllerSpec, PlanError> {
         let e = &c.entry;
         Ok(ControllerSpec {
-            name: e.name.get_ref().clone(),
             max_bytes_per_s: e.max_throughput.map(|r| r.0),
             max_iops: e.max_iops,
             parity_bytes_per_s: e.parity_rate.map(|r| r.0),
@@ -648,18 +647,19 @@ impl Catalog {
             parity_on_controller: e.parity_on_controller,
             lun_read_bytes_per_s: e.lun_read.map(|r| r.0),
             lun_write_bytes_per_s: e.lun_write.map(|r| r.0),
-            luns: 1,
             mirror: e
                 .mirror_link
                 .as_ref()
                 .map(|l| self.link_at(c.file, l))
                 .transpose()?,
-            overrides: Vec::new(),
             write_back: e.write_back,
-            backend: self.link_at(c.file, &e.backend)?,
-            host: self.link_at(c.file, &e.host)?,
             max_drives: e.max_drives,
             price: e.price,
+            ..ControllerSpec::new(
+                e.name.get_ref().clone(),
+                self.link_at(c.file, &e.backend)?,
+                self.link_at(c.file, &e.host)?,
+            )
         })
     }
 

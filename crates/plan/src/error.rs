@@ -25,6 +25,21 @@ pub enum PlanError {
         extra: String,
     },
 
+    /// A design (`--design`, tag `planned_as`) or one of its values that is
+    /// refused, worded in full.
+    #[error("{0}")]
+    Design(String),
+
+    /// A design string that does not read as `storlab plan layout`'s arguments.
+    #[error(
+        "design '{spec}': {reason}; it takes storlab plan layout's arguments (see storlab plan layout --help)"
+    )]
+    DesignSyntax { spec: String, reason: String },
+
+    /// A design string whose values the model refuses.
+    #[error("design '{spec}': {error}")]
+    InDesign { spec: String, error: Box<PlanError> },
+
     /// A catalog file that is not valid TOML or has unknown keys.
     #[error("{file}:{line}:{column}: {message}")]
     Catalog {
@@ -36,6 +51,15 @@ pub enum PlanError {
 }
 
 impl PlanError {
+    /// The error without the design string that names where it is (for a
+    /// caller that names the design itself).
+    pub fn inner(self) -> PlanError {
+        match self {
+            PlanError::InDesign { error, .. } => *error,
+            e => e,
+        }
+    }
+
     pub(crate) fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Self {
         PlanError::Invalid {
             what: what.into(),

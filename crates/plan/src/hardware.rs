@@ -276,6 +276,36 @@ pub struct ControllerSpec {
     pub price: Option<f64>,
 }
 
+impl ControllerSpec {
+    /// The one constructor: a controller with these drive-side and host-side
+    /// links that limits nothing else (no published throughput, IOPS,
+    /// parity or per-LUN figure), with a write-back cache and one LUN. The
+    /// catalog and the command line fill in what they know.
+    pub fn new(name: impl Into<String>, backend: LinkSpec, host: LinkSpec) -> Self {
+        ControllerSpec {
+            name: name.into(),
+            max_bytes_per_s: None,
+            max_iops: None,
+            parity_bytes_per_s: None,
+            max_read_bytes_per_s: None,
+            max_write_bytes_per_s: None,
+            write_limit_by: None,
+            memory_bytes_per_s: None,
+            mirror: None,
+            parity_on_controller: false,
+            lun_read_bytes_per_s: None,
+            lun_write_bytes_per_s: None,
+            luns: 1,
+            overrides: Vec::new(),
+            write_back: true,
+            backend,
+            host,
+            max_drives: None,
+            price: None,
+        }
+    }
+}
+
 fn is_one(n: &u32) -> bool {
     *n == 1
 }

@@ -16,6 +16,9 @@
 //! * and each stored run's phases predicted beside what they measured
 //!   ([`against`]).
 //!
+//! A design as the user writes it is a [`spec::DesignSpec`]; [`render`] is the
+//! text `storlab plan` prints.
+//!
 //! Formulas and sources: `docs/MODEL.md`. The crate is pure: it reads no files
 //! (the CLI hands it catalog text) and prints nothing.
 
@@ -29,8 +32,11 @@ pub mod layout;
 pub mod path;
 pub mod perf;
 pub mod reliability;
+pub mod render;
 pub mod search;
+pub mod spec;
 
 pub use design::{Design, DesignReport, PLAN_SCHEMA_VERSION, evaluate};
 pub use error::PlanError;
 pub use layout::{Aggregation, Geometry, GroupLevel, Layout};
+pub use spec::{DesignSpec, design_from_spec, design_to_record};

@@ -127,6 +127,15 @@ pub fn controller_limit(ctrl: &ControllerSpec, w: &Workload) -> Option<Limit> {
         })
 }
 
+/// What one controller's host link carries for workload `w`, bytes/s: the
+/// same figure [`path_limits`] gives as `host_link` for one controller
+/// (reads and writes share it as the link's duplex allows).
+pub fn host_link_limit(ctrl: &ControllerSpec, w: &Workload) -> f64 {
+    let s = w.request_bytes as f64;
+    let r = w.pattern.read_fraction();
+    ctrl.host.capacity(s * r, s * (1.0 - r)) * s
+}
+
 /// Who serves a LUN in a dual-controller array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -37,6 +37,17 @@ impl SimCatalog {
         }
     }
 
+    /// The built-in catalog with the user's catalog `files` on top (same
+    /// name replaces); `read` gives a file's text (the crate reads no files).
+    pub fn with_files(
+        files: &[std::path::PathBuf],
+        read: impl FnMut(&std::path::Path) -> Result<String, String>,
+    ) -> Result<SimCatalog, String> {
+        storlab_plan::spec::catalog_with(files, read)
+            .map(|inner| SimCatalog { inner })
+            .map_err(|e| e.to_string())
+    }
+
     /// Add a user's catalog file on top (same name replaces), e.g. entries
     /// `plan calibrate` produced.
     pub fn extend(&mut self, name: &str, text: &str) -> Result<(), String> {
@@ -48,13 +59,7 @@ impl SimCatalog {
     pub fn link_rate(&self, spec: &str, write: bool) -> Result<f64, String> {
         self.inner
             .link(spec)
-            .map(|l| {
-                if write {
-                    l.write_bytes_per_s.unwrap_or(l.bytes_per_s)
-                } else {
-                    l.bytes_per_s
-                }
-            })
+            .map(|l| if write { l.write_rate() } else { l.bytes_per_s })
             .map_err(|e| e.to_string())
     }
 
@@ -80,13 +85,7 @@ impl SimCatalog {
         iodepth: u32,
     ) -> Result<ArrayPath, String> {
         let w = Workload::new(plan_pattern(pattern), bs).with_concurrency(1, iodepth.max(1));
-        let host_link = controller.map(|c| {
-            if pattern.is_write() {
-                c.host.write_rate()
-            } else {
-                c.host.bytes_per_s
-            }
-        });
+        let host_link = controller.map(|c| storlab_plan::path::host_link_limit(c, &w));
         let Some((layout, drive)) = raid else {
             return Ok(ArrayPath {
                 controller: controller
@@ -150,27 +149,7 @@ fn plan_pattern(p: Pattern) -> PlanPattern {
 /// stripes unless a catalog controller says otherwise).
 pub fn transparent_controller() -> ControllerSpec {
     let free = LinkSpec::new("none", 1, f64::INFINITY);
-    ControllerSpec {
-        name: "array controller".into(),
-        max_bytes_per_s: None,
-        max_iops: None,
-        parity_bytes_per_s: None,
-        max_read_bytes_per_s: None,
-        max_write_bytes_per_s: None,
-        write_limit_by: None,
-        memory_bytes_per_s: None,
-        parity_on_controller: false,
-        mirror: None,
-        lun_read_bytes_per_s: None,
-        lun_write_bytes_per_s: None,
-        luns: 1,
-        overrides: Vec::new(),
-        write_back: true,
-        backend: free.clone(),
-        host: free,
-        max_drives: None,
-        price: None,
-    }
+    ControllerSpec::new("array controller", free.clone(), free)
 }
 
 #[cfg(test)]
@@ -204,6 +183,46 @@ mod tests {
             assert!(
                 c.array_path(None, Some(bad), Pattern::Write, 4096, 1)
                     .is_err()
+            );
+        }
+    }
+
+    /// The array's ports are plan's host link: the figure sim takes is the
+    /// one plan's model gives for the same controller, layout and workload.
+    #[test]
+    fn the_host_link_is_plans_figure() {
+        let c = SimCatalog::builtin();
+        let ctrl = c.controller("perc-6e").unwrap();
+        let cat = Catalog::builtin();
+        for pattern in [
+            Pattern::Read,
+            Pattern::Write,
+            Pattern::RandRead,
+            Pattern::RandWrite,
+        ] {
+            let bs = 256 * 1024;
+            let sim = c
+                .array_path(
+                    Some(&ctrl),
+                    Some(("R5/6", "cheetah-15k5-300gb")),
+                    pattern,
+                    bs,
+                    4,
+                )
+                .unwrap();
+            let hw = Hardware {
+                drive: cat.drive("cheetah-15k5-300gb").unwrap(),
+                controller: ctrl.clone(),
+                controllers: 1,
+                enclosure: None,
+                host_bytes_per_s: None,
+            };
+            let w = Workload::new(plan_pattern(pattern), bs).with_concurrency(1, 4);
+            let plan = path_limits(&"R5/6".parse().unwrap(), &hw, &w).unwrap();
+            assert_eq!(
+                sim.host_link,
+                Some(plan.host_link.bytes_per_s),
+                "{pattern:?}"
             );
         }
     }

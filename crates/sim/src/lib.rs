@@ -15,21 +15,27 @@
 //!   express: lock serialisation, caches filling over time, latency
 //!   distributions.
 //!
-//! [`sweep`] runs either over `--vary` values. The crate is pure: it reads no
-//! files and prints nothing. Definitions and sources: `docs/SIM.md`.
+//! [`sweep()`] runs either over `--vary` values; [`listing()`] is what
+//! `storlab sim` lists of them and [`record()`] the run of kind `sim` the
+//! store keeps. The crate is pure: it reads no files and prints nothing. Definitions and sources: `docs/SIM.md`.
 
 pub mod analytic;
 pub mod catalog;
+pub mod chart;
 pub mod des;
 pub mod engine;
 pub mod error;
+pub mod listing;
 pub mod model;
 pub mod net;
+pub mod record;
 pub mod scenario;
 pub mod sweep;
 
 pub use catalog::SimCatalog;
 pub use error::SimError;
+pub use listing::{Listing, listing};
 pub use model::{Point, Utilisation};
+pub use record::record;
 pub use scenario::{Resolved, Scenario, Vary, parse_vary};
 pub use sweep::{Solver, SweepPoint, sweep};

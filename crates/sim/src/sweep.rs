@@ -30,6 +30,13 @@ pub struct SweepPoint {
     pub des: Option<Point>,
 }
 
+impl SweepPoint {
+    /// The point's answers: the analytic one, then the simulated one.
+    pub fn solved(&self) -> Vec<&Point> {
+        self.analytic.iter().chain(self.des.iter()).collect()
+    }
+}
+
 /// Solve `scenario` at each value of `vary` (or once without it).
 pub fn sweep(
     scenario: &Scenario,

@@ -1,9 +1,10 @@
 //! `storlab plan calibrate`: fit a catalog entry to stored runs of one
 //! device and write it as a user catalog file.
 
-use super::against::observations;
 use super::*;
 use crate::commands::common::{DbArgs, RunArgs};
+use storlab_plan::against::observations;
+use storlab_plan::calibrate::Like;
 
 #[derive(Args, Debug)]
 pub(super) struct CalibrateArgs {
@@ -35,42 +36,9 @@ pub(super) struct CalibrateArgs {
 }
 
 pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
-    let name = a.name.trim();
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        bail!(
-            "--as '{}' is not a catalog name; use letters, digits, '-', '_' or '.', e.g. --as my-array",
-            a.name
-        );
-    }
+    let name = storlab_plan::calibrate::entry_name(&a.name)?;
     let cat = load_catalog(&a.catalog)?;
-    let like = match (cat.drive(&a.like), cat.controller(&a.like)) {
-        (Ok(d), _) => Like::Drive(Box::new(d)),
-        (Err(_), Ok(c)) => Like::Controller(Box::new(c)),
-        (Err(e), Err(_)) => {
-            let mut known = cat.drive_names();
-            known.extend(cat.controller_names());
-            let s = storlab_plan::error::suggest(&a.like, known);
-            bail!(
-                "--like '{}' is neither a drive nor a controller in the catalog{}; list them with `storlab plan catalog` ({e})",
-                a.like,
-                if s.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (did you mean {}?)",
-                        s.iter()
-                            .map(|x| format!("'{x}'"))
-                            .collect::<Vec<_>>()
-                            .join(" or ")
-                    )
-                }
-            );
-        }
-    };
+    let like = Like::find(&cat, &a.like)?;
     let hold_out = a
         .hold_out
         .iter()
@@ -92,10 +60,7 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
         if ids.len() == 1 { "" } else { "s" },
         ids.join(", ")
     );
-    let text = match &like {
-        Like::Drive(d) => cal.to_toml(d, &label),
-        Like::Controller(c) => cal.to_controller_toml(c, &label),
-    };
+    let text = like.entry(&cal, &label);
     // The entry must load as it is written.
     let mut check = cat.clone();
     check
@@ -128,122 +93,13 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
             });
             output::print_json(&doc)?;
         }
-        Format::Table => output::print(&render(
+        Format::Table => output::print(&storlab_plan::render::render_calibration(
             &cal,
             &skipped,
             &path,
-            match like {
-                Like::Drive(_) => "drive",
-                Like::Controller(_) => "controller",
-            },
+            like.kind(),
+            table,
         ))?,
     }
     Ok(Outcome::Ok)
-}
-
-fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or("not identified".to_string(), f)
-}
-
-fn render(
-    cal: &storlab_plan::calibrate::Calibration,
-    skipped: &[String],
-    path: &std::path::Path,
-    kind: &str,
-) -> String {
-    let mut out = format!("storlab plan calibrate: {}\n\n", cal.name);
-    let mut t = table();
-    t.set_header(vec!["fitted", "read", "write"]);
-    t.add_row(vec![
-        "streaming rate (latency = overhead + size / rate)".to_string(),
-        opt(cal.read.rate_bytes_per_s, format_rate),
-        opt(cal.write.rate_bytes_per_s, format_rate),
-    ]);
-    t.add_row(vec![
-        "streaming capacity (deepest queue measured)".to_string(),
-        opt(cal.read.capacity_bytes_per_s, format_rate),
-        opt(cal.write.capacity_bytes_per_s, format_rate),
-    ]);
-    t.add_row(vec![
-        "per-command overhead".to_string(),
-        opt(cal.read.cmd_overhead_s, |o| format!("{:.3} ms", o * 1e3)),
-        opt(cal.write.cmd_overhead_s, |o| format!("{:.3} ms", o * 1e3)),
-    ]);
-    t.add_row(vec![
-        "random IOPS".to_string(),
-        opt(cal.read.iops, |i| thousands(i.round() as u64)),
-        opt(cal.write.iops, |i| thousands(i.round() as u64)),
-    ]);
-    let ms = |o: f64| format!("{:.3} ms", o * 1e3);
-    t.add_row(vec![
-        "random request time (1/IOPS = fixed + size / rate), fixed".to_string(),
-        opt(cal.read.random_op_s, ms),
-        opt(cal.write.random_op_s, ms),
-    ]);
-    t.add_row(vec![
-        "random request time, transfer rate".to_string(),
-        opt(cal.read.random_rate_bytes_per_s, format_rate),
-        opt(cal.write.random_rate_bytes_per_s, format_rate),
-    ]);
-    t.add_row(vec![
-        "random latency (shallowest queue), fixed".to_string(),
-        opt(cal.read.random_latency_s, ms),
-        opt(cal.write.random_latency_s, ms),
-    ]);
-    out.push_str(&t.to_string());
-    out.push_str("\n\n");
-    let mut t = table();
-    t.set_header(vec!["phase", "measured IOPS", "fitted IOPS", "error", ""]);
-    for p in &cal.points {
-        t.add_row(vec![
-            p.label.clone(),
-            format!("{:.0}", p.measured_iops),
-            p.predicted_iops
-                .map_or("-".to_string(), |x| format!("{x:.0}")),
-            p.error
-                .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0)),
-            if p.fitted {
-                "fitted"
-            } else if p.held_out {
-                "held out: predicted"
-            } else {
-                "repeat (the median is fitted)"
-            }
-            .to_string(),
-        ]);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    if let Some(e) = cal.fit_error {
-        out.push_str(&format!(
-            "fit error (mean |error| of the fitted points): {:.1}%\n",
-            e * 100.0
-        ));
-    }
-    if let Some(e) = cal.held_out_error {
-        out.push_str(&format!(
-            "held-out error (points the fit did not see): {:.1}%\n",
-            e * 100.0
-        ));
-    }
-    for s in &cal.not_identified {
-        out.push_str(&format!("not identified: {s}\n"));
-    }
-    for s in skipped {
-        out.push_str(&format!("skipped: {s}\n"));
-    }
-    out.push_str(&format!(
-        "wrote {}; use it with --catalog {} --{} {}\n",
-        path.display(),
-        path.display(),
-        kind,
-        cal.name
-    ));
-    out
-}
-
-/// What the entry is modelled on.
-enum Like {
-    Drive(Box<storlab_plan::hardware::DriveSpec>),
-    Controller(Box<storlab_plan::hardware::ControllerSpec>),
 }

@@ -102,142 +102,41 @@ pub(super) struct LayoutArgs {
     system: SystemArgs,
 }
 
+impl LayoutArgs {
+    /// The design the arguments describe, as the plan crate takes it.
+    fn spec(&self) -> storlab_plan::DesignSpec {
+        storlab_plan::DesignSpec {
+            layout: self.layout.clone(),
+            chunk: self.chunk.clone(),
+            stripe: self.stripe.clone(),
+            controllers: Some(self.controllers),
+            drive: self.drive.choice(),
+            system: self.system.choice(),
+            workloads: storlab_plan::spec::WorkloadChoice {
+                seq_size: Some(self.seq_size.clone()),
+                random_size: Some(self.random_size.clone()),
+                mix_read: Some(self.mix_read.clone()),
+                mix_size: Some(self.mix_size.clone()),
+                mix_sequential: self.mix_sequential,
+                mix_buffered: self.mix_buffered,
+                streams: Some(self.concurrency.streams),
+                qd: Some(self.concurrency.qd),
+            },
+            fs_su: self.fs_su.clone(),
+            fs_sw: self.fs_sw,
+            cores: self.cores,
+            mbps_per_core: Some(self.mbps_per_core),
+            catalogs: self.drive.catalog.clone(),
+        }
+    }
+}
+
 /// The design the arguments describe (layout, hardware, repair policy,
 /// workloads), checked.
 fn design_of(a: &LayoutArgs) -> Result<Design> {
-    let cat = load_catalog(&a.drive.catalog)?;
-    let l = a
-        .layout
-        .parse::<Layout>()?
-        .with_sizes(a.chunk.as_deref(), a.stripe.as_deref())?;
-    l.require_drives()?;
-    let hardware = a.system.hardware(&cat, &a.drive, a.controllers)?;
-    let (delay, mission) = a.system.repair()?;
-    let mix_read = parse_percent(&a.mix_read).context("--mix-read")?;
-    let sz = storlab_plan::perf::parse_request_size;
-    let workloads = Workload::standard(
-        sz("seq-size", &a.seq_size)?,
-        sz("random-size", &a.random_size)?,
-        Workload {
-            buffered: a.mix_buffered,
-            ..Workload::new(
-                Pattern::Mix {
-                    read_pct: mix_read,
-                    random: !a.mix_sequential,
-                },
-                sz("mix-size", &a.mix_size)?,
-            )
-        },
-    )
-    .into_iter()
-    .map(|w| w.with_concurrency(a.concurrency.streams, a.concurrency.qd))
-    .collect::<Vec<_>>();
-    a.concurrency.check()?;
-    let fs_stripe = match (&a.fs_su, a.fs_sw) {
-        (Some(su), Some(sw)) => Some(FsStripe {
-            su_bytes: size("fs-su", su)?,
-            sw,
-        }),
-        _ => None,
-    };
-    let sizing = match a.cores {
-        Some(cores) => Some(Sizing {
-            cores,
-            mb_per_s_per_core: positive("mbps-per-core", a.mbps_per_core)?,
-        }),
-        None => None,
-    };
-    let design = Design {
-        layout: l,
-        hardware,
-        hot_spares: a.system.hot_spares,
-        replace_delay_hours: delay,
-        mission_hours: mission,
-        fleet: a.system.fleet,
-        workloads,
-        fs_stripe,
-        sizing,
-    };
-    Ok(design)
-}
-
-/// What `storlab bench --design` and `--tag planned_as=...` take: the arguments
-/// of `storlab plan layout` in one string, e.g.
-/// `R6/10/20 --drive exos-x18-18tb --controller perc-h800`.
-#[derive(clap::Parser, Debug)]
-#[command(name = "design", no_binary_name = true, disable_help_flag = true)]
-struct DesignSpec {
-    #[command(flatten)]
-    args: LayoutArgs,
-}
-
-/// The design a run is tagged with (`planned_as=...`), parsed as `storlab plan
-/// layout`'s arguments and checked the same way.
-pub fn design_from_spec(spec: &str) -> Result<Design> {
-    use clap::Parser;
-    let words = shlex::split(spec).with_context(|| {
-        format!("design '{spec}': unbalanced quotes; quote a layout with spaces as 'lvm(4*R5/6, stripe=1M)'")
-    })?;
-    if words.is_empty() {
-        bail!(
-            "the design is empty; give storlab plan layout's arguments, e.g. \"R6/10/20 --drive exos-x18-18tb\""
-        );
-    }
-    let d = DesignSpec::try_parse_from(&words).map_err(|e| {
-        let msg = e.render().to_string();
-        let first = msg
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string();
-        anyhow::anyhow!(
-            "design '{spec}': {first}; it takes storlab plan layout's arguments (see storlab plan layout --help)"
-        )
-    })?;
-    if !d.args.against.is_empty() {
-        bail!(
-            "design '{spec}': --against has no place in a design; the run tagged is what it is held against"
-        );
-    }
-    let design = design_of(&d.args)?;
-    // Checked as `storlab plan layout` checks it (e.g. controllers for the
-    // groups), so that a design a run records can always be predicted.
-    storlab_plan::evaluate(&design).with_context(|| format!("design '{spec}'"))?;
-    Ok(design)
-}
-
-/// The design as a run records it: checked by [`design_from_spec`], with
-/// every `--catalog FILE` made absolute (a report made in another directory
-/// must find the same file); otherwise the string as given.
-pub fn design_to_record(spec: &str) -> Result<String> {
-    design_from_spec(spec)?;
-    let words = shlex::split(spec).unwrap_or_default();
-    let mut changed = false;
-    let mut abs = |p: &str| -> Result<String> {
-        let a = std::path::absolute(p)
-            .with_context(|| format!("design '{spec}': cannot make {p} absolute"))?;
-        changed |= a.as_os_str() != p;
-        Ok(a.display().to_string())
-    };
-    let mut out = Vec::with_capacity(words.len());
-    let mut catalog_next = false;
-    for w in &words {
-        if catalog_next {
-            out.push(abs(w)?);
-            catalog_next = false;
-        } else if let Some(p) = w.strip_prefix("--catalog=") {
-            out.push(format!("--catalog={}", abs(p)?));
-        } else {
-            catalog_next = w == "--catalog";
-            out.push(w.clone());
-        }
-    }
-    if !changed {
-        return Ok(spec.to_string());
-    }
-    shlex::try_join(out.iter().map(String::as_str))
-        .with_context(|| format!("design '{spec}': cannot quote it again"))
+    let spec = a.spec();
+    let cat = spec.catalog(read_catalog)?;
+    Ok(spec.design(&cat)?)
 }
 
 pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
@@ -253,7 +152,7 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
     } else {
         let store = a.db.open_existing()?;
         let runs = store.select(&a.against, false)?;
-        Some(super::against::against(&design, &runs)?)
+        Some(storlab_plan::against::against(&design, &runs)?)
     };
     match a.system.out.format() {
         Format::Json => {
@@ -264,10 +163,10 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
             output::print_json(&doc)?
         }
         Format::Table => {
-            let mut text = render_layout(&report);
+            let mut text = storlab_plan::render::render_layout(&report, table);
             if let Some(m) = &measured {
                 text.push_str("\npredicted vs measured\n");
-                text.push_str(&super::against::render_against(m));
+                text.push_str(&storlab_plan::render::render_against(m, table));
             }
             output::print(&text)?
         }
@@ -277,324 +176,4 @@ pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
         .as_ref()
         .is_some_and(|s| s.checks.iter().any(|c| !c.meets));
     Ok(if short { Outcome::Failed } else { Outcome::Ok })
-}
-
-// long-function: the report's sections in the order printed.
-fn render_layout(r: &DesignReport) -> String {
-    let g = &r.geometry;
-    let hw = &r.design.hardware;
-    let rel = &r.reliability;
-    let mut out = String::new();
-    let notes = |v: &[String]| {
-        if v.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", v.join(", "))
-        }
-    };
-    let capacity = if hw.drive.overrides.iter().any(|o| o.starts_with("capacity")) {
-        String::new()
-    } else {
-        format!(" ({:.2} TB)", hw.drive.capacity_bytes as f64 / 1e12)
-    };
-    out.push_str(&format!(
-        "storlab plan: {} on {} x {}{}{capacity}, {} x {}{}{}\n\n",
-        g.notation,
-        g.drives,
-        hw.drive.name,
-        notes(&hw.drive.overrides),
-        hw.controllers.max(1),
-        hw.controller.name,
-        notes(&hw.controller.overrides),
-        if r.design.hot_spares > 0 {
-            format!(", {} hot spare(s)", r.design.hot_spares)
-        } else {
-            String::new()
-        }
-    ));
-    let mut t = table();
-    t.set_header(vec!["layout", ""]);
-    let agg = match g.aggregation {
-        storlab_plan::Aggregation::Single => "one group",
-        storlab_plan::Aggregation::Controller => "the controller stripes over the groups",
-        storlab_plan::Aggregation::Lvm => "LVM stripes over the groups",
-    };
-    t.add_row(vec!["level".to_string(), format!("{} ({agg})", g.level)]);
-    t.add_row(vec![
-        "groups".to_string(),
-        format!(
-            "{} x {} drives ({} data + {} redundant)",
-            g.groups, g.span, g.data_drives_per_group, g.parity_drives_per_group
-        ),
-    ]);
-    t.add_row(vec![
-        "chunk / full stripe".to_string(),
-        format!(
-            "{} per drive / {} per group{}",
-            format_bytes(g.chunk_bytes),
-            format_bytes(g.group_full_stripe_bytes),
-            g.inter_group_stripe_bytes
-                .map(|s| format!(", {} across groups", format_bytes(s)))
-                .unwrap_or_default()
-        ),
-    ]);
-    t.add_row(vec!["raw".to_string(), tb(g.raw_bytes)]);
-    t.add_row(vec![
-        "usable".to_string(),
-        format!(
-            "{}, {:.1}% of raw (overhead {:.1}%)",
-            tb(g.usable_bytes),
-            (1.0 - g.overhead_fraction) * 100.0,
-            g.overhead_fraction * 100.0
-        ),
-    ]);
-    t.add_row(vec![
-        "failures survived".to_string(),
-        format!(
-            "{} per group; {} in the worst case, up to {} if spread over groups",
-            g.failures_survived_per_group,
-            g.failures_survived_worst_case,
-            g.failures_survived_best_case
-        ),
-    ]);
-    out.push_str(&t.to_string());
-    out.push_str("\n\n");
-
-    let mut t = table();
-    t.set_header(vec!["reliability", ""]);
-    t.add_row(vec![
-        "drive".to_string(),
-        format!(
-            "MTBF {} h (AFR {:.2}%), read errors {:.0e} per bit, {} sectors",
-            thousands(rel.drive_mtbf_hours.round() as u64),
-            afr_from_mtbf(rel.drive_mtbf_hours) * 100.0,
-            hw.drive.ber_per_bit,
-            format_bytes(hw.drive.sector_bytes)
-        ),
-    ]);
-    t.add_row(vec![
-        "repair".to_string(),
-        format!(
-            "{:.1} h rebuild{} + {:.1} h until it starts{}",
-            rel.rebuild_hours,
-            if hw.drive.rebuild_hours.is_some() {
-                " (given)".to_string()
-            } else {
-                format!(
-                    " ({:.2} TB at {})",
-                    hw.drive.capacity_bytes as f64 / 1e12,
-                    format_rate(hw.drive.rebuild_bytes_per_s)
-                )
-            },
-            rel.replace_delay_hours,
-            if r.design.hot_spares > 0 {
-                " (hot spare)"
-            } else {
-                " (replacement)"
-            }
-        ),
-    ]);
-    if rel.chain.tolerance > 0 {
-        t.add_row(vec![
-            "read error in a critical rebuild".to_string(),
-            format!(
-                "{} chance (reading {:.1} TB with no redundancy left); {:.0}% of the loss risk",
-                pct(rel.ure_probability_per_critical_rebuild),
-                rel.critical_rebuild_read_bytes / 1e12,
-                rel.ure_share_of_loss * 100.0
-            ),
-        ]);
-    }
-    t.add_row(vec![
-        "MTTDL per group".to_string(),
-        format!(
-            "{} (numerical solution of the chain: {}; without read errors: {})",
-            years(rel.group_mttdl_hours),
-            years(rel.group_mttdl_numerical_hours),
-            years(rel.group_mttdl_without_ure_hours)
-        ),
-    ]);
-    t.add_row(vec![
-        "MTTDL of the volume".to_string(),
-        format!(
-            "{} ({} groups; any group lost loses the volume)",
-            years(rel.volume_mttdl_hours),
-            g.groups
-        ),
-    ]);
-    t.add_row(vec![
-        format!("P(loss) in {}", years(rel.mission_hours)),
-        if rel.fleet > 1 {
-            format!(
-                "{} for one volume (transient solution: {}); {} for a fleet of {} ({:.3} losses expected)",
-                prob(rel.volume_loss_probability),
-                prob(rel.volume_loss_probability_numerical),
-                prob(rel.fleet_loss_probability),
-                rel.fleet,
-                rel.fleet_expected_losses
-            )
-        } else {
-            format!(
-                "{} for one volume (transient solution of the chain: {})",
-                prob(rel.volume_loss_probability),
-                prob(rel.volume_loss_probability_numerical)
-            )
-        },
-    ]);
-    out.push_str(&t.to_string());
-    out.push_str("\n\n");
-
-    out.push_str(&render_performance(&r.performance, &r.design.workloads));
-    out.push('\n');
-
-    if let Some(s) = &r.sizing {
-        let mut t = table();
-        t.set_header(vec![
-            format!(
-                "sizing: {} cores x {} MB/s = {}",
-                s.cores,
-                s.mb_per_s_per_core,
-                format_rate(s.required_bytes_per_s)
-            ),
-            "predicted".to_string(),
-            "vs required".to_string(),
-        ]);
-        for c in &s.checks {
-            t.add_row(vec![
-                c.workload.clone(),
-                format_rate(c.predicted_bytes_per_s),
-                format!("{:.2}x {}", c.ratio, if c.meets { "ok" } else { "SHORT" }),
-            ]);
-        }
-        out.push_str(&t.to_string());
-        out.push_str("\n(75 MB/s per core is a published planning figure for analytics; workloads range from about 25 to 135 MB/s per core: 25, 50, 75, 135)\n\n");
-    }
-    if let Some(c) = &r.cost {
-        out.push_str(&format!(
-            "cost: {:.0} ({} drives, {} enclosures), {:.1} per usable TB\n\n",
-            c.total, c.drives, c.enclosures, c.per_usable_tb
-        ));
-    }
-    for f in &r.findings {
-        let tag = match f.severity {
-            Severity::Warning => "warning",
-            Severity::Note => "note",
-            Severity::Ok => "ok",
-        };
-        out.push_str(&format!("{tag}: {}\n", f.message));
-    }
-    out
-}
-
-fn cell_for(p: &Prediction, iops: f64, bytes: f64) -> String {
-    match p.pattern {
-        Pattern::RandRead | Pattern::RandWrite | Pattern::Mix { .. } => {
-            format!("{} IOPS", thousands(iops.round() as u64))
-        }
-        _ => format_rate(bytes),
-    }
-}
-
-/// Headroom over the prediction: "+29%" below double, "4.6x" above.
-fn headroom(h: f64) -> String {
-    if h < 1.0 {
-        format!("+{:.0}%", h * 100.0)
-    } else {
-        format!("{:.1}x", h + 1.0)
-    }
-}
-
-fn render_performance(preds: &[Prediction], workloads: &[Workload]) -> String {
-    let mut out = String::new();
-    let mut t = table();
-    t.set_header(vec![
-        "workload",
-        "predicted",
-        "MB/s",
-        "bound by",
-        "write path",
-        "next limit (headroom)",
-    ]);
-    for p in preds {
-        let next = p
-            .parts
-            .iter()
-            .filter(|x| !x.binds)
-            .min_by(|a, b| a.headroom.total_cmp(&b.headroom))
-            .map(|x| format!("{} ({})", x.name, headroom(x.headroom)))
-            .unwrap_or_default();
-        // An upper bound (a part without a published limit could bind
-        // below it) is shown as one: "≤ 2.73 GB/s".
-        let le = if p.bound { "≤ " } else { "" };
-        t.add_row(vec![
-            p.workload.clone(),
-            format!("{le}{}", cell_for(p, p.iops, p.bytes_per_s)),
-            format!("{le}{:.1}", p.bytes_per_s / 1e6),
-            p.binding.clone(),
-            p.write_path.clone().unwrap_or_else(|| "-".into()),
-            next,
-        ]);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    for p in preds {
-        out.push_str(&format!("  {}: {}\n", p.workload, p.explanation));
-        for u in &p.unknowns {
-            out.push_str(&format!("    upper bound only: {u}\n"));
-        }
-    }
-    out.push('\n');
-    // Every part against every workload: what it alone could do.
-    let mut t = table();
-    let mut header = vec!["part: what it alone could do".to_string()];
-    header.extend(preds.iter().map(|p| p.workload.clone()));
-    t.set_header(header);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
-    // Workloads need not have the same parts (a write path binds only
-    // writes, a parity engine only parity writes): one row per part name,
-    // '-' where a part plays no role.
-    let mut names: Vec<&str> = Vec::new();
-    for p in preds {
-        for x in &p.parts {
-            if !names.contains(&x.name.as_str()) {
-                names.push(&x.name);
-            }
-        }
-    }
-    for name in names {
-        let mut row = vec![name.to_string()];
-        for p in preds {
-            row.push(match p.parts.iter().find(|x| x.name == name) {
-                Some(x) if x.binds => {
-                    format!("{} << binds", cell_for(p, x.max_iops, x.max_bytes_per_s))
-                }
-                Some(x) => format!(
-                    "{} ({})",
-                    cell_for(p, x.max_iops, x.max_bytes_per_s),
-                    headroom(x.headroom)
-                ),
-                None => "-".to_string(),
-            });
-        }
-        t.add_row(row);
-    }
-    for i in 1..=preds.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    out.push_str(&t.to_string());
-    let inflight = workloads.first().map_or(String::new(), |w| {
-        format!(
-            "{} stream{} x QD {}",
-            w.streams,
-            if w.streams == 1 { "" } else { "s" },
-            w.qd
-        )
-    });
-    out.push_str(&format!(
-        "\n(each workload keeps {inflight} in flight (--streams, --qd); what each part means: storlab plan layout --help)\n"
-    ));
-    out
 }

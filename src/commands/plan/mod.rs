@@ -4,21 +4,13 @@
 
 use crate::Outcome;
 use crate::output;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::Table;
 use std::path::PathBuf;
+use storlab_plan::Design;
 use storlab_plan::catalog::Catalog;
-use storlab_plan::design::{DEFAULT_MB_PER_S_PER_CORE, Sizing};
-use storlab_plan::hardware::{DriveMedia, Hardware, zone_average};
-use storlab_plan::layout::{FsStripe, Layout, Severity};
-use storlab_plan::perf::{Pattern, Prediction, Workload};
-use storlab_plan::reliability::{
-    HOURS_PER_YEAR, ReliabilityInputs, afr_from_mtbf, mtbf_from_afr, parse_hours,
-};
-use storlab_plan::search::{Constraints, SearchResult, SearchSpace, SearchSpec};
-use storlab_plan::{Design, DesignReport};
-mod against;
+use storlab_plan::design::DEFAULT_MB_PER_S_PER_CORE;
 mod calibrate;
 mod catalog;
 mod layout;
@@ -27,11 +19,8 @@ mod search;
 use calibrate::{CalibrateArgs, calibrate};
 use catalog::{CatalogArgs, catalog};
 use layout::{LayoutArgs, layout};
-pub use layout::{design_from_spec, design_to_record};
 use search::{SearchArgs, search};
-use storlab_types::{
-    format_bytes, format_rate, parse_duration, parse_percent, parse_rate, parse_size,
-};
+use storlab_types::parse_size;
 
 /// Design a storage system: RAID layout, capacity, reliability, predicted performance.
 #[derive(Args, Debug)]
@@ -141,7 +130,7 @@ pub(super) struct DriveArgs {
     seq_rate: Option<String>,
     /// Percent of each disk's capacity in use: the media rate is the zone average
     /// over the outer part (catalog disks with outer and inner rates; default 100)
-    #[arg(long, value_name = "PERCENT", help_heading = "Drive overrides", value_parser = fill_percent)]
+    #[arg(long, value_name = "PERCENT", help_heading = "Drive overrides", value_parser = storlab_plan::spec::fill_percent)]
     fill: Option<f64>,
     /// Rated 4 KiB random read IOPS (SSDs)
     #[arg(long, help_heading = "Drive overrides")]
@@ -167,15 +156,6 @@ pub(super) struct ConcurrencyArgs {
     /// Outstanding requests per stream (queue depth)
     #[arg(long, value_name = "N", default_value_t = storlab_plan::perf::DEFAULT_QD, help_heading = "Workloads")]
     qd: u32,
-}
-
-impl ConcurrencyArgs {
-    pub(super) fn check(&self) -> Result<()> {
-        Ok(storlab_plan::perf::check_concurrency(
-            self.streams,
-            self.qd,
-        )?)
-    }
 }
 
 /// Controllers, links, enclosures and host.
@@ -271,288 +251,69 @@ pub(super) struct SystemArgs {
     out: OutputArgs,
 }
 
-fn fill_percent(s: &str) -> Result<f64, String> {
-    let p = parse_percent(s).map_err(|e| e.to_string())?;
-    if p > 0.0 && p <= 100.0 {
-        Ok(p)
-    } else {
-        Err(format!(
-            "{s} is not a share of the disk in use; give 1 to 100, e.g. 60%"
-        ))
-    }
-}
-
 pub(super) fn size(what: &str, s: &str) -> Result<u64> {
     parse_size(s).with_context(|| format!("--{what}"))
 }
-pub(super) fn rate(what: &str, s: &str) -> Result<f64> {
-    parse_rate(s).with_context(|| format!("--{what}"))
-}
-pub(super) fn hours(what: &str, s: &str) -> Result<f64> {
-    parse_hours(s).with_context(|| format!("--{what}"))
-}
-pub(super) fn positive(what: &str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        bail!("--{what} must be a positive number, not {v}")
-    }
+pub(super) fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
+    Ok(storlab_plan::spec::catalog_with(files, read_catalog)?)
 }
 
-pub(super) fn load_catalog(files: &[PathBuf]) -> Result<Catalog> {
-    let mut cat = Catalog::builtin();
-    for f in files {
-        let text = crate::commands::common::read_input(f, "catalog file")?;
-        cat.extend(&f.display().to_string(), &text)?;
-    }
-    Ok(cat)
+/// A catalog file's text, for the plan crate (which reads no files).
+pub(super) fn read_catalog(p: &std::path::Path) -> std::result::Result<String, String> {
+    crate::commands::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
 }
 
 impl DriveArgs {
-    pub(super) fn resolve(&self, cat: &Catalog) -> Result<storlab_plan::hardware::DriveSpec> {
-        let mut d = cat.drive(&self.drive)?;
-        if let Some(c) = &self.capacity {
-            d.capacity_bytes = size("capacity", c)?;
-            if d.capacity_bytes == 0 {
-                bail!("--capacity must be more than zero, e.g. 2TB");
-            }
-            d.overrides.push(format!(
-                "capacity overridden to {:.2} TB",
-                d.capacity_bytes as f64 / 1e12
-            ));
+    /// The drive as the plan crate takes it.
+    pub(super) fn choice(&self) -> storlab_plan::spec::DriveChoice {
+        storlab_plan::spec::DriveChoice {
+            model: Some(self.drive.clone()),
+            capacity: self.capacity.clone(),
+            mtbf: self.mtbf.clone(),
+            afr: self.afr.clone(),
+            ber: self.ber.clone(),
+            sector_size: self.sector_size.clone(),
+            rebuild_rate: self.rebuild_rate.clone(),
+            rebuild_time: self.rebuild_time.clone(),
+            rpm: self.rpm,
+            avg_seek: self.avg_seek.clone(),
+            seq_rate: self.seq_rate.clone(),
+            fill: self.fill,
+            read_iops: self.read_iops,
+            write_iops: self.write_iops,
+            seq_read: self.seq_read.clone(),
+            seq_write: self.seq_write.clone(),
         }
-        if let Some(m) = &self.mtbf {
-            d.mtbf_hours = positive("mtbf", hours("mtbf", m)?)?;
-            d.overrides.push(format!(
-                "MTBF overridden to {} h",
-                thousands(d.mtbf_hours.round() as u64)
-            ));
-        }
-        if let Some(a) = &self.afr {
-            let p = parse_percent(a).context("--afr")?;
-            if p <= 0.0 || p >= 100.0 {
-                bail!("--afr must be above 0% and below 100%, e.g. 1.5%");
-            }
-            d.mtbf_hours = mtbf_from_afr(p / 100.0);
-            d.overrides.push(format!("AFR overridden to {p}%"));
-        }
-        if let Some(b) = &self.ber {
-            let v: f64 = b.trim().parse().map_err(|_| {
-                anyhow::anyhow!("--ber '{b}' is not a number; give errors per bit read, e.g. 1e-15")
-            })?;
-            if !(v > 0.0 && v < 1e-6) {
-                bail!(
-                    "--ber {b} is not a per-bit error rate; data sheets give 1e-14 to 1e-17 (\"1 sector per 10^15 bits\" = 1e-15)"
-                );
-            }
-            d.ber_per_bit = v;
-            d.overrides
-                .push(format!("read error rate overridden to {v:e} per bit"));
-        }
-        if let Some(s) = &self.sector_size {
-            d.sector_bytes = size("sector-size", s)?;
-            if d.sector_bytes == 0 {
-                bail!("--sector-size must be more than zero, e.g. 512 or 4k");
-            }
-            d.overrides
-                .push(format!("sector size overridden to {} B", d.sector_bytes));
-        }
-        if let Some(r) = &self.rebuild_rate {
-            d.rebuild_bytes_per_s = positive("rebuild-rate", rate("rebuild-rate", r)?)?;
-            d.overrides.push(format!(
-                "rebuild rate overridden to {}",
-                format_rate(d.rebuild_bytes_per_s)
-            ));
-        }
-        if let Some(t) = &self.rebuild_time {
-            d.rebuild_hours = Some(positive("rebuild-time", hours("rebuild-time", t)?)?);
-            d.overrides.push(format!("rebuild time overridden to {t}"));
-        }
-        match &mut d.media {
-            DriveMedia::Hdd {
-                rpm,
-                avg_seek_s,
-                seq_bytes_per_s,
-            } => {
-                if let Some(r) = self.rpm {
-                    *rpm = positive("rpm", r)?;
-                    d.overrides.push(format!("rpm overridden to {r}"));
-                }
-                if let Some(s) = &self.avg_seek {
-                    *avg_seek_s = parse_duration(s).context("--avg-seek")?.as_secs_f64();
-                    d.overrides.push(format!("seek overridden to {s}"));
-                }
-                if let Some(s) = &self.seq_rate {
-                    *seq_bytes_per_s = positive("seq-rate", rate("seq-rate", s)?)?;
-                    d.overrides.push(format!("media rate overridden to {s}"));
-                    d.seq_outer_bytes_per_s = None;
-                    d.seq_inner_bytes_per_s = None;
-                } else if let (Some(f), Some(o), Some(i)) =
-                    (self.fill, d.seq_outer_bytes_per_s, d.seq_inner_bytes_per_s)
-                {
-                    *seq_bytes_per_s = zone_average(o, i, f / 100.0);
-                }
-                if self.read_iops.is_some()
-                    || self.write_iops.is_some()
-                    || self.seq_read.is_some()
-                    || self.seq_write.is_some()
-                {
-                    bail!(
-                        "{} is a disk: give --rpm, --avg-seek, --seq-rate (--read-iops/--write-iops/--seq-read/--seq-write are for SSDs)",
-                        d.name
-                    );
-                }
-            }
-            DriveMedia::Ssd {
-                read_iops,
-                write_iops,
-                seq_read_bytes_per_s,
-                seq_write_bytes_per_s,
-            } => {
-                if let Some(v) = self.read_iops {
-                    *read_iops = positive("read-iops", v)?;
-                    d.overrides.push(format!("read IOPS overridden to {v}"));
-                }
-                if let Some(v) = self.write_iops {
-                    *write_iops = positive("write-iops", v)?;
-                    d.overrides.push(format!("write IOPS overridden to {v}"));
-                }
-                if let Some(s) = &self.seq_read {
-                    *seq_read_bytes_per_s = positive("seq-read", rate("seq-read", s)?)?;
-                    d.overrides.push(format!("read rate overridden to {s}"));
-                }
-                if let Some(s) = &self.seq_write {
-                    *seq_write_bytes_per_s = positive("seq-write", rate("seq-write", s)?)?;
-                    d.overrides.push(format!("write rate overridden to {s}"));
-                }
-                if self.rpm.is_some() || self.avg_seek.is_some() || self.seq_rate.is_some() {
-                    bail!(
-                        "{} is an SSD: give --read-iops, --write-iops, --seq-read, --seq-write (--rpm/--avg-seek/--seq-rate are for disks)",
-                        d.name
-                    );
-                }
-            }
-        }
-        if self.fill.is_some() && d.seq_outer_bytes_per_s.is_none() && self.seq_rate.is_none() {
-            bail!(
-                "--fill needs the disk's outer and inner media rates, and the catalog has none for {}; give --seq-rate instead",
-                d.name
-            );
-        }
-        Ok(d)
     }
 }
 
 impl SystemArgs {
-    pub(super) fn hardware(
-        &self,
-        cat: &Catalog,
-        drive: &DriveArgs,
-        controllers: u32,
-    ) -> Result<Hardware> {
-        let mut c = cat.controller(&self.controller)?;
-        if let Some(b) = &self.backend {
-            c.backend = cat.link(b).context("--backend")?;
-            c.overrides.push(format!("back-end {b}"));
+    /// Controllers, links, spares and mission as the plan crate takes them.
+    pub(super) fn choice(&self) -> storlab_plan::spec::SystemChoice {
+        storlab_plan::spec::SystemChoice {
+            controller: Some(self.controller.clone()),
+            backend: self.backend.clone(),
+            host_link: self.host_link.clone(),
+            no_write_back: self.no_write_back,
+            controller_max: self.controller_max.clone(),
+            controller_max_iops: self.controller_max_iops,
+            controller_max_read: self.controller_max_read.clone(),
+            controller_max_write: self.controller_max_write.clone(),
+            controller_memory: self.controller_memory.clone(),
+            mirror_link: self.mirror_link.clone(),
+            luns: Some(self.luns),
+            lun_read: self.lun_read.clone(),
+            lun_write: self.lun_write.clone(),
+            multipath: self.multipath.clone(),
+            ownership: Some(self.ownership.clone()),
+            array_controllers: Some(self.array_controllers),
+            enclosure: self.enclosure.clone(),
+            host_limit: self.host_limit.clone(),
+            spares: Some(self.hot_spares),
+            replace_delay: Some(self.replace_delay.clone()),
+            mission: Some(self.mission.clone()),
+            fleet: Some(self.fleet),
         }
-        if let Some(h) = &self.host_link {
-            c.host = cat.link(h).context("--host-link")?;
-            c.overrides.push(format!("host link {h}"));
-        }
-        if self.no_write_back {
-            c.write_back = false;
-            c.overrides.push("no write-back cache".to_string());
-        }
-        if let Some(m) = &self.controller_max {
-            c.max_bytes_per_s = Some(positive("controller-max", rate("controller-max", m)?)?);
-            c.overrides.push(format!("throughput limit {m}"));
-        }
-        if let Some(i) = self.controller_max_iops {
-            c.max_iops = Some(positive("controller-max-iops", i)?);
-            c.overrides.push(format!("IOPS limit {i}"));
-        }
-        if let Some(m) = &self.controller_max_read {
-            c.max_read_bytes_per_s = Some(positive(
-                "controller-max-read",
-                rate("controller-max-read", m)?,
-            )?);
-            c.overrides.push(format!("read-path limit {m}"));
-        }
-        if let Some(m) = &self.controller_max_write {
-            c.max_write_bytes_per_s = Some(positive(
-                "controller-max-write",
-                rate("controller-max-write", m)?,
-            )?);
-            c.write_limit_by = Some("given with --controller-max-write".to_string());
-            c.overrides.push(format!("write-path limit {m}"));
-        }
-        if let Some(m) = &self.controller_memory {
-            c.memory_bytes_per_s = Some(positive(
-                "controller-memory",
-                rate("controller-memory", m)?,
-            )?);
-            c.overrides.push(format!("cache memory {m}"));
-        }
-        if let Some(l) = &self.mirror_link {
-            c.mirror = Some(cat.link(l).context("--mirror-link")?);
-            c.overrides.push(format!("cache mirror over {l}"));
-        }
-        if self.luns == 0 {
-            bail!("--luns must be at least 1");
-        }
-        c.luns = self.luns;
-        if let Some(m) = &self.lun_read {
-            c.lun_read_bytes_per_s = Some(positive("lun-read", rate("lun-read", m)?)?);
-            c.overrides.push(format!("per-LUN read-ahead {m}"));
-        }
-        if let Some(m) = &self.lun_write {
-            c.lun_write_bytes_per_s = Some(positive("lun-write", rate("lun-write", m)?)?);
-            c.overrides.push(format!("per-LUN destage {m}"));
-        }
-        let ownership = storlab_plan::path::Ownership::parse(&self.ownership)?;
-        if let Some(m) = &self.multipath {
-            let mp = storlab_plan::path::Multipath::parse(m)?;
-            let used = storlab_plan::path::ports_in_use(
-                c.host.lanes,
-                self.array_controllers,
-                self.luns,
-                ownership,
-                mp,
-            );
-            c.host = storlab_plan::path::link_in_use(&c.host, used);
-            c.overrides.push(format!(
-                "{m} multipathing, {} ownership, {} LUN(s): {used} host port(s) in use",
-                self.ownership, self.luns
-            ));
-        }
-        let enclosure = match &self.enclosure {
-            Some(e) => Some(cat.enclosure(e)?),
-            None => None,
-        };
-        if controllers == 0 {
-            bail!("--controllers must be at least 1");
-        }
-        Ok(Hardware {
-            drive: drive.resolve(cat)?,
-            controller: c,
-            controllers,
-            enclosure,
-            host_bytes_per_s: match &self.host_limit {
-                Some(h) => Some(positive("host-limit", rate("host-limit", h)?)?),
-                None => None,
-            },
-        })
-    }
-
-    pub(super) fn repair(&self) -> Result<(f64, f64)> {
-        let mission = hours("mission", &self.mission)?;
-        if mission <= 0.0 {
-            bail!("--mission must be positive, e.g. 5y or 43800h");
-        }
-        if self.fleet == 0 {
-            bail!("--fleet must be at least 1");
-        }
-        Ok((hours("replace-delay", &self.replace_delay)?, mission))
     }
 }
 
@@ -569,57 +330,4 @@ impl PlanCommand {
 
 pub(super) fn table() -> Table {
     crate::commands::common::result_table()
-}
-
-/// Years with sensible precision: "3.2 years", "1,234 years", "2.1e9 years".
-pub fn years(h: f64) -> String {
-    let y = h / HOURS_PER_YEAR;
-    if !y.is_finite() {
-        "never".to_string()
-    } else if y < 1.0 {
-        format!("{:.0} days", h / 24.0)
-    } else if y < 100.0 {
-        format!("{y:.1} years")
-    } else if y < 1e6 {
-        format!("{} years", thousands(y.round() as u64))
-    } else {
-        format!("{y:.2e} years")
-    }
-}
-
-pub(super) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A probability of data loss, in the one format every table uses:
-/// scientific notation with three significant digits ("1.52e-4").
-pub(super) fn prob(p: f64) -> String {
-    if p <= 0.0 {
-        "0".to_string()
-    } else {
-        format!("{p:.2e}")
-    }
-}
-
-/// A chance that is not a P(loss) (e.g. a read error in one rebuild): percent.
-pub(super) fn pct(p: f64) -> String {
-    if p < 1e-4 {
-        format!("{:.2}%", p * 100.0)
-    } else {
-        format!("{:.1}%", p * 100.0)
-    }
-}
-
-pub(super) fn tb(b: u64) -> String {
-    // Capacities are decimal TB everywhere (as drive labels are); binary
-    // units are kept for chunk and stripe sizes, which are powers of two.
-    format!("{:.1} TB", b as f64 / 1e12)
 }

@@ -106,165 +106,44 @@ pub(super) struct SearchArgs {
     system: SystemArgs,
 }
 
-fn parse_range(what: &str, s: &str) -> Result<(u32, u32)> {
-    let err =
-        || anyhow::anyhow!("--{what} '{s}' should be a count (48) or a range MIN..MAX (24..96)");
-    let num = |x: &str| x.trim().parse::<u32>().map_err(|_| err());
-    let (lo, hi) = match s.split_once("..") {
-        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
-        None => {
-            let n = num(s)?;
-            (n, n)
+impl SearchArgs {
+    /// The search the flags describe, as the plan crate takes it.
+    fn choice(&self) -> storlab_plan::spec::SearchChoice {
+        storlab_plan::spec::SearchChoice {
+            drives: self.drives.clone(),
+            layout: self.layout.clone(),
+            levels: self.levels.clone(),
+            spans: self.spans.clone(),
+            chunks: self.chunks.clone(),
+            max_controllers: self.max_controllers,
+            no_lvm: self.no_lvm,
+            min_usable: self.min_usable.clone(),
+            min_mttdl: self.min_mttdl.clone(),
+            max_loss: self.max_loss.clone(),
+            min_throughput: self.min_throughput.clone(),
+            min_iops: self.min_iops,
+            max_cost: self.max_cost,
+            throughput_of_writes: self.throughput_of == ThroughputOf::SeqWrite,
+            iops_of_writes: self.iops_of == IopsOf::RandWrite,
+            seq_size: self.seq_size.clone(),
+            random_size: self.random_size.clone(),
+            streams: self.concurrency.streams,
+            qd: self.concurrency.qd,
+            drive: self.drive.choice(),
+            system: self.system.choice(),
         }
-    };
-    if lo == 0 || lo > hi {
-        bail!("--{what} '{s}' is empty or starts at zero; e.g. 24..96");
     }
-    Ok((lo, hi))
 }
 
-// long-function: each flag mapped to the search spec, in the order of --help.
 pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
     let cat = load_catalog(&a.drive.catalog)?;
-    let hardware = a.system.hardware(&cat, &a.drive, 1)?;
-    let (delay, mission) = a.system.repair()?;
-    let template: Option<Layout> = match &a.layout {
-        Some(l) => Some(l.parse()?),
-        None => None,
-    };
-    let (min_drives, max_drives) = match (&a.drives, template.and_then(|t| t.groups)) {
-        (Some(d), _) => parse_range("drives", d)?,
-        (None, Some(g)) => (
-            g * template.map_or(1, |t| t.span),
-            g * template.map_or(1, |t| t.span),
-        ),
-        (None, None) => bail!(
-            "--layout {} leaves the number of drives open; give --drives, e.g. --drives 24..96",
-            a.layout.as_deref().unwrap_or_default()
-        ),
-    };
-    let mut levels = Vec::new();
-    for l in &a.levels {
-        let lv = storlab_plan::layout::parse_level_family(l)
-            .map_err(|e| anyhow::anyhow!("--levels: {e}"))?;
-        if !levels.contains(&lv) {
-            levels.push(lv);
-        }
-    }
-    let chunks = a
-        .chunks
-        .iter()
-        .map(|c| {
-            storlab_plan::layout::parse_sector_multiple(c)
-                .map_err(|e| anyhow::anyhow!("--chunks: {e}"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if a.max_controllers == 0 {
-        bail!("--max-controllers must be at least 1");
-    }
-    let spans = match &a.spans {
-        Some(s) => Some(parse_range("spans", s)?),
-        None => None,
-    };
-    a.concurrency.check()?;
-    let seq = size("seq-size", &a.seq_size)?;
-    let rnd = size("random-size", &a.random_size)?;
-    if seq == 0 || rnd == 0 {
-        bail!("--seq-size and --random-size must be at least one byte, e.g. 1M and 4k");
-    }
-    let constraints = Constraints {
-        min_usable_bytes: a
-            .min_usable
-            .as_deref()
-            .map(|s| size("min-usable", s))
-            .transpose()?,
-        min_mttdl_hours: a
-            .min_mttdl
-            .as_deref()
-            .map(|s| hours("min-mttdl", s))
-            .transpose()?,
-        max_loss_probability: {
-            let p = parse_percent(&a.max_loss).context("--max-loss")?;
-            if !(p > 0.0 && p <= 100.0) {
-                bail!(
-                    "--max-loss must be above 0% and at most 100% (100% keeps every design), e.g. 0.1%"
-                );
-            }
-            (p < 100.0).then_some(p / 100.0)
-        },
-        min_throughput_bytes_per_s: a
-            .min_throughput
-            .as_deref()
-            .map(|s| rate("min-throughput", s))
-            .transpose()?,
-        min_iops: a.min_iops,
-        max_cost: a.max_cost,
-    };
-    if constraints.max_cost.is_some() {
-        let missing: Vec<&str> = [
-            hardware.drive.price.is_none().then_some("drive"),
-            hardware.controller.price.is_none().then_some("controller"),
-            hardware
-                .enclosure
-                .as_ref()
-                .and_then(|e| e.price.is_none().then_some("enclosure")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if !missing.is_empty() {
-            bail!(
-                "--max-cost needs prices, and the catalog has none for the {}; add `price = ...` to those entries in a --catalog file",
-                missing.join(", ")
-            );
-        }
-    }
-    let drive = &hardware.drive;
-    let spec = SearchSpec {
-        reliability: ReliabilityInputs {
-            drive_mtbf_hours: drive.mtbf_hours,
-            drive_capacity_bytes: drive.capacity_bytes,
-            ber_per_bit: drive.ber_per_bit,
-            sector_bytes: drive.sector_bytes,
-            rebuild_hours: drive.rebuild_hours(),
-            replace_delay_hours: if a.system.hot_spares > 0 { 0.0 } else { delay },
-            mission_hours: mission,
-            fleet: a.system.fleet,
-        },
-        hardware,
-        space: SearchSpace {
-            min_drives,
-            max_drives,
-            levels,
-            spans,
-            chunks,
-            max_controllers: a.max_controllers,
-            try_lvm: !a.no_lvm,
-            hot_spares: a.system.hot_spares,
-            template,
-        },
-        constraints,
-        throughput_workload: Workload::new(
-            match a.throughput_of {
-                ThroughputOf::SeqRead => Pattern::SeqRead,
-                ThroughputOf::SeqWrite => Pattern::SeqWrite,
-            },
-            seq,
-        )
-        .with_concurrency(a.concurrency.streams, a.concurrency.qd),
-        iops_workload: Workload::new(
-            match a.iops_of {
-                IopsOf::RandRead => Pattern::RandRead,
-                IopsOf::RandWrite => Pattern::RandWrite,
-            },
-            rnd,
-        )
-        .with_concurrency(a.concurrency.streams, a.concurrency.qd),
-    };
+    let spec = a.choice().spec(&cat)?;
     let result = storlab_plan::search::search(&spec)?;
     match a.system.out.format() {
         Format::Json => output::print_json(&result)?,
-        Format::Table => output::print(&render_search(&result, &spec, a.top))?,
+        Format::Table => output::print(&storlab_plan::render::render_search(
+            &result, &spec, a.top, table,
+        ))?,
     }
     if result.pareto.is_empty() {
         let why: Vec<String> = result
@@ -284,99 +163,4 @@ pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Ok)
-}
-
-fn render_search(r: &SearchResult, spec: &SearchSpec, top: usize) -> String {
-    let mut out = format!(
-        "storlab plan search: {} drives of {} ({:.2} TB), {}; {} designs evaluated, {} meet the constraints, {} are Pareto-optimal\n\
-         objectives: usable capacity, volume MTTDL, {}, {}{}\n\n",
-        if spec.space.min_drives == spec.space.max_drives {
-            spec.space.min_drives.to_string()
-        } else {
-            format!("{}..{}", spec.space.min_drives, spec.space.max_drives)
-        },
-        spec.hardware.drive.name,
-        spec.hardware.drive.capacity_bytes as f64 / 1e12,
-        spec.hardware.controller.name,
-        r.evaluated,
-        r.feasible,
-        r.pareto.len(),
-        r.throughput_workload,
-        r.iops_workload,
-        if r.pareto.iter().all(|c| c.cost.is_some()) && !r.pareto.is_empty() {
-            ", cost"
-        } else {
-            ""
-        }
-    );
-    let mut t = table();
-    let with_cost = r.pareto.iter().all(|c| c.cost.is_some()) && !r.pareto.is_empty();
-    let mut header = vec![
-        "layout",
-        "ctrl",
-        "usable",
-        "MTTDL",
-        "P(loss)",
-        "throughput",
-        "IOPS",
-    ];
-    if with_cost {
-        header.push("cost");
-    }
-    header.push("trade-off");
-    t.set_header(header);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(170);
-    for c in r.pareto.iter().take(top) {
-        let mut row = vec![
-            c.layout.clone(),
-            c.controllers.to_string(),
-            format!("{:.0} TB", c.usable_bytes as f64 / 1e12),
-            years(c.volume_mttdl_hours),
-            prob(c.loss_probability),
-            format!(
-                "{} ({})",
-                format_rate(c.throughput_bytes_per_s),
-                short_part(&c.throughput_binding)
-            ),
-            format!(
-                "{} ({})",
-                thousands(c.iops.round() as u64),
-                short_part(&c.iops_binding)
-            ),
-        ];
-        if with_cost {
-            row.push(
-                c.cost
-                    .as_ref()
-                    .map_or(String::new(), |k| format!("{:.0}", k.total)),
-            );
-        }
-        row.push(c.tradeoff.clone());
-        t.add_row(row);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    if r.pareto.len() > top {
-        out.push_str(&format!(
-            "({} more Pareto-optimal designs; --top {} or --output-format json shows them)\n",
-            r.pareto.len() - top,
-            r.pareto.len()
-        ));
-    }
-    out.push_str(&format!(
-        "P(loss) over {}; throughput and IOPS in parentheses: the part that binds\n",
-        years(spec.reliability.mission_hours)
-    ));
-    if let Some(m) = spec.constraints.max_loss_probability {
-        out.push_str(&format!(
-            "designs with P(loss) above {} over the mission are left out (--max-loss; 100% keeps them all)\n",
-            prob(m)
-        ));
-    }
-    out
-}
-
-fn short_part(p: &str) -> String {
-    p.split(" (").next().unwrap_or(p).to_string()
 }

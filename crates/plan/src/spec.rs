@@ -1,0 +1,1329 @@
+//! A design as the user writes it: the layout, the drive and its overrides,
+//! the controllers, spares, mission and the catalog files, each as given.
+//! [`DesignSpec`] is what `storlab bench --design`, the `planned_as` tag,
+//! `storlab report` and `storlab plan layout` share: it parses today's
+//! compact string (`R6/10/20 --drive exos-x18-18tb --controller perc-h800`,
+//! the arguments of `storlab plan layout` in one string), displays one
+//! canonical form of it (the form the store keeps: flags in one order,
+//! `--flag value`, quoted where a shell would need it) and resolves it
+//! against a [`Catalog`] into the [`Design`] the model evaluates.
+//!
+//! Parsing keeps each value as typed (sizes, rates and durations are read
+//! when the design is resolved, with the messages `storlab plan layout`
+//! gives), so `parse(display(spec)) == spec` for every spec that parses.
+
+use crate::PlanError;
+use crate::catalog::Catalog;
+use crate::design::{DEFAULT_MB_PER_S_PER_CORE, Design, Sizing};
+use crate::hardware::{DriveMedia, DriveSpec, Hardware, zone_average};
+use crate::layout::{FsStripe, Layout};
+use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Pattern, Workload};
+use crate::reliability::{ReliabilityInputs, mtbf_from_afr, parse_hours};
+use crate::search::{Constraints, SearchSpace, SearchSpec};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use storlab_types::{format_rate, parse_duration, parse_percent, parse_rate, parse_size};
+
+/// The drive model a design assumes unless it names one.
+pub const DEFAULT_DRIVE: &str = "exos-x18-18tb";
+/// The controller a design assumes unless it names one.
+pub const DEFAULT_CONTROLLER: &str = "megaraid-9361-8i";
+
+/// The drive model and the figures that override the catalog's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriveChoice {
+    /// Catalog name (`--drive`); [`DEFAULT_DRIVE`] when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub capacity: Option<String>,
+    pub mtbf: Option<String>,
+    pub afr: Option<String>,
+    pub ber: Option<String>,
+    pub sector_size: Option<String>,
+    pub rebuild_rate: Option<String>,
+    pub rebuild_time: Option<String>,
+    pub rpm: Option<f64>,
+    pub avg_seek: Option<String>,
+    pub seq_rate: Option<String>,
+    /// Percent of each disk in use (1 to 100).
+    pub fill: Option<f64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+    pub seq_read: Option<String>,
+    pub seq_write: Option<String>,
+}
+
+/// Controllers, links, enclosures, host, spares and mission.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemChoice {
+    /// Catalog name (`--controller`); [`DEFAULT_CONTROLLER`] when `None`.
+    pub controller: Option<String>,
+    pub backend: Option<String>,
+    pub host_link: Option<String>,
+    pub no_write_back: bool,
+    pub controller_max: Option<String>,
+    pub controller_max_iops: Option<f64>,
+    pub controller_max_read: Option<String>,
+    pub controller_max_write: Option<String>,
+    pub controller_memory: Option<String>,
+    pub mirror_link: Option<String>,
+    pub luns: Option<u32>,
+    pub lun_read: Option<String>,
+    pub lun_write: Option<String>,
+    pub multipath: Option<String>,
+    pub ownership: Option<String>,
+    pub array_controllers: Option<u32>,
+    pub enclosure: Option<String>,
+    pub host_limit: Option<String>,
+    /// Hot spares (`--hot-spares`).
+    pub spares: Option<u32>,
+    pub replace_delay: Option<String>,
+    /// Mission time for the probability of data loss (`--mission`).
+    pub mission: Option<String>,
+    pub fleet: Option<u32>,
+}
+
+/// The workloads the design is predicted for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadChoice {
+    pub seq_size: Option<String>,
+    pub random_size: Option<String>,
+    pub mix_read: Option<String>,
+    pub mix_size: Option<String>,
+    pub mix_sequential: bool,
+    pub mix_buffered: bool,
+    pub streams: Option<u32>,
+    pub qd: Option<u32>,
+}
+
+/// A whole design as written: see the module documentation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DesignSpec {
+    /// Layout notation as typed, e.g. `R60/12/48` or `lvm(4*R5/6, stripe=1M)`.
+    pub layout: String,
+    pub chunk: Option<String>,
+    pub stripe: Option<String>,
+    /// Controllers the groups are spread over (`--controllers`).
+    pub controllers: Option<u32>,
+    pub drive: DriveChoice,
+    pub system: SystemChoice,
+    pub workloads: WorkloadChoice,
+    pub fs_su: Option<String>,
+    pub fs_sw: Option<u32>,
+    pub cores: Option<u32>,
+    pub mbps_per_core: Option<f64>,
+    /// Extra catalog files (`--catalog`), read by the caller.
+    pub catalogs: Vec<PathBuf>,
+}
+
+/// Where a flag's value lives in a [`DesignSpec`].
+enum Slot<'a> {
+    Str(&'a mut Option<String>),
+    U32(&'a mut Option<u32>),
+    F64(&'a mut Option<f64>),
+    Percent(&'a mut Option<f64>),
+    Bool(&'a mut bool),
+    Paths(&'a mut Vec<PathBuf>),
+}
+
+/// Every flag of a design, in the order the canonical form writes them.
+const FLAGS: &[&str] = &[
+    "chunk",
+    "stripe",
+    "drive",
+    "catalog",
+    "capacity",
+    "mtbf",
+    "afr",
+    "ber",
+    "sector-size",
+    "rebuild-rate",
+    "rebuild-time",
+    "rpm",
+    "avg-seek",
+    "seq-rate",
+    "fill",
+    "read-iops",
+    "write-iops",
+    "seq-read",
+    "seq-write",
+    "controller",
+    "controllers",
+    "backend",
+    "host-link",
+    "no-write-back",
+    "controller-max",
+    "controller-max-iops",
+    "controller-max-read",
+    "controller-max-write",
+    "controller-memory",
+    "mirror-link",
+    "luns",
+    "lun-read",
+    "lun-write",
+    "multipath",
+    "ownership",
+    "array-controllers",
+    "enclosure",
+    "host-limit",
+    "hot-spares",
+    "replace-delay",
+    "mission",
+    "fleet",
+    "fs-su",
+    "fs-sw",
+    "seq-size",
+    "random-size",
+    "mix-read",
+    "mix-size",
+    "mix-sequential",
+    "mix-buffered",
+    "streams",
+    "qd",
+    "cores",
+    "mbps-per-core",
+];
+
+/// Pairs of flags that contradict each other.
+const CONFLICTS: &[(&str, &str)] = &[("mtbf", "afr"), ("rebuild-rate", "rebuild-time")];
+
+impl DesignSpec {
+    fn slot(&mut self, flag: &str) -> Option<Slot<'_>> {
+        let (d, s, w) = (&mut self.drive, &mut self.system, &mut self.workloads);
+        Some(match flag {
+            "chunk" => Slot::Str(&mut self.chunk),
+            "stripe" => Slot::Str(&mut self.stripe),
+            "controllers" => Slot::U32(&mut self.controllers),
+            "fs-su" => Slot::Str(&mut self.fs_su),
+            "fs-sw" => Slot::U32(&mut self.fs_sw),
+            "cores" => Slot::U32(&mut self.cores),
+            "mbps-per-core" => Slot::F64(&mut self.mbps_per_core),
+            "catalog" => Slot::Paths(&mut self.catalogs),
+            "drive" => Slot::Str(&mut d.model),
+            "capacity" => Slot::Str(&mut d.capacity),
+            "mtbf" => Slot::Str(&mut d.mtbf),
+            "afr" => Slot::Str(&mut d.afr),
+            "ber" => Slot::Str(&mut d.ber),
+            "sector-size" => Slot::Str(&mut d.sector_size),
+            "rebuild-rate" => Slot::Str(&mut d.rebuild_rate),
+            "rebuild-time" => Slot::Str(&mut d.rebuild_time),
+            "rpm" => Slot::F64(&mut d.rpm),
+            "avg-seek" => Slot::Str(&mut d.avg_seek),
+            "seq-rate" => Slot::Str(&mut d.seq_rate),
+            "fill" => Slot::Percent(&mut d.fill),
+            "read-iops" => Slot::F64(&mut d.read_iops),
+            "write-iops" => Slot::F64(&mut d.write_iops),
+            "seq-read" => Slot::Str(&mut d.seq_read),
+            "seq-write" => Slot::Str(&mut d.seq_write),
+            "controller" => Slot::Str(&mut s.controller),
+            "backend" => Slot::Str(&mut s.backend),
+            "host-link" => Slot::Str(&mut s.host_link),
+            "no-write-back" => Slot::Bool(&mut s.no_write_back),
+            "controller-max" => Slot::Str(&mut s.controller_max),
+            "controller-max-iops" => Slot::F64(&mut s.controller_max_iops),
+            "controller-max-read" => Slot::Str(&mut s.controller_max_read),
+            "controller-max-write" => Slot::Str(&mut s.controller_max_write),
+            "controller-memory" => Slot::Str(&mut s.controller_memory),
+            "mirror-link" => Slot::Str(&mut s.mirror_link),
+            "luns" => Slot::U32(&mut s.luns),
+            "lun-read" => Slot::Str(&mut s.lun_read),
+            "lun-write" => Slot::Str(&mut s.lun_write),
+            "multipath" => Slot::Str(&mut s.multipath),
+            "ownership" => Slot::Str(&mut s.ownership),
+            "array-controllers" => Slot::U32(&mut s.array_controllers),
+            "enclosure" => Slot::Str(&mut s.enclosure),
+            "host-limit" => Slot::Str(&mut s.host_limit),
+            "hot-spares" => Slot::U32(&mut s.spares),
+            "replace-delay" => Slot::Str(&mut s.replace_delay),
+            "mission" => Slot::Str(&mut s.mission),
+            "fleet" => Slot::U32(&mut s.fleet),
+            "seq-size" => Slot::Str(&mut w.seq_size),
+            "random-size" => Slot::Str(&mut w.random_size),
+            "mix-read" => Slot::Str(&mut w.mix_read),
+            "mix-size" => Slot::Str(&mut w.mix_size),
+            "mix-sequential" => Slot::Bool(&mut w.mix_sequential),
+            "mix-buffered" => Slot::Bool(&mut w.mix_buffered),
+            "streams" => Slot::U32(&mut w.streams),
+            "qd" => Slot::U32(&mut w.qd),
+            _ => return None,
+        })
+    }
+
+    /// The words of the canonical form (unquoted).
+    pub fn words(&self) -> Vec<String> {
+        let mut me = self.clone();
+        let mut out = vec![self.layout.clone()];
+        // A value that looks like a flag is joined to its flag, so that it
+        // reads back as a value.
+        let push = |out: &mut Vec<String>, flag: &str, v: String| {
+            if v.starts_with('-') {
+                out.push(format!("--{flag}={v}"));
+            } else {
+                out.push(format!("--{flag}"));
+                out.push(v);
+            }
+        };
+        for flag in FLAGS {
+            match me.slot(flag) {
+                Some(Slot::Str(v)) => {
+                    if let Some(v) = v.take() {
+                        push(&mut out, flag, v);
+                    }
+                }
+                Some(Slot::U32(v)) => {
+                    if let Some(v) = v.take() {
+                        push(&mut out, flag, v.to_string());
+                    }
+                }
+                Some(Slot::F64(v) | Slot::Percent(v)) => {
+                    if let Some(v) = v.take() {
+                        push(&mut out, flag, v.to_string());
+                    }
+                }
+                Some(Slot::Bool(b)) if *b => out.push(format!("--{flag}")),
+                Some(Slot::Paths(ps)) => {
+                    for p in ps.drain(..) {
+                        push(&mut out, flag, p.display().to_string());
+                    }
+                }
+                Some(Slot::Bool(_)) | None => {}
+            }
+        }
+        out
+    }
+
+    /// Parse the compact string (`storlab plan layout`'s arguments in one
+    /// string, quoted as a shell quotes). Old stored forms (any flag order,
+    /// `--flag=value`, output and database options) still parse.
+    pub fn parse(spec: &str) -> Result<DesignSpec, PlanError> {
+        let syntax = |reason: String| PlanError::DesignSyntax {
+            spec: spec.to_string(),
+            reason,
+        };
+        if spec.contains('\0') {
+            return Err(syntax("it contains a NUL byte".into()));
+        }
+        let Some(words) = shlex::split(spec) else {
+            return Err(PlanError::Design(format!(
+                "design '{spec}': unbalanced quotes; quote a layout with spaces as 'lvm(4*R5/6, stripe=1M)'"
+            )));
+        };
+        if words.is_empty() {
+            return Err(PlanError::Design(
+                "the design is empty; give storlab plan layout's arguments, e.g. \"R6/10/20 --drive exos-x18-18tb\"".into(),
+            ));
+        }
+        let mut out = DesignSpec::default();
+        let mut layout: Option<String> = None;
+        let mut seen: Vec<String> = Vec::new();
+        let mut it = words.into_iter();
+        while let Some(w) = it.next() {
+            if !w.starts_with('-') || w == "-" {
+                if let Some(first) = &layout {
+                    return Err(syntax(format!(
+                        "unexpected argument '{w}' found (the layout is '{first}'; quote a layout with spaces)"
+                    )));
+                }
+                layout = Some(w);
+                continue;
+            }
+            let Some(body) = w.strip_prefix("--").filter(|b| !b.is_empty()) else {
+                return Err(syntax(format!("unexpected argument '{w}' found")));
+            };
+            let (flag, inline) = match body.split_once('=') {
+                Some((f, v)) => (f.to_string(), Some(v.to_string())),
+                None => (body.to_string(), None),
+            };
+            if flag == "against" {
+                return Err(PlanError::Design(format!(
+                    "design '{spec}': --against has no place in a design; the run tagged is what it is held against"
+                )));
+            }
+            let known = matches!(flag.as_str(), "json" | "db" | "output-format")
+                || DesignSpec::default().slot(&flag).is_some();
+            if !known {
+                return Err(syntax(format!("unexpected argument '--{flag}' found")));
+            }
+            if seen.contains(&flag) && flag != "catalog" {
+                return Err(syntax(format!(
+                    "the argument '--{flag}' cannot be used multiple times"
+                )));
+            }
+            seen.push(flag.clone());
+            let needs_value = !matches!(
+                flag.as_str(),
+                "json" | "mix-sequential" | "mix-buffered" | "no-write-back"
+            );
+            let value = if !needs_value {
+                if let Some(v) = inline {
+                    return Err(syntax(format!(
+                        "unexpected value '{v}' for '--{flag}' found; no more were expected"
+                    )));
+                }
+                String::new()
+            } else {
+                match inline {
+                    Some(v) => v,
+                    None => match it.next() {
+                        Some(v) if !(v.starts_with('-') && v.len() > 1) => v,
+                        _ => {
+                            return Err(syntax(format!(
+                                "a value is required for '--{flag}' but none was supplied"
+                            )));
+                        }
+                    },
+                }
+            };
+            // Output and database options of `storlab plan layout` are no
+            // part of a design; old stored strings may carry them.
+            match flag.as_str() {
+                "json" | "db" => continue,
+                "output-format" if value == "table" || value == "json" => continue,
+                "output-format" => {
+                    return Err(syntax(format!(
+                        "invalid value '{value}' for '--output-format' (table or json)"
+                    )));
+                }
+                _ => {}
+            }
+            let invalid = |kind: &str, e: String| {
+                syntax(format!("invalid value '{value}' for '--{flag}': {kind}{e}"))
+            };
+            match out.slot(&flag) {
+                None => return Err(syntax(format!("unexpected argument '--{flag}' found"))),
+                Some(Slot::Str(v)) => *v = Some(value),
+                Some(Slot::U32(v)) => {
+                    *v = Some(value.parse().map_err(|e| invalid("", format!("{e}")))?);
+                }
+                Some(Slot::F64(v)) => {
+                    *v = Some(value.parse().map_err(|e| invalid("", format!("{e}")))?);
+                }
+                Some(Slot::Percent(v)) => {
+                    *v = Some(fill_percent(&value).map_err(|e| invalid("", e))?)
+                }
+                Some(Slot::Bool(b)) => *b = true,
+                Some(Slot::Paths(ps)) => ps.push(PathBuf::from(value)),
+            }
+        }
+        for (a, b) in CONFLICTS {
+            if seen.iter().any(|f| f == a) && seen.iter().any(|f| f == b) {
+                return Err(syntax(format!(
+                    "the argument '--{a}' cannot be used with '--{b}'"
+                )));
+            }
+        }
+        if out.fs_su.is_some() != out.fs_sw.is_some() {
+            return Err(syntax("--fs-su and --fs-sw go together".into()));
+        }
+        let Some(layout) = layout else {
+            return Err(syntax(
+                "the following required arguments were not provided: <LAYOUT>".into(),
+            ));
+        };
+        out.layout = layout;
+        Ok(out)
+    }
+
+    /// The design this spec describes (layout, hardware, repair policy,
+    /// workloads), checked; `cat` holds the built-in catalog and the
+    /// spec's `--catalog` files ([`DesignSpec::catalog`]).
+    pub fn design(&self, cat: &Catalog) -> Result<Design, PlanError> {
+        let l = self
+            .layout
+            .parse::<Layout>()?
+            .with_sizes(self.chunk.as_deref(), self.stripe.as_deref())?;
+        l.require_drives()?;
+        let hardware = self
+            .system
+            .hardware(cat, &self.drive, self.controllers.unwrap_or(1))?;
+        let (delay, mission) = self.system.repair()?;
+        let workloads = self.workloads.workloads()?;
+        let fs_stripe = match (&self.fs_su, self.fs_sw) {
+            (Some(su), Some(sw)) => Some(FsStripe {
+                su_bytes: size("fs-su", su)?,
+                sw,
+            }),
+            _ => None,
+        };
+        let sizing = match self.cores {
+            Some(cores) => Some(Sizing {
+                cores,
+                mb_per_s_per_core: positive(
+                    "mbps-per-core",
+                    self.mbps_per_core.unwrap_or(DEFAULT_MB_PER_S_PER_CORE),
+                )?,
+            }),
+            None => None,
+        };
+        Ok(Design {
+            layout: l,
+            hardware,
+            hot_spares: self.system.spares.unwrap_or(0),
+            replace_delay_hours: delay,
+            mission_hours: mission,
+            fleet: self.system.fleet.unwrap_or(1),
+            workloads,
+            fs_stripe,
+            sizing,
+        })
+    }
+
+    /// The built-in catalog with the spec's `--catalog` files on top; `read`
+    /// gives a file's text (the crate reads no files).
+    pub fn catalog(
+        &self,
+        read: impl FnMut(&Path) -> Result<String, String>,
+    ) -> Result<Catalog, PlanError> {
+        catalog_with(&self.catalogs, read)
+    }
+
+    /// The spec with every `--catalog FILE` made absolute (a report made in
+    /// another directory must find the same file).
+    pub fn with_absolute_catalogs(mut self) -> Result<DesignSpec, PlanError> {
+        for p in &mut self.catalogs {
+            *p = std::path::absolute(&*p).map_err(|e| {
+                PlanError::Design(format!("cannot make {} absolute: {e}", p.display()))
+            })?;
+        }
+        Ok(self)
+    }
+}
+
+impl fmt::Display for DesignSpec {
+    /// The canonical form: the layout, then the flags in one order,
+    /// quoted where a shell would need it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, w) in self.words().iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+            if !w.is_empty() && w.chars().all(plain) {
+                f.write_str(w)?;
+                continue;
+            }
+            match shlex::try_quote(w) {
+                Ok(q) => f.write_str(&q)?,
+                // Only a NUL byte cannot be quoted, and parse refuses it.
+                Err(_) => f.write_str(&w.replace('\0', ""))?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for DesignSpec {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DesignSpec::parse(s)
+    }
+}
+
+/// The design a run is tagged with (`planned_as=...`): parsed, resolved
+/// against the catalog (`read` gives catalog files' text) and checked as
+/// `storlab plan layout` checks it (e.g. controllers for the groups), so
+/// that a design a run records can always be predicted.
+pub fn design_from_spec(
+    spec: &str,
+    read: impl FnMut(&Path) -> Result<String, String>,
+) -> Result<Design, PlanError> {
+    let in_design = |e: PlanError| match e {
+        e @ (PlanError::Design(_) | PlanError::DesignSyntax { .. }) => e,
+        e => PlanError::InDesign {
+            spec: spec.to_string(),
+            error: Box::new(e),
+        },
+    };
+    let s = DesignSpec::parse(spec)?;
+    let design = s
+        .catalog(read)
+        .and_then(|cat| s.design(&cat))
+        .map_err(in_design)?;
+    crate::evaluate(&design).map_err(in_design)?;
+    Ok(design)
+}
+
+/// The design as a run records it: checked by [`design_from_spec`], in its
+/// canonical form with every `--catalog FILE` made absolute.
+pub fn design_to_record(
+    spec: &str,
+    read: impl FnMut(&Path) -> Result<String, String>,
+) -> Result<String, PlanError> {
+    design_from_spec(spec, read)?;
+    Ok(DesignSpec::parse(spec)?
+        .with_absolute_catalogs()?
+        .to_string())
+}
+
+/// The built-in catalog with `files` on top (same name replaces).
+pub fn catalog_with(
+    files: &[PathBuf],
+    mut read: impl FnMut(&Path) -> Result<String, String>,
+) -> Result<Catalog, PlanError> {
+    let mut cat = Catalog::builtin();
+    for f in files {
+        let text = read(f).map_err(PlanError::Design)?;
+        cat.extend(&f.display().to_string(), &text)?;
+    }
+    Ok(cat)
+}
+
+/// `--fill`: a share of the disk in use, 1 to 100 percent.
+pub fn fill_percent(s: &str) -> Result<f64, String> {
+    let p = parse_percent(s).map_err(|e| e.to_string())?;
+    if p > 0.0 && p <= 100.0 {
+        Ok(p)
+    } else {
+        Err(format!(
+            "{s} is not a share of the disk in use; give 1 to 100, e.g. 60%"
+        ))
+    }
+}
+
+fn flag_error(what: &str, reason: impl fmt::Display) -> PlanError {
+    PlanError::invalid(format!("--{what}"), reason.to_string())
+}
+fn size(what: &str, s: &str) -> Result<u64, PlanError> {
+    parse_size(s).map_err(|e| flag_error(what, e))
+}
+fn rate(what: &str, s: &str) -> Result<f64, PlanError> {
+    parse_rate(s).map_err(|e| flag_error(what, e))
+}
+fn hours(what: &str, s: &str) -> Result<f64, PlanError> {
+    parse_hours(s).map_err(|e| flag_error(what, e))
+}
+fn positive(what: &str, v: f64) -> Result<f64, PlanError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(PlanError::Design(format!(
+            "--{what} must be a positive number, not {v}"
+        )))
+    }
+}
+fn positive_rate(what: &str, s: &str) -> Result<f64, PlanError> {
+    positive(what, rate(what, s)?)
+}
+fn bail<T>(msg: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError::Design(msg.into()))
+}
+
+/// Thousands separated by commas: `1,200,000`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl WorkloadChoice {
+    /// The standard workloads (sequential, random, mixed) at the chosen
+    /// sizes and concurrency.
+    pub fn workloads(&self) -> Result<Vec<Workload>, PlanError> {
+        let mix_read = parse_percent(self.mix_read.as_deref().unwrap_or("70"))
+            .map_err(|e| flag_error("mix-read", e))?;
+        let sz = perf::parse_request_size;
+        let (streams, qd) = self.concurrency();
+        let workloads = Workload::standard(
+            sz("seq-size", self.seq_size.as_deref().unwrap_or("1M"))?,
+            sz("random-size", self.random_size.as_deref().unwrap_or("4k"))?,
+            Workload {
+                buffered: self.mix_buffered,
+                ..Workload::new(
+                    Pattern::Mix {
+                        read_pct: mix_read,
+                        random: !self.mix_sequential,
+                    },
+                    sz("mix-size", self.mix_size.as_deref().unwrap_or("64k"))?,
+                )
+            },
+        )
+        .into_iter()
+        .map(|w| w.with_concurrency(streams, qd))
+        .collect::<Vec<_>>();
+        perf::check_concurrency(streams, qd)?;
+        Ok(workloads)
+    }
+
+    /// `--streams` and `--qd`, with their defaults.
+    pub fn concurrency(&self) -> (u32, u32) {
+        (
+            self.streams.unwrap_or(DEFAULT_STREAMS),
+            self.qd.unwrap_or(DEFAULT_QD),
+        )
+    }
+}
+
+impl DriveChoice {
+    /// The catalog's drive with this choice's overrides applied (each noted
+    /// in the drive's `overrides`, as the report prints them).
+    pub fn resolve(&self, cat: &Catalog) -> Result<DriveSpec, PlanError> {
+        let mut d = cat.drive(self.model.as_deref().unwrap_or(DEFAULT_DRIVE))?;
+        self.common_overrides(&mut d)?;
+        match &mut d.media {
+            DriveMedia::Hdd {
+                rpm,
+                avg_seek_s,
+                seq_bytes_per_s,
+            } => {
+                if let Some(r) = self.rpm {
+                    *rpm = positive("rpm", r)?;
+                    d.overrides.push(format!("rpm overridden to {r}"));
+                }
+                if let Some(s) = &self.avg_seek {
+                    *avg_seek_s = parse_duration(s)
+                        .map_err(|e| flag_error("avg-seek", e))?
+                        .as_secs_f64();
+                    d.overrides.push(format!("seek overridden to {s}"));
+                }
+                if let Some(s) = &self.seq_rate {
+                    *seq_bytes_per_s = positive_rate("seq-rate", s)?;
+                    d.overrides.push(format!("media rate overridden to {s}"));
+                    d.seq_outer_bytes_per_s = None;
+                    d.seq_inner_bytes_per_s = None;
+                } else if let (Some(f), Some(o), Some(i)) =
+                    (self.fill, d.seq_outer_bytes_per_s, d.seq_inner_bytes_per_s)
+                {
+                    *seq_bytes_per_s = zone_average(o, i, f / 100.0);
+                }
+                if self.read_iops.is_some()
+                    || self.write_iops.is_some()
+                    || self.seq_read.is_some()
+                    || self.seq_write.is_some()
+                {
+                    return bail(format!(
+                        "{} is a disk: give --rpm, --avg-seek, --seq-rate (--read-iops/--write-iops/--seq-read/--seq-write are for SSDs)",
+                        d.name
+                    ));
+                }
+            }
+            DriveMedia::Ssd {
+                read_iops,
+                write_iops,
+                seq_read_bytes_per_s,
+                seq_write_bytes_per_s,
+            } => {
+                if let Some(v) = self.read_iops {
+                    *read_iops = positive("read-iops", v)?;
+                    d.overrides.push(format!("read IOPS overridden to {v}"));
+                }
+                if let Some(v) = self.write_iops {
+                    *write_iops = positive("write-iops", v)?;
+                    d.overrides.push(format!("write IOPS overridden to {v}"));
+                }
+                if let Some(s) = &self.seq_read {
+                    *seq_read_bytes_per_s = positive_rate("seq-read", s)?;
+                    d.overrides.push(format!("read rate overridden to {s}"));
+                }
+                if let Some(s) = &self.seq_write {
+                    *seq_write_bytes_per_s = positive_rate("seq-write", s)?;
+                    d.overrides.push(format!("write rate overridden to {s}"));
+                }
+                if self.rpm.is_some() || self.avg_seek.is_some() || self.seq_rate.is_some() {
+                    return bail(format!(
+                        "{} is an SSD: give --read-iops, --write-iops, --seq-read, --seq-write (--rpm/--avg-seek/--seq-rate are for disks)",
+                        d.name
+                    ));
+                }
+            }
+        }
+        if self.fill.is_some() && d.seq_outer_bytes_per_s.is_none() && self.seq_rate.is_none() {
+            return bail(format!(
+                "--fill needs the disk's outer and inner media rates, and the catalog has none for {}; give --seq-rate instead",
+                d.name
+            ));
+        }
+        Ok(d)
+    }
+
+    /// Overrides that apply to disks and SSDs alike.
+    fn common_overrides(&self, d: &mut DriveSpec) -> Result<(), PlanError> {
+        if let Some(c) = &self.capacity {
+            d.capacity_bytes = size("capacity", c)?;
+            if d.capacity_bytes == 0 {
+                return bail("--capacity must be more than zero, e.g. 2TB");
+            }
+            d.overrides.push(format!(
+                "capacity overridden to {:.2} TB",
+                d.capacity_bytes as f64 / 1e12
+            ));
+        }
+        if let Some(m) = &self.mtbf {
+            d.mtbf_hours = positive("mtbf", hours("mtbf", m)?)?;
+            d.overrides.push(format!(
+                "MTBF overridden to {} h",
+                thousands(d.mtbf_hours.round() as u64)
+            ));
+        }
+        if let Some(a) = &self.afr {
+            let p = parse_percent(a).map_err(|e| flag_error("afr", e))?;
+            if p <= 0.0 || p >= 100.0 {
+                return bail("--afr must be above 0% and below 100%, e.g. 1.5%");
+            }
+            d.mtbf_hours = mtbf_from_afr(p / 100.0);
+            d.overrides.push(format!("AFR overridden to {p}%"));
+        }
+        if let Some(b) = &self.ber {
+            let v: f64 = b.trim().parse().map_err(|_| {
+                PlanError::Design(format!(
+                    "--ber '{b}' is not a number; give errors per bit read, e.g. 1e-15"
+                ))
+            })?;
+            if !(v > 0.0 && v < 1e-6) {
+                return bail(format!(
+                    "--ber {b} is not a per-bit error rate; data sheets give 1e-14 to 1e-17 (\"1 sector per 10^15 bits\" = 1e-15)"
+                ));
+            }
+            d.ber_per_bit = v;
+            d.overrides
+                .push(format!("read error rate overridden to {v:e} per bit"));
+        }
+        if let Some(s) = &self.sector_size {
+            d.sector_bytes = size("sector-size", s)?;
+            if d.sector_bytes == 0 {
+                return bail("--sector-size must be more than zero, e.g. 512 or 4k");
+            }
+            d.overrides
+                .push(format!("sector size overridden to {} B", d.sector_bytes));
+        }
+        if let Some(r) = &self.rebuild_rate {
+            d.rebuild_bytes_per_s = positive_rate("rebuild-rate", r)?;
+            d.overrides.push(format!(
+                "rebuild rate overridden to {}",
+                format_rate(d.rebuild_bytes_per_s)
+            ));
+        }
+        if let Some(t) = &self.rebuild_time {
+            d.rebuild_hours = Some(positive("rebuild-time", hours("rebuild-time", t)?)?);
+            d.overrides.push(format!("rebuild time overridden to {t}"));
+        }
+        Ok(())
+    }
+}
+
+impl SystemChoice {
+    /// The hardware: the catalog's controller with this choice's
+    /// overrides, `controllers` of them, the drive, enclosure and host.
+    pub fn hardware(
+        &self,
+        cat: &Catalog,
+        drive: &DriveChoice,
+        controllers: u32,
+    ) -> Result<Hardware, PlanError> {
+        let mut c = cat.controller(self.controller.as_deref().unwrap_or(DEFAULT_CONTROLLER))?;
+        let link = |flag: &str, name: &str| cat.link(name).map_err(|e| flag_error(flag, e));
+        if let Some(b) = &self.backend {
+            c.backend = link("backend", b)?;
+            c.overrides.push(format!("back-end {b}"));
+        }
+        if let Some(h) = &self.host_link {
+            c.host = link("host-link", h)?;
+            c.overrides.push(format!("host link {h}"));
+        }
+        if self.no_write_back {
+            c.write_back = false;
+            c.overrides.push("no write-back cache".to_string());
+        }
+        if let Some(m) = &self.controller_max {
+            c.max_bytes_per_s = Some(positive_rate("controller-max", m)?);
+            c.overrides.push(format!("throughput limit {m}"));
+        }
+        if let Some(i) = self.controller_max_iops {
+            c.max_iops = Some(positive("controller-max-iops", i)?);
+            c.overrides.push(format!("IOPS limit {i}"));
+        }
+        if let Some(m) = &self.controller_max_read {
+            c.max_read_bytes_per_s = Some(positive_rate("controller-max-read", m)?);
+            c.overrides.push(format!("read-path limit {m}"));
+        }
+        if let Some(m) = &self.controller_max_write {
+            c.max_write_bytes_per_s = Some(positive_rate("controller-max-write", m)?);
+            c.write_limit_by = Some("given with --controller-max-write".to_string());
+            c.overrides.push(format!("write-path limit {m}"));
+        }
+        if let Some(m) = &self.controller_memory {
+            c.memory_bytes_per_s = Some(positive_rate("controller-memory", m)?);
+            c.overrides.push(format!("cache memory {m}"));
+        }
+        if let Some(l) = &self.mirror_link {
+            c.mirror = Some(link("mirror-link", l)?);
+            c.overrides.push(format!("cache mirror over {l}"));
+        }
+        let luns = self.luns.unwrap_or(1);
+        if luns == 0 {
+            return bail("--luns must be at least 1");
+        }
+        c.luns = luns;
+        if let Some(m) = &self.lun_read {
+            c.lun_read_bytes_per_s = Some(positive_rate("lun-read", m)?);
+            c.overrides.push(format!("per-LUN read-ahead {m}"));
+        }
+        if let Some(m) = &self.lun_write {
+            c.lun_write_bytes_per_s = Some(positive_rate("lun-write", m)?);
+            c.overrides.push(format!("per-LUN destage {m}"));
+        }
+        let ownership_text = self.ownership.as_deref().unwrap_or("active-active");
+        let ownership = crate::path::Ownership::parse(ownership_text)?;
+        if let Some(m) = &self.multipath {
+            let mp = crate::path::Multipath::parse(m)?;
+            let used = crate::path::ports_in_use(
+                c.host.lanes,
+                self.array_controllers.unwrap_or(2),
+                luns,
+                ownership,
+                mp,
+            );
+            c.host = crate::path::link_in_use(&c.host, used);
+            c.overrides.push(format!(
+                "{m} multipathing, {ownership_text} ownership, {luns} LUN(s): {used} host port(s) in use"
+            ));
+        }
+        let enclosure = match &self.enclosure {
+            Some(e) => Some(cat.enclosure(e)?),
+            None => None,
+        };
+        if controllers == 0 {
+            return bail("--controllers must be at least 1");
+        }
+        Ok(Hardware {
+            drive: drive.resolve(cat)?,
+            controller: c,
+            controllers,
+            enclosure,
+            host_bytes_per_s: match &self.host_limit {
+                Some(h) => Some(positive_rate("host-limit", h)?),
+                None => None,
+            },
+        })
+    }
+
+    /// Replacement delay and mission, hours.
+    pub fn repair(&self) -> Result<(f64, f64), PlanError> {
+        let mission = hours("mission", self.mission.as_deref().unwrap_or("5y"))?;
+        if mission <= 0.0 {
+            return bail("--mission must be positive, e.g. 5y or 43800h");
+        }
+        if self.fleet == Some(0) {
+            return bail("--fleet must be at least 1");
+        }
+        Ok((
+            hours(
+                "replace-delay",
+                self.replace_delay.as_deref().unwrap_or("24h"),
+            )?,
+            mission,
+        ))
+    }
+}
+
+/// What `storlab plan search` is asked: the drives and layouts to try, the
+/// constraints and objectives, on a drive and system as in a design.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchChoice {
+    /// A count (`48`) or a range (`24..96`); from `layout` when `None`.
+    pub drives: Option<String>,
+    /// Only layouts of this shape (`R60/12/x`).
+    pub layout: Option<String>,
+    /// Level families to try (`r10`, `r5`, `r6`).
+    pub levels: Vec<String>,
+    pub spans: Option<String>,
+    pub chunks: Vec<String>,
+    pub max_controllers: u32,
+    pub no_lvm: bool,
+    pub min_usable: Option<String>,
+    pub min_mttdl: Option<String>,
+    pub max_loss: String,
+    pub min_throughput: Option<String>,
+    pub min_iops: Option<f64>,
+    pub max_cost: Option<f64>,
+    /// The throughput objective: sequential writes (else reads).
+    pub throughput_of_writes: bool,
+    /// The IOPS objective: random writes (else reads).
+    pub iops_of_writes: bool,
+    pub seq_size: String,
+    pub random_size: String,
+    pub streams: u32,
+    pub qd: u32,
+    pub drive: DriveChoice,
+    pub system: SystemChoice,
+}
+
+/// A count (`48`) or a range `MIN..MAX` (`24..96`) of `--what`.
+pub fn parse_range(what: &str, s: &str) -> Result<(u32, u32), PlanError> {
+    let err = || {
+        PlanError::Design(format!(
+            "--{what} '{s}' should be a count (48) or a range MIN..MAX (24..96)"
+        ))
+    };
+    let num = |x: &str| x.trim().parse::<u32>().map_err(|_| err());
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
+        None => {
+            let n = num(s)?;
+            (n, n)
+        }
+    };
+    if lo == 0 || lo > hi {
+        return bail(format!(
+            "--{what} '{s}' is empty or starts at zero; e.g. 24..96"
+        ));
+    }
+    Ok((lo, hi))
+}
+
+impl SearchChoice {
+    /// The search this describes, checked; `cat` holds the catalog files.
+    pub fn spec(&self, cat: &Catalog) -> Result<SearchSpec, PlanError> {
+        let hardware = self.system.hardware(cat, &self.drive, 1)?;
+        let (delay, mission) = self.system.repair()?;
+        let template: Option<Layout> = match &self.layout {
+            Some(l) => Some(l.parse()?),
+            None => None,
+        };
+        let (min_drives, max_drives) = match (&self.drives, template.and_then(|t| t.groups)) {
+            (Some(d), _) => parse_range("drives", d)?,
+            (None, Some(g)) => (
+                g * template.map_or(1, |t| t.span),
+                g * template.map_or(1, |t| t.span),
+            ),
+            (None, None) => {
+                return bail(format!(
+                    "--layout {} leaves the number of drives open; give --drives, e.g. --drives 24..96",
+                    self.layout.as_deref().unwrap_or_default()
+                ));
+            }
+        };
+        let mut levels = Vec::new();
+        for l in &self.levels {
+            let lv = crate::layout::parse_level_family(l).map_err(|e| flag_error("levels", e))?;
+            if !levels.contains(&lv) {
+                levels.push(lv);
+            }
+        }
+        let chunks = self
+            .chunks
+            .iter()
+            .map(|c| crate::layout::parse_sector_multiple(c).map_err(|e| flag_error("chunks", e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.max_controllers == 0 {
+            return bail("--max-controllers must be at least 1");
+        }
+        let spans = match &self.spans {
+            Some(s) => Some(parse_range("spans", s)?),
+            None => None,
+        };
+        perf::check_concurrency(self.streams, self.qd)?;
+        let seq = size("seq-size", &self.seq_size)?;
+        let rnd = size("random-size", &self.random_size)?;
+        if seq == 0 || rnd == 0 {
+            return bail("--seq-size and --random-size must be at least one byte, e.g. 1M and 4k");
+        }
+        let constraints = self.constraints()?;
+        if constraints.max_cost.is_some() {
+            let missing: Vec<&str> = [
+                hardware.drive.price.is_none().then_some("drive"),
+                hardware.controller.price.is_none().then_some("controller"),
+                hardware
+                    .enclosure
+                    .as_ref()
+                    .and_then(|e| e.price.is_none().then_some("enclosure")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !missing.is_empty() {
+                return bail(format!(
+                    "--max-cost needs prices, and the catalog has none for the {}; add `price = ...` to those entries in a --catalog file",
+                    missing.join(", ")
+                ));
+            }
+        }
+        let drive = &hardware.drive;
+        let spares = self.system.spares.unwrap_or(0);
+        Ok(SearchSpec {
+            reliability: ReliabilityInputs {
+                drive_mtbf_hours: drive.mtbf_hours,
+                drive_capacity_bytes: drive.capacity_bytes,
+                ber_per_bit: drive.ber_per_bit,
+                sector_bytes: drive.sector_bytes,
+                rebuild_hours: drive.rebuild_hours(),
+                replace_delay_hours: if spares > 0 { 0.0 } else { delay },
+                mission_hours: mission,
+                fleet: self.system.fleet.unwrap_or(1),
+            },
+            hardware,
+            space: SearchSpace {
+                min_drives,
+                max_drives,
+                levels,
+                spans,
+                chunks,
+                max_controllers: self.max_controllers,
+                try_lvm: !self.no_lvm,
+                hot_spares: spares,
+                template,
+            },
+            constraints,
+            throughput_workload: Workload::new(
+                if self.throughput_of_writes {
+                    Pattern::SeqWrite
+                } else {
+                    Pattern::SeqRead
+                },
+                seq,
+            )
+            .with_concurrency(self.streams, self.qd),
+            iops_workload: Workload::new(
+                if self.iops_of_writes {
+                    Pattern::RandWrite
+                } else {
+                    Pattern::RandRead
+                },
+                rnd,
+            )
+            .with_concurrency(self.streams, self.qd),
+        })
+    }
+
+    fn constraints(&self) -> Result<Constraints, PlanError> {
+        Ok(Constraints {
+            min_usable_bytes: self
+                .min_usable
+                .as_deref()
+                .map(|s| size("min-usable", s))
+                .transpose()?,
+            min_mttdl_hours: self
+                .min_mttdl
+                .as_deref()
+                .map(|s| hours("min-mttdl", s))
+                .transpose()?,
+            max_loss_probability: {
+                let p = parse_percent(&self.max_loss).map_err(|e| flag_error("max-loss", e))?;
+                if !(p > 0.0 && p <= 100.0) {
+                    return bail(
+                        "--max-loss must be above 0% and at most 100% (100% keeps every design), e.g. 0.1%",
+                    );
+                }
+                (p < 100.0).then_some(p / 100.0)
+            },
+            min_throughput_bytes_per_s: self
+                .min_throughput
+                .as_deref()
+                .map(|s| rate("min-throughput", s))
+                .transpose()?,
+            min_iops: self.min_iops,
+            max_cost: self.max_cost,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn no_files(p: &Path) -> Result<String, String> {
+        Err(format!("no file {} in this test", p.display()))
+    }
+
+    #[test]
+    fn the_canonical_form_orders_flags_and_keeps_what_was_given() {
+        let s = DesignSpec::parse(
+            "--qd=4 --controller hba-9300-8i-md R0/1 --streams 1 --drive exos-x18-18tb",
+        )
+        .unwrap();
+        assert_eq!(
+            s.to_string(),
+            "R0/1 --drive exos-x18-18tb --controller hba-9300-8i-md --streams 1 --qd 4"
+        );
+        let lvm =
+            DesignSpec::parse("'lvm(4*R5/6, stripe=1M)' --controllers 2 --mix-buffered").unwrap();
+        assert_eq!(lvm.layout, "lvm(4*R5/6, stripe=1M)");
+        assert_eq!(lvm.controllers, Some(2));
+        assert!(lvm.workloads.mix_buffered);
+        assert_eq!(
+            lvm.to_string(),
+            "'lvm(4*R5/6, stripe=1M)' --controllers 2 --mix-buffered"
+        );
+    }
+
+    /// Strings stored before the design was a domain object (any flag
+    /// order, `--flag=value`, output options) still load, to the same
+    /// design as their canonical form.
+    #[test]
+    fn old_stored_strings_still_load() {
+        let cat = Catalog::builtin();
+        for (old, canonical) in [
+            (
+                "--drive=exos-x18-18tb R60/10/20 --json --controller perc-h800",
+                "R60/10/20 --drive exos-x18-18tb --controller perc-h800",
+            ),
+            (
+                "R60/12/48 --output-format table --hot-spares 2 --mission 3y --afr 1.5%",
+                "R60/12/48 --afr 1.5% --hot-spares 2 --mission 3y",
+            ),
+            ("R6/12 --fill 60%", "R6/12 --fill 60"),
+        ] {
+            let s = DesignSpec::parse(old).unwrap();
+            assert_eq!(s.to_string(), canonical, "{old}");
+            let again = DesignSpec::parse(canonical).unwrap();
+            assert_eq!(s, again);
+            assert_eq!(s.design(&cat).unwrap(), again.design(&cat).unwrap());
+        }
+    }
+
+    #[test]
+    fn bad_designs_name_the_problem() {
+        let err = |s: &str| DesignSpec::parse(s).unwrap_err().to_string();
+        assert!(err("").contains("the design is empty"));
+        assert!(err("R6/12 'open").contains("unbalanced quotes"));
+        assert!(err("R6/12 --no-such 1").contains("unexpected argument '--no-such'"));
+        assert!(err("R6/12 --no-such").contains("unexpected argument '--no-such'"));
+        assert!(err("R6/12 R5/6").contains("unexpected argument 'R5/6'"));
+        assert!(err("R6/12 --drive").contains("a value is required for '--drive'"));
+        assert!(err("R6/12 --drive a --drive b").contains("multiple times"));
+        assert!(err("R6/12 --mtbf 1h --afr 1%").contains("cannot be used with"));
+        assert!(err("R6/12 --streams many").contains("'--streams'"));
+        assert!(err("R6/12 --fs-su 64k").contains("--fs-su and --fs-sw"));
+        assert!(err("--drive exos-x18-18tb").contains("<LAYOUT>"));
+        assert!(err("R6/12 --against latest").contains("--against has no place"));
+        assert!(err("R6/12 --mix-buffered=yes").contains("unexpected value"));
+        // Parses, but the model refuses it: named with the design.
+        let e = design_from_spec("R0/1 --controllers 2", no_files)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("design 'R0/1 --controllers 2': "), "{e}");
+        assert!(e.contains("controllers"), "{e}");
+        let e = design_from_spec("R0/1 --catalog x.toml", no_files)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no file x.toml"), "{e}");
+    }
+
+    #[test]
+    fn the_spec_resolves_to_the_design_plan_layout_evaluates() {
+        let cat = Catalog::builtin();
+        let d = DesignSpec::parse("R60/10/20 --capacity 2TB --hot-spares 1 --streams 4 --cores 8")
+            .unwrap()
+            .design(&cat)
+            .unwrap();
+        assert_eq!(d.hardware.drive.name, DEFAULT_DRIVE);
+        assert_eq!(d.hardware.controller.name, DEFAULT_CONTROLLER);
+        assert_eq!(d.hardware.drive.capacity_bytes, 2_000_000_000_000);
+        assert_eq!(d.hot_spares, 1);
+        assert!(
+            d.workloads
+                .iter()
+                .all(|w| w.streams == 4 && w.qd == DEFAULT_QD)
+        );
+        assert_eq!(
+            d.sizing.map(|s| s.mb_per_s_per_core),
+            Some(DEFAULT_MB_PER_S_PER_CORE)
+        );
+        assert_eq!(d.replace_delay_hours, 24.0);
+        crate::evaluate(&d).unwrap();
+        // A design is a serde object too.
+        let s = DesignSpec::parse("R6/12 --drive exos-x18-18tb --fill 50").unwrap();
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<DesignSpec>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn design_to_record_keeps_the_canonical_form_with_absolute_catalogs() {
+        let read = |_: &Path| -> Result<String, String> { Ok(String::new()) };
+        let rec = design_to_record("--catalog c.toml R0/1", read).unwrap();
+        let abs = std::path::absolute("c.toml").unwrap();
+        assert_eq!(rec, format!("R0/1 --catalog {}", abs.display()));
+    }
+
+    fn word() -> impl Strategy<Value = String> {
+        // Anything but NUL, including spaces, quotes and leading dashes.
+        "[^\\x00]{0,12}"
+    }
+
+    fn opt<T: std::fmt::Debug + Clone>(
+        s: impl Strategy<Value = T>,
+    ) -> impl Strategy<Value = Option<T>> {
+        proptest::option::of(s)
+    }
+
+    fn finite() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            proptest::num::f64::NORMAL,
+            Just(0.0),
+            (0u32..100_000).prop_map(f64::from)
+        ]
+    }
+
+    prop_compose! {
+        fn drive()(model in opt(word()), capacity in opt(word()), mtbf in opt(word()),
+                   ber in opt(word()), rpm in opt(finite()), fill in opt(1u32..=100),
+                   read_iops in opt(finite()), seq_write in opt(word())) -> DriveChoice {
+            DriveChoice { model, capacity, mtbf, ber, rpm, fill: fill.map(f64::from),
+                          read_iops, seq_write, ..DriveChoice::default() }
+        }
+    }
+
+    prop_compose! {
+        fn system()(controller in opt(word()), no_write_back in any::<bool>(),
+                    controller_max_iops in opt(finite()), luns in opt(any::<u32>()),
+                    multipath in opt(word()), spares in opt(any::<u32>()),
+                    mission in opt(word()), fleet in opt(any::<u32>())) -> SystemChoice {
+            SystemChoice { controller, no_write_back, controller_max_iops, luns, multipath,
+                           spares, mission, fleet, ..SystemChoice::default() }
+        }
+    }
+
+    prop_compose! {
+        fn spec()(layout in "-|([^\\x00-][^\\x00]{0,11})?", chunk in opt(word()),
+                  controllers in opt(any::<u32>()), drive in drive(), system in system(),
+                  mix_read in opt(word()), mix_sequential in any::<bool>(),
+                  streams in opt(any::<u32>()), fs in opt((word(), any::<u32>())),
+                  cores in opt(any::<u32>()), mbps in opt(finite()),
+                  catalogs in proptest::collection::vec(word(), 0..3)) -> DesignSpec {
+            DesignSpec {
+                layout, chunk, controllers, drive, system,
+                workloads: WorkloadChoice { mix_read, mix_sequential, streams,
+                                            ..WorkloadChoice::default() },
+                fs_su: fs.as_ref().map(|f| f.0.clone()), fs_sw: fs.map(|f| f.1),
+                cores, mbps_per_core: mbps,
+                catalogs: catalogs.into_iter().map(PathBuf::from).collect(),
+                ..DesignSpec::default()
+            }
+        }
+    }
+
+    proptest! {
+        /// The canonical form reads back as the same design.
+        #[test]
+        fn display_then_parse_is_the_same_spec(s in spec()) {
+            let text = s.to_string();
+            let back = DesignSpec::parse(&text);
+            prop_assert_eq!(back.as_ref().ok(), Some(&s), "{} -> {:?}", text, back);
+        }
+
+        /// Whatever parses has one canonical form: parsing it again changes nothing.
+        #[test]
+        fn the_canonical_form_is_a_fixed_point(words in proptest::collection::vec(
+            prop_oneof![word(), Just("--drive".to_string()), Just("--streams".to_string()),
+                        Just("--mix-buffered".to_string()), Just("--catalog".to_string()),
+                        Just("--fill=50".to_string()), Just("R6/12".to_string())], 0..8)) {
+            let text = words.join(" ");
+            if let Ok(s) = DesignSpec::parse(&text) {
+                let canonical = s.to_string();
+                prop_assert_eq!(DesignSpec::parse(&canonical).ok(), Some(s));
+            }
+        }
+    }
+}
