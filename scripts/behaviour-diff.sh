@@ -229,6 +229,19 @@ battery() {
     done
     c bench-null-design nums bench t --rw read "${NULL[@]}" --design "R6/12 --drive exos-x18-18tb" -q
     c bench-null-repeat nums bench t --rw read "${NULL[@]}" --repeat 2 -q
+    c bench-null-quick nums bench t "${NULL[@]}" --runtime 100ms -q --no-save --json
+    c bench-null-flags nums bench t --rw randwrite "${NULL[@]}" --bs 4k --cache cold --fsync-every 8 \
+        --rate-iops 50000 --thinktime 10us --buffer-pattern zero --seed 7 --fallocate none -q --no-save --json
+    c bench-null-shared nums bench t --rw read "${NULL[@]}" --shared-file --stride 64k --bs 4k --numjobs 2 \
+        -q --no-save --json
+    c bench-null-verify nums bench t --rw write "${NULL[@]}" --bs 4k --verify -q --no-save
+    c bench-null-steady nums bench t --rw read --engine null --size 1m --runtime 300ms --time-based \
+        --steadystate iops:20 --steadystate-duration 100ms --log-interval 50ms -q --no-save --json
+    c bench-null-monitor nums bench t --rw read "${NULL[@]}" --monitor --monitor-interval 100ms -q --no-save
+    c bench-null-keep nums bench t --rw write "${NULL[@]}" --keep -q --no-save
+    rm -rf "$S/t"
+    c bench-null-kb-base nums bench t --rw read "${NULL[@]}" --bs 4KiB --kb-base 1000 -q --no-save --json
+    c bench-clients-no-mpi exact bench t --rw read "${NULL[@]}" --clients 1,2 --no-save
     FILES="bj.json" c bench-null-json-out nums bench t --rw read "${NULL[@]}" -q --no-save --json-out bj.json
 
     # --- sweep -------------------------------------------------------------------
@@ -240,6 +253,9 @@ battery() {
     c sweep-null-plus nums sweep t --vary numjobs=1..3:+1 --rw read "${NULL[@]}" -q --no-save
     FILES="sw.svg" c sweep-null-chart nums sweep t --vary bs=4k,64k --rw read "${NULL[@]}" -q --no-save \
         --chart sw.svg
+    local sid
+    sid=$(grep -oE 'sw-[0-9T-]+[0-9a-f-]*' "$R/out/sweep-null-zip.out" 2>/dev/null | head -1)
+    c sweep-resume nums sweep --resume "${sid:-none}"
     c sweep-null-qd nums sweep t --vary qd=1,2 --rw read "${NULL[@]}" -q --no-save
     c sweep-null-iodepth-alias nums sweep t --vary iodepth=1,2 --rw read "${NULL[@]}" -q --no-save
 
@@ -248,6 +264,9 @@ battery() {
     c campaign-dry exact campaign tiny-campaign.toml --dry-run
     c campaign-example-dry exact campaign fs-choice.toml --dry-run
     c campaign-run nums campaign tiny-campaign.toml --yes --dir camp
+    local cid
+    cid=$(grep -oE 'tiny-[0-9]{8}-[0-9]{6}[0-9a-f-]*' "$R/out/campaign-run.out" 2>/dev/null | head -1)
+    c campaign-resume nums campaign --resume "${cid:-none}" --yes --dir camp
     c campaign-run-json nums campaign tiny2-campaign.toml --yes --dir camp2 --json
     rm -rf "$S/camp" "$S/camp2"
 
@@ -471,6 +490,7 @@ mask() { # mask FILE MODE
             -e 's/N [KMGT]iB moved/N <size> moved/g'
             -e 's/\((default|N runs?)\)/(<spread>)/g'
             -e 's/[─═━]{2,}|-{3,}/──/g'
+            -e 's/(app|applat|timeline|util)N(, (app|applat|timeline|util)N)*/<per-run charts>/g'
             -e 's/[ \t]+/ /g'
             -e 's/ +$//'
             -e 's/,$//'
