@@ -122,7 +122,7 @@ pub use storlab_types::{command_line, escape_os};
 
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
-    if let Some(ram) = commands::sweep::meminfo("MemTotal") {
+    if let Some(ram) = storlab_host::meminfo("MemTotal") {
         storlab_types::set_ram_bytes(ram);
     }
     let cli = match Cli::try_parse() {

@@ -9,6 +9,7 @@ use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::check;
 use storlab_configdiff::check::{CheckOptions, CheckStatus};
+use storlab_configdiff::implied::vary_with_implied;
 use storlab_store::RunSelector;
 
 #[derive(Args, Debug)]
@@ -35,7 +36,7 @@ pub struct CheckCommand {
     tolerance: f64,
     /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
     /// tool (comma-separated or repeated): a difference there is judged, not refused
-    #[arg(long, value_name = "PARAM", value_parser = parse_vary)]
+    #[arg(long, value_name = "PARAM", value_parser = Vary::parse)]
     vary: Vec<Vary>,
     /// Judge the figures even when the configurations differ (the differences are still listed)
     #[arg(long)]
@@ -52,85 +53,6 @@ pub struct CheckCommand {
 
 fn parse_tolerance(s: &str) -> Result<f64, String> {
     storlab_types::parse_percent(s).map_err(|e| e.to_string())
-}
-
-/// clap value parser for `--vary` (shared by compare, check and report).
-pub fn parse_vary(s: &str) -> Result<Vary, String> {
-    Vary::parse(s).map_err(|e| e.to_string())
-}
-
-/// What the runs' own tags say was varied: the keys of `sweep_params`
-/// (`bs=4k,numjobs=2`) whose values differ between runs of one sweep, and
-/// none when the runs are not of one sweep.
-pub fn implied_vary<'a>(
-    runs: impl IntoIterator<Item = &'a storlab_types::StoredRun>,
-) -> Vec<String> {
-    let runs: Vec<&storlab_types::StoredRun> = runs.into_iter().collect();
-    let one = |tag: &str| {
-        runs.len() > 1
-            && runs.iter().all(|r| r.tags.contains_key(tag))
-            && runs
-                .iter()
-                .all(|r| r.tags.get(tag) == runs[0].tags.get(tag))
-    };
-    let mut keys: Vec<String> = Vec::new();
-    if one("sweep") {
-        let mut values: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-            std::collections::BTreeMap::new();
-        for r in &runs {
-            let params = r.tags.get("sweep_params").map_or("", String::as_str);
-            for kv in params.split(',').filter(|s| !s.is_empty()) {
-                if let Some((k, v)) = kv.split_once('=') {
-                    values
-                        .entry(k.trim().to_string())
-                        .or_default()
-                        .insert(v.trim().to_string());
-                }
-            }
-        }
-        keys.extend(
-            values
-                .into_iter()
-                .filter(|(_, v)| v.len() > 1)
-                .map(|(k, _)| k),
-        );
-    }
-    // Only names --vary accepts for these runs (a sweep of an option
-    // compare cannot name is left to the user's --vary).
-    keys.retain(|k| Vary::parse(k).is_ok_and(|v| v.check_against(runs.iter().copied()).is_ok()));
-    keys
-}
-
-/// The explicit `--vary` merged with what the runs' tags say was varied,
-/// and a note naming the implied part (printed by the caller).
-pub fn vary_with_implied<'a>(
-    list: &[Vary],
-    runs: impl IntoIterator<Item = &'a storlab_types::StoredRun>,
-) -> (Vary, Option<String>) {
-    let explicit = merge_vary(list);
-    let implied: Vec<String> = implied_vary(runs)
-        .into_iter()
-        .filter(|k| !explicit.keys().any(|e| e == k))
-        .collect();
-    if implied.is_empty() {
-        return (explicit, None);
-    }
-    let mut all: Vec<String> = explicit.keys().map(str::to_string).collect();
-    all.extend(implied.iter().cloned());
-    let note = format!(
-        "comparing along {} (the runs' sweep tags say it was varied; --vary adds more)",
-        implied.join(", ")
-    );
-    (Vary::from_list(&all).unwrap_or(explicit), Some(note))
-}
-
-/// Merge repeated `--vary` values.
-pub fn merge_vary(list: &[Vary]) -> Vary {
-    let keys: Vec<String> = list
-        .iter()
-        .flat_map(|v| v.keys().map(str::to_string))
-        .collect();
-    Vary::from_list(&keys).unwrap_or_default()
 }
 
 impl CheckCommand {

@@ -2,12 +2,12 @@
 //! differences inside the measured run-to-run spread marked as noise, and
 //! no verdict where the configurations differ (unless under study, `--vary`).
 
-use super::check::{parse_vary, vary_with_implied};
 use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
 use super::outfmt::TableFormat;
 use crate::output;
 use clap::Args;
 use storlab_configdiff::Vary;
+use storlab_configdiff::implied::vary_with_implied;
 use storlab_store::RunSelector;
 
 #[derive(Args, Debug)]
@@ -29,7 +29,7 @@ pub struct CompareCommand {
     baseline: RunSelector,
     /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
     /// tool (comma-separated or repeated): phases that differ there are paired and judged
-    #[arg(long, value_name = "PARAM", value_parser = parse_vary)]
+    #[arg(long, value_name = "PARAM", value_parser = Vary::parse)]
     vary: Vec<Vary>,
     /// Output format
     #[arg(long, value_enum, default_value_t = TableFormat::Table)]

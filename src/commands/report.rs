@@ -34,7 +34,7 @@ pub struct ReportCommand {
     format: Option<ReportFormat>,
     /// Parameter(s) under study for the comparison and the relative chart, e.g. iodepth, bs,
     /// device (comma-separated or repeated): phases that differ there are paired and judged
-    #[arg(long, value_name = "PARAM", value_parser = super::check::parse_vary)]
+    #[arg(long, value_name = "PARAM", value_parser = storlab_configdiff::Vary::parse)]
     vary: Vec<storlab_configdiff::Vary>,
     // The list of ids comes from the chart registry.
     #[arg(long, value_name = "ID", default_value = "throughput",
@@ -117,7 +117,8 @@ impl ReportCommand {
                 })
             }
         };
-        let (vary, implied) = super::check::vary_with_implied(&self.vary, runs.iter());
+        let (vary, implied) =
+            storlab_configdiff::implied::vary_with_implied(&self.vary, runs.iter());
         if let Some(n) = implied {
             eprintln!("{n}");
         }

@@ -36,7 +36,7 @@ pub struct SimCommand {
     #[arg(value_name = "SCENARIO")]
     file: PathBuf,
     /// Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or clients=1..1000/1000
-    /// (evenly spaced); keys: clients, movers, arrays, ports, cache, stripe_count, file_size, bs,
+    /// (evenly spaced) or clients=1..64:x2 or 1..16:+1 (docs/parameters.md); keys: clients, movers, arrays, ports, cache, stripe_count, file_size, bs,
     /// iodepth, or any dotted path such as array.cache_rate
     #[arg(long, value_name = "KEY=VALUES")]
     vary: Option<String>,

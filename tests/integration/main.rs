@@ -41,3 +41,4 @@ mod store;
 mod sweep;
 mod trace;
 mod util;
+mod vocabulary;

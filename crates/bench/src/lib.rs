@@ -45,6 +45,7 @@ mod series;
 mod spec;
 mod stats;
 mod sweep;
+pub mod sweeper;
 mod sys;
 mod target;
 mod worker;

@@ -141,12 +141,17 @@ impl OptDef {
 }
 
 /// Find an option by key, flag or alias (`iodepth_batch`, `iodepth-batch`,
-/// `iodepth_batch_submit`).
+/// `iodepth_batch_submit`), or by any name the parameter vocabulary
+/// ([`storlab_types::params`]) gives it (`qd` for `iodepth`, `ramp` for
+/// `ramp_time`): an alias one command accepts, every command accepts.
 pub fn find_option(name: &str) -> Option<&'static OptDef> {
     let n = name.trim_start_matches('-');
-    OPTIONS
-        .iter()
-        .find(|o| o.key == n || o.long == n || o.aliases.contains(&n))
+    let by_name = |n: &str| {
+        OPTIONS
+            .iter()
+            .find(|o| o.key == n || o.long == n || o.aliases.contains(&n))
+    };
+    by_name(n).or_else(|| storlab_types::params::option_of(n).and_then(by_name))
 }
 
 macro_rules! some_or_none {

@@ -1,6 +1,7 @@
 //! Sweeps: which points a `storlab sweep` runs. A [`Vary`] is one option
 //! from the option table with its list of values (`bs=4k,64k,1m`) or a
-//! range (`bs=4k..4m:x2`, `iodepth=1..256:x2`, `numjobs=1..8:+1`);
+//! ranges (`bs=4k..4m:x2`, `iodepth=1..256:x2`, `numjobs=1..8:+1`, in the
+//! one grammar of [`storlab_types::range`]; a sweep's range needs a step);
 //! [`expand`] turns several of them into [`SweepPoint`]s, the cartesian
 //! product (first option outermost) or, zipped, the lists side by side.
 //! Every value is checked against its option's kind here, so a typo fails
@@ -9,6 +10,7 @@
 
 use crate::options::{OptKind, SpecError, find_option, typed_value};
 use storlab_types::parse_size;
+use storlab_types::range::{Bare, expand_list, whole};
 
 /// The most points one sweep may have (a guard against `1..1000000:+1`).
 pub const MAX_POINTS: usize = 10_000;
@@ -54,8 +56,10 @@ pub fn short_size(b: u64) -> String {
 }
 
 impl Vary {
-    /// Parse `KEY=V1,V2,...` or `KEY=FROM..TO:xN` / `KEY=FROM..TO:+N`.
-    /// KEY is any bench option (its job-file key, flag or fio alias).
+    /// Parse `KEY=V1,V2,...` or `KEY=FROM..TO:xN` / `KEY=FROM..TO:+N` /
+    /// `KEY=FROM..TO/N`, or a comma list of values and ranges. KEY is any
+    /// bench option (its job-file key, flag, fio alias or a name of the
+    /// parameter vocabulary such as `qd`).
     pub fn parse(spec: &str) -> Result<Vary, SpecError> {
         let Some((name, list)) = spec.split_once('=') else {
             return bad(
@@ -81,21 +85,26 @@ impl Vary {
                 name.trim()
             ))
         })?;
-        let list = list.trim();
-        let values: Vec<String> = if let Some((range, step)) = list
-            .split_once("..")
-            .map(|(from, rest)| (from, rest.split_once(':')))
-            .and_then(|(from, r)| r.map(|(to, step)| ((from, to), step)))
-        {
-            expand_range(spec, def.kind, range, step)?
-        } else if list.contains("..") {
-            return bad(
-                spec,
-                "a range needs a step: FROM..TO:xN (multiply) or FROM..TO:+N (add), e.g. 4k..4m:x2",
-            );
-        } else {
-            list.split(',').map(|v| v.trim().to_string()).collect()
-        };
+        let kind = def.kind;
+        let values = expand_list(
+            list.trim(),
+            Bare::Refused,
+            |v| match kind {
+                OptKind::Size => parse_size(v).map_err(|e| e.to_string()),
+                OptKind::Int => whole(v),
+                _ => {
+                    Err("ranges are for sizes and numbers; list text values: rw=read,write".into())
+                }
+            },
+            |v| match kind {
+                OptKind::Size => short_size(v),
+                _ => v.to_string(),
+            },
+        )
+        .map_err(|e| SpecError(format!("invalid --vary '{spec}': {e}")))?;
+        if values.len() > MAX_POINTS {
+            return bad(spec, format!("more than {MAX_POINTS} values"));
+        }
         if values.iter().any(String::is_empty) {
             return bad(spec, "an empty value in the list");
         }
@@ -117,74 +126,6 @@ pub fn split_group_key(key: &str) -> Option<(&str, &str)> {
     let rest = key.strip_prefix("group.")?;
     let (name, opt) = rest.rsplit_once('.')?;
     (!name.is_empty() && !opt.is_empty()).then_some((name, opt))
-}
-
-/// The values of `FROM..TO` with a step of `xN` or `+N`, TO included when
-/// the steps land on it.
-fn expand_range(
-    spec: &str,
-    kind: OptKind,
-    (from, to): (&str, &str),
-    step: &str,
-) -> Result<Vec<String>, SpecError> {
-    let num = |v: &str| -> Result<u64, SpecError> {
-        match kind {
-            OptKind::Size => {
-                parse_size(v).map_err(|e| SpecError(format!("invalid --vary '{spec}': {e}")))
-            }
-            OptKind::Int => v.trim().parse().map_err(|_| {
-                SpecError(format!(
-                    "invalid --vary '{spec}': '{v}' is not a whole number"
-                ))
-            }),
-            _ => bad(
-                spec,
-                "ranges are for sizes and numbers; list text values: rw=read,write",
-            ),
-        }
-    };
-    let (lo, hi) = (num(from)?, num(to)?);
-    if lo == 0 || lo > hi {
-        return bad(
-            spec,
-            "a range runs from a positive FROM up to TO (FROM <= TO)",
-        );
-    }
-    let step = step.trim();
-    let (mul, n) = if let Some(n) = step.strip_prefix(['x', 'X', '*']) {
-        (true, n)
-    } else if let Some(n) = step.strip_prefix('+') {
-        (false, n)
-    } else {
-        return bad(
-            spec,
-            "the step is xN (multiply, e.g. x2) or +N (add, e.g. +1)",
-        );
-    };
-    let n = num(n)?;
-    if (mul && n < 2) || (!mul && n == 0) {
-        return bad(spec, "the step must grow: x2 or more, +1 or more");
-    }
-    let mut out = Vec::new();
-    let mut v = lo;
-    while v <= hi {
-        if out.len() >= MAX_POINTS {
-            return bad(spec, format!("more than {MAX_POINTS} values"));
-        }
-        out.push(match kind {
-            OptKind::Size => short_size(v),
-            _ => v.to_string(),
-        });
-        v = match if mul {
-            v.checked_mul(n)
-        } else {
-            v.checked_add(n)
-        } {
-            Some(next) => next,
-            None => break,
-        };
-    }
-    Ok(out)
 }
 
 /// The points of a sweep: the cartesian product of the lists (the first
@@ -279,6 +220,46 @@ mod tests {
         );
         assert_eq!(v("size=1m..3m:+1m").values, ["1m", "2m", "3m"]);
         assert_eq!(v("rw=read,randread").values, ["read", "randread"]);
+        assert_eq!(v("iodepth=1..64/3").values, ["1", "33", "64"]);
+        assert_eq!(v("bs=512,4k..16k:x2").values, ["512", "4k", "8k", "16k"]);
+    }
+
+    /// Every name the parameter vocabulary gives a bench option is a sweep
+    /// name (`sweep --vary qd=1,2` said "unknown option" while `compare
+    /// --vary qd` was accepted), and every spelling of the option table is in
+    /// the vocabulary.
+    #[test]
+    fn every_vocabulary_name_of_an_option_is_a_sweep_name() {
+        use storlab_types::params::{PARAMS, lookup};
+        assert_eq!(v("qd=1,2").key, "iodepth");
+        assert_eq!(v("ramp=0,1s").key, "ramp_time");
+        for p in PARAMS {
+            let Some(opt) = p.option else { continue };
+            for n in std::iter::once(&p.key).chain(p.aliases) {
+                let def = find_option(n).unwrap_or_else(|| panic!("{n} is no bench option"));
+                // The option itself, or one of its own (direct, bssplit).
+                assert!(
+                    def.key == opt || def.key == *n || def.aliases.contains(n),
+                    "{n} -> {} (vocabulary: {opt})",
+                    def.key
+                );
+                let sample = match def.kind {
+                    crate::OptKind::Flag => "1",
+                    crate::OptKind::Int => "2",
+                    crate::OptKind::Size => "8k",
+                    crate::OptKind::Text => continue,
+                };
+                assert!(Vary::parse(&format!("{n}={sample}")).is_ok(), "{n}");
+            }
+        }
+        for o in crate::OPTIONS.iter().filter(|o| o.key != "name") {
+            for n in std::iter::once(&o.key).chain(o.aliases) {
+                assert!(
+                    lookup(n).is_some(),
+                    "option spelling {n} is not in the vocabulary"
+                );
+            }
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@
 
 pub mod check;
 pub mod diff;
+pub mod implied;
 pub mod matching;
 pub mod vary;
 
@@ -35,7 +36,7 @@ mod store_testdata;
 
 pub use diff::{Difference, Scope, differences, phase_differences, run_differences};
 pub use matching::{MatchedBy, Matching, PhaseMatch, match_groups, match_phases};
-pub use vary::{KNOWN_KEYS, Vary, VaryError};
+pub use vary::{Vary, VaryError, known_keys};
 
 use serde::Serialize;
 

@@ -2,90 +2,15 @@
 
 use std::collections::BTreeSet;
 use storlab_types::StoredRun;
+use storlab_types::params::{PARAMS, Param};
 
-/// Every name `--vary` knows, with what it covers. Groups (`host`,
-/// `target`, `device`, `tool`) stand for several facts at once.
-pub const KNOWN_KEYS: &[(&str, &str)] = &[
-    ("rw", "I/O pattern"),
-    ("rwmixread", "read share of a mixed phase (alias mix)"),
-    ("bs", "block size or mix (aliases blocksize, bssplit)"),
-    ("size", "bytes per job (alias filesize)"),
-    ("numjobs", "jobs (alias jobs)"),
-    ("iodepth", "queue depth per job (alias qd)"),
-    ("engine", "I/O engine (alias ioengine)"),
-    ("cache", "cache mode direct/cold/warm (alias direct)"),
-    ("drop_caches", "cold cache by dropping the page cache"),
-    ("rate_iops", "IOPS cap"),
-    ("runtime", "time limit"),
-    ("time_based", "loop until the runtime"),
-    ("ramp", "warm-up time (alias ramp_time)"),
-    ("fsync", "fsync every N writes"),
-    ("end_fsync", "fsync at the end of a write phase"),
-    ("layout", "file per job or shared file"),
-    ("buffer_pattern", "data written"),
-    ("random_with_replacement", "random offsets with replacement"),
-    ("verify", "verified writes and reads"),
-    ("sqpoll", "io_uring submission polling"),
-    ("registered", "io_uring registered buffers and files"),
-    ("iodepth_batch", "io_uring submit batch"),
-    ("fallocate", "pre-allocated files"),
-    ("null_latency", "null engine service time"),
-    (
-        "host",
-        "the machine: host, os, kernel, arch, cpu, cpus, ram",
-    ),
-    ("os", "operating system"),
-    ("kernel", "kernel version"),
-    ("arch", "CPU architecture"),
-    ("cpu", "CPU model"),
-    ("cpus", "CPU count"),
-    ("ram", "memory size"),
-    (
-        "target",
-        "what was measured: target, target_kind, filesystem, device, device_model",
-    ),
-    ("target_kind", "directory, file or block device"),
-    ("filesystem", "file system type (alias fs)"),
-    ("device", "device and its model"),
-    ("device_model", "device model (alias model)"),
-    ("tool", "tool and its version"),
-    ("tool_version", "tool version (alias version)"),
-];
-
-const GROUPS: &[(&str, &[&str])] = &[
-    (
-        "host",
-        &["host", "os", "kernel", "arch", "cpu", "cpus", "ram"],
-    ),
-    (
-        "target",
-        &[
-            "target",
-            "target_kind",
-            "filesystem",
-            "device",
-            "device_model",
-        ],
-    ),
-    ("device", &["device", "device_model"]),
-    ("tool", &["tool", "tool_version"]),
-];
-
-const ALIASES: &[(&str, &str)] = &[
-    ("mix", "rwmixread"),
-    ("blocksize", "bs"),
-    ("bssplit", "bs"),
-    ("filesize", "size"),
-    ("jobs", "numjobs"),
-    ("qd", "iodepth"),
-    ("ioengine", "engine"),
-    ("direct", "cache"),
-    ("ramp_time", "ramp"),
-    ("fs", "filesystem"),
-    ("model", "device_model"),
-    ("version", "tool_version"),
-    ("hostname", "host"),
-];
+/// Every name `--vary` knows without looking into the runs, with what it
+/// covers: the parameters of the one vocabulary
+/// ([`storlab_types::params`]) that the configuration diff compares.
+/// Groups (`host`, `target`, `device`, `tool`) stand for several facts.
+pub fn known_keys() -> impl Iterator<Item = &'static Param> {
+    PARAMS.iter().filter(|p| p.compared)
+}
 
 /// A bad `--vary` value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,11 +36,7 @@ pub struct Vary {
 }
 
 fn known_list() -> String {
-    KNOWN_KEYS
-        .iter()
-        .map(|(k, _)| *k)
-        .collect::<Vec<_>>()
-        .join(", ")
+    known_keys().map(|p| p.key).collect::<Vec<_>>().join(", ")
 }
 
 impl Vary {
@@ -132,18 +53,15 @@ impl Vary {
     /// Add the names in `s` (repeated `--vary` flags).
     pub fn add(&mut self, s: &str) -> Result<(), VaryError> {
         for raw in s.split(',') {
-            let name = raw.trim().to_ascii_lowercase().replace('-', "_");
+            let name = storlab_types::params::normalize(raw);
             if name.is_empty() {
                 return Err(VaryError::Empty(s.to_string()));
             }
-            let name = ALIASES
-                .iter()
-                .find(|(a, _)| *a == name)
-                .map(|(_, k)| (*k).to_string())
-                .unwrap_or(name);
-            if let Some((_, members)) = GROUPS.iter().find(|(g, _)| *g == name) {
-                self.keys.extend(members.iter().map(|m| (*m).to_string()));
-            } else if KNOWN_KEYS.iter().any(|(k, _)| *k == name) {
+            let param = storlab_types::params::lookup(&name);
+            let name = param.map_or(name, |p| p.key.to_string());
+            if let Some(p) = param.filter(|p| !p.members.is_empty()) {
+                self.keys.extend(p.members.iter().map(|m| (*m).to_string()));
+            } else if param.is_some_and(|p| p.compared) {
                 self.keys.insert(name);
             } else if name.starts_with(|c: char| c.is_ascii_lowercase())
                 && name
@@ -242,9 +160,9 @@ mod tests {
 
     proptest! {
         #[test]
-        fn parse_never_panics_and_accepts_every_known_key(s in "\\PC{0,40}", i in 0usize..KNOWN_KEYS.len()) {
+        fn parse_never_panics_and_accepts_every_known_key(s in "\\PC{0,40}", i in 0usize..known_keys().count()) {
             let _ = Vary::parse(&s);
-            let k = KNOWN_KEYS[i].0;
+            let k = known_keys().nth(i).unwrap().key;
             let v = Vary::parse(&k.to_ascii_uppercase().replace('_', "-")).unwrap();
             prop_assert!(v.contains(k));
             prop_assert!(v.other.is_empty());

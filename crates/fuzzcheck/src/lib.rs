@@ -17,15 +17,6 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-// The campaign file parser lives in the CLI (src/commands/campaign/spec.rs);
-// it is pure (serde, toml and thiserror only), so it is compiled here as
-// well. Not under cfg(test): its unit tests belong to the root package
-// (this crate's own tests are the stable pass in tests/).
-#[cfg(not(test))]
-#[path = "../../../src/commands/campaign/spec.rs"]
-#[allow(dead_code)]
-mod campaign_spec;
-
 /// A target: its name (the corpus directory and cargo-fuzz bin) and check.
 pub type Target = (&'static str, fn(&[u8]));
 
@@ -42,6 +33,7 @@ pub const TARGETS: &[Target] = &[
     ("sim_scenario", sim_scenario),
     ("plan_catalog", plan_catalog),
     ("design", design),
+    ("vary", vary),
 ];
 
 /// The built-in plan catalog, parsed once (it is 25 kB of TOML; parsing it
@@ -211,22 +203,18 @@ pub fn replay(data: &[u8]) {
 
 /// Campaign files (`storlab campaign FILE`): parsed and expanded into
 /// cells, never more than the limit.
-#[cfg(not(test))]
 pub fn campaign(data: &[u8]) {
     let Some(t) = text(data) else { return };
-    if let Ok(file) = campaign_spec::CampaignFile::parse(t, Path::new("fuzz.toml")) {
+    if let Ok(file) = storlab_campaign::spec::CampaignFile::parse(t, Path::new("fuzz.toml")) {
         if let Ok(c) = file.expand("fuzz") {
             assert!(
-                c.cells.len() <= campaign_spec::MAX_CELLS,
+                c.cells.len() <= storlab_campaign::spec::MAX_CELLS,
                 "{} cells",
                 c.cells.len()
             );
         }
     }
 }
-
-#[cfg(test)]
-pub fn campaign(_: &[u8]) {}
 
 /// `storlab sim` scenario files, resolved against the built-in catalog.
 pub fn sim_scenario(data: &[u8]) {
@@ -253,6 +241,37 @@ pub fn plan_catalog(data: &[u8]) {
         }
         for n in cat.link_names() {
             let _ = cat.link(n);
+        }
+    }
+}
+
+/// `--vary` lists in the one range grammar (`storlab_types::range`): a
+/// sweep's `OPTION=LIST` parses or is refused, never more than its point
+/// limit, every value of a whole-number range rises from FROM and stays
+/// at most TO; a list read as whole numbers with doubling bare ranges (as
+/// `sim --vary` reads it) does the same.
+pub fn vary(data: &[u8]) {
+    use storlab_types::range::{Bare, MAX_VALUES, expand_list, parse_item, whole};
+    let Some(t) = text(data) else { return };
+    if let Ok(v) = storlab_bench::Vary::parse(t) {
+        assert!(
+            !v.values.is_empty() && v.values.len() <= storlab_bench::MAX_POINTS,
+            "{t:?}"
+        );
+    }
+    let list = t.split_once('=').map_or(t, |(_, l)| l);
+    if let Ok(values) = expand_list(list, Bare::Doubling, whole, |v| v.to_string()) {
+        assert!(values.len() <= MAX_VALUES, "{t:?}");
+        // A single range item: its values rise within FROM..=TO.
+        if !list.contains(',')
+            && let Ok(storlab_types::range::Item::Range { from, to, .. }) = parse_item(list)
+        {
+            let (lo, hi): (u64, u64) = (from.parse().unwrap_or(0), to.parse().unwrap_or(0));
+            let n: Vec<u64> = values.iter().filter_map(|v| v.parse().ok()).collect();
+            assert_eq!(n.len(), values.len(), "{t:?}");
+            assert_eq!(n.first(), Some(&lo), "{t:?}");
+            assert!(n.windows(2).all(|w| w[0] < w[1]), "{t:?}: {n:?}");
+            assert!(n.last().is_some_and(|l| *l <= hi), "{t:?}");
         }
     }
 }

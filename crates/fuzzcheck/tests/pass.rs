@@ -388,3 +388,7 @@ fn plan_catalog() {
 fn design() {
     pass("design")
 }
+#[test]
+fn vary() {
+    pass("vary")
+}

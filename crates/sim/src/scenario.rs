@@ -1050,8 +1050,10 @@ pub struct Vary {
     pub values: Vec<String>,
 }
 
-/// Read `KEY=V1,V2,...`. A value `A..B` (integers) expands to A, 2A, 4A, ...
-/// up to B (B included); `A..B/N` to N evenly spaced integers from A to B.
+/// Read `KEY=V1,V2,...` with the one range grammar (`docs/parameters.md`):
+/// `A..B` (integers) expands to A, 2A, 4A, ... up to B (B included);
+/// `A..B/N` to N evenly spaced integers from A to B; `A..B:xN` multiplies
+/// by N and `A..B:+N` adds N, as in `sweep --vary`.
 pub fn parse_vary(arg: &str) -> Result<Vary, SimError> {
     let err = |m: &str| SimError::Vary {
         arg: arg.to_string(),
@@ -1070,64 +1072,15 @@ pub fn parse_vary(arg: &str) -> Result<Vary, SimError> {
             "the key must be a scenario key such as clients or array.count",
         ));
     }
-    let mut values = Vec::new();
-    for v in vals.split(',') {
-        let v = v.trim();
-        if v.is_empty() {
-            return Err(err(
-                "an empty value; separate values with commas, e.g. clients=1,2,4",
-            ));
-        }
-        if let Some((a, b)) = v.split_once("..") {
-            let (b, n) = match b.split_once('/') {
-                Some((b, n)) => (b, Some(n)),
-                None => (b, None),
-            };
-            let a: u64 = a
-                .trim()
-                .parse()
-                .map_err(|_| err("a range needs whole numbers: A..B or A..B/N"))?;
-            let b: u64 = b
-                .trim()
-                .parse()
-                .map_err(|_| err("a range needs whole numbers: A..B or A..B/N"))?;
-            if a == 0 || b < a {
-                return Err(err("a range A..B needs 1 <= A <= B"));
-            }
-            match n {
-                None => {
-                    let mut x = a;
-                    while x < b {
-                        values.push(x.to_string());
-                        x = x.saturating_mul(2);
-                    }
-                    values.push(b.to_string());
-                }
-                Some(n) => {
-                    let n: u64 = n
-                        .trim()
-                        .parse()
-                        .map_err(|_| err("A..B/N needs a whole number of points N"))?;
-                    if !(2..=100_000).contains(&n) {
-                        return Err(err("A..B/N needs 2 <= N <= 100000 points"));
-                    }
-                    let mut last = None;
-                    for i in 0..n {
-                        let x = a + ((b - a) as f64 * i as f64 / (n - 1) as f64).round() as u64;
-                        if last != Some(x) {
-                            values.push(x.to_string());
-                            last = Some(x);
-                        }
-                    }
-                }
-            }
-        } else {
-            values.push(v.to_string());
-        }
-        if values.len() > 100_000 {
-            return Err(err("more than 100000 values"));
-        }
-    }
+    // The one range grammar of `sweep --vary` and `sim --vary`
+    // (storlab_types::range): a bare `A..B` doubles here, as it always has.
+    let values = storlab_types::range::expand_list(
+        vals,
+        storlab_types::range::Bare::Doubling,
+        storlab_types::range::whole,
+        |v| v.to_string(),
+    )
+    .map_err(|e| err(&e.to_string()))?;
     Ok(Vary {
         key: key.to_string(),
         values,
@@ -1293,6 +1246,15 @@ file_size = "1GiB"
         assert_eq!(
             parse_vary("file_size=1GiB,4GiB").unwrap().values,
             ["1GiB", "4GiB"]
+        );
+        // The sweep's step forms, from the one grammar.
+        assert_eq!(
+            parse_vary("clients=1..16:x4").unwrap().values,
+            ["1", "4", "16"]
+        );
+        assert_eq!(
+            parse_vary("clients=2..8:+3,64").unwrap().values,
+            ["2", "5", "8", "64"]
         );
         for bad in [
             "clients",

@@ -14,6 +14,8 @@
 //! This crate does no I/O (beyond reading the clock).
 
 pub mod csv;
+pub mod params;
+pub mod range;
 pub mod record;
 pub mod text;
 // The closed vocabularies of a record as enums with their JSON words.

@@ -10,34 +10,34 @@
 //! (`./storlab-campaigns/ID/`), with the expanded campaign and its state, so
 //! `--resume ID` continues after the last cell whose results are stored.
 //! The end is one comparison table across cells (and, with `--report`, the
-//! HTML report of all of them). `spec` parses and expands the file.
+//! HTML report of all of them). The file format, the state and the
+//! comparison are the `storlab-campaign` crate's; this is flags, child
+//! processes and printing.
 //! With `--output-format json` / `--json` the plan (`--dry-run`) or the
 //! result (every cell with its status, run ids and log, and the comparison
 //! rows) is one serializer-made document on stdout; progress stays on
 //! stderr.
 
-use crate::commands::child;
-mod spec;
-
 use crate::Outcome;
+use crate::commands::child;
 use crate::commands::common::DbArgs;
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser};
-use comfy_table::{Cell as TCell, CellAlignment};
-use serde::{Deserialize, Serialize};
-use spec::{Campaign, CampaignFile, Cell};
-use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use storlab_report::CompareRow;
-use storlab_store::{RunSelector, Store};
+use storlab_campaign::report::{
+    PlanDoc, PlannedCell, ResultDoc, cell_docs, comparison_rows, describe, failed_cells,
+    latest_of_each, missing_rows, result_text,
+};
+use storlab_campaign::runs::{all_runs_stored, finished, stored};
+use storlab_campaign::spec::matrix_env;
+use storlab_campaign::state::{child_args, new_id, reserved_tag};
+use storlab_campaign::{Campaign, CampaignFile, Cell, CellState, CellStatus, Dir, Stage, State};
+use storlab_store::Store;
 use storlab_types::StoredRun;
-
-/// Tags storlab sets on every run of a campaign; a cell may not use them.
-const RESERVED_TAGS: [&str; 3] = ["campaign", "cell", "campaign_run"];
 
 const CAMPAIGN_HELP: &str = "\
 The campaign file: [[cell]] tables, or a [matrix] of lists (fs = [\"ext4\",
@@ -112,116 +112,6 @@ pub struct CampaignCommand {
     pub db: DbArgs,
 }
 
-/// How a cell ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum CellStatus {
-    Finished,
-    Failed,
-    Interrupted,
-    /// Written before the cell's setup: still so on the next start, the
-    /// campaign was killed mid-cell (its teardown did not run).
-    Running,
-}
-
-impl CellStatus {
-    fn word(&self) -> &'static str {
-        match self {
-            CellStatus::Finished => "finished",
-            CellStatus::Failed => "failed",
-            CellStatus::Interrupted => "interrupted",
-            CellStatus::Running => "killed mid-cell",
-        }
-    }
-}
-
-/// How far a cell got: saved as it moves on, so `--resume` after a
-/// `kill -9` knows what is left to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Stage {
-    Setup,
-    Running,
-    Teardown,
-    Done,
-}
-
-/// What the campaign directory remembers of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct CellState {
-    status: CellStatus,
-    /// Why it failed; while `Running`, what failed before the teardown.
-    reason: Option<String>,
-    /// Finished runs stored for this cell when it ended.
-    stored_runs: usize,
-    /// The stage it reached (none in state files of older storlabs).
-    #[serde(default)]
-    stage: Option<Stage>,
-}
-
-impl CellState {
-    fn at(stage: Stage, reason: Option<String>) -> CellState {
-        CellState {
-            status: CellStatus::Running,
-            reason,
-            stored_runs: 0,
-            stage: Some(stage),
-        }
-    }
-}
-
-/// `state.json`: every cell that ended so far.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct State {
-    cells: BTreeMap<String, CellState>,
-}
-
-/// The campaign's directory and files.
-struct Dir {
-    path: PathBuf,
-}
-
-impl Dir {
-    fn campaign(&self) -> PathBuf {
-        self.path.join("campaign.json")
-    }
-    fn state(&self) -> PathBuf {
-        self.path.join("state.json")
-    }
-    fn log(&self, cell: &str) -> PathBuf {
-        self.path.join(format!("{cell}.log"))
-    }
-    fn open_log(&self, cell: &str) -> Result<std::fs::File> {
-        let p = self.log(cell);
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&p)
-            .with_context(|| format!("cannot open the log {}", p.display()))
-    }
-    fn load_state(&self) -> Result<State> {
-        match std::fs::read_to_string(self.state()) {
-            Ok(t) => serde_json::from_str(&t)
-                .with_context(|| format!("{} is damaged", self.state().display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", self.state().display())),
-        }
-    }
-    /// Record that `cell` reached `stage` (status running).
-    fn enter(&self, s: &mut State, cell: &str, stage: Stage, reason: Option<String>) -> Result<()> {
-        s.cells
-            .insert(cell.to_string(), CellState::at(stage, reason));
-        self.save_state(s)
-    }
-    /// Write the state atomically (a kill never leaves half a file).
-    fn save_state(&self, s: &State) -> Result<()> {
-        let tmp = self.path.join("state.json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(s)?)?;
-        std::fs::rename(&tmp, self.state())?;
-        Ok(())
-    }
-}
-
 /// A signal asked the campaign to stop: SIGINT, SIGTERM and SIGHUP, as bench.
 type Stop = crate::commands::signals::Signals;
 
@@ -272,7 +162,7 @@ impl CampaignCommand {
             dir.path.display()
         );
         for (i, cell) in campaign.cells.iter().enumerate() {
-            if finished(&store, &id, cell, state.cells.get(&cell.name))? {
+            if finished(&store, &id, cell, state.cells.get(&cell.name)) {
                 eprintln!(
                     "[{}/{}] {}: already finished, skipped",
                     i + 1,
@@ -293,13 +183,7 @@ impl CampaignCommand {
                 // its runs all went through and are stored, only the
                 // teardown is left (running the cell again stored a second
                 // run of each, and the comparison lost every figure).
-                let measured = all_runs_stored(&store, &id, cell)?
-                    && match killed.stage {
-                        Some(Stage::Teardown) | Some(Stage::Done) => killed.reason.is_none(),
-                        // An older state file: the stored runs tell.
-                        None => true,
-                        Some(Stage::Setup) | Some(Stage::Running) => false,
-                    };
+                let measured = killed.measured(all_runs_stored(&store, &id, cell));
                 let mut log = dir.open_log(&cell.name)?;
                 if measured {
                     eprintln!(
@@ -332,7 +216,7 @@ impl CampaignCommand {
                             CellStatus::Finished
                         },
                         reason: end.failed,
-                        stored_runs: stored(&store, &id, &cell.name)?.len(),
+                        stored_runs: stored(&store, &id, &cell.name).len(),
                         stage: Some(Stage::Done),
                     };
                     let _ = writeln!(log, "# cell {}: {:?}", cell.name, st.status);
@@ -412,23 +296,8 @@ impl CampaignCommand {
     /// expanded campaign saved) or the saved one of `--resume`.
     fn load(&self) -> Result<(String, Dir, Campaign)> {
         if let Some(id) = &self.resume {
-            if id.is_empty() || id.contains('/') || id.starts_with('.') {
-                bail!(
-                    "--resume {id}: not a campaign id (see the directories in {})",
-                    self.dir.display()
-                );
-            }
-            let dir = Dir {
-                path: self.dir.join(id),
-            };
-            let text = std::fs::read_to_string(dir.campaign()).with_context(|| {
-                format!(
-                    "no campaign {id} in {} (campaign ids are the directory names there; --dir DIR names another place)",
-                    self.dir.display()
-                )
-            })?;
-            let c: Campaign = serde_json::from_str(&text)
-                .with_context(|| format!("{} is damaged", dir.campaign().display()))?;
+            let dir = Dir::of(&self.dir, id)?;
+            let c = dir.load_campaign(id, &self.dir)?;
             // A profile or job file may have changed since.
             check_runs(&c, id, &self.db.db)?;
             return Ok((id.clone(), dir, c));
@@ -443,51 +312,22 @@ impl CampaignCommand {
             .unwrap_or("campaign")
             .to_string();
         let campaign = CampaignFile::parse(&text, file)?.expand(&stem)?;
-        for c in &campaign.cells {
-            if let Some(t) = c.tags.keys().find(|k| RESERVED_TAGS.contains(&k.as_str())) {
-                bail!(
-                    "cell {}: the tag {t} is set by storlab itself; use another name",
-                    c.name
-                );
-            }
+        if let Some((cell, t)) = reserved_tag(&campaign) {
+            bail!("cell {cell}: the tag {t} is set by storlab itself; use another name");
         }
-        let name: String = campaign
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let stamp = storlab_types::time::now_rfc3339()
-            .to_string()
-            .replace([':', '-'], "")
-            .replace('T', "-")
-            .trim_end_matches('Z')
-            .to_string();
-        let id = format!("{name}-{stamp}");
+        let id = new_id(
+            &campaign.name,
+            &storlab_types::time::now_rfc3339().to_string(),
+        );
         // Every run's words as the child storlab will parse them, before
         // the campaign's directory is made and any setup command (they may
         // destroy data) runs.
         check_runs(&campaign, &id, &self.db.db)?;
-        let dir = Dir {
-            path: self.dir.join(&id),
-        };
+        let dir = Dir::of(&self.dir, &id)?;
         if self.dry_run {
             return Ok((id, dir, campaign));
         }
-        std::fs::create_dir_all(&self.dir)
-            .with_context(|| format!("cannot create {}", self.dir.display()))?;
-        std::fs::create_dir(&dir.path).with_context(|| {
-            format!(
-                "cannot create {} (a campaign with this id exists?)",
-                dir.path.display()
-            )
-        })?;
-        std::fs::write(dir.campaign(), serde_json::to_string_pretty(&campaign)?)?;
+        dir.create(&self.dir, &campaign)?;
         Ok((id, dir, campaign))
     }
 
@@ -554,7 +394,7 @@ impl CampaignCommand {
         let so_far = outcome.as_ref().err().map(|(_, r)| r.clone());
         dir.enter(state, &cell.name, Stage::Teardown, so_far)?;
         let end = teardown(cell, &mut log, teardown_timeout);
-        let stored_runs = stored(store, id, &cell.name)?.len();
+        let stored_runs = stored(store, id, &cell.name).len();
         let (status, reason) = match (outcome, end.failed) {
             (_, Some(t)) if end.hung => (CellStatus::Failed, Some(t)),
             (Err((s, r)), _) => (s, Some(r)),
@@ -624,7 +464,7 @@ impl CampaignCommand {
     ) -> Result<Outcome> {
         let mut all_runs: Vec<(String, StoredRun)> = Vec::new();
         for cell in &c.cells {
-            for r in stored(store, id, &cell.name)? {
+            for r in stored(store, id, &cell.name) {
                 all_runs.push((cell.name.clone(), r));
             }
         }
@@ -634,21 +474,7 @@ impl CampaignCommand {
         }
         let rows = comparison_rows(c, &runs);
         let missing = missing_rows(c, state, &runs, &rows, id);
-        let failed: Vec<String> = c
-            .cells
-            .iter()
-            .filter_map(|cell| match state.cells.get(&cell.name) {
-                Some(s) if s.status != CellStatus::Finished => Some(format!(
-                    "{} {}: {}",
-                    cell.name,
-                    s.status.word(),
-                    s.reason
-                        .as_deref()
-                        .unwrap_or("its teardown runs first on --resume")
-                )),
-                _ => None,
-            })
-            .collect();
+        let failed = failed_cells(c, state);
         if let Some(path) = self.report.as_ref().filter(|_| !stopped) {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
@@ -658,50 +484,26 @@ impl CampaignCommand {
             )?;
         }
         if self.is_json() {
-            let cells = c
-                .cells
-                .iter()
-                .map(|cell| {
-                    let st = state.cells.get(&cell.name);
-                    CellDoc {
-                        cell,
-                        status: st.map(|s| s.status.clone()),
-                        reason: st.and_then(|s| s.reason.clone()),
-                        run_ids: runs
-                            .iter()
-                            .filter(|(n, _)| *n == cell.name)
-                            .map(|(_, r)| r.id)
-                            .collect(),
-                        log: dir.log(&cell.name),
-                    }
-                })
-                .collect();
             crate::output::print_json(&ResultDoc {
                 id,
                 dir: &dir.path,
                 name: &c.name,
                 baseline: &c.baseline,
-                cells,
+                cells: cell_docs(c, state, &runs, dir),
                 comparison: &rows,
                 missing: &missing,
                 notes: &notes,
                 report: self.report.as_deref().filter(|_| !stopped),
             })?;
         } else {
-            let mut out = format!("campaign {id}\n{}", comparison_table(c, &rows, &missing));
-            for f in &failed {
-                out.push_str(&format!("cell {f}\n"));
-            }
-            for n in &notes {
-                out.push_str(&format!("note: {n}\n"));
-            }
-            out.push_str(&format!(
-                "Runs: storlab runs --tag campaign={id}   Logs: {}\n",
-                dir.path.display()
-            ));
-            if let Some(path) = &self.report {
-                out.push_str(&format!("Report: {}\n", path.display()));
-            }
+            let out = result_text(
+                id,
+                c,
+                (&rows, &missing),
+                (&failed, &notes),
+                &dir.path,
+                self.report.as_deref(),
+            );
             crate::output::print(&out)?;
         }
         Ok(if failed.is_empty() {
@@ -710,75 +512,6 @@ impl CampaignCommand {
             Outcome::Failed
         })
     }
-}
-
-/// `--dry-run --json`: the campaign as it would run.
-#[derive(Serialize)]
-struct PlanDoc<'a> {
-    /// The id the campaign would get (its directory's name).
-    id: &'a str,
-    /// The directory it would make (nothing is written by a dry run).
-    dir: &'a Path,
-    dry_run: bool,
-    name: &'a str,
-    baseline: &'a str,
-    /// The longest one teardown command may run (`teardown_timeout`).
-    teardown_timeout_s: u64,
-    cells: Vec<PlannedCell<'a>>,
-}
-
-/// One planned cell: name, matrix values, tags, target, setup, run
-/// (storlab argument vectors), teardown, and the log it would write.
-#[derive(Serialize)]
-struct PlannedCell<'a> {
-    #[serde(flatten)]
-    cell: &'a Cell,
-    log: PathBuf,
-}
-
-/// `--json` after a campaign: every cell and the comparison.
-#[derive(Serialize)]
-struct ResultDoc<'a> {
-    id: &'a str,
-    dir: &'a Path,
-    name: &'a str,
-    baseline: &'a str,
-    cells: Vec<CellDoc<'a>>,
-    /// The rows of the comparison table, in its order.
-    comparison: &'a [CampaignRow<'a>],
-    /// Each cell and run that has no row in `comparison`, and why.
-    missing: &'a [Missing<'a>],
-    /// A cell's run stored more than once (by an older storlab's resume):
-    /// which one was compared.
-    notes: &'a [String],
-    /// The HTML report written (`--report`).
-    report: Option<&'a Path>,
-}
-
-/// One cell of a finished (or stopped) campaign.
-#[derive(Serialize)]
-struct CellDoc<'a> {
-    #[serde(flatten)]
-    cell: &'a Cell,
-    /// finished, failed or interrupted.
-    status: Option<CellStatus>,
-    reason: Option<String>,
-    /// Its finished runs in the results database, oldest first.
-    run_ids: Vec<i64>,
-    log: PathBuf,
-}
-
-/// One row of the comparison: a cell's run, phase and direction against
-/// the baseline cell's (figures in base units: bytes/s, IO/s, ns).
-#[derive(Serialize)]
-struct CampaignRow<'a> {
-    cell: &'a str,
-    /// The cell's tags (the table's columns).
-    tags: &'a BTreeMap<String, String>,
-    /// Which of the cell's runs (its `run` list, from 0) this row is from.
-    campaign_run: usize,
-    #[serde(flatten)]
-    row: CompareRow,
 }
 
 /// What went wrong with one command.
@@ -857,14 +590,14 @@ fn shell(
         .env("STORLAB_CELL", &cell.name)
         .env("STORLAB_TARGET", &cell.target);
     for (k, v) in &cell.matrix {
-        c.env(spec::matrix_env(k), v);
+        c.env(matrix_env(k), v);
     }
     child::own_group(child::die_with_parent(&mut c));
     // The values the command reads from its environment, for the reader.
     let env: Vec<String> = cell
         .matrix
         .iter()
-        .map(|(k, v)| format!("{}={v:?}", spec::matrix_env(k)))
+        .map(|(k, v)| format!("{}={v:?}", matrix_env(k)))
         .collect();
     let header = if env.is_empty() {
         format!("$ {cmd}")
@@ -976,25 +709,6 @@ fn terminate(pid: u32, sig: i32) {
     }
 }
 
-/// The arguments of a cell's `i`th storlab run: its words, the campaign's
-/// tags and the database.
-fn child_args(id: &str, cell: &Cell, i: usize, db: &Path) -> Vec<String> {
-    let mut args: Vec<String> = cell.run[i].clone();
-    let mut tags = vec![
-        format!("campaign={id}"),
-        format!("cell={}", cell.name),
-        format!("campaign_run={i}"),
-    ];
-    tags.extend(cell.tags.iter().map(|(k, v)| format!("{k}={v}")));
-    for t in tags {
-        args.push("--tag".into());
-        args.push(t);
-    }
-    args.push("--db".into());
-    args.push(db.display().to_string());
-    args
-}
-
 /// Every cell's run words parsed as the child `storlab` will parse them
 /// (the same clap definitions), with the profile and job file they name
 /// read: a mistake is reported before the first setup command runs, not
@@ -1039,332 +753,4 @@ fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The campaign's finished runs of one cell, oldest first.
-fn stored(store: &Store, id: &str, cell: &str) -> Result<Vec<StoredRun>> {
-    let sel = RunSelector::Tags(vec![
-        ("campaign".into(), id.into()),
-        ("cell".into(), cell.into()),
-    ]);
-    let runs = match store.select(&[sel], false) {
-        Ok(r) => r,
-        Err(_) => return Ok(Vec::new()),
-    };
-    Ok(runs
-        .into_iter()
-        .filter(|r| !r.report.interrupted && !r.report.finished_at.is_empty())
-        .collect())
-}
-
-/// Whether every run of `cell` has a finished result in the store.
-fn all_runs_stored(store: &Store, id: &str, cell: &Cell) -> Result<bool> {
-    let runs = stored(store, id, &cell.name)?;
-    Ok((0..cell.run.len()).all(|i| {
-        let i = i.to_string();
-        runs.iter()
-            .any(|r| r.tags.get("campaign_run").map(String::as_str) == Some(i.as_str()))
-    }))
-}
-
-/// Exactly one run per cell and run index: the latest finished one when
-/// there are more (an older storlab's resume ran a cell again after a kill
-/// in its teardown), with a note saying which was taken.
-fn latest_of_each(runs: Vec<(String, StoredRun)>) -> (Vec<(String, StoredRun)>, Vec<String>) {
-    let mut out: Vec<(String, StoredRun)> = Vec::new();
-    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for (cell, r) in runs {
-        let Some(entry) = r.tags.get("campaign_run").cloned() else {
-            out.push((cell, r));
-            continue;
-        };
-        *counts.entry((cell.clone(), entry.clone())).or_default() += 1;
-        let same = out
-            .iter()
-            .position(|(c, o)| *c == cell && o.tags.get("campaign_run") == Some(&entry));
-        match same {
-            Some(i) => {
-                let o = &out[i].1;
-                if (r.report.finished_at.as_str(), r.id) > (o.report.finished_at.as_str(), o.id) {
-                    out[i] = (cell, r);
-                }
-            }
-            None => out.push((cell, r)),
-        }
-    }
-    let mut notes = Vec::new();
-    for ((cell, entry), n) in counts {
-        if n > 1
-            && let Some((_, r)) = out
-                .iter()
-                .find(|(c, o)| *c == cell && o.tags.get("campaign_run") == Some(&entry))
-        {
-            notes.push(format!(
-                "cell {cell} run {entry}: {n} finished runs are stored; the comparison takes the latest, run {}",
-                r.id
-            ));
-        }
-    }
-    (out, notes)
-}
-
-/// A cell counts as finished only when it ended so and its results are in
-/// the store.
-fn finished(store: &Store, id: &str, cell: &Cell, st: Option<&CellState>) -> Result<bool> {
-    let Some(st) = st else { return Ok(false) };
-    if st.status != CellStatus::Finished {
-        return Ok(false);
-    }
-    Ok(stored(store, id, &cell.name)?.len() >= st.stored_runs.max(cell.run.len()))
-}
-
-/// `--dry-run`: every cell with its expanded commands.
-fn describe(id: &str, c: &Campaign) -> String {
-    let mut s = format!(
-        "campaign {} ({id}): {} cells, baseline {}, teardown commands stopped after {} s\n",
-        c.name,
-        c.cells.len(),
-        c.baseline,
-        c.teardown_timeout_s
-    );
-    for (i, cell) in c.cells.iter().enumerate() {
-        let tags: Vec<String> = cell.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        s.push_str(&format!(
-            "\n[{}] {}  {}\n  target: {}\n",
-            i + 1,
-            cell.name,
-            tags.join(" "),
-            cell.target
-        ));
-        if !cell.setup.is_empty() || !cell.teardown.is_empty() {
-            // The commands below read the values from these variables.
-            let env: Vec<String> = cell
-                .matrix
-                .iter()
-                .map(|(k, v)| (spec::matrix_env(k), v))
-                .chain([("STORLAB_TARGET".to_string(), &cell.target)])
-                .map(|(k, v)| {
-                    let q = shlex::try_quote(v)
-                        .map(|q| q.into_owned())
-                        .unwrap_or_else(|_| format!("{v:?}"));
-                    format!("{k}={q}")
-                })
-                .collect();
-            s.push_str(&format!("  env:      {}\n", env.join(" ")));
-        }
-        for cmd in &cell.setup {
-            s.push_str(&format!("  setup:    {cmd}\n"));
-        }
-        for r in &cell.run {
-            s.push_str(&format!("  run:      storlab {}\n", r.join(" ")));
-        }
-        for cmd in &cell.teardown {
-            s.push_str(&format!("  teardown: {cmd}\n"));
-        }
-    }
-    s
-}
-
-/// One row per cell, run and phase direction: each figure and its change
-/// against the baseline cell's matching phase, noise marked as `compare`
-/// marks it.
-fn comparison_rows<'a>(c: &'a Campaign, runs: &[(String, StoredRun)]) -> Vec<CampaignRow<'a>> {
-    let mut rows = Vec::new();
-    let entries: usize = c.cells.iter().map(|c| c.run.len()).max().unwrap_or(0);
-    for entry in 0..entries {
-        let of_entry = |cell: &str| -> Vec<&StoredRun> {
-            runs.iter()
-                .filter(|(n, r)| {
-                    n == cell
-                        && r.tags.get("campaign_run").map(String::as_str)
-                            == Some(&entry.to_string())
-                })
-                .map(|(_, r)| r)
-                .collect()
-        };
-        let base = of_entry(&c.baseline);
-        let [base] = base.as_slice() else { continue };
-        let mut set: Vec<StoredRun> = Vec::new();
-        let mut cell_of = BTreeMap::new();
-        for cell in &c.cells {
-            if let [r] = of_entry(&cell.name).as_slice() {
-                cell_of.insert(r.id, cell);
-                set.push((*r).clone());
-            }
-        }
-        // The campaign's matrix is what is under study: its cells rebuild
-        // the storage (file system, RAID level, device), so the target and
-        // device facts are judged, and so are the workload parameters its
-        // cells differ in; anything else that differs (host, tool) still
-        // withholds a verdict.
-        let mut studied: Vec<String> = vec!["target".into(), "device".into()];
-        let shapes = storlab_configdiff::Vary::parse("bs,rw,rwmixread").unwrap_or_default();
-        for r in &set {
-            let m =
-                storlab_configdiff::match_phases(&r.report.phases, &base.report.phases, &shapes);
-            for pair in &m.pairs {
-                for d in storlab_configdiff::phase_differences(
-                    &r.report.phases[pair.phase].params,
-                    &base.report.phases[pair.baseline_phase].params,
-                ) {
-                    if !studied.contains(&d.key) {
-                        studied.push(d.key);
-                    }
-                }
-            }
-        }
-        let vary = storlab_configdiff::Vary::from_list(&studied).unwrap_or_default();
-        let cmp = storlab_report::compare_with(&set, base, &vary);
-        for row in cmp.rows {
-            let Some(cell) = cell_of.get(&row.run_id) else {
-                continue;
-            };
-            rows.push(CampaignRow {
-                cell: &cell.name,
-                tags: &cell.tags,
-                campaign_run: entry,
-                row,
-            });
-        }
-    }
-    rows
-}
-
-/// A cell's run that has no figures in the comparison, and why.
-#[derive(Serialize)]
-struct Missing<'a> {
-    cell: &'a str,
-    tags: &'a BTreeMap<String, String>,
-    /// Which of the cell's runs (its `run` list, from 0).
-    campaign_run: usize,
-    reason: String,
-}
-
-/// Every cell's run without a row in the comparison, with the reason: the
-/// cell failed, was interrupted or never ran, its run stored nothing, or
-/// the baseline has no figures to compare with.
-fn missing_rows<'a>(
-    c: &'a Campaign,
-    state: &State,
-    runs: &[(String, StoredRun)],
-    rows: &[CampaignRow],
-    id: &str,
-) -> Vec<Missing<'a>> {
-    let has_run = |cell: &str, entry: usize| {
-        runs.iter().any(|(n, r)| {
-            n == cell && r.tags.get("campaign_run").map(String::as_str) == Some(&entry.to_string())
-        })
-    };
-    let why_none = |cell: &str, entry: usize| match state.cells.get(cell) {
-        None => {
-            format!("not run yet (the campaign stopped before it; storlab campaign --resume {id})")
-        }
-        Some(s) if s.status == CellStatus::Finished => {
-            format!("no finished run {entry} of this cell is in the results database")
-        }
-        Some(s) => format!(
-            "{}: {}",
-            s.status.word(),
-            s.reason
-                .as_deref()
-                .unwrap_or("its teardown runs first on --resume")
-        ),
-    };
-    let mut out = Vec::new();
-    for cell in &c.cells {
-        for entry in 0..cell.run.len() {
-            if rows
-                .iter()
-                .any(|r| r.cell == cell.name && r.campaign_run == entry)
-            {
-                continue;
-            }
-            let reason = if !has_run(&cell.name, entry) {
-                why_none(&cell.name, entry)
-            } else if !has_run(&c.baseline, entry) {
-                format!(
-                    "no comparison: the baseline cell {} has no figures for run {entry} ({})",
-                    c.baseline,
-                    why_none(&c.baseline, entry)
-                )
-            } else {
-                "its run has no phase that matches the baseline's".to_string()
-            };
-            out.push(Missing {
-                cell: &cell.name,
-                tags: &cell.tags,
-                campaign_run: entry,
-                reason,
-            });
-        }
-    }
-    out
-}
-
-/// The comparison rows as a table: the cells' tags as columns; a cell
-/// without figures is a row saying why.
-fn comparison_table(c: &Campaign, rows: &[CampaignRow], missing: &[Missing]) -> String {
-    use storlab_report::{Metric, Verdict};
-    let keys: Vec<String> = {
-        let mut k: Vec<String> = c
-            .cells
-            .iter()
-            .flat_map(|c| c.tags.keys().cloned())
-            .collect();
-        k.sort();
-        k.dedup();
-        k
-    };
-    let mut t = crate::commands::common::result_table();
-    let mut header: Vec<String> = vec!["cell".into()];
-    header.extend(keys.iter().cloned());
-    header.extend(["phase", "MB/s", "IOPS", "p99", "vs baseline"].map(String::from));
-    t.set_header(header);
-    for r in rows {
-        let row = &r.row;
-        let mut cells: Vec<TCell> = vec![TCell::new(r.cell)];
-        cells.extend(
-            keys.iter()
-                .map(|k| TCell::new(r.tags.get(k).cloned().unwrap_or_default())),
-        );
-        cells.push(TCell::new(format!(
-            "{} {}",
-            row.phase,
-            row.direction.as_str()
-        )));
-        let mut verdicts = Vec::new();
-        for m in [Metric::Throughput, Metric::Iops, Metric::LatP99] {
-            let ch = row.change(m);
-            let v = ch
-                .and_then(|c| c.value)
-                .map(|v| m.format(v))
-                .unwrap_or_else(|| "-".into());
-            cells.push(TCell::new(v).set_alignment(CellAlignment::Right));
-            if let Some(ch) = ch
-                && ch.verdict != Verdict::Baseline
-            {
-                verdicts.push(format!("{} {}", m.name(), ch.describe()));
-            }
-        }
-        cells.push(TCell::new(if row.is_baseline {
-            "baseline".to_string()
-        } else {
-            verdicts.join(", ")
-        }));
-        t.add_row(cells);
-    }
-    for m in missing {
-        let mut cells: Vec<TCell> = vec![TCell::new(m.cell)];
-        cells.extend(
-            keys.iter()
-                .map(|k| TCell::new(m.tags.get(k).cloned().unwrap_or_default())),
-        );
-        cells.push(TCell::new(format!("run {}", m.campaign_run)));
-        for _ in 0..3 {
-            cells.push(TCell::new("-").set_alignment(CellAlignment::Right));
-        }
-        cells.push(TCell::new(format!("no figures: {}", m.reason)));
-        t.add_row(cells);
-    }
-    format!("{t}\n")
 }

@@ -29,9 +29,13 @@ use std::sync::Arc;
 use std::time::Instant;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
+pub use storlab_bench::sweeper::{PointResult, SweepTotals};
+use storlab_bench::sweeper::{
+    fmt_secs, missing_group, new_sweep_id, plan_points, planned_secs, point_error, point_spec,
+    point_tags, reserved_tag, resume_words, time_left,
+};
 use storlab_bench::{
     Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
-    spec_from_pairs,
 };
 use storlab_store::{RunFilter, RunStatus, Store};
 use storlab_types::time::now_rfc3339;
@@ -39,9 +43,12 @@ use storlab_types::{BenchReport, HostInfo, SCHEMA_VERSION, STORLAB_VERSION, Targ
 
 const SWEEP_HELP: &str = "\
 Each --vary names a bench option (as in `storlab bench --help`, with its
-job-file key, flag or fio spelling) and its values: a list (bs=4k,64k,1m),
-a multiplying range (bs=4k..4m:x2, iodepth=1..256:x2) or an adding one
-(numjobs=1..8:+1). Several --vary run every combination (the first option
+job-file key, flag, fio spelling or another name of the parameter
+vocabulary, e.g. qd for iodepth) and its values: a list (bs=4k,64k,1m), a
+multiplying range (bs=4k..4m:x2, iodepth=1..256:x2), an adding one
+(numjobs=1..8:+1), N evenly spaced points (iodepth=1..64/3), or a list
+mixing them (bs=512,4k..64k:x2); TO is included when the steps land on it
+(docs/parameters.md). Several --vary run every combination (the first option
 changes slowest); --zip pairs the lists value by value instead. Sizes may be
 relative to this machine's RAM: --size 2xRAM, --vary size=0.25xRAM,2xRAM.
 With --job or --profile every point runs all the job's phases; without
@@ -65,7 +72,8 @@ pub struct SweepCommand {
     /// Directory (storlab makes its own subdirectory), new file path, or block
     /// device [default: ./storlab-scratch]
     pub target: Option<PathBuf>,
-    /// An option and its values: bs=4k,64k,1m or bs=4k..4m:x2 or numjobs=1..8:+1 (repeatable)
+    /// An option and its values: bs=4k,64k,1m or bs=4k..4m:x2 or numjobs=1..8:+1 or iodepth=1..64/3
+    /// (repeatable)
     #[arg(long = "vary", value_name = "OPTION=VALUES")]
     pub vary: Vec<String>,
     /// Pair the --vary lists value by value instead of running every combination
@@ -88,44 +96,6 @@ pub struct SweepCommand {
     #[command(flatten)]
     pub run: RunArgs,
 }
-
-/// What became of one point.
-#[derive(Debug, Clone)]
-pub struct PointResult {
-    pub point: SweepPoint,
-    /// Its run in the store.
-    pub run_id: Option<i64>,
-    /// What it measured (this time, or as stored by an earlier attempt).
-    pub report: Option<BenchReport>,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// Taken from the store (`--resume`), not run now.
-    pub resumed: bool,
-}
-
-/// Totals of a sweep.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct SweepTotals {
-    pub sweep_id: String,
-    pub points: usize,
-    pub failed: usize,
-    pub wall_ns: u64,
-    /// Sum of the measured windows of the phases run now.
-    pub measured_ns: u64,
-    pub layout_bytes: u64,
-    pub layout_ns: u64,
-    pub interrupted: bool,
-    pub mem_total_bytes: u64,
-    /// Memory the page cache could use when the sweep started (MemAvailable).
-    pub page_cache_bytes: Option<u64>,
-}
-
-/// A field of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`).
-pub fn meminfo(key: &str) -> Option<u64> {
-    storlab_host::meminfo(key)
-}
-
-const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
 
 impl SweepCommand {
     pub fn execute(self) -> Result<Outcome> {
@@ -178,7 +148,7 @@ impl SweepCommand {
         }
         let job_text = self.job_text(profile.as_ref())?;
         let user_tags = self.run.record.tag_map()?;
-        if let Some(k) = RESERVED_TAGS.iter().find(|k| user_tags.contains_key(**k)) {
+        if let Some(k) = reserved_tag(&user_tags) {
             bail!("--tag {k}=...: {k} is set by the sweep itself; use another key");
         }
         let store = if self.run.no_save {
@@ -192,36 +162,8 @@ impl SweepCommand {
             _ => BTreeMap::new(),
         };
         // Plan every point not yet stored; a point that cannot be planned fails alone.
-        let mut results: Vec<PointResult> = Vec::new();
-        let mut todo: Vec<(usize, PlannedJob)> = Vec::new();
-        for point in points {
-            let label = point.label();
-            if let Some((id, report)) = stored.get(&label) {
-                results.push(PointResult {
-                    point,
-                    run_id: Some(*id),
-                    report: Some(report.clone()),
-                    error: None,
-                    resumed: true,
-                });
-                continue;
-            }
-            let planned = self.plan_point(&point, job_text.as_ref());
-            let error = match planned {
-                Ok(p) => {
-                    todo.push((results.len(), p));
-                    None
-                }
-                Err(e) => Some(format!("{e:#}")),
-            };
-            results.push(PointResult {
-                point,
-                run_id: None,
-                report: None,
-                error,
-                resumed: false,
-            });
-        }
+        let (mut results, todo) =
+            plan_points(points, &stored, |p| self.plan_point(p, job_text.as_ref()));
         drop(store);
         let runner = Runner::new(&self, sweep_id.clone(), user_tags);
         let totals = runner.run_all(&mut results, todo, self.target.as_deref())?;
@@ -253,22 +195,11 @@ impl SweepCommand {
         }
         for r in runs {
             let line = store.load(r.id)?.report.command_line;
-            let Some(at) = line.iter().position(|a| a == "sweep") else {
+            let Some(args) = resume_words(&line) else {
                 continue;
             };
-            let mut args: Vec<&String> = Vec::new();
-            let mut rest = line[at + 1..].iter();
-            while let Some(a) = rest.next() {
-                match a.as_str() {
-                    "--resume" => {
-                        rest.next();
-                    }
-                    x if x.starts_with("--resume=") => {}
-                    _ => args.push(a),
-                }
-            }
             let Ok(stored) =
-                Stored::try_parse_from(std::iter::once(&"sweep".to_string()).chain(args))
+                Stored::try_parse_from(std::iter::once("sweep".to_string()).chain(args))
             else {
                 continue;
             };
@@ -292,7 +223,7 @@ impl SweepCommand {
                 eprintln!(
                     "storlab: resuming sweep {id} as run {}: storlab {}",
                     r.id,
-                    line[at..].join(" ")
+                    line[line.iter().position(|a| a == "sweep").unwrap_or(0)..].join(" ")
                 );
             }
             return Ok(cmd);
@@ -350,51 +281,13 @@ impl SweepCommand {
         point: &SweepPoint,
         job: Option<&(String, PathBuf)>,
     ) -> Result<PlannedJob> {
-        let pairs = point
-            .params
-            .iter()
-            .filter(|(k, _)| storlab_bench::split_group_key(k).is_none())
-            .map(|(k, v)| (*k, v.as_str()));
-        let mut over = self.workload.spec.overlay(&spec_from_pairs(pairs)?);
-        // `group.NAME.KEY`: that group's value alone.
-        let mut groups_varied = Vec::new();
-        for (k, v) in &point.params {
-            if let Some((name, key)) = storlab_bench::split_group_key(k) {
-                let one = spec_from_pairs([(key, v.as_str())])?;
-                let entry = over.group_over.entry(name.to_string()).or_default();
-                *entry = entry.overlay(&one);
-                groups_varied.push(name);
-            }
-        }
-        if job.is_none() && over.rw.is_none() {
-            // A sweep without a job file measures one phase (reads unless told).
-            over.rw = Some("read".into());
-        }
+        let (over, groups_varied) = point_spec(&self.workload.spec, point, job.is_some())?;
         let planned = storlab_bench::jobspec::build(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
             &over,
         )?;
-        if let Some(name) = groups_varied.iter().find(|n| {
-            !planned
-                .phases
-                .iter()
-                .any(|p| p.groups.iter().any(|g| g.name == **n))
-        }) {
-            let names: Vec<&str> = planned
-                .phases
-                .iter()
-                .flat_map(|p| p.groups.iter().map(|g| g.name.as_str()))
-                .collect();
-            bail!(
-                "--vary group.{name}.…: no job group is named '{name}' (the groups here: {})",
-                if names.is_empty() {
-                    "none; groups come from the job file or profile".to_string()
-                } else {
-                    names.join(", ")
-                }
-            );
-        }
+        missing_group(&planned.phases, &groups_varied)?;
         // What the whole sweep's preparation would refuse fails this point alone.
         if planned
             .phases
@@ -421,7 +314,11 @@ impl SweepCommand {
         {
             chart_err = Some(format!("{e:#}"));
         }
-        let doc = table::json_document(results, &totals);
+        let doc = storlab_bench::sweeper::json_document(
+            results,
+            &totals,
+            crate::commands::outfile::SWEEP_DOCUMENT,
+        );
         let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
         if let Some(path) = &self.run.json_out {
             crate::commands::common::write_output(path, format!("{json}\n").as_bytes())?;
@@ -454,24 +351,6 @@ impl SweepCommand {
         }
         Ok(Outcome::Ok)
     }
-}
-
-/// `sw-20261125T171500-4f2a`: sortable, and unique enough per host.
-fn new_sweep_id() -> String {
-    let t = storlab_types::time::now_rfc3339();
-    let stamp: String = t
-        .trim_end_matches('Z')
-        .chars()
-        .filter(|c| c.is_ascii_digit() || *c == 'T')
-        .collect();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "sw-{stamp}-{:04x}",
-        (nanos ^ std::process::id().rotate_left(16)) & 0xffff
-    )
 }
 
 /// The points of sweep `id` already stored in full: params label → (run, report).
@@ -542,7 +421,7 @@ impl<'a> Runner<'a> {
         let mut totals = SweepTotals {
             sweep_id: self.sweep_id.clone(),
             points: results.len(),
-            page_cache_bytes: meminfo("MemAvailable"),
+            page_cache_bytes: storlab_host::meminfo("MemAvailable"),
             ..Default::default()
         };
         let quiet = self.args().quiet;
@@ -624,7 +503,8 @@ impl<'a> Runner<'a> {
         let mut layout = LayoutState::new(job);
         let n_todo = todo.len();
         let mut walls: Vec<f64> = Vec::new();
-        let planned_s: Vec<Option<f64>> = todo.iter().map(|(_, p)| planned_secs(p)).collect();
+        let planned_s: Vec<Option<f64>> =
+            todo.iter().map(|(_, p)| planned_secs(&p.phases)).collect();
         for (k, (i, planned)) in todo.into_iter().enumerate() {
             if signals.received().is_some()
                 || control.stop.load(std::sync::atomic::Ordering::Relaxed)
@@ -688,14 +568,6 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    fn tags_for(&self, point: &SweepPoint) -> BTreeMap<String, String> {
-        let mut tags = self.tags.clone();
-        tags.insert("sweep".into(), self.sweep_id.clone());
-        tags.insert("sweep_point".into(), point.index.to_string());
-        tags.insert("sweep_params".into(), point.label());
-        tags
-    }
-
     fn sink(&self, point: &SweepPoint) -> Result<Sink> {
         let store = if self.args().no_save {
             None
@@ -705,7 +577,7 @@ impl<'a> Runner<'a> {
         Ok(Sink::new(
             store,
             &self.args().db.db,
-            self.tags_for(point),
+            point_tags(&self.tags, &self.sweep_id, point),
             self.args().record.note().map(String::from),
         ))
     }
@@ -817,21 +689,13 @@ impl<'a> Runner<'a> {
                 ),
             }
         }
-        let error = match (&outcome.stop_reason, signals.received()) {
-            (_, Some(_)) => None,
-            (Some(r), None) => Some(r.clone()),
-            (None, None) if report.verify_mismatches() > 0 => Some(format!(
-                "{} block(s) failed verification",
-                report.verify_mismatches()
-            )),
-            (None, None) => None,
-        };
-        // A point whose record could not be stored is not a success: the
-        // sweep goes on, and ends non-zero (its record is in the fallback
-        // file, and --resume runs it again).
-        let error = error.or_else(|| {
-            (!sink.failures.is_empty()).then(|| format!("not saved: {}", sink.failures.join("; ")))
-        });
+        // A record that could not be stored is in the fallback file.
+        let error = point_error(
+            &report,
+            outcome.stop_reason.as_deref(),
+            signals.received().is_some(),
+            &sink.failures,
+        );
         if let Some(e) = &error
             && !self.args().quiet
         {
@@ -841,39 +705,6 @@ impl<'a> Runner<'a> {
             );
         }
         Ok((report, saved, error))
-    }
-}
-
-/// Planned seconds of a point, when every phase is time-bound.
-fn planned_secs(p: &PlannedJob) -> Option<f64> {
-    p.phases
-        .iter()
-        .map(|ph| {
-            ph.runtime_ns
-                .filter(|_| ph.time_based)
-                .map(|r| (r + ph.ramp_ns) as f64 / 1e9)
-        })
-        .sum()
-}
-
-/// Time left for the points still to run: the mean wall time of those run
-/// so far, or their planned runtimes before any has run.
-fn time_left(walls: &[f64], planned: &[Option<f64>]) -> Option<f64> {
-    if walls.is_empty() {
-        planned.iter().copied().sum()
-    } else {
-        Some(walls.iter().sum::<f64>() / walls.len() as f64 * planned.len() as f64)
-    }
-}
-
-fn fmt_secs(s: f64) -> String {
-    let s = s.round() as u64;
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
     }
 }
 
@@ -912,18 +743,5 @@ mod tests {
         );
         assert_eq!(keys(&["--profile", "cache", "--size", "1g"]).0, ["bs"]);
         assert!(keys(&["--vary", "bs=4k", "--zip"]).1);
-    }
-
-    #[test]
-    fn ids_and_times() {
-        let id = new_sweep_id();
-        assert!(id.starts_with("sw-") && id.len() > 10, "{id}");
-        assert!(storlab_store::parse_tag(&format!("sweep={id}")).is_ok());
-        assert_eq!(fmt_secs(42.4), "42s");
-        assert_eq!(fmt_secs(125.0), "2m05s");
-        assert_eq!(fmt_secs(7260.0), "2h01m");
-        assert_eq!(time_left(&[], &[Some(2.0), Some(3.0)]), Some(5.0));
-        assert_eq!(time_left(&[], &[Some(2.0), None]), None);
-        assert_eq!(time_left(&[4.0, 6.0], &[None, None, None]), Some(15.0));
     }
 }

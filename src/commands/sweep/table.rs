@@ -1,27 +1,13 @@
 //! The sweep's summary: one row per point (and phase), the varied values,
 //! MB/s, IOPS, p50/p99 latency, CPU, cache state and a flag where the point
 //! looks served from the page cache; then the totals (points, failures,
-//! layout, time outside the measured windows). Also the JSON document.
+//! layout, time outside the measured windows). The JSON document is the
+//! sweeper's (`storlab_bench::sweeper::json_document`).
 
 use super::{PointResult, SweepTotals};
 use comfy_table::{Cell, CellAlignment};
-use storlab_types::{CacheMode, PhaseResult, format_bytes, format_latency_ns};
-
-/// Whether a phase's figures may come from the page cache rather than the
-/// device: storlab's own cache check said so, or it read buffered from a
-/// working set smaller than the RAM that was pre-read (`warm`) or read
-/// more than once (a time-based phase repeats its passes).
-pub fn looks_cached(ph: &PhaseResult, mem_total: u64) -> bool {
-    let p = &ph.params;
-    let working_set = p.size_bytes.saturating_mul(u64::from(p.numjobs));
-    let fits = mem_total > 0 && working_set < mem_total;
-    let reread = match p.cache {
-        CacheMode::Direct => false,
-        CacheMode::Warm => true,
-        CacheMode::Cold => p.time_based,
-    };
-    ph.cache.may_be_cached || (p.rw.reads() && fits && reread)
-}
+use storlab_bench::sweeper::looks_cached;
+use storlab_types::{format_bytes, format_latency_ns};
 
 fn right(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
@@ -146,99 +132,4 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
     }
-}
-
-/// The sweep as JSON: totals and one entry per point (its parameters, run,
-/// error and each phase's main figures).
-pub fn json_document(results: &[PointResult], t: &SweepTotals) -> serde_json::Value {
-    let points: Vec<serde_json::Value> = results
-        .iter()
-        .map(|r| {
-            let params: serde_json::Map<String, serde_json::Value> = r
-                .point
-                .params
-                .iter()
-                .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
-                .collect();
-            let mem = r
-                .report
-                .as_ref()
-                .map_or(t.mem_total_bytes, |rep| rep.host.mem_total_bytes);
-            let phases: Vec<serde_json::Value> = r
-                .report
-                .iter()
-                .flat_map(|rep| rep.phases.iter())
-                .map(|ph| {
-                    let mut v = phase_json(ph, mem);
-                    if let Some(g) = &ph.groups {
-                        v["overlap"] = serde_json::json!(g.overlap);
-                        v["groups"] = g
-                            .groups
-                            .iter()
-                            .map(|g| {
-                                serde_json::json!({
-                                    "name": g.name,
-                                    "rw": g.params.rw.as_str(),
-                                    "numjobs": g.params.numjobs,
-                                    "iodepth": g.params.iodepth,
-                                    "bw_bytes_per_s": g.total.bw_bytes_per_s,
-                                    "iops": g.total.iops,
-                                    "lat_p50_ns": g.total.lat_ns.map(|l| l.p50),
-                                    "lat_p99_ns": g.total.lat_ns.map(|l| l.p99),
-                                    "elapsed_ns": g.elapsed_ns,
-                                })
-                            })
-                            .collect();
-                    }
-                    v
-                })
-                .collect();
-            serde_json::json!({
-                "index": r.point.index,
-                "params": params,
-                "run_id": r.run_id,
-                "resumed": r.resumed,
-                "error": r.error,
-                "phases": phases,
-            })
-        })
-        .collect();
-    document(points, t)
-}
-
-/// One phase's main figures in the sweep document.
-fn phase_json(ph: &PhaseResult, mem: u64) -> serde_json::Value {
-    serde_json::json!({
-        "name": ph.params.name,
-        "rw": ph.params.rw.as_str(),
-        "bw_bytes_per_s": ph.total.bw_bytes_per_s,
-        "iops": ph.total.iops,
-        "lat_p50_ns": ph.total.lat_ns.map(|l| l.p50),
-        "lat_p99_ns": ph.total.lat_ns.map(|l| l.p99),
-        "elapsed_ns": ph.elapsed_ns,
-        "cpu_utilization_pct": ph.cpu.utilization_pct,
-        "cpu_ns_per_io": ph.cpu.cpu_ns_per_io,
-        "cache_mode": ph.cache.mode,
-        "may_be_cached": looks_cached(ph, mem),
-    })
-}
-
-/// The sweep document around its points.
-fn document(points: Vec<serde_json::Value>, t: &SweepTotals) -> serde_json::Value {
-    serde_json::json!({
-        // What wrote it (and how `--json-out` knows the file is storlab's
-        // when the sweep is run again).
-        "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
-        "document": crate::commands::outfile::SWEEP_DOCUMENT,
-        "sweep_id": t.sweep_id,
-        "points": points,
-        "failed": t.failed,
-        "interrupted": t.interrupted,
-        "wall_ns": t.wall_ns,
-        "measured_ns": t.measured_ns,
-        "outside_measured_ns": t.wall_ns.saturating_sub(t.measured_ns),
-        "layout_bytes": t.layout_bytes,
-        "layout_ns": t.layout_ns,
-        "mem_total_bytes": t.mem_total_bytes,
-    })
 }

@@ -677,7 +677,7 @@ run = [["bench", "--job", "j.toml"], ["sweep", "{target}", "--vary", "bs=4k,1m"]
 
     #[test]
     fn shipped_examples_expand() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/campaigns");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/campaigns");
         let mut n = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
             let path = e.unwrap().path();

@@ -1,0 +1,270 @@
+//! The one parameter vocabulary: every name a user may give a parameter —
+//! `sweep --vary`, `compare/check/report --vary`, `sim --vary`, a job file
+//! — with its aliases, unit, description and bounds ([`PARAMS`]). A name
+//! is looked up with [`lookup`] (case-insensitive, `-` equals `_`), so an
+//! alias known here is accepted everywhere: `qd` is `iodepth` for a sweep
+//! as for a comparison.
+//!
+//! A [`Param`]'s `key` is the name comparisons use (the run record's field
+//! without its unit suffix: `ramp` for `ramp_ns`); `option` is the bench
+//! option (job-file key, sweep name) that sets it, when one does. Groups
+//! (`host`, `target`, `device`, `tool`) stand for several keys at once.
+
+/// One parameter name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// The canonical name (`iodepth`, `ramp`, `kernel`).
+    pub key: &'static str,
+    /// The bench option that sets it (`ramp_time` for `ramp`), if any.
+    pub option: Option<&'static str>,
+    /// Other spellings, accepted wherever the key is.
+    pub aliases: &'static [&'static str],
+    /// The unit of its values (`bytes`, `%`, `s`), empty for counts and text.
+    pub unit: &'static str,
+    pub description: &'static str,
+    /// The smallest and largest value it takes (whole numbers), if bounded.
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    /// The values it takes, when it is one of a few names.
+    pub choices: &'static [&'static str],
+    /// For a group (`host`): the keys it stands for.
+    pub members: &'static [&'static str],
+    /// Whether comparisons know it without looking into the runs (a key of
+    /// the configuration diff); others are checked against the runs' records.
+    pub compared: bool,
+}
+
+const fn p(key: &'static str, description: &'static str) -> Param {
+    Param {
+        key,
+        option: Some(key),
+        aliases: &[],
+        unit: "",
+        description,
+        min: None,
+        max: None,
+        choices: &[],
+        members: &[],
+        compared: true,
+    }
+}
+
+impl Param {
+    const fn aliases(mut self, a: &'static [&'static str]) -> Param {
+        self.aliases = a;
+        self
+    }
+    const fn option(mut self, o: Option<&'static str>) -> Param {
+        self.option = o;
+        self
+    }
+    const fn unit(mut self, u: &'static str) -> Param {
+        self.unit = u;
+        self
+    }
+    const fn range(mut self, min: u64, max: Option<u64>) -> Param {
+        self.min = Some(min);
+        self.max = max;
+        self
+    }
+    const fn choices(mut self, c: &'static [&'static str]) -> Param {
+        self.choices = c;
+        self
+    }
+    const fn fact(mut self) -> Param {
+        self.option = None;
+        self
+    }
+    const fn group(mut self, m: &'static [&'static str]) -> Param {
+        self.option = None;
+        self.members = m;
+        self
+    }
+    /// A bench option comparisons find in the runs' records.
+    const fn recorded(mut self) -> Param {
+        self.compared = false;
+        self
+    }
+
+    /// Whether `name` (already normalized) is this parameter's key or alias.
+    pub fn is_named(&self, name: &str) -> bool {
+        self.key == name || self.aliases.contains(&name)
+    }
+}
+
+/// Every parameter name, workload options first, then the facts of the
+/// machine, target and tool a comparison may study.
+pub const PARAMS: &[Param] = &[
+    p("rw", "I/O pattern").aliases(&["readwrite"]).choices(&[
+        "read",
+        "write",
+        "randread",
+        "randwrite",
+        "readwrite",
+        "rw",
+        "randrw",
+        "rmw",
+    ]),
+    p("rwmixread", "read share of a mixed phase (alias mix)")
+        .aliases(&["mix"])
+        .unit("%")
+        .range(0, Some(100)),
+    p("bs", "block size or mix (aliases blocksize, bssplit)")
+        .aliases(&["blocksize", "bssplit"])
+        .unit("bytes")
+        .range(1, None),
+    p("size", "bytes per job (alias filesize)")
+        .aliases(&["filesize"])
+        .unit("bytes")
+        .range(1, None),
+    p("numjobs", "jobs (alias jobs)")
+        .aliases(&["jobs"])
+        .range(1, None),
+    p("iodepth", "queue depth per job (alias qd)")
+        .aliases(&["qd"])
+        .range(1, None),
+    p("engine", "I/O engine (alias ioengine)")
+        .aliases(&["ioengine"])
+        .choices(&["io_uring", "libaio", "psync", "null"]),
+    p("cache", "cache mode direct/cold/warm (alias direct)")
+        .aliases(&["direct"])
+        .choices(&["direct", "cold", "warm"]),
+    p("drop_caches", "cold cache by dropping the page cache"),
+    p("rate_iops", "IOPS cap").unit("IO/s"),
+    p("runtime", "time limit").unit("s"),
+    p("time_based", "loop until the runtime"),
+    p("ramp", "warm-up time (alias ramp_time)")
+        .option(Some("ramp_time"))
+        .aliases(&["ramp_time"])
+        .unit("s"),
+    p("fsync", "fsync every N writes")
+        .option(Some("fsync_every"))
+        .aliases(&["fsync_every"]),
+    p("end_fsync", "fsync at the end of a write phase"),
+    p("layout", "file per job or shared file (alias shared_file)")
+        .option(Some("shared_file"))
+        .aliases(&["shared_file"]),
+    p("buffer_pattern", "data written"),
+    p("random_with_replacement", "random offsets with replacement"),
+    p("verify", "verified writes and reads"),
+    p("sqpoll", "io_uring submission polling"),
+    p("registered", "io_uring registered buffers and files"),
+    p("iodepth_batch", "io_uring submit batch")
+        .aliases(&["iodepth_batch_submit"])
+        .range(1, None),
+    p("fallocate", "pre-allocated files"),
+    p("null_latency", "null engine service time").unit("s"),
+    // Bench options a comparison finds in the runs' records.
+    p("stride", "shared-file interleave unit")
+        .unit("bytes")
+        .recorded(),
+    p("seed", "seed for offsets and data").recorded(),
+    p("log_interval", "interval of the time series")
+        .unit("s")
+        .recorded(),
+    p("steadystate", "steady-state stop criterion")
+        .aliases(&["ss"])
+        .recorded(),
+    p("steadystate_duration", "steady-state window")
+        .aliases(&["ss_dur"])
+        .unit("s")
+        .recorded(),
+    p(
+        "steadystate_ramp_time",
+        "time before steady state is judged",
+    )
+    .aliases(&["ss_ramp"])
+    .unit("s")
+    .recorded(),
+    p("loops", "passes over the region")
+        .range(1, None)
+        .recorded(),
+    p("nrfiles", "files per job").range(1, Some(1)).recorded(),
+    p("thinktime", "pause after each completion")
+        .unit("s")
+        .recorded(),
+    p("group_reporting", "jobs reported together").recorded(),
+    // The machine, the target and the tool.
+    p(
+        "host",
+        "the machine: host, os, kernel, arch, cpu, cpus, ram",
+    )
+    .aliases(&["hostname"])
+    .group(&["host", "os", "kernel", "arch", "cpu", "cpus", "ram"]),
+    p("os", "operating system").fact(),
+    p("kernel", "kernel version").fact(),
+    p("arch", "CPU architecture").fact(),
+    p("cpu", "CPU model").fact(),
+    p("cpus", "CPU count").fact(),
+    p("ram", "memory size").fact(),
+    p(
+        "target",
+        "what was measured: target, target_kind, filesystem, device, device_model",
+    )
+    .group(&[
+        "target",
+        "target_kind",
+        "filesystem",
+        "device",
+        "device_model",
+    ]),
+    p("target_kind", "directory, file or block device").fact(),
+    p("filesystem", "file system type (alias fs)")
+        .aliases(&["fs"])
+        .fact(),
+    p("device", "device and its model").group(&["device", "device_model"]),
+    p("device_model", "device model (alias model)")
+        .aliases(&["model"])
+        .fact(),
+    p("tool", "tool and its version").group(&["tool", "tool_version"]),
+    p("tool_version", "tool version (alias version)")
+        .aliases(&["version"])
+        .fact(),
+];
+
+/// `Queue-Depth` → `queue_depth`: names are case-insensitive and `-` is `_`.
+pub fn normalize(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace('-', "_")
+}
+
+/// The parameter `name` names (its key or an alias, any case, `-` or `_`).
+pub fn lookup(name: &str) -> Option<&'static Param> {
+    let n = normalize(name);
+    PARAMS.iter().find(|p| p.is_named(&n))
+}
+
+/// The bench option `name` names through this vocabulary (`qd` →
+/// `iodepth`, `ramp` → `ramp_time`), if it names one.
+pub fn option_of(name: &str) -> Option<&'static str> {
+    lookup(name).and_then(|p| p.option)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_unique_and_normalized() {
+        let mut seen = std::collections::BTreeSet::new();
+        for p in PARAMS {
+            for n in std::iter::once(&p.key).chain(p.aliases) {
+                assert_eq!(normalize(n), *n, "{n}");
+                assert!(seen.insert(*n), "{n} names two parameters");
+            }
+            assert!(p.min <= p.max.or(p.min), "{}", p.key);
+            for m in p.members {
+                assert!(lookup(m).is_some(), "{} member {m}", p.key);
+            }
+        }
+    }
+
+    #[test]
+    fn aliases_find_their_parameter() {
+        assert_eq!(lookup("QD").map(|p| p.key), Some("iodepth"));
+        assert_eq!(lookup("ramp-time").map(|p| p.key), Some("ramp"));
+        assert_eq!(option_of("qd"), Some("iodepth"));
+        assert_eq!(option_of("ramp"), Some("ramp_time"));
+        assert_eq!(option_of("kernel"), None);
+        assert!(lookup("queue depth").is_none());
+    }
+}
