@@ -2,6 +2,7 @@
 //! Each module covers one subcommand; tests that need root, io_uring, a loop
 //! device or a Debian tool probe for it and print why they skip.
 
+mod behaviour;
 mod bench;
 mod bench_help;
 mod campaign;
