@@ -305,6 +305,9 @@ battery() {
     c sim-vary-movers exact sim "$FX/examples/sim/data-movers-parallel-fs.toml" --vary movers=1,2,3,4 --no-save
     c sim-vary-filesize-both exact sim "$FX/examples/sim/fast-cache-slow-backend.toml" \
         --vary file_size=64MiB,1GiB,16GiB --solver both --no-save
+    c sim-vary-times exact sim "$FX/examples/sim/two-port-1g-fc-array.toml" --vary clients=1..64:x4 --no-save
+    c sim-vary-plus exact sim "$FX/examples/sim/two-port-1g-fc-array.toml" --vary clients=1..7:+2 --no-save
+    c sim-vary-points exact sim "$FX/examples/sim/two-port-1g-fc-array.toml" --vary clients=1..64/3 --no-save
     c sim-vary-json exact sim "$FX/examples/sim/two-port-1g-fc-array.toml" --vary clients=1,16,256 --json --no-save
     c sim-des exact sim "$FX/examples/sim/random-reads-queue-depth-knee.toml" --solver des --seed 3 --no-save
     FILES="sim.svg" c sim-chart exact sim "$FX/examples/sim/data-movers-parallel-fs.toml" \
