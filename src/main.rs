@@ -4,6 +4,7 @@
 //!
 //! Exit codes: 0 ok; 1 the command ran but a check or verification failed;
 //! 2 bad input or a hard error. A closed output pipe is not an error.
+#![forbid(unsafe_code)]
 
 mod commands;
 mod output;

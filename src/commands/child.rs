@@ -9,28 +9,6 @@
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-/// Make `c` receive SIGTERM when storlab (the thread that spawns it, here
-/// always the main thread) ends, however it ends.
-pub fn die_with_parent(c: &mut Command) -> &mut Command {
-    let parent = std::process::id();
-    // SAFETY: the closure runs in the child between fork and exec and calls
-    // only async-signal-safe functions (prctl, getppid); it allocates
-    // nothing (the error is built from a raw errno).
-    unsafe {
-        c.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before the prctl: then no signal
-            // comes, so do not start at all.
-            if u32::try_from(libc::getppid()).ok() != Some(parent) {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        })
-    }
-}
-
 /// Start `c` as the leader of a new process group (its pid is the group
 /// id), so [`signal_group`] reaches every process it starts.
 pub fn own_group(c: &mut Command) -> &mut Command {
@@ -43,10 +21,10 @@ pub fn signal_group(pgid: u32, sig: i32) {
     if let Ok(pgid) = i32::try_from(pgid)
         && pgid > 1
     {
-        // SAFETY: kill(2) takes plain integers; a negative pid names the
-        // group, which exists while our child (its leader) is unreaped or
-        // any process it started lives; it is ours alone.
-        unsafe { libc::kill(-pgid, sig) };
+        // A negative pid names the group, which exists while our child (its
+        // leader) is unreaped or any process it started lives; it is ours
+        // alone. A group already gone is no error here.
+        let _ = storlab_host::os::kill(-pgid, sig);
     }
 }
 
@@ -72,7 +50,9 @@ mod tests {
         let mut c = Command::new("sh");
         c.args(["-c", "sleep 1000 & echo $!; wait"])
             .stdout(std::process::Stdio::piped());
-        let mut child = own_group(die_with_parent(&mut c)).spawn().unwrap();
+        let mut child = own_group(storlab_host::os::die_with_parent(&mut c))
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)

@@ -122,19 +122,13 @@ pub fn network_fs_warning(db: &Path) -> Option<String> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: a zeroed statfs is a valid out-parameter; `c` is a valid C string.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` and `st` are valid for the call.
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
+    let f_type = storlab_host::os::fs_type(dir).ok()?;
     const NFS: i64 = 0x6969;
     const SMB: i64 = 0x517B;
     const CIFS: i64 = 0xFF53_4D42;
     const SMB2: i64 = 0xFE53_4D42;
     const FUSE: i64 = 0x6573_5546;
-    let kind = match st.f_type as i64 {
+    let kind = match f_type {
         NFS => "NFS",
         SMB | CIFS | SMB2 => "SMB/CIFS",
         FUSE => "a FUSE file system",

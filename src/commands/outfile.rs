@@ -226,21 +226,6 @@ pub fn special_kind(ft: std::fs::FileType) -> &'static str {
     }
 }
 
-/// `access(path, W_OK)`: whether this process may write `path` (a
-/// read-only mount answers EROFS, a directory without permission EACCES).
-fn writable(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    // SAFETY: `c` is a valid NUL-terminated string that outlives the call;
-    // access(2) only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
 /// Check that a result file of `kind` may be written at `path`, before
 /// anything is computed or run, and hand back the [`Permit`] that writes it:
 ///
@@ -371,7 +356,7 @@ fn check_existing(path: &Path, permit: Option<&Permit>) -> Result<()> {
                     kind.describe()
                 ),
             }
-            writable(path)
+            storlab_host::os::access_writable(path)
                 .with_context(|| format!("cannot write {}; choose another file", path.display()))
         }
         Err(_) => Ok(()),
@@ -404,7 +389,7 @@ fn check_new_file(path: &Path) -> Result<()> {
             path.display()
         );
     }
-    writable(dir).with_context(|| {
+    storlab_host::os::access_writable(dir).with_context(|| {
         format!(
             "cannot create {} in {}; write the file elsewhere",
             path.display(),
@@ -490,27 +475,9 @@ fn write_checked(path: &Path, bytes: &[u8], permit: Option<&Permit>) -> Result<(
 /// one step (`renameat2(RENAME_NOREPLACE)`; where the file system lacks it,
 /// a hard link, which fails the same way, then the old name removed).
 fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let cstr = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
-    };
-    let (f, t) = (cstr(from)?, cstr(to)?);
-    // SAFETY: both are valid NUL-terminated strings that outlive the call;
-    // renameat2 only reads them.
-    let r = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            f.as_ptr(),
-            libc::AT_FDCWD,
-            t.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if r == 0 {
+    let Err(e) = storlab_host::os::rename_noreplace(from, to) else {
         return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
+    };
     if e.raw_os_error() == Some(libc::EINVAL) {
         std::fs::hard_link(from, to)?;
         return std::fs::remove_file(from);
@@ -693,9 +660,11 @@ mod tests {
     fn input_files_must_be_regular() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string; mkfifo only reads it.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo {}", fifo.display());
         let e = read_input(&fifo, "job file").unwrap_err().to_string();
         assert!(e.contains("FIFO") && e.contains("job file"), "{e}");
         let e = read_input(d.path(), "job file").unwrap_err().to_string();

@@ -5,7 +5,7 @@ use super::outfmt::{OutputArgs, TextFormat};
 use crate::output::{self, Document, Reply};
 use clap::Args;
 use std::fmt::Write as _;
-use storlab_configdiff::check::format_ns;
+use storlab_types::format_latency_ns as format_ns;
 use storlab_types::{DirStats, StoredRun, format_bytes, format_rate};
 
 #[derive(Args, Debug)]

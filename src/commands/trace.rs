@@ -7,7 +7,9 @@ use crate::output::{self, Document, Rendering, Reply};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
-use storlab_trace::{BlkEvent, DxtModule, OpenOptions, Summary, TraceReader, derive_job};
+use storlab_trace::{
+    BlkEvent, DxtModule, OpenError, OpenOptions, Summary, TraceReader, derive_job,
+};
 
 #[derive(Args, Debug)]
 pub struct TraceCommand {
@@ -85,8 +87,9 @@ impl TraceArgs {
                 BlkArg::Queue => BlkEvent::Queue,
             },
         };
-        let mut opener =
-            |p: &Path| super::outfile::open_input(p, "trace").map_err(|e| format!("{e:#}"));
+        let mut opener = |p: &Path| {
+            super::outfile::open_input(p, "trace").map_err(|e| OpenError::Refused(format!("{e:#}")))
+        };
         Ok(TraceReader::open_with(&self.trace, &opts, &mut opener)?)
     }
 

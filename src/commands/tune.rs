@@ -24,7 +24,6 @@
 //! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
 use crate::Outcome;
-use crate::commands::child::die_with_parent;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use anyhow::{Context, Result, bail};
@@ -32,6 +31,7 @@ use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use storlab_host::os::die_with_parent;
 use storlab_store::RunSelector;
 use storlab_tune::state::{describe_restored, scratch_file};
 use storlab_tune::{Measure, Point, TuneDoc, TuneParams, Tuning};
@@ -102,8 +102,7 @@ pub struct ReadaheadArgs {
 
 impl ReadaheadArgs {
     pub fn execute(self) -> Result<Outcome> {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
+        if !storlab_host::os::is_root() {
             bail!(
                 "tune readahead sets /sys/block/*/queue/read_ahead_kb and drops the page cache: run it as root \
                  (nothing was changed)"
@@ -210,7 +209,7 @@ impl ReadaheadArgs {
             }
             let size = match self.size {
                 Some(s) => s.0,
-                None => 2 * storlab_bench::host_info().mem_total_bytes,
+                None => 2 * storlab_host::host_info().mem_total_bytes,
             };
             let file = scratch_file(&self.target);
             self.lay_out(&exe, &file, size)?;

@@ -21,8 +21,8 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use storlab_bench::profiles::{Catalog, Profile, UserFile};
-use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, fio_size, spec_from_pairs};
-use storlab_types::BenchReport;
+use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_pairs};
+use storlab_types::{BenchReport, fio_size};
 
 /// fio-only spellings of size options whose values follow fio's units:
 /// (fio name, option key).

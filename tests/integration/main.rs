@@ -13,6 +13,7 @@ mod compare;
 mod design;
 mod engine_depth;
 mod fiohabits;
+mod forks;
 mod groups;
 mod honest;
 mod inspect;

@@ -25,6 +25,7 @@
 //!   the `psync` engine and no end-of-job fsync.
 
 use crate::options::{PhaseSpec, SpecError, spec_from_pairs};
+use storlab_types::fio_size;
 
 /// A fio job file turned into storlab phases.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -133,67 +134,6 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
         });
     }
     Ok(sections)
-}
-
-/// A size in fio's notation under `kb_base` (1024 or 1000): `4k`, `4KB`,
-/// `1m`, `10g`, `4KiB`, `512`. See the module documentation for the rules.
-pub fn fio_size(input: &str, kb_base: u64) -> Result<u64, String> {
-    let s = input.trim();
-    let end = s
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
-        .map_or(s.len(), |(i, _)| i);
-    let (num, unit) = (&s[..end], s[end..].trim().to_ascii_lowercase());
-    let help =
-        "expected a number with an optional k, m, g, t, p suffix (fio's units), e.g. 4k, 1m, 10g";
-    if num.is_empty() || num.matches('.').count() > 1 || num == "." {
-        return Err(format!("invalid size '{input}': {help}"));
-    }
-    let opposite = if kb_base == 1000 { 1024 } else { 1000 };
-    let (pow, mult) = match unit.as_str() {
-        "" | "b" => (0, 1),
-        u => {
-            let pow = match u.as_bytes()[0] {
-                b'k' => 1,
-                b'm' => 2,
-                b'g' => 3,
-                b't' => 4,
-                b'p' => 5,
-                _ => {
-                    return Err(format!(
-                        "invalid size '{input}': unknown unit '{u}'; {help}"
-                    ));
-                }
-            };
-            let rest = &u[1..];
-            match rest {
-                "ib" => (pow, opposite),
-                "" | "b" | "i" => (pow, kb_base),
-                _ => {
-                    return Err(format!(
-                        "invalid size '{input}': unknown unit '{u}'; {help}"
-                    ));
-                }
-            }
-        }
-    };
-    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    if frac.len() > 12 || int.len() > 20 {
-        return Err(format!("invalid size '{input}': too many digits"));
-    }
-    let scale = 10u128.pow(frac.len() as u32);
-    let digits: u128 = format!("{int}{frac}")
-        .parse()
-        .map_err(|_| format!("invalid size '{input}': {help}"))?;
-    let total = (0..pow)
-        .try_fold(digits, |acc, _| acc.checked_mul(u128::from(mult)))
-        .ok_or_else(|| format!("invalid size '{input}': too large"))?;
-    if total % scale != 0 {
-        return Err(format!(
-            "invalid size '{input}': not a whole number of bytes"
-        ));
-    }
-    u64::try_from(total / scale).map_err(|_| format!("invalid size '{input}': too large"))
 }
 
 /// The fio options of one job after layering (`[global]`s, then the job),
@@ -591,24 +531,6 @@ mod tests {
     use proptest::prelude::*;
     use storlab_types::{CacheMode, EngineKind, RwMode};
 
-    #[test]
-    fn fio_units_follow_kb_base() {
-        // Checked against fio 3.33 (io_bytes of a null-engine job).
-        assert_eq!(fio_size("10k", 1024), Ok(10240));
-        assert_eq!(fio_size("10KiB", 1024), Ok(10000));
-        assert_eq!(fio_size("10KB", 1024), Ok(10240));
-        assert_eq!(fio_size("10kb", 1024), Ok(10240));
-        assert_eq!(fio_size("10Ki", 1024), Ok(10240));
-        assert_eq!(fio_size("10k", 1000), Ok(10000));
-        assert_eq!(fio_size("10KiB", 1000), Ok(10240));
-        assert_eq!(fio_size("1g", 1024), Ok(1 << 30));
-        assert_eq!(fio_size("4096", 1024), Ok(4096));
-        assert_eq!(fio_size("1.5k", 1024), Ok(1536));
-        assert!(fio_size("1.3k", 1024).is_err());
-        assert!(fio_size("4x", 1024).is_err());
-        assert!(fio_size("", 1024).is_err());
-    }
-
     const FILE: &str = "\
 ; a typical site file
 [global]
@@ -771,18 +693,6 @@ time_based
         #[test]
         fn any_text_parses_or_errs_without_panic(s in "(\\[[a-z]{0,6}\\]\n|[a-z_]{1,12}(=[0-9a-zA-Z%:/.,]{0,8})?\n|;.*\n){0,12}") {
             let _ = FioJobFile::parse(&s, "p.fio");
-        }
-
-        #[test]
-        fn fio_size_matches_by_hand(n in 0u64..100_000, unit in 0usize..6, base in prop_oneof![Just(1000u64), Just(1024u64)]) {
-            let (suffix, pow, iec) = [("", 0, false), ("k", 1, false), ("KB", 1, false), ("KiB", 1, true), ("m", 2, false), ("MiB", 2, true)][unit];
-            let mult = if iec { if base == 1024 { 1000 } else { 1024 } } else { base };
-            prop_assert_eq!(fio_size(&format!("{n}{suffix}"), base), Ok(n * mult.pow(pow)));
-        }
-
-        #[test]
-        fn fio_size_never_panics(s in "\\PC{0,16}") {
-            let _ = fio_size(&s, 1024);
         }
     }
 }

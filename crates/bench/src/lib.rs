@@ -52,7 +52,7 @@ mod worker;
 
 pub use cluster::{PhaseSync, Share, TICK};
 pub use engine::{libaio_available, uring_available};
-pub use fio_job::{FioJobFile, fio_size};
+pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
@@ -68,8 +68,7 @@ pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
 pub use target::{
-    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, host_info, own_run_dir,
-    probe_direct,
+    DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
 };
 
 use std::path::Path;
@@ -145,7 +144,7 @@ pub fn prepare(
             p.name
         )));
     }
-    let host = target::host_info();
+    let host = storlab_host::host_info();
     let target = target::resolve(target, &phases, safety)?;
     // O_DIRECT must work on the target if a phase asks for it.
     if flat.iter().any(|p| p.cache == CacheMode::Direct) {

@@ -430,7 +430,7 @@ fn run_workers_with(
                     let out =
                         worker::run_worker(plan, wp, control, progress, series, gate.ticket());
                     if let Some(c) = thread_cpu.and_then(|c| c.get(i)) {
-                        let (user, sys) = sys::thread_cpu();
+                        let (user, sys) = storlab_host::os::cpu_time(true);
                         c.0.store(user.as_nanos() as u64, Ordering::Relaxed);
                         c.1.store(sys.as_nanos() as u64, Ordering::Relaxed);
                     }
@@ -472,9 +472,9 @@ fn run_workers_with(
                 );
             }
         }
-        let cpu0 = sys::process_cpu();
+        let cpu0 = storlab_host::os::cpu_time(false);
         let outs: Vec<WorkerOut> = handles.into_iter().map(join_worker).collect();
-        let cpu1 = sys::process_cpu();
+        let cpu1 = storlab_host::os::cpu_time(false);
         (
             outs,
             (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
@@ -510,12 +510,12 @@ fn run_synced_workers<'s>(
     };
     gate.release_at(epoch);
     control.mark_started(epoch, p);
-    let cpu0 = sys::process_cpu();
+    let cpu0 = storlab_host::os::cpu_time(false);
     while sync.tick(control, epoch, handles.iter().all(|h| h.is_finished())) {
         std::thread::sleep(TICK);
     }
     let outs: Vec<WorkerOut> = handles.into_iter().map(join_worker).collect();
-    let cpu1 = sys::process_cpu();
+    let cpu1 = storlab_host::os::cpu_time(false);
     (
         outs,
         (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
@@ -927,7 +927,7 @@ fn prepare_cache(
                 }
             }
             if p.drop_caches {
-                if sys::is_root() {
+                if storlab_host::os::is_root() {
                     sys::sync();
                     if std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok() {
                         method.push("drop_caches".into());

@@ -8,6 +8,7 @@ use crate::options::{PhaseSpec, SpecError, resolve_phase};
 use serde::Deserialize;
 use std::path::Path;
 use storlab_types::PhaseParams;
+use storlab_types::text::line_col;
 
 /// A parsed job file.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -19,21 +20,6 @@ pub struct JobFile {
     pub global: PhaseSpec,
     #[serde(default)]
     pub phase: Vec<toml::Spanned<PhaseSpec>>,
-}
-
-/// 1-based line and column of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut cut = offset.min(text.len());
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let before = &text[..cut];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map(|i| before.len() - i)
-        .unwrap_or(before.len() + 1);
-    (line, col)
 }
 
 impl JobFile {

@@ -4,14 +4,11 @@
 //! to io_uring); the crate denies it everywhere else.
 #![allow(unsafe_code)]
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr::NonNull;
-use std::time::Duration;
 
 fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
@@ -19,11 +16,6 @@ fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     } else {
         Ok(ret)
     }
-}
-
-fn cpath(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
 /// A heap buffer aligned for O_DIRECT (to `align` bytes, a power of two).
@@ -251,7 +243,7 @@ pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
 /// Count the pages of the first `len` bytes of `file` resident in the page
 /// cache (mmap + mincore). Returns (resident, total).
 pub fn resident_pages(file: &File, len: u64) -> io::Result<(u64, u64)> {
-    let page = page_size();
+    let page = storlab_host::os::page_size();
     if len == 0 {
         return Ok((0, 0));
     }
@@ -301,20 +293,6 @@ pub fn fallocate(file: &File, len: u64) -> io::Result<()> {
     cvt(unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) }).map(|_| ())
 }
 
-/// Free and total bytes of the file system holding `path` (statvfs), for an
-/// unprivileged user (f_bavail).
-pub fn fs_space(path: &Path) -> io::Result<(u64, u64)> {
-    let c = cpath(path)?;
-    // SAFETY: zeroed statvfs is a valid out-parameter; c is NUL-terminated.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid C string and st a valid out-pointer.
-    cvt(unsafe { libc::statvfs(c.as_ptr(), &mut st) })?;
-    Ok((
-        st.f_bavail as u64 * st.f_frsize as u64,
-        st.f_blocks as u64 * st.f_frsize as u64,
-    ))
-}
-
 /// Size in bytes of a block device (ioctl BLKGETSIZE64).
 pub fn block_device_size(file: &File) -> io::Result<u64> {
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
@@ -322,27 +300,6 @@ pub fn block_device_size(file: &File) -> io::Result<u64> {
     // SAFETY: BLKGETSIZE64 writes one u64 to the pointer we pass.
     cvt(unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) })?;
     Ok(size)
-}
-
-/// Process CPU time so far (user, system) of every thread, from getrusage(RUSAGE_SELF).
-pub fn process_cpu() -> (Duration, Duration) {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid out-pointer; RUSAGE_SELF cannot fail.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    (tv(ru.ru_utime), tv(ru.ru_stime))
-}
-
-/// CPU time so far (user, system) of the calling thread, from
-/// getrusage(RUSAGE_THREAD): a job group's own CPU.
-pub fn thread_cpu() -> (Duration, Duration) {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid out-pointer; RUSAGE_THREAD (Linux) cannot fail.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
 /// The calling thread's scheduler counters from `/proc/thread-self/schedstat`:
@@ -356,34 +313,6 @@ pub fn thread_sched() -> Option<(u64, u64)> {
 fn parse_schedstat(s: &str) -> Option<(u64, u64)> {
     let mut it = s.split_whitespace().map(|v| v.parse::<u64>().ok());
     Some((it.next()??, it.next()??))
-}
-
-/// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), in
-/// nanoseconds: a cost measure other programs' load does not inflate
-/// (the worker's regression test of its own cost uses it).
-#[cfg(test)]
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer; the clock id is a constant the
-    // kernel always provides (a failure leaves ts zero).
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
-}
-
-/// The system page size.
-pub fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory arguments.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as u64 } else { 4096 }
-}
-
-/// Whether the process runs as root.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// Name of an errno value (`ENOSPC`), for error counts by kind.
@@ -428,7 +357,7 @@ mod tests {
         // Spin for 20 ms of this thread's CPU time: the counter must move.
         let t = std::time::Instant::now();
         let mut x = 0u64;
-        while t.elapsed() < Duration::from_millis(20) {
+        while t.elapsed() < std::time::Duration::from_millis(20) {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         let (cpu1, _) = thread_sched().unwrap();

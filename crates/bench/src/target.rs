@@ -30,7 +30,7 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use storlab_host::blockstack::{Snapshot, Use, shown};
-use storlab_types::{FileLayout, HostInfo, PhaseParams, TargetInfo};
+use storlab_types::{FileLayout, PhaseParams, TargetInfo};
 
 /// Why a target cannot be used. Each message says what to do instead.
 #[derive(Debug, thiserror::Error)]
@@ -121,10 +121,6 @@ fn mounts() -> Vec<Mount> {
         .collect()
 }
 
-fn dev_split(dev: u64) -> (u32, u32) {
-    (libc::major(dev), libc::minor(dev))
-}
-
 /// sysfs directory of a block device number, and of its whole disk.
 fn sysfs_block(dev: (u32, u32)) -> Option<(PathBuf, PathBuf)> {
     let p = fs::canonicalize(format!("/sys/dev/block/{}:{}", dev.0, dev.1)).ok()?;
@@ -160,7 +156,7 @@ fn fill_device_facts(info: &mut TargetInfo, dev: (u32, u32)) {
 /// File system facts for a path on it.
 fn fill_fs_facts(info: &mut TargetInfo, path: &Path) {
     if let Ok(md) = fs::metadata(path) {
-        let dev = dev_split(md.dev());
+        let dev = storlab_host::os::dev_split(md.dev());
         if let Some(m) = mounts().into_iter().rev().find(|m| m.dev == dev) {
             info.filesystem = Some(m.fstype.clone());
             info.mount_point = Some(m.mount_point.clone());
@@ -170,14 +166,14 @@ fn fill_fs_facts(info: &mut TargetInfo, path: &Path) {
         }
         fill_device_facts(info, dev);
     }
-    info.free_bytes_before = sys::fs_space(path).ok().map(|(free, _)| free);
+    info.free_bytes_before = storlab_host::os::fs_space(path).ok().map(|s| s.avail_bytes);
 }
 
 /// Why a block device may not be written, if it may not: anything that
 /// uses it, walked up the device stack (a mount, swap, a partition in use,
 /// a dm/md holder, a loop device over it, and what uses those in turn).
 pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
-    let used = Snapshot::read().device_use(dev_split(rdev))?;
+    let used = Snapshot::read().device_use(storlab_host::os::dev_split(rdev))?;
     Some(in_use_message(&used, path))
 }
 
@@ -185,7 +181,7 @@ pub fn device_in_use(rdev: u64, path: &Path) -> Option<String> {
 /// the backing file of a loop device (by device and inode, so a renamed or
 /// hard-linked file is recognised), whatever is built on that.
 fn file_in_use(md: &fs::Metadata, path: &Path) -> Option<String> {
-    let used = Snapshot::read().file_use(dev_split(md.dev()), md.ino())?;
+    let used = Snapshot::read().file_use(storlab_host::os::dev_split(md.dev()), md.ino())?;
     Some(in_use_message(&used, path))
 }
 
@@ -203,11 +199,6 @@ fn in_use_message(used: &Use, path: &Path) -> String {
          file system or another device is built on, even with --allow-destroy",
         used.describe(&shown(path))
     )
-}
-
-/// Host facts for the record (the one definition, in `storlab-host`).
-pub fn host_info() -> HostInfo {
-    storlab_host::host_info()
 }
 
 /// Bytes a phase needs per file, given the file set: `size × numjobs` in
@@ -284,7 +275,7 @@ fn on_dev(dir: &Path) -> bool {
         return true;
     }
     fs::metadata(&c).is_ok_and(|md| {
-        let dev = dev_split(md.dev());
+        let dev = storlab_host::os::dev_split(md.dev());
         mounts()
             .iter()
             .rev()
@@ -344,7 +335,7 @@ pub fn resolve(
                 )));
             }
             info.device = Some(path.display().to_string());
-            fill_device_facts(&mut info, dev_split(md.rdev()));
+            fill_device_facts(&mut info, storlab_host::os::dev_split(md.rdev()));
             info.files = vec![path.display().to_string()];
             let mut t = single_file(TargetKind::BlockDevice, info, path.clone(), need, false);
             t.claim = claim;
@@ -469,7 +460,9 @@ fn kind_name(md: &fs::Metadata) -> &'static str {
 }
 
 fn check_space(dir: &Path, need: u64, info: &TargetInfo) -> Result<(), TargetError> {
-    let free = sys::fs_space(dir).map_err(io_err(dir))?.0;
+    let free = storlab_host::os::fs_space(dir)
+        .map_err(io_err(dir))?
+        .avail_bytes;
     // Keep a margin: 1 % of the need plus 16 MiB for metadata.
     let want = need.saturating_add(need / 100).saturating_add(16 << 20);
     if free < want {
@@ -816,7 +809,7 @@ mod tests {
 
     #[test]
     fn host_facts_are_filled() {
-        let h = host_info();
+        let h = storlab_host::host_info();
         assert!(!h.kernel.is_empty());
         assert!(h.cpu_count >= 1);
         assert!(h.mem_total_bytes > 0);

@@ -308,7 +308,8 @@ pub fn missing_rows<'a>(
 /// The comparison rows as a table: the cells' tags as columns; a cell
 /// without figures is a row saying why.
 pub fn comparison_table(c: &Campaign, rows: &[CampaignRow], missing: &[Missing]) -> String {
-    use storlab_report::{Metric, Verdict};
+    use storlab_report::{MetricWords, Verdict};
+    use storlab_types::Metric;
     let keys: Vec<String> = {
         let mut k: Vec<String> = c
             .cells

@@ -95,8 +95,8 @@ struct Source {
 impl Source {
     /// `file:line` of a byte offset.
     fn at(&self, offset: usize) -> String {
-        let before = &self.text[..offset.min(self.text.len())];
-        format!("{}:{}", self.path, before.matches('\n').count() + 1)
+        let (line, _) = storlab_types::text::line_col(&self.text, offset);
+        format!("{}:{line}", self.path)
     }
 }
 

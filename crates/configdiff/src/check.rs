@@ -17,62 +17,49 @@
 //! from the run, a phase cut short, or a run that did not finish fail too:
 //! a nightly check must not pass because the run broke.
 
-use crate::{Difference, Judgement, Vary, match_phases};
+use crate::{Difference, Judgement, MatchedBy, Vary, match_phases};
 use serde::Serialize;
-use storlab_types::{DirStats, PhaseResult, StoredRun, format_bytes, format_rate};
+use storlab_types::{
+    DirStats, Metric, PhaseResult, StoredRun, format_bytes, format_latency_ns as format_ns,
+    format_rate,
+};
 
-/// What is compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    Bandwidth,
-    Iops,
-    LatP50,
-    LatP99,
-}
+/// What `check` compares, in order.
+const CHECKED: [Metric; 4] = [
+    Metric::Throughput,
+    Metric::Iops,
+    Metric::LatP50,
+    Metric::LatP99,
+];
 
-impl Metric {
-    pub const ALL: [Metric; 4] = [
-        Metric::Bandwidth,
-        Metric::Iops,
-        Metric::LatP50,
-        Metric::LatP99,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Bandwidth => "bandwidth",
-            Metric::Iops => "IOPS",
-            Metric::LatP50 => "p50 latency",
-            Metric::LatP99 => "p99 latency",
-        }
-    }
-
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Bandwidth | Metric::Iops)
-    }
-
-    fn value(self, d: &DirStats) -> Option<f64> {
-        match self {
-            Metric::Bandwidth => Some(d.bw_bytes_per_s),
-            Metric::Iops => Some(d.iops),
-            Metric::LatP50 => d.lat_ns.map(|l| l.p50 as f64),
-            Metric::LatP99 => d.lat_ns.map(|l| l.p99 as f64),
-        }
-    }
-
-    /// The value with its unit, as the reasons print it.
-    pub fn format(self, v: f64) -> String {
-        match self {
-            Metric::Bandwidth => format_rate(v),
-            Metric::Iops => format!("{v:.0}"),
-            Metric::LatP50 | Metric::LatP99 => format_ns(v),
-        }
+/// A metric as the failure reasons name it.
+fn metric_label(m: Metric) -> &'static str {
+    match m {
+        Metric::Throughput => "bandwidth",
+        Metric::Iops => "IOPS",
+        Metric::LatMean => "mean latency",
+        Metric::LatP50 => "p50 latency",
+        Metric::LatP99 => "p99 latency",
     }
 }
 
-/// Nanoseconds as a human latency (shared with the rest of storlab).
-pub use storlab_types::format_latency_ns as format_ns;
+/// A value with its unit, as the failure reasons print it.
+fn format_value(m: Metric, v: f64) -> String {
+    match m {
+        Metric::Throughput => format_rate(v),
+        Metric::Iops => format!("{v:.0}"),
+        Metric::LatMean | Metric::LatP50 | Metric::LatP99 => format_ns(v),
+    }
+}
+
+/// `check`'s JSON names bandwidth `bandwidth` (compare's `throughput`):
+/// kept, so existing scripts read the same document.
+fn check_metric_name<S: serde::Serializer>(m: &Metric, s: S) -> Result<S::Ok, S::Error> {
+    match m {
+        Metric::Throughput => s.serialize_str("bandwidth"),
+        other => other.serialize(s),
+    }
+}
 
 /// One compared figure (values in bytes/s, I/O per s or ns).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,12 +68,131 @@ pub struct Finding {
     pub phase: String,
     /// `read` or `write`.
     pub direction: &'static str,
+    #[serde(serialize_with = "check_metric_name")]
     pub metric: Metric,
     pub value: f64,
     pub baseline: f64,
     /// How much worse than the baseline, percent of the baseline (negative: better).
     pub worse_pct: f64,
     pub failed: bool,
+}
+
+/// Why a check fails. `Display` words it (one line) and the JSON carries
+/// the same sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckFailure {
+    /// A baseline phase has no partner in the run.
+    PhaseMissing {
+        phase: String,
+        baseline_run: i64,
+        run: i64,
+    },
+    /// A phase was interrupted.
+    CutShort { phase: String },
+    /// The run stopped early.
+    RunIncomplete { run: i64, reason: String },
+    /// A baseline group has no partner in the run's phase.
+    GroupMissing { phase: String, group: String },
+    /// The baseline moved data in a direction the run did not.
+    NoIo {
+        phase: String,
+        direction: &'static str,
+        baseline_ops: u64,
+    },
+    /// A figure is worse than the baseline's by more than the tolerance.
+    Worse {
+        phase: String,
+        direction: &'static str,
+        metric: Metric,
+        value: f64,
+        baseline: f64,
+        worse_pct: f64,
+        tolerance_pct: f64,
+    },
+}
+
+impl std::fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckFailure::PhaseMissing {
+                phase,
+                baseline_run,
+                run,
+            } => write!(
+                f,
+                "phase {phase} of baseline run {baseline_run} is missing from run {run}"
+            ),
+            CheckFailure::CutShort { phase } => write!(
+                f,
+                "phase {phase} was cut short; its figures cover only part of the work"
+            ),
+            CheckFailure::RunIncomplete { run, reason } => {
+                write!(f, "run {run} did not complete: {reason}")
+            }
+            CheckFailure::GroupMissing { phase, group } => write!(
+                f,
+                "phase {phase}: group '{group}' of the baseline has no partner in the run"
+            ),
+            CheckFailure::NoIo {
+                phase,
+                direction,
+                baseline_ops,
+            } => write!(
+                f,
+                "phase {phase}: no {direction}s completed, the baseline did {baseline_ops}"
+            ),
+            CheckFailure::Worse {
+                phase,
+                direction,
+                metric,
+                value,
+                baseline,
+                worse_pct,
+                tolerance_pct,
+            } => {
+                let dir_word = if metric.higher_is_better() {
+                    "below"
+                } else {
+                    "above"
+                };
+                write!(
+                    f,
+                    "phase {phase}: {direction} {} {} is {worse_pct:.1}% {dir_word} the baseline's {} (tolerance {tolerance_pct}%)",
+                    metric_label(*metric),
+                    format_value(*metric, *value),
+                    format_value(*metric, *baseline),
+                )
+            }
+        }
+    }
+}
+
+impl Serialize for CheckFailure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Something a check says beside its findings; `Display` words it, and the
+/// JSON carries the same sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckNote {
+    /// A phase was paired with a baseline phase of another name.
+    #[error("phase {phase} compared with baseline phase {baseline_phase} ({})", .by.note().unwrap_or("by name"))]
+    MatchedBy {
+        phase: String,
+        baseline_phase: String,
+        by: MatchedBy,
+    },
+    /// A phase of the run has no baseline partner.
+    #[error("phase {phase} has no partner in baseline run {baseline_run}: not checked")]
+    NoPartner { phase: String, baseline_run: i64 },
+}
+
+impl Serialize for CheckNote {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// The outcome of checking one run against a baseline.
@@ -96,10 +202,10 @@ pub struct CheckReport {
     pub baseline_id: i64,
     pub tolerance_pct: f64,
     pub findings: Vec<Finding>,
-    /// One line per failure, ready to print.
-    pub failures: Vec<String>,
+    /// Why the check fails, one entry per reason (`Display` words it).
+    pub failures: Vec<CheckFailure>,
     /// What was not compared, and how phases were matched when not by name.
-    pub notes: Vec<String>,
+    pub notes: Vec<CheckNote>,
     /// Each phase pair whose configurations differ, and how.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<ConfigDiff>,
@@ -228,27 +334,24 @@ pub fn check_with(
     let base_phases = &baseline.report.phases;
     let m = match_phases(phases, base_phases, &opts.vary);
     for &bi in &m.unmatched_baseline {
-        out.failures.push(format!(
-            "phase {} of baseline run {} is missing from run {}",
-            label(&base_phases[bi]),
-            baseline.id,
-            run.id
-        ));
+        out.failures.push(CheckFailure::PhaseMissing {
+            phase: label(&base_phases[bi]),
+            baseline_run: baseline.id,
+            run: run.id,
+        });
     }
     for pair in &m.pairs {
         let (p, bp) = (&phases[pair.phase], &base_phases[pair.baseline_phase]);
-        if let Some(how) = pair.by.note() {
-            out.notes.push(format!(
-                "phase {} compared with baseline phase {} ({how})",
-                label(p),
-                label(bp)
-            ));
+        if pair.by.note().is_some() {
+            out.notes.push(CheckNote::MatchedBy {
+                phase: label(p),
+                baseline_phase: label(bp),
+                by: pair.by,
+            });
         }
         if p.interrupted {
-            out.failures.push(format!(
-                "phase {} was cut short; its figures cover only part of the work",
-                label(p)
-            ));
+            out.failures
+                .push(CheckFailure::CutShort { phase: label(p) });
         }
         let j = Judgement::new(
             crate::differences(&run.report, p, &baseline.report, bp),
@@ -268,11 +371,10 @@ pub fn check_with(
         compare_groups(p, bp, tolerance_pct, !blocked, &opts.vary, &mut out);
     }
     for &i in &m.unmatched {
-        out.notes.push(format!(
-            "phase {} has no partner in baseline run {}: not checked",
-            label(&phases[i]),
-            baseline.id
-        ));
+        out.notes.push(CheckNote::NoPartner {
+            phase: label(&phases[i]),
+            baseline_run: baseline.id,
+        });
     }
     if m.pairs.is_empty() {
         return Err(CheckError::NothingInCommon {
@@ -281,11 +383,15 @@ pub fn check_with(
         });
     }
     if run.report.interrupted {
-        out.failures.push(format!(
-            "run {} did not complete: {}",
-            run.id,
-            run.report.stop_reason.as_deref().unwrap_or("stopped early")
-        ));
+        out.failures.push(CheckFailure::RunIncomplete {
+            run: run.id,
+            reason: run
+                .report
+                .stop_reason
+                .as_deref()
+                .unwrap_or("stopped early")
+                .to_string(),
+        });
     }
     Ok(out)
 }
@@ -318,11 +424,10 @@ fn compare_groups(
     let m = crate::match_groups(&params(groups), &params(&bgroups.groups), vary);
     for &bi in &m.unmatched_baseline {
         if judge {
-            out.failures.push(format!(
-                "phase {}: group '{}' of the baseline has no partner in the run",
-                label(p),
-                bgroups.groups[bi].name
-            ));
+            out.failures.push(CheckFailure::GroupMissing {
+                phase: label(p),
+                group: bgroups.groups[bi].name.clone(),
+            });
         }
     }
     for pair in &m.pairs {
@@ -348,14 +453,15 @@ fn compare_dirs(
         }
         if d.ops == 0 {
             if judge {
-                out.failures.push(format!(
-                    "phase {phase}: no {direction}s completed, the baseline did {}",
-                    bd.ops
-                ));
+                out.failures.push(CheckFailure::NoIo {
+                    phase: phase.clone(),
+                    direction,
+                    baseline_ops: bd.ops,
+                });
             }
             continue;
         }
-        for metric in Metric::ALL {
+        for metric in CHECKED {
             let (Some(v), Some(b)) = (metric.value(d), metric.value(bd)) else {
                 continue;
             };
@@ -371,17 +477,15 @@ fn compare_dirs(
             // despite floating point.
             let failed = judge && worse_pct > tol + 1e-9;
             if failed {
-                let (dir_word, worse) = if metric.higher_is_better() {
-                    ("below", worse_pct)
-                } else {
-                    ("above", worse_pct)
-                };
-                out.failures.push(format!(
-                    "phase {phase}: {direction} {} {} is {worse:.1}% {dir_word} the baseline's {} (tolerance {tol}%)",
-                    metric.label(),
-                    metric.format(v),
-                    metric.format(b),
-                ));
+                out.failures.push(CheckFailure::Worse {
+                    phase: phase.clone(),
+                    direction,
+                    metric,
+                    value: v,
+                    baseline: b,
+                    worse_pct,
+                    tolerance_pct: tol,
+                });
             }
             out.findings.push(Finding {
                 phase: phase.clone(),
@@ -402,6 +506,35 @@ mod tests {
     use crate::store_testdata::{phase, report};
     use proptest::prelude::*;
     use storlab_types::RwMode;
+
+    /// One `Metric` for check and compare; check's JSON keeps its own
+    /// names (`bandwidth`, `lat_p50`), as before the merge.
+    #[test]
+    fn check_json_keeps_its_metric_names() {
+        let names: Vec<String> = CHECKED
+            .iter()
+            .map(|&metric| {
+                let f = Finding {
+                    phase: "p".into(),
+                    direction: "read",
+                    metric,
+                    value: 1.0,
+                    baseline: 1.0,
+                    worse_pct: 0.0,
+                    failed: false,
+                };
+                serde_json::to_value(&f).unwrap()["metric"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names, ["bandwidth", "iops", "lat_p50", "lat_p99"]);
+    }
+
+    fn failure_texts(c: &CheckReport) -> Vec<String> {
+        c.failures.iter().map(ToString::to_string).collect()
+    }
 
     fn run(id: i64, phases: Vec<PhaseResult>) -> StoredRun {
         StoredRun {
@@ -469,8 +602,10 @@ mod tests {
         let c = check(&r, &b, 10.0).unwrap();
         assert!(!c.passed());
         assert!(
-            c.failures.iter().any(|f| f.contains("group 'dd-write'")
-                && f.contains("write bandwidth 100.0 MB/s is 50.0% below")),
+            failure_texts(&c)
+                .iter()
+                .any(|f| f.contains("group 'dd-write'")
+                    && f.contains("write bandwidth 100.0 MB/s is 50.0% below")),
             "{:#?}",
             c.failures
         );
@@ -515,7 +650,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("group 'dd-write' of the baseline has no partner")),
             "{:#?}",
@@ -546,9 +681,16 @@ mod tests {
         let c = check(&r, &b, 10.0).unwrap();
         assert!(!c.passed());
         assert_eq!(c.failures.len(), 4, "{:#?}", c.failures);
-        assert!(c.failures[0].contains("'randread' (randread, 4 KiB): read bandwidth 32.0 MB/s is 20.0% below the baseline's 40.0 MB/s (tolerance 10%)"), "{}", c.failures[0]);
+        // The JSON carries each failure as the sentence it prints as.
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            json["failures"],
+            serde_json::Value::from(failure_texts(&c)),
+            "{json}"
+        );
+        assert!(c.failures[0].to_string().contains("'randread' (randread, 4 KiB): read bandwidth 32.0 MB/s is 20.0% below the baseline's 40.0 MB/s (tolerance 10%)"), "{}", c.failures[0]);
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("p99 latency 600.0 µs is 50.0% above the baseline's 400.0 µs")),
             "{:#?}",
@@ -583,13 +725,13 @@ mod tests {
         r.report.stop_reason = Some("Ctrl-C".into());
         let c = check(&r, &b, 10.0).unwrap();
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("'randread'") && f.contains("missing from run 2"))
         );
-        assert!(c.failures.iter().any(|f| f.contains("cut short")));
+        assert!(failure_texts(&c).iter().any(|f| f.contains("cut short")));
         assert!(
-            c.failures
+            failure_texts(&c)
                 .iter()
                 .any(|f| f.contains("did not complete: Ctrl-C"))
         );
@@ -603,10 +745,16 @@ mod tests {
             vec![phase("job1", RwMode::RandRead, 4096, 40e6, 400_000)],
         );
         let c = check(&r, &b, 10.0).unwrap();
+        assert!(c.notes.iter().any(|n| {
+            let n = n.to_string();
+            n.contains("'job1'") && n.contains("'randread'")
+        }));
+        let json = serde_json::to_value(&c).unwrap();
         assert!(
-            c.notes
-                .iter()
-                .any(|n| n.contains("'job1'") && n.contains("'randread'"))
+            json["notes"][0]
+                .as_str()
+                .is_some_and(|n| n.starts_with("phase 'job1'") && n.contains("same I/O pattern")),
+            "{json}"
         );
         assert_eq!(
             c.failures.len(),

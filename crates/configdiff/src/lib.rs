@@ -21,6 +21,7 @@
 //!
 //! A fact that one of the two runs did not record (an fio import has no
 //! kernel version) is not counted as a difference: nothing is known to differ.
+#![forbid(unsafe_code)]
 
 pub mod check;
 pub mod diff;

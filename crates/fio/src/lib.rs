@@ -11,8 +11,10 @@
 //!   histograms (json+ `bins`) merge exactly, percentiles alone do not (the
 //!   worst clone's are kept, with a warning);
 //! * options come from `global options` overridden by `job options`, read
-//!   with fio's own units (`4k` = 4096, `kb_base=1000` honoured; times in
-//!   seconds unless suffixed);
+//!   with fio's own units by the grammar fio job files use too
+//!   ([`storlab_types::fio_size`]: `4k` = 4096 but `4KiB` = 4000 under the
+//!   default `kb_base=1024`, `kb_base=1000` honoured; times in seconds
+//!   unless suffixed);
 //! * figures: fio 3.x keys (`io_bytes`, `bw_bytes`, `*_ns`) and fio 2.x keys
 //!   (`io_bytes` in KiB, `bw` in KiB/s, latencies in µs) are both read;
 //! * latency: fio's total latency `lat` (submission to completion, what
@@ -23,13 +25,14 @@
 //! Text before the JSON document (fio prints warnings there) is skipped.
 //! A storlab JSON document (`storlab bench --output-format json`) is
 //! accepted too. Anything else is refused with [`ImportError`].
+#![forbid(unsafe_code)]
 
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use storlab_types::{
     BenchReport, BsWeight, BufferPattern, CacheMode, CacheReport, CpuStats, DirStats, EngineKind,
     FileLayout, HostInfo, JobResult, LatencyStats, PhaseParams, PhaseResult, RwMode,
-    SCHEMA_VERSION, TargetInfo, ToolInfo,
+    SCHEMA_VERSION, TargetInfo, ToolInfo, fio_size,
 };
 
 /// Run kind of an imported fio result.
@@ -68,6 +71,15 @@ pub enum ImportError {
         /// What the file has instead.
         got: String,
     },
+}
+
+/// A fio job that cannot become a storlab phase (it is left out, and named
+/// in the record's warnings).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkippedJob {
+    /// `rw=trim` and the like: not a read/write pattern.
+    #[error("job '{job}': rw={rw} (storlab records read/write patterns only)")]
+    UnsupportedRw { job: String, rw: String },
 }
 
 /// What [`parse`] found: the run kind to store it under and its report.
@@ -311,37 +323,6 @@ fn u64_of(v: Option<&Value>) -> Option<u64> {
     f64_of(v).filter(|x| *x >= 0.0).map(|x| x.round() as u64)
 }
 
-/// fio's size units: `k`, `K`, `KB`, `KiB` are all 1024 unless
-/// `kb_base=1000`, where `KB` is 1000 and `KiB` 1024.
-fn fio_size(s: &str, kb_base: u64) -> Option<u64> {
-    let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    let num: f64 = num.parse().ok()?;
-    let unit = unit.trim();
-    let mut chars = unit.chars();
-    let power = match chars.next().map(|c| c.to_ascii_lowercase()) {
-        None => 0,
-        Some('b') if unit.len() == 1 => 0,
-        Some('k') => 1,
-        Some('m') => 2,
-        Some('g') => 3,
-        Some('t') => 4,
-        Some('p') => 5,
-        _ => return None,
-    };
-    let rest: String = chars.collect();
-    let base = match rest.as_str() {
-        "" | "b" | "B" => kb_base,
-        "i" | "ib" | "iB" => 1024,
-        _ => return None,
-    } as f64;
-    let v = num * base.powi(power);
-    (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v.round() as u64)
-}
-
 /// fio's time units: seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`, `d`).
 fn fio_time_ns(s: &str) -> Option<u64> {
     let s = s.trim();
@@ -381,7 +362,7 @@ impl Opts {
         self.map.get(k)
     }
     fn size(&self, k: &str) -> Option<u64> {
-        self.get(k).and_then(|v| fio_size(v, self.kb_base))
+        self.get(k).and_then(|v| fio_size(v, self.kb_base).ok())
     }
     fn num<T: std::str::FromStr>(&self, k: &str) -> Option<T> {
         self.get(k).and_then(|v| v.trim().parse().ok())
@@ -686,7 +667,7 @@ fn dir_stats(d: &Dir, name: &str, warnings: &mut Vec<String>) -> DirStats {
     }
 }
 
-fn rw_of(opts: &Opts) -> Result<(RwMode, u8), String> {
+fn rw_of(opts: &Opts, job: &str) -> Result<(RwMode, u8), SkippedJob> {
     let raw = opts
         .get("rw")
         .or_else(|| opts.get("readwrite"))
@@ -694,8 +675,10 @@ fn rw_of(opts: &Opts) -> Result<(RwMode, u8), String> {
         .unwrap_or("read");
     // `rw=randread:8` adds an offset modifier after a colon.
     let base = raw.split(':').next().unwrap_or(raw).trim();
-    let rw = RwMode::parse(base)
-        .ok_or_else(|| format!("rw={raw} (storlab records read/write patterns only)"))?;
+    let rw = RwMode::parse(base).ok_or_else(|| SkippedJob::UnsupportedRw {
+        job: job.to_string(),
+        rw: raw.to_string(),
+    })?;
     let mix = match (opts.num::<u8>("rwmixread"), opts.num::<u8>("rwmixwrite")) {
         (Some(r), _) => r,
         (None, Some(w)) => 100u8.saturating_sub(w),
@@ -712,7 +695,7 @@ fn bs_of(opts: &Opts, warnings: &mut Vec<String>) -> Vec<BsWeight> {
         let mut missing = 0;
         for part in first.split(':').filter(|p| !p.trim().is_empty()) {
             let (bs, w) = part.split_once('/').unwrap_or((part, ""));
-            let Some(bs) = fio_size(bs, opts.kb_base) else {
+            let Ok(bs) = fio_size(bs, opts.kb_base) else {
                 continue;
             };
             let weight = w.trim().parse::<u32>().unwrap_or(0);
@@ -750,7 +733,7 @@ fn bs_of(opts: &Opts, warnings: &mut Vec<String>) -> Vec<BsWeight> {
             // `bs=4k,64k` gives read,write sizes; a range `4k-64k` its bounds.
             let first = v.split(',').next().unwrap_or(v);
             let first = first.split('-').next().unwrap_or(first);
-            fio_size(first, opts.kb_base).unwrap_or_else(|| {
+            fio_size(first, opts.kb_base).unwrap_or_else(|_| {
                 warnings.push(format!(
                     "bs={v} could not be read; 4 KiB (fio's default) shown"
                 ));
@@ -803,7 +786,7 @@ fn phase_of(
     entries: &[&Map<String, Value>],
     global: &BTreeMap<String, String>,
     started_ms: u64,
-) -> Result<PhaseResult, String> {
+) -> Result<PhaseResult, SkippedJob> {
     let first = entries[0];
     let name = first
         .get("jobname")
@@ -818,7 +801,7 @@ fn phase_of(
     };
     let opts = Opts { map, kb_base };
     let mut warnings = Vec::new();
-    let (rw, rwmixread) = rw_of(&opts).map_err(|e| format!("job '{name}': {e}"))?;
+    let (rw, rwmixread) = rw_of(&opts, &name)?;
     let use_lat = fio_bool(opts.get("lat_percentiles"))
         || entries.iter().any(|e| {
             ["read", "write"].iter().any(|d| {
@@ -945,7 +928,7 @@ fn phase_of(
         (CacheMode::Warm, None)
     };
     let size_bytes = match opts.get("size") {
-        Some(s) => fio_size(s, kb_base).unwrap_or_else(|| {
+        Some(s) => fio_size(s, kb_base).unwrap_or_else(|_| {
             warnings.push(format!(
                 "fio size={s} is relative; size_bytes shows 0 (unknown)"
             ));
@@ -1189,8 +1172,9 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         }
     }
     if phases.is_empty() {
+        let reasons: Vec<String> = skipped.iter().map(ToString::to_string).collect();
         return Err(ImportError::NoJobs {
-            reason: skipped.join("; "),
+            reason: reasons.join("; "),
         });
     }
     let mut warnings = vec![format!(
@@ -1375,19 +1359,52 @@ mod tests {
 
     #[test]
     fn fio_units() {
-        assert_eq!(fio_size("4k", 1024), Some(4096));
-        assert_eq!(fio_size("4KB", 1024), Some(4096));
-        assert_eq!(fio_size("4KB", 1000), Some(4000));
-        assert_eq!(fio_size("4KiB", 1000), Some(4096));
-        assert_eq!(fio_size("1m", 1024), Some(1 << 20));
-        assert_eq!(fio_size("512", 1024), Some(512));
-        assert_eq!(fio_size("50%", 1024), None);
+        assert!(
+            fio_size("50%", 1024).is_err(),
+            "a relative size has no byte count"
+        );
         assert_eq!(fio_time_ns("30"), Some(30_000_000_000));
         assert_eq!(fio_time_ns("500ms"), Some(500_000_000));
         assert_eq!(fio_time_ns("2m"), Some(120_000_000_000));
         assert!(fio_bool(Some(&String::new())));
         assert!(!fio_bool(Some(&"0".to_string())));
         assert!(!fio_bool(None));
+    }
+
+    /// The same size means the same bytes here as in a fio job file read by
+    /// `bench --fio-job` (fio's `parse.c`: with the default `kb_base=1024`,
+    /// `KiB` is 1000 and `k`/`KB` 1024; with `kb_base=1000` the other way
+    /// round). The importer read `4KiB` as 4096 before it used the one
+    /// grammar.
+    #[test]
+    fn sizes_in_job_options_follow_fios_kb_base_as_the_job_file_reader_does() {
+        let cases = [
+            ("4KiB", None, 4000),
+            ("4k", None, 4096),
+            ("4KB", None, 4096),
+            ("64kib", None, 64_000),
+            ("4KiB", Some("1000"), 4096),
+            ("4k", Some("1000"), 4000),
+            ("1MiB", None, 1_000_000),
+        ];
+        for (bs, kb_base, want) in cases {
+            let mut doc = value(V333_RANDREAD);
+            let o = doc["jobs"][0]["job options"].as_object_mut().unwrap();
+            o.insert("bs".into(), bs.into());
+            if let Some(k) = kb_base {
+                o.insert("kb_base".into(), k.into());
+            }
+            let rep = parse(&doc.to_string(), None).unwrap().report;
+            assert_eq!(
+                rep.phases[0].params.bs[0].bs_bytes, want,
+                "bs={bs} kb_base={kb_base:?}"
+            );
+            assert_eq!(
+                Ok(want),
+                storlab_types::fio_size(bs, kb_base.map_or(1024, |k| k.parse().unwrap())),
+                "the job-file grammar agrees"
+            );
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! Text formats take the bytes as the CLI does: files read as text that
 //! must be UTF-8 skip other input (the CLI refuses it before parsing); fio
 //! JSON is read lossily, as `storlab import` reads it.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::sync::OnceLock;

@@ -197,7 +197,7 @@ fn block_name_of(path: &Path) -> Option<String> {
     if !md.file_type().is_block_device() {
         return None;
     }
-    let dev = (libc::major(md.rdev()), libc::minor(md.rdev()));
+    let dev = crate::os::dev_split(md.rdev());
     let p = fs::canonicalize(format!("/sys/dev/block/{}:{}", dev.0, dev.1)).ok()?;
     Some(p.file_name()?.to_string_lossy().into_owned())
 }
@@ -248,7 +248,7 @@ fn loop_status(name: &str, sys_dir: &Path) -> Option<FileId> {
     // renamed node) would answer for another device.
     let md = f.metadata().ok()?;
     let want = parse_devnum(&read_trim(&sys_dir.join("dev"))?)?;
-    if (libc::major(md.rdev()), libc::minor(md.rdev())) != want {
+    if crate::os::dev_split(md.rdev()) != want {
         return None;
     }
     // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all
@@ -283,12 +283,12 @@ pub fn file_id(path: &Path) -> Option<FileId> {
     let md = fs::metadata(path).ok()?;
     use std::os::unix::fs::FileTypeExt;
     Some(FileId {
-        dev: (libc::major(md.dev()), libc::minor(md.dev())),
+        dev: crate::os::dev_split(md.dev()),
         ino: md.ino(),
         rdev: md
             .file_type()
             .is_block_device()
-            .then(|| (libc::major(md.rdev()), libc::minor(md.rdev()))),
+            .then(|| crate::os::dev_split(md.rdev())),
     })
 }
 

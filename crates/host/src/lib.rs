@@ -12,11 +12,20 @@
 //!   holders, loop devices over it), walked up the stack, for bench's
 //!   refusal to write anything under a mounted file system.
 //!
-//! Everything here reads `/proc`, `/sys` and `/etc`; nothing writes.
+//! * [`os`]: the system calls the other crates need for host facts and
+//!   process control (statvfs, statfs, page size, clock ticks, root,
+//!   device numbers, CPU time, kill, flock, access, an exclusive rename,
+//!   a child that dies with its parent), as safe functions: every other
+//!   crate except bench's I/O engine forbids `unsafe`.
+//!
+//! Everything here reads `/proc`, `/sys` and `/etc`; nothing writes, except
+//! what [`os`]'s callers ask of it (a rename, a lock, a signal).
+#![deny(unsafe_code)]
 
 pub mod blockstack;
 pub mod cgroup;
 pub mod mountinfo;
+pub mod os;
 
 use std::fs;
 use storlab_types::HostInfo;
@@ -57,14 +66,6 @@ pub fn cpu_model_in(cpuinfo: &str) -> Option<String> {
     })
 }
 
-/// The memory page size in bytes.
-pub fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions; it only reads a constant.
-    #[allow(unsafe_code)]
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
-}
-
 /// Host facts for the record.
 pub fn host_info() -> HostInfo {
     let os = read_trim("/etc/os-release")
@@ -89,7 +90,7 @@ pub fn host_info() -> HostInfo {
             .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX))
             .unwrap_or(1),
         mem_total_bytes: meminfo("MemTotal").unwrap_or(0),
-        page_size_bytes: page_size(),
+        page_size_bytes: os::page_size(),
     }
 }
 

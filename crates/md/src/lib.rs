@@ -13,7 +13,7 @@
 //! `run` (the loop), [`job`] (mdtest's flags → the checked job),
 //! [`record`] (the ranks' figures as the stored phase) and [`agree`] (the
 //! digest the ranks compare). Nothing here prints.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 //!
 //! Stonewalling stays correct: a create phase stopped by its stonewall
 //! records how many items each rank really made ([`RankPhase::items`]),

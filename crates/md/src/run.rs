@@ -338,7 +338,7 @@ fn run_phase<F: MdFs>(
         stonewalled: false,
         interrupted: false,
     };
-    let cpu0 = thread_cpu();
+    let cpu0 = storlab_host::os::cpu_time(true);
     let prefix = ph.item.as_str();
     let (mut a, mut b) = (NameBuf::default(), NameBuf::default());
     let bytes_per = match (ph.op, ph.item) {
@@ -409,28 +409,10 @@ fn run_phase<F: MdFs>(
     }
     control.done.store(r.counter.ops, Ordering::Relaxed);
     r.elapsed_ns = first.map_or(0, |f| nanos(last.saturating_duration_since(f)));
-    let cpu1 = thread_cpu();
-    r.user_ns = cpu1.0.saturating_sub(cpu0.0);
-    r.sys_ns = cpu1.1.saturating_sub(cpu0.1);
+    let cpu1 = storlab_host::os::cpu_time(true);
+    r.user_ns = nanos(cpu1.0.saturating_sub(cpu0.0));
+    r.sys_ns = nanos(cpu1.1.saturating_sub(cpu0.1));
     r
-}
-
-/// User and system CPU time of the calling thread, ns.
-#[allow(unsafe_code)]
-fn thread_cpu() -> (u64, u64) {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one `rusage` into the pointer it is given,
-    // which points to a zeroed, properly aligned local of that type.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
-    if rc != 0 {
-        return (0, 0);
-    }
-    // SAFETY: zero-initialised and, on success, filled in by the kernel.
-    let ru = unsafe { ru.assume_init() };
-    let ns = |t: libc::timeval| {
-        (t.tv_sec.max(0) as u64) * 1_000_000_000 + (t.tv_usec.max(0) as u64) * 1_000
-    };
-    (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
 #[cfg(test)]

@@ -11,19 +11,16 @@
 //! write the same snapshots to, in the replay format, for timing
 //! `storlab monitor --replay FILE`.
 
+#![forbid(unsafe_code)]
+
 use std::time::Instant;
 use storlab_monitor::diskstats::{Counters, DiskStat, Layout, format_line};
 use storlab_monitor::tree::{Layer, Selection, Term, TotalGroup};
 use storlab_monitor::{Monitor, Snapshot, diskstats, prometheus, replay};
 
 fn cpu_ns() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct we own.
-    unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        let t = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
-        t(ru.ru_utime) + t(ru.ru_stime)
-    }
+    let (user, sys) = storlab_host::os::cpu_time(false);
+    u64::try_from((user + sys).as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Diskstats text of `n` devices at step `k` (counters grow each step).

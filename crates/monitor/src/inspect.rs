@@ -7,11 +7,11 @@
 //! [`InspectReport`] with [`Recommendation`]s that give their reasons.
 
 use crate::Error;
-use crate::mountinfo::{self, Mount};
 use crate::tree::{Device, DeviceKind, DeviceTree, LinkKind, SysPaths};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use storlab_host::mountinfo::{self, Mount};
 use storlab_types::format_bytes;
 
 /// File system facts.
@@ -405,7 +405,12 @@ fn fs_info(paths: &SysPaths, tree: &DeviceTree, m: &Mount, notes: &mut Vec<Strin
         ext_extents: None,
     };
     if paths.live {
-        if let Some((bsize, size, free)) = statvfs(&m.mount_point) {
+        if let Ok(storlab_host::os::FsSpace {
+            block_size: bsize,
+            total_bytes: size,
+            avail_bytes: free,
+        }) = storlab_host::os::fs_space(&m.mount_point)
+        {
             fs.block_size_bytes = Some(bsize);
             fs.size_bytes = Some(size);
             fs.free_bytes = Some(free);
@@ -536,24 +541,6 @@ pub fn parse_ext_superblock(sb: &[u8]) -> Option<ExtSuper> {
         stripe_width: le32(0x170),
         extents: le32(0x60) & 0x40 != 0,
     })
-}
-
-fn statvfs(p: &Path) -> Option<(u64, u64, u64)> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is NUL-terminated and `st` a writable statvfs buffer.
-    unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
-            return None;
-        }
-        let frsize = st.f_frsize as u64;
-        Some((
-            st.f_bsize as u64,
-            st.f_blocks as u64 * frsize,
-            st.f_bavail as u64 * frsize,
-        ))
-    }
 }
 
 fn kib(b: u64) -> String {

@@ -22,13 +22,14 @@
 //!
 //! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
 //! runs against recorded fixtures in tests.
+#![forbid(unsafe_code)]
 
 pub mod cpu;
 pub mod diskstats;
 pub mod display;
 pub mod inspect;
 /// The mount table: the one parser, in `storlab-host`.
-pub use storlab_host::mountinfo;
+use storlab_host::mountinfo;
 pub mod positional;
 pub mod prometheus;
 pub mod rates;

@@ -145,14 +145,6 @@ fn push_num(out: &mut String, v: f64) {
     }
 }
 
-/// Kernel ticks per second of `/proc/stat` (USER_HZ; 100 on every Linux
-/// architecture storlab runs on, asked of the system all the same).
-fn user_hz() -> f64 {
-    // SAFETY: sysconf only reads a system constant.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if hz > 0 { hz as f64 } else { 100.0 }
-}
-
 /// Render the counters at the end of one interval. `layer` labels the
 /// device figures.
 pub fn render(i: &Interval, layer: &str) -> String {
@@ -220,7 +212,7 @@ pub fn render(i: &Interval, layer: &str) -> String {
             "# HELP storlab_cpu_seconds_total CPU time of all CPUs since boot (rate: iostat's avg-cpu share x CPUs)"
         );
         let _ = writeln!(out, "# TYPE storlab_cpu_seconds_total counter");
-        let hz = user_hz();
+        let hz = storlab_host::os::clock_ticks() as f64;
         // iostat's user and nice leave out guest time (counted in both).
         for (mode, v) in [
             ("user", c.user.saturating_sub(c.guest)),
@@ -583,7 +575,7 @@ mod tests {
         // CPU seconds: user ticks / USER_HZ.
         close(
             value(&tb, "storlab_cpu_seconds_total{mode=\"user\"}"),
-            150.0 / user_hz(),
+            150.0 / storlab_host::os::clock_ticks() as f64,
         );
         assert!(tb.contains("storlab_interval_seconds 2\n"));
     }

@@ -17,10 +17,10 @@
 //! top total takes those loop devices' figures out of it ("own" I/O).
 
 use crate::Error;
-use crate::mountinfo::{self, Mount};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use storlab_host::mountinfo::{self, Mount};
 
 /// Where the kernel's files are. Tests point this at a recorded fixture.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -756,28 +756,20 @@ impl DeviceTree {
     }
 }
 
-fn stat_of(path: &Path) -> Option<libc::stat> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated string and `st` is a properly
-    // sized, writable stat buffer that stat() fills on success.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        (libc::stat(c.as_ptr(), &mut st) == 0).then_some(st)
-    }
-}
-
 /// major:minor of the file system holding `path`.
 fn stat_dev(path: &Path) -> Option<(u32, u32)> {
-    let st = stat_of(path)?;
-    Some((libc::major(st.st_dev), libc::minor(st.st_dev)))
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path).ok()?;
+    Some(storlab_host::os::dev_split(md.dev()))
 }
 
 /// major:minor of a block device node.
 fn stat_rdev(path: &Path) -> Option<(u32, u32)> {
-    let st = stat_of(path)?;
-    ((st.st_mode & libc::S_IFMT) == libc::S_IFBLK)
-        .then(|| (libc::major(st.st_rdev), libc::minor(st.st_rdev)))
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let md = std::fs::metadata(path).ok()?;
+    md.file_type()
+        .is_block_device()
+        .then(|| storlab_host::os::dev_split(md.rdev()))
 }
 
 #[cfg(test)]

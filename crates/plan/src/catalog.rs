@@ -10,6 +10,7 @@ use crate::hardware::{
 };
 use crate::reliability::mtbf_from_afr;
 use serde::{Deserialize, Deserializer, Serialize};
+use storlab_types::text::line_col;
 use toml::Spanned;
 
 /// Per-command overhead of a disk when the catalog gives none: command
@@ -239,16 +240,6 @@ pub struct Catalog {
     drives: Vec<Sourced<DriveEntry>>,
     controllers: Vec<Sourced<ControllerEntry>>,
     enclosures: Vec<Sourced<EnclosureEntry>>,
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.len(), |i| before.len() - i - 1)
-        + 1;
-    (line, col)
 }
 
 fn upsert<T>(list: &mut Vec<Sourced<T>>, e: T, file: usize, name: impl Fn(&T) -> String) {

@@ -21,6 +21,7 @@
 //!
 //! Formulas and sources: `docs/MODEL.md`. The crate is pure: it reads no files
 //! (the CLI hands it catalog text) and prints nothing.
+#![forbid(unsafe_code)]
 
 pub mod against;
 pub mod calibrate;

@@ -60,38 +60,9 @@ pub const WRITEBACK_BYTES: u64 = 512 << 10;
 /// the asynchronous next one).
 pub const READ_AHEAD_IN_FLIGHT: f64 = 2.0;
 
-/// What the workload does.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    SeqRead,
-    SeqWrite,
-    RandRead,
-    RandWrite,
-    /// A mix of reads and writes; `read_pct` of requests are reads.
-    Mix {
-        read_pct: f64,
-        random: bool,
-    },
-}
-
-impl Pattern {
-    /// Fraction of requests that read.
-    pub fn read_fraction(self) -> f64 {
-        match self {
-            Pattern::SeqRead | Pattern::RandRead => 1.0,
-            Pattern::SeqWrite | Pattern::RandWrite => 0.0,
-            Pattern::Mix { read_pct, .. } => (read_pct / 100.0).clamp(0.0, 1.0),
-        }
-    }
-    pub fn is_random(self) -> bool {
-        match self {
-            Pattern::RandRead | Pattern::RandWrite => true,
-            Pattern::SeqRead | Pattern::SeqWrite => false,
-            Pattern::Mix { random, .. } => random,
-        }
-    }
-}
+/// What the workload does: the one I/O pattern type, defined in
+/// `storlab-types` (sim's scenarios use it too).
+pub use storlab_types::Pattern;
 
 /// A workload: pattern, request size and how much is in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -5,7 +5,7 @@
 //! Which kinds there are, when each is drawn and why one is not: the chart
 //! registry, [`crate::registry`].
 
-use crate::compare::{Metric, Verdict, compare_with};
+use crate::compare::{Verdict, compare_with};
 use crate::error::ReportError;
 use crate::fmt::{format_change, format_ns, run_label, tags_joined};
 use crate::registry::{self, CannotDraw};
@@ -13,7 +13,7 @@ use crate::rows::Direction;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, XScale, fmt_tick};
 use std::collections::BTreeMap;
 use storlab_configdiff::Vary;
-use storlab_types::{CacheMode, PhaseResult, StoredRun, format_bytes};
+use storlab_types::{CacheMode, Metric, PhaseResult, StoredRun, format_bytes};
 
 /// One chart: a stable id, its title and the SVG document.
 #[derive(Debug, Clone, PartialEq)]

@@ -39,62 +39,44 @@ use crate::rows::Direction;
 use serde::Serialize;
 use std::collections::HashMap;
 use storlab_configdiff::{Judgement, Vary, match_groups, match_phases};
-use storlab_types::{DirStats, GroupResult, PhaseResult, RwMode, StoredRun};
+use storlab_types::{DirStats, GroupResult, Metric, PhaseResult, RwMode, StoredRun};
 
 /// Spread assumed when nothing better was measured, in percent.
 pub const DEFAULT_NOISE_PCT: f64 = 5.0;
 
-/// A figure the comparison looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Bytes per second.
-    Throughput,
-    Iops,
-    /// Mean latency, ns.
-    LatMean,
-    /// 99th percentile latency, ns.
-    LatP99,
+/// The figures a comparison shows, in column order.
+pub const COMPARED: [Metric; 4] = [
+    Metric::Throughput,
+    Metric::Iops,
+    Metric::LatMean,
+    Metric::LatP99,
+];
+
+/// How a comparison words a [`Metric`]: its column heading and its value
+/// with a unit.
+pub trait MetricWords {
+    /// The column heading: `MB/s`, `IOPS`, `lat mean`, `lat p99`.
+    fn name(self) -> &'static str;
+    /// The value for people, with its unit.
+    fn format(self, v: f64) -> String;
 }
 
-impl Metric {
-    pub const ALL: [Metric; 4] = [
-        Metric::Throughput,
-        Metric::Iops,
-        Metric::LatMean,
-        Metric::LatP99,
-    ];
-
-    pub fn name(self) -> &'static str {
+impl MetricWords for Metric {
+    fn name(self) -> &'static str {
         match self {
             Metric::Throughput => "MB/s",
             Metric::Iops => "IOPS",
             Metric::LatMean => "lat mean",
+            Metric::LatP50 => "lat p50",
             Metric::LatP99 => "lat p99",
         }
     }
 
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Throughput | Metric::Iops)
-    }
-
-    /// The figure in its base unit (bytes/s, IO/s or ns); `None` when the
-    /// direction completed no I/O and so has no latency.
-    pub fn value(self, s: &DirStats) -> Option<f64> {
-        match self {
-            Metric::Throughput => Some(s.bw_bytes_per_s),
-            Metric::Iops => Some(s.iops),
-            Metric::LatMean => s.lat_ns.map(|l| l.mean),
-            Metric::LatP99 => s.lat_ns.map(|l| l.p99 as f64),
-        }
-    }
-
-    /// The value for people, with its unit.
-    pub fn format(self, v: f64) -> String {
+    fn format(self, v: f64) -> String {
         match self {
             Metric::Throughput => format!("{} MB/s", mb_per_s(v)),
             Metric::Iops => format_iops(v),
-            Metric::LatMean | Metric::LatP99 => format_ns(v),
+            Metric::LatMean | Metric::LatP50 | Metric::LatP99 => format_ns(v),
         }
     }
 }
@@ -542,7 +524,7 @@ fn changes_for(
     is_baseline: bool,
     config: &Judgement,
 ) -> Vec<Change> {
-    Metric::ALL
+    COMPARED
         .iter()
         .map(|&m| {
             let b = m.value(base);

@@ -2,11 +2,12 @@
 //! and no network reference, readable offline in any browser and printable.
 
 use crate::charts::{resolve_baseline, run_caption};
-use crate::compare::{Comparison, Metric, Verdict};
+use crate::compare::{Comparison, MetricWords, Verdict};
 use crate::fmt::{format_iops, format_ns, mb_per_s, run_label, tags_joined, xml_escape as esc};
 use crate::rows::rows;
 use storlab_types::{
-    BufferPattern, FileLayout, HostInfo, PhaseResult, STORLAB_VERSION, StoredRun, format_bytes,
+    BufferPattern, FileLayout, HostInfo, Metric, PhaseResult, STORLAB_VERSION, StoredRun,
+    format_bytes,
 };
 
 const CSS: &str = "

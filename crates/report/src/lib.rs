@@ -22,6 +22,7 @@
 //!   script, no network) with parameters, host facts, results, the
 //!   comparison, every chart and every warning; [`html_report_full`] adds
 //!   [`predicted`]: runs tagged with a design, predicted beside measured.
+#![forbid(unsafe_code)]
 
 pub mod charts;
 pub mod clients_chart;
@@ -41,8 +42,8 @@ pub mod sweep_charts;
 
 pub use charts::{Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not};
 pub use compare::{
-    Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, Metric, Spread, SpreadSource, Verdict,
-    compare, compare_with, comparison_footer, render_comparison,
+    COMPARED, Change, CompareRow, Comparison, DEFAULT_NOISE_PCT, MetricWords, Spread, SpreadSource,
+    Verdict, compare, compare_with, comparison_footer, render_comparison,
 };
 pub use error::ReportError;
 pub use export::{

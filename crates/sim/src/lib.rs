@@ -18,6 +18,7 @@
 //! [`sweep()`] runs either over `--vary` values; [`listing()`] is what
 //! `storlab sim` lists of them and [`record()`] the run of kind `sim` the
 //! store keeps. The crate is pure: it reads no files and prints nothing. Definitions and sources: `docs/SIM.md`.
+#![forbid(unsafe_code)]
 
 pub mod analytic;
 pub mod catalog;

@@ -10,6 +10,7 @@
 use crate::catalog::SimCatalog;
 use crate::error::SimError;
 use serde::{Deserialize, Serialize};
+use storlab_types::text::line_col;
 use storlab_types::{parse_duration, parse_rate, parse_size};
 use toml::Spanned;
 
@@ -378,16 +379,6 @@ pub struct Scenario {
     parsed: ScenarioFile,
     /// `--vary` values applied so far, for messages.
     edits: Vec<String>,
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.len(), |i| before.len() - i - 1)
-        + 1;
-    (line, col)
 }
 
 /// Short names `--vary` accepts for the values swept most.

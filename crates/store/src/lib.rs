@@ -26,6 +26,7 @@
 //! terminal) never block a running benchmark and see each phase as soon as it
 //! is committed. The schema is versioned ([`schema`]); older files are
 //! migrated on open, newer ones refused.
+#![forbid(unsafe_code)]
 
 pub mod schema;
 pub mod select;

@@ -202,7 +202,7 @@ impl Reader {
         }
         let mut cpus = Vec::new();
         for p in paths {
-            let f = opener(&p).map_err(|r| err(&p, At::File, r))?;
+            let f = opener(&p).map_err(|r| err(&p, At::File, r.to_string()))?;
             let mut c = CpuFile {
                 path: p,
                 input: BufReader::new(f),

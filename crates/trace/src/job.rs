@@ -16,8 +16,38 @@ const MAX_SPLIT: usize = 8;
 pub struct DerivedJob {
     /// The job file (TOML, `[global]` + one `[[phase]]`).
     pub toml: String,
-    /// What was approximated, one line each (also comments in `toml`).
-    pub notes: Vec<String>,
+    /// What was approximated (also comments in `toml`).
+    pub notes: Vec<JobNote>,
+}
+
+/// Something a derived job approximates; its `Display` is the sentence the
+/// job file's comments carry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobNote {
+    #[error(
+        "more than 256 distinct request sizes: bssplit uses power-of-two buckets (each bucket's lower bound)"
+    )]
+    SizeBuckets,
+    #[error(
+        "request sizes that are not multiples of 512 bytes are rounded up to one (storlab's block sizes are whole sectors)"
+    )]
+    SizesRoundedToSectors,
+    #[error(
+        "{left} of {ops} operations have sizes beyond the {MAX_SPLIT} most common; they are left out of bssplit"
+    )]
+    SizesLeftOut { left: u64, ops: u64 },
+    #[error("no non-empty request: bs 4k")]
+    NoRequests,
+    #[error("the trace records no completion times: iodepth 1")]
+    NoCompletionTimes,
+    #[error("some sizes are not multiples of 512 bytes: O_DIRECT may refuse them")]
+    UnalignedForDirect,
+}
+
+impl serde::Serialize for JobNote {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// `4096` → `4k`, `1048576` → `1m`, otherwise bytes.
@@ -63,10 +93,10 @@ fn plain(s: &str) -> String {
 
 /// The `bssplit` entries (size, whole percent; they add up to 100): the
 /// most common sizes, rounded up to whole sectors.
-fn block_split(s: &Summary, ops: u64, notes: &mut Vec<String>) -> Vec<(u64, u64)> {
+fn block_split(s: &Summary, ops: u64, notes: &mut Vec<JobNote>) -> Vec<(u64, u64)> {
     // Request sizes: the exact ones when few, else power-of-two buckets.
     let mut sizes: Vec<(u64, u64)> = if s.common_sizes.is_empty() {
-        notes.push("more than 256 distinct request sizes: bssplit uses power-of-two buckets (each bucket's lower bound)".into());
+        notes.push(JobNote::SizeBuckets);
         s.size_histogram
             .iter()
             .map(|b| (b.min_bytes, b.reads + b.writes))
@@ -77,7 +107,7 @@ fn block_split(s: &Summary, ops: u64, notes: &mut Vec<String>) -> Vec<(u64, u64)
     sizes.retain(|&(b, _)| b > 0);
     // storlab's block sizes are whole 512-byte sectors.
     if sizes.iter().any(|&(b, _)| b % 512 != 0) {
-        notes.push("request sizes that are not multiples of 512 bytes are rounded up to one (storlab's block sizes are whole sectors)".into());
+        notes.push(JobNote::SizesRoundedToSectors);
         let mut merged: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
         for &(b, n) in &sizes {
             *merged
@@ -89,11 +119,7 @@ fn block_split(s: &Summary, ops: u64, notes: &mut Vec<String>) -> Vec<(u64, u64)
     sizes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     if sizes.len() > MAX_SPLIT {
         let left: u64 = sizes[MAX_SPLIT..].iter().map(|x| x.1).sum();
-        notes.push(format!(
-            "{} of {} operations have sizes beyond the {MAX_SPLIT} most common; they are left out of bssplit",
-            left,
-            ops
-        ));
+        notes.push(JobNote::SizesLeftOut { left, ops });
         sizes.truncate(MAX_SPLIT);
     }
     let pct = percentages(&sizes.iter().map(|x| x.1).collect::<Vec<_>>());
@@ -105,7 +131,7 @@ fn block_split(s: &Summary, ops: u64, notes: &mut Vec<String>) -> Vec<(u64, u64)
         .collect();
     if split.is_empty() {
         split.push((4096, 100));
-        notes.push("no non-empty request: bs 4k".into());
+        notes.push(JobNote::NoRequests);
     }
     let fix = 100u64.saturating_sub(split.iter().map(|x| x.1).sum());
     split[0].1 += fix;
@@ -157,7 +183,7 @@ pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
     let iodepth = if s.completion_times {
         ((iodepth / data_ranks as f64).round() as u64).clamp(1, 1024)
     } else {
-        notes.push("the trace records no completion times: iodepth 1".into());
+        notes.push(JobNote::NoCompletionTimes);
         1
     };
     let syncs =
@@ -172,7 +198,7 @@ pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
         _ => "cold",
     };
     if split.iter().any(|x| x.0 % 512 != 0) && cache == "direct" {
-        notes.push("some sizes are not multiples of 512 bytes: O_DIRECT may refuse them".into());
+        notes.push(JobNote::UnalignedForDirect);
     }
     let mut t = String::new();
     t += &format!(
@@ -191,7 +217,7 @@ pub fn derive_job(s: &Summary) -> Option<DerivedJob> {
     );
     t += "# A synthetic stand-in (sizes, mixes, processes), not a replay: order and timing are not kept.\n";
     for n in &notes {
-        t += &format!("# note: {}\n", plain(n));
+        t += &format!("# note: {}\n", plain(&n.to_string()));
     }
     t += "\n[global]\n";
     if split.len() == 1 {
@@ -237,5 +263,24 @@ mod tests {
         assert_eq!(size_text(4096), "4k");
         assert_eq!(size_text(1 << 20), "1m");
         assert_eq!(size_text(4000), "4000");
+    }
+}
+
+#[cfg(test)]
+mod note_tests {
+    use super::JobNote;
+
+    /// The typed notes keep the sentences the job file's comments and
+    /// `--json` carried as strings.
+    #[test]
+    fn notes_read_as_before_in_text_and_json() {
+        let n = JobNote::SizesLeftOut { left: 3, ops: 10 };
+        let text =
+            "3 of 10 operations have sizes beyond the 8 most common; they are left out of bssplit";
+        assert_eq!(n.to_string(), text);
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            serde_json::Value::from(text)
+        );
     }
 }

@@ -14,6 +14,7 @@
 //! For a replay executor: [`TraceReader`] yields timed operations
 //! ([`TraceRecord::start_ns`], relative to the trace's start) with the rank
 //! that issued them; the per-format order is documented on [`Format`].
+#![forbid(unsafe_code)]
 
 mod blktrace;
 mod darshan;
@@ -24,7 +25,7 @@ mod summary;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-pub use job::{DerivedJob, derive_job};
+pub use job::{DerivedJob, JobNote, derive_job};
 pub use summary::{ConcurrencyBin, FileSummary, RankSummary, SizeBucket, Summarizer, Summary};
 
 /// What an operation does.
@@ -228,17 +229,31 @@ pub(crate) fn err(file: &Path, at: At, reason: impl Into<String>) -> TraceError 
     }
 }
 
+/// Why a trace file could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The file cannot be read.
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    /// A directory, FIFO or device.
+    #[error("not a regular file; give the trace file itself")]
+    NotRegular,
+    /// The caller's opener refused it, in its own words.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// How a trace's files are opened: the CLI passes its own (which refuses
-/// FIFOs and devices); the message of a failure is used as the reason.
-pub type Opener<'a> = dyn FnMut(&Path) -> Result<File, String> + 'a;
+/// FIFOs and devices); the error's message is used as the reason.
+pub type Opener<'a> = dyn FnMut(&Path) -> Result<File, OpenError> + 'a;
 
 /// Open a plain file for reading, refusing anything but a regular file.
-pub fn open_regular(path: &Path) -> Result<File, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+pub fn open_regular(path: &Path) -> Result<File, OpenError> {
+    let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err("not a regular file; give the trace file itself".into());
+        return Err(OpenError::NotRegular);
     }
-    File::open(path).map_err(|e| format!("cannot read it: {e}"))
+    Ok(File::open(path)?)
 }
 
 enum Inner {
@@ -291,7 +306,7 @@ impl TraceReader {
                 failed: false,
             });
         }
-        let mut file = opener(path).map_err(|r| err(path, At::File, r))?;
+        let mut file = opener(path).map_err(|r| err(path, At::File, r.to_string()))?;
         let mut head = [0u8; 16];
         let n = read_full(&mut file, &mut head).map_err(|e| err(path, At::File, e.to_string()))?;
         let head = &head[..n];

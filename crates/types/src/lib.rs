@@ -12,9 +12,13 @@
 //!   terminal. One definition of each, shared by every crate.
 //!
 //! This crate does no I/O (beyond reading the clock).
+#![forbid(unsafe_code)]
 
 pub mod csv;
+pub mod fio_units;
+pub mod metric;
 pub mod params;
+pub mod pattern;
 pub mod range;
 pub mod record;
 pub mod text;
@@ -23,6 +27,9 @@ pub mod kinds;
 pub mod time;
 pub mod units;
 
+pub use fio_units::fio_size;
+pub use metric::Metric;
+pub use pattern::Pattern;
 pub use record::*;
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,

@@ -55,3 +55,39 @@ mod tests {
         }
     }
 }
+
+/// Line and column (both from 1; the column counts bytes, as the TOML
+/// parser's spans do) of byte `offset` in `text`: where a TOML span
+/// (`toml::de::Error::span`, `Spanned::span`) points, for `FILE:LINE:COL`
+/// messages. An offset past the end or inside a character is moved back
+/// to the character's start (never a panic).
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut cut = offset.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let before = &text[..cut];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len() + 1, |i| before.len() - i);
+    (line, col)
+}
+
+#[cfg(test)]
+mod line_col_tests {
+    use super::line_col;
+
+    #[test]
+    fn offsets_become_lines_and_columns_from_one() {
+        let t = "a = 1\nbb = \"é\"\n";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 4), (1, 5));
+        assert_eq!(line_col(t, 6), (2, 1));
+        assert_eq!(line_col(t, 11), (2, 6));
+        assert_eq!(line_col(t, 12), (2, 7));
+        // Inside the two bytes of 'é': its start, not a panic.
+        assert_eq!(line_col(t, 13), (2, 7));
+        assert_eq!(line_col(t, 999), (3, 1));
+    }
+}

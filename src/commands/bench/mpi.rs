@@ -192,7 +192,7 @@ pub fn execute(cmd: BenchCommand, planned: Result<super::PlannedJob>) -> Result<
         let all = w.gather_strings(&node);
         w.broadcast_string(&all.join("\n"))
     };
-    let mem_here = storlab_bench::host_info().mem_total_bytes;
+    let mem_here = storlab_host::host_info().mem_total_bytes;
     let mut mem = vec![0u64; size as usize];
     comm.all_gather_into(&mem_here, &mut mem[..]);
     let world = World {
@@ -717,7 +717,7 @@ fn local_job(
         "block_device" => TargetKind::BlockDevice,
         _ => TargetKind::File,
     };
-    let mut host = storlab_bench::host_info();
+    let mut host = storlab_host::host_info();
     if host.hostname.is_empty() {
         host.hostname = world.nodes[world.rank as usize].clone();
     }

@@ -443,7 +443,7 @@ impl CampaignCommand {
             );
             let mut c = Command::new(&exe);
             // A kill -9 of the campaign ends its storlab child too.
-            child::die_with_parent(&mut c).args(&args);
+            storlab_host::os::die_with_parent(&mut c).args(&args);
             run_logged(c, &line, log, stop, Group::No, None)
                 .map_err(|e| e.into_status(format!("`{line}`")))?;
         }
@@ -592,7 +592,7 @@ fn shell(
     for (k, v) in &cell.matrix {
         c.env(matrix_env(k), v);
     }
-    child::own_group(child::die_with_parent(&mut c));
+    child::own_group(storlab_host::os::die_with_parent(&mut c));
     // The values the command reads from its environment, for the reader.
     let env: Vec<String> = cell
         .matrix
@@ -702,10 +702,9 @@ fn run_logged(
 /// keeping its results).
 fn terminate(pid: u32, sig: i32) {
     if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) takes plain integers; `pid` is our own child, not
-        // yet reaped (try_wait said it was running), so the id cannot be
-        // reused.
-        unsafe { libc::kill(pid, sig) };
+        // `pid` is our own child, not yet reaped (try_wait said it was
+        // running), so the id cannot be reused.
+        let _ = storlab_host::os::kill(pid, sig);
     }
 }
 

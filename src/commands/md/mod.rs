@@ -189,7 +189,7 @@ impl MdCommand {
         let mut sink = crate::commands::run::open_sink_tagged(&self.run, &[])?;
         let signals = Signals::install()?;
         let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
-        let mut host = storlab_bench::host_info();
+        let mut host = storlab_host::host_info();
         if let Some(label) = &crate::commands::config::get()?.host {
             host.hostname = label.clone();
         }

@@ -254,7 +254,7 @@ fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, BenchReport, supe
 }
 
 fn header(info: storlab_types::TargetInfo) -> BenchReport {
-    let mut host = storlab_bench::host_info();
+    let mut host = storlab_host::host_info();
     if let Ok(c) = crate::commands::config::get()
         && let Some(label) = &c.host
     {

@@ -413,7 +413,7 @@ impl MonitorCommand {
         timeline: storlab_types::MonitorTimeline,
         tags: &std::collections::BTreeMap<String, String>,
     ) -> anyhow::Result<()> {
-        let host = storlab_bench::host_info();
+        let host = storlab_host::host_info();
         let what = if self.targets.is_empty() {
             "all devices".to_string()
         } else {

@@ -459,7 +459,7 @@ impl<'a> Runner<'a> {
         let host = job
             .as_ref()
             .map(|j| j.host.clone())
-            .unwrap_or_else(storlab_bench::host_info);
+            .unwrap_or_else(storlab_host::host_info);
         totals.mem_total_bytes = host.mem_total_bytes;
         let target_info = job
             .as_ref()

@@ -415,7 +415,7 @@ fn loop_stat(dev: &str) -> (String, u64) {
 
 #[test]
 fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
-    let why = if !sys::is_root() {
+    let why = if !storlab_host::os::is_root() {
         Some("needs root for a loop device".to_string())
     } else if let Err(e) = crate::engine::uring_available() {
         Some(format!("io_uring unavailable: {e}"))
@@ -657,9 +657,9 @@ fn null_worker_pass(ios: u64) -> (u64, u64) {
     };
     let engine = NullEngine::new(Slots::new(32, 4096).unwrap(), None);
     let clock = MonoClock::new(std::time::Instant::now());
-    let c0 = sys::thread_cpu_ns();
+    let c0 = storlab_host::os::thread_cpu_ns();
     let out = Worker::new(engine, clock, ctx, WorkerOut::default()).run();
-    let cpu = sys::thread_cpu_ns() - c0;
+    let cpu = storlab_host::os::thread_cpu_ns() - c0;
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     (cpu, out.read.ops)
 }
@@ -673,7 +673,7 @@ fn reference_loop(ios: u64) -> (u64, u64) {
     let mut offsets = OffsetGen::new(true, false, ios * 4096, 4096, 7);
     let mut counter = DirCounter::default();
     let mut free: Vec<u32> = (0..32).collect();
-    let c0 = sys::thread_cpu_ns();
+    let c0 = storlab_host::os::thread_cpu_ns();
     for _ in 0..ios {
         let slot = free.pop().unwrap_or(0);
         let t0 = clock.now();
@@ -682,7 +682,7 @@ fn reference_loop(ios: u64) -> (u64, u64) {
         counter.record(4096, t1.saturating_sub(t0) + (off & 1));
         free.push(std::hint::black_box(slot));
     }
-    let cpu = sys::thread_cpu_ns() - c0;
+    let cpu = storlab_host::os::thread_cpu_ns() - c0;
     std::hint::black_box(&counter);
     (cpu, counter.ops)
 }
