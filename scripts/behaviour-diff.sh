@@ -236,7 +236,7 @@ battery() {
         -q --no-save --json
     c bench-null-verify nums bench t --rw write "${NULL[@]}" --bs 4k --verify -q --no-save
     c bench-null-steady nums bench t --rw read --engine null --size 1m --runtime 300ms --time-based \
-        --steadystate iops:20 --steadystate-duration 100ms --log-interval 50ms -q --no-save --json
+        --steadystate iops:20 --steadystate-duration 100ms --log-interval 50ms -q --no-save
     c bench-null-monitor nums bench t --rw read "${NULL[@]}" --monitor --monitor-interval 100ms -q --no-save
     c bench-null-keep nums bench t --rw write "${NULL[@]}" --keep -q --no-save
     rm -rf "$S/t"
