@@ -356,6 +356,11 @@ battery() {
     DB=$I c import-note-design exact import "$FX/crates/fio/fixtures/fio-3.33-randread.json" \
         --note "a note" --design "R6/12 --drive exos-x18-18tb"
     db_commands imp "$I" exact
+    # --format: the older spelling of --output-format (export, report, sim).
+    DB=$I c format-alias-export exact export 1 2 --format md
+    DB=$I FILES=fa.svg c format-alias-report exact report 1 --format svg --chart throughput -o fa.svg
+    c format-alias-sim exact sim "$FX/examples/sim/iscsi-array-members.toml" --format json --no-save
+    c format-alias-json-conflict exact runs --json --output-format table
 
     # --- the DB of the bench/sweep/sim runs above (figures masked) ------------------------
     db_commands main "$R/db/main.db" nums
