@@ -4,12 +4,19 @@
 //! left, the bookkeeping of a point that failed or was stopped, and the
 //! sweep's result document. The points come from [`crate::expand_sweep`]
 //! (the `--vary` lists in the one range grammar); running a point is the
-//! engine's ([`crate::run_with_layout`]); storing and printing are the
-//! front end's.
+//! engine's ([`crate::run_with_layout`]), and running the points in
+//! order is [`runner`]'s (behind the front end's store and live line);
+//! storing and printing are the front end's.
 
 use crate::{PhaseSpec, SpecError, SweepPoint, spec_from_pairs, split_group_key};
 use std::collections::BTreeMap;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
+
+pub mod runner;
+
+pub use runner::{
+    PointInfo, PointSink, Progress, Saved, SweepError, SweepEvent, SweepRun, run_points,
+};
 
 /// Tags the sweep sets on every point's run; `--tag` may not use them.
 pub const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];

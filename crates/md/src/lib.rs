@@ -12,7 +12,8 @@
 //! no memory), `fs` (the operations; [`Posix`] uses the `*at` calls),
 //! `run` (the loop), [`job`] (mdtest's flags → the checked job),
 //! [`record`] (the ranks' figures as the stored phase) and [`agree`] (the
-//! digest the ranks compare). Nothing here prints.
+//! digest the ranks compare); [`session`] runs one process's job from the
+//! target to the final record. Nothing here prints.
 #![forbid(unsafe_code)]
 //!
 //! Stonewalling stays correct: a create phase stopped by its stonewall
@@ -29,6 +30,7 @@ pub mod job;
 mod names;
 pub mod record;
 mod run;
+pub mod session;
 mod tree;
 
 pub use fs::{MdFs, Posix, errno_name};

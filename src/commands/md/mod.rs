@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use storlab_md::{Control, MdSpec, Op, Posix, RankPhase, Solo};
-use storlab_types::time::now_rfc3339;
-use storlab_types::{BenchReport, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo};
+use storlab_md::session::SessionError;
+use storlab_md::{Control, MdSpec, Op, Posix, RankPhase};
+use storlab_types::BenchReport;
 
 const MD_HELP: &str = "\
 mdtest's options are accepted where they map cleanly: -n N (items per rank:
@@ -186,64 +186,45 @@ impl MdCommand {
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
         crate::commands::run::check_paths(Some(&target), &self.run)?;
-        let mut sink = crate::commands::run::open_sink_tagged(&self.run, &[])?;
+        let sink = std::cell::RefCell::new(crate::commands::run::open_sink_tagged(&self.run, &[])?);
         let signals = Signals::install()?;
-        let (run_dir, info) = storlab_bench::own_run_dir(&target)?;
         let mut host = storlab_host::host_info();
         if let Some(label) = &crate::commands::config::get()?.host {
             host.hostname = label.clone();
         }
-        let header = BenchReport {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "storlab".into(),
-                version: STORLAB_VERSION.into(),
-            },
-            command_line: std::env::args().collect(),
-            started_at: now_rfc3339(),
-            finished_at: String::new(),
-            interrupted: false,
-            stop_reason: None,
-            host,
-            target: info,
-            phases: Vec::new(),
-            warnings: Vec::new(),
-            monitor: None,
-            repeat: None,
-        };
-        if let Err(e) = sink.begin("md", &header) {
-            remove_run_dir(&run_dir);
-            return Err(e);
-        }
         let control = Arc::new(Control::new());
-        let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, self.run.quiet);
-        let mut phases = Vec::new();
-        let result = storlab_md::run(&Posix, &spec, &run_dir, &Solo, &control, |p| {
-            let ph = storlab_md::record::phase_result(
-                &spec,
-                &tree,
-                std::slice::from_ref(p),
-                now_rfc3339(),
-            );
-            sink.phase(&ph);
-            phases.push(ph);
-        });
-        watcher.stop();
-        let keep = self.run.keep && control.stop_reason().is_none();
-        if !keep {
-            remove_run_dir(&run_dir);
-        }
-        let ran = match result {
-            Ok(r) => r,
-            Err(e) => {
-                if keep {
-                    remove_run_dir(&run_dir);
-                }
-                return Err(e.into());
-            }
+        let quiet = self.run.quiet;
+        let begin = |header: &BenchReport| {
+            sink.borrow_mut().begin("md", header)?;
+            let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, quiet);
+            Ok::<_, anyhow::Error>(move || watcher.stop())
         };
-        let report = finish(header, phases, &ran, &control, keep);
-        emit(report, &self.run, &mut sink, signals.received())
+        let ran = storlab_md::session::run_solo(
+            &Posix,
+            &spec,
+            &tree,
+            &target,
+            host,
+            std::env::args().collect(),
+            &control,
+            self.run.keep,
+            begin,
+            |ph| sink.borrow_mut().phase(ph),
+        );
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(SessionError::Begin(e)) => return Err(e),
+            Err(e) => return Err(e.into()),
+        };
+        for n in &ran.not_removed {
+            warn_not_removed(n);
+        }
+        emit(
+            ran.report,
+            &self.run,
+            &mut sink.into_inner(),
+            signals.received(),
+        )
     }
 }
 
@@ -276,18 +257,23 @@ fn mpi_launch(cmd: MdCommand, spec: MdSpec, tree: storlab_md::Tree) -> Result<Ou
 }
 
 /// Remove storlab's own directory and everything the run made in it.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn remove_run_dir(dir: &Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        eprintln!(
-            "storlab: warning: cannot remove {}: {e}; remove it by hand",
-            dir.display()
-        );
+    if let Some(n) = storlab_md::session::remove_run_dir(dir) {
+        warn_not_removed(&n);
     }
 }
 
+fn warn_not_removed(n: &storlab_md::session::NotRemoved) {
+    eprintln!(
+        "storlab: warning: cannot remove {}: {}; remove it by hand",
+        n.dir.display(),
+        n.error
+    );
+}
+
 /// The final record.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn finish(
     header: BenchReport,
     phases: Vec<storlab_types::PhaseResult>,
@@ -295,18 +281,7 @@ fn finish(
     control: &Control,
     keep: bool,
 ) -> BenchReport {
-    let mut target = header.target.clone();
-    target.kept = keep;
-    let failed = ran.iter().find_map(|p| p.error.clone());
-    let stop_reason = control.stop_reason().or(failed);
-    BenchReport {
-        finished_at: now_rfc3339(),
-        interrupted: stop_reason.is_some(),
-        stop_reason,
-        target,
-        phases,
-        ..header
-    }
+    storlab_md::session::final_report(header, phases, ran, control, keep)
 }
 
 /// Save, write and print; make sure the results exist somewhere; the exit code.

@@ -26,20 +26,16 @@ use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
-pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::sweeper::{
-    fmt_secs, missing_group, new_sweep_id, plan_points, planned_secs, point_error, point_spec,
-    point_tags, reserved_tag, resume_words, time_left,
+    PointInfo, PointSink, Progress, Saved, SweepEvent, SweepRun, fmt_secs, missing_group,
+    new_sweep_id, plan_points, point_spec, point_tags, reserved_tag, resume_words,
 };
-use storlab_bench::{
-    Control, LayoutState, ResolvedJob, SafetyOptions, SweepPoint, Vary, expand_sweep,
-};
+pub use storlab_bench::sweeper::{PointResult, SweepTotals};
+use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
 use storlab_store::{RunFilter, RunStatus, Store};
-use storlab_types::time::now_rfc3339;
-use storlab_types::{BenchReport, HostInfo, SCHEMA_VERSION, STORLAB_VERSION, TargetInfo, ToolInfo};
+use storlab_types::{BenchReport, PhaseResult};
 
 const SWEEP_HELP: &str = "\
 Each --vary names a bench option (as in `storlab bench --help`, with its
@@ -165,9 +161,52 @@ impl SweepCommand {
         let (mut results, todo) =
             plan_points(points, &stored, |p| self.plan_point(p, job_text.as_ref()));
         drop(store);
-        let runner = Runner::new(&self, sweep_id.clone(), user_tags);
-        let totals = runner.run_all(&mut results, todo, self.target.as_deref())?;
+        let totals = self.run_points(sweep_id, user_tags, &mut results, todo)?;
         self.finish(&results, &varies, totals)
+    }
+
+    /// Run the planned points through the sweeper, with the store, the
+    /// live line and the signals of the front end.
+    fn run_points(
+        &self,
+        sweep_id: String,
+        tags: BTreeMap<String, String>,
+        results: &mut [PointResult],
+        todo: Vec<(usize, PlannedJob)>,
+    ) -> Result<SweepTotals> {
+        let host_label = if todo.iter().any(|(_, p)| !p.phases.is_empty()) {
+            crate::commands::config::get()?.host.clone()
+        } else {
+            None
+        };
+        let run = SweepRun {
+            sweep_id: sweep_id.clone(),
+            command_line: crate::command_line(),
+            target: self.target.clone(),
+            safety: SafetyOptions {
+                allow_destroy: self.run.allow_destroy,
+            },
+            keep: self.run.keep,
+            host_label,
+        };
+        let mut sink = StoreSink {
+            args: &self.run,
+            tags,
+            sweep_id: sweep_id.clone(),
+            sink: None,
+        };
+        // Signals are watched before any scratch file exists.
+        let signals = Signals::install()?;
+        let mut words = Words {
+            sweep_id,
+            quiet: self.run.quiet,
+            signals: signals.clone(),
+            live: None,
+        };
+        let stop = || signals.received().is_some();
+        Ok(storlab_bench::sweeper::run_points(
+            &run, results, todo, &mut sink, &mut words, &stop,
+        )?)
     }
 
     /// The sweep `id` as its first stored point's command line gave it (the
@@ -387,324 +426,138 @@ fn stored_points(
     Ok(out)
 }
 
-/// Runs the planned points over one prepared target.
-struct Runner<'a> {
-    cmd: &'a SweepCommand,
-    sweep_id: String,
+/// The sweep's store: each point's run in the database (`Sink`), and a
+/// record the database refused in a fallback file, named loudly.
+struct StoreSink<'a> {
+    args: &'a RunArgs,
     tags: BTreeMap<String, String>,
-    command_line: Vec<String>,
+    sweep_id: String,
+    sink: Option<Sink>,
 }
 
-impl<'a> Runner<'a> {
-    fn new(cmd: &'a SweepCommand, sweep_id: String, tags: BTreeMap<String, String>) -> Self {
-        Runner {
-            cmd,
-            sweep_id,
-            tags,
-            command_line: crate::command_line(),
-        }
-    }
-
-    fn args(&self) -> &RunArgs {
-        &self.cmd.run
-    }
-
-    /// Every planned point in order over one target; failures of planning
-    /// are recorded first, in their place.
-    fn run_all(
-        &self,
-        results: &mut [PointResult],
-        todo: Vec<(usize, PlannedJob)>,
-        target: Option<&Path>,
-    ) -> Result<SweepTotals> {
-        let started = Instant::now();
-        let mut totals = SweepTotals {
-            sweep_id: self.sweep_id.clone(),
-            points: results.len(),
-            page_cache_bytes: storlab_host::meminfo("MemAvailable"),
-            ..Default::default()
-        };
-        let quiet = self.args().quiet;
-        if !quiet {
-            let left = results.iter().filter(|r| !r.resumed).count();
-            eprintln!(
-                "storlab: sweep {}: {} points, {left} to run",
-                self.sweep_id,
-                results.len()
-            );
-        }
-        // One target for every point: files sized for the largest.
-        let target = todo
-            .first()
-            .and_then(|(_, p)| p.target.clone())
-            .or_else(|| target.map(Path::to_path_buf));
-        let all_phases: Vec<_> = todo.iter().flat_map(|(_, p)| p.phases.clone()).collect();
-        // Signals are watched before any scratch file exists.
-        let signals = Signals::install()?;
-        let job = if all_phases.is_empty() {
+impl PointSink for StoreSink<'_> {
+    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), String> {
+        let store = if self.args.no_save {
             None
         } else {
-            let safety = SafetyOptions {
-                allow_destroy: self.args().allow_destroy,
-            };
-            let mut job = storlab_bench::prepare(target.as_deref(), all_phases, safety)?;
-            if let Some(label) = &crate::commands::config::get()?.host {
-                job.host.hostname = label.clone();
-            }
-            for w in &job.warnings {
-                crate::output::warn(&w.to_string());
-            }
-            Some(job)
+            Some(self.args.db.open().map_err(|e| format!("{e:#}"))?)
         };
-        let host = job
-            .as_ref()
-            .map(|j| j.host.clone())
-            .unwrap_or_else(storlab_host::host_info);
-        totals.mem_total_bytes = host.mem_total_bytes;
-        let target_info = job
-            .as_ref()
-            .map(|j| j.target.info.clone())
-            .unwrap_or_default();
-        // Points that could not be planned are recorded as failed at once.
-        for r in results.iter_mut().filter(|r| r.error.is_some()) {
-            let err = r.error.clone().unwrap_or_default();
-            r.run_id = self.record_failure(&r.point, &err, &host, &target_info);
-        }
-        let outcome = match &job {
-            Some(job) => self.run_points(results, todo, job, &signals, &mut totals),
-            None => Ok(()),
-        };
-        if let Some(job) = &job
-            && (!self.args().keep || totals.interrupted)
-        {
-            job.target.cleanup();
-        }
-        outcome?;
-        totals.failed = results.iter().filter(|r| r.error.is_some()).count();
-        totals.wall_ns = started.elapsed().as_nanos() as u64;
-        Ok(totals)
-    }
-
-    fn run_points(
-        &self,
-        results: &mut [PointResult],
-        todo: Vec<(usize, PlannedJob)>,
-        job: &ResolvedJob,
-        signals: &Signals,
-        totals: &mut SweepTotals,
-    ) -> Result<()> {
-        let max_jobs = job
-            .phases
-            .iter()
-            .map(|p| p.numjobs as usize)
-            .max()
-            .unwrap_or(1);
-        let control = Arc::new(Control::new(max_jobs));
-        let mut layout = LayoutState::new(job);
-        let n_todo = todo.len();
-        let mut walls: Vec<f64> = Vec::new();
-        let planned_s: Vec<Option<f64>> =
-            todo.iter().map(|(_, p)| planned_secs(&p.phases)).collect();
-        for (k, (i, planned)) in todo.into_iter().enumerate() {
-            if signals.received().is_some()
-                || control.stop.load(std::sync::atomic::Ordering::Relaxed)
-            {
-                totals.interrupted = true;
-                break;
-            }
-            let left = time_left(&walls, &planned_s[k..]);
-            let label = results[i].point.label();
-            if !self.args().quiet {
-                eprintln!(
-                    "storlab: sweep {}: point {}/{} ({} of {n_todo} to run) {label}{}",
-                    self.sweep_id,
-                    results[i].point.index + 1,
-                    totals.points,
-                    k + 1,
-                    left.map(|s| format!(", about {} left", fmt_secs(s)))
-                        .unwrap_or_default()
-                );
-            }
-            let t0 = Instant::now();
-            let point_job = ResolvedJob {
-                phases: planned.phases.clone(),
-                warnings: planned.warnings.clone(),
-                ..job.clone()
-            };
-            let names = point_job
-                .phases
-                .iter()
-                .map(|p| {
-                    format!(
-                        "point {}/{} {label} {}{}",
-                        results[i].point.index + 1,
-                        totals.points,
-                        p.name,
-                        left.map(|s| format!(" (sweep: ~{} left)", fmt_secs(s)))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect();
-            let (report, run_id, error) = self.run_point(
-                &results[i].point,
-                &point_job,
-                &control,
-                signals,
-                &mut layout,
-                names,
-            )?;
-            walls.push(t0.elapsed().as_secs_f64());
-            totals.measured_ns += report.phases.iter().map(|p| p.elapsed_ns).sum::<u64>();
-            if signals.received().is_some() {
-                totals.interrupted = true;
-            }
-            let r = &mut results[i];
-            r.run_id = run_id;
-            r.error = error;
-            r.report = Some(report);
-        }
-        totals.layout_bytes = layout.bytes;
-        totals.layout_ns = layout.ns;
-        Ok(())
-    }
-
-    fn sink(&self, point: &SweepPoint) -> Result<Sink> {
-        let store = if self.args().no_save {
-            None
-        } else {
-            Some(self.args().db.open()?)
-        };
-        Ok(Sink::new(
+        let mut sink = Sink::new(
             store,
-            &self.args().db.db,
+            &self.args.db.db,
             point_tags(&self.tags, &self.sweep_id, point),
-            self.args().record.note().map(String::from),
-        ))
+            self.args.record.note().map(String::from),
+        );
+        let begun = sink.begin("bench", header).map_err(|e| format!("{e:#}"));
+        self.sink = Some(sink);
+        begun
     }
 
-    fn header(&self, host: &HostInfo, target: &TargetInfo, warnings: Vec<String>) -> BenchReport {
-        BenchReport {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "storlab".into(),
-                version: STORLAB_VERSION.into(),
-            },
-            command_line: self.command_line.clone(),
-            started_at: now_rfc3339(),
-            finished_at: String::new(),
-            interrupted: false,
-            stop_reason: None,
-            host: host.clone(),
-            target: target.clone(),
-            phases: Vec::new(),
-            warnings,
-            monitor: None,
-            repeat: None,
+    fn phase(&mut self, phase: &PhaseResult) {
+        if let Some(sink) = &mut self.sink {
+            sink.phase(phase);
         }
     }
 
-    /// Store a point that failed before it could run.
-    fn record_failure(
-        &self,
-        point: &SweepPoint,
-        error: &str,
-        host: &HostInfo,
-        target: &TargetInfo,
-    ) -> Option<i64> {
-        let mut report = self.header(host, target, Vec::new());
-        report.finished_at = now_rfc3339();
-        report.interrupted = true;
-        report.stop_reason = Some(format!("sweep point failed: {error}"));
-        let mut sink = match self.sink(point) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!(
-                    "storlab: error: cannot record failed point {}: {e:#}",
-                    point.label()
-                );
-                return None;
-            }
+    fn finish(&mut self, report: &BenchReport) -> Saved {
+        let Some(mut sink) = self.sink.take() else {
+            return Saved::default();
         };
-        if let Err(e) = sink.begin("bench", &report) {
-            eprintln!(
-                "storlab: error: cannot record failed point {}: {e:#}",
-                point.label()
-            );
-            return None;
+        let run_id = sink.finish(report);
+        Saved {
+            run_id,
+            failures: sink.failures,
         }
-        sink.finish(&report).or_else(|| {
-            for f in &sink.failures {
-                eprintln!("storlab: error: {f}");
-            }
-            None
-        })
     }
 
-    /// Run one point as its own stored run. Returns its report, run id and
-    /// the error that stopped it (not a signal).
-    fn run_point(
-        &self,
-        point: &SweepPoint,
-        job: &ResolvedJob,
-        control: &Arc<Control>,
-        signals: &Signals,
-        layout: &mut LayoutState,
-        names: Vec<String>,
-    ) -> Result<(BenchReport, Option<i64>, Option<String>)> {
-        let header = self.header(&job.host, &job.target.info, job.warnings.clone());
-        let mut sink = self.sink(point)?;
-        sink.begin("bench", &header)?;
-        let live = Live::start(
+    fn keep_unsaved(&mut self, point: &SweepPoint, report: &BenchReport) {
+        let written = serde_json::to_string_pretty(report)
+            .map_err(anyhow::Error::from)
+            .and_then(|json| write_fallback(&json));
+        match written {
+            Ok(p) => eprintln!(
+                "storlab: error: point {} could not be saved; its record is in {}",
+                point.label(),
+                p.display()
+            ),
+            Err(e) => eprintln!(
+                "storlab: error: point {} could not be saved: {e:#}",
+                point.label()
+            ),
+        }
+    }
+}
+
+/// The sweep's words on stderr and each point's live line (`Live`, which
+/// also turns a signal into a stop of the point running).
+struct Words {
+    sweep_id: String,
+    quiet: bool,
+    signals: Signals,
+    live: Option<Live>,
+}
+
+impl Progress for Words {
+    fn event(&mut self, event: SweepEvent<'_>) {
+        match event {
+            SweepEvent::Started {
+                sweep_id,
+                points,
+                to_run,
+            } if !self.quiet => {
+                eprintln!("storlab: sweep {sweep_id}: {points} points, {to_run} to run")
+            }
+            SweepEvent::Warning(w) => crate::output::warn(w),
+            SweepEvent::PointStarting(p) if !self.quiet => eprintln!(
+                "storlab: sweep {}: point {}/{} ({} of {} to run) {}{}",
+                self.sweep_id,
+                p.index + 1,
+                p.points,
+                p.nth + 1,
+                p.to_run,
+                p.label,
+                p.left_s
+                    .map(|s| format!(", about {} left", fmt_secs(s)))
+                    .unwrap_or_default()
+            ),
+            SweepEvent::PointFailed { label, error } if !self.quiet => {
+                eprintln!("storlab: sweep point {label} failed: {error}; going on")
+            }
+            SweepEvent::NotRecorded { label, error } => {
+                eprintln!("storlab: error: cannot record failed point {label}: {error}")
+            }
+            SweepEvent::SaveFailed(f) => eprintln!("storlab: error: {f}"),
+            _ => {}
+        }
+    }
+
+    fn point_running(&mut self, p: &PointInfo, phases: &[String], control: &Arc<Control>) {
+        let names = phases
+            .iter()
+            .map(|name| {
+                format!(
+                    "point {}/{} {} {name}{}",
+                    p.index + 1,
+                    p.points,
+                    p.label,
+                    p.left_s
+                        .map(|s| format!(" (sweep: ~{} left)", fmt_secs(s)))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        self.live = Some(Live::start(
             Arc::clone(control),
-            signals.clone(),
-            self.args().quiet,
+            self.signals.clone(),
+            self.quiet,
             names,
-        );
-        let outcome = storlab_bench::run_with_layout(job, control, layout, |ph| sink.phase(ph));
-        live.stop();
-        let mut target = job.target.info.clone();
-        target.kept = self.args().keep && target.created_by_storlab;
-        let mut report = BenchReport {
-            finished_at: now_rfc3339(),
-            interrupted: outcome.stop_reason.is_some(),
-            stop_reason: outcome.stop_reason.clone(),
-            target,
-            phases: outcome.phases,
-            ..header
-        };
-        report.warnings.extend(outcome.warnings);
-        let saved = sink.finish(&report);
-        if !sink.failures.is_empty() {
-            report.warnings.extend(sink.failures.iter().cloned());
-            let json = serde_json::to_string_pretty(&report)?;
-            match write_fallback(&json) {
-                Ok(p) => eprintln!(
-                    "storlab: error: point {} could not be saved; its record is in {}",
-                    point.label(),
-                    p.display()
-                ),
-                Err(e) => eprintln!(
-                    "storlab: error: point {} could not be saved: {e:#}",
-                    point.label()
-                ),
-            }
+        ));
+    }
+
+    fn point_done(&mut self) {
+        if let Some(live) = self.live.take() {
+            live.stop();
         }
-        // A record that could not be stored is in the fallback file.
-        let error = point_error(
-            &report,
-            outcome.stop_reason.as_deref(),
-            signals.received().is_some(),
-            &sink.failures,
-        );
-        if let Some(e) = &error
-            && !self.args().quiet
-        {
-            eprintln!(
-                "storlab: sweep point {} failed: {e}; going on",
-                point.label()
-            );
-        }
-        Ok((report, saved, error))
     }
 }
 
