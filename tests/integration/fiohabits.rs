@@ -62,9 +62,12 @@ fn series_points_add_up_to_the_phase_and_match_a_known_device() {
     assert_eq!(u(&s["interval_ns"]), 250_000_000);
     let points = s["points"].as_array().unwrap();
     assert!((8..=10).contains(&points.len()), "{} points", points.len());
-    // The device did work: 2 s at up to 5,000 IOPS (half of it allowed for
-    // a loaded machine), and the full intervals all saw I/O.
-    assert!(u(&ph["total"]["ops"]) > 2_500, "{}", ph["total"]);
+    // The device did work: 2 s at up to 5,000 IOPS, and the full intervals
+    // all saw I/O. How much depends on the machine: under the full suite
+    // beside other builds a QD-1 thread is descheduled for tens of ms at a
+    // time (1,512 ops, p99 31 ms, seen at load 15), so the count is only
+    // held to a tenth; the identities below hold at any speed.
+    assert!(u(&ph["total"]["ops"]) > 1_000, "{}", ph["total"]);
     let full: Vec<&Value> = points
         .iter()
         .filter(|p| u(&p["span_ns"]) == 250_000_000)

@@ -221,7 +221,11 @@ fn sas_dd_profile_runs_readers_and_writers_in_one_phase() {
     }
     assert_identities(ph);
     let overlap = f(&ph["groups"]["overlap"]);
-    assert!(overlap >= 0.9, "overlap {overlap}");
+    // Groups run one after the other would overlap 0; at once, close to 1.
+    // A loaded machine starts a thread late now and then (0.83 seen at
+    // load 15 on 2 cores), so 0.75 is the bar: still only a concurrent run
+    // passes it.
+    assert!(overlap >= 0.75, "overlap {overlap}");
     // The table's profile report: per group and aggregate, per core.
     let d = dir.path().to_str().unwrap();
     let out = storlab(&[
