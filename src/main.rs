@@ -4,6 +4,11 @@
 //!
 //! Exit codes: 0 ok; 1 the command ran but a check or verification failed;
 //! 2 bad input or a hard error. A closed output pipe is not an error.
+// The clap help text lives in doc comments and uses brackets and angle
+// brackets literally (`[global]` tables, `[default: ...]`,
+// `R<level>/<span>[/<drives>]`): they are --help text, not intra-doc links or
+// HTML, and escaping them would show in --help.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #![forbid(unsafe_code)]
 
 mod commands;
@@ -116,10 +121,6 @@ impl Outcome {
         }
     }
 }
-
-// The command line as typed, for a run's record: one definition, in
-// storlab-types beside the record's constructor.
-pub use storlab_types::{command_line, escape_os};
 
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.

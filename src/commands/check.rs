@@ -41,12 +41,8 @@ pub struct CheckCommand {
     /// Judge the figures even when the configurations differ (the differences are still listed)
     #[arg(long)]
     allow_config_diff: bool,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
-    output_format: TextFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: crate::commands::outfmt::OutputArgs<TextFormat>,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -57,7 +53,7 @@ fn parse_tolerance(s: &str) -> Result<f64, String> {
 
 impl CheckCommand {
     pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let json = self.json || self.output_format == TextFormat::Json;
+        let json = self.out.format() == TextFormat::Json;
         let store = self.db.open_existing()?;
         let base_ids = store.resolve(std::slice::from_ref(&self.baseline), false)?;
         let Some(&base_id) = base_ids.last() else {

@@ -188,7 +188,6 @@ pub fn load_baseline(
 // every command reaches them through here.
 pub use super::outfile::{
     OutputKind, check_output_path, database_file, read_input, read_input_bytes, same_file,
-    write_output,
 };
 
 /// The one table style for results (boxed, condensed): bench, sweep,

@@ -31,12 +31,8 @@ pub struct CompareCommand {
     /// tool (comma-separated or repeated): phases that differ there are paired and judged
     #[arg(long, value_name = "PARAM", value_parser = Vary::parse)]
     vary: Vec<Vary>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
-    output_format: TableFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: crate::commands::outfmt::OutputArgs<TableFormat>,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -52,7 +48,7 @@ impl CompareCommand {
         }
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
-        if self.json || self.output_format == TableFormat::Json {
+        if self.out.format() == TableFormat::Json {
             output::print_json(&cmp)?;
         } else {
             if let Some(n) = note {

@@ -1,17 +1,12 @@
 //! `storlab inspect`: the file system and device stack under a path, each
 //! layer's performance settings, and recommendations with their reasons.
 
+use crate::commands::outfmt::{OutputArgs, TextFormat};
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 use storlab_monitor::SysPaths;
 use storlab_monitor::inspect::{inspect_path, render_text};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InspectFormat {
-    Text,
-    Json,
-}
 
 /// Explain the storage under a path or device: file system, stripe
 /// geometry, each layer's settings (read-ahead, scheduler, RAID chunk, ...)
@@ -24,16 +19,8 @@ pub struct InspectCommand {
     /// A path (the file system holding it) or a device (vda, dm-0, /dev/mapper/vg0-data)
     pub target: PathBuf,
 
-    #[arg(
-        long,
-        value_enum,
-        default_value = "text",
-        default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json"))
-    )]
-    pub output_format: InspectFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: OutputArgs<TextFormat>,
 
     /// Read sys/ and proc/ under DIR (a recorded tree) instead of /sys and /proc
     #[arg(long, value_name = "DIR")]
@@ -45,9 +32,9 @@ impl InspectCommand {
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         let report = inspect_path(&paths, &self.target)
             .with_context(|| format!("inspecting {}", self.target.display()))?;
-        let text = match self.output_format {
-            InspectFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-            InspectFormat::Text => render_text(&report),
+        let text = match self.out.format() {
+            TextFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+            TextFormat::Text => render_text(&report),
         };
         crate::output::print(&text)?;
         Ok(crate::Outcome::Ok)

@@ -244,7 +244,7 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
         force,
         kind,
     };
-    check_existing(path, Some(&permit))?;
+    check_existing(path, &permit)?;
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
         && std::fs::metadata(path).is_err()
     {
@@ -255,10 +255,6 @@ pub fn check_output_path(path: &Path, db: &Path, force: bool, kind: OutputKind) 
     }
     if std::fs::metadata(path).is_err() {
         check_new_file(path)?;
-    }
-    if let Ok(mut permits) = PERMITS.lock() {
-        permits.retain(|p| p.path != path);
-        permits.push(permit.clone());
     }
     Ok(permit)
 }
@@ -286,23 +282,14 @@ impl Permit {
     /// Write the file under this permit: the rules checked again now, the
     /// bytes placed by a rename (see `write_checked`).
     pub fn write(&self, bytes: &[u8]) -> Result<()> {
-        write_checked(&self.path, bytes, Some(self))
+        write_checked(bytes, self)
     }
 }
 
-/// The result files checked by this process, for writers that do not yet
-/// present their [`Permit`] ([`write_output`]).
-static PERMITS: std::sync::Mutex<Vec<Permit>> = std::sync::Mutex::new(Vec::new());
-
-fn permit_for(path: &Path) -> Option<Permit> {
-    let permits = PERMITS.lock().ok()?;
-    permits.iter().find(|p| p.path == path).cloned()
-}
-
-/// The rules for what exists at `path` now (nothing there passes). Without
-/// a permit (a write nothing checked), only an empty file may be replaced.
-fn check_existing(path: &Path, permit: Option<&Permit>) -> Result<()> {
-    if let Some(which) = permit.and_then(|p| database_file(path, &p.db)) {
+/// The rules for what exists at `path` now (nothing there passes), for
+/// what `permit` was checked for.
+fn check_existing(path: &Path, permit: &Permit) -> Result<()> {
+    if let Some(which) = database_file(path, &permit.db) {
         bail!(
             "{} is the results database ({}): writing there would destroy every stored run; \
              choose another output file name",
@@ -310,10 +297,7 @@ fn check_existing(path: &Path, permit: Option<&Permit>) -> Result<()> {
             which.display()
         );
     }
-    let (force, kind) = match permit {
-        Some(p) => (p.force, Some(p.kind)),
-        None => (false, None),
-    };
+    let (force, kind) = (permit.force, permit.kind);
     match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => bail!(
             "{} is {}, not a regular file; result files are only written to regular files: \
@@ -322,16 +306,6 @@ fn check_existing(path: &Path, permit: Option<&Permit>) -> Result<()> {
             special_kind(meta.file_type())
         ),
         Ok(_) => {
-            let Some(kind) = kind else {
-                if classify(path) == Existing::Empty {
-                    return Ok(());
-                }
-                bail!(
-                    "{} already exists: storlab writes this result file only as a new file; \
-                     choose another file name",
-                    path.display()
-                );
-            };
             match classify(path) {
                 Existing::Sqlite => bail!(
                     "{} is an SQLite database (another results database?): storlab never writes \
@@ -398,14 +372,6 @@ fn check_new_file(path: &Path) -> Result<()> {
     })
 }
 
-/// Write a result file at `path` with the permit [`check_output_path`]
-/// gave for that path in this process, if any (without one only a new or
-/// empty file is written). Writers that hold their [`Permit`] call
-/// [`Permit::write`] instead.
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_checked(path, bytes, permit_for(path).as_ref())
-}
-
 /// Write a result file (export, report, chart, JSON document), with every
 /// rule of [`check_output_path`] checked again now, not only before the
 /// run: the bytes go to a new temporary file beside the target, which is
@@ -416,8 +382,9 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
 /// refused (`renameat2(RENAME_NOREPLACE)`); a symlink is followed to the
 /// file it names at this moment; a file that cannot be written whole is
 /// never seen at the path.
-fn write_checked(path: &Path, bytes: &[u8], permit: Option<&Permit>) -> Result<()> {
+fn write_checked(bytes: &[u8], permit: &Permit) -> Result<()> {
     use std::io::Write;
+    let path = permit.path();
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
             anyhow::anyhow!(
@@ -545,14 +512,13 @@ pub fn read_input(path: &Path, what: &str) -> Result<String> {
         .map_err(|e| anyhow::anyhow!("{}: {e}", input_label(what, path)))
 }
 
-/// A `--chart FILE` of `sweep` and `sim`: whether it names a chart format
-/// storlab writes (true: PNG, by the `.png` extension; `.svg` is SVG; any
-/// other name is refused) and may be written there ([`check_output_path`]);
-/// checked before anything runs.
-pub fn check_chart_path(path: &Path, db: &Path, force: bool) -> Result<bool> {
+/// A `--chart FILE` of `sweep` and `sim`: it names a chart format storlab
+/// writes (PNG by the `.png` extension, SVG by `.svg`; any other name is
+/// refused) and may be written there; checked before anything runs. The
+/// [`Permit`] writes the chart at the end.
+pub fn check_chart_path(path: &Path, db: &Path, force: bool) -> Result<Permit> {
     let png = chart_is_png(path)?;
-    check_output_path(path, db, force, OutputKind::chart(png))?;
-    Ok(png)
+    check_output_path(path, db, force, OutputKind::chart(png))
 }
 
 /// Whether a `--chart FILE` is a PNG (`.png`) or an SVG (`.svg`).

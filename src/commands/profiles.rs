@@ -39,24 +39,18 @@ pub enum ProfilesAction {
 
 /// The output format of `profiles [list]`.
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (an array of profiles)")))]
 pub struct ListFormat {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
-    output_format: TableFormat,
-    /// Shorthand for --output-format json (an array of profiles)
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: crate::commands::outfmt::OutputArgs<TableFormat>,
 }
 
 /// The output format of `profiles show`.
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (the profile's full content)")))]
 pub struct ShowFormat {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
-    output_format: TextFormat,
-    /// Shorthand for --output-format json (the profile's full content)
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: crate::commands::outfmt::OutputArgs<TextFormat>,
 }
 
 /// A profile as `--json` prints it.
@@ -113,7 +107,7 @@ impl ProfilesCommand {
         match self.action {
             Some(ProfilesAction::Show { name, format }) => {
                 let p = find_profile(&name)?;
-                if format.json || format.output_format == TextFormat::Json {
+                if format.out.format() == TextFormat::Json {
                     crate::output::print_json(&doc(&p, true)?)?;
                 } else {
                     crate::output::print(&p.text)?;
@@ -133,7 +127,7 @@ fn list(format: &ListFormat) -> Result<()> {
     // stderr (and in the table).
     warn_broken(&cat);
     let all = &cat.profiles;
-    if format.json || format.output_format == TableFormat::Json {
+    if format.out.format() == TableFormat::Json {
         let docs = all
             .iter()
             .map(|p| doc(p, false))

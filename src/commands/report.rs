@@ -1,9 +1,7 @@
 //! `storlab report`: one self-contained HTML file with the runs' parameters,
 //! figures, comparison and charts, or one chart as SVG or PNG.
 
-use super::common::{
-    DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg, write_output,
-};
+use super::common::{DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_store::RunSelector;
@@ -94,9 +92,10 @@ impl ReportCommand {
         };
         // A file named with -o is checked before anything is read; the
         // default name (which depends on the chart) below.
-        if let Some(path) = &self.output {
-            check_output_path(path, &self.db.db, self.force, kind)?;
-        }
+        let named = match &self.output {
+            Some(path) => Some(check_output_path(path, &self.db.db, self.force, kind)?),
+            None => None,
+        };
         let store = self.db.open_existing()?;
         let mut runs = self.runs.load(&store)?;
         let baseline = match &self.baseline {
@@ -161,8 +160,11 @@ impl ReportCommand {
                 )
             }
         };
-        check_output_path(&path, &self.db.db, self.force, kind)?;
-        write_output(&path, &bytes)?;
+        let permit = match named {
+            Some(permit) => permit,
+            None => check_output_path(&path, &self.db.db, self.force, kind)?,
+        };
+        permit.write(&bytes)?;
         crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
         Ok(crate::Outcome::Ok)
     }

@@ -3,8 +3,9 @@
 //! JSON, draw `--chart`, and save the points in the store as a run of kind
 //! `sim` so `compare` and `report` show them beside measured runs.
 
-use super::common::{DbArgs, RecordArgs, write_output};
+use super::common::{DbArgs, RecordArgs};
 use super::outfile::{chart_is_png, check_chart_path};
+use super::outfmt::{OutputArgs, TableFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_report::svg::{LineChart, LineSeries, XScale, fmt_tick};
@@ -21,12 +22,6 @@ pub enum SimSolver {
     Des,
     /// Both, side by side
     Both,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimFormat {
-    Table,
-    Json,
 }
 
 #[derive(Args, Debug)]
@@ -46,12 +41,8 @@ pub struct SimCommand {
     /// Extra hardware catalog (TOML, plan's format; same name replaces a built-in entry); repeatable
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
-    /// Output format (--format is accepted too)
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = SimFormat::Table)]
-    format: SimFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "format")]
-    json: bool,
+    #[command(flatten)]
+    out: OutputArgs<TableFormat>,
     /// Draw aggregate throughput vs the varied value, with the binding component marked where it
     /// changes (.svg or .png)
     #[arg(long, value_name = "FILE")]
@@ -90,21 +81,18 @@ impl SimCommand {
             SimSolver::Both => Solver::Both,
         };
         // The chart's path follows the output rules before anything runs.
-        if let Some(path) = &self.chart {
-            check_chart_path(path, &self.db.db, self.force)?;
-        }
+        let chart_permit = match &self.chart {
+            Some(path) => Some(check_chart_path(path, &self.db.db, self.force)?),
+            None => None,
+        };
         let started = storlab_types::time::now_rfc3339();
         let points = sweep(&scenario, vary.as_ref(), &cat, solver)?;
         let finished = storlab_types::time::now_rfc3339();
         let key = vary.as_ref().map(|v| v.key.clone());
 
-        match if self.json {
-            SimFormat::Json
-        } else {
-            self.format
-        } {
-            SimFormat::Table => crate::output::print(&table(&points, key.as_deref()))?,
-            SimFormat::Json => {
+        match self.out.format() {
+            TableFormat::Table => crate::output::print(&table(&points, key.as_deref()))?,
+            TableFormat::Json => {
                 let doc = serde_json::json!({
                     "schema_version": SIM_SCHEMA_VERSION,
                     "kind": "sim",
@@ -127,8 +115,13 @@ impl SimCommand {
             if let Some(k) = &key {
                 tags.entry("sim.vary".into()).or_insert_with(|| k.clone());
             }
-            let report =
-                storlab_sim::record(&points, &name, crate::command_line(), started, finished);
+            let report = storlab_sim::record(
+                &points,
+                &name,
+                storlab_types::command_line(),
+                started,
+                finished,
+            );
             let id = store.save_run("sim", &report, &tags, self.record.note())?;
             eprintln!(
                 "storlab: saved as run {id} (kind sim) in {}",
@@ -137,14 +130,15 @@ impl SimCommand {
         }
         // Drawn after the run is stored: a chart that cannot be written
         // loses no result.
-        if let Some(path) = &self.chart {
+        if let Some(permit) = &chart_permit {
+            let path = permit.path();
             let svg = chart(&points, key.as_deref().unwrap_or("clients"));
             let bytes = if chart_is_png(path)? {
                 storlab_report::svg_to_png(&svg, 2.0)?
             } else {
                 svg.into_bytes()
             };
-            write_output(path, &bytes)?;
+            permit.write(&bytes)?;
             eprintln!("storlab: chart written to {}", path.display());
         }
         Ok(crate::Outcome::Ok)

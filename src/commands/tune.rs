@@ -60,6 +60,10 @@ impl TuneCommand {
 
 /// `storlab tune readahead DEVICE-or-PATH`
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help(
+    "Shorthand for --output-format json (each value's figures and run id, the best value, what \
+     was restored)"
+)))]
 pub struct ReadaheadArgs {
     /// A block device (read in place, read-only) or a directory on the file system to tune (a file is written there)
     target: PathBuf,
@@ -87,13 +91,8 @@ pub struct ReadaheadArgs {
     /// Do not save the points in the results database
     #[arg(long)]
     no_save: bool,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
-    output_format: TableFormat,
-    /// Shorthand for --output-format json (each value's figures and run id, the best value, what
-    /// was restored)
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
+    #[command(flatten)]
+    out: crate::commands::outfmt::OutputArgs<TableFormat>,
     #[command(flatten)]
     db: DbArgs,
     #[command(flatten)]
@@ -266,7 +265,7 @@ impl ReadaheadArgs {
     }
 
     fn is_json(&self) -> bool {
-        self.json || self.output_format == TableFormat::Json
+        self.out.format() == TableFormat::Json
     }
 
     /// The stored run of each point (by its `tune_id` and `readahead_kb`

@@ -284,12 +284,12 @@ mod tests {
             "4",
         ])
         .unwrap();
-        assert_eq!(w.spec.rw.as_deref(), Some("randread"));
+        assert_eq!(w.spec.rw, Some(storlab_types::RwMode::RandRead));
         assert_eq!(w.spec.direct.map(|f| f.0), Some(true));
         assert_eq!(w.spec.iodepth_batch, Some(2));
         let w = parse(&["--direct=0", "--ioengine", "psync", "--no-end-fsync"]).unwrap();
         assert_eq!(w.spec.direct.map(|f| f.0), Some(false));
-        assert_eq!(w.spec.engine.as_deref(), Some("psync"));
+        assert_eq!(w.spec.engine, Some(storlab_types::EngineKind::Psync));
         assert_eq!(w.spec.end_fsync.map(|f| f.0), Some(false));
         assert!(w.spec.rw.is_none());
     }

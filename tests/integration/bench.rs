@@ -1,10 +1,10 @@
 //! `storlab bench` end to end: engines, byte accounting, JSON schema,
 //! verification, and the data-safety rules.
 
-use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab};
+use crate::util::{LoopDev, Tmpfs, cmd, have, is_root, skip, stderr, stdout, storlab};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn json_of(out: &std::process::Output) -> Value {
@@ -310,7 +310,7 @@ fn bad_input_exits_2_with_a_fix() {
         (vec!["bench", t, "--bssplit=4k/50:8k/20"], "add up to 70"),
         (
             vec!["bench", t, "--engine=aio"],
-            "io_uring, libaio, psync or null",
+            "one of io_uring, libaio, psync, null",
         ),
         (
             vec!["bench", t, "--size=1T", "--rw=write"],
@@ -464,57 +464,6 @@ fn ctrl_c_stops_promptly_keeps_results_and_cleans_up() {
     assert!(dir_is_empty(d.path()), "scratch files removed after Ctrl-C");
 }
 
-/// A loop device over a temp file; detached on drop. None (with a printed
-/// reason) when not root or losetup is missing.
-pub struct LoopDev {
-    pub dev: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl LoopDev {
-    pub fn new(size: u64) -> Option<LoopDev> {
-        if !is_root() {
-            skip("loop device test", "needs root to create a loop device");
-            return None;
-        }
-        // A scratch file that cannot be made is a failure, never a skip.
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let backing = dir.path().join("backing.img");
-        std::fs::File::create(&backing)
-            .and_then(|f| f.set_len(size))
-            .expect("backing file");
-        let out = match Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&backing)
-            .output()
-        {
-            Ok(o) if o.status.success() => o,
-            Ok(o) => {
-                skip(
-                    "loop device test",
-                    &format!("losetup failed: {}", stderr(&o)),
-                );
-                return None;
-            }
-            Err(e) => {
-                skip("loop device test", &format!("losetup not available: {e}"));
-                return None;
-            }
-        };
-        let dev = PathBuf::from(stdout(&out).trim());
-        Some(LoopDev { dev, _dir: dir })
-    }
-    pub fn name(&self) -> String {
-        self.dev.file_name().unwrap().to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
-
 #[test]
 fn loop_device_needs_allow_destroy() {
     let Some(lo) = LoopDev::new(8 << 20) else {
@@ -537,7 +486,8 @@ fn loop_device_needs_allow_destroy() {
 
 #[test]
 fn mounted_device_is_refused_even_with_allow_destroy() {
-    let Some(lo) = LoopDev::new(32 << 20) else {
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(mut lo) = LoopDev::new(32 << 20) else {
         return;
     };
     if !have("mkfs.ext4") {
@@ -547,23 +497,9 @@ fn mounted_device_is_refused_even_with_allow_destroy() {
         );
         return;
     }
-    let mnt = tempfile::tempdir().unwrap();
-    assert!(
-        Command::new("mkfs.ext4")
-            .args(["-q", "-F"])
-            .arg(&lo.dev)
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert!(
-        Command::new("mount")
-            .arg(&lo.dev)
-            .arg(mnt.path())
-            .status()
-            .unwrap()
-            .success()
-    );
+    let dev = lo.path();
+    lo.stack().mkfs("ext4", &["-q", "-F"], &dev).unwrap();
+    lo.stack().mount(&dev, mnt.path(), &[]).unwrap();
     let out = storlab(&[
         "bench",
         lo.dev.to_str().unwrap(),
@@ -571,7 +507,7 @@ fn mounted_device_is_refused_even_with_allow_destroy() {
         "--size=1M",
         "--allow-destroy",
     ]);
-    let _ = Command::new("umount").arg(mnt.path()).status();
+    lo.stack().umount(mnt.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is mounted"), "{}", stderr(&out));
 }
@@ -585,21 +521,10 @@ fn full_disk_stops_with_a_clear_message_and_cleans_up() {
         );
         return;
     }
-    let mnt = tempfile::tempdir().unwrap();
-    let m = mnt.path();
-    if !Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=48m", "tmpfs"])
-        .arg(m)
-        .status()
-        .unwrap()
-        .success()
-    {
-        skip(
-            "full_disk_stops_with_a_clear_message_and_cleans_up",
-            "cannot mount tmpfs",
-        );
+    let Some(fs) = Tmpfs::new("full_disk_stops_with_a_clear_message_and_cleans_up", "48m") else {
         return;
-    }
+    };
+    let m = fs.path();
     let target = m.join("bench");
     std::fs::create_dir(&target).unwrap();
     // A sparse (not pre-allocated) file written slowly; meanwhile another
@@ -632,7 +557,7 @@ fn full_disk_stops_with_a_clear_message_and_cleans_up() {
     let out = child.wait_with_output().unwrap();
     let entries: Vec<_> = std::fs::read_dir(&target).unwrap().collect();
     let _ = std::fs::remove_file(&hog);
-    let _ = Command::new("umount").arg(m).status();
+    drop(fs);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("disk filled up"), "{}", stderr(&out));
     let v = json_of(&out);
@@ -831,7 +756,8 @@ fn a_write_phase_cut_short_does_not_count_as_layout() {
 
 #[test]
 fn device_with_a_mounted_partition_is_refused() {
-    let Some(lo) = LoopDev::new(32 << 20) else {
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(mut lo) = LoopDev::new(32 << 20) else {
         return;
     };
     if !have("addpart") || !have("mkfs.ext4") {
@@ -842,36 +768,19 @@ fn device_with_a_mounted_partition_is_refused() {
         return;
     }
     // A partition from sector 2048, 20 MiB long, made without a partition table.
-    let ok = Command::new("addpart")
-        .arg(&lo.dev)
-        .args(["1", "2048", "40960"])
-        .status()
-        .unwrap()
-        .success();
-    if !ok {
-        skip(
-            "device_with_a_mounted_partition_is_refused",
-            "addpart failed on the loop device",
-        );
-        return;
-    }
-    let part = format!("{}p1", lo.dev.display());
-    let mnt = tempfile::tempdir().unwrap();
-    assert!(
-        Command::new("mkfs.ext4")
-            .args(["-q", "-F", &part])
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert!(
-        Command::new("mount")
-            .arg(&part)
-            .arg(mnt.path())
-            .status()
-            .unwrap()
-            .success()
-    );
+    let dev = lo.path();
+    let part = match lo.stack().add_partition(&dev, "1", "2048", "40960") {
+        Ok(p) => p,
+        Err(e) => {
+            skip(
+                "device_with_a_mounted_partition_is_refused",
+                &format!("addpart failed on the loop device: {e}"),
+            );
+            return;
+        }
+    };
+    lo.stack().mkfs("ext4", &["-q", "-F"], &part).unwrap();
+    lo.stack().mount(&part, mnt.path(), &[]).unwrap();
     let out = storlab(&[
         "bench",
         lo.dev.to_str().unwrap(),
@@ -879,8 +788,7 @@ fn device_with_a_mounted_partition_is_refused() {
         "--size=1M",
         "--allow-destroy",
     ]);
-    let _ = Command::new("umount").arg(mnt.path()).status();
-    let _ = Command::new("delpart").arg(&lo.dev).arg("1").status();
+    drop(lo);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let e = stderr(&out);
     assert!(

@@ -3,61 +3,10 @@
 //! after a kill), end to end with real loop devices and file systems where
 //! root allows.
 
-use crate::util::{cmd, have, is_root, ok, run_tool, skip, stderr, stdout};
+use crate::util::loopdev::Loop;
+use crate::util::{campaign, cmd, needs_root_and, ok, run_tool, stderr, stdout, write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// A loop device over a sparse file in `dir`; detached on drop.
-struct Loop {
-    dev: String,
-}
-
-impl Loop {
-    fn new(dir: &Path, size: &str) -> Result<Loop, String> {
-        let img = dir.join("disk.img");
-        run_tool("truncate", &["-s", size, img.to_str().unwrap()])?;
-        let dev = run_tool("losetup", &["--find", "--show", img.to_str().unwrap()])?;
-        Ok(Loop { dev })
-    }
-    fn ra_file(&self) -> PathBuf {
-        let name = self.dev.trim_start_matches("/dev/");
-        PathBuf::from(format!("/sys/block/{name}/queue/read_ahead_kb"))
-    }
-    fn ra(&self) -> u64 {
-        std::fs::read_to_string(self.ra_file())
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = run_tool("losetup", &["-d", &self.dev]);
-    }
-}
-
-fn needs_root_and(test: &str, tools: &[&str]) -> bool {
-    if !is_root() {
-        skip(test, "needs root (loop devices, mounts, /sys writes)");
-        return false;
-    }
-    if let Some(t) = tools.iter().find(|t| !have(t)) {
-        skip(
-            test,
-            &format!("{t} is not installed (Debian: e2fsprogs xfsprogs btrfs-progs util-linux)"),
-        );
-        return false;
-    }
-    true
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 /// The ids of the campaigns under `dir/campaigns`.
 fn campaign_ids(dir: &Path) -> Vec<String> {
@@ -95,7 +44,7 @@ fn campaign_over_ext4_xfs_and_btrfs_on_a_loop_device() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(d.path(), "1G").unwrap();
+    let lo = Loop::sparse(&d.path().join("disk.img"), 1 << 30).unwrap();
     let mnt = d.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     let file = write(
@@ -190,18 +139,6 @@ run = [["bench", "--rw", "randread", "--engine", "null", "--size", "1M", "--runt
             dir = dir.display()
         ),
     )
-}
-
-fn campaign(dir: &Path, args: &[&str]) -> std::process::Output {
-    cmd()
-        .arg("campaign")
-        .args(args)
-        .args(["--yes", "--dir"])
-        .arg(dir.join("campaigns"))
-        .arg("--db")
-        .arg(dir.join("r.db"))
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -489,7 +426,7 @@ fn tune_readahead_measures_each_value_and_restores_the_original() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(d.path(), "256M").unwrap();
+    let lo = Loop::sparse(&d.path().join("disk.img"), 256 << 20).unwrap();
     std::fs::write(lo.ra_file(), "3072").unwrap();
     let tune = |args: &[&str]| {
         cmd()
@@ -606,7 +543,7 @@ fn tune_readahead_killed_is_restored_by_the_next_start() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(d.path(), "4G").unwrap();
+    let lo = Loop::sparse(&d.path().join("disk.img"), 4 << 30).unwrap();
     std::fs::write(lo.ra_file(), "3072").unwrap();
     let state = d.path().join("state");
     let log = d.path().join("killed-tuner.log");
@@ -705,24 +642,12 @@ fn tune_readahead_on_a_directory_finds_the_device_under_it() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(d.path(), "256M").unwrap();
-    run_tool("mkfs.ext4", &["-q", "-F", &lo.dev]).unwrap();
+    let mut lo = Loop::sparse(&d.path().join("disk.img"), 256 << 20).unwrap();
+    let dev = lo.dev.clone();
+    lo.stack().mkfs("ext4", &["-q", "-F"], &dev).unwrap();
     let mnt = d.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    run_tool("mount", &[&lo.dev, mnt.to_str().unwrap()]).unwrap();
-    /// Unmounts on every path out of the test (a failed assertion too).
-    struct Mounted(PathBuf);
-    impl Drop for Mounted {
-        fn drop(&mut self) {
-            for wait in [0, 1, 3] {
-                std::thread::sleep(Duration::from_secs(wait));
-                if run_tool("umount", &[self.0.to_str().unwrap()]).is_ok() {
-                    break;
-                }
-            }
-        }
-    }
-    let mounted = Mounted(mnt.clone());
+    // Unmounted on every path out of the test (a failed assertion too).
+    lo.stack().mount(&dev, &mnt, &[]).unwrap();
     std::fs::write(lo.ra_file(), "2048").unwrap();
     let out = cmd()
         .args(["tune", "readahead"])
@@ -757,5 +682,4 @@ fn tune_readahead_on_a_directory_finds_the_device_under_it() {
         .filter(|n| n != "lost+found")
         .collect();
     assert!(left.is_empty(), "the tuner's file was removed: {left:?}");
-    drop(mounted);
 }

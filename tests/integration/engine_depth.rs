@@ -3,24 +3,8 @@
 //! (a rate cap, think time, refused submissions, waiting for a CPU, a
 //! saturated CPU, the kernel's submission path), never a fixed guess.
 
-use crate::util::{cmd, skip, stderr};
+use crate::util::{cmd, skip, stderr, uring_and_direct};
 use serde_json::Value;
-
-fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let probe = dir.join("probe");
-    std::fs::write(&probe, vec![0u8; 4096]).map_err(|e| e.to_string())?;
-    let direct = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&probe)
-        .is_ok();
-    let _ = std::fs::remove_file(&probe);
-    if !direct {
-        return Err(format!("{} does not support O_DIRECT", dir.display()));
-    }
-    storlab_bench::uring_available().map_err(|e| format!("io_uring is not available: {e}"))
-}
 
 /// Run `bench` on `file` with `args`, JSON out; the first phase.
 fn phase(file: &std::path::Path, args: &[&str]) -> Value {

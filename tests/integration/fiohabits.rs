@@ -2,38 +2,8 @@
 //! state, `--repeat`, fio's `loops`/`thinktime`/`bssplit` byte counts, the
 //! "too short to trust" flag and fio job files.
 
-use crate::util::{stderr, stdout, storlab};
+use crate::util::{bench_json, json, stderr, stdout, storlab, u};
 use serde_json::Value;
-
-fn json(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
-            stdout(out),
-            stderr(out)
-        )
-    })
-}
-
-/// `storlab bench DIR ARGS... --no-save --output-format json -q`, which must succeed.
-fn bench_json(dir: &std::path::Path, args: &[&str]) -> Value {
-    let d = dir.to_str().unwrap();
-    let mut a = vec!["bench", d];
-    a.extend_from_slice(args);
-    a.extend_from_slice(&["--no-save", "--output-format", "json", "-q"]);
-    let out = storlab(&a);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}\n{}",
-        stderr(&out),
-        stdout(&out)
-    );
-    json(&out)
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
-}
 
 #[test]
 fn series_points_add_up_to_the_phase_and_match_a_known_device() {

@@ -3,39 +3,8 @@
 //! concurrent phase, refusals before anything is written, the JSON of an
 //! ordinary phase unchanged, and groups surviving the store.
 
-use crate::util::{stderr, stdout, storlab};
+use crate::util::{bench_json, json, stderr, stdout, storlab, u};
 use serde_json::Value;
-use std::path::Path;
-
-fn json(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
-            stdout(out),
-            stderr(out)
-        )
-    })
-}
-
-/// `storlab bench DIR ARGS... --no-save --json -q`, which must succeed.
-fn bench_json(dir: &Path, args: &[&str]) -> Value {
-    let d = dir.to_str().unwrap();
-    let mut a = vec!["bench", d];
-    a.extend_from_slice(args);
-    a.extend_from_slice(&["--no-save", "--output-format", "json", "-q"]);
-    let out = storlab(&a);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}\n{}",
-        stderr(&out),
-        stdout(&out)
-    );
-    json(&out)
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
-}
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

@@ -4,36 +4,9 @@
 //! read (a file truncated under a running benchmark) stopping the phase
 //! instead of counting as I/O, and the newcomer's bare `storlab`.
 
-use crate::util::{cmd, skip, stderr};
+use crate::util::{cmd, skip, stderr, uring_and_direct};
 use serde_json::Value;
 use std::time::Duration;
-
-fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
-    let probe = dir.join("probe");
-    std::fs::write(&probe, vec![0u8; 4096]).map_err(|e| e.to_string())?;
-    let direct = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&probe)
-            .is_ok()
-    };
-    let _ = std::fs::remove_file(&probe);
-    if !direct {
-        return Err(format!("{} does not support O_DIRECT", dir.display()));
-    }
-    let mut params = [0u8; 120];
-    // SAFETY: io_uring_setup(2) with a valid, writable params buffer of the
-    // size the kernel expects; the descriptor is closed at once.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 2u32, params.as_mut_ptr()) };
-    if fd < 0 {
-        return Err("io_uring is not available".into());
-    }
-    // SAFETY: closing the descriptor we were just given.
-    unsafe { libc::close(fd as i32) };
-    Ok(())
-}
 
 /// Write `file` fully with storlab (so storlab created it and later runs may
 /// read it) and keep it.

@@ -1,9 +1,10 @@
 //! `storlab inspect`: recorded and constructed trees, the live root file
 //! system, JSON output and bad input.
 
+use crate::util::loopdev::Stack;
 use crate::util::{is_root, run_tool, skip, stderr, stdout, storlab};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -98,35 +99,14 @@ fn live_stripe_geometry_on_loop_devices() {
     }
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("fs.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(400 << 20)
-        .unwrap();
-    let dev = match run_tool("losetup", &["-f", "--show", &img.to_string_lossy()]) {
+    // Unmounted, detached and removed on every path out of the test.
+    let mut st = Stack::new();
+    st.file(&img, 400 << 20).unwrap();
+    let dev = match st.attach(&img, &[]) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
-    struct Undo(String, PathBuf);
-    impl Drop for Undo {
-        fn drop(&mut self) {
-            for _ in 0..20 {
-                if run_tool("umount", &[&self.1.to_string_lossy()]).is_ok() || !is_mounted(&self.1)
-                {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(150));
-            }
-            let _ = run_tool("losetup", &["-d", &self.0]);
-        }
-    }
-    fn is_mounted(p: &Path) -> bool {
-        std::fs::read_to_string("/proc/self/mountinfo")
-            .unwrap_or_default()
-            .contains(&format!(" {} ", p.display()))
-    }
     let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    let _undo = Undo(dev.clone(), mnt.clone());
     let m = mnt.to_string_lossy().into_owned();
 
     let mut cases: Vec<(&str, Vec<&str>, u64, u64)> = Vec::new();
@@ -153,9 +133,9 @@ fn live_stripe_geometry_on_loop_devices() {
         let mut a = args.clone();
         a.push(&dev);
         run_tool(mkfs, &a).unwrap();
-        run_tool("mount", &[&dev, &m]).unwrap();
+        st.mount(&dev, &mnt, &[]).unwrap();
         let o = storlab(&["inspect", &m, "--output-format", "json"]);
-        let _ = run_tool("umount", &[&m]);
+        st.umount(&mnt);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         let fs = &v["filesystem"];
@@ -178,7 +158,7 @@ fn live_stripe_geometry_on_loop_devices() {
 /// `tune readahead` resolve paths the same way).
 #[test]
 fn a_symlink_to_a_loop_device_is_inspected_as_the_device() {
-    let Some(lo) = crate::bench::LoopDev::new(8 << 20) else {
+    let Some(lo) = crate::util::LoopDev::new(8 << 20) else {
         return;
     };
     let d = tempfile::tempdir().unwrap();

@@ -2,6 +2,7 @@
 //! Each module covers one subcommand; tests that need root, io_uring, a loop
 //! device or a Debian tool probe for it and print why they skip.
 
+mod architecture;
 mod behaviour;
 mod bench;
 mod bench_help;
@@ -41,6 +42,8 @@ mod seams_mpi;
 mod sim;
 mod store;
 mod sweep;
+mod thin_commands;
 mod trace;
 mod util;
+mod vocab_bounds;
 mod vocabulary;

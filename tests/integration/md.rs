@@ -4,7 +4,7 @@
 //! makes nothing, Ctrl-C stops and removes everything, and a million files
 //! stay within 256 MiB of storlab's memory.
 
-use crate::util::{cmd, ok, stderr, stdout, storlab};
+use crate::util::{cmd, json, ok, stderr, stdout, storlab};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -19,11 +19,6 @@ fn shm_dir() -> tempfile::TempDir {
     } else {
         tempfile::tempdir().unwrap()
     }
-}
-
-fn json(o: &std::process::Output) -> Value {
-    serde_json::from_str(&stdout(o))
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
 }
 
 fn md(dir: &Path, args: &[&str]) -> std::process::Output {

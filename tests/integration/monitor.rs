@@ -3,7 +3,8 @@
 //! the Prometheus endpoint and its counters, a live loop-device stack (root)
 //! and agreement with sysstat's iostat.
 
-use crate::util::{have, is_root, run_tool, skip, stderr, stdout, storlab, storlab_bin};
+use crate::util::loopdev::Stack;
+use crate::util::{have, is_root, run_tool, s, skip, stderr, stdout, storlab, storlab_bin};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,11 +16,6 @@ fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures/monitor")
         .join(name)
 }
-
-fn s(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
-
 const MIB: f64 = (1u64 << 20) as f64;
 
 /// Sum over jsonl intervals of (total w_bytes_per_s × interval) per group.
@@ -616,51 +612,14 @@ fn prometheus_endpoint_scraped_over_loopback() {
 
 // ---------------------------------------------------------------- live, root
 
-/// Loop devices, partitions and mounts a test made; undone in reverse.
-#[derive(Default)]
-struct Stack {
-    /// Loop devices over files inside `mounts` (detached first).
-    upper_loops: Vec<String>,
-    mounts: Vec<PathBuf>,
-    /// (disk, partition number) added with addpart.
-    parts: Vec<(String, String)>,
-    /// Loop devices over files outside any test mount.
-    base_loops: Vec<String>,
-    files: Vec<PathBuf>,
-}
-
-fn attach(file: &Path, extra: &[&str]) -> Result<String, String> {
-    let mut args = vec!["-f", "--show"];
-    args.extend_from_slice(extra);
-    let f = s(file);
-    args.push(&f);
-    run_tool("losetup", &args)
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        for l in &self.upper_loops {
-            let _ = run_tool("losetup", &["-d", l]);
-        }
-        // A loop device detaches lazily: retry the unmount briefly.
-        for m in self.mounts.iter().rev() {
-            for _ in 0..20 {
-                if run_tool("umount", &[&s(m)]).is_ok() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(150));
-            }
-        }
-        for (d, n) in &self.parts {
-            let _ = run_tool("delpart", &[d, n]);
-        }
-        for l in &self.base_loops {
-            let _ = run_tool("losetup", &["-d", l]);
-        }
-        for f in &self.files {
-            let _ = std::fs::remove_file(f);
-        }
-    }
+/// A direct-I/O loop device over a new file of `size` bytes in the temp
+/// directory (`storlab-TAG-PID.img`), both undone when `st` drops.
+fn direct_loop(st: &mut Stack, tag: &str, size: u64) -> Result<String, String> {
+    let img = std::env::temp_dir().join(format!("storlab-{tag}-{}.img", std::process::id()));
+    // A scratch file that cannot be made is a failure, never a skip.
+    st.file(&img, size)
+        .expect("scratch file for the loop device");
+    st.attach(&img, &["--direct-io=on"])
 }
 
 fn write_direct(dev: &str, bs: usize, count: usize) -> Result<(), String> {
@@ -682,7 +641,6 @@ fn write_direct(dev: &str, bs: usize, count: usize) -> Result<(), String> {
 /// loopB over a file in it. 32 MiB written to loopB must show as 32 MiB in
 /// the top, leaf and per-level totals, not 64 or 96.
 #[test]
-// long-function: one end-to-end scenario whose steps depend on each other.
 fn live_loop_stack_totals_count_bytes_once() {
     const NAME: &str = "monitor::live_loop_stack_totals_count_bytes_once";
     if !is_root() {
@@ -698,42 +656,22 @@ fn live_loop_stack_totals_count_bytes_once() {
     if !shm.is_dir() {
         return skip(NAME, "no /dev/shm (tmpfs) for the backing file");
     }
-    let mut st = Stack::default();
+    let mut st = Stack::new();
     let tmp = tempfile::tempdir().unwrap();
     let a_img = shm.join(format!("storlab-monitor-test-{}.img", std::process::id()));
-    st.files.push(a_img.clone());
-    std::fs::File::create(&a_img)
-        .unwrap()
-        .set_len(256 << 20)
-        .unwrap();
-    let la = match attach(&a_img, &["-P"]) {
+    st.file(&a_img, 256 << 20).unwrap();
+    let la = match st.attach(&a_img, &["-P"]) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
-    st.base_loops.push(la.clone());
     // A partition through BLKPG when the kernel allows it.
-    let fsdev = if have("addpart") && run_tool("addpart", &[&la, "1", "2048", "450560"]).is_ok() {
-        st.parts.push((la.clone(), "1".into()));
-        format!("{la}p1")
-    } else {
-        la.clone()
-    };
+    let fsdev = have("addpart")
+        .then(|| st.add_partition(&la, "1", "2048", "450560").ok())
+        .flatten()
+        .unwrap_or_else(|| la.clone());
     let mnt = tmp.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
     // No lazy inode-table init: it would write in the background while we measure.
-    run_tool(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-E",
-            "lazy_itable_init=0,lazy_journal_init=0",
-            &fsdev,
-        ],
-    )
-    .unwrap();
-    run_tool("mount", &["-o", "noatime", &fsdev, &s(&mnt)]).unwrap();
-    st.mounts.push(mnt.clone());
+    st.ext4_mounted(&fsdev, &mnt).unwrap();
     let b_img = mnt.join("b.img");
     run_tool(
         "dd",
@@ -747,8 +685,7 @@ fn live_loop_stack_totals_count_bytes_once() {
         ],
     )
     .unwrap();
-    let lb = attach(&b_img, &["--direct-io=on"]).unwrap();
-    st.upper_loops.push(lb.clone());
+    let lb = st.attach(&b_img, &["--direct-io=on"]).unwrap();
     // Settle the journal before measuring.
     run_tool("sync", &[]).unwrap();
     std::thread::sleep(Duration::from_millis(300));
@@ -951,18 +888,11 @@ fn agrees_with_iostat_under_load() {
         );
     }
     let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut st = Stack::default();
-    let img = std::env::temp_dir().join(format!("storlab-iostat-{}.img", std::process::id()));
-    st.files.push(img.clone());
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let dev = match attach(&img, &["--direct-io=on"]) {
+    let mut st = Stack::new();
+    let dev = match direct_loop(&mut st, "iostat", 64 << 20) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
-    st.base_loops.push(dev.clone());
     let mut failures = Vec::new();
     for attempt in 1..=3 {
         let m = measure_both(&dev, 400);
@@ -1039,18 +969,11 @@ fn iostat_positional_form_and_units_match_iostat() {
         );
     }
     let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut st = Stack::default();
-    let img = std::env::temp_dir().join(format!("storlab-iostat-m-{}.img", std::process::id()));
-    st.files.push(img.clone());
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let dev = match attach(&img, &["--direct-io=on"]) {
+    let mut st = Stack::new();
+    let dev = match direct_loop(&mut st, "iostat-m", 64 << 20) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
-    st.base_loops.push(dev.clone());
     let name = dev.trim_start_matches("/dev/").to_string();
     let mut failures = Vec::new();
     for attempt in 1..=3 {
@@ -1132,18 +1055,11 @@ fn prometheus_counters_move_by_what_was_written() {
         );
     }
     let _serial = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut st = Stack::default();
-    let img = std::env::temp_dir().join(format!("storlab-prom-{}.img", std::process::id()));
-    st.files.push(img.clone());
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let dev = match attach(&img, &["--direct-io=on"]) {
+    let mut st = Stack::new();
+    let dev = match direct_loop(&mut st, "prom", 32 << 20) {
         Ok(d) => d,
         Err(e) => return skip(NAME, &format!("cannot attach a loop device: {e}")),
     };
-    st.base_loops.push(dev.clone());
     let name = dev.trim_start_matches("/dev/").to_string();
     let mut child = Command::new(storlab_bin())
         .args([

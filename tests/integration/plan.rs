@@ -3,6 +3,7 @@
 
 use crate::util::{stderr, stdout, storlab};
 use serde_json::Value;
+use std::path::Path;
 
 fn json(args: &[&str]) -> Value {
     let mut a = args.to_vec();
@@ -538,6 +539,78 @@ fn real_sweep(dir: &std::path::Path, repeats: usize) -> Option<()> {
     Some(())
 }
 
+/// The same runs as a controller entry (measured limits, links from the
+/// model named), which plans too.
+fn controller_entry_plans(dir: &Path) {
+    let ctl = dir.join("ctl.toml");
+    let c = crate::util::run_in(
+        dir,
+        &[
+            "plan",
+            "calibrate",
+            "--all",
+            "--as",
+            "this-ctl",
+            "--like",
+            "perc-h800",
+            "--output",
+            ctl.to_str().unwrap(),
+        ],
+    );
+    assert!(crate::util::ok(&c).contains("--controller this-ctl"));
+    let text = std::fs::read_to_string(&ctl).unwrap();
+    assert!(
+        text.contains("max_read") && text.contains("not identified: max_write"),
+        "{text}"
+    );
+    let p = crate::util::run_in(
+        dir,
+        &[
+            "plan",
+            "layout",
+            "R6/12",
+            "--catalog",
+            ctl.to_str().unwrap(),
+            "--controller",
+            "this-ctl",
+        ],
+    );
+    let layout = crate::util::ok(&p);
+    assert!(layout.contains("1 x this-ctl"), "{layout}");
+    // The calibrated read limit binds only where it is below what the
+    // twelve drives stream (1,902.5 MB/s): this machine's measured rate
+    // varies with its load and page cache, and above that the drives
+    // bind and the controller is not named.
+    let max_read_mb_s: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("max_read = \""))
+        .and_then(|v| {
+            v.trim_end_matches('"')
+                .trim_end_matches("MB/s")
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no max_read in {text}"));
+    if max_read_mb_s < 1800.0 {
+        assert!(layout.contains("this-ctl read path"), "{layout}");
+    }
+}
+
+/// How much the held-out size's own repeats disagreed (the middle three of
+/// five): a prediction cannot be held to less than that.
+fn held_out_spread(cal: &Value) -> f64 {
+    let mut rep: Vec<f64> = cal["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["held_out"] == true)
+        .map(|p| p["measured_iops"].as_f64().unwrap())
+        .collect();
+    rep.sort_by(f64::total_cmp);
+    (rep[rep.len() * 3 / 4] - rep[rep.len() / 4]) / rep[rep.len() / 2]
+}
+
 #[test]
 fn calibrate_fits_this_machines_sweep_and_predicts_a_held_out_point() {
     // This machine's disk is shared and noisy: the fit takes the median of
@@ -609,78 +682,14 @@ fn calibrate_fits_this_machines_sweep_and_predicts_a_held_out_point() {
             ],
         );
         assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
-        // The same runs as a controller entry (measured limits, links from
-        // the model named), which plans too.
-        let ctl = dir.path().join("ctl.toml");
-        let c = crate::util::run_in(
-            dir.path(),
-            &[
-                "plan",
-                "calibrate",
-                "--all",
-                "--as",
-                "this-ctl",
-                "--like",
-                "perc-h800",
-                "--output",
-                ctl.to_str().unwrap(),
-            ],
-        );
-        assert!(crate::util::ok(&c).contains("--controller this-ctl"));
-        let text = std::fs::read_to_string(&ctl).unwrap();
-        assert!(
-            text.contains("max_read") && text.contains("not identified: max_write"),
-            "{text}"
-        );
-        let p = crate::util::run_in(
-            dir.path(),
-            &[
-                "plan",
-                "layout",
-                "R6/12",
-                "--catalog",
-                ctl.to_str().unwrap(),
-                "--controller",
-                "this-ctl",
-            ],
-        );
-        let layout = crate::util::ok(&p);
-        assert!(layout.contains("1 x this-ctl"), "{layout}");
-        // The calibrated read limit binds only where it is below what the
-        // twelve drives stream (1,902.5 MB/s): this machine's measured rate
-        // varies with its load and page cache, and above that the drives
-        // bind and the controller is not named.
-        let max_read_mb_s: f64 = text
-            .lines()
-            .find_map(|l| l.strip_prefix("max_read = \""))
-            .and_then(|v| {
-                v.trim_end_matches('"')
-                    .trim_end_matches("MB/s")
-                    .trim()
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or_else(|| panic!("no max_read in {text}"));
-        if max_read_mb_s < 1800.0 {
-            assert!(layout.contains("this-ctl read path"), "{layout}");
-        }
+        controller_entry_plans(dir.path());
         let held = cal["held_out_error"].as_f64().unwrap();
         println!(
             "attempt {attempt}: fit error {:.1}%, held-out 256 KiB error {:.1}%",
             cal["fit_error"].as_f64().unwrap() * 100.0,
             held * 100.0
         );
-        // How much the held-out size's own repeats disagreed (the middle
-        // three of five): a prediction cannot be held to less than that.
-        let mut rep: Vec<f64> = cal["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|p| p["held_out"] == true)
-            .map(|p| p["measured_iops"].as_f64().unwrap())
-            .collect();
-        rep.sort_by(f64::total_cmp);
-        let spread = (rep[rep.len() * 3 / 4] - rep[rep.len() / 4]) / rep[rep.len() / 2];
+        let spread = held_out_spread(cal);
         println!(
             "  repeats at 256 KiB spread {:.1}% around their median",
             spread * 100.0

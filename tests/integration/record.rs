@@ -4,7 +4,44 @@
 //! every spelling of the output format a command ever had gives the same
 //! document.
 
-use crate::util::{ok, run_in, stderr, stdout};
+use crate::util::{cmd, ok, run_in, stderr, stdout};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+/// `storlab md` built its record by hand with `std::env::args()`, which
+/// panics on an argument that is not UTF-8: a directory named in Latin-1
+/// crashed the run (exit 101) after its tree was made.
+#[test]
+fn md_keeps_a_non_utf8_argument_in_its_record_instead_of_panicking() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join(OsString::from_vec(b"caf\xe9".to_vec()));
+    std::fs::create_dir(&target).unwrap();
+    let o = cmd()
+        .arg("md")
+        .arg(&target)
+        .args(["-n", "20", "--quiet"])
+        .current_dir(d.path())
+        .env("STORLAB_DB", d.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && !stderr(&o).contains("panicked"),
+        "exit {:?}\n{}",
+        o.status.code(),
+        stderr(&o)
+    );
+    let shown = ok(&run_in(d.path(), &["show", "latest", "--json"]));
+    let runs: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let line: Vec<&str> = runs[0]["report"]["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert!(line.iter().any(|a| a.ends_with("caf\\xE9")), "{line:?}");
+    assert_eq!(runs[0]["kind"], "md");
+    assert_eq!(runs[0]["report"]["tool"]["name"], "storlab");
+}
 
 /// `--json`, `--output-format json` and `--format json` are one argument:
 /// the same document from each, for commands that had only some of them.

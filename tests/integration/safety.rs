@@ -3,19 +3,11 @@
 //! happens. Root-only tests (loop devices, mounts) probe and skip with a
 //! reason; CI runs as root. docs/SAFETY.md maps each promise to its test.
 
-use crate::bench::LoopDev;
 use crate::util::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A storlab command in `dir` with its own database `dir/results.db`.
-fn in_dir(dir: &Path) -> Command {
-    let mut c = cmd();
-    c.current_dir(dir).env("STORLAB_DB", dir.join("results.db"));
-    c
-}
 
 fn import_one(dir: &Path) {
     let out = in_dir(dir)
@@ -38,62 +30,9 @@ fn integrity(db: &Path) -> String {
         .unwrap()
 }
 
-/// Wait for a child with a deadline; kill it and fail if it hangs.
-fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let t = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "storlab did not finish within {limit:?}\nstderr:\n{}",
-                stderr(&out)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn send(child: &std::process::Child, sig: i32) {
     // SAFETY: kill with the pid of our own child and a valid signal number.
     unsafe { libc::kill(child.id() as i32, sig) };
-}
-
-/// Mount a tmpfs of `size` on a new temp dir (root only).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn new(test: &str, size: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            skip(test, "needs root to mount a small tmpfs");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip(test, "cannot mount tmpfs");
-            return None;
-        }
-        Some(Tmpfs { dir })
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
 }
 
 // ---------------------------------------------------------------- devices
@@ -105,18 +44,16 @@ fn a_mounted_btrfs_is_refused_even_with_allow_destroy() {
         skip(test, "mkfs.btrfs not installed (btrfs-progs)");
         return;
     }
-    let Some(lo) = LoopDev::new(128 << 20) else {
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(mut lo) = LoopDev::new(128 << 20) else {
         return;
     };
-    if let Err(e) = run_tool("mkfs.btrfs", &["-q", "-f", lo.dev.to_str().unwrap()]) {
+    let dev = lo.path();
+    if let Err(e) = lo.stack().mkfs("btrfs", &["-q", "-f"], &dev) {
         skip(test, &e);
         return;
     }
-    let mnt = tempfile::tempdir().unwrap();
-    if let Err(e) = run_tool(
-        "mount",
-        &[lo.dev.to_str().unwrap(), mnt.path().to_str().unwrap()],
-    ) {
+    if let Err(e) = lo.stack().mount(&dev, mnt.path(), &[]) {
         skip(test, &format!("cannot mount btrfs: {e}"));
         return;
     }
@@ -131,7 +68,7 @@ fn a_mounted_btrfs_is_refused_even_with_allow_destroy() {
         "-q",
     ]);
     let still_there = std::fs::read(mnt.path().join("precious.txt"));
-    let _ = Command::new("umount").arg(mnt.path()).status();
+    lo.stack().umount(mnt.path());
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -527,12 +464,7 @@ fn a_database_on_a_read_only_mount_can_be_listed() {
         return;
     };
     import_one(fs.path());
-    let ro = Command::new("mount")
-        .args(["-o", "remount,ro"])
-        .arg(fs.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ro, "remount read-only");
+    assert!(fs.remount_read_only(), "remount read-only");
     let out = in_dir(fs.path()).args(["runs"]).output().unwrap();
     let out2 = in_dir(fs.path())
         .args(["show", "latest", "--json"])
@@ -931,7 +863,10 @@ fn no_unwrap_or_expect_outside_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dirs = vec![root.join("src")];
     for e in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
-        dirs.push(e.path().join("src"));
+        // crates/testkit is test code (a dev-dependency only).
+        if e.file_name() != "testkit" {
+            dirs.push(e.path().join("src"));
+        }
     }
     let mut files = Vec::new();
     while let Some(d) = dirs.pop() {

@@ -4,107 +4,11 @@
 //! runtime or a signal; a cgroup memory limit is a limit (root tests make
 //! their own loop devices, mounts and cgroups, and undo them on drop).
 
-use crate::bench::LoopDev;
+use crate::util::loopdev::Stack;
 use crate::util::*;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Mounts and loop devices a test made: unmounted, then detached (top
-/// first), when dropped, also after a failed assertion.
-#[derive(Default)]
-struct Undo {
-    mounts: Vec<PathBuf>,
-    loops: Vec<String>,
-}
-
-impl Undo {
-    /// Attach a loop device over `backing` (a file or another device).
-    fn attach(&mut self, backing: &Path) -> Result<String, String> {
-        let dev = run_tool("losetup", &["-f", "--show", &s(backing)])?;
-        self.loops.push(dev.clone());
-        Ok(dev)
-    }
-
-    /// mkfs.ext4 `dev` (no lazy initialisation, which would write in the
-    /// background) and mount it on `at`.
-    fn ext4_mounted(&mut self, dev: &str, at: &Path) -> Result<(), String> {
-        run_tool(
-            "mkfs.ext4",
-            &[
-                "-q",
-                "-F",
-                "-E",
-                "lazy_itable_init=0,lazy_journal_init=0",
-                dev,
-            ],
-        )?;
-        std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
-        run_tool("mount", &["-o", "noatime", dev, &s(at)])?;
-        self.mounts.push(at.to_path_buf());
-        Ok(())
-    }
-
-    fn umount(&mut self, at: &Path) {
-        umount_retrying(at);
-        self.mounts.retain(|m| m != at);
-    }
-
-    /// Detach `dev` and wait until the kernel has let go of its backing.
-    fn detach(&mut self, dev: &str) {
-        let _ = run_tool("losetup", &["-d", dev]);
-        self.loops.retain(|l| l != dev);
-        let name = dev.trim_start_matches("/dev/");
-        let backing = PathBuf::from(format!("/sys/block/{name}/loop/backing_file"));
-        for _ in 0..40 {
-            if !backing.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-/// Unmount, retrying briefly (a loop device detaches lazily).
-fn umount_retrying(at: &Path) {
-    for _ in 0..20 {
-        if run_tool("umount", &[&s(at)]).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(150));
-    }
-}
-
-impl Drop for Undo {
-    fn drop(&mut self) {
-        for m in self.mounts.iter().rev() {
-            umount_retrying(m);
-        }
-        for l in self.loops.iter().rev() {
-            let _ = run_tool("losetup", &["-d", l]);
-        }
-    }
-}
-
-fn s(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
-
-/// Root and the tools, or a printed reason to skip.
-fn root_with(test: &str, tools: &[&str]) -> bool {
-    if !is_root() {
-        skip(test, "needs root (loop devices, mounts)");
-        return false;
-    }
-    if let Some(t) = tools.iter().find(|t| !have(t)) {
-        skip(
-            test,
-            &format!("{t} is not installed (Debian: util-linux, e2fsprogs)"),
-        );
-        return false;
-    }
-    true
-}
 
 /// `storlab bench TARGET --rw=write` with `--allow-destroy`.
 fn write_with_allow_destroy(target: &Path) -> Output {
@@ -140,7 +44,7 @@ fn refused(out: &Output, needles: &[&str]) {
 #[test]
 fn the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy() {
     const T: &str = "the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy";
-    if !root_with(T, &["losetup", "mkfs.ext4", "mount", "umount", "e2fsck"]) {
+    if !needs_root_and(T, &["losetup", "mkfs.ext4", "mount", "umount", "e2fsck"]) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -149,8 +53,8 @@ fn the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy() {
         .unwrap()
         .set_len(32 << 20)
         .unwrap();
-    let mut undo = Undo::default();
-    let lo = undo.attach(&img).unwrap();
+    let mut undo = Stack::new();
+    let lo = undo.attach(&img, &[]).unwrap();
     let mnt = d.path().join("mnt");
     undo.ext4_mounted(&lo, &mnt).unwrap();
     std::fs::write(mnt.join("precious.txt"), b"user data").unwrap();
@@ -193,8 +97,7 @@ fn the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy() {
     );
     undo.umount(&mnt);
     run_tool("e2fsck", &["-fn", &lo]).expect("the file system checks clean");
-    run_tool("mount", &[&lo, &s(&mnt)]).expect("and mounts again");
-    undo.mounts.push(mnt.clone());
+    undo.mount(&lo, &mnt, &[]).expect("and mounts again");
     assert_eq!(
         std::fs::read(mnt.join("precious.txt")).unwrap(),
         b"user data"
@@ -204,15 +107,15 @@ fn the_image_behind_a_mounted_loop_is_never_written_even_with_allow_destroy() {
 #[test]
 fn a_loop_device_under_another_is_refused_mounted_or_not_and_free_once_detached() {
     const T: &str = "a_loop_device_under_another_is_refused_mounted_or_not_and_free_once_detached";
-    if !root_with(T, &["losetup", "mkfs.ext4", "mount", "umount"]) {
+    if !needs_root_and(T, &["losetup", "mkfs.ext4", "mount", "umount"]) {
         return;
     }
     let Some(a) = LoopDev::new(32 << 20) else {
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    let mut undo = Undo::default();
-    let b = undo.attach(&a.dev).unwrap();
+    let mut undo = Stack::new();
+    let b = undo.attach(&a.dev, &[]).unwrap();
     let mnt = d.path().join("mnt");
     undo.ext4_mounted(&b, &mnt).unwrap();
     let out = write_with_allow_destroy(&a.dev);
@@ -241,7 +144,7 @@ fn a_loop_device_under_another_is_refused_mounted_or_not_and_free_once_detached(
 #[test]
 fn a_file_two_loop_devices_below_a_mount_is_refused_naming_the_whole_chain() {
     const T: &str = "a_file_two_loop_devices_below_a_mount_is_refused_naming_the_whole_chain";
-    if !root_with(T, &["losetup", "mkfs.ext4", "mount", "umount"]) {
+    if !needs_root_and(T, &["losetup", "mkfs.ext4", "mount", "umount"]) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -250,9 +153,9 @@ fn a_file_two_loop_devices_below_a_mount_is_refused_naming_the_whole_chain() {
         .unwrap()
         .set_len(32 << 20)
         .unwrap();
-    let mut undo = Undo::default();
-    let a = undo.attach(&img).unwrap();
-    let b = undo.attach(Path::new(&a)).unwrap();
+    let mut undo = Stack::new();
+    let a = undo.attach(&img, &[]).unwrap();
+    let b = undo.attach(Path::new(&a), &[]).unwrap();
     let mnt = d.path().join("mnt");
     undo.ext4_mounted(&b, &mnt).unwrap();
     run_tool("sync", &[]).unwrap();
@@ -273,14 +176,14 @@ fn a_file_two_loop_devices_below_a_mount_is_refused_naming_the_whole_chain() {
 #[test]
 fn a_file_backing_an_unmounted_loop_device_is_refused_a_plain_file_is_not() {
     const T: &str = "a_file_backing_an_unmounted_loop_device_is_refused_a_plain_file_is_not";
-    if !root_with(T, &["losetup"]) {
+    if !needs_root_and(T, &["losetup"]) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
     let img = d.path().join("img");
     std::fs::write(&img, vec![0x5au8; 4 << 20]).unwrap();
-    let mut undo = Undo::default();
-    let lo = undo.attach(&img).unwrap();
+    let mut undo = Stack::new();
+    let lo = undo.attach(&img, &[]).unwrap();
     let out = write_with_allow_destroy(&img);
     refused(&out, &[&format!("{} backs {lo}", img.display())]);
     assert!(
@@ -315,14 +218,14 @@ fn a_plain_unused_loop_device_is_still_writable_with_allow_destroy() {
 #[test]
 fn a_symlink_to_a_mounted_device_names_the_link_and_the_device() {
     const T: &str = "a_symlink_to_a_mounted_device_names_the_link_and_the_device";
-    if !root_with(T, &["mkfs.ext4", "mount", "umount"]) {
+    if !needs_root_and(T, &["mkfs.ext4", "mount", "umount"]) {
         return;
     }
     let Some(lo) = LoopDev::new(32 << 20) else {
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    let mut undo = Undo::default();
+    let mut undo = Stack::new();
     let mnt = d.path().join("mnt");
     undo.ext4_mounted(&s(&lo.dev), &mnt).unwrap();
     let link = d.path().join("x");

@@ -237,6 +237,37 @@ fn every_argument_of_every_subcommand_survives_a_value_that_is_not_utf8() {
     }
 }
 
+/// inspect and monitor of a path whose name is not UTF-8 (the device under
+/// its file system; they were refused as text before).
+fn inspect_and_monitor_take_a_non_utf8_path(d: &Path) {
+    let plain = latin1(d, "plain-", "");
+    std::fs::create_dir(&plain).expect("mkdir");
+    let inspected = run_in(d, &[OsStr::new("inspect"), plain.as_os_str()]);
+    if inspected.status.code() != Some(0) {
+        // A temp dir on tmpfs has no block device: that is a refusal that
+        // names the path, never the parser's "invalid UTF-8".
+        assert!(
+            !stderr(&inspected).contains("invalid UTF-8") && inspected.status.code() == Some(2),
+            "inspect: {}",
+            stderr(&inspected)
+        );
+    }
+    let watched = run_in(
+        d,
+        &[
+            OsStr::new("monitor"),
+            plain.as_os_str(),
+            OsStr::new("0.05"),
+            OsStr::new("1"),
+        ],
+    );
+    assert!(
+        !stderr(&watched).contains("invalid UTF-8") && watched.status.code() != Some(101),
+        "monitor: {}",
+        stderr(&watched)
+    );
+}
+
 /// The commands that record their command line (bench, sweep, sim, monitor
 /// --record) ran, then panicked in `std::env::args()` while saving; each
 /// now runs to the end with paths that are not UTF-8, and the record keeps
@@ -326,34 +357,7 @@ fn paths_that_are_not_utf8_work_from_start_to_record() {
         ),
     );
 
-    // inspect and monitor of a path whose name is not UTF-8 (the device
-    // under its file system; they were refused as text before).
-    let plain = latin1(d, "plain-", "");
-    std::fs::create_dir(&plain).expect("mkdir");
-    let inspected = run_in(d, &[OsStr::new("inspect"), plain.as_os_str()]);
-    if inspected.status.code() != Some(0) {
-        // A temp dir on tmpfs has no block device: that is a refusal that
-        // names the path, never the parser's "invalid UTF-8".
-        assert!(
-            !stderr(&inspected).contains("invalid UTF-8") && inspected.status.code() == Some(2),
-            "inspect: {}",
-            stderr(&inspected)
-        );
-    }
-    let watched = run_in(
-        d,
-        &[
-            OsStr::new("monitor"),
-            plain.as_os_str(),
-            OsStr::new("0.05"),
-            OsStr::new("1"),
-        ],
-    );
-    assert!(
-        !stderr(&watched).contains("invalid UTF-8") && watched.status.code() != Some(101),
-        "monitor: {}",
-        stderr(&watched)
-    );
+    inspect_and_monitor_take_a_non_utf8_path(d);
 
     // sim with a non-UTF-8 scenario and chart.
     let scenario = latin1(d, "scenario-", ".toml");

@@ -36,20 +36,6 @@ fn replayed(file: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
-
-fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("storlab did not finish within {limit:?}: {}", stderr(&out));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
 /// `storlab monitor --record F 0.2 5 | head -1`: the display ends with the
 /// pipe, the recording does not: F holds all five intervals, replayable.
 #[test]
@@ -441,21 +427,15 @@ fn a_record_file_on_a_full_file_system_is_not_left_behind_empty() {
     }
     let d = tempfile::tempdir().unwrap();
     let mnt = d.path().join("full");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "storlab-test-full"])
-        .arg(&mnt)
-        .status()
-        .unwrap()
-        .success();
-    assert!(mounted, "mount tmpfs");
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(mnt.clone());
+    // Unmounted on every path out of the test.
+    let mut guard = loopdev::Stack::new();
+    guard
+        .mount(
+            "storlab-test-full",
+            &mnt,
+            &["-t", "tmpfs", "-o", "size=64k"],
+        )
+        .expect("mount tmpfs");
     // Fill it: a write that fails with ENOSPC leaves it full.
     let _ = std::fs::write(mnt.join("filler"), vec![7u8; 1 << 20]);
     let rec = mnt.join("rec.txt");

@@ -7,15 +7,8 @@
 
 use crate::util::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// A storlab command in `dir` with its own database `dir/results.db`.
-fn in_dir(dir: &Path) -> Command {
-    let mut c = cmd();
-    c.current_dir(dir).env("STORLAB_DB", dir.join("results.db"));
-    c
-}
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     in_dir(dir).args(args).output().unwrap()
@@ -44,25 +37,6 @@ fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string that outlives the call; mkfifo only reads it.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-}
-
-/// Wait for a child with a deadline; kill it and fail if it hangs.
-fn wait_at_most(mut child: std::process::Child, limit: Duration, what: &str) -> Output {
-    let t = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{what}: storlab did not finish within {limit:?} (blocked?)\nstderr:\n{}",
-                stderr(&out)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// A campaign file of one cell (null engine, 1 MiB) in `dir`.
@@ -360,51 +334,10 @@ fn a_fifo_as_json_out_is_refused_before_the_run() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = wait_at_most(child, Duration::from_secs(20), "--json-out FIFO");
+    let out = wait_named(child, Duration::from_secs(20), "--json-out FIFO");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("FIFO"), "{}", stderr(&out));
     assert_eq!(run_count(&dir.join("results.db")), 0, "nothing ran");
-}
-
-/// A tmpfs of `size` mounted on a new temp dir (root only).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn new(test: &str, size: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            skip(test, "needs root to mount a small tmpfs");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip(test, "cannot mount tmpfs");
-            return None;
-        }
-        Some(Tmpfs { dir })
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    fn remount_read_only(&self) -> bool {
-        Command::new("mount")
-            .args(["-o", "remount,ro"])
-            .arg(self.dir.path())
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
 }
 
 #[test]
@@ -532,7 +465,7 @@ fn stdout_errors_name_stdout_and_a_closed_pipe_is_quiet() {
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    let out = wait_at_most(child, Duration::from_secs(20), "closed pipe");
+    let out = wait_named(child, Duration::from_secs(20), "closed pipe");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("error"), "{}", stderr(&out));
 }
@@ -566,7 +499,7 @@ fn fifo_input_files_are_refused_at_once() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let out = wait_at_most(child, Duration::from_secs(20), &args.join(" "));
+        let out = wait_named(child, Duration::from_secs(20), &args.join(" "));
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
@@ -706,7 +639,7 @@ fn what_appears_at_the_output_path_during_the_run_is_never_written() {
             }
         }
         let before = std::fs::read(&out).unwrap();
-        let o = wait_at_most(child, Duration::from_secs(60), name);
+        let o = wait_named(child, Duration::from_secs(60), name);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert_eq!(o.status.code(), Some(2), "{name}: {err}");
         assert!(
@@ -761,7 +694,7 @@ fn a_fifo_as_the_database_is_named_at_once() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let o = wait_at_most(child, Duration::from_secs(30), args[0]);
+        let o = wait_named(child, Duration::from_secs(30), args[0]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(

@@ -6,60 +6,13 @@
 //! and children that die with their parent) and of user profiles (a broken
 //! one is named, the others still work).
 
-use crate::util::{cmd, have, is_root, ok, run_tool, skip, stderr, stdout};
+use crate::util::loopdev::Loop;
+use crate::util::{
+    campaign, campaign_cmd, cmd, needs_root_and, ok, run_tool, stderr, stdout, write,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// A loop device over a sparse file; detached on drop.
-struct Loop {
-    dev: String,
-}
-
-impl Loop {
-    fn new(img: &Path, size: &str) -> Result<Loop, String> {
-        run_tool("truncate", &["-s", size, img.to_str().unwrap()])?;
-        let dev = run_tool("losetup", &["--find", "--show", img.to_str().unwrap()])?;
-        Ok(Loop { dev })
-    }
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-    fn ra_file(&self) -> PathBuf {
-        PathBuf::from(format!("/sys/block/{}/queue/read_ahead_kb", self.name()))
-    }
-    fn ra(&self) -> u64 {
-        std::fs::read_to_string(self.ra_file())
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-    fn set_ra(&self, kb: u64) {
-        std::fs::write(self.ra_file(), kb.to_string()).unwrap();
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = run_tool("losetup", &["-d", &self.dev]);
-    }
-}
-
-fn needs_root_and(test: &str, tools: &[&str]) -> bool {
-    if !is_root() {
-        skip(test, "needs root (loop devices, /sys writes)");
-        return false;
-    }
-    if let Some(t) = tools.iter().find(|t| !have(t)) {
-        skip(
-            test,
-            &format!("{t} is not installed (Debian: util-linux procps)"),
-        );
-        return false;
-    }
-    true
-}
 
 /// Whether process `pid` runs (a zombie does not: this container's init
 /// may be slow to reap one).
@@ -112,7 +65,7 @@ fn two_tunes_of_one_device_at_once_one_runs_the_other_is_refused() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(&d.path().join("disk.img"), "2G").unwrap();
+    let lo = Loop::sparse(&d.path().join("disk.img"), 2 << 30).unwrap();
     let state = d.path().join("state");
     for round in 0..3 {
         lo.set_ra(3072);
@@ -168,7 +121,7 @@ fn a_killed_tunes_value_is_not_restored_to_a_reattached_loop_device() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(&d.path().join("a.img"), "2G").unwrap();
+    let lo = Loop::sparse(&d.path().join("a.img"), 2 << 30).unwrap();
     let other = d.path().join("b.img");
     run_tool("truncate", &["-s", "128M", other.to_str().unwrap()]).unwrap();
     lo.set_ra(3072);
@@ -309,28 +262,6 @@ fn a_broken_user_profile_is_named_and_the_others_still_work() {
         err.contains("broken.toml") && err.contains("profile broken") && !err.contains("panicked"),
         "{err}"
     );
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-/// `storlab campaign ARGS --yes` with its directory and database in `dir`.
-fn campaign_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = cmd();
-    c.arg("campaign")
-        .args(args)
-        .args(["--yes", "--dir"])
-        .arg(dir.join("campaigns"))
-        .arg("--db")
-        .arg(dir.join("r.db"));
-    c
-}
-
-fn campaign(dir: &Path, args: &[&str]) -> Output {
-    campaign_cmd(dir, args).output().unwrap()
 }
 
 /// The one campaign directory under `dir/campaigns`.

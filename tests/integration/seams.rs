@@ -3,54 +3,9 @@
 //! points it flags itself, a bench that says when O_DIRECT stops above the
 //! disk, and the everyday comforts (completions, man pages, `runs`).
 
-use crate::util::{cmd, have, is_root, run_tool, skip, stderr, stdout};
-use std::path::{Path, PathBuf};
-
-/// A loop device over a sparse file (buffered: no `--direct-io`);
-/// detached on drop.
-struct Loop {
-    dev: String,
-}
-
-impl Loop {
-    fn new(img: &Path, size: &str) -> Result<Loop, String> {
-        run_tool("truncate", &["-s", size, img.to_str().unwrap()])?;
-        let dev = run_tool("losetup", &["--find", "--show", img.to_str().unwrap()])?;
-        Ok(Loop { dev })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = run_tool("losetup", &["-d", &self.dev]);
-    }
-}
-
-/// A mount on a directory of the test's own; unmounted on drop.
-struct Mount {
-    at: PathBuf,
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = run_tool("umount", &[self.at.to_str().unwrap()]);
-    }
-}
-
-fn needs_root_and(test: &str, tools: &[&str]) -> bool {
-    if !is_root() {
-        skip(test, "needs root (loop devices, mounts, /sys writes)");
-        return false;
-    }
-    if let Some(t) = tools.iter().find(|t| !have(t)) {
-        skip(
-            test,
-            &format!("{t} is not installed (Debian: util-linux e2fsprogs coreutils)"),
-        );
-        return false;
-    }
-    true
-}
+use crate::util::loopdev::{Loop, Stack};
+use crate::util::{cmd, needs_root_and, stderr, stdout};
+use std::path::Path;
 
 /// Every point of this tuning is flagged (each reads a 32 MiB loop device
 /// again and again for 0.5 s, from the page cache): the tuner says
@@ -64,7 +19,7 @@ fn tune_readahead_with_every_point_flagged_is_inconclusive_and_recommends_nothin
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(&d.path().join("disk.img"), "32M").unwrap();
+    let lo = Loop::sparse(&d.path().join("disk.img"), 32 << 20).unwrap();
     let state = d.path().join("state");
     let out = cmd()
         .args(["tune", "readahead", &lo.dev, "--no-save"])
@@ -135,15 +90,14 @@ fn bench_on_a_buffered_loop_device_says_the_figures_are_the_page_caches() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let lo = Loop::new(&d.path().join("disk.img"), "64M").unwrap();
-    run_tool("mkfs.ext4", &["-q", "-F", &lo.dev]).unwrap();
+    let mut lo = Loop::sparse(&d.path().join("disk.img"), 64 << 20).unwrap();
+    let dev = lo.dev.clone();
+    lo.stack().mkfs("ext4", &["-q", "-F"], &dev).unwrap();
     let at = d.path().join("mnt");
-    std::fs::create_dir(&at).unwrap();
-    run_tool("mount", &[&lo.dev, at.to_str().unwrap()]).unwrap();
-    let m = Mount { at };
-    bench_warns_page_cache(&m.at, "ext4 on a buffered loop device");
+    lo.stack().mount(&dev, &at, &[]).unwrap();
+    bench_warns_page_cache(&at, "ext4 on a buffered loop device");
     // The loop device itself as the target (read in place).
-    drop(m);
+    lo.stack().umount(&at);
     let out = cmd()
         .args([
             "bench",
@@ -172,21 +126,10 @@ fn bench_on_tmpfs_says_the_figures_are_the_page_caches() {
     }
     let d = tempfile::tempdir().unwrap();
     let at = d.path().join("mnt");
-    std::fs::create_dir(&at).unwrap();
-    run_tool(
-        "mount",
-        &[
-            "-t",
-            "tmpfs",
-            "-o",
-            "size=64m",
-            "tmpfs",
-            at.to_str().unwrap(),
-        ],
-    )
-    .unwrap();
-    let m = Mount { at };
-    bench_warns_page_cache(&m.at, "tmpfs");
+    let mut m = Stack::new();
+    m.mount("tmpfs", &at, &["-t", "tmpfs", "-o", "size=64m"])
+        .unwrap();
+    bench_warns_page_cache(&at, "tmpfs");
 }
 
 /// A bandwidth phase of large transfers that ran the 10 s the warning

@@ -162,8 +162,12 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
             "sweep",
             d.to_str().unwrap(),
             "-q",
+            // Within the vocabulary's bounds (which are checked before any
+            // point runs) but more than the iodepth: refused by its point.
             "--vary",
-            "iodepth=1,5000,2",
+            "iodepth_batch=1,8,2",
+            "--iodepth",
+            "2",
             "--engine",
             "null",
             "--size",
@@ -176,7 +180,7 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     let doc = json(&out);
     let p = doc["points"].as_array().unwrap();
     assert!(
-        p[1]["error"].as_str().unwrap().contains("iodepth 5000"),
+        p[1]["error"].as_str().unwrap().contains("iodepth_batch 8"),
         "{}",
         p[1]
     );
@@ -189,9 +193,9 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     assert_eq!(doc["tool"]["name"], "storlab", "{doc}");
     // The failure is stored, tagged, with its error.
     let failed = p[1]["run_id"].as_i64().unwrap();
-    assert_eq!(tags(d)[&failed]["sweep_params"], "iodepth=5000");
+    assert_eq!(tags(d)[&failed]["sweep_params"], "iodepth_batch=8");
     let show = ok(&run(d, &["show", &failed.to_string()]));
-    assert!(show.contains("iodepth 5000"), "{show}");
+    assert!(show.contains("iodepth_batch 8"), "{show}");
 }
 
 #[test]

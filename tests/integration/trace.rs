@@ -436,7 +436,7 @@ fn blktrace_recorded_on_a_loop_device() {
         skip(name, "blktrace or losetup is not installed");
         return;
     }
-    let Some(lo) = crate::bench::LoopDev::new(16 << 20) else {
+    let Some(lo) = crate::util::LoopDev::new(16 << 20) else {
         return;
     };
     let debugfs = match DebugFs::ensure() {

@@ -41,17 +41,10 @@ pub fn storlab(args: &[&str]) -> Output {
     cmd().args(args).output().expect("run storlab")
 }
 
-/// Whether we run as root (loop devices, drop_caches, mounts).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Print why a test is skipped (and fail it in CI, where every tool is
-/// installed): see `storlab_types::skip_test`.
-pub fn skip(test: &str, why: &str) {
-    storlab_types::skip_test(test, why);
-}
+/// The shared scaffolding (one definition each, in `crates/testkit`): the
+/// skip rule (a failure with `CI=true`), root and tool probes, running a
+/// system tool, loop devices and mounts undone on drop.
+pub use storlab_testkit::{have, is_root, loopdev, root_with, run_tool, skip};
 
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -59,33 +52,6 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Whether a command is on the PATH.
-pub fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Run a system tool (losetup, mkfs, ...); its trimmed stdout, or an error
-/// naming the command and what it printed.
-pub fn run_tool(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let o = Command::new(cmd)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if o.status.success() {
-        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
 }
 
 /// A fio/storlab result file shipped with the store crate's tests.
@@ -140,4 +106,214 @@ pub fn assert_quick_check(out: &Output, dir: &std::path::Path) -> String {
     );
     assert!(!stderr(out).contains('\r'));
     text
+}
+
+/// Root and every one of `tools`, or `false` after a printed reason to skip
+/// (the root tests that make loop devices, mounts and /sys writes).
+pub fn needs_root_and(test: &str, tools: &[&str]) -> bool {
+    root_with(
+        test,
+        tools,
+        "loop devices, mounts, /sys writes",
+        "Debian: util-linux e2fsprogs xfsprogs btrfs-progs procps coreutils",
+    )
+}
+
+/// A loop device over a file of `size` bytes in a temporary directory of its
+/// own; detached, then the file removed, on drop. None (with a printed
+/// reason) when not root or losetup fails.
+pub struct LoopDev {
+    pub dev: PathBuf,
+    lo: loopdev::Loop,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    pub fn new(size: u64) -> Option<LoopDev> {
+        if !is_root() {
+            skip("loop device test", "needs root to create a loop device");
+            return None;
+        }
+        // A scratch file that cannot be made is a failure, never a skip.
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let backing = dir.path().join("backing.img");
+        std::fs::File::create(&backing)
+            .and_then(|f| f.set_len(size))
+            .expect("backing file");
+        match loopdev::Loop::over(&backing) {
+            Ok(lo) => Some(LoopDev {
+                dev: PathBuf::from(&lo.dev),
+                lo,
+                _dir: dir,
+            }),
+            Err(e) => {
+                skip("loop device test", &format!("losetup failed: {e}"));
+                None
+            }
+        }
+    }
+    pub fn name(&self) -> String {
+        self.lo.name().to_string()
+    }
+    /// Its path as text.
+    pub fn path(&self) -> String {
+        s(&self.dev)
+    }
+    /// The stack it belongs to: a file system made and mounted there is
+    /// unmounted before the device is detached, on every path.
+    pub fn stack(&mut self) -> &mut loopdev::Stack {
+        self.lo.stack()
+    }
+}
+
+/// A tmpfs of `size` mounted on a new temporary directory (root only);
+/// unmounted, then the directory removed, on drop.
+pub struct Tmpfs {
+    mount: loopdev::Stack,
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// None (with a printed reason) when not root or the mount fails.
+    pub fn new(test: &str, size: &str) -> Option<Tmpfs> {
+        if !is_root() {
+            skip(test, "needs root to mount a small tmpfs");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut mount = loopdev::Stack::new();
+        let opts = format!("size={size}");
+        if let Err(e) = mount.mount("tmpfs", dir.path(), &["-t", "tmpfs", "-o", &opts]) {
+            skip(test, &format!("cannot mount tmpfs: {e}"));
+            return None;
+        }
+        Some(Tmpfs { mount, dir })
+    }
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+    /// Remount it read-only; whether that worked.
+    pub fn remount_read_only(&self) -> bool {
+        run_tool(
+            "mount",
+            &["-o", "remount,ro", &self.dir.path().to_string_lossy()],
+        )
+        .is_ok()
+    }
+}
+
+/// `dir`'s path as text (for argument lists).
+pub fn s(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// A storlab command run in `dir` with `STORLAB_DB` at `dir/results.db`.
+pub fn in_dir(dir: &std::path::Path) -> Command {
+    let mut c = cmd();
+    c.current_dir(dir).env("STORLAB_DB", dir.join("results.db"));
+    c
+}
+
+/// stdout parsed as JSON, or a failure showing stdout and stderr.
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            stdout(out),
+            stderr(out)
+        )
+    })
+}
+
+/// `storlab bench DIR ARGS... --no-save --output-format json -q`, which must
+/// succeed; its JSON document.
+pub fn bench_json(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let d = dir.to_str().unwrap();
+    let mut a = vec!["bench", d];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--no-save", "--output-format", "json", "-q"]);
+    let out = storlab(&a);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{}",
+        stderr(&out),
+        stdout(&out)
+    );
+    json(&out)
+}
+
+/// A JSON number as u64, or a failure naming the value.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+/// Wait for a child with a deadline; kill it and fail if it hangs.
+pub fn wait_at_most(child: std::process::Child, limit: std::time::Duration) -> Output {
+    wait_named(child, limit, "storlab")
+}
+
+/// [`wait_at_most`], naming `what` ran in the failure.
+pub fn wait_named(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> Output {
+    let t = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: storlab did not finish within {limit:?} (blocked?)\nstderr:\n{}",
+                stderr(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether `dir` takes O_DIRECT and the kernel has io_uring (the engine
+/// tests on the real device), or why not.
+pub fn uring_and_direct(dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join("probe");
+    std::fs::write(&probe, vec![0u8; 4096]).map_err(|e| e.to_string())?;
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe)
+        .is_ok();
+    let _ = std::fs::remove_file(&probe);
+    if !direct {
+        return Err(format!("{} does not support O_DIRECT", dir.display()));
+    }
+    storlab_bench::uring_available().map_err(|e| format!("io_uring is not available: {e}"))
+}
+
+/// Write `text` to `dir/name`; its path.
+pub fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `storlab campaign ARGS --yes` with its directory (`dir/campaigns`) and
+/// database (`dir/r.db`) in `dir`.
+pub fn campaign_cmd(dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut c = cmd();
+    c.arg("campaign")
+        .args(args)
+        .args(["--yes", "--dir"])
+        .arg(dir.join("campaigns"))
+        .arg("--db")
+        .arg(dir.join("r.db"));
+    c
+}
+
+/// [`campaign_cmd`], run to the end.
+pub fn campaign(dir: &std::path::Path, args: &[&str]) -> Output {
+    campaign_cmd(dir, args).output().unwrap()
 }

@@ -355,19 +355,19 @@ bs = "64k"
     fn group_args_parse_and_bad_ones_name_the_group() {
         let g = parse_group_arg("rw=read numjobs=6,bs=1M time_based").unwrap();
         assert_eq!(g.numjobs, Some(6));
-        assert_eq!(g.rw.as_deref(), Some("read"));
+        assert_eq!(g.rw, Some(storlab_types::RwMode::Read));
         assert!(g.time_based.is_some());
         let e = parse_group_arg("rw=read colour=blue").unwrap_err().0;
         assert!(e.contains("colour") && e.contains("--group"), "{e}");
         let e = parse_group_arg("  ").unwrap_err().0;
         assert!(e.contains("key=value"), "{e}");
-        // A group's own bad value names the group.
+        // A group's own bad word is pointed at where it stands (line 5).
         let e = phases(
             "[[phase]]\n[[phase.group]]\nrw = \"read\"\n[[phase.group]]\nrw = \"sideways\"\n",
         )
         .unwrap_err()
         .0;
-        assert!(e.contains("group 2") && e.contains("sideways"), "{e}");
+        assert!(e.starts_with("job.toml:5:6: invalid rw 'sideways'"), "{e}");
     }
 
     #[test]

@@ -208,14 +208,14 @@ pub fn machine_defaults(
         warnings.push(format!(
             "io_uring is not available ({e}); psync is the default engine"
         ));
-        machine.engine = Some("psync".into());
+        machine.engine = Some(storlab_types::EngineKind::Psync);
     }
     if over.cache.is_none() && over.direct.is_none() && !crate::probe_direct(target) {
         warnings.push(
             "the target does not support O_DIRECT; the default cache mode is cold (buffered, pages evicted before each phase)"
                 .into(),
         );
-        machine.cache = Some("cold".into());
+        machine.cache = Some(storlab_types::CacheMode::Cold);
     }
     machine
 }
@@ -329,7 +329,12 @@ mod tests {
                 .map(ToString::to_string)
                 .unwrap_or_default()
         );
-        assert!(chain.starts_with("in fio job file x.fio"), "{chain}");
+        // Refused while reading the file (the vocabulary's bound on bs),
+        // naming the file, its section and the value.
+        assert!(
+            chain.starts_with("x.fio: [j]: invalid bs 0: from 512"),
+            "{chain}"
+        );
     }
 
     #[test]

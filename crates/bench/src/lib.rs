@@ -1,7 +1,7 @@
 //! `storlab-bench`: storlab's single-node I/O engine.
 //!
 //! The flow is one way: a job description ([`spec::JobFile`] /
-//! [`spec::PhaseSpec`]) is validated into [`storlab_types::PhaseParams`],
+//! [`PhaseSpec`]) is validated into [`storlab_types::PhaseParams`],
 //! [`prepare`] resolves them against the system into a [`ResolvedJob`]
 //! (target checked for safety, free space, files created), and [`run`] runs
 //! the phases and returns [`storlab_types::PhaseResult`]s. Nothing here

@@ -22,6 +22,12 @@ use storlab_types::{
 #[error("{0}")]
 pub struct SpecError(pub String);
 
+impl From<storlab_types::params::ValueError> for SpecError {
+    fn from(e: storlab_types::params::ValueError) -> SpecError {
+        SpecError(e.to_string())
+    }
+}
+
 fn err<T>(msg: impl Into<String>) -> Result<T, SpecError> {
     Err(SpecError(msg.into()))
 }
@@ -109,6 +115,61 @@ impl OptType for ByteSize {
 impl OptType for String {
     const KIND: OptKind = OptKind::Text;
 }
+impl OptType for RwMode {
+    const KIND: OptKind = OptKind::Text;
+}
+impl OptType for EngineKind {
+    const KIND: OptKind = OptKind::Text;
+}
+impl OptType for CacheMode {
+    const KIND: OptKind = OptKind::Text;
+}
+
+/// A choice-valued option's type (`rw`, `engine`, `cache`): its words are
+/// parsed once, where the spec is read, into the record's own enum (whose
+/// serde names the JSON keeps).
+pub trait Choice: Sized {
+    /// The option's key (and the vocabulary's parameter).
+    const KEY: &'static str;
+    /// The word as users write it, aliases included (`rw` for readwrite).
+    fn parse_word(s: &str) -> Option<Self>;
+}
+impl Choice for RwMode {
+    const KEY: &'static str = "rw";
+    fn parse_word(s: &str) -> Option<Self> {
+        RwMode::parse(s)
+    }
+}
+impl Choice for EngineKind {
+    const KEY: &'static str = "engine";
+    fn parse_word(s: &str) -> Option<Self> {
+        EngineKind::parse(s)
+    }
+}
+impl Choice for CacheMode {
+    const KEY: &'static str = "cache";
+    fn parse_word(s: &str) -> Option<Self> {
+        CacheMode::parse(s)
+    }
+}
+
+/// `T`'s word, or the vocabulary's refusal naming its choices.
+pub fn parse_choice<T: Choice>(value: &str) -> Result<T, SpecError> {
+    choice(T::KEY, value, T::parse_word)
+}
+
+/// Reads a choice-valued field of a [`PhaseSpec`] through [`parse_choice`],
+/// so a job file, a flag and `--vary` accept the same words.
+fn de_choice<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Choice,
+{
+    let word = String::deserialize(d)?;
+    parse_choice(&word)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(e.0))
+}
 
 /// One option, as the command line, job files and sweeps know it.
 #[derive(Debug, Clone, Copy)]
@@ -171,6 +232,7 @@ macro_rules! bench_options {
             long $long:literal, value $vn:literal
             $(, aliases [$($alias:literal),* $(,)?])?
             $(, negate $neg:literal)?
+            $(, read_with $with:literal)?
             ;
     )*) => {
         /// One phase as typed: every field optional; later layers override
@@ -182,6 +244,7 @@ macro_rules! bench_options {
             $(
                 $(#[doc = $doc])+
                 $($(#[serde(alias = $alias)])*)?
+                $(#[serde(deserialize_with = $with)])?
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
@@ -249,7 +312,7 @@ bench_options! {
     /// Phase name in tables and the store
     name: String = "", long "name", value "NAME";
     /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back); a job file's phase without rw reads, and `storlab bench` with no workload flag runs the quick check
-    rw: String = "", long "rw", value "PATTERN", aliases ["readwrite"];
+    rw: RwMode = "", long "rw", value "PATTERN", aliases ["readwrite"], read_with "de_choice";
     /// Percentage of reads in a mixed pattern (readwrite, randrw)
     rwmixread: u32 = "50", long "rwmixread", value "PCT";
     /// Block size, e.g. 4k, 64k, 1M
@@ -263,11 +326,11 @@ bench_options! {
     /// I/Os in flight per job
     iodepth: u32 = "1", long "iodepth", value "N";
     /// I/O engine: io_uring, libaio, psync, null (psync where io_uring is unavailable)
-    engine: String = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"];
+    engine: EngineKind = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"], read_with "de_choice";
     /// O_DIRECT: --direct or --direct=1 (same as --cache direct); --direct=0 is --cache cold
     direct: Flag = "", long "direct", value "0|1";
     /// Page-cache state: direct (O_DIRECT), cold (evicted before each phase), warm (pre-read); cold where O_DIRECT is unsupported
-    cache: String = "direct", long "cache", value "MODE";
+    cache: CacheMode = "direct", long "cache", value "MODE", read_with "de_choice";
     /// With --cache cold, also drop the whole page cache (root only)
     drop_caches: Flag = "off", long "drop-caches", value "0|1";
     /// Limit of the measured time, e.g. 30s, 2m
@@ -394,12 +457,39 @@ fn duration_ns(v: &Option<String>, what: &str) -> Result<Option<u64>, SpecError>
         .transpose()
 }
 
-fn in_range(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32, SpecError> {
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        err(format!("invalid {what} {v}: from {lo} to {hi}"))
+/// `v` if it lies within the bounds the parameter vocabulary gives `key`
+/// (the one copy of them: `storlab_types::params`).
+fn bounded(key: &str, v: u32) -> Result<u32, SpecError> {
+    storlab_types::params::check_number(key, u64::from(v))?;
+    Ok(v)
+}
+
+/// A choice-valued option's word (`rw`, `engine`, `cache`) parsed once
+/// into its type, or the vocabulary's refusal naming the choices.
+fn choice<T>(key: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T, SpecError> {
+    parse(value).ok_or_else(|| match storlab_types::params::lookup(key) {
+        Some(p) => SpecError::from(p.refuse(format!("'{value}'"))),
+        None => SpecError(format!("invalid {key} '{value}'")),
+    })
+}
+
+/// Checks a choice-valued option's word; other options pass.
+fn check_choice(key: &str, value: &str) -> Result<(), SpecError> {
+    match key {
+        "rw" => parse_choice::<RwMode>(value).map(drop),
+        "engine" => parse_choice::<EngineKind>(value).map(drop),
+        "cache" => parse_choice::<CacheMode>(value).map(drop),
+        _ => Ok(()),
     }
+}
+
+/// The default the option table declares for `T`'s option, parsed as a
+/// user's word would be: the value [`resolve_phase`] applies when no layer
+/// sets it.
+fn table_default<T: Choice>() -> Result<T, SpecError> {
+    let def =
+        find_option(T::KEY).ok_or_else(|| SpecError(format!("{} is no bench option", T::KEY)))?;
+    parse_choice(def.default)
 }
 
 /// Block sizes from `bs`/`bssplit`, each checked.
@@ -412,6 +502,7 @@ fn resolve_bs(s: &PhaseSpec) -> Result<Vec<BsWeight>, SpecError> {
         }],
     };
     for b in &bs {
+        storlab_types::params::check_number("bs", b.bs_bytes)?;
         if b.bs_bytes == 0 || b.bs_bytes % 512 != 0 {
             return err(format!(
                 "invalid block size {}: must be a non-zero multiple of 512 bytes (e.g. 4k, 64k, 1M)",
@@ -430,21 +521,17 @@ fn resolve_bs(s: &PhaseSpec) -> Result<Vec<BsWeight>, SpecError> {
 
 fn resolve_cache(s: &PhaseSpec) -> Result<CacheMode, SpecError> {
     Ok(match (&s.cache, s.direct) {
-        (Some(c), direct) => {
-            let m = CacheMode::parse(c).ok_or_else(|| {
-                SpecError(format!(
-                    "invalid cache mode '{c}': use direct, cold or warm"
-                ))
-            })?;
-            if direct == Some(Flag(true)) && m != CacheMode::Direct {
+        (Some(m), direct) => {
+            if direct == Some(Flag(true)) && *m != CacheMode::Direct {
                 return err(format!(
-                    "--direct contradicts cache = {c}: drop one of them"
+                    "--direct contradicts cache = {}: drop one of them",
+                    m.as_str()
                 ));
             }
-            m
+            *m
         }
         (None, Some(Flag(false))) => CacheMode::Cold,
-        (None, _) => CacheMode::Direct,
+        (None, _) => table_default::<CacheMode>()?,
     })
 }
 
@@ -497,18 +584,12 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if !s.group.is_empty() {
         return crate::groups::resolve_grouped(s, index);
     }
-    let rw = match &s.rw {
-        None => RwMode::Read,
-        Some(r) => RwMode::parse(r).ok_or_else(|| {
-            SpecError(format!(
-                "invalid rw '{r}': use one of read, write, randread, randwrite, readwrite (or rw), randrw, rmw"
-            ))
-        })?,
-    };
-    let rwmixread = in_range("rwmixread", s.rwmixread.unwrap_or(50), 0, 100)? as u8;
+    // The table's default: a phase without rw reads.
+    let rw = s.rw.unwrap_or(RwMode::Read);
+    let rwmixread = bounded("rwmixread", s.rwmixread.unwrap_or(50))? as u8;
     let bs = resolve_bs(s)?;
     let max_bs = bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
-    let size = s.size.map_or(256 << 20, |b| b.0);
+    let size = storlab_types::params::check_number("size", s.size.map_or(256 << 20, |b| b.0))?;
     if size < max_bs {
         return err(format!(
             "size {size} is smaller than the block size {max_bs}: use a larger --size"
@@ -516,21 +597,17 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     }
     // Whole blocks only: the tail that does not fill a block is not used.
     let size = size / max_bs * max_bs;
-    let numjobs = in_range("numjobs", s.numjobs.unwrap_or(1), 1, 4096)?;
-    let iodepth = in_range("iodepth", s.iodepth.unwrap_or(1), 1, 4096)?;
-    let iodepth_batch = s.iodepth_batch.unwrap_or(1);
-    if iodepth_batch == 0 || iodepth_batch > iodepth {
+    let numjobs = bounded("numjobs", s.numjobs.unwrap_or(1))?;
+    let iodepth = bounded("iodepth", s.iodepth.unwrap_or(1))?;
+    let iodepth_batch = bounded("iodepth_batch", s.iodepth_batch.unwrap_or(1))?;
+    if iodepth_batch > iodepth {
         return err(format!(
             "invalid iodepth_batch {iodepth_batch}: from 1 to the iodepth ({iodepth})"
         ));
     }
-    let engine = match &s.engine {
-        None => EngineKind::IoUring,
-        Some(e) => EngineKind::parse(e).ok_or_else(|| {
-            SpecError(format!(
-                "invalid engine '{e}': use io_uring, libaio, psync or null"
-            ))
-        })?,
+    let engine = match s.engine {
+        Some(e) => e,
+        None => table_default::<EngineKind>()?,
     };
     let cache = resolve_cache(s)?;
     let (runtime_ns, time_based, ramp_ns, null_latency_ns) = resolve_times(s, engine)?;
@@ -540,13 +617,9 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         Some(b) => parse_buffer_pattern(b)?,
     };
     let (log_interval_ns, steadystate) = resolve_series(s)?;
-    let loops = in_range("loops", s.loops.unwrap_or(1), 1, 1_000_000)?;
-    if let Some(n) = s.nrfiles
-        && n != 1
-    {
-        return err(format!(
-            "nrfiles {n} is not supported: storlab gives each job one file; use --numjobs {n} for {n} files"
-        ));
+    let loops = bounded("loops", s.loops.unwrap_or(1))?;
+    if let Some(n) = s.nrfiles {
+        bounded("nrfiles", n)?;
     }
     let thinktime_ns = match s.thinktime.as_deref().map(str::trim) {
         None => 0,
@@ -694,8 +767,11 @@ pub fn spec_from_pairs<'a>(
 }
 
 /// One option's value from text, by its kind.
+/// Whole numbers and sizes are checked against the bounds, and words
+/// against the choices, of the parameter vocabulary.
 pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> {
     let flag = format!("--{}", def.long);
+    let bound = |n: u64| storlab_types::params::check_number(def.key, n).map_err(SpecError::from);
     Ok(match def.kind {
         OptKind::Flag => toml::Value::Boolean(
             Flag::parse(value)
@@ -712,13 +788,19 @@ pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> 
                     "invalid value '{value}' for {flag}: expected a whole number"
                 ))
             })?;
+            if let Ok(u) = u64::try_from(n) {
+                bound(u)?;
+            }
             toml::Value::Integer(n)
         }
         OptKind::Size => {
-            parse_size(value).map_err(|e| SpecError(format!("{flag}: {e}")))?;
+            bound(parse_size(value).map_err(|e| SpecError(format!("{flag}: {e}")))?)?;
             toml::Value::String(value.to_string())
         }
-        OptKind::Text => toml::Value::String(value.to_string()),
+        OptKind::Text => {
+            check_choice(def.key, value)?;
+            toml::Value::String(value.to_string())
+        }
     })
 }
 
@@ -746,11 +828,13 @@ mod tests {
                 }
             }
             // Every option round-trips through a spec.
+            let choice =
+                storlab_types::params::lookup(o.key).and_then(|p| p.choices.first().copied());
             let sample = match o.kind {
                 OptKind::Flag => "1",
-                OptKind::Int => "3",
+                OptKind::Int => "1",
                 OptKind::Size => "8k",
-                OptKind::Text => "x",
+                OptKind::Text => choice.unwrap_or("x"),
             };
             let spec = spec_from_pairs([(o.key, sample)]).unwrap();
             let back = toml::Value::try_from(&spec).unwrap();
@@ -761,7 +845,7 @@ mod tests {
     #[test]
     fn aliases_reach_the_same_field() {
         let a = spec_from_pairs([("ioengine", "psync"), ("iodepth_batch_submit", "2")]).unwrap();
-        assert_eq!(a.engine.as_deref(), Some("psync"));
+        assert_eq!(a.engine, Some(EngineKind::Psync));
         assert_eq!(a.iodepth_batch, Some(2));
         let b =
             spec_from_pairs([("iodepth-batch", "2"), ("direct", "0"), ("iodepth", "4")]).unwrap();
@@ -859,7 +943,155 @@ mod tests {
         assert!(parse_buffer_pattern("ones").is_err());
     }
 
+    /// The bench options the vocabulary bounds, with their parameter.
+    fn bounded_options() -> Vec<(&'static OptDef, &'static storlab_types::params::Param)> {
+        storlab_types::params::PARAMS
+            .iter()
+            .filter(|p| p.min.is_some() || p.max.is_some() || !p.choices.is_empty())
+            .filter_map(|p| Some((find_option(p.option?)?, p)))
+            .collect()
+    }
+
+    /// Every way a value reaches a phase refuses `value` of `def` with
+    /// `want`: a flag (and `--group`, through `spec_from_pairs`), a job-file
+    /// key (TOML, then `resolve_phase`) and `--vary`.
+    fn refused_everywhere(def: &OptDef, value: &str, want: &str) {
+        let flag = spec_from_pairs([(def.key, value)]).and_then(|s| resolve_phase(&s, 0));
+        match flag {
+            Err(e) => assert!(e.0.contains(want), "flag: {e} (want {want})"),
+            Ok(r) => panic!("flag --{}={value} accepted: {r:?}", def.long),
+        }
+        let group = crate::groups::parse_group_arg(&format!("{}={value}", def.key));
+        let e = group.expect_err("--group accepted it").0;
+        assert!(e.contains(want), "--group: {e} (want {want})");
+        let toml_value = match def.kind {
+            OptKind::Int => value.to_string(),
+            _ => format!("{value:?}"),
+        };
+        // Refused as the file is read (a choice) or as its phase resolves.
+        let e = match toml::from_str::<PhaseSpec>(&format!("{} = {toml_value}", def.key)) {
+            Err(e) => e.message().to_string(),
+            Ok(spec) => resolve_phase(&spec, 0).expect_err("job file accepted it").0,
+        };
+        assert!(e.contains(want), "job file: {e} (want {want})");
+        let e = crate::Vary::parse(&format!("{}={value}", def.key))
+            .expect_err("--vary accepted it")
+            .0;
+        assert!(e.contains(want), "--vary: {e} (want {want})");
+    }
+
+    /// A value just outside each bound of the vocabulary, and a word outside
+    /// each list of choices, is refused the same way on every path.
+    #[test]
+    fn values_just_outside_the_vocabulary_are_refused_everywhere() {
+        let options = bounded_options();
+        for key in [
+            "rw",
+            "rwmixread",
+            "bs",
+            "numjobs",
+            "iodepth",
+            "engine",
+            "cache",
+            "nrfiles",
+        ] {
+            assert!(
+                options.iter().any(|(_, p)| p.key == key),
+                "{key} has no bound"
+            );
+        }
+        for (def, p) in options {
+            let mut outside = Vec::new();
+            if let Some(lo) = p.min.filter(|lo| *lo > 0) {
+                outside.push((lo - 1).to_string());
+            }
+            if let Some(hi) = p.max {
+                outside.push((hi + 1).to_string());
+            }
+            for v in outside {
+                let want = p.refuse(&v).to_string();
+                refused_everywhere(def, &v, &want);
+            }
+            if !p.choices.is_empty() {
+                let want = p.refuse("'nope'").to_string();
+                refused_everywhere(def, "nope", &want);
+                for c in p.choices {
+                    assert!(spec_from_pairs([(def.key, *c)]).is_ok(), "{c}");
+                }
+            }
+        }
+    }
+
+    /// The bounds live in the vocabulary only: what `resolve_phase` accepts
+    /// at each bound is what the vocabulary says.
+    #[test]
+    fn the_table_applies_the_vocabulary_bounds() {
+        for (def, p) in bounded_options() {
+            for v in [p.min, p.max].into_iter().flatten() {
+                let s = spec_from_pairs([(def.key, v.to_string().as_str())]);
+                let s = s.unwrap_or_else(|e| panic!("{} = {v}: {e}", def.key));
+                if def.key != "size" {
+                    resolve_phase(&s, 0).unwrap_or_else(|e| panic!("{} = {v}: {e}", def.key));
+                }
+            }
+        }
+    }
+
+    /// The defaults the table declares (and `--help` shows) are the ones
+    /// `resolve_phase` applies: setting every option to its declared default
+    /// resolves to the same phase as setting none.
+    #[test]
+    fn the_table_defaults_are_the_applied_defaults() {
+        let unset = resolve_phase(&PhaseSpec::default(), 0).unwrap();
+        let pairs: Vec<(&str, &str)> = OPTIONS
+            .iter()
+            .filter(|o| !o.default.is_empty())
+            .map(|o| (o.key, o.default))
+            .collect();
+        assert!(pairs.iter().any(|(k, _)| *k == "engine"));
+        assert!(pairs.iter().any(|(k, _)| *k == "cache"));
+        let set = resolve_phase(&spec_from_pairs(pairs.iter().copied()).unwrap(), 0).unwrap();
+        assert_eq!(set, unset);
+        assert_eq!(unset.engine, EngineKind::IoUring);
+        assert_eq!(unset.cache, CacheMode::Direct);
+        assert_eq!(unset.rw, RwMode::Read);
+    }
+
+    /// Choices are typed in the spec and written back with the record's
+    /// serde names: an alias (`rw`, `uring`) is read as its canonical word.
+    #[test]
+    fn choices_are_typed_and_keep_their_json_words() {
+        let s = spec_from_pairs([("rw", "rw"), ("ioengine", "uring"), ("cache", "warm")]).unwrap();
+        assert_eq!(s.rw, Some(RwMode::ReadWrite));
+        assert_eq!(s.engine, Some(EngineKind::IoUring));
+        assert_eq!(s.cache, Some(CacheMode::Warm));
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["rw"], "readwrite");
+        assert_eq!(json["engine"], "io_uring");
+        assert_eq!(json["cache"], "warm");
+        let back: PhaseSpec = serde_json::from_value(json).unwrap();
+        assert_eq!(back, s);
+    }
+
     proptest! {
+        /// Further out than one step: still the one refusal.
+        #[test]
+        fn values_outside_the_bounds_are_refused_everywhere(i in 0usize..64, d in 1u64..100_000, above in any::<bool>()) {
+            let options: Vec<_> = bounded_options()
+                .into_iter()
+                .filter(|(_, p)| p.choices.is_empty())
+                .collect();
+            let (def, p) = options[i % options.len()];
+            let v = match (above, p.min, p.max) {
+                (true, _, Some(hi)) => hi + d,
+                (_, Some(lo), _) if lo >= d => lo - d,
+                (_, _, Some(hi)) => hi + d,
+                _ => return Ok(()),
+            };
+            let v = v.to_string();
+            refused_everywhere(def, &v, &p.refuse(&v).to_string());
+        }
+
         #[test]
         fn bssplit_never_panics(s in "[0-9kKmM/:%]{0,30}") {
             let _ = parse_bssplit(&s);

@@ -886,7 +886,7 @@ fn prepare_cache(
     control: &Control,
 ) -> CacheReport {
     let mut rep = CacheReport {
-        mode: p.cache.as_str().to_string(),
+        mode: p.cache.into(),
         ..Default::default()
     };
     let bytes: u64 = files.iter().map(|&f| job.target.files[f].size).sum();

@@ -189,8 +189,8 @@ bs = "4k"
         let path = Path::new("j.toml");
         let f = JobFile::parse(text, path).unwrap();
         let base = PhaseSpec {
-            engine: Some("psync".into()),
-            cache: Some("warm".into()),
+            engine: Some(EngineKind::Psync),
+            cache: Some(CacheMode::Warm),
             ..Default::default()
         };
         let ph = f.phases(text, path, &base, &PhaseSpec::default()).unwrap();
@@ -236,7 +236,9 @@ bs = "4k"
         let e = p("[[phase]]\nrw = \"read\"\n[[phase]]\nrw = \"sideways\"\n")
             .unwrap_err()
             .0;
-        assert!(e.starts_with("job.toml:3:1: phase 2:"), "{e}");
+        // A choice is read as its type, so the file's reader points at the
+        // word itself (line 4, column 6) and lists the choices.
+        assert!(e.starts_with("job.toml:4:6: invalid rw 'sideways'"), "{e}");
         assert!(e.contains("randrw"), "{e}");
         let e = p("[global]\nruntime = \"5 parsecs\"\n").unwrap_err().0;
         assert!(e.contains("runtime"), "{e}");

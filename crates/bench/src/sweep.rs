@@ -245,7 +245,8 @@ mod tests {
                 );
                 let sample = match def.kind {
                     crate::OptKind::Flag => "1",
-                    crate::OptKind::Int => "2",
+                    // The smallest value the vocabulary allows (nrfiles: only 1).
+                    crate::OptKind::Int => "1",
                     crate::OptKind::Size => "8k",
                     crate::OptKind::Text => continue,
                 };
@@ -299,6 +300,28 @@ mod tests {
         assert_eq!(expand(&[], false).unwrap().len(), 1);
         let big = [v("numjobs=1..1000:+1"), v("iodepth=1..1000:+1")];
         assert!(expand(&big, false).is_err());
+    }
+
+    /// A value outside the vocabulary's bounds is refused when the sweep
+    /// is read, before any point runs, with the vocabulary's message.
+    #[test]
+    fn vary_refuses_values_outside_the_bounds() {
+        for (spec, want) in [
+            (
+                "iodepth=0,1",
+                "invalid iodepth 0: from 1 to 4096 (e.g. iodepth=1)",
+            ),
+            ("qd=1,4097", "invalid iodepth 4097: from 1 to 4096"),
+            ("numjobs=1..8192:x2", "invalid numjobs 8192: from 1 to 4096"),
+            ("rwmixread=50,101", "invalid rwmixread 101: from 0 to 100"),
+            (
+                "engine=psync,nope",
+                "invalid engine 'nope': one of io_uring",
+            ),
+        ] {
+            let e = Vary::parse(spec).unwrap_err().0;
+            assert!(e.contains(want), "{spec}: {e}");
+        }
     }
 
     #[test]

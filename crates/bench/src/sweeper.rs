@@ -139,7 +139,7 @@ pub fn point_spec<'a>(
         }
     }
     if !job && over.rw.is_none() {
-        over.rw = Some("read".into());
+        over.rw = Some(storlab_types::RwMode::Read);
     }
     Ok((over, groups))
 }
@@ -443,7 +443,11 @@ mod tests {
         let (over, groups) = point_spec(&base, &points[0], false).unwrap();
         assert_eq!(over.bs.map(|b| b.0), Some(8192));
         assert_eq!(over.iodepth, Some(4));
-        assert_eq!(over.rw.as_deref(), Some("read"), "one phase of reads");
+        assert_eq!(
+            over.rw,
+            Some(storlab_types::RwMode::Read),
+            "one phase of reads"
+        );
         assert_eq!(over.group_over["w"].numjobs, Some(2));
         assert_eq!(groups, ["w"]);
         assert_eq!(point_spec(&base, &points[0], true).unwrap().0.rw, None);

@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(parse_schedstat("1200\n"), None);
         assert_eq!(parse_schedstat("x y z"), None);
         let Some((cpu0, _)) = thread_sched() else {
-            storlab_types::skip_test("thread_sched", "no /proc/thread-self/schedstat");
+            storlab_testkit::skip("thread_sched", "no /proc/thread-self/schedstat");
             return;
         };
         // Spin for 20 ms of this thread's CPU time: the counter must move.

@@ -6,7 +6,7 @@
 //! process, or one rank alone) for tests. On it sit what bench and md
 //! need from their ranks:
 //!
-//! - [`bench`]: [`bench::Ranks`] (the communicator with every rank's node
+//! - [`bench`](mod@bench): [`bench::Ranks`] (the communicator with every rank's node
 //!   and RAM), [`bench::ClusterSync`] (bench's `PhaseSync`: the phase start
 //!   barriers, the 20 ms reductions, the per-phase gather and merge at rank
 //!   0), the target message rank 0 broadcasts, each rank's local job;

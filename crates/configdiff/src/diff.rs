@@ -360,8 +360,8 @@ pub fn run_differences(run: &BenchReport, base: &BenchReport) -> Vec<Difference>
     diff(
         "target_kind",
         Scope::Target,
-        t.kind.clone(),
-        bt.kind.clone(),
+        t.kind.to_string(),
+        bt.kind.to_string(),
     );
     diff(
         "filesystem",

@@ -31,9 +31,7 @@ pub mod vary;
 
 /// The store's test records, shared rather than copied (check's tests).
 #[cfg(test)]
-#[path = "../../store/src/testdata.rs"]
-#[allow(dead_code)] // the store's tests use the rest
-mod store_testdata;
+use storlab_testkit::records as store_testdata;
 
 pub use diff::{Difference, Scope, differences, phase_differences, run_differences};
 pub use matching::{MatchedBy, Matching, PhaseMatch, match_groups, match_phases};
@@ -84,4 +82,4 @@ impl Judgement {
 }
 
 #[cfg(test)]
-mod testdata;
+use storlab_testkit::json_records as testdata;

@@ -780,38 +780,18 @@ fn rfc3339(unix_ms: u64) -> String {
     storlab_types::time::rfc3339_unix_ms(unix_ms)
 }
 
-/// Turn one group of fio job entries (a job and its clones) into a phase.
-// long-function: fio job fields mapped one by one onto the phase record.
-fn phase_of(
-    entries: &[&Map<String, Value>],
-    global: &BTreeMap<String, String>,
-    started_ms: u64,
-) -> Result<PhaseResult, SkippedJob> {
-    let first = entries[0];
-    let name = first
-        .get("jobname")
-        .and_then(Value::as_str)
-        .unwrap_or("job")
-        .to_string();
-    let mut map = global.clone();
-    map.extend(options_of(first.get("job options")));
-    let kb_base = match map.get("kb_base").map(String::as_str) {
-        Some("1000") => 1000,
-        _ => 1024,
-    };
-    let opts = Opts { map, kb_base };
-    let mut warnings = Vec::new();
-    let (rw, rwmixread) = rw_of(&opts, &name)?;
-    let use_lat = fio_bool(opts.get("lat_percentiles"))
-        || entries.iter().any(|e| {
-            ["read", "write"].iter().any(|d| {
-                e.get(*d)
-                    .and_then(|d| d.get("lat_ns").or_else(|| d.get("lat")))
-                    .and_then(|l| l.get("percentile"))
-                    .and_then(Value::as_object)
-                    .is_some_and(|p| p.iter().any(|(_, v)| v.as_f64().unwrap_or(0.0) > 0.0))
-            })
-        });
+/// The per-job part of a phase: each fio job entry's figures, and the
+/// phase's CPU time and errors summed over them.
+struct Jobs {
+    per_job: Vec<JobResult>,
+    reads: Vec<Dir>,
+    writes: Vec<Dir>,
+    user_ns: u64,
+    sys_ns: u64,
+    errors: BTreeMap<String, u64>,
+}
+
+fn jobs_of(entries: &[&Map<String, Value>], use_lat: bool, warnings: &mut Vec<String>) -> Jobs {
     let mut per_job = Vec::new();
     let mut reads = Vec::new();
     let mut writes = Vec::new();
@@ -865,18 +845,27 @@ fn phase_of(
         reads.push(r);
         writes.push(wr);
     }
-    let read = merge_dirs(&reads, &mut warnings, "read");
-    let write = merge_dirs(&writes, &mut warnings, "write");
-    let elapsed_ns = per_job
-        .iter()
-        .map(|j| j.elapsed_ns)
-        .max()
-        .unwrap_or(0)
-        .max(read.runtime_ns)
-        .max(write.runtime_ns);
-    let read_s = dir_stats(&read, "read", &mut warnings);
-    let write_s = dir_stats(&write, "write", &mut warnings);
-    let total = match (read.ops > 0, write.ops > 0) {
+    Jobs {
+        per_job,
+        reads,
+        writes,
+        user_ns,
+        sys_ns,
+        errors,
+    }
+}
+
+/// A phase's total over both directions: one direction's figures when only
+/// it moved; else the sums, and latency only where both directions have
+/// histograms to merge.
+fn total_of(
+    read: &Dir,
+    write: &Dir,
+    read_s: DirStats,
+    write_s: DirStats,
+    warnings: &mut Vec<String>,
+) -> DirStats {
+    match (read.ops > 0, write.ops > 0) {
         (true, false) => read_s,
         (false, true) => write_s,
         _ => {
@@ -890,8 +879,7 @@ fn phase_of(
                 .filter(|l| l.bins.is_some())
                 .collect();
             let lat_ns = if both.len() == 2 {
-                merge_lats(&both, &mut warnings, "total")
-                    .map(|l| latency_stats(&l, "total", &mut warnings))
+                merge_lats(&both, warnings, "total").map(|l| latency_stats(&l, "total", warnings))
             } else {
                 if ops > 0 {
                     warnings.push(
@@ -910,7 +898,12 @@ fn phase_of(
                 lat_ns,
             }
         }
-    };
+    }
+}
+
+/// fio's cache options as a cache mode: O_DIRECT, else invalidated (cold,
+/// not verified), else warm; and whether the I/O was direct.
+fn cache_of(opts: &Opts) -> (bool, CacheMode, Option<String>) {
     let direct =
         fio_bool(opts.get("direct")) || opts.get("buffered").is_some_and(|b| b.trim() == "0");
     let invalidate = opts.get("invalidate").is_none_or(|v| fio_bool(Some(v)));
@@ -927,6 +920,134 @@ fn phase_of(
     } else {
         (CacheMode::Warm, None)
     };
+    (direct, cache, method)
+}
+
+/// What `phase_of` worked out before the parameters are filled in.
+struct Fixed {
+    name: String,
+    rw: RwMode,
+    rwmixread: u8,
+    bs: Vec<BsWeight>,
+    size_bytes: u64,
+    engine: EngineKind,
+    cache: CacheMode,
+    buffer_pattern: BufferPattern,
+}
+
+/// The phase's parameters: fio's job options, one field after another.
+fn params_of(opts: &Opts, entries: usize, f: Fixed) -> PhaseParams {
+    let Fixed {
+        name,
+        rw,
+        rwmixread,
+        bs,
+        size_bytes,
+        engine,
+        cache,
+        buffer_pattern,
+    } = f;
+    PhaseParams {
+        name,
+        rw,
+        rwmixread: rw.read_pct(rwmixread),
+        bs,
+        size_bytes,
+        numjobs: opts.num::<u32>("numjobs").unwrap_or(1).max(entries as u32),
+        iodepth: opts.num::<u32>("iodepth").unwrap_or(1),
+        engine,
+        cache,
+        runtime_ns: opts.get("runtime").and_then(|v| fio_time_ns(v)),
+        time_based: fio_bool(opts.get("time_based")),
+        ramp_ns: opts
+            .get("ramp_time")
+            .and_then(|v| fio_time_ns(v))
+            .unwrap_or(0),
+        fsync_every: opts.num::<u32>("fsync").unwrap_or(0),
+        end_fsync: fio_bool(opts.get("end_fsync")),
+        layout: FileLayout::PerJob,
+        buffer_pattern,
+        random_with_replacement: fio_bool(opts.get("norandommap")),
+        verify: opts
+            .get("verify")
+            .is_some_and(|v| !matches!(v.trim(), "0" | "null" | "")),
+        seed: opts.num::<u64>("randseed").unwrap_or(0),
+        sqpoll: fio_bool(opts.get("sqthread_poll")),
+        registered: fio_bool(opts.get("fixedbufs")) || fio_bool(opts.get("registerfiles")),
+        // `rate_iops=R[,W]`: the read cap (or the only one).
+        rate_iops: opts
+            .get("rate_iops")
+            .and_then(|v| v.split(',').find(|x| !x.trim().is_empty()))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0),
+        // fio pre-allocates new files unless `fallocate=none` (or 0).
+        fallocate: opts
+            .get("fallocate")
+            .is_none_or(|v| !matches!(v.trim(), "none" | "0" | "false")),
+        // fio's `iodepth_batch_submit` (alias `iodepth_batch`), default 1.
+        iodepth_batch: opts
+            .num::<u32>("iodepth_batch_submit")
+            .or_else(|| opts.num::<u32>("iodepth_batch"))
+            .filter(|b| *b > 0)
+            .unwrap_or(1),
+        log_interval_ns: 1_000_000_000,
+        loops: 1,
+        ..Default::default()
+    }
+}
+
+/// Turn one group of fio job entries (a job and its clones) into a phase.
+fn phase_of(
+    entries: &[&Map<String, Value>],
+    global: &BTreeMap<String, String>,
+    started_ms: u64,
+) -> Result<PhaseResult, SkippedJob> {
+    let first = entries[0];
+    let name = first
+        .get("jobname")
+        .and_then(Value::as_str)
+        .unwrap_or("job")
+        .to_string();
+    let mut map = global.clone();
+    map.extend(options_of(first.get("job options")));
+    let kb_base = match map.get("kb_base").map(String::as_str) {
+        Some("1000") => 1000,
+        _ => 1024,
+    };
+    let opts = Opts { map, kb_base };
+    let mut warnings = Vec::new();
+    let (rw, rwmixread) = rw_of(&opts, &name)?;
+    let use_lat = fio_bool(opts.get("lat_percentiles"))
+        || entries.iter().any(|e| {
+            ["read", "write"].iter().any(|d| {
+                e.get(*d)
+                    .and_then(|d| d.get("lat_ns").or_else(|| d.get("lat")))
+                    .and_then(|l| l.get("percentile"))
+                    .and_then(Value::as_object)
+                    .is_some_and(|p| p.iter().any(|(_, v)| v.as_f64().unwrap_or(0.0) > 0.0))
+            })
+        });
+    let Jobs {
+        per_job,
+        reads,
+        writes,
+        user_ns,
+        sys_ns,
+        errors,
+    } = jobs_of(entries, use_lat, &mut warnings);
+    let read = merge_dirs(&reads, &mut warnings, "read");
+    let write = merge_dirs(&writes, &mut warnings, "write");
+    let elapsed_ns = per_job
+        .iter()
+        .map(|j| j.elapsed_ns)
+        .max()
+        .unwrap_or(0)
+        .max(read.runtime_ns)
+        .max(write.runtime_ns);
+    let read_s = dir_stats(&read, "read", &mut warnings);
+    let write_s = dir_stats(&write, "write", &mut warnings);
+    let total = total_of(&read, &write, read_s, write_s, &mut warnings);
+    let (direct, cache, method) = cache_of(&opts);
     let size_bytes = match opts.get("size") {
         Some(s) => fio_size(s, kb_base).unwrap_or_else(|_| {
             warnings.push(format!(
@@ -952,56 +1073,20 @@ fn phase_of(
     let engine = engine_of(&opts, &mut warnings);
     let interrupted = !errors.is_empty();
     Ok(PhaseResult {
-        params: PhaseParams {
-            name,
-            rw,
-            rwmixread: rw.read_pct(rwmixread),
-            bs,
-            size_bytes,
-            numjobs: opts
-                .num::<u32>("numjobs")
-                .unwrap_or(1)
-                .max(entries.len() as u32),
-            iodepth: opts.num::<u32>("iodepth").unwrap_or(1),
-            engine,
-            cache,
-            runtime_ns: opts.get("runtime").and_then(|v| fio_time_ns(v)),
-            time_based: fio_bool(opts.get("time_based")),
-            ramp_ns: opts
-                .get("ramp_time")
-                .and_then(|v| fio_time_ns(v))
-                .unwrap_or(0),
-            fsync_every: opts.num::<u32>("fsync").unwrap_or(0),
-            end_fsync: fio_bool(opts.get("end_fsync")),
-            layout: FileLayout::PerJob,
-            buffer_pattern,
-            random_with_replacement: fio_bool(opts.get("norandommap")),
-            verify: opts
-                .get("verify")
-                .is_some_and(|v| !matches!(v.trim(), "0" | "null" | "")),
-            seed: opts.num::<u64>("randseed").unwrap_or(0),
-            sqpoll: fio_bool(opts.get("sqthread_poll")),
-            registered: fio_bool(opts.get("fixedbufs")) || fio_bool(opts.get("registerfiles")),
-            // `rate_iops=R[,W]`: the read cap (or the only one).
-            rate_iops: opts
-                .get("rate_iops")
-                .and_then(|v| v.split(',').find(|x| !x.trim().is_empty()))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0),
-            // fio pre-allocates new files unless `fallocate=none` (or 0).
-            fallocate: opts
-                .get("fallocate")
-                .is_none_or(|v| !matches!(v.trim(), "none" | "0" | "false")),
-            // fio's `iodepth_batch_submit` (alias `iodepth_batch`), default 1.
-            iodepth_batch: opts
-                .num::<u32>("iodepth_batch_submit")
-                .or_else(|| opts.num::<u32>("iodepth_batch"))
-                .filter(|b| *b > 0)
-                .unwrap_or(1),
-            log_interval_ns: 1_000_000_000,
-            loops: 1,
-            ..Default::default()
-        },
+        params: params_of(
+            &opts,
+            entries.len(),
+            Fixed {
+                name,
+                rw,
+                rwmixread,
+                bs,
+                size_bytes,
+                engine,
+                cache,
+                buffer_pattern,
+            },
+        ),
         started_at: rfc3339(started_ms),
         elapsed_ns,
         fsync_in_window: fio_bool(opts.get("end_fsync")),
@@ -1049,8 +1134,12 @@ fn phase_of(
     })
 }
 
-// long-function: the document level of the import: version, globals, jobs, clones, in order.
-fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchReport, ImportError> {
+/// A job entry of fio's document.
+type Entry<'a> = &'a Map<String, Value>;
+
+/// fio's version and its job entries (the aggregate "All clients" entries
+/// of `fio --client` left out), or why the document is not fio's.
+fn job_entries(doc: &Map<String, Value>) -> Result<(Option<&str>, Vec<Entry<'_>>), ImportError> {
     let version = doc.get("fio version").and_then(Value::as_str);
     // fio --client puts the jobs under "client_stats" with one aggregate
     // entry per group named "All clients".
@@ -1087,8 +1176,11 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
             reason: "the \"jobs\" list is empty".into(),
         });
     }
-    check_types(doc)?;
-    let global = options_of(doc.get("global options"));
+    Ok((version, entries))
+}
+
+/// When fio ended, in ms since 1970 (0 when the document does not say).
+fn end_ms_of(doc: &Map<String, Value>) -> Result<u64, ImportError> {
     let end_ms = match u64_of(doc.get("timestamp_ms")) {
         Some(ms) => ms,
         None => match u64_of(doc.get("timestamp")) {
@@ -1110,7 +1202,12 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         });
     }
 
-    // Group clones: consecutive entries with the same job name and group.
+    Ok(end_ms)
+}
+
+/// A job and its clones: consecutive entries with the same job name, group
+/// and host.
+fn clone_groups(entries: Vec<Entry<'_>>) -> Vec<Vec<Entry<'_>>> {
     let key = |j: &Map<String, Value>| {
         (
             j.get("jobname")
@@ -1131,6 +1228,16 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
             _ => groups.push(vec![e]),
         }
     }
+    groups
+}
+
+/// Each clone group as a phase, timed back from fio's end: the run's start,
+/// the phases, and the groups that could not be imported (and why).
+fn phases_of(
+    groups: &[Vec<&Map<String, Value>>],
+    global: &BTreeMap<String, String>,
+    end_ms: u64,
+) -> Result<(u64, Vec<PhaseResult>, Vec<SkippedJob>), ImportError> {
     // fio runs groups one after another (stonewall) and the jobs of a
     // group together; it stamps the document when it ends, so start times
     // are counted back from there.
@@ -1150,7 +1257,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
             .unwrap_or(0)
     };
     let mut by_groupid: BTreeMap<u64, u64> = BTreeMap::new();
-    for g in &groups {
+    for g in groups {
         let id = u64_of(g[0].get("groupid")).unwrap_or(0);
         let ms = group_ms(g);
         let e = by_groupid.entry(id).or_insert(0);
@@ -1160,13 +1267,13 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
     let start_ms = end_ms.saturating_sub(total_ms);
     let mut phases = Vec::new();
     let mut skipped = Vec::new();
-    for g in &groups {
+    for g in groups {
         let id = u64_of(g[0].get("groupid")).unwrap_or(0);
         let before: u64 = by_groupid
             .range(..id)
             .map(|(_, &ms)| ms)
             .fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
-        match phase_of(g, &global, start_ms.saturating_add(before)) {
+        match phase_of(g, global, start_ms.saturating_add(before)) {
             Ok(p) => phases.push(p),
             Err(e) => skipped.push(e),
         }
@@ -1177,16 +1284,17 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
             reason: reasons.join("; "),
         });
     }
-    let mut warnings = vec![format!(
-        "imported from {} JSON output; start times are derived from fio's end-of-run timestamp",
-        version.unwrap_or("fio")
-    )];
-    warnings.extend(skipped.into_iter().map(|s| format!("not imported: {s}")));
+    Ok((start_ms, phases, skipped))
+}
 
-    // Reconstruct the command line from the options, for the record.
+/// The command line that would run the imported jobs, for the record.
+fn command_line_of(
+    global: &BTreeMap<String, String>,
+    groups: &[Vec<&Map<String, Value>>],
+) -> Vec<String> {
     let mut command_line = vec!["fio".to_string(), "--output-format=json".to_string()];
     command_line.extend(global.iter().map(|(k, v)| fio_arg(k, v)));
-    for g in &groups {
+    for g in groups {
         let name = g[0].get("jobname").and_then(Value::as_str).unwrap_or("job");
         command_line.push(format!("--name={name}"));
         command_line.extend(
@@ -1196,6 +1304,16 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
                 .map(|(k, v)| fio_arg(k, v)),
         );
     }
+    command_line
+}
+
+/// The target of the first job (its filename or directory) and the first
+/// disk fio reported.
+fn target_of(
+    doc: &Map<String, Value>,
+    global: &BTreeMap<String, String>,
+    groups: &[Vec<&Map<String, Value>>],
+) -> TargetInfo {
     let first_opts = {
         let mut m = global.clone();
         m.extend(options_of(groups[0][0].get("job options")));
@@ -1222,6 +1340,31 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         .and_then(|d| d.get("name"))
         .and_then(Value::as_str)
         .map(|n| format!("/dev/{n}"));
+    TargetInfo {
+        path,
+        kind: kind.into(),
+        files: vec![],
+        device,
+        ..Default::default()
+    }
+}
+
+/// The document level of the import: version, globals, jobs, clones, in order.
+fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchReport, ImportError> {
+    let (version, entries) = job_entries(doc)?;
+    check_types(doc)?;
+    let global = options_of(doc.get("global options"));
+    let end_ms = end_ms_of(doc)?;
+    let groups = clone_groups(entries);
+    let (start_ms, phases, skipped) = phases_of(&groups, &global, end_ms)?;
+    let mut warnings = vec![format!(
+        "imported from {} JSON output; start times are derived from fio's end-of-run timestamp",
+        version.unwrap_or("fio")
+    )];
+    warnings.extend(skipped.into_iter().map(|s| format!("not imported: {s}")));
+
+    let command_line = command_line_of(&global, &groups);
+    let target = target_of(doc, &global, &groups);
     let host = groups[0][0]
         .get("hostname")
         .and_then(Value::as_str)
@@ -1248,13 +1391,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
             hostname: host,
             ..Default::default()
         },
-        target: TargetInfo {
-            path,
-            kind: kind.into(),
-            files: vec![],
-            device,
-            ..Default::default()
-        },
+        target,
         phases,
         warnings,
         monitor: None,

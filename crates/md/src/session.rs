@@ -9,9 +9,7 @@ use crate::{Control, MdError, MdFs, MdSpec, RankPhase, Solo, Tree, record};
 use std::path::{Path, PathBuf};
 use storlab_bench::TargetError;
 use storlab_types::time::now_rfc3339;
-use storlab_types::{
-    BenchReport, HostInfo, PhaseResult, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
-};
+use storlab_types::{BenchReport, HostInfo, PhaseResult};
 
 /// Why an md run could not be made or finished.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +49,6 @@ pub fn run_solo<F: MdFs, E, D: FnOnce()>(
     tree: &Tree,
     target: &Path,
     host: HostInfo,
-    command_line: Vec<String>,
     control: &Control,
     keep: bool,
     begin: impl FnOnce(&BenchReport) -> Result<D, E>,
@@ -59,24 +56,7 @@ pub fn run_solo<F: MdFs, E, D: FnOnce()>(
 ) -> Result<SoloRun, SessionError<E>> {
     let (run_dir, info) = storlab_bench::own_run_dir(target)?;
     let mut not_removed = Vec::new();
-    let header = BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line,
-        started_at: now_rfc3339(),
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host,
-        target: info,
-        phases: Vec::new(),
-        warnings: Vec::new(),
-        monitor: None,
-        repeat: None,
-    };
+    let header = BenchReport::new(host, info);
     let done = match begin(&header) {
         Ok(d) => d,
         Err(e) => {
@@ -156,7 +136,6 @@ mod tests {
             &spec.1,
             d.path(),
             HostInfo::default(),
-            Vec::new(),
             &control,
             false,
             |_| Err::<fn(), _>(std::io::Error::other("db locked")),
@@ -171,7 +150,6 @@ mod tests {
             &spec.1,
             d.path(),
             HostInfo::default(),
-            Vec::new(),
             &control,
             false,
             |_| Ok::<_, std::io::Error>(|| {}),

@@ -284,7 +284,7 @@ impl TimelineBuilder {
             timeline: MonitorTimeline {
                 started_at,
                 interval_ns: interval.as_nanos() as u64,
-                layer: layer.as_str().to_string(),
+                layer: layer.as_str().into(),
                 devices,
                 ..MonitorTimeline::default()
             },
@@ -766,7 +766,7 @@ mod tests {
                 assert!(!t.started_at.is_empty());
             }
             Err(e) => {
-                storlab_types::skip_test("live part of sampler_spawn_and_stop", &e.to_string());
+                storlab_testkit::skip("live part of sampler_spawn_and_stop", &e.to_string());
             }
         }
     }

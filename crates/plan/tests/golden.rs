@@ -6,7 +6,8 @@
 //! After a deliberate model change, regenerate and review the diff:
 //!
 //! ```sh
-//! UPDATE_GOLDEN=1 cargo test -p storlab-plan --test golden
+//! STORLAB_UPDATE_GOLDEN=1 cargo test -p storlab-plan --test golden
+//! # (the one variable of every golden file: storlab_testkit::golden)
 //! git diff crates/plan/tests/golden
 //! ```
 
@@ -18,6 +19,7 @@ use storlab_plan::hardware::Hardware;
 use storlab_plan::layout::{FsStripe, Layout};
 use storlab_plan::perf::{Pattern, Workload};
 use storlab_plan::{Design, evaluate};
+use storlab_testkit::golden;
 
 struct Case {
     name: &'static str,
@@ -164,33 +166,23 @@ fn close(a: &Value, b: &Value, path: &str) -> Result<(), String> {
 fn golden_reports() {
     let cat = Catalog::builtin();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut failures = Vec::new();
     for c in cases() {
         let report = evaluate(&design(&cat, &c)).unwrap();
         let got = serde_json::to_value(&report).unwrap();
         let path = dir.join(format!("{}.json", c.name));
-        if update {
-            std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
-            continue;
-        }
-        let want: Value = match std::fs::read_to_string(&path) {
-            Ok(t) => serde_json::from_str(&t).unwrap(),
-            Err(e) => {
-                failures.push(format!(
-                    "{}: {e} (run UPDATE_GOLDEN=1 cargo test -p storlab-plan --test golden)",
-                    path.display()
-                ));
-                continue;
-            }
+        let text = serde_json::to_string_pretty(&got).unwrap() + "\n";
+        let same = |want: &str, _: &str| {
+            let want: Value = serde_json::from_str(want).map_err(|e| e.to_string())?;
+            close(&got, &want, c.name)
         };
-        if let Err(e) = close(&got, &want, c.name) {
+        if let Err(e) = golden::check_with(&path, &text, same) {
             failures.push(e);
         }
     }
     assert!(
         failures.is_empty(),
-        "golden mismatches (if the change is intended: UPDATE_GOLDEN=1 cargo test -p storlab-plan --test golden, then review git diff):\n{}",
+        "golden mismatches:\n{}",
         failures.join("\n")
     );
 }

@@ -105,7 +105,7 @@ fn csv_row(r: &Row<'_>) -> Vec<String> {
     let errors: u64 = r.phase.errors.values().sum();
     vec![
         r.run.id.to_string(),
-        r.run.kind.clone(),
+        r.run.kind.to_string(),
         rep.started_at.clone(),
         rep.host.hostname.clone(),
         rep.target.path.clone(),

@@ -130,7 +130,7 @@ fn runs_section(runs: &[StoredRun]) -> String {
             };
             vec![
                 num(r.id.to_string()),
-                txt(&r.kind),
+                txt(r.kind.as_str()),
                 txt(&rep.started_at),
                 txt(tags_joined(&r.tags, ", ")),
                 wrap(r.note.clone().unwrap_or_default()),
@@ -305,7 +305,7 @@ fn params_section(runs: &[StoredRun]) -> String {
 
 fn cache_state(p: &PhaseResult) -> String {
     let c = &p.cache;
-    let mut s = c.mode.clone();
+    let mut s = c.mode.to_string();
     if let Some(m) = &c.method {
         s.push_str(&format!(" ({m})"));
     }
@@ -501,7 +501,7 @@ fn warnings(runs: &[StoredRun]) -> Vec<String> {
 
 /// The whole report as one HTML document: runs and their labels, host
 /// facts, every phase's parameters and figures, the comparison against the
-/// baseline, all charts ([`crate::charts`]) and every warning the runs
+/// baseline, all charts ([`crate::charts()`]) and every warning the runs
 /// carry. `baseline` indexes `runs`; `None` means the first run when there
 /// are two or more (the report says which run it is). The output depends
 /// only on the runs: no clock, no network, no script.

@@ -8,7 +8,7 @@
 //!
 //! * [`export_json`], [`export_csv`], [`export_md`]: one row per run × phase
 //!   × direction ([`rows::Row`]); JSON is the full, lossless records.
-//! * [`compare`] → [`Comparison`], the main type of this crate, and
+//! * [`compare()`] → [`Comparison`], the main type of this crate, and
 //!   [`render_comparison`]: each run's figures relative to a baseline, with
 //!   changes inside the measured run-to-run spread marked as noise (the rule
 //!   is documented in [`compare`](mod@compare) and `docs/report.md`).
@@ -60,5 +60,4 @@ pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
 
 #[cfg(test)]
-#[path = "testdata.rs"]
-pub(crate) mod testdata;
+pub(crate) use storlab_testkit::fixtures as testdata;

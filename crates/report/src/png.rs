@@ -76,7 +76,7 @@ mod tests {
         let runs = compare_runs();
         let chart = crate::chart(&runs, Some(0), "throughput").unwrap();
         if !have_fonts() {
-            storlab_types::skip_test(
+            storlab_testkit::skip(
                 "renders_a_chart_with_text",
                 "no system fonts (apt-get install fonts-dejavu-core); checking the error says so instead",
             );

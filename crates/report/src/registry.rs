@@ -7,7 +7,7 @@
 //! would produce the missing runs. `report --chart`'s value help, shell
 //! completion, the HTML report's charts and its "not drawn, and why" list,
 //! and `report --chart ID`'s error all read [`CHART_KINDS`]; the charts of
-//! `sweep --chart` ([`crate::sweep_chart`]) and `sim --chart` are declared
+//! `sweep --chart` ([`crate::sweep_chart()`]) and `sim --chart` are declared
 //! here too ([`Source`]).
 
 use crate::charts::{

@@ -8,7 +8,7 @@
 //! | output | signature |
 //! |---|---|
 //! | HTML report ([`crate::html_report`]) | begins `<!DOCTYPE html>`; its `<head>` holds `<meta name="generator" content="storlab VERSION">` |
-//! | SVG chart ([`crate::charts`], [`crate::sweep_charts`]) | begins `<svg xmlns="http://www.w3.org/2000/svg" ...>` followed at once by [`SVG_SIGNATURE`] |
+//! | SVG chart ([`crate::charts()`], [`crate::sweep_charts`]) | begins `<svg xmlns="http://www.w3.org/2000/svg" ...>` followed at once by [`SVG_SIGNATURE`] |
 //! | PNG chart ([`crate::svg_to_png`]) | a PNG whose chunk right after `IHDR` is `tEXt` `Software` = `storlab VERSION` |
 //! | CSV export ([`crate::export_csv`]) | its first line is exactly the header line of [`crate::CSV_COLUMNS`] |
 //! | Markdown export ([`crate::export_md`]) | its first line is exactly the export's table header line |

@@ -8,8 +8,7 @@
 
 #[path = "support/chromium.rs"]
 mod support;
-#[path = "../src/testdata.rs"]
-mod testdata;
+use storlab_testkit::fixtures as testdata;
 
 use support::{chromium, run_chromium};
 
@@ -66,7 +65,7 @@ fn near(a: [u8; 3], b: [u8; 3]) -> bool {
 #[test]
 fn html_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        storlab_types::skip_test(
+        storlab_testkit::skip(
             "html_report_renders_in_headless_chromium",
             "/usr/bin/chromium not found (apt-get install chromium, or set STORLAB_CHROMIUM)",
         );

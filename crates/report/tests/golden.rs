@@ -7,11 +7,11 @@
 //!
 //! ```sh
 //! STORLAB_UPDATE_GOLDEN=1 cargo test -p storlab-report --test golden
+//! # (the one variable of every golden file: storlab_testkit::golden)
 //! git diff crates/report/tests/golden
 //! ```
 
-#[path = "../src/testdata.rs"]
-mod testdata;
+use storlab_testkit::fixtures as testdata;
 
 use std::path::PathBuf;
 use storlab_report::{
@@ -22,32 +22,7 @@ fn check(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
-    if std::env::var_os("STORLAB_UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {}: {e}; run with STORLAB_UPDATE_GOLDEN=1 to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let line = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{name} differs from {} at line {}:\n  expected: {:?}\n  actual:   {:?}\n\
-             If the change is intended: STORLAB_UPDATE_GOLDEN=1 cargo test -p storlab-report \
-             --test golden, then review the diff.",
-            path.display(),
-            line + 1,
-            expected.lines().nth(line),
-            actual.lines().nth(line),
-        );
-    }
+    storlab_testkit::golden::assert_golden(&path, actual);
 }
 
 #[test]

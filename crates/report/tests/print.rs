@@ -10,8 +10,7 @@
 
 #[path = "support/chromium.rs"]
 mod support;
-#[path = "../src/testdata.rs"]
-mod testdata;
+use storlab_testkit::fixtures as testdata;
 
 use support::{chromium, run_chromium};
 
@@ -73,14 +72,14 @@ fn headers(html: &str) -> Vec<String> {
 #[test]
 fn the_report_prints_with_every_column_and_chart() {
     let Some(bin) = chromium() else {
-        storlab_types::skip_test(
+        storlab_testkit::skip(
             "the_report_prints_with_every_column_and_chart",
             "/usr/bin/chromium not found (apt-get install chromium, or set STORLAB_CHROMIUM)",
         );
         return;
     };
     if !have_pdftotext() {
-        storlab_types::skip_test(
+        storlab_testkit::skip(
             "the_report_prints_with_every_column_and_chart",
             "pdftotext not found (apt-get install poppler-utils)",
         );
@@ -152,11 +151,11 @@ fn pdftotext_info(pdf: &Path) -> String {
 fn a_one_run_report_prints_on_a_few_pages_without_broken_words() {
     let t = "a_one_run_report_prints_on_a_few_pages_without_broken_words";
     let Some(bin) = chromium() else {
-        storlab_types::skip_test(t, "/usr/bin/chromium not found (apt-get install chromium)");
+        storlab_testkit::skip(t, "/usr/bin/chromium not found (apt-get install chromium)");
         return;
     };
     if !have_pdftotext() {
-        storlab_types::skip_test(t, "pdftotext not found (apt-get install poppler-utils)");
+        storlab_testkit::skip(t, "pdftotext not found (apt-get install poppler-utils)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

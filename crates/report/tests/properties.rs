@@ -1,8 +1,7 @@
 //! Property tests: whatever text users put in tags, notes and phase names,
 //! the exports stay well-formed and the HTML report stays inert.
 
-#[path = "../src/testdata.rs"]
-mod testdata;
+use storlab_testkit::fixtures as testdata;
 
 use proptest::prelude::*;
 use storlab_report::{CSV_COLUMNS, export_csv, export_md, html_report};

@@ -2,8 +2,7 @@
 //! Ignored by default; run with
 //! `cargo test --release -p storlab-report --test scale -- --ignored --nocapture`.
 
-#[path = "../src/testdata.rs"]
-mod testdata;
+use storlab_testkit::fixtures as testdata;
 
 use std::time::{Duration, Instant};
 

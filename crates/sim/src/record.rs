@@ -7,7 +7,7 @@ use crate::sweep::SweepPoint;
 use std::collections::BTreeMap;
 use storlab_types::{
     BenchReport, CacheMode, CacheReport, DirStats, EngineKind, FileLayout, HostInfo, LatencyStats,
-    PhaseParams, PhaseResult, RwMode, TargetInfo, ToolInfo,
+    PhaseParams, PhaseResult, RwMode, TargetInfo,
 };
 
 /// The store's record: one phase per point and solver, with `numjobs` =
@@ -29,30 +29,23 @@ pub fn record(
         .first()
         .map_or_else(|| "scenario".into(), |p| p.resolved.name.clone());
     BenchReport {
-        schema_version: storlab_types::SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
         command_line,
         started_at: started,
         finished_at: finished,
-        interrupted: false,
-        stop_reason: None,
-        host: HostInfo {
-            hostname: format!("sim:{name}"),
-            os: "simulation".into(),
-            ..HostInfo::default()
-        },
-        target: TargetInfo {
-            path: file.to_string(),
-            kind: "simulation".into(),
-            ..TargetInfo::default()
-        },
         phases,
         warnings: vec!["simulated by storlab sim, not measured".into()],
-        monitor: None,
-        repeat: None,
+        ..BenchReport::new(
+            HostInfo {
+                hostname: format!("sim:{name}"),
+                os: "simulation".into(),
+                ..HostInfo::default()
+            },
+            TargetInfo {
+                path: file.to_string(),
+                kind: "simulation".into(),
+                ..TargetInfo::default()
+            },
+        )
     }
 }
 

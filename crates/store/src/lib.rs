@@ -782,7 +782,7 @@ impl Store {
         tx.finish()?;
         Ok(StoredRun {
             id,
-            kind,
+            kind: kind.into(),
             tags,
             note,
             report,
@@ -1194,6 +1194,6 @@ mod parser_proptests;
 #[cfg(test)]
 mod safety_tests;
 #[cfg(test)]
-pub(crate) mod testdata;
+pub(crate) use storlab_testkit::records as testdata;
 #[cfg(test)]
 mod tests;

@@ -45,20 +45,5 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The storlab version that produced a record.
 pub const STORLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Say why a test cannot run here, or fail it in CI.
-///
-/// Tests that need root, io_uring, a loop device, MPI or a Debian tool probe
-/// for it and call this when it is missing. Locally the reason is printed
-/// straight to the process's stderr (not through `eprintln!`, which the test
-/// harness captures) and the test returns early. In CI (`CI=true`) every
-/// tool is installed by `.ci/run`, so a skip means a claim went unproven:
-/// this panics and the run fails.
-pub fn skip_test(test: &str, why: &str) {
-    use std::io::Write;
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("SKIP is a failure in CI (CI=true): {test}: {why}");
-    }
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {test}: {why}");
-}
 #[cfg(test)]
 mod units_proptests;

@@ -27,6 +27,8 @@ pub struct Param {
     pub max: Option<u64>,
     /// The values it takes, when it is one of a few names.
     pub choices: &'static [&'static str],
+    /// What to do instead, added to a refusal (`nrfiles`: use numjobs).
+    pub note: &'static str,
     /// For a group (`host`): the keys it stands for.
     pub members: &'static [&'static str],
     /// Whether comparisons know it without looking into the runs (a key of
@@ -44,6 +46,7 @@ const fn p(key: &'static str, description: &'static str) -> Param {
         min: None,
         max: None,
         choices: &[],
+        note: "",
         members: &[],
         compared: true,
     }
@@ -71,6 +74,10 @@ impl Param {
         self.choices = c;
         self
     }
+    const fn note(mut self, n: &'static str) -> Param {
+        self.note = n;
+        self
+    }
     const fn fact(mut self) -> Param {
         self.option = None;
         self
@@ -89,6 +96,85 @@ impl Param {
     /// Whether `name` (already normalized) is this parameter's key or alias.
     pub fn is_named(&self, name: &str) -> bool {
         self.key == name || self.aliases.contains(&name)
+    }
+
+    /// The values it takes, in words (`from 1 to 4096`, `1 or more`,
+    /// `one of direct, cold, warm`), if it is bounded or a choice.
+    pub fn allowed(&self) -> Option<String> {
+        if !self.choices.is_empty() {
+            return Some(format!("one of {}", self.choices.join(", ")));
+        }
+        match (self.min, self.max) {
+            (Some(lo), Some(hi)) if lo == hi => Some(format!("only {lo}")),
+            (Some(lo), Some(hi)) => Some(format!("from {lo} to {hi}")),
+            (Some(lo), None) => Some(format!("{lo} or more")),
+            (None, Some(hi)) => Some(format!("at most {hi}")),
+            (None, None) => None,
+        }
+    }
+
+    /// A value it takes, for the example in a refusal.
+    pub fn example(&self) -> String {
+        match (self.choices.first(), self.min) {
+            (Some(c), _) => (*c).to_string(),
+            (None, Some(lo)) => lo.to_string(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The one refusal of a value outside this parameter's bounds or
+    /// choices, wherever it was given (flag, job file, `--vary`, group).
+    pub fn refuse(&self, value: impl std::fmt::Display) -> ValueError {
+        ValueError {
+            key: self.key,
+            value: value.to_string(),
+            allowed: self.allowed().unwrap_or_default(),
+            example: format!("{}={}", self.key, self.example()),
+            note: self.note,
+        }
+    }
+
+    /// `v` if it lies within this parameter's bounds, else its refusal.
+    pub fn check_number(&self, v: u64) -> Result<u64, ValueError> {
+        let below = self.min.is_some_and(|lo| v < lo);
+        let above = self.max.is_some_and(|hi| v > hi);
+        if below || above {
+            Err(self.refuse(v))
+        } else {
+            Ok(v)
+        }
+    }
+}
+
+/// A value outside a parameter's bounds or choices: names the parameter,
+/// what it takes and an example (the CLI exits 2 on it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid {key} {value}: {allowed} (e.g. {example}){}",
+    note_suffix(note)
+)]
+pub struct ValueError {
+    pub key: &'static str,
+    pub value: String,
+    pub allowed: String,
+    pub example: String,
+    pub note: &'static str,
+}
+
+fn note_suffix(note: &str) -> String {
+    if note.is_empty() {
+        String::new()
+    } else {
+        format!("; {note}")
+    }
+}
+
+/// Check a whole-number value of the parameter `name` names (key, alias or
+/// bench option) against its bounds; names without bounds pass.
+pub fn check_number(name: &str, v: u64) -> Result<u64, ValueError> {
+    match lookup(name) {
+        Some(p) => p.check_number(v),
+        None => Ok(v),
     }
 }
 
@@ -112,17 +198,17 @@ pub const PARAMS: &[Param] = &[
     p("bs", "block size or mix (aliases blocksize, bssplit)")
         .aliases(&["blocksize", "bssplit"])
         .unit("bytes")
-        .range(1, None),
+        .range(512, Some(64 << 20)),
     p("size", "bytes per job (alias filesize)")
         .aliases(&["filesize"])
         .unit("bytes")
         .range(1, None),
     p("numjobs", "jobs (alias jobs)")
         .aliases(&["jobs"])
-        .range(1, None),
+        .range(1, Some(4096)),
     p("iodepth", "queue depth per job (alias qd)")
         .aliases(&["qd"])
-        .range(1, None),
+        .range(1, Some(4096)),
     p("engine", "I/O engine (alias ioengine)")
         .aliases(&["ioengine"])
         .choices(&["io_uring", "libaio", "psync", "null"]),
@@ -177,9 +263,12 @@ pub const PARAMS: &[Param] = &[
     .unit("s")
     .recorded(),
     p("loops", "passes over the region")
-        .range(1, None)
+        .range(1, Some(1_000_000))
         .recorded(),
-    p("nrfiles", "files per job").range(1, Some(1)).recorded(),
+    p("nrfiles", "files per job")
+        .range(1, Some(1))
+        .note("storlab gives each job one file: use --numjobs N for N files")
+        .recorded(),
     p("thinktime", "pause after each completion")
         .unit("s")
         .recorded(),
@@ -256,6 +345,60 @@ mod tests {
                 assert!(lookup(m).is_some(), "{} member {m}", p.key);
             }
         }
+    }
+
+    /// docs/parameters.md lists each bound and choice as the registry
+    /// words it, and no other.
+    #[test]
+    fn docs_list_every_bound_and_choice() {
+        let doc = include_str!("../../../docs/parameters.md");
+        let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+        for p in PARAMS {
+            let start = format!("| `{}` ", p.key);
+            let Some(row) = rows.iter().find(|r| r.starts_with(&start)) else {
+                assert!(
+                    p.allowed().is_none(),
+                    "{} is bounded but not in the docs",
+                    p.key
+                );
+                continue;
+            };
+            let last = row
+                .trim_end_matches('|')
+                .rsplit('|')
+                .next()
+                .unwrap_or("")
+                .trim();
+            assert_eq!(
+                last,
+                p.allowed().unwrap_or_default(),
+                "docs row of {}",
+                p.key
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_parameter_its_range_and_an_example() {
+        let qd = lookup("qd").unwrap();
+        assert_eq!(qd.check_number(4096), Ok(4096));
+        assert_eq!(
+            qd.check_number(0).unwrap_err().to_string(),
+            "invalid iodepth 0: from 1 to 4096 (e.g. iodepth=1)"
+        );
+        assert_eq!(check_number("jobs", 4097).unwrap_err().key, "numjobs");
+        assert!(check_number("ramp", u64::MAX).is_ok(), "unbounded");
+        let e = check_number("nrfiles", 2).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid nrfiles 2: only 1 (e.g. nrfiles=1); "),
+            "{e}"
+        );
+        assert!(e.contains("--numjobs"), "{e}");
+        let e = lookup("engine").unwrap().refuse("'aio'").to_string();
+        assert_eq!(
+            e,
+            "invalid engine 'aio': one of io_uring, libaio, psync, null (e.g. engine=io_uring)"
+        );
     }
 
     #[test]

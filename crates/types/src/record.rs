@@ -469,8 +469,8 @@ pub struct DepthReport {
 /// What was done about the page cache and whether it worked.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CacheReport {
-    /// `direct`, `cold` or `warm`.
-    pub mode: String,
+    /// `direct`, `cold` or `warm` (`buffered`, `mixed`).
+    pub mode: crate::CacheState,
     /// How the pages were evicted or loaded (`posix_fadvise(DONTNEED)`,
     /// `drop_caches`, `pre-read`), if anything was done.
     pub method: Option<String>,
@@ -767,8 +767,9 @@ pub struct HostInfo {
 pub struct TargetInfo {
     /// As given (or the default scratch directory).
     pub path: String,
-    /// `directory`, `file` or `block_device`.
-    pub kind: String,
+    /// `directory`, `file` or `block_device` (`devices` for a monitor
+    /// timeline, `simulation` for `storlab sim`).
+    pub kind: crate::TargetKind,
     /// The files or device the I/O went to.
     pub files: Vec<String>,
     /// File system type of the target (`ext4`, `xfs`, `tmpfs`, ...).
@@ -877,7 +878,7 @@ pub struct MonitorTimeline {
     pub started_at: String,
     pub interval_ns: u64,
     /// `top`, `leaf` or `all`.
-    pub layer: String,
+    pub layer: crate::MonitorLayer,
     pub devices: Vec<String>,
     pub samples: Vec<DeviceSample>,
     pub cpu: Vec<CpuSample>,
@@ -1000,7 +1001,7 @@ pub struct StoredRun {
     /// Row id in the store (what `storlab runs` lists).
     pub id: i64,
     /// `bench`, `monitor`, `fio-import`, ...
-    pub kind: String,
+    pub kind: crate::RunKind,
     /// `--tag key=value` labels.
     pub tags: BTreeMap<String, String>,
     /// `--note` free text.

@@ -36,9 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
 use storlab_types::time::now_rfc3339;
-use storlab_types::{
-    BenchReport, MonitorTimeline, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
-};
+use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
 const QUICK_HELP: &str = "\
 Without --rw (and without --job), bench runs the quick all-round check of the
@@ -268,12 +266,12 @@ fn run_once(
     extra: &dyn Fn(&BenchReport) -> Option<String>,
     signals: &Signals,
 ) -> Result<(Outcome, Option<BenchReport>)> {
-    let command_line: Vec<String> = crate::command_line();
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
-    check_paths(planned.target.as_deref(), args)?;
-    let sink = open_sink(args, repeat)?;
+    let json_out = check_paths(planned.target.as_deref(), args)?;
+    let mut sink = open_sink(args, repeat)?;
+    sink.json_out_to(json_out);
     let host_label = crate::commands::config::get()?.host.clone();
     let safety = SafetyOptions {
         allow_destroy: args.allow_destroy,
@@ -291,24 +289,11 @@ fn run_once(
         warnings.push(w);
     }
     let header = BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line,
         started_at,
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host: job.host.clone(),
-        target: job.target.info.clone(),
-        phases: Vec::new(),
         warnings,
-        monitor: None,
         repeat: repeat.cloned(),
+        ..BenchReport::new(job.host.clone(), job.target.info.clone())
     };
-    let mut sink = sink;
     if let Err(e) = sink.begin("bench", &header) {
         job.target.cleanup();
         return Err(e);
@@ -428,14 +413,14 @@ fn emit(
     // A --json-out the user asked for and did not get is an error too, even
     // when the store kept the run.
     let mut json_out_failed = false;
-    if let Some(path) = &args.json_out
-        && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
+    if let Some(permit) = sink.json_out()
+        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
     {
         crate::output::print_error(&e);
         lost |= saved.is_none();
         json_out_failed = true;
     }
-    match args.output_format {
+    match args.out.format() {
         _ if !print => {}
         OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
         OutputFormat::Table => {

@@ -33,6 +33,7 @@
 use super::cluster_args::ClientsBy;
 use super::{BenchCommand, Live, Signals, Sink};
 use crate::Outcome;
+use crate::commands::outfile::Permit;
 use anyhow::{Result, anyhow};
 use std::sync::Arc;
 use storlab_bench::cluster::clients;
@@ -42,9 +43,7 @@ use storlab_cluster::bench::{
     ClusterSync, Ranks, Step, SyncOptions, TargetMsg, check_files, local_job,
 };
 use storlab_cluster::mpi::{Mpi, MpiComm};
-use storlab_types::{
-    BenchReport, CacheMode, PhaseParams, RepeatInfo, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo,
-};
+use storlab_types::{BenchReport, CacheMode, PhaseParams, RepeatInfo};
 
 /// Whether this process was started by an MPI launcher.
 pub fn launched() -> bool {
@@ -143,9 +142,9 @@ fn run_all(
     let paths = if world.root() {
         super::check_paths(planned.target.as_deref(), &cmd.run)
     } else {
-        Ok(())
+        Ok(None)
     };
-    checked(world, "refused", paths)?;
+    let json_out = checked(world, "refused", paths)?;
     // Signals are watched from before any scratch file exists, once for
     // every client count: a Ctrl-C between two counts is not forgotten.
     let signals = checked(
@@ -187,7 +186,7 @@ fn run_all(
             });
             if world.root()
                 && let Some(i) = &info
-                && matches!(cmd.run.output_format, super::OutputFormat::Table)
+                && matches!(cmd.run.out.format(), super::OutputFormat::Table)
             {
                 let _ = crate::output::print(&format!("Repeat {} of {}\n", i.index, i.count));
             }
@@ -197,7 +196,7 @@ fn run_all(
                 &planned,
                 (clients, counts.len() > 1),
                 info.as_ref(),
-                &signals,
+                (&signals, json_out.as_ref()),
             )?;
             if let Some(r) = report {
                 reps.push(r.clone());
@@ -262,7 +261,7 @@ fn run_once(
     planned: &super::PlannedJob,
     (clients, scaling): (&[u32], bool),
     repeat: Option<&RepeatInfo>,
-    signals: &Signals,
+    (signals, json_out): (&Signals, Option<&Permit>),
 ) -> Result<(Outcome, Option<BenchReport>, Option<i64>), Stop> {
     let k = clients.len() as u32;
     let args = &cmd.run;
@@ -274,7 +273,10 @@ fn run_once(
             Vec::new()
         };
         extra.extend(repeat.map(|r| ("repeat_group", r.group.clone())));
-        let r = super::open_sink_tagged(args, &extra);
+        let r = super::open_sink_tagged(args, &extra).map(|mut s| {
+            s.json_out_to(json_out.cloned());
+            s
+        });
         Some(r)
     } else {
         None
@@ -371,22 +373,9 @@ fn run_once(
         );
     }
     let header = BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line: crate::command_line(),
-        started_at: super::now_rfc3339(),
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host: job.host.clone(),
-        target: msg.info.clone(),
-        phases: Vec::new(),
         warnings,
-        monitor: None,
         repeat: repeat.cloned(),
+        ..BenchReport::new(job.host.clone(), msg.info.clone())
     };
     let mut sink = sink;
     let begun = match sink.as_mut() {
@@ -439,7 +428,7 @@ fn run_once(
     };
     let mut sink = sink.unwrap_or_else(|| Sink::new(None, &args.db.db, Default::default(), None));
     // Under --repeat with JSON output, the one document comes at the end.
-    let print = repeat.is_none() || matches!(args.output_format, super::OutputFormat::Table);
+    let print = repeat.is_none() || matches!(args.out.format(), super::OutputFormat::Table);
     let (out, id) = match emit_cluster(report.clone(), args, &mut sink, signals.received(), print) {
         Ok(x) => x,
         Err(e) => {
@@ -461,7 +450,7 @@ fn emit_cluster(
     print: bool,
 ) -> Result<(Outcome, Option<i64>)> {
     // -q: one screen, whatever the number of ranks.
-    let quiet = args.quiet && matches!(args.output_format, super::OutputFormat::Table);
+    let quiet = args.quiet && matches!(args.out.format(), super::OutputFormat::Table);
     let cluster = |r: &BenchReport| Some(super::cluster_table::render_cluster(r));
     let summary = (print && quiet).then(|| super::cluster_table::render_quiet(&report));
     let (out, _) = super::emit(report, args, sink, signal, print && !quiet, &cluster)?;

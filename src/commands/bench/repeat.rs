@@ -103,7 +103,7 @@ pub fn print_ior_summary(
     runs: &[BenchReport],
 ) -> Result<()> {
     let summary = summarize(runs);
-    match args.output_format {
+    match args.out.format() {
         OutputFormat::Table => crate::output::print(&format!(
             "{}{}",
             render(group, count, &summary),
@@ -132,7 +132,7 @@ pub fn run(
     // The output rules for --json-out, checked once before anything runs;
     // each repeat then leaves it alone: the one document of every repeat
     // is written once, at the end.
-    super::check_paths(planned.target.as_deref(), args)?;
+    let json_out = super::check_paths(planned.target.as_deref(), args)?;
     let each = RunArgs {
         json_out: None,
         ..args.clone()
@@ -140,7 +140,7 @@ pub fn run(
     let group = group_id();
     let mut runs = Vec::new();
     let mut outcome = Outcome::Ok;
-    let print_each = args.output_format == OutputFormat::Table;
+    let print_each = args.out.format() == OutputFormat::Table;
     // One set of handlers for every repeat: a Ctrl-C between two repeats
     // stops the series instead of being forgotten by the next repeat's.
     let signals = super::Signals::install()?;
@@ -185,10 +185,7 @@ pub fn run(
     }
     let doc = Doc {
         // What wrote it: how --json-out knows the file is its own next time.
-        tool: storlab_types::ToolInfo {
-            name: "storlab".into(),
-            version: storlab_types::STORLAB_VERSION.into(),
-        },
+        tool: storlab_types::ToolInfo::storlab(),
         document: crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
         schema_version: storlab_types::SCHEMA_VERSION,
         repeat_group: &group,
@@ -197,15 +194,15 @@ pub fn run(
         runs: &runs,
     };
     let json = serde_json::to_string_pretty(&doc)? + "\n";
-    if let Some(path) = &args.json_out {
-        if let Err(e) = crate::commands::common::write_output(path, json.as_bytes()) {
+    if let Some(permit) = &json_out {
+        if let Err(e) = permit.write(json.as_bytes()) {
             crate::output::print_error(&e);
             if outcome == Outcome::Ok {
                 outcome = Outcome::Error;
             }
         }
     }
-    match args.output_format {
+    match args.out.format() {
         OutputFormat::Table => crate::output::print(&format!(
             "{}{}",
             render(&group, count, &summary),

@@ -192,7 +192,10 @@ pub(crate) fn render_table(r: &BenchReport) -> String {
     let mut out = format!(
         "storlab bench on {} ({}{})\n{t}\n",
         r.target.path,
-        r.target.filesystem.as_deref().unwrap_or(&r.target.kind),
+        r.target
+            .filesystem
+            .as_deref()
+            .unwrap_or(r.target.kind.as_str()),
         r.target
             .device
             .as_deref()

@@ -78,6 +78,10 @@ cell, and one without figures says why.";
 /// `storlab campaign FILE.toml`
 #[derive(Args, Debug)]
 #[command(after_long_help = CAMPAIGN_HELP)]
+#[command(mut_arg("json", |a| a.help(
+    "Shorthand for --output-format json (the planned cells with --dry-run, else every cell's \
+     status, runs and log, and the comparison rows)"
+)))]
 pub struct CampaignCommand {
     /// The campaign file (cells, or a [matrix] and a [template]); not needed with --resume
     #[arg(value_name = "FILE", required_unless_present = "resume")]
@@ -101,13 +105,8 @@ pub struct CampaignCommand {
     /// Where campaigns keep their logs and state
     #[arg(long, value_name = "DIR", default_value = "storlab-campaigns")]
     pub dir: PathBuf,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
-    pub output_format: TableFormat,
-    /// Shorthand for --output-format json (the planned cells with --dry-run, else every cell's
-    /// status, runs and log, and the comparison rows)
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::commands::outfmt::OutputArgs<TableFormat>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -259,7 +258,7 @@ impl CampaignCommand {
     }
 
     fn is_json(&self) -> bool {
-        self.json || self.output_format == TableFormat::Json
+        self.out.format() == TableFormat::Json
     }
 
     /// A teardown command did not end in time: the cell is marked failed
@@ -478,10 +477,15 @@ impl CampaignCommand {
         if let Some(path) = self.report.as_ref().filter(|_| !stopped) {
             let all: Vec<StoredRun> = runs.iter().map(|(_, r)| r.clone()).collect();
             let base = runs.iter().position(|(cell, _)| *cell == c.baseline);
-            crate::commands::common::write_output(
+            // Under the same rules as before the first cell, checked again
+            // now that the file is written.
+            crate::commands::common::check_output_path(
                 path,
-                storlab_report::html_report(&all, base).as_bytes(),
-            )?;
+                &self.db.db,
+                self.force,
+                crate::commands::common::OutputKind::HtmlReport,
+            )?
+            .write(storlab_report::html_report(&all, base).as_bytes())?;
         }
         if self.is_json() {
             crate::output::print_json(&ResultDoc {

@@ -185,8 +185,9 @@ impl MdCommand {
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
-        crate::commands::run::check_paths(Some(&target), &self.run)?;
+        let json_out = crate::commands::run::check_paths(Some(&target), &self.run)?;
         let sink = std::cell::RefCell::new(crate::commands::run::open_sink_tagged(&self.run, &[])?);
+        sink.borrow_mut().json_out_to(json_out);
         let signals = Signals::install()?;
         let mut host = storlab_host::host_info();
         if let Some(label) = &crate::commands::config::get()?.host {
@@ -205,7 +206,6 @@ impl MdCommand {
             &tree,
             &target,
             host,
-            std::env::args().collect(),
             &control,
             self.run.keep,
             begin,
@@ -296,14 +296,14 @@ fn emit(
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
     let mut lost = !sink.failures.is_empty();
     let mut json_out_failed = false;
-    if let Some(path) = &args.json_out
-        && let Err(e) = crate::commands::common::write_output(path, format!("{json}\n").as_bytes())
+    if let Some(permit) = sink.json_out()
+        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
     {
         crate::output::print_error(&e);
         lost |= saved.is_none();
         json_out_failed = true;
     }
-    if args.json || args.output_format == crate::commands::run::OutputFormat::Json {
+    if args.out.format() == crate::commands::run::OutputFormat::Json {
         crate::output::print(&format!("{json}\n"))?;
     } else {
         let mut text = table::render(&report);

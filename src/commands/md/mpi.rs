@@ -28,8 +28,8 @@ use storlab_cluster::md::{CommSync, gather};
 use storlab_cluster::mpi::{Mpi, MpiComm};
 use storlab_md::record;
 use storlab_md::{Control, MdSpec, Posix, Tree};
+use storlab_types::BenchReport;
 use storlab_types::time::now_rfc3339;
-use storlab_types::{BenchReport, SCHEMA_VERSION, STORLAB_VERSION, ToolInfo};
 
 /// md's ranks over the MPI communicator.
 type MpiSync<'a> = CommSync<&'a MpiComm>;
@@ -155,8 +155,9 @@ fn report(sync: &MpiSync, e: anyhow::Error) -> Stop {
 /// Rank 0's part before anything runs: paths, store, storlab's directory,
 /// the run's header saved.
 fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, BenchReport, super::Sink)> {
-    crate::commands::run::check_paths(Some(target), &cmd.run)?;
+    let json_out = crate::commands::run::check_paths(Some(target), &cmd.run)?;
     let mut sink = crate::commands::run::open_sink_tagged(&cmd.run, &[])?;
+    sink.json_out_to(json_out);
     let (dir, info) = storlab_bench::own_run_dir(target)?;
     let header = header(info);
     if let Err(e) = sink.begin("md", &header) {
@@ -173,23 +174,5 @@ fn header(info: storlab_types::TargetInfo) -> BenchReport {
     {
         host.hostname = label.clone();
     }
-    BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
-        command_line: std::env::args().collect(),
-        started_at: now_rfc3339(),
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host,
-        target: info,
-        phases: Vec::new(),
-        // The table and each phase's `numjobs` say how many ranks ran.
-        warnings: Vec::new(),
-        monitor: None,
-        repeat: None,
-    }
+    BenchReport::new(host, info)
 }

@@ -58,6 +58,9 @@ impl From<LayerArg> for Layer {
 
 An interval whose counters went backwards (a wrap, a re-created device) or moved more than a
 device can (over 100 GB/s or 100 M requests/s) shows `reset` or `impossible` instead of figures.")]
+#[command(mut_arg("json", |a| a.help(
+    "Shorthand for --output-format json (the whole timeline as one document at the end)"
+)))]
 pub struct MonitorCommand {
     /// Devices (vda, dm-0, vg0-data, /dev/md0) or paths (the device under their
     /// file system), none = every device; then, as in iostat, the interval in
@@ -100,16 +103,8 @@ pub struct MonitorCommand {
     #[arg(long)]
     pub tree: bool,
 
-    /// Output format [default: table, or none with --listen]
-    #[arg(
-        long,
-        value_enum,
-        default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json"))
-    )]
-    pub output_format: Option<MonitorFormat>,
-    /// Shorthand for --output-format json (the whole timeline as one document at the end)
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::commands::outfmt::OutputArgs<MonitorFormat>,
 
     /// Serve the latest figures in the Prometheus text format on http://ADDR/metrics
     #[arg(long, value_name = "ADDR")]
@@ -157,7 +152,7 @@ impl MonitorCommand {
             Some(DeviceTree::load(&paths).context("reading the device tree")?)
         };
         let interval = self.interval_and_count(tree.as_ref())?;
-        let format = self.output_format.unwrap_or(if self.listen.is_some() {
+        let format = self.out.chosen().unwrap_or(if self.listen.is_some() {
             MonitorFormat::None
         } else {
             MonitorFormat::Table
@@ -419,28 +414,17 @@ impl MonitorCommand {
         } else {
             self.targets_text().join(" ")
         };
+        let target = storlab_types::TargetInfo {
+            path: what,
+            kind: "devices".into(),
+            files: timeline.devices.clone(),
+            ..Default::default()
+        };
         let report = storlab_types::BenchReport {
-            schema_version: storlab_types::SCHEMA_VERSION,
-            tool: storlab_types::ToolInfo {
-                name: "storlab".into(),
-                version: storlab_types::STORLAB_VERSION.into(),
-            },
-            command_line: crate::command_line(),
             started_at: timeline.started_at.clone(),
             finished_at: now_rfc3339(),
-            interrupted: false,
-            stop_reason: None,
-            host,
-            target: storlab_types::TargetInfo {
-                path: what,
-                kind: "devices".into(),
-                files: timeline.devices.clone(),
-                ..Default::default()
-            },
-            phases: Vec::new(),
-            warnings: Vec::new(),
             monitor: Some(timeline),
-            repeat: None,
+            ..storlab_types::BenchReport::new(host, target)
         };
         let id = store.save_run("monitor", &report, tags, self.labels.note())?;
         eprintln!(

@@ -20,6 +20,13 @@ pub enum MonitorFormat {
     None,
 }
 
+impl crate::commands::outfmt::Format for MonitorFormat {
+    const HELP: &'static str = "Output format [default: table, or none with --listen]";
+    const JSON: Self = MonitorFormat::Json;
+    /// Table, or none with --listen: the command decides.
+    const DEFAULT: Option<Self> = None;
+}
+
 /// The unit of the MB/s and request-size columns (table and CSV).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Units {

@@ -51,33 +51,10 @@ enum PlanAction {
     Calibrate(Box<CalibrateArgs>),
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Format {
-    Table,
-    Json,
-}
-
-/// `--output-format table|json`, with `--json` as its shorthand (the same
-/// spelling as every other command).
-#[derive(Args, Debug)]
-pub(super) struct OutputArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    output_format: Format,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    json: bool,
-}
-
-impl OutputArgs {
-    pub(super) fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else {
-            self.output_format
-        }
-    }
-}
+/// `--output-format table|json`, with `--json` as its shorthand: the one
+/// output argument every command flattens.
+pub(super) type OutputArgs = super::outfmt::OutputArgs<Format>;
+pub(super) use super::outfmt::TableFormat as Format;
 
 /// The drive model and figures that override the catalog.
 #[derive(Args, Debug)]

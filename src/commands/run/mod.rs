@@ -13,18 +13,15 @@ pub use launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
 pub use live::Live;
 pub use sink::{Sink, write_fallback};
 
+use crate::commands::outfile::Permit;
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Result format on stdout of a command that runs phases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum OutputFormat {
-    #[default]
-    Table,
-    Json,
-}
+/// Result format on stdout of a command that runs phases: a table, or
+/// the JSON document.
+pub use super::outfmt::TableFormat as OutputFormat;
 
 /// How a run is carried out and where its results go (shared by every
 /// command that runs bench phases).
@@ -39,13 +36,9 @@ pub struct RunArgs {
     /// No live progress on stderr
     #[arg(long, short)]
     pub quiet: bool,
-    /// Result format on stdout
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table,
-          default_value_if("json", clap::builder::ArgPredicate::IsPresent, Some("json")))]
-    pub output_format: OutputFormat,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
-    pub json: bool,
+    // Result format on stdout: --output-format, --json.
+    #[command(flatten)]
+    pub out: super::outfmt::OutputArgs<OutputFormat>,
     /// Also write the JSON result document to FILE (never over an SQLite database, a device or a
     /// FIFO; over an existing file only if it is an earlier --json-out document, or with --force)
     #[arg(long, value_name = "FILE")]
@@ -76,7 +69,7 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 
 /// The target and `--json-out` against the database and the output rules:
 /// the results database is never a target, nor an output.
-pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<()> {
+pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<Option<Permit>> {
     check_paths_as(target, args, crate::commands::common::OutputKind::BenchJson)
 }
 
@@ -86,7 +79,7 @@ pub fn check_paths_as(
     target: Option<&Path>,
     args: &RunArgs,
     kind: crate::commands::common::OutputKind,
-) -> Result<()> {
+) -> Result<Option<Permit>> {
     use crate::commands::common::{check_output_path, database_file};
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)
@@ -98,18 +91,19 @@ pub fn check_paths_as(
             which.display()
         );
     }
-    if let Some(out) = &args.json_out {
-        check_output_path(out, &args.db.db, args.force, kind)?;
-        if let Some(t) = target
-            && crate::commands::common::same_file(out, t)
-        {
-            anyhow::bail!(
-                "--json-out {} is the benchmark's target: choose another file name",
-                out.display()
-            );
-        }
+    let Some(out) = &args.json_out else {
+        return Ok(None);
+    };
+    let permit = check_output_path(out, &args.db.db, args.force, kind)?;
+    if let Some(t) = target
+        && crate::commands::common::same_file(out, t)
+    {
+        anyhow::bail!(
+            "--json-out {} is the benchmark's target: choose another file name",
+            out.display()
+        );
     }
-    Ok(())
+    Ok(Some(permit))
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`),

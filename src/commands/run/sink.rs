@@ -4,6 +4,7 @@
 //! fallback JSON file in the working directory, named loudly, with a
 //! non-zero exit.
 
+use crate::commands::outfile::Permit;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ pub struct Sink {
     run_id: Option<i64>,
     tags: BTreeMap<String, String>,
     note: Option<String>,
+    /// The `--json-out` file's permit, from the check made before the run.
+    json_out: Option<Permit>,
     /// What could not be saved, in order.
     pub failures: Vec<String>,
 }
@@ -37,8 +40,20 @@ impl Sink {
             run_id: None,
             tags,
             note,
+            json_out: None,
             failures: Vec::new(),
         }
+    }
+
+    /// Write the run's JSON document to `--json-out` at the end, under the
+    /// permit its check before the run gave ([`super::check_paths`]).
+    pub fn json_out_to(&mut self, permit: Option<Permit>) {
+        self.json_out = permit;
+    }
+
+    /// The `--json-out` file's permit, if there is one.
+    pub fn json_out(&self) -> Option<&Permit> {
+        self.json_out.as_ref()
     }
 
     /// Save the run header (kind `bench`).

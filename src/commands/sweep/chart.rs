@@ -4,27 +4,26 @@
 //! the file.
 
 use super::{PointResult, SweepTotals};
+use crate::commands::outfile::Permit;
 use anyhow::{Result, bail};
-use std::path::Path;
 use storlab_bench::{OptKind, find_option};
 use storlab_report::{AxisValue, SweepChartInfo, SweepChartPoint};
 
-/// Forwards to [`crate::commands::outfile::check_chart_path`] (the shared
-/// output-path rules), kept while `sim` still calls it here.
-pub fn check_path(path: &Path, db: &Path, force: bool) -> Result<bool> {
-    crate::commands::outfile::check_chart_path(path, db, force)
-}
-
-/// Draw the chart and write it to `path`.
-pub fn write(path: &Path, results: &[PointResult], keys: &[&str], t: &SweepTotals) -> Result<()> {
-    let png = crate::commands::outfile::chart_is_png(path)?;
+/// Draw the chart and write it under its permit.
+pub fn write(
+    permit: &Permit,
+    results: &[PointResult],
+    keys: &[&str],
+    t: &SweepTotals,
+) -> Result<()> {
+    let png = crate::commands::outfile::chart_is_png(permit.path())?;
     let svg = build(results, keys, t)?;
     let bytes = if png {
         storlab_report::svg_to_png(&svg, 2.0)?
     } else {
         svg.into_bytes()
     };
-    crate::commands::common::write_output(path, &bytes)
+    permit.write(&bytes)
 }
 
 /// How the first varied option's values read on the x axis.

@@ -17,6 +17,7 @@ pub(crate) mod chart;
 mod table;
 
 use crate::Outcome;
+use crate::commands::outfile::Permit;
 use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
 use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
@@ -115,14 +116,19 @@ impl SweepCommand {
                 "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
             );
         }
-        run::check_paths_as(
+        let json_out = run::check_paths_as(
             self.target.as_deref(),
             &self.run,
             crate::commands::common::OutputKind::SweepJson,
         )?;
-        if let Some(path) = &self.chart {
-            chart::check_path(path, &self.run.db.db, self.run.force)?;
-        }
+        let chart_out = match &self.chart {
+            Some(path) => Some(crate::commands::outfile::check_chart_path(
+                path,
+                &self.run.db.db,
+                self.run.force,
+            )?),
+            None => None,
+        };
         if self.resume.is_some() && self.run.no_save {
             bail!("--resume reads the stored points: drop --no-save");
         }
@@ -162,7 +168,7 @@ impl SweepCommand {
             plan_points(points, &stored, |p| self.plan_point(p, job_text.as_ref()));
         drop(store);
         let totals = self.run_points(sweep_id, user_tags, &mut results, todo)?;
-        self.finish(&results, &varies, totals)
+        self.finish(&results, &varies, totals, (json_out, chart_out))
     }
 
     /// Run the planned points through the sweeper, with the store, the
@@ -181,7 +187,7 @@ impl SweepCommand {
         };
         let run = SweepRun {
             sweep_id: sweep_id.clone(),
-            command_line: crate::command_line(),
+            command_line: storlab_types::record::command_line(),
             target: self.target.clone(),
             safety: SafetyOptions {
                 allow_destroy: self.run.allow_destroy,
@@ -249,8 +255,8 @@ impl SweepCommand {
             cmd.resume = Some(id.to_string());
             cmd.run.db = self.run.db.clone();
             cmd.run.quiet |= self.run.quiet;
-            if self.run.output_format != OutputFormat::Table {
-                cmd.run.output_format = self.run.output_format;
+            if self.run.out.format() != OutputFormat::Table {
+                cmd.run.out = self.run.out;
             }
             if self.run.json_out.is_some() {
                 cmd.run.json_out = self.run.json_out.clone();
@@ -345,11 +351,12 @@ impl SweepCommand {
         results: &[PointResult],
         varies: &[Vary],
         totals: SweepTotals,
+        (json_out, chart_out): (Option<Permit>, Option<Permit>),
     ) -> Result<Outcome> {
         let keys: Vec<&str> = varies.iter().map(|v| v.key).collect();
         let mut chart_err = None;
-        if let Some(path) = &self.chart
-            && let Err(e) = chart::write(path, results, &keys, &totals)
+        if let Some(permit) = &chart_out
+            && let Err(e) = chart::write(permit, results, &keys, &totals)
         {
             chart_err = Some(format!("{e:#}"));
         }
@@ -359,10 +366,10 @@ impl SweepCommand {
             crate::commands::outfile::SWEEP_DOCUMENT,
         );
         let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
-        if let Some(path) = &self.run.json_out {
-            crate::commands::common::write_output(path, format!("{json}\n").as_bytes())?;
+        if let Some(permit) = &json_out {
+            permit.write(format!("{json}\n").as_bytes())?;
         }
-        match self.run.output_format {
+        match self.run.out.format() {
             OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
             OutputFormat::Table => {
                 let mut text = table::render(results, &keys, &totals);

@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn reads_and_writes_a_file_at_depth() {
         if let Err(e) = libaio_available() {
-            storlab_types::skip_test("libaio engine", &format!("no native AIO here: {e}"));
+            storlab_testkit::skip("libaio engine", &format!("no native AIO here: {e}"));
             return;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -309,7 +309,7 @@ fn merged_cache(caches: &[CacheReport]) -> CacheReport {
     let mut modes: Vec<&str> = caches.iter().map(|c| c.mode.as_str()).collect();
     modes.dedup();
     out.mode = if modes.len() == 1 {
-        modes[0].to_string()
+        modes[0].into()
     } else {
         "mixed".into()
     };

@@ -444,7 +444,7 @@ mod tests {
                 ("size", "64k"),
                 ("direct", "0"),
             ]))?;
-            spec.rw = Some("read".into());
+            spec.rw = Some(storlab_types::RwMode::Read);
             crate::jobspec::build(None, Some(dir), &spec)
         })
     }

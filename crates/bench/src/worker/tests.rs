@@ -423,7 +423,7 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
         None
     };
     if let Some(why) = why {
-        storlab_types::skip_test(
+        storlab_testkit::skip(
             "an_error_with_io_in_flight_drains_before_the_buffers_go",
             &why,
         );

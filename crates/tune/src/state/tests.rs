@@ -171,7 +171,7 @@ fn recovery_tells_a_loop_image_from_another_moved_to_its_path() {
     let dev = match attach {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         other => {
-            storlab_types::skip_test(
+            storlab_testkit::skip(
                 test,
                 &format!("cannot attach a loop device (needs root and losetup): {other:?}"),
             );

@@ -1,4 +1,4 @@
-//! Records for the unit tests: plausible runs built field by field.
+//! Plausible runs built field by field (the store's and configdiff's tests).
 
 use std::collections::BTreeMap;
 use storlab_types::*;

@@ -1,5 +1,5 @@
-//! Records for the unit tests, built from JSON so that fields added to the
-//! record types later (with serde defaults) need no change here.
+//! Records built from JSON, so that fields added to the record types later
+//! (with serde defaults) need no change here (configdiff's tests).
 
 use serde_json::json;
 use storlab_types::{BenchReport, PhaseParams, PhaseResult, RwMode};

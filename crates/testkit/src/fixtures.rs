@@ -1,11 +1,10 @@
-//! Realistic fixture runs for the tests (unit tests include this module from
-//! `lib.rs`; the tests in `crates/report/tests/` include it by path).
+//! Realistic fixture runs (the report's unit tests, golden files and
+//! property tests draw these).
 //!
 //! The figures are plausible for a hardware RAID array of spinning disks on a
 //! 2020s server; they are internally consistent: bytes = rate × time,
 //! ops = bytes / bs, mean latency from Little's law (jobs × iodepth / IOPS),
 //! per-job figures spread a few percent around total / jobs.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use storlab_types::*;
@@ -209,7 +208,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         },
         errors: BTreeMap::new(),
         cache: CacheReport {
-            mode: s.cache.as_str().to_string(),
+            mode: s.cache.into(),
             method: match s.cache {
                 CacheMode::Direct => None,
                 CacheMode::Cold => Some("posix_fadvise(DONTNEED)".to_string()),
@@ -240,7 +239,7 @@ pub fn run(id: i64, tags: &[(&str, &str)], phases: Vec<PhaseResult>) -> StoredRu
     let day = 1 + id as u32;
     StoredRun {
         id,
-        kind: "bench".to_string(),
+        kind: "bench".into(),
         tags: tags
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -269,7 +268,7 @@ pub fn run(id: i64, tags: &[(&str, &str)], phases: Vec<PhaseResult>) -> StoredRu
             },
             target: TargetInfo {
                 path: "/mnt/array/storlab".to_string(),
-                kind: "directory".to_string(),
+                kind: "directory".into(),
                 files: vec!["/mnt/array/storlab/job0.dat".to_string()],
                 filesystem: Some("xfs".to_string()),
                 mount_point: Some("/mnt/array".to_string()),
@@ -465,7 +464,7 @@ pub fn timeline() -> MonitorTimeline {
         totals,
         started_at: "2026-11-13T09:00:00Z".to_string(),
         interval_ns: 1_000_000_000,
-        layer: "leaf".to_string(),
+        layer: "leaf".into(),
         devices: devices.iter().map(|d| d.to_string()).collect(),
         samples,
         cpu,
