@@ -3,6 +3,7 @@
 //! device or a Debian tool probe for it and print why they skip.
 
 mod architecture;
+mod behaviour;
 mod bench;
 mod bench_help;
 mod campaign;

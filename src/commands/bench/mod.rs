@@ -95,7 +95,10 @@ pub struct BenchCommand {
           allow_hyphen_values = true)]
     pub ior: Option<String>,
     /// With --ior: print how each IOR flag maps to storlab and the job it makes, then stop
-    #[arg(long, requires = "ior")]
+    // `requires` alone lets a job file, profile or group through (clap counts
+    // an argument that conflicts with --ior as standing in for it) and the
+    // job would run for real; a dry run never does I/O.
+    #[arg(long, requires = "ior", conflicts_with_all = ["job", "fio_job", "profile", "group"])]
     pub dry_run: bool,
     /// The job the --ior flags make (TOML).
     #[arg(skip)]
