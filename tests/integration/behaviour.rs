@@ -114,3 +114,27 @@ fn bench_dry_run_with_ior_still_prints_the_mapping_and_stops() {
     assert!(!target.exists(), "a dry run created its target");
     assert!(!d.path().join("r.db").exists(), "a dry run stored a run");
 }
+
+/// A value the workload table refuses (a bound or a choice) is worded like
+/// every other storlab error: `storlab: error: ...`, exit 2, without clap's
+/// root usage line (`Usage: storlab [COMMAND]`, which names no subcommand).
+/// The typed table moved these checks into flag parsing, where clap's raw
+/// error printed that usage line and dropped the `storlab:` prefix.
+#[test]
+fn a_refused_workload_value_reads_like_every_storlab_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value, needle) in [
+        ("--engine", "warp", "invalid engine 'warp'"),
+        ("--iodepth", "0", "invalid iodepth 0"),
+        ("--rw", "sideways", "sideways"),
+    ] {
+        let o = crate::util::storlab(&["bench", dir.path().to_str().unwrap(), flag, value]);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(
+            err.starts_with("storlab: error: ") && err.contains(needle),
+            "{flag} {value}: {err}"
+        );
+        assert!(!err.contains("Usage: storlab [COMMAND]"), "{flag} {value}: {err}");
+    }
+}

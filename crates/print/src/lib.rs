@@ -3,7 +3,7 @@
 //! writes to stdout: the command line decides where the text goes.
 //!
 //! - [`style`]: the two table styles (results, listings) every table uses.
-//! - [`bench`]: a bench run's phase table and notes.
+//! - [`mod@bench`]: a bench run's phase table and notes.
 //! - [`campaign`]: a campaign's comparison across cells and its result text.
 //! - [`cluster`]: a multi-client run's cluster, clients and `-q` tables.
 //! - [`repeat`]: the summary of a `--repeat` series (ours and IOR's).
