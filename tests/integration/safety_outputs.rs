@@ -57,8 +57,7 @@ fn campaign_file(dir: &Path) -> PathBuf {
 
 /// Every command that writes a result file, writing to `out`, with the
 /// extra arguments `more` (`--force`); `check` is called after each.
-/// Each campaign gets a directory of its own (campaign ids are made of
-/// the second they start in).
+/// Each campaign gets a directory of its own.
 fn each_writer(dir: &Path, out: &str, more: &[&str], mut check: impl FnMut(&str, Output)) {
     let camp = campaign_file(dir);
     let mut all: Vec<Vec<String>> = vec![

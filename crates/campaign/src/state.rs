@@ -217,8 +217,12 @@ impl Dir {
 }
 
 /// A campaign id: the campaign's name (characters other than letters,
-/// digits, `-` and `_` as `_`) and a UTC time stamp `YYYYMMDD-HHMMSS`.
-pub fn new_id(name: &str, now_rfc3339: &str) -> String {
+/// digits, `-` and `_` as `_`), a UTC time stamp `YYYYMMDD-HHMMSS` and
+/// four hex digits of `salt` ([`id_salt`]), as sweep ids have: two
+/// campaigns of the same name started in the same second (in different
+/// `--dir`s, one database) got one id, and their runs mixed under one
+/// `campaign=` tag.
+pub fn new_id(name: &str, now_rfc3339: &str, salt: u16) -> String {
     let name: String = name
         .chars()
         .map(|c| {
@@ -234,7 +238,17 @@ pub fn new_id(name: &str, now_rfc3339: &str) -> String {
         .replace('T', "-")
         .trim_end_matches('Z')
         .to_string();
-    format!("{name}-{stamp}")
+    format!("{name}-{stamp}-{salt:04x}")
+}
+
+/// A salt for [`new_id`] that differs between processes and between
+/// moments within a second (the nanoseconds mixed with the process id).
+pub fn id_salt() -> u16 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    ((nanos ^ std::process::id().rotate_left(16)) & 0xffff) as u16
 }
 
 /// The first cell tag storlab sets itself ([`RESERVED_TAGS`]), with its cell.
@@ -313,8 +327,14 @@ mod tests {
     #[test]
     fn ids_are_directory_names() {
         assert_eq!(
-            new_id("fs choice/x", "2026-11-27T03:14:15Z"),
-            "fs_choice_x-20261127-031415"
+            new_id("fs choice/x", "2026-11-27T03:14:15Z", 0xbeef),
+            "fs_choice_x-20261127-031415-beef"
+        );
+        // The same name in the same second: two ids as soon as the salts
+        // differ (they did not before the salt).
+        assert_ne!(
+            new_id("tiny", "2026-11-27T04:55:45Z", 1),
+            new_id("tiny", "2026-11-27T04:55:45Z", 2)
         );
     }
 }

@@ -34,7 +34,7 @@ use storlab_campaign::report::{
 };
 use storlab_campaign::runs::{all_runs_stored, finished, stored};
 use storlab_campaign::spec::matrix_env;
-use storlab_campaign::state::{child_args, new_id, reserved_tag};
+use storlab_campaign::state::{child_args, id_salt, new_id, reserved_tag};
 use storlab_campaign::{Campaign, CampaignFile, Cell, CellState, CellStatus, Dir, Stage, State};
 use storlab_print::campaign::result_text;
 use storlab_store::Store;
@@ -318,6 +318,7 @@ impl CampaignCommand {
         let id = new_id(
             &campaign.name,
             &storlab_types::time::now_rfc3339().to_string(),
+            id_salt(),
         );
         // Every run's words as the child storlab will parse them, before
         // the campaign's directory is made and any setup command (they may
