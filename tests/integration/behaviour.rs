@@ -135,6 +135,9 @@ fn a_refused_workload_value_reads_like_every_storlab_error() {
             err.starts_with("storlab: error: ") && err.contains(needle),
             "{flag} {value}: {err}"
         );
-        assert!(!err.contains("Usage: storlab [COMMAND]"), "{flag} {value}: {err}");
+        assert!(
+            !err.contains("Usage: storlab [COMMAND]"),
+            "{flag} {value}: {err}"
+        );
     }
 }
