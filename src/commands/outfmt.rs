@@ -42,7 +42,7 @@ pub trait Format:
 /// arguments.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct OutputArgs<F: Format> {
-    #[arg(long = "output-format", alias = "format", value_enum, help = F::HELP)]
+    #[arg(long = "output-format", alias = "format", value_enum, value_name = "FORMAT", help = F::HELP)]
     output_format: Option<F>,
     /// Shorthand for --output-format json
     #[arg(long, conflicts_with = "output_format")]
@@ -78,9 +78,10 @@ impl<F: Format> OutputArgs<F> {
 /// `import`, `inspect`, `profiles show`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TextFormat {
-    /// For people
+    // For people. (Plain comments, not doc comments: values with help
+    // would switch every command's --help to clap's long layout.)
     Text,
-    /// For programs: the full, serializer-made document
+    // For programs: the full, serializer-made document.
     Json,
 }
 
@@ -94,9 +95,9 @@ impl Format for TextFormat {
 /// `sweep`, `plan`, `sim`, `trace summary`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {
-    /// A table for the terminal
+    // A table for the terminal (plain comments: see TextFormat).
     Table,
-    /// For programs: the full, serializer-made document
+    // For programs: the full, serializer-made document.
     Json,
 }
 
