@@ -6,8 +6,9 @@
 use crate::PlanError;
 use crate::calibrate::Observation;
 use crate::design::Design;
-use crate::perf::{Pattern, Workload, predict_geo};
+use crate::perf::{Workload, predict_geo};
 use serde::Serialize;
+use storlab_types::Pattern;
 use storlab_types::{CacheMode, PhaseResult, RwMode, StoredRun};
 
 /// The workload a measured phase ran, or why it cannot be modelled.

@@ -4,9 +4,10 @@
 use crate::PlanError;
 use crate::hardware::Hardware;
 use crate::layout::{Finding, FsStripe, Geometry, Layout, Severity};
-use crate::perf::{self, Pattern, Prediction, Workload};
+use crate::perf::{self, Prediction, Workload};
 use crate::reliability::{self, ReliabilityInputs, ReliabilityReport};
 use serde::Serialize;
+use storlab_types::Pattern;
 use storlab_types::format_rate;
 
 /// Version of the JSON document `storlab plan` prints. Bump when a field

@@ -321,7 +321,8 @@ pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::perf::{Pattern, predict};
+    use crate::perf::predict;
+    use storlab_types::Pattern;
 
     fn hw(ctrl: &str, drive: &str) -> Hardware {
         let c = Catalog::builtin();

@@ -15,7 +15,7 @@ use crate::PlanError;
 use crate::hardware::{Access, Hardware};
 use crate::layout::{Geometry, GroupLevel, Layout};
 use serde::Serialize;
-use storlab_types::format_bytes;
+use storlab_types::{Pattern, format_bytes};
 
 /// Streams a workload runs unless told otherwise (`--streams`).
 pub const DEFAULT_STREAMS: u32 = 1;
@@ -59,10 +59,6 @@ pub const WRITEBACK_BYTES: u64 = 512 << 10;
 /// Read-ahead windows in flight per buffered reader (the current window and
 /// the asynchronous next one).
 pub const READ_AHEAD_IN_FLIGHT: f64 = 2.0;
-
-/// What the workload does: the one I/O pattern type, defined in
-/// `storlab-types` (sim's scenarios use it too).
-pub use storlab_types::Pattern;
 
 /// A workload: pattern, request size and how much is in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

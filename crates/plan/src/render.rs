@@ -7,11 +7,12 @@ use crate::catalog::Catalog;
 use crate::design::DesignReport;
 use crate::hardware::DriveMedia;
 use crate::layout::Severity;
-use crate::perf::{Pattern, Prediction, Workload};
+use crate::perf::{Prediction, Workload};
 use crate::reliability::{HOURS_PER_YEAR, afr_from_mtbf};
 use crate::search::{SearchResult, SearchSpec};
 use crate::spec::thousands;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
+use storlab_types::Pattern;
 use storlab_types::{format_bytes, format_rate};
 
 pub fn render_layout(r: &DesignReport, table: fn() -> Table) -> String {

@@ -511,7 +511,7 @@ fn factor(x: f64) -> String {
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::perf::Pattern;
+    use storlab_types::Pattern;
 
     fn spec(min: u32, max: u32) -> SearchSpec {
         let cat = Catalog::builtin();

@@ -17,12 +17,13 @@ use crate::catalog::Catalog;
 use crate::design::{DEFAULT_MB_PER_S_PER_CORE, Design, Sizing};
 use crate::hardware::{DriveMedia, DriveSpec, Hardware, zone_average};
 use crate::layout::{FsStripe, Layout};
-use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Pattern, Workload};
+use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Workload};
 use crate::reliability::{ReliabilityInputs, mtbf_from_afr, parse_hours};
 use crate::search::{Constraints, SearchSpace, SearchSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use storlab_types::Pattern;
 use storlab_types::{format_rate, parse_duration, parse_percent, parse_rate, parse_size};
 
 /// The drive model a design assumes unless it names one.

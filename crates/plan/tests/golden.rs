@@ -17,9 +17,10 @@ use storlab_plan::catalog::Catalog;
 use storlab_plan::design::Sizing;
 use storlab_plan::hardware::Hardware;
 use storlab_plan::layout::{FsStripe, Layout};
-use storlab_plan::perf::{Pattern, Workload};
+use storlab_plan::perf::Workload;
 use storlab_plan::{Design, evaluate};
 use storlab_testkit::golden;
+use storlab_types::Pattern;
 
 struct Case {
     name: &'static str,

@@ -9,7 +9,8 @@ use storlab_plan::against::{mean_abs, relative_error};
 use storlab_plan::catalog::Catalog;
 use storlab_plan::hardware::Hardware;
 use storlab_plan::layout::Layout;
-use storlab_plan::perf::{Pattern, Workload, predict};
+use storlab_plan::perf::{Workload, predict};
+use storlab_types::Pattern;
 
 struct Row {
     /// Rows of one study are ranked against each other (the ranking check

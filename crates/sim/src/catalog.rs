@@ -10,7 +10,7 @@ use storlab_plan::Layout;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::hardware::{ControllerSpec, Hardware, LinkSpec};
 use storlab_plan::path::path_limits;
-use storlab_plan::perf::{Pattern as PlanPattern, Workload};
+use storlab_plan::perf::Workload;
 
 /// The catalog the scenario's names are looked up in.
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ impl SimCatalog {
         bs: u64,
         iodepth: u32,
     ) -> Result<ArrayPath, String> {
-        let w = Workload::new(plan_pattern(pattern), bs).with_concurrency(1, iodepth.max(1));
+        let w = Workload::new(pattern, bs).with_concurrency(1, iodepth.max(1));
         let host_link = controller.map(|c| storlab_plan::path::host_link_limit(c, &w));
         let Some((layout, drive)) = raid else {
             return Ok(ArrayPath {
@@ -134,16 +134,6 @@ pub struct ArrayPath {
     pub unknowns: Vec<String>,
 }
 
-/// sim's pattern in plan's terms.
-fn plan_pattern(p: Pattern) -> PlanPattern {
-    match p {
-        Pattern::Read => PlanPattern::SeqRead,
-        Pattern::Write => PlanPattern::SeqWrite,
-        Pattern::RandRead => PlanPattern::RandRead,
-        Pattern::RandWrite => PlanPattern::RandWrite,
-    }
-}
-
 /// An array controller that limits nothing: links of unbounded rate, a
 /// write-back cache (sim's arrays gather sequential writes into full
 /// stripes unless a catalog controller says otherwise).
@@ -173,7 +163,7 @@ mod tests {
                 .backend
                 .unwrap()
         };
-        let seq = be(Pattern::Write, 1 << 20);
+        let seq = be(Pattern::SeqWrite, 1 << 20);
         let rnd = be(Pattern::RandWrite, 4096);
         // Four data drives streaming beat five drives doing 4 KiB RMW writes.
         assert!(seq.bytes_per_s > 100.0 * rnd.bytes_per_s, "{seq:?} {rnd:?}");
@@ -181,7 +171,7 @@ mod tests {
         assert_eq!(seq.units, 1);
         for bad in [("R5/5/5", "no-such-drive"), ("R9/5", "cheetah-15k7-600gb")] {
             assert!(
-                c.array_path(None, Some(bad), Pattern::Write, 4096, 1)
+                c.array_path(None, Some(bad), Pattern::SeqWrite, 4096, 1)
                     .is_err()
             );
         }
@@ -195,8 +185,8 @@ mod tests {
         let ctrl = c.controller("perc-6e").unwrap();
         let cat = Catalog::builtin();
         for pattern in [
-            Pattern::Read,
-            Pattern::Write,
+            Pattern::SeqRead,
+            Pattern::SeqWrite,
             Pattern::RandRead,
             Pattern::RandWrite,
         ] {
@@ -217,7 +207,7 @@ mod tests {
                 enclosure: None,
                 host_bytes_per_s: None,
             };
-            let w = Workload::new(plan_pattern(pattern), bs).with_concurrency(1, 4);
+            let w = Workload::new(pattern, bs).with_concurrency(1, 4);
             let plan = path_limits(&"R5/6".parse().unwrap(), &hw, &w).unwrap();
             assert_eq!(
                 sim.host_link,
@@ -234,14 +224,14 @@ mod tests {
         let c = SimCatalog::builtin();
         let perc = c.controller("perc-6e").unwrap();
         let alone = c
-            .array_path(Some(&perc), None, Pattern::Read, 1 << 20, 1)
+            .array_path(Some(&perc), None, Pattern::SeqRead, 1 << 20, 1)
             .unwrap();
         let (v, by) = alone.controller.unwrap();
         assert_eq!(v, 1.5e9);
         assert!(by.contains("read path"), "{by}");
         // Writes: no published figure, no controller limit.
         let w = c
-            .array_path(Some(&perc), None, Pattern::Write, 1 << 20, 1)
+            .array_path(Some(&perc), None, Pattern::SeqWrite, 1 << 20, 1)
             .unwrap();
         assert!(w.controller.is_none());
         // Its host link (PCIe 1.0 x8) is the array's ports.
@@ -252,7 +242,7 @@ mod tests {
             .array_path(
                 Some(&perc),
                 Some(("R0/24", "cheetah-15k5-300gb")),
-                Pattern::Read,
+                Pattern::SeqRead,
                 1 << 20,
                 32,
             )

@@ -91,7 +91,7 @@ pub fn listing(points: &[SweepPoint], key: Option<&str>) -> Listing {
         format!(
             "{}: {} {} {} × {} (MB = 10^6 bytes; utilisation of the busiest instance)",
             p.resolved.name,
-            p.resolved.workload.pattern.as_str(),
+            p.resolved.workload.pattern.fio_word(),
             match p.resolved.workload.sharing {
                 crate::scenario::Sharing::NN => "N-N",
                 crate::scenario::Sharing::N1 => "N-1",

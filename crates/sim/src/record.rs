@@ -53,10 +53,14 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
     let r = &p.resolved;
     let w = &r.workload;
     let rw = match w.pattern {
-        crate::scenario::Pattern::Read => RwMode::Read,
-        crate::scenario::Pattern::Write => RwMode::Write,
+        crate::scenario::Pattern::SeqRead => RwMode::Read,
+        crate::scenario::Pattern::SeqWrite => RwMode::Write,
         crate::scenario::Pattern::RandRead => RwMode::RandRead,
         crate::scenario::Pattern::RandWrite => RwMode::RandWrite,
+        // A scenario names one direction (`from_fio_word`); a mix is
+        // recorded as fio's mixed modes.
+        crate::scenario::Pattern::Mix { random: false, .. } => RwMode::ReadWrite,
+        crate::scenario::Pattern::Mix { random: true, .. } => RwMode::RandRw,
     };
     let per_client = match w.sharing {
         crate::scenario::Sharing::NN => w.file_size_bytes,

@@ -230,32 +230,10 @@ struct WorkloadSection {
     warm: bool,
 }
 
-/// I/O pattern of the workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    Read,
-    Write,
-    RandRead,
-    RandWrite,
-}
-
-impl Pattern {
-    pub fn is_write(self) -> bool {
-        matches!(self, Pattern::Write | Pattern::RandWrite)
-    }
-    pub fn is_random(self) -> bool {
-        matches!(self, Pattern::RandRead | Pattern::RandWrite)
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Pattern::Read => "read",
-            Pattern::Write => "write",
-            Pattern::RandRead => "randread",
-            Pattern::RandWrite => "randwrite",
-        }
-    }
-}
+/// I/O pattern of the workload: the one pattern type plan's model uses
+/// too (`storlab_types::Pattern`); a scenario names it with fio's words
+/// and its echo writes them back (`pattern::fio_word`).
+pub use storlab_types::Pattern;
 
 /// Who writes which file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -320,6 +298,7 @@ pub struct Array {
 /// The workload every client runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Workload {
+    #[serde(serialize_with = "storlab_types::pattern::fio_word::serialize")]
     pub pattern: Pattern,
     pub sharing: Sharing,
     pub bs_bytes: u64,
@@ -678,12 +657,10 @@ impl Scenario {
 
     fn workload(&self) -> Result<Workload, SimError> {
         let w = &self.parsed.workload;
-        let pattern = match w.pattern.get_ref().as_str() {
-            "read" => Pattern::Read,
-            "write" => Pattern::Write,
-            "randread" => Pattern::RandRead,
-            "randwrite" => Pattern::RandWrite,
-            other => {
+        let pattern = match Pattern::from_fio_word(w.pattern.get_ref()) {
+            Some(p) => p,
+            None => {
+                let other = w.pattern.get_ref();
                 return Err(self.at(
                     &w.pattern,
                     format!(
