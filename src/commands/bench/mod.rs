@@ -21,9 +21,7 @@ mod repeat;
 pub use cluster_args::ClusterArgs;
 use storlab_print::bench::render_table;
 
-use crate::commands::run::{
-    Live, OutputFormat, RunArgs, Sink, check_paths, open_sink_tagged, write_fallback,
-};
+use crate::commands::run::{Live, OutputFormat, RunArgs, Sink, check_paths, open_sink_tagged};
 use crate::commands::signals::Signals;
 
 use crate::Outcome;
@@ -435,30 +433,8 @@ fn emit(
             crate::output::print_text(&text)?
         }
     }
-    for w in &report.warnings {
-        crate::output::warn(w);
-    }
-    for ph in &report.phases {
-        for w in &ph.warnings {
-            crate::output::warn(&format!("{}: {w}", ph.params.name));
-        }
-    }
-    if let Some(reason) = &report.stop_reason {
-        eprintln!("storlab: stopped early: {reason}");
-    }
-    if lost {
-        // A result that cannot be saved is never silent.
-        match write_fallback(&json) {
-            Ok(p) => eprintln!(
-                "storlab: error: the results could not all be saved; the full record is in {}",
-                p.display()
-            ),
-            Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
-        }
-        return Ok((Outcome::Error, Some(report)));
-    }
-    if json_out_failed {
-        return Ok((Outcome::Error, Some(report)));
+    if let Some(o) = crate::commands::run::report_ending(&report, &json, lost, json_out_failed) {
+        return Ok((o, Some(report)));
     }
     let mismatches = report.verify_mismatches();
     if mismatches > 0 {

@@ -15,7 +15,7 @@
 mod mpi;
 
 use crate::Outcome;
-use crate::commands::run::{RunArgs, Sink, write_fallback};
+use crate::commands::run::{RunArgs, Sink};
 use crate::commands::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -314,29 +314,8 @@ fn emit(
         }
         crate::output::print(&text)?;
     }
-    for w in &report.warnings {
-        crate::output::warn(&w.to_string());
-    }
-    for ph in &report.phases {
-        for w in &ph.warnings {
-            crate::output::warn(&format!("{}: {w}", ph.params.name));
-        }
-    }
-    if let Some(reason) = &report.stop_reason {
-        eprintln!("storlab: stopped early: {reason}");
-    }
-    if lost {
-        match write_fallback(&json) {
-            Ok(p) => eprintln!(
-                "storlab: error: the results could not all be saved; the full record is in {}",
-                p.display()
-            ),
-            Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
-        }
-        return Ok(Outcome::Error);
-    }
-    if json_out_failed {
-        return Ok(Outcome::Error);
+    if let Some(o) = crate::commands::run::report_ending(&report, &json, lost, json_out_failed) {
+        return Ok(o);
     }
     if signal.is_some() {
         return Ok(Outcome::Interrupted);

@@ -109,6 +109,42 @@ impl Sink {
     }
 }
 
+/// What every run prints after its summary, in one place for bench and md:
+/// the run's and each phase's warnings, why it stopped early, and, when
+/// the store lost a phase, the fallback file holding the whole record (a
+/// result that cannot be saved is never silent). `Some(Outcome::Error)`
+/// when the run must end with an error: a lost record or a `--json-out`
+/// that could not be written.
+pub fn report_ending(
+    report: &BenchReport,
+    json: &str,
+    lost: bool,
+    json_out_failed: bool,
+) -> Option<crate::Outcome> {
+    for w in &report.warnings {
+        crate::output::warn(w);
+    }
+    for ph in &report.phases {
+        for w in &ph.warnings {
+            crate::output::warn(&format!("{}: {w}", ph.params.name));
+        }
+    }
+    if let Some(reason) = &report.stop_reason {
+        eprintln!("storlab: stopped early: {reason}");
+    }
+    if lost {
+        match write_fallback(json) {
+            Ok(p) => eprintln!(
+                "storlab: error: the results could not all be saved; the full record is in {}",
+                p.display()
+            ),
+            Err(e) => eprintln!("storlab: error: the results could not be saved: {e:#}"),
+        }
+        return Some(crate::Outcome::Error);
+    }
+    json_out_failed.then_some(crate::Outcome::Error)
+}
+
 /// Write `json` where nothing is lost: a new file in the working directory
 /// (or, if that is not writable, the temporary directory), never over an
 /// existing one. A file that could not be written whole (a full disk) is
