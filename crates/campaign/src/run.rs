@@ -603,7 +603,6 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::spec::Cell;
-    use std::cell::Cell as Flag;
     use std::sync::Arc;
     use storlab_bench::Control;
     use storlab_bench::sweeper::Progress;
