@@ -5,6 +5,9 @@
 //!   02091cf), in the order `io500` runs them, with the score group each
 //!   counts toward, whether it is optional (extended mode only) and whether
 //!   its runtime must reach the stonewall time;
+//! * [`plan`]: what each phase does for a config: its shape (what runs on
+//!   which files, for how long) and the IOR/mdtest/pfind command line io500
+//!   runs for it, word for word as a real run's `result.txt` shows;
 //! * [`config`]: the `config.ini` a site writes, read with io500's own rules
 //!   (known sections and options only, typed values, comments after `#`/`;`);
 //! * [`score`]: bandwidth, IOPS and total score: geometric means, as
@@ -22,6 +25,7 @@
 
 pub mod config;
 pub mod phases;
+pub mod plan;
 pub mod result;
 pub mod score;
 pub mod validity;
