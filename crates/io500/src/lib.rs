@@ -14,6 +14,8 @@
 //!   `calc_score` in io500's `main.c` computes them;
 //! * [`validity`]: the conditions that mark a phase or a run INVALID, with
 //!   io500's reasons;
+//! * [`record`]: a result directory as a storlab run record (kind `io500`),
+//!   the score recomputed from the stored phases;
 //! * [`result`]: the `result_summary.txt` and `result.txt` an io500 run
 //!   leaves in its result directory, read back so sites can bring their
 //!   history into storlab.
@@ -26,6 +28,7 @@
 pub mod config;
 pub mod phases;
 pub mod plan;
+pub mod record;
 pub mod result;
 pub mod score;
 pub mod validity;

@@ -28,6 +28,8 @@ pub struct SummaryPhase {
     pub invalid: bool,
     /// io500's reasons from `result.txt` (`; ERROR INVALID ...`).
     pub reasons: Vec<String>,
+    /// `t_start` from `result.txt` (io500's local time, no zone).
+    pub started: Option<String>,
 }
 
 /// A `[SCORE ]` or `[SCOREX]` line.
@@ -54,6 +56,9 @@ pub struct ResultDir {
     /// Reasons that invalidate the whole run (`[run]` section of
     /// `result.txt`, e.g. the stonewall time).
     pub run_reasons: Vec<String>,
+    /// `; START` and `; END` of `result.txt` (io500's local time, no zone).
+    pub started: Option<String>,
+    pub ended: Option<String>,
 }
 
 /// Why a result directory cannot be read.
@@ -109,6 +114,7 @@ fn phase_line(rest: &str, scored: bool) -> Option<SummaryPhase> {
         scored,
         invalid,
         reasons: Vec::new(),
+        started: None,
     })
 }
 
@@ -177,6 +183,8 @@ impl ResultDir {
             score: None,
             extended_score: None,
             run_reasons: Vec::new(),
+            started: None,
+            ended: None,
         };
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
@@ -232,11 +240,19 @@ impl ResultDir {
                     Some(p) => p.reasons.push(reason),
                     None => self.run_reasons.push(reason),
                 }
-            } else if section == "run"
-                && let Some((k, v)) = line.split_once('=')
-                && k.trim() == "procs"
-            {
-                self.procs = v.trim().parse().ok();
+            } else if let Some(t) = line.strip_prefix("; START ") {
+                self.started = Some(t.trim().to_string());
+            } else if let Some(t) = line.strip_prefix("; END ") {
+                self.ended = Some(t.trim().to_string());
+            } else if let Some((k, v)) = line.split_once('=') {
+                let (k, v) = (k.trim(), v.trim());
+                if section == "run" && k == "procs" {
+                    self.procs = v.parse().ok();
+                } else if k == "t_start"
+                    && let Some(p) = self.phases.iter_mut().find(|p| p.name == section)
+                {
+                    p.started = Some(v.to_string());
+                }
             }
         }
     }
@@ -271,6 +287,9 @@ mod tests {
         let score = r.score.expect("finished");
         assert!(score.invalid);
         assert_eq!(r.run_reasons, ["stonewall-time 1s != 300s"]);
+        assert_eq!(r.started.as_deref(), Some("2026-11-27 06:23:28"));
+        assert_eq!(r.ended.as_deref(), Some("2026-11-27 06:23:41"));
+        assert_eq!(first.started.as_deref(), Some("2026-11-27 06:23:28"));
     }
 
     #[test]
