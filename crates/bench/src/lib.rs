@@ -54,9 +54,9 @@ pub use cluster::{PhaseSync, Share, TICK};
 /// Incompressible data for files other crates lay out (replay).
 pub use data::fill_random;
 pub use engine::{libaio_available, uring_available};
-pub use offsets::Rng;
 pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
+pub use offsets::Rng;
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,

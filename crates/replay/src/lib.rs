@@ -30,4 +30,4 @@ pub mod run;
 pub use map::{MapError, PathMap};
 pub use prepare::{Layout, PrepareError, Prepared, prepare};
 pub use result::{RankFigures, ReplayResult};
-pub use run::{ReplayError, Speed, replay};
+pub use run::{ReplayError, Speed, Stop, replay};

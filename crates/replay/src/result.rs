@@ -346,3 +346,81 @@ impl ReplayResult {
         report
     }
 }
+
+fn dur(ns: u64) -> String {
+    storlab_types::format_latency_ns(ns as f64)
+}
+
+/// The replay as text for people: per-rank counts, the timing error, the
+/// rate and I/O time against the trace's, and any difference from it.
+pub fn render(r: &ReplayResult, trace: &str, run_id: i64) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let speed = match r.speed {
+        Speed::Original => "its recorded timing".to_string(),
+        Speed::Max => "maximum speed".to_string(),
+        Speed::Factor(f) => format!("{f}x its recorded timing"),
+    };
+    let _ = writeln!(out, "replayed {trace} at {speed} (run {run_id})");
+    let _ = writeln!(
+        out,
+        "{:>6} {:>10} {:>10} {:>14} {:>14} {:>12}",
+        "rank", "reads", "writes", "bytes read", "bytes written", "I/O time"
+    );
+    for k in &r.ranks {
+        let _ = writeln!(
+            out,
+            "{:>6} {:>10} {:>10} {:>14} {:>14} {:>12}",
+            k.rank,
+            k.reads,
+            k.writes,
+            k.bytes_read,
+            k.bytes_written,
+            dur(k.io_ns)
+        );
+    }
+    let elapsed = u64::try_from(r.elapsed.as_nanos()).unwrap_or(u64::MAX);
+    let _ = writeln!(
+        out,
+        "took {} here; the trace spans {}",
+        dur(elapsed),
+        dur(r.trace_ns)
+    );
+    if r.speed != Speed::Max {
+        let (p50, p99, max) = percentiles(&r.lag());
+        let _ = writeln!(
+            out,
+            "start lag behind the recorded timing: p50 {}, p99 {}, max {}",
+            dur(p50),
+            dur(p99),
+            dur(max)
+        );
+    }
+    if let Some((here, recorded)) = r.rates() {
+        let _ = writeln!(
+            out,
+            "rank {}'s rate: {here:.1} operations/s replayed, {recorded:.1} recorded",
+            r.ranks[0].rank
+        );
+    }
+    let (here, traced) = r.io_time();
+    if traced > 0 {
+        let change = (here as f64 / traced as f64 - 1.0) * 100.0;
+        let _ = writeln!(
+            out,
+            "time in I/O: {} here, {} in the trace: this system would have spent {:.0} % {} time in I/O",
+            dur(here),
+            dur(traced),
+            change.abs(),
+            if change <= 0.0 { "less" } else { "more" }
+        );
+    }
+    if r.differences.is_empty() {
+        let _ = writeln!(out, "every rank's operations and bytes equal the trace's");
+    } else {
+        for d in &r.differences {
+            let _ = writeln!(out, "differs from the trace: {d}");
+        }
+    }
+    out
+}

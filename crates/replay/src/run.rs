@@ -23,7 +23,6 @@ use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 use storlab_trace::{Format, Op, OpenOptions, TraceError, TraceReader};
@@ -100,13 +99,16 @@ struct Job {
     end_ns: Option<u64>,
 }
 
-/// Replay `prep`'s trace (opened again with `opts`) at `speed`; `stop` ends
-/// it early (signals), keeping what was measured.
+/// Asked by every rank before each operation: true ends the replay early
+/// (a signal), keeping what was measured.
+pub type Stop<'a> = dyn Fn() -> bool + Sync + 'a;
+
+/// Replay `prep`'s trace (opened again with `opts`) at `speed`.
 pub fn replay(
     prep: &Prepared,
     opts: &OpenOptions,
     speed: Speed,
-    stop: &AtomicBool,
+    stop: &Stop<'_>,
 ) -> Result<ReplayResult, ReplayError> {
     let layout = &prep.layout;
     let files: Vec<File> = prep
@@ -140,12 +142,7 @@ pub fn replay(
         fed
     });
     fed?;
-    Ok(ReplayResult::new(
-        prep,
-        speed,
-        figures,
-        stop.load(Ordering::Relaxed),
-    ))
+    Ok(ReplayResult::new(prep, speed, figures, stop()))
 }
 
 /// Read the trace again and hand each data or sync operation to its rank.
@@ -153,7 +150,7 @@ fn feed(
     prep: &Prepared,
     opts: &OpenOptions,
     senders: &HashMap<u32, SyncSender<Job>>,
-    stop: &AtomicBool,
+    stop: &Stop<'_>,
 ) -> Result<(), ReplayError> {
     let layout = &prep.layout;
     let mut reader = TraceReader::open(&layout.trace, opts)?;
@@ -161,7 +158,7 @@ fn feed(
     let sorted = matches!(layout.format, Format::Darshan { .. });
     let mut by_rank: HashMap<u32, Vec<Job>> = HashMap::new();
     while let Some(r) = reader.next() {
-        if stop.load(Ordering::Relaxed) {
+        if stop() {
             return Ok(());
         }
         let r = r?;
@@ -202,7 +199,7 @@ fn feed(
         jobs.sort_by_key(|j| j.start_ns);
         if let Some(tx) = senders.get(&rank) {
             for j in jobs {
-                if stop.load(Ordering::Relaxed) || tx.send(j).is_err() {
+                if stop() || tx.send(j).is_err() {
                     break;
                 }
             }
@@ -211,14 +208,27 @@ fn feed(
     Ok(())
 }
 
-fn wait_until(at: Instant) {
-    let now = Instant::now();
-    if at > now + SPIN {
-        std::thread::sleep(at - now - SPIN);
+/// Longest sleep between looks at the stop flag (a trace's think time can
+/// be minutes).
+const NAP: Duration = Duration::from_millis(50);
+
+/// Wait for `at`: sleep in naps until just before it, then spin. False when
+/// a stop was asked for meanwhile.
+fn wait_until(at: Instant, stop: &Stop<'_>) -> bool {
+    loop {
+        let now = Instant::now();
+        if at <= now + SPIN {
+            break;
+        }
+        if stop() {
+            return false;
+        }
+        std::thread::sleep((at - now - SPIN).min(NAP));
     }
     while Instant::now() < at {
         std::hint::spin_loop();
     }
+    true
 }
 
 fn ns(d: Duration) -> u64 {
@@ -237,7 +247,7 @@ fn rank_thread(
     files: &[File],
     t0: Instant,
     speed: Speed,
-    stop: &AtomicBool,
+    stop: &Stop<'_>,
 ) -> RankFigures {
     let mut f = RankFigures::new(rank, histogram(), histogram());
     let mut buf: Vec<u8> = Vec::new();
@@ -245,7 +255,7 @@ fn rank_thread(
     let mut base: Option<u64> = None;
     let factor = speed.factor();
     for job in rx {
-        if stop.load(Ordering::Relaxed) {
+        if stop() {
             f.interrupted = true;
             break;
         }
@@ -254,7 +264,10 @@ fn rank_thread(
             Some(k) => t0 + Duration::from_secs_f64((job.start_ns - first) as f64 / 1e9 / k),
             None => t0.max(Instant::now()),
         };
-        wait_until(scheduled);
+        if !wait_until(scheduled, stop) {
+            f.interrupted = true;
+            break;
+        }
         if job.length as usize > buf.len() {
             buf.resize(job.length as usize, 0);
             storlab_bench::fill_random(&mut buf, &mut rng);

@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use storlab_replay::{PathMap, Speed, prepare, replay};
 use storlab_trace::OpenOptions;
 
@@ -36,8 +35,7 @@ fn run(trace: &Path, target: &Path, speed: Speed) -> storlab_replay::ReplayResul
     let opts = OpenOptions::default();
     let layout = prepare(trace, &opts, &PathMap::default()).expect("trace prepared");
     let prep = storlab_replay::prepare::lay_out(layout, target).expect("laid out");
-    let stop = AtomicBool::new(false);
-    replay(&prep, &opts, speed, &stop).expect("replayed")
+    replay(&prep, &opts, speed, &|| false).expect("replayed")
 }
 
 #[test]
@@ -110,7 +108,7 @@ fn a_real_darshan_dxt_log_replays_every_ranks_bytes_and_operations_exactly() {
         let layout = prepare(&trace, &opts, &PathMap::default()).expect("prepared");
         let want = layout.summary.ranks.clone();
         let prep = storlab_replay::prepare::lay_out(layout, dir.path()).expect("laid out");
-        let r = replay(&prep, &opts, Speed::Max, &AtomicBool::new(false)).expect("replayed");
+        let r = replay(&prep, &opts, Speed::Max, &|| false).expect("replayed");
         assert!(r.differences.is_empty(), "{name}: {:?}", r.differences);
         for t in want.iter().filter(|t| t.reads + t.writes > 0) {
             let got = r
@@ -149,7 +147,7 @@ fn the_run_record_counts_what_was_moved() {
     let opts = OpenOptions::default();
     let layout = prepare(&trace, &opts, &PathMap::default()).expect("prepared");
     let prep = storlab_replay::prepare::lay_out(layout, dir.path()).expect("laid out");
-    let r = replay(&prep, &opts, Speed::Original, &AtomicBool::new(false)).expect("replayed");
+    let r = replay(&prep, &opts, Speed::Original, &|| false).expect("replayed");
     let rec = r.to_report(&prep, storlab_types::HostInfo::default());
     let p = &rec.phases[0];
     assert_eq!(p.read.bytes, 50 * 4096);
