@@ -10,9 +10,10 @@
 
 use crate::map::{MapError, PathMap};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use storlab_trace::{Format, OpenOptions, Summarizer, Summary, TraceError, TraceReader};
-use storlab_types::TargetInfo;
+use storlab_types::{CacheReport, CacheState, TargetInfo};
 
 /// Most ranks replayed as threads of one process.
 pub const MAX_RANKS: usize = 1024;
@@ -158,6 +159,9 @@ pub struct Prepared {
     pub target: TargetInfo,
     /// Absolute path of each planned file, by index.
     pub paths: Vec<PathBuf>,
+    /// The page cache before the replay: the read files' pages evicted
+    /// (`posix_fadvise(DONTNEED)` after an fsync) and checked with mincore.
+    pub cache: CacheReport,
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PrepareError + '_ {
@@ -184,12 +188,14 @@ pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> 
     let mut paths = Vec::new();
     let mut rng = storlab_bench::Rng::new(0x005e_ed0f_7ace);
     let mut buf = vec![0u8; 1 << 20];
+    let (mut before, mut after, mut total) = (0u64, 0u64, 0u64);
     for f in &layout.files {
         let path = run_dir.join(&f.rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io_err(parent))?;
         }
         let mut file = std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
             .open(&path)
@@ -203,14 +209,28 @@ pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> 
                 left -= n as u64;
             }
             file.sync_all().map_err(io_err(&path))?;
+            let (b, _) = storlab_bench::resident_pages(&file, f.extent).map_err(io_err(&path))?;
+            storlab_bench::fadvise_dontneed(file.as_raw_fd()).map_err(io_err(&path))?;
+            let (a, t) = storlab_bench::resident_pages(&file, f.extent).map_err(io_err(&path))?;
+            (before, after, total) = (before + b, after + a, total + t);
         }
         paths.push(path);
     }
     info.files = paths.iter().map(|p| p.display().to_string()).collect();
+    let cache = CacheReport {
+        mode: CacheState::Cold,
+        method: Some("posix_fadvise(DONTNEED) after fsync, of the files the trace reads".into()),
+        resident_pages_before: Some(before),
+        resident_pages_after: Some(after),
+        total_pages: Some(total),
+        verified: Some(after == 0),
+        ..CacheReport::default()
+    };
     Ok(Prepared {
         layout,
         run_dir,
         target: info,
         paths,
+        cache,
     })
 }

@@ -297,6 +297,13 @@ impl ReplayResult {
             .collect();
         let (p50, p99, max) = percentiles(&self.lag());
         let mut warnings = self.differences.clone();
+        if prep.cache.verified == Some(false) {
+            warnings.push(format!(
+                "cache not cold: {} of {} pages of the read files stayed in the page cache after eviction; reads may be served from memory",
+                prep.cache.resident_pages_after.unwrap_or(0),
+                prep.cache.total_pages.unwrap_or(0)
+            ));
+        }
         if self.speed != Speed::Max {
             warnings.push(format!(
                 "start lag behind the recorded timing: p50 {p50} ns, p99 {p99} ns, max {max} ns"
@@ -331,7 +338,7 @@ impl ReplayResult {
             jobs,
             cpu: storlab_types::CpuStats::default(),
             errors,
-            cache: storlab_types::CacheReport::default(),
+            cache: prep.cache.clone(),
             verify: None,
             depth: None,
             interrupted: self.interrupted,

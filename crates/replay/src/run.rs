@@ -31,9 +31,35 @@ use storlab_trace::{Format, Op, OpenOptions, TraceError, TraceReader};
 const QUEUE: usize = 4096;
 /// A rank sleeps until this long before an operation's start, then spins.
 const SPIN: Duration = Duration::from_micros(300);
-/// The replay starts this long after the threads are made, so every rank
-/// has its first operations queued.
+/// The replay starts this long after the feeder has queued the first
+/// operations (or found a queue full), so no rank starts behind.
 const LEAD: Duration = Duration::from_millis(20);
+/// Operations the feeder queues before it sets the start.
+const PRIME: usize = 1024;
+
+/// The common start of every rank, set once by the feeder.
+type Start = std::sync::OnceLock<Instant>;
+
+fn set_start(start: &Start) {
+    let _ = start.set(Instant::now() + LEAD);
+}
+
+/// Hand `job` to its rank; the start is set first when the queue is full
+/// (the ranks must run to make room) or enough is queued.
+fn hand(tx: &SyncSender<Job>, job: Job, start: &Start, sent: &mut usize) -> bool {
+    *sent += 1;
+    if *sent == PRIME {
+        set_start(start);
+    }
+    match tx.try_send(job) {
+        Ok(()) => true,
+        Err(std::sync::mpsc::TrySendError::Full(job)) => {
+            set_start(start);
+            tx.send(job).is_ok()
+        }
+        Err(std::sync::mpsc::TrySendError::Disconnected(_)) => false,
+    }
+}
 
 /// How fast the trace is replayed.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -117,7 +143,7 @@ pub fn replay(
         .map(|p| std::fs::OpenOptions::new().read(true).write(true).open(p))
         .collect::<Result<_, _>>()
         .map_err(ReplayError::Thread)?;
-    let t0 = Instant::now() + LEAD;
+    let start = Start::new();
     let mut senders: HashMap<u32, SyncSender<Job>> = HashMap::new();
     let mut figures = Vec::new();
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
@@ -125,14 +151,15 @@ pub fn replay(
         for &rank in &layout.ranks {
             let (tx, rx) = sync_channel::<Job>(QUEUE);
             senders.insert(rank, tx);
-            let files = &files;
+            let (files, start) = (&files, &start);
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
-                .spawn_scoped(s, move || rank_thread(rank, rx, files, t0, speed, stop))
+                .spawn_scoped(s, move || rank_thread(rank, rx, files, start, speed, stop))
                 .map_err(ReplayError::Thread)?;
             handles.push(h);
         }
-        let fed = feed(prep, opts, &senders, stop);
+        let fed = feed(prep, opts, &senders, &start, stop);
+        set_start(&start);
         senders.clear();
         for h in handles {
             if let Ok(f) = h.join() {
@@ -150,13 +177,16 @@ fn feed(
     prep: &Prepared,
     opts: &OpenOptions,
     senders: &HashMap<u32, SyncSender<Job>>,
+    start: &Start,
     stop: &Stop<'_>,
 ) -> Result<(), ReplayError> {
+    let mut sent = 0usize;
     let layout = &prep.layout;
     let mut reader = TraceReader::open(&layout.trace, opts)?;
     let mut index: HashMap<u32, usize> = HashMap::new();
     let sorted = matches!(layout.format, Format::Darshan { .. });
     let mut by_rank: HashMap<u32, Vec<Job>> = HashMap::new();
+    // (A stable sort by start keeps each rank's recorded order among equal starts.)
     while let Some(r) = reader.next() {
         if stop() {
             return Ok(());
@@ -192,17 +222,22 @@ fn feed(
             by_rank.entry(r.rank).or_default().push(job);
         } else if let Some(tx) = senders.get(&r.rank) {
             // A closed channel means the rank stopped (a signal): nothing to do.
-            let _ = tx.send(job);
+            hand(tx, job, start, &mut sent);
         }
     }
-    for (rank, mut jobs) in by_rank {
-        jobs.sort_by_key(|j| j.start_ns);
+    // Every rank in time order, handed out merged by time so no rank waits
+    // behind another's queue.
+    let mut all: Vec<(u32, Job)> = by_rank
+        .into_iter()
+        .flat_map(|(rank, jobs)| jobs.into_iter().map(move |j| (rank, j)))
+        .collect();
+    all.sort_by_key(|(_, j)| j.start_ns);
+    for (rank, j) in all {
+        if stop() {
+            break;
+        }
         if let Some(tx) = senders.get(&rank) {
-            for j in jobs {
-                if stop() || tx.send(j).is_err() {
-                    break;
-                }
-            }
+            hand(tx, j, start, &mut sent);
         }
     }
     Ok(())
@@ -245,10 +280,16 @@ fn rank_thread(
     rank: u32,
     rx: Receiver<Job>,
     files: &[File],
-    t0: Instant,
+    start: &Start,
     speed: Speed,
     stop: &Stop<'_>,
 ) -> RankFigures {
+    let t0 = loop {
+        if let Some(t) = start.get() {
+            break *t;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
     let mut f = RankFigures::new(rank, histogram(), histogram());
     let mut buf: Vec<u8> = Vec::new();
     let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(rank));
