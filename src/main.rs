@@ -188,7 +188,7 @@ fn main() -> ExitCode {
         Command::Monitor(c) => c.execute(),
         Command::Sim(c) => c.execute(),
         Command::Md(c) => c.execute(),
-        Command::Campaign(c) => c.execute(),
+        Command::Campaign(c) => c.execute().and_then(output::emit),
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
