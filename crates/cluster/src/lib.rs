@@ -11,7 +11,9 @@
 //!   barriers, the 20 ms reductions, the per-phase gather and merge at rank
 //!   0), the target message rank 0 broadcasts, each rank's local job;
 //! - [`md`]: [`md::CommSync`] (md's `RankSync` over any `Comm`) and the
-//!   exact gather of each rank's phase figures to rank 0.
+//!   exact gather of each rank's phase figures to rank 0;
+//! - [`replay`]: `storlab replay` with one trace rank per rank (the job
+//!   agreed, the files laid out by rank 0, one start, the figures merged).
 //!
 //! The front end decides that it runs under a launcher, opens the store,
 //! prints; everything between ranks is here. Nothing here prints except
@@ -22,6 +24,7 @@ pub mod bench;
 pub mod comm;
 pub mod local;
 pub mod md;
+pub mod replay;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
