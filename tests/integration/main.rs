@@ -30,6 +30,8 @@ mod mpi_agree;
 mod plan;
 mod record;
 mod replay;
+#[cfg(feature = "mpi")]
+mod replay_mpi;
 mod reports;
 mod safety;
 mod safety_devices;

@@ -24,9 +24,9 @@ pub mod bench;
 pub mod comm;
 pub mod local;
 pub mod md;
-pub mod replay;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod replay;
 
 pub use comm::Comm;
 pub use local::LocalComm;

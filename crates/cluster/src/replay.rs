@@ -144,7 +144,9 @@ fn shared_layout<C: Comm>(
     let mut made: Option<Prepared> = None;
     let mut why = String::new();
     if comm.root() {
-        match root_setup().and_then(|()| lay_out(layout.clone(), job.target).map_err(|e| e.to_string())) {
+        match root_setup()
+            .and_then(|()| lay_out(layout.clone(), job.target).map_err(|e| e.to_string()))
+        {
             Ok(p) => made = Some(p),
             Err(e) => why = e,
         }
@@ -346,8 +348,7 @@ mod tests {
 
     /// A fio v3 iolog (one rank) of `n` 4 KiB reads and `n` 8 KiB writes.
     fn iolog(dir: &Path, n: u64) -> PathBuf {
-        let mut t =
-            String::from("fio version 3 iolog\n0 /app/in.dat add\n0 /app/out.dat add\n");
+        let mut t = String::from("fio version 3 iolog\n0 /app/in.dat add\n0 /app/out.dat add\n");
         for i in 0..n {
             let _ = writeln!(t, "{} /app/in.dat read {} 4096", i * 10, i * 4096);
             let _ = writeln!(t, "{} /app/out.dat write {} 8192", i * 10 + 5, i * 8192);
@@ -368,7 +369,12 @@ mod tests {
         fixture("sample-dxt-simple.darshan")
     }
 
-    fn job<'a>(trace: &'a Path, target: &'a Path, map: &'a PathMap, opts: &'a OpenOptions) -> Job<'a> {
+    fn job<'a>(
+        trace: &'a Path,
+        target: &'a Path,
+        map: &'a PathMap,
+        opts: &'a OpenOptions,
+    ) -> Job<'a> {
         Job {
             trace,
             opts,
@@ -394,14 +400,28 @@ mod tests {
             .expect("rank 0")
             .expect("rank 0 replayed")
             .expect("rank 0 has the result");
-        assert!(out.all(|r| matches!(r, Ok(None))), "only rank 0 has a result");
+        assert!(
+            out.all(|r| matches!(r, Ok(None))),
+            "only rank 0 has a result"
+        );
         let ranks: Vec<u32> = result.ranks.iter().map(|r| r.rank).collect();
         assert_eq!(ranks, [0, 1, 2, 3]);
         for t in prep.layout.summary.ranks.iter().filter(|t| t.rank < 4) {
-            let r = result.ranks.iter().find(|r| r.rank == t.rank).expect("rank replayed");
+            let r = result
+                .ranks
+                .iter()
+                .find(|r| r.rank == t.rank)
+                .expect("rank replayed");
             assert_eq!((r.reads, r.writes), (t.reads, t.writes), "rank {}", t.rank);
-            assert_eq!((r.bytes_read, r.bytes_written), (t.bytes_read, t.bytes_written));
-            assert_eq!(r.latency.len(), r.reads + r.writes + r.syncs, "histogram kept whole");
+            assert_eq!(
+                (r.bytes_read, r.bytes_written),
+                (t.bytes_read, t.bytes_written)
+            );
+            assert_eq!(
+                r.latency.len(),
+                r.reads + r.writes + r.syncs,
+                "histogram kept whole"
+            );
         }
         assert!(result.differences.is_empty(), "{:?}", result.differences);
         let _ = std::fs::remove_dir_all(&prep.run_dir);
@@ -417,11 +437,20 @@ mod tests {
         let out = LocalComm::run(3, |c| {
             run(&c, &j, &|| false, &mut || Ok(())).map_err(|e| e.to_string())
         });
-        let (prep, result) = out[0].as_ref().expect("ok").as_ref().expect("rank 0 result");
+        let (prep, result) = out[0]
+            .as_ref()
+            .expect("ok")
+            .as_ref()
+            .expect("rank 0 result");
         let ranks: Vec<u32> = result.ranks.iter().map(|r| r.rank).collect();
         assert_eq!(ranks, [0, 1], "rank 2 of the job idles");
         assert_eq!(result.differences.len(), 2, "{:?}", result.differences);
-        assert!(result.differences.iter().all(|d| d.contains("not replayed")));
+        assert!(
+            result
+                .differences
+                .iter()
+                .all(|d| d.contains("not replayed"))
+        );
         let _ = std::fs::remove_dir_all(&prep.run_dir);
     }
 
@@ -434,12 +463,19 @@ mod tests {
         let out = LocalComm::run(4, |c| run(&c, &j, &|| false, &mut || Ok(())));
         match &out[0] {
             Err(Failure::Refused(why)) => {
-                assert!(why.contains("16 ranks") && why.contains("4 processes"), "{why}");
+                assert!(
+                    why.contains("16 ranks") && why.contains("4 processes"),
+                    "{why}"
+                );
             }
             other => panic!("rank 0 should refuse: {other:?}"),
         }
         assert!(out[1..].iter().all(|r| matches!(r, Err(Failure::Quiet))));
-        assert_eq!(std::fs::read_dir(d.path()).expect("dir").count(), 0, "nothing laid out");
+        assert_eq!(
+            std::fs::read_dir(d.path()).expect("dir").count(),
+            0,
+            "nothing laid out"
+        );
     }
 
     #[test]
@@ -456,7 +492,12 @@ mod tests {
             } else {
                 PathMap::default()
             };
-            run(&c, &job(&trace, &target, &map, &opts), &|| false, &mut || Ok(()))
+            run(
+                &c,
+                &job(&trace, &target, &map, &opts),
+                &|| false,
+                &mut || Ok(()),
+            )
         });
         match &out[0] {
             Err(Failure::Refused(why)) => assert!(why.contains("different replays"), "{why}"),
@@ -474,7 +515,12 @@ mod tests {
         let (map, opts) = (PathMap::default(), OpenOptions::default());
         let out = LocalComm::run(3, |c| {
             let t = if c.rank() == 2 { &missing } else { &trace };
-            run(&c, &job(t, d.path(), &map, &opts), &|| false, &mut || Ok(()))
+            run(
+                &c,
+                &job(t, d.path(), &map, &opts),
+                &|| false,
+                &mut || Ok(()),
+            )
         });
         match &out[0] {
             Err(Failure::Refused(why)) => assert!(why.starts_with("rank 2:"), "{why}"),
@@ -492,11 +538,20 @@ mod tests {
         let mut setups = 0;
         let out = LocalComm::run(3, |c| {
             let mut calls = 0;
-            let r = run(&c, &job(&trace, &target, &map, &opts), &|| false, &mut || {
-                calls += 1;
-                Ok(())
-            });
-            (r.map(|d| d.map(|(p, res)| (p.run_dir, res))).map_err(|e| e.to_string()), calls)
+            let r = run(
+                &c,
+                &job(&trace, &target, &map, &opts),
+                &|| false,
+                &mut || {
+                    calls += 1;
+                    Ok(())
+                },
+            );
+            (
+                r.map(|d| d.map(|(p, res)| (p.run_dir, res)))
+                    .map_err(|e| e.to_string()),
+                calls,
+            )
         });
         for (r, calls) in &out[1..] {
             assert!(matches!(r, Ok(None)));
@@ -507,7 +562,10 @@ mod tests {
         let (dir, res) = out[0].0.as_ref().expect("ok").as_ref().expect("result");
         assert_eq!(res.ranks.len(), 1);
         let r = &res.ranks[0];
-        assert_eq!((r.reads, r.writes, r.bytes_read, r.bytes_written), (50, 50, 50 * 4096, 50 * 8192));
+        assert_eq!(
+            (r.reads, r.writes, r.bytes_read, r.bytes_written),
+            (50, 50, 50 * 4096, 50 * 8192)
+        );
         assert!(res.differences.is_empty(), "{:?}", res.differences);
         let _ = std::fs::remove_dir_all(dir);
     }
