@@ -68,8 +68,17 @@ impl PathMap {
         } else {
             let hit = self.rules.iter().find_map(|(from, to)| {
                 let rest = name.strip_prefix(from.as_str())?;
-                (rest.is_empty() || rest.starts_with('/'))
-                    .then(|| to.join(rest.trim_start_matches('/')))
+                // A whole-file rule maps to TO itself: joining "" would
+                // leave a trailing `/` (a directory name, not a file).
+                if !(rest.is_empty() || rest.starts_with('/')) {
+                    return None;
+                }
+                let rest = rest.trim_start_matches('/');
+                Some(if rest.is_empty() {
+                    to.clone()
+                } else {
+                    to.join(rest)
+                })
             });
             hit.ok_or_else(|| MapError::Unmapped { name: name.into() })?
         };
@@ -117,6 +126,13 @@ mod tests {
             m.resolve("/home/u/f"),
             Err(MapError::Unmapped { .. })
         ));
+    }
+
+    #[test]
+    fn a_whole_file_rule_maps_to_a_file_name_not_a_directory() {
+        let m = PathMap::parse(["/tmp/w/data=data"]).expect("rule");
+        let p = m.resolve("/tmp/w/data").expect("mapped");
+        assert_eq!(p.to_str(), Some("data"), "no trailing slash: {p:?}");
     }
 
     #[test]
