@@ -16,6 +16,7 @@
 pub(crate) mod chart;
 
 use crate::Outcome;
+use crate::output::{Document, Reply};
 use crate::commands::outfile::Permit;
 use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
 use crate::commands::signals::Signals;
@@ -94,7 +95,7 @@ pub struct SweepCommand {
 }
 
 impl SweepCommand {
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         // Under mpirun/srun every process would run the whole sweep on the
         // same storage at once: N sweeps disturbing each other's numbers.
         if let Some(n) = run::launcher_size().filter(|&n| n > 1) {
@@ -102,7 +103,7 @@ impl SweepCommand {
             // rank 0: one of them exiting non-zero first would let mpirun
             // kill rank 0 before its message is out.
             if run::launcher_rank().unwrap_or(0) != 0 {
-                return Ok(Outcome::Ok);
+                return Ok(Reply::done(Outcome::Ok));
             }
             bail!(
                 "storlab sweep was started as {n} processes by an MPI launcher: each would run the whole \
@@ -344,14 +345,15 @@ impl SweepCommand {
         Ok(planned)
     }
 
-    /// Print the table, write the chart and JSON, pick the exit code.
+    /// Write the chart and JSON file; the table or JSON document and the
+    /// exit code go back to `main`, which prints them.
     fn finish(
         &self,
         results: &[PointResult],
         varies: &[Vary],
         totals: SweepTotals,
         (json_out, chart_out): (Option<Permit>, Option<Permit>),
-    ) -> Result<Outcome> {
+    ) -> Result<Reply> {
         let keys: Vec<&str> = varies.iter().map(|v| v.key).collect();
         let mut chart_err = None;
         if let Some(permit) = &chart_out
@@ -364,37 +366,44 @@ impl SweepCommand {
             &totals,
             crate::commands::outfile::SWEEP_DOCUMENT,
         );
-        let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
+        let json = crate::output::json_text(&doc).context("cannot serialise the sweep")?;
         if let Some(permit) = &json_out {
-            permit.write(format!("{json}\n").as_bytes())?;
+            permit.write(json.as_bytes())?;
         }
-        match self.run.out.format() {
-            OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
-            OutputFormat::Table => {
-                let mut text = storlab_print::sweep::render(results, &keys, &totals);
-                if let Some(path) = &self.chart
-                    && chart_err.is_none()
-                {
-                    text.push_str(&format!("Chart written to {}.\n", path.display()));
-                }
-                crate::output::print(&text)?
-            }
-        }
-        if let Some(e) = chart_err {
+        let chart = self.chart.as_deref().filter(|_| chart_err.is_none());
+        let table = storlab_print::sweep::render_with_chart(results, &keys, &totals, chart);
+        let mut reply = Reply::doc(Swept { table, json }, self.run.out.rendering());
+        reply.outcome = if let Some(e) = chart_err {
             eprintln!("storlab: error: {e}");
-            return Ok(Outcome::Error);
-        }
-        if totals.interrupted {
+            Outcome::Error
+        } else if totals.interrupted {
             eprintln!(
                 "storlab: sweep {} stopped early; storlab sweep --resume {} runs the rest",
                 totals.sweep_id, totals.sweep_id
             );
-            return Ok(Outcome::Interrupted);
-        }
-        if totals.failed > 0 {
-            return Ok(Outcome::Failed);
-        }
-        Ok(Outcome::Ok)
+            Outcome::Interrupted
+        } else if totals.failed > 0 {
+            Outcome::Failed
+        } else {
+            Outcome::Ok
+        };
+        Ok(reply)
+    }
+}
+
+/// The sweep's result: the table (with the chart's line) or the sweeper's
+/// JSON document.
+struct Swept {
+    table: String,
+    json: String,
+}
+
+impl Document for Swept {
+    fn human(&self) -> Result<String> {
+        Ok(self.table.clone())
+    }
+    fn json(&self) -> Result<String> {
+        Ok(self.json.clone())
     }
 }
 
