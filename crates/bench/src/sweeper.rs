@@ -15,7 +15,7 @@ use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 pub mod runner;
 
 pub use runner::{
-    PointInfo, PointSink, Progress, Saved, SweepError, SweepEvent, SweepRun, run_points,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun, run_points,
 };
 
 /// Tags the sweep sets on every point's run; `--tag` may not use them.

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
 use storlab_bench::sweeper::{
-    PointInfo, PointSink, Progress, Saved, SweepEvent, SweepRun, fmt_secs, missing_group,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, fmt_secs, missing_group,
     new_sweep_id, plan_points, point_spec, point_tags, reserved_tag, resume_words,
 };
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
@@ -451,11 +451,12 @@ struct StoreSink<'a> {
 }
 
 impl PointSink for StoreSink<'_> {
-    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), String> {
+    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), StoreError> {
+        let words = |e: anyhow::Error| StoreError(format!("{e:#}"));
         let store = if self.args.no_save {
             None
         } else {
-            Some(self.args.db.open().map_err(|e| format!("{e:#}"))?)
+            Some(self.args.db.open().map_err(words)?)
         };
         let mut sink = Sink::new(
             store,
@@ -463,7 +464,7 @@ impl PointSink for StoreSink<'_> {
             point_tags(&self.tags, &self.sweep_id, point),
             self.args.record.note().map(String::from),
         );
-        let begun = sink.begin("bench", header).map_err(|e| format!("{e:#}"));
+        let begun = sink.begin("bench", header).map_err(words);
         self.sink = Some(sink);
         begun
     }
