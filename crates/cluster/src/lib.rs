@@ -27,9 +27,9 @@ pub mod bench;
 pub mod comm;
 pub mod local;
 pub mod md;
-pub mod step;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod step;
 
 pub use comm::Comm;
 pub use local::LocalComm;

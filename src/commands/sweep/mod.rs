@@ -16,12 +16,12 @@
 pub(crate) mod chart;
 
 use crate::Outcome;
-use crate::output::{Document, Reply};
 use crate::commands::outfile::Permit;
 use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallback};
 use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
 use crate::commands::workload::find_profile;
+use crate::output::{Document, Reply};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -30,8 +30,8 @@ use std::sync::Arc;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
 use storlab_bench::sweeper::{
-    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, fmt_secs, missing_group,
-    new_sweep_id, plan_points, point_spec, point_tags, reserved_tag, resume_words,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, fmt_secs,
+    new_sweep_id, plan_points, point_tags, reserved_tag, resume_words,
 };
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
@@ -282,29 +282,12 @@ impl SweepCommand {
     /// The options varied: `--vary`, then the profile's sweep for options
     /// neither `--vary` nor a workload flag sets.
     fn varies(&self, profile: Option<&Profile>) -> Result<(Vec<Vary>, bool)> {
-        let mut varies: Vec<Vary> = self
-            .vary
-            .iter()
-            .map(|v| Vary::parse(v))
-            .collect::<Result<_, _>>()?;
-        let mut zip = self.zip;
-        if let Some(p) = profile {
-            let set = toml::Table::try_from(&self.workload.spec).unwrap_or_default();
-            let from_profile: Vec<Vary> = p
-                .meta
-                .vary
-                .iter()
-                .map(|v| Vary::parse(v))
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .filter(|v| !varies.iter().any(|w| w.key == v.key) && !set.contains_key(v.key))
-                .collect();
-            if self.vary.is_empty() {
-                zip |= p.meta.zip;
-            }
-            varies.extend(from_profile);
-        }
-        Ok((varies, zip))
+        Ok(storlab_bench::sweeper::varies(
+            &self.vary,
+            self.zip,
+            profile,
+            &self.workload.spec,
+        )?)
     }
 
     /// The job file's text and path, read once (a profile's, or --job's).
@@ -320,29 +303,19 @@ impl SweepCommand {
     }
 
     /// A point's phases: the job file (or flags), the workload flags, then
-    /// the point's values on top.
+    /// the point's values on top (anyhow: its causes in its message).
     fn plan_point(
         &self,
         point: &SweepPoint,
         job: Option<&(String, PathBuf)>,
     ) -> Result<PlannedJob> {
-        let (over, groups_varied) = point_spec(&self.workload.spec, point, job.is_some())?;
-        let planned = storlab_bench::jobspec::build(
-            job.map(|(t, p)| (t.as_str(), p.as_path())),
+        let job = job.map(|(t, p)| (t.as_str(), p.as_path()));
+        Ok(storlab_bench::sweeper::plan_point(
+            &self.workload.spec,
+            point,
+            job,
             self.target.as_deref(),
-            &over,
-        )?;
-        missing_group(&planned.phases, &groups_varied)?;
-        // What the whole sweep's preparation would refuse fails this point alone.
-        if planned
-            .phases
-            .iter()
-            .any(|p| p.engine == storlab_types::EngineKind::IoUring)
-            && let Err(e) = storlab_bench::uring_available()
-        {
-            bail!("io_uring is not available here ({e}); use --engine psync");
-        }
-        Ok(planned)
+        )?)
     }
 
     /// Write the chart and JSON file; the table or JSON document and the
@@ -574,43 +547,5 @@ impl Progress for Words {
         if let Some(live) = self.live.take() {
             live.stop();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(clap::Parser, Debug)]
-    struct T {
-        #[command(flatten)]
-        s: SweepCommand,
-    }
-
-    fn keys(args: &[&str]) -> (Vec<&'static str>, bool) {
-        use clap::Parser;
-        storlab_types::set_ram_bytes(8 << 30);
-        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
-        let profile = t.s.profile.as_deref().map(|p| find_profile(p).unwrap());
-        let (v, zip) = t.s.varies(profile.as_ref()).unwrap();
-        (v.iter().map(|v| v.key).collect(), zip)
-    }
-
-    #[test]
-    fn a_profile_sweep_yields_to_the_command_line() {
-        assert_eq!(keys(&["--vary", "bs=4k,8k"]).0, ["bs"]);
-        assert_eq!(keys(&["--profile", "iops"]).0, ["iodepth"]);
-        // --vary first, then the profile's options not set otherwise.
-        assert_eq!(
-            keys(&["--profile", "iops", "--vary", "bs=4k,8k"]).0,
-            ["bs", "iodepth"]
-        );
-        // A fixed --iodepth replaces the profile's iodepth sweep.
-        assert_eq!(
-            keys(&["--profile", "iops", "--iodepth", "4", "--vary", "bs=4k,8k"]).0,
-            ["bs"]
-        );
-        assert_eq!(keys(&["--profile", "cache", "--size", "1g"]).0, ["bs"]);
-        assert!(keys(&["--vary", "bs=4k", "--zip"]).1);
     }
 }

@@ -57,8 +57,12 @@ pub trait BenchFront {
     fn phase(&mut self, sink: &mut Self::Sink, phase: &PhaseResult);
     /// The live line of the phases named (shown only when not `quiet`);
     /// it also turns a signal into a stop through `control`.
-    fn live_start(&mut self, control: &Arc<Control>, phases: Vec<String>, quiet: bool)
-    -> Self::Live;
+    fn live_start(
+        &mut self,
+        control: &Arc<Control>,
+        phases: Vec<String>,
+        quiet: bool,
+    ) -> Self::Live;
     fn live_stop(&mut self, live: Self::Live);
     /// Rank 0: where the page cache sits above the disk holding `file`.
     fn cache_warnings(&self, file: &Path, modes: &[CacheMode]) -> Vec<String>;
@@ -376,10 +380,7 @@ impl<C: Comm> One<'_, C> {
     /// Rank 0 checks the store and the tags, then creates every client's
     /// files (the phases scaled to k ranks) and tells every rank about
     /// them (collective).
-    fn prepare<F: BenchFront>(
-        &self,
-        front: &mut F,
-    ) -> Result<Ready<F::Sink>, RankStop> {
+    fn prepare<F: BenchFront>(&self, front: &mut F) -> Result<Ready<F::Sink>, RankStop> {
         let world = self.world;
         let k = self.clients.len() as u32;
         let sink = if world.root() {
@@ -477,7 +478,8 @@ mod tests {
     /// The canonical job of a rank that planned `pairs` on `target` with
     /// the run options `run`.
     fn job_on(target: &str, pairs: &[(&str, &str)], run: &ClusterRun) -> String {
-        let spec = spec_from_pairs(pairs.iter().copied()).unwrap_or_else(|e| panic!("{pairs:?}: {e}"));
+        let spec =
+            spec_from_pairs(pairs.iter().copied()).unwrap_or_else(|e| panic!("{pairs:?}: {e}"));
         let planned = storlab_bench::jobspec::build(None, Some(Path::new(target)), &spec).unwrap();
         run.canonical_job(&planned).unwrap()
     }
@@ -546,7 +548,10 @@ mod tests {
             (plain(&[("bs", "64k")]), "bs=64k"),
             (plain(&[("seed", "7")]), "seed=7"),
             (plain(&[("runtime", "2s")]), "runtime=2s"),
-            (with(&[], |r| r.tags = vec![("ctl".into(), "b".into())]), "tag.ctl=b"),
+            (
+                with(&[], |r| r.tags = vec![("ctl".into(), "b".into())]),
+                "tag.ctl=b",
+            ),
             (with(&[], |r| r.note = Some("x".into())), "note=x"),
             (with(&[], |r| r.keep = true), "keep=true"),
             (plain(&[("shared_file", "1")]), "layout=shared_regions"),
@@ -569,7 +574,9 @@ mod tests {
     fn the_message_names_every_differing_rank_and_both_values() {
         let base = plain(&[("numjobs", "1")]);
         let two = plain(&[("numjobs", "2"), ("bs", "64k")]);
-        let tag = with(&[("numjobs", "1")], |r| r.tags = vec![("a".into(), "1".into())]);
+        let tag = with(&[("numjobs", "1")], |r| {
+            r.tags = vec![("a".into(), "1".into())]
+        });
         let m = describe_mismatch(&[base.clone(), two.clone(), base.clone(), two, tag]).unwrap();
         assert!(
             m.contains("ranks 1, 3 have bs=64k, numjobs=2 where rank 0 has bs=4k, numjobs=1"),
@@ -643,5 +650,152 @@ mod tests {
         let m = describe_mismatch(&texts).unwrap();
         assert!(m.contains("and 36 more ranks differ"), "{m}");
         assert!(m.len() < 2000, "{}", m.len());
+    }
+}
+
+/// The whole workflow over thread ranks with a front end in memory: what
+/// the MPI build runs, checked without a launcher.
+#[cfg(test)]
+mod workflow_tests {
+    use super::*;
+    use crate::LocalComm;
+    use storlab_bench::spec_from_pairs;
+
+    /// Records what rank 0's front end was asked to do.
+    #[derive(Default)]
+    struct Fake {
+        begun: usize,
+        phases: Vec<String>,
+        emitted: Vec<BenchReport>,
+        counts_done: usize,
+    }
+
+    impl BenchFront for Fake {
+        type Sink = ();
+        type Live = ();
+        fn check_outputs(&mut self, _: Option<&Path>) -> Result<(), Failed> {
+            Ok(())
+        }
+        fn watch_signals(&mut self) -> Result<(), Failed> {
+            Ok(())
+        }
+        fn open_sink(&mut self, _: &[(&str, String)]) -> Result<(), Failed> {
+            Ok(())
+        }
+        fn begin(&mut self, _: &mut (), _: &BenchReport) -> Result<(), Failed> {
+            self.begun += 1;
+            Ok(())
+        }
+        fn phase(&mut self, _: &mut (), phase: &PhaseResult) {
+            self.phases.push(phase.params.name.clone());
+        }
+        fn live_start(&mut self, _: &Arc<Control>, _: Vec<String>, _: bool) {}
+        fn live_stop(&mut self, _: ()) {}
+        fn cache_warnings(&self, _: &Path, _: &[CacheMode]) -> Vec<String> {
+            Vec::new()
+        }
+        fn repeat_starts(&mut self, _: &RepeatInfo) {}
+        fn emit(
+            &mut self,
+            report: BenchReport,
+            _: (),
+            _: Option<&RepeatInfo>,
+        ) -> (u8, Option<i64>) {
+            self.emitted.push(report);
+            (0, Some(self.emitted.len() as i64))
+        }
+        fn repeats_done(&mut self, _: &str, _: u32, _: &[BenchReport]) {}
+        fn counts_done(&mut self, runs: &[(BenchReport, Option<i64>)]) {
+            self.counts_done = runs.len();
+        }
+    }
+
+    fn planned(dir: &Path) -> Job {
+        let spec = spec_from_pairs([
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("engine", "psync"),
+            ("cache", "cold"),
+        ])
+        .unwrap();
+        storlab_bench::jobspec::build(None, Some(dir), &spec).unwrap()
+    }
+
+    fn run_opts() -> ClusterRun {
+        ClusterRun {
+            sync: SyncOptions {
+                clients_by: "rank".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Three ranks, client counts 1 and 3: rank 0 alone stores and emits
+    /// one merged run per count, counting every client's bytes; every
+    /// rank ends with code 0 and the scratch files are gone.
+    #[test]
+    fn three_ranks_run_each_client_count_and_rank_zero_alone_emits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let out = LocalComm::run(3, |c| {
+            let w = Ranks::exchange(c, "node", 1 << 30);
+            let mut front = Fake::default();
+            let run = ClusterRun {
+                clients: Some(vec![1, 3]),
+                ..run_opts()
+            };
+            let code = run_bench(&w, Ok(planned(&path)), &run, &mut front);
+            (code, front)
+        });
+        let (code, root) = &out[0];
+        assert_eq!(code, &Ok(0));
+        assert_eq!(root.begun, 2);
+        assert_eq!(root.phases, ["1-write", "1-write"]);
+        assert_eq!(root.counts_done, 2);
+        let bytes: Vec<u64> = root
+            .emitted
+            .iter()
+            .map(|r| r.phases[0].total.bytes)
+            .collect();
+        assert_eq!(bytes, [64 << 10, 3 * (64 << 10)], "every client's bytes");
+        for (code, front) in &out[1..] {
+            assert_eq!(code, &Ok(0));
+            assert!(front.emitted.is_empty() && front.begun == 0);
+        }
+        assert!(
+            std::fs::read_dir(&path).unwrap().next().is_none(),
+            "scratch files left behind"
+        );
+    }
+
+    /// A rank that could not plan stops every rank before anything is
+    /// created: rank 0 names it, the others stay quiet.
+    #[test]
+    fn a_rank_that_cannot_plan_stops_every_rank_and_rank_zero_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let out = LocalComm::run(3, |c| {
+            let r = c.rank();
+            let w = Ranks::exchange(c, &format!("n{r}"), 1 << 30);
+            let planned = if r == 1 {
+                Err(Failed("bad --bs".into()))
+            } else {
+                Ok(planned(&path))
+            };
+            let mut front = Fake::default();
+            (run_bench(&w, planned, &run_opts(), &mut front), front.begun)
+        });
+        assert_eq!(
+            out[0].0,
+            Err(RankStop::Report(Failed(
+                "rank 1 on n1: cannot plan the job: bad --bs".into()
+            )))
+        );
+        assert_eq!(out[1].0, Err(RankStop::Quiet));
+        assert_eq!(out[2].0, Err(RankStop::Quiet));
+        assert!(out.iter().all(|o| o.1 == 0), "nothing was begun");
+        assert!(std::fs::read_dir(&path).unwrap().next().is_none());
     }
 }
