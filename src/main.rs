@@ -189,7 +189,7 @@ fn main() -> ExitCode {
         Command::Sim(c) => c.execute(),
         Command::Md(c) => c.execute(),
         Command::Campaign(c) => c.execute().and_then(output::emit),
-        Command::Sweep(c) => c.execute(),
+        Command::Sweep(c) => c.execute().and_then(output::emit),
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),

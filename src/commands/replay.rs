@@ -140,11 +140,9 @@ impl ReplayCommand {
         tags: &std::collections::BTreeMap<String, String>,
         opts: &OpenOptions,
     ) -> anyhow::Result<Reply> {
-        use storlab_cluster::Comm;
         use storlab_cluster::replay::{Failure, Job, run};
+        use storlab_cluster::step::{Failed, RankStop};
         let signals = Signals::install()?;
-        let mpi = storlab_cluster::mpi::Mpi::init()?;
-        let comm = mpi.comm();
         let job = Job {
             trace: &self.trace,
             opts,
@@ -153,36 +151,34 @@ impl ReplayCommand {
             ranks: self.ranks,
             target: &self.target,
         };
-        let mut store = None;
-        let done = run(comm, &job, &|| signals.requested(), &mut || {
-            store = Some(self.db.open().map_err(|e| format!("{e:#}"))?);
-            Ok(())
-        });
-        let reply = match (done, &store) {
-            (Ok(Some((prep, result))), Some(store)) => {
-                self.remove(&prep);
-                self.reply(store, tags, &prep, result, &signals)
-            }
-            (Ok(_), _) | (Err(Failure::Quiet), _) => Ok(Reply::done(crate::Outcome::Ok)),
-            (Err(e), _) => Err(anyhow::anyhow!(e)),
-        };
-        // Rank 0 prints its error before the broadcast releases the others
-        // (mpirun may end the rest once one exits non-zero).
-        let code = match &reply {
-            Ok(r) => r.outcome.exit_code(),
-            Err(e) => {
-                output::print_error(e);
-                crate::Outcome::Error.exit_code()
-            }
-        };
-        let code = comm.broadcast_u64(u64::from(code));
-        let root = comm.root();
-        mpi.finish();
-        let outcome = crate::Outcome::from_exit_code(u8::try_from(code).unwrap_or(2));
-        match reply {
-            Ok(r) if root => Ok(r),
-            _ => Ok(Reply::done(outcome)),
-        }
+        let mut shown = None;
+        let code = storlab_cluster::mpi::launch(
+            None,
+            |comm| {
+                let mut store = None;
+                let done = run(comm, &job, &|| signals.requested(), &mut || {
+                    store = Some(self.db.open().map_err(|e| format!("{e:#}"))?);
+                    Ok(())
+                });
+                match (done, &store) {
+                    (Ok(Some((prep, result))), Some(store)) => {
+                        self.remove(&prep);
+                        let reply = self
+                            .reply(store, tags, &prep, result, &signals)
+                            .map_err(|e| RankStop::Report(Failed::of(e)))?;
+                        let code = reply.outcome.exit_code();
+                        shown = Some(reply);
+                        Ok(code)
+                    }
+                    (Ok(_), _) => Ok(crate::Outcome::Ok.exit_code()),
+                    (Err(Failure::Quiet), _) => Err(RankStop::Quiet),
+                    (Err(e), _) => Err(RankStop::Report(Failed::of(e))),
+                }
+            },
+            |why| output::print_error(&anyhow::anyhow!("{why}")),
+        )?;
+        // Only rank 0 has something to show; every rank exits with its code.
+        Ok(shown.unwrap_or_else(|| Reply::done(crate::Outcome::from_exit_code(code))))
     }
 }
 

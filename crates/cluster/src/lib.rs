@@ -13,7 +13,11 @@
 //! - [`md`]: [`md::CommSync`] (md's `RankSync` over any `Comm`) and the
 //!   exact gather of each rank's phase figures to rank 0;
 //! - [`replay`]: `storlab replay` with one trace rank per rank (the job
-//!   agreed, the files laid out by rank 0, one start, the figures merged).
+//!   agreed, the files laid out by rank 0, one start, the figures merged);
+//! - [`bench::run`] and [`md::run`]: the whole multi-client run of each on
+//!   every rank, behind the front end's store, live line and printing
+//!   (`BenchFront`, `MdFront`); [`step`]: a failed collective step (rank 0
+//!   says why) and every rank's end with rank 0's exit code.
 //!
 //! The front end decides that it runs under a launcher, opens the store,
 //! prints; everything between ranks is here. Nothing here prints except
@@ -27,6 +31,7 @@ pub mod md;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod replay;
+pub mod step;
 
 pub use comm::Comm;
 pub use local::LocalComm;
