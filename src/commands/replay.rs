@@ -61,6 +61,7 @@ impl ReplayCommand {
         if let Some(n) = self.ranks {
             layout.select_ranks(n)?;
         }
+        storlab_replay::prepare::check_target(&self.target)?;
         let store = self.db.open()?;
         let signals = Signals::install()?;
         let prep = storlab_replay::prepare::lay_out(layout, &self.target)?;
@@ -157,6 +158,8 @@ impl ReplayCommand {
             |comm| {
                 let mut store = None;
                 let done = run(comm, &job, &|| signals.requested(), &mut || {
+                    storlab_replay::prepare::check_target(&self.target)
+                        .map_err(|e| e.to_string())?;
                     store = Some(self.db.open().map_err(|e| format!("{e:#}"))?);
                     Ok(())
                 });

@@ -231,3 +231,57 @@ fn ranks_above_the_traces_ranks_are_refused_naming_both_before_any_io() {
         assert!(!db.exists(), "no database made before the checks");
     }
 }
+
+#[test]
+fn a_block_device_target_is_refused_before_the_store_or_the_device_is_touched() {
+    use crate::util::loopdev::Loop;
+    if !crate::util::root_with(
+        "replay::a_block_device_target_is_refused",
+        &["losetup"],
+        "a loop device",
+        "Debian: mount",
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().expect("tempdir");
+    let lo = Loop::sparse(&d.path().join("disk.img"), 64 << 20).expect("loop device");
+    let trace = iolog(d.path(), 4, 10, 1);
+    let db = d.path().join("r.db");
+    let out = cmd()
+        .arg("replay")
+        .arg(&trace)
+        .arg(&lo.dev)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a block device") && stderr(&out).contains("give a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!db.exists(), "no database made before the refusal");
+    let file = d.path().join("plain");
+    std::fs::write(&file, b"x").expect("file");
+    let out = cmd()
+        .arg("replay")
+        .arg(&trace)
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!db.exists(), "no database made before the refusal");
+    assert_eq!(
+        std::fs::read(&file).expect("file"),
+        b"x",
+        "the file is untouched"
+    );
+}

@@ -56,6 +56,14 @@ pub enum PrepareError {
     },
     #[error(transparent)]
     Target(#[from] storlab_bench::TargetError),
+    #[error(
+        "TARGET {0} is a block device: storlab replay lays the trace's files out in its own directory and does not write to devices yet (issue 26); give a directory on the storage to test"
+    )]
+    Device(String),
+    #[error(
+        "TARGET {0} is not a directory: give a directory (storlab replays in its own subdirectory of it)"
+    )]
+    NotDirectory(String),
     #[error("cannot lay out {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -245,6 +253,24 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PrepareError + '_ {
     move |source| PrepareError::Io {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// TARGET must be a directory: a block device (which replay does not
+/// write yet) or anything else is refused before the store or the target
+/// is touched. A missing TARGET is left to the layout's own message.
+pub fn check_target(target: &Path) -> Result<(), PrepareError> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(md) = std::fs::metadata(target) else {
+        return Ok(());
+    };
+    let name = target.display().to_string();
+    if md.file_type().is_block_device() {
+        Err(PrepareError::Device(name))
+    } else if md.is_dir() {
+        Ok(())
+    } else {
+        Err(PrepareError::NotDirectory(name))
     }
 }
 
