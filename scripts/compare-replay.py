@@ -69,7 +69,7 @@ def fio_replay(work, log):
 def storlab_replay(storlab, work, log, data, speed, human=False):
     target = os.path.join(work, "target")
     os.makedirs(target, exist_ok=True)
-    cmd = [storlab, "replay", log, target, "--speed", speed, "--map", f"{data}=data",
+    cmd = [storlab, "replay", log, target, "--speed", speed, "--map", f"{os.path.dirname(data)}=w",
            "--db", os.path.join(work, "replay.db")]
     if not human:
         cmd.append("--json")
