@@ -5,12 +5,8 @@
 //! one `io_getevents` that blocks until that many completions are ready
 //! (libaio has no single call doing both, fio makes the same two calls).
 //! Without `wait` only `io_submit` is made: its duration is then the
-//! submission alone (the worker's bound on a shared stamp's error).
-//! Completions already in the kernel's completion ring (mapped into this
-//! process at the context's address) are taken from it without a system
-//! call, as fio's `userspace_reap` does; `io_getevents` is called only to
-//! wait. So after a burst of completions the worker finds them (and the
-//! ones that arrive while it refills) without a call per check.
+//! submission alone (the worker's bound on a shared stamp's error), and the
+//! completions are fetched by the next waiting call.
 //!
 //! As with fio, native AIO is asynchronous only with O_DIRECT; buffered
 //! I/O completes inside `io_submit`.
@@ -25,7 +21,6 @@ use super::{Dir, Engine, Io, QueueError, Slots};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// `struct iocb` (include/uapi/linux/aio_abi.h), little-endian field order.
@@ -56,23 +51,6 @@ struct IoEvent {
     res2: i64,
 }
 
-/// The head of the completion ring the kernel maps at the context's
-/// address (`struct aio_ring`, fs/aio.c); its `io_event`s follow it.
-#[repr(C)]
-#[derive(Debug)]
-struct AioRingHeader {
-    id: u32,
-    nr: u32,
-    head: u32,
-    tail: u32,
-    magic: u32,
-    compat_features: u32,
-    incompat_features: u32,
-    header_length: u32,
-}
-
-const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
-
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 
@@ -99,10 +77,6 @@ pub(crate) struct LibaioEngine {
     events: Vec<IoEvent>,
     /// `io_submit`'s pointer array, reused (no allocation per submit).
     ptrs: Vec<*mut Iocb>,
-    /// Whether the kernel's completion ring at `ctx` has the layout this
-    /// engine reads (checked once): completions already there are then
-    /// taken without a system call, as fio's `userspace_reap`.
-    user_ring: bool,
     slots: Slots,
 }
 
@@ -136,7 +110,7 @@ impl LibaioEngine {
         if r < 0 {
             return Err(last_err());
         }
-        let mut e = LibaioEngine {
+        Ok(LibaioEngine {
             ctx,
             fd,
             iocbs: vec![Iocb::default(); depth],
@@ -144,65 +118,8 @@ impl LibaioEngine {
             ready: VecDeque::with_capacity(depth),
             events: vec![IoEvent::default(); depth],
             ptrs: Vec::with_capacity(depth),
-            user_ring: false,
             slots,
-        };
-        e.user_ring = e.ring_readable();
-        Ok(e)
-    }
-
-    /// Whether the context id is the address of a completion ring this
-    /// engine knows how to read (the kernel has mapped it there since
-    /// Linux 2.6; libaio and fio rely on it): the magic number, no
-    /// incompatible features, the header length this layout has.
-    fn ring_readable(&self) -> bool {
-        let ring = self.ctx as *const AioRingHeader;
-        if ring.is_null() || !ring.is_aligned() {
-            return false;
-        }
-        // SAFETY: a context id returned by io_setup is the address of the
-        // ring the kernel mapped into this process for the context's life
-        // (until `Drop`'s io_destroy); its header is readable.
-        let h = unsafe { std::ptr::read_volatile(ring) };
-        h.magic == AIO_RING_MAGIC
-            && h.incompat_features == 0
-            && h.header_length as usize == std::mem::size_of::<AioRingHeader>()
-            && h.nr > 0
-    }
-
-    /// Take the completions already in the kernel's ring, without a system
-    /// call; returns how many.
-    fn user_reap(&mut self) -> usize {
-        if !self.user_ring {
-            return 0;
-        }
-        let ring = self.ctx as *mut AioRingHeader;
-        // SAFETY: `ring_readable` checked the header at this address, which
-        // stays mapped until io_destroy (in `Drop`, after the last use).
-        // The kernel writes an event, then (release) the tail; this thread
-        // alone consumes (the only other consumer, io_getevents, is called
-        // by this same thread), so reading the tail with acquire, the
-        // events below it, then storing the head with release is the
-        // protocol libaio and fio use. `head` and `tail` are 4-aligned u32
-        // fields inside the mapping, valid as atomics.
-        unsafe {
-            let nr = std::ptr::read_volatile(&raw const (*ring).nr);
-            let head_at = &*(&raw mut (*ring).head).cast::<AtomicU32>();
-            let tail_at = &*(&raw mut (*ring).tail).cast::<AtomicU32>();
-            let events = ring.add(1).cast::<IoEvent>();
-            let tail = tail_at.load(Ordering::Acquire);
-            let mut head = head_at.load(Ordering::Relaxed);
-            let mut n = 0;
-            while head != tail && head < nr {
-                let ev = std::ptr::read_volatile(events.add(head as usize));
-                let res = i32::try_from(ev.res).unwrap_or(-libc::EIO);
-                self.ready.push_back((ev.data as u32, res));
-                head = (head + 1) % nr;
-                n += 1;
-            }
-            head_at.store(head, Ordering::Release);
-            n
-        }
+        })
     }
 
     /// Fetch completions: at least `min` (blocking), at most the number of
@@ -243,9 +160,6 @@ impl LibaioEngine {
     fn drain(&mut self) -> bool {
         let deadline = Instant::now() + DRAIN_TIMEOUT;
         while self.slots.in_flight() > self.ready.len() {
-            if self.user_reap() > 0 {
-                continue;
-            }
             if Instant::now() >= deadline {
                 return false;
             }
@@ -348,11 +262,8 @@ impl Engine for LibaioEngine {
                 }
             }
         }
-        if wait > self.ready.len() {
-            self.user_reap();
-        }
         let outstanding = self.slots.in_flight().saturating_sub(self.ready.len());
-        let min = wait.saturating_sub(self.ready.len()).min(outstanding);
+        let min = wait.min(outstanding);
         if min > 0 {
             // Block for `min`, taking every completion ready by then.
             loop {
@@ -377,9 +288,6 @@ impl Engine for LibaioEngine {
     }
 
     fn has_completions(&mut self) -> bool {
-        if self.ready.is_empty() {
-            self.user_reap();
-        }
         !self.ready.is_empty()
     }
 
@@ -406,59 +314,6 @@ pub fn libaio_available() -> io::Result<()> {
 mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
-
-    #[test]
-    fn completions_are_taken_from_the_kernel_ring_without_waiting() {
-        if let Err(e) = libaio_available() {
-            storlab_testkit::skip("libaio engine", &format!("no native AIO here: {e}"));
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let f = std::fs::OpenOptions::new()
-            .create_new(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        f.set_len(8 * 4096).unwrap();
-        let mut e = LibaioEngine::new(f.as_raw_fd(), Slots::new(8, 4096).unwrap()).unwrap();
-        assert!(e.user_ring, "this kernel maps the completion ring at the context id");
-        for slot in 0..8 {
-            e.queue(Io {
-                slot,
-                dir: Dir::Read,
-                offset: u64::from(slot) * 4096,
-                len: 4096,
-            })
-            .unwrap();
-        }
-        // Submit only (no io_getevents): the completions must still be
-        // found, from the ring, by polling.
-        assert_eq!(e.submit(0).unwrap(), 8);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut reaped = 0;
-        while reaped < 8 && Instant::now() < deadline {
-            if e.has_completions() {
-                reaped += e.reap(|_, res| assert_eq!(res, 4096));
-            } else {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        assert_eq!(reaped, 8, "every completion found without a waiting call");
-        assert_eq!(e.in_flight(), 0);
-        // The ring's head moved with them: a waiting call now has nothing
-        // stale to return, and the engine still works through the ring.
-        e.queue(Io {
-            slot: 0,
-            dir: Dir::Read,
-            offset: 0,
-            len: 4096,
-        })
-        .unwrap();
-        assert_eq!(e.submit(1).unwrap(), 1);
-        assert_eq!(e.reap(|s, r| assert_eq!((s, r), (0, 4096))), 1);
-    }
 
     #[test]
     fn reads_and_writes_a_file_at_depth() {
