@@ -19,6 +19,7 @@ pub mod outfile;
 pub mod outfmt;
 pub mod plan;
 pub mod profiles;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod runs;
