@@ -4,7 +4,6 @@
 pub mod bench;
 pub mod campaign;
 pub mod check;
-pub mod child;
 pub mod common;
 pub mod compare;
 pub mod completions;
