@@ -13,7 +13,6 @@
 
 mod commands;
 mod output;
-mod textfile;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
