@@ -419,7 +419,7 @@ impl Sampler {
                 Ok(builder.finish())
             })
             // A thread that cannot start is reported by stop(), not a panic.
-            .map_err(|e| e.to_string());
+            ;
         SamplerHandle { stop: tx, join }
     }
 }
@@ -471,7 +471,7 @@ pub fn sampling_loop<E: From<Error>>(
 #[derive(Debug)]
 pub struct SamplerHandle {
     stop: mpsc::Sender<()>,
-    join: Result<std::thread::JoinHandle<Result<MonitorTimeline, Error>>, String>,
+    join: std::io::Result<std::thread::JoinHandle<Result<MonitorTimeline, Error>>>,
 }
 
 impl SamplerHandle {
