@@ -189,7 +189,7 @@ fn main() -> ExitCode {
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
-        Command::Inspect(c) => c.execute(),
+        Command::Inspect(c) => c.execute().and_then(output::emit),
         Command::Trace(c) => c.execute().and_then(output::emit),
         Command::Completions(c) => c.execute(),
         Command::Man(c) => c.execute(),
