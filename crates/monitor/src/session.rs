@@ -479,3 +479,98 @@ pub fn selection(
         s => Ok(s),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::{Formatter, Kind, Units};
+    use crate::{Layer, SysPaths};
+
+    /// A standard output that fails (a closed pipe) after `ok` writes.
+    #[derive(Default)]
+    struct Pipe {
+        ok: usize,
+        shown: usize,
+        lost: Vec<String>,
+    }
+
+    impl Frontend for Pipe {
+        fn show(&mut self, _: &str) -> std::io::Result<()> {
+            if self.shown == self.ok {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            self.shown += 1;
+            Ok(())
+        }
+        fn notice(&mut self, n: Notice<'_>) {
+            if let Notice::DisplayLost { consumers, .. } = n {
+                self.lost.push(consumers.join(" and "));
+            }
+        }
+    }
+
+    /// The recorded loop stack's 5 intervals, with `consumers` taking the
+    /// samples besides a display that closes after its first interval.
+    fn replay(consumers: Vec<String>) -> (Finished, Pipe) {
+        let root =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/monitor/loopstack");
+        let tree = DeviceTree::load(&SysPaths::recorded(&root)).unwrap();
+        let sel = tree.select(&[], Layer::Top);
+        let snaps =
+            replay::parse(&std::fs::read_to_string(root.join("replay.txt")).unwrap()).unwrap();
+        let fmt = Formatter::new(
+            Kind::Csv,
+            Units::Iec,
+            (false, false),
+            Layer::Top,
+            Some(&sel),
+        );
+        let interval = (Duration::from_millis(500), Layer::Top);
+        let routes = Routes::new(fmt, None, true, interval, Some(sel.devices.clone()));
+        let monitor = Monitor::new(Some(sel));
+        let mut s = Session::new(routes, monitor, None, consumers, "the end".into());
+        let pace = Pace {
+            interval: interval.0,
+            count: None,
+        };
+        let mut pipe = Pipe {
+            ok: 1,
+            ..Pipe::default()
+        };
+        let source = Source::Replay(root.join("replay.txt"), snaps);
+        s.run(source, pace, &AtomicBool::new(false), &mut pipe)
+            .unwrap();
+        (s.finish(String::new()).unwrap(), pipe)
+    }
+
+    /// A closed standard output ends the display, not the recording: with
+    /// someone else taking the samples every interval is kept (and the
+    /// user told once); with nobody, the monitor ends at once. A closed
+    /// pipe is not an error either way.
+    #[test]
+    fn a_closed_display_ends_the_monitor_only_when_nobody_else_takes_the_samples() {
+        let (done, pipe) = replay(vec!["--listen".into()]);
+        assert_eq!(pipe.lost, ["--listen"]);
+        assert_eq!(done.timeline.totals.len(), 5, "every interval kept");
+        assert!(!done.display_ok());
+        assert!(done.display_result().is_ok(), "a closed pipe is no error");
+        let (done, pipe) = replay(Vec::new());
+        assert!(pipe.lost.is_empty());
+        assert_eq!(done.timeline.totals.len(), 2, "stopped at the failed write");
+    }
+
+    #[test]
+    fn a_record_name_that_is_a_device_or_a_number_is_refused() {
+        let root =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/monitor/loopstack");
+        let tree = DeviceTree::load(&SysPaths::recorded(&root)).unwrap();
+        for (word, what) in [("vda", "a device"), ("5", "a number")] {
+            let e = RecordFile::check_name(Path::new(word), Some(&tree)).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("'{word}' is {what}")),
+                "{e}"
+            );
+        }
+        assert!(RecordFile::check_name(Path::new("samples.txt"), Some(&tree)).is_ok());
+    }
+}
