@@ -61,9 +61,7 @@ impl DbArgs {
     }
 }
 
-/// The tag that carries a run's design (`--design`): storlab plan layout's
-/// arguments.
-pub const DESIGN_TAG: &str = "planned_as";
+pub use storlab_types::DESIGN_TAG;
 
 /// Labels saved with a new run.
 #[derive(Args, Debug, Clone, Default)]

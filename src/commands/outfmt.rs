@@ -59,6 +59,12 @@ impl<F: Format> OutputArgs<F> {
         }
     }
 
+    /// Whether `--json` itself was given (for a command whose formats have
+    /// no JSON, which hides the flag and refuses it: `report`).
+    pub fn json_flag(&self) -> bool {
+        self.json
+    }
+
     /// The format to use: the one asked for, else the command's default.
     ///
     /// For a format list without a default (`F::DEFAULT` is `None`) use

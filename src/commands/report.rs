@@ -1,7 +1,11 @@
 //! `storlab report`: one self-contained HTML file with the runs' parameters,
 //! figures, comparison and charts, or one chart as SVG or PNG.
 
-use super::common::{DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg};
+use super::common::{
+    DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg, read_input,
+};
+use super::outfmt::{Format, OutputArgs};
+use crate::output::{Document, Printout, Rendering, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_store::RunSelector;
@@ -16,7 +20,22 @@ pub enum ReportFormat {
     Png,
 }
 
+impl Format for ReportFormat {
+    const HELP: &'static str = "What to write (--format is the older spelling) [default: from -o's \
+                                extension (.svg, .png, .html), else html]";
+    // report has no JSON form: its --json is hidden and refused
+    // (`ReportCommand::format`); this is never used for it.
+    const JSON: Self = ReportFormat::Html;
+    // From -o's extension (`ReportCommand::format`).
+    const DEFAULT: Option<Self> = None;
+    /// What report prints is the line naming the file it wrote.
+    fn rendering(self) -> Rendering {
+        Rendering::Human
+    }
+}
+
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.hide(true)))]
 pub struct ReportCommand {
     #[command(flatten)]
     runs: RunArgs,
@@ -26,10 +45,8 @@ pub struct ReportCommand {
     /// Output file [default: report.html, or chart-<ID>.svg / .png]
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// What to write (--format is the older spelling) [default: from -o's extension (.svg, .png,
-    /// .html), else html]
-    #[arg(long = "output-format", alias = "format", value_enum)]
-    format: Option<ReportFormat>,
+    #[command(flatten)]
+    out: OutputArgs<ReportFormat>,
     /// Parameter(s) under study for the comparison and the relative chart, e.g. iodepth, bs,
     /// device (comma-separated or repeated): phases that differ there are paired and judged
     #[arg(long, value_name = "PARAM", value_parser = storlab_configdiff::Vary::parse)]
@@ -54,10 +71,20 @@ pub struct ReportCommand {
     db: DbArgs,
 }
 
+fn read_catalog(p: &std::path::Path) -> Result<String, String> {
+    read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
+}
+
 impl ReportCommand {
     /// The format asked for, else the one `-o`'s extension names
     /// (`x.svg` writes that chart, `x.png` rasterises it), else HTML.
-    fn format(&self) -> ReportFormat {
+    fn format(&self) -> anyhow::Result<ReportFormat> {
+        if self.out.json_flag() {
+            anyhow::bail!(
+                "report writes HTML, SVG or PNG, not JSON: use --output-format html|svg|png \
+                 (storlab export --json writes the runs as JSON)"
+            );
+        }
         let ext = self
             .output
             .as_ref()
@@ -69,20 +96,14 @@ impl ReportCommand {
             Some("png") => Some(ReportFormat::Png),
             _ => None,
         };
-        self.format.or(by_ext).unwrap_or(ReportFormat::Html)
+        Ok(self.out.chosen().or(by_ext).unwrap_or(ReportFormat::Html))
     }
 
-    pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
-        let format = self.format();
-        self.format = Some(format);
+    pub fn execute(self) -> anyhow::Result<Reply> {
+        let format = self.format()?;
         // A design given here is checked before anything is read.
         let given = match &self.design {
-            Some(d) => Some((
-                d.as_str(),
-                storlab_plan::design_from_spec(d, |p| {
-                    super::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
-                })?,
-            )),
+            Some(d) => Some((d.as_str(), storlab_plan::design_from_spec(d, read_catalog)?)),
             None => None,
         };
         let kind = match format {
@@ -123,12 +144,18 @@ impl ReportCommand {
         }
         vary.check_against(runs.iter())?;
         // Designs are evaluated where they are shown: the HTML report and
-        // the `predicted` chart.
+        // the `predicted` chart. One that cannot be is a warning.
         let predicted = if format == ReportFormat::Html || self.chart == "predicted" {
-            predicted(&runs, given.as_ref())
+            let given = given.as_ref().map(|(d, design)| (*d, design));
+            storlab_report::predict(&runs, given, read_catalog)
         } else {
             Vec::new()
         };
+        for p in &predicted {
+            if let Err(e) = &p.rows {
+                crate::output::warn(&format!("run {}: design '{}': {e}", p.run, p.design));
+            }
+        }
         let (bytes, path, what) = match format {
             ReportFormat::Html => {
                 let html = storlab_report::html_report_full(&runs, baseline, &vary, &predicted);
@@ -142,15 +169,10 @@ impl ReportCommand {
             ReportFormat::Svg | ReportFormat::Png => {
                 let chart =
                     storlab_report::chart_with(&runs, baseline, &self.chart, &vary, &predicted)?;
-                let ext = if format == ReportFormat::Svg {
-                    "svg"
+                let (ext, bytes) = if format == ReportFormat::Svg {
+                    ("svg", chart.svg.into_bytes())
                 } else {
-                    "png"
-                };
-                let bytes = if format == ReportFormat::Svg {
-                    chart.svg.into_bytes()
-                } else {
-                    storlab_report::svg_to_png(&chart.svg, self.scale)?
+                    ("png", storlab_report::svg_to_png(&chart.svg, self.scale)?)
                 };
                 (
                     bytes,
@@ -165,51 +187,24 @@ impl ReportCommand {
             None => check_output_path(&path, &self.db.db, self.force, kind)?,
         };
         permit.write(&bytes)?;
-        crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
-        Ok(crate::Outcome::Ok)
+        let line = format!("wrote {} ({what})\n", path.display());
+        Ok(Reply::doc(Wrote(line), format.rendering()))
     }
 }
 
-/// Each run that carries a design (tag `planned_as=...`, or `given` for all),
-/// its phases predicted by `storlab plan`'s model. The given design was
-/// checked already; a stored tag that no longer reads (the catalog changed)
-/// is shown as such in the report.
-fn predicted(
-    runs: &[storlab_types::StoredRun],
-    given: Option<&(&str, storlab_plan::Design)>,
-) -> Vec<storlab_report::Predicted> {
-    use super::common::DESIGN_TAG;
-    let mut out = Vec::new();
-    for run in runs {
-        let (spec, evaluated) = match (given, run.tags.get(DESIGN_TAG)) {
-            (Some((d, design)), _) => (d.to_string(), Ok(design.clone())),
-            (None, Some(tag)) => (
-                tag.clone(),
-                storlab_plan::design_from_spec(tag, |p| {
-                    super::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
-                })
-                .map_err(|e| anyhow::Error::from(e.inner())),
-            ),
-            (None, None) => continue,
-        };
-        let rows = evaluated
-            .and_then(|d| {
-                Ok(storlab_plan::against::against(
-                    &d,
-                    std::slice::from_ref(run),
-                )?)
-            })
-            .map_err(|e| format!("{e:#}"));
-        if let Err(e) = &rows {
-            crate::output::warn(&format!("run {}: design '{spec}': {e}", run.id));
-        }
-        out.push(storlab_report::Predicted {
-            run: run.id,
-            design: spec,
-            rows,
-        });
+/// The line that names the file `report` wrote, printed as it is.
+struct Wrote(String);
+
+impl Document for Wrote {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(self.0.clone())
     }
-    out
+    fn json(&self) -> anyhow::Result<String> {
+        Ok(self.0.clone())
+    }
+    fn render(&self, _: Rendering) -> anyhow::Result<Printout> {
+        Ok(Printout::Exact(self.0.clone()))
+    }
 }
 
 #[cfg(test)]
@@ -255,6 +250,40 @@ mod tests {
                 other => panic!("`{r}` runs {other:?}, not bench or sweep"),
             }
         }
+    }
+
+    /// report flattens the one output-format argument: every spelling it
+    /// had keeps working (`--output-format`, `--format`, and the format
+    /// from `-o`'s extension), and `--json`, which report never had, is
+    /// hidden and refused with a message that names the formats.
+    #[test]
+    fn report_keeps_its_format_spellings() {
+        let format = |args: &[&str]| {
+            let argv = ["storlab", "report", "--all"].iter().chain(args);
+            match crate::Cli::try_parse_from(argv).unwrap().command {
+                Some(crate::Command::Report(r)) => r.format().map_err(|e| e.to_string()),
+                other => panic!("{other:?}"),
+            }
+        };
+        use super::ReportFormat::*;
+        assert_eq!(format(&[]), Ok(Html));
+        assert_eq!(format(&["--format", "svg"]), Ok(Svg));
+        assert_eq!(format(&["--output-format", "png"]), Ok(Png));
+        assert_eq!(format(&["--output-format=html", "-o", "x.svg"]), Ok(Html));
+        assert_eq!(format(&["-o", "x.SVG"]), Ok(Svg));
+        assert_eq!(format(&["-o", "x.png"]), Ok(Png));
+        assert_eq!(format(&["-o", "x.htm"]), Ok(Html));
+        let e = format(&["--json"]).unwrap_err();
+        assert!(e.contains("not JSON") && e.contains("html|svg|png"), "{e}");
+        let cmd = <crate::Cli as clap::CommandFactory>::command();
+        let report = cmd.find_subcommand("report").unwrap();
+        let json = report
+            .get_arguments()
+            .find(|a| a.get_long() == Some("json"));
+        assert!(
+            json.is_some_and(|a| a.is_hide_set()),
+            "--json shows in --help"
+        );
     }
 
     /// `report --chart`'s help lists the registry's report charts.

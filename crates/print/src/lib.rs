@@ -10,6 +10,7 @@
 //! - [`md`]: an md run's phase table and notes.
 //! - [`show`]: one stored run as `storlab show` prints it.
 //! - [`runs`]: the `storlab runs` listing.
+//! - [`sim`]: `storlab sim`'s listing of simulated points.
 //! - [`sweep`]: a sweep's table (a row per point and phase) and totals.
 
 #![forbid(unsafe_code)]
@@ -21,6 +22,7 @@ pub mod md;
 pub mod repeat;
 pub mod runs;
 pub mod show;
+pub mod sim;
 pub mod style;
 pub mod sweep;
 

@@ -36,6 +36,7 @@ pub mod predicted;
 pub mod registry;
 pub mod rows;
 pub mod signature;
+pub mod sim_chart;
 pub mod svg;
 pub mod sweep_chart;
 pub mod sweep_charts;
@@ -51,7 +52,7 @@ pub use export::{
 };
 pub use html::{html_report, html_report_full};
 pub use png::svg_to_png;
-pub use predicted::{Predicted, predicted_chart};
+pub use predicted::{Predicted, predict, predicted_chart};
 pub use registry::{CHART_KINDS, CannotDraw, ChartKind, Remedy, Source, SweepParam};
 pub use rows::{Direction, Row, rows};
 pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, is_svg_chart};

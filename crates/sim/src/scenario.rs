@@ -761,7 +761,7 @@ impl Scenario {
             )
             .map_err(|e| match raid {
                 Some((r, _)) => self.at(r, format!("array.raid/array.drive: {e}")),
-                None => self.invalid("array.controller", e),
+                None => self.invalid("array.controller", e.to_string()),
             })?;
         if let Some((l, _)) = &path.controller {
             controller = Some(controller.map_or(*l, |c| c.min(*l)));

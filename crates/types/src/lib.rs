@@ -42,6 +42,10 @@ pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 /// Bump it when a field changes meaning or disappears; adding a field does not.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The tag that carries a run's design (`bench --design`): `storlab plan
+/// layout`'s arguments, read back by `storlab report`.
+pub const DESIGN_TAG: &str = "planned_as";
+
 /// The storlab version that produced a record.
 pub const STORLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
 
