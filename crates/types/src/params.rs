@@ -311,6 +311,48 @@ pub const PARAMS: &[Param] = &[
         .fact(),
 ];
 
+/// A key of `storlab sim --vary`: a shorthand (`option`) for a value of the
+/// scenario file.
+const fn sim(key: &'static str, path: &'static str, description: &'static str) -> Param {
+    p(key, description).option(Some(path))
+}
+
+/// `storlab sim --vary`'s keys (a scenario's vocabulary, apart from the
+/// bench options of [`PARAMS`]: sim's `cache` is the array's cache size,
+/// not a cache mode): each key's `option` is the scenario path it sets,
+/// with the bounds sim's scenario check applies and words through
+/// [`Param::refuse`], like every other out-of-bounds value. Any other
+/// dotted path (`array.cache_rate`) is varied as written.
+pub const SIM_PARAMS: &[Param] = &[
+    sim("clients", "clients.count", "client nodes").range(1, Some(10_000_000)),
+    sim("movers", "movers.count", "data movers (alias servers)")
+        .aliases(&["servers"])
+        .range(1, Some(1_000_000)),
+    sim("arrays", "array.count", "storage arrays").range(1, Some(1_000_000)),
+    sim("ports", "array.ports", "host ports per array").range(1, Some(1024)),
+    sim("cache", "array.cache", "cache per array").unit("bytes"),
+    sim(
+        "stripe_count",
+        "filesystem.stripe_count",
+        "arrays a file is striped over",
+    )
+    .range(1, Some(1_000_000)),
+    sim("file_size", "workload.file_size", "bytes per client file").unit("bytes"),
+    sim("bs", "workload.bs", "request size").unit("bytes"),
+    sim("iodepth", "workload.iodepth", "requests in flight per client").range(1, Some(4096)),
+];
+
+/// The `sim --vary` key `name` names (its key or an alias, exactly as
+/// written: scenario keys are case-sensitive).
+pub fn sim_lookup(name: &str) -> Option<&'static Param> {
+    SIM_PARAMS.iter().find(|p| p.is_named(name))
+}
+
+/// The `sim --vary` key whose scenario path is `path` (`clients.count`).
+pub fn sim_param_at(path: &str) -> Option<&'static Param> {
+    SIM_PARAMS.iter().find(|p| p.option == Some(path))
+}
+
 /// `Queue-Depth` → `queue_depth`: names are case-insensitive and `-` is `_`.
 pub fn normalize(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace('-', "_")
@@ -399,6 +441,28 @@ mod tests {
             e,
             "invalid engine 'aio': one of io_uring, libaio, psync, null (e.g. engine=io_uring)"
         );
+    }
+
+    /// sim's keys are in the registry with their scenario path, and a
+    /// value out of bounds gets the one refusal bench's options get.
+    #[test]
+    fn sim_keys_carry_their_path_and_the_one_refusal() {
+        assert_eq!(
+            sim_lookup("servers").and_then(|p| p.option),
+            Some("movers.count")
+        );
+        assert_eq!(sim_param_at("workload.iodepth").map(|p| p.key), Some("iodepth"));
+        assert!(sim_lookup("array.cache_rate").is_none());
+        let sim_qd = sim_lookup("iodepth").unwrap().check_number(0).unwrap_err();
+        let bench_qd = lookup("iodepth").unwrap().check_number(0).unwrap_err();
+        assert_eq!(sim_qd.to_string(), bench_qd.to_string());
+        assert_eq!(
+            sim_lookup("clients").unwrap().refuse(0).to_string(),
+            "invalid clients 0: from 1 to 10000000 (e.g. clients=1)"
+        );
+        for p in SIM_PARAMS {
+            assert!(p.option.is_some_and(|o| o.contains('.')), "{}", p.key);
+        }
     }
 
     #[test]
