@@ -7,6 +7,7 @@
 //! - [`campaign`]: a campaign's comparison across cells and its result text.
 //! - [`cluster`]: a multi-client run's cluster, clients and `-q` tables.
 //! - [`repeat`]: the summary of a `--repeat` series (ours and IOR's).
+//! - [`import`]: what `storlab import` saved.
 //! - [`md`]: an md run's phase table and notes.
 //! - [`show`]: one stored run as `storlab show` prints it.
 //! - [`runs`]: the `storlab runs` listing.
@@ -18,6 +19,7 @@
 pub mod bench;
 pub mod campaign;
 pub mod cluster;
+pub mod import;
 pub mod md;
 pub mod repeat;
 pub mod runs;
