@@ -8,6 +8,7 @@ use super::outfmt::{Format, OutputArgs};
 use crate::output::{Document, Printout, Rendering, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use storlab_report::ReportKind;
 use storlab_store::RunSelector;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -23,9 +24,9 @@ pub enum ReportFormat {
 impl Format for ReportFormat {
     const HELP: &'static str = "What to write (--format is the older spelling) [default: from -o's \
                                 extension (.svg, .png, .html), else html]";
-    // report has no JSON form: its --json is hidden and refused
-    // (`ReportCommand::format`); this is never used for it.
+    // report has no JSON form and so no --json: this is never used.
     const JSON: Self = ReportFormat::Html;
+    const HAS_JSON: bool = false;
     // From -o's extension (`ReportCommand::format`).
     const DEFAULT: Option<Self> = None;
     /// What report prints is the line naming the file it wrote.
@@ -35,7 +36,6 @@ impl Format for ReportFormat {
 }
 
 #[derive(Args, Debug)]
-#[command(mut_arg("json", |a| a.hide(true)))]
 pub struct ReportCommand {
     #[command(flatten)]
     runs: RunArgs,
@@ -78,29 +78,18 @@ fn read_catalog(p: &std::path::Path) -> Result<String, String> {
 impl ReportCommand {
     /// The format asked for, else the one `-o`'s extension names
     /// (`x.svg` writes that chart, `x.png` rasterises it), else HTML.
-    fn format(&self) -> anyhow::Result<ReportFormat> {
-        if self.out.json_flag() {
-            anyhow::bail!(
-                "report writes HTML, SVG or PNG, not JSON: use --output-format html|svg|png \
-                 (storlab export --json writes the runs as JSON)"
-            );
-        }
-        let ext = self
-            .output
-            .as_ref()
-            .and_then(|p| p.extension())
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let by_ext = match ext.as_deref() {
-            Some("svg") => Some(ReportFormat::Svg),
-            Some("png") => Some(ReportFormat::Png),
-            _ => None,
-        };
-        Ok(self.out.chosen().or(by_ext).unwrap_or(ReportFormat::Html))
+    fn format(&self) -> ReportFormat {
+        let by_ext = self.output.as_deref().and_then(ReportKind::from_extension);
+        let by_ext = by_ext.map(|k| match k {
+            ReportKind::Svg => ReportFormat::Svg,
+            ReportKind::Png => ReportFormat::Png,
+            ReportKind::Html => ReportFormat::Html,
+        });
+        self.out.chosen().or(by_ext).unwrap_or(ReportFormat::Html)
     }
 
     pub fn execute(self) -> anyhow::Result<Reply> {
-        let format = self.format()?;
+        let format = self.format();
         // A design given here is checked before anything is read.
         let given = match &self.design {
             Some(d) => Some((d.as_str(), storlab_plan::design_from_spec(d, read_catalog)?)),
@@ -156,32 +145,22 @@ impl ReportCommand {
                 crate::output::warn(&format!("run {}: design '{}': {e}", p.run, p.design));
             }
         }
-        let (bytes, path, what) = match format {
-            ReportFormat::Html => {
-                let html = storlab_report::html_report_full(&runs, baseline, &vary, &predicted);
-                let charts = storlab_report::charts_with(&runs, baseline, &vary, &predicted).len();
-                (
-                    html.into_bytes(),
-                    self.output.unwrap_or_else(|| "report.html".into()),
-                    format!("{} runs, {charts} charts", runs.len()),
-                )
-            }
-            ReportFormat::Svg | ReportFormat::Png => {
-                let chart =
-                    storlab_report::chart_with(&runs, baseline, &self.chart, &vary, &predicted)?;
-                let (ext, bytes) = if format == ReportFormat::Svg {
-                    ("svg", chart.svg.into_bytes())
-                } else {
-                    ("png", storlab_report::svg_to_png(&chart.svg, self.scale)?)
-                };
-                (
-                    bytes,
-                    self.output
-                        .unwrap_or_else(|| format!("chart-{}.{ext}", chart.id).into()),
-                    format!("chart '{}': {}", chart.id, chart.title),
-                )
-            }
+        let kind_of = match format {
+            ReportFormat::Html => ReportKind::Html,
+            ReportFormat::Svg => ReportKind::Svg,
+            ReportFormat::Png => ReportKind::Png,
         };
+        let r = storlab_report::render(
+            kind_of,
+            &runs,
+            baseline,
+            &vary,
+            &predicted,
+            &self.chart,
+            self.scale,
+        )?;
+        let (bytes, what) = (r.bytes, r.what);
+        let path = self.output.unwrap_or_else(|| r.default_name.into());
         let permit = match named {
             Some(permit) => permit,
             None => check_output_path(&path, &self.db.db, self.force, kind)?,
@@ -255,15 +234,16 @@ mod tests {
     /// report flattens the one output-format argument: every spelling it
     /// had keeps working (`--output-format`, `--format`, and the format
     /// from `-o`'s extension), and `--json`, which report never had, is
-    /// hidden and refused with a message that names the formats.
+    /// not among its flags.
     #[test]
     fn report_keeps_its_format_spellings() {
-        let format = |args: &[&str]| {
+        let parse = |args: &[&str]| {
             let argv = ["storlab", "report", "--all"].iter().chain(args);
-            match crate::Cli::try_parse_from(argv).unwrap().command {
-                Some(crate::Command::Report(r)) => r.format().map_err(|e| e.to_string()),
-                other => panic!("{other:?}"),
-            }
+            crate::Cli::try_parse_from(argv).map(|c| c.command)
+        };
+        let format = |args: &[&str]| match parse(args) {
+            Ok(Some(crate::Command::Report(r))) => Ok(r.format()),
+            other => Err(format!("{other:?}")),
         };
         use super::ReportFormat::*;
         assert_eq!(format(&[]), Ok(Html));
@@ -273,17 +253,8 @@ mod tests {
         assert_eq!(format(&["-o", "x.SVG"]), Ok(Svg));
         assert_eq!(format(&["-o", "x.png"]), Ok(Png));
         assert_eq!(format(&["-o", "x.htm"]), Ok(Html));
-        let e = format(&["--json"]).unwrap_err();
-        assert!(e.contains("not JSON") && e.contains("html|svg|png"), "{e}");
-        let cmd = <crate::Cli as clap::CommandFactory>::command();
-        let report = cmd.find_subcommand("report").unwrap();
-        let json = report
-            .get_arguments()
-            .find(|a| a.get_long() == Some("json"));
-        assert!(
-            json.is_some_and(|a| a.is_hide_set()),
-            "--json shows in --help"
-        );
+        let e = parse(&["--json"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 
     /// `report --chart`'s help lists the registry's report charts.

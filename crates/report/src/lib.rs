@@ -22,6 +22,8 @@
 //!   script, no network) with parameters, host facts, results, the
 //!   comparison, every chart and every warning; [`html_report_full`] adds
 //!   [`predicted`]: runs tagged with a design, predicted beside measured.
+//! * [`written`]: what `storlab report` writes ([`render`]: the HTML report
+//!   or one chart as SVG or PNG).
 #![forbid(unsafe_code)]
 
 pub mod charts;
@@ -40,6 +42,7 @@ pub mod sim_chart;
 pub mod svg;
 pub mod sweep_chart;
 pub mod sweep_charts;
+pub mod written;
 
 pub use charts::{Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not};
 pub use compare::{
@@ -59,6 +62,7 @@ pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, i
 pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
+pub use written::{Rendered, ReportKind, render};
 
 #[cfg(test)]
 pub(crate) use storlab_testkit::fixtures as testdata;

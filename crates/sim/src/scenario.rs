@@ -7,10 +7,10 @@
 //! resolves again, so any scenario value can be swept; [`parse_vary`] reads
 //! the argument.
 
-use storlab_types::params::{SIM_PARAMS, sim_lookup, sim_param_at};
 use crate::catalog::SimCatalog;
 use crate::error::SimError;
 use serde::{Deserialize, Serialize};
+use storlab_types::params::{SIM_PARAMS, sim_lookup, sim_param_at};
 use storlab_types::text::line_col;
 use storlab_types::{parse_duration, parse_rate, parse_size};
 use toml::Spanned;

@@ -44,7 +44,9 @@ pub const MAX_VALUE_LEN: usize = 256;
 /// Labels of a new run that contradict each other.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TagConflict {
-    #[error("--tag {key} is given twice ({key}={first} and {key}={second}); a run has one value per key")]
+    #[error(
+        "--tag {key} is given twice ({key}={first} and {key}={second}); a run has one value per key"
+    )]
     Twice {
         key: String,
         first: String,

@@ -339,7 +339,12 @@ pub const SIM_PARAMS: &[Param] = &[
     .range(1, Some(1_000_000)),
     sim("file_size", "workload.file_size", "bytes per client file").unit("bytes"),
     sim("bs", "workload.bs", "request size").unit("bytes"),
-    sim("iodepth", "workload.iodepth", "requests in flight per client").range(1, Some(4096)),
+    sim(
+        "iodepth",
+        "workload.iodepth",
+        "requests in flight per client",
+    )
+    .range(1, Some(4096)),
 ];
 
 /// The `sim --vary` key `name` names (its key or an alias, exactly as
@@ -451,7 +456,10 @@ mod tests {
             sim_lookup("servers").and_then(|p| p.option),
             Some("movers.count")
         );
-        assert_eq!(sim_param_at("workload.iodepth").map(|p| p.key), Some("iodepth"));
+        assert_eq!(
+            sim_param_at("workload.iodepth").map(|p| p.key),
+            Some("iodepth")
+        );
         assert!(sim_lookup("array.cache_rate").is_none());
         let sim_qd = sim_lookup("iodepth").unwrap().check_number(0).unwrap_err();
         let bench_qd = lookup("iodepth").unwrap().check_number(0).unwrap_err();

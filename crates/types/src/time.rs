@@ -140,7 +140,12 @@ mod when_tests {
             "2026-01-31T08:00:05"
         );
         assert!(parse_when("2026-13-45").is_err());
-        assert!(parse_when("yesterday").unwrap_err().to_string().contains("7d"));
+        assert!(
+            parse_when("yesterday")
+                .unwrap_err()
+                .to_string()
+                .contains("7d")
+        );
         let week = parse_when("7d").unwrap();
         assert_eq!(week.len(), 19, "{week}");
         assert!(week < parse_when("1h").unwrap());
