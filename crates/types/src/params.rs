@@ -425,6 +425,29 @@ mod tests {
         }
     }
 
+    /// docs/parameters.md's sim section lists every sim key with its
+    /// aliases, scenario value, unit and bounds as the registry has them.
+    #[test]
+    fn docs_list_every_sim_key() {
+        let doc = include_str!("../../../docs/parameters.md");
+        let (_, section) = doc.split_once("## sim --vary keys").unwrap();
+        let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+        assert_eq!(rows.len(), SIM_PARAMS.len(), "{rows:?}");
+        for (p, row) in SIM_PARAMS.iter().zip(&rows) {
+            let aliases: Vec<String> = p.aliases.iter().map(|a| format!("`{a}`")).collect();
+            let want = format!(
+                "| `{}` | {} | `{}` | {} | {} |",
+                p.key,
+                aliases.join(", "),
+                p.option.unwrap_or_default(),
+                p.unit,
+                p.allowed().unwrap_or_default()
+            );
+            let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(squeeze(row), squeeze(&want), "docs row of {}", p.key);
+        }
+    }
+
     #[test]
     fn refusals_name_the_parameter_its_range_and_an_example() {
         let qd = lookup("qd").unwrap();
