@@ -86,41 +86,9 @@ enum Command {
     Man(commands::man::ManCommand),
 }
 
-/// What a command reports back to `main` when it ran to the end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Everything passed.
-    Ok,
-    /// The command ran, but a check or verification failed (exit 1).
-    Failed,
-    /// The command ran but stopped on a hard error after reporting what it
-    /// measured (exit 2), e.g. the disk filled up.
-    Error,
-    /// Stopped by Ctrl-C after reporting what it measured (exit 130).
-    Interrupted,
-}
-
-impl Outcome {
-    /// The process exit code of this outcome.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Outcome::Ok => 0,
-            Outcome::Failed => 1,
-            Outcome::Error => 2,
-            Outcome::Interrupted => 130,
-        }
-    }
-
-    /// The outcome of an exit code (any code not 0, 1 or 130 is an error).
-    pub fn from_exit_code(code: u8) -> Outcome {
-        match code {
-            0 => Outcome::Ok,
-            1 => Outcome::Failed,
-            130 => Outcome::Interrupted,
-            _ => Outcome::Error,
-        }
-    }
-}
+// What a command reports back to `main` when it ran to the end, and its
+// exit code (shared with the MPI ranks' agreement on one exit code).
+pub use storlab_types::outcome::Outcome;
 
 /// The message of a value error raised by our own `FromArgMatches` (the
 /// workload table's bounds and choices, fio's units): clap's `raw` errors

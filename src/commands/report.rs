@@ -78,14 +78,14 @@ fn read_catalog(p: &std::path::Path) -> Result<String, String> {
 impl ReportCommand {
     /// The format asked for, else the one `-o`'s extension names
     /// (`x.svg` writes that chart, `x.png` rasterises it), else HTML.
-    fn format(&self) -> ReportFormat {
-        let by_ext = self.output.as_deref().and_then(ReportKind::from_extension);
-        let by_ext = by_ext.map(|k| match k {
-            ReportKind::Svg => ReportFormat::Svg,
-            ReportKind::Png => ReportFormat::Png,
-            ReportKind::Html => ReportFormat::Html,
+    fn format(&self) -> ReportKind {
+        let chosen = self.out.chosen().map(|f| match f {
+            ReportFormat::Html => ReportKind::Html,
+            ReportFormat::Svg => ReportKind::Svg,
+            ReportFormat::Png => ReportKind::Png,
         });
-        self.out.chosen().or(by_ext).unwrap_or(ReportFormat::Html)
+        let by_ext = self.output.as_deref().and_then(ReportKind::from_extension);
+        chosen.or(by_ext).unwrap_or(ReportKind::Html)
     }
 
     pub fn execute(self) -> anyhow::Result<Reply> {
@@ -96,9 +96,9 @@ impl ReportCommand {
             None => None,
         };
         let kind = match format {
-            ReportFormat::Html => OutputKind::HtmlReport,
-            ReportFormat::Svg => OutputKind::SvgChart,
-            ReportFormat::Png => OutputKind::PngChart,
+            ReportKind::Html => OutputKind::HtmlReport,
+            ReportKind::Svg => OutputKind::SvgChart,
+            ReportKind::Png => OutputKind::PngChart,
         };
         // A file named with -o is checked before anything is read; the
         // default name (which depends on the chart) below.
@@ -115,15 +115,7 @@ impl ReportCommand {
                 if let Some(n) = note {
                     eprintln!("{n}");
                 }
-                // The baseline is part of the report: add it first if it
-                // was not among the runs named.
-                Some(match runs.iter().position(|r| r.id == base.id) {
-                    Some(i) => i,
-                    None => {
-                        runs.insert(0, base);
-                        0
-                    }
-                })
+                Some(storlab_report::include_baseline(&mut runs, base))
             }
         };
         let (vary, implied) =
@@ -134,7 +126,7 @@ impl ReportCommand {
         vary.check_against(runs.iter())?;
         // Designs are evaluated where they are shown: the HTML report and
         // the `predicted` chart. One that cannot be is a warning.
-        let predicted = if format == ReportFormat::Html || self.chart == "predicted" {
+        let predicted = if format == ReportKind::Html || self.chart == "predicted" {
             let given = given.as_ref().map(|(d, design)| (*d, design));
             storlab_report::predict(&runs, given, read_catalog)
         } else {
@@ -145,13 +137,8 @@ impl ReportCommand {
                 crate::output::warn(&format!("run {}: design '{}': {e}", p.run, p.design));
             }
         }
-        let kind_of = match format {
-            ReportFormat::Html => ReportKind::Html,
-            ReportFormat::Svg => ReportKind::Svg,
-            ReportFormat::Png => ReportKind::Png,
-        };
         let r = storlab_report::render(
-            kind_of,
+            format,
             &runs,
             baseline,
             &vary,
@@ -167,7 +154,7 @@ impl ReportCommand {
         };
         permit.write(&bytes)?;
         let line = format!("wrote {} ({what})\n", path.display());
-        Ok(Reply::doc(Wrote(line), format.rendering()))
+        Ok(Reply::doc(Wrote(line), Rendering::Human))
     }
 }
 
@@ -245,7 +232,7 @@ mod tests {
             Ok(Some(crate::Command::Report(r))) => Ok(r.format()),
             other => Err(format!("{other:?}")),
         };
-        use super::ReportFormat::*;
+        use storlab_report::ReportKind::*;
         assert_eq!(format(&[]), Ok(Html));
         assert_eq!(format(&["--format", "svg"]), Ok(Svg));
         assert_eq!(format(&["--output-format", "png"]), Ok(Png));

@@ -92,12 +92,8 @@ impl SimCommand {
         if !self.no_save {
             let store = self.db.open()?;
             let mut tags = self.record.tag_map()?;
-            if let Some(p) = points.first() {
-                tags.entry("sim.scenario".into())
-                    .or_insert_with(|| p.resolved.name.clone());
-            }
-            if let Some(k) = &key {
-                tags.entry("sim.vary".into()).or_insert_with(|| k.clone());
+            for (k, v) in storlab_sim::record::tags(&points, key.as_deref()) {
+                tags.entry(k).or_insert(v);
             }
             let command_line = storlab_types::command_line();
             let report = storlab_sim::record(&points, &name, command_line, started, finished);

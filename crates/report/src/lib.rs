@@ -62,7 +62,7 @@ pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, i
 pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
-pub use written::{Rendered, ReportKind, render};
+pub use written::{Rendered, ReportKind, include_baseline, render};
 
 #[cfg(test)]
 pub(crate) use storlab_testkit::fixtures as testdata;

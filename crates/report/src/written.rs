@@ -77,6 +77,18 @@ pub fn render(
     })
 }
 
+/// Put the baseline among the runs of a report: its index there, the run
+/// added first when it was not among the runs named.
+pub fn include_baseline(runs: &mut Vec<StoredRun>, base: StoredRun) -> usize {
+    match runs.iter().position(|r| r.id == base.id) {
+        Some(i) => i,
+        None => {
+            runs.insert(0, base);
+            0
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

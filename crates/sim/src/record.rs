@@ -159,6 +159,15 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
     }
 }
 
+/// The tags a saved sim run gets unless the user gave them: the scenario's
+/// name (`sim.scenario`) and the varied key (`sim.vary`).
+pub fn tags(points: &[SweepPoint], key: Option<&str>) -> Vec<(String, String)> {
+    let scenario = points.first().map(|p| p.resolved.name.clone());
+    let scenario = scenario.map(|n| ("sim.scenario".to_string(), n));
+    let vary = key.map(|k| ("sim.vary".to_string(), k.to_string()));
+    scenario.into_iter().chain(vary).collect()
+}
+
 /// Version of the JSON document `storlab sim --output-format json` prints.
 pub const SIM_SCHEMA_VERSION: u32 = 1;
 

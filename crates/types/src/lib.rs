@@ -17,6 +17,7 @@
 pub mod csv;
 pub mod fio_units;
 pub mod metric;
+pub mod outcome;
 pub mod params;
 pub mod pattern;
 pub mod range;
