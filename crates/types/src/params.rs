@@ -10,6 +10,8 @@
 //! option (job-file key, sweep name) that sets it, when one does. Groups
 //! (`host`, `target`, `device`, `tool`) stand for several keys at once.
 
+use crate::{CacheMode, EngineKind, RwMode};
+
 /// One parameter name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
@@ -181,16 +183,9 @@ pub fn check_number(name: &str, v: u64) -> Result<u64, ValueError> {
 /// Every parameter name, workload options first, then the facts of the
 /// machine, target and tool a comparison may study.
 pub const PARAMS: &[Param] = &[
-    p("rw", "I/O pattern").aliases(&["readwrite"]).choices(&[
-        "read",
-        "write",
-        "randread",
-        "randwrite",
-        "readwrite",
-        "rw",
-        "randrw",
-        "rmw",
-    ]),
+    p("rw", "I/O pattern")
+        .aliases(&["readwrite"])
+        .choices(&RwMode::WORDS),
     p("rwmixread", "read share of a mixed phase (alias mix)")
         .aliases(&["mix"])
         .unit("%")
@@ -211,10 +206,10 @@ pub const PARAMS: &[Param] = &[
         .range(1, Some(4096)),
     p("engine", "I/O engine (alias ioengine)")
         .aliases(&["ioengine"])
-        .choices(&["io_uring", "libaio", "psync", "null"]),
+        .choices(&EngineKind::WORDS),
     p("cache", "cache mode direct/cold/warm (alias direct)")
         .aliases(&["direct"])
-        .choices(&["direct", "cold", "warm"]),
+        .choices(&CacheMode::WORDS),
     p("drop_caches", "cold cache by dropping the page cache"),
     p("rate_iops", "IOPS cap").unit("IO/s"),
     p("runtime", "time limit").unit("s"),
@@ -494,6 +489,44 @@ mod tests {
         for p in SIM_PARAMS {
             assert!(p.option.is_some_and(|o| o.contains('.')), "{}", p.key);
         }
+    }
+
+    /// The choices of `rw`, `engine` and `cache` are their enums' words:
+    /// each parses into its enum, and every variant's word is a choice, so
+    /// the registry and the typed values cannot drift apart.
+    #[test]
+    fn choices_are_the_enums_words() {
+        let choices = |k: &str| lookup(k).unwrap().choices.to_vec();
+        for w in choices("rw") {
+            assert!(RwMode::parse(w).is_some(), "{w}");
+        }
+        for m in RwMode::ALL {
+            assert!(choices("rw").contains(&m.as_str()), "{m}");
+        }
+        for w in choices("engine") {
+            assert!(EngineKind::parse(w).is_some(), "{w}");
+        }
+        for e in [
+            EngineKind::IoUring,
+            EngineKind::Libaio,
+            EngineKind::Psync,
+            EngineKind::Null,
+        ] {
+            assert!(choices("engine").contains(&e.as_str()), "{e:?}");
+        }
+        for w in choices("cache") {
+            assert!(CacheMode::parse(w).is_some(), "{w}");
+        }
+        for c in [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm] {
+            assert!(choices("cache").contains(&c.as_str()), "{c:?}");
+        }
+        // Every choice-valued parameter is one of these three.
+        let with_choices: Vec<&str> = PARAMS
+            .iter()
+            .filter(|p| !p.choices.is_empty())
+            .map(|p| p.key)
+            .collect();
+        assert_eq!(with_choices, ["rw", "engine", "cache"]);
     }
 
     #[test]
