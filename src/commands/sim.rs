@@ -27,10 +27,8 @@ pub struct SimCommand {
     /// and examples/sim/)
     #[arg(value_name = "SCENARIO")]
     file: PathBuf,
-    /// Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or clients=1..1000/1000
-    /// (evenly spaced) or clients=1..64:x2 or 1..16:+1 (docs/parameters.md); keys: clients, movers, arrays, ports, cache, stripe_count, file_size, bs,
-    /// iodepth, or any dotted path such as array.cache_rate
-    #[arg(long, value_name = "KEY=VALUES")]
+    // The keys come from the parameter registry (storlab_sim::vary_help).
+    #[arg(long, value_name = "KEY=VALUES", help = storlab_sim::scenario::vary_help())]
     vary: Option<String>,
     /// Which solver answers
     #[arg(long, value_enum, default_value_t = SimSolver::Analytic)]

@@ -364,6 +364,18 @@ pub struct Scenario {
 /// The names `--vary` accepts for the values swept most, in order: each key
 /// of the one registry's sim section (`storlab_types::params::SIM_PARAMS`)
 /// and its aliases.
+/// `storlab sim --vary`'s help: the range forms, and the keys of the
+/// registry's sim section.
+pub fn vary_help() -> String {
+    let keys: Vec<&str> = SIM_PARAMS.iter().map(|p| p.key).collect();
+    format!(
+        "Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or \
+         clients=1..1000/1000 (evenly spaced) or clients=1..64:x2 or 1..16:+1 \
+         (docs/parameters.md); keys: {}, or any dotted path such as array.cache_rate",
+        keys.join(", ")
+    )
+}
+
 fn vary_names() -> Vec<&'static str> {
     SIM_PARAMS
         .iter()
