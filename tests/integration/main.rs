@@ -46,6 +46,7 @@ mod store;
 mod sweep;
 mod thin_commands;
 mod trace;
+mod typed;
 mod util;
 mod vocab_bounds;
 mod vocabulary;
