@@ -182,7 +182,7 @@ fn main() -> ExitCode {
         Command::Export(c) => c.execute().and_then(output::emit),
         Command::Compare(c) => c.execute(),
         Command::Report(c) => c.execute(),
-        Command::Plan(c) => c.execute(),
+        Command::Plan(c) => c.execute().and_then(output::emit),
         Command::Monitor(c) => c.execute(),
         Command::Sim(c) => c.execute(),
         Command::Md(c) => c.execute(),

@@ -18,6 +18,11 @@ use toml::Spanned;
 /// commands (an estimate; `storlab plan calibrate` fits it from a sweep).
 pub const DEFAULT_HDD_CMD_OVERHEAD_S: f64 = 0.1e-3;
 
+/// The currency of a price whose entry names none (`currency = "EUR"`
+/// names it): costs are shown with their currency, and parts priced in
+/// different currencies are not added up.
+pub const DEFAULT_CURRENCY: &str = "USD";
+
 /// The catalog shipped with storlab.
 pub const BUILTIN_TOML: &str = include_str!("../catalog.toml");
 
@@ -157,6 +162,8 @@ pub struct DriveEntry {
     pub sector_size: Size,
     pub rebuild_rate: Rate,
     pub price: Option<f64>,
+    /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
+    pub currency: Option<String>,
     pub source: String,
 }
 
@@ -196,6 +203,8 @@ pub struct ControllerEntry {
     pub host: Spanned<String>,
     pub max_drives: Option<u32>,
     pub price: Option<f64>,
+    /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
+    pub currency: Option<String>,
     pub source: String,
 }
 
@@ -209,6 +218,8 @@ pub struct EnclosureEntry {
     pub slots: u32,
     pub uplink: Spanned<String>,
     pub price: Option<f64>,
+    /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
+    pub currency: Option<String>,
     pub source: String,
 }
 
@@ -223,6 +234,25 @@ struct CatalogFile {
     controller: Vec<ControllerEntry>,
     #[serde(default)]
     enclosure: Vec<EnclosureEntry>,
+    /// `[override.drive."NAME"]` and so on: some fields of an entry
+    /// already in the catalog, changed without copying the rest.
+    #[serde(default, rename = "override")]
+    overrides: Overrides,
+}
+
+/// The `[override.KIND."NAME"]` tables of a catalog file: entry name →
+/// the fields that change.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Overrides {
+    #[serde(default)]
+    link: toml::Table,
+    #[serde(default)]
+    drive: toml::Table,
+    #[serde(default)]
+    controller: toml::Table,
+    #[serde(default)]
+    enclosure: toml::Table,
 }
 
 /// Entries with the file they came from (for error positions).
@@ -345,6 +375,7 @@ impl Catalog {
                 e.name.get_ref().to_lowercase()
             });
         }
+        self.apply_overrides(file, &parsed.overrides)?;
         // Resolve everything now so a bad entry is reported with its
         // position when the file is loaded, not when it is first used.
         for d in self.drives.clone() {
@@ -355,6 +386,117 @@ impl Catalog {
         }
         for e in self.enclosures.clone() {
             self.resolve_enclosure(&e)?;
+        }
+        Ok(())
+    }
+
+    /// Apply a file's `[override.KIND."NAME"]` tables: each names an entry
+    /// already in the catalog (built in or from an earlier file) and the
+    /// fields to change; the entry keeps every other field and its source
+    /// says what was changed and where.
+    fn apply_overrides(&mut self, file: usize, o: &Overrides) -> Result<(), PlanError> {
+        for (kind, table) in [
+            ("link", &o.link),
+            ("drive", &o.drive),
+            ("controller", &o.controller),
+            ("enclosure", &o.enclosure),
+        ] {
+            for (name, fields) in table {
+                self.apply_override(file, kind, name, fields)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_override(
+        &mut self,
+        file: usize,
+        kind: &'static str,
+        name: &str,
+        fields: &toml::Value,
+    ) -> Result<(), PlanError> {
+        let (fname, text) = self.files[file].clone();
+        // Errors point at the override's header line.
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("[override") && l.contains(name))
+            .map_or(1, |i| i + 1);
+        let at = |message: String| PlanError::Catalog {
+            file: fname.clone(),
+            line,
+            column: 1,
+            message: format!("[override.{kind}.\"{name}\"]: {message}"),
+        };
+        let Some(fields) = fields.as_table() else {
+            return Err(at(format!(
+                "write the fields to change under the header, e.g. [override.{kind}.\"{name}\"] then price = 300"
+            )));
+        };
+        if fields.contains_key("name") {
+            return Err(at(
+                "an override cannot rename an entry; copy it under a new name instead".into(),
+            ));
+        }
+        let known = match kind {
+            "link" => self.link_names(),
+            "drive" => self.drive_names(),
+            "controller" => self.controller_names(),
+            _ => self.enclosure_names(),
+        };
+        let Some(found) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) else {
+            let e = self.unknown(kind, name, known.clone());
+            return Err(at(format!("{e}; an override changes an entry that exists")));
+        };
+        let found = found.to_string();
+        let old_file = match kind {
+            "link" => self.links.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
+            "drive" => self.drives.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
+            "controller" => self.controllers.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
+            _ => self.enclosures.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
+        }
+        .unwrap_or(0);
+        // The entry as its own file wrote it, with the new fields on top.
+        let old_text = &self.files[old_file].1;
+        let mut entry = toml::from_str::<toml::Table>(old_text)
+            .ok()
+            .and_then(|t| {
+                t.get(kind)?.as_array()?.iter().find_map(|v| {
+                    let t = v.as_table()?;
+                    (t.get("name")?.as_str()? == found).then(|| t.clone())
+                })
+            })
+            .ok_or_else(|| at(format!("the {kind} entry '{found}' could not be read back")))?;
+        let mut changed = Vec::new();
+        for (k, v) in fields {
+            entry.insert(k.clone(), v.clone());
+            changed.push(k.as_str());
+        }
+        let source = entry.get("source").and_then(|v| v.as_str()).unwrap_or("");
+        let source = format!("{source}; {} set by {fname}", changed.join(", "));
+        entry.insert("source".into(), toml::Value::String(source));
+        let mut doc = toml::Table::new();
+        doc.insert(
+            kind.to_string(),
+            toml::Value::Array(vec![toml::Value::Table(entry)]),
+        );
+        let merged = toml::to_string(&doc).map_err(|e| at(e.to_string()))?;
+        let parsed: CatalogFile =
+            toml::from_str(&merged).map_err(|e| at(e.message().trim().to_string()))?;
+        self.files
+            .push((format!("{fname} (override of {kind} '{found}')"), merged));
+        let f = self.files.len() - 1;
+        let lower = |n: &Spanned<String>| n.get_ref().to_lowercase();
+        for l in parsed.link {
+            upsert(&mut self.links, l, f, |e| lower(&e.name));
+        }
+        for d in parsed.drive {
+            upsert(&mut self.drives, d, f, |e| lower(&e.name));
+        }
+        for c in parsed.controller {
+            upsert(&mut self.controllers, c, f, |e| lower(&e.name));
+        }
+        for e in parsed.enclosure {
+            upsert(&mut self.enclosures, e, f, |e| lower(&e.name));
         }
         Ok(())
     }
@@ -596,6 +738,7 @@ impl Catalog {
             rebuild_bytes_per_s: e.rebuild_rate.0,
             rebuild_hours: None,
             price: e.price,
+            currency: e.currency.clone(),
             cmd_overhead_s: match e.cmd_overhead {
                 Some(c) if c.0 >= 0.0 && c.0 < 1.0 => c.0,
                 Some(_) => {
@@ -646,6 +789,7 @@ impl Catalog {
             write_back: e.write_back,
             max_drives: e.max_drives,
             price: e.price,
+            currency: e.currency.clone(),
             ..ControllerSpec::new(
                 e.name.get_ref().clone(),
                 self.link_at(c.file, &e.backend)?,
@@ -674,6 +818,8 @@ impl Catalog {
             slots: e.slots,
             uplink: self.link_at(c.file, &e.uplink)?,
             price: e.price,
+            currency: e.currency.clone(),
+            hot_spares: 0,
         })
     }
 }

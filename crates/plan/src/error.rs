@@ -40,6 +40,14 @@ pub enum PlanError {
     #[error("design '{spec}': {error}")]
     InDesign { spec: String, error: Box<PlanError> },
 
+    /// The model refused the layout as the user typed it (with its
+    /// `--chunk` / `--stripe`).
+    #[error("{typed}: {error}")]
+    InLayout {
+        typed: String,
+        error: Box<PlanError>,
+    },
+
     /// A catalog file that is not valid TOML or has unknown keys.
     #[error("{file}:{line}:{column}: {message}")]
     Catalog {

@@ -15,7 +15,7 @@
 use crate::PlanError;
 use crate::catalog::Catalog;
 use crate::design::{DEFAULT_MB_PER_S_PER_CORE, Design, Sizing};
-use crate::hardware::{DriveMedia, DriveSpec, Hardware, zone_average};
+use crate::hardware::{DriveMedia, DriveSpec, EnclosureSpec, Hardware, zone_average};
 use crate::layout::{FsStripe, Layout};
 use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Workload};
 use crate::reliability::{ReliabilityInputs, mtbf_from_afr, parse_hours};
@@ -474,11 +474,20 @@ impl DesignSpec {
         })
     }
 
+    /// The layout as the user typed it, with its `--chunk` and `--stripe`
+    /// (what errors quote: `layout 'R6/12' --chunk 8E`).
+    pub fn typed_layout(&self) -> String {
+        [("--chunk", &self.chunk), ("--stripe", &self.stripe)]
+            .iter()
+            .filter_map(|(flag, v)| v.as_ref().map(|v| format!(" {flag} {v}")))
+            .fold(format!("layout '{}'", self.layout), |acc, s| acc + &s)
+    }
+
     /// The built-in catalog with the spec's `--catalog` files on top; `read`
     /// gives a file's text (the crate reads no files).
-    pub fn catalog(
+    pub fn catalog<E: fmt::Display>(
         &self,
-        read: impl FnMut(&Path) -> Result<String, String>,
+        read: impl FnMut(&Path) -> Result<String, E>,
     ) -> Result<Catalog, PlanError> {
         catalog_with(&self.catalogs, read)
     }
@@ -529,9 +538,9 @@ impl std::str::FromStr for DesignSpec {
 /// against the catalog (`read` gives catalog files' text) and checked as
 /// `storlab plan layout` checks it (e.g. controllers for the groups), so
 /// that a design a run records can always be predicted.
-pub fn design_from_spec(
+pub fn design_from_spec<E: fmt::Display>(
     spec: &str,
-    read: impl FnMut(&Path) -> Result<String, String>,
+    read: impl FnMut(&Path) -> Result<String, E>,
 ) -> Result<Design, PlanError> {
     let in_design = |e: PlanError| match e {
         e @ (PlanError::Design(_) | PlanError::DesignSyntax { .. }) => e,
@@ -551,9 +560,9 @@ pub fn design_from_spec(
 
 /// The design as a run records it: checked by [`design_from_spec`], in its
 /// canonical form with every `--catalog FILE` made absolute.
-pub fn design_to_record(
+pub fn design_to_record<E: fmt::Display>(
     spec: &str,
-    read: impl FnMut(&Path) -> Result<String, String>,
+    read: impl FnMut(&Path) -> Result<String, E>,
 ) -> Result<String, PlanError> {
     design_from_spec(spec, read)?;
     Ok(DesignSpec::parse(spec)?
@@ -562,13 +571,13 @@ pub fn design_to_record(
 }
 
 /// The built-in catalog with `files` on top (same name replaces).
-pub fn catalog_with(
+pub fn catalog_with<E: fmt::Display>(
     files: &[PathBuf],
-    mut read: impl FnMut(&Path) -> Result<String, String>,
+    mut read: impl FnMut(&Path) -> Result<String, E>,
 ) -> Result<Catalog, PlanError> {
     let mut cat = Catalog::builtin();
     for f in files {
-        let text = read(f).map_err(PlanError::Design)?;
+        let text = read(f).map_err(|e| PlanError::Design(e.to_string()))?;
         cat.extend(&f.display().to_string(), &text)?;
     }
     Ok(cat)
@@ -890,7 +899,10 @@ impl SystemChoice {
             ));
         }
         let enclosure = match &self.enclosure {
-            Some(e) => Some(cat.enclosure(e)?),
+            Some(e) => Some(EnclosureSpec {
+                hot_spares: self.spares.unwrap_or(0),
+                ..cat.enclosure(e)?
+            }),
             None => None,
         };
         if controllers == 0 {

@@ -3,8 +3,7 @@
 
 use super::*;
 use crate::commands::common::{DbArgs, RunArgs};
-use storlab_plan::against::observations;
-use storlab_plan::calibrate::Like;
+use storlab_plan::workflow::{CalibrateDoc, fit};
 
 #[derive(Args, Debug)]
 pub(super) struct CalibrateArgs {
@@ -32,13 +31,22 @@ pub(super) struct CalibrateArgs {
     #[command(flatten)]
     db: DbArgs,
     #[command(flatten)]
-    out: super::OutputArgs,
+    out: super::DocOutputArgs,
 }
 
-pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
-    let name = storlab_plan::calibrate::entry_name(&a.name)?;
+impl PlanDoc for CalibrateDoc {
+    fn text(&self, st: Style) -> String {
+        self.render(st)
+    }
+    fn rows(&self) -> String {
+        self.csv()
+    }
+}
+
+pub(super) fn calibrate(a: CalibrateArgs) -> Result<Reply> {
+    storlab_plan::calibrate::entry_name(&a.name)?;
     let cat = load_catalog(&a.catalog)?;
-    let like = Like::find(&cat, &a.like)?;
+    storlab_plan::calibrate::Like::find(&cat, &a.like)?;
     let hold_out = a
         .hold_out
         .iter()
@@ -46,30 +54,11 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
         .collect::<Result<Vec<_>>>()?;
     let store = a.db.open_existing()?;
     let runs = a.runs.load(&store)?;
-    let mut obs = Vec::new();
-    let mut skipped = Vec::new();
-    for r in &runs {
-        let (o, s) = observations(r);
-        obs.extend(o);
-        skipped.extend(s);
-    }
-    let cal = storlab_plan::calibrate::calibrate(name, &obs, &hold_out)?;
-    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-    let label = format!(
-        "run{} {}",
-        if ids.len() == 1 { "" } else { "s" },
-        ids.join(", ")
-    );
-    let text = like.entry(&cal, &label);
-    // The entry must load as it is written.
-    let mut check = cat.clone();
-    check
-        .extend(name, &text)
-        .context("the fitted entry does not load (a bug; please report it)")?;
+    let fitted = fit(&a.name, &a.like, &hold_out, &runs, &cat)?;
     let path = a
         .output
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));
+        .unwrap_or_else(|| PathBuf::from(format!("{}.toml", fitted.name)));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -80,26 +69,10 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<Outcome> {
                 path.display()
             )
         })?;
-    std::io::Write::write_all(&mut f, text.as_bytes())
+    std::io::Write::write_all(&mut f, fitted.entry.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
-    match a.out.format() {
-        Format::Json => {
-            let doc = serde_json::json!({
-                "schema_version": storlab_plan::PLAN_SCHEMA_VERSION,
-                "kind": "plan.calibrate",
-                "calibration": cal,
-                "skipped": skipped,
-                "written": path.display().to_string(),
-            });
-            output::print_json(&doc)?;
-        }
-        Format::Table => output::print(&storlab_plan::render::render_calibration(
-            &cal,
-            &skipped,
-            &path,
-            like.kind(),
-            table,
-        ))?,
-    }
-    Ok(Outcome::Ok)
+    Ok(Reply::doc(
+        Shown(fitted.written_to(&path)),
+        a.out.rendering(),
+    ))
 }

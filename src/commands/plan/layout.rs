@@ -96,6 +96,10 @@ pub(super) struct LayoutArgs {
     /// 25 to 135 is the range seen across workloads (25, 50, 135)
     #[arg(long, value_name = "MB/S", default_value_t = DEFAULT_MB_PER_S_PER_CORE, help_heading = "Sizing")]
     mbps_per_core: f64,
+    /// Exit 1 when the design is short of what --cores needs (without it the
+    /// verdict is shown and the exit status is 0)
+    #[arg(long, requires = "cores", help_heading = "Sizing")]
+    check: bool,
     #[command(flatten)]
     drive: DriveArgs,
     #[command(flatten)]
@@ -131,49 +135,28 @@ impl LayoutArgs {
     }
 }
 
-/// The design the arguments describe (layout, hardware, repair policy,
-/// workloads), checked.
-fn design_of(a: &LayoutArgs) -> Result<Design> {
-    let spec = a.spec();
-    let cat = spec.catalog(read_catalog)?;
-    Ok(spec.design(&cat)?)
+impl PlanDoc for storlab_plan::workflow::LayoutDoc {
+    fn text(&self, st: Style) -> String {
+        self.render(st)
+    }
+    fn rows(&self) -> String {
+        self.csv()
+    }
 }
 
-pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
-    // Errors quote the layout exactly as typed (with --chunk/--stripe).
-    let typed = [("--chunk", &a.chunk), ("--stripe", &a.stripe)]
-        .iter()
-        .filter_map(|(flag, v)| v.as_ref().map(|v| format!(" {flag} {v}")))
-        .fold(format!("layout '{}'", a.layout), |acc, s| acc + &s);
-    let design = design_of(&a)?;
-    let report = storlab_plan::evaluate(&design).with_context(|| typed)?;
-    let measured = if a.against.is_empty() {
+pub(super) fn layout(a: LayoutArgs) -> Result<Reply> {
+    let spec = a.spec();
+    let runs = if a.against.is_empty() {
         None
     } else {
         let store = a.db.open_existing()?;
-        let runs = store.select(&a.against, false)?;
-        Some(storlab_plan::against::against(&design, &runs)?)
+        Some(store.select(&a.against, false)?)
     };
-    match a.system.out.format() {
-        Format::Json => {
-            let mut doc = serde_json::to_value(&report)?;
-            if let (Some(m), Some(obj)) = (&measured, doc.as_object_mut()) {
-                obj.insert("against".to_string(), serde_json::to_value(m)?);
-            }
-            output::print_json(&doc)?
-        }
-        Format::Table => {
-            let mut text = storlab_plan::render::render_layout(&report, table);
-            if let Some(m) = &measured {
-                text.push_str("\npredicted vs measured\n");
-                text.push_str(&storlab_plan::render::render_against(m, table));
-            }
-            output::print(&text)?
-        }
+    let doc = storlab_plan::workflow::layout(&spec, read_catalog, runs.as_deref())?;
+    let failed = a.check && doc.short();
+    let mut reply = Reply::doc(Shown(doc), a.system.out.rendering());
+    if failed {
+        reply.outcome = crate::Outcome::Failed;
     }
-    let short = report
-        .sizing
-        .as_ref()
-        .is_some_and(|s| s.checks.iter().any(|c| !c.meets));
-    Ok(if short { Outcome::Failed } else { Outcome::Ok })
+    Ok(reply)
 }

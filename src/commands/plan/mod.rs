@@ -2,15 +2,13 @@
 //! `storlab-plan`: reads catalog files, turns flags into a design, prints
 //! tables or JSON.
 
-use crate::Outcome;
-use crate::output;
+use crate::output::{Document, Rendering, Reply};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use comfy_table::Table;
 use std::path::PathBuf;
-use storlab_plan::Design;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::design::DEFAULT_MB_PER_S_PER_CORE;
+use storlab_plan::render::Style;
 mod calibrate;
 mod catalog;
 mod layout;
@@ -51,10 +49,72 @@ enum PlanAction {
     Calibrate(Box<CalibrateArgs>),
 }
 
-/// `--output-format table|json`, with `--json` as its shorthand: the one
-/// output argument every command flattens.
-pub(super) type OutputArgs = super::outfmt::OutputArgs<Format>;
-pub(super) use super::outfmt::TableFormat as Format;
+/// `--output-format table|json`, with `--json` as its shorthand (`plan
+/// catalog`).
+pub(super) type OutputArgs = super::outfmt::OutputArgs<super::outfmt::TableFormat>;
+
+/// `--output-format table|json|md|csv` (`plan layout`, `search`,
+/// `calibrate`): Markdown tables for a document, CSV rows in machine units.
+pub(super) type DocOutputArgs = super::outfmt::OutputArgs<Format>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum Format {
+    // Plain comments: values with help switch --help to clap's long layout.
+    Table,
+    Json,
+    // Markdown tables in human units.
+    #[value(alias = "markdown")]
+    Md,
+    // Rows in machine units.
+    Csv,
+}
+
+impl super::outfmt::Format for Format {
+    const HELP: &'static str = "Output format: table, json, md (Markdown) or csv [default: table]";
+    const JSON: Self = Format::Json;
+    const DEFAULT: Option<Self> = Some(Format::Table);
+    fn rendering(self) -> Rendering {
+        match self {
+            Format::Table => Rendering::Human,
+            Format::Json => Rendering::Json,
+            Format::Md => Rendering::Markdown,
+            Format::Csv => Rendering::Csv,
+        }
+    }
+}
+
+/// A plan document in every format: `human`/`markdown` the crate's text in
+/// the terminal's or Markdown's table style, `csv` its rows, `json` its
+/// serde form (keys sorted, as plan's JSON always was).
+pub(super) trait PlanDoc: serde::Serialize {
+    fn text(&self, st: Style) -> String;
+    fn rows(&self) -> String;
+    /// JSON keys sorted (layout, calibrate) or in the document's order
+    /// (search), as each always printed them.
+    const SORTED: bool = true;
+}
+
+/// A [`PlanDoc`] as the front end shows it.
+pub(super) struct Shown<T>(pub T);
+
+impl<T: PlanDoc> Document for Shown<T> {
+    fn human(&self) -> Result<String> {
+        Ok(self.0.text(Style::terminal(table)))
+    }
+    fn json(&self) -> Result<String> {
+        if T::SORTED {
+            crate::output::json_text(&serde_json::to_value(&self.0)?)
+        } else {
+            crate::output::json_text(&self.0)
+        }
+    }
+    fn markdown(&self) -> Result<String> {
+        Ok(self.0.text(Style::markdown()))
+    }
+    fn csv(&self) -> Result<String> {
+        Ok(self.0.rows())
+    }
+}
 
 /// The drive model and figures that override the catalog.
 #[derive(Args, Debug)]
@@ -225,7 +285,7 @@ pub(super) struct SystemArgs {
     #[arg(long, default_value_t = 1, help_heading = "Reliability")]
     fleet: u32,
     #[command(flatten)]
-    out: OutputArgs,
+    out: DocOutputArgs,
 }
 
 pub(super) fn size(what: &str, s: &str) -> Result<u64> {
@@ -295,7 +355,7 @@ impl SystemArgs {
 }
 
 impl PlanCommand {
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         match self.action {
             PlanAction::Layout(a) => layout(*a),
             PlanAction::Search(a) => search(*a),
@@ -305,6 +365,6 @@ impl PlanCommand {
     }
 }
 
-pub(super) fn table() -> Table {
+pub(super) fn table() -> comfy_table::Table {
     crate::commands::common::result_table()
 }

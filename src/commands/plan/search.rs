@@ -135,32 +135,24 @@ impl SearchArgs {
     }
 }
 
-pub(super) fn search(a: SearchArgs) -> Result<Outcome> {
+impl PlanDoc for storlab_plan::workflow::SearchDoc {
+    const SORTED: bool = false;
+    fn text(&self, st: Style) -> String {
+        self.render(st)
+    }
+    fn rows(&self) -> String {
+        self.csv()
+    }
+}
+
+pub(super) fn search(a: SearchArgs) -> Result<Reply> {
     let cat = load_catalog(&a.drive.catalog)?;
-    let spec = a.choice().spec(&cat)?;
-    let result = storlab_plan::search::search(&spec)?;
-    match a.system.out.format() {
-        Format::Json => output::print_json(&result)?,
-        Format::Table => output::print(&storlab_plan::render::render_search(
-            &result, &spec, a.top, table,
-        ))?,
+    let doc = storlab_plan::workflow::search(&a.choice(), &cat, a.top)?;
+    let none = doc.none_found();
+    let mut reply = Reply::doc(Shown(doc), a.system.out.rendering());
+    if let Some(why) = none {
+        eprintln!("storlab: {why}");
+        reply.outcome = crate::Outcome::Failed;
     }
-    if result.pareto.is_empty() {
-        let why: Vec<String> = result
-            .rejected
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect();
-        eprintln!(
-            "storlab: no design meets the constraints ({} evaluated; rejected: {}); relax a constraint or widen --drives/--levels/--spans",
-            result.evaluated,
-            if why.is_empty() {
-                "none".to_string()
-            } else {
-                why.join(", ")
-            }
-        );
-        return Ok(Outcome::Failed);
-    }
-    Ok(Outcome::Ok)
+    Ok(reply)
 }
