@@ -28,6 +28,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod plan_documents;
 mod record;
 mod reports;
 mod safety;

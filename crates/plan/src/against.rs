@@ -110,14 +110,8 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
     for run in runs {
         for p in &run.report.phases {
             let measured = p.total.bw_bytes_per_s;
-            let predicted = phase_workload(p).and_then(|w| {
-                Ok(predict_geo(
-                    &design.layout,
-                    &geo,
-                    &design.hardware,
-                    &w,
-                )?)
-            });
+            let predicted = phase_workload(p)
+                .and_then(|w| Ok(predict_geo(&design.layout, &geo, &design.hardware, &w)?));
             let (jobs, iodepth) = (p.params.numjobs.max(1), p.params.iodepth.max(1));
             let random = p.params.rw.is_random();
             let row = match predicted {

@@ -449,10 +449,26 @@ impl Catalog {
         };
         let found = found.to_string();
         let old_file = match kind {
-            "link" => self.links.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
-            "drive" => self.drives.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
-            "controller" => self.controllers.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
-            _ => self.enclosures.iter().find(|x| *x.entry.name.get_ref() == found).map(|x| x.file),
+            "link" => self
+                .links
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+            "drive" => self
+                .drives
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+            "controller" => self
+                .controllers
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+            _ => self
+                .enclosures
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
         }
         .unwrap_or(0);
         // The entry as its own file wrote it, with the new fields on top.

@@ -149,11 +149,7 @@ pub fn render_layout(r: &DesignReport, st: Style) -> String {
     ));
     out.push_str(&geometry_table(r, st));
     out.push_str(&reliability_table(r, st));
-    out.push_str(&render_performance(
-        &r.performance,
-        &r.design.workloads,
-        st,
-    ));
+    out.push_str(&render_performance(&r.performance, &r.design.workloads, st));
     out.push('\n');
 
     if let Some(s) = &r.sizing {
@@ -382,11 +378,7 @@ fn headroom(h: f64) -> String {
     }
 }
 
-pub fn render_performance(
-    preds: &[Prediction],
-    workloads: &[Workload],
-    st: Style,
-) -> String {
+pub fn render_performance(preds: &[Prediction], workloads: &[Workload], st: Style) -> String {
     let mut out = String::new();
     let mut t = st.table();
     t.set_header(vec![
@@ -538,17 +530,14 @@ pub fn render_against(rows: &[Against], st: Style) -> String {
         ));
     }
     if rows.iter().any(|r| r.random) {
-        out.push_str("random I/O in IOPS at the queue depth it ran with (jobs x QD); streaming in MB/s\n");
+        out.push_str(
+            "random I/O in IOPS at the queue depth it ran with (jobs x QD); streaming in MB/s\n",
+        );
     }
     st.finish(out)
 }
 
-pub fn render_search(
-    r: &SearchResult,
-    spec: &SearchSpec,
-    top: usize,
-    st: Style,
-) -> String {
+pub fn render_search(r: &SearchResult, spec: &SearchSpec, top: usize, st: Style) -> String {
     let mut out = format!(
         "storlab plan search: {} drives of {} ({:.2} TB), {}; {} designs evaluated, {} meet the constraints, {} are Pareto-optimal\n\
          objectives: usable capacity, volume MTTDL, {}, {}{}\n\n",
@@ -651,7 +640,7 @@ pub fn render_search(
         ));
     }
     if r.pareto.iter().any(|c| !c.ties.is_empty()) {
-        out.push_str("\"ties with\": designs of another shape within those margins on every objective: the same trade-off, choose by what the model does not weigh\n");
+        out.push_str("\"ties with\": designs of another shape within 1% capacity, 10% MTTDL, 2% throughput and IOPS and 1% cost on every objective: the same trade-off; choose by what the model does not weigh\n");
     }
     st.finish(out)
 }
@@ -992,7 +981,9 @@ pub fn csv_layout(r: &DesignReport) -> String {
             p.bound.to_string(),
             p.binding.clone(),
             opt_num(r.cost.as_ref().map(|c| c.total)),
-            r.cost.as_ref().map_or(String::new(), |c| c.currency.clone()),
+            r.cost
+                .as_ref()
+                .map_or(String::new(), |c| c.currency.clone()),
         ]
     });
     csv_table(
@@ -1072,7 +1063,9 @@ pub fn csv_search(r: &SearchResult) -> String {
             c.iops.to_string(),
             c.iops_binding.clone(),
             opt_num(c.cost.as_ref().map(|k| k.total)),
-            c.cost.as_ref().map_or(String::new(), |k| k.currency.clone()),
+            c.cost
+                .as_ref()
+                .map_or(String::new(), |k| k.currency.clone()),
             c.ties.join("; "),
             c.tradeoff.clone(),
         ]

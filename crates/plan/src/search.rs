@@ -469,7 +469,9 @@ fn pareto<'a>(all: &'a [Raw], tol: &[f64; 5]) -> Vec<(&'a Raw, Vec<&'a Raw>)> {
         // unless only the chunk size differs (that is the same design).
         if let Some(j) = front.iter().rposition(ties) {
             let (k, t) = &mut keep[j];
-            if !same_shape(&all[*k], &all[idx]) && !t.iter().any(|&x| same_shape(&all[x], &all[idx])) {
+            if !same_shape(&all[*k], &all[idx])
+                && !t.iter().any(|&x| same_shape(&all[x], &all[idx]))
+            {
                 t.push(idx);
             }
             continue;
@@ -558,7 +560,8 @@ fn explain(front: &mut [Candidate]) {
             (true, _) => format!("a balance: {}", gives.join(", ")),
         };
         if !c.ties.is_empty() {
-            c.tradeoff.push_str(&format!("; ties with {}", c.ties.join(", ")));
+            c.tradeoff
+                .push_str(&format!("; ties with {}", c.ties.join(", ")));
         }
     }
 }
