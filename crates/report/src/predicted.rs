@@ -192,6 +192,7 @@ mod tests {
             },
             bound: false,
             unknowns: Vec::new(),
+            ..Default::default()
         }
     }
 
