@@ -29,10 +29,10 @@ pub const BUILTIN_TOML: &str = include_str!("../catalog.toml");
 /// A number or a string that `f` parses; any other type of value is
 /// refused as "expected {expected}" (a derived untagged enum said "data
 /// did not match any variant of untagged enum NumOrStr").
-fn de_parsed<'de, D, T>(
+fn de_parsed<'de, D, T, E: std::fmt::Display>(
     d: D,
     expected: &'static str,
-    f: fn(&str) -> Result<T, String>,
+    f: fn(&str) -> Result<T, E>,
 ) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
@@ -76,30 +76,31 @@ parsed_newtype!(
     Size,
     u64,
     "a size like 4k or a number, such as 4096, \"4k\" or \"8TB\"",
-    |s| storlab_types::parse_size(s).map_err(|e| e.to_string())
+    storlab_types::parse_size
 );
 parsed_newtype!(
     Rate,
     f64,
     "a rate like \"150MB/s\" or a number of bytes/s",
-    |s| storlab_types::parse_rate(s).map_err(|e| e.to_string())
+    storlab_types::parse_rate
 );
-parsed_newtype!(Hours, f64, "a duration like \"1.5e6h\" or \"5y\"", |s| {
-    crate::reliability::parse_hours(s).map_err(|e| e.to_string())
-});
+parsed_newtype!(
+    Hours,
+    f64,
+    "a duration like \"1.5e6h\" or \"5y\"",
+    crate::reliability::parse_hours
+);
 parsed_newtype!(
     Percent,
     f64,
     "a percentage like \"0.44%\" or a number",
-    |s| storlab_types::parse_percent(s).map_err(|e| e.to_string())
+    storlab_types::parse_percent
 );
 parsed_newtype!(
     Seconds,
     f64,
     "a duration like \"8.5ms\" or a number of seconds",
-    |s| storlab_types::parse_duration(s)
-        .map(|d| d.as_secs_f64())
-        .map_err(|e| e.to_string())
+    |s| storlab_types::parse_duration(s).map(|d| d.as_secs_f64())
 );
 
 /// A link as written in the catalog.

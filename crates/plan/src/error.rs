@@ -58,6 +58,20 @@ pub enum PlanError {
     },
 }
 
+/// A value that does not read as what a flag or key takes: the reason in
+/// words, for the caller to name the flag (`--chunk`, `--levels`, a
+/// catalog key).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
+impl BadValue {
+    /// The reason, from any error.
+    pub fn of(e: impl std::fmt::Display) -> BadValue {
+        BadValue(e.to_string())
+    }
+}
+
 impl PlanError {
     /// The error without the design string that names where it is (for a
     /// caller that names the design itself).

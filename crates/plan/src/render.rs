@@ -17,6 +17,25 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 use storlab_types::Pattern;
 use storlab_types::{format_bytes, format_rate};
 
+/// What `storlab plan layout --help` says about the performance model.
+pub const MODEL_HELP: &str = "\
+The performance model: for each workload, what one request costs every part, and what
+each part could deliver alone; the smallest is the prediction, the part that binds.
+  drives        seek + half a revolution (random) or the zone-average media rate
+                (streaming), plus a per-command overhead (0.1 ms on disks unless the
+                catalog or a calibration says otherwise): bigger chunks stream faster
+  RAID work     full-stripe writes cost (D+P)/D; partial stripes read-modify-write or
+                reconstruct-write, whichever is cheaper; 'full-stripe (cache)' = a
+                write-back cache gathers a sequential stream into full stripes
+  controller    throughput, IOPS, read path and write path (parity engine, cache,
+                cache mirroring) where the catalog gives them; RAID 6 computes P and Q
+  links         per direction (full duplex; a parallel SCSI bus is shared), after
+                protocol efficiency (iSCSI reads about 0.88 of the line rate, writes less)
+  concurrency   Little's law: at most (--streams x --qd) / latency of one request
+  buffered      --mix-buffered: reads reach the device as 128 KiB read-ahead windows,
+                writes as 512 KiB write-back requests, two streams on every spindle
+Compare with your own runs: --against RUN. Fit a device to them: storlab plan calibrate.";
+
 /// How the tables are drawn: the terminal's table style (the CLI's), or
 /// Markdown (`--output-format md`: pipe tables, prose lines kept apart).
 #[derive(Clone, Copy)]

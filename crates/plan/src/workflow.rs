@@ -1,6 +1,6 @@
 //! What the `storlab plan` commands do, from the user's choices to the
 //! documents they show: `plan layout` ([`layout`] → [`LayoutDoc`]), `plan
-//! search` ([`search`] → [`SearchDoc`]), `plan calibrate` ([`fit`] →
+//! search` ([`search`] → [`SearchDoc`]), `plan calibrate` ([`CalibrateChoice`] →
 //! [`Fitted`]) and `plan catalog` ([`CatalogDoc`]). The CLI declares the
 //! flags, reads catalog files and the store, writes the fitted entry and
 //! prints; everything between is here. Each document renders as a table
@@ -20,6 +20,17 @@ use serde::Serialize;
 use std::fmt;
 use std::path::Path;
 use storlab_types::StoredRun;
+
+/// A plan document in the forms the CLI prints: text in a table
+/// [`render::Style`] (the terminal's or Markdown), CSV rows in machine
+/// units, and JSON (serde).
+pub trait PlanDoc: Serialize {
+    fn render(&self, st: render::Style) -> String;
+    fn csv(&self) -> String;
+    /// JSON with its keys sorted (layout, calibrate, as those always
+    /// printed) or in the document's order (search).
+    const SORTED_JSON: bool = true;
+}
 
 /// `plan layout`: a design's report, and its stored runs predicted beside
 /// what they measured (`--against`).
@@ -56,9 +67,11 @@ impl LayoutDoc {
     pub fn short(&self) -> bool {
         self.report.sizing.as_ref().is_some_and(|s| !s.meets)
     }
+}
 
+impl PlanDoc for LayoutDoc {
     /// The report for people, with the runs against it.
-    pub fn render(&self, st: render::Style) -> String {
+    fn render(&self, st: render::Style) -> String {
         let mut text = render::render_layout(&self.report, st);
         if let Some(m) = &self.against {
             text.push_str("\npredicted vs measured\n");
@@ -69,7 +82,7 @@ impl LayoutDoc {
 
     /// CSV: one row per phase against the design with `--against`, else
     /// one row per predicted workload.
-    pub fn csv(&self) -> String {
+    fn csv(&self) -> String {
         match &self.against {
             Some(rows) => render::csv_against(rows),
             None => render::csv_layout(&self.report),
@@ -119,12 +132,14 @@ impl SearchDoc {
             }
         ))
     }
+}
 
-    pub fn render(&self, st: render::Style) -> String {
+impl PlanDoc for SearchDoc {
+    const SORTED_JSON: bool = false;
+    fn render(&self, st: render::Style) -> String {
         render::render_search(&self.result, &self.spec, self.top, st)
     }
-
-    pub fn csv(&self) -> String {
+    fn csv(&self) -> String {
         render::csv_search(&self.result)
     }
 }
@@ -142,46 +157,102 @@ pub struct Fitted {
     pub kind: &'static str,
 }
 
-/// Fit an entry called `name`, modelled on the catalog's `like`, to the
-/// phases of `runs`; phases of the `hold_out` sizes are predicted, not
-/// fitted.
-pub fn fit(
-    name: &str,
-    like: &str,
-    hold_out: &[u64],
-    runs: &[StoredRun],
-    cat: &Catalog,
-) -> Result<Fitted, PlanError> {
-    let name = entry_name(name)?;
-    let like = Like::find(cat, like)?;
-    let mut obs = Vec::new();
-    let mut skipped = Vec::new();
-    for r in runs {
-        let (o, s) = observations(r);
-        obs.extend(o);
-        skipped.extend(s);
+/// What `storlab plan calibrate` is asked (with the `clap` feature, its
+/// flags; the runs and the store are the CLI's).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct CalibrateChoice {
+    /// Name of the catalog entry to write (use it with --drive NAME)
+    #[cfg_attr(feature = "clap", arg(long = "as", value_name = "NAME"))]
+    pub name: String,
+    /// A catalog drive: write a drive entry that takes this drive's capacity, MTBF, error
+    /// rate, sector size and rebuild rate (performance runs cannot identify them), e.g.
+    /// exos-x18-18tb. A catalog controller: write a controller entry with the measured
+    /// read, write and IOPS limits and this controller's links and cache, e.g. perc-h800
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL"))]
+    pub like: String,
+    /// Leave phases of this request size out of the fit and predict them instead
+    /// (repeatable), e.g. --hold-out 64k
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE"))]
+    pub hold_out: Vec<String>,
+    /// Where to write the entry [default: NAME.toml]; an existing file is not replaced
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub output: Option<std::path::PathBuf>,
+    /// Extra catalog file(s) for --like
+    #[cfg_attr(feature = "clap", arg(long = "catalog", value_name = "FILE"))]
+    pub catalogs: Vec<std::path::PathBuf>,
+}
+
+/// A calibration checked before any run is read: the entry's name, what
+/// it is modelled on, the held-out sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub name: String,
+    pub like: Like,
+    pub hold_out: Vec<u64>,
+}
+
+impl CalibrateChoice {
+    /// Check the name, `--like` (in `cat`) and the held-out sizes.
+    pub fn prepare(&self, cat: &Catalog) -> Result<Prepared, PlanError> {
+        let name = entry_name(&self.name)?.to_string();
+        let like = Like::find(cat, &self.like)?;
+        let hold_out = self
+            .hold_out
+            .iter()
+            .map(|s| {
+                storlab_types::parse_size(s)
+                    .map_err(|e| PlanError::Design(format!("--hold-out: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Prepared {
+            name,
+            like,
+            hold_out,
+        })
     }
-    let cal = calibrate(name, &obs, hold_out)?;
-    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-    let label = format!(
-        "run{} {}",
-        if ids.len() == 1 { "" } else { "s" },
-        ids.join(", ")
-    );
-    let entry = like.entry(&cal, &label);
-    // The entry must load as it is written.
-    cat.clone().extend(name, &entry).map_err(|e| {
-        PlanError::Design(format!(
-            "the fitted entry does not load (a bug; please report it): {e}"
-        ))
-    })?;
-    Ok(Fitted {
-        name: name.to_string(),
-        calibration: cal,
-        skipped,
-        entry,
-        kind: like.kind(),
-    })
+
+    /// Where the entry goes: `--output`, else `NAME.toml`.
+    pub fn output_path(&self, p: &Prepared) -> std::path::PathBuf {
+        self.output
+            .clone()
+            .unwrap_or_else(|| format!("{}.toml", p.name).into())
+    }
+}
+
+impl Prepared {
+    /// Fit the entry to the phases of `runs` (the held-out sizes are
+    /// predicted, not fitted); the entry is checked to load into `cat`.
+    pub fn fit(&self, runs: &[StoredRun], cat: &Catalog) -> Result<Fitted, PlanError> {
+        let mut obs = Vec::new();
+        let mut skipped = Vec::new();
+        for r in runs {
+            let (o, s) = observations(r);
+            obs.extend(o);
+            skipped.extend(s);
+        }
+        let cal = calibrate(&self.name, &obs, &self.hold_out)?;
+        let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+        let label = format!(
+            "run{} {}",
+            if ids.len() == 1 { "" } else { "s" },
+            ids.join(", ")
+        );
+        let entry = self.like.entry(&cal, &label);
+        // The entry must load as it is written.
+        cat.clone().extend(&self.name, &entry).map_err(|e| {
+            PlanError::Design(format!(
+                "the fitted entry does not load (a bug; please report it): {e}"
+            ))
+        })?;
+        Ok(Fitted {
+            name: self.name.clone(),
+            calibration: cal,
+            skipped,
+            entry,
+            kind: self.like.kind(),
+        })
+    }
 }
 
 /// `plan calibrate`'s document: the fit and the file it was written to.
@@ -210,8 +281,8 @@ impl Fitted {
     }
 }
 
-impl CalibrateDoc {
-    pub fn render(&self, st: render::Style) -> String {
+impl PlanDoc for CalibrateDoc {
+    fn render(&self, st: render::Style) -> String {
         render::render_calibration(
             &self.calibration,
             &self.skipped,
@@ -221,7 +292,7 @@ impl CalibrateDoc {
         )
     }
 
-    pub fn csv(&self) -> String {
+    fn csv(&self) -> String {
         render::csv_calibration(&self.calibration)
     }
 }
