@@ -497,8 +497,13 @@ impl Catalog {
             toml::Value::Array(vec![toml::Value::Table(entry)]),
         );
         let merged = toml::to_string(&doc).map_err(|e| at(e.to_string()))?;
-        let parsed: CatalogFile =
-            toml::from_str(&merged).map_err(|e| at(e.message().trim().to_string()))?;
+        let parsed: CatalogFile = toml::from_str(&merged).map_err(|e| {
+            at(format!(
+                "{} (in what the override sets: {})",
+                e.message().trim(),
+                changed.join(", ")
+            ))
+        })?;
         self.files
             .push((format!("{fname} (override of {kind} '{found}')"), merged));
         let f = self.files.len() - 1;
@@ -1071,5 +1076,93 @@ mod tests {
         let d = c.drive("exos-x18-18tb").unwrap();
         assert_eq!(d.price, Some(400.0));
         assert!((crate::reliability::afr_from_mtbf(d.mtbf_hours) - 0.015).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod override_tests {
+    use super::*;
+
+    /// One field of a built-in entry changes; every other field, and the
+    /// other entries, stay as built in; the source says what changed.
+    #[test]
+    fn an_override_changes_one_field_and_keeps_the_rest() {
+        let built = Catalog::builtin();
+        let mut cat = Catalog::builtin();
+        cat.extend(
+            "mine.toml",
+            "[override.drive.\"EXOS-X18-18TB\"]\nprice = 280\n\n[override.enclosure.\"jbod-2u24-sas12\"]\nslots = 25\n",
+        )
+        .unwrap();
+        let (a, b) = (
+            built.drive("exos-x18-18tb").unwrap(),
+            cat.drive("exos-x18-18tb").unwrap(),
+        );
+        assert_eq!(b.price, Some(280.0));
+        assert_eq!(b.currency, None);
+        assert_eq!(
+            DriveSpec {
+                price: None,
+                ..b.clone()
+            },
+            a
+        );
+        assert_eq!(cat.enclosure("jbod-2u24-sas12").unwrap().slots, 25);
+        let e = cat
+            .drives()
+            .find(|d| d.name.get_ref() == "exos-x18-18tb")
+            .unwrap();
+        assert!(
+            e.source.ends_with("; price set by mine.toml"),
+            "{}",
+            e.source
+        );
+        assert_eq!(cat.drive_names(), built.drive_names());
+        // A later override of the overridden entry builds on it.
+        cat.extend(
+            "more.toml",
+            "[override.drive.\"exos-x18-18tb\"]\ncurrency = \"EUR\"\n",
+        )
+        .unwrap();
+        let c = cat.drive("exos-x18-18tb").unwrap();
+        assert_eq!((c.price, c.currency.as_deref()), (Some(280.0), Some("EUR")));
+    }
+
+    #[test]
+    fn a_bad_override_names_the_entry_the_field_and_the_fix() {
+        let mut cat = Catalog::builtin();
+        let text = "# prices\n\n[override.drive.\"exos-x18\"]\nprice = 1\n";
+        let e = cat.extend("p.toml", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.toml:3:1: [override.drive.\"exos-x18\"]"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean 'exos-x18-18tb'"), "{e}");
+        let e = cat
+            .extend(
+                "p.toml",
+                "[override.drive.\"exos-x18-18tb\"]\nname = \"x\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot rename"), "{e}");
+        let e = cat
+            .extend(
+                "p.toml",
+                "[override.drive.\"exos-x18-18tb\"]\nprice = \"cheap\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("p.toml") && e.contains("price"), "{e}");
+        let e = cat
+            .extend("p.toml", "[override.drive.\"exos-x18-18tb\"]\nrpm = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("p.toml"), "{e}");
+        // The catalog is as it was after each refusal.
+        assert_eq!(
+            cat.drive("exos-x18-18tb").unwrap(),
+            Catalog::builtin().drive("exos-x18-18tb").unwrap()
+        );
     }
 }

@@ -1133,3 +1133,71 @@ pub fn csv_calibration(cal: &crate::calibrate::Calibration) -> String {
         rows,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::DesignSpec;
+
+    fn report(args: &str) -> DesignReport {
+        let spec = DesignSpec::parse(args).unwrap();
+        let design = spec.design(&Catalog::builtin()).unwrap();
+        crate::evaluate(&design).unwrap()
+    }
+
+    /// Markdown: pipe tables with a rule under the header, no terminal
+    /// drawing, cells that cannot break the table, prose not indented into
+    /// code blocks.
+    #[test]
+    fn markdown_is_pipe_tables_and_flush_prose() {
+        let md = render_layout(&report("R60/12/48 --cores 400"), Style::markdown());
+        assert!(md.contains("| workload | predicted | MB/s | bound by | write path | next limit (headroom) |\n| --- | --- | --- | --- | --- | --- |"), "{md}");
+        assert!(!md.contains('│') && !md.contains('┆') && !md.contains('═'));
+        assert!(!md.lines().any(|l| l.starts_with(' ')), "{md}");
+        assert!(md.contains("verdict: SHORT of 400 cores"), "{md}");
+        assert_eq!(md_cell("a|b\nc"), "a\\|b c");
+        assert_eq!(md_text("lvm(4*R6/12)"), "lvm(4\\*R6/12)");
+    }
+
+    #[test]
+    fn csv_has_one_row_per_workload_in_machine_units() {
+        let r = report("R6/12 --drive exos-x18-18tb");
+        let csv = csv_layout(&r);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 1 + r.performance.len());
+        assert!(lines[0].starts_with("layout,drives,hot_spares,usable_bytes,"));
+        assert!(
+            lines[1].starts_with("R6/12,12,0,180000000000000,"),
+            "{}",
+            lines[1]
+        );
+    }
+
+    /// Costs carry their currency; parts in two currencies are not added.
+    #[test]
+    fn a_cost_names_its_currency_and_mixed_currencies_give_none() {
+        let mut cat = Catalog::builtin();
+        cat.extend(
+            "p.toml",
+            "[override.drive.\"exos-x18-18tb\"]\nprice = 300\n[override.controller.\"megaraid-9361-8i\"]\nprice = 900\n",
+        )
+        .unwrap();
+        let spec = DesignSpec::parse("R6/12").unwrap();
+        let r = crate::evaluate(&spec.design(&cat).unwrap()).unwrap();
+        let c = r.cost.as_ref().unwrap();
+        assert_eq!((c.total, c.currency.as_str()), (4500.0, "USD"));
+        assert!(render_layout(&r, Style::markdown()).contains("cost: 4,500 USD"));
+        cat.extend(
+            "q.toml",
+            "[override.controller.\"megaraid-9361-8i\"]\ncurrency = \"EUR\"\n",
+        )
+        .unwrap();
+        let r = crate::evaluate(&spec.design(&cat).unwrap()).unwrap();
+        assert!(r.cost.is_none());
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.message.contains("drive USD, controller EUR"))
+        );
+    }
+}

@@ -13,9 +13,9 @@
 //! gives), so `parse(display(spec)) == spec` for every spec that parses.
 
 use crate::PlanError;
-use crate::error::BadValue;
 use crate::catalog::Catalog;
 use crate::design::{DEFAULT_MB_PER_S_PER_CORE, Design, Sizing};
+use crate::error::BadValue;
 use crate::hardware::{DriveMedia, DriveSpec, EnclosureSpec, Hardware, zone_average};
 use crate::layout::{FsStripe, Layout};
 use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Workload};
