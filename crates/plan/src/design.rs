@@ -202,6 +202,67 @@ pub fn cost(hw: &Hardware, drives: u32, usable_bytes: u64) -> Option<Cost> {
 pub const SSD_HOST_NOTE: &str = "the host (CPU, memory, PCIe topology) is not modelled, and SSD arrays often reach it before their drives: \
 published Linux md RAID 0 arrays of 8-24 SATA SSDs measured 1.2-2.9 times below this model (docs/MODEL.md section 7)";
 
+/// How the design meets `--cores` x `--mbps-per-core`: each streaming
+/// workload against the requirement, a warning per shortfall, the verdict.
+fn sizing_report(
+    s: Sizing,
+    performance: &[perf::Prediction],
+    findings: &mut Vec<Finding>,
+) -> SizingReport {
+    let required = f64::from(s.cores) * s.mb_per_s_per_core * 1e6;
+    let checks = performance
+        .iter()
+        .filter(|p| match p.pattern {
+            Pattern::SeqRead | Pattern::SeqWrite => true,
+            Pattern::Mix { random, .. } => !random,
+            _ => false,
+        })
+        .map(|p| SizingCheck {
+            workload: p.workload.clone(),
+            predicted_bytes_per_s: p.bytes_per_s,
+            ratio: p.bytes_per_s / required,
+            meets: p.bytes_per_s >= required,
+        })
+        .collect::<Vec<_>>();
+    for c in &checks {
+        if !c.meets {
+            findings.push(Finding::warning(format!(
+                "{}: {} predicted, {} required by {} cores x {} MB/s: short by {:.0}%",
+                c.workload,
+                format_rate(c.predicted_bytes_per_s),
+                format_rate(required),
+                s.cores,
+                s.mb_per_s_per_core,
+                (1.0 - c.ratio) * 100.0
+            )));
+        }
+    }
+    let short: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.meets)
+        .map(|c| c.workload.as_str())
+        .collect();
+    let need = format!(
+        "{} cores x {} MB/s = {}",
+        s.cores,
+        s.mb_per_s_per_core,
+        format_rate(required)
+    );
+    let verdict = if short.is_empty() {
+        format!("meets {need}")
+    } else {
+        format!("SHORT of {need}: {}", short.join(", "))
+    };
+    SizingReport {
+        cores: s.cores,
+        mb_per_s_per_core: s.mb_per_s_per_core,
+        required_bytes_per_s: required,
+        meets: short.is_empty(),
+        verdict,
+        checks,
+    }
+}
+
 /// Evaluate a design.
 pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
     let hw = &design.hardware;
@@ -281,60 +342,9 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
             "no redundancy: any drive failure loses the volume".to_string(),
         ));
     }
-    let sizing = design.sizing.map(|s| {
-        let required = f64::from(s.cores) * s.mb_per_s_per_core * 1e6;
-        let checks = performance
-            .iter()
-            .filter(|p| match p.pattern {
-                Pattern::SeqRead | Pattern::SeqWrite => true,
-                Pattern::Mix { random, .. } => !random,
-                _ => false,
-            })
-            .map(|p| SizingCheck {
-                workload: p.workload.clone(),
-                predicted_bytes_per_s: p.bytes_per_s,
-                ratio: p.bytes_per_s / required,
-                meets: p.bytes_per_s >= required,
-            })
-            .collect::<Vec<_>>();
-        for c in &checks {
-            if !c.meets {
-                findings.push(Finding::warning(format!(
-                    "{}: {} predicted, {} required by {} cores x {} MB/s: short by {:.0}%",
-                    c.workload,
-                    format_rate(c.predicted_bytes_per_s),
-                    format_rate(required),
-                    s.cores,
-                    s.mb_per_s_per_core,
-                    (1.0 - c.ratio) * 100.0
-                )));
-            }
-        }
-        let short: Vec<&str> = checks
-            .iter()
-            .filter(|c| !c.meets)
-            .map(|c| c.workload.as_str())
-            .collect();
-        let need = format!(
-            "{} cores x {} MB/s = {}",
-            s.cores,
-            s.mb_per_s_per_core,
-            format_rate(required)
-        );
-        let verdict = if short.is_empty() {
-            format!("meets {need}")
-        } else {
-            format!("SHORT of {need}: {}", short.join(", "))
-        };
-        SizingReport {
-            cores: s.cores,
-            mb_per_s_per_core: s.mb_per_s_per_core,
-            required_bytes_per_s: required,
-            meets: short.is_empty(),
-            verdict,
-            checks,
-        }
-    });
+    let sizing = design
+        .sizing
+        .map(|s| sizing_report(s, &performance, &mut findings));
     let cost = cost(hw, all_drives, geo.usable_bytes);
     if let Some(mixed) = mixed_currencies(hw) {
         findings.push(Finding::warning(format!(

@@ -1343,7 +1343,8 @@ pub struct SearchChoice {
     pub top: usize,
     #[cfg_attr(feature = "clap", command(flatten))]
     pub drive: DriveChoice,
-    /// Extra catalog file(s) (TOML); entries with a built-in name replace it
+    /// Extra catalog file(s) (TOML); entries with a built-in name replace it, and
+    /// [override.drive."NAME"] tables change single fields of one
     #[cfg_attr(feature = "clap", arg(long = "catalog", value_name = "FILE"))]
     pub catalogs: Vec<PathBuf>,
     #[cfg_attr(feature = "clap", command(flatten))]

@@ -4,7 +4,8 @@ use super::*;
 
 #[derive(Args, Debug)]
 pub(super) struct CatalogArgs {
-    /// Extra catalog file(s) (TOML); entries with a built-in name replace it
+    /// Extra catalog file(s) (TOML); entries with a built-in name replace it, and
+    /// [override.drive."NAME"] tables change single fields of one
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
     #[command(flatten)]

@@ -44,7 +44,8 @@ pub(super) struct LayoutArgs {
     check: bool,
     #[command(flatten)]
     drive: DriveChoice,
-    /// Extra catalog file(s) (TOML); entries with a built-in name replace it
+    /// Extra catalog file(s) (TOML); entries with a built-in name replace it, and
+    /// [override.drive."NAME"] tables change single fields of one
     #[arg(long, value_name = "FILE")]
     catalog: Vec<PathBuf>,
     #[command(flatten)]
