@@ -465,3 +465,59 @@ fn a_design_short_of_cores_is_a_verdict_with_exit_one_only_under_check() {
     let o = storlab(&["plan", "layout", "R6/8", "--check"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn calibrate_prints_markdown_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut job = String::from(
+        "[global]\nsize = \"16M\"\ncache = \"direct\"\niodepth = 1\nruntime = \"150ms\"\ntime_based = true\n",
+    );
+    for bs in ["4k", "64k", "1M"] {
+        job.push_str(&format!(
+            "\n[[phase]]\nname = \"read-{bs}\"\nrw = \"read\"\nbs = \"{bs}\"\n"
+        ));
+    }
+    let job = crate::util::write(dir.path(), "sweep.toml", &job);
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let o = run_in(
+        dir.path(),
+        &["bench", "data", "--job", job.to_str().unwrap()],
+    );
+    if !o.status.success() && stderr(&o).contains("O_DIRECT") {
+        crate::util::skip("calibrate_prints_markdown_and_csv", "no O_DIRECT here");
+        return;
+    }
+    ok(&o);
+    let base = [
+        "plan",
+        "calibrate",
+        "1",
+        "--as",
+        "d",
+        "--like",
+        "exos-x18-18tb",
+    ];
+    let csv = ok(&run_in(
+        dir.path(),
+        &[&base[..], &["--output", "a.toml", "--output-format", "csv"]].concat(),
+    ));
+    let rows = csv_rows(&csv);
+    assert_eq!(
+        rows[0],
+        ["phase", "measured_iops", "fitted_iops", "error", "role"]
+    );
+    assert_eq!(rows.len(), 4, "{csv}");
+    assert!(
+        rows[1..].iter().all(|r| r[1].parse::<f64>().unwrap() > 0.0),
+        "{csv}"
+    );
+    let md = ok(&run_in(
+        dir.path(),
+        &[&base[..], &["--output", "b.toml", "--output-format", "md"]].concat(),
+    ));
+    assert!(
+        md.contains("| fitted | read | write |\n| --- | --- | --- |"),
+        "{md}"
+    );
+    assert!(md.contains("wrote b.toml"), "{md}");
+}
