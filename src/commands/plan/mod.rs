@@ -71,7 +71,8 @@ pub(super) enum Format {
 }
 
 impl super::outfmt::Format for Format {
-    const HELP: &'static str = "Output format: table, json, md (Markdown) or csv [default: table]";
+    const HELP: &'static str =
+        "Output format (md: Markdown tables; csv: rows in machine units) [default: table]";
     const JSON: Self = Format::Json;
     const DEFAULT: Option<Self> = Some(Format::Table);
     fn rendering(self) -> Rendering {
