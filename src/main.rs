@@ -151,7 +151,7 @@ fn main() -> ExitCode {
         Command::Export(c) => c.execute().and_then(output::emit),
         Command::Compare(c) => c.execute().and_then(output::emit),
         Command::Report(c) => c.execute().and_then(output::emit),
-        Command::Plan(c) => c.execute(),
+        Command::Plan(c) => c.execute().and_then(output::emit),
         Command::Monitor(c) => c.execute().and_then(output::emit),
         Command::Sim(c) => c.execute().and_then(output::emit),
         Command::Md(c) => c.execute(),

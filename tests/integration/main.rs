@@ -29,6 +29,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod plan_documents;
 mod record;
 mod replay;
 mod reports;

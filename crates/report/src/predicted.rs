@@ -228,6 +228,7 @@ mod tests {
             },
             bound: false,
             unknowns: Vec::new(),
+            ..Default::default()
         }
     }
 
