@@ -18,6 +18,7 @@ mod forks;
 mod groups;
 mod honest;
 mod inspect;
+mod io500;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
