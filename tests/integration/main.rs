@@ -18,16 +18,19 @@ mod forks;
 mod groups;
 mod honest;
 mod inspect;
+mod io500;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
 mod model;
 mod monitor;
+mod monitor_totals;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod plan_documents;
 mod record;
 mod replay;
 #[cfg(feature = "mpi")]
@@ -47,6 +50,7 @@ mod store;
 mod sweep;
 mod thin_commands;
 mod trace;
+mod typed;
 mod util;
 mod vocab_bounds;
 mod vocabulary;

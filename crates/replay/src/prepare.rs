@@ -64,7 +64,7 @@ pub enum PrepareError {
         "TARGET {0} is not a directory: give a directory (storlab replays in its own subdirectory of it)"
     )]
     NotDirectory(String),
-    #[error("cannot lay out {}: {source}", path.display())]
+    #[error("cannot lay out {}", path.display())]
     Io {
         path: PathBuf,
         #[source]
