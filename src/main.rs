@@ -122,18 +122,6 @@ impl Outcome {
     }
 }
 
-/// The message of a value error raised by our own `FromArgMatches` (the
-/// workload table's bounds and choices, fio's units): clap's `raw` errors
-/// carry no context, unlike the errors of clap's own value parsers.
-fn raw_value_error(e: &clap::Error) -> Option<String> {
-    if e.kind() != clap::error::ErrorKind::ValueValidation || e.context().next().is_some() {
-        return None;
-    }
-    let text = e.render().to_string();
-    let first = text.trim_start().lines().next()?.trim();
-    Some(first.strip_prefix("error: ").unwrap_or(first).to_string())
-}
-
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
     if let Some(ram) = storlab_host::meminfo("MemTotal") {
@@ -146,16 +134,7 @@ fn main() -> ExitCode {
             // under mpirun rank 0 does (and, in an MPMD launch, the first
             // rank of each app context), so a bad option is named once.
             if commands::run::speaks_for_its_command_line() {
-                match raw_value_error(&e) {
-                    // A value the workload table refused after clap read
-                    // it: worded like every other storlab error (clap
-                    // would add the root command's usage, which names no
-                    // subcommand, to a message that carries none).
-                    Some(msg) => eprintln!("storlab: error: {msg}"),
-                    None => {
-                        let _ = e.print();
-                    }
-                }
+                let _ = e.print();
             }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }

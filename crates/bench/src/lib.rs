@@ -55,8 +55,8 @@ pub use engine::{libaio_available, uring_available};
 pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use options::{
-    Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
-    resolve_phase, spec_from_pairs, typed_value,
+    FIO_UNIT_SPELLINGS, Flag, FlagError, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError,
+    find_option, parse_bssplit, resolve_phase, spec_from_flags, spec_from_pairs, typed_value,
 };
 pub use run::{
     LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_synced,

@@ -147,6 +147,9 @@ pub fn plan_phases(
 
 impl BenchCommand {
     pub fn execute(mut self) -> Result<Outcome> {
+        if let Some(refused) = self.workload.refusal() {
+            return refused;
+        }
         if let Some(flags) = self.ior.clone() {
             let t = ior::translate(&flags)?;
             let shown = ior::render(&t);
@@ -213,7 +216,7 @@ impl BenchCommand {
             Some(name) => Some(crate::commands::workload::find_profile(name)?),
             None => None,
         };
-        let mut spec = self.workload.spec.clone();
+        let mut spec = self.workload.spec()?.clone();
         spec.group = self
             .group
             .iter()

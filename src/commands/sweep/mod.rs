@@ -95,6 +95,9 @@ pub struct SweepCommand {
 
 impl SweepCommand {
     pub fn execute(self) -> Result<Outcome> {
+        if let Some(refused) = self.workload.refusal() {
+            return refused;
+        }
         // Under mpirun/srun every process would run the whole sweep on the
         // same storage at once: N sweeps disturbing each other's numbers.
         if let Some(n) = run::launcher_size().filter(|&n| n > 1) {
@@ -288,7 +291,7 @@ impl SweepCommand {
             .collect::<Result<_, _>>()?;
         let mut zip = self.zip;
         if let Some(p) = profile {
-            let set = toml::Table::try_from(&self.workload.spec).unwrap_or_default();
+            let set = toml::Table::try_from(self.workload.spec()?).unwrap_or_default();
             let from_profile: Vec<Vary> = p
                 .meta
                 .vary
@@ -325,7 +328,7 @@ impl SweepCommand {
         point: &SweepPoint,
         job: Option<&(String, PathBuf)>,
     ) -> Result<PlannedJob> {
-        let (over, groups_varied) = point_spec(&self.workload.spec, point, job.is_some())?;
+        let (over, groups_varied) = point_spec(self.workload.spec()?, point, job.is_some())?;
         let planned = storlab_bench::jobspec::build(
             job.map(|(t, p)| (t.as_str(), p.as_path())),
             self.target.as_deref(),
