@@ -153,7 +153,7 @@ fn main() -> ExitCode {
         },
     };
     let result = match command {
-        Command::Bench(c) => c.execute(),
+        Command::Bench(c) => c.execute().and_then(output::emit),
         Command::Runs(c) => c.execute().and_then(output::emit),
         Command::Show(c) => c.execute().and_then(output::emit),
         Command::Import(c) => c.execute().and_then(output::emit),

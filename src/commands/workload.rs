@@ -24,7 +24,6 @@ use storlab_bench::profiles::{Catalog, Profile, UserFile};
 use storlab_bench::{
     FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
 };
-use storlab_types::BenchReport;
 
 /// The clap id of a fio-unit spelling.
 fn fio_id(name: &str) -> String {
@@ -239,45 +238,6 @@ pub fn find_profile(name: &str) -> Result<Profile> {
     }
     warn_broken(&cat);
     Ok(cat.find(name)?)
-}
-
-/// Text added after a run's table (bench --profile): with `per_core_mb_s`, each phase's
-/// aggregate and per-stream MB/s and this host's MB/s per core against
-/// the planning figure.
-pub fn profile_figures(profile: &Profile, r: &BenchReport) -> Option<String> {
-    let per_core = profile.meta.per_core_mb_s?;
-    let cores = r.host.cpu_count.max(1);
-    let mut out = format!(
-        "\nAgainst the {per_core:.0} MB/s-per-core planning figure ({cores} cores here: {:.0} MB/s needed):\n",
-        per_core * f64::from(cores)
-    );
-    for ph in &r.phases {
-        // A phase of groups: each group over its own window first
-        // (readers and writers measured while the others run).
-        for g in ph.groups.iter().flat_map(|g| &g.groups) {
-            let mbs = g.total.bw_bytes_per_s / 1e6;
-            out.push_str(&format!(
-                "  {} / group {}: {} streams, {mbs:.1} MB/s, {:.1} MB/s per stream\n",
-                ph.params.name,
-                g.name,
-                g.params.numjobs,
-                mbs / f64::from(g.params.numjobs.max(1))
-            ));
-        }
-        let agg = ph.total.bw_bytes_per_s / 1e6;
-        let per_stream = agg / f64::from(ph.params.numjobs.max(1));
-        let mb_core = agg / f64::from(cores);
-        let verdict = if mb_core >= per_core {
-            "meets"
-        } else {
-            "below"
-        };
-        out.push_str(&format!(
-                "  {}: {} streams, aggregate {agg:.1} MB/s, {per_stream:.1} MB/s per stream, {mb_core:.1} MB/s per core ({verdict} {per_core:.0})\n",
-                ph.params.name, ph.params.numjobs
-            ));
-    }
-    Some(out)
 }
 
 #[cfg(test)]

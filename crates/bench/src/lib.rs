@@ -39,6 +39,7 @@ mod limits;
 mod offsets;
 mod options;
 pub mod profiles;
+mod record;
 pub mod repeat;
 mod run;
 mod series;
@@ -58,6 +59,7 @@ pub use options::{
     FIO_UNIT_SPELLINGS, Flag, FlagError, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError,
     find_option, parse_bssplit, resolve_phase, spec_from_flags, spec_from_pairs, typed_value,
 };
+pub use record::Verdict;
 pub use run::{
     LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_synced,
     run_with_layout,

@@ -11,7 +11,7 @@ mod sink;
 
 pub use launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
 pub use live::Live;
-pub use sink::{Sink, report_ending, write_fallback};
+pub use sink::{RunDoc, Sink, conclude, report_ending, write_fallback};
 
 use crate::commands::outfile::Permit;
 use anyhow::Result;
