@@ -164,7 +164,7 @@ fn main() -> ExitCode {
         Command::Plan(c) => c.execute(),
         Command::Monitor(c) => c.execute(),
         Command::Sim(c) => c.execute(),
-        Command::Md(c) => c.execute(),
+        Command::Md(c) => c.execute().and_then(output::emit),
         Command::Campaign(c) => c.execute(),
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),

@@ -15,9 +15,10 @@
 mod mpi;
 
 use crate::Outcome;
-use crate::commands::run::{RunArgs, Sink};
+use crate::commands::run::{Live, RunArgs, Sink, Watched, conclude};
 use crate::commands::signals::Signals;
-use anyhow::{Context, Result};
+use crate::output::Reply;
+use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -174,13 +175,13 @@ impl MdCommand {
             .unwrap_or(Path::new("."))
     }
 
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         let (spec, tree) = self.spec()?;
         refuse_bench_only_flags(&self.run)?;
         if let Some(n) = crate::commands::run::launcher_size()
             && n > 1
         {
-            return mpi_launch(self, spec, tree);
+            return mpi_launch(self, spec, tree).map(Reply::done);
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
@@ -218,12 +219,14 @@ impl MdCommand {
         for n in &ran.not_removed {
             warn_not_removed(n);
         }
-        emit(
+        let (report, doc, ending) = conclude(
             ran.report,
-            &self.run,
             &mut sink.into_inner(),
-            signals.received(),
-        )
+            storlab_print::md::render,
+        )?;
+        let mut reply = Reply::doc(doc, self.run.out.rendering());
+        reply.outcome = verdict(&report, ending, signals.received());
+        Ok(reply)
     }
 }
 
@@ -283,144 +286,78 @@ fn finish(
     storlab_md::session::final_report(header, phases, ran, control, keep)
 }
 
-/// Save, write and print; make sure the results exist somewhere; the exit code.
+/// Save, write and print the results of an MPI run on rank 0; make sure
+/// they exist somewhere; the exit code.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn emit(
-    mut report: BenchReport,
+    report: BenchReport,
     args: &RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
 ) -> Result<Outcome> {
-    let saved = sink.finish(&report);
-    report.warnings.extend(sink.failures.iter().cloned());
-    let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
-    let mut lost = !sink.failures.is_empty();
-    let mut json_out_failed = false;
-    if let Some(permit) = sink.json_out()
-        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
-    {
-        crate::output::print_error(&e);
-        lost |= saved.is_none();
-        json_out_failed = true;
-    }
-    if args.out.format() == crate::commands::run::OutputFormat::Json {
-        crate::output::print(&format!("{json}\n"))?;
-    } else {
-        let mut text = storlab_print::md::render(&report);
-        if let Some(id) = saved {
-            text.push_str(&format!(
-                "Saved as run {id} in {} (storlab show {id}).\n",
-                sink.db_path().display()
-            ));
-        }
-        crate::output::print(&text)?;
-    }
-    if let Some(o) = crate::commands::run::report_ending(&report, &json, lost, json_out_failed) {
-        return Ok(o);
-    }
-    if signal.is_some() {
-        return Ok(Outcome::Interrupted);
-    }
-    if report.interrupted {
-        return Ok(Outcome::Error);
-    }
-    Ok(Outcome::Ok)
+    let (report, doc, ending) = conclude(report, sink, storlab_print::md::render)?;
+    crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
+    Ok(verdict(&report, ending, signal))
 }
 
-/// Signals → stop requests, and the progress line (items done and the rate).
+/// The exit code of a saved and reported md run.
+fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
+    match ending {
+        Some(o) => o,
+        None if signal.is_some() => Outcome::Interrupted,
+        None if report.interrupted => Outcome::Error,
+        None => Outcome::Ok,
+    }
+}
+
+/// The watcher of an md run: signals → stop requests, and the progress
+/// line (items done and the rate).
 struct Watcher {
-    done: Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
+    control: Arc<Control>,
+    names: Vec<(String, u64)>,
+    last: Option<(usize, u64, Instant)>,
 }
 
 impl Watcher {
-    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
-        use std::io::IsTerminal;
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let show = !quiet && std::io::stderr().is_terminal();
-        let names: Vec<(String, u64)> = storlab_md::plan(spec)
+    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Live {
+        let names = storlab_md::plan(spec)
             .iter()
             .map(|p| (p.name(), spec.count(p.item)))
             .collect();
-        let d = Arc::clone(&done);
-        let handle = std::thread::Builder::new()
-            .name("storlab-md-watch".into())
-            .spawn(move || watch(&control, &signals, &d, show, &names))
-            .ok();
-        if handle.is_none() {
-            eprintln!(
-                "storlab: warning: cannot start the progress/signal thread; Ctrl-C will not stop this run cleanly"
-            );
-        }
-        Watcher { done, handle }
-    }
-
-    fn stop(mut self) {
-        self.done.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        let watcher = Watcher {
+            control,
+            names,
+            last: None,
+        };
+        Live::watch(watcher, signals, quiet)
     }
 }
 
-fn watch(
-    control: &Control,
-    signals: &Signals,
-    done: &std::sync::atomic::AtomicBool,
-    show: bool,
-    names: &[(String, u64)],
-) {
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::with_draw_target(
-            Some(0),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        b
-    });
-    let mut last: Option<(usize, u64, Instant)> = None;
-    let mut tick = 0u32;
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
-        if let Some(sig) = signals.received()
-            && !control.stop.load(Ordering::Relaxed)
-        {
-            let name = match sig {
-                signal_hook::consts::SIGINT => "Ctrl-C (SIGINT)",
-                signal_hook::consts::SIGTERM => "SIGTERM",
-                signal_hook::consts::SIGHUP => "SIGHUP (terminal closed)",
-                _ => "a signal",
-            };
-            control.request_stop(&format!("interrupted by {name}"));
-        }
-        tick += 1;
-        let Some(b) = &bar else { continue };
-        if tick % 5 != 0 {
-            continue;
-        }
-        let phase = control.phase.load(Ordering::Relaxed);
-        let items = control.done.load(Ordering::Relaxed);
-        let (name, total) = names.get(phase).cloned().unwrap_or_default();
+impl Watched for Watcher {
+    fn stopping(&self) -> bool {
+        self.control.stop.load(Ordering::Relaxed)
+    }
+    fn request_stop(&self, why: &str) {
+        self.control.request_stop(why);
+    }
+    fn draw(&mut self, b: &indicatif::ProgressBar) {
+        let phase = self.control.phase.load(Ordering::Relaxed);
+        let items = self.control.done.load(Ordering::Relaxed);
+        let (name, total) = self.names.get(phase).cloned().unwrap_or_default();
         let now = Instant::now();
-        let rate = match last {
+        let rate = match self.last {
             Some((p, n, at)) if p == phase && items >= n => {
                 Some((items - n) as f64 / now.duration_since(at).as_secs_f64().max(1e-9))
             }
             _ => None,
         };
-        last = Some((phase, items, now));
-        b.set_prefix(format!("[{}/{}] {name}", phase + 1, names.len()));
+        self.last = Some((phase, items, now));
+        b.set_prefix(format!("[{}/{}] {name}", phase + 1, self.names.len()));
         b.set_length(total.max(1));
         b.set_position(items.min(total));
         b.set_message(format!(
             "{items} of {total} done{}",
             rate.map(|r| format!("   {r:.0}/s")).unwrap_or_default()
         ));
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
     }
 }

@@ -10,8 +10,8 @@ mod live;
 mod sink;
 
 pub use launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
-pub use live::Live;
-pub use sink::{RunDoc, Sink, conclude, report_ending, write_fallback};
+pub use live::{Live, Watched};
+pub use sink::{RunDoc, Sink, conclude, write_fallback};
 
 use crate::commands::outfile::Permit;
 use anyhow::Result;

@@ -168,7 +168,7 @@ pub fn conclude(
 /// result that cannot be saved is never silent). `Some(Outcome::Error)`
 /// when the run must end with an error: a lost record or a `--json-out`
 /// that could not be written.
-pub fn report_ending(
+fn report_ending(
     report: &BenchReport,
     json: &str,
     lost: bool,
