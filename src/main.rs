@@ -168,7 +168,7 @@ fn main() -> ExitCode {
         Command::Campaign(c) => c.execute(),
         Command::Sweep(c) => c.execute(),
         Command::Profiles(c) => c.execute(),
-        Command::Tune(c) => c.execute(),
+        Command::Tune(c) => c.execute().and_then(output::emit),
         Command::Inspect(c) => c.execute(),
         Command::Trace(c) => c.execute().and_then(output::emit),
         Command::Completions(c) => c.execute(),
