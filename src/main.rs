@@ -167,7 +167,7 @@ fn main() -> ExitCode {
         Command::Md(c) => c.execute().and_then(output::emit),
         Command::Campaign(c) => c.execute(),
         Command::Sweep(c) => c.execute(),
-        Command::Profiles(c) => c.execute(),
+        Command::Profiles(c) => c.execute().and_then(output::emit),
         Command::Tune(c) => c.execute().and_then(output::emit),
         Command::Inspect(c) => c.execute(),
         Command::Trace(c) => c.execute().and_then(output::emit),

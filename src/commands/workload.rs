@@ -20,7 +20,7 @@ use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
-use storlab_bench::profiles::{Catalog, Profile, UserFile};
+use storlab_bench::profiles::{Catalog, Profile, Unreadable};
 use storlab_bench::{
     FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
 };
@@ -192,24 +192,10 @@ pub fn profile_dir() -> Option<PathBuf> {
 /// Every profile that loads (the user's `*.toml` files, sorted, then the
 /// shipped ones) and the user's files that do not.
 pub fn profile_catalog() -> Result<Catalog> {
-    let mut user = Vec::new();
-    if let Some(dir) = profile_dir()
-        && let Ok(rd) = std::fs::read_dir(&dir)
-    {
-        let mut paths: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let text = super::common::read_input(&path, "profile").map_err(|e| format!("{e:#}"));
-            user.push(UserFile { name, path, text });
-        }
-    }
+    let read = |path: &std::path::Path| {
+        super::common::read_input(path, "profile").map_err(|e| Unreadable(format!("{e:#}")))
+    };
+    let user = storlab_bench::profiles::user_files(profile_dir().as_deref(), read);
     Ok(Catalog::load(user, |e| {
         format!("{:#}", anyhow::Error::from(e))
     })?)
