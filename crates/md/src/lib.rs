@@ -196,18 +196,7 @@ mod tests {
     use super::*;
 
     fn spec() -> MdSpec {
-        MdSpec {
-            files: 10,
-            dirs: 0,
-            depth: 0,
-            branch: 1,
-            unique_dir: false,
-            write_bytes: 0,
-            read_bytes: 0,
-            ops: vec![Op::Create, Op::Stat, Op::Delete],
-            rank_shift: 0,
-            stonewall_ns: None,
-        }
+        storlab_testkit::md_spec!(crate, 10)
     }
 
     #[test]
