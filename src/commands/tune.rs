@@ -197,10 +197,10 @@ impl ReadaheadArgs {
         Ok(out)
     }
 
-    /// The stored run of each point (by its `tune_id` and `readahead_kb`
-    /// tags, in order); none with `--no-save` or when nothing was stored.
+    /// The stored run of each point ([`storlab_tune::doc::run_ids`]); none
+    /// with `--no-save` or when nothing was stored.
     fn run_ids(&self, points: &[Point], tune_id: &str) -> Vec<Option<i64>> {
-        let mut runs: Vec<StoredRun> = if self.no_save {
+        let runs: Vec<StoredRun> = if self.no_save {
             Vec::new()
         } else {
             self.db
@@ -213,17 +213,11 @@ impl ReadaheadArgs {
                 })
                 .unwrap_or_default()
         };
-        runs.sort_by_key(|r| r.id);
-        points
-            .iter()
-            .map(|p| {
-                let kb = p.kb.to_string();
-                let i = runs
-                    .iter()
-                    .position(|r| r.tags.get("readahead_kb") == Some(&kb))?;
-                Some(runs.remove(i).id)
-            })
-            .collect()
+        let runs = runs.into_iter().map(|r| {
+            let kb = r.tags.get("readahead_kb").cloned();
+            (r.id, kb)
+        });
+        storlab_tune::doc::run_ids(points, runs.collect())
     }
 }
 

@@ -59,7 +59,7 @@ pub use options::{
     FIO_UNIT_SPELLINGS, Flag, FlagError, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError,
     find_option, parse_bssplit, resolve_phase, spec_from_flags, spec_from_pairs, typed_value,
 };
-pub use record::Verdict;
+pub use record::{FallbackError, Verdict, write_fallback};
 pub use run::{
     LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_synced,
     run_with_layout,

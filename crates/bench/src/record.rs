@@ -3,9 +3,11 @@
 //! phases are done and the scratch files removed
 //! ([`ResolvedJob::finish_record`]), and how the run ends ([`Verdict`]).
 //! The command line only wires these to its store, its watcher and its
-//! printer.
+//! printer. When the store loses a run, [`write_fallback`] keeps its
+//! record in a file.
 
 use crate::{ResolvedJob, RunOutcome};
+use std::path::PathBuf;
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -95,4 +97,44 @@ impl Verdict {
             Verdict::Ok
         }
     }
+}
+
+/// The record could be written nowhere: each place tried and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the results anywhere ({0})")]
+pub struct FallbackError(pub String);
+
+/// Write `json` where nothing is lost: a new file in the working directory
+/// (or, if that is not writable, the temporary directory), never over an
+/// existing one. A file that could not be written whole (a full disk) is
+/// removed, so no empty or cut-off `storlab-unsaved-*.json` is left
+/// behind. Returns its path.
+pub fn write_fallback(json: &str) -> Result<PathBuf, FallbackError> {
+    let stamp = storlab_types::time::now_rfc3339().replace([':', '-'], "");
+    let name = format!("storlab-unsaved-{stamp}-{}.json", std::process::id());
+    let mut last_err = None;
+    for dir in [PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path);
+        let r = file.and_then(|mut f| {
+            use std::io::Write;
+            let written = f
+                .write_all(json.as_bytes())
+                .and_then(|()| f.write_all(b"\n"))
+                .and_then(|()| f.sync_all());
+            if written.is_err() {
+                // Ours (create_new): never leave it empty or cut off.
+                let _ = std::fs::remove_file(&path);
+            }
+            written
+        });
+        match r {
+            Ok(()) => return Ok(std::fs::canonicalize(&path).unwrap_or(path)),
+            Err(e) => last_err = Some(format!("{}: {e}", path.display())),
+        }
+    }
+    Err(FallbackError(last_err.unwrap_or_default()))
 }

@@ -33,9 +33,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use storlab_bench::{
-    Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec,
-};
+use storlab_bench::{Control, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -131,24 +129,6 @@ pub struct BenchCommand {
 
 /// Phases resolved from what the user gave, with the target they name.
 pub type PlannedJob = storlab_bench::jobspec::Job;
-
-/// Build the phases from a job file (read here), the flags alone, or the
-/// quick check ([`storlab_bench::jobspec::build`]).
-pub fn plan_phases(
-    job: Option<&Path>,
-    target: Option<&Path>,
-    over: &PhaseSpec,
-) -> Result<PlannedJob> {
-    let job = match job {
-        Some(path) => Some((crate::commands::common::read_input(path, "job file")?, path)),
-        None => None,
-    };
-    Ok(jobspec::build(
-        job.as_ref().map(|(t, p)| (t.as_str(), *p)),
-        target,
-        over,
-    )?)
-}
 
 impl BenchCommand {
     pub fn execute(mut self) -> Result<Reply> {
@@ -248,7 +228,16 @@ impl BenchCommand {
                 let path = profile.job_path();
                 jobspec::build(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
             }
-            (None, None) => plan_phases(self.job.as_deref(), target.as_deref(), &spec)?,
+            (None, None) => {
+                let job = match &self.job {
+                    Some(path) => {
+                        Some((crate::commands::common::read_input(path, "job file")?, path))
+                    }
+                    None => None,
+                };
+                let job = job.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
+                jobspec::build(job, target.as_deref(), &spec)?
+            }
         };
         Ok((planned, profile))
     }

@@ -198,40 +198,7 @@ fn report_ending(
     json_out_failed.then_some(crate::Outcome::Error)
 }
 
-/// Write `json` where nothing is lost: a new file in the working directory
-/// (or, if that is not writable, the temporary directory), never over an
-/// existing one. A file that could not be written whole (a full disk) is
-/// removed, so no empty or cut-off `storlab-unsaved-*.json` is left
-/// behind. Returns its path.
+/// Write `json` where nothing is lost ([`storlab_bench::write_fallback`]).
 pub fn write_fallback(json: &str) -> Result<PathBuf> {
-    let stamp = storlab_types::time::now_rfc3339().replace([':', '-'], "");
-    let name = format!("storlab-unsaved-{stamp}-{}.json", std::process::id());
-    let mut last_err = None;
-    for dir in [PathBuf::from("."), std::env::temp_dir()] {
-        let path = dir.join(&name);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path);
-        let r = file.and_then(|mut f| {
-            use std::io::Write;
-            let written = f
-                .write_all(json.as_bytes())
-                .and_then(|()| f.write_all(b"\n"))
-                .and_then(|()| f.sync_all());
-            if written.is_err() {
-                // Ours (create_new): never leave it empty or cut off.
-                let _ = std::fs::remove_file(&path);
-            }
-            written
-        });
-        match r {
-            Ok(()) => return Ok(std::fs::canonicalize(&path).unwrap_or(path)),
-            Err(e) => last_err = Some(format!("{}: {e}", path.display())),
-        }
-    }
-    anyhow::bail!(
-        "cannot write the results anywhere ({})",
-        last_err.unwrap_or_default()
-    )
+    Ok(storlab_bench::write_fallback(json)?)
 }
