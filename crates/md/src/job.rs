@@ -35,6 +35,10 @@ pub struct MdFlags {
     pub rename: bool,
     pub rank_shift: u32,
     pub stonewall_ns: Option<u64>,
+    /// bench's `--allow-destroy` and `--monitor`, which md shares the flags
+    /// of but cannot honour: refused, not ignored.
+    pub allow_destroy: bool,
+    pub monitor: bool,
 }
 
 /// The job the flags describe, checked, and its tree.
@@ -88,6 +92,16 @@ pub fn build(f: &MdFlags) -> Result<(MdSpec, Tree), MdError> {
         stonewall_ns: f.stonewall_ns,
     };
     let tree = spec.check()?;
+    if f.allow_destroy {
+        return Err(MdError::Invalid(
+            "--allow-destroy has no meaning for md: it only ever works in its own new subdirectory of TARGET; drop the flag".into(),
+        ));
+    }
+    if f.monitor {
+        return Err(MdError::Invalid(
+            "--monitor is not available for md yet: run `storlab monitor` beside it, or drop the flag".into(),
+        ));
+    }
     Ok((spec, tree))
 }
 
@@ -127,9 +141,20 @@ mod tests {
         assert_eq!(spec.ops, [Op::Create, Op::Stat, Op::Delete]);
         let e = build(&MdFlags {
             items: None,
-            ..flags
+            ..flags.clone()
         })
         .unwrap_err();
         assert!(e.to_string().starts_with("-F and -D go with -n N"), "{e}");
+        for (allow_destroy, monitor, flag) in
+            [(true, false, "--allow-destroy"), (false, true, "--monitor")]
+        {
+            let e = build(&MdFlags {
+                allow_destroy,
+                monitor,
+                ..flags.clone()
+            })
+            .unwrap_err();
+            assert!(e.to_string().starts_with(flag), "{e}");
+        }
     }
 }

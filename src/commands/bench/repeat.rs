@@ -10,9 +10,8 @@ use super::{OutputFormat, PlannedJob, RunArgs, RunDoc, run_once};
 use crate::Outcome;
 use crate::output::{Rendering, Reply};
 use anyhow::Result;
-use serde::Serialize;
 pub use storlab_bench::repeat::group_id;
-use storlab_bench::repeat::{PhaseSpread, summarize};
+use storlab_bench::repeat::{SeriesDoc, summarize};
 use storlab_print::repeat::{render, render_ior};
 use storlab_types::{BenchReport, RepeatInfo};
 
@@ -93,17 +92,7 @@ pub fn run(
         }
     }
     let summary = summarize(&runs);
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        tool: storlab_types::ToolInfo,
-        document: &'a str,
-        schema_version: u32,
-        repeat_group: &'a str,
-        count: u32,
-        summary: &'a [PhaseSpread],
-        runs: &'a [BenchReport],
-    }
-    let doc = Doc {
+    let doc = SeriesDoc {
         // What wrote it: how --json-out knows the file is its own next time.
         tool: storlab_types::ToolInfo::storlab(),
         document: crate::commands::outfile::BENCH_REPEAT_DOCUMENT,

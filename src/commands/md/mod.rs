@@ -164,6 +164,8 @@ impl MdCommand {
             stonewall_ns: self
                 .stonewall
                 .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            allow_destroy: self.run.allow_destroy,
+            monitor: self.run.monitor,
         };
         Ok(storlab_md::job::build(&flags)?)
     }
@@ -177,7 +179,6 @@ impl MdCommand {
 
     pub fn execute(self) -> Result<Reply> {
         let (spec, tree) = self.spec()?;
-        refuse_bench_only_flags(&self.run)?;
         if let Some(n) = crate::commands::run::launcher_size()
             && n > 1
         {
@@ -228,21 +229,6 @@ impl MdCommand {
         reply.outcome = verdict(&report, ending, signals.received());
         Ok(reply)
     }
-}
-
-/// `bench` flags that mean nothing to md are refused, not ignored.
-fn refuse_bench_only_flags(run: &RunArgs) -> Result<()> {
-    if run.allow_destroy {
-        anyhow::bail!(
-            "--allow-destroy has no meaning for md: it only ever works in its own new subdirectory of TARGET; drop the flag"
-        );
-    }
-    if run.monitor {
-        anyhow::bail!(
-            "--monitor is not available for md yet: run `storlab monitor` beside it, or drop the flag"
-        );
-    }
-    Ok(())
 }
 
 #[cfg(not(feature = "mpi"))]
