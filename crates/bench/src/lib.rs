@@ -14,7 +14,8 @@
 //! public modules [`cluster`] (multi-process hooks, MPI result merging and
 //! the ranks' agreement on one job) and [`jobspec`] (job building: machine
 //! defaults < job file < flags, the quick check, fio job files), [`ior`]
-//! (IOR's flags as a storlab job), [`profiles`] (the published workloads)
+//! (IOR's flags as a storlab job), [`launcher`] (what the MPI launcher's
+//! environment says), [`profiles`] (the published workloads)
 //! and [`repeat`] (the spread of repeats). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
@@ -35,6 +36,7 @@ mod gate;
 mod groups;
 pub mod ior;
 pub mod jobspec;
+pub mod launcher;
 mod limits;
 mod offsets;
 mod options;
