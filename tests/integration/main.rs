@@ -30,6 +30,7 @@ mod mpi_agree;
 mod plan;
 mod record;
 mod reports;
+mod run_documents;
 mod safety;
 mod safety_devices;
 mod safety_inputs;

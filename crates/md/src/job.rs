@@ -3,6 +3,8 @@
 //! made into a checked [`MdSpec`] and its tree.
 
 use crate::{MdError, MdSpec, Op, Tree};
+use std::time::Duration;
+use storlab_types::ParseError;
 
 /// What the user asked for, flag by flag (mdtest's spellings included).
 #[derive(Debug, Clone, Default)]
@@ -103,6 +105,15 @@ pub fn build(f: &MdFlags) -> Result<(MdSpec, Tree), MdError> {
         ));
     }
     Ok((spec, tree))
+}
+
+/// `-W`'s stonewall: a bare number is seconds (as in mdtest), else a
+/// duration (`500ms`, `2m`).
+pub fn stonewall(s: &str) -> Result<Duration, ParseError> {
+    if let Ok(secs) = s.trim().parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    storlab_types::parse_duration(s)
 }
 
 #[cfg(test)]

@@ -87,14 +87,14 @@ pub struct MdCommand {
     #[arg(long)]
     pub shared_dir: bool,
     /// Bytes written to each file when it is created (mdtest's -w), e.g. 4k
-    #[arg(long, short = 'w', value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, short = 'w', value_name = "BYTES", value_parser = storlab_types::parse_size)]
     pub size: Option<u64>,
     /// Bytes read from each file by the read phase (mdtest's -e) [default: --size]
-    #[arg(long, short = 'e', value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, short = 'e', value_name = "BYTES", value_parser = storlab_types::parse_size)]
     pub read_bytes: Option<u64>,
     /// Operations to measure, each its own phase: create,stat,read,rename,delete
     /// [default: create,stat,read,delete]
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_op,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Op::from_word,
           conflicts_with_all = ["create_only", "stat_only", "read_only", "remove_only"])]
     pub ops: Vec<Op>,
     /// Create only (mdtest's -C; with -T, -E, -r: each of those)
@@ -117,27 +117,10 @@ pub struct MdCommand {
     pub rank_shift: u32,
     /// Stop each create phase after this long (mdtest's -W; a bare number is seconds); the later
     /// phases work on exactly the items made
-    #[arg(long, short = 'W', value_name = "DUR", value_parser = parse_stonewall)]
+    #[arg(long, short = 'W', value_name = "DUR", value_parser = storlab_md::job::stonewall)]
     pub stonewall: Option<Duration>,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    storlab_types::parse_size(s).map_err(|e| e.to_string())
-}
-
-fn parse_op(s: &str) -> Result<Op, String> {
-    Op::parse(s).ok_or_else(|| {
-        format!("unknown operation {s:?}: give some of create,stat,read,rename,delete")
-    })
-}
-
-fn parse_stonewall(s: &str) -> Result<Duration, String> {
-    if let Ok(secs) = s.trim().parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    storlab_types::parse_duration(s).map_err(|e| e.to_string())
 }
 
 impl MdCommand {
