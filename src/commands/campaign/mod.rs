@@ -735,10 +735,14 @@ fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
                         .trim_start_matches("error: ")
                 )
             })?;
-            let (profile, job) = match &cli.command {
-                Some(crate::Command::Bench(b)) => (b.profile.as_deref(), b.job.as_deref()),
-                Some(crate::Command::Sweep(s)) => (s.profile.as_deref(), s.job.as_deref()),
-                _ => (None, None),
+            let (profile, job, workload) = match &cli.command {
+                Some(crate::Command::Bench(b)) => {
+                    (b.profile.as_deref(), b.job.as_deref(), Some(&b.workload))
+                }
+                Some(crate::Command::Sweep(s)) => {
+                    (s.profile.as_deref(), s.job.as_deref(), Some(&s.workload))
+                }
+                _ => (None, None, None),
             };
             let what = |e: anyhow::Error| {
                 anyhow::anyhow!(
@@ -746,6 +750,10 @@ fn check_runs(c: &Campaign, id: &str, db: &Path) -> Result<()> {
                     cell.name
                 )
             };
+            if let Some(w) = workload {
+                // A value the option table refuses (the command's error).
+                w.spec().map_err(|e| what(e.into()))?;
+            }
             if let Some(p) = profile {
                 crate::commands::workload::find_profile(p).map_err(what)?;
             }
