@@ -29,6 +29,7 @@ mod mpi;
 mod mpi_agree;
 mod plan;
 mod record;
+mod replay;
 mod reports;
 mod run_documents;
 mod safety;

@@ -12,6 +12,7 @@ use crate::{PhaseSpec, SpecError, SweepPoint, spec_from_pairs, split_group_key};
 use std::collections::BTreeMap;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 
+pub mod campaign;
 pub mod runner;
 
 pub use runner::{
@@ -218,14 +219,7 @@ pub fn new_sweep_id() -> String {
         .chars()
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "sw-{stamp}-{:04x}",
-        (nanos ^ std::process::id().rotate_left(16)) & 0xffff
-    )
+    format!("sw-{stamp}-{:04x}", storlab_types::time::id_salt())
 }
 
 /// Planned seconds of a point, when every phase is time-bound.

@@ -89,6 +89,8 @@ pub enum SweepEvent<'a> {
     Warning(&'a str),
     /// A point is about to run.
     PointStarting(&'a PointInfo),
+    /// A point finished by an earlier attempt is skipped (a campaign's cell).
+    PointResumed(&'a PointInfo),
     /// A point failed (not stopped by a signal); the sweep goes on.
     PointFailed { label: &'a str, error: &'a str },
     /// A point that could not be planned could not be recorded either.
