@@ -168,7 +168,7 @@ fn main() -> ExitCode {
         Command::Sim(c) => c.execute(),
         Command::Md(c) => c.execute().and_then(output::emit),
         Command::Campaign(c) => c.execute().and_then(output::emit),
-        Command::Sweep(c) => c.execute(),
+        Command::Sweep(c) => c.execute().and_then(output::emit),
         Command::Profiles(c) => c.execute().and_then(output::emit),
         Command::Tune(c) => c.execute().and_then(output::emit),
         Command::Inspect(c) => c.execute(),

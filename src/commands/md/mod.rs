@@ -280,29 +280,36 @@ fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -
 }
 
 /// The watcher of an md run: signals → stop requests, and the progress
-/// line (items done and the rate).
-struct Watcher {
+/// line (items done and the rate), on the shared [`Live`].
+struct Watcher(Live);
+
+impl Watcher {
+    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
+        let names = storlab_md::plan(spec)
+            .iter()
+            .map(|p| (p.name(), spec.count(p.item)))
+            .collect();
+        let progress = Progress {
+            control,
+            names,
+            last: None,
+        };
+        Watcher(Live::watch(progress, signals, quiet))
+    }
+
+    fn stop(self) {
+        self.0.stop();
+    }
+}
+
+/// What an md run's watcher watches and draws.
+struct Progress {
     control: Arc<Control>,
     names: Vec<(String, u64)>,
     last: Option<(usize, u64, Instant)>,
 }
 
-impl Watcher {
-    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Live {
-        let names = storlab_md::plan(spec)
-            .iter()
-            .map(|p| (p.name(), spec.count(p.item)))
-            .collect();
-        let watcher = Watcher {
-            control,
-            names,
-            last: None,
-        };
-        Live::watch(watcher, signals, quiet)
-    }
-}
-
-impl Watched for Watcher {
+impl Watched for Progress {
     fn stopping(&self) -> bool {
         self.control.stop.load(Ordering::Relaxed)
     }
