@@ -34,6 +34,7 @@ mod plan_documents;
 mod record;
 mod replay;
 mod reports;
+mod run_documents;
 mod safety;
 mod safety_devices;
 mod safety_inputs;

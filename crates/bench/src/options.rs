@@ -766,6 +766,54 @@ pub fn spec_from_pairs<'a>(
         .map_err(|e| SpecError(e.message().to_string()))
 }
 
+/// fio-only spellings of size options whose values follow fio's units
+/// (`kb_base`: `4KiB` is 4000 there): (fio name, option key). storlab's
+/// own flags (`--bs`) keep SI/IEC.
+pub const FIO_UNIT_SPELLINGS: &[(&str, &str)] = &[("blocksize", "bs")];
+
+/// Why the workload flags of a command line were refused: a value the
+/// option table's kinds, bounds or choices reject, or a size under a fio
+/// spelling that is not one in fio's units. The command hands it to the
+/// user as any other bad input (exit 2).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FlagError {
+    /// `--blocksize 4q`: not a size in fio's units.
+    #[error("--{flag}: {error} (fio's units, kb_base {kb_base})")]
+    FioUnits {
+        /// The fio spelling typed (`blocksize`).
+        flag: &'static str,
+        error: storlab_types::ParseError,
+        kb_base: u64,
+    },
+    /// A value the option table refuses.
+    #[error(transparent)]
+    Value(#[from] SpecError),
+}
+
+/// The spec a command line's workload flags set: `fio_sized` are the
+/// values given under [`FIO_UNIT_SPELLINGS`] (fio name, option key, text,
+/// read with `kb_base`), `pairs` the values of the table's own flags, as
+/// [`spec_from_pairs`] reads them.
+pub fn spec_from_flags<'a>(
+    fio_sized: impl IntoIterator<Item = (&'static str, &'static str, &'a str)>,
+    kb_base: u64,
+    pairs: impl IntoIterator<Item = (&'static str, String)>,
+) -> Result<PhaseSpec, FlagError> {
+    let mut given: Vec<(&'static str, String)> = Vec::new();
+    for (flag, key, v) in fio_sized {
+        let bytes = storlab_types::fio_size(v, kb_base).map_err(|error| FlagError::FioUnits {
+            flag,
+            error,
+            kb_base,
+        })?;
+        given.push((key, bytes.to_string()));
+    }
+    given.extend(pairs);
+    Ok(spec_from_pairs(
+        given.iter().map(|(k, v)| (*k, v.as_str())),
+    )?)
+}
+
 /// One option's value from text, by its kind.
 /// Whole numbers and sizes are checked against the bounds, and words
 /// against the choices, of the parameter vocabulary.
