@@ -262,6 +262,17 @@ pub struct PhaseParams {
     /// `thinktime`), ns; 0 = none.
     #[serde(default)]
     pub thinktime_ns: u64,
+    /// A group's existing files, read in place and never written
+    /// (`files = "PATHS"`): absolute paths, globs expanded, in order; job
+    /// `k` of the group reads file `k mod len`. Empty otherwise (and then
+    /// absent from the JSON).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// A group that uses the files of another group of its phase
+    /// (`files_of = "NAME"`): its job `k` uses that group's job `k mod
+    /// numjobs` file. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_of: Option<String>,
     /// Job groups run together in this phase (`[[phase.group]]`, `--group`):
     /// each group's own resolved parameters, in order; its jobs are the
     /// phase's jobs `first..first + numjobs` in that order. Empty for an

@@ -1,0 +1,199 @@
+//! Job groups, the missing parts of issue 23: file sets (existing files
+//! read in place, another group's files), `group_reporting`, and the import
+//! of fio's JSON of a concurrent job file as the same phases and groups.
+
+use crate::util::{json, stderr, storlab, u};
+use serde_json::Value;
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Bytes and modification time of every file in `dir`, sorted by name.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let md = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+                md.modified().unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn bench_ok(args: &[&str]) -> Value {
+    let mut a = vec!["bench"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--no-save", "--output-format", "json", "-q"]);
+    let out = storlab(&a);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    json(&out)
+}
+
+/// A group reads existing files given by a glob, in place: each job one
+/// file, the whole of the smallest file in whole blocks, the files'
+/// bytes and times untouched, and nothing of them removed afterwards.
+#[test]
+fn a_group_reads_existing_files_in_place_and_never_writes_them() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in");
+    let out_dir = d.path().join("out");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::create_dir(&out_dir).unwrap();
+    for (i, len) in [3_000_000usize, 3_100_000, 3_200_000].iter().enumerate() {
+        let data: Vec<u8> = (0..*len).map(|b| (b * 7 + i) as u8).collect();
+        std::fs::write(input.join(format!("f{i}.dat")), data).unwrap();
+    }
+    std::fs::write(input.join("other.txt"), b"not matched").unwrap();
+    let before = snapshot(&input);
+    let glob = format!("{}/f*.dat", input.display());
+    let v = bench_ok(&[
+        s(&out_dir),
+        "--group",
+        &format!("name=r rw=read files={glob} numjobs=3 bs=64k cache=cold"),
+        "--group",
+        "name=w rw=write numjobs=1 size=1m bs=64k cache=cold",
+    ]);
+    let ph = &v["phases"][0];
+    let groups = ph["groups"]["groups"].as_array().unwrap();
+    let r = &groups[0];
+    let files: Vec<&str> = r["params"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(files.len(), 3, "the glob matched the three .dat files");
+    assert!(files[0].ends_with("in/f0.dat") && files[2].ends_with("in/f2.dat"));
+    // Whole 64 KiB blocks of the smallest file (3,000,000 bytes: 45 blocks).
+    let each = 3_000_000 / 65536 * 65536;
+    assert_eq!(u(&r["params"]["size_bytes"]), each);
+    assert_eq!(u(&r["read"]["bytes"]), 3 * each);
+    assert_eq!(u(&r["write"]["bytes"]), 0);
+    assert_eq!(u(&groups[1]["write"]["bytes"]), 1 << 20);
+    let listed: Vec<&str> = v["target"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(listed.contains(&files[1]), "{listed:?}");
+    assert_eq!(snapshot(&input), before, "existing files untouched");
+    assert_eq!(
+        std::fs::read_dir(&out_dir).unwrap().count(),
+        0,
+        "storlab removed its own files only"
+    );
+}
+
+/// `files_of`: readers of the files another group writes (a share of the
+/// phase's file set): the writer's files are laid out at the readers'
+/// size first, the readers read them, no reader file of its own is used.
+#[test]
+fn a_group_reads_another_groups_files() {
+    let d = tempfile::tempdir().unwrap();
+    let v = bench_ok(&[
+        s(d.path()),
+        "--group",
+        "name=w rw=write numjobs=2 size=1m bs=64k cache=cold",
+        "--group",
+        "name=r rw=read files_of=w numjobs=4 size=2m bs=64k cache=cold",
+    ]);
+    let ph = &v["phases"][0];
+    let groups = ph["groups"]["groups"].as_array().unwrap();
+    assert_eq!(groups[1]["params"]["files_of"], "w");
+    assert_eq!(u(&groups[1]["read"]["bytes"]), 4 * (2 << 20));
+    assert_eq!(u(&groups[0]["write"]["bytes"]), 2 * (1 << 20));
+    // The readers read 2 MiB from files the writer group writes 1 MiB of:
+    // its two files were made (and laid out) at the readers' size.
+    assert_eq!(u(&ph["read"]["bytes"]), 8 << 20);
+    assert_eq!(ph["errors"], serde_json::json!({}), "{ph}");
+}
+
+/// Conflicting file sets are refused with exit 2, naming the problem and
+/// the fix, before any file is made; existing files are never written.
+#[test]
+fn bad_file_sets_are_refused_before_anything_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in");
+    let out_dir = d.path().join("out");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::write(input.join("a.dat"), vec![1u8; 1 << 20]).unwrap();
+    let before = snapshot(&input);
+    let a = format!("{}/a.dat", input.display());
+    let missing = format!("{}/missing.dat", input.display());
+    let none = format!("{}/zz*.dat", input.display());
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![format!("rw=read files={missing}"), "rw=write".into()],
+            "no group writes it",
+        ),
+        (
+            vec![format!("rw=read files={none}"), "rw=write".into()],
+            "matches no file",
+        ),
+        (
+            vec![format!("rw=write files={a}"), "rw=read".into()],
+            "never writes a file it did not create",
+        ),
+        (
+            vec![format!("rw=read files={a} size=2m"), "rw=write".into()],
+            "holds 1048576 bytes",
+        ),
+        (
+            vec![
+                "name=w rw=write".into(),
+                "name=w2 rw=randwrite files_of=w".into(),
+            ],
+            "both write the same files",
+        ),
+        (
+            vec![
+                "name=w rw=write".into(),
+                "name=r rw=read files_of=zz".into(),
+            ],
+            "no group of this phase is named zz",
+        ),
+        (
+            vec![
+                format!("rw=read files={a} files_of=w"),
+                "name=w rw=write".into(),
+            ],
+            "not both",
+        ),
+    ];
+    for (groups, says) in cases {
+        let mut args = vec!["bench", s(&out_dir), "--engine", "null", "--no-save", "-q"];
+        for g in &groups {
+            args.extend_from_slice(&["--group", g]);
+        }
+        let out = storlab(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{groups:?}: {err}");
+        assert!(err.contains(says), "{groups:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(&out_dir).unwrap().count(),
+            0,
+            "{groups:?}: files were made"
+        );
+    }
+    // Outside a group, files= means nothing yet: refused, not ignored.
+    let out = storlab(&["bench", s(&out_dir), "--no-save", "-q", "--files", &a]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("options of a job group"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&input), before);
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
+}
