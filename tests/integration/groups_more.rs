@@ -197,3 +197,79 @@ fn bad_file_sets_are_refused_before_anything_is_written() {
     assert_eq!(snapshot(&input), before);
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
 }
+
+/// `group_reporting` (fio's, and storlab's `--group-reporting`): one line
+/// per reporting group instead of one per job. In an fio file the
+/// concurrent jobs that no `new_group` separates are one reporting group,
+/// figures merged exactly (bytes add up, its own window and latency);
+/// storlab's own groups each report on their own.
+#[test]
+fn group_reporting_gives_one_line_per_reporting_group() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let job = d.path().join("mix.fio");
+    let text = "[global]\nioengine=null\nsize=4m\nbs=64k\ngroup_reporting\n\
+                [r1]\nrw=read\nnumjobs=2\n[r2]\nrw=read\n[w]\nnew_group\nrw=write\nnumjobs=2\n";
+    std::fs::write(&job, text).unwrap();
+    let run = |fmt: &str| {
+        let out = storlab(&[
+            "bench",
+            "--fio-job",
+            s(&job),
+            "--directory",
+            s(&data),
+            "--no-save",
+            "--output-format",
+            fmt,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    let v = json(&run("json"));
+    let ph = &v["phases"][0];
+    let rep = ph["groups"]["reporting"].as_array().unwrap();
+    let names: Vec<&str> = rep.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["r1+r2", "w"], "new_group splits [w] off");
+    assert_eq!(u(&rep[0]["params"]["numjobs"]), 3);
+    assert_eq!(u(&rep[0]["read"]["bytes"]), 3 * (4 << 20));
+    assert_eq!(u(&rep[1]["write"]["bytes"]), 2 * (4 << 20));
+    let groups = ph["groups"]["groups"].as_array().unwrap();
+    let r_start = u(&groups[0]["start_ns"]).min(u(&groups[1]["start_ns"]));
+    let r_end = u(&groups[0]["end_ns"]).max(u(&groups[1]["end_ns"]));
+    assert_eq!(u(&rep[0]["elapsed_ns"]), r_end - r_start, "its own window");
+    assert!(rep[0]["read"]["lat_ns"]["p99"].is_number(), "{}", rep[0]);
+    let table = crate::util::stdout(&run("table"));
+    assert!(table.contains("group r1+r2"), "{table}");
+    assert!(!table.contains("job 0"), "no job lines: {table}");
+    // Without group_reporting: every job on its own line, no reporting.
+    std::fs::write(&job, text.replace("group_reporting\n", "")).unwrap();
+    let table = crate::util::stdout(&run("table"));
+    assert!(
+        table.contains("job 0") && table.contains("group r1 "),
+        "{table}"
+    );
+    let v = json(&run("json"));
+    assert!(v["phases"][0]["groups"].get("reporting").is_none());
+    // storlab's own groups: --group-reporting drops the job lines, each
+    // group keeps its line (no new_group needed).
+    let out = storlab(&[
+        "bench",
+        s(&data),
+        "--engine",
+        "null",
+        "--no-save",
+        "--group-reporting",
+        "--group",
+        "name=rd rw=read numjobs=2 size=1m",
+        "--group",
+        "name=wr rw=write numjobs=2 size=1m",
+    ]);
+    let table = crate::util::stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        table.contains("group rd") && table.contains("group wr"),
+        "{table}"
+    );
+    assert!(!table.contains("job 0"), "{table}");
+}

@@ -106,6 +106,10 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         groups.push(gp);
     }
     check_shares(&groups)?;
+    // The first group starts the phase's first reporting group.
+    if let Some(g) = groups.first_mut() {
+        g.shares_report = false;
+    }
     let phase_name = s
         .name
         .clone()
@@ -153,6 +157,8 @@ fn resolve_member(spec: &PhaseSpec) -> Result<PhaseParams, String> {
         }
         gp.files = existing.into_iter().map(|f| f.0).collect();
     }
+    // fio's jobs without new_group share their reporting group.
+    gp.shares_report = spec.new_group.is_some_and(|f| !f.0);
     if let Some(of) = &spec.files_of {
         if !gp.files.is_empty() {
             return Err(
@@ -537,9 +543,38 @@ fn aggregate(name: String, groups: Vec<PhaseParams>) -> Result<PhaseParams, Spec
         loops: groups.iter().map(|g| g.loops).max().unwrap_or(1),
         files: Vec::new(),
         files_of: None,
+        group_reporting: groups.iter().any(|g| g.group_reporting),
+        shares_report: false,
         groups: groups.clone(),
         ..first.clone()
     })
+}
+
+/// The reporting groups of grouped phase `p` (fio's `new_group`): ranges
+/// of its groups, a new one at the first group and at each group that does
+/// not share the report of the one before.
+pub(crate) fn reporting_sets(p: &PhaseParams) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, g) in p.groups.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if g.shares_report => last.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
+/// The parameters of several groups reported as one (a reporting group):
+/// the phase-level summary of just those groups, named `a+b`.
+pub(crate) fn merged_params(members: &[PhaseParams]) -> Option<PhaseParams> {
+    let name = members
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    let mut p = aggregate(name, members.to_vec()).ok()?;
+    p.groups = Vec::new();
+    Some(p)
 }
 
 /// Every group of each phase (a phase without groups as itself): what the

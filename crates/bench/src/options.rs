@@ -385,8 +385,10 @@ bench_options! {
     files: String = "", long "files", value "PATHS";
     /// Job groups only: use the files of the group NAME of the same phase (job k that group's file k), e.g. readers of what a writer group lays out
     files_of: String = "", long "files-of", value "GROUP";
-    /// Accepted for fio habits: storlab always reports a phase's jobs together (per-job figures are in the JSON)
-    group_reporting: Flag = "on", long "group-reporting", value "0|1";
+    /// fio's group_reporting: the table shows one line per group (or per reporting group, see --new-group) instead of one per job; per-job figures stay in the JSON
+    group_reporting: Flag = "off", long "group-reporting", value "0|1";
+    /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
+    new_group: Flag = "on", long "new-group", value "0|1";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -681,6 +683,8 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         thinktime_ns,
         files: Vec::new(),
         files_of: None,
+        group_reporting: flag(s.group_reporting, false),
+        shares_report: false,
         groups: Vec::new(),
         md: None,
     })

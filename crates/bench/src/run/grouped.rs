@@ -206,10 +206,12 @@ pub(super) fn run_grouped(
     if let Some(s) = start {
         result.series = Some(series.points(s, s + result.elapsed_ns));
     }
+    let reporting = reporting_groups(p, &firsts, &outs, &cpu, &caches, &result.started_at);
     result.groups = Some(PhaseGroups {
         overlap: fraction,
         all_moving_ns,
         groups: members,
+        reporting,
     });
     Ok(result)
 }
@@ -261,6 +263,41 @@ fn lay_out_groups(
         }
     }
     Ok(())
+}
+
+/// With `group_reporting`: one result per reporting group (the groups up
+/// to the next `new_group`), each over its own window with its jobs'
+/// histograms merged; nothing when every group reports on its own.
+fn reporting_groups(
+    p: &PhaseParams,
+    firsts: &[u32],
+    outs: &[WorkerOut],
+    cpu: &[(AtomicU64, AtomicU64)],
+    caches: &[CacheReport],
+    started_at: &str,
+) -> Vec<GroupResult> {
+    let sets = crate::groups::reporting_sets(p);
+    if !p.group_reporting || sets.len() == p.groups.len() {
+        return Vec::new();
+    }
+    sets.iter()
+        .filter_map(|set| {
+            let members = p.groups.get(set.clone())?;
+            let params = crate::groups::merged_params(members)?;
+            let first = *firsts.get(set.start)?;
+            let range = first as usize..(first + params.numjobs) as usize;
+            let cache = merged_cache(caches.get(set.clone())?);
+            let (r, _) = group_result(
+                &params,
+                first,
+                outs.get(range.clone())?,
+                cpu.get(range)?,
+                &cache,
+                started_at,
+            );
+            Some(r)
+        })
+        .collect()
 }
 
 /// One group's figures over its own window, and that window.
