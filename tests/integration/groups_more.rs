@@ -273,3 +273,122 @@ fn group_reporting_gives_one_line_per_reporting_group() {
     );
     assert!(!table.contains("job 0"), "{table}");
 }
+
+/// `storlab import` of fio's JSON of a concurrent job file (two jobs that
+/// run together, one clone each and one with two, then a `stonewall`ed
+/// job) yields the phases and groups `--fio-job` of that file yields, so
+/// `compare` pairs them phase by phase and group by group, and only the
+/// target and tool differ. The fio JSON is made here by fio itself.
+#[test]
+fn an_imported_concurrent_fio_json_pairs_with_its_fio_job_run() {
+    if !crate::util::have("fio") {
+        crate::util::skip(
+            "an_imported_concurrent_fio_json_pairs_with_its_fio_job_run",
+            "fio is not installed",
+        );
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("runs.db");
+    let at = |args: &[&str]| {
+        let out = crate::util::cmd()
+            .env("STORLAB_DB", &db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        out
+    };
+    let job = d.path().join("mix.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=psync\nsize=2m\nbs=64k\n\n\
+         [reader]\nrw=read\n\n[writer]\nrw=write\nnumjobs=2\n\n\
+         [after]\nstonewall\nrw=randread\nbs=4k\n",
+    )
+    .unwrap();
+    let fio_dir = d.path().join("fio");
+    let data = d.path().join("data");
+    std::fs::create_dir(&fio_dir).unwrap();
+    std::fs::create_dir(&data).unwrap();
+    let out = std::process::Command::new("fio")
+        .arg("--output-format=json")
+        .arg(format!("--directory={}", fio_dir.display()))
+        .arg(&job)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", stderr(&out));
+    let fio_json = d.path().join("fio.json");
+    std::fs::write(&fio_json, &out.stdout).unwrap();
+    at(&["import", s(&fio_json)]);
+    at(&["bench", "--fio-job", s(&job), "--directory", s(&data), "-q"]);
+    // The imported run as stored: the groups of one phase, then `after`.
+    let shown = json(&at(&["show", "1", "--output-format", "json"]));
+    let rec = shown.as_array().map_or(&shown, |a| &a[0]);
+    let rec = rec.get("report").unwrap_or(rec);
+    let phases = rec["phases"].as_array().unwrap_or_else(|| panic!("{rec}"));
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["params"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["reader+writer", "after"]);
+    let groups = phases[0]["groups"]["groups"].as_array().unwrap();
+    let g: Vec<(&str, u64, u64)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g["name"].as_str().unwrap(),
+                u(&g["first_job"]),
+                u(&g["params"]["numjobs"]),
+            )
+        })
+        .collect();
+    assert_eq!(g, [("reader", 0, 1), ("writer", 1, 2)]);
+    assert_eq!(u(&groups[1]["write"]["bytes"]), 2 * (2 << 20));
+    assert_eq!(
+        u(&phases[0]["read"]["bytes"]) + u(&phases[0]["write"]["bytes"]),
+        3 * (2 << 20),
+        "the phase is its groups' bytes"
+    );
+    // compare pairs them: every row of the bench run has its partner, and
+    // nothing but where and with what differs.
+    let cmp = json(&at(&[
+        "compare",
+        "--baseline",
+        "1",
+        "2",
+        "--output-format",
+        "json",
+    ]));
+    let rows: Vec<&Value> = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["run_id"] == 2)
+        .collect();
+    let paired: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["phase"].as_str().unwrap(),
+                r["baseline_phase"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    for want in [
+        "reader+writer",
+        "reader+writer/reader",
+        "reader+writer/writer",
+        "after",
+    ] {
+        assert!(paired.contains(&(want, want)), "{want}: {paired:?}");
+    }
+    for r in &rows {
+        for d in r["differs"].as_array().unwrap() {
+            let d = d.as_str().unwrap();
+            assert!(d.starts_with("target ") || d.starts_with("tool "), "{d}");
+        }
+    }
+    assert_eq!(cmp["unmatched"].as_array().map_or(0, Vec::len), 0, "{cmp}");
+}
