@@ -392,3 +392,131 @@ fn an_imported_concurrent_fio_json_pairs_with_its_fio_job_run() {
     }
     assert_eq!(cmp["unmatched"].as_array().map_or(0, Vec::len), 0, "{cmp}");
 }
+
+/// The shipped profiles run their sources' concurrency: what the source
+/// runs at once is one phase of groups (`sas`: sequential 8 KiB readers and
+/// writers at once, which the profile had as one alternating read/write
+/// stream per job; `sas-dd`: 6 dd readers and 3 writers), what it runs one
+/// after another is phases (IOR's write then read, IOzone's, Iometer's
+/// access specifications, the solver's passes). Each shipped profile's
+/// shape is listed here, so a new one is reviewed too.
+#[test]
+fn every_shipped_profile_has_its_sources_shape() {
+    // (profile, [(phase, [(group, rw, numjobs)] or the phase's own rw)])
+    type Shape = Vec<(&'static str, Vec<(&'static str, &'static str, u64)>)>;
+    let seq = |a: &'static str, b: &'static str, rw_a: &'static str, rw_b: &'static str| -> Shape {
+        vec![(a, vec![("", rw_a, 0)]), (b, vec![("", rw_b, 0)])]
+    };
+    let shapes: Vec<(&str, Shape)> = vec![
+        (
+            "sas",
+            vec![(
+                "sas-8k-mix",
+                vec![("sas-read", "read", 2), ("sas-write", "write", 2)],
+            )],
+        ),
+        (
+            "sas-dd",
+            vec![("dd", vec![("dd-read", "read", 6), ("dd-write", "write", 3)])],
+        ),
+        ("seq", seq("seq-write", "seq-read", "write", "read")),
+        ("ior-fpp", seq("ior-write", "ior-read", "write", "read")),
+        ("ior-shared", seq("ior-write", "ior-read", "write", "read")),
+        ("ooc", seq("write-panels", "update-panels", "write", "rmw")),
+        (
+            "iops",
+            vec![
+                ("randread-4k", vec![("", "randread", 0)]),
+                ("randread-8k", vec![("", "randread", 0)]),
+                ("randwrite-4k", vec![("", "randwrite", 0)]),
+                ("randwrite-8k", vec![("", "randwrite", 0)]),
+            ],
+        ),
+        ("oltp", vec![("*", vec![("", "randrw", 0)])]),
+        ("scaling", vec![("*", vec![("", "read", 0)])]),
+        ("cache", vec![("*", vec![("", "read", 0)])]),
+    ];
+    let listed = crate::util::stdout(&storlab(&["profiles"]));
+    let shipped: Vec<&str> = listed
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| !l.starts_with(char::is_whitespace))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(shipped.len() >= 10, "{listed}");
+    for name in &shipped {
+        assert!(
+            shapes.iter().any(|(n, _)| n == name),
+            "profile {name} is shipped but its shape is not reviewed here"
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    for (name, shape) in &shapes {
+        let v = bench_ok(&[
+            s(d.path()),
+            "--profile",
+            name,
+            "--engine",
+            "null",
+            "--size",
+            "8m",
+            "--runtime",
+            "0.2s",
+        ]);
+        let phases = v["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), shape.len(), "{name}: phases");
+        for (ph, (pname, groups)) in phases.iter().zip(shape) {
+            if *pname != "*" {
+                assert_eq!(ph["params"]["name"], *pname, "{name}");
+            }
+            match ph["groups"]["groups"].as_array() {
+                Some(got) => {
+                    let got: Vec<(&str, &str, u64)> = got
+                        .iter()
+                        .map(|g| {
+                            (
+                                g["name"].as_str().unwrap(),
+                                g["params"]["rw"].as_str().unwrap(),
+                                u(&g["params"]["numjobs"]),
+                            )
+                        })
+                        .collect();
+                    assert_eq!(&got, groups, "{name}: groups");
+                    // Both directions moved data in the one phase.
+                    assert!(u(&ph["read"]["bytes"]) > 0 && u(&ph["write"]["bytes"]) > 0);
+                }
+                None => {
+                    assert_eq!(
+                        groups.len(),
+                        1,
+                        "{name}: expected groups, got a plain phase"
+                    );
+                    assert_eq!(groups[0].0, "", "{name}: expected groups");
+                    assert_eq!(ph["params"]["rw"], groups[0].1, "{name}");
+                }
+            }
+        }
+    }
+    // `sas` takes the stream count per group from --numjobs (campaigns
+    // and the sweep vary it).
+    let v = bench_ok(&[
+        s(d.path()),
+        "--profile",
+        "sas",
+        "--engine",
+        "null",
+        "--size",
+        "1m",
+        "--runtime",
+        "0.2s",
+        "--numjobs",
+        "3",
+    ]);
+    let g = v["phases"][0]["groups"]["groups"].as_array().unwrap();
+    assert_eq!(
+        (u(&g[0]["params"]["numjobs"]), u(&g[1]["params"]["numjobs"])),
+        (3, 3)
+    );
+    assert_eq!(g[0]["params"]["bs"][0]["bs_bytes"], 8192);
+    assert_eq!(g[1]["params"]["cache"], "cold");
+}
