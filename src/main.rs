@@ -80,6 +80,8 @@ enum Command {
     Inspect(commands::inspect::InspectCommand),
     /// Read application I/O traces (fio iolog, Darshan DXT, blktrace): what they hold, and a job file derived from one
     Trace(commands::trace::TraceCommand),
+    /// Replay an application's recorded I/O (fio iolog, Darshan DXT, blktrace) on the storage under test, with its timing or as fast as it goes
+    Replay(commands::replay::ReplayCommand),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(commands::completions::CompletionsCommand),
     /// Print the manual page (storlab man | man -l -), or write every page with --dir
@@ -186,12 +188,13 @@ fn main() -> ExitCode {
         Command::Monitor(c) => c.execute(),
         Command::Sim(c) => c.execute(),
         Command::Md(c) => c.execute(),
-        Command::Campaign(c) => c.execute(),
-        Command::Sweep(c) => c.execute(),
+        Command::Campaign(c) => c.execute().and_then(output::emit),
+        Command::Sweep(c) => c.execute().and_then(output::emit),
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
         Command::Inspect(c) => c.execute(),
         Command::Trace(c) => c.execute().and_then(output::emit),
+        Command::Replay(c) => c.execute().and_then(output::emit),
         Command::Completions(c) => c.execute(),
         Command::Man(c) => c.execute(),
     };

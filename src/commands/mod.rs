@@ -4,7 +4,6 @@
 pub mod bench;
 pub mod campaign;
 pub mod check;
-pub mod child;
 pub mod common;
 pub mod compare;
 pub mod completions;
@@ -19,6 +18,7 @@ pub mod outfile;
 pub mod outfmt;
 pub mod plan;
 pub mod profiles;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod runs;

@@ -26,12 +26,6 @@ impl Signals {
         Ok(Signals(flag))
     }
 
-    /// A flag no signal will ever set (a child step that must not be
-    /// interrupted, such as a teardown after Ctrl-C).
-    pub fn none() -> Signals {
-        Signals(Arc::new(AtomicUsize::new(0)))
-    }
-
     /// Whether a stop was requested.
     pub fn requested(&self) -> bool {
         self.0.load(Ordering::Relaxed) != 0

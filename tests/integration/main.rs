@@ -30,6 +30,7 @@ mod mpi;
 mod mpi_agree;
 mod plan;
 mod record;
+mod replay;
 mod reports;
 mod safety;
 mod safety_devices;

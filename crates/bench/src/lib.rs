@@ -51,9 +51,12 @@ mod target;
 mod worker;
 
 pub use cluster::{PhaseSync, Share, TICK};
+/// Incompressible data for files other crates lay out (replay).
+pub use data::fill_random;
 pub use engine::{libaio_available, uring_available};
 pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
+pub use offsets::Rng;
 pub use options::{
     Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
     resolve_phase, spec_from_pairs, typed_value,
@@ -67,6 +70,8 @@ pub use stats::{DirCounter, latency as latency_stats, new_histogram, rates};
 pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
+/// Page-cache control for files other crates lay out (replay).
+pub use sys::{fadvise_dontneed, resident_pages};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
 };

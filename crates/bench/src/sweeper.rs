@@ -8,14 +8,18 @@
 //! order is [`runner`]'s (behind the front end's store and live line);
 //! storing and printing are the front end's.
 
-use crate::{PhaseSpec, SpecError, SweepPoint, spec_from_pairs, split_group_key};
+use crate::jobspec::{Job, JobError};
+use crate::profiles::Profile;
+use crate::{PhaseSpec, SpecError, SweepPoint, Vary, spec_from_pairs, split_group_key};
 use std::collections::BTreeMap;
+use std::path::Path;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 
+pub mod campaign;
 pub mod runner;
 
 pub use runner::{
-    PointInfo, PointSink, Progress, Saved, SweepError, SweepEvent, SweepRun, run_points,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun, run_points,
 };
 
 /// Tags the sweep sets on every point's run; `--tag` may not use them.
@@ -144,6 +148,74 @@ pub fn point_spec<'a>(
     Ok((over, groups))
 }
 
+/// The options a sweep varies: `vary` (each `--vary` as typed), then the
+/// profile's sweep for options neither `--vary` nor a workload flag
+/// (`flags`) sets; and whether the lists are zipped (`--zip`, or the
+/// profile's choice when no `--vary` is given).
+pub fn varies(
+    vary: &[String],
+    zip: bool,
+    profile: Option<&Profile>,
+    flags: &PhaseSpec,
+) -> Result<(Vec<Vary>, bool), SpecError> {
+    let mut varies: Vec<Vary> = vary
+        .iter()
+        .map(|v| Vary::parse(v))
+        .collect::<Result<_, _>>()?;
+    let mut zip = zip;
+    if let Some(p) = profile {
+        let set = toml::Table::try_from(flags).unwrap_or_default();
+        let from_profile: Vec<Vary> = p
+            .meta
+            .vary
+            .iter()
+            .map(|v| Vary::parse(v))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .filter(|v| !varies.iter().any(|w| w.key == v.key) && !set.contains_key(v.key))
+            .collect();
+        if vary.is_empty() {
+            zip |= p.meta.zip;
+        }
+        varies.extend(from_profile);
+    }
+    Ok((varies, zip))
+}
+
+/// Why a point could not be planned (it fails alone).
+#[derive(Debug, thiserror::Error)]
+pub enum PointError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Job(#[from] JobError),
+    /// What the whole sweep's preparation would refuse.
+    #[error("io_uring is not available here ({0}); use --engine psync")]
+    NoUring(std::io::Error),
+}
+
+/// A point's phases: the job file (`job`: its text and path) or the
+/// workload flags (`flags`), then the point's values on top, on `target`.
+pub fn plan_point(
+    flags: &PhaseSpec,
+    point: &SweepPoint,
+    job: Option<(&str, &Path)>,
+    target: Option<&Path>,
+) -> Result<Job, PointError> {
+    let (over, groups_varied) = point_spec(flags, point, job.is_some())?;
+    let planned = crate::jobspec::build(job, target, &over)?;
+    missing_group(&planned.phases, &groups_varied)?;
+    if planned
+        .phases
+        .iter()
+        .any(|p| p.engine == storlab_types::EngineKind::IoUring)
+        && let Err(e) = crate::uring_available()
+    {
+        return Err(PointError::NoUring(e));
+    }
+    Ok(planned)
+}
+
 /// A group the point varies (`group.NAME.KEY`) that no planned phase has.
 pub fn missing_group(phases: &[PhaseParams], varied: &[&str]) -> Result<(), SpecError> {
     let Some(name) = varied.iter().find(|n| {
@@ -218,14 +290,7 @@ pub fn new_sweep_id() -> String {
         .chars()
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "sw-{stamp}-{:04x}",
-        (nanos ^ std::process::id().rotate_left(16)) & 0xffff
-    )
+    format!("sw-{stamp}-{:04x}", storlab_types::time::id_salt())
 }
 
 /// Planned seconds of a point, when every phase is time-bound.
@@ -457,6 +522,33 @@ mod tests {
             "{e}"
         );
         assert!(missing_group(&[], &[]).is_ok());
+    }
+
+    #[test]
+    fn a_profile_sweep_yields_to_the_command_line() {
+        storlab_types::set_ram_bytes(8 << 30);
+        let shipped = |name: &str, text: &str| Profile::parse(name, "shipped", text).unwrap();
+        let iops = shipped("iops", include_str!("../../../profiles/iops.toml"));
+        let cache = shipped("cache", include_str!("../../../profiles/cache.toml"));
+        let none = PhaseSpec::default();
+        let keys = |vary: &[&str], zip: bool, p: Option<&Profile>, flags: &PhaseSpec| {
+            let vary: Vec<String> = vary.iter().map(|v| v.to_string()).collect();
+            let (v, zip) = varies(&vary, zip, p, flags).unwrap();
+            (v.iter().map(|v| v.key).collect::<Vec<_>>(), zip)
+        };
+        assert_eq!(keys(&["bs=4k,8k"], false, None, &none).0, ["bs"]);
+        assert_eq!(keys(&[], false, Some(&iops), &none).0, ["iodepth"]);
+        // --vary first, then the profile's options not set otherwise.
+        assert_eq!(
+            keys(&["bs=4k,8k"], false, Some(&iops), &none).0,
+            ["bs", "iodepth"]
+        );
+        // A fixed --iodepth replaces the profile's iodepth sweep.
+        let qd = spec_from_pairs([("iodepth", "4")]).unwrap();
+        assert_eq!(keys(&["bs=4k,8k"], false, Some(&iops), &qd).0, ["bs"]);
+        let size = spec_from_pairs([("size", "1g")]).unwrap();
+        assert_eq!(keys(&[], false, Some(&cache), &size).0, ["bs"]);
+        assert!(keys(&["bs=4k"], true, None, &none).1);
     }
 
     #[test]

@@ -27,6 +27,28 @@ pub struct PlanDoc<'a> {
     pub cells: Vec<PlannedCell<'a>>,
 }
 
+impl<'a> PlanDoc<'a> {
+    /// The plan of campaign `c` under `id` in `dir`.
+    pub fn new(id: &'a str, dir: &'a Dir, c: &'a Campaign) -> PlanDoc<'a> {
+        PlanDoc {
+            id,
+            dir: &dir.path,
+            dry_run: true,
+            name: &c.name,
+            baseline: &c.baseline,
+            teardown_timeout_s: c.teardown_timeout_s,
+            cells: c
+                .cells
+                .iter()
+                .map(|cell| PlannedCell {
+                    cell,
+                    log: dir.log(&cell.name),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// One planned cell: name, matrix values, tags, target, setup, run
 /// (storlab argument vectors), teardown, and the log it would write.
 #[derive(Serialize)]

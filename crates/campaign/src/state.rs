@@ -218,7 +218,7 @@ impl Dir {
 
 /// A campaign id: the campaign's name (characters other than letters,
 /// digits, `-` and `_` as `_`), a UTC time stamp `YYYYMMDD-HHMMSS` and
-/// four hex digits of `salt` ([`id_salt`]), as sweep ids have: two
+/// four hex digits of `salt` ([`storlab_types::time::id_salt`]), as sweep ids have: two
 /// campaigns of the same name started in the same second (in different
 /// `--dir`s, one database) got one id, and their runs mixed under one
 /// `campaign=` tag.
@@ -239,16 +239,6 @@ pub fn new_id(name: &str, now_rfc3339: &str, salt: u16) -> String {
         .trim_end_matches('Z')
         .to_string();
     format!("{name}-{stamp}-{salt:04x}")
-}
-
-/// A salt for [`new_id`] that differs between processes and between
-/// moments within a second (the nanoseconds mixed with the process id).
-pub fn id_salt() -> u16 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    ((nanos ^ std::process::id().rotate_left(16)) & 0xffff) as u16
 }
 
 /// The first cell tag storlab sets itself ([`RESERVED_TAGS`]), with its cell.

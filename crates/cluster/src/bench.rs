@@ -8,6 +8,8 @@
 //! their figures to rank 0, which merges them
 //! ([`storlab_bench::cluster::merge`]).
 
+pub mod run;
+
 use crate::comm::Comm;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
@@ -158,16 +160,21 @@ impl TargetMsg {
         }
     }
 
-    /// Rank 0's message on every rank (collective); `None` everywhere if
-    /// rank 0 had none or it did not arrive intact.
-    pub fn broadcast<C: Comm>(comm: &C, msg: Option<&TargetMsg>) -> Result<TargetMsg, String> {
+    /// Rank 0's message on every rank (collective); an error everywhere
+    /// if rank 0 had none or it did not arrive intact.
+    pub fn broadcast<C: Comm>(comm: &C, msg: Option<&TargetMsg>) -> Result<TargetMsg, MsgError> {
         let text = comm.broadcast_string(
             &msg.map(|m| serde_json::to_string(m).unwrap_or_default())
                 .unwrap_or_default(),
         );
-        serde_json::from_str(&text).map_err(|e| e.to_string())
+        Ok(serde_json::from_str(&text)?)
     }
 }
+
+/// Rank 0's target message did not arrive intact.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct MsgError(#[from] serde_json::Error);
 
 /// This rank's view of the job: rank 0's files, its own phases (no jobs
 /// when it is not a client, `me` None).

@@ -13,6 +13,11 @@
 //! - [`md`]: [`md::CommSync`] (md's `RankSync` over any `Comm`) and the
 //!   exact gather of each rank's phase figures to rank 0.
 //!
+//! - [`bench::run`] and [`md::run`]: the whole multi-client run of each on
+//!   every rank, behind the front end's store, live line and printing
+//!   (`BenchFront`, `MdFront`); [`step`]: a failed collective step (rank 0
+//!   says why) and every rank's end with rank 0's exit code.
+//!
 //! The front end decides that it runs under a launcher, opens the store,
 //! prints; everything between ranks is here. Nothing here prints except
 //! the MPI panic hook, which must write before `MPI_Abort`.
@@ -24,6 +29,7 @@ pub mod local;
 pub mod md;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod step;
 
 pub use comm::Comm;
 pub use local::LocalComm;

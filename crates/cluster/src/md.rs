@@ -2,6 +2,8 @@
 //! [`RankSync`] for any communicator, and [`gather`] brings every rank's
 //! figures of a phase, histogram included, to rank 0 for an exact merge.
 
+pub mod run;
+
 use crate::comm::Comm;
 use serde::{Deserialize, Serialize};
 use storlab_bench::DirCounter;

@@ -8,6 +8,7 @@
 //! turns them into a phase error every rank agrees on).
 
 use crate::comm::Comm;
+use crate::step::{Failed, RankStop};
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
@@ -76,6 +77,27 @@ impl Mpi {
         }
         drop(universe);
     }
+}
+
+/// One MPI job from this process's side, for bench and md alike: MPI
+/// up (with `abort_on_panic`, a panic on this thread ends every rank with
+/// that exit code), `body` on the world communicator, rank 0's error
+/// handed to `report` before the broadcast of its exit code releases the
+/// others ([`crate::step::end`]), MPI finalised. Every rank returns rank
+/// 0's exit code.
+pub fn launch(
+    abort_on_panic: Option<i32>,
+    body: impl FnOnce(&MpiComm) -> Result<u8, RankStop>,
+    report: impl FnOnce(&Failed),
+) -> Result<u8, InitError> {
+    let mut mpi = Mpi::init()?;
+    if let Some(code) = abort_on_panic {
+        mpi.abort_on_panic(&node_name(), code);
+    }
+    let r = body(mpi.comm());
+    let code = crate::step::end(mpi.comm(), r, report);
+    mpi.finish(); // the default panic hook again, then MPI_Finalize
+    Ok(code)
 }
 
 /// This node's name: `STORLAB_MPI_NODE` (so tests can pretend to be

@@ -12,6 +12,21 @@ fn right(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
 
+/// The table and the totals, as text, then the line naming the chart
+/// written (`chart`), if one was.
+pub fn render_with_chart(
+    results: &[PointResult],
+    keys: &[&str],
+    t: &SweepTotals,
+    chart: Option<&std::path::Path>,
+) -> String {
+    let mut text = render(results, keys, t);
+    if let Some(path) = chart {
+        text.push_str(&format!("Chart written to {}.\n", path.display()));
+    }
+    text
+}
+
 /// The table and the totals, as text.
 pub fn render(results: &[PointResult], keys: &[&str], t: &SweepTotals) -> String {
     let mut table = crate::style::result_table();

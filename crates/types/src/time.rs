@@ -50,6 +50,27 @@ pub fn now_rfc3339_millis() -> String {
     rfc3339_millis(SystemTime::now())
 }
 
+/// Four hex digits' worth of salt for ids made from a time stamp (sweep
+/// and campaign ids): the clock's nanoseconds mixed with the process id,
+/// so two ids made in the same second, by one process or by two, differ.
+pub fn id_salt() -> u16 {
+    salt_of(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0),
+        std::process::id(),
+    )
+}
+
+/// The salt of [`id_salt`] for given nanoseconds and process id: both
+/// halves of the process id folded in (the formula sweep and campaign ids
+/// had, `nanos ^ pid.rotate_left(16)`, kept four digits of which the pid's
+/// low half, every pid below 65536, never reached).
+fn salt_of(nanos: u32, pid: u32) -> u16 {
+    ((nanos ^ pid ^ (pid >> 16)) & 0xffff) as u16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +97,20 @@ mod tests {
             "2023-11-14T22:13:20Z"
         );
         assert_eq!(SECONDS_PER_YEAR, 31_557_600.0);
+    }
+
+    #[test]
+    fn id_salts_mix_the_nanoseconds_with_the_process_id() {
+        assert_eq!(salt_of(0x1234_5678, 0), 0x5678);
+        assert_eq!(salt_of(0x5678, 0x0000_0001), 0x5679, "the pid's low half");
+        assert_eq!(salt_of(0x5678, 0x0001_0000), 0x5679, "its high half");
+        assert_ne!(
+            salt_of(7, 100),
+            salt_of(7, 101),
+            "two processes, one moment"
+        );
+        assert_ne!(salt_of(7, 100), salt_of(7, 0x0001_0064), "pids 65536 apart");
+        assert_ne!(salt_of(7, 100), salt_of(8, 100), "one process, two moments");
+        let _ = id_salt();
     }
 }

@@ -7,6 +7,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
+use storlab_bench::cluster::clients::{ClientsError, parse_clients, parse_stonewall};
 
 /// Which ranks count as the first k clients of `--clients`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -102,62 +103,6 @@ impl ClusterArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientList(pub Vec<u32>);
 
-fn parse_client_list(s: &str) -> Result<ClientList, String> {
+fn parse_client_list(s: &str) -> Result<ClientList, ClientsError> {
     parse_clients(s).map(ClientList)
-}
-
-/// `1,2,4,8` (strictly increasing, each at least 1).
-pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
-    let help = "expected a comma-separated, increasing list of client counts, e.g. 1,2,4,8";
-    let mut out: Vec<u32> = Vec::new();
-    for part in s.split(',') {
-        let part = part.trim();
-        let k: u32 = part
-            .parse()
-            .map_err(|_| format!("'{part}' is not a whole number; {help}"))?;
-        if k == 0 {
-            return Err(format!("a client count of 0 runs nothing; {help}"));
-        }
-        if out.last().is_some_and(|&l| k <= l) {
-            return Err(format!("{k} does not increase; {help}"));
-        }
-        out.push(k);
-    }
-    Ok(out)
-}
-
-fn parse_stonewall(s: &str) -> Result<Duration, String> {
-    let d = storlab_types::parse_duration(s).map_err(|e| e.to_string())?;
-    if d.is_zero() {
-        return Err("a stonewall of 0 stops before any I/O; use e.g. 30s".into());
-    }
-    Ok(d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn clients_lists() {
-        assert_eq!(parse_clients("1,2,4").unwrap(), vec![1, 2, 4]);
-        assert_eq!(parse_clients(" 3 ").unwrap(), vec![3]);
-        assert!(parse_clients("2,1").unwrap_err().contains("increase"));
-        assert!(parse_clients("0").unwrap_err().contains("0"));
-        assert!(parse_clients("1,,2").unwrap_err().contains("whole number"));
-        assert!(parse_stonewall("0s").is_err());
-        assert_eq!(parse_stonewall("2s").unwrap(), Duration::from_secs(2));
-    }
-
-    proptest! {
-        #[test]
-        fn clients_parser_never_panics_and_returns_increasing(s in "[0-9, x-]{0,20}") {
-            if let Ok(v) = parse_clients(&s) {
-                prop_assert!(!v.is_empty());
-                prop_assert!(v.windows(2).all(|w| w[0] < w[1]));
-                prop_assert!(v[0] >= 1);
-            }
-        }
-    }
 }

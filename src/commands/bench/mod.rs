@@ -11,7 +11,6 @@
 //! `live` (signals, progress), `sink` (store, fallback file) and `storlab_print::bench`
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
-mod cluster_agree;
 mod cluster_args;
 mod layers;
 #[cfg(feature = "mpi")]

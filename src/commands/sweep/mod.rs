@@ -21,6 +21,7 @@ use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallba
 use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
 use crate::commands::workload::find_profile;
+use crate::output::{Document, Reply};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -29,8 +30,8 @@ use std::sync::Arc;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
 use storlab_bench::sweeper::{
-    PointInfo, PointSink, Progress, Saved, SweepEvent, SweepRun, fmt_secs, missing_group,
-    new_sweep_id, plan_points, point_spec, point_tags, reserved_tag, resume_words,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, fmt_secs,
+    new_sweep_id, plan_points, point_tags, reserved_tag, resume_words,
 };
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
@@ -94,7 +95,7 @@ pub struct SweepCommand {
 }
 
 impl SweepCommand {
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         // Under mpirun/srun every process would run the whole sweep on the
         // same storage at once: N sweeps disturbing each other's numbers.
         if let Some(n) = run::launcher_size().filter(|&n| n > 1) {
@@ -102,7 +103,7 @@ impl SweepCommand {
             // rank 0: one of them exiting non-zero first would let mpirun
             // kill rank 0 before its message is out.
             if run::launcher_rank().unwrap_or(0) != 0 {
-                return Ok(Outcome::Ok);
+                return Ok(Reply::done(Outcome::Ok));
             }
             bail!(
                 "storlab sweep was started as {n} processes by an MPI launcher: each would run the whole \
@@ -281,29 +282,12 @@ impl SweepCommand {
     /// The options varied: `--vary`, then the profile's sweep for options
     /// neither `--vary` nor a workload flag sets.
     fn varies(&self, profile: Option<&Profile>) -> Result<(Vec<Vary>, bool)> {
-        let mut varies: Vec<Vary> = self
-            .vary
-            .iter()
-            .map(|v| Vary::parse(v))
-            .collect::<Result<_, _>>()?;
-        let mut zip = self.zip;
-        if let Some(p) = profile {
-            let set = toml::Table::try_from(&self.workload.spec).unwrap_or_default();
-            let from_profile: Vec<Vary> = p
-                .meta
-                .vary
-                .iter()
-                .map(|v| Vary::parse(v))
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .filter(|v| !varies.iter().any(|w| w.key == v.key) && !set.contains_key(v.key))
-                .collect();
-            if self.vary.is_empty() {
-                zip |= p.meta.zip;
-            }
-            varies.extend(from_profile);
-        }
-        Ok((varies, zip))
+        Ok(storlab_bench::sweeper::varies(
+            &self.vary,
+            self.zip,
+            profile,
+            &self.workload.spec,
+        )?)
     }
 
     /// The job file's text and path, read once (a profile's, or --job's).
@@ -319,39 +303,30 @@ impl SweepCommand {
     }
 
     /// A point's phases: the job file (or flags), the workload flags, then
-    /// the point's values on top.
+    /// the point's values on top (anyhow: its causes in its message).
     fn plan_point(
         &self,
         point: &SweepPoint,
         job: Option<&(String, PathBuf)>,
     ) -> Result<PlannedJob> {
-        let (over, groups_varied) = point_spec(&self.workload.spec, point, job.is_some())?;
-        let planned = storlab_bench::jobspec::build(
-            job.map(|(t, p)| (t.as_str(), p.as_path())),
+        let job = job.map(|(t, p)| (t.as_str(), p.as_path()));
+        Ok(storlab_bench::sweeper::plan_point(
+            &self.workload.spec,
+            point,
+            job,
             self.target.as_deref(),
-            &over,
-        )?;
-        missing_group(&planned.phases, &groups_varied)?;
-        // What the whole sweep's preparation would refuse fails this point alone.
-        if planned
-            .phases
-            .iter()
-            .any(|p| p.engine == storlab_types::EngineKind::IoUring)
-            && let Err(e) = storlab_bench::uring_available()
-        {
-            bail!("io_uring is not available here ({e}); use --engine psync");
-        }
-        Ok(planned)
+        )?)
     }
 
-    /// Print the table, write the chart and JSON, pick the exit code.
+    /// Write the chart and JSON file; the table or JSON document and the
+    /// exit code go back to `main`, which prints them.
     fn finish(
         &self,
         results: &[PointResult],
         varies: &[Vary],
         totals: SweepTotals,
         (json_out, chart_out): (Option<Permit>, Option<Permit>),
-    ) -> Result<Outcome> {
+    ) -> Result<Reply> {
         let keys: Vec<&str> = varies.iter().map(|v| v.key).collect();
         let mut chart_err = None;
         if let Some(permit) = &chart_out
@@ -364,37 +339,44 @@ impl SweepCommand {
             &totals,
             crate::commands::outfile::SWEEP_DOCUMENT,
         );
-        let json = serde_json::to_string_pretty(&doc).context("cannot serialise the sweep")?;
+        let json = crate::output::json_text(&doc).context("cannot serialise the sweep")?;
         if let Some(permit) = &json_out {
-            permit.write(format!("{json}\n").as_bytes())?;
+            permit.write(json.as_bytes())?;
         }
-        match self.run.out.format() {
-            OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
-            OutputFormat::Table => {
-                let mut text = storlab_print::sweep::render(results, &keys, &totals);
-                if let Some(path) = &self.chart
-                    && chart_err.is_none()
-                {
-                    text.push_str(&format!("Chart written to {}.\n", path.display()));
-                }
-                crate::output::print(&text)?
-            }
-        }
-        if let Some(e) = chart_err {
+        let chart = self.chart.as_deref().filter(|_| chart_err.is_none());
+        let table = storlab_print::sweep::render_with_chart(results, &keys, &totals, chart);
+        let mut reply = Reply::doc(Swept { table, json }, self.run.out.rendering());
+        reply.outcome = if let Some(e) = chart_err {
             eprintln!("storlab: error: {e}");
-            return Ok(Outcome::Error);
-        }
-        if totals.interrupted {
+            Outcome::Error
+        } else if totals.interrupted {
             eprintln!(
                 "storlab: sweep {} stopped early; storlab sweep --resume {} runs the rest",
                 totals.sweep_id, totals.sweep_id
             );
-            return Ok(Outcome::Interrupted);
-        }
-        if totals.failed > 0 {
-            return Ok(Outcome::Failed);
-        }
-        Ok(Outcome::Ok)
+            Outcome::Interrupted
+        } else if totals.failed > 0 {
+            Outcome::Failed
+        } else {
+            Outcome::Ok
+        };
+        Ok(reply)
+    }
+}
+
+/// The sweep's result: the table (with the chart's line) or the sweeper's
+/// JSON document.
+struct Swept {
+    table: String,
+    json: String,
+}
+
+impl Document for Swept {
+    fn human(&self) -> Result<String> {
+        Ok(self.table.clone())
+    }
+    fn json(&self) -> Result<String> {
+        Ok(self.json.clone())
     }
 }
 
@@ -442,11 +424,12 @@ struct StoreSink<'a> {
 }
 
 impl PointSink for StoreSink<'_> {
-    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), String> {
+    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), StoreError> {
+        let words = |e: anyhow::Error| StoreError(format!("{e:#}"));
         let store = if self.args.no_save {
             None
         } else {
-            Some(self.args.db.open().map_err(|e| format!("{e:#}"))?)
+            Some(self.args.db.open().map_err(words)?)
         };
         let mut sink = Sink::new(
             store,
@@ -454,7 +437,7 @@ impl PointSink for StoreSink<'_> {
             point_tags(&self.tags, &self.sweep_id, point),
             self.args.record.note().map(String::from),
         );
-        let begun = sink.begin("bench", header).map_err(|e| format!("{e:#}"));
+        let begun = sink.begin("bench", header).map_err(words);
         self.sink = Some(sink);
         begun
     }
@@ -564,43 +547,5 @@ impl Progress for Words {
         if let Some(live) = self.live.take() {
             live.stop();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(clap::Parser, Debug)]
-    struct T {
-        #[command(flatten)]
-        s: SweepCommand,
-    }
-
-    fn keys(args: &[&str]) -> (Vec<&'static str>, bool) {
-        use clap::Parser;
-        storlab_types::set_ram_bytes(8 << 30);
-        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
-        let profile = t.s.profile.as_deref().map(|p| find_profile(p).unwrap());
-        let (v, zip) = t.s.varies(profile.as_ref()).unwrap();
-        (v.iter().map(|v| v.key).collect(), zip)
-    }
-
-    #[test]
-    fn a_profile_sweep_yields_to_the_command_line() {
-        assert_eq!(keys(&["--vary", "bs=4k,8k"]).0, ["bs"]);
-        assert_eq!(keys(&["--profile", "iops"]).0, ["iodepth"]);
-        // --vary first, then the profile's options not set otherwise.
-        assert_eq!(
-            keys(&["--profile", "iops", "--vary", "bs=4k,8k"]).0,
-            ["bs", "iodepth"]
-        );
-        // A fixed --iodepth replaces the profile's iodepth sweep.
-        assert_eq!(
-            keys(&["--profile", "iops", "--iodepth", "4", "--vary", "bs=4k,8k"]).0,
-            ["bs"]
-        );
-        assert_eq!(keys(&["--profile", "cache", "--size", "1g"]).0, ["bs"]);
-        assert!(keys(&["--vary", "bs=4k", "--zip"]).1);
     }
 }

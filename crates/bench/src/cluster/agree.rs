@@ -37,7 +37,7 @@ pub struct JobCanon<'a> {
     pub target: String,
     pub phases: &'a [PhaseParams],
     pub clients: Option<&'a [u32]>,
-    pub clients_by: &'static str,
+    pub clients_by: &'a str,
     pub stonewall_ns: Option<u64>,
     pub stonewall_wear_out: bool,
     pub reorder_tasks: bool,

@@ -4,7 +4,61 @@
 //! (`--reorder-tasks`), and which buffered phases may be served from a
 //! node's page cache. Pure, so tested without MPI.
 
+use std::time::Duration;
 use storlab_types::{CacheMode, PhaseParams};
+
+/// How a `--clients` list is written.
+const CLIENTS_HELP: &str =
+    "expected a comma-separated, increasing list of client counts, e.g. 1,2,4,8";
+
+/// A `--clients` list that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientsError {
+    #[error("'{0}' is not a whole number; {help}", help = CLIENTS_HELP)]
+    NotANumber(String),
+    #[error("a client count of 0 runs nothing; {help}", help = CLIENTS_HELP)]
+    Zero,
+    #[error("{0} does not increase; {help}", help = CLIENTS_HELP)]
+    NotIncreasing(u32),
+}
+
+/// The client counts of `--clients`: `1,2,4,8` (strictly increasing,
+/// each at least 1).
+pub fn parse_clients(s: &str) -> Result<Vec<u32>, ClientsError> {
+    let mut out: Vec<u32> = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let k: u32 = part
+            .parse()
+            .map_err(|_| ClientsError::NotANumber(part.to_string()))?;
+        if k == 0 {
+            return Err(ClientsError::Zero);
+        }
+        if out.last().is_some_and(|&l| k <= l) {
+            return Err(ClientsError::NotIncreasing(k));
+        }
+        out.push(k);
+    }
+    Ok(out)
+}
+
+/// A `--stonewall` that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StonewallError {
+    #[error(transparent)]
+    Duration(#[from] storlab_types::units::ParseError),
+    #[error("a stonewall of 0 stops before any I/O; use e.g. 30s")]
+    Zero,
+}
+
+/// `--stonewall DUR` (more than 0).
+pub fn parse_stonewall(s: &str) -> Result<Duration, StonewallError> {
+    let d = storlab_types::parse_duration(s)?;
+    if d.is_zero() {
+        return Err(StonewallError::Zero);
+    }
+    Ok(d)
+}
 
 /// The client order spread over nodes first (`--clients-by node`): the
 /// first rank of every node (in order of first appearance), then the
@@ -81,6 +135,30 @@ pub fn working_set_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn clients_lists() {
+        let e = |s: &str| parse_clients(s).unwrap_err().to_string();
+        assert_eq!(parse_clients("1,2,4").unwrap(), vec![1, 2, 4]);
+        assert_eq!(parse_clients(" 3 ").unwrap(), vec![3]);
+        assert!(e("2,1").contains("increase"));
+        assert!(e("0").contains("0"));
+        assert!(e("1,,2").contains("whole number"));
+        assert!(parse_stonewall("0s").is_err());
+        assert_eq!(parse_stonewall("2s").unwrap(), Duration::from_secs(2));
+    }
+
+    proptest! {
+        #[test]
+        fn clients_parser_never_panics_and_returns_increasing(s in "[0-9, x-]{0,20}") {
+            if let Ok(v) = parse_clients(&s) {
+                prop_assert!(!v.is_empty());
+                prop_assert!(v.windows(2).all(|w| w[0] < w[1]));
+                prop_assert!(v[0] >= 1);
+            }
+        }
+    }
 
     fn nodes(n: &[&str]) -> Vec<String> {
         n.iter().map(|s| s.to_string()).collect()

@@ -51,7 +51,7 @@ pub trait PointSink {
     /// Start storing `point`'s run with its header. An error here means
     /// the store cannot be used at all: a point about to run ends the
     /// sweep with it.
-    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), String>;
+    fn begin(&mut self, point: &SweepPoint, header: &BenchReport) -> Result<(), StoreError>;
     /// One phase of the current point finished.
     fn phase(&mut self, phase: &PhaseResult);
     /// Store the current point's whole record.
@@ -89,6 +89,8 @@ pub enum SweepEvent<'a> {
     Warning(&'a str),
     /// A point is about to run.
     PointStarting(&'a PointInfo),
+    /// A point finished by an earlier attempt is skipped (a campaign's cell).
+    PointResumed(&'a PointInfo),
     /// A point failed (not stopped by a signal); the sweep goes on.
     PointFailed { label: &'a str, error: &'a str },
     /// A point that could not be planned could not be recorded either.
@@ -114,9 +116,15 @@ pub enum SweepError {
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     /// A point's run could not be started in the store.
-    #[error("{0}")]
-    Store(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
+
+/// The store refused to start a point's run (the front end's words for
+/// why, its causes included).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
 
 /// Run the `todo` points (each with its place in `results`) of a sweep
 /// over one target; points that could not be planned (an error in
@@ -242,7 +250,7 @@ fn record_failure(
     if let Err(e) = sink.begin(point, &report) {
         progress.event(SweepEvent::NotRecorded {
             label: &label,
-            error: &e,
+            error: &e.0,
         });
         return None;
     }
@@ -329,7 +337,7 @@ impl Loop<'_, '_> {
         layout: &mut LayoutState,
     ) -> Result<(BenchReport, Option<i64>, Option<String>), SweepError> {
         let header = header(self.run, &job.host, &job.target.info, job.warnings.clone());
-        self.sink.begin(point, &header).map_err(SweepError::Store)?;
+        self.sink.begin(point, &header)?;
         let names: Vec<String> = job.phases.iter().map(|p| p.name.clone()).collect();
         self.progress.point_running(info, &names, control);
         let sink = &mut *self.sink;
@@ -389,7 +397,7 @@ mod tests {
     }
 
     impl PointSink for FakeSink {
-        fn begin(&mut self, point: &SweepPoint, _: &BenchReport) -> Result<(), String> {
+        fn begin(&mut self, point: &SweepPoint, _: &BenchReport) -> Result<(), StoreError> {
             self.current = point.label();
             self.begun.push(point.label());
             Ok(())

@@ -1,0 +1,236 @@
+//! Before any I/O: one streamed pass over the trace that learns its files
+//! (their extents, whether they are read), its ranks and their counts, and
+//! refuses what cannot be replayed (a record whose offset and length
+//! overflow, a file the map does not place inside TARGET, more ranks than
+//! threads storlab will start, more bytes than the file system has free).
+//! Then the layout: storlab's own new directory in TARGET, each traced
+//! file created in it, the files the trace reads filled to their extent
+//! with incompressible data (so a read finds data, not a hole), the
+//! others left empty for the replay to write.
+
+use crate::map::{MapError, PathMap};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use storlab_trace::{Format, OpenOptions, Summarizer, Summary, TraceError, TraceReader};
+use storlab_types::{CacheReport, CacheState, TargetInfo};
+
+/// Most ranks replayed as threads of one process.
+pub const MAX_RANKS: usize = 1024;
+
+/// Why a trace cannot be replayed (nothing was written).
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Map(#[from] MapError),
+    #[error(
+        "{trace}: record {record}: offset {offset} + length {length} overflows; the trace is corrupt"
+    )]
+    Overflow {
+        trace: String,
+        record: u64,
+        offset: u64,
+        length: u64,
+    },
+    #[error(
+        "{trace}: {ranks} ranks; storlab replays at most {MAX_RANKS} ranks as threads of one process"
+    )]
+    TooManyRanks { trace: String, ranks: usize },
+    #[error("{trace}: no read or write to replay")]
+    Empty { trace: String },
+    #[error(
+        "the trace's files need {need} bytes on {target}, which has {free} free; give a TARGET with more space"
+    )]
+    NoSpace {
+        need: u64,
+        free: u64,
+        target: String,
+    },
+    #[error(transparent)]
+    Target(#[from] storlab_bench::TargetError),
+    #[error("cannot lay out {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One traced file and where it is replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedFile {
+    /// As the trace names it.
+    pub name: String,
+    /// Under the run directory.
+    pub rel: PathBuf,
+    /// One past the highest byte the trace addresses.
+    pub extent: u64,
+    /// The trace reads it: laid out full, with data.
+    pub read: bool,
+}
+
+/// What the first pass learnt.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub trace: PathBuf,
+    pub format: Format,
+    pub files: Vec<PlannedFile>,
+    /// The ranks that issue data operations, ascending.
+    pub ranks: Vec<u32>,
+    /// The trace's own figures (what the replay is checked against).
+    pub summary: Summary,
+}
+
+impl Layout {
+    /// The index in [`Layout::files`] of the traced file `name`.
+    pub fn file_index(&self, name: &str) -> Option<usize> {
+        self.files.iter().position(|f| f.name == name)
+    }
+
+    /// Bytes the layout writes before the replay (the read files' extents)
+    /// plus what the replay may add (the written files' extents).
+    pub fn bytes_needed(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| f.extent)
+            .fold(0u64, u64::saturating_add)
+    }
+}
+
+/// The first pass over `trace` (no I/O on the target).
+pub fn prepare(trace: &Path, opts: &OpenOptions, map: &PathMap) -> Result<Layout, PrepareError> {
+    let name = trace.display().to_string();
+    let mut reader = TraceReader::open(trace, opts)?;
+    let mut sum = Summarizer::default();
+    for (i, r) in reader.by_ref().enumerate() {
+        let r = r?;
+        let record = i as u64 + 1;
+        if r.offset.checked_add(r.length).is_none() {
+            return Err(PrepareError::Overflow {
+                trace: name,
+                record,
+                offset: r.offset,
+                length: r.length,
+            });
+        }
+        sum.add(&r);
+    }
+    let summary = sum.finish(&reader);
+    let ranks: Vec<u32> = summary
+        .ranks
+        .iter()
+        .filter(|r| r.reads + r.writes > 0)
+        .map(|r| r.rank)
+        .collect();
+    if ranks.is_empty() {
+        return Err(PrepareError::Empty { trace: name });
+    }
+    if ranks.len() > MAX_RANKS {
+        return Err(PrepareError::TooManyRanks {
+            trace: name,
+            ranks: ranks.len(),
+        });
+    }
+    let mut files = Vec::new();
+    for f in &summary.files {
+        files.push(PlannedFile {
+            name: f.name.clone(),
+            rel: map.resolve(&f.name)?,
+            extent: f.extent_bytes,
+            read: f.reads > 0,
+        });
+    }
+    Ok(Layout {
+        trace: trace.to_path_buf(),
+        format: reader.format().clone(),
+        files,
+        ranks,
+        summary,
+    })
+}
+
+/// The layout made: storlab's run directory in TARGET and the files in it.
+#[derive(Debug)]
+pub struct Prepared {
+    pub layout: Layout,
+    pub run_dir: PathBuf,
+    pub target: TargetInfo,
+    /// Absolute path of each planned file, by index.
+    pub paths: Vec<PathBuf>,
+    /// The page cache before the replay: the read files' pages evicted
+    /// (`posix_fadvise(DONTNEED)` after an fsync) and checked with mincore.
+    pub cache: CacheReport,
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PrepareError + '_ {
+    move |source| PrepareError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Check the free space, make storlab's own directory in `target` and lay
+/// the files out in it.
+pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> {
+    let need = layout.bytes_needed();
+    if let Ok(space) = storlab_host::os::fs_space(target)
+        && need > space.avail_bytes
+    {
+        return Err(PrepareError::NoSpace {
+            need,
+            free: space.avail_bytes,
+            target: target.display().to_string(),
+        });
+    }
+    let (run_dir, mut info) = storlab_bench::own_run_dir(target)?;
+    let mut paths = Vec::new();
+    let mut rng = storlab_bench::Rng::new(0x005e_ed0f_7ace);
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut before, mut after, mut total) = (0u64, 0u64, 0u64);
+    for f in &layout.files {
+        let path = run_dir.join(&f.rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        if f.read {
+            let mut left = f.extent;
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                storlab_bench::fill_random(&mut buf[..n], &mut rng);
+                file.write_all(&buf[..n]).map_err(io_err(&path))?;
+                left -= n as u64;
+            }
+            file.sync_all().map_err(io_err(&path))?;
+            let (b, _) = storlab_bench::resident_pages(&file, f.extent).map_err(io_err(&path))?;
+            storlab_bench::fadvise_dontneed(file.as_raw_fd()).map_err(io_err(&path))?;
+            let (a, t) = storlab_bench::resident_pages(&file, f.extent).map_err(io_err(&path))?;
+            (before, after, total) = (before + b, after + a, total + t);
+        }
+        paths.push(path);
+    }
+    info.files = paths.iter().map(|p| p.display().to_string()).collect();
+    let cache = CacheReport {
+        mode: CacheState::Cold,
+        method: Some("posix_fadvise(DONTNEED) after fsync, of the files the trace reads".into()),
+        resident_pages_before: Some(before),
+        resident_pages_after: Some(after),
+        total_pages: Some(total),
+        verified: Some(after == 0),
+        ..CacheReport::default()
+    };
+    Ok(Prepared {
+        layout,
+        run_dir,
+        target: info,
+        paths,
+        cache,
+    })
+}

@@ -1,0 +1,357 @@
+//! The replay itself: one thread per rank, each fed through a bounded
+//! channel while the trace is read again (memory does not grow with the
+//! trace; a Darshan log, whose records are grouped by file and not in time
+//! order, is sorted per rank first, bounded by what Darshan itself kept).
+//!
+//! A rank issues its operations in the trace's order. With a recorded
+//! timing (`--speed original` or a factor) each operation waits for its
+//! scheduled start, the rank's own start plus the recorded offset from the
+//! rank's first operation divided by the factor (think time and compute
+//! gaps are kept); the thread sleeps until just before it and spins the
+//! rest, so the start lag it reports (issue time minus scheduled time) is
+//! the replay's own error, not the sleep's. With `--speed max` it issues
+//! each operation as soon as the previous one returned.
+//!
+//! Reads and writes are `pread`/`pwrite` of the recorded offset and length
+//! (buffered; traces carry arbitrary offsets that O_DIRECT would refuse),
+//! `fsync`/`fdatasync` call the same; opens, closes and trims are counted,
+//! not issued (the files are laid out and open for the whole replay).
+
+use crate::prepare::Prepared;
+use crate::result::{RankFigures, ReplayResult};
+use hdrhistogram::Histogram;
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::time::{Duration, Instant};
+use storlab_trace::{Format, Op, OpenOptions, TraceError, TraceReader};
+
+/// Operations queued per rank ahead of its thread.
+const QUEUE: usize = 4096;
+/// A rank sleeps until this long before an operation's start, then spins.
+const SPIN: Duration = Duration::from_micros(300);
+/// The replay starts this long after the feeder has queued the first
+/// operations (or found a queue full), so no rank starts behind.
+const LEAD: Duration = Duration::from_millis(20);
+/// Operations the feeder queues before it sets the start.
+const PRIME: usize = 1024;
+
+/// The common start of every rank, set once by the feeder.
+type Start = std::sync::OnceLock<Instant>;
+
+fn set_start(start: &Start) {
+    let _ = start.set(Instant::now() + LEAD);
+}
+
+/// Hand `job` to its rank; the start is set first when the queue is full
+/// (the ranks must run to make room) or enough is queued.
+fn hand(tx: &SyncSender<Job>, job: Job, start: &Start, sent: &mut usize) -> bool {
+    *sent += 1;
+    if *sent == PRIME {
+        set_start(start);
+    }
+    match tx.try_send(job) {
+        Ok(()) => true,
+        Err(std::sync::mpsc::TrySendError::Full(job)) => {
+            set_start(start);
+            tx.send(job).is_ok()
+        }
+        Err(std::sync::mpsc::TrySendError::Disconnected(_)) => false,
+    }
+}
+
+/// How fast the trace is replayed.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Speed {
+    /// Each operation at its recorded start.
+    Original,
+    /// Each operation as soon as the rank's previous one returned.
+    Max,
+    /// Recorded starts divided by the factor (2 = twice as fast).
+    Factor(f64),
+}
+
+/// Why a replay stopped with an error (its figures so far are lost only
+/// when the trace itself failed).
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("--speed {0:?}: write original, max or a factor above 0 (e.g. 2 for twice as fast)")]
+    Speed(String),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(
+        "{trace}: the trace names {name:?} on its second reading but not its first; it changed while storlab read it"
+    )]
+    Changed { trace: String, name: String },
+    #[error("a replay thread could not be started: {0}")]
+    Thread(std::io::Error),
+}
+
+impl Speed {
+    /// `original`, `max` or a factor (`2`, `0.5`, `2x`).
+    pub fn parse(s: &str) -> Result<Speed, ReplayError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "original" | "1" | "1x" => Ok(Speed::Original),
+            "max" => Ok(Speed::Max),
+            other => other
+                .trim_end_matches('x')
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite() && *f > 0.0)
+                .map(Speed::Factor)
+                .ok_or_else(|| ReplayError::Speed(s.into())),
+        }
+    }
+
+    fn factor(self) -> Option<f64> {
+        match self {
+            Speed::Original => Some(1.0),
+            Speed::Max => None,
+            Speed::Factor(f) => Some(f),
+        }
+    }
+}
+
+/// One operation as a rank thread receives it.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    file: usize,
+    op: Op,
+    offset: u64,
+    length: u64,
+    start_ns: u64,
+    end_ns: Option<u64>,
+}
+
+/// Asked by every rank before each operation: true ends the replay early
+/// (a signal), keeping what was measured.
+pub type Stop<'a> = dyn Fn() -> bool + Sync + 'a;
+
+/// Replay `prep`'s trace (opened again with `opts`) at `speed`.
+pub fn replay(
+    prep: &Prepared,
+    opts: &OpenOptions,
+    speed: Speed,
+    stop: &Stop<'_>,
+) -> Result<ReplayResult, ReplayError> {
+    let layout = &prep.layout;
+    let files: Vec<File> = prep
+        .paths
+        .iter()
+        .map(|p| std::fs::OpenOptions::new().read(true).write(true).open(p))
+        .collect::<Result<_, _>>()
+        .map_err(ReplayError::Thread)?;
+    let start = Start::new();
+    let mut senders: HashMap<u32, SyncSender<Job>> = HashMap::new();
+    let mut figures = Vec::new();
+    let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
+        let mut handles = Vec::new();
+        for &rank in &layout.ranks {
+            let (tx, rx) = sync_channel::<Job>(QUEUE);
+            senders.insert(rank, tx);
+            let (files, start) = (&files, &start);
+            let h = std::thread::Builder::new()
+                .name(format!("replay-{rank}"))
+                .spawn_scoped(s, move || rank_thread(rank, rx, files, start, speed, stop))
+                .map_err(ReplayError::Thread)?;
+            handles.push(h);
+        }
+        let fed = feed(prep, opts, &senders, &start, stop);
+        set_start(&start);
+        senders.clear();
+        for h in handles {
+            if let Ok(f) = h.join() {
+                figures.push(f);
+            }
+        }
+        fed
+    });
+    fed?;
+    Ok(ReplayResult::new(prep, speed, figures, stop()))
+}
+
+/// Read the trace again and hand each data or sync operation to its rank.
+fn feed(
+    prep: &Prepared,
+    opts: &OpenOptions,
+    senders: &HashMap<u32, SyncSender<Job>>,
+    start: &Start,
+    stop: &Stop<'_>,
+) -> Result<(), ReplayError> {
+    let mut sent = 0usize;
+    let layout = &prep.layout;
+    let mut reader = TraceReader::open(&layout.trace, opts)?;
+    let mut index: HashMap<u32, usize> = HashMap::new();
+    let sorted = matches!(layout.format, Format::Darshan { .. });
+    let mut by_rank: HashMap<u32, Vec<Job>> = HashMap::new();
+    // (A stable sort by start keeps each rank's recorded order among equal starts.)
+    while let Some(r) = reader.next() {
+        if stop() {
+            return Ok(());
+        }
+        let r = r?;
+        let file = match index.get(&r.file) {
+            Some(&i) => i,
+            None => {
+                let name = reader
+                    .files()
+                    .get(r.file as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                let i = layout
+                    .file_index(&name)
+                    .ok_or_else(|| ReplayError::Changed {
+                        trace: layout.trace.display().to_string(),
+                        name,
+                    })?;
+                index.insert(r.file, i);
+                i
+            }
+        };
+        let job = Job {
+            file,
+            op: r.op,
+            offset: r.offset,
+            length: r.length,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+        };
+        if sorted {
+            by_rank.entry(r.rank).or_default().push(job);
+        } else if let Some(tx) = senders.get(&r.rank) {
+            // A closed channel means the rank stopped (a signal): nothing to do.
+            hand(tx, job, start, &mut sent);
+        }
+    }
+    // Every rank in time order, handed out merged by time so no rank waits
+    // behind another's queue.
+    let mut all: Vec<(u32, Job)> = by_rank
+        .into_iter()
+        .flat_map(|(rank, jobs)| jobs.into_iter().map(move |j| (rank, j)))
+        .collect();
+    all.sort_by_key(|(_, j)| j.start_ns);
+    for (rank, j) in all {
+        if stop() {
+            break;
+        }
+        if let Some(tx) = senders.get(&rank) {
+            hand(tx, j, start, &mut sent);
+        }
+    }
+    Ok(())
+}
+
+/// Longest sleep between looks at the stop flag (a trace's think time can
+/// be minutes).
+const NAP: Duration = Duration::from_millis(50);
+
+/// Wait for `at`: sleep in naps until just before it, then spin. False when
+/// a stop was asked for meanwhile.
+fn wait_until(at: Instant, stop: &Stop<'_>) -> bool {
+    loop {
+        let now = Instant::now();
+        if at <= now + SPIN {
+            break;
+        }
+        if stop() {
+            return false;
+        }
+        std::thread::sleep((at - now - SPIN).min(NAP));
+    }
+    while Instant::now() < at {
+        std::hint::spin_loop();
+    }
+    true
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn histogram() -> Histogram<u64> {
+    // cannot fail: 3 significant figures is within hdrhistogram's range
+    Histogram::new(3).expect("3 significant figures")
+}
+
+/// One rank: issue its operations in order, at their times.
+fn rank_thread(
+    rank: u32,
+    rx: Receiver<Job>,
+    files: &[File],
+    start: &Start,
+    speed: Speed,
+    stop: &Stop<'_>,
+) -> RankFigures {
+    let t0 = loop {
+        if let Some(t) = start.get() {
+            break *t;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    let mut f = RankFigures::new(rank, histogram(), histogram());
+    let mut buf: Vec<u8> = Vec::new();
+    let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(rank));
+    let mut base: Option<u64> = None;
+    let factor = speed.factor();
+    for job in rx {
+        if stop() {
+            f.interrupted = true;
+            break;
+        }
+        let first = *base.get_or_insert(job.start_ns);
+        let scheduled = match factor {
+            Some(k) => t0 + Duration::from_secs_f64((job.start_ns - first) as f64 / 1e9 / k),
+            None => t0.max(Instant::now()),
+        };
+        if !wait_until(scheduled, stop) {
+            f.interrupted = true;
+            break;
+        }
+        if job.length as usize > buf.len() {
+            buf.resize(job.length as usize, 0);
+            storlab_bench::fill_random(&mut buf, &mut rng);
+        }
+        let issue = Instant::now();
+        let file = &files[job.file];
+        let len = job.length as usize;
+        let outcome = match job.op {
+            Op::Read => read_full(file, &mut buf[..len], job.offset),
+            Op::Write => file.write_all_at(&buf[..len], job.offset).map(|()| len),
+            Op::Fsync => file.sync_all().map(|()| 0),
+            Op::Fdatasync => file.sync_data().map(|()| 0),
+            Op::Open | Op::Close | Op::Trim => {
+                f.not_issued += 1;
+                continue;
+            }
+        };
+        let done = Instant::now();
+        f.record(
+            job.op,
+            job.length,
+            outcome,
+            ns(issue.saturating_duration_since(scheduled)),
+            ns(done - issue),
+            issue.saturating_duration_since(t0),
+            done.saturating_duration_since(t0),
+            job.end_ns.map(|e| e.saturating_sub(job.start_ns)),
+            job.start_ns,
+        );
+    }
+    f
+}
+
+/// `pread` until `buf` is full or the file ends; the bytes read.
+fn read_full(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
