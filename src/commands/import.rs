@@ -5,9 +5,9 @@ use super::outfmt::{OutputArgs, TextFormat};
 use crate::output::{self, Document, Reply};
 use anyhow::Context;
 use clap::Args;
-use serde::Serialize;
 use std::path::PathBuf;
 use storlab_fio as fio;
+use storlab_print::import::{Imported, Imports};
 
 #[derive(Args, Debug)]
 #[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (file, run id and database of each import)")))]
@@ -63,43 +63,9 @@ impl ImportCommand {
     }
 }
 
-/// What `import` saved: each file's run, and the database.
-#[derive(Serialize)]
-struct Imports {
-    database: String,
-    imported: Vec<Imported>,
-}
-
-/// One imported file (keys in the order the JSON has always had them).
-#[derive(Serialize)]
-struct Imported {
-    file: String,
-    phases: Vec<String>,
-    run_id: i64,
-    tool: String,
-    tool_version: String,
-}
-
 impl Document for Imports {
     fn human(&self) -> anyhow::Result<String> {
-        let mut out = String::new();
-        for i in &self.imported {
-            let n = i.phases.len();
-            out += &format!(
-                "imported {} as run {}: {} {}, {n} phase{} ({})\n",
-                i.file,
-                i.run_id,
-                i.tool,
-                i.tool_version,
-                if n == 1 { "" } else { "s" },
-                i.phases.join(", ")
-            );
-        }
-        out += &format!(
-            "saved in {} (storlab runs, storlab show ID)\n",
-            self.database
-        );
-        Ok(out)
+        Ok(self.text())
     }
     fn json(&self) -> anyhow::Result<String> {
         output::json_text(self)

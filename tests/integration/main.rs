@@ -24,11 +24,13 @@ mod md;
 mod md_mpi;
 mod model;
 mod monitor;
+mod monitor_totals;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod plan_documents;
 mod record;
 mod replay;
 mod reports;
@@ -46,6 +48,7 @@ mod store;
 mod sweep;
 mod thin_commands;
 mod trace;
+mod typed;
 mod util;
 mod vocab_bounds;
 mod vocabulary;

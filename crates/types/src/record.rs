@@ -38,6 +38,18 @@ impl RwMode {
         RwMode::RandRw,
         RwMode::ReadModifyWrite,
     ];
+    /// The words a user may write, in the order messages list them (the
+    /// parameter registry's choices): each [`RwMode::parse`]s.
+    pub const WORDS: [&'static str; 8] = [
+        "read",
+        "write",
+        "randread",
+        "randwrite",
+        "readwrite",
+        "rw",
+        "randrw",
+        "rmw",
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             RwMode::Read => "read",
@@ -99,6 +111,9 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// The words a user may write, in the order messages list them (the
+    /// parameter registry's choices): each [`EngineKind::parse`]s.
+    pub const WORDS: [&'static str; 4] = ["io_uring", "libaio", "psync", "null"];
     pub fn as_str(self) -> &'static str {
         match self {
             EngineKind::IoUring => "io_uring",
@@ -132,6 +147,9 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// The words a user may write (the parameter registry's choices): each
+    /// [`CacheMode::parse`]s.
+    pub const WORDS: [&'static str; 3] = ["direct", "cold", "warm"];
     pub fn as_str(self) -> &'static str {
         match self {
             CacheMode::Direct => "direct",
@@ -910,7 +928,7 @@ pub struct MonitorTimeline {
     pub samples: Vec<DeviceSample>,
     pub cpu: Vec<CpuSample>,
     /// Per-interval totals that count each request once: `device` is the
-    /// layer name (`top`, `leaf`, or `level0`, `level1`, ... for `all`).
+    /// layer name (`top`, `leaf`, or for `all` the kinds of device on each level of the stack: `disk`, `part+loop`, `loop@2`).
     #[serde(default)]
     pub totals: Vec<DeviceSample>,
 }
