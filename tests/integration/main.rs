@@ -19,6 +19,7 @@ mod groups;
 mod groups_more;
 mod honest;
 mod inspect;
+mod io500;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
