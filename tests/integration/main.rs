@@ -16,6 +16,7 @@ mod engine_depth;
 mod fiohabits;
 mod forks;
 mod groups;
+mod groups_more;
 mod honest;
 mod inspect;
 mod io500;

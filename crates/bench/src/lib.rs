@@ -154,7 +154,11 @@ pub fn prepare(
         )));
     }
     let host = storlab_host::host_info();
-    let target = target::resolve(target, &phases, safety)?;
+    let mut target = target::resolve(target, &phases, safety)?;
+    if let Err(e) = groups::add_existing(&mut target, &phases) {
+        target.cleanup();
+        return Err(PrepareError::Unsupported(e));
+    }
     // O_DIRECT must work on the target if a phase asks for it.
     if flat.iter().any(|p| p.cache == CacheMode::Direct) {
         let f = &target.files[0];

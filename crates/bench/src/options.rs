@@ -381,8 +381,14 @@ bench_options! {
     nrfiles: u32 = "1", long "nrfiles", value "N";
     /// Pause after each completion before reusing its slot (fio's thinktime; a bare number is microseconds, as in fio)
     thinktime: String = "0", long "thinktime", value "DUR";
-    /// Accepted for fio habits: storlab always reports a phase's jobs together (per-job figures are in the JSON)
-    group_reporting: Flag = "on", long "group-reporting", value "0|1";
+    /// Job groups only: read existing files in place (never written) instead of new ones: paths or globs (`*`, `?`, `[...]` in the file name) separated by ':', relative to the current directory; job k reads file k (round-robin)
+    files: String = "", long "files", value "PATHS";
+    /// Job groups only: use the files of the group NAME of the same phase (job k that group's file k), e.g. readers of what a writer group lays out
+    files_of: String = "", long "files-of", value "GROUP";
+    /// fio's group_reporting: the table shows one line per group (or per reporting group, see --new-group) instead of one per job; per-job figures stay in the JSON
+    group_reporting: Flag = "off", long "group-reporting", value "0|1";
+    /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
+    new_group: Flag = "on", long "new-group", value "0|1";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -584,6 +590,12 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if !s.group.is_empty() {
         return crate::groups::resolve_grouped(s, index);
     }
+    if s.files.is_some() || s.files_of.is_some() {
+        return err(
+            "files and files_of are options of a job group: put them in a [[phase.group]] or a --group '...'"
+                .to_string(),
+        );
+    }
     // The table's default: a phase without rw reads.
     let rw = s.rw.unwrap_or(RwMode::Read);
     let rwmixread = bounded("rwmixread", s.rwmixread.unwrap_or(50))? as u8;
@@ -669,6 +681,10 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         steadystate,
         loops,
         thinktime_ns,
+        files: Vec::new(),
+        files_of: None,
+        group_reporting: flag(s.group_reporting, false),
+        shares_report: false,
         groups: Vec::new(),
         md: None,
     })
