@@ -16,6 +16,7 @@ mod engine_depth;
 mod fiohabits;
 mod forks;
 mod groups;
+mod groups_more;
 mod honest;
 mod inspect;
 mod io500;
@@ -36,6 +37,7 @@ mod replay;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;
+mod run_documents;
 mod safety;
 mod safety_devices;
 mod safety_inputs;
