@@ -20,6 +20,12 @@ tools' own cost), and two jobs x QD 64 (the aggregate against the device's
 saturation, fio at QD 128 being the reference). `--all` adds the older
 issue-2/15 cases (1 MiB at QD 1 and 32, page-cached psync).
 
+The CPU per I/O is also split into user and system (kernel) time, the same
+way for both tools: where both spend nearly all of it in the kernel's I/O
+path (4 KiB at QD 1: a virtio notification and a sleep/wake-up per I/O),
+the system-time ratio bounds what any change to storlab's own code can
+reach.
+
 Latency is printed beside fio's: storlab's mean (from the submitting system
 call to the reap) with its achieved depth, fio's `lat` (slat + clat: from
 when fio prepares the I/O) and `clat`, and IOPS x latency for each. Beside
@@ -114,6 +120,7 @@ def run_timed(cmd):
     c1, t1 = device_counters(stat_path), time.monotonic()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    run_timed.sys = after.ru_stime - before.ru_stime
     # Mean device queue over the whole run (start-up and layout included, a
     # little below the steady state for both tools alike). The device is
     # shared: other programs' I/O in the same seconds counts too.
@@ -147,6 +154,7 @@ def run_fio(w, path, size, runtime):
     runtime_ms = j["job_runtime"]
     own_cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * runtime_ms * 1e6
     return {"iops": d["iops"], "mbps": d["bw_bytes"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(ios, 1),
+            "sys_ns_per_io": run_timed.sys * 1e9 / max(ios, 1),
             "own_cpu_ns_per_io": own_cpu_ns / max(ios, 1),
             "lat_us": d["lat_ns"]["mean"] / 1e3, "clat_us": d["clat_ns"]["mean"] / 1e3,
             "iops_x_lat": d["iops"] * d["lat_ns"]["mean"] / 1e9,
@@ -185,6 +193,7 @@ def run_storlab(binary, w, path, size, runtime):
     d = ph["write"] if writes(rw) else ph["read"]
     lat = (d.get("lat_ns") or {}).get("mean", 0.0)
     return {"iops": d["iops"], "mbps": d["bw_bytes_per_s"] / 1e6, "cpu_ns_per_io": cpu_s * 1e9 / max(d["ops"], 1),
+            "sys_ns_per_io": run_timed.sys * 1e9 / max(d["ops"], 1),
             "own_cpu_ns_per_io": ph["cpu"]["cpu_ns_per_io"],
             "lat_us": lat / 1e3, "iops_x_lat": d["iops"] * lat / 1e9,
             "depth": (ph.get("depth") or {}).get("achieved", float("nan")),
@@ -230,13 +239,13 @@ def main():
                         res[tool].append(run_fio(w, path, a.size, a.runtime))
                     else:
                         res[tool].append(run_storlab(a.storlab, w, path, a.size, a.runtime))
-            row = {"workload": w[0]}
+            row = {"workload": w[0], "load_average": os.getloadavg()}
             for tool in ("storlab", "fio"):
                 row[tool + "_latency"] = {k: statistics.median(x[k] for x in res[tool])
                                           for k in res[tool][0] if k not in ("iops", "mbps")}
             row["storlab_depth_warnings"] = sum(x["depth_warning"] for x in res["storlab"])
             row["pairs"] = res
-            for metric in ("iops", "mbps", "cpu_ns_per_io", "own_cpu_ns_per_io"):
+            for metric in ("iops", "mbps", "cpu_ns_per_io", "sys_ns_per_io", "own_cpu_ns_per_io"):
                 ratios = [s[metric] / f[metric] for s, f in zip(res["storlab"], res["fio"]) if f[metric] > 0]
                 row[metric] = {
                     "storlab_median": statistics.median(s[metric] for s in res["storlab"]),
@@ -251,7 +260,9 @@ def main():
                   f"ratio {m['iops']['ratio_median']:.3f} [{m['iops']['ratio_min']:.3f}-{m['iops']['ratio_max']:.3f}]  "
                   f"MB/s {m['mbps']['storlab_median']:>8.1f} vs {m['mbps']['fio_median']:>8.1f}  "
                   f"CPU/IO {m['cpu_ns_per_io']['storlab_median']/1e3:>7.2f} vs {m['cpu_ns_per_io']['fio_median']/1e3:>7.2f} us "
-                  f"ratio {m['cpu_ns_per_io']['ratio_median']:.3f} [{m['cpu_ns_per_io']['ratio_min']:.3f}-{m['cpu_ns_per_io']['ratio_max']:.3f}]",
+                  f"ratio {m['cpu_ns_per_io']['ratio_median']:.3f} [{m['cpu_ns_per_io']['ratio_min']:.3f}-{m['cpu_ns_per_io']['ratio_max']:.3f}] "
+                  f"(of it system {m['sys_ns_per_io']['storlab_median']/1e3:.2f} vs {m['sys_ns_per_io']['fio_median']/1e3:.2f} us) "
+                  f"load {os.getloadavg()[0]:.1f}",
                   flush=True)
             sl, fl = m["storlab_latency"], m["fio_latency"]
             print(f"{'':32} latency: storlab {sl['lat_us']:.1f} us (depth {sl['depth']:.2f}, IOPSxlat {sl['iops_x_lat']:.2f}) | "
@@ -259,7 +270,8 @@ def main():
                   f"device aqu-sz storlab {sl['device_aqu']:.2f} fio {fl['device_aqu']:.2f} | "
                   f"device requests per I/O storlab {sl['device_per_io']:.2f} fio {fl['device_per_io']:.2f} | "
                   f"storlab depth warnings {m['storlab_depth_warnings']}/{a.rounds}", flush=True)
-        doc = json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size, "results": rows}, indent=1)
+        doc = json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size,
+                          "load_average_end": os.getloadavg(), "results": rows}, indent=1)
         if a.json_out:
             with open(a.json_out, "w") as f:
                 f.write(doc)

@@ -13,7 +13,6 @@
 
 mod commands;
 mod output;
-mod textfile;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -185,14 +184,14 @@ fn main() -> ExitCode {
         Command::Compare(c) => c.execute(),
         Command::Report(c) => c.execute(),
         Command::Plan(c) => c.execute(),
-        Command::Monitor(c) => c.execute(),
+        Command::Monitor(c) => c.execute().and_then(output::emit),
         Command::Sim(c) => c.execute(),
         Command::Md(c) => c.execute(),
         Command::Campaign(c) => c.execute().and_then(output::emit),
         Command::Sweep(c) => c.execute().and_then(output::emit),
         Command::Profiles(c) => c.execute(),
         Command::Tune(c) => c.execute(),
-        Command::Inspect(c) => c.execute(),
+        Command::Inspect(c) => c.execute().and_then(output::emit),
         Command::Trace(c) => c.execute().and_then(output::emit),
         Command::Replay(c) => c.execute().and_then(output::emit),
         Command::Completions(c) => c.execute(),

@@ -182,4 +182,4 @@ pub use super::outfile::{
 
 // The table styles (results, listings, the trim of listings) live in the
 // printer crate; every command reaches them through here.
-pub use storlab_print::style::{list_table, result_table, trim_table};
+pub use storlab_print::style::{list_table, result_table};

@@ -87,7 +87,7 @@ fn load() -> Result<Config> {
             }
             Ok(c)
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! layer's performance settings, and recommendations with their reasons.
 
 use crate::commands::outfmt::{OutputArgs, TextFormat};
+use crate::output::{Document, Rendering, Reply};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -28,15 +29,26 @@ pub struct InspectCommand {
 }
 
 impl InspectCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         let report = inspect_path(&paths, &self.target)
             .with_context(|| format!("inspecting {}", self.target.display()))?;
-        let text = match self.out.format() {
-            TextFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-            TextFormat::Text => render_text(&report),
+        let how = match self.out.format() {
+            TextFormat::Json => Rendering::Json,
+            TextFormat::Text => Rendering::Human,
         };
-        crate::output::print(&text)?;
-        Ok(crate::Outcome::Ok)
+        Ok(Reply::doc(Inspection(report), how))
+    }
+}
+
+/// What `inspect` found, as text or JSON.
+struct Inspection(storlab_monitor::inspect::InspectReport);
+
+impl Document for Inspection {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(render_text(&self.0))
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        crate::output::json_text(&self.0)
     }
 }

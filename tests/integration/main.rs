@@ -23,6 +23,7 @@ mod md;
 mod md_mpi;
 mod model;
 mod monitor;
+mod monitor_totals;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]

@@ -65,10 +65,10 @@ fn replayed_real_stack_counts_bytes_once() {
         (
             "all",
             vec![
-                ("level3", 16.0),
-                ("level2", 16.0),
-                ("level1", 80.0),
-                ("level0", 80.0),
+                ("loop@3", 16.0),
+                ("loop@2", 16.0),
+                ("part", 80.0),
+                ("loop@0", 80.0),
             ],
         ),
     ] {

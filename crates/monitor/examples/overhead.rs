@@ -88,6 +88,7 @@ fn main() {
                 .map(|d| Term {
                     device: d.clone(),
                     minus: vec![],
+                    ..Default::default()
                 })
                 .collect(),
         }],

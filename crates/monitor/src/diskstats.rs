@@ -163,6 +163,26 @@ impl Counters {
     pub fn saturating_sub(&self, o: &Counters) -> Counters {
         self.zip(o, u64::saturating_sub)
     }
+
+    /// [`Counters::saturating_sub`] of `o`'s writes, discards and flushes
+    /// only: reads, the requests in flight and the busy times stay (a
+    /// buffered loop device's reads may never have reached this device).
+    pub fn saturating_sub_writes(&self, o: &Counters) -> Counters {
+        let all = self.saturating_sub(o);
+        Counters {
+            wr_ios: all.wr_ios,
+            wr_merges: all.wr_merges,
+            wr_sectors: all.wr_sectors,
+            wr_ticks: all.wr_ticks,
+            dc_ios: all.dc_ios,
+            dc_merges: all.dc_merges,
+            dc_sectors: all.dc_sectors,
+            dc_ticks: all.dc_ticks,
+            fl_ios: all.fl_ios,
+            fl_ticks: all.fl_ticks,
+            ..*self
+        }
+    }
 }
 
 fn num(field: &str, what: &str, line_no: usize) -> Result<u64, Error> {

@@ -90,10 +90,15 @@ pub fn describe_terms(terms: &[Term]) -> String {
         .iter()
         .map(|t| {
             if t.minus.is_empty() {
-                t.device.clone()
-            } else {
-                format!("({} - {})", t.device, t.minus.join(" - "))
+                return t.device.clone();
             }
+            let minus: Vec<String> = (t.minus.iter())
+                .map(|m| match t.buffered.contains(m) {
+                    true => format!("{m} writes"),
+                    false => m.clone(),
+                })
+                .collect();
+            format!("({} - {})", t.device, minus.join(" - "))
         })
         .collect::<Vec<_>>()
         .join(" + ")

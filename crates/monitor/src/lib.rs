@@ -18,7 +18,9 @@
 //! * [`display`] turns each interval into the table, CSV rows or JSON
 //!   lines `storlab monitor` writes, and [`inspect::render_text`] a report
 //!   into the text `storlab inspect` prints; [`routes`] hands each interval
-//!   to the Prometheus server, the timeline and the display.
+//!   to the Prometheus server, the timeline and the display, and
+//!   [`session`] runs `storlab monitor`: the record file, the loops over a
+//!   replay or the kernel, what happens when standard output goes away.
 //!
 //! The sysfs and procfs roots are injectable ([`SysPaths`]) so everything
 //! runs against recorded fixtures in tests.
@@ -36,6 +38,7 @@ pub mod rates;
 pub mod replay;
 pub mod routes;
 pub mod sampler;
+pub mod session;
 pub mod tree;
 
 pub use sampler::{
@@ -52,6 +55,12 @@ impl From<mountinfo::Error> for Error {
             line: e.line,
             reason: e.reason,
         }
+    }
+}
+
+impl From<session::RecordError> for Error {
+    fn from(e: session::RecordError) -> Error {
+        Error::Record(e)
     }
 }
 
@@ -77,6 +86,16 @@ pub enum Error {
         "cannot listen on {addr}: {err}; pick another address or port (e.g. --listen 127.0.0.1:9465)"
     )]
     Listen { addr: String, err: std::io::Error },
+    /// The record file (`storlab monitor --record FILE`).
+    #[error("{0}")]
+    Record(session::RecordError),
+    /// Standard output failed during the monitor (reported at the end,
+    /// after everything else was kept; `kept` says where the samples are).
+    #[error("cannot write to standard output: {err}: the display stopped after that{kept}")]
+    Display { err: std::io::Error, kept: String },
+    /// No device to monitor at the layer asked for.
+    #[error("no devices to monitor at layer {}", .0.as_str())]
+    NoDevices(Layer),
     /// A replay file that cannot be used (`storlab monitor --replay`).
     #[error("{}", replay_error_text(file, what))]
     Replay { file: PathBuf, what: ReplayError },

@@ -10,6 +10,79 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+/// What is wrong with the positional words or `--interval`/`--count`; the
+/// message shows the right order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    #[error(
+        "'{number}' is read as the interval, but the device '{device}' follows it; \
+         give devices first, then the interval and count, as in iostat: \
+         storlab monitor {device} {number}"
+    )]
+    DeviceAfterNumber { number: String, device: String },
+    #[error(
+        "'{0}' is a third number; monitor takes at most an interval and a count \
+         (storlab monitor [DEVICE...] [INTERVAL [COUNT]], e.g. storlab monitor 1 3); \
+         a device with that name is not known (list them with storlab monitor --tree)"
+    )]
+    ThirdNumber(String),
+    #[error(
+        "cannot read '{word}' as the interval ({reason}); give seconds (1, 0.5) or a duration \
+         (500ms), after the devices: storlab monitor [DEVICE...] [INTERVAL [COUNT]]; \
+         a device with that name is not known (list them with storlab monitor --tree)"
+    )]
+    BadInterval { word: String, reason: String },
+    #[error("interval '{0}' is zero; give 1 (second) or more, or a duration of 10ms or more")]
+    ZeroInterval(String),
+    #[error(
+        "count '{0}' would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
+    )]
+    ZeroCount(String),
+    #[error(
+        "cannot read '{0}' as the count: give a whole number of intervals (e.g. storlab monitor 1 3)"
+    )]
+    BadCount(String),
+    #[error(
+        "the interval is given twice (--interval {0} and a number after the devices); keep one"
+    )]
+    IntervalTwice(String),
+    /// `--interval` that is not a duration (the duration parser's words).
+    #[error("{0}")]
+    BadIntervalFlag(String),
+    #[error("--interval {0} is too short; use 10ms or more (the kernel counts time in ms)")]
+    IntervalFlagTooShort(String),
+    #[error("interval {0:?} is too short; use 10ms or more (the kernel counts time in ms)")]
+    TooShort(Duration),
+    #[error(
+        "the count is given twice (--count {0} and a second number after the devices); keep one"
+    )]
+    CountTwice(u64),
+    #[error("--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C")]
+    CountFlagZero,
+}
+
+impl UsageError {
+    /// The error with each word it names passed through `f`.
+    fn map_words(self, f: impl Fn(String) -> String) -> UsageError {
+        use UsageError as U;
+        match self {
+            U::DeviceAfterNumber { number, device } => U::DeviceAfterNumber {
+                number: f(number),
+                device: f(device),
+            },
+            U::ThirdNumber(w) => U::ThirdNumber(f(w)),
+            U::BadInterval { word, reason } => U::BadInterval {
+                word: f(word),
+                reason,
+            },
+            U::ZeroInterval(w) => U::ZeroInterval(f(w)),
+            U::ZeroCount(w) => U::ZeroCount(f(w)),
+            U::BadCount(w) => U::BadCount(f(w)),
+            other => other,
+        }
+    }
+}
+
 /// Devices, interval and count, as split by [`split`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Positional {
@@ -29,7 +102,7 @@ pub fn looks_numeric(word: &str) -> bool {
 /// Split positional words into devices, interval and count. `is_device`
 /// says whether a word names a device or an existing path; such a word is
 /// never read as a number. Errors say what is wrong and show the order.
-pub fn split(words: &[String], is_device: impl Fn(&str) -> bool) -> Result<Positional, String> {
+pub fn split(words: &[String], is_device: impl Fn(&str) -> bool) -> Result<Positional, UsageError> {
     let mut out = Positional::default();
     let mut numbers: Vec<&str> = Vec::new();
     for w in words {
@@ -39,11 +112,10 @@ pub fn split(words: &[String], is_device: impl Fn(&str) -> bool) -> Result<Posit
             continue;
         }
         if let Some(n) = numbers.first() {
-            return Err(format!(
-                "'{n}' is read as the interval, but the device '{w}' follows it; \
-                 give devices first, then the interval and count, as in iostat: \
-                 storlab monitor {w} {n}"
-            ));
+            return Err(UsageError::DeviceAfterNumber {
+                number: n.to_string(),
+                device: w.clone(),
+            });
         }
         out.targets.push(w.clone());
     }
@@ -55,41 +127,28 @@ pub fn split(words: &[String], is_device: impl Fn(&str) -> bool) -> Result<Posit
             out.count = Some(count(c)?);
         }
         [_, _, extra, ..] => {
-            return Err(format!(
-                "'{extra}' is a third number; monitor takes at most an interval and a count \
-                 (storlab monitor [DEVICE...] [INTERVAL [COUNT]], e.g. storlab monitor 1 3); \
-                 a device with that name is not known (list them with storlab monitor --tree)"
-            ));
+            return Err(UsageError::ThirdNumber(extra.to_string()));
         }
     }
     Ok(out)
 }
 
-fn interval(word: &str) -> Result<Duration, String> {
-    let d = storlab_types::parse_duration(word).map_err(|e| {
-        format!(
-            "cannot read '{word}' as the interval ({e}); give seconds (1, 0.5) or a duration \
-             (500ms), after the devices: storlab monitor [DEVICE...] [INTERVAL [COUNT]]; \
-             a device with that name is not known (list them with storlab monitor --tree)"
-        )
+fn interval(word: &str) -> Result<Duration, UsageError> {
+    let d = storlab_types::parse_duration(word).map_err(|e| UsageError::BadInterval {
+        word: word.to_string(),
+        reason: e.to_string(),
     })?;
     if d.is_zero() {
-        return Err(format!(
-            "interval '{word}' is zero; give 1 (second) or more, or a duration of 10ms or more"
-        ));
+        return Err(UsageError::ZeroInterval(word.to_string()));
     }
     Ok(d)
 }
 
-fn count(word: &str) -> Result<u64, String> {
+fn count(word: &str) -> Result<u64, UsageError> {
     match word.parse::<u64>() {
-        Ok(0) => Err(format!(
-            "count '{word}' would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
-        )),
+        Ok(0) => Err(UsageError::ZeroCount(word.to_string())),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!(
-            "cannot read '{word}' as the count: give a whole number of intervals (e.g. storlab monitor 1 3)"
-        )),
+        Err(_) => Err(UsageError::BadCount(word.to_string())),
     }
 }
 
@@ -100,20 +159,22 @@ fn count(word: &str) -> Result<u64, String> {
 pub fn split_os(
     words: &[OsString],
     is_device: impl Fn(&str) -> bool,
-) -> Result<(Vec<OsString>, Positional), String> {
+) -> Result<(Vec<OsString>, Positional), UsageError> {
     // Such a word stands in the split as a placeholder no argument can
     // spell (a NUL), taken for a device, and is put back after.
     let placeholder = |i: usize| format!("\0{i}");
     let text: Vec<String> = (words.iter().enumerate())
         .map(|(i, w)| w.to_str().map_or_else(|| placeholder(i), str::to_owned))
         .collect();
-    let p = split(&text, |w| w.starts_with('\0') || is_device(w)).map_err(|mut e| {
-        for (i, w) in words.iter().enumerate() {
-            if w.to_str().is_none() {
-                e = e.replace(&placeholder(i), &w.to_string_lossy());
+    let p = split(&text, |w| w.starts_with('\0') || is_device(w)).map_err(|e| {
+        e.map_words(|mut e| {
+            for (i, w) in words.iter().enumerate() {
+                if w.to_str().is_none() {
+                    e = e.replace(&placeholder(i), &w.to_string_lossy());
+                }
             }
-        }
-        e
+            e
+        })
     })?;
     let targets = (p.targets.iter())
         .map(|w| {
@@ -134,44 +195,34 @@ pub fn settle(
     p: &Positional,
     interval_flag: Option<&str>,
     count_flag: Option<u64>,
-) -> Result<(Duration, Option<u64>), String> {
+) -> Result<(Duration, Option<u64>), UsageError> {
     let interval = match (p.interval, interval_flag) {
         (Some(_), Some(flag)) => {
-            return Err(format!(
-                "the interval is given twice (--interval {flag} and a number after the devices); keep one"
-            ));
+            return Err(UsageError::IntervalTwice(flag.to_string()));
         }
         (Some(d), None) => d,
         (None, Some(flag)) => {
-            let d = storlab_types::parse_duration(flag).map_err(|e| e.to_string())?;
+            let d = storlab_types::parse_duration(flag)
+                .map_err(|e| UsageError::BadIntervalFlag(e.to_string()))?;
             if d < Duration::from_millis(10) {
-                return Err(format!(
-                    "--interval {flag} is too short; use 10ms or more (the kernel counts time in ms)"
-                ));
+                return Err(UsageError::IntervalFlagTooShort(flag.to_string()));
             }
             d
         }
         (None, None) => Duration::from_secs(1),
     };
     if interval < Duration::from_millis(10) {
-        return Err(format!(
-            "interval {interval:?} is too short; use 10ms or more (the kernel counts time in ms)"
-        ));
+        return Err(UsageError::TooShort(interval));
     }
     let count = match (p.count, count_flag) {
         (Some(_), Some(flag)) => {
-            return Err(format!(
-                "the count is given twice (--count {flag} and a second number after the devices); keep one"
-            ));
+            return Err(UsageError::CountTwice(flag));
         }
         (Some(c), None) => Some(c),
         (None, c) => c,
     };
     if count == Some(0) {
-        return Err(
-            "--count 0 would measure nothing; give 1 or more, or leave it out to run until Ctrl-C"
-                .to_string(),
-        );
+        return Err(UsageError::CountFlagZero);
     }
     Ok((interval, count))
 }
@@ -217,17 +268,17 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let e = split(&w(&["1", "sda"]), none).unwrap_err();
+        let e = split(&w(&["1", "sda"]), none).unwrap_err().to_string();
         assert!(e.contains("storlab monitor sda 1"), "{e}");
-        let e = split(&w(&["1", "2", "3"]), none).unwrap_err();
+        let e = split(&w(&["1", "2", "3"]), none).unwrap_err().to_string();
         assert!(e.contains("third number"), "{e}");
-        let e = split(&w(&["1", "0"]), none).unwrap_err();
+        let e = split(&w(&["1", "0"]), none).unwrap_err().to_string();
         assert!(e.contains("give 1 or more"), "{e}");
-        let e = split(&w(&["1", "2.5"]), none).unwrap_err();
+        let e = split(&w(&["1", "2.5"]), none).unwrap_err().to_string();
         assert!(e.contains("whole number"), "{e}");
-        let e = split(&w(&["0"]), none).unwrap_err();
+        let e = split(&w(&["0"]), none).unwrap_err().to_string();
         assert!(e.contains("zero"), "{e}");
-        let e = split(&w(&["2x"]), none).unwrap_err();
+        let e = split(&w(&["2x"]), none).unwrap_err().to_string();
         assert!(e.contains("cannot read '2x' as the interval"), "{e}");
     }
 
@@ -293,9 +344,9 @@ mod tests {
             settle(&p, None, None),
             Ok((Duration::from_secs(2), Some(5)))
         );
-        let e = settle(&p, Some("1s"), None).unwrap_err();
+        let e = settle(&p, Some("1s"), None).unwrap_err().to_string();
         assert!(e.contains("interval is given twice"), "{e}");
-        let e = settle(&p, None, Some(3)).unwrap_err();
+        let e = settle(&p, None, Some(3)).unwrap_err().to_string();
         assert!(e.contains("count is given twice"), "{e}");
         let bare = split(&w(&["sda"]), none).unwrap();
         assert_eq!(
@@ -306,9 +357,9 @@ mod tests {
             settle(&bare, Some("500ms"), Some(4)),
             Ok((Duration::from_millis(500), Some(4)))
         );
-        let e = settle(&bare, Some("5ms"), None).unwrap_err();
+        let e = settle(&bare, Some("5ms"), None).unwrap_err().to_string();
         assert!(e.contains("use 10ms or more"), "{e}");
-        let e = settle(&bare, None, Some(0)).unwrap_err();
+        let e = settle(&bare, None, Some(0)).unwrap_err().to_string();
         assert!(e.contains("--count 0 would measure nothing"), "{e}");
         assert!(settle(&bare, Some("soon"), None).is_err());
     }
@@ -327,7 +378,7 @@ mod tests {
             (Some(Duration::from_secs(2)), Some(3))
         );
         let words = [OsString::from("2"), odd];
-        let e = split_os(&words, |_| false).unwrap_err();
+        let e = split_os(&words, |_| false).unwrap_err().to_string();
         assert!(e.contains("the device '/mnt/\u{fffd}' follows it"), "{e}");
     }
 }

@@ -461,10 +461,12 @@ mod tests {
                     Term {
                         device: "vd\"a".into(),
                         minus: vec!["loop0".into()],
+                        ..Default::default()
                     },
                     Term {
                         device: "loop0".into(),
                         minus: vec![],
+                        ..Default::default()
                     },
                 ],
             }],

@@ -81,7 +81,7 @@ impl SysPaths {
 }
 
 /// What kind of block device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
     Disk,
@@ -154,6 +154,12 @@ pub struct Device {
     /// File system type under the backing file when no block device is
     /// (e.g. `tmpfs`).
     pub backing_fs: Option<String>,
+    /// A loop device's `loop/dio`: whether it reaches its backing file
+    /// with direct I/O (`true`: every request goes on to the device under
+    /// the file as it is), or through the page cache (`false`, losetup's
+    /// default: a read may be served from memory and never reach it).
+    #[serde(skip)]
+    pub direct_io: Option<bool>,
     /// Devices this one sits on.
     pub lowers: Vec<Link>,
     /// Devices that sit on this one.
@@ -208,16 +214,26 @@ impl Layer {
 
 /// One term of a total: a device's figures minus those of the loop devices
 /// whose backing files it holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Term {
     pub device: String,
+    /// Loop devices whose backing files are on `device`: what reached
+    /// `device` through them is taken out of its figures.
     pub minus: Vec<String>,
+    /// Those of `minus` that read through the page cache (buffered loop
+    /// devices): only their writes, discards and flushes are taken out.
+    /// Their reads may have been served from memory without reaching
+    /// `device`, so taking them out would drop `device`'s own reads.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buffered: Vec<String>,
 }
 
 /// A total that counts each request once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TotalGroup {
-    /// `top`, `leaf`, `level0`, `level1`, ...
+    /// What it totals: `top`, `leaf`, or with `--layer all` the kinds of
+    /// device on one level of the stack (`disk`, `part+loop`, `dm`; a name
+    /// that two levels would share ends in `@LEVEL`).
     pub name: String,
     pub terms: Vec<Term>,
 }
@@ -282,6 +298,7 @@ fn new_device(name: &str, dir: &Path, kind: DeviceKind) -> Option<Device> {
         md_level: None,
         backing_file: None,
         backing_fs: None,
+        direct_io: None,
         lowers: Vec::new(),
         uppers: Vec::new(),
         mounts: Vec::new(),
@@ -324,6 +341,7 @@ impl DeviceTree {
             dev.backing_file = read_trim(&dir.join("loop/backing_file"))
                 .filter(|s| !s.is_empty())
                 .map(PathBuf::from);
+            dev.direct_io = read_trim(&dir.join("loop/dio")).map(|s| s == "1");
             for s in dir_names(&dir.join("slaves")) {
                 edges.insert((name.clone(), s, LinkKind::Holder));
             }
@@ -631,21 +649,27 @@ impl DeviceTree {
             .filter(|n| dev(n).is_some_and(|d| d.lowers.is_empty()))
             .cloned()
             .collect();
-        let term_own = |n: &String| Term {
-            device: n.clone(),
-            minus: dev(n)
+        let term_own = |n: &String| {
+            let loops: Vec<&String> = dev(n)
                 .map(|d| {
-                    d.uppers
-                        .iter()
+                    (d.uppers.iter())
                         .filter(|u| u.kind == LinkKind::File && in_scope(&u.device))
-                        .map(|u| u.device.clone())
+                        .map(|u| &u.device)
                         .collect()
                 })
-                .unwrap_or_default(),
+                .unwrap_or_default();
+            Term {
+                device: n.clone(),
+                minus: loops.iter().map(|l| (*l).clone()).collect(),
+                buffered: (loops.into_iter())
+                    .filter(|l| dev(l).is_some_and(|d| d.direct_io != Some(true)))
+                    .cloned()
+                    .collect(),
+            }
         };
         let plain = |n: &String| Term {
             device: n.clone(),
-            minus: Vec::new(),
+            ..Term::default()
         };
         match layer {
             Layer::Top => Selection {
@@ -671,10 +695,11 @@ impl DeviceTree {
                 }
                 let mut devices = Vec::new();
                 let mut totals = Vec::new();
-                for (lvl, names) in by_level.iter().rev() {
+                let named = self.level_names(&by_level);
+                for ((_, names), name) in by_level.iter().rev().zip(named) {
                     devices.extend(names.iter().cloned());
                     totals.push(TotalGroup {
-                        name: format!("level{lvl}"),
+                        name,
                         terms: names.iter().map(plain).collect(),
                     });
                 }
@@ -685,6 +710,31 @@ impl DeviceTree {
                 }
             }
         }
+    }
+
+    /// The names of the per-level totals of `--layer all`, highest level
+    /// first: what is on the level (`disk`, `part+loop`, `dm`, `md`), with
+    /// `@LEVEL` added where two levels hold the same kinds (a loop device on
+    /// a loop device: `loop@3`, `loop@2`).
+    fn level_names(&self, by_level: &BTreeMap<usize, Vec<String>>) -> Vec<String> {
+        let kinds: Vec<(usize, String)> = (by_level.iter().rev())
+            .map(|(lvl, names)| {
+                let set: BTreeSet<DeviceKind> = (names.iter())
+                    .filter_map(|n| self.devices.get(n).map(|d| d.kind))
+                    .collect();
+                let words: Vec<&str> = set.iter().map(|k| k.as_str()).collect();
+                (*lvl, words.join("+"))
+            })
+            .collect();
+        (kinds.iter())
+            .map(|(lvl, k)| {
+                if kinds.iter().filter(|(_, o)| o == k).count() > 1 {
+                    format!("{k}@{lvl}")
+                } else {
+                    k.clone()
+                }
+            })
+            .collect()
     }
 
     /// The tree as text, like `lsblk`: physical devices first, what sits on
@@ -855,7 +905,7 @@ mod tests {
                 .iter()
                 .map(|g| g.name.as_str())
                 .collect::<Vec<_>>(),
-            ["level3", "level2", "level1", "level0"]
+            ["loop@3", "loop@2", "part", "loop@0"]
         );
     }
 

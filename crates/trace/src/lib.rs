@@ -20,12 +20,14 @@ mod blktrace;
 mod darshan;
 mod iolog;
 mod job;
+mod render;
 mod summary;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 pub use job::{DerivedJob, JobNote, derive_job};
+pub use render::render_text;
 pub use summary::{ConcurrencyBin, FileSummary, RankSummary, SizeBucket, Summarizer, Summary};
 
 /// What an operation does.

@@ -883,7 +883,7 @@ pub struct MonitorTimeline {
     pub samples: Vec<DeviceSample>,
     pub cpu: Vec<CpuSample>,
     /// Per-interval totals that count each request once: `device` is the
-    /// layer name (`top`, `leaf`, or `level0`, `level1`, ... for `all`).
+    /// layer name (`top`, `leaf`, or for `all` the kinds of device on each level of the stack: `disk`, `part+loop`, `loop@2`).
     #[serde(default)]
     pub totals: Vec<DeviceSample>,
 }

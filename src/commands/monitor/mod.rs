@@ -2,25 +2,23 @@
 //! totals that count each request once however the devices are stacked.
 
 mod output;
-mod session;
 
 pub use output::{MonitorFormat, Units};
 
-use anyhow::{Context, bail};
+use crate::output::{Document, Rendering, Reply};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
-use output::Style;
-use session::{RecordFile, Session};
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
-use storlab_monitor::{
-    DeviceTree, Layer, LiveSource, Monitor, Selection, Snapshot, SysPaths, positional, replay,
-};
+use storlab_monitor::session::{self, Frontend, Notice, Pace, RecordFile, Session, Source};
+use storlab_monitor::{DeviceTree, Layer, LiveSource, Monitor, Snapshot, SysPaths, positional};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LayerArg {
@@ -141,7 +139,7 @@ pub struct MonitorCommand {
 }
 
 impl MonitorCommand {
-    pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(mut self) -> anyhow::Result<Reply> {
         let layer: Layer = self.layer.into();
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         // With a replay file from another machine, the local /sys says
@@ -162,17 +160,20 @@ impl MonitorCommand {
             let tree = tree.context(
                 "--tree needs a device tree: drop --replay, or add --sys-root DIR with the recorded sys/ and proc/",
             )?;
-            let text = match format {
-                MonitorFormat::Json | MonitorFormat::Jsonl => {
-                    serde_json::to_string_pretty(&tree)? + "\n"
-                }
-                _ => tree.render(),
+            let how = match format {
+                MonitorFormat::Json | MonitorFormat::Jsonl => Rendering::Json,
+                _ => Rendering::Human,
             };
-            crate::output::print(&text)?;
-            return Ok(crate::Outcome::Ok);
+            return Ok(Reply::doc(TreeDoc(tree), how));
         }
 
-        let selection = self.select(tree.as_ref(), layer)?;
+        if tree.is_none() {
+            eprintln!(
+                "storlab: note: no device tree for replayed samples (add --sys-root DIR with the recorded sys/ and proc/); \
+                 showing every device as it is, without totals"
+            );
+        }
+        let selection = session::selection(tree.as_ref(), &self.targets, layer)?;
 
         let server = self.start_server()?;
 
@@ -206,98 +207,55 @@ impl MonitorCommand {
             signal_hook::flag::register(sig, stop.clone())
                 .context("installing the Ctrl-C handler")?;
         }
-        let mut record = match &self.record {
+        let record = match &self.record {
             Some(Some(path)) => {
-                self.check_record_path(path, tree.as_ref())?;
+                RecordFile::check_name(path, tree.as_ref())?;
                 Some(RecordFile::create(path)?)
             }
             _ => None,
         };
-        let style = Style {
-            format,
-            units: self.units,
-            hide_idle: self.hide_idle,
-            timestamps: self.timestamps,
-            no_clear: self.no_clear,
-        };
-        let serving = server.is_some();
+        let consumers = self.consumers(record.as_ref(), server.is_some());
         let routes = Routes::new(
-            output::formatter(style, layer, selection.as_ref()),
+            output::formatter(&self, format, layer, selection.as_ref()),
             server,
             keep_timeline,
             (interval, layer),
             selection.as_ref().map(|s| s.devices.clone()),
         );
-        let mut session = Session::new(
-            routes,
-            self.consumers(record.as_ref(), serving),
-            match self.count {
-                Some(c) => format!("{c} intervals are done (--count) or a signal"),
-                None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
-                None => "Ctrl-C or a signal".to_string(),
-            },
-        );
-        let mut mon = Monitor::new(selection.clone());
-
-        match source {
-            Source::Replay(file, snaps) => {
-                self.run_replay(&file, snaps, &stop, &mut record, &mut session, &mut mon)?
-            }
-            Source::Live(source, first) => {
-                let loop_ = (&mut session, &mut mon, &mut record);
-                self.run_live(source, first, interval, &stop, loop_)?
-            }
-        }
-        let record_path = record.as_ref().map(|r| r.path().to_path_buf());
-        if let Some(r) = record {
-            r.close()?;
-        }
+        let ends = match self.count {
+            Some(c) => format!("{c} intervals are done (--count) or a signal"),
+            None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
+            None => "Ctrl-C or a signal".to_string(),
+        };
+        let monitor = Monitor::new(selection);
+        let mut session = Session::new(routes, monitor, record, consumers, ends);
+        let pace = Pace {
+            interval,
+            count: self.count,
+        };
+        session.run(source, pace, &stop, &mut Terminal)?;
         // Everything sampled, as the record the store keeps (`--record`
         // hands this to the store), saved before the JSON document is
         // printed: a failing standard output loses nothing.
-        let timeline = session.timeline(now_rfc3339());
-        let json = (format == MonitorFormat::Json).then(|| timeline.clone());
+        let done = session.finish(now_rfc3339())?;
         if let Some(store) = store {
-            self.save_run(&store, timeline, &tags)?;
+            let targets = self.targets_text();
+            let host = storlab_host::host_info();
+            let report =
+                session::monitor_record(done.timeline.clone(), &targets, host, now_rfc3339());
+            let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
+            eprintln!(
+                "storlab: saved as run {id} in {} (storlab show {id})",
+                self.db.db.display()
+            );
         }
-        if let Some(doc) = json {
-            session.print_json(&doc);
-        }
-        session.display_result(record_path.as_deref())?;
+        done.display_result()?;
         // Ctrl-C is how a monitor is normally stopped: not an error.
-        Ok(crate::Outcome::Ok)
-    }
-
-    /// The devices and totals shown: those named (at `layer`), or every
-    /// device as it is when there is no tree (a replay from elsewhere).
-    fn select(&self, tree: Option<&DeviceTree>, layer: Layer) -> anyhow::Result<Option<Selection>> {
-        let selection = match tree {
-            Some(t) => {
-                let names = self
-                    .targets
-                    .iter()
-                    .map(|s| t.resolve_path(Path::new(s)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Some(t.select(&names, layer))
-            }
-            None => {
-                eprintln!(
-                    "storlab: note: no device tree for replayed samples (add --sys-root DIR with the recorded sys/ and proc/); \
-                     showing every device as it is, without totals"
-                );
-                (!self.targets.is_empty()).then(|| Selection {
-                    layer,
-                    devices: self.targets_text(),
-                    totals: Vec::new(),
-                })
-            }
-        };
-        if let Some(sel) = &selection {
-            if sel.devices.is_empty() {
-                bail!("no devices to monitor at layer {}", layer.as_str());
-            }
-        }
-        Ok(selection)
+        Ok(if format == MonitorFormat::Json && done.display_ok() {
+            Reply::doc(TimelineDoc(done.timeline), Rendering::Json)
+        } else {
+            Reply::done(crate::Outcome::Ok)
+        })
     }
 
     /// `--listen`: the Prometheus server, started.
@@ -316,143 +274,6 @@ impl MonitorCommand {
             }
             None => None,
         })
-    }
-
-    /// Hand each replayed snapshot to the record file and the session;
-    /// with `--listen`, serve the last interval until stopped.
-    fn run_replay(
-        &self,
-        file: &Path,
-        snaps: Vec<Snapshot>,
-        stop: &AtomicBool,
-        record: &mut Option<RecordFile>,
-        session: &mut Session,
-        mon: &mut Monitor,
-    ) -> anyhow::Result<()> {
-        let mut first_wall = None;
-        for s in snaps {
-            if stop.load(Ordering::Relaxed) || self.count.is_some_and(|c| session.done() >= c) {
-                break;
-            }
-            let wall = s.wall.clone();
-            first_wall.get_or_insert(wall);
-            if let Some(r) = record.as_mut() {
-                r.append(&s)?;
-            }
-            if let Some(i) = mon
-                .push(s)
-                .with_context(|| format!("in the replay file {}", file.display()))?
-                && !session.interval(&i, first_wall.clone().flatten())
-            {
-                break;
-            }
-        }
-        // With --count the run ends at the count, served or not.
-        if session.serving() && self.count.is_none() && !stop.load(Ordering::Relaxed) {
-            eprintln!("storlab: replay finished; still serving the last interval (Ctrl-C to stop)");
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        Ok(())
-    }
-
-    /// Sample the kernel every `interval` until the count, a stop, or the
-    /// display gone with nobody else taking the samples.
-    fn run_live(
-        &self,
-        mut source: LiveSource,
-        first: Snapshot,
-        interval: Duration,
-        stop: &AtomicBool,
-        (session, mon, record): (&mut Session, &mut Monitor, &mut Option<RecordFile>),
-    ) -> anyhow::Result<()> {
-        let wall = first.wall.clone();
-        if let Some(r) = record.as_mut() {
-            r.append(&first)?;
-        }
-        mon.push(first)?;
-        let count = self.count;
-        storlab_monitor::sampler::sampling_loop(
-            &mut source,
-            mon,
-            interval,
-            false,
-            |deadline| {
-                while !stop.load(Ordering::Relaxed) {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        break;
-                    }
-                    std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
-                }
-                stop.load(Ordering::Relaxed)
-            },
-            // Recorded as taken, before anything is shown.
-            |snap| match record.as_mut() {
-                Some(r) => r.append(snap),
-                None => Ok(()),
-            },
-            |i| {
-                let go_on = session.interval(&i, wall.clone());
-                Ok::<bool, anyhow::Error>(go_on && count.is_none_or(|c| session.done() < c))
-            },
-        )?;
-        Ok(())
-    }
-
-    /// `--record` (no file): the timeline saved as a run of kind `monitor`.
-    fn save_run(
-        &self,
-        store: &storlab_store::Store,
-        timeline: storlab_types::MonitorTimeline,
-        tags: &std::collections::BTreeMap<String, String>,
-    ) -> anyhow::Result<()> {
-        let host = storlab_host::host_info();
-        let what = if self.targets.is_empty() {
-            "all devices".to_string()
-        } else {
-            self.targets_text().join(" ")
-        };
-        let target = storlab_types::TargetInfo {
-            path: what,
-            kind: "devices".into(),
-            files: timeline.devices.clone(),
-            ..Default::default()
-        };
-        let report = storlab_types::BenchReport {
-            started_at: timeline.started_at.clone(),
-            finished_at: now_rfc3339(),
-            monitor: Some(timeline),
-            ..storlab_types::BenchReport::new(host, target)
-        };
-        let id = store.save_run("monitor", &report, tags, self.labels.note())?;
-        eprintln!(
-            "storlab: saved as run {id} in {} (storlab show {id})",
-            self.db.db.display()
-        );
-        Ok(())
-    }
-
-    /// Refuse a `--record` value that is surely a device or the interval
-    /// taken for the file name (`--record sda 1 5` meant the database).
-    fn check_record_path(&self, path: &Path, tree: Option<&DeviceTree>) -> anyhow::Result<()> {
-        if path.exists() {
-            return Ok(());
-        }
-        let word = path.to_string_lossy();
-        let what = if tree.is_some_and(|t| t.device_by_dev_name(&word).is_some()) {
-            "a device"
-        } else if storlab_types::parse_duration(&word).is_ok() {
-            "a number (an interval or a count)"
-        } else {
-            return Ok(());
-        };
-        bail!(
-            "--record {word}: '{word}' is {what}, not a file name; --record FILE writes the samples to FILE \
-             (storlab monitor --record samples.txt {word} ...), and --record after the devices and numbers \
-             saves them in the results database (storlab monitor {word} ... --record)"
-        )
     }
 
     /// Who takes the samples besides the display, as the message names them.
@@ -486,32 +307,89 @@ impl MonitorCommand {
             tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
                 || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
         };
-        let (targets, p) =
-            positional::split_os(&self.targets, is_device).map_err(anyhow::Error::msg)?;
+        let (targets, p) = positional::split_os(&self.targets, is_device)?;
         self.targets = targets;
-        let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)
-            .map_err(anyhow::Error::msg)?;
+        let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)?;
         self.count = count;
         Ok(interval)
     }
 }
 
-/// Where the snapshots come from.
-enum Source {
-    /// A replay file and its snapshots.
-    Replay(PathBuf, Vec<Snapshot>),
-    /// The kernel, and the first snapshot already taken.
-    Live(LiveSource, Snapshot),
+/// Standard output and standard error, for the session.
+struct Terminal;
+
+impl Frontend for Terminal {
+    fn show(&mut self, text: &str) -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|()| out.flush())
+    }
+
+    fn notice(&mut self, notice: Notice<'_>) {
+        // Not eprintln!: stderr may be broken too, and that must not end
+        // the recording either.
+        let text = match notice {
+            Notice::DisplayLost {
+                err,
+                consumers,
+                ends,
+            } => {
+                let why = if err.kind() == std::io::ErrorKind::BrokenPipe {
+                    "standard output was closed".to_string()
+                } else {
+                    format!("cannot write to standard output ({err})")
+                };
+                format!(
+                    "{why}: nothing more is shown; sampling goes on for {} until {ends}",
+                    consumers.join(" and ")
+                )
+            }
+            Notice::ServingAfterReplay => {
+                "replay finished; still serving the last interval (Ctrl-C to stop)".to_string()
+            }
+        };
+        let _ = writeln!(std::io::stderr(), "storlab: {text}");
+    }
+}
+
+/// `--tree`: the device stack, drawn or as JSON.
+struct TreeDoc(DeviceTree);
+
+impl Document for TreeDoc {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(self.0.render())
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        crate::output::json_text(&self.0)
+    }
+}
+
+/// `--output-format json`: the whole timeline, as the store keeps it.
+struct TimelineDoc(storlab_types::MonitorTimeline);
+
+impl Document for TimelineDoc {
+    fn human(&self) -> anyhow::Result<String> {
+        self.json()
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        crate::output::json_text(&self.0)
+    }
 }
 
 /// Read and check a replay file (`storlab_monitor::replay::load`), with a
 /// note when its last snapshot was cut off.
-fn load_replay(file: &Path, selection: Option<&Selection>) -> anyhow::Result<Vec<Snapshot>> {
-    Ok(replay::load(file, selection, &mut |line| {
-        eprintln!(
-            "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
+fn load_replay(
+    file: &Path,
+    selection: Option<&storlab_monitor::Selection>,
+) -> anyhow::Result<Vec<Snapshot>> {
+    Ok(storlab_monitor::replay::load(
+        file,
+        selection,
+        &mut |line| {
+            eprintln!(
+                "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
              while writing it); it is left out",
-            file.display()
-        )
-    })?)
+                file.display()
+            )
+        },
+    )?)
 }

@@ -37,34 +37,26 @@ pub enum Units {
     Si,
 }
 
-/// What the user chose about how intervals are shown.
-#[derive(Debug, Clone, Copy)]
-pub struct Style {
-    pub format: MonitorFormat,
-    pub units: Units,
-    /// `-z`: leave out devices that completed no I/O in the interval.
-    pub hide_idle: bool,
-    /// `-t`: the wall-clock time on each table.
-    pub timestamps: bool,
-    /// `--no-clear`: scroll on a terminal too.
-    pub no_clear: bool,
-}
-
-/// What turns each interval into the text written, in the chosen style.
-pub fn formatter(style: Style, layer: Layer, sel: Option<&Selection>) -> Formatter {
-    let kind = match style.format {
+/// What turns each interval into the text written, as `cmd` asks.
+pub fn formatter(
+    cmd: &super::MonitorCommand,
+    format: MonitorFormat,
+    layer: Layer,
+    sel: Option<&Selection>,
+) -> Formatter {
+    let kind = match format {
         MonitorFormat::Table => Kind::Table {
             // Redraw in place: a terminal, and --no-clear not given.
-            clear: std::io::stdout().is_terminal() && !style.no_clear,
+            clear: std::io::stdout().is_terminal() && !cmd.no_clear,
         },
         MonitorFormat::Jsonl => Kind::Jsonl,
         MonitorFormat::Csv => Kind::Csv,
         MonitorFormat::Json | MonitorFormat::None => Kind::None,
     };
-    let units = match style.units {
+    let units = match cmd.units {
         Units::Iec => storlab_monitor::display::Units::Iec,
         Units::Si => storlab_monitor::display::Units::Si,
     };
-    let flags = (style.hide_idle, style.timestamps);
+    let flags = (cmd.hide_idle, cmd.timestamps);
     Formatter::new(kind, units, flags, layer, sel)
 }

@@ -1,5 +1,5 @@
 //! Text that users hand storlab in files (job files, fio job files, sim
-//! scenarios, catalogs, campaign files: `commands::outfile::read_input`).
+//! scenarios, catalogs, campaign files: [`crate::read_input`]).
 //! `std::fs::read_to_string` says only "stream did not contain valid
 //! UTF-8"; here the error says where the first byte that is not UTF-8 is
 //! (line, column, byte offset) and how to convert the file.
