@@ -219,7 +219,11 @@ impl Points for Cells<'_> {
             cell,
             self.state.cells.get(&cell.name),
         );
-        if done { Before::Finished } else { Before::ToRun }
+        if done {
+            Before::Finished
+        } else {
+            Before::ToRun
+        }
     }
 
     /// A cell that ran to its end is [`Outcome::Done`], failed or not: the

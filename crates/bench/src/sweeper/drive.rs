@@ -72,8 +72,11 @@ pub trait Points {
         false
     }
     /// Run point `info.index` (told first as [`SweepEvent::PointStarting`]).
-    fn run(&mut self, info: &PointInfo, progress: &mut dyn Progress)
-    -> Result<Outcome, Self::Error>;
+    fn run(
+        &mut self,
+        info: &PointInfo,
+        progress: &mut dyn Progress,
+    ) -> Result<Outcome, Self::Error>;
 }
 
 /// What the loop did.
@@ -307,7 +310,14 @@ mod tests {
         let runs = Cell::new(0);
         let mut c = fake(&runs);
         c.stop_in = Some(2);
-        let t = drive("c-1", &mut c, OnFailure::GoOn, &mut Told::default(), &|| false).unwrap();
+        let t = drive(
+            "c-1",
+            &mut c,
+            OnFailure::GoOn,
+            &mut Told::default(),
+            &|| false,
+        )
+        .unwrap();
         assert!(t.interrupted);
         assert_eq!(
             c.ran,
@@ -336,15 +346,28 @@ mod tests {
         let mut told = Told::default();
         let t = drive("s-1", &mut c, OnFailure::GoOn, &mut told, &|| false).unwrap();
         assert_eq!(c.ran, ["a", "c", "d", "e"]);
-        assert_eq!((t.failed, t.stopped_on_failure, t.interrupted), (1, false, false));
+        assert_eq!(
+            (t.failed, t.stopped_on_failure, t.interrupted),
+            (1, false, false)
+        );
         assert!(told.0.contains(&"failed c: no space".to_string()));
 
         let runs = Cell::new(0);
         let mut c = fake(&runs);
         c.fail_in = Some(2);
-        let t = drive("m-1", &mut c, OnFailure::Stop, &mut Told::default(), &|| false).unwrap();
+        let t = drive(
+            "m-1",
+            &mut c,
+            OnFailure::Stop,
+            &mut Told::default(),
+            &|| false,
+        )
+        .unwrap();
         assert_eq!(c.ran, ["a", "c"], "nothing runs after the failed point");
-        assert_eq!((t.failed, t.stopped_on_failure, t.interrupted), (1, true, false));
+        assert_eq!(
+            (t.failed, t.stopped_on_failure, t.interrupted),
+            (1, true, false)
+        );
     }
 
     #[test]
@@ -352,8 +375,14 @@ mod tests {
         let runs = Cell::new(0);
         let mut c = fake(&runs);
         c.error_in = Some(3);
-        let e = drive("c-1", &mut c, OnFailure::GoOn, &mut Told::default(), &|| false)
-            .unwrap_err();
+        let e = drive(
+            "c-1",
+            &mut c,
+            OnFailure::GoOn,
+            &mut Told::default(),
+            &|| false,
+        )
+        .unwrap_err();
         assert_eq!(e, "d hung");
         assert_eq!(c.ran, ["a", "c", "d"]);
     }

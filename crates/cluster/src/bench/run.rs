@@ -32,7 +32,9 @@ use std::sync::Arc;
 use storlab_bench::cluster::agree::{JobCanon, joined_tags, target_as_meant};
 use storlab_bench::cluster::clients;
 use storlab_bench::jobspec::Job;
-use storlab_bench::sweeper::{Before, OnFailure, Outcome, PointInfo, Points, Progress, Silent, drive};
+use storlab_bench::sweeper::{
+    Before, OnFailure, Outcome, PointInfo, Points, Progress, Silent, drive,
+};
 use storlab_bench::{Control, ResolvedJob, SafetyOptions};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{
