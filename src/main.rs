@@ -87,41 +87,9 @@ enum Command {
     Man(commands::man::ManCommand),
 }
 
-/// What a command reports back to `main` when it ran to the end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Everything passed.
-    Ok,
-    /// The command ran, but a check or verification failed (exit 1).
-    Failed,
-    /// The command ran but stopped on a hard error after reporting what it
-    /// measured (exit 2), e.g. the disk filled up.
-    Error,
-    /// Stopped by Ctrl-C after reporting what it measured (exit 130).
-    Interrupted,
-}
-
-impl Outcome {
-    /// The process exit code of this outcome.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Outcome::Ok => 0,
-            Outcome::Failed => 1,
-            Outcome::Error => 2,
-            Outcome::Interrupted => 130,
-        }
-    }
-
-    /// The outcome of an exit code (any code not 0, 1 or 130 is an error).
-    pub fn from_exit_code(code: u8) -> Outcome {
-        match code {
-            0 => Outcome::Ok,
-            1 => Outcome::Failed,
-            130 => Outcome::Interrupted,
-            _ => Outcome::Error,
-        }
-    }
-}
+// What a command reports back to `main` when it ran to the end, and its
+// exit code (shared with the MPI ranks' agreement on one exit code).
+pub use storlab_types::outcome::Outcome;
 
 /// The message of a value error raised by our own `FromArgMatches` (the
 /// workload table's bounds and choices, fio's units): clap's `raw` errors
@@ -179,13 +147,13 @@ fn main() -> ExitCode {
         Command::Runs(c) => c.execute().and_then(output::emit),
         Command::Show(c) => c.execute().and_then(output::emit),
         Command::Import(c) => c.execute().and_then(output::emit),
-        Command::Check(c) => c.execute(),
+        Command::Check(c) => c.execute().and_then(output::emit),
         Command::Export(c) => c.execute().and_then(output::emit),
-        Command::Compare(c) => c.execute(),
-        Command::Report(c) => c.execute(),
-        Command::Plan(c) => c.execute(),
+        Command::Compare(c) => c.execute().and_then(output::emit),
+        Command::Report(c) => c.execute().and_then(output::emit),
+        Command::Plan(c) => c.execute().and_then(output::emit),
         Command::Monitor(c) => c.execute().and_then(output::emit),
-        Command::Sim(c) => c.execute(),
+        Command::Sim(c) => c.execute().and_then(output::emit),
         Command::Md(c) => c.execute(),
         Command::Campaign(c) => c.execute().and_then(output::emit),
         Command::Sweep(c) => c.execute().and_then(output::emit),

@@ -1,4 +1,31 @@
-//! Writing to stdout without panicking on a closed pipe (`storlab ... | head`).
+//! The one output layer: a command's result is a [`Document`], `main`
+//! prints it ([`emit`]); and writing to stdout without panicking on a
+//! closed pipe (`storlab ... | head`).
+//!
+//! # The pattern every command follows
+//!
+//! 1. Flatten the one format argument: `#[command(flatten)] out:
+//!    OutputArgs<F>` (`src/commands/outfmt.rs`), `F` the command's list of
+//!    formats (`TableFormat`, `TextFormat` or its own `ValueEnum` that
+//!    implements `Format`). Old spellings (`--format`, `--json`) are
+//!    aliases there, tested once.
+//! 2. `execute(self) -> anyhow::Result<Reply>`: do the work through the
+//!    crates, then `Ok(Reply::doc(doc, self.out.rendering()))`, where `doc`
+//!    is a type of the owning crate or a small struct in the command that
+//!    implements [`Document`] by calling the crate that words it (the table
+//!    text lives in `crates/print` or the owning crate, never in `src/`).
+//!    A command that judges (`check`) adds its exit status with
+//!    [`Reply::with_outcome`]; one that wrote its result to a file returns
+//!    the line that says so as a document too (`report`), or
+//!    [`Reply::done`] when there is nothing to print.
+//! 3. `main` calls `c.execute().and_then(output::emit)`: the document's
+//!    note (human form only) goes to stderr, then the rendering to stdout
+//!    (text for people with control characters escaped, JSON/CSV byte for
+//!    byte).
+//! 4. Long commands (bench, sweep, md, monitor, campaign) may print live
+//!    progress on stderr while they run; their final result still goes
+//!    through a [`Document`]. Warnings from a library come back typed and
+//!    are worded here ([`warn`]) by the command.
 
 use std::io::Write;
 
@@ -140,6 +167,13 @@ impl Reply {
             outcome: crate::Outcome::Ok,
             doc: Some((Box::new(doc), how)),
         }
+    }
+
+    /// The same reply ending in `outcome` (a judging command's verdict:
+    /// `check` exits 1 on a regression after printing its findings).
+    pub fn with_outcome(mut self, outcome: crate::Outcome) -> Reply {
+        self.outcome = outcome;
+        self
     }
 
     /// Nothing more to show (the command wrote its result elsewhere).

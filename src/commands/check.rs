@@ -2,13 +2,13 @@
 //! than a tolerance (for nightly jobs that watch storage over time), and 2
 //! when the two runs' configurations differ so that no verdict is possible.
 
-use super::common::{DbArgs, parse_run_arg};
+use super::common::{DbArgs, load_baseline, parse_run_arg};
 use super::outfmt::TextFormat;
-use crate::output;
+use crate::output::{self, Document, Reply};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::check;
-use storlab_configdiff::check::{CheckOptions, CheckStatus};
+use storlab_configdiff::check::{CheckOptions, CheckStatus, CheckSummary};
 use storlab_configdiff::implied::vary_with_implied;
 use storlab_store::RunSelector;
 
@@ -52,22 +52,10 @@ fn parse_tolerance(s: &str) -> Result<f64, String> {
 }
 
 impl CheckCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
-        let json = self.out.format() == TextFormat::Json;
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
-        let base_ids = store.resolve(std::slice::from_ref(&self.baseline), false)?;
-        let Some(&base_id) = base_ids.last() else {
-            anyhow::bail!("no run matches the baseline {}", self.baseline);
-        };
-        let baseline = store.load(base_id)?;
-        let mut out = String::new();
-        if base_ids.len() > 1 {
-            out += &format!(
-                "baseline: run {base_id}, the latest of {} runs matching {}\n",
-                base_ids.len(),
-                self.baseline
-            );
-        }
+        let (baseline, preamble) = load_baseline(&store, &self.baseline)?;
+        let base_id = baseline.id;
         let ids: Vec<i64> = store
             .resolve(std::slice::from_ref(&self.run), false)?
             .into_iter()
@@ -79,7 +67,6 @@ impl CheckCommand {
                 self.run
             );
         }
-        let mut worst = CheckStatus::Passed;
         let mut reports = Vec::new();
         for id in ids {
             let run = store.load(id)?;
@@ -93,83 +80,35 @@ impl CheckCommand {
                 allow_config_diff: self.allow_config_diff,
             };
             opts.vary.check_against([&run, &baseline])?;
-            let report = check::check_with(&run, &baseline, self.tolerance, &opts)?;
-            worst = match (worst, report.status()) {
-                (CheckStatus::ConfigDiffers, _) | (_, CheckStatus::ConfigDiffers) => {
-                    CheckStatus::ConfigDiffers
-                }
-                (CheckStatus::Failed, _) | (_, CheckStatus::Failed) => CheckStatus::Failed,
-                _ => CheckStatus::Passed,
-            };
-            if !json {
-                out += &render(&report, self.tolerance);
-            }
-            reports.push(report);
+            reports.push(check::check_with(&run, &baseline, self.tolerance, &opts)?);
         }
-        if json {
-            out = serde_json::to_string_pretty(&serde_json::json!({
-                "passed": worst == CheckStatus::Passed,
-                "status": worst,
-                "checks": reports,
-            }))? + "\n";
-        }
-        output::print(&out)?;
-        Ok(match worst {
+        let summary = CheckSummary {
+            tolerance: self.tolerance,
+            reports,
+        };
+        let outcome = match summary.worst() {
             CheckStatus::Passed => crate::Outcome::Ok,
             CheckStatus::Failed => crate::Outcome::Failed,
             CheckStatus::ConfigDiffers => crate::Outcome::Error,
-        })
+        };
+        let doc = Checked { preamble, summary };
+        Ok(Reply::doc(doc, self.out.rendering()).with_outcome(outcome))
     }
 }
 
-/// The text result of one run's check.
-fn render(report: &check::CheckReport, tolerance: f64) -> String {
-    let (id, base_id) = (report.run_id, report.baseline_id);
-    let mut out = String::new();
-    let compared = report.findings.len();
-    match report.status() {
-        CheckStatus::Passed => {
-            out += &format!(
-                "ok: run {id} is within {tolerance}% of baseline run {base_id} ({compared} figures compared)\n"
-            );
-        }
-        CheckStatus::Failed => {
-            out += &format!(
-                "FAILED: run {id} vs baseline run {base_id}, tolerance {tolerance}%: {} problem{}\n",
-                report.failures.len(),
-                if report.failures.len() == 1 { "" } else { "s" }
-            );
-        }
-        CheckStatus::ConfigDiffers => {
-            let keys = report.blocking_keys();
-            out += &format!(
-                "CONFIGURATION DIFFERS: run {id} vs baseline run {base_id}: {}; the figures are not \
-                 judged. If that is what you are studying, say so with --vary {}; to judge them \
-                 anyway, --allow-config-diff\n",
-                keys.join(", "),
-                keys.join(",")
-            );
-        }
+/// What `check` found: which baseline was taken when a tag named several,
+/// then each run's verdict (text), or the verdicts as one JSON document.
+struct Checked {
+    preamble: Option<String>,
+    summary: CheckSummary,
+}
+
+impl Document for Checked {
+    fn human(&self) -> anyhow::Result<String> {
+        let head = self.preamble.as_ref().map(|p| format!("{p}\n"));
+        Ok(head.unwrap_or_default() + &self.summary.text())
     }
-    for f in &report.failures {
-        out += &format!("  {f}\n");
+    fn json(&self) -> anyhow::Result<String> {
+        output::json_text(&self.summary.json())
     }
-    for c in &report.config {
-        let mut parts: Vec<String> = c
-            .under_study
-            .iter()
-            .map(|d| format!("{} [under study]", d.describe()))
-            .collect();
-        parts.extend(c.other.iter().map(|d| d.describe()));
-        out += &format!(
-            "  differs: phase {} vs baseline {}: {}\n",
-            c.phase,
-            c.baseline_phase,
-            parts.join(", ")
-        );
-    }
-    for n in &report.notes {
-        out += &format!("  note: {n}\n");
-    }
-    out
 }

@@ -61,9 +61,7 @@ impl DbArgs {
     }
 }
 
-/// The tag that carries a run's design (`--design`): storlab plan layout's
-/// arguments.
-pub const DESIGN_TAG: &str = "planned_as";
+pub use storlab_types::DESIGN_TAG;
 
 /// Labels saved with a new run.
 #[derive(Args, Debug, Clone, Default)]
@@ -85,29 +83,8 @@ impl RecordArgs {
     /// The tags as a map, over the config file's default tags; the same
     /// key given twice with two values is refused.
     pub fn tag_map(&self) -> anyhow::Result<BTreeMap<String, String>> {
-        let defaults = super::config::get()?.tags.clone();
-        let mut map = BTreeMap::new();
-        for (k, v) in &self.tags {
-            if let Some(old) = map.insert(k.clone(), v.clone())
-                && old != *v
-            {
-                anyhow::bail!(
-                    "--tag {k} is given twice ({k}={old} and {k}={v}); a run has one value per key"
-                );
-            }
-        }
-        if let Some(d) = &self.design {
-            if let Some(old) = map.insert(DESIGN_TAG.to_string(), d.clone())
-                && old != *d
-            {
-                anyhow::bail!(
-                    "--design and --tag planned_as=... give two designs ({d} and {old}); keep one"
-                );
-            }
-        }
-        for (k, v) in defaults {
-            map.entry(k).or_insert(v);
-        }
+        let defaults = &super::config::get()?.tags;
+        let mut map = storlab_store::merge_tags(&self.tags, self.design.as_deref(), defaults)?;
         // A design is checked before anything runs: a typo found by
         // `storlab report` a week later cannot be fixed on the run. Its
         // catalog files are recorded by absolute path.
@@ -155,23 +132,14 @@ impl RunArgs {
 }
 
 /// Resolve a `--baseline` selector to one run: the latest of those it
-/// names. Returns the run and, when several matched, a line saying which
-/// was taken.
+/// names (`Store::load_baseline`). Returns the run and, when several
+/// matched, a line saying which was taken.
 pub fn load_baseline(
     store: &Store,
     sel: &RunSelector,
 ) -> anyhow::Result<(storlab_types::StoredRun, Option<String>)> {
-    let ids = store.resolve(std::slice::from_ref(sel), false)?;
-    let Some(&id) = ids.last() else {
-        anyhow::bail!("no run matches the baseline {sel}");
-    };
-    let note = (ids.len() > 1).then(|| {
-        format!(
-            "baseline: run {id}, the latest of {} runs matching {sel}",
-            ids.len()
-        )
-    });
-    Ok((store.load(id)?, note))
+    let (run, choice) = store.load_baseline(sel)?;
+    Ok((run, choice.map(|c| c.to_string())))
 }
 
 // The result-file rules and the input-file helper live in `outfile.rs`;
@@ -182,4 +150,4 @@ pub use super::outfile::{
 
 // The table styles (results, listings, the trim of listings) live in the
 // printer crate; every command reaches them through here.
-pub use storlab_print::style::{list_table, result_table};
+pub use storlab_print::style::result_table;

@@ -4,7 +4,7 @@
 
 use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
 use super::outfmt::TableFormat;
-use crate::output;
+use crate::output::{self, Document, Reply};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::implied::vary_with_implied;
@@ -38,7 +38,7 @@ pub struct CompareCommand {
 }
 
 impl CompareCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
         let (baseline, note) = load_baseline(&store, &self.baseline)?;
@@ -48,14 +48,25 @@ impl CompareCommand {
         }
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
-        if self.out.format() == TableFormat::Json {
-            output::print_json(&cmp)?;
-        } else {
-            if let Some(n) = note {
-                eprintln!("{n}");
-            }
-            output::print_text(&storlab_report::render_comparison(&cmp))?;
-        }
-        Ok(crate::Outcome::Ok)
+        Ok(Reply::doc(Compared { cmp, note }, self.out.rendering()))
+    }
+}
+
+/// The comparison: a table for people (after a note on which baseline a
+/// tag chose), or the serializer-made document.
+struct Compared {
+    cmp: storlab_report::Comparison,
+    note: Option<String>,
+}
+
+impl Document for Compared {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(storlab_report::render_comparison(&self.cmp))
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        output::json_text(&self.cmp)
+    }
+    fn note(&self) -> Option<String> {
+        self.note.clone()
     }
 }

@@ -1,21 +1,22 @@
-//! `storlab import`: read fio JSON output (or storlab JSON) into the store.
+//! `storlab import`: read fio JSON output, storlab JSON or an IO500 result
+//! directory into the store.
 
 use super::common::{DbArgs, RecordArgs};
 use super::outfmt::{OutputArgs, TextFormat};
 use crate::output::{self, Document, Reply};
 use anyhow::Context;
 use clap::Args;
-use serde::Serialize;
 use std::path::PathBuf;
 use storlab_fio as fio;
+use storlab_print::import::{Imported, Imports};
 
 #[derive(Args, Debug)]
 #[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (file, run id and database of each import)")))]
 pub struct ImportCommand {
-    /// fio JSON output files (`fio --output-format=json`), or storlab JSON documents
+    /// fio JSON output files (`fio --output-format=json`), storlab JSON documents, or IO500 result directories (the one holding result_summary.txt)
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
-    /// Host the fio run was on (fio's JSON does not record it)
+    /// Host the fio or IO500 run was on (neither records it)
     #[arg(long, value_name = "NAME")]
     host: Option<String>,
     #[command(flatten)]
@@ -32,6 +33,19 @@ impl ImportCommand {
         // Read every file before saving any, so a bad file saves nothing.
         let mut parsed = Vec::new();
         for path in &self.files {
+            if path.is_dir() {
+                let dir = storlab_io500::ResultDir::read(path)
+                    .with_context(|| format!("cannot import {}", path.display()))?;
+                let report = storlab_io500::record::to_report(&dir, self.host.as_deref());
+                parsed.push((
+                    path,
+                    fio::Imported {
+                        kind: "io500",
+                        report,
+                    },
+                ));
+                continue;
+            }
             let text = super::common::read_input_bytes(path, "")?;
             let text = String::from_utf8_lossy(&text);
             let imported = fio::parse(&text, self.host.as_deref())
@@ -63,43 +77,9 @@ impl ImportCommand {
     }
 }
 
-/// What `import` saved: each file's run, and the database.
-#[derive(Serialize)]
-struct Imports {
-    database: String,
-    imported: Vec<Imported>,
-}
-
-/// One imported file (keys in the order the JSON has always had them).
-#[derive(Serialize)]
-struct Imported {
-    file: String,
-    phases: Vec<String>,
-    run_id: i64,
-    tool: String,
-    tool_version: String,
-}
-
 impl Document for Imports {
     fn human(&self) -> anyhow::Result<String> {
-        let mut out = String::new();
-        for i in &self.imported {
-            let n = i.phases.len();
-            out += &format!(
-                "imported {} as run {}: {} {}, {n} phase{} ({})\n",
-                i.file,
-                i.run_id,
-                i.tool,
-                i.tool_version,
-                if n == 1 { "" } else { "s" },
-                i.phases.join(", ")
-            );
-        }
-        out += &format!(
-            "saved in {} (storlab runs, storlab show ID)\n",
-            self.database
-        );
-        Ok(out)
+        Ok(self.text())
     }
     fn json(&self) -> anyhow::Result<String> {
         output::json_text(self)

@@ -10,7 +10,8 @@
 //! commands share.
 
 use crate::output::Rendering;
-use clap::{Args, ValueEnum};
+use clap::builder::EnumValueParser;
+use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Args, FromArgMatches, ValueEnum};
 
 /// A command's list of output formats.
 pub trait Format:
@@ -20,6 +21,9 @@ pub trait Format:
     const HELP: &'static str;
     /// What `--json` stands for.
     const JSON: Self;
+    /// Whether the list has a JSON form and so a `--json` flag (`report`'s
+    /// HTML, SVG and PNG have none).
+    const HAS_JSON: bool = true;
     /// The format when none is given. `None`: the command decides from
     /// other flags (`monitor`: none with `--listen`; `report`: from `-o`'s
     /// extension), through [`OutputArgs::chosen`].
@@ -39,14 +43,57 @@ pub trait Format:
 ///
 /// A command whose `--json` means more than "the JSON document" says so
 /// with `#[command(mut_arg("json", |a| a.help("...")))]` on its own
-/// arguments.
-#[derive(Args, Debug, Clone, Copy)]
+/// arguments. A format list without JSON (`report`: HTML, SVG, PNG) says
+/// `HAS_JSON = false` and gets no `--json` at all.
+#[derive(Debug, Clone, Copy)]
 pub struct OutputArgs<F: Format> {
-    #[arg(long = "output-format", alias = "format", value_enum, value_name = "FORMAT", help = F::HELP)]
     output_format: Option<F>,
-    /// Shorthand for --output-format json
-    #[arg(long, conflicts_with = "output_format")]
     json: bool,
+}
+
+// What `#[derive(Args)]` made before, by hand so that `--json` exists only
+// for a format list that has JSON.
+impl<F: Format> Args for OutputArgs<F> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let format = Arg::new("output_format")
+            .long("output-format")
+            .alias("format")
+            .value_name("FORMAT")
+            .value_parser(EnumValueParser::<F>::new())
+            .action(ArgAction::Set)
+            .help(F::HELP);
+        let mut group = ArgGroup::new("OutputArgs").multiple(true);
+        group = group.arg("output_format");
+        let cmd = cmd.arg(format);
+        if !F::HAS_JSON {
+            return cmd.group(group);
+        }
+        let json = Arg::new("json")
+            .long("json")
+            .action(ArgAction::SetTrue)
+            .conflicts_with("output_format")
+            .help("Shorthand for --output-format json");
+        cmd.arg(json).group(group.arg("json"))
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<F: Format> FromArgMatches for OutputArgs<F> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut m.clone())
+    }
+    fn from_arg_matches_mut(m: &mut ArgMatches) -> Result<Self, clap::Error> {
+        Ok(OutputArgs {
+            output_format: m.remove_one::<F>("output_format"),
+            json: F::HAS_JSON && m.remove_one::<bool>("json").unwrap_or(false),
+        })
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
 }
 
 impl<F: Format> OutputArgs<F> {
@@ -138,5 +185,40 @@ mod tests {
         assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
         let e = parse(&["--output-format", "xml"]).unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+    enum Pictures {
+        Svg,
+        Png,
+    }
+
+    impl Format for Pictures {
+        const HELP: &'static str = "Pictures";
+        const JSON: Self = Pictures::Svg;
+        const HAS_JSON: bool = false;
+        const DEFAULT: Option<Self> = None;
+    }
+
+    #[derive(Parser, Debug)]
+    struct NoJson {
+        #[command(flatten)]
+        out: OutputArgs<Pictures>,
+    }
+
+    /// A format list without JSON has no --json flag at all (not even a
+    /// hidden one that shell completion would offer).
+    #[test]
+    fn a_list_without_json_has_no_json_flag() {
+        let p = |a: &[&str]| NoJson::try_parse_from(std::iter::once("x").chain(a.iter().copied()));
+        assert_eq!(
+            p(&["--format", "png"]).unwrap().out.chosen(),
+            Some(Pictures::Png)
+        );
+        assert_eq!(p(&[]).unwrap().out.chosen(), None);
+        let e = p(&["--json"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument);
+        let cmd = <NoJson as clap::CommandFactory>::command();
+        assert!(cmd.get_arguments().all(|a| a.get_long() != Some("json")));
     }
 }

@@ -1,9 +1,14 @@
 //! `storlab report`: one self-contained HTML file with the runs' parameters,
 //! figures, comparison and charts, or one chart as SVG or PNG.
 
-use super::common::{DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg};
+use super::common::{
+    DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg, read_input,
+};
+use super::outfmt::{Format, OutputArgs};
+use crate::output::{Document, Printout, Rendering, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use storlab_report::ReportKind;
 use storlab_store::RunSelector;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -16,6 +21,20 @@ pub enum ReportFormat {
     Png,
 }
 
+impl Format for ReportFormat {
+    const HELP: &'static str = "What to write (--format is the older spelling) [default: from -o's \
+                                extension (.svg, .png, .html), else html]";
+    // report has no JSON form and so no --json: this is never used.
+    const JSON: Self = ReportFormat::Html;
+    const HAS_JSON: bool = false;
+    // From -o's extension (`ReportCommand::format`).
+    const DEFAULT: Option<Self> = None;
+    /// What report prints is the line naming the file it wrote.
+    fn rendering(self) -> Rendering {
+        Rendering::Human
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ReportCommand {
     #[command(flatten)]
@@ -26,10 +45,8 @@ pub struct ReportCommand {
     /// Output file [default: report.html, or chart-<ID>.svg / .png]
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// What to write (--format is the older spelling) [default: from -o's extension (.svg, .png,
-    /// .html), else html]
-    #[arg(long = "output-format", alias = "format", value_enum)]
-    format: Option<ReportFormat>,
+    #[command(flatten)]
+    out: OutputArgs<ReportFormat>,
     /// Parameter(s) under study for the comparison and the relative chart, e.g. iodepth, bs,
     /// device (comma-separated or repeated): phases that differ there are paired and judged
     #[arg(long, value_name = "PARAM", value_parser = storlab_configdiff::Vary::parse)]
@@ -54,41 +71,34 @@ pub struct ReportCommand {
     db: DbArgs,
 }
 
+fn read_catalog(p: &std::path::Path) -> Result<String, String> {
+    read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
+}
+
 impl ReportCommand {
     /// The format asked for, else the one `-o`'s extension names
     /// (`x.svg` writes that chart, `x.png` rasterises it), else HTML.
-    fn format(&self) -> ReportFormat {
-        let ext = self
-            .output
-            .as_ref()
-            .and_then(|p| p.extension())
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let by_ext = match ext.as_deref() {
-            Some("svg") => Some(ReportFormat::Svg),
-            Some("png") => Some(ReportFormat::Png),
-            _ => None,
-        };
-        self.format.or(by_ext).unwrap_or(ReportFormat::Html)
+    fn format(&self) -> ReportKind {
+        let chosen = self.out.chosen().map(|f| match f {
+            ReportFormat::Html => ReportKind::Html,
+            ReportFormat::Svg => ReportKind::Svg,
+            ReportFormat::Png => ReportKind::Png,
+        });
+        let by_ext = self.output.as_deref().and_then(ReportKind::from_extension);
+        chosen.or(by_ext).unwrap_or(ReportKind::Html)
     }
 
-    pub fn execute(mut self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let format = self.format();
-        self.format = Some(format);
         // A design given here is checked before anything is read.
         let given = match &self.design {
-            Some(d) => Some((
-                d.as_str(),
-                storlab_plan::design_from_spec(d, |p| {
-                    super::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
-                })?,
-            )),
+            Some(d) => Some((d.as_str(), storlab_plan::design_from_spec(d, read_catalog)?)),
             None => None,
         };
         let kind = match format {
-            ReportFormat::Html => OutputKind::HtmlReport,
-            ReportFormat::Svg => OutputKind::SvgChart,
-            ReportFormat::Png => OutputKind::PngChart,
+            ReportKind::Html => OutputKind::HtmlReport,
+            ReportKind::Svg => OutputKind::SvgChart,
+            ReportKind::Png => OutputKind::PngChart,
         };
         // A file named with -o is checked before anything is read; the
         // default name (which depends on the chart) below.
@@ -105,15 +115,7 @@ impl ReportCommand {
                 if let Some(n) = note {
                     eprintln!("{n}");
                 }
-                // The baseline is part of the report: add it first if it
-                // was not among the runs named.
-                Some(match runs.iter().position(|r| r.id == base.id) {
-                    Some(i) => i,
-                    None => {
-                        runs.insert(0, base);
-                        0
-                    }
-                })
+                Some(storlab_report::include_baseline(&mut runs, base))
             }
         };
         let (vary, implied) =
@@ -123,93 +125,52 @@ impl ReportCommand {
         }
         vary.check_against(runs.iter())?;
         // Designs are evaluated where they are shown: the HTML report and
-        // the `predicted` chart.
-        let predicted = if format == ReportFormat::Html || self.chart == "predicted" {
-            predicted(&runs, given.as_ref())
+        // the `predicted` chart. One that cannot be is a warning.
+        let predicted = if format == ReportKind::Html || self.chart == "predicted" {
+            let given = given.as_ref().map(|(d, design)| (*d, design));
+            storlab_report::predict(&runs, given, read_catalog)
         } else {
             Vec::new()
         };
-        let (bytes, path, what) = match format {
-            ReportFormat::Html => {
-                let html = storlab_report::html_report_full(&runs, baseline, &vary, &predicted);
-                let charts = storlab_report::charts_with(&runs, baseline, &vary, &predicted).len();
-                (
-                    html.into_bytes(),
-                    self.output.unwrap_or_else(|| "report.html".into()),
-                    format!("{} runs, {charts} charts", runs.len()),
-                )
+        for p in &predicted {
+            if let Err(e) = &p.rows {
+                crate::output::warn(&format!("run {}: design '{}': {e}", p.run, p.design));
             }
-            ReportFormat::Svg | ReportFormat::Png => {
-                let chart =
-                    storlab_report::chart_with(&runs, baseline, &self.chart, &vary, &predicted)?;
-                let ext = if format == ReportFormat::Svg {
-                    "svg"
-                } else {
-                    "png"
-                };
-                let bytes = if format == ReportFormat::Svg {
-                    chart.svg.into_bytes()
-                } else {
-                    storlab_report::svg_to_png(&chart.svg, self.scale)?
-                };
-                (
-                    bytes,
-                    self.output
-                        .unwrap_or_else(|| format!("chart-{}.{ext}", chart.id).into()),
-                    format!("chart '{}': {}", chart.id, chart.title),
-                )
-            }
-        };
+        }
+        let r = storlab_report::render(
+            format,
+            &runs,
+            baseline,
+            &vary,
+            &predicted,
+            &self.chart,
+            self.scale,
+        )?;
+        let (bytes, what) = (r.bytes, r.what);
+        let path = self.output.unwrap_or_else(|| r.default_name.into());
         let permit = match named {
             Some(permit) => permit,
             None => check_output_path(&path, &self.db.db, self.force, kind)?,
         };
         permit.write(&bytes)?;
-        crate::output::print(&format!("wrote {} ({what})\n", path.display()))?;
-        Ok(crate::Outcome::Ok)
+        let line = format!("wrote {} ({what})\n", path.display());
+        Ok(Reply::doc(Wrote(line), Rendering::Human))
     }
 }
 
-/// Each run that carries a design (tag `planned_as=...`, or `given` for all),
-/// its phases predicted by `storlab plan`'s model. The given design was
-/// checked already; a stored tag that no longer reads (the catalog changed)
-/// is shown as such in the report.
-fn predicted(
-    runs: &[storlab_types::StoredRun],
-    given: Option<&(&str, storlab_plan::Design)>,
-) -> Vec<storlab_report::Predicted> {
-    use super::common::DESIGN_TAG;
-    let mut out = Vec::new();
-    for run in runs {
-        let (spec, evaluated) = match (given, run.tags.get(DESIGN_TAG)) {
-            (Some((d, design)), _) => (d.to_string(), Ok(design.clone())),
-            (None, Some(tag)) => (
-                tag.clone(),
-                storlab_plan::design_from_spec(tag, |p| {
-                    super::common::read_input(p, "catalog file").map_err(|e| format!("{e:#}"))
-                })
-                .map_err(|e| anyhow::Error::from(e.inner())),
-            ),
-            (None, None) => continue,
-        };
-        let rows = evaluated
-            .and_then(|d| {
-                Ok(storlab_plan::against::against(
-                    &d,
-                    std::slice::from_ref(run),
-                )?)
-            })
-            .map_err(|e| format!("{e:#}"));
-        if let Err(e) = &rows {
-            crate::output::warn(&format!("run {}: design '{spec}': {e}", run.id));
-        }
-        out.push(storlab_report::Predicted {
-            run: run.id,
-            design: spec,
-            rows,
-        });
+/// The line that names the file `report` wrote, printed as it is.
+struct Wrote(String);
+
+impl Document for Wrote {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(self.0.clone())
     }
-    out
+    fn json(&self) -> anyhow::Result<String> {
+        Ok(self.0.clone())
+    }
+    fn render(&self, _: Rendering) -> anyhow::Result<Printout> {
+        Ok(Printout::Exact(self.0.clone()))
+    }
 }
 
 #[cfg(test)]
@@ -255,6 +216,32 @@ mod tests {
                 other => panic!("`{r}` runs {other:?}, not bench or sweep"),
             }
         }
+    }
+
+    /// report flattens the one output-format argument: every spelling it
+    /// had keeps working (`--output-format`, `--format`, and the format
+    /// from `-o`'s extension), and `--json`, which report never had, is
+    /// not among its flags.
+    #[test]
+    fn report_keeps_its_format_spellings() {
+        let parse = |args: &[&str]| {
+            let argv = ["storlab", "report", "--all"].iter().chain(args);
+            crate::Cli::try_parse_from(argv).map(|c| c.command)
+        };
+        let format = |args: &[&str]| match parse(args) {
+            Ok(Some(crate::Command::Report(r))) => Ok(r.format()),
+            other => Err(format!("{other:?}")),
+        };
+        use storlab_report::ReportKind::*;
+        assert_eq!(format(&[]), Ok(Html));
+        assert_eq!(format(&["--format", "svg"]), Ok(Svg));
+        assert_eq!(format(&["--output-format", "png"]), Ok(Png));
+        assert_eq!(format(&["--output-format=html", "-o", "x.svg"]), Ok(Html));
+        assert_eq!(format(&["-o", "x.SVG"]), Ok(Svg));
+        assert_eq!(format(&["-o", "x.png"]), Ok(Png));
+        assert_eq!(format(&["-o", "x.htm"]), Ok(Html));
+        let e = parse(&["--json"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 
     /// `report --chart`'s help lists the registry's report charts.

@@ -4,7 +4,6 @@ use super::common::{DbArgs, parse_tag_arg};
 use super::outfmt::{OutputArgs, TableFormat};
 use crate::output::{self, Document, Reply};
 use clap::Args;
-use std::time::{Duration, SystemTime};
 use storlab_store::{RunFilter, RunSummary};
 
 #[derive(Args, Debug)]
@@ -48,36 +47,9 @@ fn parse_rw(s: &str) -> Result<String, String> {
         })
 }
 
-/// A time bound as an RFC 3339 prefix (UTC) that compares correctly with
-/// the stored `started_at` strings.
+/// A time bound (`storlab_types::time::parse_when`).
 fn parse_when(s: &str) -> Result<String, String> {
-    let t = s.trim();
-    let help = "expected a date 2026-01-31, a time 2026-01-31T08:00 or 2026-01-31T08:00:00Z (UTC), \
-                or an age such as 7d, 12h, 30m";
-    let is_date = t.len() >= 10
-        && t.as_bytes()[4] == b'-'
-        && t.as_bytes()[7] == b'-'
-        && t[..4].bytes().all(|b| b.is_ascii_digit());
-    if is_date {
-        let full = match t.len() {
-            10 => format!("{t}T00:00:00Z"),
-            16 => format!("{t}:00Z"),
-            19 => format!("{t}Z"),
-            _ => t.to_string(),
-        };
-        let full = full.replacen(' ', "T", 1);
-        return humantime::parse_rfc3339_weak(full.trim_end_matches('Z'))
-            .map(|_| full.trim_end_matches('Z').to_string())
-            .map_err(|e| format!("invalid time '{s}' ({e}); {help}"));
-    }
-    let age =
-        storlab_types::parse_duration(t).map_err(|_| format!("invalid time '{s}'; {help}"))?;
-    let when = SystemTime::now()
-        .checked_sub(age)
-        .unwrap_or(SystemTime::UNIX_EPOCH + Duration::ZERO);
-    Ok(storlab_types::time::rfc3339_seconds(when)
-        .trim_end_matches('Z')
-        .to_string())
+    storlab_types::time::parse_when(s).map_err(|e| e.to_string())
 }
 
 impl RunsCommand {
@@ -137,73 +109,10 @@ impl Document for Listing {
         Ok(storlab_print::runs::render(&self.runs))
     }
     fn json(&self) -> anyhow::Result<String> {
-        let v: Vec<serde_json::Value> = self.runs.iter().map(summary_json).collect();
+        let v: Vec<serde_json::Value> = self.runs.iter().map(RunSummary::to_json).collect();
         output::json_text(&v)
     }
     fn note(&self) -> Option<String> {
         self.runs.is_empty().then(|| self.note.clone())
-    }
-}
-
-fn summary_json(s: &RunSummary) -> serde_json::Value {
-    serde_json::json!({
-        "id": s.id,
-        "kind": s.kind,
-        "status": s.status.as_str(),
-        "started_at": s.started_at,
-        "finished_at": s.finished_at,
-        "host": s.host,
-        "target": s.target,
-        "tool": s.tool,
-        "tool_version": s.tool_version,
-        "phases": s.phases,
-        "workloads": s.workloads,
-        "block_sizes_bytes": s.block_sizes,
-        "block_mixes": s.block_mixes,
-        "tags": s.tags,
-        "note": s.note,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_bounds() {
-        assert_eq!(parse_when("2026-01-31").unwrap(), "2026-01-31T00:00:00");
-        assert_eq!(
-            parse_when("2026-01-31T08:00").unwrap(),
-            "2026-01-31T08:00:00"
-        );
-        assert_eq!(
-            parse_when("2026-01-31T08:00:05Z").unwrap(),
-            "2026-01-31T08:00:05"
-        );
-        assert!(parse_when("2026-13-45").is_err());
-        assert!(parse_when("yesterday").unwrap_err().contains("7d"));
-        let week = parse_when("7d").unwrap();
-        assert_eq!(week.len(), 19, "{week}");
-        assert!(week < parse_when("1h").unwrap());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn time_bounds_never_panic(s in "\\PC{0,24}") {
-            let _ = parse_when(&s);
-            let _ = parse_rw(&s);
-        }
-
-        #[test]
-        fn valid_dates_give_sortable_bounds(
-            y in 1970u32..2200, m in 1u32..=12, d in 1u32..=28, h in 0u32..24, min in 0u32..60
-        ) {
-            let day = format!("{y:04}-{m:02}-{d:02}");
-            let at = format!("{day}T{h:02}:{min:02}");
-            let a = parse_when(&day).unwrap();
-            let b = parse_when(&at).unwrap();
-            proptest::prop_assert!(a <= b, "{a} {b}");
-            proptest::prop_assert!(b.starts_with(&at));
-        }
     }
 }

@@ -6,13 +6,10 @@
 use super::common::{DbArgs, RecordArgs};
 use super::outfile::{chart_is_png, check_chart_path};
 use super::outfmt::{OutputArgs, TableFormat};
+use crate::output::{self, Document, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use storlab_report::svg::{LineChart, LineSeries, XScale, fmt_tick};
-use storlab_sim::{Scenario, SimCatalog, Solver, SweepPoint, parse_vary, sweep};
-
-/// Version of the JSON document `storlab sim --format json` prints.
-pub const SIM_SCHEMA_VERSION: u32 = 1;
+use storlab_sim::{Scenario, SimCatalog, Solver, parse_vary, sweep};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SimSolver {
@@ -30,10 +27,8 @@ pub struct SimCommand {
     /// and examples/sim/)
     #[arg(value_name = "SCENARIO")]
     file: PathBuf,
-    /// Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or clients=1..1000/1000
-    /// (evenly spaced) or clients=1..64:x2 or 1..16:+1 (docs/parameters.md); keys: clients, movers, arrays, ports, cache, stripe_count, file_size, bs,
-    /// iodepth, or any dotted path such as array.cache_rate
-    #[arg(long, value_name = "KEY=VALUES")]
+    // The keys come from the parameter registry (storlab_sim::vary_help).
+    #[arg(long, value_name = "KEY=VALUES", help = storlab_sim::scenario::vary_help())]
     vary: Option<String>,
     /// Which solver answers
     #[arg(long, value_enum, default_value_t = SimSolver::Analytic)]
@@ -63,13 +58,12 @@ pub struct SimCommand {
 }
 
 impl SimCommand {
-    pub fn execute(self) -> anyhow::Result<crate::Outcome> {
+    pub fn execute(self) -> anyhow::Result<Reply> {
         let name = self.file.display().to_string();
         let text = super::common::read_input(&self.file, "scenario")?;
         let cat = SimCatalog::with_files(&self.catalog, |c| {
             super::common::read_input(c, "catalog").map_err(|e| format!("{e:#}"))
-        })
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        })?;
         let mut scenario = Scenario::parse(&name, &text)?;
         if let Some(seed) = self.seed {
             scenario = scenario.with("seed", &seed.to_string())?;
@@ -89,39 +83,18 @@ impl SimCommand {
         let points = sweep(&scenario, vary.as_ref(), &cat, solver)?;
         let finished = storlab_types::time::now_rfc3339();
         let key = vary.as_ref().map(|v| v.key.clone());
-
-        match self.out.format() {
-            TableFormat::Table => crate::output::print(&table(&points, key.as_deref()))?,
-            TableFormat::Json => {
-                let doc = serde_json::json!({
-                    "schema_version": SIM_SCHEMA_VERSION,
-                    "kind": "sim",
-                    "scenario": points.first().map(|p| p.resolved.name.clone()),
-                    "file": name,
-                    "solver": solver,
-                    "vary": key,
-                    "points": points,
-                });
-                crate::output::print_json(&doc)?;
-            }
-        }
+        let doc = Simulated {
+            json: storlab_sim::document(&points, &name, solver, key.as_deref()),
+            table: storlab_print::sim::render(&points, key.as_deref()),
+        };
         if !self.no_save {
             let store = self.db.open()?;
             let mut tags = self.record.tag_map()?;
-            if let Some(p) = points.first() {
-                tags.entry("sim.scenario".into())
-                    .or_insert_with(|| p.resolved.name.clone());
+            for (k, v) in storlab_sim::record::tags(&points, key.as_deref()) {
+                tags.entry(k).or_insert(v);
             }
-            if let Some(k) = &key {
-                tags.entry("sim.vary".into()).or_insert_with(|| k.clone());
-            }
-            let report = storlab_sim::record(
-                &points,
-                &name,
-                storlab_types::command_line(),
-                started,
-                finished,
-            );
+            let command_line = storlab_types::command_line();
+            let report = storlab_sim::record(&points, &name, command_line, started, finished);
             let id = store.save_run("sim", &report, &tags, self.record.note())?;
             eprintln!(
                 "storlab: saved as run {id} (kind sim) in {}",
@@ -129,10 +102,11 @@ impl SimCommand {
             );
         }
         // Drawn after the run is stored: a chart that cannot be written
-        // loses no result.
+        // loses no result. The report crate's chart registry draws it.
         if let Some(permit) = &chart_permit {
             let path = permit.path();
-            let svg = chart(&points, key.as_deref().unwrap_or("clients"));
+            let key = key.as_deref().unwrap_or("clients");
+            let svg = storlab_report::registry::sim_chart(&points, key);
             let bytes = if chart_is_png(path)? {
                 storlab_report::svg_to_png(&svg, 2.0)?
             } else {
@@ -141,51 +115,22 @@ impl SimCommand {
             permit.write(&bytes)?;
             eprintln!("storlab: chart written to {}", path.display());
         }
-        Ok(crate::Outcome::Ok)
+        Ok(Reply::doc(doc, self.out.rendering()))
     }
 }
 
-/// The listing in the one listing style.
-fn table(points: &[SweepPoint], key: Option<&str>) -> String {
-    let l = storlab_sim::listing(points, key);
-    let mut t = crate::commands::common::list_table();
-    t.set_header(l.header);
-    for row in l.rows {
-        t.add_row(row);
-    }
-    let mut out = l.title.map(|t| t + "\n").unwrap_or_default();
-    out += &t.to_string();
-    out.push('\n');
-    for n in l.notes {
-        out += &n;
-        out.push('\n');
-    }
-    out
+/// The simulated points: the listing (`storlab_print::sim`) or the JSON
+/// document (`storlab_sim::document`).
+struct Simulated {
+    table: String,
+    json: serde_json::Value,
 }
 
-/// Throughput vs the varied value (`storlab_sim::chart`), drawn as a line chart.
-fn chart(points: &[SweepPoint], key: &str) -> String {
-    let c = storlab_sim::chart::throughput(points, key);
-    LineChart {
-        title: c.title,
-        subtitle: Some(c.subtitle),
-        x_label: c.x_label,
-        y_label: c.y_label,
-        series: c
-            .series
-            .into_iter()
-            .map(|(name, points)| LineSeries { name, points })
-            .collect(),
-        x_scale: if c.log { XScale::Log2 } else { XScale::Linear },
-        x_fmt: if c.sizes {
-            |v| storlab_types::format_bytes(v as u64)
-        } else {
-            fmt_tick
-        },
-        y_fmt: fmt_tick,
-        y_max: None,
-        x_marker: c.marker,
-        x_spans: Vec::new(),
+impl Document for Simulated {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(self.table.clone())
     }
-    .render()
+    fn json(&self) -> anyhow::Result<String> {
+        output::json_text(&self.json)
+    }
 }

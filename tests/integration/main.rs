@@ -18,6 +18,7 @@ mod forks;
 mod groups;
 mod honest;
 mod inspect;
+mod io500;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
@@ -29,6 +30,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_agree;
 mod plan;
+mod plan_documents;
 mod record;
 mod replay;
 mod reports;
@@ -46,6 +48,7 @@ mod store;
 mod sweep;
 mod thin_commands;
 mod trace;
+mod typed;
 mod util;
 mod vocab_bounds;
 mod vocabulary;

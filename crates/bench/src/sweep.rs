@@ -91,7 +91,7 @@ impl Vary {
             Bare::Refused,
             |v| match kind {
                 OptKind::Size => parse_size(v).map_err(|e| e.to_string()),
-                OptKind::Int => whole(v),
+                OptKind::Int => whole(v).map_err(|e| e.to_string()),
                 _ => {
                     Err("ranges are for sizes and numbers; list text values: rw=read,write".into())
                 }

@@ -266,6 +266,109 @@ impl CheckReport {
     }
 }
 
+impl CheckStatus {
+    /// The worse of two outcomes: a configuration difference outranks a
+    /// failure, which outranks a pass.
+    pub fn worst(self, other: CheckStatus) -> CheckStatus {
+        match (self, other) {
+            (CheckStatus::ConfigDiffers, _) | (_, CheckStatus::ConfigDiffers) => {
+                CheckStatus::ConfigDiffers
+            }
+            (CheckStatus::Failed, _) | (_, CheckStatus::Failed) => CheckStatus::Failed,
+            _ => CheckStatus::Passed,
+        }
+    }
+}
+
+/// Every run's check against one baseline, as `storlab check` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckSummary {
+    /// The tolerance in percent of the baseline.
+    pub tolerance: f64,
+    pub reports: Vec<CheckReport>,
+}
+
+impl CheckSummary {
+    /// The worst outcome of all the checks (passed when there are none).
+    pub fn worst(&self) -> CheckStatus {
+        self.reports
+            .iter()
+            .fold(CheckStatus::Passed, |w, r| w.worst(r.status()))
+    }
+
+    /// The text result: each run's verdict, failures, differences and notes.
+    pub fn text(&self) -> String {
+        self.reports
+            .iter()
+            .map(|r| r.text(self.tolerance))
+            .collect()
+    }
+
+    /// The JSON document: the overall verdict and every check.
+    pub fn json(&self) -> serde_json::Value {
+        let worst = self.worst();
+        serde_json::json!({
+            "passed": worst == CheckStatus::Passed,
+            "status": worst,
+            "checks": self.reports,
+        })
+    }
+}
+
+impl CheckReport {
+    /// The text result of this run's check at `tolerance` percent.
+    pub fn text(&self, tolerance: f64) -> String {
+        let (id, base_id) = (self.run_id, self.baseline_id);
+        let mut out = String::new();
+        let compared = self.findings.len();
+        match self.status() {
+            CheckStatus::Passed => {
+                out += &format!(
+                    "ok: run {id} is within {tolerance}% of baseline run {base_id} ({compared} figures compared)\n"
+                );
+            }
+            CheckStatus::Failed => {
+                out += &format!(
+                    "FAILED: run {id} vs baseline run {base_id}, tolerance {tolerance}%: {} problem{}\n",
+                    self.failures.len(),
+                    if self.failures.len() == 1 { "" } else { "s" }
+                );
+            }
+            CheckStatus::ConfigDiffers => {
+                let keys = self.blocking_keys();
+                out += &format!(
+                    "CONFIGURATION DIFFERS: run {id} vs baseline run {base_id}: {}; the figures are not \
+                     judged. If that is what you are studying, say so with --vary {}; to judge them \
+                     anyway, --allow-config-diff\n",
+                    keys.join(", "),
+                    keys.join(",")
+                );
+            }
+        }
+        for f in &self.failures {
+            out += &format!("  {f}\n");
+        }
+        for c in &self.config {
+            let mut parts: Vec<String> = c
+                .under_study
+                .iter()
+                .map(|d| format!("{} [under study]", d.describe()))
+                .collect();
+            parts.extend(c.other.iter().map(|d| d.describe()));
+            out += &format!(
+                "  differs: phase {} vs baseline {}: {}\n",
+                c.phase,
+                c.baseline_phase,
+                parts.join(", ")
+            );
+        }
+        for n in &self.notes {
+            out += &format!("  note: {n}\n");
+        }
+        out
+    }
+}
+
 /// What the user declared about configuration differences.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {

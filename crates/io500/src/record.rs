@@ -15,8 +15,8 @@
 use crate::phases::{self, ScoreGroup};
 use crate::result::{ResultDir, SummaryPhase};
 use storlab_types::{
-    BenchReport, DirStats, HostInfo, PhaseParams, PhaseResult, RwMode, TargetInfo, TargetKind,
-    ToolInfo,
+    BenchReport, CacheMode, CacheReport, CacheState, DirStats, EngineKind, HostInfo, PhaseParams,
+    PhaseResult, RwMode, TargetInfo, TargetKind, ToolInfo,
 };
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -61,7 +61,31 @@ fn dir_stats(p: &SummaryPhase) -> DirStats {
     }
 }
 
-fn phase(p: &SummaryPhase, procs: u32) -> PhaseResult {
+/// IOR's and mdtest's POSIX API is buffered `pread`/`pwrite`; the page
+/// cache is dropped before each phase only with `drop-caches = TRUE`
+/// (not verified), and otherwise not controlled (fio's `invalidate=0`
+/// reads the same way: warm).
+fn cache(drop_caches: Option<bool>) -> (CacheMode, CacheReport) {
+    let dropped = drop_caches == Some(true);
+    let report = CacheReport {
+        mode: CacheState::Buffered,
+        method: dropped.then(|| {
+            "io500 drop-caches: the drop-caches-cmd before each phase, not verified".into()
+        }),
+        ..CacheReport::default()
+    };
+    (
+        if dropped {
+            CacheMode::Cold
+        } else {
+            CacheMode::Warm
+        },
+        report,
+    )
+}
+
+fn phase(p: &SummaryPhase, procs: u32, drop_caches: Option<bool>) -> PhaseResult {
+    let (cache_mode, cache_report) = cache(drop_caches);
     let rw = direction(&p.name);
     let stats = dir_stats(p);
     let mut warnings: Vec<String> = p
@@ -85,6 +109,10 @@ fn phase(p: &SummaryPhase, procs: u32) -> PhaseResult {
             rw,
             rwmixread: if rw == RwMode::Read { 100 } else { 0 },
             numjobs: procs,
+            iodepth: 1,
+            engine: EngineKind::Psync,
+            cache: cache_mode,
+            loops: 1,
             ..PhaseParams::default()
         },
         started_at: p.started.as_deref().map(rfc3339).unwrap_or_default(),
@@ -96,7 +124,7 @@ fn phase(p: &SummaryPhase, procs: u32) -> PhaseResult {
         jobs: Vec::new(),
         cpu: storlab_types::CpuStats::default(),
         errors: Default::default(),
-        cache: storlab_types::CacheReport::default(),
+        cache: cache_report,
         verify: None,
         depth: None,
         interrupted: false,
@@ -128,7 +156,19 @@ pub fn to_report(dir: &ResultDir, host: Option<&str>) -> BenchReport {
     if dir.started.is_some() {
         warnings.push("io500 writes local times without a zone; they are stored as UTC".into());
     }
-    let phases: Vec<PhaseResult> = dir.phases.iter().map(|p| phase(p, procs)).collect();
+    if dir.drop_caches != Some(true) {
+        warnings.push(
+            "io500 ran buffered (POSIX API) without drop-caches: the page cache was not controlled, so reads may have been served from memory"
+                .into(),
+        );
+    }
+    // The timestamp line is io500's bookkeeping, not a measurement.
+    let phases: Vec<PhaseResult> = dir
+        .phases
+        .iter()
+        .filter(|p| phases::find(&p.name).is_none_or(|d| !d.dummy))
+        .map(|p| phase(p, procs, dir.drop_caches))
+        .collect();
     BenchReport {
         schema_version: storlab_types::SCHEMA_VERSION,
         tool: ToolInfo {
@@ -190,7 +230,23 @@ mod tests {
         let dir = fixture();
         let r = to_report(&dir, Some("node1"));
         assert_eq!(r.tool.name, "io500");
-        assert_eq!(r.phases.len(), dir.phases.len());
+        assert_eq!(
+            r.phases.len(),
+            dir.phases.len() - 1,
+            "all but io500's timestamp line"
+        );
+        assert!(r.phases.iter().all(|p| p.params.name != "timestamp"));
+        assert_eq!(r.phases[0].params.engine, EngineKind::Psync);
+        assert_eq!(
+            r.phases[0].params.cache,
+            CacheMode::Warm,
+            "drop-caches = FALSE"
+        );
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("page cache was not controlled"))
+        );
         let w = &r.phases[0];
         assert_eq!(w.params.name, "ior-easy-write");
         assert_eq!(w.params.rw, RwMode::Write);

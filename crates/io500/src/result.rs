@@ -59,12 +59,15 @@ pub struct ResultDir {
     /// `; START` and `; END` of `result.txt` (io500's local time, no zone).
     pub started: Option<String>,
     pub ended: Option<String>,
+    /// `[global] drop-caches` of the `config.ini` io500 keeps in the
+    /// directory, when it is there and readable.
+    pub drop_caches: Option<bool>,
 }
 
 /// Why a result directory cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultError {
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Io {
         path: PathBuf,
         #[source]
@@ -163,6 +166,12 @@ impl ResultDir {
         if details.is_file() {
             out.add_details(&read(&details)?);
         }
+        let config = dir.join("config.ini");
+        if config.is_file()
+            && let Ok(cfg) = crate::Config::parse(&read(&config)?)
+        {
+            out.drop_caches = cfg.get("global", "drop-caches").map(|v| v.starts_with('T'));
+        }
         Ok(out)
     }
 
@@ -185,6 +194,7 @@ impl ResultDir {
             run_reasons: Vec::new(),
             started: None,
             ended: None,
+            drop_caches: None,
         };
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;

@@ -11,13 +11,24 @@ use serde::Serialize;
 use storlab_types::Pattern;
 use storlab_types::{CacheMode, PhaseResult, RwMode, StoredRun};
 
+/// Why a measured phase cannot be modelled.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NotModelled {
+    #[error("no block size")]
+    NoBlockSize,
+    #[error("a block-size mix (--bssplit) is not one request size")]
+    BlockSizeMix,
+    #[error("{0}")]
+    Model(#[from] PlanError),
+}
+
 /// The workload a measured phase ran, or why it cannot be modelled.
-pub fn phase_workload(p: &PhaseResult) -> Result<Workload, String> {
+pub fn phase_workload(p: &PhaseResult) -> Result<Workload, NotModelled> {
     let params = &p.params;
     let bs = match params.bs.as_slice() {
         [one] => one.bs_bytes,
-        [] => return Err("no block size".to_string()),
-        _ => return Err("a block-size mix (--bssplit) is not one request size".to_string()),
+        [] => return Err(NotModelled::NoBlockSize),
+        _ => return Err(NotModelled::BlockSizeMix),
     };
     let pattern = match params.rw {
         RwMode::Read => Pattern::SeqRead,
@@ -41,7 +52,7 @@ pub fn phase_workload(p: &PhaseResult) -> Result<Workload, String> {
 }
 
 /// One phase, measured and predicted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Against {
     pub run: i64,
     pub phase: String,
@@ -49,6 +60,15 @@ pub struct Against {
     pub workload: String,
     pub measured_bytes_per_s: f64,
     pub predicted_bytes_per_s: Option<f64>,
+    /// Random I/O is compared in IOPS (requests per second) at its queue
+    /// depth: `random` says so, the IOPS figures are measured and
+    /// predicted, `jobs` x `iodepth` what was kept in flight.
+    #[serde(default)]
+    pub random: bool,
+    pub measured_iops: f64,
+    pub predicted_iops: Option<f64>,
+    pub jobs: u32,
+    pub iodepth: u32,
     /// (predicted − measured) / measured; `None` when not modelled or
     /// nothing was measured.
     pub error: Option<f64>,
@@ -90,9 +110,10 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
     for run in runs {
         for p in &run.report.phases {
             let measured = p.total.bw_bytes_per_s;
-            let predicted = phase_workload(p).and_then(|w| {
-                predict_geo(&design.layout, &geo, &design.hardware, &w).map_err(|e| e.to_string())
-            });
+            let predicted = phase_workload(p)
+                .and_then(|w| Ok(predict_geo(&design.layout, &geo, &design.hardware, &w)?));
+            let (jobs, iodepth) = (p.params.numjobs.max(1), p.params.iodepth.max(1));
+            let random = p.params.rw.is_random();
             let row = match predicted {
                 Ok(pred) => Against {
                     run: run.id,
@@ -100,6 +121,11 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
                     workload: pred.workload.clone(),
                     measured_bytes_per_s: measured,
                     predicted_bytes_per_s: Some(pred.bytes_per_s),
+                    random,
+                    measured_iops: p.total.iops,
+                    predicted_iops: Some(pred.iops),
+                    jobs,
+                    iodepth,
                     error: relative_error(pred.bytes_per_s, measured),
                     binding: Some(pred.binding.clone()),
                     explanation: pred.explanation.clone(),
@@ -112,6 +138,11 @@ pub fn against(design: &Design, runs: &[StoredRun]) -> Result<Vec<Against>, Plan
                     workload: String::new(),
                     measured_bytes_per_s: measured,
                     predicted_bytes_per_s: None,
+                    random,
+                    measured_iops: p.total.iops,
+                    predicted_iops: None,
+                    jobs,
+                    iodepth,
                     error: None,
                     binding: None,
                     explanation: format!("not modelled: {why}"),

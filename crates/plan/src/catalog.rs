@@ -18,16 +18,21 @@ use toml::Spanned;
 /// commands (an estimate; `storlab plan calibrate` fits it from a sweep).
 pub const DEFAULT_HDD_CMD_OVERHEAD_S: f64 = 0.1e-3;
 
+/// The currency of a price whose entry names none (`currency = "EUR"`
+/// names it): costs are shown with their currency, and parts priced in
+/// different currencies are not added up.
+pub const DEFAULT_CURRENCY: &str = "USD";
+
 /// The catalog shipped with storlab.
 pub const BUILTIN_TOML: &str = include_str!("../catalog.toml");
 
 /// A number or a string that `f` parses; any other type of value is
 /// refused as "expected {expected}" (a derived untagged enum said "data
 /// did not match any variant of untagged enum NumOrStr").
-fn de_parsed<'de, D, T>(
+fn de_parsed<'de, D, T, E: std::fmt::Display>(
     d: D,
     expected: &'static str,
-    f: fn(&str) -> Result<T, String>,
+    f: fn(&str) -> Result<T, E>,
 ) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
@@ -71,30 +76,31 @@ parsed_newtype!(
     Size,
     u64,
     "a size like 4k or a number, such as 4096, \"4k\" or \"8TB\"",
-    |s| storlab_types::parse_size(s).map_err(|e| e.to_string())
+    storlab_types::parse_size
 );
 parsed_newtype!(
     Rate,
     f64,
     "a rate like \"150MB/s\" or a number of bytes/s",
-    |s| storlab_types::parse_rate(s).map_err(|e| e.to_string())
+    storlab_types::parse_rate
 );
-parsed_newtype!(Hours, f64, "a duration like \"1.5e6h\" or \"5y\"", |s| {
-    crate::reliability::parse_hours(s).map_err(|e| e.to_string())
-});
+parsed_newtype!(
+    Hours,
+    f64,
+    "a duration like \"1.5e6h\" or \"5y\"",
+    crate::reliability::parse_hours
+);
 parsed_newtype!(
     Percent,
     f64,
     "a percentage like \"0.44%\" or a number",
-    |s| storlab_types::parse_percent(s).map_err(|e| e.to_string())
+    storlab_types::parse_percent
 );
 parsed_newtype!(
     Seconds,
     f64,
     "a duration like \"8.5ms\" or a number of seconds",
-    |s| storlab_types::parse_duration(s)
-        .map(|d| d.as_secs_f64())
-        .map_err(|e| e.to_string())
+    |s| storlab_types::parse_duration(s).map(|d| d.as_secs_f64())
 );
 
 /// A link as written in the catalog.
@@ -157,6 +163,8 @@ pub struct DriveEntry {
     pub sector_size: Size,
     pub rebuild_rate: Rate,
     pub price: Option<f64>,
+    /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
+    pub currency: Option<String>,
     pub source: String,
 }
 
@@ -196,6 +204,8 @@ pub struct ControllerEntry {
     pub host: Spanned<String>,
     pub max_drives: Option<u32>,
     pub price: Option<f64>,
+    /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
+    pub currency: Option<String>,
     pub source: String,
 }
 
@@ -209,6 +219,8 @@ pub struct EnclosureEntry {
     pub slots: u32,
     pub uplink: Spanned<String>,
     pub price: Option<f64>,
+    /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
+    pub currency: Option<String>,
     pub source: String,
 }
 
@@ -223,6 +235,25 @@ struct CatalogFile {
     controller: Vec<ControllerEntry>,
     #[serde(default)]
     enclosure: Vec<EnclosureEntry>,
+    /// `[override.drive."NAME"]` and so on: some fields of an entry
+    /// already in the catalog, changed without copying the rest.
+    #[serde(default, rename = "override")]
+    overrides: Overrides,
+}
+
+/// The `[override.KIND."NAME"]` tables of a catalog file: entry name →
+/// the fields that change.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Overrides {
+    #[serde(default)]
+    link: toml::Table,
+    #[serde(default)]
+    drive: toml::Table,
+    #[serde(default)]
+    controller: toml::Table,
+    #[serde(default)]
+    enclosure: toml::Table,
 }
 
 /// Entries with the file they came from (for error positions).
@@ -345,6 +376,7 @@ impl Catalog {
                 e.name.get_ref().to_lowercase()
             });
         }
+        self.apply_overrides(file, &parsed.overrides)?;
         // Resolve everything now so a bad entry is reported with its
         // position when the file is loaded, not when it is first used.
         for d in self.drives.clone() {
@@ -355,6 +387,138 @@ impl Catalog {
         }
         for e in self.enclosures.clone() {
             self.resolve_enclosure(&e)?;
+        }
+        Ok(())
+    }
+
+    /// Apply a file's `[override.KIND."NAME"]` tables: each names an entry
+    /// already in the catalog (built in or from an earlier file) and the
+    /// fields to change; the entry keeps every other field and its source
+    /// says what was changed and where.
+    fn apply_overrides(&mut self, file: usize, o: &Overrides) -> Result<(), PlanError> {
+        for (kind, table) in [
+            ("link", &o.link),
+            ("drive", &o.drive),
+            ("controller", &o.controller),
+            ("enclosure", &o.enclosure),
+        ] {
+            for (name, fields) in table {
+                self.apply_override(file, kind, name, fields)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_override(
+        &mut self,
+        file: usize,
+        kind: &'static str,
+        name: &str,
+        fields: &toml::Value,
+    ) -> Result<(), PlanError> {
+        let (fname, text) = self.files[file].clone();
+        // Errors point at the override's header line.
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("[override") && l.contains(name))
+            .map_or(1, |i| i + 1);
+        let at = |message: String| PlanError::Catalog {
+            file: fname.clone(),
+            line,
+            column: 1,
+            message: format!("[override.{kind}.\"{name}\"]: {message}"),
+        };
+        let Some(fields) = fields.as_table() else {
+            return Err(at(format!(
+                "write the fields to change under the header, e.g. [override.{kind}.\"{name}\"] then price = 300"
+            )));
+        };
+        if fields.contains_key("name") {
+            return Err(at(
+                "an override cannot rename an entry; copy it under a new name instead".into(),
+            ));
+        }
+        let known = match kind {
+            "link" => self.link_names(),
+            "drive" => self.drive_names(),
+            "controller" => self.controller_names(),
+            _ => self.enclosure_names(),
+        };
+        let Some(found) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) else {
+            let e = self.unknown(kind, name, known.clone());
+            return Err(at(format!("{e}; an override changes an entry that exists")));
+        };
+        let found = found.to_string();
+        let old_file = match kind {
+            "link" => self
+                .links
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+            "drive" => self
+                .drives
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+            "controller" => self
+                .controllers
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+            _ => self
+                .enclosures
+                .iter()
+                .find(|x| *x.entry.name.get_ref() == found)
+                .map(|x| x.file),
+        }
+        .unwrap_or(0);
+        // The entry as its own file wrote it, with the new fields on top.
+        let old_text = &self.files[old_file].1;
+        let mut entry = toml::from_str::<toml::Table>(old_text)
+            .ok()
+            .and_then(|t| {
+                t.get(kind)?.as_array()?.iter().find_map(|v| {
+                    let t = v.as_table()?;
+                    (t.get("name")?.as_str()? == found).then(|| t.clone())
+                })
+            })
+            .ok_or_else(|| at(format!("the {kind} entry '{found}' could not be read back")))?;
+        let mut changed = Vec::new();
+        for (k, v) in fields {
+            entry.insert(k.clone(), v.clone());
+            changed.push(k.as_str());
+        }
+        let source = entry.get("source").and_then(|v| v.as_str()).unwrap_or("");
+        let source = format!("{source}; {} set by {fname}", changed.join(", "));
+        entry.insert("source".into(), toml::Value::String(source));
+        let mut doc = toml::Table::new();
+        doc.insert(
+            kind.to_string(),
+            toml::Value::Array(vec![toml::Value::Table(entry)]),
+        );
+        let merged = toml::to_string(&doc).map_err(|e| at(e.to_string()))?;
+        let parsed: CatalogFile = toml::from_str(&merged).map_err(|e| {
+            at(format!(
+                "{} (in what the override sets: {})",
+                e.message().trim(),
+                changed.join(", ")
+            ))
+        })?;
+        self.files
+            .push((format!("{fname} (override of {kind} '{found}')"), merged));
+        let f = self.files.len() - 1;
+        let lower = |n: &Spanned<String>| n.get_ref().to_lowercase();
+        for l in parsed.link {
+            upsert(&mut self.links, l, f, |e| lower(&e.name));
+        }
+        for d in parsed.drive {
+            upsert(&mut self.drives, d, f, |e| lower(&e.name));
+        }
+        for c in parsed.controller {
+            upsert(&mut self.controllers, c, f, |e| lower(&e.name));
+        }
+        for e in parsed.enclosure {
+            upsert(&mut self.enclosures, e, f, |e| lower(&e.name));
         }
         Ok(())
     }
@@ -596,6 +760,7 @@ impl Catalog {
             rebuild_bytes_per_s: e.rebuild_rate.0,
             rebuild_hours: None,
             price: e.price,
+            currency: e.currency.clone(),
             cmd_overhead_s: match e.cmd_overhead {
                 Some(c) if c.0 >= 0.0 && c.0 < 1.0 => c.0,
                 Some(_) => {
@@ -646,6 +811,7 @@ impl Catalog {
             write_back: e.write_back,
             max_drives: e.max_drives,
             price: e.price,
+            currency: e.currency.clone(),
             ..ControllerSpec::new(
                 e.name.get_ref().clone(),
                 self.link_at(c.file, &e.backend)?,
@@ -674,6 +840,8 @@ impl Catalog {
             slots: e.slots,
             uplink: self.link_at(c.file, &e.uplink)?,
             price: e.price,
+            currency: e.currency.clone(),
+            hot_spares: 0,
         })
     }
 }
@@ -908,5 +1076,93 @@ mod tests {
         let d = c.drive("exos-x18-18tb").unwrap();
         assert_eq!(d.price, Some(400.0));
         assert!((crate::reliability::afr_from_mtbf(d.mtbf_hours) - 0.015).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod override_tests {
+    use super::*;
+
+    /// One field of a built-in entry changes; every other field, and the
+    /// other entries, stay as built in; the source says what changed.
+    #[test]
+    fn an_override_changes_one_field_and_keeps_the_rest() {
+        let built = Catalog::builtin();
+        let mut cat = Catalog::builtin();
+        cat.extend(
+            "mine.toml",
+            "[override.drive.\"EXOS-X18-18TB\"]\nprice = 280\n\n[override.enclosure.\"jbod-2u24-sas12\"]\nslots = 25\n",
+        )
+        .unwrap();
+        let (a, b) = (
+            built.drive("exos-x18-18tb").unwrap(),
+            cat.drive("exos-x18-18tb").unwrap(),
+        );
+        assert_eq!(b.price, Some(280.0));
+        assert_eq!(b.currency, None);
+        assert_eq!(
+            DriveSpec {
+                price: None,
+                ..b.clone()
+            },
+            a
+        );
+        assert_eq!(cat.enclosure("jbod-2u24-sas12").unwrap().slots, 25);
+        let e = cat
+            .drives()
+            .find(|d| d.name.get_ref() == "exos-x18-18tb")
+            .unwrap();
+        assert!(
+            e.source.ends_with("; price set by mine.toml"),
+            "{}",
+            e.source
+        );
+        assert_eq!(cat.drive_names(), built.drive_names());
+        // A later override of the overridden entry builds on it.
+        cat.extend(
+            "more.toml",
+            "[override.drive.\"exos-x18-18tb\"]\ncurrency = \"EUR\"\n",
+        )
+        .unwrap();
+        let c = cat.drive("exos-x18-18tb").unwrap();
+        assert_eq!((c.price, c.currency.as_deref()), (Some(280.0), Some("EUR")));
+    }
+
+    #[test]
+    fn a_bad_override_names_the_entry_the_field_and_the_fix() {
+        let mut cat = Catalog::builtin();
+        let text = "# prices\n\n[override.drive.\"exos-x18\"]\nprice = 1\n";
+        let e = cat.extend("p.toml", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.toml:3:1: [override.drive.\"exos-x18\"]"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean 'exos-x18-18tb'"), "{e}");
+        let e = cat
+            .extend(
+                "p.toml",
+                "[override.drive.\"exos-x18-18tb\"]\nname = \"x\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot rename"), "{e}");
+        let e = cat
+            .extend(
+                "p.toml",
+                "[override.drive.\"exos-x18-18tb\"]\nprice = \"cheap\"\n",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("p.toml") && e.contains("price"), "{e}");
+        let e = cat
+            .extend("p.toml", "[override.drive.\"exos-x18-18tb\"]\nrpm = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("p.toml"), "{e}");
+        // The catalog is as it was after each refusal.
+        assert_eq!(
+            cat.drive("exos-x18-18tb").unwrap(),
+            Catalog::builtin().drive("exos-x18-18tb").unwrap()
+        );
     }
 }

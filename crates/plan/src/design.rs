@@ -72,6 +72,11 @@ pub struct SizingReport {
     pub mb_per_s_per_core: f64,
     pub required_bytes_per_s: f64,
     pub checks: Vec<SizingCheck>,
+    /// The verdict: every streaming workload feeds the cores.
+    pub meets: bool,
+    /// The verdict in words, as the table prints it: "meets ..." or
+    /// "SHORT: ...".
+    pub verdict: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -84,12 +89,24 @@ pub struct SizingCheck {
 }
 
 /// Cost of a design when the catalog has prices.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cost {
     pub total: f64,
     pub per_usable_tb: f64,
     pub drives: u32,
     pub enclosures: u32,
+    /// The prices' currency (every priced part has the same one).
+    pub currency: String,
+}
+
+/// The enclosures a design fills: data drives and hot spares both take bays.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnclosureUse {
+    pub model: String,
+    pub count: u32,
+    pub bays: u32,
+    pub data_drives: u32,
+    pub hot_spares: u32,
 }
 
 /// Everything `storlab plan layout` reports.
@@ -103,6 +120,9 @@ pub struct DesignReport {
     pub performance: Vec<Prediction>,
     pub sizing: Option<SizingReport>,
     pub cost: Option<Cost>,
+    /// The enclosures the drives and hot spares take, with an enclosure model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enclosures: Option<EnclosureUse>,
     /// Alignment, limits and advice.
     pub findings: Vec<Finding>,
 }
@@ -114,9 +134,54 @@ pub fn enclosures_needed(hw: &Hardware, drives: u32) -> u32 {
         .map_or(0, |e| drives.div_ceil(e.slots))
 }
 
-/// Total price, if every part has one.
+/// Each part's price with its currency (the catalog's default where an
+/// entry names none), in the order drive, controller, enclosure; `None`
+/// for a part without a price.
+fn priced(hw: &Hardware) -> Vec<(&'static str, Option<(f64, String)>)> {
+    let with = |p: Option<f64>, c: &Option<String>| {
+        p.map(|p| {
+            (
+                p,
+                c.clone()
+                    .unwrap_or_else(|| crate::catalog::DEFAULT_CURRENCY.to_string()),
+            )
+        })
+    };
+    let mut v = vec![
+        ("drive", with(hw.drive.price, &hw.drive.currency)),
+        (
+            "controller",
+            with(hw.controller.price, &hw.controller.currency),
+        ),
+    ];
+    if let Some(e) = &hw.enclosure {
+        v.push(("enclosure", with(e.price, &e.currency)));
+    }
+    v
+}
+
+/// The parts whose prices are in different currencies, as
+/// "drive USD, controller EUR", when they are: such prices are not added.
+pub fn mixed_currencies(hw: &Hardware) -> Option<String> {
+    let p = priced(hw);
+    let mut cs = p.iter().filter_map(|(_, x)| x.as_ref().map(|x| &x.1));
+    let first = cs.next()?;
+    cs.any(|c| c != first).then(|| {
+        p.iter()
+            .filter_map(|(k, x)| x.as_ref().map(|x| format!("{k} {}", x.1)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// Total price, if every part has one and all in one currency.
 pub fn cost(hw: &Hardware, drives: u32, usable_bytes: u64) -> Option<Cost> {
     let enclosures = enclosures_needed(hw, drives);
+    let parts = priced(hw);
+    let currency = parts.first()?.1.as_ref()?.1.clone();
+    if mixed_currencies(hw).is_some() {
+        return None;
+    }
     let mut total = hw.drive.price? * f64::from(drives);
     total += hw.controller.price? * f64::from(hw.controllers.max(1));
     if let Some(e) = &hw.enclosure {
@@ -127,6 +192,7 @@ pub fn cost(hw: &Hardware, drives: u32, usable_bytes: u64) -> Option<Cost> {
         per_usable_tb: total / (usable_bytes as f64 / 1e12),
         drives,
         enclosures,
+        currency,
     })
 }
 
@@ -135,6 +201,67 @@ pub fn cost(hw: &Hardware, drives: u32, usable_bytes: u64) -> Option<Cost> {
 /// before the drives, and the model does not know the host.
 pub const SSD_HOST_NOTE: &str = "the host (CPU, memory, PCIe topology) is not modelled, and SSD arrays often reach it before their drives: \
 published Linux md RAID 0 arrays of 8-24 SATA SSDs measured 1.2-2.9 times below this model (docs/MODEL.md section 7)";
+
+/// How the design meets `--cores` x `--mbps-per-core`: each streaming
+/// workload against the requirement, a warning per shortfall, the verdict.
+fn sizing_report(
+    s: Sizing,
+    performance: &[perf::Prediction],
+    findings: &mut Vec<Finding>,
+) -> SizingReport {
+    let required = f64::from(s.cores) * s.mb_per_s_per_core * 1e6;
+    let checks = performance
+        .iter()
+        .filter(|p| match p.pattern {
+            Pattern::SeqRead | Pattern::SeqWrite => true,
+            Pattern::Mix { random, .. } => !random,
+            _ => false,
+        })
+        .map(|p| SizingCheck {
+            workload: p.workload.clone(),
+            predicted_bytes_per_s: p.bytes_per_s,
+            ratio: p.bytes_per_s / required,
+            meets: p.bytes_per_s >= required,
+        })
+        .collect::<Vec<_>>();
+    for c in &checks {
+        if !c.meets {
+            findings.push(Finding::warning(format!(
+                "{}: {} predicted, {} required by {} cores x {} MB/s: short by {:.0}%",
+                c.workload,
+                format_rate(c.predicted_bytes_per_s),
+                format_rate(required),
+                s.cores,
+                s.mb_per_s_per_core,
+                (1.0 - c.ratio) * 100.0
+            )));
+        }
+    }
+    let short: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.meets)
+        .map(|c| c.workload.as_str())
+        .collect();
+    let need = format!(
+        "{} cores x {} MB/s = {}",
+        s.cores,
+        s.mb_per_s_per_core,
+        format_rate(required)
+    );
+    let verdict = if short.is_empty() {
+        format!("meets {need}")
+    } else {
+        format!("SHORT of {need}: {}", short.join(", "))
+    };
+    SizingReport {
+        cores: s.cores,
+        mb_per_s_per_core: s.mb_per_s_per_core,
+        required_bytes_per_s: required,
+        meets: short.is_empty(),
+        verdict,
+        checks,
+    }
+}
 
 /// Evaluate a design.
 pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
@@ -215,43 +342,22 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
             "no redundancy: any drive failure loses the volume".to_string(),
         ));
     }
-    let sizing = design.sizing.map(|s| {
-        let required = f64::from(s.cores) * s.mb_per_s_per_core * 1e6;
-        let checks = performance
-            .iter()
-            .filter(|p| match p.pattern {
-                Pattern::SeqRead | Pattern::SeqWrite => true,
-                Pattern::Mix { random, .. } => !random,
-                _ => false,
-            })
-            .map(|p| SizingCheck {
-                workload: p.workload.clone(),
-                predicted_bytes_per_s: p.bytes_per_s,
-                ratio: p.bytes_per_s / required,
-                meets: p.bytes_per_s >= required,
-            })
-            .collect::<Vec<_>>();
-        for c in &checks {
-            if !c.meets {
-                findings.push(Finding::warning(format!(
-                    "{}: {} predicted, {} required by {} cores x {} MB/s: short by {:.0}%",
-                    c.workload,
-                    format_rate(c.predicted_bytes_per_s),
-                    format_rate(required),
-                    s.cores,
-                    s.mb_per_s_per_core,
-                    (1.0 - c.ratio) * 100.0
-                )));
-            }
-        }
-        SizingReport {
-            cores: s.cores,
-            mb_per_s_per_core: s.mb_per_s_per_core,
-            required_bytes_per_s: required,
-            checks,
-        }
-    });
+    let sizing = design
+        .sizing
+        .map(|s| sizing_report(s, &performance, &mut findings));
     let cost = cost(hw, all_drives, geo.usable_bytes);
+    if let Some(mixed) = mixed_currencies(hw) {
+        findings.push(Finding::warning(format!(
+            "prices in different currencies ({mixed}): no cost is shown; give the entries one currency (currency = \"...\" in a --catalog file)"
+        )));
+    }
+    let enclosures = hw.enclosure.as_ref().map(|e| EnclosureUse {
+        model: e.name.clone(),
+        count: hw.enclosures_for(geo.drives),
+        bays: hw.enclosures_for(geo.drives) * e.slots,
+        data_drives: geo.drives,
+        hot_spares: design.hot_spares,
+    });
     findings.sort_by_key(|f| match f.severity {
         Severity::Warning => 0,
         Severity::Note => 1,
@@ -266,6 +372,7 @@ pub fn evaluate(design: &Design) -> Result<DesignReport, PlanError> {
         performance,
         sizing,
         cost,
+        enclosures,
         findings,
     })
 }

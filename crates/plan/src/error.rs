@@ -40,6 +40,14 @@ pub enum PlanError {
     #[error("design '{spec}': {error}")]
     InDesign { spec: String, error: Box<PlanError> },
 
+    /// The model refused the layout as the user typed it (with its
+    /// `--chunk` / `--stripe`).
+    #[error("{typed}: {error}")]
+    InLayout {
+        typed: String,
+        error: Box<PlanError>,
+    },
+
     /// A catalog file that is not valid TOML or has unknown keys.
     #[error("{file}:{line}:{column}: {message}")]
     Catalog {
@@ -48,6 +56,20 @@ pub enum PlanError {
         column: usize,
         message: String,
     },
+}
+
+/// A value that does not read as what a flag or key takes: the reason in
+/// words, for the caller to name the flag (`--chunk`, `--levels`, a
+/// catalog key).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
+impl BadValue {
+    /// The reason, from any error.
+    pub fn of(e: impl std::fmt::Display) -> BadValue {
+        BadValue(e.to_string())
+    }
 }
 
 impl PlanError {

@@ -42,6 +42,10 @@ pub struct DriveSpec {
     /// Rebuild time given directly (overrides capacity / rebuild rate), hours.
     pub rebuild_hours: Option<f64>,
     pub price: Option<f64>,
+    /// The currency of `price` (the catalog's `currency`; none written:
+    /// [`crate::catalog::DEFAULT_CURRENCY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
     /// Fixed cost of every command the drive serves, seconds: command
     /// processing, and on disks the rotational miss between chunk-sized
     /// commands of a stream (docs/MODEL.md §3.1). A disk is busy for it;
@@ -274,6 +278,9 @@ pub struct ControllerSpec {
     pub host: LinkSpec,
     pub max_drives: Option<u32>,
     pub price: Option<f64>,
+    /// The currency of `price`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
 }
 
 impl ControllerSpec {
@@ -302,6 +309,7 @@ impl ControllerSpec {
             host,
             max_drives: None,
             price: None,
+            currency: None,
         }
     }
 }
@@ -317,6 +325,17 @@ pub struct EnclosureSpec {
     pub slots: u32,
     pub uplink: LinkSpec,
     pub price: Option<f64>,
+    /// The currency of `price`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// Hot spares housed in these enclosures: they carry no data but each
+    /// takes a bay (the design's `--hot-spares`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hot_spares: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Everything about the hardware of one design.
@@ -329,4 +348,15 @@ pub struct Hardware {
     pub enclosure: Option<EnclosureSpec>,
     /// What the host itself can move, bytes/s (memory, CPU, file system).
     pub host_bytes_per_s: Option<f64>,
+}
+
+impl Hardware {
+    /// Enclosures needed for `drives` data drives and the hot spares
+    /// housed with them (every one takes a bay); none without an enclosure
+    /// model.
+    pub fn enclosures_for(&self, drives: u32) -> u32 {
+        self.enclosure.as_ref().map_or(0, |e| {
+            drives.saturating_add(e.hot_spares).div_ceil(e.slots.max(1))
+        })
+    }
 }

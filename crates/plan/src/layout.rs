@@ -3,7 +3,7 @@
 //! (groups, data and parity drives, full stripe, capacity, failures survived,
 //! stripe alignment).
 
-use crate::error::PlanError;
+use crate::error::{BadValue, PlanError};
 use serde::Serialize;
 use std::fmt;
 use storlab_types::{format_bytes, parse_size};
@@ -735,7 +735,7 @@ impl std::str::FromStr for Layout {
 /// A RAID level family as `plan search --levels` takes it: `r6` covers
 /// single RAID 6 groups and R60 aggregates (`r0`, `r1`/`r10`, `r5`/`r50`,
 /// `r6`/`r60`, with or without `raid`, any case).
-pub fn parse_level_family(s: &str) -> Result<GroupLevel, String> {
+pub fn parse_level_family(s: &str) -> Result<GroupLevel, BadValue> {
     let t = s.trim().to_ascii_lowercase();
     let t = t.trim_start_matches("raid").trim_start_matches('r');
     match t {
@@ -743,9 +743,9 @@ pub fn parse_level_family(s: &str) -> Result<GroupLevel, String> {
         "1" | "10" => Ok(GroupLevel::R1),
         "5" | "50" => Ok(GroupLevel::R5),
         "6" | "60" => Ok(GroupLevel::R6),
-        _ => Err(format!(
+        _ => Err(BadValue(format!(
             "'{s}' is not a RAID level; use r0, r1 (r10), r5 (r50), r6 (r60), e.g. r6,r10"
-        )),
+        ))),
     }
 }
 
@@ -763,10 +763,10 @@ impl Layout {
             reason,
         };
         if let Some(c) = chunk {
-            self.chunk_bytes = parse_sector_multiple(c).map_err(|e| invalid("--chunk", e))?;
+            self.chunk_bytes = parse_sector_multiple(c).map_err(|e| invalid("--chunk", e.0))?;
         }
         if let Some(s) = stripe {
-            let s = parse_sector_multiple(s).map_err(|e| invalid("--stripe", e))?;
+            let s = parse_sector_multiple(s).map_err(|e| invalid("--stripe", e.0))?;
             if self.groups == Some(1) {
                 return Err(invalid(
                     "--stripe",
@@ -797,12 +797,12 @@ impl Layout {
 }
 
 /// A chunk or stripe size: a non-zero multiple of 512 bytes (`256k`, `1M`).
-pub fn parse_sector_multiple(s: &str) -> Result<u64, String> {
-    let v = parse_size(s).map_err(|e| e.to_string())?;
+pub fn parse_sector_multiple(s: &str) -> Result<u64, BadValue> {
+    let v = parse_size(s).map_err(BadValue::of)?;
     if v == 0 || v % 512 != 0 {
-        return Err(format!(
+        return Err(BadValue(format!(
             "{s} is not a non-zero multiple of 512 bytes, e.g. 64k, 256k or 1M"
-        ));
+        )));
     }
     Ok(v)
 }
@@ -1026,7 +1026,7 @@ mod tests {
         assert_eq!(parse_level_family("R60"), Ok(GroupLevel::R6));
         assert_eq!(parse_level_family("raid10"), Ok(GroupLevel::R1));
         assert_eq!(parse_level_family("5"), Ok(GroupLevel::R5));
-        assert!(parse_level_family("r7").unwrap_err().contains("r6 (r60)"));
+        assert!(parse_level_family("r7").unwrap_err().0.contains("r6 (r60)"));
         assert_eq!(parse_sector_multiple("256k"), Ok(256 * 1024));
         assert!(parse_sector_multiple("1000").is_err());
         assert!(parse_sector_multiple("0").is_err());

@@ -16,8 +16,9 @@
 //! * and each stored run's phases predicted beside what they measured
 //!   ([`against`]).
 //!
-//! A design as the user writes it is a [`spec::DesignSpec`]; [`render`] is the
-//! text `storlab plan` prints.
+//! A design as the user writes it is a [`spec::DesignSpec`]; [`workflow`] is
+//! what each `storlab plan` command does with it, and [`render`] the text
+//! (tables, Markdown, CSV) it prints.
 //!
 //! Formulas and sources: `docs/MODEL.md`. The crate is pure: it reads no files
 //! (the CLI hands it catalog text) and prints nothing.
@@ -36,6 +37,7 @@ pub mod reliability;
 pub mod render;
 pub mod search;
 pub mod spec;
+pub mod workflow;
 
 pub use design::{Design, DesignReport, PLAN_SCHEMA_VERSION, evaluate};
 pub use error::PlanError;

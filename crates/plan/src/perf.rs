@@ -788,7 +788,7 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
             Some(e) => format!(
                 "enclosure uplink {} ({} x {})",
                 e.uplink.name,
-                geo.drives.div_ceil(e.slots),
+                hw.enclosures_for(geo.drives),
                 e.name
             ),
             None => "enclosure uplink".to_string(),
@@ -952,6 +952,7 @@ mod tests {
                 rebuild_bytes_per_s: 50e6,
                 rebuild_hours: None,
                 price: None,
+                currency: None,
                 cmd_overhead_s: 0.0,
                 seq_outer_bytes_per_s: None,
                 seq_inner_bytes_per_s: None,

@@ -1,6 +1,8 @@
 //! The text `storlab plan` prints: a design's report, predicted beside
 //! measured, search results, and the number formats they share. Data in,
-//! text out: the CLI chooses the table style (`table`) and prints.
+//! text out: the CLI chooses the table style ([`Style`]: its terminal
+//! tables, or Markdown) and prints; [`csv`] is the same results as rows
+//! in machine units.
 
 use crate::against::{Against, mean_absolute_error};
 use crate::catalog::Catalog;
@@ -15,7 +17,125 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 use storlab_types::Pattern;
 use storlab_types::{format_bytes, format_rate};
 
-pub fn render_layout(r: &DesignReport, table: fn() -> Table) -> String {
+/// What `storlab plan layout --help` says about the performance model.
+pub const MODEL_HELP: &str = "\
+The performance model: for each workload, what one request costs every part, and what
+each part could deliver alone; the smallest is the prediction, the part that binds.
+  drives        seek + half a revolution (random) or the zone-average media rate
+                (streaming), plus a per-command overhead (0.1 ms on disks unless the
+                catalog or a calibration says otherwise): bigger chunks stream faster
+  RAID work     full-stripe writes cost (D+P)/D; partial stripes read-modify-write or
+                reconstruct-write, whichever is cheaper; 'full-stripe (cache)' = a
+                write-back cache gathers a sequential stream into full stripes
+  controller    throughput, IOPS, read path and write path (parity engine, cache,
+                cache mirroring) where the catalog gives them; RAID 6 computes P and Q
+  links         per direction (full duplex; a parallel SCSI bus is shared), after
+                protocol efficiency (iSCSI reads about 0.88 of the line rate, writes less)
+  concurrency   Little's law: at most (--streams x --qd) / latency of one request
+  buffered      --mix-buffered: reads reach the device as 128 KiB read-ahead windows,
+                writes as 512 KiB write-back requests, two streams on every spindle
+Compare with your own runs: --against RUN. Fit a device to them: storlab plan calibrate.";
+
+/// How the tables are drawn: the terminal's table style (the CLI's), or
+/// Markdown (`--output-format md`: pipe tables, prose lines kept apart).
+#[derive(Clone, Copy)]
+pub struct Style {
+    table: fn() -> Table,
+    markdown: bool,
+}
+
+impl Style {
+    /// Tables in the CLI's style, wrapped to the width each section asks.
+    pub fn terminal(table: fn() -> Table) -> Style {
+        Style {
+            table,
+            markdown: false,
+        }
+    }
+
+    /// Markdown: pipe tables, never wrapped.
+    pub fn markdown() -> Style {
+        Style {
+            table: Table::new,
+            markdown: true,
+        }
+    }
+
+    fn table(&self) -> Table {
+        (self.table)()
+    }
+
+    /// Wrap a wide table to `width` columns (terminal only).
+    fn wide(&self, t: &mut Table, width: u16) {
+        if !self.markdown {
+            t.set_content_arrangement(ContentArrangement::Dynamic);
+            t.set_width(width);
+        }
+    }
+
+    /// A table as text.
+    fn show(&self, t: &Table) -> String {
+        if !self.markdown {
+            return t.to_string();
+        }
+        let row = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
+        let cells = |r: &comfy_table::Row| r.cell_iter().map(|c| md_cell(&c.content())).collect();
+        let mut lines = Vec::new();
+        if let Some(h) = t.header() {
+            let h: Vec<String> = cells(h);
+            let rule = vec!["---".to_string(); h.len()];
+            lines.push(row(h));
+            lines.push(row(rule));
+        }
+        lines.extend(t.row_iter().map(|r| row(cells(r))));
+        format!("\n{}\n", lines.join("\n"))
+    }
+
+    /// The whole text: in Markdown every prose line is a line of its own
+    /// (a hard break) and tables stand apart.
+    fn finish(&self, text: String) -> String {
+        if !self.markdown {
+            return text;
+        }
+        let mut out = String::new();
+        for line in text.lines() {
+            // Indented prose would be a code block: lines start flush.
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('|') {
+                out.push_str(l);
+            } else {
+                out.push_str(&md_text(l));
+                out.push_str("  ");
+            }
+            out.push('\n');
+        }
+        // At most one blank line in a row.
+        while out.contains("\n\n\n") {
+            out = out.replace("\n\n\n", "\n\n");
+        }
+        out.trim_start_matches('\n').to_string()
+    }
+}
+
+/// A Markdown table cell: backslashes and pipes escaped, line breaks as
+/// spaces.
+fn md_cell(s: &str) -> String {
+    md_text(&s.replace(['\n', '\r'], " ")).replace('|', "\\|")
+}
+
+/// Markdown prose: characters that would start emphasis or code escaped.
+fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '#') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn render_layout(r: &DesignReport, st: Style) -> String {
     let g = &r.geometry;
     let hw = &r.design.hardware;
     let mut out = String::new();
@@ -46,17 +166,13 @@ pub fn render_layout(r: &DesignReport, table: fn() -> Table) -> String {
             String::new()
         }
     ));
-    out.push_str(&geometry_table(r, table));
-    out.push_str(&reliability_table(r, table));
-    out.push_str(&render_performance(
-        &r.performance,
-        &r.design.workloads,
-        table,
-    ));
+    out.push_str(&geometry_table(r, st));
+    out.push_str(&reliability_table(r, st));
+    out.push_str(&render_performance(&r.performance, &r.design.workloads, st));
     out.push('\n');
 
     if let Some(s) = &r.sizing {
-        let mut t = table();
+        let mut t = st.table();
         t.set_header(vec![
             format!(
                 "sizing: {} cores x {} MB/s = {}",
@@ -74,13 +190,34 @@ pub fn render_layout(r: &DesignReport, table: fn() -> Table) -> String {
                 format!("{:.2}x {}", c.ratio, if c.meets { "ok" } else { "SHORT" }),
             ]);
         }
-        out.push_str(&t.to_string());
-        out.push_str("\n(75 MB/s per core is a published planning figure for analytics; workloads range from about 25 to 135 MB/s per core: 25, 50, 75, 135)\n\n");
+        out.push_str(&st.show(&t));
+        out.push_str(&format!("\nverdict: {}\n", s.verdict));
+        out.push_str("(75 MB/s per core is a published planning figure for analytics; workloads range from about 25 to 135 MB/s per core: 25, 50, 75, 135)\n\n");
+    }
+    if let Some(e) = &r.enclosures {
+        out.push_str(&format!(
+            "enclosures: {} x {} ({} of {} bays: {} drives{})\n\n",
+            e.count,
+            e.model,
+            e.data_drives + e.hot_spares,
+            e.bays,
+            e.data_drives,
+            if e.hot_spares > 0 {
+                format!(" + {} hot spare(s)", e.hot_spares)
+            } else {
+                String::new()
+            }
+        ));
     }
     if let Some(c) = &r.cost {
         out.push_str(&format!(
-            "cost: {:.0} ({} drives, {} enclosures), {:.1} per usable TB\n\n",
-            c.total, c.drives, c.enclosures, c.per_usable_tb
+            "cost: {} {} ({} drives, {} enclosures), {:.1} {} per usable TB\n\n",
+            thousands(c.total.round() as u64),
+            c.currency,
+            c.drives,
+            c.enclosures,
+            c.per_usable_tb,
+            c.currency
         ));
     }
     for f in &r.findings {
@@ -91,14 +228,14 @@ pub fn render_layout(r: &DesignReport, table: fn() -> Table) -> String {
         };
         out.push_str(&format!("{tag}: {}\n", f.message));
     }
-    out
+    st.finish(out)
 }
 
 /// The layout section: level, groups, chunk and stripe, capacity.
-fn geometry_table(r: &DesignReport, table: fn() -> Table) -> String {
+fn geometry_table(r: &DesignReport, st: Style) -> String {
     let g = &r.geometry;
     let mut out = String::new();
-    let mut t = table();
+    let mut t = st.table();
     t.set_header(vec!["layout", ""]);
     let agg = match g.aggregation {
         crate::Aggregation::Single => "one group",
@@ -143,19 +280,19 @@ fn geometry_table(r: &DesignReport, table: fn() -> Table) -> String {
             g.failures_survived_best_case
         ),
     ]);
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push_str("\n\n");
 
     out
 }
 
 /// The reliability section: drive, repair, read errors, MTTDL, P(loss).
-fn reliability_table(r: &DesignReport, table: fn() -> Table) -> String {
+fn reliability_table(r: &DesignReport, st: Style) -> String {
     let g = &r.geometry;
     let hw = &r.design.hardware;
     let rel = &r.reliability;
     let mut out = String::new();
-    let mut t = table();
+    let mut t = st.table();
     t.set_header(vec!["reliability", ""]);
     t.add_row(vec![
         "drive".to_string(),
@@ -236,7 +373,7 @@ fn reliability_table(r: &DesignReport, table: fn() -> Table) -> String {
             )
         },
     ]);
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push_str("\n\n");
 
     out
@@ -260,13 +397,9 @@ fn headroom(h: f64) -> String {
     }
 }
 
-pub fn render_performance(
-    preds: &[Prediction],
-    workloads: &[Workload],
-    table: fn() -> Table,
-) -> String {
+pub fn render_performance(preds: &[Prediction], workloads: &[Workload], st: Style) -> String {
     let mut out = String::new();
-    let mut t = table();
+    let mut t = st.table();
     t.set_header(vec![
         "workload",
         "predicted",
@@ -295,7 +428,7 @@ pub fn render_performance(
             next,
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push('\n');
     for p in preds {
         out.push_str(&format!("  {}: {}\n", p.workload, p.explanation));
@@ -305,12 +438,11 @@ pub fn render_performance(
     }
     out.push('\n');
     // Every part against every workload: what it alone could do.
-    let mut t = table();
+    let mut t = st.table();
     let mut header = vec!["part: what it alone could do".to_string()];
     header.extend(preds.iter().map(|p| p.workload.clone()));
     t.set_header(header);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
+    st.wide(&mut t, 160);
     // Workloads need not have the same parts (a write path binds only
     // writes, a parity engine only parity writes): one row per part name,
     // '-' where a part plays no role.
@@ -344,7 +476,7 @@ pub fn render_performance(
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     let inflight = workloads.first().map_or(String::new(), |w| {
         format!(
             "{} stream{} x QD {}",
@@ -359,26 +491,42 @@ pub fn render_performance(
     out
 }
 
-pub fn render_against(rows: &[Against], table: fn() -> Table) -> String {
-    let mut t = table();
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(170);
+/// Predicted beside measured, one row per phase: random I/O in IOPS at
+/// the queue depth it ran with (jobs x iodepth), streaming in MB/s.
+pub fn render_against(rows: &[Against], st: Style) -> String {
+    let mut t = st.table();
+    st.wide(&mut t, 170);
     t.set_header(vec![
         "run / phase",
         "workload",
-        "measured MB/s",
-        "predicted MB/s",
+        "in flight",
+        "measured",
+        "predicted",
         "error",
         "what the model thinks binds",
     ]);
     for r in rows {
+        let le = if r.bound { "≤ " } else { "" };
+        let (measured, predicted) = if r.random {
+            (
+                format!("{} IOPS", thousands(r.measured_iops.round() as u64)),
+                r.predicted_iops.map_or("-".to_string(), |p| {
+                    format!("{le}{} IOPS", thousands(p.round() as u64))
+                }),
+            )
+        } else {
+            (
+                format!("{:.1} MB/s", r.measured_bytes_per_s / 1e6),
+                r.predicted_bytes_per_s
+                    .map_or("-".to_string(), |p| format!("{le}{:.1} MB/s", p / 1e6)),
+            )
+        };
         t.add_row(vec![
             format!("{} / {}", r.run, r.phase),
             r.workload.clone(),
-            format!("{:.1}", r.measured_bytes_per_s / 1e6),
-            r.predicted_bytes_per_s.map_or("-".to_string(), |p| {
-                format!("{}{:.1}", if r.bound { "≤ " } else { "" }, p / 1e6)
-            }),
+            format!("{} x QD {}", r.jobs, r.iodepth),
+            measured,
+            predicted,
             r.error
                 .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0)),
             if r.bound {
@@ -392,7 +540,7 @@ pub fn render_against(rows: &[Against], table: fn() -> Table) -> String {
             },
         ]);
     }
-    let mut out = t.to_string();
+    let mut out = st.show(&t);
     out.push('\n');
     if let Some((mae, n)) = mean_absolute_error(rows) {
         out.push_str(&format!(
@@ -400,15 +548,15 @@ pub fn render_against(rows: &[Against], table: fn() -> Table) -> String {
             mae * 100.0,
         ));
     }
-    out
+    if rows.iter().any(|r| r.random) {
+        out.push_str(
+            "random I/O in IOPS at the queue depth it ran with (jobs x QD); streaming in MB/s\n",
+        );
+    }
+    st.finish(out)
 }
 
-pub fn render_search(
-    r: &SearchResult,
-    spec: &SearchSpec,
-    top: usize,
-    table: fn() -> Table,
-) -> String {
+pub fn render_search(r: &SearchResult, spec: &SearchSpec, top: usize, st: Style) -> String {
     let mut out = format!(
         "storlab plan search: {} drives of {} ({:.2} TB), {}; {} designs evaluated, {} meet the constraints, {} are Pareto-optimal\n\
          objectives: usable capacity, volume MTTDL, {}, {}{}\n\n",
@@ -431,7 +579,7 @@ pub fn render_search(
             ""
         }
     );
-    let mut t = table();
+    let mut t = st.table();
     let with_cost = r.pareto.iter().all(|c| c.cost.is_some()) && !r.pareto.is_empty();
     let mut header = vec![
         "layout",
@@ -442,13 +590,18 @@ pub fn render_search(
         "throughput",
         "IOPS",
     ];
+    let currency = r
+        .pareto
+        .first()
+        .and_then(|c| c.cost.as_ref())
+        .map_or(String::new(), |c| c.currency.clone());
+    let cost_header = format!("cost ({currency})");
     if with_cost {
-        header.push("cost");
+        header.push(&cost_header);
     }
     header.push("trade-off");
     t.set_header(header);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(170);
+    st.wide(&mut t, 170);
     for c in r.pareto.iter().take(top) {
         let mut row = vec![
             c.layout.clone(),
@@ -471,13 +624,13 @@ pub fn render_search(
             row.push(
                 c.cost
                     .as_ref()
-                    .map_or(String::new(), |k| format!("{:.0}", k.total)),
+                    .map_or(String::new(), |k| thousands(k.total.round() as u64)),
             );
         }
         row.push(c.tradeoff.clone());
         t.add_row(row);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push('\n');
     if r.pareto.len() > top {
         out.push_str(&format!(
@@ -496,7 +649,19 @@ pub fn render_search(
             prob(m)
         ));
     }
-    out
+    if r.pruned_trivial > 0 {
+        out.push_str(&format!(
+            "{} more design{} differ{} from one shown only trivially (behind on one objective, ahead by no more than 1% capacity, 10% MTTDL, 2% throughput or IOPS, 1% cost) and {} left out\n",
+            r.pruned_trivial,
+            if r.pruned_trivial == 1 { "" } else { "s" },
+            if r.pruned_trivial == 1 { "s" } else { "" },
+            if r.pruned_trivial == 1 { "is" } else { "are" },
+        ));
+    }
+    if r.pareto.iter().any(|c| !c.ties.is_empty()) {
+        out.push_str("\"ties with\": designs of another shape within 1% capacity, 10% MTTDL, 2% throughput and IOPS and 1% cost on every objective: the same trade-off; choose by what the model does not weigh\n");
+    }
+    st.finish(out)
 }
 
 fn short_part(p: &str) -> String {
@@ -546,10 +711,9 @@ pub fn tb(b: u64) -> String {
 
 /// One section of the catalog listing: the shared table style, wrapped to
 /// 160 columns.
-fn section(header: Vec<&str>, table: fn() -> Table) -> Table {
-    let mut t = table();
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_width(160);
+fn section(header: Vec<&str>, st: Style) -> Table {
+    let mut t = st.table();
+    st.wide(&mut t, 160);
     t.set_header(header);
     t
 }
@@ -561,7 +725,7 @@ fn opt_rate(r: Option<f64>) -> String {
 
 /// `storlab plan catalog`: drives, controllers, enclosures and links, each
 /// with its source.
-pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
+pub fn render_catalog(cat: &Catalog, st: Style) -> String {
     let mut out = String::new();
     let mut t = section(
         vec![
@@ -572,7 +736,7 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             "BER",
             "source",
         ],
-        table,
+        st,
     );
     for e in cat.drives() {
         let Ok(d) = cat.drive(e.name.get_ref()) else {
@@ -614,7 +778,7 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             e.source.clone(),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push_str("\n\n");
     let mut t = section(
         vec![
@@ -625,7 +789,7 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             "limit read / write",
             "source",
         ],
-        table,
+        st,
     );
     for e in cat.controllers() {
         let Ok(c) = cat.controller(e.name.get_ref()) else {
@@ -648,9 +812,9 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             e.source.clone(),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push_str("\n\n");
-    let mut t = section(vec!["enclosure", "slots", "uplink", "source"], table);
+    let mut t = section(vec!["enclosure", "slots", "uplink", "source"], st);
     for e in cat.enclosures() {
         let Ok(c) = cat.enclosure(e.name.get_ref()) else {
             continue;
@@ -662,7 +826,7 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             e.source.clone(),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push_str("\n\n");
     let mut t = section(
         vec![
@@ -670,7 +834,7 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             "usable per lane, read / write",
             "source",
         ],
-        table,
+        st,
     );
     for e in cat.links() {
         let Ok(l) = cat.link(e.name.get_ref()) else {
@@ -690,9 +854,9 @@ pub fn render_catalog(cat: &Catalog, table: fn() -> Table) -> String {
             e.source.clone(),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push('\n');
-    out
+    st.finish(out)
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -705,10 +869,10 @@ pub fn render_calibration(
     skipped: &[String],
     path: &std::path::Path,
     kind: &str,
-    table: fn() -> Table,
+    st: Style,
 ) -> String {
     let mut out = format!("storlab plan calibrate: {}\n\n", cal.name);
-    let mut t = table();
+    let mut t = st.table();
     t.set_header(vec!["fitted", "read", "write"]);
     t.add_row(vec![
         "streaming rate (latency = overhead + size / rate)".to_string(),
@@ -746,9 +910,9 @@ pub fn render_calibration(
         opt(cal.read.random_latency_s, ms),
         opt(cal.write.random_latency_s, ms),
     ]);
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push_str("\n\n");
-    let mut t = table();
+    let mut t = st.table();
     t.set_header(vec!["phase", "measured IOPS", "fitted IOPS", "error", ""]);
     for p in &cal.points {
         t.add_row(vec![
@@ -768,7 +932,7 @@ pub fn render_calibration(
             .to_string(),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&st.show(&t));
     out.push('\n');
     if let Some(e) = cal.fit_error {
         out.push_str(&format!(
@@ -795,5 +959,245 @@ pub fn render_calibration(
         kind,
         cal.name
     ));
+    st.finish(out)
+}
+
+/// CSV text: a header line, then one line per row (fields quoted where
+/// needed).
+fn csv_table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut out = storlab_types::csv::row(header.iter().copied());
+    out.push('\n');
+    for r in rows {
+        out.push_str(&storlab_types::csv::row(r));
+        out.push('\n');
+    }
     out
+}
+
+fn opt_num(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| x.to_string())
+}
+
+/// `plan layout --output-format csv`: one row per predicted workload, with
+/// the design's capacity, reliability and cost, in machine units (bytes,
+/// bytes/s, hours; `upper_bound` = the figure is a bound, not a
+/// prediction).
+pub fn csv_layout(r: &DesignReport) -> String {
+    let g = &r.geometry;
+    let rel = &r.reliability;
+    let rows = r.performance.iter().map(|p| {
+        vec![
+            g.notation.clone(),
+            g.drives.to_string(),
+            r.design.hot_spares.to_string(),
+            g.usable_bytes.to_string(),
+            rel.volume_mttdl_hours.to_string(),
+            rel.volume_loss_probability.to_string(),
+            p.workload.clone(),
+            p.request_bytes.to_string(),
+            p.bytes_per_s.to_string(),
+            p.iops.to_string(),
+            p.bound.to_string(),
+            p.binding.clone(),
+            opt_num(r.cost.as_ref().map(|c| c.total)),
+            r.cost
+                .as_ref()
+                .map_or(String::new(), |c| c.currency.clone()),
+        ]
+    });
+    csv_table(
+        &[
+            "layout",
+            "drives",
+            "hot_spares",
+            "usable_bytes",
+            "volume_mttdl_hours",
+            "loss_probability",
+            "workload",
+            "request_bytes",
+            "predicted_bytes_per_s",
+            "predicted_iops",
+            "upper_bound",
+            "bound_by",
+            "cost",
+            "currency",
+        ],
+        rows,
+    )
+}
+
+/// `plan layout --against ... --output-format csv`: one row per measured
+/// phase, measured and predicted, with the jobs and queue depth it ran.
+pub fn csv_against(rows: &[Against]) -> String {
+    let rows = rows.iter().map(|r| {
+        vec![
+            r.run.to_string(),
+            r.phase.clone(),
+            r.workload.clone(),
+            r.jobs.to_string(),
+            r.iodepth.to_string(),
+            r.random.to_string(),
+            r.measured_bytes_per_s.to_string(),
+            opt_num(r.predicted_bytes_per_s),
+            r.measured_iops.to_string(),
+            opt_num(r.predicted_iops),
+            opt_num(r.error),
+            r.bound.to_string(),
+            r.explanation.clone(),
+        ]
+    });
+    csv_table(
+        &[
+            "run",
+            "phase",
+            "workload",
+            "jobs",
+            "iodepth",
+            "random",
+            "measured_bytes_per_s",
+            "predicted_bytes_per_s",
+            "measured_iops",
+            "predicted_iops",
+            "error",
+            "upper_bound",
+            "explanation",
+        ],
+        rows,
+    )
+}
+
+/// `plan search --output-format csv`: every Pareto-optimal design (not
+/// only `--top`), in machine units.
+pub fn csv_search(r: &SearchResult) -> String {
+    let rows = r.pareto.iter().map(|c| {
+        vec![
+            c.layout.clone(),
+            c.controllers.to_string(),
+            c.drives.to_string(),
+            c.usable_bytes.to_string(),
+            c.volume_mttdl_hours.to_string(),
+            c.loss_probability.to_string(),
+            c.throughput_bytes_per_s.to_string(),
+            c.throughput_binding.clone(),
+            c.iops.to_string(),
+            c.iops_binding.clone(),
+            opt_num(c.cost.as_ref().map(|k| k.total)),
+            c.cost
+                .as_ref()
+                .map_or(String::new(), |k| k.currency.clone()),
+            c.ties.join("; "),
+            c.tradeoff.clone(),
+        ]
+    });
+    csv_table(
+        &[
+            "layout",
+            "controllers",
+            "drives",
+            "usable_bytes",
+            "volume_mttdl_hours",
+            "loss_probability",
+            "throughput_bytes_per_s",
+            "throughput_bound_by",
+            "iops",
+            "iops_bound_by",
+            "cost",
+            "currency",
+            "ties",
+            "tradeoff",
+        ],
+        rows,
+    )
+}
+
+/// `plan calibrate --output-format csv`: every point against the fit.
+pub fn csv_calibration(cal: &crate::calibrate::Calibration) -> String {
+    let rows = cal.points.iter().map(|p| {
+        vec![
+            p.label.clone(),
+            p.measured_iops.to_string(),
+            opt_num(p.predicted_iops),
+            opt_num(p.error),
+            if p.fitted {
+                "fitted"
+            } else if p.held_out {
+                "held out"
+            } else {
+                "repeat"
+            }
+            .to_string(),
+        ]
+    });
+    csv_table(
+        &["phase", "measured_iops", "fitted_iops", "error", "role"],
+        rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::DesignSpec;
+
+    fn report(args: &str) -> DesignReport {
+        let spec = DesignSpec::parse(args).unwrap();
+        let design = spec.design(&Catalog::builtin()).unwrap();
+        crate::evaluate(&design).unwrap()
+    }
+
+    /// Markdown: pipe tables with a rule under the header, no terminal
+    /// drawing, cells that cannot break the table, prose not indented into
+    /// code blocks.
+    #[test]
+    fn markdown_is_pipe_tables_and_flush_prose() {
+        let md = render_layout(&report("R60/12/48 --cores 400"), Style::markdown());
+        assert!(md.contains("| workload | predicted | MB/s | bound by | write path | next limit (headroom) |\n| --- | --- | --- | --- | --- | --- |"), "{md}");
+        assert!(!md.contains('│') && !md.contains('┆') && !md.contains('═'));
+        assert!(!md.lines().any(|l| l.starts_with(' ')), "{md}");
+        assert!(md.contains("verdict: SHORT of 400 cores"), "{md}");
+        assert_eq!(md_cell("a|b\nc"), "a\\|b c");
+        assert_eq!(md_text("lvm(4*R6/12)"), "lvm(4\\*R6/12)");
+    }
+
+    #[test]
+    fn csv_has_one_row_per_workload_in_machine_units() {
+        let r = report("R6/12 --drive exos-x18-18tb");
+        let csv = csv_layout(&r);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 1 + r.performance.len());
+        assert!(lines[0].starts_with("layout,drives,hot_spares,usable_bytes,"));
+        assert!(
+            lines[1].starts_with("R6/12,12,0,180000000000000,"),
+            "{}",
+            lines[1]
+        );
+    }
+
+    /// Costs carry their currency; parts in two currencies are not added.
+    #[test]
+    fn a_cost_names_its_currency_and_mixed_currencies_give_none() {
+        let mut cat = Catalog::builtin();
+        cat.extend(
+            "p.toml",
+            "[override.drive.\"exos-x18-18tb\"]\nprice = 300\n[override.controller.\"megaraid-9361-8i\"]\nprice = 900\n",
+        )
+        .unwrap();
+        let spec = DesignSpec::parse("R6/12").unwrap();
+        let r = crate::evaluate(&spec.design(&cat).unwrap()).unwrap();
+        let c = r.cost.as_ref().unwrap();
+        assert_eq!((c.total, c.currency.as_str()), (4500.0, "USD"));
+        assert!(render_layout(&r, Style::markdown()).contains("cost: 4,500 USD"));
+        cat.extend(
+            "q.toml",
+            "[override.controller.\"megaraid-9361-8i\"]\ncurrency = \"EUR\"\n",
+        )
+        .unwrap();
+        let r = crate::evaluate(&spec.design(&cat).unwrap()).unwrap();
+        assert!(r.cost.is_none());
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.message.contains("drive USD, controller EUR"))
+        );
+    }
 }

@@ -79,10 +79,28 @@ pub struct Candidate {
     pub cost: Option<Cost>,
     /// Best at, and what it gives up.
     pub tradeoff: String,
+    /// Designs of another shape whose objectives tie with this one's
+    /// (within [`TRIVIAL`] on every objective): the same trade-off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ties: Vec<String>,
 }
 
+/// Differences that do not count, per objective (usable capacity, MTTDL,
+/// throughput, IOPS, cost), as a fraction of the larger value: a design
+/// ahead of another by no more than this on every objective where it is
+/// ahead, and behind somewhere by more, is left out as differing only
+/// trivially; two designs within it on every objective tie. The model's
+/// MTTDL rests on rated MTBFs and error rates, so 10 % of it is noise;
+/// capacity and cost are exact, 1 %; throughput and IOPS, 2 %.
+pub const TRIVIAL: [f64; 5] = [0.01, 0.10, 0.02, 0.02, 0.01];
+
+/// How near two objective values must be to count as the same: model
+/// noise only (0.1 %), for the strict front the trivial pruning is
+/// measured against.
+const NOISE: [f64; 5] = [1e-3; 5];
+
 /// A feasible design before its strings are formatted.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Raw {
     layout: Layout,
     controllers: u32,
@@ -126,6 +144,9 @@ pub struct SearchResult {
     pub rejected: std::collections::BTreeMap<String, usize>,
     /// Pareto-optimal designs, most usable capacity first.
     pub pareto: Vec<Candidate>,
+    /// Pareto-optimal designs left out because another one is as good
+    /// within [`TRIVIAL`] on every objective and clearly better on one.
+    pub pruned_trivial: usize,
 }
 
 fn default_spans(l: GroupLevel) -> (u32, u32) {
@@ -148,25 +169,27 @@ fn objectives(c: &Candidate) -> [f64; 5] {
     ]
 }
 
-fn dominates(a: &[f64; 5], b: &[f64; 5]) -> bool {
+/// `a` is at least as good as `b` on every objective and better on one,
+/// differences within `tol` (a fraction per objective) not counting.
+fn dominates(a: &[f64; 5], b: &[f64; 5], tol: &[f64; 5]) -> bool {
     let mut better = false;
     for i in 0..5 {
-        // Differences under 0.1 % do not count: they are model noise.
-        let tol = 1e-3 * a[i].abs().max(b[i].abs());
-        if a[i] < b[i] - tol {
+        let t = tol[i] * a[i].abs().max(b[i].abs());
+        if a[i] < b[i] - t {
             return false;
         }
-        if a[i] > b[i] + tol {
+        if a[i] > b[i] + t {
             better = true;
         }
     }
     better
 }
 
-fn equal(a: &[f64; 5], b: &[f64; 5]) -> bool {
+fn equal(a: &[f64; 5], b: &[f64; 5], tol: &[f64; 5]) -> bool {
     a.iter()
         .zip(b)
-        .all(|(x, y)| (x - y).abs() <= 1e-3 * x.abs().max(y.abs()))
+        .zip(tol)
+        .all(|((x, y), t)| (x - y).abs() <= t * x.abs().max(y.abs()))
 }
 
 /// Run the search.
@@ -298,6 +321,7 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                         continue;
                     }
                     let price = cost(&hw, drives, usable);
+                    let neg_cost = price.as_ref().map_or(0.0, |k| -k.total);
                     if let (Some(max), Some(p)) = (c.max_cost, &price) {
                         if p.total > max {
                             evaluated += s.chunks.len();
@@ -330,7 +354,7 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                             rel.volume_mttdl_hours,
                             t.bytes_per_s,
                             i.iops,
-                            price.as_ref().map_or(0.0, |k| -k.total),
+                            neg_cost,
                         ];
                         feasible.push(Raw {
                             layout,
@@ -340,7 +364,7 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                             p_loss: rel.volume_loss_probability,
                             t: t.into(),
                             i: i.into(),
-                            cost: price,
+                            cost: price.clone(),
                             obj,
                         });
                     }
@@ -354,10 +378,24 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
         h.controllers = r.controllers;
         part_name(k, geo, &h)
     };
-    let mut front: Vec<Candidate> = pareto(feasible)
+    let strict = pareto(&feasible, &NOISE).len();
+    let kept = pareto(&feasible, &TRIVIAL);
+    let pruned_trivial = strict.saturating_sub(kept.len());
+    let mut front: Vec<Candidate> = kept
         .into_iter()
-        .map(|r| {
+        .map(|(r, ties)| {
             let geo = r.layout.geometry(drive_cap)?;
+            let ties = ties
+                .iter()
+                .map(|t| {
+                    let g = t.layout.geometry(drive_cap)?;
+                    Ok(if t.controllers > 1 {
+                        format!("{} on {} controllers", g.notation, t.controllers)
+                    } else {
+                        g.notation
+                    })
+                })
+                .collect::<Result<Vec<_>, PlanError>>()?;
             Ok(Candidate {
                 layout: geo.notation.clone(),
                 controllers: r.controllers,
@@ -367,11 +405,12 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
                 volume_mttdl_hours: r.mttdl,
                 loss_probability: r.p_loss,
                 throughput_bytes_per_s: r.t.bytes_per_s,
-                throughput_binding: name(r.t.binding, &r, &geo),
+                throughput_binding: name(r.t.binding, r, &geo),
                 iops: r.i.iops,
-                iops_binding: name(r.i.binding, &r, &geo),
-                cost: r.cost,
+                iops_binding: name(r.i.binding, r, &geo),
+                cost: r.cost.clone(),
                 tradeoff: String::new(),
+                ties,
             })
         })
         .collect::<Result<_, PlanError>>()?;
@@ -390,13 +429,16 @@ pub fn search(spec: &SearchSpec) -> Result<SearchResult, PlanError> {
         feasible: n_feasible,
         rejected,
         pareto: front,
+        pruned_trivial,
     })
 }
 
-/// The non-dominated designs. Sorting by the objectives (descending,
-/// lexicographic) first means a design is mostly dominated by one already
-/// kept; the objectives of the front sit in one contiguous vector.
-fn pareto(all: Vec<Raw>) -> Vec<Raw> {
+/// The non-dominated designs, differences within `tol` not counting, each
+/// with the designs of another shape that tie with it. Sorting by the
+/// objectives (descending, lexicographic) first means a design is mostly
+/// dominated by one already kept; the objectives of the front sit in one
+/// contiguous vector.
+fn pareto<'a>(all: &'a [Raw], tol: &[f64; 5]) -> Vec<(&'a Raw, Vec<&'a Raw>)> {
     let mut order: Vec<usize> = (0..all.len()).collect();
     order.sort_by(|&a, &b| {
         all[b]
@@ -408,15 +450,14 @@ fn pareto(all: Vec<Raw>) -> Vec<Raw> {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     let mut front: Vec<[f64; 5]> = Vec::new();
-    let mut keep: Vec<usize> = Vec::new();
+    let mut keep: Vec<(usize, Vec<usize>)> = Vec::new();
     // Neighbours in the sorted order are mostly beaten by the same design:
     // try the last one that beat a candidate first.
     let mut last_hit = 0usize;
     for idx in order {
         let o = all[idx].obj;
-        // Dominated, or the same trade-off as one already kept (e.g. the
-        // same layout with another chunk size that makes no difference).
-        let beaten = |f: &[f64; 5]| dominates(f, &o) || !dominates(&o, f) && equal(f, &o);
+        let beaten = |f: &[f64; 5]| dominates(f, &o, tol);
+        let ties = |f: &[f64; 5]| !dominates(&o, f, tol) && equal(f, &o, tol);
         if front.get(last_hit).is_some_and(beaten) {
             continue;
         }
@@ -424,9 +465,20 @@ fn pareto(all: Vec<Raw>) -> Vec<Raw> {
             last_hit = j;
             continue;
         }
+        // The same trade-off as one already kept: a tie, named with it
+        // unless only the chunk size differs (that is the same design).
+        if let Some(j) = front.iter().rposition(ties) {
+            let (k, t) = &mut keep[j];
+            if !same_shape(&all[*k], &all[idx])
+                && !t.iter().any(|&x| same_shape(&all[x], &all[idx]))
+            {
+                t.push(idx);
+            }
+            continue;
+        }
         let mut j = 0;
         while j < front.len() {
-            if dominates(&o, &front[j]) {
+            if dominates(&o, &front[j], tol) {
                 front.swap_remove(j);
                 keep.swap_remove(j);
             } else {
@@ -434,10 +486,21 @@ fn pareto(all: Vec<Raw>) -> Vec<Raw> {
             }
         }
         front.push(o);
-        keep.push(idx);
+        keep.push((idx, Vec::new()));
     }
-    keep.sort_unstable();
-    keep.into_iter().map(|i| all[i]).collect()
+    keep.sort_unstable_by_key(|(i, _)| *i);
+    keep.into_iter()
+        .map(|(i, t)| (&all[i], t.into_iter().map(|x| &all[x]).collect()))
+        .collect()
+}
+
+/// The same layout but for its chunk size, on as many controllers.
+fn same_shape(a: &Raw, b: &Raw) -> bool {
+    Layout {
+        chunk_bytes: b.layout.chunk_bytes,
+        ..a.layout
+    } == b.layout
+        && a.controllers == b.controllers
 }
 
 fn explain(front: &mut [Candidate]) {
@@ -496,6 +559,10 @@ fn explain(front: &mut [Candidate]) {
             (false, false) => format!("{}; gives up: {}", good.join(", "), gives.join(", ")),
             (true, _) => format!("a balance: {}", gives.join(", ")),
         };
+        if !c.ties.is_empty() {
+            c.tradeoff
+                .push_str(&format!("; ties with {}", c.ties.join(", ")));
+        }
     }
 }
 
@@ -563,7 +630,7 @@ mod tests {
             assert!(!a.tradeoff.is_empty());
             for b in &r.pareto {
                 assert!(
-                    !dominates(&objectives(b), &objectives(a)),
+                    !dominates(&objectives(b), &objectives(a), &TRIVIAL),
                     "{} dominated by {}",
                     a.layout,
                     b.layout
@@ -670,18 +737,18 @@ mod tests {
         fn pareto_matches_brute_force(v in proptest::collection::vec(
             proptest::array::uniform5(0u8..6), 0..80)) {
             let all: Vec<Raw> = v.iter().map(|a| raw(a.map(f64::from))).collect();
-            let front = pareto(all.clone());
+            let front: Vec<&Raw> = pareto(&all, &NOISE).into_iter().map(|(f, _)| f).collect();
             for f in &front {
                 for a in &all {
-                    proptest::prop_assert!(!dominates(&a.obj, &f.obj));
+                    proptest::prop_assert!(!dominates(&a.obj, &f.obj, &NOISE));
                 }
             }
             for a in &all {
-                proptest::prop_assert!(front.iter().any(|f| dominates(&f.obj, &a.obj) || equal(&f.obj, &a.obj)));
+                proptest::prop_assert!(front.iter().any(|f| dominates(&f.obj, &a.obj, &NOISE) || equal(&f.obj, &a.obj, &NOISE)));
             }
             for (i, f) in front.iter().enumerate() {
                 for g in &front[i + 1..] {
-                    proptest::prop_assert!(!equal(&f.obj, &g.obj));
+                    proptest::prop_assert!(!equal(&f.obj, &g.obj, &NOISE));
                 }
             }
         }

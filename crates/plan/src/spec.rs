@@ -15,7 +15,8 @@
 use crate::PlanError;
 use crate::catalog::Catalog;
 use crate::design::{DEFAULT_MB_PER_S_PER_CORE, Design, Sizing};
-use crate::hardware::{DriveMedia, DriveSpec, Hardware, zone_average};
+use crate::error::BadValue;
+use crate::hardware::{DriveMedia, DriveSpec, EnclosureSpec, Hardware, zone_average};
 use crate::layout::{FsStripe, Layout};
 use crate::perf::{self, DEFAULT_QD, DEFAULT_STREAMS, Workload};
 use crate::reliability::{ReliabilityInputs, mtbf_from_afr, parse_hours};
@@ -31,73 +32,325 @@ pub const DEFAULT_DRIVE: &str = "exos-x18-18tb";
 /// The controller a design assumes unless it names one.
 pub const DEFAULT_CONTROLLER: &str = "megaraid-9361-8i";
 
-/// The drive model and the figures that override the catalog's.
+/// The drive model and the figures that override the catalog's. With the
+/// `clap` feature these are `storlab plan`'s drive flags (their doc
+/// comments are the flags' help).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(default, deny_unknown_fields)]
 pub struct DriveChoice {
-    /// Catalog name (`--drive`); [`DEFAULT_DRIVE`] when `None`.
+    /// Drive model from the catalog (`storlab plan catalog` lists them)
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long = "drive", id = "drive", value_name = "MODEL", default_value = DEFAULT_DRIVE))]
     pub model: Option<String>,
+    /// Drive capacity, e.g. 2TB
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "SIZE", help_heading = "Drive overrides")
+    )]
     pub capacity: Option<String>,
+    /// Drive MTBF, e.g. 600000h
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "DURATION",
+            conflicts_with = "afr",
+            help_heading = "Drive overrides"
+        )
+    )]
     pub mtbf: Option<String>,
+    /// Annualised failure rate instead of MTBF, e.g. 1.5%
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "PERCENT", help_heading = "Drive overrides")
+    )]
     pub afr: Option<String>,
+    /// Unrecoverable read errors per bit read, e.g. 1e-15
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "Drive overrides")
+    )]
     pub ber: Option<String>,
+    /// Sector size lost to one read error, e.g. 512 or 4k
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "SIZE", help_heading = "Drive overrides")
+    )]
     pub sector_size: Option<String>,
+    /// Rebuild rate, e.g. 50MB/s (rebuild time = capacity / rate)
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "RATE",
+            conflicts_with = "rebuild_time",
+            help_heading = "Drive overrides"
+        )
+    )]
     pub rebuild_rate: Option<String>,
+    /// Rebuild time given directly, e.g. 12h
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "DURATION", help_heading = "Drive overrides")
+    )]
     pub rebuild_time: Option<String>,
+    /// Spindle speed (disks)
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Drive overrides"))]
     pub rpm: Option<f64>,
+    /// Average seek time (disks), e.g. 8.5ms
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "DURATION", help_heading = "Drive overrides")
+    )]
     pub avg_seek: Option<String>,
+    /// Sustained media rate (disks; the average over the surface), e.g. 200MB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "Drive overrides")
+    )]
     pub seq_rate: Option<String>,
-    /// Percent of each disk in use (1 to 100).
+    /// Percent of each disk's capacity in use: the media rate is the zone average
+    /// over the outer part (catalog disks with outer and inner rates; default 100)
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PERCENT", help_heading = "Drive overrides", value_parser = fill_percent))]
     pub fill: Option<f64>,
+    /// Rated 4 KiB random read IOPS (SSDs)
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Drive overrides"))]
     pub read_iops: Option<f64>,
+    /// Rated 4 KiB random write IOPS (SSDs)
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Drive overrides"))]
     pub write_iops: Option<f64>,
+    /// Rated sequential read rate (SSDs)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "Drive overrides")
+    )]
     pub seq_read: Option<String>,
+    /// Rated sequential write rate (SSDs)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "Drive overrides")
+    )]
     pub seq_write: Option<String>,
 }
 
-/// Controllers, links, enclosures, host, spares and mission.
+/// Controllers, links, enclosures, host, spares and mission. With the
+/// `clap` feature these are `storlab plan`'s system and reliability flags.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(default, deny_unknown_fields)]
 pub struct SystemChoice {
-    /// Catalog name (`--controller`); [`DEFAULT_CONTROLLER`] when `None`.
+    /// RAID controller (or HBA + md) from the catalog
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL", default_value = DEFAULT_CONTROLLER, help_heading = "System"))]
     pub controller: Option<String>,
+    /// Drive-side link of each controller, overriding the catalog, e.g. sas12x8 or u320x2
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "LINK", help_heading = "System")
+    )]
     pub backend: Option<String>,
+    /// Host-side link of each controller, e.g. pcie3x8, fc8x2, 10gbe-iscsix2
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "LINK", help_heading = "System")
+    )]
     pub host_link: Option<String>,
+    /// The controller has no write-back cache: sequential writes smaller than a stripe are partial-stripe writes
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "System"))]
     pub no_write_back: bool,
+    /// Controller throughput limit, e.g. 4GB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub controller_max: Option<String>,
+    /// Controller IOPS limit
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "IOPS", help_heading = "System")
+    )]
     pub controller_max_iops: Option<f64>,
+    /// Controller read-path limit, e.g. 1.5GB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub controller_max_read: Option<String>,
+    /// Controller write-path limit (parity engine, cache, cache mirroring), e.g. 800MB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub controller_max_write: Option<String>,
+    /// Bandwidth of the controller's cache memory, e.g. 5.3GB/s: every byte crosses it several times (host in/out, drives in/out, parity reads and writes, the mirror)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub controller_memory: Option<String>,
+    /// Link over which a dual controller mirrors its write cache to the partner, e.g. fc2x2: every written byte crosses it again
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "LINK", help_heading = "System")
+    )]
     pub mirror_link: Option<String>,
+    /// LUNs (volumes) the workload spreads over: per-LUN rates scale with them, and with --multipath they decide the front-end ports in use
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "N", default_value = "1", help_heading = "System")
+    )]
     pub luns: Option<u32>,
+    /// One LUN's read-ahead (prefetch) rate, e.g. a measured single-LUN limit of 400MB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub lun_read: Option<String>,
+    /// One LUN's destage (flush to the back end) rate, e.g. 250MB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub lun_write: Option<String>,
+    /// Host multipathing: failover (one path per LUN) or balanced (every usable path); default: every host-link port works
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "MODE", help_heading = "System")
+    )]
     pub multipath: Option<String>,
+    /// LUN ownership of a dual-controller array: active-passive (a LUN only through its owner's ports) or active-active
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "MODE",
+            default_value = "active-active",
+            help_heading = "System"
+        )
+    )]
     pub ownership: Option<String>,
+    /// Controllers (storage processors) whose ports make up the host link, for --ownership active-passive
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "N", default_value = "2", help_heading = "System")
+    )]
     pub array_controllers: Option<u32>,
+    /// Drive enclosure (JBOD) model; its uplink becomes part of the model
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "MODEL", help_heading = "System")
+    )]
     pub enclosure: Option<String>,
+    /// What the host itself can move, e.g. 10GB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "System")
+    )]
     pub host_limit: Option<String>,
-    /// Hot spares (`--hot-spares`).
+    /// Hot spares (rebuild starts at once; counted in drives, enclosure bays and cost)
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long = "hot-spares",
+            id = "hot_spares",
+            value_name = "HOT_SPARES",
+            default_value = "0",
+            help_heading = "Reliability"
+        )
+    )]
     pub spares: Option<u32>,
+    /// Without a hot spare: time until a failed drive is replaced
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "DURATION",
+            default_value = "24h",
+            help_heading = "Reliability"
+        )
+    )]
     pub replace_delay: Option<String>,
-    /// Mission time for the probability of data loss (`--mission`).
+    /// Mission time for the probability of data loss
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "DURATION",
+            default_value = "5y",
+            help_heading = "Reliability"
+        )
+    )]
     pub mission: Option<String>,
+    /// Number of identical volumes (fleet) for the fleet loss probability
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "1", help_heading = "Reliability")
+    )]
     pub fleet: Option<u32>,
 }
 
-/// The workloads the design is predicted for.
+/// The workloads the design is predicted for. With the `clap` feature
+/// these are `storlab plan layout`'s workload flags.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkloadChoice {
+    /// Request size of the sequential workloads
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "SIZE",
+            default_value = "1M",
+            help_heading = "Workloads"
+        )
+    )]
     pub seq_size: Option<String>,
+    /// Request size of the random workloads
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "SIZE",
+            default_value = "4k",
+            help_heading = "Workloads"
+        )
+    )]
     pub random_size: Option<String>,
+    /// Read share of the mixed workload
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "PERCENT",
+            default_value = "70",
+            help_heading = "Workloads"
+        )
+    )]
     pub mix_read: Option<String>,
+    /// Request size of the mixed workload
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "SIZE",
+            default_value = "64k",
+            help_heading = "Workloads"
+        )
+    )]
     pub mix_size: Option<String>,
+    /// The mixed workload is sequential (e.g. SAS analytics: 8k, 50/50), not random
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Workloads"))]
     pub mix_sequential: bool,
+    /// The mixed workload goes through the page cache: sequential reads reach the
+    /// device as 128 KiB read-ahead windows, writes as 512 KiB write-back requests
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Workloads"))]
     pub mix_buffered: bool,
+    /// Independent streams (jobs) of every workload
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value = DEFAULT_STREAMS.to_string(), help_heading = "Workloads"))]
     pub streams: Option<u32>,
+    /// Outstanding requests per stream (queue depth)
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value = DEFAULT_QD.to_string(), help_heading = "Workloads"))]
     pub qd: Option<u32>,
 }
 
@@ -405,7 +658,7 @@ impl DesignSpec {
                     *v = Some(value.parse().map_err(|e| invalid("", format!("{e}")))?);
                 }
                 Some(Slot::Percent(v)) => {
-                    *v = Some(fill_percent(&value).map_err(|e| invalid("", e))?)
+                    *v = Some(fill_percent(&value).map_err(|e| invalid("", e.0))?)
                 }
                 Some(Slot::Bool(b)) => *b = true,
                 Some(Slot::Paths(ps)) => ps.push(PathBuf::from(value)),
@@ -474,11 +727,20 @@ impl DesignSpec {
         })
     }
 
+    /// The layout as the user typed it, with its `--chunk` and `--stripe`
+    /// (what errors quote: `layout 'R6/12' --chunk 8E`).
+    pub fn typed_layout(&self) -> String {
+        [("--chunk", &self.chunk), ("--stripe", &self.stripe)]
+            .iter()
+            .filter_map(|(flag, v)| v.as_ref().map(|v| format!(" {flag} {v}")))
+            .fold(format!("layout '{}'", self.layout), |acc, s| acc + &s)
+    }
+
     /// The built-in catalog with the spec's `--catalog` files on top; `read`
     /// gives a file's text (the crate reads no files).
-    pub fn catalog(
+    pub fn catalog<E: fmt::Display>(
         &self,
-        read: impl FnMut(&Path) -> Result<String, String>,
+        read: impl FnMut(&Path) -> Result<String, E>,
     ) -> Result<Catalog, PlanError> {
         catalog_with(&self.catalogs, read)
     }
@@ -529,9 +791,9 @@ impl std::str::FromStr for DesignSpec {
 /// against the catalog (`read` gives catalog files' text) and checked as
 /// `storlab plan layout` checks it (e.g. controllers for the groups), so
 /// that a design a run records can always be predicted.
-pub fn design_from_spec(
+pub fn design_from_spec<E: fmt::Display>(
     spec: &str,
-    read: impl FnMut(&Path) -> Result<String, String>,
+    read: impl FnMut(&Path) -> Result<String, E>,
 ) -> Result<Design, PlanError> {
     let in_design = |e: PlanError| match e {
         e @ (PlanError::Design(_) | PlanError::DesignSyntax { .. }) => e,
@@ -551,9 +813,9 @@ pub fn design_from_spec(
 
 /// The design as a run records it: checked by [`design_from_spec`], in its
 /// canonical form with every `--catalog FILE` made absolute.
-pub fn design_to_record(
+pub fn design_to_record<E: fmt::Display>(
     spec: &str,
-    read: impl FnMut(&Path) -> Result<String, String>,
+    read: impl FnMut(&Path) -> Result<String, E>,
 ) -> Result<String, PlanError> {
     design_from_spec(spec, read)?;
     Ok(DesignSpec::parse(spec)?
@@ -562,27 +824,27 @@ pub fn design_to_record(
 }
 
 /// The built-in catalog with `files` on top (same name replaces).
-pub fn catalog_with(
+pub fn catalog_with<E: fmt::Display>(
     files: &[PathBuf],
-    mut read: impl FnMut(&Path) -> Result<String, String>,
+    mut read: impl FnMut(&Path) -> Result<String, E>,
 ) -> Result<Catalog, PlanError> {
     let mut cat = Catalog::builtin();
     for f in files {
-        let text = read(f).map_err(PlanError::Design)?;
+        let text = read(f).map_err(|e| PlanError::Design(e.to_string()))?;
         cat.extend(&f.display().to_string(), &text)?;
     }
     Ok(cat)
 }
 
 /// `--fill`: a share of the disk in use, 1 to 100 percent.
-pub fn fill_percent(s: &str) -> Result<f64, String> {
-    let p = parse_percent(s).map_err(|e| e.to_string())?;
+pub fn fill_percent(s: &str) -> Result<f64, BadValue> {
+    let p = parse_percent(s).map_err(BadValue::of)?;
     if p > 0.0 && p <= 100.0 {
         Ok(p)
     } else {
-        Err(format!(
+        Err(BadValue(format!(
             "{s} is not a share of the disk in use; give 1 to 100, e.g. 60%"
-        ))
+        )))
     }
 }
 
@@ -890,7 +1152,10 @@ impl SystemChoice {
             ));
         }
         let enclosure = match &self.enclosure {
-            Some(e) => Some(cat.enclosure(e)?),
+            Some(e) => Some(EnclosureSpec {
+                hot_spares: self.spares.unwrap_or(0),
+                ..cat.enclosure(e)?
+            }),
             None => None,
         };
         if controllers == 0 {
@@ -927,36 +1192,162 @@ impl SystemChoice {
     }
 }
 
+/// The throughput objective of a search: sequential reads or writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum ThroughputOf {
+    // (Plain comments: values with help switch --help to clap's long layout.)
+    SeqRead,
+    #[default]
+    SeqWrite,
+}
+
+/// The IOPS objective of a search: random reads or writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum IopsOf {
+    RandRead,
+    #[default]
+    RandWrite,
+}
+
 /// What `storlab plan search` is asked: the drives and layouts to try, the
-/// constraints and objectives, on a drive and system as in a design.
+/// constraints and objectives, on a drive and system as in a design. With
+/// the `clap` feature these are `plan search`'s flags.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchChoice {
-    /// A count (`48`) or a range (`24..96`); from `layout` when `None`.
+    /// Total drives (not counting hot spares): a count (48) or a range (24..96)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "N|MIN..MAX", required_unless_present = "layout")
+    )]
     pub drives: Option<String>,
-    /// Only layouts of this shape (`R60/12/x`).
+    /// Only layouts of this shape; x is filled in from --drives, e.g. R60/12/x or
+    /// 'lvm(x*R6/10, stripe=2M)' (fixes level, span, aggregation, chunk, stripe)
+    #[cfg_attr(feature = "clap", arg(long, value_name = "LAYOUT", conflicts_with_all = ["levels", "spans", "chunks"]))]
     pub layout: Option<String>,
-    /// Level families to try (`r10`, `r5`, `r6`).
+    /// RAID levels to try: r0 r1/r10 r5/r50 r6/r60 (a level covers single groups and
+    /// groups striped by the controller or LVM)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', default_value = "r10,r5,r6")
+    )]
     pub levels: Vec<String>,
+    /// Drives per group to try, e.g. 6..16 (default: R1 2-3, R5 3-16, R6 4-24)
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MIN..MAX"))]
     pub spans: Option<String>,
+    /// Chunk sizes to try
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', default_value = "64k,256k,1M")
+    )]
     pub chunks: Vec<String>,
+    /// Try 1 to this many controllers (groups spread over them with LVM)
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
     pub max_controllers: u32,
+    /// Do not try LVM striping where the controller can stripe itself (R50/R60/R10)
+    #[cfg_attr(feature = "clap", arg(long))]
     pub no_lvm: bool,
+    /// Minimum usable capacity, e.g. 200TB
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "SIZE", help_heading = "Constraints")
+    )]
     pub min_usable: Option<String>,
+    /// Minimum volume MTTDL, e.g. 10000y
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "DURATION", help_heading = "Constraints")
+    )]
     pub min_mttdl: Option<String>,
+    /// Maximum probability of data loss over the mission; designs above it are left
+    /// out (100% keeps every design)
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "PERCENT",
+            default_value = "1%",
+            help_heading = "Constraints"
+        )
+    )]
     pub max_loss: String,
+    /// Minimum throughput of the throughput workload, e.g. 2GB/s
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "RATE", help_heading = "Constraints")
+    )]
     pub min_throughput: Option<String>,
+    /// Minimum IOPS of the IOPS workload
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Constraints"))]
     pub min_iops: Option<f64>,
+    /// Maximum cost (needs prices in the catalog, all in one currency)
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Constraints"))]
     pub max_cost: Option<f64>,
-    /// The throughput objective: sequential writes (else reads).
-    pub throughput_of_writes: bool,
-    /// The IOPS objective: random writes (else reads).
-    pub iops_of_writes: bool,
+    /// Throughput objective
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_enum,
+            default_value = "seq-write",
+            help_heading = "Objectives"
+        )
+    )]
+    pub throughput_of: ThroughputOf,
+    /// IOPS objective
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_enum,
+            default_value = "rand-write",
+            help_heading = "Objectives"
+        )
+    )]
+    pub iops_of: IopsOf,
+    /// Request size of the throughput objective
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "SIZE",
+            default_value = "1M",
+            help_heading = "Objectives"
+        )
+    )]
     pub seq_size: String,
+    /// Request size of the IOPS objective
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "SIZE",
+            default_value = "4k",
+            help_heading = "Objectives"
+        )
+    )]
     pub random_size: String,
+    /// Independent streams (jobs) of every workload
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = DEFAULT_STREAMS, help_heading = "Workloads"))]
     pub streams: u32,
+    /// Outstanding requests per stream (queue depth)
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = DEFAULT_QD, help_heading = "Workloads"))]
     pub qd: u32,
+    /// Show at most this many Pareto-optimal designs in the table (JSON has all)
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 25))]
+    pub top: usize,
+    #[cfg_attr(feature = "clap", command(flatten))]
     pub drive: DriveChoice,
+    /// Extra catalog file(s) (TOML); entries with a built-in name replace it, and
+    /// [override.drive."NAME"] tables change single fields of one
+    #[cfg_attr(feature = "clap", arg(long = "catalog", value_name = "FILE"))]
+    pub catalogs: Vec<PathBuf>,
+    #[cfg_attr(feature = "clap", command(flatten))]
     pub system: SystemChoice,
 }
 
@@ -1049,6 +1440,11 @@ impl SearchChoice {
                     missing.join(", ")
                 ));
             }
+            if let Some(mixed) = crate::design::mixed_currencies(&hardware) {
+                return bail(format!(
+                    "--max-cost needs prices in one currency, and the catalog's are in several ({mixed}); give the entries one `currency = ...` in a --catalog file"
+                ));
+            }
         }
         let drive = &hardware.drive;
         let spares = self.system.spares.unwrap_or(0);
@@ -1077,7 +1473,7 @@ impl SearchChoice {
             },
             constraints,
             throughput_workload: Workload::new(
-                if self.throughput_of_writes {
+                if self.throughput_of == ThroughputOf::SeqWrite {
                     Pattern::SeqWrite
                 } else {
                     Pattern::SeqRead
@@ -1086,7 +1482,7 @@ impl SearchChoice {
             )
             .with_concurrency(self.streams, self.qd),
             iops_workload: Workload::new(
-                if self.iops_of_writes {
+                if self.iops_of == IopsOf::RandWrite {
                     Pattern::RandWrite
                 } else {
                     Pattern::RandRead
@@ -1134,8 +1530,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn no_files(p: &Path) -> Result<String, String> {
-        Err(format!("no file {} in this test", p.display()))
+    fn no_files(p: &Path) -> Result<String, BadValue> {
+        Err(BadValue(format!("no file {} in this test", p.display())))
     }
 
     #[test]
@@ -1242,7 +1638,7 @@ mod tests {
 
     #[test]
     fn design_to_record_keeps_the_canonical_form_with_absolute_catalogs() {
-        let read = |_: &Path| -> Result<String, String> { Ok(String::new()) };
+        let read = |_: &Path| -> Result<String, BadValue> { Ok(String::new()) };
         let rec = design_to_record("--catalog c.toml R0/1", read).unwrap();
         let abs = std::path::absolute("c.toml").unwrap();
         assert_eq!(rec, format!("R0/1 --catalog {}", abs.display()));

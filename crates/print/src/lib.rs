@@ -7,9 +7,11 @@
 //! - [`campaign`]: a campaign's comparison across cells and its result text.
 //! - [`cluster`]: a multi-client run's cluster, clients and `-q` tables.
 //! - [`repeat`]: the summary of a `--repeat` series (ours and IOR's).
+//! - [`import`]: what `storlab import` saved.
 //! - [`md`]: an md run's phase table and notes.
 //! - [`show`]: one stored run as `storlab show` prints it.
 //! - [`runs`]: the `storlab runs` listing.
+//! - [`sim`]: `storlab sim`'s listing of simulated points.
 //! - [`sweep`]: a sweep's table (a row per point and phase) and totals.
 
 #![forbid(unsafe_code)]
@@ -17,10 +19,12 @@
 pub mod bench;
 pub mod campaign;
 pub mod cluster;
+pub mod import;
 pub mod md;
 pub mod repeat;
 pub mod runs;
 pub mod show;
+pub mod sim;
 pub mod style;
 pub mod sweep;
 

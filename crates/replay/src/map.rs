@@ -68,8 +68,14 @@ impl PathMap {
         } else {
             let hit = self.rules.iter().find_map(|(from, to)| {
                 let rest = name.strip_prefix(from.as_str())?;
-                (rest.is_empty() || rest.starts_with('/'))
-                    .then(|| to.join(rest.trim_start_matches('/')))
+                if rest.is_empty() {
+                    // A rule for the file itself: exactly TO (joining "" would
+                    // add a trailing slash and make it a directory's name).
+                    Some(to.clone())
+                } else {
+                    rest.starts_with('/')
+                        .then(|| to.join(rest.trim_start_matches('/')))
+                }
             });
             hit.ok_or_else(|| MapError::Unmapped { name: name.into() })?
         };

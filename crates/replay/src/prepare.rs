@@ -50,7 +50,7 @@ pub enum PrepareError {
     },
     #[error(transparent)]
     Target(#[from] storlab_bench::TargetError),
-    #[error("cannot lay out {}: {source}", path.display())]
+    #[error("cannot lay out {}", path.display())]
     Io {
         path: PathBuf,
         #[source]

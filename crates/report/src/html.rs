@@ -655,6 +655,7 @@ mod tests {
                 explanation: "bound by the drives".into(),
                 bound: false,
                 unknowns: Vec::new(),
+                ..Default::default()
             }]),
         };
         let vary = storlab_configdiff::Vary::default();

@@ -22,6 +22,8 @@
 //!   script, no network) with parameters, host facts, results, the
 //!   comparison, every chart and every warning; [`html_report_full`] adds
 //!   [`predicted`]: runs tagged with a design, predicted beside measured.
+//! * [`written`]: what `storlab report` writes ([`render`]: the HTML report
+//!   or one chart as SVG or PNG).
 #![forbid(unsafe_code)]
 
 pub mod charts;
@@ -36,9 +38,11 @@ pub mod predicted;
 pub mod registry;
 pub mod rows;
 pub mod signature;
+pub mod sim_chart;
 pub mod svg;
 pub mod sweep_chart;
 pub mod sweep_charts;
+pub mod written;
 
 pub use charts::{Chart, chart, chart_with, charts, charts_with, resolve_baseline, why_not};
 pub use compare::{
@@ -51,13 +55,14 @@ pub use export::{
 };
 pub use html::{html_report, html_report_full};
 pub use png::svg_to_png;
-pub use predicted::{Predicted, predicted_chart};
+pub use predicted::{Predicted, predict, predicted_chart};
 pub use registry::{CHART_KINDS, CannotDraw, ChartKind, Remedy, Source, SweepParam};
 pub use rows::{Direction, Row, rows};
 pub use signature::{is_csv_export, is_html_report, is_md_export, is_png_chart, is_svg_chart};
 pub use storlab_configdiff::{Difference, Judgement, Vary};
 pub use sweep_chart::{AxisValue, SweepChartInfo, SweepChartPoint, sweep_chart};
 pub use sweep_charts::{HeatCell, heat_map, sweep_lines};
+pub use written::{Rendered, ReportKind, include_baseline, render};
 
 #[cfg(test)]
 pub(crate) use storlab_testkit::fixtures as testdata;

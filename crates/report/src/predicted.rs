@@ -1,15 +1,17 @@
 //! Predicted beside measured, for runs that carry a design (`storlab bench
 //! --design "R60/10/20 --drive ..."`, saved as tag `planned_as=...`): each
 //! phase's figure from `storlab plan`'s model next to what was measured,
-//! the error and what the model thinks binds. The CLI evaluates the design
-//! (it owns the parsing of `storlab plan layout`'s arguments); this module
-//! lays the rows out as an HTML table and a bar chart.
+//! the error and what the model thinks binds. [`predict`] evaluates each
+//! run's design through the plan crate; this module lays the rows out as an
+//! HTML table and a bar chart.
 
 use crate::charts::Chart;
 use crate::fmt::{format_change, mb_per_s, xml_escape as esc};
 use crate::html::{num, table, txt, wrap};
 use crate::svg::{BarChart, BarSeries, fmt_tick};
 use storlab_plan::against::{Against, mean_absolute_error};
+use storlab_plan::{Design, PlanError};
+use storlab_types::DESIGN_TAG;
 use storlab_types::StoredRun;
 
 /// One run's design and its phases predicted, or why the design could not
@@ -19,7 +21,41 @@ pub struct Predicted {
     pub run: i64,
     /// The design as tagged: `storlab plan layout`'s arguments.
     pub design: String,
-    pub rows: Result<Vec<Against>, String>,
+    /// The rows, or why the design could not be evaluated: a typed
+    /// warning the CLI words (`run N: design '...': ...`) and the report
+    /// shows.
+    pub rows: Result<Vec<Against>, PlanError>,
+}
+
+/// Each run that carries a design (tag `planned_as=...`, or `given` for
+/// all), its phases predicted by `storlab plan`'s model. The given design
+/// was checked already; a stored tag that no longer reads (the catalog
+/// changed) comes back as an `Err` row, shown as such in the report. `read`
+/// gives a catalog file's text (the crate reads no files).
+pub fn predict(
+    runs: &[StoredRun],
+    given: Option<(&str, &Design)>,
+    mut read: impl FnMut(&std::path::Path) -> Result<String, String>,
+) -> Vec<Predicted> {
+    let mut out = Vec::new();
+    for run in runs {
+        let (spec, evaluated) = match (given, run.tags.get(DESIGN_TAG)) {
+            (Some((d, design)), _) => (d.to_string(), Ok(design.clone())),
+            (None, Some(tag)) => (
+                tag.clone(),
+                storlab_plan::design_from_spec(tag, &mut read).map_err(PlanError::inner),
+            ),
+            (None, None) => continue,
+        };
+        let rows =
+            evaluated.and_then(|d| storlab_plan::against::against(&d, std::slice::from_ref(run)));
+        out.push(Predicted {
+            run: run.id,
+            design: spec,
+            rows,
+        });
+    }
+    out
 }
 
 /// The run by id, host and target (its tags include the design, shown
@@ -60,7 +96,7 @@ pub(crate) fn predicted_section(runs: &[StoredRun], predicted: &[Predicted]) -> 
             Err(e) => {
                 s.push_str(&format!(
                     "<p class=\"warn\">The design could not be evaluated: {}</p>\n",
-                    esc(e)
+                    esc(&e.to_string())
                 ));
                 continue;
             }
@@ -192,6 +228,7 @@ mod tests {
             },
             bound: false,
             unknowns: Vec::new(),
+            ..Default::default()
         }
     }
 
@@ -308,7 +345,7 @@ mod tests {
             Predicted {
                 run: 8,
                 design: "R9/3".into(),
-                rows: Err("invalid layout 'R9/3'".into()),
+                rows: Err(PlanError::Design("invalid layout 'R9/3'".into())),
             },
         ];
         let s = predicted_section(&[], &p);

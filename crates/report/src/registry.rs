@@ -41,6 +41,9 @@ pub enum Draw {
     PerRun(fn(&StoredRun) -> Vec<Chart>),
     /// Drawn by its own command from points, not from stored runs.
     Points,
+    /// `storlab sim --chart`: from the simulated points and the varied key
+    /// ([`sim_chart`]).
+    SimPoints(fn(&[storlab_sim::SweepPoint], &str) -> String),
 }
 
 /// One kind of chart.
@@ -813,10 +816,20 @@ pub static CHART_KINDS: &[ChartKind] = &[
                 the binding component changes and each piece named for what binds it",
         source: Source::Sim,
         listed_when_missing: false,
-        draw: Draw::Points,
+        draw: Draw::SimPoints(crate::sim_chart::throughput),
         why: why_points,
     },
 ];
+
+/// `storlab sim --chart`'s SVG, drawn by the registry's `sim` kind from
+/// the simulated points swept over `key`.
+pub fn sim_chart(points: &[storlab_sim::SweepPoint], key: &str) -> String {
+    let draw = CHART_KINDS.iter().find_map(|k| match k.draw {
+        Draw::SimPoints(f) if k.source == Source::Sim => Some(f),
+        _ => None,
+    });
+    draw.unwrap_or(crate::sim_chart::throughput)(points, key)
+}
 
 /// The report's chart kinds (those `report --chart` draws).
 pub fn report_kinds() -> impl Iterator<Item = &'static ChartKind> {
@@ -882,7 +895,7 @@ pub fn draw_all(i: &Input<'_>) -> Vec<Chart> {
                     }
                 }
             }
-            Draw::Points => {}
+            Draw::Points | Draw::SimPoints(_) => {}
         }
     }
     out

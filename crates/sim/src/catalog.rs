@@ -6,13 +6,15 @@
 //! no RAID or controller model of its own.
 
 use crate::scenario::Pattern;
-use storlab_plan::Layout;
 use storlab_plan::catalog::Catalog;
 use storlab_plan::hardware::{ControllerSpec, Hardware, LinkSpec};
 use storlab_plan::path::path_limits;
 use storlab_plan::perf::Workload;
+use storlab_plan::{Layout, PlanError};
 
-/// The catalog the scenario's names are looked up in.
+/// The catalog the scenario's names are looked up in. Its lookups fail
+/// with plan's typed [`PlanError`] (an unknown name, a bad catalog file),
+/// which names the entry and how to list the catalog.
 #[derive(Debug, Clone)]
 pub struct SimCatalog {
     inner: Catalog,
@@ -42,30 +44,27 @@ impl SimCatalog {
     pub fn with_files(
         files: &[std::path::PathBuf],
         read: impl FnMut(&std::path::Path) -> Result<String, String>,
-    ) -> Result<SimCatalog, String> {
-        storlab_plan::spec::catalog_with(files, read)
-            .map(|inner| SimCatalog { inner })
-            .map_err(|e| e.to_string())
+    ) -> Result<SimCatalog, PlanError> {
+        storlab_plan::spec::catalog_with(files, read).map(|inner| SimCatalog { inner })
     }
 
     /// Add a user's catalog file on top (same name replaces), e.g. entries
     /// `plan calibrate` produced.
-    pub fn extend(&mut self, name: &str, text: &str) -> Result<(), String> {
-        self.inner.extend(name, text).map_err(|e| e.to_string())
+    pub fn extend(&mut self, name: &str, text: &str) -> Result<(), PlanError> {
+        self.inner.extend(name, text)
     }
 
     /// Usable payload rate of a link spec in the direction the data goes
     /// (`write`: host to storage), bytes/s.
-    pub fn link_rate(&self, spec: &str, write: bool) -> Result<f64, String> {
+    pub fn link_rate(&self, spec: &str, write: bool) -> Result<f64, PlanError> {
         self.inner
             .link(spec)
             .map(|l| if write { l.write_rate() } else { l.bytes_per_s })
-            .map_err(|e| e.to_string())
     }
 
     /// A controller from plan's catalog.
-    pub fn controller(&self, name: &str) -> Result<ControllerSpec, String> {
-        self.inner.controller(name).map_err(|e| e.to_string())
+    pub fn controller(&self, name: &str) -> Result<ControllerSpec, PlanError> {
+        self.inner.controller(name)
     }
 
     /// What one array can do for `pattern` at `bs` with `iodepth` in
@@ -83,7 +82,7 @@ impl SimCatalog {
         pattern: Pattern,
         bs: u64,
         iodepth: u32,
-    ) -> Result<ArrayPath, String> {
+    ) -> Result<ArrayPath, PlanError> {
         let w = Workload::new(pattern, bs).with_concurrency(1, iodepth.max(1));
         let host_link = controller.map(|c| storlab_plan::path::host_link_limit(c, &w));
         let Some((layout, drive)) = raid else {
@@ -96,10 +95,8 @@ impl SimCatalog {
                 unknowns: Vec::new(),
             });
         };
-        let d = self.inner.drive(drive).map_err(|e| e.to_string())?;
-        let l: Layout = layout
-            .parse()
-            .map_err(|e: storlab_plan::PlanError| e.to_string())?;
+        let d = self.inner.drive(drive)?;
+        let l: Layout = layout.parse()?;
         let hw = Hardware {
             drive: d,
             controller: controller.cloned().unwrap_or_else(transparent_controller),
@@ -107,7 +104,7 @@ impl SimCatalog {
             enclosure: None,
             host_bytes_per_s: None,
         };
-        let p = path_limits(&l, &hw, &w).map_err(|e| e.to_string())?;
+        let p = path_limits(&l, &hw, &w)?;
         Ok(ArrayPath {
             controller: p.controller.map(|c| (c.bytes_per_s, c.by)),
             backend: Some(Backend {
@@ -152,7 +149,12 @@ mod tests {
         let one = c.link_rate("fc4", false).unwrap();
         let two = c.link_rate("fc4x2", false).unwrap();
         assert!((two - 2.0 * one).abs() < 1e-6);
-        assert!(c.link_rate("fc5", true).unwrap_err().contains("fc"));
+        assert!(
+            c.link_rate("fc5", true)
+                .unwrap_err()
+                .to_string()
+                .contains("fc")
+        );
         // A link with a slower write direction gives it for writes.
         assert!(
             c.link_rate("1gbe-iscsi", true).unwrap() <= c.link_rate("1gbe-iscsi", false).unwrap()

@@ -1,6 +1,7 @@
 //! What `storlab sim --chart` draws, as data: aggregate throughput against
 //! the varied value, each solver's line cut where the binding component
-//! changes. The CLI draws it (`storlab_report::svg::LineChart`).
+//! changes. The report crate's chart registry draws it
+//! (`storlab_report::registry::sim_chart`).
 
 use crate::sweep::SweepPoint;
 

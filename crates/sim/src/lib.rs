@@ -37,6 +37,6 @@ pub use catalog::SimCatalog;
 pub use error::SimError;
 pub use listing::{Listing, listing};
 pub use model::{Point, Utilisation};
-pub use record::record;
+pub use record::{SIM_SCHEMA_VERSION, document, record};
 pub use scenario::{Resolved, Scenario, Vary, parse_vary};
 pub use sweep::{Solver, SweepPoint, sweep};

@@ -158,3 +158,35 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         )],
     }
 }
+
+/// The tags a saved sim run gets unless the user gave them: the scenario's
+/// name (`sim.scenario`) and the varied key (`sim.vary`).
+pub fn tags(points: &[SweepPoint], key: Option<&str>) -> Vec<(String, String)> {
+    let scenario = points.first().map(|p| p.resolved.name.clone());
+    let scenario = scenario.map(|n| ("sim.scenario".to_string(), n));
+    let vary = key.map(|k| ("sim.vary".to_string(), k.to_string()));
+    scenario.into_iter().chain(vary).collect()
+}
+
+/// Version of the JSON document `storlab sim --output-format json` prints.
+pub const SIM_SCHEMA_VERSION: u32 = 1;
+
+/// The JSON document `storlab sim --output-format json` prints: the
+/// scenario, the file it came from, the solver, the varied key and every
+/// point.
+pub fn document(
+    points: &[SweepPoint],
+    file: &str,
+    solver: crate::Solver,
+    key: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema_version": SIM_SCHEMA_VERSION,
+        "kind": "sim",
+        "scenario": points.first().map(|p| p.resolved.name.clone()),
+        "file": file,
+        "solver": solver,
+        "vary": key,
+        "points": points,
+    })
+}

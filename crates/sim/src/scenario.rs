@@ -10,6 +10,7 @@
 use crate::catalog::SimCatalog;
 use crate::error::SimError;
 use serde::{Deserialize, Serialize};
+use storlab_types::params::{SIM_PARAMS, sim_lookup, sim_param_at};
 use storlab_types::text::line_col;
 use storlab_types::{parse_duration, parse_rate, parse_size};
 use toml::Spanned;
@@ -360,19 +361,27 @@ pub struct Scenario {
     edits: Vec<String>,
 }
 
-/// Short names `--vary` accepts for the values swept most.
-pub const VARY_SHORTHANDS: &[(&str, &str)] = &[
-    ("clients", "clients.count"),
-    ("movers", "movers.count"),
-    ("servers", "movers.count"),
-    ("arrays", "array.count"),
-    ("ports", "array.ports"),
-    ("cache", "array.cache"),
-    ("stripe_count", "filesystem.stripe_count"),
-    ("file_size", "workload.file_size"),
-    ("bs", "workload.bs"),
-    ("iodepth", "workload.iodepth"),
-];
+/// The names `--vary` accepts for the values swept most, in order: each key
+/// of the one registry's sim section (`storlab_types::params::SIM_PARAMS`)
+/// and its aliases.
+/// `storlab sim --vary`'s help: the range forms, and the keys of the
+/// registry's sim section.
+pub fn vary_help() -> String {
+    let keys: Vec<&str> = SIM_PARAMS.iter().map(|p| p.key).collect();
+    format!(
+        "Sweep one scenario value: clients=1,2,4 or clients=1..10000 (doubling) or \
+         clients=1..1000/1000 (evenly spaced) or clients=1..64:x2 or 1..16:+1 \
+         (docs/parameters.md); keys: {}, or any dotted path such as array.cache_rate",
+        keys.join(", ")
+    )
+}
+
+fn vary_names() -> Vec<&'static str> {
+    SIM_PARAMS
+        .iter()
+        .flat_map(|p| std::iter::once(p.key).chain(p.aliases.iter().copied()))
+        .collect()
+}
 
 impl Scenario {
     /// Read scenario `text`; `file` names it in messages.
@@ -402,10 +411,7 @@ impl Scenario {
             arg: arg.clone(),
             message,
         };
-        let path = VARY_SHORTHANDS
-            .iter()
-            .find(|(s, _)| *s == key)
-            .map_or(key, |(_, p)| *p);
+        let path = sim_lookup(key).and_then(|p| p.option).unwrap_or(key);
         let mut table: toml::Table = toml::from_str(&self.text)
             .map_err(|e| verr(format!("the scenario cannot be edited: {}", e.message())))?;
         let parts: Vec<&str> = path.split('.').collect();
@@ -445,11 +451,7 @@ impl Scenario {
             };
             verr(format!(
                 "{msg} (keys: {}; or a dotted path such as array.cache_rate)",
-                VARY_SHORTHANDS
-                    .iter()
-                    .map(|(s, _)| *s)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                vary_names().join(", ")
             ))
         })?;
         s.edits = self.edits.clone();
@@ -522,6 +524,18 @@ impl Scenario {
         q: Option<&Spanned<u32>>,
         max: u32,
     ) -> Result<u32, SimError> {
+        // A value a `--vary` key sets is bounded and refused by the one
+        // registry, worded as every out-of-bounds value is.
+        if let Some(p) = sim_param_at(key) {
+            debug_assert_eq!(p.max, Some(u64::from(max)), "{key}");
+            if let Err(e) = p.check_number(u64::from(n)) {
+                return Err(match q {
+                    Some(q) => self.at(q, format!("{key}: {e}")),
+                    None => self.invalid(key, e.to_string()),
+                });
+            }
+            return Ok(n);
+        }
         if n == 0 || n > max {
             let message = format!("{key} = {n}: must be from 1 to {max}");
             return Err(match q {
@@ -761,7 +775,7 @@ impl Scenario {
             )
             .map_err(|e| match raid {
                 Some((r, _)) => self.at(r, format!("array.raid/array.drive: {e}")),
-                None => self.invalid("array.controller", e),
+                None => self.invalid("array.controller", e.to_string()),
             })?;
         if let Some((l, _)) = &path.controller {
             controller = Some(controller.map_or(*l, |c| c.min(*l)));
@@ -1095,6 +1109,33 @@ file_size = "1GiB"
                 "{to}: {e}"
             );
         }
+    }
+
+    /// A `--vary` value out of bounds gets the one refusal of the registry
+    /// (the words bench gives `--iodepth 0`), naming the scenario path it
+    /// set.
+    #[test]
+    fn out_of_bounds_vary_values_get_the_registrys_refusal() {
+        let s = Scenario::parse("basic.toml", BASIC).unwrap();
+        for (key, path, v) in [
+            ("iodepth", "workload.iodepth", "0"),
+            ("iodepth", "workload.iodepth", "5000"),
+            ("clients", "clients.count", "0"),
+            ("arrays", "array.count", "0"),
+            ("ports", "array.ports", "2000"),
+        ] {
+            let e = s.with(key, v).and_then(|s| s.resolve(&cat()).map(|_| ()));
+            let e = e.unwrap_err().to_string();
+            let p = sim_lookup(key).unwrap();
+            let refusal = p.refuse(v).to_string();
+            assert!(
+                e.contains(&format!("{path}: {refusal}")),
+                "{key}={v}: {e} lacks {refusal}"
+            );
+        }
+        let bench = storlab_types::params::lookup("iodepth").unwrap().refuse(0);
+        let e = s.with("iodepth", "0").unwrap().resolve(&cat()).unwrap_err();
+        assert!(e.to_string().ends_with(&bench.to_string()), "{e}");
     }
 
     #[test]

@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storlab_types::{BenchReport, MonitorTimeline, PhaseResult, StoredRun};
 
-pub use select::{RunSelector, SelectError, parse_tag};
+pub use select::{RunSelector, SelectError, TagConflict, merge_tags, parse_tag};
 
 /// The database file used when neither `--db` nor `STORLAB_DB` is given.
 pub const DEFAULT_DB: &str = "storlab.db";
@@ -114,6 +114,8 @@ pub enum StoreError {
     AlreadyFinished(i64),
     #[error("no run matches '{selector}'{hint}")]
     NoMatch { selector: String, hint: String },
+    #[error("no run matches the baseline {0}")]
+    NoBaseline(String),
     #[error(
         "the stored {what} of run {id} cannot be read ({source}); the database may have been edited by hand"
     )]
@@ -284,6 +286,49 @@ pub struct RunSummary {
     /// Distinct block-size mixes (`--bssplit`) of its phases, as
     /// `4KiB/50:64KiB/50`; such phases add nothing to `block_sizes`.
     pub block_mixes: Vec<String>,
+}
+
+impl RunSummary {
+    /// The JSON object `storlab runs --json` prints for this run (keys in
+    /// the order the document has always had them).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.status.as_str(),
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "host": self.host,
+            "target": self.target,
+            "tool": self.tool,
+            "tool_version": self.tool_version,
+            "phases": self.phases,
+            "workloads": self.workloads,
+            "block_sizes_bytes": self.block_sizes,
+            "block_mixes": self.block_mixes,
+            "tags": self.tags,
+            "note": self.note,
+        })
+    }
+}
+
+/// Which run a `--baseline` selector took when it matched several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineChoice {
+    pub id: i64,
+    /// How many runs the selector matched.
+    pub matched: usize,
+    pub selector: String,
+}
+
+impl std::fmt::Display for BaselineChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "baseline: run {}, the latest of {} runs matching {}",
+            self.id, self.matched, self.selector
+        )
+    }
 }
 
 /// Filters of `storlab runs`. Empty fields match everything.
@@ -930,6 +975,22 @@ impl Store {
         }
         tx.finish()?;
         Ok(out)
+    }
+
+    /// The run a `--baseline` selector names: the latest of those it
+    /// matches, and, when it matched several, which one was taken (a note
+    /// the CLI prints).
+    pub fn load_baseline(&self, sel: &RunSelector) -> Result<(StoredRun, Option<BaselineChoice>)> {
+        let ids = self.resolve(std::slice::from_ref(sel), false)?;
+        let Some(&id) = ids.last() else {
+            return Err(StoreError::NoBaseline(sel.to_string()));
+        };
+        let choice = (ids.len() > 1).then(|| BaselineChoice {
+            id,
+            matched: ids.len(),
+            selector: sel.to_string(),
+        });
+        Ok((self.load(id)?, choice))
     }
 
     /// The run ids the selectors name, in the order given (each selector's

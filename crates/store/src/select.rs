@@ -11,6 +11,7 @@
 //!   run before the latest), or `tag:` followed by one or more `key=value`
 //!   joined by commas (runs that carry all of them).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why a tag or a run selector was refused. The message says what is
@@ -39,6 +40,56 @@ or `tag:key=value` (e.g. tag:cfg=a, or tag:cfg=a,fs=xfs for runs with both); `st
 /// Maximum lengths of a tag key and value, in characters.
 pub const MAX_KEY_LEN: usize = 64;
 pub const MAX_VALUE_LEN: usize = 256;
+
+/// Labels of a new run that contradict each other.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TagConflict {
+    #[error(
+        "--tag {key} is given twice ({key}={first} and {key}={second}); a run has one value per key"
+    )]
+    Twice {
+        key: String,
+        first: String,
+        second: String,
+    },
+    #[error("--design and --tag planned_as=... give two designs ({design} and {tagged}); keep one")]
+    TwoDesigns { design: String, tagged: String },
+}
+
+/// A new run's tags: `given` (`--tag`, in order), the `design` (`--design`,
+/// saved as tag [`storlab_types::DESIGN_TAG`]), then `defaults` (the
+/// config file's) for keys not given. One key with two values is refused.
+pub fn merge_tags(
+    given: &[(String, String)],
+    design: Option<&str>,
+    defaults: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, TagConflict> {
+    let mut map = BTreeMap::new();
+    for (k, v) in given {
+        if let Some(old) = map.insert(k.clone(), v.clone())
+            && old != *v
+        {
+            return Err(TagConflict::Twice {
+                key: k.clone(),
+                first: old,
+                second: v.clone(),
+            });
+        }
+    }
+    if let Some(d) = design
+        && let Some(old) = map.insert(storlab_types::DESIGN_TAG.to_string(), d.to_string())
+        && old != d
+    {
+        return Err(TagConflict::TwoDesigns {
+            design: d.to_string(),
+            tagged: old,
+        });
+    }
+    for (k, v) in defaults {
+        map.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    Ok(map)
+}
 
 /// Parse one `key=value` label as typed after `--tag`.
 pub fn parse_tag(input: &str) -> Result<(String, String), SelectError> {

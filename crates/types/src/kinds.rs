@@ -117,6 +117,11 @@ word_enum! {
         FioImport => "fio-import",
         /// `storlab import` of a storlab JSON document.
         Import => "import",
+        /// `storlab import` of an IO500 result directory (one phase per
+        /// IO500 phase).
+        Io500 => "io500",
+        /// `storlab replay`: a recorded trace issued again.
+        Replay => "replay",
     }
 }
 

@@ -17,6 +17,7 @@
 pub mod csv;
 pub mod fio_units;
 pub mod metric;
+pub mod outcome;
 pub mod params;
 pub mod pattern;
 pub mod range;
@@ -41,6 +42,10 @@ pub use kinds::{CacheState, MonitorLayer, RunKind, TargetKind};
 /// Version of the JSON result document (and of [`record::BenchReport`]).
 /// Bump it when a field changes meaning or disappears; adding a field does not.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The tag that carries a run's design (`bench --design`): `storlab plan
+/// layout`'s arguments, read back by `storlab report`.
+pub const DESIGN_TAG: &str = "planned_as";
 
 /// The storlab version that produced a record.
 pub const STORLAB_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,6 +10,8 @@
 //! option (job-file key, sweep name) that sets it, when one does. Groups
 //! (`host`, `target`, `device`, `tool`) stand for several keys at once.
 
+use crate::{CacheMode, EngineKind, RwMode};
+
 /// One parameter name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
@@ -181,16 +183,9 @@ pub fn check_number(name: &str, v: u64) -> Result<u64, ValueError> {
 /// Every parameter name, workload options first, then the facts of the
 /// machine, target and tool a comparison may study.
 pub const PARAMS: &[Param] = &[
-    p("rw", "I/O pattern").aliases(&["readwrite"]).choices(&[
-        "read",
-        "write",
-        "randread",
-        "randwrite",
-        "readwrite",
-        "rw",
-        "randrw",
-        "rmw",
-    ]),
+    p("rw", "I/O pattern")
+        .aliases(&["readwrite"])
+        .choices(&RwMode::WORDS),
     p("rwmixread", "read share of a mixed phase (alias mix)")
         .aliases(&["mix"])
         .unit("%")
@@ -211,10 +206,10 @@ pub const PARAMS: &[Param] = &[
         .range(1, Some(4096)),
     p("engine", "I/O engine (alias ioengine)")
         .aliases(&["ioengine"])
-        .choices(&["io_uring", "libaio", "psync", "null"]),
+        .choices(&EngineKind::WORDS),
     p("cache", "cache mode direct/cold/warm (alias direct)")
         .aliases(&["direct"])
-        .choices(&["direct", "cold", "warm"]),
+        .choices(&CacheMode::WORDS),
     p("drop_caches", "cold cache by dropping the page cache"),
     p("rate_iops", "IOPS cap").unit("IO/s"),
     p("runtime", "time limit").unit("s"),
@@ -311,6 +306,53 @@ pub const PARAMS: &[Param] = &[
         .fact(),
 ];
 
+/// A key of `storlab sim --vary`: a shorthand (`option`) for a value of the
+/// scenario file.
+const fn sim(key: &'static str, path: &'static str, description: &'static str) -> Param {
+    p(key, description).option(Some(path))
+}
+
+/// `storlab sim --vary`'s keys (a scenario's vocabulary, apart from the
+/// bench options of [`PARAMS`]: sim's `cache` is the array's cache size,
+/// not a cache mode): each key's `option` is the scenario path it sets,
+/// with the bounds sim's scenario check applies and words through
+/// [`Param::refuse`], like every other out-of-bounds value. Any other
+/// dotted path (`array.cache_rate`) is varied as written.
+pub const SIM_PARAMS: &[Param] = &[
+    sim("clients", "clients.count", "client nodes").range(1, Some(10_000_000)),
+    sim("movers", "movers.count", "data movers (alias servers)")
+        .aliases(&["servers"])
+        .range(1, Some(1_000_000)),
+    sim("arrays", "array.count", "storage arrays").range(1, Some(1_000_000)),
+    sim("ports", "array.ports", "host ports per array").range(1, Some(1024)),
+    sim("cache", "array.cache", "cache per array").unit("bytes"),
+    sim(
+        "stripe_count",
+        "filesystem.stripe_count",
+        "arrays a file is striped over",
+    )
+    .range(1, Some(1_000_000)),
+    sim("file_size", "workload.file_size", "bytes per client file").unit("bytes"),
+    sim("bs", "workload.bs", "request size").unit("bytes"),
+    sim(
+        "iodepth",
+        "workload.iodepth",
+        "requests in flight per client",
+    )
+    .range(1, Some(4096)),
+];
+
+/// The `sim --vary` key `name` names (its key or an alias, exactly as
+/// written: scenario keys are case-sensitive).
+pub fn sim_lookup(name: &str) -> Option<&'static Param> {
+    SIM_PARAMS.iter().find(|p| p.is_named(name))
+}
+
+/// The `sim --vary` key whose scenario path is `path` (`clients.count`).
+pub fn sim_param_at(path: &str) -> Option<&'static Param> {
+    SIM_PARAMS.iter().find(|p| p.option == Some(path))
+}
+
 /// `Queue-Depth` → `queue_depth`: names are case-insensitive and `-` is `_`.
 pub fn normalize(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace('-', "_")
@@ -378,6 +420,29 @@ mod tests {
         }
     }
 
+    /// docs/parameters.md's sim section lists every sim key with its
+    /// aliases, scenario value, unit and bounds as the registry has them.
+    #[test]
+    fn docs_list_every_sim_key() {
+        let doc = include_str!("../../../docs/parameters.md");
+        let (_, section) = doc.split_once("## sim --vary keys").unwrap();
+        let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+        assert_eq!(rows.len(), SIM_PARAMS.len(), "{rows:?}");
+        for (p, row) in SIM_PARAMS.iter().zip(&rows) {
+            let aliases: Vec<String> = p.aliases.iter().map(|a| format!("`{a}`")).collect();
+            let want = format!(
+                "| `{}` | {} | `{}` | {} | {} |",
+                p.key,
+                aliases.join(", "),
+                p.option.unwrap_or_default(),
+                p.unit,
+                p.allowed().unwrap_or_default()
+            );
+            let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(squeeze(row), squeeze(&want), "docs row of {}", p.key);
+        }
+    }
+
     #[test]
     fn refusals_name_the_parameter_its_range_and_an_example() {
         let qd = lookup("qd").unwrap();
@@ -399,6 +464,69 @@ mod tests {
             e,
             "invalid engine 'aio': one of io_uring, libaio, psync, null (e.g. engine=io_uring)"
         );
+    }
+
+    /// sim's keys are in the registry with their scenario path, and a
+    /// value out of bounds gets the one refusal bench's options get.
+    #[test]
+    fn sim_keys_carry_their_path_and_the_one_refusal() {
+        assert_eq!(
+            sim_lookup("servers").and_then(|p| p.option),
+            Some("movers.count")
+        );
+        assert_eq!(
+            sim_param_at("workload.iodepth").map(|p| p.key),
+            Some("iodepth")
+        );
+        assert!(sim_lookup("array.cache_rate").is_none());
+        let sim_qd = sim_lookup("iodepth").unwrap().check_number(0).unwrap_err();
+        let bench_qd = lookup("iodepth").unwrap().check_number(0).unwrap_err();
+        assert_eq!(sim_qd.to_string(), bench_qd.to_string());
+        assert_eq!(
+            sim_lookup("clients").unwrap().refuse(0).to_string(),
+            "invalid clients 0: from 1 to 10000000 (e.g. clients=1)"
+        );
+        for p in SIM_PARAMS {
+            assert!(p.option.is_some_and(|o| o.contains('.')), "{}", p.key);
+        }
+    }
+
+    /// The choices of `rw`, `engine` and `cache` are their enums' words:
+    /// each parses into its enum, and every variant's word is a choice, so
+    /// the registry and the typed values cannot drift apart.
+    #[test]
+    fn choices_are_the_enums_words() {
+        let choices = |k: &str| lookup(k).unwrap().choices.to_vec();
+        for w in choices("rw") {
+            assert!(RwMode::parse(w).is_some(), "{w}");
+        }
+        for m in RwMode::ALL {
+            assert!(choices("rw").contains(&m.as_str()), "{m}");
+        }
+        for w in choices("engine") {
+            assert!(EngineKind::parse(w).is_some(), "{w}");
+        }
+        for e in [
+            EngineKind::IoUring,
+            EngineKind::Libaio,
+            EngineKind::Psync,
+            EngineKind::Null,
+        ] {
+            assert!(choices("engine").contains(&e.as_str()), "{e:?}");
+        }
+        for w in choices("cache") {
+            assert!(CacheMode::parse(w).is_some(), "{w}");
+        }
+        for c in [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm] {
+            assert!(choices("cache").contains(&c.as_str()), "{c:?}");
+        }
+        // Every choice-valued parameter is one of these three.
+        let with_choices: Vec<&str> = PARAMS
+            .iter()
+            .filter(|p| !p.choices.is_empty())
+            .map(|p| p.key)
+            .collect();
+        assert_eq!(with_choices, ["rw", "engine", "cache"]);
     }
 
     #[test]

@@ -201,11 +201,14 @@ pub fn expand_list<E: std::fmt::Display>(
     Ok(values)
 }
 
+/// Text that is not a whole number (what [`whole`] refuses).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a whole number")]
+pub struct NotWhole(pub String);
+
 /// Whole numbers: `expand_list(list, bare, whole, u64::to_string)`.
-pub fn whole(s: &str) -> Result<u64, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| format!("'{}' is not a whole number", s.trim()))
+pub fn whole(s: &str) -> Result<u64, NotWhole> {
+    s.trim().parse().map_err(|_| NotWhole(s.trim().to_string()))
 }
 
 #[cfg(test)]

@@ -38,6 +38,18 @@ impl RwMode {
         RwMode::RandRw,
         RwMode::ReadModifyWrite,
     ];
+    /// The words a user may write, in the order messages list them (the
+    /// parameter registry's choices): each [`RwMode::parse`]s.
+    pub const WORDS: [&'static str; 8] = [
+        "read",
+        "write",
+        "randread",
+        "randwrite",
+        "readwrite",
+        "rw",
+        "randrw",
+        "rmw",
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             RwMode::Read => "read",
@@ -99,6 +111,9 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// The words a user may write, in the order messages list them (the
+    /// parameter registry's choices): each [`EngineKind::parse`]s.
+    pub const WORDS: [&'static str; 4] = ["io_uring", "libaio", "psync", "null"];
     pub fn as_str(self) -> &'static str {
         match self {
             EngineKind::IoUring => "io_uring",
@@ -132,6 +147,9 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// The words a user may write (the parameter registry's choices): each
+    /// [`CacheMode::parse`]s.
+    pub const WORDS: [&'static str; 3] = ["direct", "cold", "warm"];
     pub fn as_str(self) -> &'static str {
         match self {
             CacheMode::Direct => "direct",

@@ -114,3 +114,96 @@ mod tests {
         let _ = id_salt();
     }
 }
+
+/// A time bound `storlab runs --since/--until` refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WhenError {
+    /// A date that is not one (`2026-13-45`), with the parser's reason.
+    #[error("invalid time '{given}' ({reason}); {WHEN_HELP}")]
+    BadDate { given: String, reason: String },
+    /// Neither a date nor an age.
+    #[error("invalid time '{0}'; {WHEN_HELP}")]
+    Unreadable(String),
+}
+
+const WHEN_HELP: &str = "expected a date 2026-01-31, a time 2026-01-31T08:00 or \
+                         2026-01-31T08:00:00Z (UTC), or an age such as 7d, 12h, 30m";
+
+/// A time bound (`2026-01-31`, `2026-01-31T08:00`, or an age like `7d`
+/// before now) as an RFC 3339 prefix (UTC) that compares correctly with
+/// the stored `started_at` strings.
+pub fn parse_when(s: &str) -> Result<String, WhenError> {
+    let t = s.trim();
+    let is_date = t.len() >= 10
+        && t.as_bytes()[4] == b'-'
+        && t.as_bytes()[7] == b'-'
+        && t[..4].bytes().all(|b| b.is_ascii_digit());
+    if is_date {
+        let full = match t.len() {
+            10 => format!("{t}T00:00:00Z"),
+            16 => format!("{t}:00Z"),
+            19 => format!("{t}Z"),
+            _ => t.to_string(),
+        };
+        let full = full.replacen(' ', "T", 1);
+        return humantime::parse_rfc3339_weak(full.trim_end_matches('Z'))
+            .map(|_| full.trim_end_matches('Z').to_string())
+            .map_err(|e| WhenError::BadDate {
+                given: s.to_string(),
+                reason: e.to_string(),
+            });
+    }
+    let age = crate::parse_duration(t).map_err(|_| WhenError::Unreadable(s.to_string()))?;
+    let when = SystemTime::now()
+        .checked_sub(age)
+        .unwrap_or(UNIX_EPOCH + Duration::ZERO);
+    Ok(rfc3339_seconds(when).trim_end_matches('Z').to_string())
+}
+
+#[cfg(test)]
+mod when_tests {
+    use super::parse_when;
+
+    #[test]
+    fn time_bounds() {
+        assert_eq!(parse_when("2026-01-31").unwrap(), "2026-01-31T00:00:00");
+        assert_eq!(
+            parse_when("2026-01-31T08:00").unwrap(),
+            "2026-01-31T08:00:00"
+        );
+        assert_eq!(
+            parse_when("2026-01-31T08:00:05Z").unwrap(),
+            "2026-01-31T08:00:05"
+        );
+        assert!(parse_when("2026-13-45").is_err());
+        assert!(
+            parse_when("yesterday")
+                .unwrap_err()
+                .to_string()
+                .contains("7d")
+        );
+        let week = parse_when("7d").unwrap();
+        assert_eq!(week.len(), 19, "{week}");
+        assert!(week < parse_when("1h").unwrap());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn time_bounds_never_panic(s in "\\PC{0,24}") {
+            let _ = parse_when(&s);
+            let _ = crate::RwMode::parse(&s);
+        }
+
+        #[test]
+        fn valid_dates_give_sortable_bounds(
+            y in 1970u32..2200, m in 1u32..=12, d in 1u32..=28, h in 0u32..24, min in 0u32..60
+        ) {
+            let day = format!("{y:04}-{m:02}-{d:02}");
+            let at = format!("{day}T{h:02}:{min:02}");
+            let a = parse_when(&day).unwrap();
+            let b = parse_when(&at).unwrap();
+            proptest::prop_assert!(a <= b, "{a} {b}");
+            proptest::prop_assert!(b.starts_with(&at));
+        }
+    }
+}

@@ -2,25 +2,6 @@
 
 use super::*;
 
-/// What `storlab plan layout --help` says about the performance model.
-pub(super) const MODEL_HELP: &str = "\
-The performance model: for each workload, what one request costs every part, and what
-each part could deliver alone; the smallest is the prediction, the part that binds.
-  drives        seek + half a revolution (random) or the zone-average media rate
-                (streaming), plus a per-command overhead (0.1 ms on disks unless the
-                catalog or a calibration says otherwise): bigger chunks stream faster
-  RAID work     full-stripe writes cost (D+P)/D; partial stripes read-modify-write or
-                reconstruct-write, whichever is cheaper; 'full-stripe (cache)' = a
-                write-back cache gathers a sequential stream into full stripes
-  controller    throughput, IOPS, read path and write path (parity engine, cache,
-                cache mirroring) where the catalog gives them; RAID 6 computes P and Q
-  links         per direction (full duplex; a parallel SCSI bus is shared), after
-                protocol efficiency (iSCSI reads about 0.88 of the line rate, writes less)
-  concurrency   Little's law: at most (--streams x --qd) / latency of one request
-  buffered      --mix-buffered: reads reach the device as 128 KiB read-ahead windows,
-                writes as 512 KiB write-back requests, two streams on every spindle
-Compare with your own runs: --against RUN. Fit a device to them: storlab plan calibrate.";
-
 #[derive(Args, Debug)]
 pub(super) struct LayoutArgs {
     /// Layout: R<level>/<span>[/<drives>][,chunk=SIZE][,stripe=SIZE] or lvm(<groups>*R<level>/<span>, stripe=SIZE),
@@ -42,47 +23,8 @@ pub(super) struct LayoutArgs {
     /// File system stripe width in units (XFS sw)
     #[arg(long, requires = "fs_su")]
     fs_sw: Option<u32>,
-    /// Request size of the sequential workloads
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "1M",
-        help_heading = "Workloads"
-    )]
-    seq_size: String,
-    /// Request size of the random workloads
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "4k",
-        help_heading = "Workloads"
-    )]
-    random_size: String,
-    /// Read share of the mixed workload
-    #[arg(
-        long,
-        value_name = "PERCENT",
-        default_value = "70",
-        help_heading = "Workloads"
-    )]
-    mix_read: String,
-    /// Request size of the mixed workload
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "64k",
-        help_heading = "Workloads"
-    )]
-    mix_size: String,
-    /// The mixed workload is sequential (e.g. SAS analytics: 8k, 50/50), not random
-    #[arg(long, help_heading = "Workloads")]
-    mix_sequential: bool,
-    /// The mixed workload goes through the page cache: sequential reads reach the
-    /// device as 128 KiB read-ahead windows, writes as 512 KiB write-back requests
-    #[arg(long, help_heading = "Workloads")]
-    mix_buffered: bool,
     #[command(flatten)]
-    concurrency: ConcurrencyArgs,
+    workloads: storlab_plan::spec::WorkloadChoice,
     /// Stored runs on this hardware (an id, latest, tag:K=V): each phase's measured
     /// throughput beside the model's prediction for that workload
     #[arg(long, value_name = "RUN", value_parser = crate::commands::common::parse_run_arg)]
@@ -96,10 +38,20 @@ pub(super) struct LayoutArgs {
     /// 25 to 135 is the range seen across workloads (25, 50, 135)
     #[arg(long, value_name = "MB/S", default_value_t = DEFAULT_MB_PER_S_PER_CORE, help_heading = "Sizing")]
     mbps_per_core: f64,
+    /// Exit 1 when the design is short of what --cores needs (without it the
+    /// verdict is shown and the exit status is 0)
+    #[arg(long, requires = "cores", help_heading = "Sizing")]
+    check: bool,
     #[command(flatten)]
-    drive: DriveArgs,
+    drive: DriveChoice,
+    /// Extra catalog file(s) (TOML); entries with a built-in name replace it, and
+    /// [override.drive."NAME"] tables change single fields of one
+    #[arg(long, value_name = "FILE")]
+    catalog: Vec<PathBuf>,
     #[command(flatten)]
-    system: SystemArgs,
+    system: SystemChoice,
+    #[command(flatten)]
+    out: DocOutputArgs,
 }
 
 impl LayoutArgs {
@@ -110,70 +62,31 @@ impl LayoutArgs {
             chunk: self.chunk.clone(),
             stripe: self.stripe.clone(),
             controllers: Some(self.controllers),
-            drive: self.drive.choice(),
-            system: self.system.choice(),
-            workloads: storlab_plan::spec::WorkloadChoice {
-                seq_size: Some(self.seq_size.clone()),
-                random_size: Some(self.random_size.clone()),
-                mix_read: Some(self.mix_read.clone()),
-                mix_size: Some(self.mix_size.clone()),
-                mix_sequential: self.mix_sequential,
-                mix_buffered: self.mix_buffered,
-                streams: Some(self.concurrency.streams),
-                qd: Some(self.concurrency.qd),
-            },
+            drive: self.drive.clone(),
+            system: self.system.clone(),
+            workloads: self.workloads.clone(),
             fs_su: self.fs_su.clone(),
             fs_sw: self.fs_sw,
             cores: self.cores,
             mbps_per_core: Some(self.mbps_per_core),
-            catalogs: self.drive.catalog.clone(),
+            catalogs: self.catalog.clone(),
         }
     }
 }
 
-/// The design the arguments describe (layout, hardware, repair policy,
-/// workloads), checked.
-fn design_of(a: &LayoutArgs) -> Result<Design> {
+pub(super) fn layout(a: LayoutArgs) -> Result<Reply> {
     let spec = a.spec();
-    let cat = spec.catalog(read_catalog)?;
-    Ok(spec.design(&cat)?)
-}
-
-pub(super) fn layout(a: LayoutArgs) -> Result<Outcome> {
-    // Errors quote the layout exactly as typed (with --chunk/--stripe).
-    let typed = [("--chunk", &a.chunk), ("--stripe", &a.stripe)]
-        .iter()
-        .filter_map(|(flag, v)| v.as_ref().map(|v| format!(" {flag} {v}")))
-        .fold(format!("layout '{}'", a.layout), |acc, s| acc + &s);
-    let design = design_of(&a)?;
-    let report = storlab_plan::evaluate(&design).with_context(|| typed)?;
-    let measured = if a.against.is_empty() {
+    let runs = if a.against.is_empty() {
         None
     } else {
         let store = a.db.open_existing()?;
-        let runs = store.select(&a.against, false)?;
-        Some(storlab_plan::against::against(&design, &runs)?)
+        Some(store.select(&a.against, false)?)
     };
-    match a.system.out.format() {
-        Format::Json => {
-            let mut doc = serde_json::to_value(&report)?;
-            if let (Some(m), Some(obj)) = (&measured, doc.as_object_mut()) {
-                obj.insert("against".to_string(), serde_json::to_value(m)?);
-            }
-            output::print_json(&doc)?
-        }
-        Format::Table => {
-            let mut text = storlab_plan::render::render_layout(&report, table);
-            if let Some(m) = &measured {
-                text.push_str("\npredicted vs measured\n");
-                text.push_str(&storlab_plan::render::render_against(m, table));
-            }
-            output::print(&text)?
-        }
+    let doc = storlab_plan::workflow::layout(&spec, read_catalog, runs.as_deref())?;
+    let failed = a.check && doc.short();
+    let mut reply = Reply::doc(Shown(doc), a.out.rendering());
+    if failed {
+        reply.outcome = crate::Outcome::Failed;
     }
-    let short = report
-        .sizing
-        .as_ref()
-        .is_some_and(|s| s.checks.iter().any(|c| !c.meets));
-    Ok(if short { Outcome::Failed } else { Outcome::Ok })
+    Ok(reply)
 }
