@@ -91,18 +91,6 @@ enum Command {
 // exit code (shared with the MPI ranks' agreement on one exit code).
 pub use storlab_types::outcome::Outcome;
 
-/// The message of a value error raised by our own `FromArgMatches` (the
-/// workload table's bounds and choices, fio's units): clap's `raw` errors
-/// carry no context, unlike the errors of clap's own value parsers.
-fn raw_value_error(e: &clap::Error) -> Option<String> {
-    if e.kind() != clap::error::ErrorKind::ValueValidation || e.context().next().is_some() {
-        return None;
-    }
-    let text = e.render().to_string();
-    let first = text.trim_start().lines().next()?.trim();
-    Some(first.strip_prefix("error: ").unwrap_or(first).to_string())
-}
-
 fn main() -> ExitCode {
     // Sizes relative to the machine (`--size 2xRAM`) are parsed with the flags.
     if let Some(ram) = storlab_host::meminfo("MemTotal") {
@@ -115,16 +103,7 @@ fn main() -> ExitCode {
             // under mpirun rank 0 does (and, in an MPMD launch, the first
             // rank of each app context), so a bad option is named once.
             if commands::run::speaks_for_its_command_line() {
-                match raw_value_error(&e) {
-                    // A value the workload table refused after clap read
-                    // it: worded like every other storlab error (clap
-                    // would add the root command's usage, which names no
-                    // subcommand, to a message that carries none).
-                    Some(msg) => eprintln!("storlab: error: {msg}"),
-                    None => {
-                        let _ = e.print();
-                    }
-                }
+                let _ = e.print();
             }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
@@ -143,7 +122,7 @@ fn main() -> ExitCode {
         },
     };
     let result = match command {
-        Command::Bench(c) => c.execute(),
+        Command::Bench(c) => c.execute().and_then(output::emit),
         Command::Runs(c) => c.execute().and_then(output::emit),
         Command::Show(c) => c.execute().and_then(output::emit),
         Command::Import(c) => c.execute().and_then(output::emit),
@@ -154,11 +133,11 @@ fn main() -> ExitCode {
         Command::Plan(c) => c.execute().and_then(output::emit),
         Command::Monitor(c) => c.execute().and_then(output::emit),
         Command::Sim(c) => c.execute().and_then(output::emit),
-        Command::Md(c) => c.execute(),
+        Command::Md(c) => c.execute().and_then(output::emit),
         Command::Campaign(c) => c.execute().and_then(output::emit),
         Command::Sweep(c) => c.execute().and_then(output::emit),
-        Command::Profiles(c) => c.execute(),
-        Command::Tune(c) => c.execute(),
+        Command::Profiles(c) => c.execute().and_then(output::emit),
+        Command::Tune(c) => c.execute().and_then(output::emit),
         Command::Inspect(c) => c.execute().and_then(output::emit),
         Command::Trace(c) => c.execute().and_then(output::emit),
         Command::Replay(c) => c.execute().and_then(output::emit),

@@ -8,10 +8,9 @@
 
 use super::outfmt::{TableFormat, TextFormat};
 use super::workload::{find_profile, profile_catalog, profile_dir, warn_broken};
-use anyhow::{Context, Result};
+use crate::output::Reply;
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use serde::Serialize;
-use storlab_bench::profiles::{Profile, ProfileMeta};
 
 /// `storlab profiles [list | show NAME]`
 #[derive(Args, Debug)]
@@ -53,120 +52,53 @@ pub struct ShowFormat {
     out: crate::commands::outfmt::OutputArgs<TextFormat>,
 }
 
-/// A profile as `--json` prints it.
-#[derive(Debug, Serialize)]
-struct ProfileDoc<'a> {
-    name: &'a str,
-    /// `built-in` (shipped in the binary) or `user` (a file in the user's
-    /// profile directory).
-    origin: &'static str,
-    /// The user's file; none for a built-in profile.
-    path: Option<&'a str>,
-    /// The `[profile]` table: about, source, vary, zip, per_core_mb_s.
-    #[serde(flatten)]
-    meta: &'a ProfileMeta,
-    /// Each phase as the profile sets it (`[global]` overlaid by the
-    /// phase's table; options it leaves out take bench's defaults), sizes
-    /// in bytes as they resolve on this machine (`2xRAM`); `job` has them
-    /// as written.
-    phases: Vec<storlab_bench::PhaseSpec>,
-    /// `show` only: the job file without `[profile]`, as a document.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    job: Option<toml::Table>,
-    /// `show` only: the profile's TOML text as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<&'a str>,
-}
-
-/// A profile as `--json` prints it (`full`: with its job and text).
-fn doc(p: &Profile, full: bool) -> Result<ProfileDoc<'_>> {
-    let jf = storlab_bench::JobFile::parse(&p.job_text, &p.job_path())?;
-    let phases = jf
-        .specs(&p.job_text, &Default::default(), &Default::default())
-        .into_iter()
-        .map(|(spec, _)| spec)
-        .collect();
-    let builtin = p.is_builtin();
-    Ok(ProfileDoc {
-        name: &p.name,
-        origin: if builtin { "built-in" } else { "user" },
-        path: (!builtin).then_some(p.origin.as_str()),
-        meta: &p.meta,
-        phases,
-        job: if full {
-            Some(toml::from_str(&p.job_text).context("cannot re-read the profile")?)
-        } else {
-            None
-        },
-        text: full.then_some(p.text.as_str()),
-    })
-}
-
 impl ProfilesCommand {
-    pub fn execute(self) -> Result<crate::Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         match self.action {
             Some(ProfilesAction::Show { name, format }) => {
                 let p = find_profile(&name)?;
-                if format.out.format() == TextFormat::Json {
-                    crate::output::print_json(&doc(&p, true)?)?;
+                let doc = if format.out.format() == TextFormat::Json {
+                    Shown(crate::output::json_text(&p.doc(true)?)?)
                 } else {
-                    crate::output::print(&p.text)?;
-                }
+                    Shown(p.text)
+                };
+                Ok(Reply::doc(doc, format.out.rendering()))
             }
-            Some(ProfilesAction::List(format)) => list(&format)?,
-            None => list(&self.list)?,
+            Some(ProfilesAction::List(format)) => list(&format),
+            None => list(&self.list),
         }
-        Ok(crate::Outcome::Ok)
     }
 }
 
 /// `storlab profiles [list]`
-fn list(format: &ListFormat) -> Result<()> {
+fn list(format: &ListFormat) -> Result<Reply> {
     let cat = profile_catalog()?;
     // JSON stays an array of usable profiles; the broken ones are named on
     // stderr (and in the table).
     warn_broken(&cat);
-    let all = &cat.profiles;
-    if format.out.format() == TableFormat::Json {
-        let docs = all
+    let doc = if format.out.format() == TableFormat::Json {
+        let docs = cat
+            .profiles
             .iter()
-            .map(|p| doc(p, false))
-            .collect::<Result<Vec<_>>>()?;
-        return crate::output::print_json(&docs);
+            .map(|p| p.doc(false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Shown(crate::output::json_text(&docs)?)
+    } else {
+        Shown(cat.listing(profile_dir().as_deref()))
+    };
+    Ok(Reply::doc(doc, format.out.rendering()))
+}
+
+/// A profile or the list as `main` shows it, made in the format chosen
+/// (the JSON documents are built only when asked for): `main` prints a
+/// table escaped, JSON byte for byte.
+struct Shown(String);
+
+impl crate::output::Document for Shown {
+    fn human(&self) -> Result<String> {
+        Ok(self.0.clone())
     }
-    let w = all
-        .iter()
-        .map(|p| p.name.len())
-        .chain(cat.broken.iter().map(|b| b.name.len()))
-        .max()
-        .unwrap_or(4);
-    let mut text = String::new();
-    for p in all {
-        text.push_str(&format!("{:w$}  {}\n", p.name, p.meta.about));
-        let mut from = format!("{:w$}  from: {}", "", p.meta.source);
-        if !p.is_builtin() {
-            from.push_str(&format!(" ({})", p.origin));
-        }
-        text.push_str(&from);
-        text.push('\n');
+    fn json(&self) -> Result<String> {
+        Ok(self.0.clone())
     }
-    for b in &cat.broken {
-        text.push_str(&format!(
-            "{:w$}  BROKEN, left out: {}\n{:w$}  file: {}\n",
-            b.name,
-            b.error.lines().next().unwrap_or_default(),
-            "",
-            b.path.display()
-        ));
-    }
-    text.push_str(
-        "\nRun one: storlab bench --profile NAME [TARGET]; its sweep: storlab sweep --profile NAME [TARGET];\n\
-         its job file: storlab profiles show NAME. Your own: ",
-    );
-    text.push_str(
-        &profile_dir()
-            .map(|d| format!("{}/NAME.toml\n", d.display()))
-            .unwrap_or_else(|| "$XDG_CONFIG_HOME/storlab/profiles/NAME.toml\n".into()),
-    );
-    crate::output::print(&text)
 }

@@ -26,6 +26,7 @@
 use crate::Outcome;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
+use crate::output::Reply;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use storlab_host::os::die_with_parent;
 use storlab_store::RunSelector;
+use storlab_tune::child::ReadJob;
 use storlab_tune::state::{describe_restored, scratch_file};
 use storlab_tune::{Measure, Point, TuneDoc, TuneParams, Tuning};
 use storlab_types::{ByteSize, StoredRun, format_bytes};
@@ -51,7 +53,7 @@ enum Tuner {
 }
 
 impl TuneCommand {
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         match self.tuner {
             Tuner::Readahead(a) => a.execute(),
         }
@@ -100,16 +102,15 @@ pub struct ReadaheadArgs {
 }
 
 impl ReadaheadArgs {
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         if !storlab_host::os::is_root() {
             bail!(
                 "tune readahead sets /sys/block/*/queue/read_ahead_kb and drops the page cache: run it as root \
                  (nothing was changed)"
             );
         }
-        if self.values.is_empty() || self.values.iter().any(|v| v.0 < 4096 || v.0 % 4096 != 0) {
-            bail!("--values: give read-ahead sizes that are multiples of 4k, e.g. 128k,1m,4m");
-        }
+        let sizes: Vec<u64> = self.values.iter().map(|v| v.0).collect();
+        let values = storlab_tune::child::values_kb(&sizes)?;
         // Tags, note and design as every child bench will save them, checked
         // before anything is changed (a bad --design must not cost N runs).
         let tags = self.record.tag_map()?;
@@ -117,33 +118,11 @@ impl ReadaheadArgs {
         // Every layer locked, what a killed run left put back, the
         // originals saved: before anything changes.
         let mut tuning = Tuning::begin(&self.state_dir, &self.target, scratch)?;
-        let earlier = &tuning.earlier;
-        for f in &earlier.removed_scratch {
-            eprintln!(
-                "storlab: removed {} that an earlier, interrupted run left",
-                f.display()
-            );
-        }
-        for d in &earlier.dropped {
-            eprintln!(
-                "storlab: warning: an earlier, interrupted tune saved a read-ahead that is no longer \
-                 valid; dropped it: {d}"
-            );
-        }
-        if !earlier.restored.is_empty() {
-            eprintln!(
-                "storlab: restored the read-ahead an earlier, interrupted run left changed: {}",
-                describe_restored(&earlier.restored)
-            );
-        }
+        report_earlier(&tuning.earlier);
         let stop = crate::commands::signals::Signals::install()?;
-        // Unique per tuning: two started within one second differ by pid.
-        let tune_id = format!(
-            "readahead-{}-{}",
-            storlab_types::time::now_rfc3339(),
-            std::process::id()
-        );
-        let result = self.measure(&tuning, &stop, &tune_id, &tags);
+        let now = storlab_types::time::now_rfc3339();
+        let tune_id = storlab_tune::child::tune_id(&now, std::process::id());
+        let result = self.measure(&tuning, &values, &stop, &tune_id, &tags);
         // Restore on every path: success, error and signal.
         let restore = tuning.finish();
         let (points, noise) = result?;
@@ -152,7 +131,7 @@ impl ReadaheadArgs {
             crate::output::warn(&d.to_string());
         }
         // The table shows no run ids: the store is read for JSON only.
-        let ids = if self.is_json() {
+        let ids = if self.out.format() == TableFormat::Json {
             self.run_ids(&points, &tune_id)
         } else {
             Vec::new()
@@ -165,18 +144,19 @@ impl ReadaheadArgs {
             db: (!self.no_save).then_some(self.db.db.as_path()),
         };
         let doc = TuneDoc::new(params, &tuning, (&points, noise), &ids, &restore.restored);
-        if self.is_json() {
-            crate::output::print_json(&doc)?;
-        } else {
-            crate::output::print(&doc.render_text(crate::commands::common::result_table()))?;
-        }
-        Ok(if stop.requested() {
+        let doc = Shown {
+            json: crate::output::json_text(&doc)?,
+            table: doc.render_text(crate::commands::common::result_table()),
+        };
+        let mut reply = Reply::doc(doc, self.out.rendering());
+        reply.outcome = if stop.requested() {
             Outcome::Interrupted
         } else if points.iter().all(|p| p.mbps.is_none()) {
             Outcome::Error
         } else {
             Outcome::Ok
-        })
+        };
+        Ok(reply)
     }
 
     /// Lay out the file (directory targets), then one cold-cache streaming
@@ -184,94 +164,43 @@ impl ReadaheadArgs {
     fn measure(
         &self,
         tuning: &Tuning,
+        values: &[u64],
         stop: &crate::commands::signals::Signals,
         tune_id: &str,
         tags: &BTreeMap<String, String>,
     ) -> Result<(Vec<Point>, Option<storlab_tune::NoiseDoc>)> {
         let exe = std::env::current_exe().context("cannot find storlab itself")?;
-        let is_device = std::fs::metadata(&self.target)
-            .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-            .unwrap_or(false);
-        let mut scratch = None;
-        let mut size_arg = self.size.map(|s| s.0);
-        let read_target = if is_device {
-            if size_arg.is_none() {
-                size_arg = Some(storlab_tune::stack::device_size(&self.target)?);
-            }
-            self.target.clone()
-        } else {
-            if !self.target.is_dir() {
-                bail!(
-                    "{} is neither a block device nor a directory",
-                    self.target.display()
-                );
-            }
-            let size = match self.size {
-                Some(s) => s.0,
-                None => 2 * storlab_host::host_info().mem_total_bytes,
-            };
-            let file = scratch_file(&self.target);
-            self.lay_out(&exe, &file, size)?;
-            scratch = Some(file.clone());
-            file
-        };
-        let values: Vec<u64> = self.values.iter().map(|v| v.0 / 1024).collect();
+        let ram = storlab_host::host_info().mem_total_bytes;
+        let read = storlab_tune::child::read_target(&self.target, self.size.map(|s| s.0), ram)?;
+        if let Some((file, size)) = &read.lay_out {
+            lay_out(&exe, file, *size)?;
+        }
         let mut child = Child {
-            args: self,
             exe: &exe,
-            target: &read_target,
-            size: size_arg,
+            job: ReadJob {
+                target: &read.path,
+                size: read.size,
+                streams: self.streams,
+                runtime: &self.runtime,
+                tune_id,
+                tags,
+                note: self.record.note(),
+                db: (!self.no_save).then_some(self.db.db.as_path()),
+            },
             top: &tuning.top().name,
-            tune_id,
-            tags,
             stop,
         };
-        let out = storlab_tune::measure::measure_values(tuning.top(), &values, &mut child);
-        if let Some(f) = scratch {
-            let _ = std::fs::remove_file(f);
+        let out = storlab_tune::measure::measure_values(tuning.top(), values, &mut child);
+        if let Some((file, _)) = read.lay_out {
+            let _ = std::fs::remove_file(file);
         }
         Ok(out)
     }
 
-    /// Write the file the reads of a directory target go to.
-    fn lay_out(&self, exe: &Path, file: &Path, size: u64) -> Result<()> {
-        eprintln!(
-            "laying out {} ({}) for the reads",
-            file.display(),
-            format_bytes(size)
-        );
-        let mut c = Command::new(exe);
-        // A kill -9 of the tuner ends the bench too (it removes its file).
-        let status = die_with_parent(&mut c)
-            .arg("bench")
-            .arg(file)
-            .args([
-                "--rw=write",
-                "--bs=1M",
-                "--iodepth=4",
-                "--keep",
-                "--no-save",
-                "-q",
-            ])
-            .arg(format!("--size={size}"))
-            .stdout(Stdio::null())
-            .status()
-            .context("cannot run storlab bench")?;
-        if !status.success() {
-            let _ = std::fs::remove_file(file);
-            bail!("laying out {} failed ({status})", file.display());
-        }
-        Ok(())
-    }
-
-    fn is_json(&self) -> bool {
-        self.out.format() == TableFormat::Json
-    }
-
-    /// The stored run of each point (by its `tune_id` and `readahead_kb`
-    /// tags, in order); none with `--no-save` or when nothing was stored.
+    /// The stored run of each point ([`storlab_tune::doc::run_ids`]); none
+    /// with `--no-save` or when nothing was stored.
     fn run_ids(&self, points: &[Point], tune_id: &str) -> Vec<Option<i64>> {
-        let mut runs: Vec<StoredRun> = if self.no_save {
+        let runs: Vec<StoredRun> = if self.no_save {
             Vec::new()
         } else {
             self.db
@@ -284,31 +213,77 @@ impl ReadaheadArgs {
                 })
                 .unwrap_or_default()
         };
-        runs.sort_by_key(|r| r.id);
-        points
-            .iter()
-            .map(|p| {
-                let kb = p.kb.to_string();
-                let i = runs
-                    .iter()
-                    .position(|r| r.tags.get("readahead_kb") == Some(&kb))?;
-                Some(runs.remove(i).id)
-            })
-            .collect()
+        let runs = runs.into_iter().map(|r| {
+            let kb = r.tags.get("readahead_kb").cloned();
+            (r.id, kb)
+        });
+        storlab_tune::doc::run_ids(points, runs.collect())
     }
 }
 
-/// One measurement: a child `storlab bench`, a cold-cache buffered
-/// sequential read of the target for the whole `--runtime` (several passes
-/// when it is read sooner), so saving and safety are bench's own.
+/// What an earlier, interrupted tuning left and this one put right.
+fn report_earlier(earlier: &storlab_tune::Recovery) {
+    for f in &earlier.removed_scratch {
+        eprintln!(
+            "storlab: removed {} that an earlier, interrupted run left",
+            f.display()
+        );
+    }
+    for d in &earlier.dropped {
+        eprintln!(
+            "storlab: warning: an earlier, interrupted tune saved a read-ahead that is no longer \
+             valid; dropped it: {d}"
+        );
+    }
+    if !earlier.restored.is_empty() {
+        eprintln!(
+            "storlab: restored the read-ahead an earlier, interrupted run left changed: {}",
+            describe_restored(&earlier.restored)
+        );
+    }
+}
+
+/// The tuning's result as `main` shows it.
+struct Shown {
+    table: String,
+    json: String,
+}
+
+impl crate::output::Document for Shown {
+    fn human(&self) -> Result<String> {
+        Ok(self.table.clone())
+    }
+    fn json(&self) -> Result<String> {
+        Ok(self.json.clone())
+    }
+}
+
+/// Write the file the reads of a directory target go to.
+fn lay_out(exe: &Path, file: &Path, size: u64) -> Result<()> {
+    eprintln!(
+        "laying out {} ({}) for the reads",
+        file.display(),
+        format_bytes(size)
+    );
+    let mut c = Command::new(exe);
+    // A kill -9 of the tuner ends the bench too (it removes its file).
+    let status = die_with_parent(&mut c)
+        .args(storlab_tune::child::lay_out_args(file, size))
+        .stdout(Stdio::null())
+        .status()
+        .context("cannot run storlab bench")?;
+    if !status.success() {
+        let _ = std::fs::remove_file(file);
+        bail!("laying out {} failed ({status})", file.display());
+    }
+    Ok(())
+}
+
+/// One measurement: a child `storlab bench` ([`ReadJob`]).
 struct Child<'a> {
-    args: &'a ReadaheadArgs,
     exe: &'a Path,
-    target: &'a Path,
-    size: Option<u64>,
+    job: ReadJob<'a>,
     top: &'a str,
-    tune_id: &'a str,
-    tags: &'a BTreeMap<String, String>,
     stop: &'a crate::commands::signals::Signals,
 }
 
@@ -332,52 +307,13 @@ impl Measure for Child<'_> {
 
     /// `repeat` runs are not saved.
     fn point(&mut self, kb: u64, repeat: bool) -> Point {
-        let a = self.args;
         let mut c = Command::new(self.exe);
         // A kill -9 of the tuner ends the bench too.
-        die_with_parent(&mut c).arg("bench").arg(self.target);
-        if let Some(s) = self.size {
-            // Each stream reads its own part of the file or device.
-            c.arg(format!("--size={}", s / u64::from(a.streams.max(1))));
-        }
-        c.args([
-            "--rw=read",
-            "--bs=1M",
-            "--cache=cold",
-            "--drop-caches",
-            "-q",
-        ])
-        .args([
-            "--output-format=json",
-            "--time-based",
-            "--runtime",
-            &a.runtime,
-        ])
-        .arg(format!("--numjobs={}", a.streams))
-        .arg("--name")
-        .arg(format!("ra-{kb}k"))
-        .args(["--tag", "tune=readahead", "--tag"])
-        .arg(format!("tune_id={}", self.tune_id))
-        .arg("--tag")
-        .arg(format!("readahead_kb={kb}"));
-        if a.streams > 1 {
-            c.arg("--shared-file");
-        }
-        for (k, v) in self.tags {
-            c.arg("--tag").arg(format!("{k}={v}"));
-        }
-        if let Some(n) = a.record.note() {
-            c.arg("--note").arg(n);
-        }
-        if a.no_save || repeat {
-            c.arg("--no-save");
-        } else {
-            c.arg("--db").arg(&a.db.db);
-        }
+        die_with_parent(&mut c).args(self.job.args(kb, repeat));
         match c.stderr(Stdio::inherit()).output() {
             Ok(o) => {
                 let failure = (!o.status.success()).then(|| o.status.to_string());
-                Point::from_bench(kb, &o.stdout, failure, self.size)
+                Point::from_bench(kb, &o.stdout, failure, self.job.size)
             }
             Err(e) => Point::failed(kb, format!("cannot run storlab bench: {e}")),
         }

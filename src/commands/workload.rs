@@ -20,23 +20,51 @@ use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
-use storlab_bench::profiles::{Catalog, Profile, UserFile};
-use storlab_bench::{OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_pairs};
-use storlab_types::{BenchReport, fio_size};
-
-/// fio-only spellings of size options whose values follow fio's units:
-/// (fio name, option key).
-const FIO_UNIT_SPELLINGS: &[(&str, &str)] = &[("blocksize", "bs")];
+use storlab_bench::profiles::{Catalog, Profile, Unreadable};
+use storlab_bench::{
+    FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
+};
 
 /// The clap id of a fio-unit spelling.
 fn fio_id(name: &str) -> String {
     format!("fio__{name}")
 }
 
-/// What the user set on the command line, as a spec layer.
-#[derive(Debug, Clone, Default)]
+/// What the user set on the command line, as a spec layer, or the option
+/// table's refusal of one of the values: handed to the command
+/// ([`WorkloadArgs::spec`], [`WorkloadArgs::refusal`]) as a typed error,
+/// worded like every other bad input.
+#[derive(Debug, Clone)]
 pub struct WorkloadArgs {
-    pub spec: PhaseSpec,
+    spec: Result<PhaseSpec, FlagError>,
+}
+
+impl Default for WorkloadArgs {
+    fn default() -> Self {
+        WorkloadArgs {
+            spec: Ok(PhaseSpec::default()),
+        }
+    }
+}
+
+impl WorkloadArgs {
+    /// The spec the flags set, or why one of their values was refused.
+    pub fn spec(&self) -> Result<&PhaseSpec, FlagError> {
+        self.spec.as_ref().map_err(Clone::clone)
+    }
+
+    /// How a command ends when a value was refused (checked first, as
+    /// clap checks its own flags): the error, named once under an MPI
+    /// launcher (by the rank that speaks for the command line; the others
+    /// end with exit 2 quietly). None when every value was accepted.
+    pub fn refusal(&self) -> Option<Result<crate::Outcome>> {
+        let e = self.spec.as_ref().err()?;
+        Some(if super::run::speaks_for_its_command_line() {
+            Err(e.clone().into())
+        } else {
+            Ok(crate::Outcome::Error)
+        })
+    }
 }
 
 /// The clap id of an option's negating flag (`--no-end-fsync`).
@@ -120,23 +148,17 @@ impl Args for WorkloadArgs {
 }
 
 impl FromArgMatches for WorkloadArgs {
+    /// Never fails: a refused value is kept for the command to hand on.
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut given: Vec<(&'static str, String)> = Vec::new();
         let kb_base = match m.get_one::<String>("kb_base").map(String::as_str) {
             Some("1000") => 1000,
             _ => 1024,
         };
-        for (name, key) in FIO_UNIT_SPELLINGS {
-            if let Some(v) = m.get_one::<String>(&fio_id(name)) {
-                let bytes = fio_size(v, kb_base).map_err(|e| {
-                    clap::Error::raw(
-                        clap::error::ErrorKind::ValueValidation,
-                        format!("--{name}: {e} (fio's units, kb_base {kb_base})\n"),
-                    )
-                })?;
-                given.push((key, bytes.to_string()));
-            }
-        }
+        let fio_sized = FIO_UNIT_SPELLINGS.iter().filter_map(|(name, key)| {
+            let v = m.get_one::<String>(&fio_id(name))?;
+            Some((*name, *key, v.as_str()))
+        });
+        let mut given: Vec<(&'static str, String)> = Vec::new();
         for o in OPTIONS {
             if m.value_source(o.key) == Some(ValueSource::CommandLine)
                 && let Some(v) = m.get_one::<String>(o.key)
@@ -147,10 +169,9 @@ impl FromArgMatches for WorkloadArgs {
                 given.push((o.key, "0".into()));
             }
         }
-        let spec = spec_from_pairs(given.iter().map(|(k, v)| (*k, v.as_str()))).map_err(|e| {
-            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"))
-        })?;
-        Ok(WorkloadArgs { spec })
+        Ok(WorkloadArgs {
+            spec: spec_from_flags(fio_sized, kb_base, given),
+        })
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
@@ -171,24 +192,10 @@ pub fn profile_dir() -> Option<PathBuf> {
 /// Every profile that loads (the user's `*.toml` files, sorted, then the
 /// shipped ones) and the user's files that do not.
 pub fn profile_catalog() -> Result<Catalog> {
-    let mut user = Vec::new();
-    if let Some(dir) = profile_dir()
-        && let Ok(rd) = std::fs::read_dir(&dir)
-    {
-        let mut paths: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let text = super::common::read_input(&path, "profile").map_err(|e| format!("{e:#}"));
-            user.push(UserFile { name, path, text });
-        }
-    }
+    let read = |path: &std::path::Path| {
+        super::common::read_input(path, "profile").map_err(|e| Unreadable(format!("{e:#}")))
+    };
+    let user = storlab_bench::profiles::user_files(profile_dir().as_deref(), read);
     Ok(Catalog::load(user, |e| {
         format!("{:#}", anyhow::Error::from(e))
     })?)
@@ -219,45 +226,6 @@ pub fn find_profile(name: &str) -> Result<Profile> {
     Ok(cat.find(name)?)
 }
 
-/// Text added after a run's table (bench --profile): with `per_core_mb_s`, each phase's
-/// aggregate and per-stream MB/s and this host's MB/s per core against
-/// the planning figure.
-pub fn profile_figures(profile: &Profile, r: &BenchReport) -> Option<String> {
-    let per_core = profile.meta.per_core_mb_s?;
-    let cores = r.host.cpu_count.max(1);
-    let mut out = format!(
-        "\nAgainst the {per_core:.0} MB/s-per-core planning figure ({cores} cores here: {:.0} MB/s needed):\n",
-        per_core * f64::from(cores)
-    );
-    for ph in &r.phases {
-        // A phase of groups: each group over its own window first
-        // (readers and writers measured while the others run).
-        for g in ph.groups.iter().flat_map(|g| &g.groups) {
-            let mbs = g.total.bw_bytes_per_s / 1e6;
-            out.push_str(&format!(
-                "  {} / group {}: {} streams, {mbs:.1} MB/s, {:.1} MB/s per stream\n",
-                ph.params.name,
-                g.name,
-                g.params.numjobs,
-                mbs / f64::from(g.params.numjobs.max(1))
-            ));
-        }
-        let agg = ph.total.bw_bytes_per_s / 1e6;
-        let per_stream = agg / f64::from(ph.params.numjobs.max(1));
-        let mb_core = agg / f64::from(cores);
-        let verdict = if mb_core >= per_core {
-            "meets"
-        } else {
-            "below"
-        };
-        out.push_str(&format!(
-                "  {}: {} streams, aggregate {agg:.1} MB/s, {per_stream:.1} MB/s per stream, {mb_core:.1} MB/s per core ({verdict} {per_core:.0})\n",
-                ph.params.name, ph.params.numjobs
-            ));
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,8 +237,11 @@ mod tests {
         w: WorkloadArgs,
     }
 
-    fn parse(args: &[&str]) -> Result<WorkloadArgs, clap::Error> {
-        T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|t| t.w)
+    /// The spec, or the error as the user reads it (clap's or the table's).
+    fn parse(args: &[&str]) -> Result<PhaseSpec, String> {
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        t.w.spec().cloned().map_err(|e| e.to_string())
     }
 
     #[test]
@@ -284,38 +255,34 @@ mod tests {
             "4",
         ])
         .unwrap();
-        assert_eq!(w.spec.rw, Some(storlab_types::RwMode::RandRead));
-        assert_eq!(w.spec.direct.map(|f| f.0), Some(true));
-        assert_eq!(w.spec.iodepth_batch, Some(2));
+        assert_eq!(w.rw, Some(storlab_types::RwMode::RandRead));
+        assert_eq!(w.direct.map(|f| f.0), Some(true));
+        assert_eq!(w.iodepth_batch, Some(2));
         let w = parse(&["--direct=0", "--ioengine", "psync", "--no-end-fsync"]).unwrap();
-        assert_eq!(w.spec.direct.map(|f| f.0), Some(false));
-        assert_eq!(w.spec.engine, Some(storlab_types::EngineKind::Psync));
-        assert_eq!(w.spec.end_fsync.map(|f| f.0), Some(false));
-        assert!(w.spec.rw.is_none());
+        assert_eq!(w.direct.map(|f| f.0), Some(false));
+        assert_eq!(w.engine, Some(storlab_types::EngineKind::Psync));
+        assert_eq!(w.end_fsync.map(|f| f.0), Some(false));
+        assert!(w.rw.is_none());
     }
 
     #[test]
     fn fio_spellings_take_fio_units_and_storlab_flags_keep_si_iec() {
         let w = parse(&["--blocksize=4KiB"]).unwrap();
         assert_eq!(
-            w.spec.bs.map(|b| b.0),
+            w.bs.map(|b| b.0),
             Some(4000),
             "fio: KiB is 1000 with kb_base 1024"
         );
         let w = parse(&["--blocksize=4k"]).unwrap();
-        assert_eq!(w.spec.bs.map(|b| b.0), Some(4096));
+        assert_eq!(w.bs.map(|b| b.0), Some(4096));
         let w = parse(&["--blocksize=4KiB", "--kb_base=1000"]).unwrap();
-        assert_eq!(w.spec.bs.map(|b| b.0), Some(4096));
+        assert_eq!(w.bs.map(|b| b.0), Some(4096));
         let w = parse(&["--bs=4KiB"]).unwrap();
-        assert_eq!(
-            w.spec.bs.map(|b| b.0),
-            Some(4096),
-            "storlab's own flag: IEC"
-        );
+        assert_eq!(w.bs.map(|b| b.0), Some(4096), "storlab's own flag: IEC");
         let w = parse(&["--bs=4kB"]).unwrap();
-        assert_eq!(w.spec.bs.map(|b| b.0), Some(4000), "storlab's own flag: SI");
+        assert_eq!(w.bs.map(|b| b.0), Some(4000), "storlab's own flag: SI");
         assert!(parse(&["--blocksize=4k", "--bs=8k"]).is_err());
-        let e = parse(&["--blocksize=4q"]).unwrap_err().to_string();
+        let e = parse(&["--blocksize=4q"]).unwrap_err();
         assert!(e.contains("--blocksize"), "{e}");
     }
 
@@ -323,11 +290,11 @@ mod tests {
     fn fallocate_takes_its_word_with_a_space_as_the_readme_writes_it() {
         for args in [&["--fallocate", "none"][..], &["--fallocate=none"]] {
             let w = parse(args).unwrap();
-            assert_eq!(w.spec.fallocate.map(|f| f.0), Some(false), "{args:?}");
+            assert_eq!(w.fallocate.map(|f| f.0), Some(false), "{args:?}");
         }
         let w = parse(&["--fallocate", "native"]).unwrap();
-        assert_eq!(w.spec.fallocate.map(|f| f.0), Some(true));
-        let e = parse(&["--fallocate", "maybe"]).unwrap_err().to_string();
+        assert_eq!(w.fallocate.map(|f| f.0), Some(true));
+        let e = parse(&["--fallocate", "maybe"]).unwrap_err();
         assert!(e.contains("--fallocate"), "{e}");
         // A yes/no flag's value stays attached: --direct does not eat a word.
         assert!(parse(&["--direct", "psync"]).is_err());
@@ -335,9 +302,9 @@ mod tests {
 
     #[test]
     fn bad_values_name_the_flag() {
-        let e = parse(&["--iodepth", "many"]).unwrap_err().to_string();
+        let e = parse(&["--iodepth", "many"]).unwrap_err();
         assert!(e.contains("--iodepth") && e.contains("whole number"), "{e}");
-        let e = parse(&["--verify=maybe"]).unwrap_err().to_string();
+        let e = parse(&["--verify=maybe"]).unwrap_err();
         assert!(e.contains("--verify"), "{e}");
         assert!(parse(&["--end-fsync=1", "--no-end-fsync"]).is_err());
     }

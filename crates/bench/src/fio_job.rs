@@ -11,8 +11,10 @@
 //!   `stonewall` (or `wait_for_previous`) starts the next phase, after
 //!   every job before it has finished; `wait_for=NAME` naming a job of the
 //!   current phase does the same (storlab waits for the whole phase, not
-//!   only NAME). `new_group` only starts a new reporting group in fio and
-//!   changes nothing here (every group is reported on its own).
+//!   only NAME). `group_reporting` reports one line per reporting group
+//!   instead of one per job, as fio does; `new_group` starts a new
+//!   reporting group (the concurrent jobs that no `new_group` separates
+//!   are one line, their histograms merged exactly).
 //! * Every option storlab supports is mapped (the table in
 //!   [`map_option`]); any other option is refused by name, with its line —
 //!   never ignored silently.
@@ -193,8 +195,8 @@ fn map_option(
     let key = e.key.as_str();
     match key {
         // Handled by the caller or accepted because storlab already behaves so.
-        "kb_base" | "description" | "thread" | "group_reporting" | "refill_buffers"
-        | "write_bw_log" | "write_iops_log" | "write_lat_log" | "per_job_logs" => {}
+        "kb_base" | "description" | "thread" | "refill_buffers" | "write_bw_log"
+        | "write_iops_log" | "write_lat_log" | "per_job_logs" => {}
         "name" => put("name", need(e, file)?.to_string()),
         "rw" | "readwrite" => {
             let v = need(e, file)?;
@@ -366,10 +368,8 @@ fn map_option(
         "steadystate_duration" | "ss_dur" => put("steadystate_duration", need(e, file)?.into()),
         "steadystate_ramp_time" | "ss_ramp" => put("steadystate_ramp_time", need(e, file)?.into()),
         "stonewall" | "wait_for_previous" => extras.stonewall = fio_flag(e, file)?,
-        // A new reporting group: storlab reports every group on its own.
-        "new_group" => {
-            fio_flag(e, file)?;
-        }
+        // One line per reporting group; new_group starts the next one.
+        "group_reporting" | "new_group" => put(key, u8::from(fio_flag(e, file)?).to_string()),
         "wait_for" => extras.wait_for = Some((need(e, file)?.to_string(), e.line)),
         "filename" | "directory" => {
             let v = need(e, file)?;
@@ -487,6 +487,8 @@ impl FioJobFile {
                 ("engine".into(), "psync".into()),
                 ("direct".into(), "0".into()),
                 ("end_fsync".into(), "0".into()),
+                // fio's jobs share a reporting group until new_group.
+                ("new_group".into(), "0".into()),
             ];
             let mut extras = JobExtras::default();
             for e in &opts {
@@ -608,6 +610,26 @@ time_based
         let t = resolve_phase(&f.phases[2], 2).unwrap();
         assert_eq!(t.name, "tail+beside");
         assert_eq!(t.groups.len(), 2);
+    }
+
+    /// `group_reporting` and `new_group` are honoured: the jobs no
+    /// `new_group` separates share a reporting group.
+    #[test]
+    fn group_reporting_and_new_group_map_to_reporting_groups() {
+        let text = "[global]\nsize=1m\ngroup_reporting\n[a]\nrw=read\n[b]\nrw=read\n\
+                    [c]\nnew_group\nrw=write\n[d]\nrw=write\n";
+        let f = FioJobFile::parse(text, "g.fio").unwrap();
+        let p = resolve_phase(&f.phases[0], 0).unwrap();
+        assert!(p.group_reporting);
+        let shares: Vec<bool> = p.groups.iter().map(|g| g.shares_report).collect();
+        assert_eq!(shares, [false, true, false, true]);
+        let sets = crate::groups::reporting_sets(&p);
+        assert_eq!(sets, vec![0..2, 2..4]);
+        let m = crate::groups::merged_params(&p.groups[0..2]).unwrap();
+        assert_eq!((m.name.as_str(), m.numjobs), ("a+b", 2));
+        // Without group_reporting nothing is merged in the report.
+        let f = FioJobFile::parse(&text.replace("group_reporting\n", ""), "g.fio").unwrap();
+        assert!(!resolve_phase(&f.phases[0], 0).unwrap().group_reporting);
     }
 
     #[test]

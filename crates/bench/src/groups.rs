@@ -87,13 +87,13 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         // A group is named by its own key, else by its pattern.
         spec.name = g.name.clone();
         spec.group_over.clear();
-        let mut gp = resolve_phase(&spec, i).map_err(|e| SpecError(group_msg(i, g, &e.0)))?;
+        let mut gp = resolve_member(&spec).map_err(|e| SpecError(group_msg(i, g, &e)))?;
         let default_name = default_name(&gp, &groups);
         let name = g.name.clone().unwrap_or(default_name);
         if let Some(only) = s.group_over.get(&name) {
             // A sweep point's values for this group alone.
             let spec = spec.overlay(only);
-            gp = resolve_phase(&spec, i).map_err(|e| SpecError(group_msg(i, g, &e.0)))?;
+            gp = resolve_member(&spec).map_err(|e| SpecError(group_msg(i, g, &e)))?;
         }
         gp.name = name;
         check_group(&gp).map_err(|e| SpecError(group_msg(i, g, &e)))?;
@@ -105,11 +105,328 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         }
         groups.push(gp);
     }
+    check_shares(&groups)?;
+    // The first group starts the phase's first reporting group.
+    if let Some(g) = groups.first_mut() {
+        g.shares_report = false;
+    }
     let phase_name = s
         .name
         .clone()
         .unwrap_or_else(|| format!("{}-groups", index + 1));
     aggregate(phase_name, groups)
+}
+
+/// One group's parameters: its spec resolved as a phase, then its file
+/// set (`files`: existing files, expanded and checked now, before any I/O;
+/// `files_of`: another group's files, checked once every group is known).
+fn resolve_member(spec: &PhaseSpec) -> Result<PhaseParams, String> {
+    let mut plain = spec.clone();
+    plain.files = None;
+    plain.files_of = None;
+    let existing = match spec.files.as_deref() {
+        Some(text) => expand_files(text)?,
+        None => Vec::new(),
+    };
+    if !existing.is_empty() && spec.size.is_none() {
+        // Without a size, each job reads as much as the smallest file
+        // holds, in whole blocks (dd reads a whole file).
+        let smallest = existing.iter().map(|f| f.1).min().unwrap_or(0);
+        plain.size = Some(storlab_types::ByteSize(smallest));
+        let probe = resolve_phase(&plain, 0).map_err(|e| format!("files: {}", e.0))?;
+        let bs = probe.max_bs().max(1);
+        plain.size = Some(storlab_types::ByteSize(smallest / bs * bs));
+    }
+    let mut gp = resolve_phase(&plain, 0).map_err(|e| e.0)?;
+    if !existing.is_empty() {
+        if gp.rw.writes() {
+            return Err(format!(
+                "files={}: existing files are only read (storlab never writes a file it did not create): \
+                 drop files= so the group writes new files of its own, or make it rw=read/randread",
+                spec.files.as_deref().unwrap_or_default()
+            ));
+        }
+        for (path, len) in &existing {
+            if *len < gp.size_bytes {
+                return Err(format!(
+                    "files: {path} holds {len} bytes but the group reads {} per job: \
+                     use size={len} or less (or leave size out to read the smallest file's length)",
+                    gp.size_bytes
+                ));
+            }
+        }
+        gp.files = existing.into_iter().map(|f| f.0).collect();
+    }
+    // fio's jobs without new_group share their reporting group.
+    gp.shares_report = spec.new_group.is_some_and(|f| !f.0);
+    if let Some(of) = &spec.files_of {
+        if !gp.files.is_empty() {
+            return Err(
+                "files and files_of both given: a group uses existing files or another group's, not both"
+                    .into(),
+            );
+        }
+        gp.files_of = Some(of.clone());
+    }
+    Ok(gp)
+}
+
+/// `files = "PATHS"`: paths or globs separated by ':' (fio's separator),
+/// relative to the current directory; each an existing regular file or
+/// block device, as (absolute path, bytes). A glob is in the file name
+/// (`/data/in/*.dat`), matched sorted; one that matches nothing, or a
+/// path that does not exist, is refused: no group writes it.
+pub(crate) fn expand_files(text: &str) -> Result<Vec<(String, u64)>, String> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let path = std::path::Path::new(part);
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => p.to_path_buf(),
+            None => std::path::PathBuf::from("."),
+        };
+        if parent.to_string_lossy().contains(['*', '?', '[']) {
+            return Err(format!(
+                "files={part}: a glob may only be in the file name, not in a directory ({})",
+                parent.display()
+            ));
+        }
+        let found: Vec<std::path::PathBuf> = if name.contains(['*', '?', '[']) {
+            let entries = std::fs::read_dir(&parent).map_err(|e| {
+                format!(
+                    "files={part}: cannot list {} ({e}): give an existing directory",
+                    parent.display()
+                )
+            })?;
+            let mut m: Vec<std::path::PathBuf> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_str().is_some_and(|n| glob_match(name, n)))
+                .map(|e| e.path())
+                .collect();
+            m.sort();
+            if m.is_empty() {
+                return Err(format!(
+                    "files={part} matches no file, and no group writes it: a group reads only files that exist \
+                     (lay them out first, or let the group read new files of its own: drop files=)"
+                ));
+            }
+            m
+        } else {
+            vec![path.to_path_buf()]
+        };
+        for f in found {
+            let md = std::fs::metadata(&f).map_err(|e| {
+                format!(
+                    "files: {} cannot be read ({e}), and no group writes it: a group reads only files that exist \
+                     (check the path, or drop files= so the group reads new files of its own)",
+                    f.display()
+                )
+            })?;
+            let len = if md.is_file() {
+                md.len()
+            } else if std::os::unix::fs::FileTypeExt::is_block_device(&md.file_type()) {
+                let dev =
+                    std::fs::File::open(&f).map_err(|e| format!("files: {}: {e}", f.display()))?;
+                crate::sys::block_device_size(&dev)
+                    .map_err(|e| format!("files: {}: {e}", f.display()))?
+            } else {
+                return Err(format!(
+                    "files: {} is not a regular file or a block device: name files to read",
+                    f.display()
+                ));
+            };
+            let abs =
+                std::fs::canonicalize(&f).map_err(|e| format!("files: {}: {e}", f.display()))?;
+            let abs = abs.display().to_string();
+            if !out.iter().any(|o| o.0 == abs) {
+                out.push((abs, len));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("files is empty: give paths or globs separated by ':'".into());
+    }
+    Ok(out)
+}
+
+/// Shell-style match of one file name: `*` any run, `?` one character,
+/// `[abc]`/`[a-z]` one of a set (`[!...]` none of it). A leading `.` is
+/// matched only by a pattern that starts with `.`.
+fn glob_match(pat: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pat.starts_with('.') {
+        return false;
+    }
+    let p: Vec<char> = pat.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    glob_at(&p, &n)
+}
+
+fn glob_at(p: &[char], n: &[char]) -> bool {
+    match p.first() {
+        None => n.is_empty(),
+        Some('*') => (0..=n.len()).any(|k| glob_at(&p[1..], &n[k..])),
+        Some('?') => !n.is_empty() && glob_at(&p[1..], &n[1..]),
+        Some('[') => {
+            let Some(close) = p.iter().skip(2).position(|&c| c == ']').map(|i| i + 2) else {
+                return n.first() == Some(&'[') && glob_at(&p[1..], &n[1..]);
+            };
+            let Some(&c) = n.first() else {
+                return false;
+            };
+            let set = &p[1..close];
+            let (neg, set) = match set.first() {
+                Some('!') | Some('^') => (true, &set[1..]),
+                _ => (false, set),
+            };
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == '-' {
+                    hit |= set[i] <= c && c <= set[i + 2];
+                    i += 3;
+                } else {
+                    hit |= set[i] == c;
+                    i += 1;
+                }
+            }
+            hit != neg && glob_at(&p[close + 1..], &n[1..])
+        }
+        Some(&c) => n.first() == Some(&c) && glob_at(&p[1..], &n[1..]),
+    }
+}
+
+/// `files_of` names a group of the phase that holds files of its own;
+/// two groups that both write may not share files (they would write the
+/// same regions: there is no shared-file mode for groups).
+fn check_shares(groups: &[PhaseParams]) -> Result<(), SpecError> {
+    for g in groups {
+        let Some(of) = &g.files_of else {
+            continue;
+        };
+        let Some(owner) = groups.iter().find(|o| &o.name == of) else {
+            let names: Vec<&str> = groups.iter().map(|o| o.name.as_str()).collect();
+            return Err(SpecError(format!(
+                "group '{}': files_of={of}: no group of this phase is named {of} (the groups are: {})",
+                g.name,
+                names.join(", ")
+            )));
+        };
+        if owner.name == g.name || owner.files_of.is_some() {
+            return Err(SpecError(format!(
+                "group '{}': files_of={of}: name a group that has files of its own (not itself, \
+                 not one that uses another group's files)",
+                g.name
+            )));
+        }
+        if g.rw.writes() && owner.rw.writes() {
+            return Err(SpecError(format!(
+                "groups '{}' and '{of}' would both write the same files (files_of={of}), the same regions \
+                 at once: groups have no shared-file mode; give each writing group its own files \
+                 (drop files_of) or make '{}' read",
+                g.name, g.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where job `j` of grouped phase `p` does its I/O.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum JobFiles {
+    /// Its own file (or region), as in a phase without groups.
+    Own,
+    /// An existing file, read in place.
+    Existing(String),
+    /// The file of the phase's job `k` (a `files_of` group).
+    Of(u32),
+}
+
+/// Job `j` of grouped phase `p`: which file it uses (see [`JobFiles`]).
+pub(crate) fn job_files(p: &PhaseParams, j: u32) -> JobFiles {
+    let firsts = first_jobs(p);
+    let Some((g, first)) = p
+        .groups
+        .iter()
+        .zip(firsts.iter().copied())
+        .find(|(g, f)| (*f..*f + g.numjobs).contains(&j))
+    else {
+        return JobFiles::Own;
+    };
+    let k = j - first;
+    if !g.files.is_empty() {
+        return JobFiles::Existing(g.files[k as usize % g.files.len()].clone());
+    }
+    if let Some(of) = &g.files_of
+        && let Some((o, ofirst)) = p
+            .groups
+            .iter()
+            .zip(firsts.iter().copied())
+            .find(|(o, _)| &o.name == of)
+        && o.numjobs > 0
+    {
+        return JobFiles::Of(ofirst + k % o.numjobs);
+    }
+    JobFiles::Own
+}
+
+/// Bytes each job's own file needs in grouped phase `p`: the group's size;
+/// nothing for a job that reads existing files or uses another group's
+/// (whose file is made as large as the largest of its users needs).
+pub(crate) fn job_sizes(p: &PhaseParams) -> Vec<u64> {
+    let mut sizes: Vec<u64> = p
+        .groups
+        .iter()
+        .flat_map(|g| std::iter::repeat_n(g.size_bytes, g.numjobs as usize))
+        .collect();
+    let mut at = 0u32;
+    for g in &p.groups {
+        for j in at..at + g.numjobs {
+            match job_files(p, j) {
+                JobFiles::Own => {}
+                JobFiles::Existing(_) => sizes[j as usize] = 0,
+                JobFiles::Of(k) => {
+                    sizes[j as usize] = 0;
+                    sizes[k as usize] = sizes[k as usize].max(g.size_bytes);
+                }
+            }
+        }
+        at += g.numjobs;
+    }
+    sizes
+}
+
+/// The existing files the groups of `phases` read, each once with its
+/// current size, appended to the target's files (never created, so never
+/// laid out, written or removed).
+pub(crate) fn add_existing(
+    target: &mut crate::ResolvedTarget,
+    phases: &[PhaseParams],
+) -> Result<(), String> {
+    for g in phases.iter().flat_map(|p| &p.groups) {
+        for f in &g.files {
+            let path = std::path::PathBuf::from(f);
+            if target.files.iter().any(|t| t.path == path) {
+                continue;
+            }
+            let md = std::fs::metadata(&path).map_err(|e| {
+                format!(
+                    "group {}: files: {f} cannot be read ({e}): it exists no more",
+                    g.name
+                )
+            })?;
+            let size = if md.is_file() { md.len() } else { g.size_bytes };
+            target.files.push(crate::target::DataFile {
+                path,
+                size,
+                created: false,
+            });
+            target.info.files.push(f.clone());
+        }
+    }
+    Ok(())
 }
 
 /// An unnamed group's name: its pattern, `read`, then `read-2`, ...
@@ -224,9 +541,40 @@ fn aggregate(name: String, groups: Vec<PhaseParams>) -> Result<PhaseParams, Spec
         fallocate: groups.iter().all(|g| g.fallocate),
         iodepth_batch: 1,
         loops: groups.iter().map(|g| g.loops).max().unwrap_or(1),
+        files: Vec::new(),
+        files_of: None,
+        group_reporting: groups.iter().any(|g| g.group_reporting),
+        shares_report: false,
         groups: groups.clone(),
         ..first.clone()
     })
+}
+
+/// The reporting groups of grouped phase `p` (fio's `new_group`): ranges
+/// of its groups, a new one at the first group and at each group that does
+/// not share the report of the one before.
+pub(crate) fn reporting_sets(p: &PhaseParams) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, g) in p.groups.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if g.shares_report => last.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
+/// The parameters of several groups reported as one (a reporting group):
+/// the phase-level summary of just those groups, named `a+b`.
+pub(crate) fn merged_params(members: &[PhaseParams]) -> Option<PhaseParams> {
+    let name = members
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    let mut p = aggregate(name, members.to_vec()).ok()?;
+    p.groups = Vec::new();
+    Some(p)
 }
 
 /// Every group of each phase (a phase without groups as itself): what the
@@ -408,6 +756,52 @@ bs = "64k"
         let names: Vec<&str> = ph[0].groups.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["read", "read-2"]);
         assert_eq!(ph[0].rw, RwMode::Read);
+    }
+
+    #[test]
+    fn globs_match_file_names_as_the_shell_does() {
+        assert!(glob_match("*.dat", "f1.dat"));
+        assert!(!glob_match("*.dat", "f1.dat.bak"));
+        assert!(glob_match("f?.dat", "f1.dat"));
+        assert!(!glob_match("f?.dat", "f10.dat"));
+        assert!(glob_match("f[0-2].dat", "f2.dat"));
+        assert!(!glob_match("f[!0-2].dat", "f2.dat"));
+        assert!(
+            !glob_match("*", ".hidden"),
+            "a leading dot is not matched by *"
+        );
+        assert!(glob_match("[", "["));
+    }
+
+    #[test]
+    fn file_sets_resolve_and_size_their_slots() {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, len) in [("b.dat", 300_000usize), ("a.dat", 200_000)] {
+            std::fs::write(dir.path().join(n), vec![0u8; len]).unwrap();
+        }
+        let glob = format!("{}/*.dat", dir.path().display());
+        let text = format!(
+            "[[phase]]\n[[phase.group]]\nname = \"w\"\nrw = \"write\"\nnumjobs = 2\nsize = \"1m\"\n\
+             [[phase.group]]\nname = \"r\"\nnumjobs = 3\nbs = \"64k\"\nfiles = \"{glob}\"\n\
+             [[phase.group]]\nname = \"of\"\nnumjobs = 3\nsize = \"2m\"\nfiles_of = \"w\"\n"
+        );
+        let p = phases(&text).unwrap().remove(0);
+        let r = &p.groups[1];
+        assert_eq!(r.files.len(), 2);
+        assert!(r.files[0].ends_with("/a.dat"), "sorted: {:?}", r.files);
+        // The smallest file (200,000 bytes) in whole 64 KiB blocks.
+        assert_eq!(r.size_bytes, 3 * 65536);
+        assert_eq!(job_files(&p, 4), JobFiles::Existing(r.files[0].clone()));
+        assert_eq!(job_files(&p, 5), JobFiles::Of(0));
+        assert_eq!(job_files(&p, 7), JobFiles::Of(0), "round-robin");
+        assert_eq!(job_files(&p, 1), JobFiles::Own);
+        // The writer's files grow to what their readers need; the other
+        // groups' own slots need nothing.
+        assert_eq!(job_sizes(&p), vec![2 << 20, 2 << 20, 0, 0, 0, 0, 0, 0]);
+        assert!(
+            p.files.is_empty() && p.files_of.is_none(),
+            "the phase has none"
+        );
     }
 
     #[test]

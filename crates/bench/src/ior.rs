@@ -69,24 +69,32 @@ fn takes_value(flag: char) -> bool {
     "AabQXdDfGijJNoOsTtU".contains(flag)
 }
 
-fn size(flag: char, v: &str) -> Result<u64, String> {
+fn size(flag: char, v: &str) -> Result<u64, IorError> {
     storlab_types::parse_size(v)
         .ok()
         .filter(|&b| b > 0)
-        .ok_or_else(|| format!("--ior: -{flag} {v}: not a size (e.g. 1m, 16m, 4k)"))
+        .ok_or_else(|| IorError::NotASize {
+            flag,
+            value: v.to_string(),
+        })
 }
 
-fn count(flag: char, v: &str) -> Result<u32, String> {
+fn count(flag: char, v: &str) -> Result<u32, IorError> {
     v.parse::<u32>()
         .ok()
         .filter(|&n| n > 0)
-        .ok_or_else(|| format!("--ior: -{flag} {v}: expected a whole number of at least 1"))
+        .ok_or_else(|| IorError::NotACount {
+            flag,
+            value: v.to_string(),
+        })
 }
 
 /// The flags as (flag, value) pairs: `-t 1m`, `-t1m`, bundles `-wr`;
 /// IOR's `--posix.odirect` is `-B`.
-fn tokens(args: &str) -> Result<Vec<(char, Option<String>)>, String> {
-    let words = shlex::split(args).ok_or_else(|| format!("--ior '{args}': unbalanced quotes"))?;
+fn tokens(args: &str) -> Result<Vec<(char, Option<String>)>, IorError> {
+    let words = shlex::split(args).ok_or_else(|| IorError::Quotes {
+        args: args.to_string(),
+    })?;
     let mut out = Vec::new();
     let mut it = words.into_iter();
     while let Some(w) = it.next() {
@@ -98,17 +106,13 @@ fn tokens(args: &str) -> Result<Vec<(char, Option<String>)>, String> {
             .strip_prefix('-')
             .filter(|l| !l.is_empty() && !l.starts_with('-'))
         else {
-            return Err(format!(
-                "--ior: '{w}' is not an IOR flag (give flags such as -t 1m -b 16m -w -r; the \
-                 target is storlab's TARGET or IOR's -o)"
-            ));
+            return Err(IorError::NotAFlag { word: w });
         };
         for (i, c) in letters.char_indices() {
             if takes_value(c) {
                 let rest = &letters[i + c.len_utf8()..];
                 let v = if rest.is_empty() {
-                    it.next()
-                        .ok_or_else(|| format!("--ior: -{c} needs a value"))?
+                    it.next().ok_or(IorError::NeedsValue { flag: c })?
                 } else {
                     rest.to_string()
                 };
@@ -123,15 +127,39 @@ fn tokens(args: &str) -> Result<Vec<(char, Option<String>)>, String> {
 
 /// IOR flags that cannot be translated: the flag named, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct IorError(pub String);
+pub enum IorError {
+    #[error("--ior: -{flag} {value}: not a size (e.g. 1m, 16m, 4k)")]
+    NotASize { flag: char, value: String },
+    #[error("--ior: -{flag} {value}: expected a whole number of at least 1")]
+    NotACount { flag: char, value: String },
+    #[error("--ior '{args}': unbalanced quotes")]
+    Quotes { args: String },
+    #[error(
+        "--ior: '{word}' is not an IOR flag (give flags such as -t 1m -b 16m -w -r; the \
+         target is storlab's TARGET or IOR's -o)"
+    )]
+    NotAFlag { word: String },
+    #[error("--ior: -{flag} needs a value")]
+    NeedsValue { flag: char },
+    /// `-a` other than POSIX.
+    #[error("--ior: -a {api}: storlab does POSIX I/O only (-a POSIX); {api} is not supported")]
+    Api { api: String },
+    /// `-O` other than stoneWallingWearOut=1.
+    #[error("--ior: -O {value}: only -O stoneWallingWearOut=1 is supported")]
+    Option { value: String },
+    /// A flag storlab cannot honour, and why.
+    #[error("--ior: -{flag}: {why}")]
+    Refused { flag: char, why: &'static str },
+    #[error(
+        "--ior: the block (-b {}) is not a multiple of the transfer (-t {}), as IOR requires",
+        format_bytes(*block),
+        format_bytes(*transfer)
+    )]
+    BlockNotMultiple { block: u64, transfer: u64 },
+}
 
 /// Translate IOR's flags (one string, as typed after `ior`).
 pub fn translate(args: &str) -> Result<IorTranslation, IorError> {
-    translate_text(args).map_err(IorError)
-}
-
-fn translate_text(args: &str) -> Result<IorTranslation, String> {
     let mut t = IorTranslation::default();
     let (mut block, mut transfer, mut segments) = (DEFAULT_BLOCK, DEFAULT_TRANSFER, 1u32);
     let (mut fpp, mut direct, mut fsync, mut random) = (false, false, false, false);
@@ -151,9 +179,7 @@ fn translate_text(args: &str) -> Result<IorTranslation, String> {
                 "--engine psync (synchronous pwrite/pread, one I/O in flight)".into(),
             ),
             'a' => {
-                return Err(format!(
-                    "--ior: -a {v}: storlab does POSIX I/O only (-a POSIX); {v} is not supported"
-                ));
+                return Err(IorError::Api { api: v });
             }
             'b' => {
                 block = size(c, &v)?;
@@ -237,9 +263,7 @@ fn translate_text(args: &str) -> Result<IorTranslation, String> {
                 map(shown, "--stonewall-wear-out (MPI)".into());
             }
             'O' => {
-                return Err(format!(
-                    "--ior: -O {v}: only -O stoneWallingWearOut=1 is supported"
-                ));
+                return Err(IorError::Option { value: v });
             }
             'g' => map(
                 shown,
@@ -248,7 +272,7 @@ fn translate_text(args: &str) -> Result<IorTranslation, String> {
             'v' => map(shown, "(IOR's verbosity: storlab's output is fixed)".into()),
             c => {
                 let why = refusal(c).unwrap_or("not an IOR flag storlab knows");
-                return Err(format!("--ior: -{c}: {why}"));
+                return Err(IorError::Refused { flag: c, why });
             }
         }
     }
@@ -273,14 +297,10 @@ fn translate_text(args: &str) -> Result<IorTranslation, String> {
 
 /// Check the shape, apply IOR's defaults (both phases without -w/-r), note
 /// what differs from IOR when a flag is absent, and make the job.
-fn finish(mut t: IorTranslation, mut sh: JobShape) -> Result<IorTranslation, String> {
+fn finish(mut t: IorTranslation, mut sh: JobShape) -> Result<IorTranslation, IorError> {
     let (block, transfer, segments) = (sh.block, sh.transfer, sh.segments);
     if block % transfer != 0 {
-        return Err(format!(
-            "--ior: the block (-b {}) is not a multiple of the transfer (-t {}), as IOR requires",
-            format_bytes(block),
-            format_bytes(transfer)
-        ));
+        return Err(IorError::BlockNotMultiple { block, transfer });
     }
     if !sh.write && !sh.read {
         // IOR's default: write, then read.

@@ -14,7 +14,8 @@
 //! public modules [`cluster`] (multi-process hooks, MPI result merging and
 //! the ranks' agreement on one job) and [`jobspec`] (job building: machine
 //! defaults < job file < flags, the quick check, fio job files), [`ior`]
-//! (IOR's flags as a storlab job), [`profiles`] (the published workloads)
+//! (IOR's flags as a storlab job), [`launcher`] (what the MPI launcher's
+//! environment says), [`profiles`] (the published workloads)
 //! and [`repeat`] (the spread of repeats). Everything else is private: `options` (the option table), `spec` (job files),
 //! `target` (resolution and safety), `offsets` (permutations and regions),
 //! `data` (what is written, verification), `engine` (null, psync, io_uring;
@@ -35,10 +36,12 @@ mod gate;
 mod groups;
 pub mod ior;
 pub mod jobspec;
+pub mod launcher;
 mod limits;
 mod offsets;
 mod options;
 pub mod profiles;
+mod record;
 pub mod repeat;
 mod run;
 mod series;
@@ -58,9 +61,10 @@ pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;
 pub use options::{
-    Flag, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError, find_option, parse_bssplit,
-    resolve_phase, spec_from_pairs, typed_value,
+    FIO_UNIT_SPELLINGS, Flag, FlagError, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError,
+    find_option, parse_bssplit, resolve_phase, spec_from_flags, spec_from_pairs, typed_value,
 };
+pub use record::{FallbackError, Verdict, write_fallback};
 pub use run::{
     LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_synced,
     run_with_layout,
@@ -150,7 +154,11 @@ pub fn prepare(
         )));
     }
     let host = storlab_host::host_info();
-    let target = target::resolve(target, &phases, safety)?;
+    let mut target = target::resolve(target, &phases, safety)?;
+    if let Err(e) = groups::add_existing(&mut target, &phases) {
+        target.cleanup();
+        return Err(PrepareError::Unsupported(e));
+    }
     // O_DIRECT must work on the target if a phase asks for it.
     if flat.iter().any(|p| p.cache == CacheMode::Direct) {
         let f = &target.files[0];

@@ -381,8 +381,14 @@ bench_options! {
     nrfiles: u32 = "1", long "nrfiles", value "N";
     /// Pause after each completion before reusing its slot (fio's thinktime; a bare number is microseconds, as in fio)
     thinktime: String = "0", long "thinktime", value "DUR";
-    /// Accepted for fio habits: storlab always reports a phase's jobs together (per-job figures are in the JSON)
-    group_reporting: Flag = "on", long "group-reporting", value "0|1";
+    /// Job groups only: read existing files in place (never written) instead of new ones: paths or globs (`*`, `?`, `[...]` in the file name) separated by ':', relative to the current directory; job k reads file k (round-robin)
+    files: String = "", long "files", value "PATHS";
+    /// Job groups only: use the files of the group NAME of the same phase (job k that group's file k), e.g. readers of what a writer group lays out
+    files_of: String = "", long "files-of", value "GROUP";
+    /// fio's group_reporting: the table shows one line per group (or per reporting group, see --new-group) instead of one per job; per-job figures stay in the JSON
+    group_reporting: Flag = "off", long "group-reporting", value "0|1";
+    /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
+    new_group: Flag = "on", long "new-group", value "0|1";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -584,6 +590,12 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if !s.group.is_empty() {
         return crate::groups::resolve_grouped(s, index);
     }
+    if s.files.is_some() || s.files_of.is_some() {
+        return err(
+            "files and files_of are options of a job group: put them in a [[phase.group]] or a --group '...'"
+                .to_string(),
+        );
+    }
     // The table's default: a phase without rw reads.
     let rw = s.rw.unwrap_or(RwMode::Read);
     let rwmixread = bounded("rwmixread", s.rwmixread.unwrap_or(50))? as u8;
@@ -669,6 +681,10 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         steadystate,
         loops,
         thinktime_ns,
+        files: Vec::new(),
+        files_of: None,
+        group_reporting: flag(s.group_reporting, false),
+        shares_report: false,
         groups: Vec::new(),
         md: None,
     })
@@ -764,6 +780,54 @@ pub fn spec_from_pairs<'a>(
     table
         .try_into::<PhaseSpec>()
         .map_err(|e| SpecError(e.message().to_string()))
+}
+
+/// fio-only spellings of size options whose values follow fio's units
+/// (`kb_base`: `4KiB` is 4000 there): (fio name, option key). storlab's
+/// own flags (`--bs`) keep SI/IEC.
+pub const FIO_UNIT_SPELLINGS: &[(&str, &str)] = &[("blocksize", "bs")];
+
+/// Why the workload flags of a command line were refused: a value the
+/// option table's kinds, bounds or choices reject, or a size under a fio
+/// spelling that is not one in fio's units. The command hands it to the
+/// user as any other bad input (exit 2).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FlagError {
+    /// `--blocksize 4q`: not a size in fio's units.
+    #[error("--{flag}: {error} (fio's units, kb_base {kb_base})")]
+    FioUnits {
+        /// The fio spelling typed (`blocksize`).
+        flag: &'static str,
+        error: storlab_types::ParseError,
+        kb_base: u64,
+    },
+    /// A value the option table refuses.
+    #[error(transparent)]
+    Value(#[from] SpecError),
+}
+
+/// The spec a command line's workload flags set: `fio_sized` are the
+/// values given under [`FIO_UNIT_SPELLINGS`] (fio name, option key, text,
+/// read with `kb_base`), `pairs` the values of the table's own flags, as
+/// [`spec_from_pairs`] reads them.
+pub fn spec_from_flags<'a>(
+    fio_sized: impl IntoIterator<Item = (&'static str, &'static str, &'a str)>,
+    kb_base: u64,
+    pairs: impl IntoIterator<Item = (&'static str, String)>,
+) -> Result<PhaseSpec, FlagError> {
+    let mut given: Vec<(&'static str, String)> = Vec::new();
+    for (flag, key, v) in fio_sized {
+        let bytes = storlab_types::fio_size(v, kb_base).map_err(|error| FlagError::FioUnits {
+            flag,
+            error,
+            kb_base,
+        })?;
+        given.push((key, bytes.to_string()));
+    }
+    given.extend(pairs);
+    Ok(spec_from_pairs(
+        given.iter().map(|(k, v)| (*k, v.as_str())),
+    )?)
 }
 
 /// One option's value from text, by its kind.

@@ -13,6 +13,7 @@
 use crate::{JobFile, SpecError, Vary};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use storlab_types::BenchReport;
 
 /// The shipped profiles: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -57,6 +58,9 @@ pub enum ProfileError {
         "profile {name} ({origin}) has no [profile] table: add one with at least about = \"what it emulates\""
     )]
     NoMeta { name: String, origin: String },
+    /// The job file could not be read back as a document.
+    #[error("cannot re-read the profile")]
+    Reread(#[source] Box<toml::de::Error>),
     /// The job file without `[profile]` could not be written back.
     #[error("cannot re-serialise the profile")]
     Reserialise(#[source] toml::ser::Error),
@@ -174,13 +178,45 @@ pub struct Broken {
     pub error: String,
 }
 
+/// Why a user's profile file could not be read, as the reader words it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreadable(pub String);
+
 /// A user's profile file as the command line read it: its name (the file
-/// stem), its path, and its text or why it could not be read or parsed.
+/// stem), its path, and its text or why it could not be read.
 #[derive(Debug, Clone)]
 pub struct UserFile {
     pub name: String,
     pub path: PathBuf,
-    pub text: Result<String, String>,
+    pub text: Result<String, Unreadable>,
+}
+
+/// The user's profile files in `dir` (its `*.toml` files, sorted by
+/// path), each read with `read`; none when the directory cannot be listed.
+pub fn user_files(
+    dir: Option<&Path>,
+    read: impl Fn(&Path) -> Result<String, Unreadable>,
+) -> Vec<UserFile> {
+    let Some(rd) = dir.and_then(|d| std::fs::read_dir(d).ok()) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| UserFile {
+            name: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            text: read(&path),
+            path,
+        })
+        .collect()
 }
 
 /// Every profile that loads, and the user's files that do not.
@@ -203,7 +239,7 @@ impl Catalog {
     ) -> Result<Catalog, ProfileError> {
         let mut out = Catalog::default();
         for f in user {
-            let parsed = f.text.and_then(|text| {
+            let parsed = f.text.map_err(|e| e.0).and_then(|text| {
                 Profile::parse(&f.name, &f.path.display().to_string(), &text).map_err(&describe)
             });
             match parsed {
@@ -252,6 +288,140 @@ impl Catalog {
                 names: names.join(", "),
             })
     }
+}
+
+/// A profile as `--json` prints it.
+#[derive(Debug, Serialize)]
+pub struct ProfileDoc<'a> {
+    pub name: &'a str,
+    /// `built-in` (shipped in the binary) or `user` (a file in the user's
+    /// profile directory).
+    pub origin: &'static str,
+    /// The user's file; none for a built-in profile.
+    pub path: Option<&'a str>,
+    /// The `[profile]` table: about, source, vary, zip, per_core_mb_s.
+    #[serde(flatten)]
+    pub meta: &'a ProfileMeta,
+    /// Each phase as the profile sets it (`[global]` overlaid by the
+    /// phase's table; options it leaves out take bench's defaults), sizes
+    /// in bytes as they resolve on this machine (`2xRAM`); `job` has them
+    /// as written.
+    pub phases: Vec<crate::PhaseSpec>,
+    /// `show` only: the job file without `[profile]`, as a document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<toml::Table>,
+    /// `show` only: the profile's TOML text as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+}
+
+impl Profile {
+    /// The profile as `--json` prints it (`full`: with its job and text).
+    pub fn doc(&self, full: bool) -> Result<ProfileDoc<'_>, ProfileError> {
+        let p = self;
+        let jf = JobFile::parse(&p.job_text, &p.job_path())?;
+        let phases = jf
+            .specs(&p.job_text, &Default::default(), &Default::default())
+            .into_iter()
+            .map(|(spec, _)| spec)
+            .collect();
+        let builtin = p.is_builtin();
+        Ok(ProfileDoc {
+            name: &p.name,
+            origin: if builtin { "built-in" } else { "user" },
+            path: (!builtin).then_some(p.origin.as_str()),
+            meta: &p.meta,
+            phases,
+            job: if full {
+                Some(toml::from_str(&p.job_text).map_err(|e| ProfileError::Reread(Box::new(e)))?)
+            } else {
+                None
+            },
+            text: full.then_some(p.text.as_str()),
+        })
+    }
+}
+
+impl Catalog {
+    /// The list as `storlab profiles` shows it: each profile's name, what it
+    /// emulates and where it comes from, the broken user files, and how to
+    /// run one (`dir`: the user's profile directory).
+    pub fn listing(&self, dir: Option<&Path>) -> String {
+        let (all, cat) = (&self.profiles, self);
+        let w = all
+            .iter()
+            .map(|p| p.name.len())
+            .chain(cat.broken.iter().map(|b| b.name.len()))
+            .max()
+            .unwrap_or(4);
+        let mut text = String::new();
+        for p in all {
+            text.push_str(&format!("{:w$}  {}\n", p.name, p.meta.about));
+            let mut from = format!("{:w$}  from: {}", "", p.meta.source);
+            if !p.is_builtin() {
+                from.push_str(&format!(" ({})", p.origin));
+            }
+            text.push_str(&from);
+            text.push('\n');
+        }
+        for b in &cat.broken {
+            text.push_str(&format!(
+                "{:w$}  BROKEN, left out: {}\n{:w$}  file: {}\n",
+                b.name,
+                b.error.lines().next().unwrap_or_default(),
+                "",
+                b.path.display()
+            ));
+        }
+        text.push_str(
+        "\nRun one: storlab bench --profile NAME [TARGET]; its sweep: storlab sweep --profile NAME [TARGET];\n\
+         its job file: storlab profiles show NAME. Your own: ",
+    );
+        text.push_str(
+            &dir.map(|d| format!("{}/NAME.toml\n", d.display()))
+                .unwrap_or_else(|| "$XDG_CONFIG_HOME/storlab/profiles/NAME.toml\n".into()),
+        );
+        text
+    }
+}
+
+/// Text added after a run's table (bench --profile): with `per_core_mb_s`, each phase's
+/// aggregate and per-stream MB/s and this host's MB/s per core against
+/// the planning figure.
+pub fn per_core_figures(profile: &Profile, r: &BenchReport) -> Option<String> {
+    let per_core = profile.meta.per_core_mb_s?;
+    let cores = r.host.cpu_count.max(1);
+    let mut out = format!(
+        "\nAgainst the {per_core:.0} MB/s-per-core planning figure ({cores} cores here: {:.0} MB/s needed):\n",
+        per_core * f64::from(cores)
+    );
+    for ph in &r.phases {
+        // A phase of groups: each group over its own window first
+        // (readers and writers measured while the others run).
+        for g in ph.groups.iter().flat_map(|g| &g.groups) {
+            let mbs = g.total.bw_bytes_per_s / 1e6;
+            out.push_str(&format!(
+                "  {} / group {}: {} streams, {mbs:.1} MB/s, {:.1} MB/s per stream\n",
+                ph.params.name,
+                g.name,
+                g.params.numjobs,
+                mbs / f64::from(g.params.numjobs.max(1))
+            ));
+        }
+        let agg = ph.total.bw_bytes_per_s / 1e6;
+        let per_stream = agg / f64::from(ph.params.numjobs.max(1));
+        let mb_core = agg / f64::from(cores);
+        let verdict = if mb_core >= per_core {
+            "meets"
+        } else {
+            "below"
+        };
+        out.push_str(&format!(
+                "  {}: {} streams, aggregate {agg:.1} MB/s, {per_stream:.1} MB/s per stream, {mb_core:.1} MB/s per core ({verdict} {per_core:.0})\n",
+                ph.params.name, ph.params.numjobs
+            ));
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -321,7 +491,7 @@ mod tests {
         let user = |name: &str, text: Result<&str, &str>| UserFile {
             name: name.into(),
             path: PathBuf::from(format!("/u/{name}.toml")),
-            text: text.map(String::from).map_err(String::from),
+            text: text.map(String::from).map_err(|e| Unreadable(e.into())),
         };
         let mine = "[profile]\nabout=\"mine\"\n[[phase]]\nrw=\"read\"\n";
         let cat = Catalog::load(

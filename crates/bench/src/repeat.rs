@@ -86,6 +86,21 @@ pub fn group_id() -> String {
     )
 }
 
+/// The one JSON document of a `--repeat` series: every run and the
+/// spread of each phase's figures.
+#[derive(Debug, Serialize)]
+pub struct SeriesDoc<'a> {
+    /// What wrote it.
+    pub tool: storlab_types::ToolInfo,
+    /// The document's kind (how `--json-out` knows the file is its own).
+    pub document: &'a str,
+    pub schema_version: u32,
+    pub repeat_group: &'a str,
+    pub count: u32,
+    pub summary: &'a [PhaseSpread],
+    pub runs: &'a [BenchReport],
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -214,10 +214,7 @@ fn needs(p: &PhaseParams, shared: bool) -> Result<Vec<u64>, TargetError> {
         Ok(vec![total])
     } else if !p.groups.is_empty() {
         // Each group's jobs, in order, with the group's own size.
-        Ok(p.groups
-            .iter()
-            .flat_map(|g| std::iter::repeat_n(g.size_bytes, g.numjobs as usize))
-            .collect())
+        Ok(crate::groups::job_sizes(p))
     } else {
         Ok(vec![p.size_bytes; p.numjobs as usize])
     }
@@ -487,7 +484,9 @@ fn create_file(path: &Path, size: u64, preallocate: bool) -> Result<(), TargetEr
         direct: false,
     };
     let f = sys::open(path, flags).map_err(io_err(path))?;
-    if !preallocate {
+    // fallocate of nothing is EINVAL (the empty slot of a job that reads
+    // another group's or existing files).
+    if !preallocate || size == 0 {
         return f.set_len(size).map_err(io_err(path));
     }
     match sys::fallocate(&f, size) {

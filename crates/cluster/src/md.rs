@@ -135,21 +135,10 @@ fn lost(rank: u32) -> Wire {
 mod tests {
     use super::*;
     use crate::LocalComm;
-    use storlab_md::{Control, MdSpec, Op, Posix};
+    use storlab_md::{Control, MdSpec, Posix};
 
     fn spec(files: u64) -> MdSpec {
-        MdSpec {
-            files,
-            dirs: 0,
-            depth: 0,
-            branch: 1,
-            unique_dir: false,
-            write_bytes: 0,
-            read_bytes: 0,
-            ops: vec![Op::Create, Op::Stat, Op::Delete],
-            rank_shift: 0,
-            stonewall_ns: None,
-        }
+        storlab_testkit::md_spec!(storlab_md, files)
     }
 
     /// Three thread ranks run md through [`CommSync`] in one shared tree;

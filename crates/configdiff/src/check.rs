@@ -682,6 +682,7 @@ mod tests {
             ..Default::default()
         };
         p.groups = Some(PhaseGroups {
+            reporting: Vec::new(),
             overlap: 1.0,
             all_moving_ns: 1,
             groups: vec![member(&r, 0), member(&w, 1)],

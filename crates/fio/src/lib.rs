@@ -4,7 +4,12 @@
 //!
 //! Mapping (details in `docs/store.md`):
 //!
-//! * each fio job becomes a phase; clones of a job reported separately
+//! * the jobs fio ran together (consecutive jobs of one `groupid`: fio
+//!   starts the jobs no `stonewall` separates at once, and a `stonewall`
+//!   starts a new group) become the groups of one phase named `a+b`, as
+//!   `storlab bench --fio-job` runs that file, so `compare` pairs them;
+//!   a job alone in its groupid becomes a phase;
+//! * clones of a job reported separately
 //!   (`numjobs=N` without `group_reporting`) are merged into one phase with
 //!   one [`JobResult`] per clone: bytes and I/Os add up, the window is the
 //!   longest clone's, so the phase rate is total bytes / that window; latency
@@ -31,8 +36,8 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use storlab_types::{
     BenchReport, BsWeight, BufferPattern, CacheMode, CacheReport, CpuStats, DirStats, EngineKind,
-    FileLayout, HostInfo, JobResult, LatencyStats, PhaseParams, PhaseResult, RwMode,
-    SCHEMA_VERSION, TargetInfo, ToolInfo, fio_size,
+    FileLayout, GroupResult, HostInfo, JobResult, LatencyStats, PhaseGroups, PhaseParams,
+    PhaseResult, RwMode, SCHEMA_VERSION, TargetInfo, ToolInfo, fio_size,
 };
 
 /// Run kind of an imported fio result.
@@ -1267,13 +1272,19 @@ fn phases_of(
     let start_ms = end_ms.saturating_sub(total_ms);
     let mut phases = Vec::new();
     let mut skipped = Vec::new();
-    for g in groups {
-        let id = u64_of(g[0].get("groupid")).unwrap_or(0);
+    for set in concurrent_sets(groups) {
+        let id = u64_of(set[0][0].get("groupid")).unwrap_or(0);
         let before: u64 = by_groupid
             .range(..id)
             .map(|(_, &ms)| ms)
             .fold(0u64, u64::saturating_add); // absurd inputs saturate, never wrap
-        match phase_of(g, global, start_ms.saturating_add(before)) {
+        let started = start_ms.saturating_add(before);
+        let ran = if set.len() == 1 {
+            phase_of(set[0], global, started)
+        } else {
+            grouped_phase_of(&set, global, started)
+        };
+        match ran {
             Ok(p) => phases.push(p),
             Err(e) => skipped.push(e),
         }
@@ -1285,6 +1296,156 @@ fn phases_of(
         });
     }
     Ok((start_ms, phases, skipped))
+}
+
+/// The jobs fio ran together: consecutive jobs (each with its clones) of
+/// one `groupid` on one host. fio starts the jobs that no `stonewall`
+/// separates at once, and a `stonewall` starts a new reporting group;
+/// `storlab bench --fio-job` makes the same jobs the groups of one phase.
+fn concurrent_sets<'a, 'b>(groups: &'b [Vec<Entry<'a>>]) -> Vec<Vec<&'b [Entry<'a>]>> {
+    let key = |g: &[Entry<'_>]| {
+        (
+            u64_of(g[0].get("groupid")),
+            g[0].get("hostname")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    let mut sets: Vec<Vec<&'b [Entry<'a>]>> = Vec::new();
+    for g in groups {
+        match sets.last_mut() {
+            Some(s) if key(s[0]) == key(g) => s.push(g.as_slice()),
+            _ => sets.push(vec![g.as_slice()]),
+        }
+    }
+    sets
+}
+
+/// Several fio jobs that ran together as one phase of job groups, as
+/// `storlab bench --fio-job` runs them: each job (with its clones) a group
+/// over its own window (all start at the phase's epoch: fio starts them
+/// together), the phase the aggregate of all their entries (bytes add up,
+/// latency histograms merged when fio wrote them), named `a+b`.
+fn grouped_phase_of(
+    set: &[&[Entry<'_>]],
+    global: &BTreeMap<String, String>,
+    started_ms: u64,
+) -> Result<PhaseResult, SkippedJob> {
+    let mut members = Vec::with_capacity(set.len());
+    let mut first_job = 0u32;
+    for g in set {
+        let mut p = phase_of(g, global, started_ms)?;
+        // One fio groupid is one reporting group: the jobs after the
+        // first share its report (as `--fio-job` records them).
+        p.params.shares_report = !members.is_empty();
+        let n = p.params.numjobs;
+        members.push(GroupResult {
+            name: p.params.name.clone(),
+            first_job,
+            params: p.params,
+            start_ns: 0,
+            end_ns: p.elapsed_ns,
+            elapsed_ns: p.elapsed_ns,
+            read: p.read,
+            write: p.write,
+            total: p.total,
+            cpu: p.cpu,
+            depth: p.depth,
+            cache: p.cache,
+            warnings: p.warnings,
+        });
+        first_job = first_job.saturating_add(n);
+    }
+    let all: Vec<Entry<'_>> = set.iter().flat_map(|g| g.iter().copied()).collect();
+    let mut phase = phase_of(&all, global, started_ms)?;
+    let params: Vec<PhaseParams> = members.iter().map(|m| m.params.clone()).collect();
+    phase.params = grouped_params(&params);
+    // The aggregate's warnings speak of one workload: the groups' are kept.
+    phase.warnings = members
+        .iter()
+        .flat_map(|m| {
+            m.warnings
+                .iter()
+                .map(move |w| format!("group {}: {w}", m.name))
+        })
+        .collect();
+    let windows: Vec<u64> = members.iter().map(|m| m.elapsed_ns).collect();
+    let union = windows.iter().copied().max().unwrap_or(0);
+    let all_moving_ns = windows.iter().copied().min().unwrap_or(0);
+    phase.groups = Some(PhaseGroups {
+        overlap: if union > 0 {
+            all_moving_ns as f64 / union as f64
+        } else {
+            0.0
+        },
+        all_moving_ns,
+        groups: members,
+        reporting: Vec::new(),
+    });
+    Ok(phase)
+}
+
+/// The phase-level parameters of concurrent jobs, as storlab's job groups
+/// describe a phase: named `a+b`, `read`/`write` when every group only
+/// reads or only writes and `readwrite` otherwise (its read share the
+/// reading jobs' share), the block sizes weighted by jobs, the sum of the
+/// jobs, the largest size, depth and runtime.
+fn grouped_params(groups: &[PhaseParams]) -> PhaseParams {
+    let Some(first) = groups.first() else {
+        return PhaseParams::default();
+    };
+    let name = groups
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    let total: u64 = groups.iter().map(|g| u64::from(g.numjobs)).sum();
+    let reads = groups.iter().any(|g| g.rw.reads());
+    let writes = groups.iter().any(|g| g.rw.writes());
+    let rw = match (reads, writes) {
+        (true, false) => RwMode::Read,
+        (false, true) => RwMode::Write,
+        _ => RwMode::ReadWrite,
+    };
+    let read_jobs: u64 = groups
+        .iter()
+        .filter(|g| g.rw.reads() && !g.rw.writes())
+        .map(|g| u64::from(g.numjobs))
+        .sum();
+    let mut bs: Vec<BsWeight> = Vec::new();
+    for g in groups {
+        for b in &g.bs {
+            let w = b.weight.saturating_mul(g.numjobs);
+            match bs.iter_mut().find(|x| x.bs_bytes == b.bs_bytes) {
+                Some(x) => x.weight += w,
+                None => bs.push(BsWeight {
+                    bs_bytes: b.bs_bytes,
+                    weight: w,
+                }),
+            }
+        }
+    }
+    let sum: u64 = bs.iter().map(|b| u64::from(b.weight)).sum::<u64>().max(1);
+    for b in &mut bs {
+        b.weight = ((u64::from(b.weight) * 100 + sum / 2) / sum) as u32;
+    }
+    PhaseParams {
+        name,
+        rw,
+        rwmixread: ((read_jobs * 100) / total.max(1)) as u8,
+        bs,
+        size_bytes: groups.iter().map(|g| g.size_bytes).max().unwrap_or(0),
+        numjobs: u32::try_from(total).unwrap_or(u32::MAX),
+        iodepth: groups.iter().map(|g| g.iodepth).max().unwrap_or(1),
+        runtime_ns: groups.iter().filter_map(|g| g.runtime_ns).max(),
+        time_based: groups.iter().all(|g| g.time_based),
+        end_fsync: groups.iter().any(|g| g.rw.writes() && g.end_fsync),
+        fallocate: groups.iter().all(|g| g.fallocate),
+        iodepth_batch: 1,
+        groups: groups.to_vec(),
+        ..first.clone()
+    }
 }
 
 /// The command line that would run the imported jobs, for the record.
@@ -1416,6 +1577,42 @@ mod tests {
     const V333_MIXED: &str = include_str!("../fixtures/fio-3.33-jobfile-clones.json");
     const V2_STYLE: &str = include_str!("../fixtures/fio-2.x-style.json");
     const V333_JSONPLUS: &str = include_str!("../fixtures/fio-3.33-jsonplus-clones.json");
+    /// `[reader]` and `[writer]` (numjobs=2) run together, `[after]` after
+    /// a `stonewall` (fio 3.33, made from the file in its docs).
+    const V333_CONCURRENT: &str = include_str!("../fixtures/fio-3.33-concurrent.json");
+
+    /// The jobs of one fio groupid ran together: one phase of groups, as
+    /// `--fio-job` runs that file; the stonewalled job is the next phase.
+    #[test]
+    fn concurrent_jobs_import_as_the_groups_of_one_phase() {
+        let r = parse(V333_CONCURRENT, None).unwrap().report;
+        let names: Vec<&str> = r.phases.iter().map(|p| p.params.name.as_str()).collect();
+        assert_eq!(names, ["reader+writer", "after"]);
+        let ph = &r.phases[0];
+        let g = ph.groups.as_ref().unwrap();
+        let groups: Vec<(&str, u32, u32, bool)> = g
+            .groups
+            .iter()
+            .map(|m| {
+                (
+                    m.name.as_str(),
+                    m.first_job,
+                    m.params.numjobs,
+                    m.params.shares_report,
+                )
+            })
+            .collect();
+        assert_eq!(groups, [("reader", 0, 1, false), ("writer", 1, 2, true)]);
+        assert_eq!(ph.params.rw, RwMode::ReadWrite);
+        assert_eq!(ph.params.numjobs, 3);
+        assert_eq!(ph.params.rwmixread, 33, "one reading job of three");
+        assert_eq!(ph.params.groups.len(), 2);
+        assert_eq!(ph.jobs.len(), 3);
+        assert_eq!(ph.read.bytes, g.groups[0].read.bytes);
+        assert_eq!(ph.write.bytes, g.groups[1].write.bytes);
+        assert_eq!(ph.write.bytes, 2 * (4 << 20));
+        assert!(r.phases[1].groups.is_none());
+    }
 
     /// fio's randread output with one field replaced by `with`.
     fn mangled(path: &[&str], with: Value) -> String {

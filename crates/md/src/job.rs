@@ -3,6 +3,8 @@
 //! made into a checked [`MdSpec`] and its tree.
 
 use crate::{MdError, MdSpec, Op, Tree};
+use std::time::Duration;
+use storlab_types::ParseError;
 
 /// What the user asked for, flag by flag (mdtest's spellings included).
 #[derive(Debug, Clone, Default)]
@@ -35,6 +37,10 @@ pub struct MdFlags {
     pub rename: bool,
     pub rank_shift: u32,
     pub stonewall_ns: Option<u64>,
+    /// bench's `--allow-destroy` and `--monitor`, which md shares the flags
+    /// of but cannot honour: refused, not ignored.
+    pub allow_destroy: bool,
+    pub monitor: bool,
 }
 
 /// The job the flags describe, checked, and its tree.
@@ -88,7 +94,26 @@ pub fn build(f: &MdFlags) -> Result<(MdSpec, Tree), MdError> {
         stonewall_ns: f.stonewall_ns,
     };
     let tree = spec.check()?;
+    if f.allow_destroy {
+        return Err(MdError::Invalid(
+            "--allow-destroy has no meaning for md: it only ever works in its own new subdirectory of TARGET; drop the flag".into(),
+        ));
+    }
+    if f.monitor {
+        return Err(MdError::Invalid(
+            "--monitor is not available for md yet: run `storlab monitor` beside it, or drop the flag".into(),
+        ));
+    }
     Ok((spec, tree))
+}
+
+/// `-W`'s stonewall: a bare number is seconds (as in mdtest), else a
+/// duration (`500ms`, `2m`).
+pub fn stonewall(s: &str) -> Result<Duration, ParseError> {
+    if let Ok(secs) = s.trim().parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    storlab_types::parse_duration(s)
 }
 
 #[cfg(test)]
@@ -127,9 +152,20 @@ mod tests {
         assert_eq!(spec.ops, [Op::Create, Op::Stat, Op::Delete]);
         let e = build(&MdFlags {
             items: None,
-            ..flags
+            ..flags.clone()
         })
         .unwrap_err();
         assert!(e.to_string().starts_with("-F and -D go with -n N"), "{e}");
+        for (allow_destroy, monitor, flag) in
+            [(true, false, "--allow-destroy"), (false, true, "--monitor")]
+        {
+            let e = build(&MdFlags {
+                allow_destroy,
+                monitor,
+                ..flags.clone()
+            })
+            .unwrap_err();
+            assert!(e.to_string().starts_with(flag), "{e}");
+        }
     }
 }

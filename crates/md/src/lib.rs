@@ -67,6 +67,11 @@ impl Op {
 
     /// `create`, `stat`, `read`, `rename`, `delete` (also `remove`,
     /// `removal`, `unlink` for delete, as mdtest prints it).
+    /// [`Op::parse`], or an error listing the operations (`--ops`).
+    pub fn from_word(s: &str) -> Result<Op, UnknownOp> {
+        Op::parse(s).ok_or_else(|| UnknownOp(s.to_string()))
+    }
+
     pub fn parse(s: &str) -> Option<Op> {
         match s.trim().to_ascii_lowercase().as_str() {
             "create" | "creation" => Some(Op::Create),
@@ -138,6 +143,11 @@ pub enum MdError {
     Io(String),
 }
 
+/// A word `--ops` does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown operation {0:?}: give some of create,stat,read,rename,delete")]
+pub struct UnknownOp(pub String);
+
 impl MdSpec {
     /// Check the job; returns its tree.
     pub fn check(&self) -> Result<Tree, MdError> {
@@ -196,18 +206,7 @@ mod tests {
     use super::*;
 
     fn spec() -> MdSpec {
-        MdSpec {
-            files: 10,
-            dirs: 0,
-            depth: 0,
-            branch: 1,
-            unique_dir: false,
-            write_bytes: 0,
-            read_bytes: 0,
-            ops: vec![Op::Create, Op::Stat, Op::Delete],
-            rank_shift: 0,
-            stonewall_ns: None,
-        }
+        storlab_testkit::md_spec!(crate, 10)
     }
 
     #[test]

@@ -160,7 +160,7 @@ pub fn render_table(r: &BenchReport) -> String {
             let d = if p.rw.reads() { &ph.read } else { &ph.write };
             stat_row(&mut t, name, pattern(p), shape.clone(), d, cpu, unit);
         }
-        if ph.jobs.len() > 1 {
+        if ph.jobs.len() > 1 && !p.group_reporting {
             for j in &ph.jobs {
                 // A job's read + write over its own window. Its latency is
                 // shown only for single-direction phases: the summaries of
@@ -328,7 +328,13 @@ fn group_rows(
             stat_row(t, label.into(), String::new(), String::new(), d, None, unit);
         }
     }
-    for m in &g.groups {
+    // group_reporting: one line per reporting group, no job lines.
+    let lines = if p.group_reporting && !g.reporting.is_empty() {
+        &g.reporting
+    } else {
+        &g.groups
+    };
+    for m in lines {
         let gp = &m.params;
         let d = match (gp.rw.reads(), gp.rw.writes()) {
             (true, false) => &m.read,
@@ -344,7 +350,7 @@ fn group_rows(
             Some(m.cpu.cpu_ns_per_io),
             unit,
         );
-        if gp.numjobs > 1 {
+        if gp.numjobs > 1 && !p.group_reporting {
             let jobs = ph
                 .jobs
                 .iter()
@@ -498,6 +504,7 @@ mod tests {
             ..GroupResult::default()
         };
         m.groups = Some(PhaseGroups {
+            reporting: Vec::new(),
             overlap: 0.97,
             all_moving_ns: 9_700_000_000,
             groups: vec![

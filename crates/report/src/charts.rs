@@ -1374,6 +1374,7 @@ mod tests {
             ..Default::default()
         };
         p.groups = Some(PhaseGroups {
+            reporting: Vec::new(),
             overlap: 0.96,
             all_moving_ns: 1,
             groups: vec![half("dd-read"), half("dd-write")],

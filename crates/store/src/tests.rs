@@ -500,6 +500,7 @@ fn grouped_phase() -> PhaseResult {
         }
     };
     p.groups = Some(PhaseGroups {
+        reporting: Vec::new(),
         overlap: 0.97,
         all_moving_ns: 970_000_000,
         groups: vec![

@@ -11,6 +11,7 @@
 //!   makes, undone in reverse order when dropped (a failed assertion too).
 //! * [`golden`]: compare output with a committed file; one variable,
 //!   [`golden::UPDATE_VAR`], regenerates every golden file.
+//! * [`md_spec!`]: the md job of the metadata tests.
 //! * [`run_tool`], [`have`], [`is_root`]: probing and running system tools.
 #![forbid(unsafe_code)]
 
@@ -18,6 +19,7 @@ pub mod fixtures;
 pub mod golden;
 pub mod json_records;
 pub mod loopdev;
+pub mod md;
 pub mod records;
 
 use std::process::{Command, Stdio};

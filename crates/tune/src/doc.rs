@@ -219,3 +219,37 @@ impl TuneDoc<'_> {
         out
     }
 }
+/// The stored run of each point, in order: from the tuning's `runs` (id
+/// and `readahead_kb` tag), the first unused run (lowest id) of the
+/// point's value; none when there is none.
+pub fn run_ids(points: &[Point], mut runs: Vec<(i64, Option<String>)>) -> Vec<Option<i64>> {
+    runs.sort_by_key(|r| r.0);
+    points
+        .iter()
+        .map(|p| {
+            let kb = p.kb.to_string();
+            let i = runs.iter().position(|r| r.1.as_deref() == Some(&kb))?;
+            Some(runs.remove(i).0)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_point_gets_the_first_unused_run_of_its_value() {
+        let p = |kb| Point::failed(kb, String::new());
+        // 512 measured twice (the noise repeat is not saved, but a value
+        // may be given twice), 1024 once, 2048 never saved.
+        let points = [p(512), p(1024), p(512), p(2048)];
+        let runs = vec![
+            (7, Some("512".to_string())),
+            (3, Some("512".to_string())),
+            (5, Some("1024".to_string())),
+            (9, None),
+        ];
+        assert_eq!(run_ids(&points, runs), [Some(3), Some(5), Some(7), None]);
+    }
+}

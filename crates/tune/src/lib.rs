@@ -13,6 +13,7 @@
 //!   each device's identity) and the recovery that puts them back — at
 //!   the end, on error or signal, and after a kill on the next start —
 //!   only onto the device they were saved from;
+//! - [`child`]: what the child benches read and their command lines;
 //! - [`measure`]: the values tried, the best two read again for the
 //!   run-to-run noise, which points are trusted, and the verdict;
 //! - [`doc`]: the result document (`--json`) and its text (the table, in
@@ -23,6 +24,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod child;
 pub mod doc;
 pub mod measure;
 pub mod stack;
@@ -74,6 +76,12 @@ pub enum Error {
         pid.map_or_else(|| "PID".to_string(), |p| p.to_string())
     )]
     Busy { device: String, pid: Option<u32> },
+    /// `--values` not multiples of 4k.
+    #[error("--values: give read-ahead sizes that are multiples of 4k, e.g. 128k,1m,4m")]
+    BadValues,
+    /// A target that cannot be read in place nor hold a file.
+    #[error("{} is neither a block device nor a directory", target.display())]
+    NotDeviceOrDir { target: PathBuf },
     #[error(transparent)]
     Monitor(#[from] storlab_monitor::Error),
     #[error(transparent)]

@@ -212,7 +212,16 @@ mod tests {
         let runs: Vec<&dyn std::fmt::Display> = RunKind::KNOWN.iter().map(|k| k as _).collect();
         assert_eq!(
             words(&runs),
-            ["bench", "md", "sim", "monitor", "fio-import", "import"]
+            [
+                "bench",
+                "md",
+                "sim",
+                "monitor",
+                "fio-import",
+                "import",
+                "io500",
+                "replay"
+            ]
         );
         let targets: Vec<&dyn std::fmt::Display> =
             TargetKind::KNOWN.iter().map(|k| k as _).collect();

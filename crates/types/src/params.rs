@@ -267,7 +267,10 @@ pub const PARAMS: &[Param] = &[
     p("thinktime", "pause after each completion")
         .unit("s")
         .recorded(),
+    p("files", "a group's existing files, read in place").recorded(),
+    p("files_of", "the group whose files a group uses").recorded(),
     p("group_reporting", "jobs reported together").recorded(),
+    p("new_group", "a group starts a new reporting group").recorded(),
     // The machine, the target and the tool.
     p(
         "host",

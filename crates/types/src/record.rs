@@ -280,6 +280,26 @@ pub struct PhaseParams {
     /// `thinktime`), ns; 0 = none.
     #[serde(default)]
     pub thinktime_ns: u64,
+    /// A group's existing files, read in place and never written
+    /// (`files = "PATHS"`): absolute paths, globs expanded, in order; job
+    /// `k` of the group reads file `k mod len`. Empty otherwise (and then
+    /// absent from the JSON).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// A group that uses the files of another group of its phase
+    /// (`files_of = "NAME"`): its job `k` uses that group's job `k mod
+    /// numjobs` file. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_of: Option<String>,
+    /// fio's `group_reporting`: the table shows one line per reporting
+    /// group instead of one per job. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_reporting: bool,
+    /// A group reported with the group before it under `group_reporting`
+    /// (a job of an fio file that no `new_group` separates from the job
+    /// before it). Absent (false) otherwise: a group reports on its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shares_report: bool,
     /// Job groups run together in this phase (`[[phase.group]]`, `--group`):
     /// each group's own resolved parameters, in order; its jobs are the
     /// phase's jobs `first..first + numjobs` in that order. Empty for an
@@ -576,6 +596,13 @@ pub struct PhaseGroups {
     /// Nanoseconds during which every group was moving data at once.
     pub all_moving_ns: u64,
     pub groups: Vec<GroupResult>,
+    /// With `group_reporting`, when `new_group` does not separate every
+    /// group: one entry per reporting group (consecutive groups up to the
+    /// next `new_group`), its figures over its own window with latency
+    /// histograms merged exactly, named `a+b` after its groups. Empty
+    /// (absent) when every group reports on its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reporting: Vec<GroupResult>,
 }
 
 /// One group's own figures: its bytes over its own window (first
@@ -1082,6 +1109,7 @@ mod tests {
         let mut g = p.clone();
         g.params.groups = vec![p.params.clone()];
         g.groups = Some(PhaseGroups {
+            reporting: Vec::new(),
             overlap: 0.5,
             all_moving_ns: 7,
             groups: vec![GroupResult {

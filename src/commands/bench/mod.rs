@@ -20,16 +20,19 @@ mod repeat;
 pub use cluster_args::ClusterArgs;
 use storlab_print::bench::render_table;
 
-use crate::commands::run::{Live, OutputFormat, RunArgs, Sink, check_paths, open_sink_tagged};
+use crate::commands::run::{
+    Live, OutputFormat, RunArgs, RunDoc, Sink, check_paths, conclude, open_sink_tagged,
+};
 use crate::commands::signals::Signals;
 
 use crate::Outcome;
 use crate::commands::workload::WorkloadArgs;
-use anyhow::{Context, Result};
+use crate::output::{Rendering, Reply};
+use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
+use storlab_bench::{Control, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -126,26 +129,11 @@ pub struct BenchCommand {
 /// Phases resolved from what the user gave, with the target they name.
 pub type PlannedJob = storlab_bench::jobspec::Job;
 
-/// Build the phases from a job file (read here), the flags alone, or the
-/// quick check ([`storlab_bench::jobspec::build`]).
-pub fn plan_phases(
-    job: Option<&Path>,
-    target: Option<&Path>,
-    over: &PhaseSpec,
-) -> Result<PlannedJob> {
-    let job = match job {
-        Some(path) => Some((crate::commands::common::read_input(path, "job file")?, path)),
-        None => None,
-    };
-    Ok(jobspec::build(
-        job.as_ref().map(|(t, p)| (t.as_str(), *p)),
-        target,
-        over,
-    )?)
-}
-
 impl BenchCommand {
-    pub fn execute(mut self) -> Result<Outcome> {
+    pub fn execute(mut self) -> Result<Reply> {
+        if let Some(refused) = self.workload.refusal() {
+            return refused.map(Reply::done);
+        }
         if let Some(flags) = self.ior.clone() {
             let t = ior::translate(&flags)?;
             let shown = ior::render(&t);
@@ -154,14 +142,18 @@ impl BenchCommand {
                 // The job is checked as a run would check it.
                 let (planned, _) = self.plan()?;
                 let names: Vec<&str> = planned.phases.iter().map(|p| p.name.as_str()).collect();
-                crate::output::print(&format!("{shown}\nPhases: {}\n", names.join(", ")))?;
-                return Ok(Outcome::Ok);
+                let table = format!("{shown}\nPhases: {}\n", names.join(", "));
+                let doc = RunDoc {
+                    table,
+                    json: String::new(),
+                };
+                return Ok(Reply::doc(doc, Rendering::Human));
             }
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
             let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
-            return mpi::execute(self, planned);
+            return mpi::execute(self, planned).map(Reply::done);
         }
         self.cluster.reject_outside_mpi()?;
         #[cfg(not(feature = "mpi"))]
@@ -175,12 +167,18 @@ impl BenchCommand {
         let extra = |r: &BenchReport| {
             profile
                 .as_ref()
-                .and_then(|p| crate::commands::workload::profile_figures(p, r))
+                .and_then(|p| storlab_bench::profiles::per_core_figures(p, r))
         };
         if self.repeat > 1 {
             return repeat::run(planned, &self.run, self.repeat, &extra);
         }
-        run_planned_with(planned, &self.run, &extra)
+        // Signals are watched from before the first scratch file exists: a
+        // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
+        let signals = Signals::install()?;
+        let (outcome, _, doc) = run_once(planned, &self.run, None, &extra, &signals)?;
+        let mut reply = Reply::doc(doc, self.run.out.rendering());
+        reply.outcome = outcome;
+        Ok(reply)
     }
 
     /// The run-level part of an IOR translation (flags given as storlab's
@@ -212,7 +210,7 @@ impl BenchCommand {
             Some(name) => Some(crate::commands::workload::find_profile(name)?),
             None => None,
         };
-        let mut spec = self.workload.spec.clone();
+        let mut spec = self.workload.spec()?.clone();
         spec.group = self
             .group
             .iter()
@@ -229,38 +227,32 @@ impl BenchCommand {
                 let path = profile.job_path();
                 jobspec::build(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
             }
-            (None, None) => plan_phases(self.job.as_deref(), target.as_deref(), &spec)?,
+            (None, None) => {
+                let job = match &self.job {
+                    Some(path) => {
+                        Some((crate::commands::common::read_input(path, "job file")?, path))
+                    }
+                    None => None,
+                };
+                let job = job.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
+                jobspec::build(job, target.as_deref(), &spec)?
+            }
         };
         Ok((planned, profile))
     }
 }
 
-/// Run planned phases to the end: the whole of `storlab bench` after the
-/// phases are known, with `extra` adding text after the table (a profile's
-/// own figures, e.g. `sas-dd`'s MB/s per core).
-pub fn run_planned_with(
-    planned: PlannedJob,
-    args: &RunArgs,
-    extra: &dyn Fn(&BenchReport) -> Option<String>,
-) -> Result<Outcome> {
-    // Signals are watched from before the first scratch file exists: a
-    // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
-    let signals = Signals::install()?;
-    run_once(planned, args, None, true, extra, &signals).map(|(o, _)| o)
-}
-
-/// [`run_planned_with`], as one of `--repeat N` (tagged and labelled as such)
-/// and with the result printed or not; returns the record too. `signals`
-/// is installed once per command, so a signal between two repeats is not
-/// lost.
+/// Run planned phases to the end, as one of `--repeat N` (tagged and
+/// labelled as such) or alone; returns how it ended, the record and the
+/// document to show. `signals` is installed once per command, so a signal
+/// between two repeats is not lost.
 fn run_once(
     planned: PlannedJob,
     args: &RunArgs,
     repeat: Option<&RepeatInfo>,
-    print: bool,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
     signals: &Signals,
-) -> Result<(Outcome, Option<BenchReport>)> {
+) -> Result<(Outcome, BenchReport, RunDoc)> {
     let started_at = now_rfc3339();
     let mut warnings = planned.warnings;
     // Everything checkable is checked before any file is created.
@@ -278,31 +270,38 @@ fn run_once(
     }
     warnings.extend(job.warnings.iter().cloned());
     let modes: Vec<_> = job.phases.iter().map(|p| p.cache).collect();
-    if let Some(f) = job.target.files.first()
-        && let Some(w) = layers::page_cache_warning(&f.path, &modes)
-    {
-        warnings.push(w);
+    if let Some(f) = job.target.files.first() {
+        warnings.extend(layers::page_cache_warning(&f.path, &modes));
     }
-    let header = BenchReport {
-        started_at,
-        warnings,
-        repeat: repeat.cloned(),
-        ..BenchReport::new(job.host.clone(), job.target.info.clone())
-    };
+    let header = job.header(started_at, warnings, repeat.cloned());
     if let Err(e) = sink.begin("bench", &header) {
         job.target.cleanup();
         return Err(e);
     }
-    let measured = measure(&job, args, &mut sink, signals.clone());
-    let (outcome, monitor, signal) = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            job.target.cleanup();
-            return Err(e);
+    let (outcome, monitor, signal) = measure(&job, args, &mut sink, signals.clone());
+    let report = job.finish_record(header, outcome, monitor, args.keep);
+    let (report, doc, ending) = conclude(report, &mut sink, |r| {
+        let mut text = render_table(r);
+        text.extend(extra(r));
+        text
+    })?;
+    Ok((verdict(&report, ending, signal), report, doc))
+}
+
+/// The exit code of a saved and reported run.
+fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
+    if let Some(o) = ending {
+        return o;
+    }
+    match Verdict::of(report, signal.is_some()) {
+        Verdict::VerifyFailed(n) => {
+            eprintln!("storlab: verify: {n} block(s) failed verification");
+            Outcome::Failed
         }
-    };
-    let report = finish_report(&job, header, outcome, monitor, args.keep);
-    emit(report, args, &mut sink, signal, print, extra)
+        Verdict::Signalled => Outcome::Interrupted,
+        Verdict::StoppedEarly => Outcome::Error,
+        Verdict::Ok => Outcome::Ok,
+    }
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
@@ -321,14 +320,8 @@ fn measure(
     args: &RunArgs,
     sink: &mut Sink,
     signals: Signals,
-) -> Result<(RunOutcome, Option<MonitorTimeline>, Option<i32>)> {
-    let max_jobs = job
-        .phases
-        .iter()
-        .map(|p| p.numjobs as usize)
-        .max()
-        .unwrap_or(1);
-    let control = Arc::new(Control::new(max_jobs));
+) -> (RunOutcome, Option<MonitorTimeline>, Option<i32>) {
+    let control = Arc::new(Control::new(job.max_jobs()));
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();
@@ -359,92 +352,28 @@ fn measure(
     });
     live.stop();
     outcome.warnings.extend(notes);
-    Ok((outcome, monitor, signals.received()))
+    (outcome, monitor, signals.received())
 }
 
-/// Remove scratch files (also after a signal or a full disk) unless asked
-/// to keep them, and assemble the final record.
-fn finish_report(
-    job: &ResolvedJob,
-    header: BenchReport,
-    outcome: RunOutcome,
-    monitor: Option<MonitorTimeline>,
-    keep: bool,
-) -> BenchReport {
-    let keep = keep && outcome.stop_reason.is_none();
-    if !keep {
-        job.target.cleanup();
-    }
-    let mut target = job.target.info.clone();
-    target.kept = keep && target.created_by_storlab;
-    let mut warnings = header.warnings.clone();
-    warnings.extend(outcome.warnings);
-    BenchReport {
-        finished_at: now_rfc3339(),
-        interrupted: outcome.stop_reason.is_some(),
-        stop_reason: outcome.stop_reason,
-        target,
-        phases: outcome.phases,
-        warnings,
-        monitor,
-        ..header
-    }
-}
-
-/// Save, write and print the results; make sure they exist somewhere; pick
-/// the exit code.
+/// Save, write and print the results of an MPI run on rank 0 (`print`:
+/// the table or JSON on stdout); make sure they exist somewhere; pick the
+/// exit code.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn emit(
-    mut report: BenchReport,
+    report: BenchReport,
     args: &RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
     print: bool,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
 ) -> Result<(Outcome, Option<BenchReport>)> {
-    let saved = sink.finish(&report);
-    report.warnings.extend(sink.failures.iter().cloned());
-    let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
-    let mut lost = !sink.failures.is_empty();
-    // A --json-out the user asked for and did not get is an error too, even
-    // when the store kept the run.
-    let mut json_out_failed = false;
-    if let Some(permit) = sink.json_out()
-        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
-    {
-        crate::output::print_error(&e);
-        lost |= saved.is_none();
-        json_out_failed = true;
+    let (report, doc, ending) = conclude(report, sink, |r| {
+        let mut text = render_table(r);
+        text.extend(extra(r));
+        text
+    })?;
+    if print {
+        crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
     }
-    match args.out.format() {
-        _ if !print => {}
-        OutputFormat::Json => crate::output::print(&format!("{json}\n"))?,
-        OutputFormat::Table => {
-            let mut text = render_table(&report);
-            if let Some(more) = extra(&report) {
-                text.push_str(&more);
-            }
-            if let Some(id) = saved {
-                text.push_str(&format!(
-                    "Saved as run {id} in {} (storlab show {id}).\n",
-                    sink.db_path().display()
-                ));
-            }
-            crate::output::print_text(&text)?
-        }
-    }
-    if let Some(o) = crate::commands::run::report_ending(&report, &json, lost, json_out_failed) {
-        return Ok((o, Some(report)));
-    }
-    let mismatches = report.verify_mismatches();
-    if mismatches > 0 {
-        eprintln!("storlab: verify: {mismatches} block(s) failed verification");
-        return Ok((Outcome::Failed, Some(report)));
-    }
-    if signal.is_some() {
-        return Ok((Outcome::Interrupted, Some(report)));
-    }
-    if report.interrupted {
-        return Ok((Outcome::Error, Some(report)));
-    }
-    Ok((Outcome::Ok, Some(report)))
+    Ok((verdict(&report, ending, signal), Some(report)))
 }

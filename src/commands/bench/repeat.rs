@@ -6,12 +6,12 @@
 //! `--output-format json`, one document holding every run and the summary;
 //! `--json-out FILE` receives that same document).
 
-use super::{OutputFormat, PlannedJob, RunArgs, run_once};
+use super::{OutputFormat, PlannedJob, RunArgs, RunDoc, run_once};
 use crate::Outcome;
+use crate::output::{Rendering, Reply};
 use anyhow::Result;
-use serde::Serialize;
 pub use storlab_bench::repeat::group_id;
-use storlab_bench::repeat::{PhaseSpread, summarize};
+use storlab_bench::repeat::{SeriesDoc, summarize};
 use storlab_print::repeat::{render, render_ior};
 use storlab_types::{BenchReport, RepeatInfo};
 
@@ -44,13 +44,13 @@ pub fn print_ior_summary(
 }
 
 /// Run the planned job `count` times; stops at the first repeat that fails
-/// or is interrupted and returns its outcome.
+/// or is interrupted and returns its outcome with the summary document.
 pub fn run(
     planned: PlannedJob,
     args: &RunArgs,
     count: u32,
     extra: &dyn Fn(&BenchReport) -> Option<String>,
-) -> Result<Outcome> {
+) -> Result<Reply> {
     // The output rules for --json-out, checked once before anything runs;
     // each repeat then leaves it alone: the one document of every repeat
     // is written once, at the end.
@@ -80,32 +80,19 @@ pub fn run(
         if print_each {
             crate::output::print(&format!("Repeat {index} of {count}\n"))?;
         }
-        let (o, report) = run_once(
-            planned.clone(),
-            &each,
-            Some(&info),
-            print_each,
-            extra,
-            &signals,
-        )?;
-        runs.extend(report);
+        let (o, report, doc) = run_once(planned.clone(), &each, Some(&info), extra, &signals)?;
+        if print_each {
+            // Each repeat's table as it finishes; the summary is the result.
+            crate::output::emit(Reply::doc(doc, Rendering::Human))?;
+        }
+        runs.push(report);
         if o != Outcome::Ok {
             outcome = o;
             break;
         }
     }
     let summary = summarize(&runs);
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        tool: storlab_types::ToolInfo,
-        document: &'a str,
-        schema_version: u32,
-        repeat_group: &'a str,
-        count: u32,
-        summary: &'a [PhaseSpread],
-        runs: &'a [BenchReport],
-    }
-    let doc = Doc {
+    let doc = SeriesDoc {
         // What wrote it: how --json-out knows the file is its own next time.
         tool: storlab_types::ToolInfo::storlab(),
         document: crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
@@ -115,22 +102,21 @@ pub fn run(
         summary: &summary,
         runs: &runs,
     };
-    let json = serde_json::to_string_pretty(&doc)? + "\n";
-    if let Some(permit) = &json_out {
-        if let Err(e) = permit.write(json.as_bytes()) {
-            crate::output::print_error(&e);
-            if outcome == Outcome::Ok {
-                outcome = Outcome::Error;
-            }
+    let json = serde_json::to_string_pretty(&doc)?;
+    if let Some(permit) = &json_out
+        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
+    {
+        crate::output::print_error(&e);
+        if outcome == Outcome::Ok {
+            outcome = Outcome::Error;
         }
     }
-    match args.out.format() {
-        OutputFormat::Table => crate::output::print(&format!(
-            "{}{}",
-            render(&group, count, &summary),
-            render_ior(&summary)
-        ))?,
-        OutputFormat::Json => crate::output::print(&json)?,
-    }
-    Ok(outcome)
+    let table = format!(
+        "{}{}",
+        render(&group, count, &summary),
+        render_ior(&summary)
+    );
+    let mut reply = Reply::doc(RunDoc { table, json }, args.out.rendering());
+    reply.outcome = outcome;
+    Ok(reply)
 }

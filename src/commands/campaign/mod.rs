@@ -132,11 +132,19 @@ fn check_words(args: &[String]) -> Result<(), String> {
         let first = text.lines().next().unwrap_or_default();
         first.trim_start_matches("error: ").to_string()
     })?;
-    let (profile, job) = match &cli.command {
-        Some(crate::Command::Bench(b)) => (b.profile.as_deref(), b.job.as_deref()),
-        Some(crate::Command::Sweep(s)) => (s.profile.as_deref(), s.job.as_deref()),
-        _ => (None, None),
+    let (profile, job, workload) = match &cli.command {
+        Some(crate::Command::Bench(b)) => {
+            (b.profile.as_deref(), b.job.as_deref(), Some(&b.workload))
+        }
+        Some(crate::Command::Sweep(s)) => {
+            (s.profile.as_deref(), s.job.as_deref(), Some(&s.workload))
+        }
+        _ => (None, None, None),
     };
+    if let Some(w) = workload {
+        // A value the option table refuses (the command's error).
+        w.spec().map_err(|e| e.to_string())?;
+    }
     if let Some(p) = profile {
         crate::commands::workload::find_profile(p).map_err(|e| format!("{e:#}"))?;
     }

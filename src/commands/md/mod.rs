@@ -15,9 +15,10 @@
 mod mpi;
 
 use crate::Outcome;
-use crate::commands::run::{RunArgs, Sink};
+use crate::commands::run::{Live, RunArgs, Sink, Watched, conclude};
 use crate::commands::signals::Signals;
-use anyhow::{Context, Result};
+use crate::output::Reply;
+use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -86,14 +87,14 @@ pub struct MdCommand {
     #[arg(long)]
     pub shared_dir: bool,
     /// Bytes written to each file when it is created (mdtest's -w), e.g. 4k
-    #[arg(long, short = 'w', value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, short = 'w', value_name = "BYTES", value_parser = storlab_types::parse_size)]
     pub size: Option<u64>,
     /// Bytes read from each file by the read phase (mdtest's -e) [default: --size]
-    #[arg(long, short = 'e', value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, short = 'e', value_name = "BYTES", value_parser = storlab_types::parse_size)]
     pub read_bytes: Option<u64>,
     /// Operations to measure, each its own phase: create,stat,read,rename,delete
     /// [default: create,stat,read,delete]
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_op,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Op::from_word,
           conflicts_with_all = ["create_only", "stat_only", "read_only", "remove_only"])]
     pub ops: Vec<Op>,
     /// Create only (mdtest's -C; with -T, -E, -r: each of those)
@@ -116,27 +117,10 @@ pub struct MdCommand {
     pub rank_shift: u32,
     /// Stop each create phase after this long (mdtest's -W; a bare number is seconds); the later
     /// phases work on exactly the items made
-    #[arg(long, short = 'W', value_name = "DUR", value_parser = parse_stonewall)]
+    #[arg(long, short = 'W', value_name = "DUR", value_parser = storlab_md::job::stonewall)]
     pub stonewall: Option<Duration>,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    storlab_types::parse_size(s).map_err(|e| e.to_string())
-}
-
-fn parse_op(s: &str) -> Result<Op, String> {
-    Op::parse(s).ok_or_else(|| {
-        format!("unknown operation {s:?}: give some of create,stat,read,rename,delete")
-    })
-}
-
-fn parse_stonewall(s: &str) -> Result<Duration, String> {
-    if let Ok(secs) = s.trim().parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    storlab_types::parse_duration(s).map_err(|e| e.to_string())
 }
 
 impl MdCommand {
@@ -163,6 +147,8 @@ impl MdCommand {
             stonewall_ns: self
                 .stonewall
                 .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            allow_destroy: self.run.allow_destroy,
+            monitor: self.run.monitor,
         };
         Ok(storlab_md::job::build(&flags)?)
     }
@@ -174,13 +160,12 @@ impl MdCommand {
             .unwrap_or(Path::new("."))
     }
 
-    pub fn execute(self) -> Result<Outcome> {
+    pub fn execute(self) -> Result<Reply> {
         let (spec, tree) = self.spec()?;
-        refuse_bench_only_flags(&self.run)?;
         if let Some(n) = crate::commands::run::launcher_size()
             && n > 1
         {
-            return mpi_launch(self, spec, tree);
+            return mpi_launch(self, spec, tree).map(Reply::done);
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
@@ -218,28 +203,15 @@ impl MdCommand {
         for n in &ran.not_removed {
             warn_not_removed(n);
         }
-        emit(
+        let (report, doc, ending) = conclude(
             ran.report,
-            &self.run,
             &mut sink.into_inner(),
-            signals.received(),
-        )
+            storlab_print::md::render,
+        )?;
+        let mut reply = Reply::doc(doc, self.run.out.rendering());
+        reply.outcome = verdict(&report, ending, signals.received());
+        Ok(reply)
     }
-}
-
-/// `bench` flags that mean nothing to md are refused, not ignored.
-fn refuse_bench_only_flags(run: &RunArgs) -> Result<()> {
-    if run.allow_destroy {
-        anyhow::bail!(
-            "--allow-destroy has no meaning for md: it only ever works in its own new subdirectory of TARGET; drop the flag"
-        );
-    }
-    if run.monitor {
-        anyhow::bail!(
-            "--monitor is not available for md yet: run `storlab monitor` beside it, or drop the flag"
-        );
-    }
-    Ok(())
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -283,144 +255,85 @@ fn finish(
     storlab_md::session::final_report(header, phases, ran, control, keep)
 }
 
-/// Save, write and print; make sure the results exist somewhere; the exit code.
+/// Save, write and print the results of an MPI run on rank 0; make sure
+/// they exist somewhere; the exit code.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn emit(
-    mut report: BenchReport,
+    report: BenchReport,
     args: &RunArgs,
     sink: &mut Sink,
     signal: Option<i32>,
 ) -> Result<Outcome> {
-    let saved = sink.finish(&report);
-    report.warnings.extend(sink.failures.iter().cloned());
-    let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
-    let mut lost = !sink.failures.is_empty();
-    let mut json_out_failed = false;
-    if let Some(permit) = sink.json_out()
-        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
-    {
-        crate::output::print_error(&e);
-        lost |= saved.is_none();
-        json_out_failed = true;
-    }
-    if args.out.format() == crate::commands::run::OutputFormat::Json {
-        crate::output::print(&format!("{json}\n"))?;
-    } else {
-        let mut text = storlab_print::md::render(&report);
-        if let Some(id) = saved {
-            text.push_str(&format!(
-                "Saved as run {id} in {} (storlab show {id}).\n",
-                sink.db_path().display()
-            ));
-        }
-        crate::output::print(&text)?;
-    }
-    if let Some(o) = crate::commands::run::report_ending(&report, &json, lost, json_out_failed) {
-        return Ok(o);
-    }
-    if signal.is_some() {
-        return Ok(Outcome::Interrupted);
-    }
-    if report.interrupted {
-        return Ok(Outcome::Error);
-    }
-    Ok(Outcome::Ok)
+    let (report, doc, ending) = conclude(report, sink, storlab_print::md::render)?;
+    crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
+    Ok(verdict(&report, ending, signal))
 }
 
-/// Signals → stop requests, and the progress line (items done and the rate).
-struct Watcher {
-    done: Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
+/// The exit code of a saved and reported md run.
+fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
+    match ending {
+        Some(o) => o,
+        None if signal.is_some() => Outcome::Interrupted,
+        None if report.interrupted => Outcome::Error,
+        None => Outcome::Ok,
+    }
 }
+
+/// The watcher of an md run: signals → stop requests, and the progress
+/// line (items done and the rate), on the shared [`Live`].
+struct Watcher(Live);
 
 impl Watcher {
     fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
-        use std::io::IsTerminal;
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let show = !quiet && std::io::stderr().is_terminal();
-        let names: Vec<(String, u64)> = storlab_md::plan(spec)
+        let names = storlab_md::plan(spec)
             .iter()
             .map(|p| (p.name(), spec.count(p.item)))
             .collect();
-        let d = Arc::clone(&done);
-        let handle = std::thread::Builder::new()
-            .name("storlab-md-watch".into())
-            .spawn(move || watch(&control, &signals, &d, show, &names))
-            .ok();
-        if handle.is_none() {
-            eprintln!(
-                "storlab: warning: cannot start the progress/signal thread; Ctrl-C will not stop this run cleanly"
-            );
-        }
-        Watcher { done, handle }
+        let progress = Progress {
+            control,
+            names,
+            last: None,
+        };
+        Watcher(Live::watch(progress, signals, quiet))
     }
 
-    fn stop(mut self) {
-        self.done.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+    fn stop(self) {
+        self.0.stop();
     }
 }
 
-fn watch(
-    control: &Control,
-    signals: &Signals,
-    done: &std::sync::atomic::AtomicBool,
-    show: bool,
-    names: &[(String, u64)],
-) {
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::with_draw_target(
-            Some(0),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{prefix} [{bar:24}] {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        b
-    });
-    let mut last: Option<(usize, u64, Instant)> = None;
-    let mut tick = 0u32;
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
-        if let Some(sig) = signals.received()
-            && !control.stop.load(Ordering::Relaxed)
-        {
-            let name = match sig {
-                signal_hook::consts::SIGINT => "Ctrl-C (SIGINT)",
-                signal_hook::consts::SIGTERM => "SIGTERM",
-                signal_hook::consts::SIGHUP => "SIGHUP (terminal closed)",
-                _ => "a signal",
-            };
-            control.request_stop(&format!("interrupted by {name}"));
-        }
-        tick += 1;
-        let Some(b) = &bar else { continue };
-        if tick % 5 != 0 {
-            continue;
-        }
-        let phase = control.phase.load(Ordering::Relaxed);
-        let items = control.done.load(Ordering::Relaxed);
-        let (name, total) = names.get(phase).cloned().unwrap_or_default();
+/// What an md run's watcher watches and draws.
+struct Progress {
+    control: Arc<Control>,
+    names: Vec<(String, u64)>,
+    last: Option<(usize, u64, Instant)>,
+}
+
+impl Watched for Progress {
+    fn stopping(&self) -> bool {
+        self.control.stop.load(Ordering::Relaxed)
+    }
+    fn request_stop(&self, why: &str) {
+        self.control.request_stop(why);
+    }
+    fn draw(&mut self, b: &indicatif::ProgressBar) {
+        let phase = self.control.phase.load(Ordering::Relaxed);
+        let items = self.control.done.load(Ordering::Relaxed);
+        let (name, total) = self.names.get(phase).cloned().unwrap_or_default();
         let now = Instant::now();
-        let rate = match last {
+        let rate = match self.last {
             Some((p, n, at)) if p == phase && items >= n => {
                 Some((items - n) as f64 / now.duration_since(at).as_secs_f64().max(1e-9))
             }
             _ => None,
         };
-        last = Some((phase, items, now));
-        b.set_prefix(format!("[{}/{}] {name}", phase + 1, names.len()));
+        self.last = Some((phase, items, now));
+        b.set_prefix(format!("[{}/{}] {name}", phase + 1, self.names.len()));
         b.set_length(total.max(1));
         b.set_position(items.min(total));
         b.set_message(format!(
             "{items} of {total} done{}",
             rate.map(|r| format!("   {r:.0}/s")).unwrap_or_default()
         ));
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
     }
 }

@@ -12,6 +12,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storlab_bench::{Control, ProgressSnapshot};
 
+/// What a watcher watches: a run it can ask to stop, and the progress line
+/// it draws (bench's phases, md's items).
+pub trait Watched: Send + 'static {
+    /// Whether the run was already asked to stop.
+    fn stopping(&self) -> bool;
+    /// Ask the run to stop, saying why.
+    fn request_stop(&self, why: &str);
+    /// Update the progress line (called every half second).
+    fn draw(&mut self, bar: &ProgressBar);
+}
+
 /// The watcher thread: turns signals into stop requests and draws progress.
 pub struct Live {
     done: Arc<std::sync::atomic::AtomicBool>,
@@ -19,15 +30,25 @@ pub struct Live {
 }
 
 impl Live {
-    /// Start watching `control`; progress is drawn only on a terminal and
-    /// unless `quiet`.
+    /// Start watching a bench run's `control`; progress is drawn only on
+    /// a terminal and unless `quiet`.
     pub fn start(control: Arc<Control>, signals: Signals, quiet: bool, names: Vec<String>) -> Live {
+        let bench = Bench {
+            control,
+            names,
+            last: None,
+        };
+        Live::watch(bench, signals, quiet)
+    }
+
+    /// Start watching any run (see [`Live::start`]).
+    pub fn watch(run: impl Watched, signals: Signals, quiet: bool) -> Live {
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let show = !quiet && std::io::stderr().is_terminal();
         let d = Arc::clone(&done);
         let handle = std::thread::Builder::new()
             .name("storlab-watch".into())
-            .spawn(move || watch(&control, &signals, &d, show, &names))
+            .spawn(move || watch(run, &signals, &d, show))
             .ok();
         if handle.is_none() {
             // Without the watcher Ctrl-C cannot stop the run: say so, run on.
@@ -47,20 +68,11 @@ impl Live {
     }
 }
 
-/// Rate over the last interval, from two snapshots of the same phase.
-struct Rate {
-    bytes: u64,
-    ops: u64,
-    at: Instant,
-    phase: usize,
-}
-
 fn watch(
-    control: &Control,
+    mut run: impl Watched,
     signals: &Signals,
     done: &std::sync::atomic::AtomicBool,
     show: bool,
-    names: &[String],
 ) {
     let bar = if show {
         let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
@@ -73,24 +85,50 @@ fn watch(
     } else {
         None
     };
-    let mut last: Option<Rate> = None;
     let mut tick = 0u32;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
         if let Some(sig) = signals.received()
-            && !control.stop.load(Ordering::Relaxed)
+            && !run.stopping()
         {
-            control.request_stop(&format!("interrupted by {}", signal_name(sig)));
+            run.request_stop(&format!("interrupted by {}", signal_name(sig)));
         }
         tick += 1;
         if let Some(b) = &bar
             && tick % 5 == 0
         {
-            draw(b, &control.snapshot(), &mut last, names);
+            run.draw(b);
         }
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+}
+
+/// Rate over the last interval, from two snapshots of the same phase.
+struct Rate {
+    bytes: u64,
+    ops: u64,
+    at: Instant,
+    phase: usize,
+}
+
+/// A bench run watched: its phases' names and the last snapshot's rate.
+struct Bench {
+    control: Arc<Control>,
+    names: Vec<String>,
+    last: Option<Rate>,
+}
+
+impl Watched for Bench {
+    fn stopping(&self) -> bool {
+        self.control.stop.load(Ordering::Relaxed)
+    }
+    fn request_stop(&self, why: &str) {
+        self.control.request_stop(why);
+    }
+    fn draw(&mut self, bar: &ProgressBar) {
+        draw(bar, &self.control.snapshot(), &mut self.last, &self.names);
     }
 }
 

@@ -5,13 +5,12 @@
 //! the watcher ([`Live`]) and what the MPI launcher says ([`launcher_size`]).
 //! Commands import this module, never one another.
 
-mod launcher;
 mod live;
 mod sink;
 
-pub use launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
-pub use live::Live;
-pub use sink::{Sink, report_ending, write_fallback};
+pub use live::{Live, Watched};
+pub use sink::{RunDoc, Sink, conclude, write_fallback};
+pub use storlab_bench::launcher::{launcher_rank, launcher_size, speaks_for_its_command_line};
 
 use crate::commands::outfile::Permit;
 use anyhow::Result;

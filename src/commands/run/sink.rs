@@ -109,13 +109,66 @@ impl Sink {
     }
 }
 
+/// A finished run's result as `main` shows it: the table (with what
+/// follows it: a profile's figures, where the run was saved) or the JSON
+/// record.
+pub struct RunDoc {
+    pub table: String,
+    pub json: String,
+}
+
+impl crate::output::Document for RunDoc {
+    fn human(&self) -> Result<String> {
+        Ok(self.table.clone())
+    }
+    fn json(&self) -> Result<String> {
+        Ok(format!("{}\n", self.json))
+    }
+}
+
+/// The end of every run (bench and md): save the whole record, write
+/// `--json-out`, build the document (`table` renders the record; where it
+/// was saved is added), and say on stderr what [`report_ending`] says.
+/// Returns the record as saved (with what could not be saved among its
+/// warnings), the document, and `Some(Outcome::Error)` when the results
+/// are not all where the user asked.
+pub fn conclude(
+    mut report: BenchReport,
+    sink: &mut Sink,
+    table: impl FnOnce(&BenchReport) -> String,
+) -> Result<(BenchReport, RunDoc, Option<crate::Outcome>)> {
+    let saved = sink.finish(&report);
+    report.warnings.extend(sink.failures.iter().cloned());
+    let json = serde_json::to_string_pretty(&report).context("cannot serialise the results")?;
+    let mut lost = !sink.failures.is_empty();
+    // A --json-out the user asked for and did not get is an error too, even
+    // when the store kept the run.
+    let mut json_out_failed = false;
+    if let Some(permit) = sink.json_out()
+        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
+    {
+        crate::output::print_error(&e);
+        lost |= saved.is_none();
+        json_out_failed = true;
+    }
+    let mut text = table(&report);
+    if let Some(id) = saved {
+        text.push_str(&format!(
+            "Saved as run {id} in {} (storlab show {id}).\n",
+            sink.db_path().display()
+        ));
+    }
+    let ending = report_ending(&report, &json, lost, json_out_failed);
+    Ok((report, RunDoc { table: text, json }, ending))
+}
+
 /// What every run prints after its summary, in one place for bench and md:
 /// the run's and each phase's warnings, why it stopped early, and, when
 /// the store lost a phase, the fallback file holding the whole record (a
 /// result that cannot be saved is never silent). `Some(Outcome::Error)`
 /// when the run must end with an error: a lost record or a `--json-out`
 /// that could not be written.
-pub fn report_ending(
+fn report_ending(
     report: &BenchReport,
     json: &str,
     lost: bool,
@@ -145,40 +198,7 @@ pub fn report_ending(
     json_out_failed.then_some(crate::Outcome::Error)
 }
 
-/// Write `json` where nothing is lost: a new file in the working directory
-/// (or, if that is not writable, the temporary directory), never over an
-/// existing one. A file that could not be written whole (a full disk) is
-/// removed, so no empty or cut-off `storlab-unsaved-*.json` is left
-/// behind. Returns its path.
+/// Write `json` where nothing is lost ([`storlab_bench::write_fallback`]).
 pub fn write_fallback(json: &str) -> Result<PathBuf> {
-    let stamp = storlab_types::time::now_rfc3339().replace([':', '-'], "");
-    let name = format!("storlab-unsaved-{stamp}-{}.json", std::process::id());
-    let mut last_err = None;
-    for dir in [PathBuf::from("."), std::env::temp_dir()] {
-        let path = dir.join(&name);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path);
-        let r = file.and_then(|mut f| {
-            use std::io::Write;
-            let written = f
-                .write_all(json.as_bytes())
-                .and_then(|()| f.write_all(b"\n"))
-                .and_then(|()| f.sync_all());
-            if written.is_err() {
-                // Ours (create_new): never leave it empty or cut off.
-                let _ = std::fs::remove_file(&path);
-            }
-            written
-        });
-        match r {
-            Ok(()) => return Ok(std::fs::canonicalize(&path).unwrap_or(path)),
-            Err(e) => last_err = Some(format!("{}: {e}", path.display())),
-        }
-    }
-    anyhow::bail!(
-        "cannot write the results anywhere ({})",
-        last_err.unwrap_or_default()
-    )
+    Ok(storlab_bench::write_fallback(json)?)
 }

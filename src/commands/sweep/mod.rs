@@ -96,6 +96,9 @@ pub struct SweepCommand {
 
 impl SweepCommand {
     pub fn execute(self) -> Result<Reply> {
+        if let Some(refused) = self.workload.refusal() {
+            return refused.map(Reply::done);
+        }
         // Under mpirun/srun every process would run the whole sweep on the
         // same storage at once: N sweeps disturbing each other's numbers.
         if let Some(n) = run::launcher_size().filter(|&n| n > 1) {
@@ -286,7 +289,7 @@ impl SweepCommand {
             &self.vary,
             self.zip,
             profile,
-            &self.workload.spec,
+            self.workload.spec()?,
         )?)
     }
 
@@ -311,7 +314,7 @@ impl SweepCommand {
     ) -> Result<PlannedJob> {
         let job = job.map(|(t, p)| (t.as_str(), p.as_path()));
         Ok(storlab_bench::sweeper::plan_point(
-            &self.workload.spec,
+            self.workload.spec()?,
             point,
             job,
             self.target.as_deref(),

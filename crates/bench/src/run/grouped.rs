@@ -6,7 +6,7 @@
 
 use super::{describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short};
 use crate::cluster::PhaseSync;
-use crate::groups::{MIN_OVERLAP, first_jobs, overlap};
+use crate::groups::{JobFiles, MIN_OVERLAP, first_jobs, job_files, overlap};
 use crate::offsets::RegionMap;
 use crate::run::{LayoutState, RunOutcome};
 use crate::series::SeriesCollector;
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use storlab_types::{CacheReport, CpuStats, GroupResult, PhaseGroups, PhaseParams, PhaseResult};
 
 /// Where job `j` of a grouped phase does its I/O: (file index, region).
-fn place(job: &ResolvedJob, p: &PhaseParams, j: u32) -> (usize, RegionMap) {
+fn own_place(job: &ResolvedJob, p: &PhaseParams, j: u32) -> (usize, RegionMap) {
     if job.target.shared {
         // One file or device: each job its own region of the largest size.
         (
@@ -29,6 +29,27 @@ fn place(job: &ResolvedJob, p: &PhaseParams, j: u32) -> (usize, RegionMap) {
     } else {
         (j as usize, RegionMap::Contiguous { base: 0 })
     }
+}
+
+/// Every job's (file index, region), in job order: its own file, an
+/// existing file its group reads (`files`), or another group's job's
+/// (`files_of`).
+fn places(job: &ResolvedJob, p: &PhaseParams) -> Result<Vec<(usize, RegionMap)>, String> {
+    (0..p.numjobs)
+        .map(|j| match job_files(p, j) {
+            JobFiles::Own => Ok(own_place(job, p, j)),
+            JobFiles::Of(k) => Ok(own_place(job, p, k)),
+            JobFiles::Existing(path) => job
+                .target
+                .files
+                .iter()
+                .position(|f| f.path.as_os_str() == path.as_str())
+                .map(|i| (i, RegionMap::Contiguous { base: 0 }))
+                .ok_or_else(|| {
+                    format!("phase {}: {path} was not prepared (internal error)", p.name)
+                }),
+        })
+        .collect()
 }
 
 /// Run grouped phase `p` of the run loop and hand its result over; false
@@ -91,7 +112,9 @@ pub(super) fn run_grouped(
             job.target.files.len()
         ));
     }
-    lay_out_groups(job, p, &firsts, control, laid_out)?;
+    let places = places(job, p)?;
+    let place = |j: u32| places[j as usize];
+    lay_out_groups(job, p, &firsts, &place, control, laid_out)?;
     if control.stop.load(Ordering::Relaxed) {
         return Err(control.reason().unwrap_or_else(|| "stopped".into()));
     }
@@ -100,9 +123,7 @@ pub(super) fn run_grouped(
         .iter()
         .zip(&firsts)
         .map(|(g, &first)| {
-            let mut files: Vec<usize> = (first..first + g.numjobs)
-                .map(|j| place(job, p, j).0)
-                .collect();
+            let mut files: Vec<usize> = (first..first + g.numjobs).map(|j| place(j).0).collect();
             files.dedup();
             prepare_cache(job, g, &files, control)
         })
@@ -111,7 +132,7 @@ pub(super) fn run_grouped(
     let mut params = Vec::with_capacity(p.numjobs as usize);
     for (g, &first) in p.groups.iter().zip(&firsts) {
         for j in first..first + g.numjobs {
-            let (file, region) = place(job, p, j);
+            let (file, region) = place(j);
             plans.push(WorkerPlan {
                 job: j,
                 path: job.target.files[file].path.clone(),
@@ -185,10 +206,12 @@ pub(super) fn run_grouped(
     if let Some(s) = start {
         result.series = Some(series.points(s, s + result.elapsed_ns));
     }
+    let reporting = reporting_groups(p, &firsts, &outs, &cpu, &caches, &result.started_at);
     result.groups = Some(PhaseGroups {
         overlap: fraction,
         all_moving_ns,
         groups: members,
+        reporting,
     });
     Ok(result)
 }
@@ -199,6 +222,7 @@ fn lay_out_groups(
     job: &ResolvedJob,
     p: &PhaseParams,
     firsts: &[u32],
+    place: &impl Fn(u32) -> (usize, RegionMap),
     control: &Control,
     laid_out: &mut LayoutState,
 ) -> Result<(), String> {
@@ -208,7 +232,7 @@ fn lay_out_groups(
         }
         let mut ranges = Vec::new();
         for j in first..first + g.numjobs {
-            let (f, region) = place(job, p, j);
+            let (f, region) = place(j);
             let base = match region {
                 RegionMap::Contiguous { base } => base,
                 _ => 0,
@@ -239,6 +263,41 @@ fn lay_out_groups(
         }
     }
     Ok(())
+}
+
+/// With `group_reporting`: one result per reporting group (the groups up
+/// to the next `new_group`), each over its own window with its jobs'
+/// histograms merged; nothing when every group reports on its own.
+fn reporting_groups(
+    p: &PhaseParams,
+    firsts: &[u32],
+    outs: &[WorkerOut],
+    cpu: &[(AtomicU64, AtomicU64)],
+    caches: &[CacheReport],
+    started_at: &str,
+) -> Vec<GroupResult> {
+    let sets = crate::groups::reporting_sets(p);
+    if !p.group_reporting || sets.len() == p.groups.len() {
+        return Vec::new();
+    }
+    sets.iter()
+        .filter_map(|set| {
+            let members = p.groups.get(set.clone())?;
+            let params = crate::groups::merged_params(members)?;
+            let first = *firsts.get(set.start)?;
+            let range = first as usize..(first + params.numjobs) as usize;
+            let cache = merged_cache(caches.get(set.clone())?);
+            let (r, _) = group_result(
+                &params,
+                first,
+                outs.get(range.clone())?,
+                cpu.get(range)?,
+                &cache,
+                started_at,
+            );
+            Some(r)
+        })
+        .collect()
 }
 
 /// One group's figures over its own window, and that window.

@@ -177,18 +177,7 @@ fn run_ranks<F: MdFs>(fs: &F, spec: &MdSpec, base: &Path, ranks: u32) -> Vec<Vec
 }
 
 fn spec(files: u64) -> MdSpec {
-    MdSpec {
-        files,
-        dirs: 0,
-        depth: 0,
-        branch: 1,
-        unique_dir: false,
-        write_bytes: 0,
-        read_bytes: 0,
-        ops: vec![Op::Create, Op::Stat, Op::Delete],
-        rank_shift: 0,
-        stonewall_ns: None,
-    }
+    storlab_testkit::md_spec!(crate, files)
 }
 
 fn by_name<'a>(phases: &'a [RankPhase], name: &str) -> &'a RankPhase {
