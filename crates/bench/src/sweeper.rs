@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 
-pub mod campaign;
+pub mod drive;
 pub mod runner;
 
+pub use drive::{Before, Driven, OnFailure, Outcome, Points, Silent, drive};
 pub use runner::{
     PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun, run_points,
 };

@@ -1,5 +1,5 @@
-//! Running a campaign: its cells in order through the sweeper's loop for
-//! child-run points ([`storlab_bench::sweeper::campaign::run_children`]:
+//! Running a campaign: its cells in order through the sweeper's one loop
+//! ([`storlab_bench::sweeper::drive`], a failed cell going on:
 //! a finished cell skipped, a stop request ending the campaign after the
 //! cell running), each cell's setup, child `storlab` runs and teardown
 //! (always, also after a failure or a stop) with every stage recorded in
@@ -19,8 +19,9 @@ use std::fmt::Display;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use storlab_bench::sweeper::campaign::{ChildPoints, PointEnd, run_children};
-use storlab_bench::sweeper::{PointInfo, SweepEvent};
+use storlab_bench::sweeper::{
+    Before, OnFailure, Outcome, PointInfo, Points, Progress, SweepEvent, drive,
+};
 use storlab_store::Store;
 use storlab_types::StoredRun;
 
@@ -185,7 +186,7 @@ impl Run {
             state: self.dir.load_state()?,
             tell,
         };
-        let totals = run_children(&self.id, &mut cells, progress, stop)?;
+        let totals = drive(&self.id, &mut cells, OnFailure::GoOn, progress, stop)?;
         Ok(Ran {
             state: cells.state,
             interrupted: totals.interrupted,
@@ -202,7 +203,7 @@ struct Cells<'a> {
     tell: &'a mut dyn Tell,
 }
 
-impl ChildPoints for Cells<'_> {
+impl Points for Cells<'_> {
     type Error = RunError;
 
     fn labels(&self) -> Vec<String> {
@@ -210,20 +211,27 @@ impl ChildPoints for Cells<'_> {
         c.iter().map(|c| c.name.clone()).collect()
     }
 
-    fn finished(&mut self, index: usize) -> bool {
+    fn before(&mut self, index: usize) -> Before {
         let cell = &self.run.campaign.cells[index];
-        finished(
+        let done = finished(
             self.store,
             &self.run.id,
             cell,
             self.state.cells.get(&cell.name),
-        )
+        );
+        if done {
+            Before::Finished
+        } else {
+            Before::ToRun
+        }
     }
 
-    fn run(&mut self, info: &PointInfo) -> Result<PointEnd, RunError> {
+    /// A cell that ran to its end is [`Outcome::Done`], failed or not: the
+    /// campaign tells its failures itself ([`Tell`]).
+    fn run(&mut self, info: &PointInfo, _: &mut dyn Progress) -> Result<Outcome, RunError> {
         let cell = &self.run.campaign.cells[info.index];
         if self.resume(cell)? {
-            return Ok(PointEnd::Next);
+            return Ok(Outcome::Done);
         }
         let (st, hung) = self.one(cell)?;
         if hung {
@@ -234,9 +242,9 @@ impl ChildPoints for Cells<'_> {
         self.state.cells.insert(cell.name.clone(), st);
         self.run.dir.save_state(&self.state)?;
         Ok(if interrupted {
-            PointEnd::Stopped
+            Outcome::Stopped
         } else {
-            PointEnd::Next
+            Outcome::Done
         })
     }
 }

@@ -10,7 +10,7 @@
 //!   runs for it, word for word as a real run's `result.txt` shows;
 //! * [`config`]: the `config.ini` a site writes, read with io500's own rules
 //!   (known sections and options only, typed values, comments after `#`/`;`);
-//! * [`score`]: bandwidth, IOPS and total score: geometric means, as
+//! * [`mod@score`]: bandwidth, IOPS and total score: geometric means, as
 //!   `calc_score` in io500's `main.c` computes them;
 //! * [`validity`]: the conditions that mark a phase or a run INVALID, with
 //!   io500's reasons;

@@ -9,7 +9,7 @@
 //! printed rate and time (rate × time; io500 prints the rate to 6 decimals
 //! and the time to the millisecond) and the record says so. io500's reasons
 //! for INVALID become warnings of the phase and the run. The score is not
-//! stored: it is recomputed from the phases' rates with [`crate::score`],
+//! stored: it is recomputed from the phases' rates with [`crate::score()`],
 //! exactly as io500 computes it.
 
 use crate::phases::{self, ScoreGroup};

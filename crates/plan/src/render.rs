@@ -1,7 +1,7 @@
 //! The text `storlab plan` prints: a design's report, predicted beside
 //! measured, search results, and the number formats they share. Data in,
 //! text out: the CLI chooses the table style ([`Style`]: its terminal
-//! tables, or Markdown) and prints; [`csv`] is the same results as rows
+//! tables, or Markdown) and prints; the `csv_*` functions ([`csv_layout`], [`csv_search`], ...) give the same results as rows
 //! in machine units.
 
 use crate::against::{Against, mean_absolute_error};

@@ -8,7 +8,7 @@
 //! The steps, each a module:
 //! * [`map`]: where each traced file lives under TARGET (`--map FROM=TO`
 //!   prefix rules; never outside storlab's own directory);
-//! * [`prepare`]: a first pass over the trace (streamed) that learns the
+//! * [`mod@prepare`]: a first pass over the trace (streamed) that learns the
 //!   files, their extents and every rank's counts, refuses a trace that
 //!   cannot be replayed before any I/O, and lays the files out;
 //! * [`run`]: the replay: one thread per rank, fed through a bounded

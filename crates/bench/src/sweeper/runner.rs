@@ -1,4 +1,5 @@
-//! The sweep's run loop: the planned points run in order over one
+//! The sweep's points in this process, run through the sweeper's one
+//! loop ([`super::drive`]): the planned points run in order over one
 //! prepared target (files laid out once, extended when a point needs
 //! more), each stored as its own run through a [`PointSink`]; a point that
 //! fails is recorded and the sweep goes on; a stop request ends it after
@@ -6,7 +7,8 @@
 //! the store ([`PointSink`]), the live line and the wording of what
 //! happens ([`Progress`]) and the stop request (signals).
 
-use super::{PointResult, SweepTotals, planned_secs, point_error, time_left};
+use super::drive::{Before, OnFailure, Outcome, Points, drive};
+use super::{PointResult, SweepTotals, planned_secs, point_error};
 use crate::jobspec::Job;
 use crate::{
     Control, LayoutState, PrepareError, ResolvedJob, SafetyOptions, SweepPoint, run_with_layout,
@@ -127,9 +129,10 @@ pub enum SweepError {
 pub struct StoreError(pub String);
 
 /// Run the `todo` points (each with its place in `results`) of a sweep
-/// over one target; points that could not be planned (an error in
-/// `results`) are recorded as failed first. `stop` says whether a stop
-/// was requested (a signal). Fills `results` and returns the totals.
+/// over one target through the sweeper's loop ([`drive`], a failed point
+/// going on); points that could not be planned (an error in `results`)
+/// are recorded as failed first. `stop` says whether a stop was requested
+/// (a signal). Fills `results` and returns the totals.
 pub fn run_points(
     run: &SweepRun,
     results: &mut [PointResult],
@@ -145,62 +148,38 @@ pub fn run_points(
         page_cache_bytes: storlab_host::meminfo("MemAvailable"),
         ..Default::default()
     };
-    progress.event(SweepEvent::Started {
-        sweep_id: &run.sweep_id,
-        points: results.len(),
-        to_run: results.iter().filter(|r| !r.resumed).count(),
-    });
-    // One target for every point: files sized for the largest.
-    let target = todo
-        .first()
-        .and_then(|(_, p)| p.target.clone())
-        .or_else(|| run.target.clone());
-    let all_phases: Vec<_> = todo.iter().flat_map(|(_, p)| p.phases.clone()).collect();
-    let job = if all_phases.is_empty() {
-        None
-    } else {
-        let mut job = crate::prepare(target.as_deref(), all_phases, run.safety)?;
-        if let Some(label) = &run.host_label {
-            job.host.hostname = label.clone();
-        }
-        for w in &job.warnings {
-            progress.event(SweepEvent::Warning(w));
-        }
-        Some(job)
-    };
-    let host = job
-        .as_ref()
-        .map(|j| j.host.clone())
-        .unwrap_or_else(storlab_host::host_info);
-    totals.mem_total_bytes = host.mem_total_bytes;
-    let target_info = job
-        .as_ref()
-        .map(|j| j.target.info.clone())
-        .unwrap_or_default();
-    // Points that could not be planned are recorded as failed at once.
-    for r in results.iter_mut().filter(|r| r.error.is_some()) {
-        let err = r.error.clone().unwrap_or_default();
-        r.run_id = record_failure(run, sink, progress, &r.point, &err, &host, &target_info);
+    let mut planned: Vec<Option<Job>> = results.iter().map(|_| None).collect();
+    for (i, job) in todo {
+        planned[i] = Some(job);
     }
-    let outcome = match &job {
-        Some(job) => {
-            let mut loop_ = Loop {
-                run,
-                sink,
-                progress,
-                stop,
-            };
-            loop_.all(results, todo, job, &mut totals)
-        }
-        None => Ok(()),
+    let mut points = InProcess {
+        run,
+        results,
+        planned,
+        sink,
+        stop,
+        job: None,
+        control: None,
+        layout: None,
+        measured_ns: 0,
+        mem_total_bytes: 0,
     };
-    if let Some(job) = &job
-        && (!run.keep || totals.interrupted)
+    let outcome = drive(&run.sweep_id, &mut points, OnFailure::GoOn, progress, stop);
+    let interrupted = outcome.as_ref().is_ok_and(|d| d.interrupted);
+    if let Some(job) = &points.job
+        && (!run.keep || interrupted)
     {
         job.target.cleanup();
     }
-    outcome?;
-    totals.failed = results.iter().filter(|r| r.error.is_some()).count();
+    let driven = outcome?;
+    totals.interrupted = driven.interrupted;
+    totals.mem_total_bytes = points.mem_total_bytes;
+    totals.measured_ns = points.measured_ns;
+    if let Some(layout) = &points.layout {
+        totals.layout_bytes = layout.bytes;
+        totals.layout_ns = layout.ns;
+    }
+    totals.failed = points.results.iter().filter(|r| r.error.is_some()).count();
     totals.wall_ns = started.elapsed().as_nanos() as u64;
     Ok(totals)
 }
@@ -261,71 +240,148 @@ fn record_failure(
     saved.run_id
 }
 
-/// The points running, with what they share.
-struct Loop<'a, 'b> {
+/// A sweep's points run in this process over one prepared target, as the
+/// sweeper's loop sees them.
+struct InProcess<'a, 'b> {
     run: &'a SweepRun,
+    results: &'b mut [PointResult],
+    /// Each result's planned job, taken when it runs (none: resumed or
+    /// failed to plan).
+    planned: Vec<Option<Job>>,
     sink: &'b mut dyn PointSink,
-    progress: &'b mut dyn Progress,
     stop: &'b dyn Fn() -> bool,
+    /// The target prepared for every point (files sized for the largest).
+    job: Option<ResolvedJob>,
+    control: Option<Arc<Control>>,
+    layout: Option<LayoutState>,
+    measured_ns: u64,
+    mem_total_bytes: u64,
 }
 
-impl Loop<'_, '_> {
-    fn all(
-        &mut self,
-        results: &mut [PointResult],
-        todo: Vec<(usize, Job)>,
-        job: &ResolvedJob,
-        totals: &mut SweepTotals,
-    ) -> Result<(), SweepError> {
+impl Points for InProcess<'_, '_> {
+    type Error = SweepError;
+
+    fn labels(&self) -> Vec<String> {
+        self.results.iter().map(|r| r.point.label()).collect()
+    }
+
+    fn before(&mut self, index: usize) -> Before {
+        let r = &self.results[index];
+        if r.resumed {
+            Before::Finished
+        } else if self.planned[index].is_some() {
+            Before::ToRun
+        } else {
+            Before::Failed
+        }
+    }
+
+    fn planned_secs(&self, index: usize) -> Option<f64> {
+        self.planned[index]
+            .as_ref()
+            .and_then(|p| planned_secs(&p.phases))
+    }
+
+    /// One target for every point (files sized for the largest); points
+    /// that could not be planned are recorded as failed at once.
+    fn prepare(&mut self, progress: &mut dyn Progress) -> Result<bool, SweepError> {
+        let mut todo = self.planned.iter().flatten();
+        let target = todo
+            .next()
+            .and_then(|p| p.target.clone())
+            .or_else(|| self.run.target.clone());
+        let all_phases: Vec<_> = self
+            .planned
+            .iter()
+            .flatten()
+            .flat_map(|p| p.phases.clone())
+            .collect();
+        if !all_phases.is_empty() {
+            let mut job = crate::prepare(target.as_deref(), all_phases, self.run.safety)?;
+            if let Some(label) = &self.run.host_label {
+                job.host.hostname = label.clone();
+            }
+            for w in &job.warnings {
+                progress.event(SweepEvent::Warning(w));
+            }
+            self.job = Some(job);
+        }
+        let host = self
+            .job
+            .as_ref()
+            .map(|j| j.host.clone())
+            .unwrap_or_else(storlab_host::host_info);
+        self.mem_total_bytes = host.mem_total_bytes;
+        let target_info = self
+            .job
+            .as_ref()
+            .map(|j| j.target.info.clone())
+            .unwrap_or_default();
+        for r in self.results.iter_mut().filter(|r| r.error.is_some()) {
+            let err = r.error.clone().unwrap_or_default();
+            r.run_id = record_failure(
+                self.run,
+                self.sink,
+                progress,
+                &r.point,
+                &err,
+                &host,
+                &target_info,
+            );
+        }
+        let Some(job) = &self.job else {
+            return Ok(false);
+        };
         let max_jobs = job
             .phases
             .iter()
             .map(|p| p.numjobs as usize)
             .max()
             .unwrap_or(1);
-        let control = Arc::new(Control::new(max_jobs));
-        let mut layout = LayoutState::new(job);
-        let to_run = todo.len();
-        let mut walls: Vec<f64> = Vec::new();
-        let planned_s: Vec<Option<f64>> =
-            todo.iter().map(|(_, p)| planned_secs(&p.phases)).collect();
-        for (k, (i, planned)) in todo.into_iter().enumerate() {
-            if (self.stop)() || control.stop.load(Ordering::Relaxed) {
-                totals.interrupted = true;
-                break;
-            }
-            let info = PointInfo {
-                label: results[i].point.label(),
-                index: results[i].point.index,
-                points: totals.points,
-                nth: k,
-                to_run,
-                left_s: time_left(&walls, &planned_s[k..]),
-            };
-            self.progress.event(SweepEvent::PointStarting(&info));
-            let t0 = Instant::now();
-            let point_job = ResolvedJob {
-                phases: planned.phases,
-                warnings: planned.warnings,
-                ..job.clone()
-            };
-            let (report, saved, error) =
-                self.one(&results[i].point, &info, &point_job, &control, &mut layout)?;
-            walls.push(t0.elapsed().as_secs_f64());
-            totals.measured_ns += report.phases.iter().map(|p| p.elapsed_ns).sum::<u64>();
-            if (self.stop)() {
-                totals.interrupted = true;
-            }
-            let r = &mut results[i];
-            r.run_id = saved;
-            r.error = error;
-            r.report = Some(report);
-        }
-        totals.layout_bytes = layout.bytes;
-        totals.layout_ns = layout.ns;
-        Ok(())
+        self.control = Some(Arc::new(Control::new(max_jobs)));
+        self.layout = Some(LayoutState::new(job));
+        Ok(true)
     }
 
+    fn halted(&self) -> bool {
+        self.control
+            .as_ref()
+            .is_some_and(|c| c.stop.load(Ordering::Relaxed))
+    }
+
+    fn run(
+        &mut self,
+        info: &PointInfo,
+        progress: &mut dyn Progress,
+    ) -> Result<Outcome, SweepError> {
+        let i = info.index;
+        let (Some(job), Some(control), Some(planned)) = (
+            self.job.as_ref(),
+            self.control.clone(),
+            self.planned[i].take(),
+        ) else {
+            return Ok(Outcome::Done);
+        };
+        let point_job = ResolvedJob {
+            phases: planned.phases,
+            warnings: planned.warnings,
+            ..job.clone()
+        };
+        let mut layout = self.layout.take().unwrap_or_else(|| LayoutState::new(job));
+        let point = self.results[i].point.clone();
+        let one = self.one(&point, info, &point_job, &control, &mut layout, progress);
+        self.layout = Some(layout);
+        let (report, saved, error) = one?;
+        self.measured_ns += report.phases.iter().map(|p| p.elapsed_ns).sum::<u64>();
+        let r = &mut self.results[i];
+        r.run_id = saved;
+        r.error = error.clone();
+        r.report = Some(report);
+        Ok(error.map_or(Outcome::Done, Outcome::Failed))
+    }
+}
+
+impl InProcess<'_, '_> {
     /// Run one point as its own stored run. Returns its report, run id and
     /// the error that made it a failure (a signal does not).
     fn one(
@@ -335,14 +391,15 @@ impl Loop<'_, '_> {
         job: &ResolvedJob,
         control: &Arc<Control>,
         layout: &mut LayoutState,
+        progress: &mut dyn Progress,
     ) -> Result<(BenchReport, Option<i64>, Option<String>), SweepError> {
         let header = header(self.run, &job.host, &job.target.info, job.warnings.clone());
         self.sink.begin(point, &header)?;
         let names: Vec<String> = job.phases.iter().map(|p| p.name.clone()).collect();
-        self.progress.point_running(info, &names, control);
+        progress.point_running(info, &names, control);
         let sink = &mut *self.sink;
         let outcome = run_with_layout(job, control, layout, |ph| sink.phase(ph));
-        self.progress.point_done();
+        progress.point_done();
         let mut target = job.target.info.clone();
         target.kept = self.run.keep && target.created_by_storlab;
         let mut report = BenchReport {
@@ -366,12 +423,6 @@ impl Loop<'_, '_> {
             (self.stop)(),
             &saved.failures,
         );
-        if let Some(e) = &error {
-            self.progress.event(SweepEvent::PointFailed {
-                label: &info.label,
-                error: e,
-            });
-        }
         Ok((report, saved.run_id, error))
     }
 }

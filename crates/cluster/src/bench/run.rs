@@ -9,7 +9,8 @@
 //!    different options stop before any file exists, and rank 0 names the
 //!    ranks and options that differ;
 //! 2. for each client count (`--clients`, default all ranks) and each
-//!    repeat: rank 0 opens the store, resolves the target and creates
+//!    repeat (points of the sweeper's one loop, [`storlab_bench::sweeper::drive`],
+//!    the first failed run stopping every rank): rank 0 opens the store, resolves the target and creates
 //!    every client's files (a file per job per rank, or the one shared
 //!    file) and sends their names to all; each client checks it can open
 //!    its files on its node before any I/O;
@@ -31,6 +32,9 @@ use std::sync::Arc;
 use storlab_bench::cluster::agree::{JobCanon, joined_tags, target_as_meant};
 use storlab_bench::cluster::clients;
 use storlab_bench::jobspec::Job;
+use storlab_bench::sweeper::{
+    Before, OnFailure, Outcome, PointInfo, Points, Progress, Silent, drive,
+};
 use storlab_bench::{Control, ResolvedJob, SafetyOptions};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{
@@ -199,54 +203,112 @@ pub fn run_bench<C: Comm, F: BenchFront>(
         ));
     }
     let order = world.client_order(run.by_node);
-    let mut runs = Vec::new();
-    let mut last = 0;
     // --repeat N (IOR's -i): the job N times per client count, each a run
-    // of its own tagged repeat_group, then IOR's summary (rank 0).
-    let count = run.repeat.max(1);
-    let group = storlab_bench::repeat::group_id();
-    'counts: for &k in &counts {
-        let clients = &order[..k as usize];
-        let mut reps = Vec::new();
-        for index in 1..=count {
-            let info = (count > 1).then(|| RepeatInfo {
-                group: group.clone(),
-                index,
-                count,
-            });
-            if world.root()
-                && let Some(i) = &info
-            {
-                front.repeat_starts(i);
-            }
-            let one = One {
-                world,
-                run,
-                planned: &planned,
-                clients,
-                scaling: counts.len() > 1,
-                repeat: info.as_ref(),
-            };
-            let (code, report, id) = one.run(front)?;
-            if let Some(r) = report {
-                reps.push(r.clone());
-                runs.push((r, id));
-            }
-            // Every rank goes on (or not) with rank 0's outcome.
-            last = u8::try_from(world.comm.broadcast_u64(u64::from(code)))
-                .unwrap_or(crate::step::ERROR_EXIT);
-            if last != 0 {
-                break 'counts;
-            }
-        }
-        if world.root() && count > 1 {
-            front.repeats_done(&group, count, &reps);
-        }
+    // of its own tagged repeat_group, then IOR's summary (rank 0). Each
+    // count × repeat is a point of the sweeper's loop; a failed run stops
+    // every rank.
+    let mut points = ClientCounts {
+        world,
+        run,
+        planned: &planned,
+        front,
+        scaling: counts.len() > 1,
+        counts,
+        order,
+        repeats: run.repeat.max(1),
+        group: storlab_bench::repeat::group_id(),
+        runs: Vec::new(),
+        reps: Vec::new(),
+        last: 0,
+    };
+    let group = points.group.clone();
+    drive(&group, &mut points, OnFailure::Stop, &mut Silent, &|| false)?;
+    if world.root() && points.scaling {
+        points.front.counts_done(&points.runs);
     }
-    if world.root() && counts.len() > 1 {
-        front.counts_done(&runs);
+    Ok(points.last)
+}
+
+/// The runs of a multi-client bench (each client count × each repeat) as
+/// the sweeper's points.
+struct ClientCounts<'a, C, F> {
+    world: &'a Ranks<C>,
+    run: &'a ClusterRun,
+    planned: &'a Job,
+    front: &'a mut F,
+    counts: Vec<u32>,
+    /// Several client counts: each run is tagged with its count.
+    scaling: bool,
+    /// The ranks in the order they become clients.
+    order: Vec<u32>,
+    /// `--repeat N` (at least 1).
+    repeats: u32,
+    group: String,
+    /// Rank 0's run of each point so far, and its id.
+    runs: Vec<(BenchReport, Option<i64>)>,
+    /// The repeats of the client count running.
+    reps: Vec<BenchReport>,
+    /// Rank 0's exit code of the last run, as every rank knows it.
+    last: u8,
+}
+
+impl<C: Comm, F: BenchFront> Points for ClientCounts<'_, C, F> {
+    type Error = RankStop;
+
+    fn labels(&self) -> Vec<String> {
+        let count = self.repeats;
+        self.counts
+            .iter()
+            .flat_map(|k| (1..=count).map(move |i| format!("clients={k} repeat={i}/{count}")))
+            .collect()
     }
-    Ok(last)
+
+    fn before(&mut self, _: usize) -> Before {
+        Before::ToRun
+    }
+
+    fn run(&mut self, info: &PointInfo, _: &mut dyn Progress) -> Result<Outcome, RankStop> {
+        let (world, count) = (self.world, self.repeats);
+        let k = self.counts[info.index / count as usize];
+        let index = (info.index % count as usize) as u32 + 1;
+        if index == 1 {
+            self.reps.clear();
+        }
+        let clients = &self.order[..k as usize];
+        let repeat = (count > 1).then(|| RepeatInfo {
+            group: self.group.clone(),
+            index,
+            count,
+        });
+        if world.root()
+            && let Some(i) = &repeat
+        {
+            self.front.repeat_starts(i);
+        }
+        let one = One {
+            world,
+            run: self.run,
+            planned: self.planned,
+            clients,
+            scaling: self.scaling,
+            repeat: repeat.as_ref(),
+        };
+        let (code, report, id) = one.run(&mut *self.front)?;
+        if let Some(r) = report {
+            self.reps.push(r.clone());
+            self.runs.push((r, id));
+        }
+        // Every rank goes on (or not) with rank 0's outcome.
+        self.last = u8::try_from(world.comm.broadcast_u64(u64::from(code)))
+            .unwrap_or(crate::step::ERROR_EXIT);
+        if self.last != 0 {
+            return Ok(Outcome::Failed(format!("exit code {}", self.last)));
+        }
+        if world.root() && count > 1 && index == count {
+            self.front.repeats_done(&self.group, count, &self.reps);
+        }
+        Ok(Outcome::Done)
+    }
 }
 
 /// Every rank resolved the same job, or none goes on: the digests of the
