@@ -1,118 +1,150 @@
 #!/usr/bin/env python3
-"""storlab replay against fio's read_iolog on the same recorded I/O, side by
-side, alternating A/B/A/B; prints each round and the median ratio (issue 26).
+"""Replay speed and timing of `storlab replay` against fio's `read_iolog`
+(issue 26).
 
 Usage: scripts/compare-replay.py [--dir DIR] [--rounds N] [--ops N]
-                                 [--size MIB] [--storlab BIN]
+                                 [--size MIB] [--storlab BIN] [--json-out FILE]
 
-A fio v2 iolog of N random 4 KiB reads over a SIZE MiB file is written; both
-tools replay it as fast as each allows (fio: `--read_iolog --replay_no_stall=1`,
-psync, buffered; storlab: `replay --speed max`), each from a cold page cache
-(fio invalidates the file before its job, storlab evicts its laid-out copy and
-checks with mincore). Both files live in DIR on the same file system. The rate
-is each tool's own report: fio's read IOPS, storlab's operations over its
-replay window. A second part replays the same log at its recorded timing
-(--rate-iops, default 250) with storlab and reports the achieved rate and the
-start lag's p99.
+Needs fio (Debian package `fio`) and a release build of storlab
+(`cargo build --release`). Two measurements, in DIR (default: a new
+directory under /tmp), everything removed at the end:
 
-Needs fio and a release build of storlab (`cargo build --release`).
+1. Speed: fio records an iolog (`write_iolog`) of N random 4 KiB reads
+   (psync, buffered) on a file of SIZE MiB. Then, alternating A/B/A/B for
+   ROUNDS rounds, fio replays it as fast as it goes (`read_iolog`,
+   `replay_no_stall=1`, the file's cache invalidated first) and storlab
+   replays it at `--speed max` (its own copy of the file, laid out and
+   evicted from the page cache first). Each tool's IOPS is its own report
+   (fio: read.iops; storlab: the phase's total IOPS, operations / time
+   from the replay's start to the last completion). Printed: each round's
+   ratio storlab/fio and their median.
+2. Timing: a 250-IOPS stream (a v3 iolog of 4 KiB reads, one every 4 ms,
+   8 s) replayed at `--speed original`: the replayed rate (issue times of
+   the first and last operation) against the recorded one, and the start
+   lag behind the recorded times (p50, p99, max), as storlab prints them.
 """
 
 import argparse
 import json
 import os
-import random
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 
-
-def write_file(path, size):
-    with open(path, "wb") as f:
-        chunk = os.urandom(1 << 20)
-        for _ in range(size >> 20):
-            f.write(chunk)
-        f.flush()
-        os.fsync(f.fileno())
+UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def write_iolog(path, target, ops, size, gap_us=0):
-    """A fio v2 iolog of `ops` random 4 KiB reads of `target`, each after a
-    `wait` of `gap_us` microseconds when a gap is asked for."""
-    rnd = random.Random(42)
-    blocks = size // 4096
-    with open(path, "w") as f:
-        f.write("fio version 2 iolog\n")
-        f.write(f"{target} add\n{target} open\n")
-        for _ in range(ops):
-            if gap_us:
-                f.write(f"{target} wait {gap_us} 0\n")
-            f.write(f"{target} read {rnd.randrange(blocks) * 4096} 4096\n")
-        f.write(f"{target} close\n")
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
+    return p.stdout
 
 
-def fio_rate(log, workdir):
-    out = subprocess.run(
-        ["fio", "--name=replay", f"--read_iolog={log}", "--ioengine=psync",
-         "--replay_no_stall=1", "--invalidate=1", "--output-format=json",
-         f"--directory={workdir}"],
-        check=True, capture_output=True, text=True)
-    j = json.loads(out.stdout)
-    return j["jobs"][0]["read"]["iops"]
+def secs(text):
+    """'12.34 µs' -> seconds."""
+    m = re.match(r"\s*([0-9.]+)\s*(\S+)", text)
+    if not m or m.group(2) not in UNITS:
+        sys.exit(f"cannot read the duration {text!r}")
+    return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def storlab_replay(bin_, log, target, mapping, speed, db):
-    out = subprocess.run(
-        [bin_, "replay", log, target, "--speed", speed, "--map", mapping,
-         "--json", "--db", db],
-        check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+def record_iolog(work, data, ops, size_mib):
+    log = os.path.join(work, "recorded.iolog")
+    run(["fio", "--name=rec", f"--filename={data}", f"--size={size_mib}M",
+         "--rw=randread", "--bs=4k", "--ioengine=psync", f"--number_ios={ops}",
+         f"--write_iolog={log}", "--output-format=json"])
+    return log
+
+
+def fio_replay(work, log):
+    out = run(["fio", "--name=replay", f"--read_iolog={log}", "--ioengine=psync",
+               "--replay_no_stall=1", "--invalidate=1", "--output-format=json"], cwd=work)
+    return json.loads(out)["jobs"][0]["read"]["iops"]
+
+
+def storlab_replay(storlab, work, log, data, speed, human=False):
+    target = os.path.join(work, "target")
+    os.makedirs(target, exist_ok=True)
+    cmd = [storlab, "replay", log, target, "--speed", speed, "--map", f"{os.path.dirname(data)}=w",
+           "--db", os.path.join(work, "replay.db")]
+    if not human:
+        cmd.append("--json")
+    out = run(cmd)
+    if human:
+        return out
+    return json.loads(out)["phases"][0]["total"]["iops"]
+
+
+def timed(storlab, work):
+    """A 250-IOPS v3 iolog replayed at its recorded timing."""
+    data = "/app/timed.dat"
+    log = os.path.join(work, "timed.iolog")
+    with open(log, "w") as f:
+        f.write(f"fio version 3 iolog\n0 {data} add\n0 {data} open\n")
+        for i in range(2000):
+            f.write(f"{i * 4000} {data} read {(i * 37 % 1024) * 4096} 4096\n")  # µs
+        f.write(f"{2000 * 4000} {data} close\n")
+    text = storlab_replay(storlab, work, log, data, "original", human=True)
+    rate = re.search(r"rate: ([0-9.]+) operations/s replayed, ([0-9.]+) recorded", text)
+    lag = re.search(r"start lag behind the recorded timing: p50 (.+?), p99 (.+?), max (.+)$",
+                    text, re.M)
+    if not rate or not lag:
+        sys.exit(f"cannot read storlab's output:\n{text}")
+    return {
+        "replayed_iops": float(rate.group(1)),
+        "recorded_iops": float(rate.group(2)),
+        "lag_p50_ms": secs(lag.group(1)) * 1e3,
+        "lag_p99_ms": secs(lag.group(2)) * 1e3,
+        "lag_max_ms": secs(lag.group(3)) * 1e3,
+    }
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default=None)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--ops", type=int, default=20000)
-    ap.add_argument("--size", type=int, default=512, help="MiB")
-    ap.add_argument("--rate-iops", type=int, default=250)
+    ap.add_argument("--ops", type=int, default=50000)
+    ap.add_argument("--size", type=int, default=256, help="MiB")
     ap.add_argument("--storlab", default="target/release/storlab")
+    ap.add_argument("--json-out", default=None)
     a = ap.parse_args()
     if not shutil.which("fio"):
-        sys.exit("fio is not installed (apt-get install fio)")
-    work = tempfile.mkdtemp(prefix="storlab-replay-", dir=a.dir)
+        sys.exit("fio not found (Debian: apt-get install fio)")
+    if not os.access(a.storlab, os.X_OK):
+        sys.exit(f"{a.storlab} not found: cargo build --release (or give --storlab BIN)")
+    work = tempfile.mkdtemp(prefix="compare-replay-", dir=a.dir)
     try:
-        data = os.path.join(work, "app.dat")
-        write_file(data, a.size << 20)
-        log = os.path.join(work, "max.iolog")
-        write_iolog(log, data, a.ops, a.size << 20)
-        target = os.path.join(work, "t")
-        os.mkdir(target)
-        db = os.path.join(work, "r.db")
-        ratios = []
+        data = os.path.join(work, "data")
+        log = record_iolog(work, data, a.ops, a.size)
+        rounds = []
         for r in range(a.rounds):
-            f = fio_rate(log, work)
-            s = storlab_replay(a.storlab, log, target, f"{data}=app.dat", "max", db)
-            srate = s["phases"][0]["total"]["iops"]
-            ratios.append(srate / f)
-            print(f"round {r + 1}: storlab {srate:,.0f} IOPS, fio read_iolog {f:,.0f} IOPS, ratio {srate / f:.3f}")
-        print(f"--speed max vs fio read_iolog: median ratio {statistics.median(ratios):.3f} "
-              f"(range {min(ratios):.3f}-{max(ratios):.3f}, {a.rounds} rounds)")
-        gap = 1_000_000 // a.rate_iops
-        timed = os.path.join(work, "timed.iolog")
-        write_iolog(timed, data, 4 * a.rate_iops, a.size << 20, gap_us=gap)
-        for r in range(a.rounds):
-            s = storlab_replay(a.storlab, timed, target, f"{data}=app.dat", "original", db)
-            p = s["phases"][0]
-            ops = p["total"]["ops"]
-            lag = [w for w in p["warnings"] if w.startswith("start lag")]
-            print(f"timed round {r + 1}: {ops} reads in {p['elapsed_ns'] / 1e9:.3f} s; {lag[0] if lag else ''}")
-        print(f"(load average: {os.getloadavg()[0]:.1f})")
+            f = fio_replay(work, log)
+            s = storlab_replay(a.storlab, work, log, data, "max")
+            rounds.append({"fio_iops": f, "storlab_iops": s, "ratio": s / f})
+            print(f"round {r + 1}: storlab {s:.0f} IOPS, fio {f:.0f} IOPS, ratio {s / f:.3f}")
+        median = statistics.median(x["ratio"] for x in rounds)
+        spread = (min(x["ratio"] for x in rounds), max(x["ratio"] for x in rounds))
+        print(f"--speed max vs fio read_iolog ({a.ops} random 4 KiB reads, {a.size} MiB): "
+              f"median ratio {median:.3f} (range {spread[0]:.3f} to {spread[1]:.3f})")
+        t = timed(a.storlab, work)
+        print(f"--speed original, 250 IOPS recorded: {t['replayed_iops']:.2f} IOPS replayed "
+              f"({t['recorded_iops']:.2f} recorded); start lag p50 {t['lag_p50_ms']:.3f} ms, "
+              f"p99 {t['lag_p99_ms']:.3f} ms, max {t['lag_max_ms']:.3f} ms")
+        with open("/proc/loadavg") as f:
+            load = f.read().split()[:3]
+        print(f"load average during the run: {' '.join(load)} on {os.cpu_count()} CPUs")
+        if a.json_out:
+            with open(a.json_out, "w") as f:
+                json.dump({"rounds": rounds, "median_ratio": median, "timed": t,
+                           "load": load}, f, indent=1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

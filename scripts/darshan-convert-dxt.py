@@ -2,7 +2,7 @@
 """Rewrite a Darshan log's DXT data in the current log format (3.41) with
 Darshan's own library, as `darshan-convert` does.
 
-Usage: darshan-convert-dxt.py IN.darshan OUT.darshan
+Usage: darshan-convert-dxt.py IN.darshan OUT.darshan [RANKS]
 
 It calls the darshan-util library that ships inside the `darshan` Python
 package (pip install darshan==3.5.0): darshan_log_open / darshan_log_create
@@ -10,6 +10,11 @@ package (pip install darshan==3.5.0): darshan_log_open / darshan_log_create
 DXT_MPIIO record through the library's own dxt_*_logutils get/put
 functions. Other modules are left out (storlab reads only DXT). This is how
 tests/fixtures/darshan/*-3.41.darshan were made from the logs beside them.
+
+With RANKS, every DXT record is written once per rank 0..RANKS-1 (its
+base record's rank field changed) and the job's nprocs set to RANKS: a
+multi-rank log for tests of replay under MPI (dxt-4ranks-3.41.darshan is
+dxt-3.41.darshan so copied to 4 ranks).
 """
 import ctypes
 import glob
@@ -28,10 +33,11 @@ def lib():
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     src, dst = sys.argv[1].encode(), sys.argv[2].encode()
+    ranks = int(sys.argv[3]) if len(sys.argv) == 4 else None
     L = lib()
     vp, c_int = ctypes.c_void_p, ctypes.c_int
     L.darshan_log_open.restype = vp
@@ -62,6 +68,8 @@ def main():
 
     job = ctypes.create_string_buffer(7 * 8 + 1024)  # struct darshan_job (3.41)
     check(L.darshan_log_get_job(infile, job), "get_job")
+    if ranks is not None:  # int64 uid, start s/ns, end s/ns, nprocs, ...
+        ctypes.cast(job, ctypes.POINTER(ctypes.c_int64))[5] = ranks
     check(L.darshan_log_put_job(outfile, job), "put_job")
     exe = ctypes.create_string_buffer(4096)
     check(L.darshan_log_get_exe(infile, exe), "get_exe")
@@ -90,7 +98,11 @@ def main():
             if ret != 1:
                 check(ret, f"{module} get_record")
                 break
-            check(funcs.put(outfile, buf), f"{module} put_record")
+            # struct darshan_base_record: int64 id, int64 rank
+            for r in range(ranks) if ranks is not None else [None]:
+                if r is not None:
+                    ctypes.cast(buf, ctypes.POINTER(ctypes.c_int64))[1] = r
+                check(funcs.put(outfile, buf), f"{module} put_record")
             libc.free(buf)
             n += 1
         print(f"{module}: {n} records", file=sys.stderr)

@@ -2,6 +2,11 @@
 //! Darshan DXT, blktrace) issued again on the storage under test, rank by
 //! rank, with its recorded timing or as fast as it goes
 //! (`storlab_replay`), stored as a run of kind `replay`.
+//!
+//! Started by an MPI launcher with several processes (`mpirun -np N
+//! storlab replay ...`, build feature `mpi`), trace rank r is replayed by
+//! MPI rank r (`storlab_cluster::replay`): rank 0 lays out, gathers,
+//! stores and prints; the other ranks stay quiet and exit with its code.
 
 use super::common::{DbArgs, RecordArgs};
 use super::outfmt::{OutputArgs, TableFormat};
@@ -26,6 +31,9 @@ pub struct ReplayCommand {
     /// Where traced files go under TARGET: FROM=TO replaces a path prefix (repeatable; with --map every traced file needs a rule)
     #[arg(long = "map", value_name = "FROM=TO")]
     maps: Vec<String>,
+    /// Replay only the trace's ranks 0 to N-1 (as threads; under MPI, by MPI ranks 0 to N-1); N above the trace's ranks is refused
+    #[arg(long, value_name = "N")]
+    ranks: Option<u32>,
     /// Keep the laid-out files afterwards
     #[arg(long)]
     keep: bool,
@@ -43,24 +51,50 @@ impl ReplayCommand {
         let map = PathMap::parse(self.maps.iter().map(String::as_str))?;
         let tags = self.record.tag_map()?;
         let opts = OpenOptions::default();
+        if let Some(n) = crate::commands::run::launcher_size()
+            && n > 1
+        {
+            return self.execute_mpi(speed, &map, &tags, &opts);
+        }
         // Every refusal comes before the store or the target is touched.
-        let layout = prepare(&self.trace, &opts, &map)?;
+        let mut layout = prepare(&self.trace, &opts, &map)?;
+        if let Some(n) = self.ranks {
+            layout.select_ranks(n)?;
+        }
+        storlab_replay::prepare::check_target(&self.target)?;
         let store = self.db.open()?;
         let signals = Signals::install()?;
         let prep = storlab_replay::prepare::lay_out(layout, &self.target)?;
         let done = replay(&prep, &opts, speed, &|| signals.requested());
-        if !self.keep {
-            if let Err(e) = std::fs::remove_dir_all(&prep.run_dir) {
-                output::warn(&format!("could not remove {}: {e}", prep.run_dir.display()));
-            }
-        }
+        self.remove(&prep);
         let result = done?;
-        let mut report = result.to_report(&prep, storlab_host::host_info());
+        self.reply(&store, &tags, &prep, result, &signals)
+    }
+
+    /// Remove the laid-out files unless `--keep`.
+    fn remove(&self, prep: &storlab_replay::Prepared) {
+        if !self.keep
+            && let Err(e) = std::fs::remove_dir_all(&prep.run_dir)
+        {
+            output::warn(&format!("could not remove {}: {e}", prep.run_dir.display()));
+        }
+    }
+
+    /// Store the replay and show it.
+    fn reply(
+        &self,
+        store: &storlab_store::Store,
+        tags: &std::collections::BTreeMap<String, String>,
+        prep: &storlab_replay::Prepared,
+        result: ReplayResult,
+        signals: &Signals,
+    ) -> anyhow::Result<Reply> {
+        let mut report = result.to_report(prep, storlab_host::host_info());
         report.target.kept = self.keep;
         if let Some(sig) = signals.received() {
             report.stop_reason = Some(format!("interrupted by {}", signal_name(sig)));
         }
-        let run_id = store.save_run("replay", &report, &tags, self.record.note())?;
+        let run_id = store.save_run("replay", &report, tags, self.record.note())?;
         let outcome = if result.interrupted {
             crate::Outcome::Interrupted
         } else {
@@ -77,6 +111,77 @@ impl ReplayCommand {
         );
         reply.outcome = outcome;
         Ok(reply)
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+impl ReplayCommand {
+    fn execute_mpi(
+        self,
+        _: Speed,
+        _: &PathMap,
+        _: &std::collections::BTreeMap<String, String>,
+        _: &OpenOptions,
+    ) -> anyhow::Result<Reply> {
+        anyhow::bail!(
+            "storlab replay was started by an MPI launcher with several processes, but this build has no MPI \
+             support: build with `cargo build --release --features mpi`, or run one process (ranks as threads)"
+        )
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl ReplayCommand {
+    /// Under MPI: this process replays its own trace rank; rank 0 stores
+    /// and prints, every rank exits with rank 0's code.
+    fn execute_mpi(
+        self,
+        speed: Speed,
+        map: &PathMap,
+        tags: &std::collections::BTreeMap<String, String>,
+        opts: &OpenOptions,
+    ) -> anyhow::Result<Reply> {
+        use storlab_cluster::replay::{Failure, Job, run};
+        use storlab_cluster::step::{Failed, RankStop};
+        let signals = Signals::install()?;
+        let job = Job {
+            trace: &self.trace,
+            opts,
+            map,
+            speed,
+            ranks: self.ranks,
+            target: &self.target,
+        };
+        let mut shown = None;
+        let code = storlab_cluster::mpi::launch(
+            None,
+            |comm| {
+                let mut store = None;
+                let done = run(comm, &job, &|| signals.requested(), &mut || {
+                    storlab_replay::prepare::check_target(&self.target)
+                        .map_err(|e| e.to_string())?;
+                    store = Some(self.db.open().map_err(|e| format!("{e:#}"))?);
+                    Ok(())
+                });
+                match (done, &store) {
+                    (Ok(Some((prep, result))), Some(store)) => {
+                        self.remove(&prep);
+                        let reply = self
+                            .reply(store, tags, &prep, result, &signals)
+                            .map_err(|e| RankStop::Report(Failed::of(e)))?;
+                        let code = reply.outcome.exit_code();
+                        shown = Some(reply);
+                        Ok(code)
+                    }
+                    (Ok(_), _) => Ok(crate::Outcome::Ok.exit_code()),
+                    (Err(Failure::Quiet), _) => Err(RankStop::Quiet),
+                    (Err(e), _) => Err(RankStop::Report(Failed::of(e))),
+                }
+            },
+            |why| output::print_error(&anyhow::anyhow!("{why}")),
+        )?;
+        // Only rank 0 has something to show; every rank exits with its code.
+        Ok(shown.unwrap_or_else(|| Reply::done(crate::Outcome::from_exit_code(code))))
     }
 }
 

@@ -34,6 +34,8 @@ mod plan;
 mod plan_documents;
 mod record;
 mod replay;
+#[cfg(feature = "mpi")]
+mod replay_mpi;
 mod reports;
 mod run_documents;
 mod safety;

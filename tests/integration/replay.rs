@@ -163,3 +163,125 @@ fn sigterm_keeps_what_was_replayed_and_removes_the_files() {
     assert!(reads > 10 && reads < 2_000, "partial: {reads}");
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
 }
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/darshan")
+        .join(name)
+}
+
+#[test]
+fn ranks_n_replays_only_the_traces_first_n_ranks_and_names_the_rest() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let trace = fixture("dxt-4ranks-3.41.darshan");
+    let out = cmd()
+        .arg("replay")
+        .arg(&trace)
+        .arg(&target)
+        .args(["--ranks", "2", "--speed", "max", "--json", "--db"])
+        .arg(d.path().join("r.db"))
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_str(&ok(&out)).expect("JSON");
+    let p = &v["phases"][0];
+    let jobs: Vec<u64> = p["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| j["job"].as_u64().expect("rank"))
+        .collect();
+    assert_eq!(jobs, [0, 1], "trace ranks 0 and 1 only");
+    for j in p["jobs"].as_array().expect("jobs") {
+        assert_eq!(j["read"]["ops"], 6126, "{j}");
+        assert_eq!(j["write"]["ops"], 1497, "{j}");
+        assert_eq!(j["read"]["bytes"], 22_517_726_u64);
+        assert_eq!(j["write"]["bytes"], 13_021_781_u64);
+    }
+    let warnings = p["warnings"].to_string();
+    assert!(
+        warnings.contains("rank 2: not replayed") && warnings.contains("rank 3: not replayed"),
+        "{warnings}"
+    );
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
+
+#[test]
+fn ranks_above_the_traces_ranks_are_refused_naming_both_before_any_io() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let db = d.path().join("r.db");
+    for (n, want) in [
+        ("5", "--ranks 5, but the trace has 4 ranks"),
+        ("0", "--ranks 0"),
+    ] {
+        let out = cmd()
+            .arg("replay")
+            .arg(fixture("dxt-4ranks-3.41.darshan"))
+            .arg(&target)
+            .args(["--ranks", n, "--db"])
+            .arg(&db)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{}", stderr(&out));
+        assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+        assert!(!db.exists(), "no database made before the checks");
+    }
+}
+
+#[test]
+fn a_block_device_target_is_refused_before_the_store_or_the_device_is_touched() {
+    use crate::util::loopdev::Loop;
+    if !crate::util::root_with(
+        "replay::a_block_device_target_is_refused",
+        &["losetup"],
+        "a loop device",
+        "Debian: mount",
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().expect("tempdir");
+    let lo = Loop::sparse(&d.path().join("disk.img"), 64 << 20).expect("loop device");
+    let trace = iolog(d.path(), 4, 10, 1);
+    let db = d.path().join("r.db");
+    let out = cmd()
+        .arg("replay")
+        .arg(&trace)
+        .arg(&lo.dev)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a block device") && stderr(&out).contains("give a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!db.exists(), "no database made before the refusal");
+    let file = d.path().join("plain");
+    std::fs::write(&file, b"x").expect("file");
+    let out = cmd()
+        .arg("replay")
+        .arg(&trace)
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!db.exists(), "no database made before the refusal");
+    assert_eq!(
+        std::fs::read(&file).expect("file"),
+        b"x",
+        "the file is untouched"
+    );
+}

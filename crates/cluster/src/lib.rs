@@ -11,8 +11,9 @@
 //!   barriers, the 20 ms reductions, the per-phase gather and merge at rank
 //!   0), the target message rank 0 broadcasts, each rank's local job;
 //! - [`md`]: [`md::CommSync`] (md's `RankSync` over any `Comm`) and the
-//!   exact gather of each rank's phase figures to rank 0.
-//!
+//!   exact gather of each rank's phase figures to rank 0;
+//! - [`replay`]: `storlab replay` with one trace rank per rank (the job
+//!   agreed, the files laid out by rank 0, one start, the figures merged);
 //! - [`bench::run`] and [`md::run`]: the whole multi-client run of each on
 //!   every rank, behind the front end's store, live line and printing
 //!   (`BenchFront`, `MdFront`); [`step`]: a failed collective step (rank 0
@@ -29,6 +30,7 @@ pub mod local;
 pub mod md;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod replay;
 pub mod step;
 
 pub use comm::Comm;

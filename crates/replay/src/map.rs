@@ -126,6 +126,13 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_file_rule_maps_to_a_file_name_not_a_directory() {
+        let m = PathMap::parse(["/tmp/w/data=data"]).expect("rule");
+        let p = m.resolve("/tmp/w/data").expect("mapped");
+        assert_eq!(p.to_str(), Some("data"), "no trailing slash: {p:?}");
+    }
+
+    #[test]
     fn without_rules_a_path_keeps_its_name_and_dotdot_is_refused() {
         let m = PathMap::default();
         assert_eq!(

@@ -41,6 +41,12 @@ pub enum PrepareError {
     #[error("{trace}: no read or write to replay")]
     Empty { trace: String },
     #[error(
+        "{trace}: --ranks {asked}, but the trace has {has} ranks; give --ranks 1 to {has} (ranks 0 to N-1 are replayed)"
+    )]
+    RanksAbove { trace: String, asked: u32, has: u32 },
+    #[error("--ranks 0: give at least 1 (ranks 0 to N-1 of the trace are replayed)")]
+    NoRanks,
+    #[error(
         "the trace's files need {need} bytes on {target}, which has {free} free; give a TARGET with more space"
     )]
     NoSpace {
@@ -50,6 +56,14 @@ pub enum PrepareError {
     },
     #[error(transparent)]
     Target(#[from] storlab_bench::TargetError),
+    #[error(
+        "TARGET {0} is a block device: storlab replay lays the trace's files out in its own directory and does not write to devices yet (issue 26); give a directory on the storage to test"
+    )]
+    Device(String),
+    #[error(
+        "TARGET {0} is not a directory: give a directory (storlab replays in its own subdirectory of it)"
+    )]
+    NotDirectory(String),
     #[error("cannot lay out {}", path.display())]
     Io {
         path: PathBuf,
@@ -91,12 +105,83 @@ impl Layout {
 
     /// Bytes the layout writes before the replay (the read files' extents)
     /// plus what the replay may add (the written files' extents).
+    /// How many ranks the trace's job had: the count it declares (Darshan's
+    /// nprocs), else one past its highest rank.
+    pub fn trace_ranks(&self) -> u32 {
+        let seen = self
+            .summary
+            .ranks
+            .iter()
+            .map(|r| r.rank.saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        self.summary.declared_ranks.unwrap_or(0).max(seen)
+    }
+
+    /// Replay only the trace's ranks `0..n` (`--ranks N`); `n` above the
+    /// trace's ranks is refused.
+    pub fn select_ranks(&mut self, n: u32) -> Result<(), PrepareError> {
+        if n == 0 {
+            return Err(PrepareError::NoRanks);
+        }
+        let has = self.trace_ranks();
+        if n > has {
+            return Err(PrepareError::RanksAbove {
+                trace: self.trace.display().to_string(),
+                asked: n,
+                has,
+            });
+        }
+        self.ranks.retain(|&r| r < n);
+        Ok(())
+    }
+
+    /// Replay only trace rank `rank` (one MPI rank's share; none when the
+    /// trace has no data operation of that rank).
+    pub fn only_rank(&mut self, rank: u32) {
+        self.ranks.retain(|&r| r == rank);
+    }
+
+    /// A digest of what this layout replays: the trace file's size and
+    /// modification time, the first pass's figures, the files' places, the
+    /// ranks chosen and `extra` (the speed): every MPI rank computes it
+    /// and all must match before any I/O.
+    pub fn identity(&self, extra: &str) -> u64 {
+        let meta = std::fs::metadata(&self.trace).ok();
+        let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
+        let mtime = meta
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        let figures = serde_json::to_string(&self.summary).unwrap_or_default();
+        let files: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| format!("{}>{}:{}:{}", f.name, f.rel.display(), f.extent, f.read))
+            .collect();
+        fnv(&format!(
+            "{size}|{mtime}|{figures}|{files:?}|{:?}|{extra}|{}",
+            self.ranks,
+            env!("CARGO_PKG_VERSION")
+        ))
+    }
+
     pub fn bytes_needed(&self) -> u64 {
         self.files
             .iter()
             .map(|f| f.extent)
             .fold(0u64, u64::saturating_add)
     }
+}
+
+/// FNV-1a, 64 bits.
+fn fnv(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// The first pass over `trace` (no I/O on the target).
@@ -169,6 +254,43 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PrepareError + '_ {
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// TARGET must be a directory: a block device (which replay does not
+/// write yet) or anything else is refused before the store or the target
+/// is touched. A missing TARGET is left to the layout's own message.
+pub fn check_target(target: &Path) -> Result<(), PrepareError> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(md) = std::fs::metadata(target) else {
+        return Ok(());
+    };
+    let name = target.display().to_string();
+    if md.file_type().is_block_device() {
+        Err(PrepareError::Device(name))
+    } else if md.is_dir() {
+        Ok(())
+    } else {
+        Err(PrepareError::NotDirectory(name))
+    }
+}
+
+/// The layout another process made (rank 0 under MPI): the files of
+/// `layout` in `run_dir`, each of which must exist (a TARGET every rank
+/// sees at the same path).
+pub fn attach(layout: Layout, run_dir: &Path) -> Result<Prepared, PrepareError> {
+    let mut paths = Vec::new();
+    for f in &layout.files {
+        let path = run_dir.join(&f.rel);
+        std::fs::metadata(&path).map_err(io_err(&path))?;
+        paths.push(path);
+    }
+    Ok(Prepared {
+        layout,
+        run_dir: run_dir.to_path_buf(),
+        target: TargetInfo::default(),
+        paths,
+        cache: CacheReport::default(),
+    })
 }
 
 /// Check the free space, make storlab's own directory in `target` and lay

@@ -48,7 +48,7 @@ pub struct RankFigures {
 }
 
 impl RankFigures {
-    pub(crate) fn new(rank: u32, lag: Histogram<u64>, latency: Histogram<u64>) -> RankFigures {
+    pub fn new(rank: u32, lag: Histogram<u64>, latency: Histogram<u64>) -> RankFigures {
         RankFigures {
             rank,
             reads: 0,
@@ -153,7 +153,9 @@ pub fn percentiles(h: &Histogram<u64>) -> (u64, u64, u64) {
 }
 
 impl ReplayResult {
-    pub(crate) fn new(
+    /// The replay of `ranks` (every rank's figures, gathered) against
+    /// the trace of `prep`; `stopped` when a stop was asked for.
+    pub fn new(
         prep: &Prepared,
         speed: Speed,
         mut ranks: Vec<RankFigures>,
@@ -163,6 +165,12 @@ impl ReplayResult {
         let mut differences = Vec::new();
         for t in &prep.layout.summary.ranks {
             let Some(r) = ranks.iter().find(|r| r.rank == t.rank) else {
+                if t.reads + t.writes > 0 {
+                    differences.push(format!(
+                        "rank {}: not replayed ({} reads, {} writes of the trace left out by --ranks)",
+                        t.rank, t.reads, t.writes
+                    ));
+                }
                 continue;
             };
             let pairs = [

@@ -40,21 +40,39 @@ const PRIME: usize = 1024;
 /// The common start of every rank, set once by the feeder.
 type Start = std::sync::OnceLock<Instant>;
 
-fn set_start(start: &Start) {
-    let _ = start.set(Instant::now() + LEAD);
+/// The feeder's hold on the start: it calls `ready` (under MPI, a barrier
+/// of every process: all start at one epoch), then sets the start.
+struct Gate<'a> {
+    at: &'a Start,
+    ready: &'a Ready<'a>,
+}
+
+/// Called once by the feeder (the calling thread) when its ranks' queues
+/// are primed, just before the common start is set. Under MPI it is a
+/// barrier, so every process starts together; it is called exactly once
+/// on every path, errors and stops included.
+pub type Ready<'a> = dyn Fn() + 'a;
+
+impl Gate<'_> {
+    fn set(&self) {
+        if self.at.get().is_none() {
+            (self.ready)();
+            let _ = self.at.set(Instant::now() + LEAD);
+        }
+    }
 }
 
 /// Hand `job` to its rank; the start is set first when the queue is full
 /// (the ranks must run to make room) or enough is queued.
-fn hand(tx: &SyncSender<Job>, job: Job, start: &Start, sent: &mut usize) -> bool {
+fn hand(tx: &SyncSender<Job>, job: Job, start: &Gate, sent: &mut usize) -> bool {
     *sent += 1;
     if *sent == PRIME {
-        set_start(start);
+        start.set();
     }
     match tx.try_send(job) {
         Ok(()) => true,
         Err(std::sync::mpsc::TrySendError::Full(job)) => {
-            set_start(start);
+            start.set();
             tx.send(job).is_ok()
         }
         Err(std::sync::mpsc::TrySendError::Disconnected(_)) => false,
@@ -136,14 +154,35 @@ pub fn replay(
     speed: Speed,
     stop: &Stop<'_>,
 ) -> Result<ReplayResult, ReplayError> {
+    let figures = replay_ranks(prep, opts, speed, stop, &|| {})?;
+    Ok(ReplayResult::new(prep, speed, figures, stop()))
+}
+
+/// Replay the ranks of `prep.layout.ranks` and return their figures;
+/// `ready` is called once, on this thread, when their queues are primed
+/// (see [`Ready`]), even when the replay fails.
+pub fn replay_ranks(
+    prep: &Prepared,
+    opts: &OpenOptions,
+    speed: Speed,
+    stop: &Stop<'_>,
+    ready: &Ready<'_>,
+) -> Result<Vec<RankFigures>, ReplayError> {
     let layout = &prep.layout;
-    let files: Vec<File> = prep
+    let start = Start::new();
+    let gate = Gate { at: &start, ready };
+    let files: std::io::Result<Vec<File>> = prep
         .paths
         .iter()
         .map(|p| std::fs::OpenOptions::new().read(true).write(true).open(p))
-        .collect::<Result<_, _>>()
-        .map_err(ReplayError::Thread)?;
-    let start = Start::new();
+        .collect::<Result<_, _>>();
+    let files = match files {
+        Ok(f) => f,
+        Err(e) => {
+            gate.set();
+            return Err(ReplayError::Thread(e));
+        }
+    };
     let mut senders: HashMap<u32, SyncSender<Job>> = HashMap::new();
     let mut figures = Vec::new();
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
@@ -154,12 +193,18 @@ pub fn replay(
             let (files, start) = (&files, &start);
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
-                .spawn_scoped(s, move || rank_thread(rank, rx, files, start, speed, stop))
-                .map_err(ReplayError::Thread)?;
-            handles.push(h);
+                .spawn_scoped(s, move || rank_thread(rank, rx, files, start, speed, stop));
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    senders.clear();
+                    gate.set();
+                    return Err(ReplayError::Thread(e));
+                }
+            }
         }
-        let fed = feed(prep, opts, &senders, &start, stop);
-        set_start(&start);
+        let fed = feed(prep, opts, &senders, &gate, stop);
+        gate.set();
         senders.clear();
         for h in handles {
             if let Ok(f) = h.join() {
@@ -169,7 +214,7 @@ pub fn replay(
         fed
     });
     fed?;
-    Ok(ReplayResult::new(prep, speed, figures, stop()))
+    Ok(figures)
 }
 
 /// Read the trace again and hand each data or sync operation to its rank.
@@ -177,7 +222,7 @@ fn feed(
     prep: &Prepared,
     opts: &OpenOptions,
     senders: &HashMap<u32, SyncSender<Job>>,
-    start: &Start,
+    start: &Gate,
     stop: &Stop<'_>,
 ) -> Result<(), ReplayError> {
     let mut sent = 0usize;
@@ -219,7 +264,10 @@ fn feed(
             end_ns: r.end_ns,
         };
         if sorted {
-            by_rank.entry(r.rank).or_default().push(job);
+            // Only the ranks replayed here are kept (one MPI rank's share).
+            if senders.contains_key(&r.rank) {
+                by_rank.entry(r.rank).or_default().push(job);
+            }
         } else if let Some(tx) = senders.get(&r.rank) {
             // A closed channel means the rank stopped (a signal): nothing to do.
             hand(tx, job, start, &mut sent);
