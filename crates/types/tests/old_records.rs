@@ -111,8 +111,13 @@ fn old_records_hold_only_words_the_enums_know() {
             }
         }
     }
-    // The fixture holds every kind of run there is.
-    let all: std::collections::BTreeSet<String> =
-        RunKind::KNOWN.iter().map(|k| k.to_string()).collect();
+    // The fixture holds every kind of run the old binary made; the kinds
+    // added since (IO500 imports, replays) cannot be in it.
+    const NEWER: [&str; 2] = ["io500", "replay"];
+    let all: std::collections::BTreeSet<String> = RunKind::KNOWN
+        .iter()
+        .map(|k| k.to_string())
+        .filter(|k| !NEWER.contains(&k.as_str()))
+        .collect();
     assert_eq!(kinds, all);
 }
