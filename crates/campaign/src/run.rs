@@ -1,5 +1,5 @@
 //! Running a campaign: its cells in order through the sweeper's one loop
-//! ([`storlab_bench::sweeper::drive`], a failed cell going on:
+//! ([`storlab_bench::sweeper::drive()`], a failed cell going on:
 //! a finished cell skipped, a stop request ending the campaign after the
 //! cell running), each cell's setup, child `storlab` runs and teardown
 //! (always, also after a failure or a stop) with every stage recorded in

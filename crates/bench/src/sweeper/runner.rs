@@ -1,5 +1,5 @@
 //! The sweep's points in this process, run through the sweeper's one
-//! loop ([`super::drive`]): the planned points run in order over one
+//! loop ([`super::drive()`]): the planned points run in order over one
 //! prepared target (files laid out once, extended when a point needs
 //! more), each stored as its own run through a [`PointSink`]; a point that
 //! fails is recorded and the sweep goes on; a stop request ends it after
@@ -129,7 +129,7 @@ pub enum SweepError {
 pub struct StoreError(pub String);
 
 /// Run the `todo` points (each with its place in `results`) of a sweep
-/// over one target through the sweeper's loop ([`drive`], a failed point
+/// over one target through the sweeper's loop ([`drive()`], a failed point
 /// going on); points that could not be planned (an error in `results`)
 /// are recorded as failed first. `stop` says whether a stop was requested
 /// (a signal). Fills `results` and returns the totals.

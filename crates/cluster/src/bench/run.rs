@@ -9,7 +9,7 @@
 //!    different options stop before any file exists, and rank 0 names the
 //!    ranks and options that differ;
 //! 2. for each client count (`--clients`, default all ranks) and each
-//!    repeat (points of the sweeper's one loop, [`storlab_bench::sweeper::drive`],
+//!    repeat (points of the sweeper's one loop, [`storlab_bench::sweeper::drive()`],
 //!    the first failed run stopping every rank): rank 0 opens the store, resolves the target and creates
 //!    every client's files (a file per job per rank, or the one shared
 //!    file) and sends their names to all; each client checks it can open
