@@ -22,7 +22,7 @@
 //! [`overlap`].
 
 use crate::options::{PhaseSpec, SpecError, resolve_phase, spec_from_pairs};
-use storlab_types::{BsWeight, FileLayout, PhaseParams, RwMode};
+use storlab_types::{FileLayout, PhaseParams};
 
 /// Most jobs a phase runs (as `numjobs`).
 const MAX_JOBS: u32 = 4096;
@@ -497,36 +497,7 @@ fn aggregate(name: String, groups: Vec<PhaseParams>) -> Result<PhaseParams, Spec
             )));
         }
     }
-    let reads = groups.iter().any(|g| g.rw.reads());
-    let writes = groups.iter().any(|g| g.rw.writes());
-    let rw = match (reads, writes) {
-        (true, false) => RwMode::Read,
-        (false, true) => RwMode::Write,
-        _ => RwMode::ReadWrite,
-    };
-    // Bytes each direction moves in one pass, for the phase's read share.
-    let read_jobs: u64 = groups
-        .iter()
-        .filter(|g| g.rw.reads() && !g.rw.writes())
-        .map(|g| u64::from(g.numjobs))
-        .sum();
-    let mut bs: Vec<BsWeight> = Vec::new();
-    for g in &groups {
-        for b in &g.bs {
-            let w = b.weight.saturating_mul(g.numjobs);
-            match bs.iter_mut().find(|x| x.bs_bytes == b.bs_bytes) {
-                Some(x) => x.weight += w,
-                None => bs.push(BsWeight {
-                    bs_bytes: b.bs_bytes,
-                    weight: w,
-                }),
-            }
-        }
-    }
-    let sum: u64 = bs.iter().map(|b| u64::from(b.weight)).sum::<u64>().max(1);
-    for b in &mut bs {
-        b.weight = ((u64::from(b.weight) * 100 + sum / 2) / sum) as u32;
-    }
+    let (rw, read_jobs, bs) = storlab_types::group_mix(&groups);
     Ok(PhaseParams {
         name,
         rw,
@@ -635,6 +606,7 @@ mod tests {
     use super::*;
     use crate::spec::JobFile;
     use std::path::Path;
+    use storlab_types::RwMode;
 
     fn phases(text: &str) -> Result<Vec<PhaseParams>, SpecError> {
         let path = Path::new("job.toml");

@@ -1401,35 +1401,7 @@ fn grouped_params(groups: &[PhaseParams]) -> PhaseParams {
         .collect::<Vec<_>>()
         .join("+");
     let total: u64 = groups.iter().map(|g| u64::from(g.numjobs)).sum();
-    let reads = groups.iter().any(|g| g.rw.reads());
-    let writes = groups.iter().any(|g| g.rw.writes());
-    let rw = match (reads, writes) {
-        (true, false) => RwMode::Read,
-        (false, true) => RwMode::Write,
-        _ => RwMode::ReadWrite,
-    };
-    let read_jobs: u64 = groups
-        .iter()
-        .filter(|g| g.rw.reads() && !g.rw.writes())
-        .map(|g| u64::from(g.numjobs))
-        .sum();
-    let mut bs: Vec<BsWeight> = Vec::new();
-    for g in groups {
-        for b in &g.bs {
-            let w = b.weight.saturating_mul(g.numjobs);
-            match bs.iter_mut().find(|x| x.bs_bytes == b.bs_bytes) {
-                Some(x) => x.weight += w,
-                None => bs.push(BsWeight {
-                    bs_bytes: b.bs_bytes,
-                    weight: w,
-                }),
-            }
-        }
-    }
-    let sum: u64 = bs.iter().map(|b| u64::from(b.weight)).sum::<u64>().max(1);
-    for b in &mut bs {
-        b.weight = ((u64::from(b.weight) * 100 + sum / 2) / sum) as u32;
-    }
+    let (rw, read_jobs, bs) = storlab_types::group_mix(groups);
     PhaseParams {
         name,
         rw,

@@ -188,6 +188,44 @@ pub struct BsWeight {
     pub weight: u32,
 }
 
+/// What a phase made of `groups` run at once does, as one phase's
+/// parameters say it (`bench`'s groups and fio's concurrent jobs alike):
+/// `read` or `write` when every group only reads or only writes,
+/// `readwrite` otherwise; the jobs that only read (for the read share); and
+/// the block sizes weighted by each group's jobs, as percentages.
+pub fn group_mix(groups: &[PhaseParams]) -> (RwMode, u64, Vec<BsWeight>) {
+    let reads = groups.iter().any(|g| g.rw.reads());
+    let writes = groups.iter().any(|g| g.rw.writes());
+    let rw = match (reads, writes) {
+        (true, false) => RwMode::Read,
+        (false, true) => RwMode::Write,
+        _ => RwMode::ReadWrite,
+    };
+    let read_jobs: u64 = groups
+        .iter()
+        .filter(|g| g.rw.reads() && !g.rw.writes())
+        .map(|g| u64::from(g.numjobs))
+        .sum();
+    let mut bs: Vec<BsWeight> = Vec::new();
+    for g in groups {
+        for b in &g.bs {
+            let w = b.weight.saturating_mul(g.numjobs);
+            match bs.iter_mut().find(|x| x.bs_bytes == b.bs_bytes) {
+                Some(x) => x.weight += w,
+                None => bs.push(BsWeight {
+                    bs_bytes: b.bs_bytes,
+                    weight: w,
+                }),
+            }
+        }
+    }
+    let sum: u64 = bs.iter().map(|b| u64::from(b.weight)).sum::<u64>().max(1);
+    for b in &mut bs {
+        b.weight = ((u64::from(b.weight) * 100 + sum / 2) / sum) as u32;
+    }
+    (rw, read_jobs, bs)
+}
+
 /// How the phase's files are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
