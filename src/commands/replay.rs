@@ -64,7 +64,7 @@ impl ReplayCommand {
         storlab_replay::prepare::check_target(&self.target)?;
         let store = self.db.open()?;
         let signals = Signals::install()?;
-        let prep = storlab_replay::prepare::lay_out(layout, &self.target)?;
+        let prep = storlab_replay::prepare::lay_out(layout, &self.target, &|| signals.requested())?;
         let done = replay(&prep, &opts, speed, &|| signals.requested());
         self.remove(&prep);
         let result = done?;
@@ -94,7 +94,22 @@ impl ReplayCommand {
         if let Some(sig) = signals.received() {
             report.stop_reason = Some(format!("interrupted by {}", signal_name(sig)));
         }
-        let run_id = store.save_run("replay", &report, tags, self.record.note())?;
+        // A replay the store cannot take is kept whole in a file, never lost.
+        let run_id = match store.save_run("replay", &report, tags, self.record.note()) {
+            Ok(id) => id,
+            Err(e) => {
+                let json = output::json_text(&report)?;
+                return match super::run::write_fallback(&json) {
+                    Ok(p) => Err(anyhow::anyhow!(
+                        "{e:#}: the replay's full record is in {} (storlab import it later)",
+                        p.display()
+                    )),
+                    Err(f) => Err(anyhow::anyhow!(
+                        "{e:#}; the replay's record could not be kept either: {f:#}"
+                    )),
+                };
+            }
+        };
         let outcome = if result.interrupted {
             crate::Outcome::Interrupted
         } else {

@@ -139,13 +139,14 @@ fn shared_layout<C: Comm>(
     comm: &C,
     job: &Job,
     layout: Layout,
+    stop: &Stop<'_>,
     root_setup: &mut dyn FnMut() -> Result<(), String>,
 ) -> Result<Prepared, Failure> {
     let mut made: Option<Prepared> = None;
     let mut why = String::new();
     if comm.root() {
         match root_setup()
-            .and_then(|()| lay_out(layout.clone(), job.target).map_err(|e| e.to_string()))
+            .and_then(|()| lay_out(layout.clone(), job.target, stop).map_err(|e| e.to_string()))
         {
             Ok(p) => made = Some(p),
             Err(e) => why = e,
@@ -194,7 +195,7 @@ pub fn run<C: Comm>(
     root_setup: &mut dyn FnMut() -> Result<(), String>,
 ) -> Result<Option<Done>, Failure> {
     let layout = agreed_layout(comm, job)?;
-    let mut prep = shared_layout(comm, job, layout, root_setup)?;
+    let mut prep = shared_layout(comm, job, layout, stop, root_setup)?;
     let all_ranks = prep.layout.ranks.clone();
     prep.layout.only_rank(comm.rank());
     let mine = if prep.layout.ranks.is_empty() {

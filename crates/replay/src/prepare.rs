@@ -57,6 +57,10 @@ pub enum PrepareError {
     #[error(transparent)]
     Target(#[from] storlab_bench::TargetError),
     #[error(
+        "stopped while laying out the trace's files; nothing was replayed and the files are removed"
+    )]
+    Stopped,
+    #[error(
         "TARGET {0} is a block device: storlab replay lays the trace's files out in its own directory and does not write to devices yet (issue 26); give a directory on the storage to test"
     )]
     Device(String),
@@ -294,8 +298,14 @@ pub fn attach(layout: Layout, run_dir: &Path) -> Result<Prepared, PrepareError> 
 }
 
 /// Check the free space, make storlab's own directory in `target` and lay
-/// the files out in it.
-pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> {
+/// the files out in it. `stop` is asked between MiB of the fill (a signal
+/// ends a long layout); on any error or a stop, the directory and whatever
+/// was made in it are removed.
+pub fn lay_out(
+    layout: Layout,
+    target: &Path,
+    stop: &crate::Stop<'_>,
+) -> Result<Prepared, PrepareError> {
     let need = layout.bytes_needed();
     if let Ok(space) = storlab_host::os::fs_space(target)
         && need > space.avail_bytes
@@ -306,7 +316,35 @@ pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> 
             target: target.display().to_string(),
         });
     }
-    let (run_dir, mut info) = storlab_bench::own_run_dir(target)?;
+    let (run_dir, info) = storlab_bench::own_run_dir(target)?;
+    let made = fill(&layout, &run_dir, stop);
+    match made {
+        Ok((paths, cache)) => {
+            let mut info = info;
+            info.files = paths.iter().map(|p| p.display().to_string()).collect();
+            Ok(Prepared {
+                layout,
+                run_dir,
+                target: info,
+                paths,
+                cache,
+            })
+        }
+        Err(e) => {
+            // Ours: made by own_run_dir a moment ago.
+            let _ = std::fs::remove_dir_all(&run_dir);
+            Err(e)
+        }
+    }
+}
+
+/// Make each traced file in `run_dir`, the read ones full of data and
+/// evicted; the paths and the cache state reached.
+fn fill(
+    layout: &Layout,
+    run_dir: &Path,
+    stop: &crate::Stop<'_>,
+) -> Result<(Vec<PathBuf>, CacheReport), PrepareError> {
     let mut paths = Vec::new();
     let mut rng = storlab_bench::Rng::new(0x005e_ed0f_7ace);
     let mut buf = vec![0u8; 1 << 20];
@@ -325,6 +363,9 @@ pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> 
         if f.read {
             let mut left = f.extent;
             while left > 0 {
+                if stop() {
+                    return Err(PrepareError::Stopped);
+                }
                 let n = left.min(buf.len() as u64) as usize;
                 storlab_bench::fill_random(&mut buf[..n], &mut rng);
                 file.write_all(&buf[..n]).map_err(io_err(&path))?;
@@ -338,7 +379,6 @@ pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> 
         }
         paths.push(path);
     }
-    info.files = paths.iter().map(|p| p.display().to_string()).collect();
     let cache = CacheReport {
         mode: CacheState::Cold,
         method: Some("posix_fadvise(DONTNEED) after fsync, of the files the trace reads".into()),
@@ -348,11 +388,5 @@ pub fn lay_out(layout: Layout, target: &Path) -> Result<Prepared, PrepareError> 
         verified: Some(after == 0),
         ..CacheReport::default()
     };
-    Ok(Prepared {
-        layout,
-        run_dir,
-        target: info,
-        paths,
-        cache,
-    })
+    Ok((paths, cache))
 }

@@ -34,7 +34,7 @@ fn iolog(dir: &Path, ops: u64, gap_us: u64, writes: u64) -> PathBuf {
 fn run(trace: &Path, target: &Path, speed: Speed) -> storlab_replay::ReplayResult {
     let opts = OpenOptions::default();
     let layout = prepare(trace, &opts, &PathMap::default()).expect("trace prepared");
-    let prep = storlab_replay::prepare::lay_out(layout, target).expect("laid out");
+    let prep = storlab_replay::prepare::lay_out(layout, target, &|| false).expect("laid out");
     replay(&prep, &opts, speed, &|| false).expect("replayed")
 }
 
@@ -107,7 +107,8 @@ fn a_real_darshan_dxt_log_replays_every_ranks_bytes_and_operations_exactly() {
         let opts = OpenOptions::default();
         let layout = prepare(&trace, &opts, &PathMap::default()).expect("prepared");
         let want = layout.summary.ranks.clone();
-        let prep = storlab_replay::prepare::lay_out(layout, dir.path()).expect("laid out");
+        let prep =
+            storlab_replay::prepare::lay_out(layout, dir.path(), &|| false).expect("laid out");
         let r = replay(&prep, &opts, Speed::Max, &|| false).expect("replayed");
         assert!(r.differences.is_empty(), "{name}: {:?}", r.differences);
         for t in want.iter().filter(|t| t.reads + t.writes > 0) {
@@ -146,7 +147,7 @@ fn the_run_record_counts_what_was_moved() {
     let trace = iolog(dir.path(), 50, 100, 4);
     let opts = OpenOptions::default();
     let layout = prepare(&trace, &opts, &PathMap::default()).expect("prepared");
-    let prep = storlab_replay::prepare::lay_out(layout, dir.path()).expect("laid out");
+    let prep = storlab_replay::prepare::lay_out(layout, dir.path(), &|| false).expect("laid out");
     let r = replay(&prep, &opts, Speed::Original, &|| false).expect("replayed");
     let rec = r.to_report(&prep, storlab_types::HostInfo::default());
     let p = &rec.phases[0];
@@ -160,5 +161,35 @@ fn the_run_record_counts_what_was_moved() {
         p.warnings.iter().any(|w| w.starts_with("start lag")),
         "{:?}",
         p.warnings
+    );
+}
+
+#[test]
+fn a_layout_stopped_or_failed_midway_leaves_nothing_in_the_target() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = iolog(dir.path(), 50, 100, 4);
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let opts = OpenOptions::default();
+    let layout = prepare(&trace, &opts, &PathMap::default()).expect("prepared");
+    // A signal during the fill of the read file.
+    let e = storlab_replay::prepare::lay_out(layout, &target, &|| true).expect_err("stopped");
+    assert!(matches!(e, storlab_replay::PrepareError::Stopped), "{e}");
+    let left: Vec<_> = std::fs::read_dir(&target).expect("dir").collect();
+    assert!(left.is_empty(), "the run directory is removed: {left:?}");
+    // A file and a directory of one name in the trace: the second cannot be
+    // made, and what was made before it is removed too.
+    let clash = dir.path().join("clash.iolog");
+    std::fs::write(
+        &clash,
+        "fio version 3 iolog\n0 /d/a add\n0 /d/a/b add\n1 /d/a read 0 4096\n2 /d/a/b write 0 4096\n",
+    )
+    .expect("written");
+    let layout = prepare(&clash, &opts, &PathMap::default()).expect("prepared");
+    assert!(storlab_replay::prepare::lay_out(layout, &target, &|| false).is_err());
+    let left: Vec<_> = std::fs::read_dir(&target).expect("dir").collect();
+    assert!(
+        left.is_empty(),
+        "nothing left after a failed layout: {left:?}"
     );
 }
