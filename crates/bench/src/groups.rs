@@ -321,6 +321,20 @@ fn check_shares(groups: &[PhaseParams]) -> Result<(), SpecError> {
                 g.name
             )));
         }
+        if !owner.files.is_empty() {
+            // Its files are the user's, read in place: a writer may never
+            // touch them, and a reader names them itself.
+            return Err(SpecError(format!(
+                "group '{}': files_of={of}: '{of}' reads existing files (files = ...), which storlab \
+                 never writes; {}",
+                g.name,
+                if g.rw.writes() {
+                    "give this writing group its own files (drop files_of)"
+                } else {
+                    "give this group the same files = ... to read them too"
+                }
+            )));
+        }
         if g.rw.writes() && owner.rw.writes() {
             return Err(SpecError(format!(
                 "groups '{}' and '{of}' would both write the same files (files_of={of}), the same regions \
@@ -743,6 +757,24 @@ bs = "64k"
             "a leading dot is not matched by *"
         );
         assert!(glob_match("[", "["));
+    }
+
+    #[test]
+    fn files_of_a_group_that_reads_existing_files_is_refused() {
+        // Before, a writer given files_of such a group wrote a storlab slot
+        // and a reader read one, not the files named: neither had the
+        // shape the file set said.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.dat"), vec![0u8; 1 << 20]).unwrap();
+        let a = format!("{}/a.dat", dir.path().display());
+        for rw in ["write", "read"] {
+            let text = format!(
+                "[[phase]]\n[[phase.group]]\nname = \"r\"\nfiles = \"{a}\"\n\
+                 [[phase.group]]\nname = \"x\"\nrw = \"{rw}\"\nsize = \"64k\"\nfiles_of = \"r\"\n"
+            );
+            let e = phases(&text).expect_err(rw).to_string();
+            assert!(e.contains("reads existing files"), "{rw}: {e}");
+        }
     }
 
     #[test]
