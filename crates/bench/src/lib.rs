@@ -57,7 +57,7 @@ pub use cluster::{PhaseSync, Share, TICK};
 /// Incompressible data for files other crates lay out (replay).
 pub use data::fill_random;
 pub use engine::{libaio_available, uring_available};
-pub use fio_job::FioJobFile;
+pub use fio_job::{FioJobFile, JobSource, Keyword as FioKeyword, System as FioSystem};
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;
 pub use options::{
