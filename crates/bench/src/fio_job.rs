@@ -294,6 +294,8 @@ struct JobExtras {
     randrepeat: Option<bool>,
     /// `exitall`: where it was given.
     exitall: Option<(String, usize)>,
+    /// `blockalign` in bytes, where it was given.
+    blockalign: Option<(u64, String, usize)>,
 }
 
 /// Map one fio option into storlab (key, value) pairs; the table of every
@@ -590,6 +592,14 @@ fn map_job_option(
                 );
             }
         },
+        "blockalign" | "ba" => {
+            let v = need(e, file)?;
+            if v.contains(',') {
+                return refuse(v, "separate read/write alignments are not supported: give one");
+            }
+            let a = fio_size(v, kb_base).or_else(|m| fail(file, e.line, m))?;
+            extras.blockalign = Some((a, file.to_string(), e.line));
+        }
         "exitall" => {
             if fio_flag(e, file)? {
                 extras.exitall = Some((file.to_string(), e.line));
@@ -704,9 +714,6 @@ fn refusal(key: &str) -> Option<&'static str> {
         "fill_device" | "fill_fs" => {
             "storlab writes the size it is given: remove it and give size= the target's size"
         }
-        "blockalign" | "ba" => {
-            "storlab aligns random offsets to the phase's largest block size: remove it"
-        }
         "offset" | "offset_increment" | "offset_align" => {
             "storlab gives each job a region of its own from the start of the target: remove it \
              (with a shared file, shared_file and stride choose the regions)"
@@ -796,6 +803,50 @@ fn last_of_paired(pairs: &mut Vec<(String, String)>) {
             pairs.retain(|(p, _)| p != drop);
         }
     }
+}
+
+/// `blockalign=N` (fio: random offsets on N-byte boundaries; the default
+/// is the smallest block size): storlab puts random offsets on multiples
+/// of the phase's largest block size, so every offset is on an N boundary
+/// when that size is a multiple of N (fewer offsets than fio draws from,
+/// all of them aligned as asked). Otherwise refused.
+fn check_blockalign(
+    extras: &JobExtras,
+    pairs: &[(String, String)],
+    notes: &mut Vec<String>,
+) -> Result<(), SpecError> {
+    let Some((align, file, line)) = &extras.blockalign else {
+        return Ok(());
+    };
+    let sizes = |v: &str| -> Vec<u64> {
+        v.split(':')
+            .filter_map(|p| p.split('/').next()?.trim().parse().ok())
+            .collect()
+    };
+    let max = pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "bs" || k == "bssplit")
+        .map_or(vec![4096], |(_, v)| sizes(v))
+        .into_iter()
+        .max()
+        .unwrap_or(4096);
+    if *align == 0 || max % align != 0 {
+        return fail(
+            file,
+            *line,
+            format!(
+                "blockalign={align}: storlab aligns random offsets to the largest block size \
+                 ({max} bytes), which is no multiple of {align}: remove blockalign, or make the \
+                 largest block size a multiple of it"
+            ),
+        );
+    }
+    notes.push(format!(
+        "blockalign={align}: random offsets are aligned to the largest block size, {max} bytes \
+         (a multiple of {align}; fio also uses the boundaries in between)"
+    ));
+    Ok(())
 }
 
 /// `randrepeat=0`: a fresh seed unless `randseed` gives one (fio:
@@ -896,6 +947,7 @@ impl FioJobFile {
                 map_option(e, kb_base, &e.file, &mut pairs, &mut extras, &mut out.notes)?;
             }
             last_of_paired(&mut pairs);
+            check_blockalign(&extras, &pairs, &mut out.notes)?;
             apply_randrepeat(&extras, &mut pairs, src, &sec.name, &mut out.notes);
             let waits = waits_for_current(&out.phases, &extras, &sec.name)?;
             if let Some((t, tfile, line)) = extras.target {
@@ -1350,6 +1402,15 @@ time_based
         // exitall with concurrent jobs cannot be honoured.
         let e = refused("[global]\nexitall\nsize=1m\n[a]\n[b]\n");
         assert!(e.contains("t.fio:2") && e.contains("exitall"), "{e}");
+        let got = FioJobFile::parse_with(
+            "[j]\nsize=1m\nbssplit=512/50:64k/50\nblockalign=4k\n",
+            "t.fio",
+            &f,
+        )
+        .unwrap();
+        assert!(got.notes.iter().any(|n| n.contains("65536")), "{:?}", got.notes);
+        let e = refused("[j]\nsize=1m\nbs=4k\nblockalign=64k\n");
+        assert!(e.contains("t.fio:4") && e.contains("no multiple"), "{e}");
         let e = refused("[j]\nzonemode=zbd\n");
         assert!(
             e.contains("zoned block devices") && e.contains("remove"),
