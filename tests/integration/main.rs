@@ -14,6 +14,7 @@ mod compare;
 mod design;
 mod engine_depth;
 mod fiohabits;
+mod fiojob;
 mod forks;
 mod groups;
 mod groups_more;
