@@ -379,7 +379,9 @@ fn map_option(
                 }
                 parts.push(format!("{}/{}", size(b)?, pct.trim()));
             }
-            put("bssplit", parts.join(":"));
+            let split = parts.join(":");
+            crate::options::parse_bssplit(&split).or_else(|m| fail(file, e.line, m))?;
+            put("bssplit", split);
         }
         "size" | "filesize" => {
             let v = need(e, file)?;
@@ -483,7 +485,12 @@ fn map_option(
                 .or_else(|_| fail(file, e.line, "log_avg_msec must be a whole number of ms"))?;
             put("log_interval", format!("{ms}ms"));
         }
-        "steadystate" | "ss" => put("steadystate", need(e, file)?.to_string()),
+        "steadystate" | "ss" => {
+            // Checked here so that a refusal names the line.
+            let v = need(e, file)?;
+            crate::options::parse_steadystate(v).or_else(|m| fail(file, e.line, m))?;
+            put("steadystate", v.to_string())
+        }
         "steadystate_duration" | "ss_dur" => put("steadystate_duration", need(e, file)?.into()),
         "steadystate_ramp_time" | "ss_ramp" => put("steadystate_ramp_time", need(e, file)?.into()),
         "stonewall" | "wait_for_previous" => extras.stonewall = fio_flag(e, file)?,
@@ -1331,8 +1338,12 @@ time_based
         );
         let p = phase0("[j]\nsize=1m\nrandrepeat=0\nrandseed=42\n", &f);
         assert_eq!(p.seed, 42);
-        // The real source: two fresh seeds differ.
+        // The real source: two fresh seeds differ, and any is a valid seed.
         assert_ne!(System.fresh_seed(), System.fresh_seed());
+        for _ in 0..64 {
+            let got = FioJobFile::parse_with(text, "t.fio", &System).unwrap();
+            resolve_phase(&got.phases[0], 0).unwrap();
+        }
     }
 
     /// bsrange: the sizes fio draws, each with its share (bsrange.rs
@@ -1411,6 +1422,10 @@ time_based
         assert!(got.notes.iter().any(|n| n.contains("65536")), "{:?}", got.notes);
         let e = refused("[j]\nsize=1m\nbs=4k\nblockalign=64k\n");
         assert!(e.contains("t.fio:4") && e.contains("no multiple"), "{e}");
+        let e = refused("[j]\nsize=1m\nss=lat:5%\n");
+        assert!(e.contains("t.fio:3") && e.contains("'lat:5%'"), "{e}");
+        let e = refused("[j]\nsize=1m\nbssplit=4k/50:8k/40\n");
+        assert!(e.contains("t.fio:3") && e.contains("90, not 100"), "{e}");
         let e = refused("[j]\nzonemode=zbd\n");
         assert!(
             e.contains("zoned block devices") && e.contains("remove"),

@@ -36,7 +36,8 @@ pub trait JobSource {
     fn exists(&self, path: &Path) -> bool;
     /// One name per file, to find include cycles (`a` and `./a` are one).
     fn identity(&self, path: &Path) -> PathBuf;
-    /// A seed for `randrepeat=0` (fio: a fresh random sequence each run).
+    /// A seed for `randrepeat=0` (fio: a fresh random sequence each run),
+    /// below 2^63 (job files and the store hold seeds as signed integers).
     fn fresh_seed(&self) -> u64;
 }
 
@@ -111,7 +112,7 @@ impl JobSource for System {
             .map_or(0, |d| d.as_nanos());
         h.write_u128(now);
         h.write_u32(std::process::id());
-        h.finish()
+        h.finish() >> 1
     }
 }
 
