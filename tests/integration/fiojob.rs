@@ -101,7 +101,11 @@ fn corpus_fio_examples_run_or_are_refused_by_name() {
             "{name} must run\n{err}\n{}",
             stdout(&out)
         );
-        assert_eq!(out.status.code(), Some(2), "{name}: bad input is exit 2\n{err}");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: bad input is exit 2\n{err}"
+        );
         // The refusal names the file and (but for a value the phase
         // refuses, which names the section) the line.
         let located = first.contains(&format!("{name}:")) || first.contains(&format!("{name}: ["));
@@ -130,7 +134,13 @@ fn bsrange_moves_fios_size_set() {
     let out = run_job(
         "r.fio",
         "[r]\nrw=randread\nbsrange=4k-16k\nsize=4m\n",
-        &["--runtime", "300ms", "--time-based", "--output-format", "json"],
+        &[
+            "--runtime",
+            "300ms",
+            "--time-based",
+            "--output-format",
+            "json",
+        ],
         &[],
     );
     let v = json(&out);
@@ -139,7 +149,12 @@ fn bsrange_moves_fios_size_set() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|b| (b["bs_bytes"].as_u64().unwrap(), b["weight"].as_u64().unwrap()))
+        .map(|b| {
+            (
+                b["bs_bytes"].as_u64().unwrap(),
+                b["weight"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(bs, [(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
     let (bytes, ops) = (
@@ -162,7 +177,13 @@ fn randrepeat_repeats_or_refreshes_the_seed() {
         let out = run_job(
             "s.fio",
             text,
-            &["--runtime", "100ms", "--time-based", "--output-format", "json"],
+            &[
+                "--runtime",
+                "100ms",
+                "--time-based",
+                "--output-format",
+                "json",
+            ],
             &[],
         );
         let note = stderr(&out);
@@ -177,7 +198,9 @@ fn randrepeat_repeats_or_refreshes_the_seed() {
     let ((a, note), (b, _)) = (seed(job), seed(job));
     assert_ne!(a, b, "a fresh seed per run");
     assert!(note.contains(&format!("randseed={a}")), "{note}");
-    let (c, _) = seed(&format!("[s]\nrw=randread\nsize=1m\nrandrepeat=0\nrandseed={a}\n"));
+    let (c, _) = seed(&format!(
+        "[s]\nrw=randread\nsize=1m\nrandrepeat=0\nrandseed={a}\n"
+    ));
     assert_eq!(c, a, "randseed repeats it");
 }
 
@@ -187,7 +210,11 @@ fn randrepeat_repeats_or_refreshes_the_seed() {
 fn variables_keywords_and_include() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("jobs")).unwrap();
-    std::fs::write(dir.path().join("jobs/common.inc"), "rw=randread\nbs=${BS}\n").unwrap();
+    std::fs::write(
+        dir.path().join("jobs/common.inc"),
+        "rw=randread\nbs=${BS}\n",
+    )
+    .unwrap();
     let job = dir.path().join("jobs/main.fio");
     std::fs::write(
         &job,
@@ -203,7 +230,13 @@ fn variables_keywords_and_include() {
             .args(["bench", "--fio-job"])
             .arg(&job)
             .arg(dir.path().join("scratch"))
-            .args(["--runtime", "100ms", "--time-based", "--output-format", "json"]);
+            .args([
+                "--runtime",
+                "100ms",
+                "--time-based",
+                "--output-format",
+                "json",
+            ]);
         for (k, v) in env {
             c.env(k, v);
         }
@@ -218,5 +251,8 @@ fn variables_keywords_and_include() {
     let out = run(&[("SIZE", "2m")]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("common.inc:2") && err.contains("${BS} is not set"), "{err}");
+    assert!(
+        err.contains("common.inc:2") && err.contains("${BS} is not set"),
+        "{err}"
+    );
 }

@@ -1346,6 +1346,32 @@ time_based
         }
     }
 
+    /// The offsets a job draws, as the worker seeds them from the phase's
+    /// seed (worker.rs: `IoGen::new`, job 0).
+    fn first_offsets(p: &storlab_types::PhaseParams) -> Vec<u64> {
+        let mut rng = crate::offsets::Rng::new(p.seed);
+        let mut g = crate::offsets::OffsetGen::new(true, false, p.size_bytes, p.max_bs(), p.seed);
+        (0..32).map(|_| g.next(p.max_bs(), &mut rng).0).collect()
+    }
+
+    /// randrepeat's semantics on the offsets: the same every run with
+    /// randrepeat=1, different with randrepeat=0 (a fresh seed each parse).
+    #[test]
+    fn randrepeat_repeats_the_offsets_or_not() {
+        let text = "[j]\nsize=64m\nrw=randread\nrandrepeat=1\n";
+        let run = || {
+            let f = FioJobFile::parse_with(text, "t.fio", &System).unwrap();
+            first_offsets(&resolve_phase(&f.phases[0], 0).unwrap())
+        };
+        assert_eq!(run(), run());
+        let text = "[j]\nsize=64m\nrw=randread\nrandrepeat=0\n";
+        let run = || {
+            let f = FioJobFile::parse_with(text, "t.fio", &System).unwrap();
+            first_offsets(&resolve_phase(&f.phases[0], 0).unwrap())
+        };
+        assert_ne!(run(), run(), "fresh seeds draw other offsets");
+    }
+
     /// bsrange: the sizes fio draws, each with its share (bsrange.rs
     /// derives them from fio's get_next_buflen); refused before.
     #[test]
@@ -1419,7 +1445,11 @@ time_based
             &f,
         )
         .unwrap();
-        assert!(got.notes.iter().any(|n| n.contains("65536")), "{:?}", got.notes);
+        assert!(
+            got.notes.iter().any(|n| n.contains("65536")),
+            "{:?}",
+            got.notes
+        );
         let e = refused("[j]\nsize=1m\nbs=4k\nblockalign=64k\n");
         assert!(e.contains("t.fio:4") && e.contains("no multiple"), "{e}");
         let e = refused("[j]\nsize=1m\nss=lat:5%\n");
