@@ -59,6 +59,10 @@ const KEYWORDS: [(&str, Keyword); 3] = [
     ("$ncpus", Keyword::Ncpus),
 ];
 
+/// The largest file `include` reads: options, not data (a device or
+/// `/dev/zero` named by mistake is refused, not read forever).
+const MAX_INCLUDE_BYTES: u64 = 1 << 20;
+
 /// This machine: the process environment, `sysconf`, the file system.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct System;
@@ -95,6 +99,16 @@ impl JobSource for System {
         }
     }
     fn read(&self, path: &Path) -> std::io::Result<String> {
+        let meta = std::fs::metadata(path)?;
+        if !meta.is_file() || meta.len() > MAX_INCLUDE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "not a job file (an include must be a regular file of at most {} KiB)",
+                    MAX_INCLUDE_BYTES >> 10
+                ),
+            ));
+        }
         std::fs::read_to_string(path)
     }
     fn exists(&self, path: &Path) -> bool {
@@ -358,5 +372,19 @@ pub(crate) mod tests {
                 .unwrap_err()
                 .contains("whole numbers")
         );
+    }
+
+    #[test]
+    fn only_regular_files_are_included() {
+        let e = System.read(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        assert!(System.read(dir.path()).is_err());
+        let big = dir.path().join("big.inc");
+        std::fs::write(&big, vec![b'a'; (MAX_INCLUDE_BYTES + 1) as usize]).unwrap();
+        assert!(System.read(&big).is_err());
+        let ok = dir.path().join("ok.inc");
+        std::fs::write(&ok, "bs=4k\n").unwrap();
+        assert_eq!(System.read(&ok).unwrap(), "bs=4k\n");
     }
 }
