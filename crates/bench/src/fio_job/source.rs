@@ -241,7 +241,7 @@ impl Parser {
             } else if r == 0 {
                 return Err("division by zero".into());
             } else {
-                v / r
+                v.checked_div(r).ok_or("too large")?
             };
         }
         Ok(v)
@@ -262,7 +262,7 @@ impl Parser {
             }
             Some('-') => {
                 self.at += 1;
-                Ok(-self.atom(depth + 1)?)
+                Ok(self.atom(depth + 1)?.checked_neg().ok_or("too large")?)
             }
             _ => {
                 let start = self.at;
@@ -367,11 +367,26 @@ pub(crate) mod tests {
         assert!(expand("${}", &f).unwrap_err().contains("no variable"));
         assert!(expand("$ncpus/0", &f).unwrap_err().contains("division"));
         assert!(expand("$ncpus-9", &f).unwrap_err().contains("negative"));
+        let min = "-(-170141183460469231731687303715884105727-1)+$ncpus";
+        assert!(expand(min, &f).unwrap_err().contains("too large"));
+        let div = "(-170141183460469231731687303715884105727-1)/-1+$ncpus";
+        assert!(expand(div, &f).unwrap_err().contains("too large"));
         assert!(
             expand("$ncpusk*2", &f)
                 .unwrap_err()
                 .contains("whole numbers")
         );
+    }
+
+    proptest::proptest! {
+        /// Any arithmetic fio's bc would be handed, with numbers up to
+        /// 40 digits: a value or an error, never a panic (overflow).
+        #[test]
+        fn arithmetic_never_panics(e in "[-+*/()]{0,3}([0-9]{1,40}[-+*/()]{1,3}){0,6}") {
+            let f = fake(&[]);
+            let _ = expand(&format!("{e}$ncpus"), &f);
+            let _ = expand(&format!("$ncpus{e}"), &f);
+        }
     }
 
     #[test]
