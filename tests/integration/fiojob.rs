@@ -256,3 +256,85 @@ fn variables_keywords_and_include() {
         "{err}"
     );
 }
+
+/// A corpus file run as the JSON result shows it.
+fn corpus_run(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(corpus_dir().join(name)).unwrap();
+    json(&run_job(
+        name,
+        &without_targets(&text),
+        &[
+            "--size",
+            "4m",
+            "--runtime",
+            "300ms",
+            "--time-based",
+            "--output-format",
+            "json",
+        ],
+        &[],
+    ))
+}
+
+/// Corpus files that were refused before issue 27 run with the meaning fio
+/// gives them, not only to exit 0.
+#[test]
+fn corpus_files_run_with_fios_semantics() {
+    // tiobench-example: bsrange=4k-4k is 4k; four stonewalled phases of
+    // numjobs=4 (the `; comment` after it is a comment), direct.
+    let v = corpus_run("tiobench-example.fio");
+    let phases = v["phases"].as_array().unwrap();
+    let got: Vec<(&str, &str)> = phases
+        .iter()
+        .map(|p| {
+            (
+                p["params"]["name"].as_str().unwrap(),
+                p["params"]["rw"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("f1", "write"),
+            ("f2", "randwrite"),
+            ("f3", "read"),
+            ("f4", "randread")
+        ]
+    );
+    for p in phases {
+        assert_eq!(p["params"]["numjobs"], 4);
+        assert_eq!(p["params"]["bs"][0]["bs_bytes"], 4096);
+        assert_eq!(p["params"]["bs"].as_array().unwrap().len(), 1);
+        assert_eq!(p["params"]["cache"], "direct");
+    }
+    // steadystate: `threads=1` accepted; each phase judges its criterion.
+    let v = corpus_run("steadystate.fio");
+    let ss: Vec<(&str, &str)> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = &p["params"]["steadystate"];
+            (
+                s["metric"].as_str().unwrap(),
+                s["criterion"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ss, [("iops", "deviation"), ("bw", "slope")]);
+    // null: gtod_reduce accepted; the null engine, random with replacement.
+    let v = corpus_run("null.fio");
+    let p = &v["phases"][0]["params"];
+    assert_eq!(p["engine"], "null");
+    assert_eq!(p["random_with_replacement"], true);
+    // fixed-rate-submission: io_submit_mode=offload accepted; the rate holds.
+    let v = corpus_run("fixed-rate-submission.fio");
+    let ph = &v["phases"][0];
+    assert_eq!(ph["params"]["rate_iops"], 1000);
+    let iops = ph["read"]["iops"].as_f64().unwrap();
+    assert!(
+        iops > 0.0 && iops < 1150.0,
+        "rate_iops=1000 gave {iops} IOPS"
+    );
+}
