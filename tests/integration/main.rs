@@ -14,8 +14,9 @@ mod compare;
 mod design;
 mod engine_depth;
 mod fiohabits;
-mod fiojob;
 mod forks;
+// fio job files (issue 27)
+mod fiojob;
 mod groups;
 mod groups_more;
 mod honest;

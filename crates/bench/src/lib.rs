@@ -57,7 +57,7 @@ pub use cluster::{PhaseSync, Share, TICK};
 /// Incompressible data for files other crates lay out (replay).
 pub use data::fill_random;
 pub use engine::{libaio_available, uring_available};
-pub use fio_job::{FioJobFile, JobSource, Keyword as FioKeyword, System as FioSystem};
+pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;
 pub use options::{
@@ -79,6 +79,10 @@ pub use sys::{fadvise_dontneed, resident_pages};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
 };
+
+/// What an fio job file reads besides its text (the environment, fio's
+/// keywords, included files): `FioJobFile::parse_with` takes another source.
+pub use fio_job::{JobSource as FioJobSource, Keyword as FioKeyword, System as FioSystem};
 
 use std::path::Path;
 use std::sync::Mutex;
