@@ -187,6 +187,18 @@ fn lex_into(
             }
             v => v,
         };
+        if let Some(v) = value.as_deref().filter(|v| v.starts_with('('))
+            && !matches!(key, "description" | "name")
+        {
+            return fail(
+                file,
+                line,
+                format!(
+                    "{key}={v}: fio's arithmetic in parentheses is not supported: write the result \
+                     (mind that fio counts a bare number in a time expression in microseconds)"
+                ),
+            );
+        }
         sec.entries.push(Entry {
             key: key.to_ascii_lowercase(),
             value,
@@ -1459,6 +1471,11 @@ time_based
         let e = refused("[j]\nzonemode=zbd\n");
         assert!(
             e.contains("zoned block devices") && e.contains("remove"),
+            "{e}"
+        );
+        let e = refused("[j]\nsize=(8*1024)k\n");
+        assert!(
+            e.contains("t.fio:2") && e.contains("write the result"),
             "{e}"
         );
         let e = refused("[j]\nnuma_cpu_nodes=0\n");
