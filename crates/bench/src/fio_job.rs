@@ -810,6 +810,37 @@ fn place_job(out: &mut FioJobFile, spec: PhaseSpec, waits: bool) {
     }
 }
 
+/// `filename=` is the one option fio does not replace when it is given
+/// again: each adds one more file to the job (`str_filename_cb` calls
+/// `add_file`, and a job starts with its `[global]`s' files), so a job
+/// whose `[global]` names one file and which names another runs on both.
+/// storlab runs one file per job file: two different names are refused.
+fn one_file<'a>(files: impl Iterator<Item = &'a Entry>, job: &str) -> Result<(), SpecError> {
+    let mut first: Option<&Entry> = None;
+    for e in files {
+        match first {
+            None => first = Some(e),
+            Some(f) if f.value != e.value => {
+                return fail(
+                    &e.file,
+                    e.line,
+                    format!(
+                        "[{job}]: filename={} after filename={} ({}:{}): fio adds each filename= \
+                         as one more file of the job, so it would run on both; storlab runs one \
+                         file: keep one filename= (or give the target on the command line)",
+                        e.value.as_deref().unwrap_or(""),
+                        f.value.as_deref().unwrap_or(""),
+                        f.file,
+                        f.line
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Of the storlab options that are one setting spelled two ways
 /// ([`crate::options::PAIRED`]: `bs` and `bssplit`, ...), keep the one
 /// mapped last: fio applies options in order, so `bssplit=...` then `bs=8k`
@@ -933,13 +964,18 @@ impl FioJobFile {
         let mut out = FioJobFile::default();
         let mut target: Option<(String, usize)> = None;
         let mut exitall: Vec<Option<(String, usize)>> = Vec::new();
+        // Every filename= a job inherits: fio adds each as one more file.
+        let mut global_files: Vec<&Entry> = Vec::new();
         for sec in &sections {
+            let files = sec.entries.iter().filter(|e| e.key == "filename");
             if sec.name == "global" {
                 for e in &sec.entries {
                     set(&mut global, e);
                 }
+                global_files.extend(files);
                 continue;
             }
+            one_file(global_files.iter().copied().chain(files), &sec.name)?;
             let mut opts = global.clone();
             for e in &sec.entries {
                 set(&mut opts, e);
@@ -1230,6 +1266,18 @@ time_based
         assert_eq!(p.bs.len(), 2, "the job's bssplit over the global bs");
         let p = phase0("[global]\nrw=write\nrw=read\n[j]\nsize=1m\n", &f);
         assert_eq!(p.rw, RwMode::Read);
+        // filename= is the exception: fio adds one more file each time
+        // (fio 3.33 wrote both /tmp/a and /tmp/b for this job).
+        let e = refused("[global]\nfilename=/tmp/a\n[j]\nfilename=/tmp/b\n");
+        assert!(
+            e.contains("t.fio:4") && e.contains("t.fio:2") && e.contains("both"),
+            "{e}"
+        );
+        let e = refused("[j]\nfilename=/tmp/a\nsize=1m\nfilename=/tmp/b\n");
+        assert!(e.contains("t.fio:4"), "{e}");
+        let same = "[global]\nfilename=/tmp/a\n[j]\nfilename=/tmp/a\nsize=1m\n";
+        let got = FioJobFile::parse_with(same, "t.fio", &f).unwrap();
+        assert_eq!(got.target.as_deref(), Some("/tmp/a"));
     }
 
     /// `${VAR}` from the environment and fio's keywords (refused before:
