@@ -513,14 +513,14 @@ fn map_option(
         }
         "filename" | "directory" => {
             let v = need(e, file)?;
-            if key == "filename" && v.contains(':') {
-                return fail(
-                    file,
-                    e.line,
-                    format!(
-                        "filename={v}: several files (':') are not supported; use one file or a directory"
-                    ),
-                );
+            if v.contains(':') {
+                let what = if key == "filename" {
+                    "several files (':') are not supported; use one file or a directory"
+                } else {
+                    "several directories (':', fio spreads the clones over them) are not \
+                     supported; use one directory"
+                };
+                return fail(file, e.line, format!("{key}={v}: {what}"));
             }
             extras.target = Some((v.to_string(), file.to_string(), e.line));
         }
@@ -1519,6 +1519,11 @@ time_based
         let e = refused("[j]\nzonemode=zbd\n");
         assert!(
             e.contains("zoned block devices") && e.contains("remove"),
+            "{e}"
+        );
+        let e = refused("[j]\ndirectory=/a:/b\n");
+        assert!(
+            e.contains("t.fio:2") && e.contains("several directories"),
             "{e}"
         );
         let e = refused("[j]\nsize=(8*1024)k\n");
