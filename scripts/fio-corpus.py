@@ -93,7 +93,8 @@ def run_one(binary, path, args, work):
         code, err = -1, f"timed out after {args.timeout} s"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return code, err
+    # Name the example, not the scratch copy's directory.
+    return code, err.replace(work + os.sep, "")
 
 
 def main():
