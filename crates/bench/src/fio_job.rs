@@ -16,8 +16,14 @@
 //!   reporting group (the concurrent jobs that no `new_group` separates
 //!   are one line, their histograms merged exactly).
 //! * Every option storlab supports is mapped (the table in
-//!   [`map_option`]); any other option is refused by name, with its line —
+//!   [`map_option`] and [`map_job_option`]); any other option is refused by
+//!   name, with its `file:line` and what to write instead ([`refusal`]) —
 //!   never ignored silently.
+//! * As in fio, a line ends at its first `;` or `#`; `${VAR}` and fio's
+//!   keywords (`$ncpus`, ...) are expanded in values and `include FILE`
+//!   reads options in place ([`source`]); options apply in file order, so
+//!   the last setting wins, except `filename=`, which fio adds as one more
+//!   file (refused when it names a second file). See docs/FIO.md.
 //! * Values follow fio: sizes by fio's `kb_base` rules (with the default
 //!   `kb_base=1024`, `4k` = `4KB` = 4096 but `4KiB` = 4000; with
 //!   `kb_base=1000` the SI/IEC meanings), times with fio's units (a bare
