@@ -195,6 +195,9 @@ pub struct ControllerEntry {
     pub lun_read: Option<Rate>,
     /// One LUN's destage rate (per-volume flush to the back end).
     pub lun_write: Option<Rate>,
+    /// The controller's own time per command, when published or measured
+    /// (part of a request's round trip: docs/MODEL.md §3.12).
+    pub cmd_latency: Option<Seconds>,
     /// The link the write cache is mirrored over to the partner controller
     /// (a catalog link spec such as `fc2x2`), when the array mirrors.
     pub mirror_link: Option<Spanned<String>>,
@@ -803,6 +806,7 @@ impl Catalog {
             parity_on_controller: e.parity_on_controller,
             lun_read_bytes_per_s: e.lun_read.map(|r| r.0),
             lun_write_bytes_per_s: e.lun_write.map(|r| r.0),
+            cmd_latency_s: e.cmd_latency.map(|t| t.0),
             mirror: e
                 .mirror_link
                 .as_ref()

@@ -267,6 +267,17 @@ pub struct ControllerSpec {
     /// LUNs the workload spreads over (the per-LUN rates scale with them).
     #[serde(skip_serializing_if = "is_one")]
     pub luns: u32,
+    /// The controller's own time per command (firmware, cache look-up, DMA
+    /// set-up), seconds, when published or measured: part of one request's
+    /// round trip, which bounds a stream with few requests in flight
+    /// (docs/MODEL.md §3.12, [`crate::path::RoundTrip`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd_latency_s: Option<f64>,
+    /// The host side of one request's round trip, seconds: the initiator's
+    /// HBA and driver and the fabric's switch hops, both ways (0 = none
+    /// given).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub host_latency_s: f64,
     /// Figures replaced on the command line, as the report prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
@@ -303,6 +314,8 @@ impl ControllerSpec {
             lun_read_bytes_per_s: None,
             lun_write_bytes_per_s: None,
             luns: 1,
+            cmd_latency_s: None,
+            host_latency_s: 0.0,
             overrides: Vec::new(),
             write_back: true,
             backend,
@@ -316,6 +329,10 @@ impl ControllerSpec {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// A drive enclosure (JBOD) behind a controller.
