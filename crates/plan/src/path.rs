@@ -193,7 +193,7 @@ pub fn stream_unknown(ctrl: &ControllerSpec) -> Option<String> {
     ctrl.cmd_latency_s.is_none().then(|| {
         format!(
             "one stream's round trip leaves out the controller's command time: no published figure for {}; \
-             measure it from a queue-depth-1 run (`plan calibrate`) or give --controller-latency",
+             measure it from a queue-depth-1 run, or give --controller-latency (sim: array.latency)",
             ctrl.name
         )
     })

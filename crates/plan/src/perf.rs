@@ -1183,8 +1183,16 @@ mod tests {
         assert!((rtt - 1.992389e-3).abs() < 1e-9);
         assert!((p.bytes_per_s - 1048576.0 / rtt).abs() < 1.0, "{p:?}");
         assert!((p.bytes_per_s / 1e6 - 526.29).abs() < 0.01);
-        assert!(p.explanation.contains("one stream's round trip"), "{}", p.explanation);
-        assert!(p.explanation.contains("controller 0.050 ms"), "{}", p.explanation);
+        assert!(
+            p.explanation.contains("one stream's round trip"),
+            "{}",
+            p.explanation
+        );
+        assert!(
+            p.explanation.contains("controller 0.050 ms"),
+            "{}",
+            p.explanation
+        );
         assert!(!p.bound, "{:?}", p.unknowns);
         // Four in flight: 2,105 MB/s by Little's law, so the host link binds.
         let four = predict(&layout, &h, &one.with_concurrency(1, 4)).unwrap();
@@ -1196,8 +1204,17 @@ mod tests {
         assert!(b.bytes_per_s > p.bytes_per_s);
         assert!(b.bound && b.unknowns[0].contains("command time"), "{b:?}");
         // Random work keeps its own wording (and no such unknown).
-        let r = predict(&layout, &h, &w(Pattern::RandRead, 4096).with_concurrency(1, 1)).unwrap();
-        assert!(r.explanation.starts_with("bound by concurrency"), "{}", r.explanation);
+        let r = predict(
+            &layout,
+            &h,
+            &w(Pattern::RandRead, 4096).with_concurrency(1, 1),
+        )
+        .unwrap();
+        assert!(
+            r.explanation.starts_with("bound by concurrency"),
+            "{}",
+            r.explanation
+        );
         assert!(!r.bound);
     }
 

@@ -104,7 +104,10 @@ pub fn solve(r: &Resolved) -> Point {
     let t_own = r
         .client_rate_bytes_per_s
         .map_or(0.0, |c| miss / c.min(r.client_nic_bytes_per_s));
-    let t_client = t_cache + t_nic.max(t_own);
+    // One client's stream, bound by its requests' round trip (§3.12 of
+    // docs/MODEL.md): the bytes that leave the client at that rate.
+    let t_stream = model::stream_rate(r, &l).map(|x| miss / x);
+    let t_client = t_cache + t_nic.max(t_own).max(t_stream.unwrap_or(0.0));
 
     let past_client = l.total_bytes * (1.0 - l.h_client);
     push(
@@ -217,11 +220,13 @@ pub fn solve(r: &Resolved) -> Point {
             t_nic,
             on_array,
             lock_secs,
+            t_stream,
             t_run,
         },
     );
     // A request-level run slower than every bound is bound by its queueing.
     let binding = model::binding_of(&utilisation);
+    let unknowns = unknowns_for(r, &binding);
     Point {
         solver: "analytic".into(),
         clients: r.clients,
@@ -240,9 +245,21 @@ pub fn solve(r: &Resolved) -> Point {
         per_client: None,
         simulated_ns: None,
         events: None,
-        bound: !r.array.unknowns.is_empty(),
-        unknowns: r.array.unknowns.clone(),
+        bound: !unknowns.is_empty(),
+        unknowns,
     }
+}
+
+/// The array's unknowns, and the controller's command time when a stream
+/// bound by its round trip (`binding`) leaves it out.
+pub(crate) fn unknowns_for(r: &Resolved, binding: &str) -> Vec<String> {
+    let mut u = r.array.unknowns.clone();
+    if binding == model::STREAM
+        && let Some(s) = &r.array.stream_unknown
+    {
+        u.push(s.clone());
+    }
+    u
 }
 
 /// MVA's throughput, bytes/s: the shared stations (under the DLM, the lock
@@ -266,11 +283,11 @@ fn mva_throughput(
                 .filter(|t| t.name == model::BACKEND)
                 .filter_map(|t| t.station),
         );
-        (st, r.latency_s)
+        (st, r.latency_s + r.array.cmd_latency_s)
     } else {
         (
             terms.iter().filter_map(|t| t.station).collect(),
-            r.latency_s + client_per_request,
+            r.latency_s + r.array.cmd_latency_s + r.array.drive_latency_s + client_per_request,
         )
     };
     (customers <= MVA_MAX_CUSTOMERS)
@@ -316,6 +333,7 @@ struct Parts {
     t_nic: f64,
     on_array: f64,
     lock_secs: Option<f64>,
+    t_stream: Option<f64>,
     t_run: f64,
 }
 
@@ -328,6 +346,7 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
         t_nic,
         on_array,
         lock_secs,
+        t_stream,
         t_run,
     } = p;
     let w = &r.workload;
@@ -359,6 +378,9 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
     }
     if let Some(ls) = lock_secs {
         add(model::LOCK, ls);
+    }
+    if let Some(ts) = t_stream {
+        add(model::STREAM, t_cache + ts);
     }
     utilisation
 }

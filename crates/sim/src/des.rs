@@ -105,6 +105,9 @@ struct Sim<'a> {
     per_client: Vec<crate::model::ClientLatency>,
     events: u64,
     last_done: Nanos,
+    /// One stream request's round trip, ns, over which the clients' first
+    /// requests are spread (0 when streams have no delay in it).
+    stagger_ns: Nanos,
 }
 
 fn pct_of(sorted: &[u64], p: f64) -> u64 {
@@ -139,6 +142,9 @@ impl<'a> Sim<'a> {
                     .collect(),
             );
         }
+        let stagger_ns = model::stream_rate(r, &l).map_or(0, |x| {
+            (f64::from(r.workload.iodepth) * r.workload.bs_bytes as f64 / x * 1e9) as Nanos
+        });
         let caches = vec![
             WriteCache {
                 full: r.array.cache_bytes == 0,
@@ -173,6 +179,7 @@ impl<'a> Sim<'a> {
             per_client: Vec::new(),
             events: 0,
             last_done: 0,
+            stagger_ns,
         }
     }
 
@@ -261,6 +268,17 @@ impl<'a> Sim<'a> {
         }
         let k = cs.next_k;
         cs.next_k += 1;
+        // Streams whose round trip holds a delay start staggered over one
+        // round trip (client c at c/clients of it): identical clients
+        // started at once would otherwise wait on their drives in lockstep
+        // and leave the links idle together, which unsynchronised hosts
+        // do not do.
+        let stagger = if k < u64::from(self.r.workload.iodepth) {
+            self.stagger_ns * u64::from(client) / u64::from(self.r.clients.max(1))
+        } else {
+            0
+        };
+        let now = now + stagger;
         let total_k = cs.total_k;
         let bytes = cs.left_bytes.min(self.r.workload.bs_bytes as f64);
         cs.left_bytes -= bytes;
@@ -301,8 +319,17 @@ impl<'a> Sim<'a> {
                 self.reqs.len() - 1
             }
         };
-        let lat = (self.r.latency_s * 1e9).round() as Nanos;
-        if lat > 0 {
+        // The network latency, and in the array the controller's command
+        // time and, for a stream's request that reaches the drives, the
+        // drives' time (one request's round trip, docs/MODEL.md §3.12).
+        let a = &self.r.array;
+        let in_array = match level {
+            Level::Miss | Level::Write => a.cmd_latency_s + a.drive_latency_s,
+            Level::ArrayHit => a.cmd_latency_s,
+            _ => 0.0,
+        };
+        let lat = ((self.r.latency_s + in_array) * 1e9).round() as Nanos;
+        if now + lat > self.q.now() {
             self.q.schedule(now + lat, Ev::Arrive { req: id });
         } else {
             self.arrive(id);
@@ -552,7 +579,16 @@ impl<'a> Sim<'a> {
                 100.0 * self.lock_busy_ns as f64 / elapsed as f64,
             );
         }
+        if let Some(x) = model::stream_rate(self.r, &self.l) {
+            let t = self
+                .clients
+                .iter()
+                .map(|c| c.hit_bytes / self.r.page_cache_bytes_per_s + c.nic_bytes / x)
+                .fold(0.0, f64::max);
+            add(model::STREAM, 100.0 * t / secs);
+        }
         let binding = model::binding_of(&utilisation);
+        let unknowns = crate::analytic::unknowns_for(self.r, &binding);
         self.all_lat.sort_unstable();
         let mean = if self.all_lat.is_empty() {
             0.0
@@ -601,8 +637,8 @@ impl<'a> Sim<'a> {
             per_client: Some(per_client),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
-            bound: !self.r.array.unknowns.is_empty(),
-            unknowns: self.r.array.unknowns.clone(),
+            bound: !unknowns.is_empty(),
+            unknowns,
         }
     }
 }

@@ -211,6 +211,9 @@ struct ArraySection {
     /// Controllers whose ports make up the array's ports (active-passive).
     #[serde(default = "two_u32")]
     controller_count: u32,
+    /// The controller's own time per command (a measured or published
+    /// figure): part of one request's round trip.
+    latency: Option<Q>,
 }
 
 fn two_u32() -> u32 {
@@ -294,6 +297,17 @@ pub struct Array {
     /// (plan's `path::unknowns`): the answer is then an upper bound.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknowns: Vec<String>,
+    /// The controller's own time per request, s (`array.latency`, or the
+    /// catalog controller's `cmd_latency`; 0 when neither gives it).
+    pub cmd_latency_s: f64,
+    /// The drives' time one request of a stream waits for, s, from plan's
+    /// model (0 for random work, whose drives are queues of their own, and
+    /// for a back end given as a figure).
+    pub drive_latency_s: f64,
+    /// Set when the controller's command time is not known: a stream bound
+    /// by its round trip is then an upper bound (plan's `path::stream_unknown`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_unknown: Option<String>,
 }
 
 /// The workload every client runs.
@@ -781,7 +795,10 @@ impl Scenario {
             controller = Some(controller.map_or(*l, |c| c.min(*l)));
         }
         let host_lanes = ctrl.as_ref().map_or(1, |c| c.host.lanes);
-        let (ports_rate, port_count) = match (&a.port, path.host_link) {
+        // A transparent controller (per-LUN rates or a latency without a
+        // catalog controller) has no host link of its own.
+        let host_link = path.host_link.filter(|_| a.controller.is_some());
+        let (ports_rate, port_count) = match (&a.port, host_link) {
             (Some(q), _) => (self.link("array.port", q, cat)? * f64::from(ports), ports),
             (None, Some(_)) if ports != 1 => {
                 return Err(self.invalid(
@@ -850,6 +867,12 @@ impl Scenario {
                 }
             }
         };
+        let rt = path.round_trip;
+        let drive_latency_s = if pattern.is_random() || drives.is_none() || explicit.is_some() {
+            0.0
+        } else {
+            rt.drive_s
+        };
         Ok(Array {
             count: array_count,
             ports_bytes_per_s: ports_rate,
@@ -859,6 +882,14 @@ impl Scenario {
             backend_source,
             backend_units,
             unknowns: path.unknowns,
+            cmd_latency_s: rt.controller_s,
+            drive_latency_s,
+            stream_unknown: match &ctrl {
+                Some(c) => storlab_plan::path::stream_unknown(c),
+                None => {
+                    storlab_plan::path::stream_unknown(&crate::catalog::transparent_controller())
+                }
+            },
         })
     }
 
@@ -888,10 +919,20 @@ impl Scenario {
             .as_ref()
             .map(|q| self.rate("array.lun_write_rate", q))
             .transpose()?;
-        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some()) {
+        let latency = a
+            .latency
+            .as_ref()
+            .map(|q| {
+                parse_duration(&q.get_ref().text())
+                    .map(|d| d.as_secs_f64())
+                    .map_err(|e| self.at(q, format!("array.latency: {e} (e.g. 50us)")))
+            })
+            .transpose()?;
+        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some() || latency.is_some()) {
             ctrl = Some(crate::catalog::transparent_controller());
         }
         if let Some(c) = ctrl.as_mut() {
+            c.cmd_latency_s = latency.or(c.cmd_latency_s);
             c.luns = luns;
             c.lun_read_bytes_per_s = lun_read.or(c.lun_read_bytes_per_s);
             c.lun_write_bytes_per_s = lun_write.or(c.lun_write_bytes_per_s);
