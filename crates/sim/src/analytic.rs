@@ -147,9 +147,13 @@ pub fn solve(r: &Resolved) -> Point {
     let at_once = at_arrays / copies;
     // What passes an array's cache on to its back end: writes beyond what
     // the write-back cache absorbs, reads it does not serve.
-    let to_backend = if w.pattern.is_write() {
+    // A mix: its reads pass on, its writes beyond what the cache absorbs.
+    let rf = w.pattern.read_fraction();
+    let to_backend = if rf < 1.0 {
         if on_array > 0.0 {
-            (1.0 - r.array.cache_bytes as f64 / on_array).max(0.0)
+            let written = on_array * (1.0 - rf);
+            let absorbed = (r.array.cache_bytes as f64).min(written);
+            rf * (1.0 - l.h_array) + (written - absorbed) / on_array
         } else {
             0.0
         }
@@ -366,7 +370,7 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
     add(model::CLIENT_NIC, t_cache + t_nic);
     for name in model::COMPONENTS {
         if let Some(t) = terms.iter().find(|t| t.name == name) {
-            let secs = if name == model::BACKEND && w.pattern.is_write() {
+            let secs = if name == model::BACKEND && w.pattern.read_fraction() < 1.0 {
                 // The back end drains the write-back cache from the first
                 // byte: it is busy for everything it can write in the run.
                 (on_array / r.array.backend_bytes_per_s).min(t_run)

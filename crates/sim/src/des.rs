@@ -108,6 +108,11 @@ struct Sim<'a> {
     /// One stream request's round trip, ns, over which the clients' first
     /// requests are spread (0 when streams have no delay in it).
     stagger_ns: Nanos,
+    /// The drives' time a stream's request waits before its flow, s: plan's
+    /// drive latency less what the flow itself takes longer for crossing a
+    /// back end slower than the links (the fluid flow moves at the slowest
+    /// part's rate, so that time would otherwise count twice).
+    drive_delay_s: f64,
 }
 
 fn pct_of(sorted: &[u64], p: f64) -> u64 {
@@ -145,6 +150,12 @@ impl<'a> Sim<'a> {
         let stagger_ns = model::stream_rate(r, &l).map_or(0, |x| {
             (f64::from(r.workload.iodepth) * r.workload.bs_bytes as f64 / x * 1e9) as Nanos
         });
+        let drive_delay_s = {
+            let bs = r.workload.bs_bytes as f64;
+            let lone = model::lone_link_rate(r, &l);
+            let slower = (bs / r.array.backend_bytes_per_s - bs / lone).max(0.0);
+            (r.array.drive_latency_s - slower).max(0.0)
+        };
         let caches = vec![
             WriteCache {
                 full: r.array.cache_bytes == 0,
@@ -180,6 +191,7 @@ impl<'a> Sim<'a> {
             events: 0,
             last_done: 0,
             stagger_ns,
+            drive_delay_s,
         }
     }
 
@@ -237,8 +249,21 @@ impl<'a> Sim<'a> {
     }
 
     fn level_of(&mut self, k: u64, total_k: u64) -> Level {
-        if self.r.workload.pattern.is_write() {
+        let rf = self.r.workload.pattern.read_fraction();
+        if rf <= 0.0 {
             return Level::Write;
+        }
+        if rf < 1.0 {
+            // A mix: a share rf of the requests read, drawn for random
+            // work, evenly interleaved for a stream.
+            let read = if self.r.workload.pattern.is_random() {
+                self.rng.uniform() < rf
+            } else {
+                ((k + 1) as f64 * rf).floor() > (k as f64 * rf).floor()
+            };
+            if !read {
+                return Level::Write;
+            }
         }
         let f = if self.r.workload.pattern.is_random() {
             self.rng.uniform()
@@ -324,7 +349,7 @@ impl<'a> Sim<'a> {
         // drives' time (one request's round trip, docs/MODEL.md §3.12).
         let a = &self.r.array;
         let in_array = match level {
-            Level::Miss | Level::Write => a.cmd_latency_s + a.drive_latency_s,
+            Level::Miss | Level::Write => a.cmd_latency_s + self.drive_delay_s,
             Level::ArrayHit => a.cmd_latency_s,
             _ => 0.0,
         };

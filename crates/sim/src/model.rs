@@ -180,7 +180,8 @@ impl Layout {
             .map_or(r.client_nic_bytes_per_s, |c| {
                 c.min(r.client_nic_bytes_per_s)
             });
-        let reads_warm = !w.pattern.is_write() && w.warm;
+        // A mix's reads are taken cold (its writes keep changing the data).
+        let reads_warm = w.pattern.read_fraction() >= 1.0 && w.warm;
         // The fraction of a working set `ws` a cache of `c` bytes serves.
         let random = w.pattern.is_random();
         let hit = |policy: CachePolicy, c: f64, ws: f64| -> f64 {
@@ -349,12 +350,27 @@ fn owned_share(r: &Resolved, movers: u32) -> f64 {
     busiest as f64 / f64::from(spanned)
 }
 
+/// The rate one request alone moves at over the links its bytes cross one
+/// after the other — the client's own path, the uplink, the movers' ports
+/// and the array's ports — bytes/s. Plan counts the host link; a
+/// controller's or mover's rate is a throughput over many requests, not
+/// one request's transfer.
+pub fn lone_link_rate(r: &Resolved, l: &Layout) -> f64 {
+    let caps = [
+        r.uplink_bytes_per_s,
+        r.movers.as_ref().map(|m| m.client_side_bytes_per_s),
+        r.movers.as_ref().map(|m| m.storage_side_bytes_per_s),
+        Some(r.array.ports_bytes_per_s),
+    ];
+    caps.into_iter().flatten().fold(l.client_rate, f64::min)
+}
+
 /// One client's stream limit, bytes/s (docs/MODEL.md §3.12): a sequential
 /// stream keeps `iodepth` requests in flight, each taking its round trip —
 /// the network `latency`, the array controller's command time and the
 /// drives' time (plan's model), and the transfer at the rate a lone
-/// request gets through the front path (client, uplink, mover, array ports
-/// and controller) — so by Little's law it moves at most
+/// request gets over the links (client, uplink, movers' ports, array
+/// ports) — so by Little's law it moves at most
 /// `iodepth × bs / round trip`. None for random work (MVA counts its
 /// queueing) and for lock-managed shared-file writes (one at a time).
 pub fn stream_rate(r: &Resolved, l: &Layout) -> Option<f64> {
@@ -362,18 +378,7 @@ pub fn stream_rate(r: &Resolved, l: &Layout) -> Option<f64> {
     if w.pattern.is_random() || l.locked {
         return None;
     }
-    let mut lone = l.client_rate;
-    let caps = [
-        r.uplink_bytes_per_s,
-        r.movers.as_ref().map(|m| m.client_side_bytes_per_s),
-        r.movers.as_ref().and_then(|m| m.rate_bytes_per_s),
-        r.movers.as_ref().map(|m| m.storage_side_bytes_per_s),
-        Some(r.array.ports_bytes_per_s),
-        r.array.controller_bytes_per_s,
-    ];
-    for c in caps.into_iter().flatten() {
-        lone = lone.min(c);
-    }
+    let lone = lone_link_rate(r, l);
     let bs = w.bs_bytes as f64;
     // Only a round trip with more than the transfer in it can bind below
     // the path's own parts.

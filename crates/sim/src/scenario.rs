@@ -232,6 +232,9 @@ struct WorkloadSection {
     iodepth: u32,
     #[serde(default)]
     warm: bool,
+    /// `pattern = "rw"` or `"randrw"`: the percentage of requests that
+    /// read (fio's word; default 50).
+    rwmixread: Option<Spanned<f64>>,
 }
 
 /// I/O pattern of the workload: the one pattern type plan's model uses
@@ -358,6 +361,24 @@ pub struct Resolved {
     pub stripe_count: u32,
     pub array: Array,
     pub workload: Workload,
+}
+
+/// What a full-duplex path with `read` and `write` rates (bytes/s) carries
+/// of a workload whose bytes are a share `r` read: each direction carries
+/// its share at once, the busier binds (`r = 1`: `read`; `r = 0`:
+/// `write`; a symmetric link carries `rate / max(r, 1 − r)` of a mix).
+pub fn mixed_rate(r: f64, read: f64, write: f64) -> f64 {
+    let t = (r / read).max((1.0 - r) / write);
+    if t > 0.0 { 1.0 / t } else { f64::INFINITY }
+}
+
+/// What one processor with a `read` and a `write` path (bytes/s) does for a
+/// workload whose bytes are a share `r` read: the times add up (plan's
+/// controller read and write paths, docs/MODEL.md §3.3).
+pub fn serial_rate(r: f64, read: Option<f64>, write: Option<f64>) -> Option<f64> {
+    let t = read.map_or(0.0, |x| if r > 0.0 { r / x } else { 0.0 })
+        + write.map_or(0.0, |x| if r < 1.0 { (1.0 - r) / x } else { 0.0 });
+    (t > 0.0).then(|| 1.0 / t)
 }
 
 /// Default speed of a client's page cache (memory copy), bytes/s.
@@ -509,26 +530,41 @@ impl Scenario {
         Ok(r)
     }
 
-    /// Whether the workload writes (links are then read in that direction).
-    fn writes(&self) -> bool {
-        matches!(
-            self.parsed.workload.pattern.get_ref().as_str(),
-            "write" | "randwrite"
-        )
+    /// The share of the workload's bytes that are read (1 for reads, 0 for
+    /// writes, `rwmixread` / 100 for a mix): links are read in the
+    /// directions the data goes.
+    fn read_fraction(&self) -> f64 {
+        let w = &self.parsed.workload;
+        match w.pattern.get_ref().as_str() {
+            "write" | "randwrite" => 0.0,
+            "rw" | "randrw" => w
+                .rwmixread
+                .as_ref()
+                .map_or(0.5, |p| (p.get_ref() / 100.0).clamp(0.0, 1.0)),
+            _ => 1.0,
+        }
     }
 
     /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate,
-    /// in the direction the workload moves data.
+    /// in the direction the workload moves data; for a mix, what the
+    /// full-duplex link carries of it (each direction its share:
+    /// `1 / max(r / read rate, (1 − r) / write rate)`, plan's
+    /// `LinkSpec::capacity`).
     fn link(&self, key: &str, q: &Q, cat: &SimCatalog) -> Result<f64, SimError> {
         let s = q.get_ref().text();
-        if let Ok(r) = parse_rate(&s) {
+        let (read, write) = if let Ok(r) = parse_rate(&s) {
             if r <= 0.0 {
                 return Err(self.at(q, format!("{key}: must be above zero")));
             }
-            return Ok(r);
-        }
-        cat.link_rate(&s, self.writes())
-            .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
+            (r, r)
+        } else {
+            let rate = |w| {
+                cat.link_rate(&s, w)
+                    .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
+            };
+            (rate(false)?, rate(true)?)
+        };
+        Ok(mixed_rate(self.read_fraction(), read, write))
     }
 
     fn count(
@@ -685,18 +721,37 @@ impl Scenario {
 
     fn workload(&self) -> Result<Workload, SimError> {
         let w = &self.parsed.workload;
-        let pattern = match Pattern::from_fio_word(w.pattern.get_ref()) {
-            Some(p) => p,
-            None => {
-                let other = w.pattern.get_ref();
+        let word = w.pattern.get_ref().as_str();
+        let pattern = match (Pattern::from_fio_word(word), word) {
+            (Some(p), _) => p,
+            (None, "rw" | "randrw") => Pattern::Mix {
+                read_pct: self.read_fraction() * 100.0,
+                random: word == "randrw",
+            },
+            (None, other) => {
                 return Err(self.at(
                     &w.pattern,
                     format!(
-                        "workload.pattern = \"{other}\": write read, write, randread or randwrite"
+                        "workload.pattern = \"{other}\": write read, write, randread, randwrite, or rw / randrw (a mix, with rwmixread = 70)"
                     ),
                 ));
             }
         };
+        if let Some(m) = &w.rwmixread {
+            let v = *m.get_ref();
+            if !matches!(pattern, Pattern::Mix { .. }) {
+                return Err(self.at(
+                    m,
+                    format!("workload.rwmixread applies to pattern = \"rw\" or \"randrw\", not \"{word}\""),
+                ));
+            }
+            if !(0.0..=100.0).contains(&v) {
+                return Err(self.at(
+                    m,
+                    format!("workload.rwmixread = {v}: give the percentage of requests that read, 0 to 100"),
+                ));
+            }
+        }
         let sharing = match &w.sharing {
             None => Sharing::NN,
             Some(s) if s.get_ref() == "n-n" => Sharing::NN,
@@ -748,17 +803,18 @@ impl Scenario {
             .as_ref()
             .map(|q| self.rate("array.cache_rate", q))
             .transpose()?;
-        let dir_limit = if pattern.is_write() {
-            a.write_limit
-                .as_ref()
-                .map(|q| self.rate("array.write_limit", q))
-                .transpose()?
-        } else {
-            a.read_limit
-                .as_ref()
-                .map(|q| self.rate("array.read_limit", q))
-                .transpose()?
-        };
+        let read_limit = a
+            .read_limit
+            .as_ref()
+            .map(|q| self.rate("array.read_limit", q))
+            .transpose()?;
+        let write_limit = a
+            .write_limit
+            .as_ref()
+            .map(|q| self.rate("array.write_limit", q))
+            .transpose()?;
+        // One processor: for a mix its read and write paths' times add up.
+        let dir_limit = serial_rate(pattern.read_fraction(), read_limit, write_limit);
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
         }
