@@ -99,11 +99,13 @@ pub fn solve(r: &Resolved) -> Point {
     // Client side: one client's own time (a delay in MVA).
     let hit = l.per_client_bytes * l.h_client;
     let miss = l.per_client_bytes - hit;
-    let t_cache = hit / r.page_cache_bytes_per_s;
-    let t_nic = miss / r.client_nic_bytes_per_s;
-    let t_own = r
-        .client_rate_bytes_per_s
-        .map_or(0.0, |c| miss / c.min(r.client_nic_bytes_per_s));
+    // A client's processes share its page cache and NIC: each stream
+    // has its share of them (Resolved::per_stream).
+    let t_cache = hit / r.per_stream(r.page_cache_bytes_per_s);
+    let t_nic = miss / r.per_stream(r.client_nic_bytes_per_s);
+    let t_own = r.client_rate_bytes_per_s.map_or(0.0, |c| {
+        miss / r.per_stream(c.min(r.client_nic_bytes_per_s))
+    });
     // One client's stream, bound by its requests' round trip (§3.12 of
     // docs/MODEL.md): the bytes that leave the client at that rate.
     let t_stream = model::stream_rate(r, &l).map(|x| miss / x);
@@ -235,7 +237,7 @@ pub fn solve(r: &Resolved) -> Point {
         solver: "analytic".into(),
         clients: r.clients,
         aggregate_bytes_per_s: aggregate,
-        per_client_bytes_per_s: aggregate / l.n as f64,
+        per_client_bytes_per_s: aggregate / f64::from(r.clients.max(1)),
         binding,
         utilisation,
         mean_latency_ns: customers as f64 * bs / aggregate * 1e9,

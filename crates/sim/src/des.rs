@@ -233,7 +233,7 @@ impl<'a> Sim<'a> {
             f64::from(self.r.workload.iodepth)
         };
         let cap = if level == Level::ClientHit {
-            self.r.page_cache_bytes_per_s / depth
+            self.r.per_stream(self.r.page_cache_bytes_per_s) / depth
         } else {
             self.l.client_rate / depth
         };
@@ -299,7 +299,7 @@ impl<'a> Sim<'a> {
         // and leave the links idle together, which unsynchronised hosts
         // do not do.
         let stagger = if k < u64::from(self.r.workload.iodepth) {
-            self.stagger_ns * u64::from(client) / u64::from(self.r.clients.max(1))
+            self.stagger_ns * u64::from(client) / u64::from(self.r.streams().max(1))
         } else {
             0
         };
@@ -453,7 +453,7 @@ impl<'a> Sim<'a> {
     fn run(&mut self) {
         let bs = self.r.workload.bs_bytes as f64;
         let per = self.l.per_client_bytes;
-        for c in 0..self.r.clients {
+        for c in 0..self.r.streams() {
             let total_k = (per / bs).ceil().max(1.0) as u64;
             self.clients.push(Client {
                 total_k,
@@ -462,7 +462,7 @@ impl<'a> Sim<'a> {
             });
             let _ = c;
         }
-        for c in 0..self.r.clients {
+        for c in 0..self.r.streams() {
             for _ in 0..self.r.workload.iodepth {
                 self.issue(c);
             }
@@ -510,7 +510,7 @@ impl<'a> Sim<'a> {
         if max_hit > 0.0 {
             add(
                 model::CLIENT_CACHE,
-                100.0 * max_hit / self.r.page_cache_bytes_per_s / secs,
+                100.0 * max_hit / self.r.per_stream(self.r.page_cache_bytes_per_s) / secs,
             );
         }
         if let Some(c) = self.r.client_rate_bytes_per_s {
@@ -518,8 +518,8 @@ impl<'a> Sim<'a> {
                 .clients
                 .iter()
                 .map(|x| {
-                    x.hit_bytes / self.r.page_cache_bytes_per_s
-                        + x.nic_bytes / c.min(self.r.client_nic_bytes_per_s)
+                    x.hit_bytes / self.r.per_stream(self.r.page_cache_bytes_per_s)
+                        + x.nic_bytes / self.r.per_stream(c.min(self.r.client_nic_bytes_per_s))
                 })
                 .fold(0.0, f64::max);
             add(model::CLIENT, 100.0 * t / secs);
@@ -528,8 +528,8 @@ impl<'a> Sim<'a> {
             .clients
             .iter()
             .map(|x| {
-                x.hit_bytes / self.r.page_cache_bytes_per_s
-                    + x.nic_bytes / self.r.client_nic_bytes_per_s
+                x.hit_bytes / self.r.per_stream(self.r.page_cache_bytes_per_s)
+                    + x.nic_bytes / self.r.per_stream(self.r.client_nic_bytes_per_s)
             })
             .fold(0.0, f64::max);
         let _ = max_nic;
@@ -608,7 +608,9 @@ impl<'a> Sim<'a> {
             let t = self
                 .clients
                 .iter()
-                .map(|c| c.hit_bytes / self.r.page_cache_bytes_per_s + c.nic_bytes / x)
+                .map(|c| {
+                    c.hit_bytes / self.r.per_stream(self.r.page_cache_bytes_per_s) + c.nic_bytes / x
+                })
                 .fold(0.0, f64::max);
             add(model::STREAM, 100.0 * t / secs);
         }
@@ -628,7 +630,7 @@ impl<'a> Sim<'a> {
             solver: "des".into(),
             clients: self.r.clients,
             aggregate_bytes_per_s: aggregate,
-            per_client_bytes_per_s: aggregate / self.l.n as f64,
+            per_client_bytes_per_s: aggregate / f64::from(self.r.clients.max(1)),
             binding,
             utilisation,
             mean_latency_ns: mean,
@@ -679,7 +681,7 @@ pub fn simulate(r: &Resolved) -> Result<Point, SimError> {
         return Err(SimError::TooLarge(format!(
             "{} clients × {per_client} requests = {requests} requests is more than the discrete-event solver's {MAX_REQUESTS}; \
              use --solver analytic, a smaller workload.file_size or a larger workload.bs",
-            r.clients
+            l.n
         )));
     }
     let mut sim = Sim::new(r);

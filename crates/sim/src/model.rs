@@ -168,18 +168,20 @@ pub struct Layout {
 
 impl Layout {
     pub fn of(r: &Resolved) -> Layout {
-        let n = u64::from(r.clients);
+        // Every process of every client is a stream of its own.
+        let n = u64::from(r.streams());
         let w = &r.workload;
         let f = w.file_size_bytes as f64;
         let (per_client, total) = match w.sharing {
             Sharing::NN => (f, f * n as f64),
             Sharing::N1 => (f / n as f64, f),
         };
-        let client_rate = r
-            .client_rate_bytes_per_s
-            .map_or(r.client_nic_bytes_per_s, |c| {
-                c.min(r.client_nic_bytes_per_s)
-            });
+        let client_rate = r.per_stream(
+            r.client_rate_bytes_per_s
+                .map_or(r.client_nic_bytes_per_s, |c| {
+                    c.min(r.client_nic_bytes_per_s)
+                }),
+        );
         // A mix's reads are taken cold (its writes keep changing the data).
         let reads_warm = w.pattern.read_fraction() >= 1.0 && w.warm;
         // The fraction of a working set `ws` a cache of `c` bytes serves.
@@ -197,7 +199,11 @@ impl Layout {
             }
         };
         let h_client = if reads_warm {
-            hit(r.page_cache_policy, r.page_cache_bytes as f64, per_client)
+            hit(
+                r.page_cache_policy,
+                r.per_stream(r.page_cache_bytes as f64),
+                per_client,
+            )
         } else {
             0.0
         };
@@ -523,6 +529,59 @@ iodepth = {qd}
         assert!(a.aggregate_bytes_per_s > want);
         assert!(a.bound && a.unknowns[0].contains("command time"), "{a:?}");
         assert!(des::simulate(&r).unwrap().bound);
+    }
+
+    #[test]
+    fn a_clients_processes_share_its_nic() {
+        // Two clients of four processes each, sequential 1 MiB writes,
+        // 100 MB/s NICs, an array that cannot bind: eight streams, but
+        // two NICs: 200 MB/s, 100 per client, in both solvers.
+        let text = |clients: u32, processes: u32, extra: &str| {
+            format!(
+                r#"[clients]
+count = {clients}
+processes = {processes}
+nic = "100MB/s"
+{extra}
+[array]
+port = "100GB/s"
+backend = "100GB/s"
+[workload]
+pattern = "write"
+bs = "1MiB"
+file_size = "256MiB"
+"#
+            )
+        };
+        let r = resolve(&text(2, 4, ""));
+        assert_eq!((r.clients, r.processes, r.streams()), (2, 4, 8));
+        let a = analytic::solve(&r);
+        assert!(
+            (a.aggregate_bytes_per_s / 200e6 - 1.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!((a.per_client_bytes_per_s / 100e6 - 1.0).abs() < 1e-9);
+        assert_eq!(a.binding, CLIENT_NIC);
+        let d = des::simulate(&r).unwrap();
+        assert!(
+            (d.aggregate_bytes_per_s / 200e6 - 1.0).abs() < 0.01,
+            "{d:?}"
+        );
+        assert_eq!(d.per_client.as_ref().map(Vec::len), Some(8));
+        // Each process its own file: eight 256 MiB files were written.
+        assert!((Layout::of(&r).total_bytes - 8.0 * 268435456.0).abs() < 1.0);
+        // On a hashed bond each process is a flow of its own: two clients
+        // of four processes on one mover's 4 x 1 GB/s bond use
+        // 4 (1 - 0.75^8) = 3.5995 links, two clients alone 1.75.
+        let bond = "[movers]\ncount = 1\nclient_port = \"1GB/s\"\nclient_ports = 4\nstorage_port = \"100GB/s\"\nbonding = \"802.3ad\"";
+        let with = |p| {
+            resolve(&text(2, p, bond))
+                .movers
+                .map(|m| m.client_side_bytes_per_s)
+                .unwrap()
+        };
+        assert!((with(4) / 1e9 - 4.0 * (1.0 - 0.75f64.powi(8))).abs() < 1e-9);
+        assert!((with(1) / 1e9 - 1.75).abs() < 1e-9);
     }
 
     #[test]

@@ -64,9 +64,9 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
     };
     let per_client = match w.sharing {
         crate::scenario::Sharing::NN => w.file_size_bytes,
-        crate::scenario::Sharing::N1 => w.file_size_bytes / u64::from(r.clients),
+        crate::scenario::Sharing::N1 => w.file_size_bytes / u64::from(r.streams()),
     };
-    let total_bytes = per_client * u64::from(r.clients);
+    let total_bytes = per_client * u64::from(r.streams());
     let elapsed_ns = s
         .simulated_ns
         .unwrap_or_else(|| (total_bytes as f64 / s.aggregate_bytes_per_s * 1e9) as u64);
@@ -119,7 +119,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
                 weight: 100,
             }],
             size_bytes: per_client,
-            numjobs: r.clients,
+            numjobs: r.streams(),
             iodepth: w.iodepth,
             engine: EngineKind::Null,
             cache: if w.warm {

@@ -120,6 +120,11 @@ struct ClientsSection {
     page_cache_rate: Option<Q>,
     /// The page cache's policy; default the scenario's `cache_policy`.
     cache_policy: Option<CachePolicy>,
+    /// Processes per client, each running the workload (its own file for
+    /// n-n) with `iodepth` in flight; they share the client's NIC, own
+    /// limit and page cache.
+    #[serde(default = "one_u32")]
+    processes: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -342,6 +347,9 @@ pub struct Resolved {
     pub mover_cache_policy: CachePolicy,
     pub array_cache_policy: CachePolicy,
     pub clients: u32,
+    /// Processes per client (streams sharing its NIC, own limit and page
+    /// cache; each runs the workload).
+    pub processes: u32,
     /// One client's NIC, bytes/s.
     pub client_nic_bytes_per_s: f64,
     /// One client's own limit (CPU, application), bytes/s.
@@ -379,6 +387,19 @@ pub fn serial_rate(r: f64, read: Option<f64>, write: Option<f64>) -> Option<f64>
     let t = read.map_or(0.0, |x| if r > 0.0 { r / x } else { 0.0 })
         + write.map_or(0.0, |x| if r < 1.0 { (1.0 - r) / x } else { 0.0 });
     (t > 0.0).then(|| 1.0 / t)
+}
+
+impl Resolved {
+    /// Streams in all: every process of every client runs the workload.
+    pub fn streams(&self) -> u32 {
+        self.clients.saturating_mul(self.processes.max(1))
+    }
+
+    /// One stream's share of a client's resource (NIC, own limit, page
+    /// cache and its rate): its processes run the same workload at once.
+    pub fn per_stream(&self, x: f64) -> f64 {
+        x / f64::from(self.processes.max(1))
+    }
 }
 
 /// Default speed of a client's page cache (memory copy), bytes/s.
@@ -1033,6 +1054,15 @@ impl Scenario {
             Some(&c.count),
             10_000_000,
         )?;
+        let processes = self.count("clients.processes", c.processes, None, 4096)?;
+        if u64::from(clients) * u64::from(processes) > 10_000_000 {
+            return Err(self.invalid(
+                "clients.processes",
+                format!(
+                    "{clients} clients × {processes} processes: at most 10000000 streams in all"
+                ),
+            ));
+        }
         let client_nic = self.link("clients.nic", &c.nic, cat)?;
         let client_rate = c
             .rate
@@ -1082,7 +1112,8 @@ impl Scenario {
                 .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
                 .as_secs_f64(),
         };
-        let movers = self.movers(cat, clients)?;
+        // Each process is a connection of its own on a hashed bond.
+        let movers = self.movers(cat, clients.saturating_mul(processes))?;
         let (fs, lock_handoff_s, stripe_bytes, stripe_count) = self.filesystem()?;
 
         let workload = self.workload()?;
@@ -1105,6 +1136,7 @@ impl Scenario {
                 .unwrap_or(p.cache_policy),
             array_cache_policy: p.array.cache_policy.unwrap_or(p.cache_policy),
             clients,
+            processes,
             client_nic_bytes_per_s: client_nic,
             client_rate_bytes_per_s: client_rate,
             page_cache_bytes: page_cache,
@@ -1169,6 +1201,25 @@ pub fn parse_vary(arg: &str) -> Result<Vary, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mix_crosses_links_each_way_and_a_processor_in_turn() {
+        // Full duplex: a 70/30 mix on 100 MB/s read, 80 MB/s write moves
+        // 1 / max(0.7/100, 0.3/80) = 142.857 MB/s; a symmetric link
+        // carries rate / 0.7 of it.
+        assert!((mixed_rate(0.7, 100e6, 80e6) - 1e8 / 0.7).abs() < 1e-3);
+        assert!((mixed_rate(0.2, 100e6, 80e6) - 80e6 / 0.8).abs() < 1e-3);
+        assert_eq!(mixed_rate(1.0, 100e6, 80e6), 100e6);
+        assert_eq!(mixed_rate(0.0, 100e6, 80e6), 80e6);
+        // One processor: 50/50 on a 100 MB/s read and 50 MB/s write path
+        // takes 0.5/100 + 0.5/50 per MB: 66.667 MB/s; a read path alone
+        // (1.5 GB/s) carries 1.5 / 0.7 = 2,142.857 MB/s of a 70/30 mix.
+        let s = serial_rate(0.5, Some(100e6), Some(50e6)).unwrap();
+        assert!((s - 1e8 / 1.5).abs() < 1e-3);
+        let s = serial_rate(0.7, Some(1.5e9), None).unwrap();
+        assert!((s - 1.5e9 / 0.7).abs() < 1e-3);
+        assert_eq!(serial_rate(1.0, None, Some(1e9)), None);
+    }
     use proptest::prelude::*;
 
     pub const BASIC: &str = r#"
