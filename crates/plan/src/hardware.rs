@@ -278,6 +278,15 @@ pub struct ControllerSpec {
     /// given).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub host_latency_s: f64,
+    /// The era and kind of part (`RAID-on-chip, 3Gb/s SAS (LSI SAS1078,
+    /// 2007-2009)`): what comparable parts' measurements are taken from
+    /// where this one's figure is not published (docs/MODEL.md §3.13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// The write rates measured on comparable parts of its class, with
+    /// their sources, when a sourced set exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical_write: Option<TypicalRange>,
     /// Figures replaced on the command line, as the report prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
@@ -316,6 +325,8 @@ impl ControllerSpec {
             luns: 1,
             cmd_latency_s: None,
             host_latency_s: 0.0,
+            class: None,
+            typical_write: None,
             overrides: Vec::new(),
             write_back: true,
             backend,
@@ -325,6 +336,16 @@ impl ControllerSpec {
             currency: None,
         }
     }
+}
+
+/// A range of figures measured on comparable parts, with where each came
+/// from: shown beside an upper bound, never used as the prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TypicalRange {
+    pub low_bytes_per_s: f64,
+    pub high_bytes_per_s: f64,
+    /// The published measurements the range is taken from.
+    pub source: String,
 }
 
 fn is_one(n: &u32) -> bool {

@@ -337,6 +337,55 @@ pub fn memory_crossings(
     front_read + front_write + back_read + back_write + parity + mirror
 }
 
+/// What comparable parts of a controller's class measured, shown beside an
+/// upper bound on its write path (docs/MODEL.md §3.13).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Typical {
+    /// The era and kind of part.
+    pub class: String,
+    /// The measured range, when a sourced one exists for the class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub low_bytes_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_bytes_per_s: Option<f64>,
+    /// The published measurements it is taken from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// One line for tables and reports: the range and its sources, or that
+    /// none is sourced.
+    pub note: String,
+}
+
+/// The typical write range of `ctrl`'s class, when its catalog entry names
+/// a class: the sourced range, or a line saying no sourced set of
+/// measurements exists for the class (never an invented one).
+pub fn typical_write(ctrl: &ControllerSpec) -> Option<Typical> {
+    let class = ctrl.class.clone()?;
+    Some(match &ctrl.typical_write {
+        Some(t) => Typical {
+            note: format!(
+                "typical for its class ({class}): {:.0}-{:.0} MB/s measured on comparable parts ({})",
+                t.low_bytes_per_s / 1e6,
+                t.high_bytes_per_s / 1e6,
+                t.source
+            ),
+            class,
+            low_bytes_per_s: Some(t.low_bytes_per_s),
+            high_bytes_per_s: Some(t.high_bytes_per_s),
+            source: Some(t.source.clone()),
+        },
+        None => Typical {
+            note: format!(
+                "no typical range: no sourced measurements of comparable parts of its class ({class}) are in the catalog"
+            ),
+            class,
+            low_bytes_per_s: None,
+            high_bytes_per_s: None,
+            source: None,
+        },
+    })
+}
+
 /// The parts on the path that could bind `w` but have no published limit:
 /// a RAID-on-chip's write path for parity RAID (`parity_on_controller`)
 /// without `max_write`, `parity_rate` or `memory_bandwidth`, and a
@@ -346,6 +395,7 @@ pub fn memory_crossings(
 pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
     let c = &hw.controller;
     let mut out = Vec::new();
+    let beside = typical_write(c).map_or(String::new(), |t| format!("; {}", t.note));
     // A RAID-on-chip computing parity moves each written byte through its
     // cache memory several times (§3.9); without any published figure for
     // that path its limit is unknown.
@@ -360,7 +410,7 @@ pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
         out.push(format!(
             "the controller's write path (parity on the RAID-on-chip, through its cache memory) is not modelled: \
              no published figure for {}; calibrate it with `plan calibrate` from one run, or give \
-             --controller-max-write or --controller-memory",
+             --controller-max-write or --controller-memory{beside}",
             c.name
         ));
         return out;
@@ -373,7 +423,7 @@ pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
     {
         out.push(format!(
             "the controller's write path ({by}) is not modelled: no published figure for {}; \
-             calibrate it with `plan calibrate` from one run, or give --controller-max-write",
+             calibrate it with `plan calibrate` from one run, or give --controller-max-write{beside}",
             c.name
         ));
     }
@@ -547,6 +597,63 @@ mod tests {
         assert!(stream_unknown(&h.controller).is_none());
         h.controller.cmd_latency_s = None;
         assert!(stream_unknown(&h.controller).is_some());
+    }
+
+    #[test]
+    fn a_bound_shows_its_classs_typical_range_or_says_none_is_sourced() {
+        // Built in: the PERC 6/E's class has no sourced set of parity-write
+        // measurements, and the bound says so rather than invent one.
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let l: Layout = "R5/8".parse().unwrap();
+        let w = Workload::new(Pattern::SeqWrite, 1 << 20);
+        let p = predict(&l, &h, &w).unwrap();
+        let t = p.typical.clone().expect("typical");
+        assert!(t.class.contains("LSI SAS1078"), "{t:?}");
+        assert_eq!((t.low_bytes_per_s, t.source.as_deref()), (None, None));
+        assert!(
+            p.unknowns[0].contains("no typical range"),
+            "{:?}",
+            p.unknowns
+        );
+        // Reads are not bounds: no range beside them.
+        let r = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(r.typical.is_none());
+        // A user's catalog that cites measurements of comparable parts
+        // (the figures here are the test's, not a real data set): the range
+        // and its source stand beside the bound, which is not changed.
+        let mut c = Catalog::builtin();
+        let entry = "[[controller]]\nname = \"roc-x\"\nwrite_back = true\nparity_on_controller = true\nbackend = \"sas6x8\"\nhost = \"pcie2x8\"\nclass = \"RAID-on-chip, 6Gb/s SAS\"\ntypical_write = [\"300MB/s\", \"600MB/s\"]\ntypical_source = \"review A (2010), review B (2011)\"\nsource = \"test\"\n";
+        c.extend("mine.toml", entry).unwrap();
+        let mut h2 = h.clone();
+        h2.controller = c.controller("roc-x").unwrap();
+        let p2 = predict(&l, &h2, &w).unwrap();
+        let t = p2.typical.clone().expect("typical");
+        assert_eq!(
+            (t.low_bytes_per_s, t.high_bytes_per_s),
+            (Some(300e6), Some(600e6))
+        );
+        assert!(p2.bound);
+        assert!(
+            p2.unknowns[0].contains(
+                "300-600 MB/s measured on comparable parts (review A (2010), review B (2011))"
+            ),
+            "{:?}",
+            p2.unknowns
+        );
+        // A range without its sources, or upside down, is refused.
+        for bad in [
+            entry.replace(
+                "typical_source = \"review A (2010), review B (2011)\"\n",
+                "",
+            ),
+            entry.replace("[\"300MB/s\", \"600MB/s\"]", "[\"600MB/s\", \"300MB/s\"]"),
+        ] {
+            let e = Catalog::builtin()
+                .extend("bad.toml", &bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("typical_write"), "{e}");
+        }
     }
 
     #[test]

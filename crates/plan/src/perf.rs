@@ -223,6 +223,11 @@ pub struct Prediction {
     /// modelled and how to calibrate it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknowns: Vec<String>,
+    /// Beside a bound on the controller's write path: what comparable parts
+    /// of its class measured, with sources, or that none is sourced
+    /// ([`crate::path::typical_write`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical: Option<crate::path::Typical>,
 }
 
 struct Ctx<'a> {
@@ -909,6 +914,11 @@ pub fn predict_geo(
     let q = quick(layout, geo, hw, w)?;
     let s = w.request_bytes as f64;
     let mut unknowns = crate::path::unknowns(layout, hw, w);
+    let typical = if unknowns.is_empty() {
+        None
+    } else {
+        crate::path::typical_write(&hw.controller)
+    };
     // A stream bound by its round trip: the controller's command time is
     // part of it, unknown unless published (§3.12).
     if q.binding == PartKind::Concurrency
@@ -941,6 +951,7 @@ pub fn predict_geo(
         parts,
         bound: !unknowns.is_empty(),
         unknowns,
+        typical,
     })
 }
 
