@@ -91,7 +91,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         ops: (stats.ops as f64 * f).round() as u64,
         bw_bytes_per_s: stats.bw_bytes_per_s * f,
         iops: stats.iops * f,
-        lat_ns: stats.lat_ns.clone(),
+        lat_ns: stats.lat_ns,
     };
     let (read, write) = if rf >= 1.0 {
         (stats, DirStats::default())
