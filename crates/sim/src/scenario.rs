@@ -893,57 +893,8 @@ impl Scenario {
         };
         let ports_rate = ports_rate * self.ports_in_use(a, port_count, luns)?;
         let drives = path.backend.clone();
-        let explicit = a
-            .backend
-            .as_ref()
-            .map(|q| self.rate("array.backend", q))
-            .transpose()?;
-        let explicit_iops = match &a.backend_iops {
-            None => None,
-            Some(q) => {
-                let v: f64 = q.get_ref().text().parse().map_err(|_| {
-                    self.at(
-                        q,
-                        "array.backend_iops: expected a number of operations per second, e.g. 2000"
-                            .into(),
-                    )
-                })?;
-                if !(v > 0.0 && v.is_finite()) {
-                    return Err(self.at(q, "array.backend_iops: must be above zero".into()));
-                }
-                Some(v)
-            }
-        };
-        let backend_units = match (&drives, explicit_iops, explicit) {
-            (Some(b), None, None) => b.units.max(1),
-            _ => 1,
-        };
-        let (backend, backend_source) = if pattern.is_random() {
-            match (explicit_iops, &drives) {
-                (Some(iops), _) => (
-                    explicit.map_or(iops * bs as f64, |b| b.min(iops * bs as f64)),
-                    format!("backend_iops = {iops}"),
-                ),
-                (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
-                (None, None) => {
-                    return Err(self.invalid(
-                        "array.backend_iops",
-                        "a random workload needs the back end's operations per second: give backend_iops = N, or raid and drive".into(),
-                    ));
-                }
-            }
-        } else {
-            match (explicit, &drives) {
-                (Some(b), _) => (b, "backend".to_string()),
-                (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
-                (None, None) => {
-                    return Err(self.invalid(
-                        "array.backend",
-                        "give the back end's bandwidth (backend = \"400MB/s\"), or raid and drive from the catalog".into(),
-                    ));
-                }
-            }
-        };
+        let (backend, backend_source, backend_units, explicit) =
+            self.backend(a, drives.as_ref(), pattern, bs)?;
         let rt = path.round_trip;
         let drive_latency_s = if pattern.is_random() || drives.is_none() || explicit.is_some() {
             0.0
@@ -968,6 +919,70 @@ impl Scenario {
                 }
             },
         })
+    }
+
+    /// The array's back end for the workload: a figure the scenario gives
+    /// (`backend`, `backend_iops`) or plan's (`drives`), with where it came
+    /// from, its independent units, and the explicit figure if any.
+    fn backend(
+        &self,
+        a: &ArraySection,
+        drives_ref: Option<&crate::catalog::Backend>,
+        pattern: Pattern,
+        bs: u64,
+    ) -> Result<(f64, String, u32, Option<f64>), SimError> {
+        let explicit = a
+            .backend
+            .as_ref()
+            .map(|q| self.rate("array.backend", q))
+            .transpose()?;
+        let explicit_iops = match &a.backend_iops {
+            None => None,
+            Some(q) => {
+                let v: f64 = q.get_ref().text().parse().map_err(|_| {
+                    self.at(
+                        q,
+                        "array.backend_iops: expected a number of operations per second, e.g. 2000"
+                            .into(),
+                    )
+                })?;
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(self.at(q, "array.backend_iops: must be above zero".into()));
+                }
+                Some(v)
+            }
+        };
+        let backend_units = match (drives_ref, explicit_iops, explicit) {
+            (Some(b), None, None) => b.units.max(1),
+            _ => 1,
+        };
+        let (backend, backend_source) = if pattern.is_random() {
+            match (explicit_iops, drives_ref) {
+                (Some(iops), _) => (
+                    explicit.map_or(iops * bs as f64, |b| b.min(iops * bs as f64)),
+                    format!("backend_iops = {iops}"),
+                ),
+                (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
+                (None, None) => {
+                    return Err(self.invalid(
+                        "array.backend_iops",
+                        "a random workload needs the back end's operations per second: give backend_iops = N, or raid and drive".into(),
+                    ));
+                }
+            }
+        } else {
+            match (explicit, drives_ref) {
+                (Some(b), _) => (b, "backend".to_string()),
+                (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
+                (None, None) => {
+                    return Err(self.invalid(
+                        "array.backend",
+                        "give the back end's bandwidth (backend = \"400MB/s\"), or raid and drive from the catalog".into(),
+                    ));
+                }
+            }
+        };
+        Ok((backend, backend_source, backend_units, explicit))
     }
 
     /// The array's catalog controller with the scenario's per-LUN figures
