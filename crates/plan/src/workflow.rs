@@ -9,7 +9,7 @@
 //! `csv_*`) or JSON (serde).
 
 use crate::against::{Against, against, observations};
-use crate::calibrate::{Calibration, HoldOut, Like, calibrate_with, entry_name};
+use crate::calibrate::{Calibration, HoldOut, Like, Repeats, calibrate_with, entry_name};
 use crate::catalog::{Catalog, ControllerEntry, DriveEntry, EnclosureEntry, LinkEntry};
 use crate::design::{DesignReport, PLAN_SCHEMA_VERSION, evaluate};
 use crate::hardware::{ControllerSpec, DriveSpec, LinkSpec};
@@ -178,6 +178,10 @@ pub struct CalibrateChoice {
     /// size index + depth index odd), e.g. a sweep of bs 4k..1m and iodepth 1..32
     #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE|alternate"))]
     pub hold_out: Vec<String>,
+    /// How repeated runs of one point count: their median, or the fastest (on a machine
+    /// other programs share, they only ever slow a run down)
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "median"))]
+    pub repeats: Repeats,
     /// Where to write the entry [default: NAME.toml]; an existing file is not replaced
     #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub output: Option<std::path::PathBuf>,
@@ -193,6 +197,7 @@ pub struct Prepared {
     pub name: String,
     pub like: Like,
     pub hold_out: HoldOut,
+    pub repeats: Repeats,
 }
 
 impl CalibrateChoice {
@@ -217,6 +222,7 @@ impl CalibrateChoice {
             name,
             like,
             hold_out,
+            repeats: self.repeats,
         })
     }
 
@@ -239,7 +245,7 @@ impl Prepared {
             obs.extend(o);
             skipped.extend(s);
         }
-        let cal = calibrate_with(&self.name, &obs, &self.hold_out)?;
+        let cal = calibrate_with(&self.name, &obs, &self.hold_out, self.repeats)?;
         let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
         let label = format!(
             "run{} {}",
