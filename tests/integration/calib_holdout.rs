@@ -328,3 +328,25 @@ fn sim_simulates_the_device_plan_calibrate_wrote() {
     assert_eq!(s.status.code(), Some(2), "{}", stderr(&s));
     assert!(stderr(&s).contains("this-disk"), "{}", stderr(&s));
 }
+
+#[test]
+fn a_hold_out_that_is_neither_a_size_nor_alternate_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "plan",
+            "calibrate",
+            "--all",
+            "--as",
+            "x",
+            "--like",
+            "dc-s3700-800gb",
+            "--hold-out",
+            "every-other",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("--hold-out") && e.contains("alternate"), "{e}");
+}
