@@ -342,7 +342,7 @@ mod tests {
 
     #[test]
     fn repeats_count_by_their_median() {
-        let mut obs = vec![
+        let mut obs = [
             ob(false, true, 4, 1),
             ob(false, true, 4, 1),
             ob(false, true, 4, 1),
