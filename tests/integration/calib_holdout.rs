@@ -21,6 +21,10 @@ pub const PATTERNS: [&str; 4] = ["randread", "read", "randwrite", "write"];
 const MEDIAN_BOUND: f64 = 0.15;
 const WORST_BOUND: f64 = 0.35;
 
+/// The two tests here that measure the disk take turns: one's bench must
+/// not be the other's noise.
+static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A directory on the real disk (the target directory's, never tmpfs), or
 /// why not.
 fn real_disk_dir() -> Result<tempfile::TempDir, String> {
@@ -156,6 +160,7 @@ fn calibrate(dir: &Path, out: &Path) -> Value {
 
 #[test]
 fn calibrated_on_half_the_grid_predicts_the_other_half_on_this_disk() {
+    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = match real_disk_dir() {
         Ok(d) => d,
         Err(why) => {
@@ -279,6 +284,7 @@ fn sim_and_plan(
 
 #[test]
 fn sim_simulates_the_device_plan_calibrate_wrote() {
+    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = match real_disk_dir() {
         Ok(d) => d,
         Err(why) => {
