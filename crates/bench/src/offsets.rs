@@ -1,7 +1,10 @@
-//! Where each I/O goes: sequential cursors, full-coverage random
-//! permutations with O(1) memory, random-with-replacement, and the mapping
-//! of a job's logical region onto files (per-job file, shared regions,
-//! interleaved stride).
+//! Where each I/O goes: sequential cursors (with fio's skips and
+//! backwards steps), full-coverage random permutations with O(1) memory,
+//! random-with-replacement, fio's skewed laws (zipf, pareto, normal,
+//! zoned: [`Skew`]), and the mapping of a job's logical region onto files
+//! (per-job file, shared regions, interleaved stride).
+
+use storlab_types::RandomDistribution;
 
 /// A fast, seedable PRNG (xoshiro256++): offsets, mixes and data.
 #[derive(Debug, Clone)]
@@ -162,6 +165,12 @@ pub enum OffsetGen {
         slot: u64,
         i: u64,
     },
+    /// Slots drawn from a skewed law, with replacement; a "pass" is
+    /// `slots` I/Os.
+    Skewed { skew: Box<Skew>, slot: u64, i: u64 },
+    /// fio's `rw=read:N`: each I/O starts `skip` bytes after the end of the
+    /// one before (before it, when negative); see [`OffsetGen::skipping`].
+    Skipping { last_end: u64, size: u64, skip: i64 },
 }
 
 impl OffsetGen {
@@ -224,9 +233,236 @@ impl OffsetGen {
                 *i += 1;
                 (rng.below(*slots) * *slot, wrapped)
             }
+            OffsetGen::Skewed { skew, slot, i } => {
+                let wrapped = *i == skew.slots;
+                if wrapped {
+                    *i = 0;
+                }
+                *i += 1;
+                (skew.draw(rng) * *slot, wrapped)
+            }
+            OffsetGen::Skipping {
+                last_end,
+                size,
+                skip,
+            } => {
+                // fio's get_next_seq_offset with file_offset 0: the first
+                // I/O is at 0; each next one `skip` after the end of the
+                // last; past either end, forward skips wrap to 0 and
+                // backward ones to `size + skip`. (fio would fail an I/O
+                // that starts inside the region but ends past it; storlab
+                // wraps it to the start.)
+                let mut pos = i128::from(*last_end);
+                if pos != 0 {
+                    pos += i128::from(*skip);
+                    if pos < 0 || pos >= i128::from(*size) {
+                        pos = if *skip > 0 {
+                            0
+                        } else {
+                            i128::from(*size) + i128::from(*skip)
+                        };
+                    }
+                }
+                let mut off = u64::try_from(pos).unwrap_or(0);
+                if off + len > *size {
+                    off = 0;
+                }
+                *last_end = off + len;
+                (off, false)
+            }
+        }
+    }
+
+    /// Skewed slots from `skew`, each `slot` bytes.
+    pub fn skewed(skew: Skew, slot: u64) -> OffsetGen {
+        OffsetGen::Skewed {
+            skew: Box::new(skew),
+            slot,
+            i: 0,
+        }
+    }
+
+    /// Sequential with fio's offset modifier: `skip` bytes after each I/O
+    /// (negative: backwards) in a region of `size` bytes. Passes are
+    /// counted by bytes by the caller (fio moves `size` bytes a pass), so
+    /// this never reports a wrap.
+    pub fn skipping(size: u64, skip: i64) -> OffsetGen {
+        OffsetGen::Skipping {
+            last_end: 0,
+            size,
+            skip,
         }
     }
 }
+
+/// fio caps the zipf normalisation sum at this many terms (`ZIPF_MAX_GEN`).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+
+/// A law over ranks `0..n` (rank 0 the hottest), as fio's `lib/zipf.c` and
+/// `lib/gauss.c` draw them, or a zone table.
+#[derive(Debug, Clone)]
+enum Law {
+    /// Gray et al.'s zipf generator, fio's `zipf_next`.
+    Zipf {
+        theta: f64,
+        zetan: f64,
+        alpha: f64,
+        eta: f64,
+    },
+    /// fio's `pareto_next`: rank = (n−1)·u^pow, pow = ln h / ln(1−h).
+    Pareto { pow: f64 },
+    /// fio's `gauss_next`: the mean of 12 uniform ranks plus a uniform
+    /// deviation of `stddev` ranks.
+    Normal { stddev: u64 },
+    /// `zones[k]` = (first slot, slots) of zone k; `pick[v]` the zone of
+    /// percentage point v (0..100), as fio's zone_state_index.
+    Zoned {
+        zones: Vec<(u64, u64)>,
+        pick: Vec<u16>,
+    },
+}
+
+/// A skewed law over the `slots` slots of one job's region: a rank drawn
+/// from the law, placed by a seeded permutation (fio hashes the rank; a
+/// permutation gives every rank its own slot) and rotated by the
+/// distribution's center (`center · slots`, or a random rotation when no
+/// center is given, as fio). Zoned laws draw uniformly inside a zone.
+/// Built once per job: the hot slots stay the same across passes.
+#[derive(Debug, Clone)]
+pub struct Skew {
+    law: Law,
+    slots: u64,
+    perm: Permutation,
+    rotate: u64,
+}
+
+/// Uniform in [0, 1) with 53 bits.
+#[inline]
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+impl Skew {
+    /// The law of `dist` over `slots` slots of `slot` bytes.
+    pub fn new(dist: &RandomDistribution, slots: u64, slot: u64, seed: u64) -> Skew {
+        let n = slots.max(1);
+        let mut rng = Rng::new(seed ^ 0x534B_4557);
+        let random_rotation = rng.below(n);
+        let at = |c: f64| ((n as f64 * c) as u64).min(n - 1);
+        let (law, rotate) = match dist {
+            RandomDistribution::Zipf { theta, center } => {
+                let zetan: f64 = (1..=n.min(ZIPF_MAX_GEN))
+                    .map(|i| (i as f64).powf(-theta))
+                    .sum();
+                let zeta2 = 1.0 + 0.5f64.powf(*theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let law = Law::Zipf {
+                    theta: *theta,
+                    zetan,
+                    alpha: 1.0 / (1.0 - theta),
+                    eta,
+                };
+                (law, center.map_or(random_rotation, at))
+            }
+            RandomDistribution::Pareto { h, center } => {
+                let pow = h.ln() / (1.0 - h).ln();
+                (Law::Pareto { pow }, center.map_or(random_rotation, at))
+            }
+            RandomDistribution::Normal { dev_pct, center } => {
+                let stddev = if *dev_pct > 0.0 {
+                    ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2)
+                } else {
+                    0
+                };
+                // fio: rand_off = n·(center − 0.5), none without a center.
+                let rotate = center.map_or(0, |c| {
+                    ((n as f64 * (c - 0.5)) as i64).rem_euclid(n as i64) as u64
+                });
+                (Law::Normal { stddev }, rotate)
+            }
+            RandomDistribution::Zoned { zones } | RandomDistribution::ZonedAbs { zones } => {
+                let abs = matches!(dist, RandomDistribution::ZonedAbs { .. });
+                let mut table = Vec::new();
+                let mut pick = Vec::with_capacity(100);
+                let mut start = 0u64;
+                for (k, z) in zones.iter().enumerate() {
+                    let (first, count) = if abs {
+                        (start / slot, z.extent / slot)
+                    } else {
+                        // fio: offset = stotal·lastb/100, blocks = lastb·(send−stotal)/100.
+                        (start * n / 100, n * z.extent / 100)
+                    };
+                    start += z.extent;
+                    let first = first.min(n - 1);
+                    table.push((first, count.clamp(1, n - first)));
+                    pick.extend(std::iter::repeat_n(k as u16, z.access_pct as usize));
+                }
+                (Law::Zoned { zones: table, pick }, 0)
+            }
+        };
+        Skew {
+            law,
+            slots: n,
+            perm: Permutation::new(n, seed ^ 0x5343_4154),
+            rotate,
+        }
+    }
+
+    /// The rank (0 = hottest) of the next I/O, before placement; for a
+    /// zoned law the slot itself.
+    #[inline]
+    pub fn rank(&self, rng: &mut Rng) -> u64 {
+        let n = self.slots;
+        match &self.law {
+            Law::Zipf {
+                theta,
+                zetan,
+                alpha,
+                eta,
+            } => {
+                let u = unit(rng);
+                let z = u * zetan;
+                let val = if z < 1.0 {
+                    1
+                } else if z < 1.0 + 0.5f64.powf(*theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * u - eta + 1.0).powf(*alpha)) as u64
+                };
+                (val - 1) % n
+            }
+            Law::Pareto { pow } => (((n - 1) as f64 * unit(rng).powf(*pow)) as u64).min(n - 1),
+            Law::Normal { stddev } => {
+                let sum: u64 = (0..12).map(|_| rng.below(n + 1)).sum();
+                let mut sum = sum.div_ceil(12);
+                if *stddev > 0 {
+                    let mut dev = (*stddev as f64 * unit(rng)) as i64 - (*stddev / 2) as i64;
+                    let fits = |d: i64| (0..n as i64).contains(&(sum as i64 + d));
+                    while dev != 0 && !fits(dev) {
+                        dev /= 2;
+                    }
+                    sum = (sum as i64 + dev) as u64;
+                }
+                sum.min(n - 1)
+            }
+            Law::Zoned { zones, pick } => {
+                let (first, count) = zones[pick[rng.below(pick.len() as u64) as usize] as usize];
+                first + rng.below(count)
+            }
+        }
+    }
+
+    /// The slot of the next I/O.
+    #[inline]
+    pub fn draw(&self, rng: &mut Rng) -> u64 {
+        let r = self.rank(rng);
+        if matches!(self.law, Law::Zoned { .. }) {
+            return r;
+        }
+        (self.perm.get(r) + self.rotate) % self.slots
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
