@@ -97,12 +97,16 @@ pub fn parse_distribution(text: &str) -> Result<Option<RandomDistribution>, Spec
                 .unwrap_or(0.0),
             center: center(params.next())?,
         },
-        "zoned" => RandomDistribution::Zoned {
-            zones: parse_zones(word, rest, false)?,
-        },
-        "zoned_abs" => RandomDistribution::ZonedAbs {
-            zones: parse_zones(word, rest, true)?,
-        },
+        "zoned" => {
+            return Ok(Some(RandomDistribution::Zoned {
+                zones: parse_zones(word, rest, false)?,
+            }));
+        }
+        "zoned_abs" => {
+            return Ok(Some(RandomDistribution::ZonedAbs {
+                zones: parse_zones(word, rest, true)?,
+            }));
+        }
         _ => {
             return err(format!(
                 "invalid random_distribution '{word}': unknown law '{kind}'; {DIST_HELP}"

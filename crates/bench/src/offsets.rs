@@ -569,6 +569,145 @@ mod tests {
         assert_eq!(all, expect);
     }
 
+    /// Hits per slot of `draws` I/Os from `dist` over `n` slots.
+    fn hits(dist: &str, n: u64, draws: usize) -> Vec<u64> {
+        let d = crate::access::parse_distribution(dist).unwrap().unwrap();
+        let skew = Skew::new(&d, n, 4096, 11);
+        let mut g = OffsetGen::skewed(skew, 4096);
+        let mut rng = Rng::new(5);
+        let mut h = vec![0u64; n as usize];
+        for _ in 0..draws {
+            h[(g.next(4096, &mut rng).0 / 4096) as usize] += 1;
+        }
+        h
+    }
+
+    /// Share of all hits taken by the hottest `frac` of the slots.
+    fn hottest_share(mut h: Vec<u64>, frac: f64) -> f64 {
+        let total: u64 = h.iter().sum();
+        h.sort_unstable_by(|a, b| b.cmp(a));
+        let k = (h.len() as f64 * frac) as usize;
+        h[..k].iter().sum::<u64>() as f64 / total as f64
+    }
+
+    /// zipf(θ): the hottest 10 % of the blocks take H(n/10, θ) / H(n, θ) of
+    /// the hits (the analytic share; fio's generator is Gray et al.'s
+    /// approximation of it), and the hottest block 1 / H(n, θ).
+    #[test]
+    fn zipf_hit_share_matches_the_analytic_value() {
+        let n = 10_000u64;
+        for theta in [1.2f64, 0.8] {
+            let h_n = |k: u64| (1..=k).map(|i| (i as f64).powf(-theta)).sum::<f64>();
+            let want = h_n(n / 10) / h_n(n);
+            let h = hits(&format!("zipf:{theta}"), n, 1_000_000);
+            let top = *h.iter().max().unwrap() as f64 / 1e6;
+            let got = hottest_share(h, 0.1);
+            assert!((got - want).abs() < 0.01, "zipf:{theta}: {got} want {want}");
+            assert!((top - 1.0 / h_n(n)).abs() < 0.01, "zipf:{theta} top {top}");
+        }
+        // Uniform for contrast: the hottest 10 % take little more than 10 %.
+        let d = OffsetGen::new(true, true, 10_000 * 4096, 4096, 3);
+        let (mut g, mut rng) = (d, Rng::new(5));
+        let mut h = vec![0u64; 10_000];
+        for _ in 0..1_000_000 {
+            h[(g.next(4096, &mut rng).0 / 4096) as usize] += 1;
+        }
+        assert!(hottest_share(h, 0.1) < 0.13);
+    }
+
+    /// pareto:h: the hottest fraction f takes f^(ln(1−h)/ln h) of the hits:
+    /// 80 % on the hottest 20 % for h = 0.2.
+    #[test]
+    fn pareto_hit_share_matches_the_analytic_value() {
+        let h = 0.2f64;
+        let h_hits = hits("pareto:0.2", 10_000, 1_000_000);
+        for f in [0.05, 0.2, 0.5] {
+            let want = f64::powf(f, (1.0 - h).ln() / h.ln());
+            let got = hottest_share(h_hits.clone(), f);
+            assert!((got - want).abs() < 0.01, "f={f}: {got} want {want}");
+        }
+        assert!((hottest_share(h_hits, 0.2) - 0.8).abs() < 0.01);
+    }
+
+    /// zoned:60/10:30/20:10/70: 60 % of the I/Os in the first 10 % of the
+    /// region, uniformly; 30 % in the next 20 %; 10 % in the rest.
+    #[test]
+    fn zoned_zones_take_their_shares() {
+        let n = 1000u64;
+        let h = hits("zoned:60/10:30/20:10/70", n, 400_000);
+        let share = |a: usize, b: usize| h[a..b].iter().sum::<u64>() as f64 / 400_000.0;
+        assert!((share(0, 100) - 0.6).abs() < 0.005, "{}", share(0, 100));
+        assert!((share(100, 300) - 0.3).abs() < 0.005);
+        assert!((share(300, 1000) - 0.1).abs() < 0.005);
+        // Uniform inside a zone: every block of the first zone about 0.6 %.
+        assert!(h[..100].iter().all(|&c| (1_800..3_000).contains(&c)), "{:?}", &h[..100]);
+        // zoned_abs: absolute extents (here 40 KiB = 10 slots of 4 KiB).
+        let d = crate::access::parse_distribution("zoned_abs:90/40k:10/360k").unwrap().unwrap();
+        let skew = Skew::new(&d, 100, 4096, 1);
+        let mut rng = Rng::new(2);
+        let first = (0..100_000).filter(|_| skew.draw(&mut rng) < 10).count();
+        assert!((first as f64 / 1e5 - 0.9).abs() < 0.01, "{first}");
+    }
+
+    /// normal:P as fio's gauss_next: the mean of 12 uniform ranks (σ = n/12
+    /// around n/2) plus a uniform spread of P % of n: σ² = n²/144 + (Pn/100)²/12.
+    #[test]
+    fn normal_spread_is_fios() {
+        let n = 100_000u64;
+        for pct in [0.0f64, 40.0] {
+            let d = crate::access::parse_distribution(&format!("normal:{pct}"))
+                .unwrap()
+                .unwrap();
+            let skew = Skew::new(&d, n, 4096, 4);
+            let mut rng = Rng::new(9);
+            let r: Vec<f64> = (0..200_000).map(|_| skew.rank(&mut rng) as f64).collect();
+            let mean = r.iter().sum::<f64>() / r.len() as f64;
+            let sd = (r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / r.len() as f64).sqrt();
+            let s = pct / 100.0 * n as f64;
+            let want = ((n as f64).powi(2) / 144.0 + s * s / 12.0).sqrt();
+            assert!((mean / (n as f64 / 2.0) - 1.0).abs() < 0.01, "{mean}");
+            assert!((sd / want - 1.0).abs() < 0.02, "normal:{pct}: sd {sd} want {want}");
+            // Inside ±1σ: about 68 % without the uniform spread (a bell, not
+            // a flat one).
+            let inside = r.iter().filter(|x| (*x - mean).abs() < want).count() as f64;
+            if pct == 0.0 {
+                assert!((inside / r.len() as f64 - 0.683).abs() < 0.01, "{inside}");
+            }
+        }
+    }
+
+    /// The center moves the hot spot: zipf:1.2:0.25 puts rank 0 at slot
+    /// perm(0) + n/4, so two centers give two different hottest blocks, and
+    /// the same seed the same hot set.
+    #[test]
+    fn a_center_rotates_the_hot_spot() {
+        let hot = |dist: &str| {
+            let h = hits(dist, 1000, 50_000);
+            (0..1000).max_by_key(|&i| h[i]).unwrap() as u64
+        };
+        let (a, b) = (hot("zipf:1.2:0"), hot("zipf:1.2:0.25"));
+        assert_eq!((a + 250) % 1000, b);
+        assert_eq!(hot("zipf:1.2:0.25"), b);
+    }
+
+    /// fio's rw=read:-8k with bs=4k: 0 first, then from the end down one
+    /// block at a time (size−8k, size−12k, ..., 4k, 0, size−8k, ...);
+    /// rw=write:112k with bs=16k: every 128k, wrapping to 0 past the end.
+    #[test]
+    fn skips_give_fios_offset_sequence() {
+        let k = 1024u64;
+        let mut rng = Rng::new(1);
+        let mut g = OffsetGen::skipping(64 * k, -8 * 1024);
+        let offs: Vec<u64> = (0..18).map(|_| g.next(4 * k, &mut rng).0 / k).collect();
+        assert_eq!(
+            offs,
+            vec![0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56, 52]
+        );
+        let mut g = OffsetGen::skipping(512 * k, 112 * 1024);
+        let offs: Vec<u64> = (0..6).map(|_| g.next(16 * k, &mut rng).0 / k).collect();
+        assert_eq!(offs, vec![0, 128, 256, 384, 0, 128]);
+    }
+
     proptest! {
         #[test]
         fn permutation_property(n in 1u64..3000, seed in any::<u64>()) {
