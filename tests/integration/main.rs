@@ -12,6 +12,7 @@ mod cli;
 mod cluster_flags;
 mod compare;
 mod design;
+mod dist;
 mod engine_depth;
 mod fiohabits;
 mod forks;

@@ -749,7 +749,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.stop_issuing(self.now);
                 return None;
             }
-            let (dir, bs, offset) = match self.staged.take() {
+            let (mut dir, bs, offset) = match self.staged.take() {
                 Some(io) => io,
                 None => match self.generate() {
                     Gen::Io(dir, bs, offset) => (dir, bs, offset),
@@ -758,8 +758,24 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 },
             };
             if let Some(pacer) = &mut self.pacer {
-                let due = start_ns.saturating_add(pacer.due(dir, bs));
-                if self.clock.now() < due {
+                let now = self.clock.now();
+                let mut due = start_ns.saturating_add(pacer.due(dir, bs));
+                // fio's rate_ddir: a mixed phase whose direction is ahead
+                // of its cap issues the other one if that is due sooner
+                // (each direction then meets its own cap; the mix gives
+                // way). Not with bs_write: the I/O's size is its direction's.
+                let mixed = matches!(p.rw, RwMode::ReadWrite | RwMode::RandRw);
+                if now < due && mixed && p.bs_write_bytes.is_none() {
+                    let other = match dir {
+                        Dir::Read => Dir::Write,
+                        Dir::Write => Dir::Read,
+                    };
+                    let other_due = start_ns.saturating_add(pacer.due(other, bs));
+                    if other_due < due {
+                        (dir, due) = (other, other_due);
+                    }
+                }
+                if now < due {
                     self.staged = Some((dir, bs, offset));
                     return Some(due);
                 }
