@@ -35,6 +35,12 @@ fn number(text: &str, word: &str, what: &str, ok: impl Fn(f64) -> bool) -> Resul
 /// 0.2, normal 0). Zone extents of `zoned_abs` are bytes (`parse_size`).
 pub fn parse_distribution(text: &str) -> Result<Option<RandomDistribution>, SpecError> {
     let word = text.trim();
+    if word.to_ascii_lowercase().starts_with("sequence") {
+        return err(format!(
+            "random_distribution '{word}': fio's sequence (a fixed list of block indices) is not \
+             supported: use a zoned distribution, or drop it"
+        ));
+    }
     if word.contains(',') {
         return err(format!(
             "invalid random_distribution '{word}': separate read/write distributions (',') are \
@@ -122,46 +128,79 @@ pub fn parse_distribution(text: &str) -> Result<Option<RandomDistribution>, Spec
 }
 
 /// `A/S:A/S...`: access percentages adding up to 100, extents in percent
-/// (at most 100 together) or, `absolute`, sizes.
+/// (at most 100 together) or, `absolute`, sizes. As fio, a value left out
+/// (`20/` or `/80`) gets an equal part of what the others leave (of 100 %
+/// of the I/Os, or of 100 % of the region; a size cannot be left out).
 fn parse_zones(word: &str, rest: &str, absolute: bool) -> Result<Vec<Zone>, SpecError> {
-    let bad = |why: String| SpecError(format!("invalid random_distribution '{word}': {why}; {DIST_HELP}"));
-    let mut zones = Vec::new();
-    for part in rest.split(':').filter(|p| !p.trim().is_empty()) {
-        let (a, s) = part
-            .split_once('/')
-            .ok_or_else(|| bad(format!("zone '{part}' is not ACCESS%/EXTENT")))?;
-        let access_pct: u32 = a
-            .trim()
-            .trim_end_matches('%')
-            .parse()
+    let bad = |why: String| {
+        SpecError(format!(
+            "invalid random_distribution '{word}': {why}; {DIST_HELP}"
+        ))
+    };
+    let pct = |t: &str, what: &str| -> Result<Option<u64>, SpecError> {
+        let t = t.trim().trim_end_matches('%');
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse::<u64>()
             .ok()
             .filter(|v| *v <= 100)
-            .ok_or_else(|| bad(format!("'{a}' is not a whole percentage")))?;
+            .map(Some)
+            .ok_or_else(|| bad(format!("'{t}' is not a whole percentage {what}")))
+    };
+    let mut given: Vec<(Option<u64>, Option<u64>)> = Vec::new();
+    for part in rest.split(':').filter(|p| !p.trim().is_empty()) {
+        let (a, sz) = part
+            .split_once('/')
+            .ok_or_else(|| bad(format!("zone '{part}' is not ACCESS%/EXTENT")))?;
         let extent = if absolute {
-            storlab_types::parse_size(s).map_err(|e| bad(e.to_string()))?
+            if sz.trim().is_empty() {
+                return Err(bad(format!("zone '{part}' has no size")));
+            }
+            Some(storlab_types::parse_size(sz).map_err(|e| bad(e.to_string()))?)
         } else {
-            s.trim()
-                .trim_end_matches('%')
-                .parse::<u64>()
-                .ok()
-                .filter(|v| *v <= 100)
-                .ok_or_else(|| bad(format!("'{s}' is not a whole percentage of the region")))?
+            pct(sz, "of the region")?
         };
-        if extent == 0 && access_pct > 0 {
-            return Err(bad(format!("zone '{part}' is empty but takes I/Os")));
-        }
-        zones.push(Zone { access_pct, extent });
+        given.push((pct(a, "of the I/Os")?, extent));
     }
-    if zones.is_empty() || zones.len() > 256 {
+    if given.is_empty() || given.len() > 256 {
         return Err(bad("give from 1 to 256 zones".into()));
     }
-    let access: u32 = zones.iter().map(|z| z.access_pct).sum();
-    if access != 100 {
-        return Err(bad(format!("the access percentages add up to {access}, not 100")));
+    // Fill what was left out with an equal part of the rest.
+    let fill = |vals: Vec<Option<u64>>, what: &str| -> Result<Vec<u64>, SpecError> {
+        let sum: u64 = vals.iter().flatten().sum();
+        let missing = vals.iter().filter(|v| v.is_none()).count() as u64;
+        if sum > 100 {
+            return Err(bad(format!("the {what} add up to {sum}, more than 100")));
+        }
+        let each = if missing > 0 { (100 - sum) / missing } else { 0 };
+        Ok(vals.into_iter().map(|v| v.unwrap_or(each)).collect())
+    };
+    let access = fill(given.iter().map(|g| g.0).collect(), "access percentages")?;
+    let extents = if absolute {
+        given.iter().map(|g| g.1.unwrap_or(0)).collect()
+    } else {
+        fill(given.iter().map(|g| g.1).collect(), "zone extents (% of the region)")?
+    };
+    let zones: Vec<Zone> = access
+        .iter()
+        .zip(&extents)
+        .map(|(&a, &extent)| Zone {
+            access_pct: a as u32,
+            extent,
+        })
+        .collect();
+    if let Some(z) = zones.iter().find(|z| z.extent == 0 && z.access_pct > 0) {
+        return Err(bad(format!(
+            "a zone of {} % of the I/Os is empty",
+            z.access_pct
+        )));
     }
-    let extent: u64 = zones.iter().map(|z| z.extent).sum();
-    if !absolute && extent > 100 {
-        return Err(bad(format!("the zones cover {extent} % of the region, more than 100")));
+    let total: u32 = zones.iter().map(|z| z.access_pct).sum();
+    if total != 100 {
+        return Err(bad(format!(
+            "the access percentages add up to {total}, not 100"
+        )));
     }
     Ok(zones)
 }
@@ -293,4 +332,79 @@ pub fn resolve(
         number_ios: s.number_ios.unwrap_or(0),
         ..PhaseParams::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zones(text: &str) -> Vec<(u32, u64)> {
+        match parse_distribution(text).unwrap() {
+            Some(RandomDistribution::Zoned { zones } | RandomDistribution::ZonedAbs { zones }) => {
+                zones.iter().map(|z| (z.access_pct, z.extent)).collect()
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn fio_spellings_and_defaults() {
+        assert_eq!(parse_distribution("random").unwrap(), None);
+        assert_eq!(
+            parse_distribution("zipf").unwrap(),
+            Some(RandomDistribution::Zipf {
+                theta: 1.1,
+                center: None
+            })
+        );
+        assert_eq!(
+            parse_distribution("pareto:0.3:0.5").unwrap(),
+            Some(RandomDistribution::Pareto {
+                h: 0.3,
+                center: Some(0.5)
+            })
+        );
+        assert_eq!(
+            parse_distribution("gauss:10").unwrap(),
+            Some(RandomDistribution::Normal {
+                dev_pct: 10.0,
+                center: None
+            })
+        );
+        // fio's examples/rand-zones.fio leaves the last extent out: 80 %.
+        assert_eq!(zones("zoned:50/5:30/15:20/"), vec![(50, 5), (30, 15), (20, 80)]);
+        assert_eq!(zones("zoned:/50:/50"), vec![(50, 50), (50, 50)]);
+        assert_eq!(
+            zones("zoned_abs:60/20G:40/100G"),
+            vec![(60, 20 << 30), (40, 100 << 30)]
+        );
+    }
+
+    #[test]
+    fn bad_distributions_say_what_fio_takes() {
+        let e = |t: &str| parse_distribution(t).unwrap_err().0;
+        assert!(e("zipf:1").contains("not 1"));
+        assert!(e("pareto:1.5").contains("between 0 and 1"));
+        assert!(e("normal:100").contains("under 100"));
+        assert!(e("zipf:1.2:2").contains("center"));
+        assert!(e("zoned:60/10:30/20").contains("add up to 90"));
+        assert!(e("zoned:60/60:40/60").contains("more than 100"));
+        assert!(e("zoned:50/0:50/100").contains("empty"));
+        assert!(e("zoned_abs:60/:40/1g").contains("no size"));
+        assert!(e("sequence:2,0,1").contains("sequence"));
+        assert!(e("zipf:1.2,pareto:0.2").contains("read/write"));
+        assert!(e("lognormal").contains("unknown law"));
+    }
+
+    #[test]
+    fn rates_and_skips() {
+        assert_eq!(parse_rate("1MB").unwrap(), (1_000_000, 1_000_000));
+        assert_eq!(parse_rate("1MB,500kB").unwrap(), (1_000_000, 500_000));
+        assert_eq!(parse_rate(",500kB").unwrap(), (0, 500_000));
+        assert_eq!(parse_rate("500kB,").unwrap(), (500_000, 0));
+        assert!(parse_rate("1m,2m,3m").is_err());
+        assert!(parse_rate("fast").is_err());
+        assert_eq!(parse_signed_size("-8k").unwrap(), -8192);
+        assert_eq!(parse_signed_size("112k").unwrap(), 112 * 1024);
+    }
 }

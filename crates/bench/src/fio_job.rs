@@ -247,8 +247,11 @@ fn map_option(
         "bs" | "blocksize" if e.value.as_deref().is_some_and(|v| v.contains(',')) => {
             let v = need(e, file)?;
             let sides: Vec<&str> = v.split(',').map(str::trim).collect();
-            if sides.len() > 3 || sides.get(2).is_some_and(|t| !t.is_empty()) {
-                return fail(file, e.line, format!("{key}={v}: trim block sizes are not supported: give READ,WRITE"));
+            if sides.len() > 3 {
+                return fail(file, e.line, format!("{key}={v}: give READ,WRITE[,TRIM]"));
+            }
+            if sides.get(2).is_some_and(|t| !t.is_empty()) {
+                notes.push(format!("{key}={v}: the trim size is not used (storlab does no trims)"));
             }
             if !sides[0].is_empty() {
                 put("bs", size(sides[0])?.to_string());
@@ -260,8 +263,11 @@ fn map_option(
         "rate" => {
             let v = need(e, file)?;
             let sides: Vec<&str> = v.split(',').map(str::trim).collect();
-            if sides.len() > 3 || sides.get(2).is_some_and(|t| !t.is_empty()) {
-                return fail(file, e.line, format!("rate={v}: trim rates are not supported: give READ,WRITE"));
+            if sides.len() > 3 {
+                return fail(file, e.line, format!("rate={v}: give READ,WRITE[,TRIM]"));
+            }
+            if sides.get(2).is_some_and(|t| !t.is_empty()) {
+                notes.push(format!("rate={v}: the trim cap is not used (storlab does no trims)"));
             }
             let bytes = |t: &str| -> Result<String, SpecError> {
                 Ok(if t.is_empty() { String::new() } else { size(t)?.to_string() })

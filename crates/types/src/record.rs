@@ -483,14 +483,19 @@ impl PhaseParams {
     }
 
     /// Block size(s) for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
+    /// With a separate write size, fio's form: `4 KiB,64 KiB`.
     pub fn bs_human(&self) -> String {
-        match self.bs.as_slice() {
+        let read = match self.bs.as_slice() {
             [one] => crate::format_bytes(one.bs_bytes),
             many => many
                 .iter()
                 .map(|b| format!("{}/{}", crate::format_bytes(b.bs_bytes), b.weight))
                 .collect::<Vec<_>>()
                 .join(":"),
+        };
+        match self.bs_write_bytes {
+            Some(w) => format!("{read},{}", crate::format_bytes(w)),
+            None => read,
         }
     }
 }
