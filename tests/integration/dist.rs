@@ -67,9 +67,17 @@ fn writes_land_where_the_distribution_puts_them() {
     };
     let v = bench_dev(
         &lo,
-        &["--rw=randwrite", "--bs=4k", "--size=16M", "--random-distribution=zipf:1.2"],
+        &[
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=16M",
+            "--random-distribution=zipf:1.2",
+        ],
     );
-    assert_eq!(v["phases"][0]["params"]["random_distribution"]["kind"], "zipf");
+    assert_eq!(
+        v["phases"][0]["params"]["random_distribution"]["kind"],
+        "zipf"
+    );
     assert_eq!(u(&v["phases"][0]["write"]["ops"]), n as u64);
     let got = written_blocks(&lo.dev, n).iter().filter(|&&w| w).count() as f64;
     let want = zipf_distinct(n, 1.2, n as f64);
@@ -77,7 +85,10 @@ fn writes_land_where_the_distribution_puts_them() {
     // about 3.5 % fewer blocks than the exact law (726 against 752 in a
     // simulation of fio's zipf_next), and one pass's count spreads by
     // about ±25 (3 %): 12 % holds both with room; uniform is 3.4× off.
-    assert!((got / want - 1.0).abs() < 0.12, "zipf:1.2 wrote {got} distinct blocks, law {want:.0}");
+    assert!(
+        (got / want - 1.0).abs() < 0.12,
+        "zipf:1.2 wrote {got} distinct blocks, law {want:.0}"
+    );
     assert!(got < 0.5 * 2589.0, "{got}: not skewed");
     drop(lo);
 
@@ -109,14 +120,20 @@ fn writes_land_where_the_distribution_puts_them() {
     let w = written_blocks(&lo.dev, n);
     assert!(!w[1024..].iter().any(|&b| b), "a write outside the zone");
     let inside = w[..1024].iter().filter(|&&b| b).count() as f64;
-    assert!((inside / (1024.0 * (1.0 - (-4.0f64).exp())) - 1.0).abs() < 0.03, "{inside}");
+    assert!(
+        (inside / (1024.0 * (1.0 - (-4.0f64).exp())) - 1.0).abs() < 0.03,
+        "{inside}"
+    );
     drop(lo);
 
     // fio's rw=write:12k with bs=4k: blocks 0, 4, 8, ... of the first MiB.
     let Some(lo) = LoopDev::new(4 << 20) else {
         return;
     };
-    let v = bench_dev(&lo, &["--rw=write", "--bs=4k", "--size=1M", "--seq-skip=12k"]);
+    let v = bench_dev(
+        &lo,
+        &["--rw=write", "--bs=4k", "--size=1M", "--seq-skip=12k"],
+    );
     assert_eq!(u(&v["phases"][0]["params"]["seq_skip_bytes"]), 12288);
     let w = written_blocks(&lo.dev, 512);
     let at: Vec<usize> = (0..512).filter(|&i| w[i]).collect();
@@ -165,7 +182,10 @@ fn fio_job_files_with_these_keys_run() {
     assert!(u(&ph[1]["write"]["bytes"]) > 8 * u(&ph[1]["read"]["bytes"]));
     // zipf with its center; number_ios ends the job.
     let dist = &ph[2]["params"]["random_distribution"];
-    assert_eq!((dist["theta"].as_f64(), dist["center"].as_f64()), (Some(1.2), Some(0.25)));
+    assert_eq!(
+        (dist["theta"].as_f64(), dist["center"].as_f64()),
+        (Some(1.2), Some(0.25))
+    );
     assert_eq!(u(&ph[2]["read"]["ops"]), 100);
     // rate=2m is fio's 2 MiB/s; io_limit is io_size.
     assert_eq!(u(&ph[3]["params"]["rate_read_bytes_per_s"]), 2 << 20);
@@ -180,7 +200,13 @@ fn fio_job_files_with_these_keys_run() {
 #[test]
 fn rates_are_met_per_direction_and_as_a_poisson_process() {
     let d = tempfile::tempdir().unwrap();
-    let common = ["--engine=null", "--bs=4k", "--size=64M", "--runtime=2s", "--time-based"];
+    let common = [
+        "--engine=null",
+        "--bs=4k",
+        "--size=64M",
+        "--runtime=2s",
+        "--time-based",
+    ];
     let mut a = common.to_vec();
     a.extend(["--rw=randrw", "--rate=4MB,1MB"]);
     let v = bench_json(d.path(), &a);
@@ -209,17 +235,35 @@ fn limits_through_flags_and_bad_values_refused() {
         a.extend_from_slice(extra);
         bench_json(d.path(), &a)["phases"][0].clone()
     };
-    assert_eq!(u(&run(&["--rw=randread", "--io-size=2M"])["read"]["bytes"]), 2 << 20);
-    assert_eq!(u(&run(&["--rw=randread", "--number-ios=7"])["read"]["ops"]), 7);
+    assert_eq!(
+        u(&run(&["--rw=randread", "--io-size=2M"])["read"]["bytes"]),
+        2 << 20
+    );
+    assert_eq!(
+        u(&run(&["--rw=randread", "--number-ios=7"])["read"]["ops"]),
+        7
+    );
     let p = run(&["--rw=randwrite", "--bs-write=64k"]);
     assert_eq!(u(&p["write"]["bytes"]), 1 << 20);
     assert_eq!(u(&p["write"]["ops"]), 16);
 
     for (args, want) in [
-        (vec!["--rw=randread", "--random-distribution=zipf:1"], "theta"),
-        (vec!["--rw=randread", "--random-distribution=zoned:60/10:30/20"], "add up to 90"),
-        (vec!["--rw=randread", "--random-distribution=hot"], "unknown law"),
-        (vec!["--rw=randread", "--seq-skip=4k"], "sequential patterns"),
+        (
+            vec!["--rw=randread", "--random-distribution=zipf:1"],
+            "theta",
+        ),
+        (
+            vec!["--rw=randread", "--random-distribution=zoned:60/10:30/20"],
+            "add up to 90",
+        ),
+        (
+            vec!["--rw=randread", "--random-distribution=hot"],
+            "unknown law",
+        ),
+        (
+            vec!["--rw=randread", "--seq-skip=4k"],
+            "sequential patterns",
+        ),
         (vec!["--rw=randread", "--rate=1m,2m,3m"], "trims"),
         (vec!["--rw=randread", "--rate-process=bursty"], "poisson"),
         (vec!["--rw=randwrite", "--bs-write=1000"], "multiple of 512"),
@@ -233,7 +277,11 @@ fn limits_through_flags_and_bad_values_refused() {
         assert!(!stderr(&out).contains("panicked"));
     }
     // fio's rw=randread:8 (8 sequential I/Os per random offset) is named.
-    let f = write(d.path(), "r.fio", "[j]\nioengine=null\nsize=1m\nrw=randread:8\n");
+    let f = write(
+        d.path(),
+        "r.fio",
+        "[j]\nioengine=null\nsize=1m\nrw=randread:8\n",
+    );
     let out = storlab(&["bench", "--fio-job", f.to_str().unwrap(), "--no-save"]);
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);

@@ -95,9 +95,12 @@ pub fn parse_distribution(text: &str) -> Result<Option<RandomDistribution>, Spec
             dev_pct: params
                 .next()
                 .map(|t| {
-                    number(t, word, "normal's deviation must be from 0 to under 100 (%)", |v| {
-                        (0.0..100.0).contains(&v)
-                    })
+                    number(
+                        t,
+                        word,
+                        "normal's deviation must be from 0 to under 100 (%)",
+                        |v| (0.0..100.0).contains(&v),
+                    )
                 })
                 .transpose()?
                 .unwrap_or(0.0),
@@ -173,14 +176,21 @@ fn parse_zones(word: &str, rest: &str, absolute: bool) -> Result<Vec<Zone>, Spec
         if sum > 100 {
             return Err(bad(format!("the {what} add up to {sum}, more than 100")));
         }
-        let each = if missing > 0 { (100 - sum) / missing } else { 0 };
+        let each = if missing > 0 {
+            (100 - sum) / missing
+        } else {
+            0
+        };
         Ok(vals.into_iter().map(|v| v.unwrap_or(each)).collect())
     };
     let access = fill(given.iter().map(|g| g.0).collect(), "access percentages")?;
     let extents = if absolute {
         given.iter().map(|g| g.1.unwrap_or(0)).collect()
     } else {
-        fill(given.iter().map(|g| g.1).collect(), "zone extents (% of the region)")?
+        fill(
+            given.iter().map(|g| g.1).collect(),
+            "zone extents (% of the region)",
+        )?
     };
     let zones: Vec<Zone> = access
         .iter()
@@ -227,7 +237,8 @@ pub fn parse_rate(text: &str) -> Result<(u64, u64), SpecError> {
         if v.trim().is_empty() {
             return Ok(0);
         }
-        storlab_types::parse_size(v).map_err(|e| SpecError(format!("invalid rate '{t}': {e}; {help}")))
+        storlab_types::parse_size(v)
+            .map_err(|e| SpecError(format!("invalid rate '{t}': {e}; {help}")))
     };
     match t.split(',').collect::<Vec<_>>().as_slice() {
         [both] => {
@@ -236,7 +247,9 @@ pub fn parse_rate(text: &str) -> Result<(u64, u64), SpecError> {
         }
         [r, w] => Ok((one(r)?, one(w)?)),
         [r, w, trim] if trim.trim().is_empty() => Ok((one(r)?, one(w)?)),
-        _ => err(format!("invalid rate '{t}': {help} (trims are not supported)")),
+        _ => err(format!(
+            "invalid rate '{t}': {help} (trims are not supported)"
+        )),
     }
 }
 
@@ -372,7 +385,10 @@ mod tests {
             })
         );
         // fio's examples/rand-zones.fio leaves the last extent out: 80 %.
-        assert_eq!(zones("zoned:50/5:30/15:20/"), vec![(50, 5), (30, 15), (20, 80)]);
+        assert_eq!(
+            zones("zoned:50/5:30/15:20/"),
+            vec![(50, 5), (30, 15), (20, 80)]
+        );
         assert_eq!(zones("zoned:/50:/50"), vec![(50, 50), (50, 50)]);
         assert_eq!(
             zones("zoned_abs:60/20G:40/100G"),

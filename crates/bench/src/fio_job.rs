@@ -225,7 +225,8 @@ fn map_option(
         "rw" | "readwrite" if e.value.as_deref().is_some_and(|v| v.contains(':')) => {
             let v = need(e, file)?;
             let (pattern, n) = v.split_once(':').unwrap_or((v, ""));
-            let random = storlab_types::RwMode::parse(pattern.trim()).is_some_and(|m| m.is_random());
+            let random =
+                storlab_types::RwMode::parse(pattern.trim()).is_some_and(|m| m.is_random());
             if random {
                 return fail(
                     file,
@@ -251,7 +252,9 @@ fn map_option(
                 return fail(file, e.line, format!("{key}={v}: give READ,WRITE[,TRIM]"));
             }
             if sides.get(2).is_some_and(|t| !t.is_empty()) {
-                notes.push(format!("{key}={v}: the trim size is not used (storlab does no trims)"));
+                notes.push(format!(
+                    "{key}={v}: the trim size is not used (storlab does no trims)"
+                ));
             }
             if !sides[0].is_empty() {
                 put("bs", size(sides[0])?.to_string());
@@ -267,10 +270,16 @@ fn map_option(
                 return fail(file, e.line, format!("rate={v}: give READ,WRITE[,TRIM]"));
             }
             if sides.get(2).is_some_and(|t| !t.is_empty()) {
-                notes.push(format!("rate={v}: the trim cap is not used (storlab does no trims)"));
+                notes.push(format!(
+                    "rate={v}: the trim cap is not used (storlab does no trims)"
+                ));
             }
             let bytes = |t: &str| -> Result<String, SpecError> {
-                Ok(if t.is_empty() { String::new() } else { size(t)?.to_string() })
+                Ok(if t.is_empty() {
+                    String::new()
+                } else {
+                    size(t)?.to_string()
+                })
             };
             let text = match sides.as_slice() {
                 [both] => bytes(both)?,

@@ -167,10 +167,18 @@ pub enum OffsetGen {
     },
     /// Slots drawn from a skewed law, with replacement; a "pass" is
     /// `slots` I/Os.
-    Skewed { skew: Box<Skew>, slot: u64, i: u64 },
+    Skewed {
+        skew: Box<Skew>,
+        slot: u64,
+        i: u64,
+    },
     /// fio's `rw=read:N`: each I/O starts `skip` bytes after the end of the
     /// one before (before it, when negative); see [`OffsetGen::skipping`].
-    Skipping { last_end: u64, size: u64, skip: i64 },
+    Skipping {
+        last_end: u64,
+        size: u64,
+        skip: i64,
+    },
 }
 
 impl OffsetGen {
@@ -463,7 +471,6 @@ impl Skew {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::Rng;
@@ -640,9 +647,15 @@ mod tests {
         assert!((share(100, 300) - 0.3).abs() < 0.005);
         assert!((share(300, 1000) - 0.1).abs() < 0.005);
         // Uniform inside a zone: every block of the first zone about 0.6 %.
-        assert!(h[..100].iter().all(|&c| (1_800..3_000).contains(&c)), "{:?}", &h[..100]);
+        assert!(
+            h[..100].iter().all(|&c| (1_800..3_000).contains(&c)),
+            "{:?}",
+            &h[..100]
+        );
         // zoned_abs: absolute extents (here 40 KiB = 10 slots of 4 KiB).
-        let d = crate::access::parse_distribution("zoned_abs:90/40k:10/360k").unwrap().unwrap();
+        let d = crate::access::parse_distribution("zoned_abs:90/40k:10/360k")
+            .unwrap()
+            .unwrap();
         let skew = Skew::new(&d, 100, 4096, 1);
         let mut rng = Rng::new(2);
         let first = (0..100_000).filter(|_| skew.draw(&mut rng) < 10).count();
@@ -666,7 +679,10 @@ mod tests {
             let s = pct / 100.0 * n as f64;
             let want = ((n as f64).powi(2) / 144.0 + s * s / 12.0).sqrt();
             assert!((mean / (n as f64 / 2.0) - 1.0).abs() < 0.01, "{mean}");
-            assert!((sd / want - 1.0).abs() < 0.02, "normal:{pct}: sd {sd} want {want}");
+            assert!(
+                (sd / want - 1.0).abs() < 0.02,
+                "normal:{pct}: sd {sd} want {want}"
+            );
             // Inside ±1σ: about 68 % without the uniform spread (a bell, not
             // a flat one).
             let inside = r.iter().filter(|x| (*x - mean).abs() < want).count() as f64;
@@ -701,7 +717,9 @@ mod tests {
         let offs: Vec<u64> = (0..18).map(|_| g.next(4 * k, &mut rng).0 / k).collect();
         assert_eq!(
             offs,
-            vec![0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56, 52]
+            vec![
+                0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56, 52
+            ]
         );
         let mut g = OffsetGen::skipping(512 * k, 112 * 1024);
         let offs: Vec<u64> = (0..6).map(|_| g.next(16 * k, &mut rng).0 / k).collect();

@@ -96,10 +96,10 @@ impl Pacer {
         let mut due = 0u64;
         for lane in self.lanes.iter_mut().filter(|l| l.applies(dir)) {
             let t = match self.process {
-                RateProcess::Linear => u64::try_from(
-                    u128::from(lane.units) * 1_000_000_000 / u128::from(lane.rate),
-                )
-                .unwrap_or(u64::MAX),
+                RateProcess::Linear => {
+                    u64::try_from(u128::from(lane.units) * 1_000_000_000 / u128::from(lane.rate))
+                        .unwrap_or(u64::MAX)
+                }
                 RateProcess::Poisson => {
                     let units = lane.units_of(len);
                     let rng = &mut self.rng;
@@ -177,7 +177,11 @@ mod tests {
             (vec![("rate_iops", "2000")], 500_000.0),
             (vec![("rate", "4096000")], 1_000_000.0),
         ] {
-            let mut all = vec![("rw", "randread"), ("bs", "4k"), ("rate_process", "poisson")];
+            let mut all = vec![
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("rate_process", "poisson"),
+            ];
             all.extend(pairs);
             let p = params(&all);
             assert_eq!(p.rate_process, RateProcess::Poisson);

@@ -734,11 +734,17 @@ const RATIO_BOUND: f64 = 5.0;
 fn backwards_reads_reach_the_engine_in_fios_order() {
     let (out, _, _, ios) = script_run_ios(&[("rw", "read"), ("seq_skip", "-8k")], 16);
     let offs: Vec<u64> = ios.iter().map(|(_, o)| o / 4096).collect();
-    assert_eq!(offs, vec![0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    assert_eq!(
+        offs,
+        vec![0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+    );
     assert_eq!(out.read.bytes, 16 * 4096);
     let (_, _, _, ios) = script_run_ios(&[("rw", "write"), ("seq_skip", "12k")], 16);
     let offs: Vec<u64> = ios.iter().map(|(_, o)| o / 4096).collect();
-    assert_eq!(offs, vec![0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12]);
+    assert_eq!(
+        offs,
+        vec![0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12]
+    );
 }
 
 /// A phase of `pairs` on the null engine, run through `crate::run`.
@@ -770,7 +776,11 @@ fn io_size_and_number_ios_stop_the_job() {
     assert_eq!(ops(&[("io_size", "100k")]), 25);
     assert_eq!(ops(&[("number_ios", "10")]), 10);
     assert_eq!(ops(&[("number_ios", "10"), ("loops", "2")]), 20);
-    assert_eq!(ops(&[("number_ios", "1000")]), 256, "it never extends a job");
+    assert_eq!(
+        ops(&[("number_ios", "1000")]),
+        256,
+        "it never extends a job"
+    );
 }
 
 /// bs=R,W: reads move 4 KiB and writes 64 KiB each, the bytes of each
@@ -791,7 +801,12 @@ fn separate_write_block_size_counts_each_direction_at_its_size() {
     // Writes are 64 KiB but for the last few of the pass, shrunk to end it
     // on exactly `size` (less than 64 KiB was left).
     let short = w.ops * 65536 - w.bytes;
-    assert!(short < 16 * 65536, "{} of {} writes short", short / 61440, w.ops);
+    assert!(
+        short < 16 * 65536,
+        "{} of {} writes short",
+        short / 61440,
+        w.ops
+    );
     assert_eq!(r.bytes + w.bytes, 16 << 20);
     // Half the I/Os write (rwmixread 50).
     let share = w.ops as f64 / (r.ops + w.ops) as f64;
