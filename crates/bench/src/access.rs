@@ -176,11 +176,7 @@ fn parse_zones(word: &str, rest: &str, absolute: bool) -> Result<Vec<Zone>, Spec
         if sum > 100 {
             return Err(bad(format!("the {what} add up to {sum}, more than 100")));
         }
-        let each = if missing > 0 {
-            (100 - sum) / missing
-        } else {
-            0
-        };
+        let each = (100 - sum).checked_div(missing).unwrap_or(0);
         Ok(vals.into_iter().map(|v| v.unwrap_or(each)).collect())
     };
     let access = fill(given.iter().map(|g| g.0).collect(), "access percentages")?;
