@@ -243,6 +243,10 @@ fn limits_through_flags_and_bad_values_refused() {
         u(&run(&["--rw=randread", "--number-ios=7"])["read"]["ops"]),
         7
     );
+    // A negative skip is a value, not a flag.
+    let p = run(&["--rw=read", "--seq-skip", "-8k"]);
+    assert_eq!(p["params"]["seq_skip_bytes"], -8192);
+    assert_eq!(u(&p["read"]["bytes"]), 1 << 20);
     let p = run(&["--rw=randwrite", "--bs-write=64k"]);
     assert_eq!(u(&p["write"]["bytes"]), 1 << 20);
     assert_eq!(u(&p["write"]["ops"]), 16);

@@ -391,7 +391,7 @@ bench_options! {
     new_group: Flag = "on", long "new-group", value "0|1";
     /// Random patterns: where the I/Os fall (fio's random_distribution): random (uniform), zipf:THETA (THETA > 0, not 1), pareto:H (0 < H < 1: the hottest H of the blocks take 1-H of the hits), normal:PCT (fio's: a bell of sigma about 8 % of the region plus a uniform spread of PCT %), each with an optional :CENTER (0..1) shifting the hot spot; zoned:A/S:... (A % of the I/Os in the next S % of the region) or zoned_abs:A/SIZE:... Every non-uniform law draws with replacement, as fio (which turns its random map off for them); zoned too (fio keeps its map there)
     random_distribution: String = "random", long "random-distribution", value "DIST";
-    /// Sequential patterns: bytes skipped after each I/O, negative to move backwards (fio's rw=read:N, e.g. -8k reads 4k blocks from the end down; 112k writes 16k every 128k); the pass still moves --size bytes, wrapping as fio does
+    /// Sequential patterns: bytes skipped after each I/O, negative to move backwards (fio's rw=read:N, e.g. --seq-skip -8k reads 4k blocks from the end down; 112k writes 16k every 128k); the pass still moves --size bytes, wrapping as fio does
     seq_skip: String = "0", long "seq-skip", value "SIZE";
     /// Block size of writes when it differs from --bs (fio's bs=R,W); not with --bssplit
     bs_write: ByteSize = "", long "bs-write", value "SIZE";
