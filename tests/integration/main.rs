@@ -26,6 +26,7 @@ mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
 mod model;
+mod model_mech;
 mod monitor;
 mod monitor_totals;
 #[cfg(feature = "mpi")]
