@@ -16,11 +16,13 @@ use std::path::Path;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 
 pub mod drive;
+pub mod resume;
 pub mod runner;
 
 pub use drive::{Before, Driven, OnFailure, Outcome, Points, Silent, drive};
 pub use runner::{
-    PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun, run_points,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun,
+    run_points, sweep_line,
 };
 
 /// Tags the sweep sets on every point's run; `--tag` may not use them.

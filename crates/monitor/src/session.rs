@@ -170,6 +170,104 @@ pub enum Notice<'a> {
     ServingAfterReplay,
 }
 
+impl std::fmt::Display for Notice<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::DisplayLost {
+                err,
+                consumers,
+                ends,
+            } => {
+                if err.kind() == std::io::ErrorKind::BrokenPipe {
+                    write!(f, "standard output was closed")?;
+                } else {
+                    write!(f, "cannot write to standard output ({err})")?;
+                }
+                write!(
+                    f,
+                    ": nothing more is shown; sampling goes on for {} until {ends}",
+                    consumers.join(" and ")
+                )
+            }
+            Notice::ServingAfterReplay => {
+                write!(
+                    f,
+                    "replay finished; still serving the last interval (Ctrl-C to stop)"
+                )
+            }
+        }
+    }
+}
+
+/// Who takes the samples besides the display, as [`Notice::DisplayLost`]
+/// names them: the record file, the results database (`--record` alone),
+/// the Prometheus server.
+pub fn consumers(record: Option<&RecordFile>, to_db: bool, serving: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(r) = record {
+        v.push(format!("--record {}", r.path().display()));
+    }
+    if to_db {
+        v.push("--record (the results database)".to_string());
+    }
+    if serving {
+        v.push("--listen".to_string());
+    }
+    v
+}
+
+/// How the monitor ends, in words: after `count` intervals, at the end of
+/// a replay, or at a signal.
+pub fn ends(count: Option<u64>, replaying: bool) -> String {
+    match count {
+        Some(c) => format!("{c} intervals are done (--count) or a signal"),
+        None if replaying => "the end of the replay or a signal".to_string(),
+        None => "Ctrl-C or a signal".to_string(),
+    }
+}
+
+/// The device tree the session shows, or none for replayed samples
+/// without `--sys-root`: the local /sys says nothing about another
+/// machine's devices.
+pub fn device_tree(
+    paths: &crate::SysPaths,
+    replaying: bool,
+    sys_root: bool,
+) -> Result<Option<DeviceTree>, Error> {
+    if replaying && !sys_root {
+        return Ok(None);
+    }
+    DeviceTree::load(paths).map(Some)
+}
+
+/// Where the snapshots come from: the replay file read and checked (a last
+/// snapshot cut off is left out, with a `note`), or the kernel with its
+/// first snapshot taken.
+pub fn open_source(
+    replay: Option<&Path>,
+    paths: &crate::SysPaths,
+    selection: Option<&crate::Selection>,
+    note: &mut dyn FnMut(String),
+) -> Result<Source, Error> {
+    Ok(match replay {
+        Some(file) => {
+            let mut cut = |line| {
+                note(format!(
+                    "{}:{line}: the last snapshot is incomplete (the recording was cut off \
+                     while writing it); it is left out",
+                    file.display()
+                ))
+            };
+            Source::Replay(file.to_path_buf(), replay::load(file, selection, &mut cut)?)
+        }
+        None => {
+            let mut live = LiveSource::new(paths.clone());
+            let first = live.snapshot()?;
+            Source::Live(live, first)
+        }
+    })
+}
+
 /// What the front end gives the session: standard output and standard error.
 pub trait Frontend {
     /// Write the display's text (standard output).

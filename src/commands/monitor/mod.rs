@@ -17,8 +17,8 @@ use std::time::Duration;
 use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
-use storlab_monitor::session::{self, Frontend, Notice, Pace, RecordFile, Session, Source};
-use storlab_monitor::{DeviceTree, Layer, LiveSource, Monitor, Snapshot, SysPaths, positional};
+use storlab_monitor::session::{self, Frontend, Notice, Pace, RecordFile, Session};
+use storlab_monitor::{DeviceTree, Layer, Monitor, SysPaths, positional};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LayerArg {
@@ -142,13 +142,9 @@ impl MonitorCommand {
     pub fn execute(mut self) -> anyhow::Result<Reply> {
         let layer: Layer = self.layer.into();
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
-        // With a replay file from another machine, the local /sys says
-        // nothing about its devices: a tree only comes with --sys-root.
-        let tree = if self.replay.is_some() && self.sys_root.is_none() {
-            None
-        } else {
-            Some(DeviceTree::load(&paths).context("reading the device tree")?)
-        };
+        let replaying = self.replay.is_some();
+        let tree = session::device_tree(&paths, replaying, self.sys_root.is_some())
+            .context("reading the device tree")?;
         let interval = self.interval_and_count(tree.as_ref())?;
         let format = self.out.chosen().unwrap_or(if self.listen.is_some() {
             MonitorFormat::None
@@ -185,14 +181,13 @@ impl MonitorCommand {
         let store = if to_db { Some(self.db.open()?) } else { None };
         // What is replayed, or the first live snapshot, is read before the
         // record file is created: a bad replay file leaves nothing behind.
-        let source = match &self.replay {
-            Some(file) => Source::Replay(file.clone(), load_replay(file, selection.as_ref())?),
-            None => {
-                let mut live = LiveSource::new(paths.clone());
-                let first = live.snapshot()?;
-                Source::Live(live, first)
-            }
-        };
+        let mut note = |n: String| eprintln!("storlab: note: {n}");
+        let source = session::open_source(
+            self.replay.as_deref(),
+            &paths,
+            selection.as_ref(),
+            &mut note,
+        )?;
         // The handlers come after the source is read: a replay from a FIFO
         // waits for its writer in open(2), and until then Ctrl-C or SIGTERM
         // must end the process as usual (nothing is made yet); with the
@@ -214,7 +209,7 @@ impl MonitorCommand {
             }
             _ => None,
         };
-        let consumers = self.consumers(record.as_ref(), server.is_some());
+        let consumers = session::consumers(record.as_ref(), to_db, server.is_some());
         let routes = Routes::new(
             output::formatter(&self, format, layer, selection.as_ref()),
             server,
@@ -222,11 +217,7 @@ impl MonitorCommand {
             (interval, layer),
             selection.as_ref().map(|s| s.devices.clone()),
         );
-        let ends = match self.count {
-            Some(c) => format!("{c} intervals are done (--count) or a signal"),
-            None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
-            None => "Ctrl-C or a signal".to_string(),
-        };
+        let ends = session::ends(self.count, replaying);
         let monitor = Monitor::new(selection);
         let mut session = Session::new(routes, monitor, record, consumers, ends);
         let pace = Pace {
@@ -276,21 +267,6 @@ impl MonitorCommand {
         })
     }
 
-    /// Who takes the samples besides the display, as the message names them.
-    fn consumers(&self, record: Option<&RecordFile>, serving: bool) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(r) = record {
-            v.push(format!("--record {}", r.path().display()));
-        }
-        if matches!(self.record, Some(None)) {
-            v.push("--record (the results database)".to_string());
-        }
-        if serving {
-            v.push("--listen".to_string());
-        }
-        v
-    }
-
     /// The device words as text (a name that is not UTF-8 shown lossily).
     fn targets_text(&self) -> Vec<String> {
         (self.targets.iter())
@@ -327,27 +303,7 @@ impl Frontend for Terminal {
     fn notice(&mut self, notice: Notice<'_>) {
         // Not eprintln!: stderr may be broken too, and that must not end
         // the recording either.
-        let text = match notice {
-            Notice::DisplayLost {
-                err,
-                consumers,
-                ends,
-            } => {
-                let why = if err.kind() == std::io::ErrorKind::BrokenPipe {
-                    "standard output was closed".to_string()
-                } else {
-                    format!("cannot write to standard output ({err})")
-                };
-                format!(
-                    "{why}: nothing more is shown; sampling goes on for {} until {ends}",
-                    consumers.join(" and ")
-                )
-            }
-            Notice::ServingAfterReplay => {
-                "replay finished; still serving the last interval (Ctrl-C to stop)".to_string()
-            }
-        };
-        let _ = writeln!(std::io::stderr(), "storlab: {text}");
+        let _ = writeln!(std::io::stderr(), "storlab: {notice}");
     }
 }
 
@@ -373,23 +329,4 @@ impl Document for TimelineDoc {
     fn json(&self) -> anyhow::Result<String> {
         crate::output::json_text(&self.0)
     }
-}
-
-/// Read and check a replay file (`storlab_monitor::replay::load`), with a
-/// note when its last snapshot was cut off.
-fn load_replay(
-    file: &Path,
-    selection: Option<&storlab_monitor::Selection>,
-) -> anyhow::Result<Vec<Snapshot>> {
-    Ok(storlab_monitor::replay::load(
-        file,
-        selection,
-        &mut |line| {
-            eprintln!(
-                "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
-             while writing it); it is left out",
-                file.display()
-            )
-        },
-    )?)
 }

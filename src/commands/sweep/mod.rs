@@ -29,13 +29,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
+use storlab_bench::sweeper::resume::{self, NoSuchSweep, first_resumable};
 use storlab_bench::sweeper::{
-    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, fmt_secs,
-    new_sweep_id, plan_points, point_tags, reserved_tag, resume_words,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, new_sweep_id,
+    plan_points, point_tags, reserved_tag, sweep_line,
 };
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
-use storlab_store::{RunFilter, RunStatus, Store};
+use storlab_store::{RunFilter, RunStatus, RunSummary, Store};
 use storlab_types::{BenchReport, PhaseResult};
 
 const SWEEP_HELP: &str = "\
@@ -230,56 +231,36 @@ impl SweepCommand {
         }
         use clap::Parser;
         let store = self.run.db.open_existing()?;
-        let filter = RunFilter {
-            tags: vec![("sweep".into(), id.into())],
-            ..Default::default()
+        let runs = sweep_runs(&store, id, &self.run.db.db)?;
+        let parse = |args: Vec<String>| {
+            let words = std::iter::once("sweep".to_string()).chain(args);
+            let cmd = Stored::try_parse_from(words).ok()?.s;
+            (!cmd.vary.is_empty() || cmd.profile.is_some() || cmd.job.is_some()).then_some(cmd)
         };
-        let runs = store.list(&filter)?;
-        if runs.is_empty() {
+        let line_of = |run| Ok::<_, anyhow::Error>(store.load(run)?.report.command_line);
+        let ids = runs.iter().map(|r| r.id);
+        let Some((note, mut cmd)) = first_resumable(id, ids, line_of, parse)? else {
             bail!(
-                "--resume {id}: no runs tagged sweep={id} in {} (the sweep id is printed at its start; storlab runs --tag sweep=ID)",
+                "--resume {id}: no stored point of sweep {id} in {} says how it was run; give its options again (--vary ...)",
                 self.run.db.db.display()
-            );
+            )
+        };
+        cmd.resume = Some(id.to_string());
+        cmd.run.db = self.run.db.clone();
+        cmd.run.quiet |= self.run.quiet;
+        if self.run.out.format() != OutputFormat::Table {
+            cmd.run.out = self.run.out;
         }
-        for r in runs {
-            let line = store.load(r.id)?.report.command_line;
-            let Some(args) = resume_words(&line) else {
-                continue;
-            };
-            let Ok(stored) =
-                Stored::try_parse_from(std::iter::once("sweep".to_string()).chain(args))
-            else {
-                continue;
-            };
-            let mut cmd = stored.s;
-            if cmd.vary.is_empty() && cmd.profile.is_none() && cmd.job.is_none() {
-                continue;
-            }
-            cmd.resume = Some(id.to_string());
-            cmd.run.db = self.run.db.clone();
-            cmd.run.quiet |= self.run.quiet;
-            if self.run.out.format() != OutputFormat::Table {
-                cmd.run.out = self.run.out;
-            }
-            if self.run.json_out.is_some() {
-                cmd.run.json_out = self.run.json_out.clone();
-            }
-            if self.chart.is_some() {
-                cmd.chart = self.chart.clone();
-            }
-            if !self.run.quiet {
-                eprintln!(
-                    "storlab: resuming sweep {id} as run {}: storlab {}",
-                    r.id,
-                    line[line.iter().position(|a| a == "sweep").unwrap_or(0)..].join(" ")
-                );
-            }
-            return Ok(cmd);
+        if self.run.json_out.is_some() {
+            cmd.run.json_out = self.run.json_out.clone();
         }
-        bail!(
-            "--resume {id}: no stored point of sweep {id} in {} says how it was run; give its options again (--vary ...)",
-            self.run.db.db.display()
-        )
+        if self.chart.is_some() {
+            cmd.chart = self.chart.clone();
+        }
+        if !self.run.quiet {
+            eprintln!("storlab: {note}");
+        }
+        Ok(cmd)
     }
 
     /// The options varied: `--vary`, then the profile's sweep for options
@@ -383,38 +364,33 @@ impl Document for Swept {
     }
 }
 
-/// The points of sweep `id` already stored in full: params label → (run, report).
-fn stored_points(
-    store: &Store,
-    id: &str,
-    db: &Path,
-) -> Result<BTreeMap<String, (i64, BenchReport)>> {
+/// The runs tagged `sweep=ID`; none is an error.
+fn sweep_runs(store: &Store, id: &str, db: &Path) -> Result<Vec<RunSummary>> {
     let filter = RunFilter {
         tags: vec![("sweep".into(), id.into())],
         ..Default::default()
     };
     let runs = store.list(&filter)?;
     if runs.is_empty() {
-        bail!(
-            "--resume {id}: no runs tagged sweep={id} in {} (the sweep id is printed at its start; storlab runs --tag sweep=ID)",
-            db.display()
-        );
+        let (id, db) = (id.to_string(), db.to_path_buf());
+        return Err(NoSuchSweep { id, db }.into());
     }
-    let mut out = BTreeMap::new();
-    for r in runs {
-        if r.status != RunStatus::Finished {
-            continue;
-        }
-        let Some(label) = r.tags.get("sweep_params") else {
-            continue;
-        };
-        let run = store.load(r.id)?;
-        if run.report.interrupted || run.report.phases.is_empty() {
-            continue;
-        }
-        out.insert(label.clone(), (r.id, run.report));
-    }
-    Ok(out)
+    Ok(runs)
+}
+
+/// The points of sweep `id` already stored in full: params label → (run, report).
+fn stored_points(
+    store: &Store,
+    id: &str,
+    db: &Path,
+) -> Result<BTreeMap<String, (i64, BenchReport)>> {
+    let runs = sweep_runs(store, id, db)?;
+    let runs = runs.iter().map(|r| resume::StoredRun {
+        id: r.id,
+        finished: r.status == RunStatus::Finished,
+        tags: &r.tags,
+    });
+    resume::finished_points(runs, |run| Ok(store.load(run)?.report))
 }
 
 /// The sweep's store: each point's run in the database (`Sink`), and a
@@ -492,52 +468,18 @@ struct Words {
 impl Progress for Words {
     fn event(&mut self, event: SweepEvent<'_>) {
         match event {
-            SweepEvent::Started {
-                sweep_id,
-                points,
-                to_run,
-            } if !self.quiet => {
-                eprintln!("storlab: sweep {sweep_id}: {points} points, {to_run} to run")
-            }
             SweepEvent::Warning(w) => crate::output::warn(w),
-            SweepEvent::PointStarting(p) if !self.quiet => eprintln!(
-                "storlab: sweep {}: point {}/{} ({} of {} to run) {}{}",
-                self.sweep_id,
-                p.index + 1,
-                p.points,
-                p.nth + 1,
-                p.to_run,
-                p.label,
-                p.left_s
-                    .map(|s| format!(", about {} left", fmt_secs(s)))
-                    .unwrap_or_default()
-            ),
-            SweepEvent::PointFailed { label, error } if !self.quiet => {
-                eprintln!("storlab: sweep point {label} failed: {error}; going on")
+            e if self.quiet && e.is_progress() => {}
+            e => {
+                if let Some(line) = sweep_line(&e, &self.sweep_id) {
+                    eprintln!("storlab: {line}");
+                }
             }
-            SweepEvent::NotRecorded { label, error } => {
-                eprintln!("storlab: error: cannot record failed point {label}: {error}")
-            }
-            SweepEvent::SaveFailed(f) => eprintln!("storlab: error: {f}"),
-            _ => {}
         }
     }
 
     fn point_running(&mut self, p: &PointInfo, phases: &[String], control: &Arc<Control>) {
-        let names = phases
-            .iter()
-            .map(|name| {
-                format!(
-                    "point {}/{} {} {name}{}",
-                    p.index + 1,
-                    p.points,
-                    p.label,
-                    p.left_s
-                        .map(|s| format!(" (sweep: ~{} left)", fmt_secs(s)))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
+        let names = phases.iter().map(|name| p.phase_line(name)).collect();
         self.live = Some(Live::start(
             Arc::clone(control),
             self.signals.clone(),
