@@ -12,7 +12,6 @@ use crate::routes::Routes;
 use crate::{DeviceTree, Error, Interval, LiveSource, Monitor, Snapshot, replay};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use storlab_types::{BenchReport, HostInfo, MonitorTimeline, TargetInfo};
 
@@ -382,7 +381,7 @@ impl Session {
         &mut self,
         source: Source,
         pace: Pace,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         ui: &mut dyn Frontend,
     ) -> Result<(), Error> {
         match source {
@@ -398,14 +397,12 @@ impl Session {
         file: &Path,
         snaps: Vec<Snapshot>,
         pace: Pace,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         ui: &mut dyn Frontend,
     ) -> Result<(), Error> {
         let mut first_wall = None;
         for s in snaps {
-            if stop.load(Ordering::Relaxed)
-                || pace.count.is_some_and(|c| self.shown.routes.done >= c)
-            {
+            if stop() || pace.count.is_some_and(|c| self.shown.routes.done >= c) {
                 break;
             }
             let wall = s.wall.clone();
@@ -424,9 +421,9 @@ impl Session {
             }
         }
         // With --count the run ends at the count, served or not.
-        if self.shown.routes.serving() && pace.count.is_none() && !stop.load(Ordering::Relaxed) {
+        if self.shown.routes.serving() && pace.count.is_none() && !stop() {
             ui.notice(Notice::ServingAfterReplay);
-            while !stop.load(Ordering::Relaxed) {
+            while !stop() {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -439,7 +436,7 @@ impl Session {
         mut source: LiveSource,
         first: Snapshot,
         pace: Pace,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         ui: &mut dyn Frontend,
     ) -> Result<(), Error> {
         let wall = first.wall.clone();
@@ -454,14 +451,14 @@ impl Session {
             pace.interval,
             false,
             |deadline| {
-                while !stop.load(Ordering::Relaxed) {
+                while !stop() {
                     let now = Instant::now();
                     if now >= deadline {
                         break;
                     }
                     std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
                 }
-                stop.load(Ordering::Relaxed)
+                stop()
             },
             // Recorded as taken, before anything is shown.
             |snap| match record.as_mut() {
@@ -636,8 +633,7 @@ mod tests {
             ..Pipe::default()
         };
         let source = Source::Replay(root.join("replay.txt"), snaps);
-        s.run(source, pace, &AtomicBool::new(false), &mut pipe)
-            .unwrap();
+        s.run(source, pace, &|| false, &mut pipe).unwrap();
         (s.finish(String::new()).unwrap(), pipe)
     }
 

@@ -3,42 +3,21 @@
 
 mod output;
 
-pub use output::{MonitorFormat, Units};
+pub use output::MonitorFormat;
 
 use crate::output::{Document, Rendering, Reply};
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use storlab_monitor::display::Units;
 use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
 use storlab_monitor::session::{self, Frontend, Notice, Pace, RecordFile, Session};
 use storlab_monitor::{DeviceTree, Layer, Monitor, SysPaths, positional};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LayerArg {
-    /// What file systems sit on (default): partitions, LVM volumes, md arrays, loop devices
-    Top,
-    /// Physical devices (what nothing else is under)
-    Leaf,
-    /// Every device, with a total per level of the stack
-    All,
-}
-
-impl From<LayerArg> for Layer {
-    fn from(l: LayerArg) -> Layer {
-        match l {
-            LayerArg::Top => Layer::Top,
-            LayerArg::Leaf => Layer::Leaf,
-            LayerArg::All => Layer::All,
-        }
-    }
-}
 
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
@@ -95,7 +74,7 @@ pub struct MonitorCommand {
 
     /// Which layer of the device stack to show and total
     #[arg(long, value_enum, default_value = "top")]
-    pub layer: LayerArg,
+    pub layer: Layer,
 
     /// Print the device stack (partitions, LVM/dm, md, loop files) and exit
     #[arg(long)]
@@ -140,7 +119,7 @@ pub struct MonitorCommand {
 
 impl MonitorCommand {
     pub fn execute(mut self) -> anyhow::Result<Reply> {
-        let layer: Layer = self.layer.into();
+        let layer = self.layer;
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
         let replaying = self.replay.is_some();
         let tree = session::device_tree(&paths, replaying, self.sys_root.is_some())
@@ -193,15 +172,7 @@ impl MonitorCommand {
         // must end the process as usual (nothing is made yet); with the
         // handlers in place they only set a flag and the wait went on for
         // ever. SIGHUP (terminal closed) too: --record keeps what was sampled.
-        let stop = Arc::new(AtomicBool::new(false));
-        for sig in [
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGHUP,
-        ] {
-            signal_hook::flag::register(sig, stop.clone())
-                .context("installing the Ctrl-C handler")?;
-        }
+        let signals = crate::commands::signals::Signals::install()?;
         let record = match &self.record {
             Some(Some(path)) => {
                 RecordFile::check_name(path, tree.as_ref())?;
@@ -224,7 +195,7 @@ impl MonitorCommand {
             interval,
             count: self.count,
         };
-        session.run(source, pace, &stop, &mut Terminal)?;
+        session.run(source, pace, &|| signals.requested(), &mut Terminal)?;
         // Everything sampled, as the record the store keeps (`--record`
         // hands this to the store), saved before the JSON document is
         // printed: a failing standard output loses nothing.
