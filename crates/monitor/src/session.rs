@@ -355,7 +355,62 @@ pub struct Finished {
     consumers: Vec<String>,
 }
 
+/// What a session is made of, as the flags give it.
+#[derive(Debug)]
+pub struct Setup {
+    /// How each interval is shown (table, CSV, JSON lines, nothing).
+    pub formatter: crate::display::Formatter,
+    /// `--listen`'s server, started.
+    pub server: Option<crate::prometheus::MetricsServer>,
+    /// Keep every interval for the record at the end (`--record` to the
+    /// database, or the JSON document).
+    pub keep_timeline: bool,
+    /// `--record` alone: the samples go to the results database.
+    pub to_db: bool,
+    /// `--record FILE`.
+    pub record: Option<PathBuf>,
+    pub interval: Duration,
+    pub layer: crate::Layer,
+    /// `--count`, and whether the samples are replayed (how it ends).
+    pub count: Option<u64>,
+    pub replaying: bool,
+}
+
 impl Session {
+    /// A session of `setup` over `selection`: the record file checked
+    /// (`tree`: a device's name is no file name) and created, the routes,
+    /// and who else takes the samples when the display goes away.
+    pub fn start(
+        setup: Setup,
+        selection: Option<crate::Selection>,
+        tree: Option<&DeviceTree>,
+    ) -> Result<(Session, Pace), Error> {
+        let record = match &setup.record {
+            Some(path) => {
+                RecordFile::check_name(path, tree)?;
+                Some(RecordFile::create(path)?)
+            }
+            None => None,
+        };
+        let serving = setup.server.is_some();
+        let consumers = consumers(record.as_ref(), setup.to_db, serving);
+        let routes = Routes::new(
+            setup.formatter,
+            setup.server,
+            setup.keep_timeline,
+            (setup.interval, setup.layer),
+            selection.as_ref().map(|s| s.devices.clone()),
+        );
+        let ends = ends(setup.count, setup.replaying);
+        let monitor = Monitor::new(selection);
+        let session = Session::new(routes, monitor, record, consumers, ends);
+        let pace = Pace {
+            interval: setup.interval,
+            count: setup.count,
+        };
+        Ok((session, pace))
+    }
+
     pub fn new(
         routes: Routes,
         monitor: Monitor,

@@ -14,10 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storlab_monitor::display::Units;
 use storlab_monitor::prometheus::MetricsServer;
-use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
-use storlab_monitor::session::{self, Frontend, Notice, Pace, RecordFile, Session};
-use storlab_monitor::{DeviceTree, Layer, Monitor, SysPaths, positional};
+use storlab_monitor::session::{self, Frontend, Notice, Session, Setup};
+use storlab_monitor::{DeviceTree, Layer, SysPaths, positional};
 
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
@@ -173,28 +172,18 @@ impl MonitorCommand {
         // handlers in place they only set a flag and the wait went on for
         // ever. SIGHUP (terminal closed) too: --record keeps what was sampled.
         let signals = crate::commands::signals::Signals::install()?;
-        let record = match &self.record {
-            Some(Some(path)) => {
-                RecordFile::check_name(path, tree.as_ref())?;
-                Some(RecordFile::create(path)?)
-            }
-            _ => None,
-        };
-        let consumers = session::consumers(record.as_ref(), to_db, server.is_some());
-        let routes = Routes::new(
-            output::formatter(&self, format, layer, selection.as_ref()),
+        let setup = Setup {
+            formatter: output::formatter(&self, format, layer, selection.as_ref()),
             server,
             keep_timeline,
-            (interval, layer),
-            selection.as_ref().map(|s| s.devices.clone()),
-        );
-        let ends = session::ends(self.count, replaying);
-        let monitor = Monitor::new(selection);
-        let mut session = Session::new(routes, monitor, record, consumers, ends);
-        let pace = Pace {
+            to_db,
+            record: self.record.clone().flatten(),
             interval,
+            layer,
             count: self.count,
+            replaying,
         };
+        let (mut session, pace) = Session::start(setup, selection, tree.as_ref())?;
         session.run(source, pace, &|| signals.requested(), &mut Terminal)?;
         // Everything sampled, as the record the store keeps (`--record`
         // hands this to the store), saved before the JSON document is

@@ -29,9 +29,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
+use storlab_bench::sweeper;
 use storlab_bench::sweeper::resume::{self, NoSuchSweep, first_resumable};
 use storlab_bench::sweeper::{
-    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, new_sweep_id,
+    PointInfo, PointSink, Progress, Refused, Saved, StoreError, SweepEvent, SweepRun, new_sweep_id,
     plan_points, point_tags, reserved_tag, sweep_line,
 };
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
@@ -109,16 +110,10 @@ impl SweepCommand {
             if run::launcher_rank().unwrap_or(0) != 0 {
                 return Ok(Reply::done(Outcome::Ok));
             }
-            bail!(
-                "storlab sweep was started as {n} processes by an MPI launcher: each would run the whole \
-                 sweep on the same storage at once; run the sweep without mpirun/srun, or measure \
-                 many clients with `mpirun -np {n} storlab bench ... --clients 1,2,4` (one run per client count)"
-            );
+            return Err(Refused::UnderLauncher(n).into());
         }
         if self.run.monitor {
-            bail!(
-                "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
-            );
+            return Err(Refused::Monitor.into());
         }
         let json_out = run::check_paths_as(
             self.target.as_deref(),
@@ -134,7 +129,7 @@ impl SweepCommand {
             None => None,
         };
         if self.resume.is_some() && self.run.no_save {
-            bail!("--resume reads the stored points: drop --no-save");
+            return Err(Refused::ResumeUnsaved.into());
         }
         if let Some(id) = &self.resume
             && self.vary.is_empty()
@@ -145,17 +140,17 @@ impl SweepCommand {
             return self.resumed_as_stored(id)?.execute();
         }
         let profile = self.profile.as_deref().map(find_profile).transpose()?;
-        let (varies, zip) = self.varies(profile.as_ref())?;
+        // `--vary`, then the profile's sweep for options no flag sets.
+        let spec = self.workload.spec()?;
+        let (varies, zip) = sweeper::varies(&self.vary, self.zip, profile.as_ref(), spec)?;
         let points = expand_sweep(&varies, zip)?;
         if varies.is_empty() {
-            bail!(
-                "nothing to sweep: add --vary OPTION=VALUES (e.g. --vary bs=4k,64k,1m) or a --profile with a sweep"
-            );
+            return Err(Refused::Nothing.into());
         }
         let job_text = self.job_text(profile.as_ref())?;
         let user_tags = self.run.record.tag_map()?;
         if let Some(k) = reserved_tag(&user_tags) {
-            bail!("--tag {k}=...: {k} is set by the sweep itself; use another key");
+            return Err(Refused::ReservedTag(k).into());
         }
         let store = if self.run.no_save {
             None
@@ -168,8 +163,15 @@ impl SweepCommand {
             _ => BTreeMap::new(),
         };
         // Plan every point not yet stored; a point that cannot be planned fails alone.
-        let (mut results, todo) =
-            plan_points(points, &stored, |p| self.plan_point(p, job_text.as_ref()));
+        // A point's phases: the job file (or flags), the workload flags,
+        // then the point's values on top.
+        let job = job_text.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
+        let target = self.target.as_deref();
+        // (anyhow: a point's error is shown with its causes.)
+        let plan = |p: &SweepPoint| -> Result<PlannedJob> {
+            Ok(sweeper::plan_point(self.workload.spec()?, p, job, target)?)
+        };
+        let (mut results, todo) = plan_points(points, &stored, plan);
         drop(store);
         let totals = self.run_points(sweep_id, user_tags, &mut results, todo)?;
         self.finish(&results, &varies, totals, (json_out, chart_out))
@@ -263,17 +265,6 @@ impl SweepCommand {
         Ok(cmd)
     }
 
-    /// The options varied: `--vary`, then the profile's sweep for options
-    /// neither `--vary` nor a workload flag sets.
-    fn varies(&self, profile: Option<&Profile>) -> Result<(Vec<Vary>, bool)> {
-        Ok(storlab_bench::sweeper::varies(
-            &self.vary,
-            self.zip,
-            profile,
-            self.workload.spec()?,
-        )?)
-    }
-
     /// The job file's text and path, read once (a profile's, or --job's).
     fn job_text(&self, profile: Option<&Profile>) -> Result<Option<(String, PathBuf)>> {
         Ok(match (&self.job, profile) {
@@ -284,22 +275,6 @@ impl SweepCommand {
             (None, Some(p)) => Some((p.job_text.clone(), p.job_path())),
             (None, None) => None,
         })
-    }
-
-    /// A point's phases: the job file (or flags), the workload flags, then
-    /// the point's values on top (anyhow: its causes in its message).
-    fn plan_point(
-        &self,
-        point: &SweepPoint,
-        job: Option<&(String, PathBuf)>,
-    ) -> Result<PlannedJob> {
-        let job = job.map(|(t, p)| (t.as_str(), p.as_path()));
-        Ok(storlab_bench::sweeper::plan_point(
-            self.workload.spec()?,
-            point,
-            job,
-            self.target.as_deref(),
-        )?)
     }
 
     /// Write the chart and JSON file; the table or JSON document and the
