@@ -163,10 +163,14 @@ impl MdCommand {
 
     pub fn execute(self) -> Result<Reply> {
         let (spec, tree) = self.spec()?;
-        if let Some(n) = crate::commands::run::launcher_size()
-            && n > 1
-        {
-            return mpi_launch(self, spec, tree).map(Reply::done);
+        if crate::commands::run::launcher_size().is_some_and(|n| n > 1) {
+            #[cfg(feature = "mpi")]
+            return mpi::execute(self, spec, tree).map(Reply::done);
+            #[cfg(not(feature = "mpi"))]
+            anyhow::bail!(
+                "storlab md was started by an MPI launcher with several processes, but this build has no MPI support: \
+                 build with `cargo build --release --features mpi`, or run one process"
+            );
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
@@ -210,19 +214,6 @@ impl MdCommand {
         reply.outcome = verdict(&report, ending, signals.received());
         Ok(reply)
     }
-}
-
-#[cfg(not(feature = "mpi"))]
-fn mpi_launch(_: MdCommand, _: MdSpec, _: storlab_md::Tree) -> Result<Outcome> {
-    anyhow::bail!(
-        "storlab md was started by an MPI launcher with several processes, but this build has no MPI support: \
-         build with `cargo build --release --features mpi`, or run one process"
-    )
-}
-
-#[cfg(feature = "mpi")]
-fn mpi_launch(cmd: MdCommand, spec: MdSpec, tree: storlab_md::Tree) -> Result<Outcome> {
-    mpi::execute(cmd, spec, tree)
 }
 
 /// Remove storlab's own directory and everything the run made in it.

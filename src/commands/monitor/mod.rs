@@ -10,8 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 use storlab_monitor::display::Units;
 use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::sampler::now_rfc3339;
@@ -123,7 +122,10 @@ impl MonitorCommand {
         let replaying = self.replay.is_some();
         let tree = session::device_tree(&paths, replaying, self.sys_root.is_some())
             .context("reading the device tree")?;
-        let interval = self.interval_and_count(tree.as_ref())?;
+        let (words, interval_flag) = (&self.targets, self.interval.as_deref());
+        let (targets, interval, count) =
+            positional::devices_and_pace(words, tree.as_ref(), interval_flag, self.count)?;
+        (self.targets, self.count) = (targets, count);
         let format = self.out.chosen().unwrap_or(if self.listen.is_some() {
             MonitorFormat::None
         } else {
@@ -232,22 +234,6 @@ impl MonitorCommand {
         (self.targets.iter())
             .map(|w| w.to_string_lossy().into_owned())
             .collect()
-    }
-
-    /// Read iostat's trailing `INTERVAL [COUNT]` out of the positional words
-    /// (a word that names a device stays a device, and so does an existing
-    /// path that is not a number), check them against `--interval`/`--count`,
-    /// and return the interval.
-    fn interval_and_count(&mut self, tree: Option<&DeviceTree>) -> anyhow::Result<Duration> {
-        let is_device = |w: &str| {
-            tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
-                || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
-        };
-        let (targets, p) = positional::split_os(&self.targets, is_device)?;
-        self.targets = targets;
-        let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)?;
-        self.count = count;
-        Ok(interval)
     }
 }
 
