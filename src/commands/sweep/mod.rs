@@ -162,12 +162,11 @@ impl SweepCommand {
             (Some(id), Some(st)) => stored_points(st, id, &self.run.db.db)?,
             _ => BTreeMap::new(),
         };
-        // Plan every point not yet stored; a point that cannot be planned fails alone.
-        // A point's phases: the job file (or flags), the workload flags,
-        // then the point's values on top.
+        // Plan every point not yet stored (a point that cannot be planned
+        // fails alone): the job file (or flags), the workload flags, then
+        // the point's values on top; anyhow, so an error shows its causes.
         let job = job_text.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
         let target = self.target.as_deref();
-        // (anyhow: a point's error is shown with its causes.)
         let plan = |p: &SweepPoint| -> Result<PlannedJob> {
             Ok(sweeper::plan_point(self.workload.spec()?, p, job, target)?)
         };
