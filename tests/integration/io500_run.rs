@@ -54,12 +54,25 @@ fn tiny_run(d: &Path, db: &Path) -> serde_json::Value {
         .arg("io500")
         .arg(&cfg)
         .arg(&target)
-        .args(["--short", "--stonewall", "1s", "--np", "2", "-q", "--json", "--db"])
+        .args([
+            "--short",
+            "--stonewall",
+            "1s",
+            "--np",
+            "2",
+            "-q",
+            "--json",
+            "--db",
+        ])
         .arg(db)
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(entries(&target).is_empty(), "left behind: {:?}", entries(&target));
+    assert!(
+        entries(&target).is_empty(),
+        "left behind: {:?}",
+        entries(&target)
+    );
     json(&out)
 }
 
@@ -109,7 +122,10 @@ fn a_short_run_has_io500s_phases_in_order_and_their_shape() {
         assert_eq!(n(&phase(&v, p)["total"]["ops"]), hard, "{p}");
     }
     // mdtest-hard writes and reads 3,901 bytes per file.
-    assert_eq!(n(&phase(&v, "mdtest-hard-read")["read"]["bytes"]), hard * 3901);
+    assert_eq!(
+        n(&phase(&v, "mdtest-hard-read")["read"]["bytes"]),
+        hard * 3901
+    );
     // find looked at every file left and found some of mdtest-hard's.
     let find = phase(&v, "find");
     assert!(n(&find["total"]["ops"]) >= hard);
@@ -128,7 +144,10 @@ fn a_short_run_is_invalid_with_io500s_reasons_and_marked_not_comparable() {
     assert!(warnings.contains("not comparable with the official IO500 list"));
     // A write phase shorter than the rules' 300 s is INVALID, as io500 says.
     let w = phase(&v, "ior-easy-write")["warnings"].to_string();
-    assert!(w.contains("smaller than the expected minimum runtime (300s)"), "{w}");
+    assert!(
+        w.contains("smaller than the expected minimum runtime (300s)"),
+        "{w}"
+    );
     // Not scored: the extended random read says so.
     let rnd = phase(&v, "ior-rnd4K-easy-read")["warnings"].to_string();
     assert!(rnd.contains("does not count toward the score"), "{rnd}");
@@ -162,7 +181,10 @@ fn the_table_scores_as_io500_and_says_invalid() {
             .expect("number")
     };
     let (bw, iops, total) = (num("Bandwidth "), num("IOPS "), num("TOTAL "));
-    assert!(((bw * iops).sqrt() - total).abs() <= 1e-5 * total.max(1.0), "{score}");
+    assert!(
+        ((bw * iops).sqrt() - total).abs() <= 1e-5 * total.max(1.0),
+        "{score}"
+    );
 }
 
 #[test]
@@ -236,7 +258,11 @@ fn ctrl_c_stops_the_run_and_removes_everything() {
     // SAFETY: kill with a valid pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().expect("wait");
-    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["interrupted"], true);
