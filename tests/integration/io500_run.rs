@@ -207,6 +207,26 @@ fn the_stored_run_compares_checks_and_reports() {
         .expect("run");
     let text = ok(&cmp);
     assert!(text.contains("mdtest-hard-delete"), "{text}");
+    // check judges the scores beside the phases (tiny runs are noisy: a
+    // phase may fail, so only "judged, not refused" is asserted here; the
+    // pass/fail rule is unit-tested in storlab-configdiff).
+    let chk = cmd()
+        .args([
+            "check",
+            "2",
+            "--baseline",
+            "1",
+            "--tolerance",
+            "100%",
+            "--json",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .expect("run");
+    assert!(matches!(chk.status.code(), Some(0 | 1)), "{}", stderr(&chk));
+    let text = crate::util::stdout(&chk);
+    assert!(text.contains("io500 score (TOTAL)"), "{text}");
     let html = d.path().join("r.html");
     let rep = cmd()
         .args(["report", "latest", "-o"])
@@ -218,6 +238,7 @@ fn the_stored_run_compares_checks_and_reports() {
     assert!(rep.status.success(), "{}", stderr(&rep));
     let page = std::fs::read_to_string(&html).expect("report");
     assert!(page.contains("ior-hard-write"));
+    assert!(page.contains("IO500: phases and score"), "the io500 chart");
 }
 
 #[test]
