@@ -289,3 +289,49 @@ fn ctrl_c_stops_the_run_and_removes_everything() {
     assert_eq!(v["interrupted"], true);
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
 }
+
+#[test]
+fn under_an_mpi_launcher_it_refuses_before_anything_is_made() {
+    let d = shm_dir();
+    let out = cmd()
+        .arg("io500")
+        .arg(d.path())
+        .arg("--short")
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--np"), "{}", stderr(&out));
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn a_bad_config_or_too_little_space_is_refused_with_exit_2_and_nothing_made() {
+    let d = shm_dir();
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let bad = d.path().join("bad.ini");
+    std::fs::write(&bad, "[ior-easy]\nnoSuchOption = 1\n").expect("config");
+    let out = cmd()
+        .arg("io500")
+        .arg(&bad)
+        .arg(&target)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("noSuchOption"), "{}", stderr(&out));
+    // io500's defaults (a 9,920,000 MiB ior-easy block per rank) do not fit.
+    let out = cmd()
+        .arg("io500")
+        .arg(&target)
+        .arg("--no-save")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not enough free space"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
