@@ -335,3 +335,53 @@ fn a_bad_config_or_too_little_space_is_refused_with_exit_2_and_nothing_made() {
     );
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
 }
+
+#[test]
+fn a_stonewalled_ior_easy_write_wears_out_and_its_read_reads_exactly_that() {
+    let d = shm_dir();
+    let cfg = d.path().join("config.ini");
+    // Blocks far larger than 1 s of writing: the stonewall ends the write.
+    std::fs::write(
+        &cfg,
+        TINY.replace("blockSize = 8m", "blockSize = 1g").replace(
+            "[ior-hard]\nsegmentCount = 64\n",
+            "[ior-hard]\nsegmentCount = 64\nrun = FALSE\n",
+        ),
+    )
+    .expect("config");
+    let out = cmd()
+        .arg("io500")
+        .arg(&cfg)
+        .arg(d.path())
+        .args([
+            "--stonewall",
+            "1s",
+            "--np",
+            "2",
+            "-q",
+            "--json",
+            "--no-save",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let w = phase(&v, "ior-easy-write");
+    let per_rank: Vec<u64> = w["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| n(&j["write"]["bytes"]))
+        .collect();
+    assert_eq!(per_rank.len(), 2);
+    assert!(
+        per_rank[0] < 1 << 30,
+        "the stonewall cut the write: {per_rank:?}"
+    );
+    // Wear-out: every rank wrote as much as the busiest had issued (to
+    // within one 1 MiB transfer of issue granularity).
+    let (lo, hi) = (per_rank[0].min(per_rank[1]), per_rank[0].max(per_rank[1]));
+    assert!(hi - lo <= 1 << 20, "{per_rank:?}");
+    let r = phase(&v, "ior-easy-read");
+    assert_eq!(n(&r["read"]["bytes"]), per_rank.iter().sum::<u64>());
+}
