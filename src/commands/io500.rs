@@ -75,6 +75,7 @@ impl Io500Command {
             ranks: self.np,
             short: self.short,
             stonewall_s: self.stonewall.map(|d| d.as_secs().max(1)),
+            keep: self.run.keep,
         };
         let job = Job::resolve(&cfg, &opts)?;
         let json_out = crate::commands::run::check_paths(Some(&target), &self.run)?;

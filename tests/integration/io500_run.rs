@@ -385,3 +385,28 @@ fn a_stonewalled_ior_easy_write_wears_out_and_its_read_reads_exactly_that() {
     let r = phase(&v, "ior-easy-read");
     assert_eq!(n(&r["read"]["bytes"]), per_rank.iter().sum::<u64>());
 }
+
+#[test]
+fn keep_leaves_the_data_files_in_storlabs_own_directory() {
+    let d = shm_dir();
+    let cfg = d.path().join("config.ini");
+    std::fs::write(&cfg, TINY).expect("config");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let out = cmd()
+        .arg("io500")
+        .arg(&cfg)
+        .arg(&target)
+        .args(["--short", "--stonewall", "1s", "-q", "--no-save", "--keep"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let own = entries(&target);
+    assert_eq!(own.len(), 1, "{own:?}");
+    let easy = entries(&own[0].join("datafiles/ior-easy"));
+    assert!(
+        easy.iter().any(|d| !entries(d).is_empty()),
+        "ior-easy's files kept: {easy:?}"
+    );
+    assert!(own[0].join("results/timestampfile").is_file());
+}

@@ -67,6 +67,9 @@ pub struct Options {
     pub short: bool,
     /// `--stonewall`: overrides `[debug] stonewall-time`.
     pub stonewall_s: Option<u64>,
+    /// `--keep`: leave the files the phases made (the caller keeps its
+    /// directory too).
+    pub keep: bool,
 }
 
 /// What the run does, resolved from the config and the options.
@@ -81,6 +84,7 @@ pub struct Job {
     pub md_easy_files: u64,
     pub md_hard_files: u64,
     pub short: bool,
+    pub keep: bool,
 }
 
 impl Job {
@@ -138,6 +142,7 @@ impl Job {
                 short::MDTEST_HARD_FILES,
             ),
             short: opts.short,
+            keep: opts.keep,
         })
     }
 
@@ -294,16 +299,26 @@ pub fn run(
     ];
     let mut out = Outcome::default();
     std::thread::scope(|s| -> Result<(), RunError> {
-        let (mut easy_job, _he) =
-            ior::Stepper::start(s, &easy, &data.join("ior-easy"), Arc::clone(&stop.easy))?;
-        let (mut hard_job, _hh) =
-            match ior::Stepper::start(s, &hard, &data.join("ior-hard"), Arc::clone(&stop.hard)) {
-                Ok(h) => h,
-                Err(e) => {
-                    easy_job.close();
-                    return Err(e);
-                }
-            };
+        let (mut easy_job, _he) = ior::Stepper::start(
+            s,
+            &easy,
+            &data.join("ior-easy"),
+            Arc::clone(&stop.easy),
+            job.keep,
+        )?;
+        let (mut hard_job, _hh) = match ior::Stepper::start(
+            s,
+            &hard,
+            &data.join("ior-hard"),
+            Arc::clone(&stop.hard),
+            job.keep,
+        ) {
+            Ok(h) => h,
+            Err(e) => {
+                easy_job.close();
+                return Err(e);
+            }
+        };
         let mut ranks = md::MdRanks::start(s, job.ranks, specs.clone(), &data, &stop.md);
         let mut steps = Driver {
             job,

@@ -121,6 +121,7 @@ impl Stepper {
         job: &IorJob,
         dir: &Path,
         control: Arc<Control>,
+        keep: bool,
     ) -> Result<
         (
             Stepper,
@@ -143,8 +144,13 @@ impl Stepper {
         let stonewall = Duration::from_secs(job.stonewall_s);
         let h = scope.spawn(move || {
             let sync = LocalSync::new(stonewall, true);
+            let cleanup = |r: &ResolvedJob| {
+                if !keep {
+                    r.target.cleanup();
+                }
+            };
             if go_rx.recv().is_err() {
-                resolved.target.cleanup();
+                cleanup(&resolved);
                 return storlab_bench::RunOutcome::default();
             }
             let out = storlab_bench::run_synced(&resolved, &c, &sync, |r| {
@@ -153,7 +159,7 @@ impl Stepper {
                     c.request_stop("the io500 run ended");
                 }
             });
-            resolved.target.cleanup();
+            cleanup(&resolved);
             out
         });
         Ok((

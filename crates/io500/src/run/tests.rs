@@ -10,6 +10,7 @@ fn opts(short: bool) -> Options {
         ranks: 2,
         short,
         stonewall_s: None,
+        keep: false,
     }
 }
 
