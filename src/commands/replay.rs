@@ -22,7 +22,8 @@ pub struct ReplayCommand {
     /// The trace: a fio iolog (v2 or v3), a Darshan log with DXT data (.darshan) or a blktrace per-CPU file
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
-    /// A directory: storlab makes its own subdirectory in it and lays the traced files out there
+    /// A directory (storlab makes its own subdirectory in it and lays the traced files out there),
+    /// or a block device for a trace of one file or device (writes need --allow-destroy)
     #[arg(value_name = "TARGET")]
     target: PathBuf,
     /// original (each operation at its recorded start), max (as fast as each rank's order allows) or a factor (2 = twice as fast)
@@ -37,6 +38,10 @@ pub struct ReplayCommand {
     /// Keep the laid-out files afterwards
     #[arg(long)]
     keep: bool,
+    /// Let a trace that writes replay onto a block device TARGET (destroys its contents); never
+    /// one a mounted file system, swap or another device is built on
+    #[arg(long)]
+    allow_destroy: bool,
     #[command(flatten)]
     record: RecordArgs,
     #[command(flatten)]
@@ -61,10 +66,20 @@ impl ReplayCommand {
         if let Some(n) = self.ranks {
             layout.select_ranks(n)?;
         }
-        storlab_replay::prepare::check_target(&self.target)?;
+        let prep = if storlab_replay::prepare::is_device(&self.target)? {
+            use storlab_replay::prepare::onto_device;
+            Ok(onto_device(layout, &self.target, self.allow_destroy)?)
+        } else {
+            Err(layout)
+        };
         let store = self.db.open()?;
         let signals = Signals::install()?;
-        let prep = storlab_replay::prepare::lay_out(layout, &self.target, &|| signals.requested())?;
+        let prep = match prep {
+            Ok(p) => p,
+            Err(layout) => {
+                storlab_replay::prepare::lay_out(layout, &self.target, &|| signals.requested())?
+            }
+        };
         let done = replay(&prep, &opts, speed, &|| signals.requested());
         self.remove(&prep);
         let result = done?;
@@ -74,6 +89,7 @@ impl ReplayCommand {
     /// Remove the laid-out files unless `--keep`.
     fn remove(&self, prep: &storlab_replay::Prepared) {
         if !self.keep
+            && !prep.on_device()
             && let Err(e) = std::fs::remove_dir_all(&prep.run_dir)
         {
             output::warn(&format!("could not remove {}: {e}", prep.run_dir.display()));

@@ -159,3 +159,113 @@ fn write_iolog_never_writes_over_an_existing_file() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
 }
+
+/// A trace of one file: a 4 KiB write at 0, a write at `last` (its end is
+/// the trace's extent), a read at 4 KiB.
+fn device_trace(dir: &Path, last: u64) -> std::path::PathBuf {
+    let p = dir.join(format!("dev-{last}.iolog"));
+    std::fs::write(
+        &p,
+        format!(
+            "fio version 3 iolog\n0 /data/f add\n0 /data/f open\n10 /data/f write 0 4096\n\
+             20 /data/f write {last} 4096\n30 /data/f read 4096 4096\n40 /data/f close\n"
+        ),
+    )
+    .expect("trace");
+    p
+}
+
+/// Whether the 4 KiB at `offset` of `dev` are all zero.
+fn zeroed(dev: &Path, offset: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(dev).expect("open device");
+    let mut b = vec![0u8; 4096];
+    f.read_exact_at(&mut b, offset).expect("read device");
+    b.iter().all(|&x| x == 0)
+}
+
+/// A block device TARGET: a trace that writes needs --allow-destroy; an
+/// offset beyond the device's end is refused with its record before any
+/// I/O; with --allow-destroy the trace's writes land at their offsets.
+#[test]
+fn a_trace_replays_onto_a_block_device_with_bench_s_checks() {
+    const T: &str = "a_trace_replays_onto_a_block_device_with_bench_s_checks";
+    if !crate::util::needs_root_and(T, &["losetup"]) {
+        return;
+    }
+    let Some(lo) = crate::util::LoopDev::new(8 << 20) else {
+        return;
+    };
+    let d = tempfile::tempdir().expect("tempdir");
+    let db = d.path().join("r.db");
+    let dev = lo.path();
+    let replay = |trace: &Path, extra: &[&str]| {
+        let mut c = cmd();
+        c.args(["replay", s(trace), &dev, "--db", s(&db)])
+            .args(extra);
+        c.output().expect("run")
+    };
+    let last = (8 << 20) - 4096;
+    let trace = device_trace(d.path(), last);
+
+    let out = replay(&trace, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--allow-destroy"), "{}", stderr(&out));
+    assert!(zeroed(&lo.dev, 0), "nothing written");
+    assert!(!db.exists(), "refused before the store is opened");
+
+    let beyond = device_trace(d.path(), last + 1);
+    let out = replay(&beyond, &["--allow-destroy"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("record 3") && err.contains("beyond the end of"),
+        "{err}"
+    );
+    assert!(zeroed(&lo.dev, 0), "nothing written");
+
+    let out = replay(&trace, &["--allow-destroy", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(u(&v["phases"][0]["write"]["bytes"]), 8192);
+    assert_eq!(u(&v["phases"][0]["read"]["bytes"]), 4096);
+    assert_eq!(v["target"]["kind"], "block_device");
+    assert!(!zeroed(&lo.dev, 0), "the write at 0 landed");
+    assert!(!zeroed(&lo.dev, last), "the last write landed");
+    assert!(zeroed(&lo.dev, 8192), "nothing between");
+}
+
+/// A device something is built on (here: a loop device over it, with a
+/// mounted file system) is refused even with --allow-destroy, by bench's
+/// own walk of the device stack.
+#[test]
+fn replay_never_writes_a_device_another_is_built_on() {
+    const T: &str = "replay_never_writes_a_device_another_is_built_on";
+    if !crate::util::needs_root_and(T, &["losetup", "mkfs.ext4", "mount", "umount"]) {
+        return;
+    }
+    let Some(a) = crate::util::LoopDev::new(32 << 20) else {
+        return;
+    };
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut undo = crate::util::loopdev::Stack::new();
+    let b = undo.attach(&a.dev, &[]).expect("loop over the loop");
+    let mnt = d.path().join("mnt");
+    undo.ext4_mounted(&b, &mnt).expect("ext4 mounted");
+    let trace = device_trace(d.path(), 4096);
+    let before = std::fs::read(&a.dev).expect("read device");
+    let out = cmd()
+        .args(["replay", s(&trace), &a.path(), "--allow-destroy"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("backs {b}")) && err.contains("mounted"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&a.dev).expect("read device") == before,
+        "nothing written"
+    );
+}

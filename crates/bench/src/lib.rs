@@ -79,6 +79,7 @@ pub use sweep::{
 pub use sys::{fadvise_dontneed, resident_pages};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
+    resolve as resolve_target,
 };
 
 use std::path::Path;

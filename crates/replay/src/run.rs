@@ -174,7 +174,11 @@ pub fn replay_ranks(
     let files: std::io::Result<Vec<File>> = prep
         .paths
         .iter()
-        .map(|p| std::fs::OpenOptions::new().read(true).write(true).open(p))
+        .map(|p| {
+            // A device the trace only reads is not opened for writing.
+            let write = !prep.on_device() || prep.writes();
+            std::fs::OpenOptions::new().read(true).write(write).open(p)
+        })
         .collect::<Result<_, _>>();
     let files = match files {
         Ok(f) => f,
