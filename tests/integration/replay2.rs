@@ -269,3 +269,103 @@ fn replay_never_writes_a_device_another_is_built_on() {
         "nothing written"
     );
 }
+
+fn darshan(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/darshan")
+        .join(name)
+}
+
+/// A replay stores its per-file figures (adding up to the phase's), the
+/// time in I/O here against the trace's, and the two series the timeline
+/// chart draws; `report` draws that chart for the run and lists its id.
+#[test]
+fn a_replay_stores_per_file_figures_io_time_and_its_timeline_chart() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let db = d.path().join("r.db");
+    let trace = darshan("dxt.darshan");
+    let out = cmd()
+        .args([
+            "replay",
+            s(&trace),
+            s(&target),
+            "--speed",
+            "max",
+            "--db",
+            s(&db),
+        ])
+        .arg("--json")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let r = &v["replay"];
+    let files = r["files"].as_array().expect("per-file figures");
+    assert!(files.len() > 1, "{r}");
+    let sum = |k: &str| files.iter().map(|f| u(&f[k])).sum::<u64>();
+    let p = &v["phases"][0];
+    assert_eq!(sum("bytes_read"), u(&p["read"]["bytes"]));
+    assert_eq!(sum("bytes_written"), u(&p["write"]["bytes"]));
+    assert_eq!(sum("reads") + sum("writes"), u(&p["total"]["ops"]));
+    assert!(
+        files
+            .iter()
+            .all(|f| f["name"].as_str().is_some_and(|n| !n.is_empty()))
+    );
+    // Darshan records durations: the I/O time here against the trace's.
+    let (here, traced) = (u(&r["io_ns"]), u(&r["trace_io_ns"]));
+    let pct = r["io_time_change_pct"].as_f64().expect("change");
+    assert!((pct - (here as f64 / traced as f64 - 1.0) * 100.0).abs() < 1e-6);
+    // The series: every byte replayed and recorded is in one of them.
+    let total = |k: &str| r[k].as_array().expect(k).iter().map(u).sum::<u64>();
+    let bytes = u(&p["read"]["bytes"]) + u(&p["write"]["bytes"]);
+    assert_eq!(total("replayed_bytes"), bytes);
+    assert_eq!(total("recorded_bytes"), bytes);
+
+    // The human table names the files and the I/O time change.
+    let out = cmd()
+        .args([
+            "replay",
+            s(&trace),
+            s(&target),
+            "--speed",
+            "max",
+            "--db",
+            s(&db),
+        ])
+        .output()
+        .expect("run");
+    let text = stdout(&out);
+    assert!(text.contains("this system would have spent"), "{text}");
+    assert!(text.contains("in the trace  file"), "{text}");
+
+    let runs = storlab(&["runs", "--db", s(&db), "--json"]);
+    let runs: Value = serde_json::from_str(&stdout(&runs)).expect("runs JSON");
+    let id = runs
+        .as_array()
+        .and_then(|a| a.first())
+        .and_then(|r| r["id"].as_i64())
+        .expect("a run id");
+    let svg = d.path().join("replay.svg");
+    let out = storlab(&[
+        "report",
+        &id.to_string(),
+        "--db",
+        s(&db),
+        "--chart",
+        &format!("replay-{id}"),
+        "-o",
+        s(&svg),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(&svg).expect("chart written");
+    assert!(svg.contains("recorded (the trace)"), "recorded series");
+    assert!(svg.contains("replayed (this system)"), "replayed series");
+    let help = storlab(&["report", "--help"]);
+    assert!(
+        stdout(&help).contains("replay-<run id>"),
+        "the chart id is listed"
+    );
+}

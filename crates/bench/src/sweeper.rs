@@ -461,6 +461,7 @@ mod tests {
             warnings: Vec::new(),
             monitor: None,
             repeat: None,
+            replay: None,
         }
     }
 

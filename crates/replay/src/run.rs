@@ -380,6 +380,7 @@ fn rank_thread(
         };
         let done = Instant::now();
         f.record(
+            job.file,
             job.op,
             job.length,
             outcome,

@@ -36,6 +36,7 @@ pub mod html;
 pub mod png;
 pub mod predicted;
 pub mod registry;
+pub mod replay_chart;
 pub mod rows;
 pub mod signature;
 pub mod sim_chart;

@@ -208,6 +208,7 @@ fn header(
         warnings,
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 
