@@ -369,3 +369,37 @@ fn a_replay_stores_per_file_figures_io_time_and_its_timeline_chart() {
         "the chart id is listed"
     );
 }
+
+/// At the recorded timing, an operation whose time has come starts even
+/// while the rank's previous one (a 64 MiB read) is still running: its
+/// start lag is not the previous operation's duration.
+#[test]
+fn a_slow_operation_does_not_delay_the_next_ones_start() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).expect("target");
+    let big = 64 << 20;
+    let trace = d.path().join("slow.iolog");
+    std::fs::write(
+        &trace,
+        format!(
+            "fio version 3 iolog\n0 /app/f add\n0 /app/f open\n0 /app/f read 0 {big}\n\
+             1000 /app/f read 0 4096\n2000 /app/f read 4096 4096\n3000 /app/f close\n"
+        ),
+    )
+    .expect("trace");
+    let db = d.path().join("r.db");
+    let out = cmd()
+        .args(["replay", s(&trace), s(&target), "--db", s(&db), "--json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let slowest = u(&v["phases"][0]["total"]["lat_ns"]["max"]);
+    let lag = u(&v["replay"]["lag_ns"]["max"]);
+    assert!(
+        lag < slowest / 2,
+        "the later reads waited for the 64 MiB one: start lag {lag} ns, its latency {slowest} ns"
+    );
+    assert_eq!(u(&v["phases"][0]["read"]["ops"]), 3);
+}

@@ -103,6 +103,9 @@ pub struct RankExtra {
     pub recorded: Bins,
     /// By index into the layout's files.
     pub files: BTreeMap<usize, FileFigures>,
+    /// Every issuing thread of a timed replay ran at real-time priority.
+    #[serde(default)]
+    pub realtime: bool,
 }
 
 #[cfg(test)]

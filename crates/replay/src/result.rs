@@ -78,6 +78,45 @@ impl RankFigures {
         }
     }
 
+    /// Add the figures of another thread that replayed operations of the
+    /// same rank (a timed replay issues a rank's operations from several
+    /// threads, so none waits for another's completion).
+    pub fn absorb(&mut self, o: RankFigures) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.syncs += o.syncs;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.not_issued += o.not_issued;
+        self.short_reads += o.short_reads;
+        for (e, n) in o.errors {
+            *self.errors.entry(e).or_default() += n;
+        }
+        self.io_ns = self.io_ns.saturating_add(o.io_ns);
+        self.trace_io_ns = self.trace_io_ns.saturating_add(o.trace_io_ns);
+        self.traced_durations += o.traced_durations;
+        self.first_issue = match (self.first_issue, o.first_issue) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_done = self.last_done.max(o.last_done);
+        self.last_issue = self.last_issue.max(o.last_issue);
+        self.first_start_ns = match (self.first_start_ns, o.first_start_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_start_ns = self.last_start_ns.max(o.last_start_ns);
+        let _ = self.lag.add(&o.lag);
+        let _ = self.latency.add(&o.latency);
+        self.interrupted |= o.interrupted;
+        self.extra.realtime &= o.extra.realtime;
+        self.extra.replayed.merge(&o.extra.replayed);
+        self.extra.recorded.merge(&o.extra.recorded);
+        for (i, f) in &o.extra.files {
+            self.extra.files.entry(*i).or_default().merge(f);
+        }
+    }
+
     /// Count one issued operation.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn record(
@@ -92,6 +131,7 @@ impl RankFigures {
         done: Duration,
         traced_ns: Option<u64>,
         start_ns: u64,
+        since_first_ns: u64,
     ) {
         self.first_issue.get_or_insert(issue);
         self.last_issue = issue;
@@ -114,10 +154,7 @@ impl RankFigures {
             per_file.traced += 1;
         }
         if op.is_data() {
-            let first = self.first_start_ns.unwrap_or(start_ns);
-            self.extra
-                .recorded
-                .add(start_ns.saturating_sub(first), length);
+            self.extra.recorded.add(since_first_ns, length);
         }
         let n = match outcome {
             Ok(n) => n as u64,
@@ -323,6 +360,7 @@ impl ReplayResult {
             trace_io_ns: (traced > 0).then_some(traced),
             io_time_change_pct: (traced > 0).then(|| (here as f64 / traced as f64 - 1.0) * 100.0),
             lag_ns: (self.speed != Speed::Max).then_some(LagNs { p50, p99, max }),
+            realtime: self.speed != Speed::Max && self.ranks.iter().all(|r| r.extra.realtime),
         }
     }
 
@@ -497,6 +535,17 @@ pub fn render(r: &ReplayResult, trace: &str, run_id: i64) -> String {
             dur(p50),
             dur(p99),
             dur(max)
+        );
+    }
+    if r.speed != Speed::Max {
+        let _ = writeln!(
+            out,
+            "{}",
+            if r.ranks.iter().all(|k| k.extra.realtime) {
+                "issued at real-time priority (SCHED_FIFO), ahead of the machine's ordinary threads"
+            } else {
+                "issued at ordinary priority (real-time needs root or CAP_SYS_NICE): the lag includes the machine's scheduling delays"
+            }
         );
     }
     if let Some((here, recorded)) = r.rates() {

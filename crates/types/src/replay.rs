@@ -33,6 +33,11 @@ pub struct ReplayFigures {
     /// Start lag behind the recorded timing (timed replays), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ns: Option<LagNs>,
+    /// A timed replay's issuing threads ran at real-time priority
+    /// (`SCHED_FIFO`; root or `CAP_SYS_NICE`), ahead of the machine's
+    /// ordinary threads.
+    #[serde(default)]
+    pub realtime: bool,
 }
 
 /// p50, p99 and max of the start lag, ns.
