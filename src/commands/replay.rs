@@ -22,8 +22,7 @@ pub struct ReplayCommand {
     /// The trace: a fio iolog (v2 or v3), a Darshan log with DXT data (.darshan) or a blktrace per-CPU file
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
-    /// A directory (storlab makes its own subdirectory in it and lays the traced files out there),
-    /// or a block device for a trace of one file or device (writes need --allow-destroy)
+    /// A directory (storlab lays the traced files out in its own subdirectory), or a block device
     #[arg(value_name = "TARGET")]
     target: PathBuf,
     /// original (each operation at its recorded start), max (as fast as each rank's order allows) or a factor (2 = twice as fast)
@@ -38,8 +37,7 @@ pub struct ReplayCommand {
     /// Keep the laid-out files afterwards
     #[arg(long)]
     keep: bool,
-    /// Let a trace that writes replay onto a block device TARGET (destroys its contents); never
-    /// one a mounted file system, swap or another device is built on
+    /// Let a trace that writes replay onto a block device TARGET (destroys its contents)
     #[arg(long)]
     allow_destroy: bool,
     #[command(flatten)]
@@ -66,20 +64,10 @@ impl ReplayCommand {
         if let Some(n) = self.ranks {
             layout.select_ranks(n)?;
         }
-        let prep = if storlab_replay::prepare::is_device(&self.target)? {
-            use storlab_replay::prepare::onto_device;
-            Ok(onto_device(layout, &self.target, self.allow_destroy)?)
-        } else {
-            Err(layout)
-        };
+        let place = storlab_replay::prepare::place(layout, &self.target, self.allow_destroy)?;
         let store = self.db.open()?;
         let signals = Signals::install()?;
-        let prep = match prep {
-            Ok(p) => p,
-            Err(layout) => {
-                storlab_replay::prepare::lay_out(layout, &self.target, &|| signals.requested())?
-            }
-        };
+        let prep = place.lay_out(&self.target, &|| signals.requested())?;
         let done = replay(&prep, &opts, speed, &|| signals.requested());
         self.remove(&prep);
         let result = done?;

@@ -339,6 +339,16 @@ impl Recording {
         })
     }
 
+    /// [`Recording::start`] when a file is given.
+    pub fn maybe(path: Option<&Path>) -> Result<Option<Recording>, IologError> {
+        path.map(Recording::start).transpose()
+    }
+
+    /// [`Recording::finish`] of a recording, if there is one.
+    pub fn end(recording: Option<Recording>) -> Result<Option<Written>, IologError> {
+        recording.map(Recording::finish).transpose()
+    }
+
     /// What the workers record into.
     pub fn sink(&self) -> Arc<Sink> {
         Arc::clone(&self.sink)

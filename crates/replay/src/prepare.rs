@@ -383,6 +383,40 @@ pub fn onto_device(
     })
 }
 
+/// Where a replay goes, checked: onto a block device (checked and
+/// claimed, nothing to lay out) or into a directory (laid out by
+/// [`Place::lay_out`] once the store is open).
+#[derive(Debug)]
+pub enum Place {
+    Device(Box<Prepared>),
+    Directory(Layout),
+}
+
+/// Check TARGET for `layout` before the store is opened: a block device
+/// through [`onto_device`], a directory left to the layout, anything else
+/// refused.
+pub fn place(layout: Layout, target: &Path, allow_destroy: bool) -> Result<Place, PrepareError> {
+    if is_device(target)? {
+        Ok(Place::Device(Box::new(onto_device(
+            layout,
+            target,
+            allow_destroy,
+        )?)))
+    } else {
+        Ok(Place::Directory(layout))
+    }
+}
+
+impl Place {
+    /// The replay's files: the device, or the layout made in `target`.
+    pub fn lay_out(self, target: &Path, stop: &crate::Stop<'_>) -> Result<Prepared, PrepareError> {
+        match self {
+            Place::Device(p) => Ok(*p),
+            Place::Directory(layout) => lay_out(layout, target, stop),
+        }
+    }
+}
+
 /// TARGET must be a directory under MPI: a block device or anything else
 /// is refused before the store or the target is touched. A missing TARGET
 /// is left to the layout's own message.

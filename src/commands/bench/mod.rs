@@ -124,8 +124,7 @@ pub struct BenchCommand {
     pub repeat: u32,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Write every I/O the run issues to FILE in fio's iolog v3 format, for `fio --read_iolog=FILE`
-    /// or `storlab replay FILE` (a new file: an existing one is never written over)
+    /// Write every I/O of the run to FILE (new) as fio's iolog v3: `fio --read_iolog`, `storlab replay`
     #[arg(long, value_name = "FILE")]
     pub write_iolog: Option<PathBuf>,
 }
@@ -156,10 +155,9 @@ impl BenchCommand {
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
-            anyhow::ensure!(
-                self.write_iolog.is_none(),
-                "--write-iolog: not under MPI yet"
-            );
+            if self.write_iolog.is_some() {
+                anyhow::bail!("--write-iolog: not under MPI yet; run one process");
+            }
             let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
             return mpi::execute(self, planned).map(Reply::done);
         }
@@ -177,11 +175,7 @@ impl BenchCommand {
                 .as_ref()
                 .and_then(|p| storlab_bench::profiles::per_core_figures(p, r))
         };
-        let iolog = self
-            .write_iolog
-            .as_deref()
-            .map(storlab_bench::iolog::Recording::start);
-        let iolog = iolog.transpose()?;
+        let iolog = storlab_bench::iolog::Recording::maybe(self.write_iolog.as_deref())?;
         self.run.iolog = iolog.as_ref().map(storlab_bench::iolog::Recording::sink);
         let reply = if self.repeat > 1 {
             repeat::run(planned, &self.run, self.repeat, &extra)
@@ -195,9 +189,7 @@ impl BenchCommand {
             Ok(reply)
         };
         self.run.iolog = None;
-        iolog
-            .map(storlab_bench::iolog::Recording::finish)
-            .transpose()?;
+        storlab_bench::iolog::Recording::end(iolog)?;
         reply
     }
 
