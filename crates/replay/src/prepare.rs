@@ -389,7 +389,7 @@ pub fn onto_device(
 #[derive(Debug)]
 pub enum Place {
     Device(Box<Prepared>),
-    Directory(Layout),
+    Directory(Box<Layout>),
 }
 
 /// Check TARGET for `layout` before the store is opened: a block device
@@ -403,7 +403,7 @@ pub fn place(layout: Layout, target: &Path, allow_destroy: bool) -> Result<Place
             allow_destroy,
         )?)))
     } else {
-        Ok(Place::Directory(layout))
+        Ok(Place::Directory(Box::new(layout)))
     }
 }
 
@@ -412,7 +412,7 @@ impl Place {
     pub fn lay_out(self, target: &Path, stop: &crate::Stop<'_>) -> Result<Prepared, PrepareError> {
         match self {
             Place::Device(p) => Ok(*p),
-            Place::Directory(layout) => lay_out(layout, target, stop),
+            Place::Directory(layout) => lay_out(*layout, target, stop),
         }
     }
 }
