@@ -29,6 +29,10 @@ use storlab_trace::{Format, Op, OpenOptions, TraceError, TraceReader};
 
 /// Operations queued per rank ahead of its thread.
 const QUEUE: usize = 4096;
+/// Operations handed to a rank at once: one wake-up of the feeder per
+/// batch, not per operation (on a busy machine the feeder had competed
+/// with its rank for a CPU at every operation).
+const BATCH: usize = 256;
 /// A rank sleeps until this long before an operation's start, then spins.
 const SPIN: Duration = Duration::from_micros(200);
 /// The replay starts this long after the feeder has queued the first
@@ -62,20 +66,59 @@ impl Gate<'_> {
     }
 }
 
-/// Hand `job` to its rank; the start is set first when the queue is full
-/// (the ranks must run to make room) or enough is queued.
-fn hand(tx: &SyncSender<Job>, job: Job, start: &Gate, sent: &mut usize) -> bool {
-    *sent += 1;
-    if *sent == PRIME {
+/// Hand `batch` to its rank; the start is set first when the queue is
+/// full (the ranks must run to make room) or enough is queued.
+fn hand(tx: &SyncSender<Vec<Job>>, batch: Vec<Job>, start: &Gate, sent: &mut usize) -> bool {
+    let before = *sent;
+    *sent += batch.len();
+    if before < PRIME && *sent >= PRIME {
         start.set();
     }
-    match tx.try_send(job) {
+    match tx.try_send(batch) {
         Ok(()) => true,
-        Err(std::sync::mpsc::TrySendError::Full(job)) => {
+        Err(std::sync::mpsc::TrySendError::Full(batch)) => {
             start.set();
-            tx.send(job).is_ok()
+            tx.send(batch).is_ok()
         }
         Err(std::sync::mpsc::TrySendError::Disconnected(_)) => false,
+    }
+}
+
+/// Operations gathered per rank until a batch is full.
+#[derive(Default)]
+struct Batches(HashMap<u32, Vec<Job>>);
+
+impl Batches {
+    fn push(
+        &mut self,
+        senders: &HashMap<u32, SyncSender<Vec<Job>>>,
+        rank: u32,
+        job: Job,
+        start: &Gate,
+        sent: &mut usize,
+    ) {
+        let Some(tx) = senders.get(&rank) else { return };
+        let b = self.0.entry(rank).or_default();
+        b.push(job);
+        if b.len() >= BATCH {
+            // A closed channel means the rank stopped (a signal): nothing to do.
+            hand(tx, std::mem::take(b), start, sent);
+        }
+    }
+
+    fn flush(
+        &mut self,
+        senders: &HashMap<u32, SyncSender<Vec<Job>>>,
+        start: &Gate,
+        sent: &mut usize,
+    ) {
+        for (rank, b) in &mut self.0 {
+            if let Some(tx) = senders.get(rank)
+                && !b.is_empty()
+            {
+                hand(tx, std::mem::take(b), start, sent);
+            }
+        }
     }
 }
 
@@ -187,14 +230,14 @@ pub fn replay_ranks(
             return Err(ReplayError::Thread(e));
         }
     };
-    let mut senders: HashMap<u32, SyncSender<Job>> = HashMap::new();
+    let mut senders: HashMap<u32, SyncSender<Vec<Job>>> = HashMap::new();
     let mut figures = Vec::new();
     // Up to TIMED_THREADS per rank while the threads stay within MAX_RANKS.
     let threads = (crate::prepare::MAX_RANKS / layout.ranks.len().max(1)).clamp(1, TIMED_THREADS);
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
         let mut handles = Vec::new();
         for &rank in &layout.ranks {
-            let (tx, rx) = sync_channel::<Job>(QUEUE);
+            let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE / BATCH);
             senders.insert(rank, tx);
             let (files, start) = (&files, &start);
             let h = std::thread::Builder::new()
@@ -229,11 +272,12 @@ pub fn replay_ranks(
 fn feed(
     prep: &Prepared,
     opts: &OpenOptions,
-    senders: &HashMap<u32, SyncSender<Job>>,
+    senders: &HashMap<u32, SyncSender<Vec<Job>>>,
     start: &Gate,
     stop: &Stop<'_>,
 ) -> Result<(), ReplayError> {
     let mut sent = 0usize;
+    let mut batches = Batches::default();
     let layout = &prep.layout;
     let mut reader = TraceReader::open(&layout.trace, opts)?;
     let mut index: HashMap<u32, usize> = HashMap::new();
@@ -276,9 +320,8 @@ fn feed(
             if senders.contains_key(&r.rank) {
                 by_rank.entry(r.rank).or_default().push(job);
             }
-        } else if let Some(tx) = senders.get(&r.rank) {
-            // A closed channel means the rank stopped (a signal): nothing to do.
-            hand(tx, job, start, &mut sent);
+        } else {
+            batches.push(senders, r.rank, job, start, &mut sent);
         }
     }
     // Every rank in time order, handed out merged by time so no rank waits
@@ -292,10 +335,9 @@ fn feed(
         if stop() {
             break;
         }
-        if let Some(tx) = senders.get(&rank) {
-            hand(tx, j, start, &mut sent);
-        }
+        batches.push(senders, rank, j, start, &mut sent);
     }
+    batches.flush(senders, start, &mut sent);
     Ok(())
 }
 
@@ -340,7 +382,9 @@ pub const TIMED_THREADS: usize = 4;
 /// A rank's queue as its issuing threads share it: the next operation's
 /// place in the rank's order, and the rank's first recorded start.
 struct Queue {
-    rx: Receiver<Job>,
+    rx: Receiver<Vec<Job>>,
+    /// The batch being taken from.
+    batch: std::collections::VecDeque<Job>,
     next: u64,
     base: Option<u64>,
 }
@@ -363,7 +407,7 @@ struct RankShared<'a> {
 /// max` from one, each as soon as the previous one returned.
 fn rank_thread(
     rank: u32,
-    rx: Receiver<Job>,
+    rx: Receiver<Vec<Job>>,
     files: &[File],
     start: &Start,
     speed: Speed,
@@ -380,6 +424,7 @@ fn rank_thread(
         rank,
         queue: std::sync::Mutex::new(Queue {
             rx,
+            batch: std::collections::VecDeque::new(),
             next: 0,
             base: None,
         }),
@@ -450,7 +495,15 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
                 .queue
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let Ok(job) = q.rx.recv() else { break };
+            if q.batch.is_empty() {
+                match q.rx.recv() {
+                    Ok(b) => q.batch = b.into(),
+                    Err(_) => break,
+                }
+            }
+            let Some(job) = q.batch.pop_front() else {
+                continue;
+            };
             let seq = q.next;
             q.next += 1;
             let first = *q.base.get_or_insert(job.start_ns);
