@@ -13,6 +13,7 @@ mod cli;
 mod cluster_flags;
 mod compare;
 mod design;
+mod dist;
 mod engine_depth;
 mod fiohabits;
 mod forks;
@@ -21,6 +22,7 @@ mod groups_more;
 mod honest;
 mod inspect;
 mod io500;
+mod io500_run;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
