@@ -40,6 +40,7 @@ mod plan;
 mod plan_documents;
 mod record;
 mod replay;
+mod replay2;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;

@@ -35,6 +35,7 @@ mod engine;
 mod fio_job;
 mod gate;
 mod groups;
+pub mod iolog;
 pub mod ior;
 pub mod jobspec;
 pub mod launcher;
@@ -80,6 +81,7 @@ pub use sweep::{
 pub use sys::{fadvise_dontneed, resident_pages};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
+    resolve as resolve_target,
 };
 
 /// What an fio job file reads besides its text (the environment, fio's
@@ -246,6 +248,8 @@ pub struct Control {
     /// The last phase's measured window: first submission and last
     /// completion, ns after its common epoch.
     last_window: Mutex<Option<(u64, u64)>>,
+    /// `bench --write-iolog`: where the workers record what they issue.
+    iolog: std::sync::OnceLock<std::sync::Arc<iolog::Sink>>,
 }
 
 /// A snapshot of progress for display.
@@ -279,7 +283,14 @@ impl Control {
             layout_done: AtomicU64::new(0),
             layout_total: AtomicU64::new(0),
             reason: Mutex::new(None),
+            iolog: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Record every I/O the workers issue from now on into `sink`
+    /// (`bench --write-iolog`, [`iolog::Recording`]).
+    pub fn record_iolog(&self, sink: std::sync::Arc<iolog::Sink>) {
+        let _ = self.iolog.set(sink);
     }
 
     /// Ask the run to stop, saying why (the first reason is kept).

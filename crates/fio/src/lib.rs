@@ -1529,6 +1529,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         warnings,
         monitor: None,
         repeat: None,
+        replay: None,
     })
 }
 

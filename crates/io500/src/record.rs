@@ -193,6 +193,7 @@ pub fn to_report(dir: &ResultDir, host: Option<&str>) -> BenchReport {
         warnings,
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

@@ -122,6 +122,7 @@ pub fn report(phases: Vec<PhaseResult>) -> BenchReport {
         warnings: Vec::new(),
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

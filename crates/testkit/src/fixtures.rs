@@ -285,6 +285,7 @@ pub fn run(id: i64, tags: &[(&str, &str)], phases: Vec<PhaseResult>) -> StoredRu
             warnings: Vec::new(),
             monitor: None,
             repeat: None,
+            replay: None,
         },
     }
 }

@@ -122,6 +122,7 @@ pub fn report(started_at: &str, host: &str, target: &str, phases: Vec<PhaseResul
         warnings: vec![],
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

@@ -1042,6 +1042,10 @@ pub struct BenchReport {
     /// Set when the run is one of `--repeat N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<RepeatInfo>,
+    /// A replay's timeline, per-file figures and I/O time against the
+    /// trace's (kind `replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::ReplayFigures>,
 }
 
 impl ToolInfo {
@@ -1077,6 +1081,7 @@ impl BenchReport {
             warnings: Vec::new(),
             monitor: None,
             repeat: None,
+            replay: None,
         }
     }
 

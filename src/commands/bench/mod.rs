@@ -124,6 +124,9 @@ pub struct BenchCommand {
     pub repeat: u32,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Write every I/O of the run to FILE (new) as fio's iolog v3: `fio --read_iolog`, `storlab replay`
+    #[arg(long, value_name = "FILE")]
+    pub write_iolog: Option<PathBuf>,
 }
 
 /// Phases resolved from what the user gave, with the target they name.
@@ -152,6 +155,9 @@ impl BenchCommand {
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
+            if self.write_iolog.is_some() {
+                anyhow::bail!("--write-iolog: not under MPI yet; run one process");
+            }
             let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
             return mpi::execute(self, planned).map(Reply::done);
         }
@@ -169,16 +175,22 @@ impl BenchCommand {
                 .as_ref()
                 .and_then(|p| storlab_bench::profiles::per_core_figures(p, r))
         };
-        if self.repeat > 1 {
-            return repeat::run(planned, &self.run, self.repeat, &extra);
-        }
-        // Signals are watched from before the first scratch file exists: a
-        // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
-        let signals = Signals::install()?;
-        let (outcome, _, doc) = run_once(planned, &self.run, None, &extra, &signals)?;
-        let mut reply = Reply::doc(doc, self.run.out.rendering());
-        reply.outcome = outcome;
-        Ok(reply)
+        let iolog = storlab_bench::iolog::Recording::maybe(self.write_iolog.as_deref())?;
+        self.run.iolog = iolog.as_ref().map(storlab_bench::iolog::Recording::sink);
+        let reply = if self.repeat > 1 {
+            repeat::run(planned, &self.run, self.repeat, &extra)
+        } else {
+            // Signals are watched from before the first scratch file exists: a
+            // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
+            let signals = Signals::install()?;
+            let (outcome, _, doc) = run_once(planned, &self.run, None, &extra, &signals)?;
+            let mut reply = Reply::doc(doc, self.run.out.rendering());
+            reply.outcome = outcome;
+            Ok(reply)
+        };
+        self.run.iolog = None;
+        storlab_bench::iolog::Recording::end(iolog)?;
+        reply
     }
 
     /// The run-level part of an IOR translation (flags given as storlab's
@@ -322,6 +334,9 @@ fn measure(
     signals: Signals,
 ) -> (RunOutcome, Option<MonitorTimeline>, Option<i32>) {
     let control = Arc::new(Control::new(job.max_jobs()));
+    if let Some(sink) = &args.iolog {
+        control.record_iolog(Arc::clone(sink));
+    }
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();

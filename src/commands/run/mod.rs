@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// Sampling interval of --monitor
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
     pub monitor_interval: Duration,
+    /// `bench --write-iolog`: where the run's workers record their I/O.
+    #[arg(skip)]
+    pub iolog: Option<std::sync::Arc<storlab_bench::iolog::Sink>>,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
