@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-mod grouped;
+pub(crate) mod grouped;
 
 use storlab_types::{
     CacheMode, CacheReport, CpuStats, DepthReport, DirStats, FileLayout, JobResult, PhaseParams,
@@ -120,14 +120,21 @@ fn run_phases(
             break;
         }
         control.begin_phase(index);
-        if !p.groups.is_empty() {
+        // Groups given to processes (--group-ranks): this process runs its
+        // group's jobs as an ordinary phase, at its place among all jobs.
+        let mine = grouped::on_ranks(sync, index, p);
+        if !p.groups.is_empty() && mine.is_none() {
             extents = None;
             if !grouped::hand_over(job, p, control, laid_out, sync, &mut outcome, &mut on_phase) {
                 break;
             }
             continue;
         }
-        let share = sync.map_or_else(|| Share::alone(p), |s| s.share(index, p));
+        let on_ranks = mine.is_some();
+        let (p, share) = match &mine {
+            Some((g, share)) => (g, *share),
+            None => (p, sync.map_or_else(|| Share::alone(p), |s| s.share(index, p))),
+        };
         // Jobs that would use files that were not prepared (processes that
         // planned different job counts) stop every process, never index
         // past the file list.
@@ -191,7 +198,7 @@ fn run_phases(
         let cache = prepare_cache(job, p, &files, control);
         let limits = extents
             .as_ref()
-            .filter(|(_, w)| p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
+            .filter(|(_, w)| !on_ranks && p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
             .map(|(e, _)| e.as_slice());
         let (mut result, every_job_full_pass) =
             run_phase(job, p, control, cache, &share, sync, limits);
@@ -210,9 +217,17 @@ fn run_phases(
                 && covers_region(p)
                 && result.jobs.len() == p.numjobs as usize);
         if agree(covered) {
-            for f in phase_files_all(job, &share, &files) {
+            // A group's process knows only what its own jobs wrote.
+            let all = if on_ranks {
+                files.clone()
+            } else {
+                phase_files_all(job, &share, &files)
+            };
+            for f in all {
                 laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
             }
+            extents = None;
+        } else if on_ranks {
             extents = None;
         } else if let Some(s) = sync.filter(|_| p.rw.writes() && !p.rw.reads()) {
             // Cut short on purpose: the reads that follow read what was written.
@@ -641,6 +656,7 @@ fn summarize(
             }
         }
     }
+    control.set_last_hists(&read, &write);
     let mut total = read.clone();
     total.merge(&write);
     let total_stats = total.to_stats(elapsed_ns);
