@@ -16,6 +16,7 @@ mod design;
 mod engine_depth;
 mod fiohabits;
 mod forks;
+mod granks;
 mod groups;
 mod groups_more;
 mod honest;

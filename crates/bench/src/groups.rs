@@ -1012,6 +1012,63 @@ bs = "64k"
     }
 
     #[test]
+    fn rank_sets_parse_and_place_each_rank_among_all_jobs() {
+        assert_eq!(parse_rank_set("0-2").unwrap(), [0, 1, 2]);
+        assert_eq!(parse_rank_set("5:0-1:1").unwrap(), [0, 1, 5]);
+        for (bad, said) in [("3-1", "backwards"), ("a", "not a rank"), ("0::1", "empty")] {
+            let e = parse_rank_set(bad).unwrap_err();
+            assert!(e.contains(said), "{bad}: {e}");
+        }
+        assert_eq!(rank_text(&[0, 1, 2, 5, 7, 8]), "0-2:5:7-8");
+        let text = "[[phase]]\ngroup_ranks = \"0:2,1:3-4\"\n\
+                    [[phase.group]]\nrw = \"write\"\nnumjobs = 2\n\
+                    [[phase.group]]\nrw = \"read\"\n";
+        let p = phases(text).unwrap().remove(0);
+        assert_eq!(p.groups[0].ranks, [0, 2]);
+        assert_eq!(p.groups[1].ranks, [1, 3, 4]);
+        // Rank 0 prepares 2 ranks × 2 writer jobs, then 3 × 1 reader job.
+        let global = scaled_for_ranks(&p);
+        assert_eq!(global.numjobs, 7);
+        assert_eq!(first_jobs(&global), [0, 4]);
+        assert_eq!(rank_group(&p, 0), Some((0, 0)));
+        assert_eq!(rank_group(&p, 2), Some((0, 2)));
+        assert_eq!(rank_group(&p, 1), Some((1, 4)));
+        assert_eq!(rank_group(&p, 4), Some((1, 6)));
+        assert_eq!(rank_group(&p, 5), None);
+        assert!(check_ranks_fit(std::slice::from_ref(&p), 5).is_ok());
+        let e = check_ranks_fit(std::slice::from_ref(&p), 4).unwrap_err();
+        assert!(e.contains("group rank 4 does not exist"), "{e}");
+        let e = check_ranks_fit(std::slice::from_ref(&p), 6).unwrap_err();
+        assert!(e.contains("rank 5 of the 6 ranks launched in no group"), "{e}");
+        assert!(ranks_need_mpi(std::slice::from_ref(&p)).is_err());
+    }
+
+    #[test]
+    fn rank_sets_that_cannot_be_run_are_refused_when_resolved() {
+        for (text, said) in [
+            (
+                "[[phase]]\ngroup_ranks = \"0-1,1-2\"\n[[phase.group]]\n[[phase.group]]\nrw = \"write\"\n",
+                "rank 1 is given to groups",
+            ),
+            (
+                "[[phase]]\ngroup_ranks = \"0-1\"\n[[phase.group]]\n[[phase.group]]\nrw = \"write\"\n",
+                "1 rank set(s) for 2 group(s)",
+            ),
+            (
+                "[[phase]]\n[[phase.group]]\nranks = \"0\"\n[[phase.group]]\nrw = \"write\"\n",
+                "has no ranks while another group has",
+            ),
+            (
+                "[[phase]]\ngroup_ranks = \"0\"\nrw = \"read\"\n",
+                "use them with groups",
+            ),
+        ] {
+            let e = phases(text).unwrap_err().0;
+            assert!(e.contains(said), "{text}: {e}");
+        }
+    }
+
+    #[test]
     fn overlap_is_the_intersection_over_the_union() {
         assert_eq!(overlap(&[(0, 100), (0, 100)]), (1.0, 100));
         let (f, all) = overlap(&[(0, 100), (10, 60)]);

@@ -889,6 +889,65 @@ mod workflow_tests {
         );
     }
 
+    /// Groups on disjoint sets of four thread ranks (`--group-ranks
+    /// 0,1-3`): each rank runs its group's jobs only, rank 0 emits one
+    /// phase with a row per group whose bytes are its ranks' (size-bound:
+    /// exactly), and the aggregate is every rank's.
+    #[test]
+    fn groups_on_rank_sets_run_apart_and_merge_per_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let out = LocalComm::run(4, |c| {
+            let w = Ranks::exchange(c, "node", 1 << 30);
+            let mut spec = spec_from_pairs([
+                ("bs", "4k"),
+                ("engine", "psync"),
+                ("cache", "cold"),
+                ("group_ranks", "0,1-3"),
+            ])
+            .unwrap();
+            spec.group = vec![
+                storlab_bench::parse_group_arg("name=w rw=write size=128k numjobs=2").unwrap(),
+                storlab_bench::parse_group_arg("name=r rw=read size=64k").unwrap(),
+            ];
+            let planned = storlab_bench::jobspec::build(None, Some(&path), &spec)
+                .unwrap()
+                .without_groups()
+                .unwrap();
+            let mut front = Fake::default();
+            let code = run_bench(&w, Ok(planned), &run_opts(), &mut front);
+            (code, front)
+        });
+        assert!(out.iter().all(|o| o.0 == Ok(0)), "{:?}", out[0].0);
+        let p = &out[0].1.emitted[0].phases[0];
+        let g = p.groups.as_ref().unwrap();
+        let names: Vec<&str> = g.groups.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["w", "r"]);
+        assert_eq!(g.groups[0].write.bytes, 2 * (128 << 10), "rank 0's two jobs");
+        assert_eq!(g.groups[0].read.bytes, 0);
+        assert_eq!(g.groups[1].read.bytes, 3 * (64 << 10), "ranks 1-3, one job each");
+        assert_eq!(g.groups[1].write.bytes, 0);
+        assert_eq!(g.groups[1].first_job, 2);
+        assert_eq!(p.total.bytes, 2 * (128 << 10) + 3 * (64 << 10));
+        assert_eq!(p.params.numjobs, 5);
+        let jobs: Vec<(u32, u64, u64)> = p
+            .jobs
+            .iter()
+            .map(|j| (j.job, j.read.bytes, j.write.bytes))
+            .collect();
+        assert_eq!(
+            jobs,
+            [
+                (0, 0, 128 << 10),
+                (1, 0, 128 << 10),
+                (2, 64 << 10, 0),
+                (3, 64 << 10, 0),
+                (4, 64 << 10, 0)
+            ]
+        );
+        assert!(std::fs::read_dir(&path).unwrap().next().is_none());
+    }
+
     /// A rank that could not plan stops every rank before anything is
     /// created: rank 0 names it, the others stay quiet.
     #[test]
