@@ -14,8 +14,18 @@ fn group_ranks_without_a_launcher_are_refused_before_any_io() {
     let target = dir.path().display().to_string();
     let o = cmd()
         .args([
-            "bench", &target, "--engine", "null", "--size", "1M", "--group", "rw=read", "--group",
-            "rw=write", "--group-ranks", "0,1",
+            "bench",
+            &target,
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--group",
+            "rw=read",
+            "--group",
+            "rw=write",
+            "--group-ranks",
+            "0,1",
         ])
         .output()
         .unwrap();
@@ -28,11 +38,17 @@ fn group_ranks_without_a_launcher_are_refused_before_any_io() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     // ranks outside a group mean nothing either.
     let o = cmd()
-        .args(["bench", &target, "--engine", "null", "--size", "1M", "--ranks", "0-1"])
+        .args([
+            "bench", &target, "--engine", "null", "--size", "1M", "--ranks", "0-1",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("use them with groups"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("use them with groups"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[cfg(feature = "mpi")]
@@ -67,9 +83,8 @@ mod under_mpi {
     }
 
     fn json(o: &Output) -> Value {
-        serde_json::from_str(&stdout(o)).unwrap_or_else(|e| {
-            panic!("not JSON ({e}): stdout {} stderr {}", stdout(o), stderr(o))
-        })
+        serde_json::from_str(&stdout(o))
+            .unwrap_or_else(|e| panic!("not JSON ({e}): stdout {} stderr {}", stdout(o), stderr(o)))
     }
 
     fn u(v: &Value) -> u64 {
@@ -114,7 +129,11 @@ mod under_mpi {
                 .collect();
             assert_eq!(ranks.len(), ranks_of[gi].len());
             let rank_sum: u64 = ranks.iter().map(|r| u(&r["total"]["bytes"])).sum();
-            assert_eq!(rank_sum, u(&group["total"]["bytes"]), "group {gi}: ranks' sum");
+            assert_eq!(
+                rank_sum,
+                u(&group["total"]["bytes"]),
+                "group {gi}: ranks' sum"
+            );
             for r in &ranks {
                 let j = u(&r["first_job"]);
                 assert!((first..first + n).contains(&j), "rank {r} ran job {j}");
@@ -157,10 +176,32 @@ mod under_mpi {
             4,
             120,
             &[
-                "bench", &target, "--engine", "null", "--null-latency", "100us", "--cache",
-                "cold", "--size", "4M", "--bs", "4k", "--runtime", "2s", "--time-based",
-                "--group", "rw=read name=readers", "--group", "rw=write name=writers",
-                "--group-ranks", "0-1,2-3", "--tag", &tag, "-q", "--output-format", "json",
+                "bench",
+                &target,
+                "--engine",
+                "null",
+                "--null-latency",
+                "100us",
+                "--cache",
+                "cold",
+                "--size",
+                "4M",
+                "--bs",
+                "4k",
+                "--runtime",
+                "2s",
+                "--time-based",
+                "--group",
+                "rw=read name=readers",
+                "--group",
+                "rw=write name=writers",
+                "--group-ranks",
+                "0-1,2-3",
+                "--tag",
+                &tag,
+                "-q",
+                "--output-format",
+                "json",
             ],
         ) else {
             return;
@@ -238,7 +279,10 @@ mod under_mpi {
     #[test]
     fn group_ranks_under_mpi_that_do_not_fit_are_refused_before_any_io() {
         for (sets, said) in [
-            ("0-1,2-4", "group rank 4 does not exist: 4 ranks were launched"),
+            (
+                "0-1,2-4",
+                "group rank 4 does not exist: 4 ranks were launched",
+            ),
             ("0,2-3", "rank 1 of the 4 ranks launched in no group"),
             ("0-2,2-3", "rank 2 is given to groups 'read' and 'write'"),
             ("0-1,2-3,3", "3 rank set(s) for 2 group(s)"),
@@ -249,8 +293,19 @@ mod under_mpi {
                 4,
                 60,
                 &[
-                    "bench", &target, "--engine", "null", "--size", "1M", "--group", "rw=read",
-                    "--group", "rw=write", "--group-ranks", sets, "-q",
+                    "bench",
+                    &target,
+                    "--engine",
+                    "null",
+                    "--size",
+                    "1M",
+                    "--group",
+                    "rw=read",
+                    "--group",
+                    "rw=write",
+                    "--group-ranks",
+                    sets,
+                    "-q",
                 ],
             ) else {
                 return;

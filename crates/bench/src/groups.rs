@@ -1039,7 +1039,10 @@ bs = "64k"
         let e = check_ranks_fit(std::slice::from_ref(&p), 4).unwrap_err();
         assert!(e.contains("group rank 4 does not exist"), "{e}");
         let e = check_ranks_fit(std::slice::from_ref(&p), 6).unwrap_err();
-        assert!(e.contains("rank 5 of the 6 ranks launched in no group"), "{e}");
+        assert!(
+            e.contains("rank 5 of the 6 ranks launched in no group"),
+            "{e}"
+        );
         assert!(ranks_need_mpi(std::slice::from_ref(&p)).is_err());
     }
 

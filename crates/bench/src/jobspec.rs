@@ -355,7 +355,10 @@ mod tests {
         over.group = vec![crate::parse_group_arg("rw=read numjobs=2").unwrap()];
         let job = build(None, None, &over).unwrap();
         let e = job.without_groups().unwrap_err().to_string();
-        assert!(e.contains("need their ranks") && e.contains("--group-ranks"), "{e}");
+        assert!(
+            e.contains("need their ranks") && e.contains("--group-ranks"),
+            "{e}"
+        );
         // With rank sets they are run by the ranks, and refused alone.
         over.group_ranks = Some("0-1".into());
         let job = build(None, None, &over).unwrap();

@@ -243,7 +243,7 @@ pub struct Control {
     /// The last phase's latency histograms (read, write), as
     /// `(value, count)` buckets: what a process sends so that another can
     /// merge them exactly.
-    last_hists: Mutex<(Vec<(u64, u64)>, Vec<(u64, u64)>)>,
+    last_hists: Mutex<cluster::merge::RankHists>,
 }
 
 /// A snapshot of progress for display.
@@ -312,7 +312,7 @@ impl Control {
 
     /// The last phase's latency histograms (read, write) as `(value,
     /// count)` buckets; [`histogram_of`] rebuilds one exactly.
-    pub fn last_hists(&self) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    pub fn last_hists(&self) -> cluster::merge::RankHists {
         self.last_hists
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -120,11 +120,10 @@ fn run_phases(
             break;
         }
         control.begin_phase(index);
-        // Groups given to processes (--group-ranks): this process runs its
-        // group's jobs as an ordinary phase, at its place among all jobs.
+        // Groups on rank sets (--group-ranks): this process runs its group.
         let mine = grouped::on_ranks(sync, index, p);
+        extents = extents.filter(|_| p.groups.is_empty());
         if !p.groups.is_empty() && mine.is_none() {
-            extents = None;
             if !grouped::hand_over(job, p, control, laid_out, sync, &mut outcome, &mut on_phase) {
                 break;
             }
@@ -133,7 +132,10 @@ fn run_phases(
         let on_ranks = mine.is_some();
         let (p, share) = match &mine {
             Some((g, share)) => (g, *share),
-            None => (p, sync.map_or_else(|| Share::alone(p), |s| s.share(index, p))),
+            None => (
+                p,
+                sync.map_or_else(|| Share::alone(p), |s| s.share(index, p)),
+            ),
         };
         // Jobs that would use files that were not prepared (processes that
         // planned different job counts) stop every process, never index
@@ -198,7 +200,7 @@ fn run_phases(
         let cache = prepare_cache(job, p, &files, control);
         let limits = extents
             .as_ref()
-            .filter(|(_, w)| !on_ranks && p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
+            .filter(|(_, w)| p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
             .map(|(e, _)| e.as_slice());
         let (mut result, every_job_full_pass) =
             run_phase(job, p, control, cache, &share, sync, limits);
@@ -223,26 +225,13 @@ fn run_phases(
             } else {
                 phase_files_all(job, &share, &files)
             };
-            for f in all {
-                laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
-            }
+            mark_laid_out(job, laid_out, &all, region);
             extents = None;
-        } else if on_ranks {
-            extents = None;
-        } else if let Some(s) = sync.filter(|_| p.rw.writes() && !p.rw.reads()) {
+        } else if let Some(s) = sync.filter(|_| !on_ranks && p.rw.writes() && !p.rw.reads()) {
             // Cut short on purpose: the reads that follow read what was written.
-            let local: Vec<(u32, u64)> = result
-                .jobs
-                .iter()
-                .map(|j| (share.first_job + j.job, j.write.bytes))
-                .collect();
-            extents = s
-                .written_extents(&local, share.total_jobs)
-                .map(|e| (e, p.clone()));
+            extents = written_extents(s, p, &result, &share);
             if extents.is_some() && !result.interrupted {
-                for f in phase_files_all(job, &share, &files) {
-                    laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
-                }
+                mark_laid_out(job, laid_out, &phase_files_all(job, &share, &files), region);
             }
         }
         on_phase(&result);
@@ -262,6 +251,30 @@ fn run_phases(
         outcome.stop_reason = control.reason().or_else(|| Some("stopped".into()));
     }
     outcome
+}
+
+/// `files` are laid out from their start to `region` bytes (or their end).
+fn mark_laid_out(job: &ResolvedJob, laid_out: &mut LayoutState, files: &[usize], region: u64) {
+    for &f in files {
+        laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
+    }
+}
+
+/// What each job (by global index) of every process wrote in write phase
+/// `p`, cut short on purpose (stonewall); `None` when it ran to its end.
+fn written_extents(
+    s: &dyn PhaseSync,
+    p: &PhaseParams,
+    result: &PhaseResult,
+    share: &Share,
+) -> Option<(Vec<u64>, PhaseParams)> {
+    let local: Vec<(u32, u64)> = result
+        .jobs
+        .iter()
+        .map(|j| (share.first_job + j.job, j.write.bytes))
+        .collect();
+    s.written_extents(&local, share.total_jobs)
+        .map(|e| (e, p.clone()))
 }
 
 fn describe_io_error(what: &str, e: &io::Error) -> String {

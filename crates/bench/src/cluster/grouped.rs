@@ -95,7 +95,11 @@ pub fn merge_grouped(
 /// Latency from the ranks' histograms merged exactly (when every rank
 /// sent them): percentiles of the whole, not the highest of the ranks'.
 fn exact_latency(m: &mut PhaseResult, parts: &[RankPart]) {
-    let Some(h) = parts.iter().map(|p| p.hists.as_ref()).collect::<Option<Vec<_>>>() else {
+    let Some(h) = parts
+        .iter()
+        .map(|p| p.hists.as_ref())
+        .collect::<Option<Vec<_>>>()
+    else {
         return;
     };
     let read = histogram_of(h.iter().map(|x| x.0.as_slice()));
@@ -215,7 +219,11 @@ mod tests {
         assert!((w.total.bw_bytes_per_s - 6_000.0 * 1e9 / 1_100.0).abs() < 1e-6);
         // The groups' windows overlap for 1,100 of 2,000 ns: a warning.
         assert!((g.overlap - 0.55).abs() < 1e-9, "{}", g.overlap);
-        assert!(m.warnings.iter().any(|w| w.contains("55 %")), "{:?}", m.warnings);
+        assert!(
+            m.warnings.iter().any(|w| w.contains("55 %")),
+            "{:?}",
+            m.warnings
+        );
         // The phase is every group's jobs in job order, named as planned.
         assert_eq!(m.params.name, "mix");
         assert_eq!(m.params.numjobs, 4);

@@ -406,7 +406,12 @@ pub(crate) fn merged_cache(caches: &[CacheReport]) -> CacheReport {
     out
 }
 
-pub(crate) fn overlap_warning(members: &[GroupResult], fraction: f64, all_ns: u64, union_ns: u64) -> String {
+pub(crate) fn overlap_warning(
+    members: &[GroupResult],
+    fraction: f64,
+    all_ns: u64,
+    union_ns: u64,
+) -> String {
     let first_done = members
         .iter()
         .min_by_key(|m| if m.elapsed_ns == 0 { 0 } else { m.end_ns })

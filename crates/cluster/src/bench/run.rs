@@ -326,7 +326,11 @@ fn group_ranks_fit(planned: &Job, run: &ClusterRun, n: u32) -> Result<(), String
         return Ok(());
     }
     storlab_bench::groups::check_ranks_fit(&planned.phases, n)?;
-    if run.clients.as_ref().is_some_and(|c| c.iter().any(|&k| k != n)) {
+    if run
+        .clients
+        .as_ref()
+        .is_some_and(|c| c.iter().any(|&k| k != n))
+    {
         return Err(
             "--clients with --group-ranks: the groups' rank sets decide which ranks run; drop --clients"
                 .into(),
@@ -923,9 +927,17 @@ mod workflow_tests {
         let g = p.groups.as_ref().unwrap();
         let names: Vec<&str> = g.groups.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["w", "r"]);
-        assert_eq!(g.groups[0].write.bytes, 2 * (128 << 10), "rank 0's two jobs");
+        assert_eq!(
+            g.groups[0].write.bytes,
+            2 * (128 << 10),
+            "rank 0's two jobs"
+        );
         assert_eq!(g.groups[0].read.bytes, 0);
-        assert_eq!(g.groups[1].read.bytes, 3 * (64 << 10), "ranks 1-3, one job each");
+        assert_eq!(
+            g.groups[1].read.bytes,
+            3 * (64 << 10),
+            "ranks 1-3, one job each"
+        );
         assert_eq!(g.groups[1].write.bytes, 0);
         assert_eq!(g.groups[1].first_job, 2);
         assert_eq!(p.total.bytes, 2 * (128 << 10) + 3 * (64 << 10));
