@@ -43,8 +43,8 @@ import sys
 import tempfile
 
 
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
     return p.stdout
@@ -118,7 +118,15 @@ def clear(d):
 def fio_round(a, job, d):
     if not a.reuse_fio_files:
         clear(d)
-    out = run(["fio", "--output-format=json", f"--directory={d}", job])
+    env = None
+    if not a.fio_4k_buffers:
+        # fio's I/O buffers in transparent huge pages, as storlab's are:
+        # glibc's malloc then asks for them (its buffers are over the mmap
+        # threshold set here), so a 1 MiB I/O is a few physical segments
+        # and not split by the device's segment limit.
+        env = dict(os.environ,
+                   GLIBC_TUNABLES="glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304")
+    out = run(["fio", "--output-format=json", f"--directory={d}", job], env=env)
     doc = json.loads(out[out.index("{"):])
     jobs = {}
     total_bytes = 0
@@ -152,6 +160,9 @@ def main():
     ap.add_argument("--engine", default="io_uring")
     ap.add_argument("--buffered", action="store_true")
     ap.add_argument("--storlab", default="target/release/storlab")
+    ap.add_argument("--fio-4k-buffers", action="store_true",
+                    help="leave fio's buffers in 4 KiB pages (the old, unequal setup: "
+                         "each 1 MiB I/O splits into two requests on a 254-segment device)")
     ap.add_argument("--reuse-fio-files", action="store_true",
                     help="keep fio's files across rounds (the old, unequal setup)")
     a = ap.parse_args()
@@ -194,7 +205,8 @@ def main():
     med = statistics.median
     print(f"\n{a.engine} {'buffered' if a.buffered else 'direct'} bs={a.bs} QD{a.iodepth}, "
           f"reader + writer at once, {a.rounds} rounds of {a.runtime} s, fio's files "
-          f"{'kept across rounds' if a.reuse_fio_files else 'new each round'}")
+          f"{'kept across rounds' if a.reuse_fio_files else 'new each round'}, fio's buffers in "
+          f"{'4 KiB pages' if a.fio_4k_buffers else 'huge pages'}")
     print(f"aggregate MB/s (all bytes / union window): fio {med(agg['fio']) / 1e6:.1f}, "
           f"storlab {med(agg['storlab']) / 1e6:.1f}; median ratio {med(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
