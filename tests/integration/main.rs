@@ -13,6 +13,7 @@ mod cli;
 mod cluster_flags;
 mod compare;
 mod design;
+mod dist;
 mod engine_depth;
 mod fiohabits;
 mod forks;
@@ -26,6 +27,7 @@ mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
 mod model;
+mod model_mech;
 mod monitor;
 mod monitor_totals;
 #[cfg(feature = "mpi")]
