@@ -19,6 +19,7 @@ mod fiohabits;
 mod forks;
 // fio job files (issue 27)
 mod fiojob;
+mod granks;
 mod groups;
 mod groups_more;
 mod honest;

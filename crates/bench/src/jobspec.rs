@@ -174,17 +174,29 @@ pub fn build_fio(
 }
 
 impl Job {
-    /// Job groups are not run by several processes yet (`--group-ranks`
-    /// is not implemented): refused on every rank when the job is built,
-    /// naming the phase, before rank 0 makes any file.
+    /// Job groups under several processes run on disjoint sets of ranks
+    /// (`--group-ranks`); a phase of groups without them is refused on
+    /// every rank when the job is built, naming the phase, before rank 0
+    /// makes any file.
     pub fn without_groups(self) -> Result<Job, JobError> {
-        if let Some(ph) = self.phases.iter().find(|ph| !ph.groups.is_empty()) {
+        if let Some(ph) = self
+            .phases
+            .iter()
+            .find(|ph| !ph.groups.is_empty() && !crate::groups::has_rank_sets(ph))
+        {
             return Err(JobError::Unsupported(format!(
-                "phase {}: job groups are not supported in multi-process (MPI) runs yet: run each \
-                 group's workload as its own phase, or run the groups without mpirun",
+                "phase {}: job groups in a multi-process (MPI) run need their ranks: give each group \
+                 its own set, e.g. --group-ranks 0-1,2-3 (or ranks = \"0-1\" in each group), or run \
+                 the groups without mpirun",
                 ph.name
             )));
         }
+        Ok(self)
+    }
+
+    /// Outside a multi-process run, groups given to ranks are refused.
+    pub fn without_rank_sets(self) -> Result<Job, JobError> {
+        crate::groups::ranks_need_mpi(&self.phases)?;
         Ok(self)
     }
 }
@@ -344,8 +356,15 @@ mod tests {
         let job = build(None, None, &over).unwrap();
         let e = job.without_groups().unwrap_err().to_string();
         assert!(
-            e.contains("job groups are not supported in multi-process"),
+            e.contains("need their ranks") && e.contains("--group-ranks"),
             "{e}"
         );
+        // With rank sets they are run by the ranks, and refused alone.
+        over.group_ranks = Some("0-1".into());
+        let job = build(None, None, &over).unwrap();
+        assert_eq!(job.phases[0].groups[0].ranks, [0, 1]);
+        let e = job.clone().without_rank_sets().unwrap_err().to_string();
+        assert!(e.contains("not a multi-client run"), "{e}");
+        assert!(job.without_groups().is_ok());
     }
 }

@@ -34,7 +34,7 @@ mod data;
 mod engine;
 mod fio_job;
 mod gate;
-mod groups;
+pub mod groups;
 pub mod iolog;
 pub mod ior;
 pub mod jobspec;
@@ -73,7 +73,7 @@ pub use run::{
     run_with_layout,
 };
 pub use spec::JobFile;
-pub use stats::{DirCounter, latency as latency_stats, new_histogram, rates};
+pub use stats::{DirCounter, histogram_of, latency as latency_stats, new_histogram, rates};
 pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
@@ -250,6 +250,10 @@ pub struct Control {
     last_window: Mutex<Option<(u64, u64)>>,
     /// `bench --write-iolog`: where the workers record what they issue.
     iolog: std::sync::OnceLock<std::sync::Arc<iolog::Sink>>,
+    /// The last phase's latency histograms (read, write), as
+    /// `(value, count)` buckets: what a process sends so that another can
+    /// merge them exactly.
+    last_hists: Mutex<cluster::merge::RankHists>,
 }
 
 /// A snapshot of progress for display.
@@ -274,6 +278,7 @@ impl Control {
             stop: AtomicBool::new(false),
             phase_stop: AtomicBool::new(false),
             last_window: Mutex::new(None),
+            last_hists: Mutex::new((Vec::new(), Vec::new())),
             jobs: (0..max_jobs).map(|_| JobProgress::default()).collect(),
             phase: AtomicUsize::new(0),
             epoch: Instant::now(),
@@ -320,6 +325,20 @@ impl Control {
 
     fn set_last_window(&self, w: Option<(u64, u64)>) {
         *self.last_window.lock().unwrap_or_else(|e| e.into_inner()) = w;
+    }
+
+    /// The last phase's latency histograms (read, write) as `(value,
+    /// count)` buckets; [`histogram_of`] rebuilds one exactly.
+    pub fn last_hists(&self) -> cluster::merge::RankHists {
+        self.last_hists
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_last_hists(&self, read: &DirCounter, write: &DirCounter) {
+        *self.last_hists.lock().unwrap_or_else(|e| e.into_inner()) =
+            (stats::buckets(&read.hist), stats::buckets(&write.hist));
     }
 
     fn begin_phase(&self, index: usize) {

@@ -385,6 +385,10 @@ bench_options! {
     files: String = "", long "files", value "PATHS";
     /// Job groups only: use the files of the group NAME of the same phase (job k that group's file k), e.g. readers of what a writer group lays out
     files_of: String = "", long "files-of", value "GROUP";
+    /// Job groups only, multi-client runs (mpirun): the ranks that run this group's jobs, e.g. 0-5 (ranges and ranks separated by ':'); each of them runs numjobs jobs of the group and nothing else
+    ranks: String = "", long "ranks", value "RANKS";
+    /// Multi-client runs (mpirun): the ranks of each job group, in group order, separated by ',', e.g. 0-5,6-8 (the first group on ranks 0-5, the second on 6-8); the sets must be disjoint and cover every rank
+    group_ranks: String = "", long "group-ranks", value "SETS";
     /// fio's group_reporting: the table shows one line per group (or per reporting group, see --new-group) instead of one per job; per-job figures stay in the JSON
     group_reporting: Flag = "off", long "group-reporting", value "0|1";
     /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
@@ -604,6 +608,13 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if !s.group.is_empty() {
         return crate::groups::resolve_grouped(s, index);
     }
+    if s.ranks.is_some() || s.group_ranks.is_some() {
+        return err(
+            "ranks and group_ranks give job groups to MPI ranks: use them with groups \
+             ([[phase.group]] or --group '...'), e.g. --group 'rw=read' --group 'rw=write' --group-ranks 0-1,2-3"
+                .to_string(),
+        );
+    }
     if s.files.is_some() || s.files_of.is_some() {
         return err(
             "files and files_of are options of a job group: put them in a [[phase.group]] or a --group '...'"
@@ -702,6 +713,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         files_of: None,
         group_reporting: flag(s.group_reporting, false),
         shares_report: false,
+        ranks: Vec::new(),
         groups: Vec::new(),
         md: None,
         ..access

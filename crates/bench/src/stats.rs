@@ -69,6 +69,26 @@ pub fn rates(bytes: u64, ops: u64, elapsed_ns: u64) -> (f64, f64) {
     (bytes as f64 / secs, ops as f64 / secs)
 }
 
+/// A histogram as its recorded buckets `(value, count)`: each value is
+/// the highest its bucket holds, so [`histogram_of`] puts every count back
+/// in the same bucket (exact, at the histogram's precision).
+pub fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// The histogram of several processes' [`buckets`], merged exactly.
+pub fn histogram_of<'a>(parts: impl IntoIterator<Item = &'a [(u64, u64)]>) -> Histogram<u64> {
+    let mut h = new_histogram();
+    for part in parts {
+        for &(v, n) in part {
+            h.saturating_record_n(v.max(1), n);
+        }
+    }
+    h
+}
+
 /// Summary of a histogram; `None` when it is empty.
 pub fn latency(h: &Histogram<u64>) -> Option<LatencyStats> {
     if h.is_empty() {

@@ -269,6 +269,8 @@ pub const PARAMS: &[Param] = &[
         .recorded(),
     p("files", "a group's existing files, read in place").recorded(),
     p("files_of", "the group whose files a group uses").recorded(),
+    p("ranks", "the MPI ranks that run a group").recorded(),
+    p("group_ranks", "the MPI ranks of each group").recorded(),
     p("group_reporting", "jobs reported together").recorded(),
     p("new_group", "a group starts a new reporting group").recorded(),
     // fio's access patterns (issue 27).

@@ -338,6 +338,11 @@ pub struct PhaseParams {
     /// before it). Absent (false) otherwise: a group reports on its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shares_report: bool,
+    /// A group of a multi-client run (`ranks`, `--group-ranks`): the MPI
+    /// ranks that run its jobs, each `numjobs` of them. Empty otherwise
+    /// (and then absent from the JSON).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
     /// Job groups run together in this phase (`[[phase.group]]`, `--group`):
     /// each group's own resolved parameters, in order; its jobs are the
     /// phase's jobs `first..first + numjobs` in that order. Empty for an

@@ -170,6 +170,7 @@ impl BenchCommand {
             );
         }
         let (planned, profile) = self.plan()?;
+        let planned = planned.without_rank_sets()?;
         let extra = |r: &BenchReport| {
             profile
                 .as_ref()
