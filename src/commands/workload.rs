@@ -22,7 +22,8 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use storlab_bench::profiles::{Catalog, Profile, Unreadable};
 use storlab_bench::{
-    FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
+    FIO_FLAGS, FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
+    translate_fio_flag,
 };
 
 /// The clap id of a fio-unit spelling.
@@ -58,9 +59,24 @@ impl WorkloadArgs {
     /// launcher (by the rank that speaks for the command line; the others
     /// end with exit 2 quietly). None when every value was accepted.
     pub fn refusal(&self) -> Option<Result<crate::Outcome>> {
+        self.refusal_in(None)
+    }
+
+    /// [`WorkloadArgs::refusal`] followed by the usage line of `command`
+    /// (`bench`), as clap ends its own errors.
+    pub fn refusal_in(&self, command: Option<&str>) -> Option<Result<crate::Outcome>> {
         let e = self.spec.as_ref().err()?;
         Some(if super::run::speaks_for_its_command_line() {
-            Err(e.clone().into())
+            let mut cli = <crate::Cli as clap::CommandFactory>::command();
+            cli.build();
+            match command.and_then(|c| cli.find_subcommand_mut(c)) {
+                Some(sub) => Err(anyhow::anyhow!(
+                    "{e}\n\n{}\n\nFor more information, try '{} --help'.",
+                    sub.render_usage(),
+                    sub.get_bin_name().unwrap_or("storlab")
+                )),
+                None => Err(e.clone().into()),
+            }
         } else {
             Ok(crate::Outcome::Error)
         })
@@ -77,7 +93,9 @@ fn arg_for(o: &'static OptDef) -> Arg {
         .long(o.long)
         .value_name(o.value_name)
         .help(o.help_line())
-        .action(ArgAction::Set);
+        .action(ArgAction::Set)
+        // As in fio, an option given twice takes its last value.
+        .overrides_with(o.key);
     if o.key != o.long {
         // fio habits: --iodepth_batch as well as --iodepth-batch.
         a = a.alias(o.key);
@@ -127,6 +145,19 @@ impl Args for WorkloadArgs {
                 .value_parser(["1024", "1000"])
                 .help("fio's kb_base for sizes given under fio's spellings (--blocksize) [default: 1024]"),
         );
+        for f in FIO_FLAGS {
+            let mut a = Arg::new(fio_id(f.name))
+                .long(f.name)
+                .alias(f.name.replace('_', "-"));
+            a = a.value_name(f.value_name).help(f.help).hide(true);
+            if f.optional_value {
+                a = a
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("1");
+            }
+            cmd = cmd.arg(a.overrides_with(fio_id(f.name)));
+        }
         for o in OPTIONS {
             cmd = cmd.arg(arg_for(o));
             if let Some(neg) = o.negate {
@@ -158,17 +189,34 @@ impl FromArgMatches for WorkloadArgs {
             let v = m.get_one::<String>(&fio_id(name))?;
             Some((*name, *key, v.as_str()))
         });
-        let mut given: Vec<(&'static str, String)> = Vec::new();
+        // (position on the command line, key, value): a later spelling of
+        // the same option wins, as in fio.
+        let mut given: Vec<(usize, &'static str, String)> = Vec::new();
+        let at = |id: &str| m.index_of(id).unwrap_or(0);
         for o in OPTIONS {
             if m.value_source(o.key) == Some(ValueSource::CommandLine)
                 && let Some(v) = m.get_one::<String>(o.key)
             {
-                given.push((o.key, v.clone()));
+                given.push((at(o.key), o.key, v.clone()));
             }
             if o.negate.is_some() && m.get_flag(&neg_id(o)) {
-                given.push((o.key, "0".into()));
+                given.push((at(&neg_id(o)), o.key, "0".into()));
             }
         }
+        for f in FIO_FLAGS {
+            if let Some(v) = m.get_one::<String>(&fio_id(f.name)) {
+                match translate_fio_flag(f.name, v) {
+                    Ok((key, v)) => given.push((at(&fio_id(f.name)), key, v)),
+                    Err(e) => {
+                        return Ok(WorkloadArgs {
+                            spec: Err(e.into()),
+                        });
+                    }
+                }
+            }
+        }
+        given.sort_by_key(|g| g.0);
+        let given = given.into_iter().map(|(_, k, v)| (k, v));
         Ok(WorkloadArgs {
             spec: spec_from_flags(fio_sized, kb_base, given),
         })

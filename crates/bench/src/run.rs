@@ -702,6 +702,10 @@ fn summarize(
         series: None,
         cluster: None,
         groups: None,
+        percentiles: crate::stats::custom_percentiles(
+            &p.report.percentile_list,
+            [&read.hist, &write.hist, &total.hist],
+        ),
     }
 }
 

@@ -87,6 +87,30 @@ pub fn latency(h: &Histogram<u64>) -> Option<LatencyStats> {
     })
 }
 
+/// The values of fio's `percentile_list` in read, write and total
+/// histograms (empty ones left out); None without a list.
+pub fn custom_percentiles(
+    list: &[f64],
+    [read, write, total]: [&Histogram<u64>; 3],
+) -> Option<storlab_types::CustomPercentiles> {
+    if list.is_empty() {
+        return None;
+    }
+    let of = |h: &Histogram<u64>| -> Vec<(f64, u64)> {
+        if h.is_empty() {
+            return Vec::new();
+        }
+        list.iter()
+            .map(|&p| (p, h.value_at_quantile(p / 100.0)))
+            .collect()
+    };
+    Some(storlab_types::CustomPercentiles {
+        read: of(read),
+        write: of(write),
+        total: of(total),
+    })
+}
+
 /// Error counts by kind.
 pub type ErrorCounts = BTreeMap<String, u64>;
 

@@ -1136,6 +1136,7 @@ fn phase_of(
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     })
 }
 

@@ -354,6 +354,7 @@ impl ReplayResult {
             cluster: None,
             series: None,
             groups: None,
+            percentiles: None,
         };
         report.phases.push(phase);
         report.interrupted = self.interrupted;

@@ -156,6 +156,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
             s.binding,
             utils.join(", ")
         )],
+        percentiles: None,
     }
 }
 

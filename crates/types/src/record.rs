@@ -349,6 +349,46 @@ pub struct PhaseParams {
     /// other record (and in records made before `md` existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md: Option<MdParams>,
+    /// How the phase is reported (fio's reporting-only options: they
+    /// change what is shown, never the workload). Absent when all are at
+    /// their defaults.
+    #[serde(default, skip_serializing_if = "ReportOptions::is_default")]
+    pub report: ReportOptions,
+}
+
+/// fio's reporting-only options of a phase: what is shown, not what runs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReportOptions {
+    /// fio's `percentile_list`: latency percentiles reported besides the
+    /// standard ones (p50, p90, p99, p99.9, p99.99), in percent, in the
+    /// order given ([`PhaseResult::percentiles`] holds their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentile_list: Vec<f64>,
+    /// fio's `unified_rw_reporting`: `mixed` shows one line of reads and
+    /// writes together per phase, `both` the two directions and the mixed
+    /// line; empty (fio's `none`) the directions of a mixed phase.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unified_rw_reporting: String,
+}
+
+impl ReportOptions {
+    /// Every option at its default (then absent from the JSON).
+    pub fn is_default(&self) -> bool {
+        *self == ReportOptions::default()
+    }
+}
+
+/// The latency percentiles of a phase's `percentile_list`, per direction:
+/// (percent, ns) in the list's order, from the same merged histograms as
+/// the standard percentiles.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CustomPercentiles {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<(f64, u64)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<(f64, u64)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub total: Vec<(f64, u64)>,
 }
 
 /// The parameters of one `storlab md` phase (mdtest's options, resolved).
@@ -622,6 +662,10 @@ pub struct PhaseResult {
     /// phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<PhaseGroups>,
+    /// The latency percentiles of `params.report.percentile_list` (fio's
+    /// `percentile_list`). Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<CustomPercentiles>,
 }
 
 /// The groups of a phase that ran several workloads at once.

@@ -131,7 +131,7 @@ pub type PlannedJob = storlab_bench::jobspec::Job;
 
 impl BenchCommand {
     pub fn execute(mut self) -> Result<Reply> {
-        if let Some(refused) = self.workload.refusal() {
+        if let Some(refused) = self.workload.refusal_in(Some("bench")) {
             return refused.map(Reply::done);
         }
         if let Some(flags) = self.ior.clone() {
