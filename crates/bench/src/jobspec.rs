@@ -174,6 +174,17 @@ pub fn build_fio(
 }
 
 impl Job {
+    /// With `on` (`--output-format fio-json`), every phase and group keeps
+    /// fio's latency distribution in its result.
+    pub fn keep_latency_distribution(&mut self, on: bool) {
+        for p in &mut self.phases {
+            p.report.latency_distribution |= on;
+            for g in &mut p.groups {
+                g.report.latency_distribution |= on;
+            }
+        }
+    }
+
     /// Job groups are not run by several processes yet (`--group-ranks`
     /// is not implemented): refused on every rank when the job is built,
     /// naming the phase, before rank 0 makes any file.

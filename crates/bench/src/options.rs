@@ -772,6 +772,7 @@ pub fn resolve_report(s: &PhaseSpec) -> Result<storlab_types::ReportOptions, Spe
     Ok(storlab_types::ReportOptions {
         percentile_list: list,
         unified_rw_reporting: unified,
+        latency_distribution: false,
     })
 }
 

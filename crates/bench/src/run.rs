@@ -703,7 +703,7 @@ fn summarize(
         cluster: None,
         groups: None,
         percentiles: crate::stats::custom_percentiles(
-            &p.report.percentile_list,
+            &p.report,
             [&read.hist, &write.hist, &total.hist],
         ),
     }

@@ -1576,11 +1576,18 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         .to_string();
     Ok(BenchReport {
         schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "fio".into(),
-            version: version
-                .map(|v| v.trim_start_matches("fio-").to_string())
-                .unwrap_or_else(|| "unknown".into()),
+        // `storlab bench --output-format fio-json` writes `storlab-VERSION`.
+        tool: match version.and_then(|v| v.strip_prefix("storlab-")) {
+            Some(v) => ToolInfo {
+                name: "storlab".into(),
+                version: v.to_string(),
+            },
+            None => ToolInfo {
+                name: "fio".into(),
+                version: version
+                    .map(|v| v.trim_start_matches("fio-").to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+            },
         },
         command_line,
         started_at: rfc3339(start_ms),

@@ -369,6 +369,11 @@ pub struct ReportOptions {
     /// line; empty (fio's `none`) the directions of a mixed phase.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub unified_rw_reporting: String,
+    /// Keep fio's latency distribution ([`CustomPercentiles::distribution`]):
+    /// set by `bench --output-format fio-json`, whose `latency_ns`,
+    /// `latency_us` and `latency_ms` it fills.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency_distribution: bool,
 }
 
 impl ReportOptions {
@@ -380,7 +385,7 @@ impl ReportOptions {
 
 /// The latency percentiles of a phase's `percentile_list`, per direction:
 /// (percent, ns) in the list's order, from the same merged histograms as
-/// the standard percentiles.
+/// the standard percentiles; and fio's latency distribution when asked.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CustomPercentiles {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -389,6 +394,13 @@ pub struct CustomPercentiles {
     pub write: Vec<(f64, u64)>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub total: Vec<(f64, u64)>,
+    /// With `report.latency_distribution`: fio's latency distribution of
+    /// both directions, percent of I/Os per bucket, keyed as `ns:2` ...
+    /// `ns:1000` (under 1 µs), `us:2` ... `us:1000`, `ms:2` ... `ms:2000`
+    /// and `ms:>=2000`; a bucket holds the I/Os above the one before it
+    /// up to its value, as fio's `latency_ns`/`latency_us`/`latency_ms`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distribution: Vec<(String, f64)>,
 }
 
 /// The parameters of one `storlab md` phase (mdtest's options, resolved).

@@ -134,6 +134,12 @@ impl BenchCommand {
         if let Some(refused) = self.workload.refusal_in(Some("bench")) {
             return refused.map(Reply::done);
         }
+        let fio_json = self.run.out.take_fio_json();
+        if fio_json && (self.repeat > 1 || crate::commands::run::launcher_rank().is_some()) {
+            anyhow::bail!(
+                "--output-format fio-json is not available with --repeat or under MPI yet: use --output-format json"
+            );
+        }
         if let Some(flags) = self.ior.clone() {
             let t = ior::translate(&flags)?;
             let shown = ior::render(&t);
@@ -163,7 +169,8 @@ impl BenchCommand {
                  each process runs on its own (rebuild with --features mpi for one multi-client run)"
             );
         }
-        let (planned, profile) = self.plan()?;
+        let (mut planned, profile) = self.plan()?;
+        planned.keep_latency_distribution(fio_json);
         let extra = |r: &BenchReport| {
             profile
                 .as_ref()
@@ -175,7 +182,10 @@ impl BenchCommand {
         // Signals are watched from before the first scratch file exists: a
         // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
         let signals = Signals::install()?;
-        let (outcome, _, doc) = run_once(planned, &self.run, None, &extra, &signals)?;
+        let (outcome, report, mut doc) = run_once(planned, &self.run, None, &extra, &signals)?;
+        if fio_json {
+            doc.json = format!("{:#}", storlab_print::fiojson::render(&report));
+        }
         let mut reply = Reply::doc(doc, self.run.out.rendering());
         reply.outcome = outcome;
         Ok(reply)
