@@ -200,6 +200,301 @@ impl Job {
     }
 }
 
+/// Where a job came from, for [`explain`] (`bench --dry-run`).
+#[derive(Debug, Clone, Copy)]
+pub enum Given<'a> {
+    /// No job file and no pattern flag: the quick check.
+    Quick,
+    /// The flags alone.
+    Flags,
+    /// A TOML job file (or a profile's): its text and the name shown.
+    Toml(&'a str, &'a str),
+    /// An fio job file: its text and the name shown.
+    Fio(&'a str, &'a str),
+}
+
+/// One option of a phase as a dry run shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Sourced {
+    pub key: String,
+    pub value: String,
+    /// `flag`, `FILE:LINE` (or `FILE`), `fio default`, `quick check`,
+    /// `machine` or `default`.
+    pub source: String,
+}
+
+/// A phase as a dry run shows it: every option, its value and where the
+/// value came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExplainedPhase {
+    pub name: String,
+    pub options: Vec<Sourced>,
+    /// Job groups of the phase: their names and the options each sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<(String, Vec<Sourced>)>,
+}
+
+/// Every phase of a job with every value and its source: what
+/// `bench --dry-run` prints. `job` is the job already built from the same
+/// inputs (so the dry run fails exactly where a run would).
+pub fn explain(
+    given: Given<'_>,
+    job: &Job,
+    target: Option<&Path>,
+    over: &PhaseSpec,
+) -> Result<Vec<ExplainedPhase>, JobError> {
+    let mut ignored = Vec::new();
+    let machine = machine_defaults(over, target, &mut ignored);
+    let (files, name, text): (Vec<PhaseSpec>, &str, &str) = match given {
+        Given::Quick => (quick_phases(), "quick check", ""),
+        Given::Flags => (vec![PhaseSpec::default()], "", ""),
+        Given::Toml(text, name) => {
+            let jf = JobFile::parse(text, Path::new(name))?;
+            let specs = jf.specs(text, &PhaseSpec::default(), &PhaseSpec::default());
+            (specs.into_iter().map(|s| s.0).collect(), name, text)
+        }
+        Given::Fio(text, name) => (FioJobFile::parse(text, name)?.phases, name, text),
+    };
+    let mut out = Vec::new();
+    for (i, (file, resolved)) in files.iter().zip(&job.phases).enumerate() {
+        let spec = crate::with_command_line(&machine.overlay(file), over);
+        let lines = |key: &str| match given {
+            Given::Toml(..) => toml_line(text, i, key),
+            Given::Fio(..) => fio_line(text, &job_names(file), key),
+            _ => None,
+        };
+        let source = |key: &str| -> String {
+            if is_set(over, key) {
+                "flag".into()
+            } else if is_set(file, key) {
+                match (given, lines(key)) {
+                    (Given::Quick, _) => name.into(),
+                    (Given::Fio(..), None) => "fio default".into(),
+                    (_, Some(l)) => format!("{name}:{l}"),
+                    (_, None) => name.into(),
+                }
+            } else if is_set(&machine, key) {
+                "machine".into()
+            } else {
+                "default".into()
+            }
+        };
+        let values = json_fields(&spec);
+        let options = crate::OPTIONS
+            .iter()
+            .map(|o| Sourced {
+                key: o.key.to_string(),
+                value: values
+                    .get(o.key)
+                    .map(json_text)
+                    .unwrap_or_else(|| shown_default(o)),
+                source: source(o.key),
+            })
+            .collect();
+        let groups = spec
+            .group
+            .iter()
+            .map(|g| {
+                let set = json_fields(g)
+                    .iter()
+                    .map(|(k, v)| Sourced {
+                        key: k.clone(),
+                        value: json_text(v),
+                        source: if over.group.is_empty() {
+                            source(k)
+                        } else {
+                            "flag".into()
+                        },
+                    })
+                    .collect();
+                (g.name.clone().unwrap_or_default(), set)
+            })
+            .collect();
+        out.push(ExplainedPhase {
+            name: resolved.name.clone(),
+            options,
+            groups,
+        });
+    }
+    Ok(out)
+}
+
+/// The dry run as text: per phase, one line per option.
+pub fn render_explained(phases: &[ExplainedPhase], target: Option<&Path>) -> String {
+    let mut out =
+        String::from("Dry run: nothing is run, no file is created and nothing is saved.\n");
+    out.push_str(&format!(
+        "Target: {}\n",
+        target.map_or_else(
+            || "./storlab-scratch (default)".to_string(),
+            |t| t.display().to_string()
+        )
+    ));
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    out.push_str(&format!("Phases: {}\n", names.join(", ")));
+    let width = crate::OPTIONS
+        .iter()
+        .map(|o| o.key.len())
+        .max()
+        .unwrap_or(10);
+    for (i, ph) in phases.iter().enumerate() {
+        out.push_str(&format!("\nPhase {}: {}\n", i + 1, ph.name));
+        let vw = ph
+            .options
+            .iter()
+            .map(|s| s.value.len())
+            .max()
+            .unwrap_or(4)
+            .min(40);
+        for s in &ph.options {
+            out.push_str(&format!(
+                "  {:width$}  {:vw$}  {}\n",
+                s.key, s.value, s.source
+            ));
+        }
+        for (name, set) in &ph.groups {
+            out.push_str(&format!("  group {name}:\n"));
+            for s in set {
+                out.push_str(&format!(
+                    "    {:width$}  {}  {}\n",
+                    s.key, s.value, s.source
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The default the table shows, or what decides it.
+fn shown_default(o: &crate::OptDef) -> String {
+    if o.default.is_empty() {
+        "(none)".into()
+    } else {
+        o.default.into()
+    }
+}
+
+fn json_fields(s: &PhaseSpec) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            m.remove("group");
+            m
+        }
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn is_set(s: &PhaseSpec, key: &str) -> bool {
+    json_fields(s).contains_key(key)
+}
+
+/// The job names of a phase of an fio file: its own or its groups'.
+fn job_names(p: &PhaseSpec) -> Vec<String> {
+    if p.group.is_empty() {
+        p.name.iter().cloned().collect()
+    } else {
+        p.group.iter().filter_map(|g| g.name.clone()).collect()
+    }
+}
+
+/// The names a key is written under in job files: its own, its aliases,
+/// and the fio options that set it another way.
+fn spellings(key: &str) -> Vec<String> {
+    let mut v = vec![key.to_string()];
+    if let Some(o) = crate::find_option(key) {
+        v.extend(o.aliases.iter().map(|a| a.to_string()));
+    }
+    let more: &[&str] = match key {
+        "direct" | "cache" => &["direct", "buffered"],
+        "rwmixread" => &["rwmixwrite"],
+        "size" => &["filesize"],
+        "log_interval" => &["log_avg_msec"],
+        "buffer_pattern" => &["zero_buffers", "buffer_compress_percentage"],
+        "rw" => &["readwrite"],
+        _ => &[],
+    };
+    v.extend(more.iter().map(|m| m.to_string()));
+    v
+}
+
+/// The key of a `key = value` / `key=value` / bare `key` line.
+fn line_key(l: &str) -> String {
+    let l = l.trim();
+    l.split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The line of an fio file that set `key` for the jobs `names`: the last
+/// one in a `[global]` section before the job or in the job's section.
+fn fio_line(text: &str, names: &[String], key: &str) -> Option<usize> {
+    if key == "name" {
+        // A job is named by its section header.
+        let header = format!("[{}]", names.first()?);
+        return text.lines().position(|l| l.trim() == header).map(|i| i + 1);
+    }
+    let names_of = spellings(key);
+    let mut section = String::new();
+    let mut found = None;
+    let mut last_job_end = false;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if let Some(h) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            if names.iter().any(|n| n == &section) && !names.iter().any(|n| n == h.trim()) {
+                last_job_end = true;
+            }
+            if last_job_end {
+                break;
+            }
+            section = h.trim().to_string();
+            continue;
+        }
+        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+            continue;
+        }
+        let in_scope = section == "global" || names.iter().any(|n| n == &section);
+        if in_scope && names_of.contains(&line_key(l)) {
+            found = Some(i + 1);
+        }
+    }
+    found
+}
+
+/// The line of a TOML job file that set `key` for phase `index`: in its
+/// `[[phase]]` table, else in `[global]`.
+fn toml_line(text: &str, index: usize, key: &str) -> Option<usize> {
+    let names_of = spellings(key);
+    let (mut table, mut phase, mut in_global, mut in_phase) = (String::new(), 0usize, None, None);
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            table = l.to_string();
+            if l == "[[phase]]" {
+                phase += 1;
+            }
+            continue;
+        }
+        if !names_of.contains(&line_key(l)) || l.starts_with('#') {
+            continue;
+        }
+        if table == "[global]" {
+            in_global = Some(i + 1);
+        } else if table == "[[phase]]" && phase == index + 1 {
+            in_phase = Some(i + 1);
+        }
+    }
+    in_phase.or(in_global)
+}
+
 /// Defaults that depend on this machine: the lowest layer, so the job file
 /// or a flag that chooses wins wherever it is set.
 pub fn machine_defaults(

@@ -27,7 +27,7 @@ use crate::commands::signals::Signals;
 
 use crate::Outcome;
 use crate::commands::workload::WorkloadArgs;
-use crate::output::{Rendering, Reply};
+use crate::output::Reply;
 use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -94,11 +94,10 @@ pub struct BenchCommand {
     #[arg(long, value_name = "'IOR FLAGS'", conflicts_with_all = ["job", "fio_job", "profile", "group"],
           allow_hyphen_values = true)]
     pub ior: Option<String>,
-    /// With --ior: print how each IOR flag maps to storlab and the job it makes, then stop
-    // `requires` alone lets a job file, profile or group through (clap counts
-    // an argument that conflicts with --ior as standing in for it) and the
-    // job would run for real; a dry run never does I/O.
-    #[arg(long, requires = "ior", conflicts_with_all = ["job", "fio_job", "profile", "group"])]
+    /// Print the phases the job file, profile, flags or quick check resolve to, every value and
+    /// where it came from (flag, FILE:LINE, fio default, machine, default), then stop: nothing is
+    /// run, created or saved (with --ior: also how each IOR flag maps). fio's --showcmd too
+    #[arg(long, visible_alias = "showcmd")]
     pub dry_run: bool,
     /// The job the --ior flags make (TOML).
     #[arg(skip)]
@@ -142,19 +141,10 @@ impl BenchCommand {
         }
         if let Some(flags) = self.ior.clone() {
             let t = ior::translate(&flags)?;
-            let shown = ior::render(&t);
             self.apply_ior(t);
-            if self.dry_run {
-                // The job is checked as a run would check it.
-                let (planned, _) = self.plan()?;
-                let names: Vec<&str> = planned.phases.iter().map(|p| p.name.as_str()).collect();
-                let table = format!("{shown}\nPhases: {}\n", names.join(", "));
-                let doc = RunDoc {
-                    table,
-                    json: String::new(),
-                };
-                return Ok(Reply::doc(doc, Rendering::Human));
-            }
+        }
+        if self.dry_run {
+            return self.dry_run();
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
@@ -189,6 +179,50 @@ impl BenchCommand {
         let mut reply = Reply::doc(doc, self.run.out.rendering());
         reply.outcome = outcome;
         Ok(reply)
+    }
+
+    /// `--dry-run`: the phases with every value and its source; nothing runs.
+    fn dry_run(&self) -> Result<Reply> {
+        let (planned, _) = self.plan()?;
+        let target = planned.target.clone();
+        let profile = match &self.profile {
+            Some(name) => Some(crate::commands::workload::find_profile(name)?),
+            None => None,
+        };
+        let read = |p: &Path, what| crate::commands::common::read_input(p, what);
+        let (text, name) = match (&self.fio_job, &self.job, &profile) {
+            (Some(f), ..) => (read(f, "fio job file")?, f.display().to_string()),
+            (_, Some(j), _) => (read(j, "job file")?, j.display().to_string()),
+            (.., Some(p)) => (p.job_text.clone(), p.job_path().display().to_string()),
+            _ => (String::new(), String::new()),
+        };
+        let mut over = self.workload.spec()?.clone();
+        over.group = self
+            .group
+            .iter()
+            .map(|g| storlab_bench::parse_group_arg(g))
+            .collect::<Result<_, _>>()?;
+        let given = match (&self.fio_job, self.ior_job.as_deref()) {
+            (_, Some(t)) => jobspec::Given::Toml(t, "--ior"),
+            (Some(_), _) => jobspec::Given::Fio(&text, &name),
+            _ if !name.is_empty() => jobspec::Given::Toml(&text, &name),
+            _ if over.rw.is_some() || !self.group.is_empty() => jobspec::Given::Flags,
+            _ => jobspec::Given::Quick,
+        };
+        let phases = jobspec::explain(given, &planned, target.as_deref(), &over)?;
+        let table = jobspec::render_explained(&phases, target.as_deref());
+        let json = serde_json::to_string_pretty(
+            &serde_json::json!({ "dry_run": true, "phases": phases }),
+        )?;
+        let prefix = self
+            .ior
+            .as_deref()
+            .map(|f| ior::translate(f).map(|t| ior::render(&t)));
+        let table = format!(
+            "{}{table}",
+            prefix.transpose()?.map(|p| p + "\n").unwrap_or_default()
+        );
+        Ok(Reply::doc(RunDoc { table, json }, self.run.out.rendering()))
     }
 
     /// The run-level part of an IOR translation (flags given as storlab's
