@@ -14,6 +14,7 @@ mod compare;
 mod design;
 mod engine_depth;
 mod fiohabits;
+mod fioout;
 mod forks;
 mod groups;
 mod groups_more;

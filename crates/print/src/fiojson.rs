@@ -168,9 +168,12 @@ fn options(p: &PhaseParams) -> Map<String, Value> {
     if p.rw.reads() && p.rw.writes() {
         put("rwmixread", p.rwmixread.to_string());
     }
-    if p.bs.len() == 1 {
-        put("bs", fio_bytes(p.bs[0].bs_bytes));
-    } else {
+    // fio ignores bs under bssplit; tools that read job options (fio-plot)
+    // expect it, so it names the (first) size.
+    if let Some(first) = p.bs.first() {
+        put("bs", fio_bytes(first.bs_bytes));
+    }
+    if p.bs.len() > 1 {
         let split: Vec<String> =
             p.bs.iter()
                 .map(|b| format!("{}/{}", fio_bytes(b.bs_bytes), b.weight))
