@@ -33,7 +33,7 @@ fn fio_id(name: &str) -> String {
 
 /// What the user set on the command line, as a spec layer, or the option
 /// table's refusal of one of the values: handed to the command
-/// ([`WorkloadArgs::spec`], [`WorkloadArgs::refusal`]) as a typed error,
+/// ([`WorkloadArgs::spec`], [`WorkloadArgs::refusal_in`]) as a typed error,
 /// worded like every other bad input.
 #[derive(Debug, Clone)]
 pub struct WorkloadArgs {
@@ -58,12 +58,8 @@ impl WorkloadArgs {
     /// clap checks its own flags): the error, named once under an MPI
     /// launcher (by the rank that speaks for the command line; the others
     /// end with exit 2 quietly). None when every value was accepted.
-    pub fn refusal(&self) -> Option<Result<crate::Outcome>> {
-        self.refusal_in(None)
-    }
-
-    /// [`WorkloadArgs::refusal`] followed by the usage line of `command`
-    /// (`bench`), as clap ends its own errors.
+    /// The usage line of `command` (`bench`, `sweep`) follows the error,
+    /// as clap ends its own errors.
     pub fn refusal_in(&self, command: Option<&str>) -> Option<Result<crate::Outcome>> {
         let e = self.spec.as_ref().err()?;
         Some(if super::run::speaks_for_its_command_line() {
