@@ -408,3 +408,107 @@ fn an_imported_fio_run_and_a_storlab_run_of_the_same_job_differ_only_in_the_tool
         assert_eq!(keys, ["tool"], "{r}");
     }
 }
+
+/// The workload flags as a dry run reads them (key → value of phase 1),
+/// or the error the user reads.
+fn flags(args: &[&str]) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let d = tempfile::tempdir().unwrap();
+    let out = cmd()
+        .arg("bench")
+        .arg(d.path())
+        .args(args)
+        .args(["--dry-run", "--json"])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(stderr(&out));
+    }
+    let v = json(&out);
+    Ok(v["phases"][0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let s = |k: &str| o[k].as_str().unwrap().to_string();
+            (s("key"), s("value"))
+        })
+        .collect())
+}
+
+/// Moved from the unit tests of `src/commands/workload.rs` (the command
+/// line's workload flags), now through the binary: fio's value forms
+/// (`--direct`, `--direct=0`, `--iodepth_batch=2`, `--ioengine`).
+#[test]
+fn workload_flags_take_fios_value_forms() {
+    let w = flags(&[
+        "--rw",
+        "randread",
+        "--direct",
+        "--iodepth_batch=2",
+        "--iodepth",
+        "4",
+    ])
+    .unwrap();
+    assert_eq!(w["rw"], "randread");
+    assert_eq!(w["direct"], "true");
+    assert_eq!(w["iodepth_batch"], "2");
+    assert_eq!(w["iodepth"], "4");
+    let w = flags(&["--direct=0", "--ioengine", "psync", "--no-end-fsync"]).unwrap();
+    assert_eq!(w["direct"], "false");
+    assert_eq!(w["engine"], "psync");
+    assert_eq!(w["end_fsync"], "false");
+    // No --rw: the quick check's first phase.
+    assert_eq!(w["rw"], "write");
+}
+
+/// fio's spellings take fio's units (`--blocksize=4KiB` is 4000 with
+/// kb_base 1024); storlab's own flags keep SI/IEC.
+#[test]
+fn fio_spellings_take_fio_units_and_storlab_flags_keep_si_iec() {
+    let bs = |a: &[&str]| {
+        let mut args = vec!["--rw", "read"];
+        args.extend_from_slice(a);
+        flags(&args).map(|w| w["bs"].clone())
+    };
+    // fio: KiB is 1000 with kb_base 1024 (4000 is then no block size).
+    let e = bs(&["--blocksize=4KiB"]).unwrap_err();
+    assert!(e.contains("block size 4000"), "{e}");
+    assert_eq!(bs(&["--blocksize=4k"]).unwrap(), "4096");
+    assert_eq!(bs(&["--blocksize=4KiB", "--kb_base=1000"]).unwrap(), "4096");
+    assert_eq!(
+        bs(&["--bs=4KiB"]).unwrap(),
+        "4096",
+        "storlab's own flag: IEC"
+    );
+    let e = bs(&["--bs=4kB"]).unwrap_err();
+    assert!(e.contains("block size 4000"), "storlab's own flag: SI: {e}");
+    assert!(bs(&["--blocksize=4k", "--bs=8k"]).is_err());
+    let e = bs(&["--blocksize=4q"]).unwrap_err();
+    assert!(e.contains("--blocksize"), "{e}");
+}
+
+/// `--fallocate` takes its word with a space, as the README writes it; a
+/// yes/no flag's value stays attached (`--direct` does not eat a word).
+#[test]
+fn fallocate_takes_its_word_and_yes_no_values_stay_attached() {
+    for a in [&["--fallocate", "none"][..], &["--fallocate=none"]] {
+        assert_eq!(flags(a).unwrap()["fallocate"], "false", "{a:?}");
+    }
+    assert_eq!(
+        flags(&["--fallocate", "native"]).unwrap()["fallocate"],
+        "true"
+    );
+    let e = flags(&["--fallocate", "maybe"]).unwrap_err();
+    assert!(e.contains("--fallocate"), "{e}");
+    assert!(flags(&["--direct", "psync"]).is_err());
+}
+
+/// A bad value names its flag.
+#[test]
+fn bad_workload_values_name_the_flag() {
+    let e = flags(&["--iodepth", "many"]).unwrap_err();
+    assert!(e.contains("--iodepth") && e.contains("whole number"), "{e}");
+    let e = flags(&["--verify=maybe"]).unwrap_err();
+    assert!(e.contains("--verify"), "{e}");
+    assert!(flags(&["--end-fsync=1", "--no-end-fsync"]).is_err());
+}

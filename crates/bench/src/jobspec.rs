@@ -200,17 +200,45 @@ impl Job {
     }
 }
 
-/// Where a job came from, for [`explain`] (`bench --dry-run`).
-#[derive(Debug, Clone, Copy)]
-pub enum Given<'a> {
-    /// No job file and no pattern flag: the quick check.
+/// What the user gave to build a job from: the text of a job file (TOML,
+/// a profile's or `--ior`'s) or an fio job file, with the name messages
+/// and `--dry-run` show, or the flags alone, or nothing (the quick check).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
     Quick,
-    /// The flags alone.
     Flags,
-    /// A TOML job file (or a profile's): its text and the name shown.
-    Toml(&'a str, &'a str),
-    /// An fio job file: its text and the name shown.
-    Fio(&'a str, &'a str),
+    Toml { text: String, name: String },
+    Fio { text: String, name: String },
+}
+
+impl Source {
+    /// No job file: the flags alone when they choose a pattern or give
+    /// groups, else the quick check.
+    pub fn of_flags(over: &PhaseSpec) -> Source {
+        if over.rw.is_some() || !over.group.is_empty() {
+            Source::Flags
+        } else {
+            Source::Quick
+        }
+    }
+
+    /// The job: [`build`] or [`build_fio`] of this source.
+    pub fn build(&self, target: Option<&Path>, over: &PhaseSpec) -> Result<Job, JobError> {
+        match self {
+            Source::Quick | Source::Flags => build(None, target, over),
+            Source::Toml { text, name } => build(Some((text, Path::new(name))), target, over),
+            Source::Fio { text, name } => build_fio(text, name, target, over),
+        }
+    }
+
+    /// `bench --dry-run`: the text and the JSON document of every phase
+    /// of `job` (built from this source) with its values and their sources.
+    pub fn dry_run(&self, job: &Job, over: &PhaseSpec) -> Result<(String, String), JobError> {
+        let phases = explain(self, job, job.target.as_deref(), over)?;
+        let table = render_explained(&phases, job.target.as_deref());
+        let doc = serde_json::json!({ "dry_run": true, "phases": phases });
+        Ok((table, format!("{doc:#}")))
+    }
 }
 
 /// One option of a phase as a dry run shows it.
@@ -238,7 +266,7 @@ pub struct ExplainedPhase {
 /// `bench --dry-run` prints. `job` is the job already built from the same
 /// inputs (so the dry run fails exactly where a run would).
 pub fn explain(
-    given: Given<'_>,
+    given: &Source,
     job: &Job,
     target: Option<&Path>,
     over: &PhaseSpec,
@@ -246,21 +274,21 @@ pub fn explain(
     let mut ignored = Vec::new();
     let machine = machine_defaults(over, target, &mut ignored);
     let (files, name, text): (Vec<PhaseSpec>, &str, &str) = match given {
-        Given::Quick => (quick_phases(), "quick check", ""),
-        Given::Flags => (vec![PhaseSpec::default()], "", ""),
-        Given::Toml(text, name) => {
+        Source::Quick => (quick_phases(), "quick check", ""),
+        Source::Flags => (vec![PhaseSpec::default()], "", ""),
+        Source::Toml { text, name } => {
             let jf = JobFile::parse(text, Path::new(name))?;
             let specs = jf.specs(text, &PhaseSpec::default(), &PhaseSpec::default());
             (specs.into_iter().map(|s| s.0).collect(), name, text)
         }
-        Given::Fio(text, name) => (FioJobFile::parse(text, name)?.phases, name, text),
+        Source::Fio { text, name } => (FioJobFile::parse(text, name)?.phases, name, text),
     };
     let mut out = Vec::new();
     for (i, (file, resolved)) in files.iter().zip(&job.phases).enumerate() {
         let spec = crate::with_command_line(&machine.overlay(file), over);
         let lines = |key: &str| match given {
-            Given::Toml(..) => toml_line(text, i, key),
-            Given::Fio(..) => fio_line(text, &job_names(file), key),
+            Source::Toml { .. } => toml_line(text, i, key),
+            Source::Fio { .. } => fio_line(text, &job_names(file), key),
             _ => None,
         };
         let source = |key: &str| -> String {
@@ -268,8 +296,8 @@ pub fn explain(
                 "flag".into()
             } else if is_set(file, key) {
                 match (given, lines(key)) {
-                    (Given::Quick, _) => name.into(),
-                    (Given::Fio(..), None) => "fio default".into(),
+                    (Source::Quick, _) => name.into(),
+                    (Source::Fio { .. }, None) => "fio default".into(),
                     (_, Some(l)) => format!("{name}:{l}"),
                     (_, None) => name.into(),
                 }

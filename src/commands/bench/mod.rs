@@ -32,7 +32,11 @@ use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use storlab_bench::{Control, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec};
+use storlab_bench::jobspec::Source;
+use storlab_bench::profiles::Profile;
+use storlab_bench::{
+    Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec,
+};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -183,46 +187,15 @@ impl BenchCommand {
 
     /// `--dry-run`: the phases with every value and its source; nothing runs.
     fn dry_run(&self) -> Result<Reply> {
-        let (planned, _) = self.plan()?;
-        let target = planned.target.clone();
-        let profile = match &self.profile {
-            Some(name) => Some(crate::commands::workload::find_profile(name)?),
-            None => None,
+        let (planned, _, source, over) = self.plan_from()?;
+        let (table, json) = source.dry_run(&planned, &over)?;
+        let ior = self.ior.as_deref().map(ior::translate).transpose()?;
+        let ior = ior.map(|t| ior::render(&t) + "\n").unwrap_or_default();
+        let doc = RunDoc {
+            table: ior + &table,
+            json,
         };
-        let read = |p: &Path, what| crate::commands::common::read_input(p, what);
-        let (text, name) = match (&self.fio_job, &self.job, &profile) {
-            (Some(f), ..) => (read(f, "fio job file")?, f.display().to_string()),
-            (_, Some(j), _) => (read(j, "job file")?, j.display().to_string()),
-            (.., Some(p)) => (p.job_text.clone(), p.job_path().display().to_string()),
-            _ => (String::new(), String::new()),
-        };
-        let mut over = self.workload.spec()?.clone();
-        over.group = self
-            .group
-            .iter()
-            .map(|g| storlab_bench::parse_group_arg(g))
-            .collect::<Result<_, _>>()?;
-        let given = match (&self.fio_job, self.ior_job.as_deref()) {
-            (_, Some(t)) => jobspec::Given::Toml(t, "--ior"),
-            (Some(_), _) => jobspec::Given::Fio(&text, &name),
-            _ if !name.is_empty() => jobspec::Given::Toml(&text, &name),
-            _ if over.rw.is_some() || !self.group.is_empty() => jobspec::Given::Flags,
-            _ => jobspec::Given::Quick,
-        };
-        let phases = jobspec::explain(given, &planned, target.as_deref(), &over)?;
-        let table = jobspec::render_explained(&phases, target.as_deref());
-        let json = serde_json::to_string_pretty(
-            &serde_json::json!({ "dry_run": true, "phases": phases }),
-        )?;
-        let prefix = self
-            .ior
-            .as_deref()
-            .map(|f| ior::translate(f).map(|t| ior::render(&t)));
-        let table = format!(
-            "{}{table}",
-            prefix.transpose()?.map(|p| p + "\n").unwrap_or_default()
-        );
-        Ok(Reply::doc(RunDoc { table, json }, self.run.out.rendering()))
+        Ok(Reply::doc(doc, self.run.out.rendering()))
     }
 
     /// The run-level part of an IOR translation (flags given as storlab's
@@ -245,44 +218,43 @@ impl BenchCommand {
     /// The phases from the job file, fio job file, profile or flags, and
     /// the profile used.
     fn plan(&self) -> Result<(PlannedJob, Option<storlab_bench::profiles::Profile>)> {
-        let target = jobspec::pick_target(
-            self.target.as_deref(),
-            self.filename.as_deref(),
-            self.directory.as_deref(),
-        )?;
+        self.plan_from().map(|(job, profile, ..)| (job, profile))
+    }
+
+    /// [`Self::plan`], with what the job was built from and the flags' layer.
+    fn plan_from(&self) -> Result<(PlannedJob, Option<Profile>, Source, PhaseSpec)> {
+        let (t, f, d) = (&self.target, &self.filename, &self.directory);
+        let target = jobspec::pick_target(t.as_deref(), f.as_deref(), d.as_deref())?;
         let profile = match &self.profile {
             Some(name) => Some(crate::commands::workload::find_profile(name)?),
             None => None,
         };
         let mut spec = self.workload.spec()?.clone();
-        spec.group = self
-            .group
-            .iter()
-            .map(|g| storlab_bench::parse_group_arg(g))
-            .collect::<Result<_, _>>()?;
-        let ior_job = self.ior_job.as_deref().map(|t| (t, Path::new("--ior")));
-        let planned = match (&self.fio_job, &profile) {
-            _ if ior_job.is_some() => jobspec::build(ior_job, target.as_deref(), &spec)?,
-            (Some(f), _) => {
-                let text = crate::commands::common::read_input(f, "fio job file")?;
-                jobspec::build_fio(&text, &f.display().to_string(), target.as_deref(), &spec)?
-            }
-            (None, Some(profile)) => {
-                let path = profile.job_path();
-                jobspec::build(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
-            }
-            (None, None) => {
-                let job = match &self.job {
-                    Some(path) => {
-                        Some((crate::commands::common::read_input(path, "job file")?, path))
-                    }
-                    None => None,
-                };
-                let job = job.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
-                jobspec::build(job, target.as_deref(), &spec)?
-            }
+        let groups = self.group.iter().map(|g| storlab_bench::parse_group_arg(g));
+        spec.group = groups.collect::<Result<_, _>>()?;
+        let read = |p: &Path, what| crate::commands::common::read_input(p, what);
+        let name = |p: &Path| p.display().to_string();
+        let source = match (&self.ior_job, &self.fio_job, &profile, &self.job) {
+            (Some(t), ..) => Source::Toml {
+                text: t.clone(),
+                name: "--ior".into(),
+            },
+            (_, Some(f), ..) => Source::Fio {
+                text: read(f, "fio job file")?,
+                name: name(f),
+            },
+            (_, _, Some(p), _) => Source::Toml {
+                text: p.job_text.clone(),
+                name: name(&p.job_path()),
+            },
+            (.., Some(j)) => Source::Toml {
+                text: read(j, "job file")?,
+                name: name(j),
+            },
+            _ => Source::of_flags(&spec),
         };
-        Ok((planned, profile))
+        let planned = source.build(target.as_deref(), &spec)?;
+        Ok((planned, profile, source, spec))
     }
 }
 
