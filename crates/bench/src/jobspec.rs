@@ -123,11 +123,34 @@ pub fn build(
             .map(|(i, q)| crate::resolve_phase(&machine.overlay(q).overlay(over), i))
             .collect::<Result<_, _>>()?,
     };
+    warnings.extend(bssplit_note(&phases));
     Ok(Job {
         phases,
         target,
         warnings,
     })
+}
+
+/// Where storlab differs from fio on purpose with a random `bssplit`
+/// (measured in docs/PERFORMANCE.md, "bssplit: storlab vs fio"): said once
+/// per job in its warnings, so the result carries it.
+pub fn bssplit_note(phases: &[PhaseParams]) -> Option<String> {
+    let all = phases
+        .iter()
+        .flat_map(|p| std::iter::once(p).chain(&p.groups));
+    let mut split = all.filter(|p| p.bs.len() > 1 && p.rw.is_random());
+    let p = split.next()?;
+    let names = if p.random_with_replacement {
+        ""
+    } else {
+        " (fio's random map shrinks a block to the part of it not yet done in the pass, more \
+         and more as the pass fills: a 70/30 4k/50:64k/50 job averaged 21 KB per I/O in fio, 35 KB \
+         in storlab, so fio reports less MB/s unless norandommap is set)"
+    };
+    Some(format!(
+        "bssplit: every I/O has one of the split's sizes, in the split's proportions{names}; \
+         random offsets are multiples of the largest size (fio's blockalign is the smallest)"
+    ))
 }
 
 /// The phases of an fio job file (`text`, read from the file called
@@ -166,6 +189,7 @@ pub fn build_fio(
             file: name.to_string(),
             source,
         })?;
+    warnings.extend(bssplit_note(&phases));
     Ok(Job {
         phases,
         target,
@@ -669,6 +693,43 @@ mod tests {
             chain.starts_with("x.fio: [j]: invalid bs 0: from 512"),
             "{chain}"
         );
+    }
+
+    /// A random bssplit phase says how storlab differs from fio; a single
+    /// block size or a sequential split says nothing.
+    #[test]
+    fn a_random_bssplit_job_carries_the_note() {
+        let f = |pairs: &[(&str, &str)]| build(None, None, &flags(pairs)).unwrap().warnings;
+        let w = f(&[
+            ("rw", "randrw"),
+            ("bssplit", "4k/50:64k/50"),
+            ("engine", "psync"),
+        ]);
+        assert!(
+            w.iter().any(|w| w.contains("fio's random map shrinks")),
+            "{w:?}"
+        );
+        let w = f(&[
+            ("rw", "randrw"),
+            ("bssplit", "4k/50:64k/50"),
+            ("engine", "psync"),
+            ("random_with_replacement", "1"),
+        ]);
+        let n: Vec<_> = w.iter().filter(|w| w.starts_with("bssplit:")).collect();
+        assert!(n.len() == 1 && !n[0].contains("random map"), "{w:?}");
+        for pairs in [
+            &[("rw", "randrw"), ("bs", "4k"), ("engine", "psync")][..],
+            &[
+                ("rw", "write"),
+                ("bssplit", "4k/50:64k/50"),
+                ("engine", "psync"),
+            ],
+        ] {
+            assert!(
+                !f(pairs).iter().any(|w| w.starts_with("bssplit:")),
+                "{pairs:?}"
+            );
+        }
     }
 
     #[test]
