@@ -52,10 +52,11 @@ given (e.g. --size 1G, --engine psync) applies to all four phases.
 
 The workload flags below are also job-file keys (with underscores) and
 sweep parameters; fio's spellings are accepted (--ioengine, --direct=1,
---iodepth_batch, --filename, --directory, --name, --loops, --nrfiles,
---thinktime, --group_reporting), and `--fio-job FILE.fio` runs an fio job
-file. Sizes on storlab's flags follow SI/IEC (4k = 4KiB = 4096, 4kB =
-4000); inside fio job files they follow fio (kb_base: 4KiB = 4000 there).
+--iodepth_batch, --norandommap, --zero_buffers, --randrepeat=0, --rwmixwrite,
+--buffered, --log_avg_msec, --group_reporting, --filename, --directory, ...;
+given twice, the last wins), and `--fio-job FILE.fio` runs an fio job file.
+Sizes on storlab's flags follow SI/IEC (4k = 4KiB = 4096, 4kB = 4000);
+inside fio job files they follow fio (kb_base: 4KiB = 4000 there).
 
 An existing file or block device as the target is used whole (its size is
 the default --size), as fio does. Each phase's result keeps the
@@ -137,18 +138,18 @@ impl BenchCommand {
         if let Some(refused) = self.workload.refusal_in(Some("bench")) {
             return refused.map(Reply::done);
         }
-        let fio_json = self.run.out.take_fio_json();
-        if fio_json && (self.repeat > 1 || crate::commands::run::launcher_rank().is_some()) {
-            anyhow::bail!(
-                "--output-format fio-json is not available with --repeat or under MPI yet: use --output-format json"
-            );
-        }
         if let Some(flags) = self.ior.clone() {
             let t = ior::translate(&flags)?;
             self.apply_ior(t);
         }
         if self.dry_run {
             return self.dry_run();
+        }
+        let fio_json = self.run.out.take_fio_json();
+        if fio_json && (self.repeat > 1 || crate::commands::run::launcher_rank().is_some()) {
+            anyhow::bail!(
+                "--output-format fio-json is not available with --repeat or under MPI yet: use --output-format json"
+            );
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
