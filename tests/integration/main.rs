@@ -6,6 +6,7 @@ mod architecture;
 mod behaviour;
 mod bench;
 mod bench_help;
+mod calib_holdout;
 mod campaign;
 mod charts;
 mod cli;
@@ -25,6 +26,7 @@ mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
 mod model;
+mod model_mech;
 mod monitor;
 mod monitor_totals;
 #[cfg(feature = "mpi")]

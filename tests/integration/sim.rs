@@ -117,19 +117,29 @@ fn two_port_1g_fc_array_is_flat_however_many_clients() {
             "--solver",
             solvers[0],
         ]);
-        // One client: its one 1GFC port; from two on, the array's two.
+        // One client at QD1 out of cache: its stream's round trip, the
+        // drives' time (plan's model) then 1 MiB over its 1GFC port
+        // (docs/MODEL.md §3.12), below the port; two: twice that; from
+        // four on, the array's two ports.
         let nic = fig(&pts[0], &["client_nic_bytes_per_s"]);
         let ports = fig(&pts[0], &["array", "ports_bytes_per_s"]);
+        let drive_s = fig(&pts[0], &["array", "drive_latency_s"]) * 1e6;
+        let stream = 1.048576 / (drive_s + 1.048576 / nic);
         assert!(close(ports, 2.0 * nic, 1e-9));
-        assert!(close(agg(&pts[0], solvers[0]), nic, 0.01));
-        for (i, p) in pts.iter().enumerate().skip(1) {
+        assert!(stream < 0.95 * nic, "{stream} vs {nic}");
+        for s in solvers {
+            assert!(
+                close(agg(&pts[0], s), stream, 0.01),
+                "{s}: {}",
+                agg(&pts[0], s)
+            );
+            assert!(close(agg(&pts[1], s), 2.0 * stream, 0.01), "{s}");
+            assert_eq!(binding(&pts[0], s), "stream round trip");
+        }
+        for p in pts.iter().skip(2) {
             for s in solvers {
                 assert!(close(agg(p, s), ports, 0.01), "{s}: {}", agg(p, s));
-                // At two clients their links and the two ports are equally
-                // full; from four on the ports alone bind.
-                if i >= 2 {
-                    assert_eq!(binding(p, s), "array ports");
-                }
+                assert_eq!(binding(p, s), "array ports");
             }
         }
     }
@@ -169,11 +179,14 @@ fn iscsi_array_members_add_throughput_one_to_three() {
         let a: Vec<f64> = pts.iter().map(|p| agg(p, s)).collect();
         assert!(a[1] > 1.6 * a[0] && a[2] > 1.2 * a[1], "{s}: {a:?}");
     }
-    // Each member brings its three 1 GbE ports.
-    for (p, n) in pts.iter().zip([1.0, 2.0, 3.0]) {
+    // Each member brings its three 1 GbE ports; with three, the sixteen
+    // QD1 streams' round trips bind first (docs/MODEL.md §3.12).
+    for (p, n) in pts.iter().zip([1.0, 2.0]) {
         let ports = fig(p, &["array", "ports_bytes_per_s"]);
         assert!(close(agg(p, "analytic"), ports * n, 0.01));
     }
+    assert_eq!(binding(&pts[2], "analytic"), "stream round trip");
+    assert!(agg(&pts[2], "analytic") < 3.0 * fig(&pts[2], &["array", "ports_bytes_per_s"]));
 }
 
 #[test]
@@ -240,7 +253,7 @@ fn results_go_to_the_store_as_kind_sim_and_charts_name_the_binding_part() {
     );
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(
-        svg.contains("bound by array ports") && svg.contains("bound by client NIC"),
+        svg.contains("bound by array ports") && svg.contains("bound by stream round trip"),
         "{svg}"
     );
     let o = storlab(&["runs", "--db", db.to_str().unwrap(), "--kind", "sim"]);

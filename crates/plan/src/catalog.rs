@@ -195,6 +195,16 @@ pub struct ControllerEntry {
     pub lun_read: Option<Rate>,
     /// One LUN's destage rate (per-volume flush to the back end).
     pub lun_write: Option<Rate>,
+    /// The controller's own time per command, when published or measured
+    /// (part of a request's round trip: docs/MODEL.md §3.12).
+    pub cmd_latency: Option<Seconds>,
+    /// The era and kind of part, for typical ranges (docs/MODEL.md §3.13).
+    pub class: Option<String>,
+    /// Write rates measured on comparable parts of its class, low and high
+    /// (`["300MB/s", "600MB/s"]`), with `typical_source`.
+    pub typical_write: Option<(Rate, Rate)>,
+    /// The published measurements `typical_write` is taken from.
+    pub typical_source: Option<String>,
     /// The link the write cache is mirrored over to the partner controller
     /// (a catalog link spec such as `fc2x2`), when the array mirrors.
     pub mirror_link: Option<Spanned<String>>,
@@ -803,6 +813,9 @@ impl Catalog {
             parity_on_controller: e.parity_on_controller,
             lun_read_bytes_per_s: e.lun_read.map(|r| r.0),
             lun_write_bytes_per_s: e.lun_write.map(|r| r.0),
+            cmd_latency_s: e.cmd_latency.map(|t| t.0),
+            class: e.class.clone(),
+            typical_write: self.typical(c)?,
             mirror: e
                 .mirror_link
                 .as_ref()
@@ -818,6 +831,44 @@ impl Catalog {
                 self.link_at(c.file, &e.host)?,
             )
         })
+    }
+
+    /// A controller entry's typical write range: both ends, low ≤ high,
+    /// with a class and the measurements' sources (a range without them is
+    /// refused: only sourced figures may stand beside a bound).
+    fn typical(
+        &self,
+        c: &Sourced<ControllerEntry>,
+    ) -> Result<Option<crate::hardware::TypicalRange>, PlanError> {
+        let e = &c.entry;
+        let Some((lo, hi)) = e.typical_write else {
+            return Ok(None);
+        };
+        let refuse = |why: &str| {
+            self.err_at(
+                c.file,
+                e.name.span(),
+                format!("controller '{}': typical_write {why}", e.name.get_ref()),
+            )
+        };
+        let source = match (&e.class, &e.typical_source) {
+            (Some(_), Some(s)) if !s.trim().is_empty() => s.clone(),
+            _ => {
+                return Err(refuse(
+                    "needs class (the era and kind of part) and typical_source (the published measurements it is taken from)",
+                ));
+            }
+        };
+        if !(lo.0 > 0.0 && lo.0 <= hi.0) {
+            return Err(refuse(
+                "must be two rates, low then high, e.g. [\"300MB/s\", \"600MB/s\"]",
+            ));
+        }
+        Ok(Some(crate::hardware::TypicalRange {
+            low_bytes_per_s: lo.0,
+            high_bytes_per_s: hi.0,
+            source,
+        }))
     }
 
     /// An enclosure by name.

@@ -267,6 +267,26 @@ pub struct ControllerSpec {
     /// LUNs the workload spreads over (the per-LUN rates scale with them).
     #[serde(skip_serializing_if = "is_one")]
     pub luns: u32,
+    /// The controller's own time per command (firmware, cache look-up, DMA
+    /// set-up), seconds, when published or measured: part of one request's
+    /// round trip, which bounds a stream with few requests in flight
+    /// (docs/MODEL.md §3.12, [`crate::path::RoundTrip`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd_latency_s: Option<f64>,
+    /// The host side of one request's round trip, seconds: the initiator's
+    /// HBA and driver and the fabric's switch hops, both ways (0 = none
+    /// given).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub host_latency_s: f64,
+    /// The era and kind of part (`RAID-on-chip, 3Gb/s SAS (LSI SAS1078,
+    /// 2007-2009)`): what comparable parts' measurements are taken from
+    /// where this one's figure is not published (docs/MODEL.md §3.13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// The write rates measured on comparable parts of its class, with
+    /// their sources, when a sourced set exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical_write: Option<TypicalRange>,
     /// Figures replaced on the command line, as the report prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
@@ -303,6 +323,10 @@ impl ControllerSpec {
             lun_read_bytes_per_s: None,
             lun_write_bytes_per_s: None,
             luns: 1,
+            cmd_latency_s: None,
+            host_latency_s: 0.0,
+            class: None,
+            typical_write: None,
             overrides: Vec::new(),
             write_back: true,
             backend,
@@ -314,8 +338,22 @@ impl ControllerSpec {
     }
 }
 
+/// A range of figures measured on comparable parts, with where each came
+/// from: shown beside an upper bound, never used as the prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TypicalRange {
+    pub low_bytes_per_s: f64,
+    pub high_bytes_per_s: f64,
+    /// The published measurements the range is taken from.
+    pub source: String,
+}
+
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// A drive enclosure (JBOD) behind a controller.

@@ -45,8 +45,12 @@ pub struct PathLimits {
     /// Drives that serve random requests independently (1 for streams,
     /// which use every drive together).
     pub units: u32,
-    /// Unloaded latency of one request through controller and drives, s.
+    /// Unloaded latency of one request inside the array, s: the
+    /// controller's command time and the drives (the round trip without the
+    /// host side and the transfer, which a simulator's links carry).
     pub latency_s: f64,
+    /// One request's unloaded round trip, hop by hop (§3.12).
+    pub round_trip: RoundTrip,
     /// Parts with no published limit for this workload ([`unknowns`]).
     pub unknowns: Vec<String>,
 }
@@ -97,7 +101,8 @@ pub fn path_limits(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<PathL
         backend,
         host_link,
         units: if w.pattern.is_random() { geo.drives } else { 1 },
-        latency_s: q.latency_s,
+        latency_s: q.round_trip.controller_s + q.round_trip.drive_s,
+        round_trip: q.round_trip,
         unknowns: unknowns(layout, hw, w),
     })
 }
@@ -134,6 +139,64 @@ pub fn host_link_limit(ctrl: &ControllerSpec, w: &Workload) -> f64 {
     let s = w.request_bytes as f64;
     let r = w.pattern.read_fraction();
     ctrl.host.capacity(s * r, s * (1.0 - r)) * s
+}
+
+/// One request's unloaded round trip, hop by hop, seconds (docs/MODEL.md
+/// §3.12): what a stream with few requests in flight waits for between
+/// issuing a request and being able to issue the next in its place.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RoundTrip {
+    /// The initiator's HBA and driver and the fabric's switch hops, both
+    /// ways (`--host-latency`; 0 when not given).
+    pub host_s: f64,
+    /// The controller's own command time (`cmd_latency`; 0 when not
+    /// published: then [`stream_unknown`] says so where it binds).
+    pub controller_s: f64,
+    /// The drive operations the request waits for (0 for a write a
+    /// write-back cache absorbs).
+    pub drive_s: f64,
+    /// Moving the request's bytes over the host link.
+    pub transfer_s: f64,
+}
+
+impl RoundTrip {
+    /// The whole round trip, seconds.
+    pub fn total_s(&self) -> f64 {
+        self.host_s + self.controller_s + self.drive_s + self.transfer_s
+    }
+}
+
+/// The fixed part of a request's round trip through `ctrl`: the host side
+/// (HBA, fabric) and the controller's command time, seconds.
+pub fn fixed_latency(ctrl: &ControllerSpec) -> (f64, f64) {
+    (ctrl.host_latency_s, ctrl.cmd_latency_s.unwrap_or(0.0))
+}
+
+/// One stream's own limit, bytes/s, by Little's law (Little 1961): with
+/// `in_flight` requests of `request_bytes` outstanding, each taking
+/// `rt` from issue to completion, no more than
+/// `in_flight × request_bytes / rt.total_s()` move per second, whatever
+/// the ports and drives could carry together (docs/MODEL.md §3.12).
+pub fn stream_limit(in_flight: f64, request_bytes: f64, rt: &RoundTrip) -> f64 {
+    let t = rt.total_s();
+    if t > 0.0 {
+        in_flight * request_bytes / t
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// The line that makes a stream's Little's-law figure an upper bound when
+/// the controller's command time is not published: the round trip then
+/// counts only the drives, the transfer and the host side given.
+pub fn stream_unknown(ctrl: &ControllerSpec) -> Option<String> {
+    ctrl.cmd_latency_s.is_none().then(|| {
+        format!(
+            "one stream's round trip leaves out the controller's command time: no published figure for {}; \
+             measure it from a queue-depth-1 run, or give --controller-latency (sim: array.latency)",
+            ctrl.name
+        )
+    })
 }
 
 /// Who serves a LUN in a dual-controller array.
@@ -274,6 +337,55 @@ pub fn memory_crossings(
     front_read + front_write + back_read + back_write + parity + mirror
 }
 
+/// What comparable parts of a controller's class measured, shown beside an
+/// upper bound on its write path (docs/MODEL.md §3.13).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Typical {
+    /// The era and kind of part.
+    pub class: String,
+    /// The measured range, when a sourced one exists for the class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub low_bytes_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_bytes_per_s: Option<f64>,
+    /// The published measurements it is taken from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// One line for tables and reports: the range and its sources, or that
+    /// none is sourced.
+    pub note: String,
+}
+
+/// The typical write range of `ctrl`'s class, when its catalog entry names
+/// a class: the sourced range, or a line saying no sourced set of
+/// measurements exists for the class (never an invented one).
+pub fn typical_write(ctrl: &ControllerSpec) -> Option<Typical> {
+    let class = ctrl.class.clone()?;
+    Some(match &ctrl.typical_write {
+        Some(t) => Typical {
+            note: format!(
+                "typical for its class ({class}): {:.0}-{:.0} MB/s measured on comparable parts ({})",
+                t.low_bytes_per_s / 1e6,
+                t.high_bytes_per_s / 1e6,
+                t.source
+            ),
+            class,
+            low_bytes_per_s: Some(t.low_bytes_per_s),
+            high_bytes_per_s: Some(t.high_bytes_per_s),
+            source: Some(t.source.clone()),
+        },
+        None => Typical {
+            note: format!(
+                "no typical range: no sourced measurements of comparable parts of its class ({class}) are in the catalog"
+            ),
+            class,
+            low_bytes_per_s: None,
+            high_bytes_per_s: None,
+            source: None,
+        },
+    })
+}
+
 /// The parts on the path that could bind `w` but have no published limit:
 /// a RAID-on-chip's write path for parity RAID (`parity_on_controller`)
 /// without `max_write`, `parity_rate` or `memory_bandwidth`, and a
@@ -283,6 +395,7 @@ pub fn memory_crossings(
 pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
     let c = &hw.controller;
     let mut out = Vec::new();
+    let beside = typical_write(c).map_or(String::new(), |t| format!("; {}", t.note));
     // A RAID-on-chip computing parity moves each written byte through its
     // cache memory several times (§3.9); without any published figure for
     // that path its limit is unknown.
@@ -297,7 +410,7 @@ pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
         out.push(format!(
             "the controller's write path (parity on the RAID-on-chip, through its cache memory) is not modelled: \
              no published figure for {}; calibrate it with `plan calibrate` from one run, or give \
-             --controller-max-write or --controller-memory",
+             --controller-max-write or --controller-memory{beside}",
             c.name
         ));
         return out;
@@ -310,7 +423,7 @@ pub fn unknowns(layout: &Layout, hw: &Hardware, w: &Workload) -> Vec<String> {
     {
         out.push(format!(
             "the controller's write path ({by}) is not modelled: no published figure for {}; \
-             calibrate it with `plan calibrate` from one run, or give --controller-max-write",
+             calibrate it with `plan calibrate` from one run, or give --controller-max-write{beside}",
             c.name
         ));
     }
@@ -455,6 +568,92 @@ mod tests {
         };
         let p = predict(&l, &h, &Workload::new(m, 1 << 20)).unwrap();
         assert!(p.bytes_per_s <= gbe.write_rate() / 0.3 + 1.0, "{p:?}");
+    }
+
+    #[test]
+    fn one_streams_limit_is_its_bytes_in_flight_over_its_round_trip() {
+        // 4 requests of 1 MiB in flight; 0.1 ms HBA and fabric, 0.05 ms
+        // controller, 2 ms drives, 2.5 ms transfer: 4.65 ms each, so
+        // 4 × 1,048,576 / 4.65 ms = 902.001 MB/s.
+        let rt = RoundTrip {
+            host_s: 0.1e-3,
+            controller_s: 0.05e-3,
+            drive_s: 2e-3,
+            transfer_s: 2.5e-3,
+        };
+        assert!((rt.total_s() - 4.65e-3).abs() < 1e-15);
+        let x = stream_limit(4.0, 1048576.0, &rt);
+        assert!((x - 902_000_860.215).abs() < 1.0, "{x}");
+        assert_eq!(stream_limit(1.0, 1.0, &RoundTrip::default()), f64::INFINITY);
+        // path_limits carries the array's part of it (controller and
+        // drives; the links carry the transfer in a simulator).
+        let mut h = hw("perc-6e", "cheetah-15k5-300gb");
+        h.controller.cmd_latency_s = Some(40e-6);
+        let l: Layout = "R0/4,chunk=256k".parse().unwrap();
+        let pl = path_limits(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert_eq!(pl.round_trip.controller_s, 40e-6);
+        assert!(pl.round_trip.drive_s > 0.0 && pl.round_trip.transfer_s > 0.0);
+        assert!((pl.latency_s - (40e-6 + pl.round_trip.drive_s)).abs() < 1e-15);
+        assert!(stream_unknown(&h.controller).is_none());
+        h.controller.cmd_latency_s = None;
+        assert!(stream_unknown(&h.controller).is_some());
+    }
+
+    #[test]
+    fn a_bound_shows_its_classs_typical_range_or_says_none_is_sourced() {
+        // Built in: the PERC 6/E's class has no sourced set of parity-write
+        // measurements, and the bound says so rather than invent one.
+        let h = hw("perc-6e", "cheetah-15k5-300gb");
+        let l: Layout = "R5/8".parse().unwrap();
+        let w = Workload::new(Pattern::SeqWrite, 1 << 20);
+        let p = predict(&l, &h, &w).unwrap();
+        let t = p.typical.clone().expect("typical");
+        assert!(t.class.contains("LSI SAS1078"), "{t:?}");
+        assert_eq!((t.low_bytes_per_s, t.source.as_deref()), (None, None));
+        assert!(
+            p.unknowns[0].contains("no typical range"),
+            "{:?}",
+            p.unknowns
+        );
+        // Reads are not bounds: no range beside them.
+        let r = predict(&l, &h, &Workload::new(Pattern::SeqRead, 1 << 20)).unwrap();
+        assert!(r.typical.is_none());
+        // A user's catalog that cites measurements of comparable parts
+        // (the figures here are the test's, not a real data set): the range
+        // and its source stand beside the bound, which is not changed.
+        let mut c = Catalog::builtin();
+        let entry = "[[controller]]\nname = \"roc-x\"\nwrite_back = true\nparity_on_controller = true\nbackend = \"sas6x8\"\nhost = \"pcie2x8\"\nclass = \"RAID-on-chip, 6Gb/s SAS\"\ntypical_write = [\"300MB/s\", \"600MB/s\"]\ntypical_source = \"review A (2010), review B (2011)\"\nsource = \"test\"\n";
+        c.extend("mine.toml", entry).unwrap();
+        let mut h2 = h.clone();
+        h2.controller = c.controller("roc-x").unwrap();
+        let p2 = predict(&l, &h2, &w).unwrap();
+        let t = p2.typical.clone().expect("typical");
+        assert_eq!(
+            (t.low_bytes_per_s, t.high_bytes_per_s),
+            (Some(300e6), Some(600e6))
+        );
+        assert!(p2.bound);
+        assert!(
+            p2.unknowns[0].contains(
+                "300-600 MB/s measured on comparable parts (review A (2010), review B (2011))"
+            ),
+            "{:?}",
+            p2.unknowns
+        );
+        // A range without its sources, or upside down, is refused.
+        for bad in [
+            entry.replace(
+                "typical_source = \"review A (2010), review B (2011)\"\n",
+                "",
+            ),
+            entry.replace("[\"300MB/s\", \"600MB/s\"]", "[\"600MB/s\", \"300MB/s\"]"),
+        ] {
+            let e = Catalog::builtin()
+                .extend("bad.toml", &bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("typical_write"), "{e}");
+        }
     }
 
     #[test]

@@ -223,6 +223,11 @@ pub struct Prediction {
     /// modelled and how to calibrate it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknowns: Vec<String>,
+    /// Beside a bound on the controller's write path: what comparable parts
+    /// of its class measured, with sources, or that none is sourced
+    /// ([`crate::path::typical_write`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical: Option<crate::path::Typical>,
 }
 
 struct Ctx<'a> {
@@ -610,6 +615,7 @@ pub(crate) fn quick(
         Access::Stream
     };
     let buffered_stream = w.buffered && !random;
+    let mut rt = crate::path::RoundTrip::default();
     let (mut dem, ops, path, in_flight) = if buffered_stream {
         // The page cache turns the application's requests into read-ahead
         // windows and write-back requests; with both streams on the same
@@ -628,6 +634,8 @@ pub(crate) fn quick(
         // Reads wait for the device (and the window's trip over the host
         // link); writes complete in the page cache.
         d.latency_s = rd.latency_s + ra / hw.controller.host.bytes_per_s;
+        rt.drive_s = rd.latency_s;
+        rt.transfer_s = ra / hw.controller.host.bytes_per_s;
         let in_flight = f64::from(w.streams) * READ_AHEAD_IN_FLIGHT * ra / s;
         (
             d,
@@ -654,9 +662,15 @@ pub(crate) fn quick(
     }
     if !buffered_stream {
         // Moving the request over the host link is part of its latency.
-        dem.latency_s += dem.front_read / hw.controller.host.bytes_per_s
+        rt.drive_s = dem.latency_s;
+        rt.transfer_s = dem.front_read / hw.controller.host.bytes_per_s
             + dem.front_write / hw.controller.host.write_rate();
+        dem.latency_s += rt.transfer_s;
     }
+    // The rest of its round trip: HBA and fabric, the controller's own
+    // command time (§3.12).
+    (rt.host_s, rt.controller_s) = crate::path::fixed_latency(&hw.controller);
+    dem.latency_s += rt.host_s + rt.controller_s;
 
     // Capacity of each part, in requests per second.
     let mut parts = [(PartKind::Drives, 0.0); N_PARTS];
@@ -713,6 +727,7 @@ pub(crate) fn quick(
         ops,
         path,
         latency_s: dem.latency_s,
+        round_trip: rt,
         in_flight: in_flight.unwrap_or(0.0),
     })
 }
@@ -753,6 +768,8 @@ pub(crate) struct Quick {
     ops: f64,
     path: Option<&'static str>,
     pub(crate) latency_s: f64,
+    /// One request's round trip, hop by hop (its total is `latency_s`).
+    pub(crate) round_trip: crate::path::RoundTrip,
     in_flight: f64,
 }
 
@@ -864,6 +881,20 @@ fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
             READ_AHEAD_IN_FLIGHT,
             q.latency_s * 1e3
         ),
+        PartKind::Concurrency if !w.pattern.is_random() => {
+            let rt = &q.round_trip;
+            format!(
+                "bound by one stream's round trip: {:.0} requests in flight / {:.2} ms each (Little's law: \
+                 HBA and fabric {:.3} ms, controller {:.3} ms, drives {:.3} ms, transfer {:.3} ms); \
+                 more requests in flight or more streams would help",
+                q.in_flight,
+                q.latency_s * 1e3,
+                rt.host_s * 1e3,
+                rt.controller_s * 1e3,
+                rt.drive_s * 1e3,
+                rt.transfer_s * 1e3
+            )
+        }
         PartKind::Concurrency => format!(
             "bound by concurrency: {:.0} requests in flight / {:.2} ms each (Little's law); \
              more streams or a deeper queue would help",
@@ -882,7 +913,20 @@ pub fn predict_geo(
 ) -> Result<Prediction, PlanError> {
     let q = quick(layout, geo, hw, w)?;
     let s = w.request_bytes as f64;
-    let unknowns = crate::path::unknowns(layout, hw, w);
+    let mut unknowns = crate::path::unknowns(layout, hw, w);
+    let typical = if unknowns.is_empty() {
+        None
+    } else {
+        crate::path::typical_write(&hw.controller)
+    };
+    // A stream bound by its round trip: the controller's command time is
+    // part of it, unknown unless published (§3.12).
+    if q.binding == PartKind::Concurrency
+        && !w.pattern.is_random()
+        && let Some(u) = crate::path::stream_unknown(&hw.controller)
+    {
+        unknowns.push(u);
+    }
     let parts = q.parts[..q.len]
         .iter()
         .map(|&(kind, iops)| Part {
@@ -907,6 +951,7 @@ pub fn predict_geo(
         parts,
         bound: !unknowns.is_empty(),
         unknowns,
+        typical,
     })
 }
 
@@ -1128,6 +1173,60 @@ mod tests {
         let deep = predict(&layout, &hw(true), &one.with_concurrency(4, 64)).unwrap();
         assert!(deep.binding.starts_with("drives"));
         assert!((deep.iops - 8.0 * hdd_iops(4096.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn one_stream_is_bound_by_its_round_trip() {
+        // One sequential stream of 1 MiB reads at QD1 on R0/8 with 128 KiB
+        // chunks: each drive reads one chunk (131072 / 150 MB/s =
+        // 0.873813 ms), the request crosses the 1 GB/s host link
+        // (1.048576 ms), the controller takes 50 us and HBA and fabric
+        // 20 us: 1.992389 ms, so 1048576 / 1.992389 ms = 526.29 MB/s,
+        // though the drives stream 1,200 MB/s and the link carries 1,000.
+        let layout: Layout = "R0/8,chunk=128k".parse().unwrap();
+        let mut h = hw(true);
+        h.controller.host = link("pcie", 1000.0);
+        h.controller.cmd_latency_s = Some(50e-6);
+        h.controller.host_latency_s = 20e-6;
+        let one = w(Pattern::SeqRead, 1 << 20).with_concurrency(1, 1);
+        let p = predict(&layout, &h, &one).unwrap();
+        let rtt: f64 = 20e-6 + 50e-6 + 131072.0 / 150e6 + 1048576.0 / 1e9;
+        assert!((rtt - 1.992389e-3).abs() < 1e-9);
+        assert!((p.bytes_per_s - 1048576.0 / rtt).abs() < 1.0, "{p:?}");
+        assert!((p.bytes_per_s / 1e6 - 526.29).abs() < 0.01);
+        assert!(
+            p.explanation.contains("one stream's round trip"),
+            "{}",
+            p.explanation
+        );
+        assert!(
+            p.explanation.contains("controller 0.050 ms"),
+            "{}",
+            p.explanation
+        );
+        assert!(!p.bound, "{:?}", p.unknowns);
+        // Four in flight: 2,105 MB/s by Little's law, so the host link binds.
+        let four = predict(&layout, &h, &one.with_concurrency(1, 4)).unwrap();
+        assert!((four.bytes_per_s - 1e9).abs() < 1.0, "{four:?}");
+        // Without a published command time the stream's figure is an upper
+        // bound, and says what is missing.
+        h.controller.cmd_latency_s = None;
+        let b = predict(&layout, &h, &one).unwrap();
+        assert!(b.bytes_per_s > p.bytes_per_s);
+        assert!(b.bound && b.unknowns[0].contains("command time"), "{b:?}");
+        // Random work keeps its own wording (and no such unknown).
+        let r = predict(
+            &layout,
+            &h,
+            &w(Pattern::RandRead, 4096).with_concurrency(1, 1),
+        )
+        .unwrap();
+        assert!(
+            r.explanation.starts_with("bound by concurrency"),
+            "{}",
+            r.explanation
+        );
+        assert!(!r.bound);
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl Style {
         }
     }
 
-    fn table(&self) -> Table {
+    pub(crate) fn table(&self) -> Table {
         (self.table)()
     }
 
@@ -74,7 +74,7 @@ impl Style {
     }
 
     /// A table as text.
-    fn show(&self, t: &Table) -> String {
+    pub(crate) fn show(&self, t: &Table) -> String {
         if !self.markdown {
             return t.to_string();
         }

@@ -188,6 +188,18 @@ pub struct SystemChoice {
         arg(long, value_name = "RATE", help_heading = "System")
     )]
     pub controller_memory: Option<String>,
+    /// The controller's own time per command, e.g. 50us: part of one request's round trip (a stream with few requests in flight is bound by it)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "TIME", help_heading = "System")
+    )]
+    pub controller_latency: Option<String>,
+    /// HBA and fabric time of one request's round trip (initiator, switch hops, both ways), e.g. 20us
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "TIME", help_heading = "System")
+    )]
+    pub host_latency: Option<String>,
     /// Link over which a dual controller mirrors its write cache to the partner, e.g. fc2x2: every written byte crosses it again
     #[cfg_attr(
         feature = "clap",
@@ -416,6 +428,8 @@ const FLAGS: &[&str] = &[
     "controller-max-read",
     "controller-max-write",
     "controller-memory",
+    "controller-latency",
+    "host-latency",
     "mirror-link",
     "luns",
     "lun-read",
@@ -483,6 +497,8 @@ impl DesignSpec {
             "controller-max-read" => Slot::Str(&mut s.controller_max_read),
             "controller-max-write" => Slot::Str(&mut s.controller_max_write),
             "controller-memory" => Slot::Str(&mut s.controller_memory),
+            "controller-latency" => Slot::Str(&mut s.controller_latency),
+            "host-latency" => Slot::Str(&mut s.host_latency),
             "mirror-link" => Slot::Str(&mut s.mirror_link),
             "luns" => Slot::U32(&mut s.luns),
             "lun-read" => Slot::Str(&mut s.lun_read),
@@ -872,6 +888,11 @@ fn positive(what: &str, v: f64) -> Result<f64, PlanError> {
 fn positive_rate(what: &str, s: &str) -> Result<f64, PlanError> {
     positive(what, rate(what, s)?)
 }
+fn duration(what: &str, s: &str) -> Result<f64, PlanError> {
+    parse_duration(s)
+        .map_err(|e| flag_error(what, e))
+        .map(|d| d.as_secs_f64())
+}
 fn bail<T>(msg: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError::Design(msg.into()))
 }
@@ -1117,6 +1138,14 @@ impl SystemChoice {
         if let Some(m) = &self.controller_memory {
             c.memory_bytes_per_s = Some(positive_rate("controller-memory", m)?);
             c.overrides.push(format!("cache memory {m}"));
+        }
+        if let Some(t) = &self.controller_latency {
+            c.cmd_latency_s = Some(duration("controller-latency", t)?);
+            c.overrides.push(format!("command latency {t}"));
+        }
+        if let Some(t) = &self.host_latency {
+            c.host_latency_s = duration("host-latency", t)?;
+            c.overrides.push(format!("HBA and fabric latency {t}"));
         }
         if let Some(l) = &self.mirror_link {
             c.mirror = Some(link("mirror-link", l)?);

@@ -9,7 +9,7 @@
 //! `csv_*`) or JSON (serde).
 
 use crate::against::{Against, against, observations};
-use crate::calibrate::{Calibration, Like, calibrate, entry_name};
+use crate::calibrate::{Calibration, HoldOut, Like, Repeats, calibrate_with, entry_name};
 use crate::catalog::{Catalog, ControllerEntry, DriveEntry, EnclosureEntry, LinkEntry};
 use crate::design::{DesignReport, PLAN_SCHEMA_VERSION, evaluate};
 use crate::hardware::{ControllerSpec, DriveSpec, LinkSpec};
@@ -171,10 +171,17 @@ pub struct CalibrateChoice {
     /// read, write and IOPS limits and this controller's links and cache, e.g. perc-h800
     #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL"))]
     pub like: String,
-    /// Leave phases of this request size out of the fit and predict them instead
-    /// (repeatable), e.g. --hold-out 64k
-    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE"))]
+    /// Leave points out of the fit and predict them instead, printing measured, predicted and
+    /// error per held-out point and the median and worst error: SIZE holds out every phase of
+    /// that request size (repeatable), e.g. --hold-out 64k; `alternate` holds out alternate
+    /// points of each direction and pattern's block size x queue depth grid (a checkerboard:
+    /// size index + depth index odd), e.g. a sweep of bs 4k..1m and iodepth 1..32
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE|alternate"))]
     pub hold_out: Vec<String>,
+    /// How repeated runs of one point count: their median, or the fastest (on a machine
+    /// other programs share, they only ever slow a run down)
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "median"))]
+    pub repeats: Repeats,
     /// Where to write the entry [default: NAME.toml]; an existing file is not replaced
     #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub output: Option<std::path::PathBuf>,
@@ -189,7 +196,8 @@ pub struct CalibrateChoice {
 pub struct Prepared {
     pub name: String,
     pub like: Like,
-    pub hold_out: Vec<u64>,
+    pub hold_out: HoldOut,
+    pub repeats: Repeats,
 }
 
 impl CalibrateChoice {
@@ -197,18 +205,24 @@ impl CalibrateChoice {
     pub fn prepare(&self, cat: &Catalog) -> Result<Prepared, PlanError> {
         let name = entry_name(&self.name)?.to_string();
         let like = Like::find(cat, &self.like)?;
-        let hold_out = self
-            .hold_out
-            .iter()
-            .map(|s| {
-                storlab_types::parse_size(s)
-                    .map_err(|e| PlanError::Design(format!("--hold-out: {e}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut hold_out = HoldOut::default();
+        for s in &self.hold_out {
+            if s.trim().eq_ignore_ascii_case("alternate") {
+                hold_out.alternate = true;
+                continue;
+            }
+            let b = storlab_types::parse_size(s).map_err(|e| {
+                PlanError::Design(format!(
+                    "--hold-out: {e}; give a request size (e.g. 64k) or `alternate`"
+                ))
+            })?;
+            hold_out.sizes.push(b);
+        }
         Ok(Prepared {
             name,
             like,
             hold_out,
+            repeats: self.repeats,
         })
     }
 
@@ -231,7 +245,7 @@ impl Prepared {
             obs.extend(o);
             skipped.extend(s);
         }
-        let cal = calibrate(&self.name, &obs, &self.hold_out)?;
+        let cal = calibrate_with(&self.name, &obs, &self.hold_out, self.repeats)?;
         let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
         let label = format!(
             "run{} {}",
@@ -283,13 +297,18 @@ impl Fitted {
 
 impl PlanDoc for CalibrateDoc {
     fn render(&self, st: render::Style) -> String {
-        render::render_calibration(
+        let mut text = render::render_calibration(
             &self.calibration,
             &self.skipped,
             Path::new(&self.written),
             self.entry_kind,
             st,
-        )
+        );
+        text.push_str(&crate::calibrate::render_knee_and_held_out(
+            &self.calibration,
+            st,
+        ));
+        text
     }
 
     fn csv(&self) -> String {

@@ -99,12 +99,17 @@ pub fn solve(r: &Resolved) -> Point {
     // Client side: one client's own time (a delay in MVA).
     let hit = l.per_client_bytes * l.h_client;
     let miss = l.per_client_bytes - hit;
-    let t_cache = hit / r.page_cache_bytes_per_s;
-    let t_nic = miss / r.client_nic_bytes_per_s;
-    let t_own = r
-        .client_rate_bytes_per_s
-        .map_or(0.0, |c| miss / c.min(r.client_nic_bytes_per_s));
-    let t_client = t_cache + t_nic.max(t_own);
+    // A client's processes share its page cache and NIC: each stream
+    // has its share of them (Resolved::per_stream).
+    let t_cache = hit / r.per_stream(r.page_cache_bytes_per_s);
+    let t_nic = miss / r.per_stream(r.client_nic_bytes_per_s);
+    let t_own = r.client_rate_bytes_per_s.map_or(0.0, |c| {
+        miss / r.per_stream(c.min(r.client_nic_bytes_per_s))
+    });
+    // One client's stream, bound by its requests' round trip (§3.12 of
+    // docs/MODEL.md): the bytes that leave the client at that rate.
+    let t_stream = model::stream_rate(r, &l).map(|x| miss / x);
+    let t_client = t_cache + t_nic.max(t_own).max(t_stream.unwrap_or(0.0));
 
     let past_client = l.total_bytes * (1.0 - l.h_client);
     push(
@@ -144,9 +149,13 @@ pub fn solve(r: &Resolved) -> Point {
     let at_once = at_arrays / copies;
     // What passes an array's cache on to its back end: writes beyond what
     // the write-back cache absorbs, reads it does not serve.
-    let to_backend = if w.pattern.is_write() {
+    // A mix: its reads pass on, its writes beyond what the cache absorbs.
+    let rf = w.pattern.read_fraction();
+    let to_backend = if rf < 1.0 {
         if on_array > 0.0 {
-            (1.0 - r.array.cache_bytes as f64 / on_array).max(0.0)
+            let written = on_array * (1.0 - rf);
+            let absorbed = (r.array.cache_bytes as f64).min(written);
+            rf * (1.0 - l.h_array) + (written - absorbed) / on_array
         } else {
             0.0
         }
@@ -217,16 +226,18 @@ pub fn solve(r: &Resolved) -> Point {
             t_nic,
             on_array,
             lock_secs,
+            t_stream,
             t_run,
         },
     );
     // A request-level run slower than every bound is bound by its queueing.
     let binding = model::binding_of(&utilisation);
+    let unknowns = unknowns_for(r, &binding);
     Point {
         solver: "analytic".into(),
         clients: r.clients,
         aggregate_bytes_per_s: aggregate,
-        per_client_bytes_per_s: aggregate / l.n as f64,
+        per_client_bytes_per_s: aggregate / f64::from(r.clients.max(1)),
         binding,
         utilisation,
         mean_latency_ns: customers as f64 * bs / aggregate * 1e9,
@@ -240,9 +251,21 @@ pub fn solve(r: &Resolved) -> Point {
         per_client: None,
         simulated_ns: None,
         events: None,
-        bound: !r.array.unknowns.is_empty(),
-        unknowns: r.array.unknowns.clone(),
+        bound: !unknowns.is_empty(),
+        unknowns,
     }
+}
+
+/// The array's unknowns, and the controller's command time when a stream
+/// bound by its round trip (`binding`) leaves it out.
+pub(crate) fn unknowns_for(r: &Resolved, binding: &str) -> Vec<String> {
+    let mut u = r.array.unknowns.clone();
+    if binding == model::STREAM
+        && let Some(s) = &r.array.stream_unknown
+    {
+        u.push(s.clone());
+    }
+    u
 }
 
 /// MVA's throughput, bytes/s: the shared stations (under the DLM, the lock
@@ -266,11 +289,11 @@ fn mva_throughput(
                 .filter(|t| t.name == model::BACKEND)
                 .filter_map(|t| t.station),
         );
-        (st, r.latency_s)
+        (st, r.latency_s + r.array.cmd_latency_s)
     } else {
         (
             terms.iter().filter_map(|t| t.station).collect(),
-            r.latency_s + client_per_request,
+            r.latency_s + r.array.cmd_latency_s + r.array.drive_latency_s + client_per_request,
         )
     };
     (customers <= MVA_MAX_CUSTOMERS)
@@ -316,6 +339,7 @@ struct Parts {
     t_nic: f64,
     on_array: f64,
     lock_secs: Option<f64>,
+    t_stream: Option<f64>,
     t_run: f64,
 }
 
@@ -328,6 +352,7 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
         t_nic,
         on_array,
         lock_secs,
+        t_stream,
         t_run,
     } = p;
     let w = &r.workload;
@@ -347,7 +372,7 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
     add(model::CLIENT_NIC, t_cache + t_nic);
     for name in model::COMPONENTS {
         if let Some(t) = terms.iter().find(|t| t.name == name) {
-            let secs = if name == model::BACKEND && w.pattern.is_write() {
+            let secs = if name == model::BACKEND && w.pattern.read_fraction() < 1.0 {
                 // The back end drains the write-back cache from the first
                 // byte: it is busy for everything it can write in the run.
                 (on_array / r.array.backend_bytes_per_s).min(t_run)
@@ -359,6 +384,9 @@ fn utilisation(r: &Resolved, terms: &[Term], p: Parts) -> Vec<Utilisation> {
     }
     if let Some(ls) = lock_secs {
         add(model::LOCK, ls);
+    }
+    if let Some(ts) = t_stream {
+        add(model::STREAM, t_cache + ts);
     }
     utilisation
 }

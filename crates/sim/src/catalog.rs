@@ -93,6 +93,10 @@ impl SimCatalog {
                 backend: None,
                 host_link,
                 unknowns: Vec::new(),
+                round_trip: storlab_plan::path::RoundTrip {
+                    controller_s: controller.and_then(|c| c.cmd_latency_s).unwrap_or(0.0),
+                    ..Default::default()
+                },
             });
         };
         let d = self.inner.drive(drive)?;
@@ -114,6 +118,7 @@ impl SimCatalog {
             }),
             host_link,
             unknowns: p.unknowns,
+            round_trip: p.round_trip,
         })
     }
 }
@@ -129,6 +134,9 @@ pub struct ArrayPath {
     pub host_link: Option<f64>,
     /// Parts without a published limit (the answer is then a bound).
     pub unknowns: Vec<String>,
+    /// One request's unloaded round trip in plan's model (controller
+    /// command time, drives: one stream's own limit, docs/MODEL.md §3.12).
+    pub round_trip: storlab_plan::path::RoundTrip,
 }
 
 /// An array controller that limits nothing: links of unbounded rate, a

@@ -105,6 +105,14 @@ struct Sim<'a> {
     per_client: Vec<crate::model::ClientLatency>,
     events: u64,
     last_done: Nanos,
+    /// One stream request's round trip, ns, over which the clients' first
+    /// requests are spread (0 when streams have no delay in it).
+    stagger_ns: Nanos,
+    /// The drives' time a stream's request waits before its flow, s: plan's
+    /// drive latency less what the flow itself takes longer for crossing a
+    /// back end slower than the links (the fluid flow moves at the slowest
+    /// part's rate, so that time would otherwise count twice).
+    drive_delay_s: f64,
 }
 
 fn pct_of(sorted: &[u64], p: f64) -> u64 {
@@ -139,6 +147,15 @@ impl<'a> Sim<'a> {
                     .collect(),
             );
         }
+        let stagger_ns = model::stream_rate(r, &l).map_or(0, |x| {
+            (f64::from(r.workload.iodepth) * r.workload.bs_bytes as f64 / x * 1e9) as Nanos
+        });
+        let drive_delay_s = {
+            let bs = r.workload.bs_bytes as f64;
+            let lone = model::lone_link_rate(r, &l);
+            let slower = (bs / r.array.backend_bytes_per_s - bs / lone).max(0.0);
+            (r.array.drive_latency_s - slower).max(0.0)
+        };
         let caches = vec![
             WriteCache {
                 full: r.array.cache_bytes == 0,
@@ -173,6 +190,8 @@ impl<'a> Sim<'a> {
             per_client: Vec::new(),
             events: 0,
             last_done: 0,
+            stagger_ns,
+            drive_delay_s,
         }
     }
 
@@ -214,7 +233,7 @@ impl<'a> Sim<'a> {
             f64::from(self.r.workload.iodepth)
         };
         let cap = if level == Level::ClientHit {
-            self.r.page_cache_bytes_per_s / depth
+            self.r.per_stream(self.r.page_cache_bytes_per_s) / depth
         } else {
             self.l.client_rate / depth
         };
@@ -230,8 +249,21 @@ impl<'a> Sim<'a> {
     }
 
     fn level_of(&mut self, k: u64, total_k: u64) -> Level {
-        if self.r.workload.pattern.is_write() {
+        let rf = self.r.workload.pattern.read_fraction();
+        if rf <= 0.0 {
             return Level::Write;
+        }
+        if rf < 1.0 {
+            // A mix: a share rf of the requests read, drawn for random
+            // work, evenly interleaved for a stream.
+            let read = if self.r.workload.pattern.is_random() {
+                self.rng.uniform() < rf
+            } else {
+                ((k + 1) as f64 * rf).floor() > (k as f64 * rf).floor()
+            };
+            if !read {
+                return Level::Write;
+            }
         }
         let f = if self.r.workload.pattern.is_random() {
             self.rng.uniform()
@@ -261,6 +293,17 @@ impl<'a> Sim<'a> {
         }
         let k = cs.next_k;
         cs.next_k += 1;
+        // Streams whose round trip holds a delay start staggered over one
+        // round trip (client c at c/clients of it): identical clients
+        // started at once would otherwise wait on their drives in lockstep
+        // and leave the links idle together, which unsynchronised hosts
+        // do not do.
+        let stagger = if k < u64::from(self.r.workload.iodepth) {
+            self.stagger_ns * u64::from(client) / u64::from(self.r.streams().max(1))
+        } else {
+            0
+        };
+        let now = now + stagger;
         let total_k = cs.total_k;
         let bytes = cs.left_bytes.min(self.r.workload.bs_bytes as f64);
         cs.left_bytes -= bytes;
@@ -301,8 +344,17 @@ impl<'a> Sim<'a> {
                 self.reqs.len() - 1
             }
         };
-        let lat = (self.r.latency_s * 1e9).round() as Nanos;
-        if lat > 0 {
+        // The network latency, and in the array the controller's command
+        // time and, for a stream's request that reaches the drives, the
+        // drives' time (one request's round trip, docs/MODEL.md §3.12).
+        let a = &self.r.array;
+        let in_array = match level {
+            Level::Miss | Level::Write => a.cmd_latency_s + self.drive_delay_s,
+            Level::ArrayHit => a.cmd_latency_s,
+            _ => 0.0,
+        };
+        let lat = ((self.r.latency_s + in_array) * 1e9).round() as Nanos;
+        if now + lat > self.q.now() {
             self.q.schedule(now + lat, Ev::Arrive { req: id });
         } else {
             self.arrive(id);
@@ -401,7 +453,7 @@ impl<'a> Sim<'a> {
     fn run(&mut self) {
         let bs = self.r.workload.bs_bytes as f64;
         let per = self.l.per_client_bytes;
-        for c in 0..self.r.clients {
+        for c in 0..self.r.streams() {
             let total_k = (per / bs).ceil().max(1.0) as u64;
             self.clients.push(Client {
                 total_k,
@@ -410,7 +462,7 @@ impl<'a> Sim<'a> {
             });
             let _ = c;
         }
-        for c in 0..self.r.clients {
+        for c in 0..self.r.streams() {
             for _ in 0..self.r.workload.iodepth {
                 self.issue(c);
             }
@@ -458,7 +510,7 @@ impl<'a> Sim<'a> {
         if max_hit > 0.0 {
             add(
                 model::CLIENT_CACHE,
-                100.0 * max_hit / self.r.page_cache_bytes_per_s / secs,
+                100.0 * max_hit / self.r.per_stream(self.r.page_cache_bytes_per_s) / secs,
             );
         }
         if let Some(c) = self.r.client_rate_bytes_per_s {
@@ -466,8 +518,8 @@ impl<'a> Sim<'a> {
                 .clients
                 .iter()
                 .map(|x| {
-                    x.hit_bytes / self.r.page_cache_bytes_per_s
-                        + x.nic_bytes / c.min(self.r.client_nic_bytes_per_s)
+                    x.hit_bytes / self.r.per_stream(self.r.page_cache_bytes_per_s)
+                        + x.nic_bytes / self.r.per_stream(c.min(self.r.client_nic_bytes_per_s))
                 })
                 .fold(0.0, f64::max);
             add(model::CLIENT, 100.0 * t / secs);
@@ -476,8 +528,8 @@ impl<'a> Sim<'a> {
             .clients
             .iter()
             .map(|x| {
-                x.hit_bytes / self.r.page_cache_bytes_per_s
-                    + x.nic_bytes / self.r.client_nic_bytes_per_s
+                x.hit_bytes / self.r.per_stream(self.r.page_cache_bytes_per_s)
+                    + x.nic_bytes / self.r.per_stream(self.r.client_nic_bytes_per_s)
             })
             .fold(0.0, f64::max);
         let _ = max_nic;
@@ -552,7 +604,18 @@ impl<'a> Sim<'a> {
                 100.0 * self.lock_busy_ns as f64 / elapsed as f64,
             );
         }
+        if let Some(x) = model::stream_rate(self.r, &self.l) {
+            let t = self
+                .clients
+                .iter()
+                .map(|c| {
+                    c.hit_bytes / self.r.per_stream(self.r.page_cache_bytes_per_s) + c.nic_bytes / x
+                })
+                .fold(0.0, f64::max);
+            add(model::STREAM, 100.0 * t / secs);
+        }
         let binding = model::binding_of(&utilisation);
+        let unknowns = crate::analytic::unknowns_for(self.r, &binding);
         self.all_lat.sort_unstable();
         let mean = if self.all_lat.is_empty() {
             0.0
@@ -567,7 +630,7 @@ impl<'a> Sim<'a> {
             solver: "des".into(),
             clients: self.r.clients,
             aggregate_bytes_per_s: aggregate,
-            per_client_bytes_per_s: aggregate / self.l.n as f64,
+            per_client_bytes_per_s: aggregate / f64::from(self.r.clients.max(1)),
             binding,
             utilisation,
             mean_latency_ns: mean,
@@ -601,8 +664,8 @@ impl<'a> Sim<'a> {
             per_client: Some(per_client),
             simulated_ns: Some(elapsed),
             events: Some(self.events),
-            bound: !self.r.array.unknowns.is_empty(),
-            unknowns: self.r.array.unknowns.clone(),
+            bound: !unknowns.is_empty(),
+            unknowns,
         }
     }
 }
@@ -618,7 +681,7 @@ pub fn simulate(r: &Resolved) -> Result<Point, SimError> {
         return Err(SimError::TooLarge(format!(
             "{} clients × {per_client} requests = {requests} requests is more than the discrete-event solver's {MAX_REQUESTS}; \
              use --solver analytic, a smaller workload.file_size or a larger workload.bs",
-            r.clients
+            l.n
         )));
     }
     let mut sim = Sim::new(r);

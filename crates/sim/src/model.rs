@@ -18,7 +18,7 @@ use crate::scenario::{CachePolicy, FsKind, Pattern, Resolved, Sharing};
 use serde::Serialize;
 
 /// Component names in path order.
-pub const COMPONENTS: [&str; 11] = [
+pub const COMPONENTS: [&str; 12] = [
     CLIENT_CACHE,
     CLIENT,
     CLIENT_NIC,
@@ -30,6 +30,7 @@ pub const COMPONENTS: [&str; 11] = [
     ARRAY_CTRL,
     BACKEND,
     LOCK,
+    STREAM,
 ];
 pub const CLIENT_CACHE: &str = "client page cache";
 pub const CLIENT: &str = "client";
@@ -42,6 +43,8 @@ pub const ARRAY_PORTS: &str = "array ports";
 pub const ARRAY_CTRL: &str = "array controller";
 pub const BACKEND: &str = "array back end";
 pub const LOCK: &str = "DLM lock";
+/// A client's stream bound by its requests' round trip (Little's law).
+pub const STREAM: &str = "stream round trip";
 
 /// One component's utilisation (the busiest instance), percent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -165,19 +168,22 @@ pub struct Layout {
 
 impl Layout {
     pub fn of(r: &Resolved) -> Layout {
-        let n = u64::from(r.clients);
+        // Every process of every client is a stream of its own.
+        let n = u64::from(r.streams());
         let w = &r.workload;
         let f = w.file_size_bytes as f64;
         let (per_client, total) = match w.sharing {
             Sharing::NN => (f, f * n as f64),
             Sharing::N1 => (f / n as f64, f),
         };
-        let client_rate = r
-            .client_rate_bytes_per_s
-            .map_or(r.client_nic_bytes_per_s, |c| {
-                c.min(r.client_nic_bytes_per_s)
-            });
-        let reads_warm = !w.pattern.is_write() && w.warm;
+        let client_rate = r.per_stream(
+            r.client_rate_bytes_per_s
+                .map_or(r.client_nic_bytes_per_s, |c| {
+                    c.min(r.client_nic_bytes_per_s)
+                }),
+        );
+        // A mix's reads are taken cold (its writes keep changing the data).
+        let reads_warm = w.pattern.read_fraction() >= 1.0 && w.warm;
         // The fraction of a working set `ws` a cache of `c` bytes serves.
         let random = w.pattern.is_random();
         let hit = |policy: CachePolicy, c: f64, ws: f64| -> f64 {
@@ -193,7 +199,11 @@ impl Layout {
             }
         };
         let h_client = if reads_warm {
-            hit(r.page_cache_policy, r.page_cache_bytes as f64, per_client)
+            hit(
+                r.page_cache_policy,
+                r.per_stream(r.page_cache_bytes as f64),
+                per_client,
+            )
         } else {
             0.0
         };
@@ -346,6 +356,54 @@ fn owned_share(r: &Resolved, movers: u32) -> f64 {
     busiest as f64 / f64::from(spanned)
 }
 
+/// The rate one request alone moves at over the links its bytes cross one
+/// after the other — the client's own path, the uplink, the movers' ports
+/// and the array's ports — bytes/s. Plan counts the host link; a
+/// controller's or mover's rate is a throughput over many requests, not
+/// one request's transfer.
+pub fn lone_link_rate(r: &Resolved, l: &Layout) -> f64 {
+    let caps = [
+        r.uplink_bytes_per_s,
+        r.movers.as_ref().map(|m| m.client_side_bytes_per_s),
+        r.movers.as_ref().map(|m| m.storage_side_bytes_per_s),
+        Some(r.array.ports_bytes_per_s),
+    ];
+    caps.into_iter().flatten().fold(l.client_rate, f64::min)
+}
+
+/// One client's stream limit, bytes/s (docs/MODEL.md §3.12): a sequential
+/// stream keeps `iodepth` requests in flight, each taking its round trip —
+/// the network `latency`, the array controller's command time and the
+/// drives' time (plan's model), and the transfer at the rate a lone
+/// request gets over the links (client, uplink, movers' ports, array
+/// ports) — so by Little's law it moves at most
+/// `iodepth × bs / round trip`. None for random work (MVA counts its
+/// queueing) and for lock-managed shared-file writes (one at a time).
+pub fn stream_rate(r: &Resolved, l: &Layout) -> Option<f64> {
+    let w = &r.workload;
+    if w.pattern.is_random() || l.locked {
+        return None;
+    }
+    let lone = lone_link_rate(r, l);
+    let bs = w.bs_bytes as f64;
+    // Only a round trip with more than the transfer in it can bind below
+    // the path's own parts.
+    if r.latency_s + r.array.cmd_latency_s + r.array.drive_latency_s <= 0.0 {
+        return None;
+    }
+    let rt = storlab_plan::path::RoundTrip {
+        host_s: r.latency_s,
+        controller_s: r.array.cmd_latency_s,
+        drive_s: r.array.drive_latency_s,
+        transfer_s: bs / lone,
+    };
+    Some(storlab_plan::path::stream_limit(
+        f64::from(w.iodepth),
+        bs,
+        &rt,
+    ))
+}
+
 /// Whether the pattern is a request-level one (random) for which MVA, not
 /// the fluid bound, gives the throughput.
 pub fn request_level(p: Pattern) -> bool {
@@ -420,6 +478,112 @@ warm = true
     /// over the movers all four work (2,000 MB/s); when each mover serves
     /// only its own targets (a Lustre OSS its OSTs) the data path follows
     /// the data, and the two movers without an array idle (1,000 MB/s).
+    #[test]
+    fn one_stream_is_bound_by_its_round_trip_in_both_solvers() {
+        // One client, QD1, 1 MiB reads: 1 ms of network latency, 0.5 ms in
+        // the array's controller, then 1,048,576 bytes over its 100 MB/s
+        // NIC (10.48576 ms): 11.98576 ms each, so 1,048,576 / 11.98576 ms
+        // = 87.485 MB/s, though the NIC carries 100 (docs/MODEL.md §3.12).
+        let text = |qd: u32, latency: &str| {
+            format!(
+                r#"[clients]
+count = 1
+nic = "100MB/s"
+[network]
+latency = "1ms"
+[array]
+port = "10GB/s"
+backend = "10GB/s"
+{latency}
+[workload]
+pattern = "read"
+bs = "1MiB"
+file_size = "256MiB"
+iodepth = {qd}
+"#
+            )
+        };
+        let want: f64 = 1048576.0 / 11.98576e-3;
+        assert!((want / 1e6 - 87.485).abs() < 0.001);
+        let r = resolve(&text(1, "latency = \"500us\""));
+        assert_eq!(stream_rate(&r, &Layout::of(&r)), Some(want));
+        let a = analytic::solve(&r);
+        assert!((a.aggregate_bytes_per_s / want - 1.0).abs() < 1e-9, "{a:?}");
+        assert_eq!(a.binding, STREAM);
+        assert!(!a.bound, "{:?}", a.unknowns);
+        let d = des::simulate(&r).unwrap();
+        assert!((d.aggregate_bytes_per_s / want - 1.0).abs() < 0.01, "{d:?}");
+        assert_eq!(d.binding, STREAM);
+        // Two in flight: 175 MB/s by Little's law, so the NIC binds.
+        let r = resolve(&text(2, "latency = \"500us\""));
+        let a = analytic::solve(&r);
+        assert!(
+            (a.aggregate_bytes_per_s / 100e6 - 1.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert_eq!(a.binding, CLIENT_NIC);
+        // Without the controller's command time the stream's figure is an
+        // upper bound that says what is missing.
+        let r = resolve(&text(1, ""));
+        let a = analytic::solve(&r);
+        assert!(a.aggregate_bytes_per_s > want);
+        assert!(a.bound && a.unknowns[0].contains("command time"), "{a:?}");
+        assert!(des::simulate(&r).unwrap().bound);
+    }
+
+    #[test]
+    fn a_clients_processes_share_its_nic() {
+        // Two clients of four processes each, sequential 1 MiB writes,
+        // 100 MB/s NICs, an array that cannot bind: eight streams, but
+        // two NICs: 200 MB/s, 100 per client, in both solvers.
+        let text = |clients: u32, processes: u32, extra: &str| {
+            format!(
+                r#"[clients]
+count = {clients}
+processes = {processes}
+nic = "100MB/s"
+{extra}
+[array]
+port = "100GB/s"
+backend = "100GB/s"
+[workload]
+pattern = "write"
+bs = "1MiB"
+file_size = "256MiB"
+"#
+            )
+        };
+        let r = resolve(&text(2, 4, ""));
+        assert_eq!((r.clients, r.processes, r.streams()), (2, 4, 8));
+        let a = analytic::solve(&r);
+        assert!(
+            (a.aggregate_bytes_per_s / 200e6 - 1.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!((a.per_client_bytes_per_s / 100e6 - 1.0).abs() < 1e-9);
+        assert_eq!(a.binding, CLIENT_NIC);
+        let d = des::simulate(&r).unwrap();
+        assert!(
+            (d.aggregate_bytes_per_s / 200e6 - 1.0).abs() < 0.01,
+            "{d:?}"
+        );
+        assert_eq!(d.per_client.as_ref().map(Vec::len), Some(8));
+        // Each process its own file: eight 256 MiB files were written.
+        assert!((Layout::of(&r).total_bytes - 8.0 * 268435456.0).abs() < 1.0);
+        // On a hashed bond each process is a flow of its own: two clients
+        // of four processes on one mover's 4 x 1 GB/s bond use
+        // 4 (1 - 0.75^8) = 3.5995 links, two clients alone 1.75.
+        let bond = "[movers]\ncount = 1\nclient_port = \"1GB/s\"\nclient_ports = 4\nstorage_port = \"100GB/s\"\nbonding = \"802.3ad\"";
+        let with = |p| {
+            resolve(&text(2, p, bond))
+                .movers
+                .map(|m| m.client_side_bytes_per_s)
+                .unwrap()
+        };
+        assert!((with(4) / 1e9 - 4.0 * (1.0 - 0.75f64.powi(8))).abs() < 1e-9);
+        assert!((with(1) / 1e9 - 1.75).abs() < 1e-9);
+    }
+
     #[test]
     fn movers_that_own_their_targets_follow_the_data() {
         let text = |own: bool| {

@@ -64,9 +64,9 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
     };
     let per_client = match w.sharing {
         crate::scenario::Sharing::NN => w.file_size_bytes,
-        crate::scenario::Sharing::N1 => w.file_size_bytes / u64::from(r.clients),
+        crate::scenario::Sharing::N1 => w.file_size_bytes / u64::from(r.streams()),
     };
-    let total_bytes = per_client * u64::from(r.clients);
+    let total_bytes = per_client * u64::from(r.streams());
     let elapsed_ns = s
         .simulated_ns
         .unwrap_or_else(|| (total_bytes as f64 / s.aggregate_bytes_per_s * 1e9) as u64);
@@ -84,10 +84,21 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         iops: s.aggregate_bytes_per_s / w.bs_bytes as f64,
         lat_ns: s.latency_ns.or(s.p50_latency_ns.map(|_| lat)),
     };
-    let (read, write) = if rw.writes() {
+    // A mix splits bytes, operations and rate by its read share.
+    let rf = w.pattern.read_fraction();
+    let share = |f: f64| DirStats {
+        bytes: (stats.bytes as f64 * f).round() as u64,
+        ops: (stats.ops as f64 * f).round() as u64,
+        bw_bytes_per_s: stats.bw_bytes_per_s * f,
+        iops: stats.iops * f,
+        lat_ns: stats.lat_ns,
+    };
+    let (read, write) = if rf >= 1.0 {
+        (stats, DirStats::default())
+    } else if rf <= 0.0 {
         (DirStats::default(), stats)
     } else {
-        (stats, DirStats::default())
+        (share(rf), share(1.0 - rf))
     };
     let label = match (&p.key, &p.value) {
         (Some(k), Some(v)) => format!("sim {} {k}={v}", s.solver),
@@ -102,13 +113,13 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         params: PhaseParams {
             name: label,
             rw,
-            rwmixread: if rw.writes() { 0 } else { 100 },
+            rwmixread: (rf * 100.0).round() as u8,
             bs: vec![storlab_types::BsWeight {
                 bs_bytes: w.bs_bytes,
                 weight: 100,
             }],
             size_bytes: per_client,
-            numjobs: r.clients,
+            numjobs: r.streams(),
             iodepth: w.iodepth,
             engine: EngineKind::Null,
             cache: if w.warm {

@@ -120,6 +120,11 @@ struct ClientsSection {
     page_cache_rate: Option<Q>,
     /// The page cache's policy; default the scenario's `cache_policy`.
     cache_policy: Option<CachePolicy>,
+    /// Processes per client, each running the workload (its own file for
+    /// n-n) with `iodepth` in flight; they share the client's NIC, own
+    /// limit and page cache.
+    #[serde(default = "one_u32")]
+    processes: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -211,6 +216,9 @@ struct ArraySection {
     /// Controllers whose ports make up the array's ports (active-passive).
     #[serde(default = "two_u32")]
     controller_count: u32,
+    /// The controller's own time per command (a measured or published
+    /// figure): part of one request's round trip.
+    latency: Option<Q>,
 }
 
 fn two_u32() -> u32 {
@@ -229,6 +237,9 @@ struct WorkloadSection {
     iodepth: u32,
     #[serde(default)]
     warm: bool,
+    /// `pattern = "rw"` or `"randrw"`: the percentage of requests that
+    /// read (fio's word; default 50).
+    rwmixread: Option<Spanned<f64>>,
 }
 
 /// I/O pattern of the workload: the one pattern type plan's model uses
@@ -294,6 +305,17 @@ pub struct Array {
     /// (plan's `path::unknowns`): the answer is then an upper bound.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknowns: Vec<String>,
+    /// The controller's own time per request, s (`array.latency`, or the
+    /// catalog controller's `cmd_latency`; 0 when neither gives it).
+    pub cmd_latency_s: f64,
+    /// The drives' time one request of a stream waits for, s, from plan's
+    /// model (0 for random work, whose drives are queues of their own, and
+    /// for a back end given as a figure).
+    pub drive_latency_s: f64,
+    /// Set when the controller's command time is not known: a stream bound
+    /// by its round trip is then an upper bound (plan's `path::stream_unknown`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_unknown: Option<String>,
 }
 
 /// The workload every client runs.
@@ -325,6 +347,9 @@ pub struct Resolved {
     pub mover_cache_policy: CachePolicy,
     pub array_cache_policy: CachePolicy,
     pub clients: u32,
+    /// Processes per client (streams sharing its NIC, own limit and page
+    /// cache; each runs the workload).
+    pub processes: u32,
     /// One client's NIC, bytes/s.
     pub client_nic_bytes_per_s: f64,
     /// One client's own limit (CPU, application), bytes/s.
@@ -344,6 +369,37 @@ pub struct Resolved {
     pub stripe_count: u32,
     pub array: Array,
     pub workload: Workload,
+}
+
+/// What a full-duplex path with `read` and `write` rates (bytes/s) carries
+/// of a workload whose bytes are a share `r` read: each direction carries
+/// its share at once, the busier binds (`r = 1`: `read`; `r = 0`:
+/// `write`; a symmetric link carries `rate / max(r, 1 − r)` of a mix).
+pub fn mixed_rate(r: f64, read: f64, write: f64) -> f64 {
+    let t = (r / read).max((1.0 - r) / write);
+    if t > 0.0 { 1.0 / t } else { f64::INFINITY }
+}
+
+/// What one processor with a `read` and a `write` path (bytes/s) does for a
+/// workload whose bytes are a share `r` read: the times add up (plan's
+/// controller read and write paths, docs/MODEL.md §3.3).
+pub fn serial_rate(r: f64, read: Option<f64>, write: Option<f64>) -> Option<f64> {
+    let t = read.map_or(0.0, |x| if r > 0.0 { r / x } else { 0.0 })
+        + write.map_or(0.0, |x| if r < 1.0 { (1.0 - r) / x } else { 0.0 });
+    (t > 0.0).then(|| 1.0 / t)
+}
+
+impl Resolved {
+    /// Streams in all: every process of every client runs the workload.
+    pub fn streams(&self) -> u32 {
+        self.clients.saturating_mul(self.processes.max(1))
+    }
+
+    /// One stream's share of a client's resource (NIC, own limit, page
+    /// cache and its rate): its processes run the same workload at once.
+    pub fn per_stream(&self, x: f64) -> f64 {
+        x / f64::from(self.processes.max(1))
+    }
 }
 
 /// Default speed of a client's page cache (memory copy), bytes/s.
@@ -495,26 +551,41 @@ impl Scenario {
         Ok(r)
     }
 
-    /// Whether the workload writes (links are then read in that direction).
-    fn writes(&self) -> bool {
-        matches!(
-            self.parsed.workload.pattern.get_ref().as_str(),
-            "write" | "randwrite"
-        )
+    /// The share of the workload's bytes that are read (1 for reads, 0 for
+    /// writes, `rwmixread` / 100 for a mix): links are read in the
+    /// directions the data goes.
+    fn read_fraction(&self) -> f64 {
+        let w = &self.parsed.workload;
+        match w.pattern.get_ref().as_str() {
+            "write" | "randwrite" => 0.0,
+            "rw" | "randrw" => w
+                .rwmixread
+                .as_ref()
+                .map_or(0.5, |p| (p.get_ref() / 100.0).clamp(0.0, 1.0)),
+            _ => 1.0,
+        }
     }
 
     /// A link from the catalog (`fc1`, `10gbe-iscsi`, `fc4x2`) or a rate,
-    /// in the direction the workload moves data.
+    /// in the direction the workload moves data; for a mix, what the
+    /// full-duplex link carries of it (each direction its share:
+    /// `1 / max(r / read rate, (1 − r) / write rate)`, plan's
+    /// `LinkSpec::capacity`).
     fn link(&self, key: &str, q: &Q, cat: &SimCatalog) -> Result<f64, SimError> {
         let s = q.get_ref().text();
-        if let Ok(r) = parse_rate(&s) {
+        let (read, write) = if let Ok(r) = parse_rate(&s) {
             if r <= 0.0 {
                 return Err(self.at(q, format!("{key}: must be above zero")));
             }
-            return Ok(r);
-        }
-        cat.link_rate(&s, self.writes())
-            .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
+            (r, r)
+        } else {
+            let rate = |w| {
+                cat.link_rate(&s, w)
+                    .map_err(|e| self.at(q, format!("{key}: {e}; or give a rate such as 100MB/s")))
+            };
+            (rate(false)?, rate(true)?)
+        };
+        Ok(mixed_rate(self.read_fraction(), read, write))
     }
 
     fn count(
@@ -671,18 +742,37 @@ impl Scenario {
 
     fn workload(&self) -> Result<Workload, SimError> {
         let w = &self.parsed.workload;
-        let pattern = match Pattern::from_fio_word(w.pattern.get_ref()) {
-            Some(p) => p,
-            None => {
-                let other = w.pattern.get_ref();
+        let word = w.pattern.get_ref().as_str();
+        let pattern = match (Pattern::from_fio_word(word), word) {
+            (Some(p), _) => p,
+            (None, "rw" | "randrw") => Pattern::Mix {
+                read_pct: self.read_fraction() * 100.0,
+                random: word == "randrw",
+            },
+            (None, other) => {
                 return Err(self.at(
                     &w.pattern,
                     format!(
-                        "workload.pattern = \"{other}\": write read, write, randread or randwrite"
+                        "workload.pattern = \"{other}\": write read, write, randread, randwrite, or rw / randrw (a mix, with rwmixread = 70)"
                     ),
                 ));
             }
         };
+        if let Some(m) = &w.rwmixread {
+            let v = *m.get_ref();
+            if !matches!(pattern, Pattern::Mix { .. }) {
+                return Err(self.at(
+                    m,
+                    format!("workload.rwmixread applies to pattern = \"rw\" or \"randrw\", not \"{word}\""),
+                ));
+            }
+            if !(0.0..=100.0).contains(&v) {
+                return Err(self.at(
+                    m,
+                    format!("workload.rwmixread = {v}: give the percentage of requests that read, 0 to 100"),
+                ));
+            }
+        }
         let sharing = match &w.sharing {
             None => Sharing::NN,
             Some(s) if s.get_ref() == "n-n" => Sharing::NN,
@@ -734,17 +824,18 @@ impl Scenario {
             .as_ref()
             .map(|q| self.rate("array.cache_rate", q))
             .transpose()?;
-        let dir_limit = if pattern.is_write() {
-            a.write_limit
-                .as_ref()
-                .map(|q| self.rate("array.write_limit", q))
-                .transpose()?
-        } else {
-            a.read_limit
-                .as_ref()
-                .map(|q| self.rate("array.read_limit", q))
-                .transpose()?
-        };
+        let read_limit = a
+            .read_limit
+            .as_ref()
+            .map(|q| self.rate("array.read_limit", q))
+            .transpose()?;
+        let write_limit = a
+            .write_limit
+            .as_ref()
+            .map(|q| self.rate("array.write_limit", q))
+            .transpose()?;
+        // One processor: for a mix its read and write paths' times add up.
+        let dir_limit = serial_rate(pattern.read_fraction(), read_limit, write_limit);
         if let Some(l) = dir_limit {
             controller = Some(controller.map_or(l, |c| c.min(l)));
         }
@@ -781,7 +872,10 @@ impl Scenario {
             controller = Some(controller.map_or(*l, |c| c.min(*l)));
         }
         let host_lanes = ctrl.as_ref().map_or(1, |c| c.host.lanes);
-        let (ports_rate, port_count) = match (&a.port, path.host_link) {
+        // A transparent controller (per-LUN rates or a latency without a
+        // catalog controller) has no host link of its own.
+        let host_link = path.host_link.filter(|_| a.controller.is_some());
+        let (ports_rate, port_count) = match (&a.port, host_link) {
             (Some(q), _) => (self.link("array.port", q, cat)? * f64::from(ports), ports),
             (None, Some(_)) if ports != 1 => {
                 return Err(self.invalid(
@@ -799,6 +893,44 @@ impl Scenario {
         };
         let ports_rate = ports_rate * self.ports_in_use(a, port_count, luns)?;
         let drives = path.backend.clone();
+        let (backend, backend_source, backend_units, explicit) =
+            self.backend(a, drives.as_ref(), pattern, bs)?;
+        let rt = path.round_trip;
+        let drive_latency_s = if pattern.is_random() || drives.is_none() || explicit.is_some() {
+            0.0
+        } else {
+            rt.drive_s
+        };
+        Ok(Array {
+            count: array_count,
+            ports_bytes_per_s: ports_rate,
+            cache_bytes: cache,
+            controller_bytes_per_s: controller,
+            backend_bytes_per_s: backend,
+            backend_source,
+            backend_units,
+            unknowns: path.unknowns,
+            cmd_latency_s: rt.controller_s,
+            drive_latency_s,
+            stream_unknown: match &ctrl {
+                Some(c) => storlab_plan::path::stream_unknown(c),
+                None => {
+                    storlab_plan::path::stream_unknown(&crate::catalog::transparent_controller())
+                }
+            },
+        })
+    }
+
+    /// The array's back end for the workload: a figure the scenario gives
+    /// (`backend`, `backend_iops`) or plan's (`drives`), with where it came
+    /// from, its independent units, and the explicit figure if any.
+    fn backend(
+        &self,
+        a: &ArraySection,
+        drives_ref: Option<&crate::catalog::Backend>,
+        pattern: Pattern,
+        bs: u64,
+    ) -> Result<(f64, String, u32, Option<f64>), SimError> {
         let explicit = a
             .backend
             .as_ref()
@@ -820,12 +952,12 @@ impl Scenario {
                 Some(v)
             }
         };
-        let backend_units = match (&drives, explicit_iops, explicit) {
+        let backend_units = match (drives_ref, explicit_iops, explicit) {
             (Some(b), None, None) => b.units.max(1),
             _ => 1,
         };
         let (backend, backend_source) = if pattern.is_random() {
-            match (explicit_iops, &drives) {
+            match (explicit_iops, drives_ref) {
                 (Some(iops), _) => (
                     explicit.map_or(iops * bs as f64, |b| b.min(iops * bs as f64)),
                     format!("backend_iops = {iops}"),
@@ -839,7 +971,7 @@ impl Scenario {
                 }
             }
         } else {
-            match (explicit, &drives) {
+            match (explicit, drives_ref) {
                 (Some(b), _) => (b, "backend".to_string()),
                 (None, Some(b)) => (b.bytes_per_s, b.source.clone()),
                 (None, None) => {
@@ -850,16 +982,7 @@ impl Scenario {
                 }
             }
         };
-        Ok(Array {
-            count: array_count,
-            ports_bytes_per_s: ports_rate,
-            cache_bytes: cache,
-            controller_bytes_per_s: controller,
-            backend_bytes_per_s: backend,
-            backend_source,
-            backend_units,
-            unknowns: path.unknowns,
-        })
+        Ok((backend, backend_source, backend_units, explicit))
     }
 
     /// The array's catalog controller with the scenario's per-LUN figures
@@ -888,10 +1011,20 @@ impl Scenario {
             .as_ref()
             .map(|q| self.rate("array.lun_write_rate", q))
             .transpose()?;
-        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some()) {
+        let latency = a
+            .latency
+            .as_ref()
+            .map(|q| {
+                parse_duration(&q.get_ref().text())
+                    .map(|d| d.as_secs_f64())
+                    .map_err(|e| self.at(q, format!("array.latency: {e} (e.g. 50us)")))
+            })
+            .transpose()?;
+        if ctrl.is_none() && (lun_read.is_some() || lun_write.is_some() || latency.is_some()) {
             ctrl = Some(crate::catalog::transparent_controller());
         }
         if let Some(c) = ctrl.as_mut() {
+            c.cmd_latency_s = latency.or(c.cmd_latency_s);
             c.luns = luns;
             c.lun_read_bytes_per_s = lun_read.or(c.lun_read_bytes_per_s);
             c.lun_write_bytes_per_s = lun_write.or(c.lun_write_bytes_per_s);
@@ -936,6 +1069,15 @@ impl Scenario {
             Some(&c.count),
             10_000_000,
         )?;
+        let processes = self.count("clients.processes", c.processes, None, 4096)?;
+        if u64::from(clients) * u64::from(processes) > 10_000_000 {
+            return Err(self.invalid(
+                "clients.processes",
+                format!(
+                    "{clients} clients × {processes} processes: at most 10000000 streams in all"
+                ),
+            ));
+        }
         let client_nic = self.link("clients.nic", &c.nic, cat)?;
         let client_rate = c
             .rate
@@ -985,7 +1127,8 @@ impl Scenario {
                 .map_err(|e| self.at(q, format!("network.latency: {e} (e.g. 100us, 1ms)")))?
                 .as_secs_f64(),
         };
-        let movers = self.movers(cat, clients)?;
+        // Each process is a connection of its own on a hashed bond.
+        let movers = self.movers(cat, clients.saturating_mul(processes))?;
         let (fs, lock_handoff_s, stripe_bytes, stripe_count) = self.filesystem()?;
 
         let workload = self.workload()?;
@@ -1008,6 +1151,7 @@ impl Scenario {
                 .unwrap_or(p.cache_policy),
             array_cache_policy: p.array.cache_policy.unwrap_or(p.cache_policy),
             clients,
+            processes,
             client_nic_bytes_per_s: client_nic,
             client_rate_bytes_per_s: client_rate,
             page_cache_bytes: page_cache,
@@ -1072,6 +1216,25 @@ pub fn parse_vary(arg: &str) -> Result<Vary, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mix_crosses_links_each_way_and_a_processor_in_turn() {
+        // Full duplex: a 70/30 mix on 100 MB/s read, 80 MB/s write moves
+        // 1 / max(0.7/100, 0.3/80) = 142.857 MB/s; a symmetric link
+        // carries rate / 0.7 of it.
+        assert!((mixed_rate(0.7, 100e6, 80e6) - 1e8 / 0.7).abs() < 1e-3);
+        assert!((mixed_rate(0.2, 100e6, 80e6) - 80e6 / 0.8).abs() < 1e-3);
+        assert_eq!(mixed_rate(1.0, 100e6, 80e6), 100e6);
+        assert_eq!(mixed_rate(0.0, 100e6, 80e6), 80e6);
+        // One processor: 50/50 on a 100 MB/s read and 50 MB/s write path
+        // takes 0.5/100 + 0.5/50 per MB: 66.667 MB/s; a read path alone
+        // (1.5 GB/s) carries 1.5 / 0.7 = 2,142.857 MB/s of a 70/30 mix.
+        let s = serial_rate(0.5, Some(100e6), Some(50e6)).unwrap();
+        assert!((s - 1e8 / 1.5).abs() < 1e-3);
+        let s = serial_rate(0.7, Some(1.5e9), None).unwrap();
+        assert!((s - 1.5e9 / 0.7).abs() < 1e-3);
+        assert_eq!(serial_rate(1.0, None, Some(1e9)), None);
+    }
     use proptest::prelude::*;
 
     pub const BASIC: &str = r#"

@@ -6,6 +6,10 @@ use crate::commands::common::{DbArgs, RunArgs};
 use storlab_plan::workflow::CalibrateChoice;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  storlab plan calibrate 12 13 --as my-disk --like exos-x18-18tb --hold-out 256k
+  storlab plan calibrate --all --as my-ssd --like dc-s3700-800gb --hold-out alternate --repeats best
+  storlab sim scenario.toml --catalog my-ssd.toml      (raid = \"R0/1\", drive = \"my-ssd\")")]
 pub(super) struct CalibrateArgs {
     #[command(flatten)]
     runs: RunArgs,

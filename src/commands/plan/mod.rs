@@ -45,8 +45,9 @@ enum PlanAction {
     Search(Box<SearchArgs>),
     /// List the hardware catalog (drives, controllers, enclosures, links) with sources
     Catalog(CatalogArgs),
-    /// Fit a catalog entry (streaming rate, per-command overhead, IOPS, reads and writes
-    /// apart) to stored runs of one device and write it as a catalog file
+    /// Fit a catalog entry (streaming rate, per-command overhead, IOPS, the concurrency knee
+    /// from a queue-depth sweep; reads and writes apart) to stored runs of one device and
+    /// write it as a catalog file (docs/MODEL.md §8)
     Calibrate(Box<CalibrateArgs>),
 }
 
