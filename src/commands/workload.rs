@@ -91,7 +91,9 @@ fn arg_for(o: &'static OptDef) -> Arg {
         .help(o.help_line())
         .action(ArgAction::Set)
         // As in fio, an option given twice takes its last value.
-        .overrides_with(o.key);
+        .overrides_with(o.key)
+        // A backwards skip is negative: `--seq-skip -8k`.
+        .allow_hyphen_values(o.key == "seq_skip");
     if o.key != o.long {
         // fio habits: --iodepth_batch as well as --iodepth-batch.
         a = a.alias(o.key);
