@@ -16,6 +16,7 @@ mod design;
 mod dist;
 mod engine_depth;
 mod fiohabits;
+mod fioout;
 mod forks;
 // fio job files (issue 27)
 mod fiojob;

@@ -332,8 +332,7 @@ fn map_option(
     let key = e.key.as_str();
     match key {
         // Handled by the caller or accepted because storlab already behaves so.
-        "kb_base" | "description" | "thread" | "refill_buffers" | "write_bw_log"
-        | "write_iops_log" | "write_lat_log" | "per_job_logs" => {}
+        "kb_base" | "description" | "thread" | "refill_buffers" => {}
         "name" => put("name", need(e, file)?.to_string()),
         // Access patterns (issue 27; the `dist` block): skewed random
         // offsets, offset modifiers, per-direction block sizes and rates,
@@ -604,6 +603,39 @@ fn map_option(
         }
         "steadystate_duration" | "ss_dur" => put("steadystate_duration", need(e, file)?.into()),
         "steadystate_ramp_time" | "ss_ramp" => put("steadystate_ramp_time", need(e, file)?.into()),
+        // Reporting-only options: what is shown, never the workload.
+        "percentile_list" | "unified_rw_reporting" => put(key, need(e, file)?.to_string()),
+        "lat_percentiles" | "clat_percentiles" | "slat_percentiles" => {
+            let on = fio_flag(e, file)?;
+            if key != "slat_percentiles" {
+                put(key, u8::from(on).to_string());
+            }
+            if on && key != "lat_percentiles" {
+                let n = format!(
+                    "{key}: storlab's latency percentiles span submission to completion (fio's lat, as with \
+                     lat_percentiles=1); fio's {} leaves out the {}",
+                    &key[..key.len() - 12],
+                    if key == "clat_percentiles" {
+                        "submission"
+                    } else {
+                        "completion"
+                    }
+                );
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        "write_bw_log" | "write_iops_log" | "write_lat_log" | "write_hist_log" | "per_job_logs"
+        | "log_hist_msec" => {
+            let n = format!(
+                "{key}: no fio log file is written; storlab keeps its own bandwidth, IOPS and latency \
+                 series per log_avg_msec (default 1 s) in the result (JSON phases[].series; storlab show ID --json)"
+            );
+            if key != "per_job_logs" && !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
         "stonewall" | "wait_for_previous" => extras.stonewall = fio_flag(e, file)?,
         // One line per reporting group; new_group starts the next one.
         "group_reporting" | "new_group" => put(key, u8::from(fio_flag(e, file)?).to_string()),

@@ -32,6 +32,7 @@ mod clock;
 pub mod cluster;
 mod data;
 mod engine;
+mod fio_flags;
 mod fio_job;
 mod gate;
 pub mod groups;
@@ -60,6 +61,7 @@ pub use cluster::{PhaseSync, Share, TICK};
 /// Incompressible data for files other crates lay out (replay).
 pub use data::fill_random;
 pub use engine::{libaio_available, uring_available};
+pub use fio_flags::{FIO_FLAGS, FioFlag, translate_fio_flag};
 pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;

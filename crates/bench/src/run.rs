@@ -731,6 +731,10 @@ fn summarize(
         series: None,
         cluster: None,
         groups: None,
+        percentiles: crate::stats::custom_percentiles(
+            &p.report,
+            [&read.hist, &write.hist, &total.hist],
+        ),
     }
 }
 

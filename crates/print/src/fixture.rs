@@ -84,6 +84,7 @@ pub fn phase(params: PhaseParams, read: DirStats, write: DirStats) -> PhaseResul
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }
 

@@ -478,6 +478,7 @@ impl ReplayResult {
             cluster: None,
             series: None,
             groups: None,
+            percentiles: None,
         };
         report.phases.push(phase);
         report.replay = Some(self.figures(prep));

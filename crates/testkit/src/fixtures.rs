@@ -231,6 +231,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }
 

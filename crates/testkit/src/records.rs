@@ -88,6 +88,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }
 

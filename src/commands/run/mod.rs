@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// Result format on stdout of a command that runs phases: a table, or
 /// the JSON document.
-pub use super::outfmt::TableFormat as OutputFormat;
+pub use super::outfmt::RunFormat as OutputFormat;
 
 /// How a run is carried out and where its results go (shared by every
 /// command that runs bench phases).
@@ -83,6 +83,12 @@ pub fn check_paths_as(
     kind: crate::commands::common::OutputKind,
 ) -> Result<Option<Permit>> {
     use crate::commands::common::{check_output_path, database_file};
+    // bench takes its fio-json (`OutputArgs::take_fio_json`) before this.
+    if args.out.format() == OutputFormat::FioJson {
+        anyhow::bail!(
+            "--output-format fio-json is a format of `storlab bench` only: use --output-format json here"
+        );
+    }
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)
     {

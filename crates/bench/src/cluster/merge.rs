@@ -509,6 +509,7 @@ mod tests {
                 interrupted: false,
                 warnings: vec![format!("only on rank {rank}")],
                 cluster: None,
+                percentiles: None,
                 series: None,
                 groups: None,
             },
