@@ -186,6 +186,7 @@ mod tests {
                 cluster: None,
                 series: None,
                 groups: None,
+                percentiles: None,
             },
             group: Some(g),
             hists: Some(if g == 0 {
