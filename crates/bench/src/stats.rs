@@ -78,7 +78,7 @@ pub fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// The histogram of several processes' [`buckets`], merged exactly.
+/// The histogram of several processes' `buckets`, merged exactly.
 pub fn histogram_of<'a>(parts: impl IntoIterator<Item = &'a [(u64, u64)]>) -> Histogram<u64> {
     let mut h = new_histogram();
     for part in parts {
