@@ -24,6 +24,7 @@ mod io500;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
+mod mdext4;
 mod model;
 mod model_mech;
 mod monitor;
