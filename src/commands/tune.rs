@@ -30,14 +30,12 @@ use crate::output::Reply;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use storlab_host::os::die_with_parent;
+use std::path::PathBuf;
 use storlab_store::RunSelector;
 use storlab_tune::child::ReadJob;
-use storlab_tune::state::{describe_restored, scratch_file};
-use storlab_tune::{Measure, Point, TuneDoc, TuneParams, Tuning};
-use storlab_types::{ByteSize, StoredRun, format_bytes};
+use storlab_tune::state::scratch_file;
+use storlab_tune::{Point, TuneDoc, TuneParams, Tuning};
+use storlab_types::{ByteSize, StoredRun};
 
 /// `storlab tune`
 #[derive(Args, Debug)]
@@ -118,7 +116,9 @@ impl ReadaheadArgs {
         // Every layer locked, what a killed run left put back, the
         // originals saved: before anything changes.
         let mut tuning = Tuning::begin(&self.state_dir, &self.target, scratch)?;
-        report_earlier(&tuning.earlier);
+        for note in tuning.earlier.notes() {
+            eprintln!("storlab: {note}");
+        }
         let stop = crate::commands::signals::Signals::install()?;
         let now = storlab_types::time::now_rfc3339();
         let tune_id = storlab_tune::child::tune_id(&now, std::process::id());
@@ -159,8 +159,8 @@ impl ReadaheadArgs {
         Ok(reply)
     }
 
-    /// Lay out the file (directory targets), then one cold-cache streaming
-    /// read per value, and the best two again.
+    /// One cold-cache streaming read per value, and the best two again:
+    /// child benches run by [`storlab_tune::child::measure`].
     fn measure(
         &self,
         tuning: &Tuning,
@@ -170,31 +170,25 @@ impl ReadaheadArgs {
         tags: &BTreeMap<String, String>,
     ) -> Result<(Vec<Point>, Option<storlab_tune::NoiseDoc>)> {
         let exe = std::env::current_exe().context("cannot find storlab itself")?;
-        let ram = storlab_host::host_info().mem_total_bytes;
-        let read = storlab_tune::child::read_target(&self.target, self.size.map(|s| s.0), ram)?;
-        if let Some((file, size)) = &read.lay_out {
-            lay_out(&exe, file, *size)?;
-        }
-        let mut child = Child {
-            exe: &exe,
-            job: ReadJob {
-                target: &read.path,
-                size: read.size,
-                streams: self.streams,
-                runtime: &self.runtime,
-                tune_id,
-                tags,
-                note: self.record.note(),
-                db: (!self.no_save).then_some(self.db.db.as_path()),
-            },
-            top: &tuning.top().name,
-            stop,
+        let job = ReadJob {
+            target: &self.target,
+            size: self.size.map(|s| s.0),
+            streams: self.streams,
+            runtime: &self.runtime,
+            tune_id,
+            tags,
+            note: self.record.note(),
+            db: (!self.no_save).then_some(self.db.db.as_path()),
         };
-        let out = storlab_tune::measure::measure_values(tuning.top(), values, &mut child);
-        if let Some((file, _)) = read.lay_out {
-            let _ = std::fs::remove_file(file);
-        }
-        Ok(out)
+        let front = storlab_tune::child::Front {
+            exe: &exe,
+            stopped: &|| stop.requested(),
+            say: &mut |line| eprintln!("{line}"),
+        };
+        let ram = storlab_host::host_info().mem_total_bytes;
+        Ok(storlab_tune::child::measure(
+            tuning, values, job, ram, front,
+        )?)
     }
 
     /// The stored run of each point ([`storlab_tune::doc::run_ids`]); none
@@ -221,28 +215,6 @@ impl ReadaheadArgs {
     }
 }
 
-/// What an earlier, interrupted tuning left and this one put right.
-fn report_earlier(earlier: &storlab_tune::Recovery) {
-    for f in &earlier.removed_scratch {
-        eprintln!(
-            "storlab: removed {} that an earlier, interrupted run left",
-            f.display()
-        );
-    }
-    for d in &earlier.dropped {
-        eprintln!(
-            "storlab: warning: an earlier, interrupted tune saved a read-ahead that is no longer \
-             valid; dropped it: {d}"
-        );
-    }
-    if !earlier.restored.is_empty() {
-        eprintln!(
-            "storlab: restored the read-ahead an earlier, interrupted run left changed: {}",
-            describe_restored(&earlier.restored)
-        );
-    }
-}
-
 /// The tuning's result as `main` shows it.
 struct Shown {
     table: String,
@@ -255,67 +227,5 @@ impl crate::output::Document for Shown {
     }
     fn json(&self) -> Result<String> {
         Ok(self.json.clone())
-    }
-}
-
-/// Write the file the reads of a directory target go to.
-fn lay_out(exe: &Path, file: &Path, size: u64) -> Result<()> {
-    eprintln!(
-        "laying out {} ({}) for the reads",
-        file.display(),
-        format_bytes(size)
-    );
-    let mut c = Command::new(exe);
-    // A kill -9 of the tuner ends the bench too (it removes its file).
-    let status = die_with_parent(&mut c)
-        .args(storlab_tune::child::lay_out_args(file, size))
-        .stdout(Stdio::null())
-        .status()
-        .context("cannot run storlab bench")?;
-    if !status.success() {
-        let _ = std::fs::remove_file(file);
-        bail!("laying out {} failed ({status})", file.display());
-    }
-    Ok(())
-}
-
-/// One measurement: a child `storlab bench` ([`ReadJob`]).
-struct Child<'a> {
-    exe: &'a Path,
-    job: ReadJob<'a>,
-    top: &'a str,
-    stop: &'a crate::commands::signals::Signals,
-}
-
-impl Measure for Child<'_> {
-    fn stopped(&self) -> bool {
-        self.stop.requested()
-    }
-
-    fn announce(&mut self, kb: u64, repeat: bool) {
-        let what = if repeat {
-            "streaming read again (run-to-run noise)"
-        } else {
-            "streaming read"
-        };
-        eprintln!(
-            "read-ahead {} on {}: {what}",
-            format_bytes(kb * 1024),
-            self.top
-        );
-    }
-
-    /// `repeat` runs are not saved.
-    fn point(&mut self, kb: u64, repeat: bool) -> Point {
-        let mut c = Command::new(self.exe);
-        // A kill -9 of the tuner ends the bench too.
-        die_with_parent(&mut c).args(self.job.args(kb, repeat));
-        match c.stderr(Stdio::inherit()).output() {
-            Ok(o) => {
-                let failure = (!o.status.success()).then(|| o.status.to_string());
-                Point::from_bench(kb, &o.stdout, failure, self.job.size)
-            }
-            Err(e) => Point::failed(kb, format!("cannot run storlab bench: {e}")),
-        }
     }
 }

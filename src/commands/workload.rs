@@ -77,7 +77,9 @@ fn arg_for(o: &'static OptDef) -> Arg {
         .long(o.long)
         .value_name(o.value_name)
         .help(o.help_line())
-        .action(ArgAction::Set);
+        .action(ArgAction::Set)
+        // A backwards skip is negative: `--seq-skip -8k`.
+        .allow_hyphen_values(o.key == "seq_skip");
     if o.key != o.long {
         // fio habits: --iodepth_batch as well as --iodepth-batch.
         a = a.alias(o.key);

@@ -1,7 +1,7 @@
 //! `storlab import` of an IO500 result directory (issue 25): the real
 //! io500's own files, kept in `crates/io500/tests/fixtures/io500-run`.
 
-use crate::util::{cmd, ok, stderr};
+use crate::util::{cmd, ok, refused_storing_nothing};
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
@@ -69,18 +69,6 @@ fn a_directory_that_is_not_an_io500_result_is_refused_and_nothing_is_saved() {
     let db = d.path().join("r.db");
     let empty = d.path().join("results");
     std::fs::create_dir(&empty).expect("dir");
-    let out = cmd()
-        .arg("import")
-        .arg(&empty)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("no result_summary.txt"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!db.exists(), "nothing saved");
+    let args = ["import".as_ref(), empty.as_os_str()];
+    refused_storing_nothing(&args, &db, &["no result_summary.txt"]);
 }

@@ -13,6 +13,7 @@ mod cli;
 mod cluster_flags;
 mod compare;
 mod design;
+mod dist;
 mod engine_depth;
 mod fiohabits;
 mod forks;

@@ -4,7 +4,7 @@
 //! makes nothing, Ctrl-C stops and removes everything, and a million files
 //! stay within 256 MiB of storlab's memory.
 
-use crate::util::{cmd, json, ok, stderr, stdout, storlab};
+use crate::util::{cmd, json, ok, phase, stderr, stdout, storlab};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -25,15 +25,6 @@ fn md(dir: &Path, args: &[&str]) -> std::process::Output {
     let mut a = vec!["md", dir.to_str().unwrap()];
     a.extend(args);
     storlab(&a)
-}
-
-fn phase<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["params"]["name"] == name)
-        .unwrap_or_else(|| panic!("no phase {name} in {v}"))
 }
 
 fn entries(dir: &Path) -> Vec<PathBuf> {

@@ -4,51 +4,14 @@
 //! shared tree holds every rank's files, and ranks given different jobs
 //! are refused before anything is made. Every run is bounded by `timeout`.
 
-use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab_bin};
+use crate::util::{json, mpirun_sh, phase, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// `mpirun -np 4` of `storlab md` in a shell that sees `$r` (the rank).
 fn mpirun4(secs: u32, args: &str) -> Option<Output> {
-    if !have("mpirun") {
-        skip(
-            "md_mpi",
-            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
-        );
-        return None;
-    }
-    let mut c = Command::new("timeout");
-    c.arg(secs.to_string()).arg("mpirun");
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args(["--oversubscribe", "-np", "4", "sh", "-c"]);
-    c.arg(format!(
-        "r=$OMPI_COMM_WORLD_RANK; exec '{}' md {args}",
-        storlab_bin().display()
-    ));
-    for (k, v) in cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.stdin(std::process::Stdio::null());
-    Some(c.output().expect("run mpirun"))
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_str(&stdout(o))
-        .unwrap_or_else(|e| panic!("not JSON ({e}): stdout {} stderr {}", stdout(o), stderr(o)))
-}
-
-fn phase<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["params"]["name"] == name)
-        .unwrap_or_else(|| panic!("no phase {name} in {v}"))
+    mpirun_sh("md_mpi", 4, secs, &format!("md {args}"))
 }
 
 fn counts(p: &Value) -> Vec<u64> {

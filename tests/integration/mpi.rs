@@ -4,28 +4,15 @@
 //! each rank a node name (`STORLAB_MPI_NODE`). Every run is bounded by
 //! `timeout`, so a hang fails instead of blocking CI.
 
-use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab_bin};
+use crate::util::{cmd, have, skip, stderr, stdout, storlab_bin};
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// `mpirun -np N` of storlab with the test environment, bounded by `secs`;
 /// `node_of_rank` (a shell expression over `$r`) names each rank's node.
 fn mpirun(np: u32, secs: u32, node_of_rank: Option<&str>, args: &[&str]) -> Option<Output> {
-    if !have("mpirun") {
-        skip(
-            "mpi",
-            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
-        );
-        return None;
-    }
-    let base = cmd();
-    let mut c = Command::new("timeout");
-    c.arg(secs.to_string()).arg("mpirun");
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args(["--oversubscribe", "-np", &np.to_string()]);
     let bin = storlab_bin();
     match node_of_rank {
         Some(expr) => {
@@ -35,19 +22,13 @@ fn mpirun(np: u32, secs: u32, node_of_rank: Option<&str>, args: &[&str]) -> Opti
                 bin.display(),
                 quoted.join(" ")
             );
-            c.args(["sh", "-c", &script]);
+            crate::util::mpirun("mpi", np, secs, ["sh", "-c", &script])
         }
         None => {
-            c.arg(&bin).args(args);
+            let launch = std::iter::once(bin.as_os_str()).chain(args.iter().map(OsStr::new));
+            crate::util::mpirun("mpi", np, secs, launch)
         }
     }
-    for (k, v) in base.get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.stdin(std::process::Stdio::null());
-    Some(c.output().expect("run mpirun"))
 }
 
 fn json(o: &Output) -> Value {
@@ -581,33 +562,7 @@ rw = "write"
 
 /// `mpirun -np N sh -c SCRIPT` with the test environment, bounded by `secs`.
 fn raw_mpirun(np: u32, secs: u32, script: &str) -> Option<Output> {
-    if !have("mpirun") {
-        skip(
-            "mpi",
-            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
-        );
-        return None;
-    }
-    let mut c = Command::new("timeout");
-    c.arg(secs.to_string()).arg("mpirun");
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args([
-        "--oversubscribe",
-        "-np",
-        &np.to_string(),
-        "sh",
-        "-c",
-        script,
-    ]);
-    for (k, v) in cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.stdin(std::process::Stdio::null());
-    Some(c.output().expect("run mpirun"))
+    crate::util::mpirun("mpi", np, secs, ["sh", "-c", script])
 }
 
 /// A rank that cannot open the files rank 0 created (its node does not see

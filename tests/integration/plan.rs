@@ -91,46 +91,6 @@ fn layout_json_has_schema_and_overrides_apply() {
 }
 
 #[test]
-fn sizing_shortfall_is_a_verdict_and_exits_one_under_check() {
-    let o = storlab(&[
-        "plan",
-        "layout",
-        "R6/8",
-        "--drive",
-        "wd-red-4tb",
-        "--cores",
-        "1000",
-    ]);
-    // A verdict in the output (issue 27); exit 1 only under --check.
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).contains("verdict: SHORT"));
-    let o = storlab(&[
-        "plan",
-        "layout",
-        "R6/8",
-        "--drive",
-        "wd-red-4tb",
-        "--cores",
-        "1000",
-        "--check",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stdout(&o).contains("SHORT"));
-    let o = storlab(&[
-        "plan",
-        "layout",
-        "R6/8",
-        "--drive",
-        "wd-red-4tb",
-        "--cores",
-        "2",
-        "--mbps-per-core",
-        "25",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-}
-
-#[test]
 fn bad_layouts_show_form_and_example() {
     bad(
         &["plan", "layout", "R7/8"],

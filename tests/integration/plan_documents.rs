@@ -461,6 +461,11 @@ fn a_design_short_of_cores_is_a_verdict_with_exit_one_only_under_check() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("verdict: meets"));
+    // A lower figure per core is the one held against the design.
+    let slow = [&args[..5], &["--cores", "2", "--mbps-per-core", "25"]].concat();
+    let o = storlab(&slow);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("x 25 MB/s"), "{}", stdout(&o));
     // --check without --cores has nothing to check: refused by clap.
     let o = storlab(&["plan", "layout", "R6/8", "--check"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

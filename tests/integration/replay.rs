@@ -1,7 +1,7 @@
 //! `storlab replay`: a recorded trace issued again on a target directory,
 //! through the real binary (issue 26).
 
-use crate::util::{cmd, ok, stderr, stdout, storlab};
+use crate::util::{cmd, ok, refused_storing_nothing, stderr, stdout, storlab};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -247,38 +247,12 @@ fn a_block_device_target_is_refused_before_the_store_or_the_device_is_touched() 
     let lo = Loop::sparse(&d.path().join("disk.img"), 64 << 20).expect("loop device");
     let trace = iolog(d.path(), 4, 10, 1);
     let db = d.path().join("r.db");
-    let out = cmd()
-        .arg("replay")
-        .arg(&trace)
-        .arg(&lo.dev)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("is a block device") && stderr(&out).contains("give a directory"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!db.exists(), "no database made before the refusal");
+    let args = ["replay".as_ref(), trace.as_os_str(), lo.dev.as_ref()];
+    refused_storing_nothing(&args, &db, &["is a block device", "give a directory"]);
     let file = d.path().join("plain");
     std::fs::write(&file, b"x").expect("file");
-    let out = cmd()
-        .arg("replay")
-        .arg(&trace)
-        .arg(&file)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("is not a directory"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!db.exists(), "no database made before the refusal");
+    let args = ["replay".as_ref(), trace.as_os_str(), file.as_os_str()];
+    refused_storing_nothing(&args, &db, &["is not a directory"]);
     assert_eq!(
         std::fs::read(&file).expect("file"),
         b"x",

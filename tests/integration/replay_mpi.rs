@@ -4,36 +4,13 @@
 //! than processes, and ranks given different jobs, are refused before any
 //! I/O. Every run is bounded by `timeout`.
 
-use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab, storlab_bin};
+use crate::util::{mpirun_sh, stderr, stdout, storlab};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// `mpirun -np 4` of `storlab replay` in a shell that sees `$r` (the rank).
 fn mpirun4(secs: u32, args: &str) -> Option<Output> {
-    if !have("mpirun") {
-        skip(
-            "replay_mpi",
-            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
-        );
-        return None;
-    }
-    let mut c = Command::new("timeout");
-    c.arg(secs.to_string()).arg("mpirun");
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args(["--oversubscribe", "-np", "4", "sh", "-c"]);
-    c.arg(format!(
-        "r=$OMPI_COMM_WORLD_RANK; exec '{}' replay {args}",
-        storlab_bin().display()
-    ));
-    for (k, v) in cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.stdin(std::process::Stdio::null());
-    Some(c.output().expect("run mpirun"))
+    mpirun_sh("replay_mpi", 4, secs, &format!("replay {args}"))
 }
 
 fn fixture(name: &str) -> PathBuf {

@@ -2,33 +2,15 @@
 //! mpi`): rank 0 alone writes, the other ranks' warnings come once,
 //! naming the ranks, after the tables.
 
-use crate::util::{cmd, have, is_root, skip, stderr, stdout, storlab_bin};
-use std::process::{Command, Output};
+use crate::util::{cmd, stderr, stdout, storlab_bin};
+use std::ffi::OsStr;
+use std::process::Output;
 
 /// `mpirun -np N storlab ARGS` with the test environment, bounded by 120 s.
 fn mpirun(np: u32, args: &[&str]) -> Option<Output> {
-    if !have("mpirun") {
-        skip(
-            "seams_mpi",
-            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
-        );
-        return None;
-    }
-    let mut c = Command::new("timeout");
-    c.args(["120", "mpirun"]);
-    if is_root() {
-        c.arg("--allow-run-as-root");
-    }
-    c.args(["--oversubscribe", "-np", &np.to_string()])
-        .arg(storlab_bin())
-        .args(args);
-    for (k, v) in cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.stdin(std::process::Stdio::null());
-    Some(c.output().expect("run mpirun"))
+    let bin = storlab_bin();
+    let launch = std::iter::once(bin.as_os_str()).chain(args.iter().map(OsStr::new));
+    crate::util::mpirun("seams_mpi", np, 120, launch)
 }
 
 /// Four ranks each too short to trust: rank 0 prints the warning once

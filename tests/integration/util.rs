@@ -317,3 +317,71 @@ pub fn campaign_cmd(dir: &std::path::Path, args: &[&str]) -> Command {
 pub fn campaign(dir: &std::path::Path, args: &[&str]) -> Output {
     campaign_cmd(dir, args).output().unwrap()
 }
+
+/// `mpirun -np N LAUNCH...` with the test environment, bounded by `secs`
+/// (`timeout`, so a hang fails instead of blocking CI), oversubscribed and
+/// allowed as root; `LAUNCH` is storlab and its arguments, or `sh -c
+/// SCRIPT`. None (a printed skip for `test`) without mpirun.
+pub fn mpirun<S: AsRef<std::ffi::OsStr>>(
+    test: &str,
+    np: u32,
+    secs: u32,
+    launch: impl IntoIterator<Item = S>,
+) -> Option<Output> {
+    if !have("mpirun") {
+        skip(
+            test,
+            "mpirun not found (Debian: openmpi-bin libopenmpi-dev)",
+        );
+        return None;
+    }
+    let mut c = Command::new("timeout");
+    c.arg(secs.to_string()).arg("mpirun");
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.args(["--oversubscribe", "-np", &np.to_string()]);
+    c.args(launch);
+    for (k, v) in cmd().get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.stdin(std::process::Stdio::null());
+    Some(c.output().expect("run mpirun"))
+}
+
+/// [`mpirun`] of `storlab WORDS` (shell text) on `np` ranks, each in a
+/// shell that sees `$r` (its rank).
+pub fn mpirun_sh(test: &str, np: u32, secs: u32, words: &str) -> Option<Output> {
+    let script = format!(
+        "r=$OMPI_COMM_WORLD_RANK; exec '{}' {words}",
+        storlab_bin().display()
+    );
+    mpirun(test, np, secs, ["sh", "-c", &script])
+}
+
+/// `storlab ARGS --db DB` was refused before it stored anything: exit 2,
+/// standard error naming each of `needles`, and no database at `db`.
+pub fn refused_storing_nothing(args: &[&std::ffi::OsStr], db: &std::path::Path, needles: &[&str]) {
+    let out = cmd().args(args).arg("--db").arg(db).output().expect("run");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: no '{n}' in: {err}");
+    }
+    assert!(
+        !db.exists(),
+        "{args:?}: a database was made before the refusal"
+    );
+}
+
+/// The phase named `name` of a run record (JSON).
+pub fn phase<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["params"]["name"] == name)
+        .unwrap_or_else(|| panic!("no phase {name} in {v}"))
+}

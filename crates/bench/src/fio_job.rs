@@ -198,6 +198,99 @@ fn map_option(
         "kb_base" | "description" | "thread" | "refill_buffers" | "write_bw_log"
         | "write_iops_log" | "write_lat_log" | "per_job_logs" => {}
         "name" => put("name", need(e, file)?.to_string()),
+        // Access patterns (issue 27; the `dist` block): skewed random
+        // offsets, offset modifiers, per-direction block sizes and rates,
+        // and byte or I/O limits.
+        "random_distribution" => {
+            let v = need(e, file)?;
+            let v = match v.strip_prefix("zoned_abs:") {
+                // Zone sizes in fio's units, passed on as bytes.
+                Some(zones) => {
+                    let mut parts = Vec::new();
+                    for z in zones.split(':').filter(|z| !z.trim().is_empty()) {
+                        let (a, sz) = z.split_once('/').ok_or_else(|| {
+                            SpecError(format!(
+                                "{file}:{}: random_distribution={v}: zone '{z}' is not ACCESS/SIZE",
+                                e.line
+                            ))
+                        })?;
+                        parts.push(format!("{a}/{}", size(sz)?));
+                    }
+                    format!("zoned_abs:{}", parts.join(":"))
+                }
+                None => v.to_string(),
+            };
+            put("random_distribution", v);
+        }
+        "rw" | "readwrite" if e.value.as_deref().is_some_and(|v| v.contains(':')) => {
+            let v = need(e, file)?;
+            let (pattern, n) = v.split_once(':').unwrap_or((v, ""));
+            let random =
+                storlab_types::RwMode::parse(pattern.trim()).is_some_and(|m| m.is_random());
+            if random {
+                return fail(
+                    file,
+                    e.line,
+                    format!(
+                        "rw={v}: fio's ':N' on a random pattern (N sequential I/Os per random offset) \
+                         is not supported: drop ':{n}'"
+                    ),
+                );
+            }
+            let (neg, mag) = match n.trim().strip_prefix('-') {
+                Some(m) => (true, m),
+                None => (false, n.trim()),
+            };
+            let bytes = size(mag)?;
+            put("rw", pattern.trim().to_string());
+            put("seq_skip", format!("{}{bytes}", if neg { "-" } else { "" }));
+        }
+        "bs" | "blocksize" if e.value.as_deref().is_some_and(|v| v.contains(',')) => {
+            let v = need(e, file)?;
+            let sides: Vec<&str> = v.split(',').map(str::trim).collect();
+            if sides.len() > 3 {
+                return fail(file, e.line, format!("{key}={v}: give READ,WRITE[,TRIM]"));
+            }
+            if sides.get(2).is_some_and(|t| !t.is_empty()) {
+                notes.push(format!(
+                    "{key}={v}: the trim size is not used (storlab does no trims)"
+                ));
+            }
+            if !sides[0].is_empty() {
+                put("bs", size(sides[0])?.to_string());
+            }
+            if let Some(w) = sides.get(1).filter(|w| !w.is_empty()) {
+                put("bs_write", size(w)?.to_string());
+            }
+        }
+        "rate" => {
+            let v = need(e, file)?;
+            let sides: Vec<&str> = v.split(',').map(str::trim).collect();
+            if sides.len() > 3 {
+                return fail(file, e.line, format!("rate={v}: give READ,WRITE[,TRIM]"));
+            }
+            if sides.get(2).is_some_and(|t| !t.is_empty()) {
+                notes.push(format!(
+                    "rate={v}: the trim cap is not used (storlab does no trims)"
+                ));
+            }
+            let bytes = |t: &str| -> Result<String, SpecError> {
+                Ok(if t.is_empty() {
+                    String::new()
+                } else {
+                    size(t)?.to_string()
+                })
+            };
+            let text = match sides.as_slice() {
+                [both] => bytes(both)?,
+                [r, w, ..] => format!("{},{}", bytes(r)?, bytes(w)?),
+                [] => String::new(),
+            };
+            put("rate", text);
+        }
+        "rate_process" => put("rate_process", need(e, file)?.to_string()),
+        "io_size" | "io_limit" => put("io_size", size(need(e, file)?)?.to_string()),
+        "number_ios" => put("number_ios", need(e, file)?.to_string()),
         "rw" | "readwrite" => {
             let v = need(e, file)?;
             if v.contains(':') {
@@ -679,8 +772,9 @@ time_based
             .unwrap_err()
             .0;
         assert!(e.contains("no job sections"), "{e}");
-        let e = FioJobFile::parse("[j]\nbs=4k,8k\n", "c.fio").unwrap_err().0;
-        assert!(e.contains("read/write"), "{e}");
+        // bs=R,W runs now (issue 27): reads at 4k, writes at 8k.
+        let f = FioJobFile::parse("[j]\nbs=4k,8k\n", "c.fio").unwrap();
+        assert_eq!(f.phases[0].bs_write.map(|b| b.0), Some(8192));
         let e = FioJobFile::parse("[j]\nfilename=${DEV}\n", "c.fio")
             .unwrap_err()
             .0;

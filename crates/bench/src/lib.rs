@@ -27,6 +27,7 @@
 //! argument.
 #![deny(unsafe_code)]
 
+mod access;
 mod clock;
 pub mod cluster;
 mod data;
@@ -40,6 +41,7 @@ pub mod launcher;
 mod limits;
 mod offsets;
 mod options;
+mod pace;
 pub mod profiles;
 mod record;
 pub mod repeat;

@@ -1,7 +1,10 @@
-//! Where each I/O goes: sequential cursors, full-coverage random
-//! permutations with O(1) memory, random-with-replacement, and the mapping
-//! of a job's logical region onto files (per-job file, shared regions,
-//! interleaved stride).
+//! Where each I/O goes: sequential cursors (with fio's skips and
+//! backwards steps), full-coverage random permutations with O(1) memory,
+//! random-with-replacement, fio's skewed laws (zipf, pareto, normal,
+//! zoned: [`Skew`]), and the mapping of a job's logical region onto files
+//! (per-job file, shared regions, interleaved stride).
+
+use storlab_types::RandomDistribution;
 
 /// A fast, seedable PRNG (xoshiro256++): offsets, mixes and data.
 #[derive(Debug, Clone)]
@@ -162,6 +165,20 @@ pub enum OffsetGen {
         slot: u64,
         i: u64,
     },
+    /// Slots drawn from a skewed law, with replacement; a "pass" is
+    /// `slots` I/Os.
+    Skewed {
+        skew: Box<Skew>,
+        slot: u64,
+        i: u64,
+    },
+    /// fio's `rw=read:N`: each I/O starts `skip` bytes after the end of the
+    /// one before (before it, when negative); see [`OffsetGen::skipping`].
+    Skipping {
+        last_end: u64,
+        size: u64,
+        skip: i64,
+    },
 }
 
 impl OffsetGen {
@@ -224,7 +241,233 @@ impl OffsetGen {
                 *i += 1;
                 (rng.below(*slots) * *slot, wrapped)
             }
+            OffsetGen::Skewed { skew, slot, i } => {
+                let wrapped = *i == skew.slots;
+                if wrapped {
+                    *i = 0;
+                }
+                *i += 1;
+                (skew.draw(rng) * *slot, wrapped)
+            }
+            OffsetGen::Skipping {
+                last_end,
+                size,
+                skip,
+            } => {
+                // fio's get_next_seq_offset with file_offset 0: the first
+                // I/O is at 0; each next one `skip` after the end of the
+                // last; past either end, forward skips wrap to 0 and
+                // backward ones to `size + skip`. (fio would fail an I/O
+                // that starts inside the region but ends past it; storlab
+                // wraps it to the start.)
+                let mut pos = i128::from(*last_end);
+                if pos != 0 {
+                    pos += i128::from(*skip);
+                    if pos < 0 || pos >= i128::from(*size) {
+                        pos = if *skip > 0 {
+                            0
+                        } else {
+                            i128::from(*size) + i128::from(*skip)
+                        };
+                    }
+                }
+                let mut off = u64::try_from(pos).unwrap_or(0);
+                if off + len > *size {
+                    off = 0;
+                }
+                *last_end = off + len;
+                (off, false)
+            }
         }
+    }
+
+    /// Skewed slots from `skew`, each `slot` bytes.
+    pub fn skewed(skew: Skew, slot: u64) -> OffsetGen {
+        OffsetGen::Skewed {
+            skew: Box::new(skew),
+            slot,
+            i: 0,
+        }
+    }
+
+    /// Sequential with fio's offset modifier: `skip` bytes after each I/O
+    /// (negative: backwards) in a region of `size` bytes. Passes are
+    /// counted by bytes by the caller (fio moves `size` bytes a pass), so
+    /// this never reports a wrap.
+    pub fn skipping(size: u64, skip: i64) -> OffsetGen {
+        OffsetGen::Skipping {
+            last_end: 0,
+            size,
+            skip,
+        }
+    }
+}
+
+/// fio caps the zipf normalisation sum at this many terms (`ZIPF_MAX_GEN`).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+
+/// A law over ranks `0..n` (rank 0 the hottest), as fio's `lib/zipf.c` and
+/// `lib/gauss.c` draw them, or a zone table.
+#[derive(Debug, Clone)]
+enum Law {
+    /// Gray et al.'s zipf generator, fio's `zipf_next`.
+    Zipf {
+        theta: f64,
+        zetan: f64,
+        alpha: f64,
+        eta: f64,
+    },
+    /// fio's `pareto_next`: rank = (n−1)·u^pow, pow = ln h / ln(1−h).
+    Pareto { pow: f64 },
+    /// fio's `gauss_next`: the mean of 12 uniform ranks plus a uniform
+    /// deviation of `stddev` ranks.
+    Normal { stddev: u64 },
+    /// `zones[k]` = (first slot, slots) of zone k; `pick[v]` the zone of
+    /// percentage point v (0..100), as fio's zone_state_index.
+    Zoned {
+        zones: Vec<(u64, u64)>,
+        pick: Vec<u16>,
+    },
+}
+
+/// A skewed law over the `slots` slots of one job's region: a rank drawn
+/// from the law, placed by a seeded permutation (fio hashes the rank; a
+/// permutation gives every rank its own slot) and rotated by the
+/// distribution's center (`center · slots`, or a random rotation when no
+/// center is given, as fio). Zoned laws draw uniformly inside a zone.
+/// Built once per job: the hot slots stay the same across passes.
+#[derive(Debug, Clone)]
+pub struct Skew {
+    law: Law,
+    slots: u64,
+    perm: Permutation,
+    rotate: u64,
+}
+
+/// Uniform in [0, 1) with 53 bits.
+#[inline]
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+impl Skew {
+    /// The law of `dist` over `slots` slots of `slot` bytes.
+    pub fn new(dist: &RandomDistribution, slots: u64, slot: u64, seed: u64) -> Skew {
+        let n = slots.max(1);
+        let mut rng = Rng::new(seed ^ 0x534B_4557);
+        let random_rotation = rng.below(n);
+        let at = |c: f64| ((n as f64 * c) as u64).min(n - 1);
+        let (law, rotate) = match dist {
+            RandomDistribution::Zipf { theta, center } => {
+                let zetan: f64 = (1..=n.min(ZIPF_MAX_GEN))
+                    .map(|i| (i as f64).powf(-theta))
+                    .sum();
+                let zeta2 = 1.0 + 0.5f64.powf(*theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let law = Law::Zipf {
+                    theta: *theta,
+                    zetan,
+                    alpha: 1.0 / (1.0 - theta),
+                    eta,
+                };
+                (law, center.map_or(random_rotation, at))
+            }
+            RandomDistribution::Pareto { h, center } => {
+                let pow = h.ln() / (1.0 - h).ln();
+                (Law::Pareto { pow }, center.map_or(random_rotation, at))
+            }
+            RandomDistribution::Normal { dev_pct, center } => {
+                let stddev = if *dev_pct > 0.0 {
+                    ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2)
+                } else {
+                    0
+                };
+                // fio: rand_off = n·(center − 0.5), none without a center.
+                let rotate = center.map_or(0, |c| {
+                    ((n as f64 * (c - 0.5)) as i64).rem_euclid(n as i64) as u64
+                });
+                (Law::Normal { stddev }, rotate)
+            }
+            RandomDistribution::Zoned { zones } | RandomDistribution::ZonedAbs { zones } => {
+                let abs = matches!(dist, RandomDistribution::ZonedAbs { .. });
+                let mut table = Vec::new();
+                let mut pick = Vec::with_capacity(100);
+                let mut start = 0u64;
+                for (k, z) in zones.iter().enumerate() {
+                    let (first, count) = if abs {
+                        (start / slot, z.extent / slot)
+                    } else {
+                        // fio: offset = stotal·lastb/100, blocks = lastb·(send−stotal)/100.
+                        (start * n / 100, n * z.extent / 100)
+                    };
+                    start += z.extent;
+                    let first = first.min(n - 1);
+                    table.push((first, count.clamp(1, n - first)));
+                    pick.extend(std::iter::repeat_n(k as u16, z.access_pct as usize));
+                }
+                (Law::Zoned { zones: table, pick }, 0)
+            }
+        };
+        Skew {
+            law,
+            slots: n,
+            perm: Permutation::new(n, seed ^ 0x5343_4154),
+            rotate,
+        }
+    }
+
+    /// The rank (0 = hottest) of the next I/O, before placement; for a
+    /// zoned law the slot itself.
+    #[inline]
+    pub fn rank(&self, rng: &mut Rng) -> u64 {
+        let n = self.slots;
+        match &self.law {
+            Law::Zipf {
+                theta,
+                zetan,
+                alpha,
+                eta,
+            } => {
+                let u = unit(rng);
+                let z = u * zetan;
+                let val = if z < 1.0 {
+                    1
+                } else if z < 1.0 + 0.5f64.powf(*theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * u - eta + 1.0).powf(*alpha)) as u64
+                };
+                (val - 1) % n
+            }
+            Law::Pareto { pow } => (((n - 1) as f64 * unit(rng).powf(*pow)) as u64).min(n - 1),
+            Law::Normal { stddev } => {
+                let sum: u64 = (0..12).map(|_| rng.below(n + 1)).sum();
+                let mut sum = sum.div_ceil(12);
+                if *stddev > 0 {
+                    let mut dev = (*stddev as f64 * unit(rng)) as i64 - (*stddev / 2) as i64;
+                    let fits = |d: i64| (0..n as i64).contains(&(sum as i64 + d));
+                    while dev != 0 && !fits(dev) {
+                        dev /= 2;
+                    }
+                    sum = (sum as i64 + dev) as u64;
+                }
+                sum.min(n - 1)
+            }
+            Law::Zoned { zones, pick } => {
+                let (first, count) = zones[pick[rng.below(pick.len() as u64) as usize] as usize];
+                first + rng.below(count)
+            }
+        }
+    }
+
+    /// The slot of the next I/O.
+    #[inline]
+    pub fn draw(&self, rng: &mut Rng) -> u64 {
+        let r = self.rank(rng);
+        if matches!(self.law, Law::Zoned { .. }) {
+            return r;
+        }
+        (self.perm.get(r) + self.rotate) % self.slots
     }
 }
 
@@ -331,6 +574,156 @@ mod tests {
         let expect: std::collections::BTreeSet<u64> =
             (0..numjobs * per_job).step_by(4096).collect();
         assert_eq!(all, expect);
+    }
+
+    /// Hits per slot of `draws` I/Os from `dist` over `n` slots.
+    fn hits(dist: &str, n: u64, draws: usize) -> Vec<u64> {
+        let d = crate::access::parse_distribution(dist).unwrap().unwrap();
+        let skew = Skew::new(&d, n, 4096, 11);
+        let mut g = OffsetGen::skewed(skew, 4096);
+        let mut rng = Rng::new(5);
+        let mut h = vec![0u64; n as usize];
+        for _ in 0..draws {
+            h[(g.next(4096, &mut rng).0 / 4096) as usize] += 1;
+        }
+        h
+    }
+
+    /// Share of all hits taken by the hottest `frac` of the slots.
+    fn hottest_share(mut h: Vec<u64>, frac: f64) -> f64 {
+        let total: u64 = h.iter().sum();
+        h.sort_unstable_by(|a, b| b.cmp(a));
+        let k = (h.len() as f64 * frac) as usize;
+        h[..k].iter().sum::<u64>() as f64 / total as f64
+    }
+
+    /// zipf(θ): the hottest 10 % of the blocks take H(n/10, θ) / H(n, θ) of
+    /// the hits (the analytic share; fio's generator is Gray et al.'s
+    /// approximation of it), and the hottest block 1 / H(n, θ).
+    #[test]
+    fn zipf_hit_share_matches_the_analytic_value() {
+        let n = 10_000u64;
+        for theta in [1.2f64, 0.8] {
+            let h_n = |k: u64| (1..=k).map(|i| (i as f64).powf(-theta)).sum::<f64>();
+            let want = h_n(n / 10) / h_n(n);
+            let h = hits(&format!("zipf:{theta}"), n, 1_000_000);
+            let top = *h.iter().max().unwrap() as f64 / 1e6;
+            let got = hottest_share(h, 0.1);
+            assert!((got - want).abs() < 0.01, "zipf:{theta}: {got} want {want}");
+            assert!((top - 1.0 / h_n(n)).abs() < 0.01, "zipf:{theta} top {top}");
+        }
+        // Uniform for contrast: the hottest 10 % take little more than 10 %.
+        let d = OffsetGen::new(true, true, 10_000 * 4096, 4096, 3);
+        let (mut g, mut rng) = (d, Rng::new(5));
+        let mut h = vec![0u64; 10_000];
+        for _ in 0..1_000_000 {
+            h[(g.next(4096, &mut rng).0 / 4096) as usize] += 1;
+        }
+        assert!(hottest_share(h, 0.1) < 0.13);
+    }
+
+    /// pareto:h: the hottest fraction f takes f^(ln(1−h)/ln h) of the hits:
+    /// 80 % on the hottest 20 % for h = 0.2.
+    #[test]
+    fn pareto_hit_share_matches_the_analytic_value() {
+        let h = 0.2f64;
+        let h_hits = hits("pareto:0.2", 10_000, 1_000_000);
+        for f in [0.05, 0.2, 0.5] {
+            let want = f64::powf(f, (1.0 - h).ln() / h.ln());
+            let got = hottest_share(h_hits.clone(), f);
+            assert!((got - want).abs() < 0.01, "f={f}: {got} want {want}");
+        }
+        assert!((hottest_share(h_hits, 0.2) - 0.8).abs() < 0.01);
+    }
+
+    /// zoned:60/10:30/20:10/70: 60 % of the I/Os in the first 10 % of the
+    /// region, uniformly; 30 % in the next 20 %; 10 % in the rest.
+    #[test]
+    fn zoned_zones_take_their_shares() {
+        let n = 1000u64;
+        let h = hits("zoned:60/10:30/20:10/70", n, 400_000);
+        let share = |a: usize, b: usize| h[a..b].iter().sum::<u64>() as f64 / 400_000.0;
+        assert!((share(0, 100) - 0.6).abs() < 0.005, "{}", share(0, 100));
+        assert!((share(100, 300) - 0.3).abs() < 0.005);
+        assert!((share(300, 1000) - 0.1).abs() < 0.005);
+        // Uniform inside a zone: every block of the first zone about 0.6 %.
+        assert!(
+            h[..100].iter().all(|&c| (1_800..3_000).contains(&c)),
+            "{:?}",
+            &h[..100]
+        );
+        // zoned_abs: absolute extents (here 40 KiB = 10 slots of 4 KiB).
+        let d = crate::access::parse_distribution("zoned_abs:90/40k:10/360k")
+            .unwrap()
+            .unwrap();
+        let skew = Skew::new(&d, 100, 4096, 1);
+        let mut rng = Rng::new(2);
+        let first = (0..100_000).filter(|_| skew.draw(&mut rng) < 10).count();
+        assert!((first as f64 / 1e5 - 0.9).abs() < 0.01, "{first}");
+    }
+
+    /// normal:P as fio's gauss_next: the mean of 12 uniform ranks (σ = n/12
+    /// around n/2) plus a uniform spread of P % of n: σ² = n²/144 + (Pn/100)²/12.
+    #[test]
+    fn normal_spread_is_fios() {
+        let n = 100_000u64;
+        for pct in [0.0f64, 40.0] {
+            let d = crate::access::parse_distribution(&format!("normal:{pct}"))
+                .unwrap()
+                .unwrap();
+            let skew = Skew::new(&d, n, 4096, 4);
+            let mut rng = Rng::new(9);
+            let r: Vec<f64> = (0..200_000).map(|_| skew.rank(&mut rng) as f64).collect();
+            let mean = r.iter().sum::<f64>() / r.len() as f64;
+            let sd = (r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / r.len() as f64).sqrt();
+            let s = pct / 100.0 * n as f64;
+            let want = ((n as f64).powi(2) / 144.0 + s * s / 12.0).sqrt();
+            assert!((mean / (n as f64 / 2.0) - 1.0).abs() < 0.01, "{mean}");
+            assert!(
+                (sd / want - 1.0).abs() < 0.02,
+                "normal:{pct}: sd {sd} want {want}"
+            );
+            // Inside ±1σ: about 68 % without the uniform spread (a bell, not
+            // a flat one).
+            let inside = r.iter().filter(|x| (*x - mean).abs() < want).count() as f64;
+            if pct == 0.0 {
+                assert!((inside / r.len() as f64 - 0.683).abs() < 0.01, "{inside}");
+            }
+        }
+    }
+
+    /// The center moves the hot spot: zipf:1.2:0.25 puts rank 0 at slot
+    /// perm(0) + n/4, so two centers give two different hottest blocks, and
+    /// the same seed the same hot set.
+    #[test]
+    fn a_center_rotates_the_hot_spot() {
+        let hot = |dist: &str| {
+            let h = hits(dist, 1000, 50_000);
+            (0..1000).max_by_key(|&i| h[i]).unwrap() as u64
+        };
+        let (a, b) = (hot("zipf:1.2:0"), hot("zipf:1.2:0.25"));
+        assert_eq!((a + 250) % 1000, b);
+        assert_eq!(hot("zipf:1.2:0.25"), b);
+    }
+
+    /// fio's rw=read:-8k with bs=4k: 0 first, then from the end down one
+    /// block at a time (size−8k, size−12k, ..., 4k, 0, size−8k, ...);
+    /// rw=write:112k with bs=16k: every 128k, wrapping to 0 past the end.
+    #[test]
+    fn skips_give_fios_offset_sequence() {
+        let k = 1024u64;
+        let mut rng = Rng::new(1);
+        let mut g = OffsetGen::skipping(64 * k, -8 * 1024);
+        let offs: Vec<u64> = (0..18).map(|_| g.next(4 * k, &mut rng).0 / k).collect();
+        assert_eq!(
+            offs,
+            vec![
+                0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56, 52
+            ]
+        );
+        let mut g = OffsetGen::skipping(512 * k, 112 * 1024);
+        let offs: Vec<u64> = (0..6).map(|_| g.next(16 * k, &mut rng).0 / k).collect();
+        assert_eq!(offs, vec![0, 128, 256, 384, 0, 128]);
     }
 
     proptest! {

@@ -389,6 +389,20 @@ bench_options! {
     group_reporting: Flag = "off", long "group-reporting", value "0|1";
     /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
     new_group: Flag = "on", long "new-group", value "0|1";
+    /// Random patterns: where the I/Os fall (fio's random_distribution): random (uniform), zipf:THETA (THETA > 0, not 1), pareto:H (0 < H < 1: the hottest H of the blocks take 1-H of the hits), normal:PCT (fio's: a bell of sigma about 8 % of the region plus a uniform spread of PCT %), each with an optional :CENTER (0..1) shifting the hot spot; zoned:A/S:... (A % of the I/Os in the next S % of the region) or zoned_abs:A/SIZE:... Every non-uniform law draws with replacement, as fio (which turns its random map off for them); zoned too (fio keeps its map there)
+    random_distribution: String = "random", long "random-distribution", value "DIST";
+    /// Sequential patterns: bytes skipped after each I/O, negative to move backwards (fio's rw=read:N, e.g. --seq-skip -8k reads 4k blocks from the end down; 112k writes 16k every 128k); the pass still moves --size bytes, wrapping as fio does
+    seq_skip: String = "0", long "seq-skip", value "SIZE";
+    /// Block size of writes when it differs from --bs (fio's bs=R,W); not with --bssplit
+    bs_write: ByteSize = "", long "bs-write", value "SIZE";
+    /// Bandwidth cap per job in bytes/s (fio's rate): one value caps reads and writes each, READ,WRITE caps them apart, ',500k' only writes (0 = none)
+    rate: String = "0", long "rate", value "R[,W]";
+    /// How rate-capped I/Os are spaced (--rate, --rate-iops): linear (evenly) or poisson (exponential gaps whose mean is one I/O's share of the rate, as fio's rate_process)
+    rate_process: String = "linear", long "rate-process", value "linear|poisson";
+    /// Stop each job after it moved SIZE bytes (fio's io_size/io_limit): less than --size ends early, more passes over the region again; with --time-based the runtime decides instead
+    io_size: ByteSize = "", long "io-size", value "SIZE", aliases ["io_limit"];
+    /// Stop each job after N I/Os (times --loops, as fio's number_ios; 0 = no limit); it only ends a job early
+    number_ios: u64 = "0", long "number-ios", value "N";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -601,6 +615,8 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     let rwmixread = bounded("rwmixread", s.rwmixread.unwrap_or(50))? as u8;
     let bs = resolve_bs(s)?;
     let max_bs = bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
+    // fio's bs=R,W: the larger size sets the granularity too.
+    let max_bs = max_bs.max(s.bs_write.map_or(0, |b| b.0));
     let size = storlab_types::params::check_number("size", s.size.map_or(256 << 20, |b| b.0))?;
     if size < max_bs {
         return err(format!(
@@ -647,6 +663,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if verify && buffer_pattern == BufferPattern::Zero {
         return err("verify needs self-checking data: drop --buffer-pattern zero or --verify");
     }
+    let access = crate::access::resolve(s, rw, &bs, size, time_based)?;
     Ok(PhaseParams {
         name: s
             .name
@@ -687,6 +704,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         shares_report: false,
         groups: Vec::new(),
         md: None,
+        ..access
     })
 }
 

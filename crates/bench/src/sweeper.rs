@@ -16,15 +16,43 @@ use std::path::Path;
 use storlab_types::{BenchReport, CacheMode, PhaseParams, PhaseResult};
 
 pub mod drive;
+pub mod resume;
 pub mod runner;
 
 pub use drive::{Before, Driven, OnFailure, Outcome, Points, Silent, drive};
 pub use runner::{
-    PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun, run_points,
+    PointInfo, PointSink, Progress, Saved, StoreError, SweepError, SweepEvent, SweepRun,
+    run_points, sweep_line,
 };
 
 /// Tags the sweep sets on every point's run; `--tag` may not use them.
 pub const RESERVED_TAGS: [&str; 3] = ["sweep", "sweep_point", "sweep_params"];
+
+/// Why `storlab sweep` does not start (nothing is made first).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// Started as `n` processes by mpirun/srun: each would run the whole
+    /// sweep on the same storage at once.
+    #[error(
+        "storlab sweep was started as {0} processes by an MPI launcher: each would run the whole \
+         sweep on the same storage at once; run the sweep without mpirun/srun, or measure \
+         many clients with `mpirun -np {0} storlab bench ... --clients 1,2,4` (one run per client count)"
+    )]
+    UnderLauncher(u32),
+    #[error(
+        "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
+    )]
+    Monitor,
+    #[error("--resume reads the stored points: drop --no-save")]
+    ResumeUnsaved,
+    #[error(
+        "nothing to sweep: add --vary OPTION=VALUES (e.g. --vary bs=4k,64k,1m) or a --profile with a sweep"
+    )]
+    Nothing,
+    /// `--tag` with a key the sweep sets itself.
+    #[error("--tag {0}=...: {0} is set by the sweep itself; use another key")]
+    ReservedTag(&'static str),
+}
 
 /// What became of one point.
 #[derive(Debug, Clone)]

@@ -30,7 +30,8 @@ use crate::engine::{
     Dir, Engine, Io, LibaioEngine, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions,
 };
 use crate::gate::Ticket;
-use crate::offsets::{OffsetGen, RegionMap, Rng};
+use crate::offsets::{OffsetGen, RegionMap, Rng, Skew};
+use crate::pace::Pacer;
 use crate::series::{IntervalBuf, SeriesCollector};
 use crate::stats::{DirCounter, ErrorCounts};
 use crate::sys::{self, OpenFlags};
@@ -144,10 +145,18 @@ pub(crate) fn depth_cause(p: &PhaseParams, outs: &[WorkerOut]) -> String {
         ),
         _ => String::new(),
     };
-    if p.rate_iops > 0 {
+    if p.rate_iops > 0 || p.rate_read_bytes_per_s > 0 || p.rate_write_bytes_per_s > 0 {
+        let cap = if p.rate_iops > 0 {
+            format!("--rate-iops {}", p.rate_iops)
+        } else {
+            format!(
+                "--rate {}/s,{}/s",
+                storlab_types::format_bytes(p.rate_read_bytes_per_s),
+                storlab_types::format_bytes(p.rate_write_bytes_per_s)
+            )
+        };
         return format!(
-            "the rate cap (--rate-iops {} per job) held I/Os back, as asked (asleep {} of the window)",
-            p.rate_iops,
+            "the rate cap ({cap} per job) held I/Os back, as asked (asleep {} of the window)",
             pct(paced)
         );
     }
@@ -341,15 +350,23 @@ struct IoGen {
     by_bytes: bool,
     /// Bytes issued in the current pass (with `by_bytes`).
     pass_bytes: u64,
+    /// A skewed `random_distribution`, built once per job (its hot blocks
+    /// stay put across passes).
+    skew: Option<Skew>,
 }
 
 impl IoGen {
     fn new(ctx: &Ctx<'_>, depth: usize) -> IoGen {
         let (p, plan) = (ctx.p, ctx.plan);
         let seed = p.seed ^ u64::from(plan.job).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let skew = p
+            .random_distribution
+            .as_ref()
+            .filter(|_| p.rw.is_random())
+            .map(|d| Skew::new(d, plan.size / p.max_bs(), p.max_bs(), seed));
         IoGen {
             rng: Rng::new(seed),
-            offsets: Self::offsets(ctx, seed),
+            offsets: Self::offsets(ctx, seed, skew.as_ref()),
             data: DataGen::new(
                 p.buffer_pattern,
                 plan.unit,
@@ -367,13 +384,23 @@ impl IoGen {
                 u64::from(p.rw.read_pct(p.rwmixread))
             },
             slot_uses: vec![0; depth],
-            by_bytes: p.bs.len() > 1 && p.rw.is_random(),
+            // Several sizes at random offsets, or fio's skips: a pass is
+            // `size` bytes, as in fio.
+            by_bytes: ((p.bs.len() > 1 || p.bs_write_bytes.is_some()) && p.rw.is_random())
+                || p.seq_skip_bytes != 0,
             pass_bytes: 0,
+            skew,
         }
     }
 
-    fn offsets(ctx: &Ctx<'_>, pass_seed: u64) -> OffsetGen {
+    fn offsets(ctx: &Ctx<'_>, pass_seed: u64, skew: Option<&Skew>) -> OffsetGen {
         let p = ctx.p;
+        if let Some(skew) = skew {
+            return OffsetGen::skewed(skew.clone(), p.max_bs());
+        }
+        if p.seq_skip_bytes != 0 && !p.rw.is_random() {
+            return OffsetGen::skipping(ctx.plan.size, p.seq_skip_bytes);
+        }
         OffsetGen::new(
             p.rw.is_random(),
             p.random_with_replacement,
@@ -385,7 +412,7 @@ impl IoGen {
 
     /// The ramp is over: a full pass is counted from here.
     fn restart_pass(&mut self, ctx: &Ctx<'_>) {
-        self.offsets = Self::offsets(ctx, self.seed ^ 0x5241_4D50);
+        self.offsets = Self::offsets(ctx, self.seed ^ 0x5241_4D50, self.skew.as_ref());
         self.pass_bytes = 0;
     }
 
@@ -409,12 +436,16 @@ impl IoGen {
         let rp = self.read_pct;
         let is_read = rp == 100 || (rp > 0 && self.rng.below(100) < rp);
         let dir = if is_read { Dir::Read } else { Dir::Write };
-        let mut bs = self.pick_bs(p);
+        let mut bs = match (dir, p.bs_write_bytes) {
+            (Dir::Write, Some(w)) => w,
+            _ => self.pick_bs(p),
+        };
         if !self.by_bytes {
             let (logical, wrapped) = self.offsets.next(bs, &mut self.rng);
             return (dir, bs, logical, wrapped);
         }
-        let min_bs = p.bs.iter().map(|b| b.bs_bytes).min().unwrap_or(bs);
+        let sizes = || p.bs.iter().map(|b| b.bs_bytes).chain(p.bs_write_bytes);
+        let min_bs = sizes().min().unwrap_or(bs);
         let mut wrapped = false;
         if size.saturating_sub(self.pass_bytes) < min_bs {
             self.pass_bytes = 0;
@@ -423,12 +454,7 @@ impl IoGen {
         let left = size - self.pass_bytes;
         if bs > left {
             // The pass ends on exactly `size` bytes: the largest size that fits.
-            bs =
-                p.bs.iter()
-                    .map(|b| b.bs_bytes)
-                    .filter(|&b| b <= left)
-                    .max()
-                    .unwrap_or(min_bs);
+            bs = sizes().filter(|&b| b <= left).max().unwrap_or(min_bs);
         }
         self.pass_bytes += bs;
         let (logical, _) = self.offsets.next(bs, &mut self.rng);
@@ -450,6 +476,14 @@ impl IoGen {
         let len = if regenerate { buf.len() } else { bs as usize };
         self.data.fill(&mut buf[..len], file, off, regenerate);
     }
+}
+
+/// What [`Worker::generate`] produced.
+#[derive(Debug, Clone, Copy)]
+enum Gen {
+    Io(Dir, u64, u64),
+    Again,
+    Stop,
 }
 
 /// The measured window and when to stop issuing.
@@ -505,6 +539,14 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// Read-modify-write: reads in flight, and whether the last pass's reads are all issued.
     rmw_reads_in_flight: usize,
     rmw_reads_done: bool,
+    /// The rate caps (`rate_iops`, `rate`), if any.
+    pacer: Option<Pacer>,
+    /// An I/O generated but not yet due under the rate caps: issued first
+    /// once it is.
+    staged: Option<(Dir, u64, u64)>,
+    /// I/Os and bytes issued while measuring (`number_ios`, `io_size`).
+    win_ios: u64,
+    win_bytes: u64,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -565,6 +607,10 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             rmw_writes: std::collections::VecDeque::new(),
             rmw_reads_in_flight: 0,
             rmw_reads_done: false,
+            pacer: Pacer::of(p, p.seed ^ u64::from(ctx.plan.job)),
+            staged: None,
+            win_ios: 0,
+            win_bytes: 0,
             engine,
             clock,
             ctx,
@@ -677,17 +723,6 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             if self.think_until > 0 && self.clock.now() < self.think_until {
                 return Some(self.think_until);
             }
-            if p.rate_iops > 0 {
-                let due = start_ns.saturating_add(
-                    u64::try_from(
-                        u128::from(self.issued) * 1_000_000_000 / u128::from(p.rate_iops),
-                    )
-                    .unwrap_or(u64::MAX),
-                );
-                if self.clock.now() < due {
-                    return Some(due);
-                }
-            }
             if self.pending.len() >= self.chunk {
                 if self.batch.is_none() {
                     self.chunk = self.chunk.saturating_mul(2);
@@ -710,35 +745,47 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.stop_issuing(self.now);
                 return None;
             }
-            let rmw = p.rw == RwMode::ReadModifyWrite;
-            let (dir, bs, offset) =
-                if let Some((off, len)) = self.rmw_writes.pop_front().filter(|_| rmw) {
-                    // Write back a block whose read has completed.
-                    (Dir::Write, u64::from(len), off)
-                } else if rmw && self.rmw_reads_done {
-                    // The last pass's reads are issued: wait for them, write
-                    // their blocks back, then stop.
-                    if self.rmw_reads_in_flight == 0 {
-                        self.stop_issuing(self.now);
+            if self.staged.is_none() && self.enough_done() {
+                self.stop_issuing(self.now);
+                return None;
+            }
+            let (mut dir, bs, offset) = match self.staged.take() {
+                Some(io) => io,
+                None => match self.generate() {
+                    Gen::Io(dir, bs, offset) => (dir, bs, offset),
+                    Gen::Again => continue,
+                    Gen::Stop => return None,
+                },
+            };
+            if let Some(pacer) = &mut self.pacer {
+                let now = self.clock.now();
+                let mut due = start_ns.saturating_add(pacer.due(dir, bs));
+                // fio's rate_ddir: a mixed phase whose direction is ahead
+                // of its cap issues the other one if that is due sooner
+                // (each direction then meets its own cap; the mix gives
+                // way). Not with bs_write: the I/O's size is its direction's.
+                let mixed = matches!(p.rw, RwMode::ReadWrite | RwMode::RandRw);
+                if now < due && mixed && p.bs_write_bytes.is_none() {
+                    let other = match dir {
+                        Dir::Read => Dir::Write,
+                        Dir::Write => Dir::Read,
+                    };
+                    let other_due = start_ns.saturating_add(pacer.due(other, bs));
+                    if other_due < due {
+                        (dir, due) = (other, other_due);
                     }
-                    return None;
-                } else {
-                    let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
-                    if wrapped && self.win.measuring {
-                        self.out.full_pass = true;
-                        self.out.passes += 1;
-                        if !p.time_based && self.out.passes >= p.loops {
-                            if rmw {
-                                self.rmw_reads_done = true;
-                                continue;
-                            }
-                            self.stop_issuing(self.now);
-                            return None;
-                        }
-                    }
-                    (dir, bs, self.ctx.plan.region.physical(logical))
-                };
-            if rmw && dir == Dir::Read {
+                }
+                if now < due {
+                    self.staged = Some((dir, bs, offset));
+                    return Some(due);
+                }
+                pacer.issued(dir, bs);
+            }
+            if self.win.measuring {
+                self.win_ios += 1;
+                self.win_bytes += bs;
+            }
+            if p.rw == RwMode::ReadModifyWrite && dir == Dir::Read {
                 self.rmw_reads_in_flight += 1;
             }
             self.issued += 1;
@@ -766,6 +813,50 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.pending.push(slot);
         }
         None
+    }
+
+    /// The next I/O of the pattern: a read-modify-write's write-back, or
+    /// the generator's next; or loop again, or stop (the passes are done).
+    fn generate(&mut self) -> Gen {
+        let p = self.ctx.p;
+        let rmw = p.rw == RwMode::ReadModifyWrite;
+        if let Some((off, len)) = self.rmw_writes.pop_front().filter(|_| rmw) {
+            // Write back a block whose read has completed.
+            return Gen::Io(Dir::Write, u64::from(len), off);
+        }
+        if rmw && self.rmw_reads_done {
+            // The last pass's reads are issued: wait for them, write
+            // their blocks back, then stop.
+            if self.rmw_reads_in_flight == 0 {
+                self.stop_issuing(self.now);
+            }
+            return Gen::Stop;
+        }
+        let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
+        if wrapped && self.win.measuring {
+            self.out.full_pass = true;
+            self.out.passes += 1;
+            // io_size decides the end instead of the passes.
+            if !p.time_based && p.io_size_bytes == 0 && self.out.passes >= p.loops {
+                if rmw {
+                    self.rmw_reads_done = true;
+                    return Gen::Again;
+                }
+                self.stop_issuing(self.now);
+                return Gen::Stop;
+            }
+        }
+        Gen::Io(dir, bs, self.ctx.plan.region.physical(logical))
+    }
+
+    /// `io_size` bytes or `number_ios` I/Os (times `loops`, as fio) were
+    /// issued while measuring.
+    fn enough_done(&self) -> bool {
+        let p = self.ctx.p;
+        self.win.measuring
+            && ((p.io_size_bytes > 0 && self.win_bytes >= p.io_size_bytes)
+                || (p.number_ios > 0
+                    && self.win_ios >= p.number_ios.saturating_mul(u64::from(p.loops.max(1)))))
     }
 
     /// Stamp the pending I/Os with a reading taken just before the system

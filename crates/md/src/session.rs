@@ -7,6 +7,8 @@
 
 use crate::{Control, MdError, MdFs, MdSpec, RankPhase, Solo, Tree, record};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 use storlab_bench::TargetError;
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, HostInfo, PhaseResult};
@@ -30,6 +32,70 @@ pub enum SessionError<E> {
 pub struct NotRemoved {
     pub dir: PathBuf,
     pub error: std::io::Error,
+}
+
+impl std::fmt::Display for NotRemoved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot remove {}: {}; remove it by hand",
+            self.dir.display(),
+            self.error
+        )
+    }
+}
+
+/// The progress line of a running md job: each phase's name and items,
+/// and the rate since the last look.
+#[derive(Debug, Clone)]
+pub struct LiveLine {
+    names: Vec<(String, u64)>,
+    last: Option<(usize, u64, Instant)>,
+}
+
+/// What the progress line shows now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// `[2/4] stat`.
+    pub prefix: String,
+    /// The running phase's items, and how many are done.
+    pub length: u64,
+    pub position: u64,
+    /// `1200 of 5000 done   3000/s`.
+    pub message: String,
+}
+
+impl LiveLine {
+    pub fn new(spec: &MdSpec) -> LiveLine {
+        let names = crate::plan(spec)
+            .iter()
+            .map(|p| (p.name(), spec.count(p.item)))
+            .collect();
+        LiveLine { names, last: None }
+    }
+
+    /// Where `control`'s run is at `now`.
+    pub fn look(&mut self, control: &Control, now: Instant) -> Shown {
+        let phase = control.phase.load(Ordering::Relaxed);
+        let items = control.done.load(Ordering::Relaxed);
+        let (name, total) = self.names.get(phase).cloned().unwrap_or_default();
+        let rate = match self.last {
+            Some((p, n, at)) if p == phase && items >= n => {
+                Some((items - n) as f64 / now.duration_since(at).as_secs_f64().max(1e-9))
+            }
+            _ => None,
+        };
+        self.last = Some((phase, items, now));
+        Shown {
+            prefix: format!("[{}/{}] {name}", phase + 1, self.names.len()),
+            length: total.max(1),
+            position: items.min(total),
+            message: format!(
+                "{items} of {total} done{}",
+                rate.map(|r| format!("   {r:.0}/s")).unwrap_or_default()
+            ),
+        }
+    }
 }
 
 /// The record of an md run, with the directories left behind.
@@ -120,6 +186,39 @@ pub fn final_report(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// The line names the running phase and its items, and a rate only
+    /// between two looks at the same phase.
+    #[test]
+    fn the_live_line_follows_the_phases_and_their_rate() {
+        let (spec, _) = crate::job::build(&crate::job::MdFlags {
+            files: Some(5000),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut line = LiveLine::new(&spec);
+        let control = Control::new();
+        let t0 = Instant::now();
+        control.done.store(1000, Ordering::Relaxed);
+        let first = line.look(&control, t0);
+        assert_eq!(
+            first.prefix,
+            format!("[1/{}] {}", line.names.len(), line.names[0].0)
+        );
+        assert_eq!((first.length, first.position), (5000, 1000));
+        assert_eq!(first.message, "1000 of 5000 done");
+        control.done.store(4000, Ordering::Relaxed);
+        let later = line.look(&control, t0 + Duration::from_secs(1));
+        assert_eq!(later.message, "4000 of 5000 done   3000/s");
+        control.phase.store(1, Ordering::Relaxed);
+        control.done.store(10, Ordering::Relaxed);
+        let next = line.look(&control, t0 + Duration::from_secs(2));
+        assert!(
+            next.prefix.starts_with("[2/") && !next.message.contains("/s"),
+            "{next:?}"
+        );
+    }
 
     #[test]
     fn a_refused_header_leaves_no_directory_and_a_run_cleans_up() {

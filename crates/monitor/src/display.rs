@@ -20,8 +20,10 @@ pub enum Kind {
     None,
 }
 
-/// The unit of the MB/s and request-size columns (table and CSV).
+/// The unit of the MB/s and request-size columns (table and CSV; with the
+/// `clap` feature, the choices of `storlab monitor --units`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Units {
     /// MiB/s = 2^20 bytes/s and KiB, what iostat prints as MB/s and kB (default)
     #[default]

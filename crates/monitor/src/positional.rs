@@ -187,6 +187,26 @@ pub fn split_os(
     Ok((targets, p))
 }
 
+/// The devices and the interval and count of `storlab monitor`'s words:
+/// iostat's trailing `INTERVAL [COUNT]` ([`split_os`]) where a word that
+/// names a device of `tree` stays a device, and so does an existing path
+/// that is not a number; checked against `--interval`/`--count`
+/// ([`settle`]).
+pub fn devices_and_pace(
+    words: &[OsString],
+    tree: Option<&crate::DeviceTree>,
+    interval_flag: Option<&str>,
+    count_flag: Option<u64>,
+) -> Result<(Vec<OsString>, Duration, Option<u64>), UsageError> {
+    let is_device = |w: &str| {
+        tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
+            || (storlab_types::parse_duration(w).is_err() && std::path::Path::new(w).exists())
+    };
+    let (devices, p) = split_os(words, is_device)?;
+    let (interval, count) = settle(&p, interval_flag, count_flag)?;
+    Ok((devices, interval, count))
+}
+
 /// The interval and the count, from the positional numbers of `p` and
 /// the flags (`--interval`, `--count`): each given once, the interval 10 ms
 /// or more (the kernel counts time in ms), 1 s when none is given; the
@@ -380,5 +400,25 @@ mod tests {
         let words = [OsString::from("2"), odd];
         let e = split_os(&words, |_| false).unwrap_err().to_string();
         assert!(e.contains("the device '/mnt/\u{fffd}' follows it"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod devices_and_pace_tests {
+    use super::*;
+
+    /// An existing path stays a device (it names the file system under
+    /// it), the numbers after it are the interval and count; a flag
+    /// given too is refused as iostat's order would be ambiguous.
+    #[test]
+    fn paths_stay_devices_and_numbers_pace_the_monitor() {
+        let words: Vec<OsString> = ["/", "2", "3"].iter().map(OsString::from).collect();
+        let (devices, interval, count) = devices_and_pace(&words, None, None, None).unwrap();
+        assert_eq!(devices, [OsString::from("/")]);
+        assert_eq!((interval, count), (Duration::from_secs(2), Some(3)));
+        assert!(devices_and_pace(&words, None, Some("1s"), None).is_err());
+        let (devices, interval, count) = devices_and_pace(&[], None, None, None).unwrap();
+        assert!(devices.is_empty() && count.is_none());
+        assert_eq!(interval, Duration::from_secs(1));
     }
 }

@@ -12,7 +12,6 @@ use crate::routes::Routes;
 use crate::{DeviceTree, Error, Interval, LiveSource, Monitor, Snapshot, replay};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use storlab_types::{BenchReport, HostInfo, MonitorTimeline, TargetInfo};
 
@@ -170,6 +169,104 @@ pub enum Notice<'a> {
     ServingAfterReplay,
 }
 
+impl std::fmt::Display for Notice<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::DisplayLost {
+                err,
+                consumers,
+                ends,
+            } => {
+                if err.kind() == std::io::ErrorKind::BrokenPipe {
+                    write!(f, "standard output was closed")?;
+                } else {
+                    write!(f, "cannot write to standard output ({err})")?;
+                }
+                write!(
+                    f,
+                    ": nothing more is shown; sampling goes on for {} until {ends}",
+                    consumers.join(" and ")
+                )
+            }
+            Notice::ServingAfterReplay => {
+                write!(
+                    f,
+                    "replay finished; still serving the last interval (Ctrl-C to stop)"
+                )
+            }
+        }
+    }
+}
+
+/// Who takes the samples besides the display, as [`Notice::DisplayLost`]
+/// names them: the record file, the results database (`--record` alone),
+/// the Prometheus server.
+pub fn consumers(record: Option<&RecordFile>, to_db: bool, serving: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(r) = record {
+        v.push(format!("--record {}", r.path().display()));
+    }
+    if to_db {
+        v.push("--record (the results database)".to_string());
+    }
+    if serving {
+        v.push("--listen".to_string());
+    }
+    v
+}
+
+/// How the monitor ends, in words: after `count` intervals, at the end of
+/// a replay, or at a signal.
+pub fn ends(count: Option<u64>, replaying: bool) -> String {
+    match count {
+        Some(c) => format!("{c} intervals are done (--count) or a signal"),
+        None if replaying => "the end of the replay or a signal".to_string(),
+        None => "Ctrl-C or a signal".to_string(),
+    }
+}
+
+/// The device tree the session shows, or none for replayed samples
+/// without `--sys-root`: the local /sys says nothing about another
+/// machine's devices.
+pub fn device_tree(
+    paths: &crate::SysPaths,
+    replaying: bool,
+    sys_root: bool,
+) -> Result<Option<DeviceTree>, Error> {
+    if replaying && !sys_root {
+        return Ok(None);
+    }
+    DeviceTree::load(paths).map(Some)
+}
+
+/// Where the snapshots come from: the replay file read and checked (a last
+/// snapshot cut off is left out, with a `note`), or the kernel with its
+/// first snapshot taken.
+pub fn open_source(
+    replay: Option<&Path>,
+    paths: &crate::SysPaths,
+    selection: Option<&crate::Selection>,
+    note: &mut dyn FnMut(String),
+) -> Result<Source, Error> {
+    Ok(match replay {
+        Some(file) => {
+            let mut cut = |line| {
+                note(format!(
+                    "{}:{line}: the last snapshot is incomplete (the recording was cut off \
+                     while writing it); it is left out",
+                    file.display()
+                ))
+            };
+            Source::Replay(file.to_path_buf(), replay::load(file, selection, &mut cut)?)
+        }
+        None => {
+            let mut live = LiveSource::new(paths.clone());
+            let first = live.snapshot()?;
+            Source::Live(live, first)
+        }
+    })
+}
+
 /// What the front end gives the session: standard output and standard error.
 pub trait Frontend {
     /// Write the display's text (standard output).
@@ -258,7 +355,62 @@ pub struct Finished {
     consumers: Vec<String>,
 }
 
+/// What a session is made of, as the flags give it.
+#[derive(Debug)]
+pub struct Setup {
+    /// How each interval is shown (table, CSV, JSON lines, nothing).
+    pub formatter: crate::display::Formatter,
+    /// `--listen`'s server, started.
+    pub server: Option<crate::prometheus::MetricsServer>,
+    /// Keep every interval for the record at the end (`--record` to the
+    /// database, or the JSON document).
+    pub keep_timeline: bool,
+    /// `--record` alone: the samples go to the results database.
+    pub to_db: bool,
+    /// `--record FILE`.
+    pub record: Option<PathBuf>,
+    pub interval: Duration,
+    pub layer: crate::Layer,
+    /// `--count`, and whether the samples are replayed (how it ends).
+    pub count: Option<u64>,
+    pub replaying: bool,
+}
+
 impl Session {
+    /// A session of `setup` over `selection`: the record file checked
+    /// (`tree`: a device's name is no file name) and created, the routes,
+    /// and who else takes the samples when the display goes away.
+    pub fn start(
+        setup: Setup,
+        selection: Option<crate::Selection>,
+        tree: Option<&DeviceTree>,
+    ) -> Result<(Session, Pace), Error> {
+        let record = match &setup.record {
+            Some(path) => {
+                RecordFile::check_name(path, tree)?;
+                Some(RecordFile::create(path)?)
+            }
+            None => None,
+        };
+        let serving = setup.server.is_some();
+        let consumers = consumers(record.as_ref(), setup.to_db, serving);
+        let routes = Routes::new(
+            setup.formatter,
+            setup.server,
+            setup.keep_timeline,
+            (setup.interval, setup.layer),
+            selection.as_ref().map(|s| s.devices.clone()),
+        );
+        let ends = ends(setup.count, setup.replaying);
+        let monitor = Monitor::new(selection);
+        let session = Session::new(routes, monitor, record, consumers, ends);
+        let pace = Pace {
+            interval: setup.interval,
+            count: setup.count,
+        };
+        Ok((session, pace))
+    }
+
     pub fn new(
         routes: Routes,
         monitor: Monitor,
@@ -284,7 +436,7 @@ impl Session {
         &mut self,
         source: Source,
         pace: Pace,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         ui: &mut dyn Frontend,
     ) -> Result<(), Error> {
         match source {
@@ -300,14 +452,12 @@ impl Session {
         file: &Path,
         snaps: Vec<Snapshot>,
         pace: Pace,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         ui: &mut dyn Frontend,
     ) -> Result<(), Error> {
         let mut first_wall = None;
         for s in snaps {
-            if stop.load(Ordering::Relaxed)
-                || pace.count.is_some_and(|c| self.shown.routes.done >= c)
-            {
+            if stop() || pace.count.is_some_and(|c| self.shown.routes.done >= c) {
                 break;
             }
             let wall = s.wall.clone();
@@ -326,9 +476,9 @@ impl Session {
             }
         }
         // With --count the run ends at the count, served or not.
-        if self.shown.routes.serving() && pace.count.is_none() && !stop.load(Ordering::Relaxed) {
+        if self.shown.routes.serving() && pace.count.is_none() && !stop() {
             ui.notice(Notice::ServingAfterReplay);
-            while !stop.load(Ordering::Relaxed) {
+            while !stop() {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -341,7 +491,7 @@ impl Session {
         mut source: LiveSource,
         first: Snapshot,
         pace: Pace,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         ui: &mut dyn Frontend,
     ) -> Result<(), Error> {
         let wall = first.wall.clone();
@@ -356,14 +506,14 @@ impl Session {
             pace.interval,
             false,
             |deadline| {
-                while !stop.load(Ordering::Relaxed) {
+                while !stop() {
                     let now = Instant::now();
                     if now >= deadline {
                         break;
                     }
                     std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
                 }
-                stop.load(Ordering::Relaxed)
+                stop()
             },
             // Recorded as taken, before anything is shown.
             |snap| match record.as_mut() {
@@ -538,8 +688,7 @@ mod tests {
             ..Pipe::default()
         };
         let source = Source::Replay(root.join("replay.txt"), snaps);
-        s.run(source, pace, &AtomicBool::new(false), &mut pipe)
-            .unwrap();
+        s.run(source, pace, &|| false, &mut pipe).unwrap();
         (s.finish(String::new()).unwrap(), pipe)
     }
 

@@ -181,16 +181,19 @@ impl Device {
     }
 }
 
-/// Which devices' figures to show and total.
+/// Which devices' figures to show and total (with the `clap` feature, the
+/// choices of `storlab monitor --layer`, each documented by its help).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
-    /// What file systems sit on (default).
+    /// What file systems sit on (default): partitions, LVM volumes, md arrays, loop devices
     #[default]
     Top,
-    /// Physical devices.
+    /// Physical devices (what nothing else is under)
     Leaf,
-    /// Every device, with totals per level (level 0 = leaves).
+    /// Every device, with a total per level of the stack
+    // (level 0 = the leaves)
     All,
 }
 

@@ -2,13 +2,19 @@
 //! device in place, or a file laid out in a directory), the command line
 //! that lays that file out, and the one that measures a value (a
 //! cold-cache buffered sequential read for the whole `--runtime`), so that
-//! saving and safety are bench's own. The front end starts the processes.
+//! saving and safety are bench's own; and [`measure`], which runs them
+//! (each dying with the tuner) over a [`Tuning`]. The front end gives
+//! storlab's own executable, the stop request and where the words go.
 
-use crate::state::scratch_file;
+use crate::measure::{Measure, NoiseDoc, Point, measure_values};
+use crate::state::{Tuning, scratch_file};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use storlab_host::os::die_with_parent;
+use storlab_types::format_bytes;
 
 /// The read-ahead values to try, in KiB, from the sizes given: each a
 /// multiple of 4k.
@@ -150,6 +156,110 @@ impl ReadJob<'_> {
             _ => a.push("--no-save".into()),
         }
         a
+    }
+}
+
+/// The front end's side of the child runs: storlab's own executable, the
+/// stop request, and where the progress lines go (standard error).
+pub struct Front<'a> {
+    pub exe: &'a Path,
+    pub stopped: &'a dyn Fn() -> bool,
+    pub say: &'a mut dyn FnMut(&str),
+}
+
+/// Lay out the file (directory targets), then one cold-cache streaming
+/// read per value and the best two again ([`measure_values`]), each a
+/// child `storlab bench`; the file is removed at the end. `job`'s target
+/// and size are the user's (a device or directory, `--size`); what is
+/// read is [`read_target`]'s.
+pub fn measure(
+    tuning: &Tuning,
+    values: &[u64],
+    job: ReadJob<'_>,
+    ram: u64,
+    front: Front<'_>,
+) -> Result<(Vec<Point>, Option<NoiseDoc>)> {
+    let read = read_target(job.target, job.size, ram)?;
+    if let Some((file, size)) = &read.lay_out {
+        lay_out(front.exe, file, *size, &mut *front.say)?;
+    }
+    let mut child = Child {
+        front,
+        job: ReadJob {
+            target: &read.path,
+            size: read.size,
+            ..job
+        },
+        top: &tuning.top().name,
+    };
+    let out = measure_values(tuning.top(), values, &mut child);
+    if let Some((file, _)) = read.lay_out {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(out)
+}
+
+/// Write the file the reads of a directory target go to.
+fn lay_out(exe: &Path, file: &Path, size: u64, say: &mut dyn FnMut(&str)) -> Result<()> {
+    say(&format!(
+        "laying out {} ({}) for the reads",
+        file.display(),
+        format_bytes(size)
+    ));
+    let mut c = Command::new(exe);
+    // A kill -9 of the tuner ends the bench too (it removes its file).
+    let status = die_with_parent(&mut c)
+        .args(lay_out_args(file, size))
+        .stdout(Stdio::null())
+        .status()
+        .map_err(Error::io("cannot run storlab bench"))?;
+    if !status.success() {
+        let _ = std::fs::remove_file(file);
+        return Err(Error::LayOut {
+            file: file.to_path_buf(),
+            status: status.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// One measurement: a child `storlab bench` ([`ReadJob`]).
+struct Child<'f, 'j> {
+    front: Front<'f>,
+    job: ReadJob<'j>,
+    top: &'j str,
+}
+
+impl Measure for Child<'_, '_> {
+    fn stopped(&self) -> bool {
+        (self.front.stopped)()
+    }
+
+    fn announce(&mut self, kb: u64, repeat: bool) {
+        let what = if repeat {
+            "streaming read again (run-to-run noise)"
+        } else {
+            "streaming read"
+        };
+        let top = self.top;
+        (self.front.say)(&format!(
+            "read-ahead {} on {top}: {what}",
+            format_bytes(kb * 1024)
+        ));
+    }
+
+    /// `repeat` runs are not saved.
+    fn point(&mut self, kb: u64, repeat: bool) -> Point {
+        let mut c = Command::new(self.front.exe);
+        // A kill -9 of the tuner ends the bench too.
+        die_with_parent(&mut c).args(self.job.args(kb, repeat));
+        match c.stderr(Stdio::inherit()).output() {
+            Ok(o) => {
+                let failure = (!o.status.success()).then(|| o.status.to_string());
+                Point::from_bench(kb, &o.stdout, failure, self.job.size)
+            }
+            Err(e) => Point::failed(kb, format!("cannot run storlab bench: {e}")),
+        }
     }
 }
 

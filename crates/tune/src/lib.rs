@@ -2,9 +2,7 @@
 //! block-layer setting for the user's own device by measuring each
 //! candidate, then put everything back. `readahead` is the first tuner.
 //!
-//! The front end keeps the flags, runs each measurement (a child
-//! `storlab bench`, through [`Measure`]) and prints; this crate owns the
-//! rest:
+//! The front end keeps the flags and prints; this crate owns the rest:
 //!
 //! - [`stack`]: the layers under a path whose read-ahead can be set, top
 //!   first, and reading and writing their values;
@@ -13,7 +11,9 @@
 //!   each device's identity) and the recovery that puts them back — at
 //!   the end, on error or signal, and after a kill on the next start —
 //!   only onto the device they were saved from;
-//! - [`child`]: what the child benches read and their command lines;
+//! - [`child`]: what the child benches read, their command lines, and
+//!   running them (each measurement a child `storlab bench`, through
+//!   [`Measure`]);
 //! - [`measure`]: the values tried, the best two read again for the
 //!   run-to-run noise, which points are trusted, and the verdict;
 //! - [`doc`]: the result document (`--json`) and its text (the table, in
@@ -79,6 +79,9 @@ pub enum Error {
     /// `--values` not multiples of 4k.
     #[error("--values: give read-ahead sizes that are multiples of 4k, e.g. 128k,1m,4m")]
     BadValues,
+    /// The child bench that lays out the file the reads go to failed.
+    #[error("laying out {} failed ({status})", file.display())]
+    LayOut { file: PathBuf, status: String },
     /// A target that cannot be read in place nor hold a file.
     #[error("{} is neither a block device nor a directory", target.display())]
     NotDeviceOrDir { target: PathBuf },

@@ -240,6 +240,32 @@ pub struct Recovery {
     pub removed_scratch: Vec<PathBuf>,
 }
 
+impl Recovery {
+    /// What this recovery did, in words for standard error (the front end
+    /// adds `storlab: `).
+    pub fn notes(&self) -> Vec<String> {
+        let removed = self.removed_scratch.iter().map(|f| {
+            format!(
+                "removed {} that an earlier, interrupted run left",
+                f.display()
+            )
+        });
+        let dropped = self.dropped.iter().map(|d| {
+            format!(
+                "warning: an earlier, interrupted tune saved a read-ahead that is no longer \
+                 valid; dropped it: {d}"
+            )
+        });
+        let restored = (!self.restored.is_empty()).then(|| {
+            format!(
+                "restored the read-ahead an earlier, interrupted run left changed: {}",
+                describe_restored(&self.restored)
+            )
+        });
+        removed.chain(dropped).chain(restored).collect()
+    }
+}
+
 /// Put back the values of a state file and remove it (and the scratch file
 /// it names). The caller holds the lock of every layer it names. A layer
 /// whose device is no longer the one saved (gone, or a loop device now over

@@ -14,6 +14,7 @@
 //! This crate does no I/O (beyond reading the clock).
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod csv;
 pub mod fio_units;
 pub mod metric;
@@ -28,6 +29,7 @@ pub mod kinds;
 pub mod time;
 pub mod units;
 
+pub use access::{RandomDistribution, RateProcess, Zone};
 pub use fio_units::fio_size;
 pub use metric::Metric;
 pub use pattern::Pattern;

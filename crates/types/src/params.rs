@@ -271,6 +271,34 @@ pub const PARAMS: &[Param] = &[
     p("files_of", "the group whose files a group uses").recorded(),
     p("group_reporting", "jobs reported together").recorded(),
     p("new_group", "a group starts a new reporting group").recorded(),
+    // fio's access patterns (issue 27).
+    p(
+        "random_distribution",
+        "where random I/Os fall (zipf, pareto, normal, zoned)",
+    )
+    .recorded(),
+    p(
+        "seq_skip",
+        "bytes skipped after each sequential I/O (fio's rw=read:N)",
+    )
+    .unit("bytes")
+    .recorded(),
+    p("bs_write", "block size of writes (fio's bs=R,W)")
+        .unit("bytes")
+        .recorded(),
+    p("rate", "bandwidth cap per job and direction")
+        .unit("B/s")
+        .recorded(),
+    p(
+        "rate_process",
+        "spacing of rate-capped I/Os (linear, poisson)",
+    )
+    .recorded(),
+    p("io_size", "bytes each job moves (alias io_limit)")
+        .aliases(&["io_limit"])
+        .unit("bytes")
+        .recorded(),
+    p("number_ios", "I/Os after which each job stops").recorded(),
     // The machine, the target and the tool.
     p(
         "host",

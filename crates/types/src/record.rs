@@ -349,6 +349,40 @@ pub struct PhaseParams {
     /// other record (and in records made before `md` existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md: Option<MdParams>,
+    /// Where random I/Os fall (fio's `random_distribution`); absent =
+    /// uniform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<crate::RandomDistribution>,
+    /// Sequential patterns: bytes skipped after each I/O (fio's
+    /// `rw=read:N`); negative moves backwards. Absent = 0.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_skip_bytes: i64,
+    /// Block size of writes when it differs from `bs` (fio's `bs=R,W`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_write_bytes: Option<u64>,
+    /// Bandwidth caps per job (fio's `rate=R,W`), bytes/s; 0 = none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub rate_read_bytes_per_s: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub rate_write_bytes_per_s: u64,
+    /// How capped I/Os are spaced (fio's `rate_process`). Absent = linear.
+    #[serde(default, skip_serializing_if = "crate::RateProcess::is_linear")]
+    pub rate_process: crate::RateProcess,
+    /// Stop each job after this many bytes (fio's `io_size`); 0 = one pass
+    /// of `size` (times `loops`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub io_size_bytes: u64,
+    /// Stop each job after this many I/Os (fio's `number_ios`); 0 = none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub number_ios: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }
 
 /// The parameters of one `storlab md` phase (mdtest's options, resolved).
@@ -444,18 +478,24 @@ fn one() -> u32 {
 impl PhaseParams {
     /// The single block size, or the largest of a mix.
     pub fn max_bs(&self) -> u64 {
-        self.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(0)
+        let read = self.bs.iter().map(|b| b.bs_bytes).max().unwrap_or(0);
+        read.max(self.bs_write_bytes.unwrap_or(0))
     }
 
     /// Block size(s) for people: `1 MiB`, or `4 KiB/50:64 KiB/50` for a mix.
+    /// With a separate write size, fio's form: `4 KiB,64 KiB`.
     pub fn bs_human(&self) -> String {
-        match self.bs.as_slice() {
+        let read = match self.bs.as_slice() {
             [one] => crate::format_bytes(one.bs_bytes),
             many => many
                 .iter()
                 .map(|b| format!("{}/{}", crate::format_bytes(b.bs_bytes), b.weight))
                 .collect::<Vec<_>>()
                 .join(":"),
+        };
+        match self.bs_write_bytes {
+            Some(w) => format!("{read},{}", crate::format_bytes(w)),
+            None => read,
         }
     }
 }

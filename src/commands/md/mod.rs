@@ -24,8 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use storlab_md::session::LiveLine;
 use storlab_md::session::SessionError;
-use storlab_md::{Control, MdSpec, Op, Posix, RankPhase};
+use storlab_md::{Control, MdSpec, Op, Posix};
 use storlab_types::BenchReport;
 
 const MD_HELP: &str = "\
@@ -162,10 +163,14 @@ impl MdCommand {
 
     pub fn execute(self) -> Result<Reply> {
         let (spec, tree) = self.spec()?;
-        if let Some(n) = crate::commands::run::launcher_size()
-            && n > 1
-        {
-            return mpi_launch(self, spec, tree).map(Reply::done);
+        if crate::commands::run::launcher_size().is_some_and(|n| n > 1) {
+            #[cfg(feature = "mpi")]
+            return mpi::execute(self, spec, tree).map(Reply::done);
+            #[cfg(not(feature = "mpi"))]
+            anyhow::bail!(
+                "storlab md was started by an MPI launcher with several processes, but this build has no MPI support: \
+                 build with `cargo build --release --features mpi`, or run one process"
+            );
         }
         let target = self.target().to_path_buf();
         // Everything checkable is checked before anything is made.
@@ -173,10 +178,7 @@ impl MdCommand {
         let sink = std::cell::RefCell::new(crate::commands::run::open_sink_tagged(&self.run, &[])?);
         sink.borrow_mut().json_out_to(json_out);
         let signals = Signals::install()?;
-        let mut host = storlab_host::host_info();
-        if let Some(label) = &crate::commands::config::get()?.host {
-            host.hostname = label.clone();
-        }
+        let host = host()?;
         let control = Arc::new(Control::new());
         let quiet = self.run.quiet;
         let begin = |header: &BenchReport| {
@@ -214,19 +216,6 @@ impl MdCommand {
     }
 }
 
-#[cfg(not(feature = "mpi"))]
-fn mpi_launch(_: MdCommand, _: MdSpec, _: storlab_md::Tree) -> Result<Outcome> {
-    anyhow::bail!(
-        "storlab md was started by an MPI launcher with several processes, but this build has no MPI support: \
-         build with `cargo build --release --features mpi`, or run one process"
-    )
-}
-
-#[cfg(feature = "mpi")]
-fn mpi_launch(cmd: MdCommand, spec: MdSpec, tree: storlab_md::Tree) -> Result<Outcome> {
-    mpi::execute(cmd, spec, tree)
-}
-
 /// Remove storlab's own directory and everything the run made in it.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn remove_run_dir(dir: &Path) {
@@ -236,23 +225,16 @@ fn remove_run_dir(dir: &Path) {
 }
 
 fn warn_not_removed(n: &storlab_md::session::NotRemoved) {
-    eprintln!(
-        "storlab: warning: cannot remove {}: {}; remove it by hand",
-        n.dir.display(),
-        n.error
-    );
+    eprintln!("storlab: warning: {n}");
 }
 
-/// The final record.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-fn finish(
-    header: BenchReport,
-    phases: Vec<storlab_types::PhaseResult>,
-    ran: &[RankPhase],
-    control: &Control,
-    keep: bool,
-) -> BenchReport {
-    storlab_md::session::final_report(header, phases, ran, control, keep)
+/// The host the run's record names: this machine, under the configured label.
+fn host() -> Result<storlab_types::HostInfo> {
+    let mut host = storlab_host::host_info();
+    if let Some(label) = &crate::commands::config::get()?.host {
+        host.hostname = label.clone();
+    }
+    Ok(host)
 }
 
 /// Save, write and print the results of an MPI run on rank 0; make sure
@@ -280,21 +262,13 @@ fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -
 }
 
 /// The watcher of an md run: signals → stop requests, and the progress
-/// line (items done and the rate), on the shared [`Live`].
+/// line ([`LiveLine`]: items done and the rate), on the shared [`Live`].
 struct Watcher(Live);
 
 impl Watcher {
     fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
-        let names = storlab_md::plan(spec)
-            .iter()
-            .map(|p| (p.name(), spec.count(p.item)))
-            .collect();
-        let progress = Progress {
-            control,
-            names,
-            last: None,
-        };
-        Watcher(Live::watch(progress, signals, quiet))
+        let line = LiveLine::new(spec);
+        Watcher(Live::watch(Progress { control, line }, signals, quiet))
     }
 
     fn stop(self) {
@@ -305,8 +279,7 @@ impl Watcher {
 /// What an md run's watcher watches and draws.
 struct Progress {
     control: Arc<Control>,
-    names: Vec<(String, u64)>,
-    last: Option<(usize, u64, Instant)>,
+    line: LiveLine,
 }
 
 impl Watched for Progress {
@@ -317,23 +290,10 @@ impl Watched for Progress {
         self.control.request_stop(why);
     }
     fn draw(&mut self, b: &indicatif::ProgressBar) {
-        let phase = self.control.phase.load(Ordering::Relaxed);
-        let items = self.control.done.load(Ordering::Relaxed);
-        let (name, total) = self.names.get(phase).cloned().unwrap_or_default();
-        let now = Instant::now();
-        let rate = match self.last {
-            Some((p, n, at)) if p == phase && items >= n => {
-                Some((items - n) as f64 / now.duration_since(at).as_secs_f64().max(1e-9))
-            }
-            _ => None,
-        };
-        self.last = Some((phase, items, now));
-        b.set_prefix(format!("[{}/{}] {name}", phase + 1, self.names.len()));
-        b.set_length(total.max(1));
-        b.set_position(items.min(total));
-        b.set_message(format!(
-            "{items} of {total} done{}",
-            rate.map(|r| format!("   {r:.0}/s")).unwrap_or_default()
-        ));
+        let shown = self.line.look(&self.control, Instant::now());
+        b.set_prefix(shown.prefix);
+        b.set_length(shown.length);
+        b.set_position(shown.position);
+        b.set_message(shown.message);
     }
 }

@@ -6,13 +6,14 @@
 //! it drives ([`MdFront`]: the store, the progress line, the signals,
 //! the printing).
 
-use super::{MdCommand, Signals, Sink, Watcher, emit, finish, remove_run_dir};
+use super::{MdCommand, Signals, Sink, Watcher, emit, host, remove_run_dir};
 use crate::Outcome;
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_cluster::md::run::{MdFront, run_md};
 use storlab_cluster::step::Failed;
+use storlab_md::session::final_report;
 use storlab_md::{Control, MdError, MdSpec, RankPhase, Tree};
 use storlab_types::{BenchReport, PhaseResult};
 
@@ -85,7 +86,7 @@ impl MdFront for Front<'_> {
         (keep, stopped): (bool, bool),
     ) -> Result<u8, Failed> {
         let ran = ran.map_err(|e| Failed::of(anyhow::Error::from(e)))?;
-        let mut report = finish(header, phases, &ran, control, keep);
+        let mut report = final_report(header, phases, &ran, control, keep);
         if stopped && report.stop_reason.is_none() {
             report.interrupted = true;
             report.stop_reason = Some("another rank was interrupted".into());
@@ -103,20 +104,10 @@ fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, (BenchReport, Sin
     let mut sink = crate::commands::run::open_sink_tagged(&cmd.run, &[])?;
     sink.json_out_to(json_out);
     let (dir, info) = storlab_bench::own_run_dir(target)?;
-    let header = header(info);
+    let header = BenchReport::new(host()?, info);
     if let Err(e) = sink.begin("md", &header) {
         remove_run_dir(&dir);
         return Err(e);
     }
     Ok((dir, (header, sink)))
-}
-
-fn header(info: storlab_types::TargetInfo) -> BenchReport {
-    let mut host = storlab_host::host_info();
-    if let Ok(c) = crate::commands::config::get()
-        && let Some(label) = &c.host
-    {
-        host.hostname = label.clone();
-    }
-    BenchReport::new(host, info)
 }

@@ -3,42 +3,19 @@
 
 mod output;
 
-pub use output::{MonitorFormat, Units};
+pub use output::MonitorFormat;
 
 use crate::output::{Document, Rendering, Reply};
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::path::PathBuf;
+use storlab_monitor::display::Units;
 use storlab_monitor::prometheus::MetricsServer;
-use storlab_monitor::routes::Routes;
 use storlab_monitor::sampler::now_rfc3339;
-use storlab_monitor::session::{self, Frontend, Notice, Pace, RecordFile, Session, Source};
-use storlab_monitor::{DeviceTree, Layer, LiveSource, Monitor, Snapshot, SysPaths, positional};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LayerArg {
-    /// What file systems sit on (default): partitions, LVM volumes, md arrays, loop devices
-    Top,
-    /// Physical devices (what nothing else is under)
-    Leaf,
-    /// Every device, with a total per level of the stack
-    All,
-}
-
-impl From<LayerArg> for Layer {
-    fn from(l: LayerArg) -> Layer {
-        match l {
-            LayerArg::Top => Layer::Top,
-            LayerArg::Leaf => Layer::Leaf,
-            LayerArg::All => Layer::All,
-        }
-    }
-}
+use storlab_monitor::session::{self, Frontend, Notice, Session, Setup};
+use storlab_monitor::{DeviceTree, Layer, SysPaths, positional};
 
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
@@ -95,7 +72,7 @@ pub struct MonitorCommand {
 
     /// Which layer of the device stack to show and total
     #[arg(long, value_enum, default_value = "top")]
-    pub layer: LayerArg,
+    pub layer: Layer,
 
     /// Print the device stack (partitions, LVM/dm, md, loop files) and exit
     #[arg(long)]
@@ -140,16 +117,15 @@ pub struct MonitorCommand {
 
 impl MonitorCommand {
     pub fn execute(mut self) -> anyhow::Result<Reply> {
-        let layer: Layer = self.layer.into();
+        let layer = self.layer;
         let paths = SysPaths::from_root(self.sys_root.as_deref())?;
-        // With a replay file from another machine, the local /sys says
-        // nothing about its devices: a tree only comes with --sys-root.
-        let tree = if self.replay.is_some() && self.sys_root.is_none() {
-            None
-        } else {
-            Some(DeviceTree::load(&paths).context("reading the device tree")?)
-        };
-        let interval = self.interval_and_count(tree.as_ref())?;
+        let replaying = self.replay.is_some();
+        let tree = session::device_tree(&paths, replaying, self.sys_root.is_some())
+            .context("reading the device tree")?;
+        let (words, interval_flag) = (&self.targets, self.interval.as_deref());
+        let (targets, interval, count) =
+            positional::devices_and_pace(words, tree.as_ref(), interval_flag, self.count)?;
+        (self.targets, self.count) = (targets, count);
         let format = self.out.chosen().unwrap_or(if self.listen.is_some() {
             MonitorFormat::None
         } else {
@@ -185,55 +161,32 @@ impl MonitorCommand {
         let store = if to_db { Some(self.db.open()?) } else { None };
         // What is replayed, or the first live snapshot, is read before the
         // record file is created: a bad replay file leaves nothing behind.
-        let source = match &self.replay {
-            Some(file) => Source::Replay(file.clone(), load_replay(file, selection.as_ref())?),
-            None => {
-                let mut live = LiveSource::new(paths.clone());
-                let first = live.snapshot()?;
-                Source::Live(live, first)
-            }
-        };
+        let mut note = |n: String| eprintln!("storlab: note: {n}");
+        let source = session::open_source(
+            self.replay.as_deref(),
+            &paths,
+            selection.as_ref(),
+            &mut note,
+        )?;
         // The handlers come after the source is read: a replay from a FIFO
         // waits for its writer in open(2), and until then Ctrl-C or SIGTERM
         // must end the process as usual (nothing is made yet); with the
         // handlers in place they only set a flag and the wait went on for
         // ever. SIGHUP (terminal closed) too: --record keeps what was sampled.
-        let stop = Arc::new(AtomicBool::new(false));
-        for sig in [
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGHUP,
-        ] {
-            signal_hook::flag::register(sig, stop.clone())
-                .context("installing the Ctrl-C handler")?;
-        }
-        let record = match &self.record {
-            Some(Some(path)) => {
-                RecordFile::check_name(path, tree.as_ref())?;
-                Some(RecordFile::create(path)?)
-            }
-            _ => None,
-        };
-        let consumers = self.consumers(record.as_ref(), server.is_some());
-        let routes = Routes::new(
-            output::formatter(&self, format, layer, selection.as_ref()),
+        let signals = crate::commands::signals::Signals::install()?;
+        let setup = Setup {
+            formatter: output::formatter(&self, format, layer, selection.as_ref()),
             server,
             keep_timeline,
-            (interval, layer),
-            selection.as_ref().map(|s| s.devices.clone()),
-        );
-        let ends = match self.count {
-            Some(c) => format!("{c} intervals are done (--count) or a signal"),
-            None if self.replay.is_some() => "the end of the replay or a signal".to_string(),
-            None => "Ctrl-C or a signal".to_string(),
-        };
-        let monitor = Monitor::new(selection);
-        let mut session = Session::new(routes, monitor, record, consumers, ends);
-        let pace = Pace {
+            to_db,
+            record: self.record.clone().flatten(),
             interval,
+            layer,
             count: self.count,
+            replaying,
         };
-        session.run(source, pace, &stop, &mut Terminal)?;
+        let (mut session, pace) = Session::start(setup, selection, tree.as_ref())?;
+        session.run(source, pace, &|| signals.requested(), &mut Terminal)?;
         // Everything sampled, as the record the store keeps (`--record`
         // hands this to the store), saved before the JSON document is
         // printed: a failing standard output loses nothing.
@@ -276,42 +229,11 @@ impl MonitorCommand {
         })
     }
 
-    /// Who takes the samples besides the display, as the message names them.
-    fn consumers(&self, record: Option<&RecordFile>, serving: bool) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(r) = record {
-            v.push(format!("--record {}", r.path().display()));
-        }
-        if matches!(self.record, Some(None)) {
-            v.push("--record (the results database)".to_string());
-        }
-        if serving {
-            v.push("--listen".to_string());
-        }
-        v
-    }
-
     /// The device words as text (a name that is not UTF-8 shown lossily).
     fn targets_text(&self) -> Vec<String> {
         (self.targets.iter())
             .map(|w| w.to_string_lossy().into_owned())
             .collect()
-    }
-
-    /// Read iostat's trailing `INTERVAL [COUNT]` out of the positional words
-    /// (a word that names a device stays a device, and so does an existing
-    /// path that is not a number), check them against `--interval`/`--count`,
-    /// and return the interval.
-    fn interval_and_count(&mut self, tree: Option<&DeviceTree>) -> anyhow::Result<Duration> {
-        let is_device = |w: &str| {
-            tree.is_some_and(|t| t.device_by_dev_name(w).is_some())
-                || (storlab_types::parse_duration(w).is_err() && Path::new(w).exists())
-        };
-        let (targets, p) = positional::split_os(&self.targets, is_device)?;
-        self.targets = targets;
-        let (interval, count) = positional::settle(&p, self.interval.as_deref(), self.count)?;
-        self.count = count;
-        Ok(interval)
     }
 }
 
@@ -327,27 +249,7 @@ impl Frontend for Terminal {
     fn notice(&mut self, notice: Notice<'_>) {
         // Not eprintln!: stderr may be broken too, and that must not end
         // the recording either.
-        let text = match notice {
-            Notice::DisplayLost {
-                err,
-                consumers,
-                ends,
-            } => {
-                let why = if err.kind() == std::io::ErrorKind::BrokenPipe {
-                    "standard output was closed".to_string()
-                } else {
-                    format!("cannot write to standard output ({err})")
-                };
-                format!(
-                    "{why}: nothing more is shown; sampling goes on for {} until {ends}",
-                    consumers.join(" and ")
-                )
-            }
-            Notice::ServingAfterReplay => {
-                "replay finished; still serving the last interval (Ctrl-C to stop)".to_string()
-            }
-        };
-        let _ = writeln!(std::io::stderr(), "storlab: {text}");
+        let _ = writeln!(std::io::stderr(), "storlab: {notice}");
     }
 }
 
@@ -373,23 +275,4 @@ impl Document for TimelineDoc {
     fn json(&self) -> anyhow::Result<String> {
         crate::output::json_text(&self.0)
     }
-}
-
-/// Read and check a replay file (`storlab_monitor::replay::load`), with a
-/// note when its last snapshot was cut off.
-fn load_replay(
-    file: &Path,
-    selection: Option<&storlab_monitor::Selection>,
-) -> anyhow::Result<Vec<Snapshot>> {
-    Ok(storlab_monitor::replay::load(
-        file,
-        selection,
-        &mut |line| {
-            eprintln!(
-                "storlab: note: {}:{line}: the last snapshot is incomplete (the recording was cut off \
-             while writing it); it is left out",
-                file.display()
-            )
-        },
-    )?)
 }

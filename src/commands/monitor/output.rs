@@ -27,16 +27,6 @@ impl crate::commands::outfmt::Format for MonitorFormat {
     const DEFAULT: Option<Self> = None;
 }
 
-/// The unit of the MB/s and request-size columns (table and CSV).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Units {
-    /// MiB/s = 2^20 bytes/s and KiB, what iostat prints as MB/s and kB (default)
-    #[default]
-    Iec,
-    /// MB/s = 10^6 bytes/s and kB = 1000 bytes
-    Si,
-}
-
 /// What turns each interval into the text written, as `cmd` asks.
 pub fn formatter(
     cmd: &super::MonitorCommand,
@@ -53,10 +43,6 @@ pub fn formatter(
         MonitorFormat::Csv => Kind::Csv,
         MonitorFormat::Json | MonitorFormat::None => Kind::None,
     };
-    let units = match cmd.units {
-        Units::Iec => storlab_monitor::display::Units::Iec,
-        Units::Si => storlab_monitor::display::Units::Si,
-    };
     let flags = (cmd.hide_idle, cmd.timestamps);
-    Formatter::new(kind, units, flags, layer, sel)
+    Formatter::new(kind, cmd.units, flags, layer, sel)
 }

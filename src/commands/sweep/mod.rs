@@ -29,13 +29,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::jobspec::Job as PlannedJob;
 use storlab_bench::profiles::Profile;
+use storlab_bench::sweeper;
+use storlab_bench::sweeper::resume::{self, NoSuchSweep, first_resumable};
 use storlab_bench::sweeper::{
-    PointInfo, PointSink, Progress, Saved, StoreError, SweepEvent, SweepRun, fmt_secs,
-    new_sweep_id, plan_points, point_tags, reserved_tag, resume_words,
+    PointInfo, PointSink, Progress, Refused, Saved, StoreError, SweepEvent, SweepRun, new_sweep_id,
+    plan_points, point_tags, reserved_tag, sweep_line,
 };
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
-use storlab_store::{RunFilter, RunStatus, Store};
+use storlab_store::{RunFilter, RunStatus, RunSummary, Store};
 use storlab_types::{BenchReport, PhaseResult};
 
 const SWEEP_HELP: &str = "\
@@ -108,16 +110,10 @@ impl SweepCommand {
             if run::launcher_rank().unwrap_or(0) != 0 {
                 return Ok(Reply::done(Outcome::Ok));
             }
-            bail!(
-                "storlab sweep was started as {n} processes by an MPI launcher: each would run the whole \
-                 sweep on the same storage at once; run the sweep without mpirun/srun, or measure \
-                 many clients with `mpirun -np {n} storlab bench ... --clients 1,2,4` (one run per client count)"
-            );
+            return Err(Refused::UnderLauncher(n).into());
         }
         if self.run.monitor {
-            bail!(
-                "--monitor is not available for sweeps: run `storlab monitor` beside the sweep instead"
-            );
+            return Err(Refused::Monitor.into());
         }
         let json_out = run::check_paths_as(
             self.target.as_deref(),
@@ -133,7 +129,7 @@ impl SweepCommand {
             None => None,
         };
         if self.resume.is_some() && self.run.no_save {
-            bail!("--resume reads the stored points: drop --no-save");
+            return Err(Refused::ResumeUnsaved.into());
         }
         if let Some(id) = &self.resume
             && self.vary.is_empty()
@@ -144,17 +140,17 @@ impl SweepCommand {
             return self.resumed_as_stored(id)?.execute();
         }
         let profile = self.profile.as_deref().map(find_profile).transpose()?;
-        let (varies, zip) = self.varies(profile.as_ref())?;
+        // `--vary`, then the profile's sweep for options no flag sets.
+        let spec = self.workload.spec()?;
+        let (varies, zip) = sweeper::varies(&self.vary, self.zip, profile.as_ref(), spec)?;
         let points = expand_sweep(&varies, zip)?;
         if varies.is_empty() {
-            bail!(
-                "nothing to sweep: add --vary OPTION=VALUES (e.g. --vary bs=4k,64k,1m) or a --profile with a sweep"
-            );
+            return Err(Refused::Nothing.into());
         }
         let job_text = self.job_text(profile.as_ref())?;
         let user_tags = self.run.record.tag_map()?;
         if let Some(k) = reserved_tag(&user_tags) {
-            bail!("--tag {k}=...: {k} is set by the sweep itself; use another key");
+            return Err(Refused::ReservedTag(k).into());
         }
         let store = if self.run.no_save {
             None
@@ -166,9 +162,15 @@ impl SweepCommand {
             (Some(id), Some(st)) => stored_points(st, id, &self.run.db.db)?,
             _ => BTreeMap::new(),
         };
-        // Plan every point not yet stored; a point that cannot be planned fails alone.
-        let (mut results, todo) =
-            plan_points(points, &stored, |p| self.plan_point(p, job_text.as_ref()));
+        // Plan every point not yet stored (a point that cannot be planned
+        // fails alone): the job file (or flags), the workload flags, then
+        // the point's values on top; anyhow, so an error shows its causes.
+        let job = job_text.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
+        let target = self.target.as_deref();
+        let plan = |p: &SweepPoint| -> Result<PlannedJob> {
+            Ok(sweeper::plan_point(self.workload.spec()?, p, job, target)?)
+        };
+        let (mut results, todo) = plan_points(points, &stored, plan);
         drop(store);
         let totals = self.run_points(sweep_id, user_tags, &mut results, todo)?;
         self.finish(&results, &varies, totals, (json_out, chart_out))
@@ -230,67 +232,36 @@ impl SweepCommand {
         }
         use clap::Parser;
         let store = self.run.db.open_existing()?;
-        let filter = RunFilter {
-            tags: vec![("sweep".into(), id.into())],
-            ..Default::default()
+        let runs = sweep_runs(&store, id, &self.run.db.db)?;
+        let parse = |args: Vec<String>| {
+            let words = std::iter::once("sweep".to_string()).chain(args);
+            let cmd = Stored::try_parse_from(words).ok()?.s;
+            (!cmd.vary.is_empty() || cmd.profile.is_some() || cmd.job.is_some()).then_some(cmd)
         };
-        let runs = store.list(&filter)?;
-        if runs.is_empty() {
+        let line_of = |run| Ok::<_, anyhow::Error>(store.load(run)?.report.command_line);
+        let ids = runs.iter().map(|r| r.id);
+        let Some((note, mut cmd)) = first_resumable(id, ids, line_of, parse)? else {
             bail!(
-                "--resume {id}: no runs tagged sweep={id} in {} (the sweep id is printed at its start; storlab runs --tag sweep=ID)",
+                "--resume {id}: no stored point of sweep {id} in {} says how it was run; give its options again (--vary ...)",
                 self.run.db.db.display()
-            );
+            )
+        };
+        cmd.resume = Some(id.to_string());
+        cmd.run.db = self.run.db.clone();
+        cmd.run.quiet |= self.run.quiet;
+        if self.run.out.format() != OutputFormat::Table {
+            cmd.run.out = self.run.out;
         }
-        for r in runs {
-            let line = store.load(r.id)?.report.command_line;
-            let Some(args) = resume_words(&line) else {
-                continue;
-            };
-            let Ok(stored) =
-                Stored::try_parse_from(std::iter::once("sweep".to_string()).chain(args))
-            else {
-                continue;
-            };
-            let mut cmd = stored.s;
-            if cmd.vary.is_empty() && cmd.profile.is_none() && cmd.job.is_none() {
-                continue;
-            }
-            cmd.resume = Some(id.to_string());
-            cmd.run.db = self.run.db.clone();
-            cmd.run.quiet |= self.run.quiet;
-            if self.run.out.format() != OutputFormat::Table {
-                cmd.run.out = self.run.out;
-            }
-            if self.run.json_out.is_some() {
-                cmd.run.json_out = self.run.json_out.clone();
-            }
-            if self.chart.is_some() {
-                cmd.chart = self.chart.clone();
-            }
-            if !self.run.quiet {
-                eprintln!(
-                    "storlab: resuming sweep {id} as run {}: storlab {}",
-                    r.id,
-                    line[line.iter().position(|a| a == "sweep").unwrap_or(0)..].join(" ")
-                );
-            }
-            return Ok(cmd);
+        if self.run.json_out.is_some() {
+            cmd.run.json_out = self.run.json_out.clone();
         }
-        bail!(
-            "--resume {id}: no stored point of sweep {id} in {} says how it was run; give its options again (--vary ...)",
-            self.run.db.db.display()
-        )
-    }
-
-    /// The options varied: `--vary`, then the profile's sweep for options
-    /// neither `--vary` nor a workload flag sets.
-    fn varies(&self, profile: Option<&Profile>) -> Result<(Vec<Vary>, bool)> {
-        Ok(storlab_bench::sweeper::varies(
-            &self.vary,
-            self.zip,
-            profile,
-            self.workload.spec()?,
-        )?)
+        if self.chart.is_some() {
+            cmd.chart = self.chart.clone();
+        }
+        if !self.run.quiet {
+            eprintln!("storlab: {note}");
+        }
+        Ok(cmd)
     }
 
     /// The job file's text and path, read once (a profile's, or --job's).
@@ -303,22 +274,6 @@ impl SweepCommand {
             (None, Some(p)) => Some((p.job_text.clone(), p.job_path())),
             (None, None) => None,
         })
-    }
-
-    /// A point's phases: the job file (or flags), the workload flags, then
-    /// the point's values on top (anyhow: its causes in its message).
-    fn plan_point(
-        &self,
-        point: &SweepPoint,
-        job: Option<&(String, PathBuf)>,
-    ) -> Result<PlannedJob> {
-        let job = job.map(|(t, p)| (t.as_str(), p.as_path()));
-        Ok(storlab_bench::sweeper::plan_point(
-            self.workload.spec()?,
-            point,
-            job,
-            self.target.as_deref(),
-        )?)
     }
 
     /// Write the chart and JSON file; the table or JSON document and the
@@ -383,38 +338,33 @@ impl Document for Swept {
     }
 }
 
-/// The points of sweep `id` already stored in full: params label → (run, report).
-fn stored_points(
-    store: &Store,
-    id: &str,
-    db: &Path,
-) -> Result<BTreeMap<String, (i64, BenchReport)>> {
+/// The runs tagged `sweep=ID`; none is an error.
+fn sweep_runs(store: &Store, id: &str, db: &Path) -> Result<Vec<RunSummary>> {
     let filter = RunFilter {
         tags: vec![("sweep".into(), id.into())],
         ..Default::default()
     };
     let runs = store.list(&filter)?;
     if runs.is_empty() {
-        bail!(
-            "--resume {id}: no runs tagged sweep={id} in {} (the sweep id is printed at its start; storlab runs --tag sweep=ID)",
-            db.display()
-        );
+        let (id, db) = (id.to_string(), db.to_path_buf());
+        return Err(NoSuchSweep { id, db }.into());
     }
-    let mut out = BTreeMap::new();
-    for r in runs {
-        if r.status != RunStatus::Finished {
-            continue;
-        }
-        let Some(label) = r.tags.get("sweep_params") else {
-            continue;
-        };
-        let run = store.load(r.id)?;
-        if run.report.interrupted || run.report.phases.is_empty() {
-            continue;
-        }
-        out.insert(label.clone(), (r.id, run.report));
-    }
-    Ok(out)
+    Ok(runs)
+}
+
+/// The points of sweep `id` already stored in full: params label → (run, report).
+fn stored_points(
+    store: &Store,
+    id: &str,
+    db: &Path,
+) -> Result<BTreeMap<String, (i64, BenchReport)>> {
+    let runs = sweep_runs(store, id, db)?;
+    let runs = runs.iter().map(|r| resume::StoredRun {
+        id: r.id,
+        finished: r.status == RunStatus::Finished,
+        tags: &r.tags,
+    });
+    resume::finished_points(runs, |run| Ok(store.load(run)?.report))
 }
 
 /// The sweep's store: each point's run in the database (`Sink`), and a
@@ -492,52 +442,18 @@ struct Words {
 impl Progress for Words {
     fn event(&mut self, event: SweepEvent<'_>) {
         match event {
-            SweepEvent::Started {
-                sweep_id,
-                points,
-                to_run,
-            } if !self.quiet => {
-                eprintln!("storlab: sweep {sweep_id}: {points} points, {to_run} to run")
-            }
             SweepEvent::Warning(w) => crate::output::warn(w),
-            SweepEvent::PointStarting(p) if !self.quiet => eprintln!(
-                "storlab: sweep {}: point {}/{} ({} of {} to run) {}{}",
-                self.sweep_id,
-                p.index + 1,
-                p.points,
-                p.nth + 1,
-                p.to_run,
-                p.label,
-                p.left_s
-                    .map(|s| format!(", about {} left", fmt_secs(s)))
-                    .unwrap_or_default()
-            ),
-            SweepEvent::PointFailed { label, error } if !self.quiet => {
-                eprintln!("storlab: sweep point {label} failed: {error}; going on")
+            e if self.quiet && e.is_progress() => {}
+            e => {
+                if let Some(line) = sweep_line(&e, &self.sweep_id) {
+                    eprintln!("storlab: {line}");
+                }
             }
-            SweepEvent::NotRecorded { label, error } => {
-                eprintln!("storlab: error: cannot record failed point {label}: {error}")
-            }
-            SweepEvent::SaveFailed(f) => eprintln!("storlab: error: {f}"),
-            _ => {}
         }
     }
 
     fn point_running(&mut self, p: &PointInfo, phases: &[String], control: &Arc<Control>) {
-        let names = phases
-            .iter()
-            .map(|name| {
-                format!(
-                    "point {}/{} {} {name}{}",
-                    p.index + 1,
-                    p.points,
-                    p.label,
-                    p.left_s
-                        .map(|s| format!(" (sweep: ~{} left)", fmt_secs(s)))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
+        let names = phases.iter().map(|name| p.phase_line(name)).collect();
         self.live = Some(Live::start(
             Arc::clone(control),
             self.signals.clone(),

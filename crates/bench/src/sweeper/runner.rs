@@ -101,6 +101,66 @@ pub enum SweepEvent<'a> {
     SaveFailed(&'a str),
 }
 
+impl SweepEvent<'_> {
+    /// Whether it is progress (`-q` hides it), not a warning or an error.
+    pub fn is_progress(&self) -> bool {
+        matches!(
+            self,
+            SweepEvent::Started { .. }
+                | SweepEvent::PointStarting(_)
+                | SweepEvent::PointResumed(_)
+                | SweepEvent::PointFailed { .. }
+        )
+    }
+}
+
+/// How `storlab sweep` words an event on standard error (after
+/// `storlab: `); none for a warning (the front end's own words) and a
+/// point resumed (not told).
+pub fn sweep_line(event: &SweepEvent<'_>, sweep_id: &str) -> Option<String> {
+    Some(match event {
+        SweepEvent::Started {
+            sweep_id,
+            points,
+            to_run,
+        } => format!("sweep {sweep_id}: {points} points, {to_run} to run"),
+        SweepEvent::PointStarting(p) => format!(
+            "sweep {sweep_id}: point {}/{} ({} of {} to run) {}{}",
+            p.index + 1,
+            p.points,
+            p.nth + 1,
+            p.to_run,
+            p.label,
+            p.left_s
+                .map(|s| format!(", about {} left", super::fmt_secs(s)))
+                .unwrap_or_default()
+        ),
+        SweepEvent::PointFailed { label, error } => {
+            format!("sweep point {label} failed: {error}; going on")
+        }
+        SweepEvent::NotRecorded { label, error } => {
+            format!("error: cannot record failed point {label}: {error}")
+        }
+        SweepEvent::SaveFailed(f) => format!("error: {f}"),
+        SweepEvent::Warning(_) | SweepEvent::PointResumed(_) => return None,
+    })
+}
+
+impl PointInfo {
+    /// The live line's name of one of the point's phases.
+    pub fn phase_line(&self, phase: &str) -> String {
+        format!(
+            "point {}/{} {} {phase}{}",
+            self.index + 1,
+            self.points,
+            self.label,
+            self.left_s
+                .map(|s| format!(" (sweep: ~{} left)", super::fmt_secs(s)))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// The live side of a sweep: its events and the progress line of the
 /// point running.
 pub trait Progress {
@@ -644,5 +704,52 @@ mod tests {
         );
         assert_eq!(results[1].run_id, Some(1));
         assert!(results[0].report.is_some() && results[2].report.is_some());
+    }
+}
+
+#[cfg(test)]
+mod words {
+    use super::*;
+
+    /// The sweep's lines: progress (hidden by `-q`) and errors (never);
+    /// a warning and a resumed point are not the sweep's to word.
+    #[test]
+    fn each_event_has_its_line() {
+        let p = PointInfo {
+            label: "bs=4k".into(),
+            index: 1,
+            points: 4,
+            nth: 0,
+            to_run: 3,
+            left_s: Some(90.0),
+        };
+        let started = SweepEvent::Started {
+            sweep_id: "sw-1",
+            points: 4,
+            to_run: 3,
+        };
+        let line = |e: &SweepEvent<'_>| sweep_line(e, "sw-1");
+        assert_eq!(line(&started).unwrap(), "sweep sw-1: 4 points, 3 to run");
+        assert_eq!(
+            line(&SweepEvent::PointStarting(&p)).unwrap(),
+            "sweep sw-1: point 2/4 (1 of 3 to run) bs=4k, about 1m30s left"
+        );
+        let failed = SweepEvent::PointFailed {
+            label: "bs=4k",
+            error: "x",
+        };
+        assert_eq!(
+            line(&failed).unwrap(),
+            "sweep point bs=4k failed: x; going on"
+        );
+        let lost = SweepEvent::SaveFailed("disk full");
+        assert_eq!(line(&lost).unwrap(), "error: disk full");
+        assert!(line(&SweepEvent::Warning("w")).is_none());
+        assert!(line(&SweepEvent::PointResumed(&p)).is_none());
+        assert!(started.is_progress() && failed.is_progress() && !lost.is_progress());
+        assert_eq!(
+            p.phase_line("read"),
+            "point 2/4 bs=4k read (sweep: ~1m30s left)"
+        );
     }
 }

@@ -723,3 +723,92 @@ fn the_workers_cost_per_io_on_the_null_engine_stays_near_a_reference_loop() {
 
 /// See the test above: more than twice the ratio measured.
 const RATIO_BOUND: f64 = 5.0;
+
+// ---- Access patterns of issue 27 (`dist`): offsets through the whole
+// loop, the stop rules and the byte counts.
+
+/// fio's `rw=read:-8k` through the loop: the offsets the engine is handed
+/// are fio's sequence (0, then from the end down a block at a time), and
+/// the pass moves exactly `size` bytes.
+#[test]
+fn backwards_reads_reach_the_engine_in_fios_order() {
+    let (out, _, _, ios) = script_run_ios(&[("rw", "read"), ("seq_skip", "-8k")], 16);
+    let offs: Vec<u64> = ios.iter().map(|(_, o)| o / 4096).collect();
+    assert_eq!(
+        offs,
+        vec![0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+    );
+    assert_eq!(out.read.bytes, 16 * 4096);
+    let (_, _, _, ios) = script_run_ios(&[("rw", "write"), ("seq_skip", "12k")], 16);
+    let offs: Vec<u64> = ios.iter().map(|(_, o)| o / 4096).collect();
+    assert_eq!(
+        offs,
+        vec![0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12]
+    );
+}
+
+/// A phase of `pairs` on the null engine, run through `crate::run`.
+fn null_phase(pairs: &[(&str, &str)]) -> storlab_types::PhaseResult {
+    let mut all = vec![("engine", "null")];
+    all.extend_from_slice(pairs);
+    let p = params(&all);
+    let dir = tempfile::tempdir().unwrap();
+    let job = crate::prepare(Some(&dir.path().join("d")), vec![p], Default::default()).unwrap();
+    let control = Control::new(1);
+    let out = crate::run(&job, &control, |_| {});
+    job.target.cleanup();
+    out.phases.into_iter().next().unwrap()
+}
+
+/// io_size and number_ios end a job by bytes and by I/Os: io_size over
+/// the size passes the region again, under it ends part-way; number_ios
+/// counts times loops, as fio.
+#[test]
+fn io_size_and_number_ios_stop_the_job() {
+    let base = [("rw", "randread"), ("size", "1M"), ("bs", "4k")];
+    let ops = |extra: &[(&str, &str)]| {
+        let mut pairs = base.to_vec();
+        pairs.extend_from_slice(extra);
+        null_phase(&pairs).total.ops
+    };
+    assert_eq!(ops(&[]), 256, "one pass without them");
+    assert_eq!(ops(&[("io_size", "3M")]), 768);
+    assert_eq!(ops(&[("io_size", "100k")]), 25);
+    assert_eq!(ops(&[("number_ios", "10")]), 10);
+    assert_eq!(ops(&[("number_ios", "10"), ("loops", "2")]), 20);
+    assert_eq!(
+        ops(&[("number_ios", "1000")]),
+        256,
+        "it never extends a job"
+    );
+}
+
+/// bs=R,W: reads move 4 KiB and writes 64 KiB each, the bytes of each
+/// direction are counted at their own size, and the pass moves `size`.
+/// Without bs_write every write would be 4 KiB.
+#[test]
+fn separate_write_block_size_counts_each_direction_at_its_size() {
+    let ph = null_phase(&[
+        ("rw", "randrw"),
+        ("size", "16M"),
+        ("bs", "4k"),
+        ("bs_write", "64k"),
+        ("iodepth", "4"),
+    ]);
+    let (r, w) = (&ph.read, &ph.write);
+    assert!(r.ops > 0 && w.ops > 0);
+    assert_eq!(r.bytes, r.ops * 4096);
+    // Writes are 64 KiB but for the last few of the pass, shrunk to end it
+    // on exactly `size` (less than 64 KiB was left).
+    let short = w.ops * 65536 - w.bytes;
+    assert!(
+        short < 16 * 65536,
+        "{} of {} writes short",
+        short / 61440,
+        w.ops
+    );
+    assert_eq!(r.bytes + w.bytes, 16 << 20);
+    // Half the I/Os write (rwmixread 50).
+    let share = w.ops as f64 / (r.ops + w.ops) as f64;
+    assert!((share - 0.5).abs() < 0.05, "{share}");
+}

@@ -212,3 +212,29 @@ fn recovery_tells_a_loop_image_from_another_moved_to_its_path() {
     );
     assert_eq!(read_kb(&ra).unwrap(), before);
 }
+
+/// What a recovery did is told in order: scratch removed, values dropped,
+/// values restored; a recovery that did nothing says nothing.
+#[test]
+fn a_recovery_tells_what_it_did() {
+    assert!(Recovery::default().notes().is_empty());
+    let r = Recovery {
+        restored: vec![Restored {
+            layer: "vda".into(),
+            path: PathBuf::from("/sys/block/vda/queue/read_ahead_kb"),
+            readahead_kb: 128,
+        }],
+        dropped: vec!["loop0 now holds another file".into()],
+        removed_scratch: vec![PathBuf::from("/d/storlab-tune.tmp")],
+    };
+    let notes = r.notes();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[0].starts_with("removed /d/storlab-tune.tmp "),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].starts_with("warning: ") && notes[1].ends_with("loop0 now holds another file")
+    );
+    assert!(notes[2].ends_with("left changed: vda 128 KiB"), "{notes:?}");
+}
