@@ -453,7 +453,7 @@ fn a_stop_request_interrupts_the_phase_and_no_later_phase_runs() {
 /// and then a stat shifted by one; each rank's (created, stated) counts.
 fn stepped(wear_out: bool) -> Vec<(u64, u64)> {
     let fs = MemFs {
-        slow: Some("file.1.".into()),
+        slow: Some("file.mdtest.1.".into()),
         ..MemFs::default()
     };
     let spec = MdSpec {
