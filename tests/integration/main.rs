@@ -30,6 +30,7 @@ mod io500_run;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
+mod mdext4;
 mod model;
 mod model_mech;
 mod monitor;
