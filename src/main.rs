@@ -68,6 +68,8 @@ enum Command {
     Sim(Box<commands::sim::SimCommand>),
     /// Measure metadata rates as mdtest does: create, stat, read, rename, delete files or directories in a tree
     Md(Box<commands::md::MdCommand>),
+    /// Run the IO500 suite on storlab's engine: io500's phases, parameters, score and INVALID rules
+    Io500(Box<commands::io500::Io500Command>),
     /// Watch block devices (iostat -x figures) without double counting stacked devices
     ///
     /// As in iostat, numbers after the devices are the interval and the count
@@ -134,6 +136,7 @@ fn main() -> ExitCode {
         Command::Monitor(c) => c.execute().and_then(output::emit),
         Command::Sim(c) => c.execute().and_then(output::emit),
         Command::Md(c) => c.execute().and_then(output::emit),
+        Command::Io500(c) => c.execute().and_then(output::emit),
         Command::Campaign(c) => c.execute().and_then(output::emit),
         Command::Sweep(c) => c.execute().and_then(output::emit),
         Command::Profiles(c) => c.execute().and_then(output::emit),

@@ -11,6 +11,7 @@ pub mod config;
 pub mod export;
 pub mod import;
 pub mod inspect;
+pub mod io500;
 pub mod man;
 pub mod md;
 pub mod monitor;

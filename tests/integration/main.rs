@@ -22,6 +22,7 @@ mod groups_more;
 mod honest;
 mod inspect;
 mod io500;
+mod io500_run;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;

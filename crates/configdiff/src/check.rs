@@ -479,6 +479,7 @@ pub fn check_with(
             baseline_run: baseline.id,
         });
     }
+    crate::io500_score::check(run, baseline, tolerance_pct, !out.config_differs, &mut out);
     if m.pairs.is_empty() {
         return Err(CheckError::NothingInCommon {
             run: run.id,

@@ -26,6 +26,7 @@
 pub mod check;
 pub mod diff;
 pub mod implied;
+mod io500_score;
 pub mod matching;
 pub mod vary;
 

@@ -30,7 +30,10 @@ pub mod phases;
 pub mod plan;
 pub mod record;
 pub mod result;
+#[cfg(feature = "run")]
+pub mod run;
 pub mod score;
+pub mod summary;
 pub mod validity;
 
 pub use config::{Config, ConfigError};

@@ -35,7 +35,7 @@ mod tree;
 
 pub use fs::{MdFs, Posix, errno_name};
 pub use names::NameBuf;
-pub use run::{Control, PlannedPhase, RankPhase, RankSync, Solo, plan, run};
+pub use run::{Control, PlannedPhase, RankPhase, RankSync, Solo, Steps, plan, run};
 pub use tree::{MAX_TREE_DIRS, Tree};
 
 /// Largest `write_bytes` per file: md measures metadata, `bench` measures data.

@@ -216,60 +216,12 @@ pub fn run<F: MdFs, S: RankSync>(
     control: &Control,
     mut on_phase: impl FnMut(&RankPhase),
 ) -> Result<Vec<RankPhase>, MdError> {
-    let tree = spec.check()?;
-    let ranks = sync.ranks().max(1);
-    let rank = sync.rank();
-    let shift = spec.rank_shift % ranks;
-    make_trees(fs, spec, &tree, base, sync)?;
-    let data = pattern(spec.write_bytes);
-    let mut rbuf = vec![0u8; usize::try_from(spec.read_bytes).unwrap_or(0)];
-    // Items each rank holds, by kind (what its create really made).
-    let mut counts: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-    let mut renamed: BTreeMap<&str, bool> = BTreeMap::new();
+    let mut steps = Steps::new(fs, spec, base, sync)?;
     let mut results = Vec::new();
     for (idx, ph) in plan(spec).into_iter().enumerate() {
         control.phase.store(idx, Ordering::Relaxed);
-        control.done.store(0, Ordering::Relaxed);
-        let key = ph.item.as_str();
-        let have = counts
-            .entry(key)
-            .or_insert_with(|| vec![spec.count(ph.item); ranks as usize]);
-        let visited = if ph.op.shifted() {
-            (rank + shift) % ranks
-        } else {
-            rank
-        };
-        let planned = match ph.op {
-            Op::Create => spec.count(ph.item),
-            _ => have.get(visited as usize).copied().unwrap_or(0),
-        };
-        let job = PhaseJob {
-            ph,
-            tree: &tree,
-            top: tree_base(base, spec, visited),
-            name_rank: visited,
-            items: spec.count(ph.item),
-            count: planned,
-            renamed: renamed.get(key).copied().unwrap_or(false),
-            data: &data,
-        };
-        sync.barrier();
-        let t0 = Instant::now();
-        let deadline = match (ph.op, ph.timed, spec.stonewall_ns) {
-            (Op::Create, true, Some(ns)) => Some(t0 + std::time::Duration::from_nanos(ns)),
-            _ => None,
-        };
-        let mut r = run_phase(fs, &job, &mut rbuf, control, deadline);
-        r.rank = rank;
-        sync.barrier();
-        r.window_ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let stop = sync.any(r.error.is_some() || r.interrupted);
-        if ph.op == Op::Create {
-            counts.insert(key, sync.gather_all(r.items()));
-        }
-        if ph.op == Op::Rename && !stop {
-            renamed.insert(key, true);
-        }
+        let shift = if ph.op.shifted() { spec.rank_shift } else { 0 };
+        let (r, stop) = steps.step(fs, sync, control, ph, shift, false);
         if ph.timed {
             on_phase(&r);
         }
@@ -279,6 +231,123 @@ pub fn run<F: MdFs, S: RankSync>(
         }
     }
     Ok(results)
+}
+
+/// A job's phases run one at a time, when the caller says (io500 runs
+/// mdtest's create, stat, read and delete with other work in between):
+/// [`Steps::new`] makes the trees, each [`Steps::step`] runs one operation
+/// on exactly the items the create made.
+pub struct Steps<'a> {
+    spec: &'a MdSpec,
+    tree: Tree,
+    base: PathBuf,
+    data: Vec<u8>,
+    rbuf: Vec<u8>,
+    /// Items each rank holds, by kind (what its create really made).
+    counts: BTreeMap<&'static str, Vec<u64>>,
+    renamed: BTreeMap<&'static str, bool>,
+}
+
+impl<'a> Steps<'a> {
+    /// Check the job and make this rank's tree (every rank waits).
+    pub fn new<F: MdFs, S: RankSync>(
+        fs: &F,
+        spec: &'a MdSpec,
+        base: &Path,
+        sync: &S,
+    ) -> Result<Steps<'a>, MdError> {
+        let tree = spec.check()?;
+        make_trees(fs, spec, &tree, base, sync)?;
+        Ok(Steps {
+            spec,
+            tree,
+            base: base.to_path_buf(),
+            data: pattern(spec.write_bytes),
+            rbuf: vec![0u8; usize::try_from(spec.read_bytes).unwrap_or(0)],
+            counts: BTreeMap::new(),
+            renamed: BTreeMap::new(),
+        })
+    }
+
+    /// Items each rank holds of `item` (after its create; the job's count
+    /// before).
+    pub fn counts(&self, item: Item) -> Vec<u64> {
+        self.counts.get(item.as_str()).cloned().unwrap_or_default()
+    }
+
+    /// Run phase `ph` on this rank, with every rank: a stat, read, rename
+    /// or delete visits the items of rank (r + `shift`) mod ranks. With
+    /// `wear_out`, a create its stonewall stopped goes on until this rank
+    /// has made as many items as the busiest rank (mdtest's `-W`: every
+    /// rank ends with the same count, inside the phase's time). Returns the
+    /// rank's figures and whether the run must stop (a rank failed or was
+    /// interrupted).
+    pub fn step<F: MdFs, S: RankSync>(
+        &mut self,
+        fs: &F,
+        sync: &S,
+        control: &Control,
+        ph: PlannedPhase,
+        shift: u32,
+        wear_out: bool,
+    ) -> (RankPhase, bool) {
+        let spec = self.spec;
+        let ranks = sync.ranks().max(1);
+        let rank = sync.rank();
+        control.done.store(0, Ordering::Relaxed);
+        let key = ph.item.as_str();
+        let have = self
+            .counts
+            .entry(key)
+            .or_insert_with(|| vec![spec.count(ph.item); ranks as usize]);
+        let visited = (rank + shift % ranks) % ranks;
+        let planned = match ph.op {
+            Op::Create => spec.count(ph.item),
+            _ => have.get(visited as usize).copied().unwrap_or(0),
+        };
+        let mut job = PhaseJob {
+            ph,
+            tree: &self.tree,
+            top: tree_base(&self.base, spec, visited),
+            name_rank: visited,
+            items: spec.count(ph.item),
+            from: 0,
+            count: planned,
+            renamed: self.renamed.get(key).copied().unwrap_or(false),
+            data: &self.data,
+        };
+        sync.barrier();
+        let t0 = Instant::now();
+        let deadline = match (ph.op, ph.timed, spec.stonewall_ns) {
+            (Op::Create, true, Some(ns)) => Some(t0 + std::time::Duration::from_nanos(ns)),
+            _ => None,
+        };
+        let mut r = run_phase(fs, &job, &mut self.rbuf, control, deadline);
+        if wear_out && ph.op == Op::Create && deadline.is_some() {
+            let most = sync.gather_all(r.items()).into_iter().max().unwrap_or(0);
+            if r.error.is_none() && !r.interrupted && r.items() < most {
+                job.from = r.items();
+                job.count = most;
+                let more = run_phase(fs, &job, &mut self.rbuf, control, None);
+                r.counter.merge(&more.counter);
+                r.elapsed_ns = nanos(t0.elapsed());
+                r.errors = more.errors;
+                r.error = more.error;
+                r.interrupted = more.interrupted;
+            }
+        }
+        r.rank = rank;
+        sync.barrier();
+        r.window_ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let stop = sync.any(r.error.is_some() || r.interrupted);
+        if ph.op == Op::Create {
+            self.counts.insert(key, sync.gather_all(r.items()));
+        }
+        if ph.op == Op::Rename && !stop {
+            self.renamed.insert(key, true);
+        }
+        (r, stop)
+    }
 }
 
 /// What one phase of one rank works on.
@@ -291,6 +360,8 @@ struct PhaseJob<'a> {
     name_rank: u32,
     /// Items per rank the job asked for (their placement in the tree).
     items: u64,
+    /// The first item to visit (a wear-out goes on where the create stopped).
+    from: u64,
     /// Items to visit (a prefix of the placement).
     count: u64,
     renamed: bool,
@@ -362,6 +433,9 @@ fn run_phase<F: MdFs>(
             }
         };
         for i in range {
+            if i < job.from {
+                continue;
+            }
             if control.stop.load(Ordering::Relaxed) {
                 r.interrupted = true;
                 break 'dirs;

@@ -33,6 +33,7 @@ pub mod error;
 pub mod export;
 pub mod fmt;
 pub mod html;
+mod io500_chart;
 pub mod png;
 pub mod predicted;
 pub mod registry;

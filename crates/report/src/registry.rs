@@ -649,6 +649,17 @@ pub static CHART_KINDS: &[ChartKind] = &[
         why: why_groups,
     },
     ChartKind {
+        id: "io500",
+        title: "IO500: phases and score",
+        drawn_when: "an io500 run (`storlab io500`, or imported)",
+        shows: "each io500 phase (GiB/s, kIOPS) and the bandwidth, IOPS and total scores, one \
+                series per run; INVALID runs pale (not in the \"not drawn\" list)",
+        source: Source::Report,
+        listed_when_missing: false,
+        draw: Draw::Runs(crate::io500_chart::io500),
+        why: |_, _| None,
+    },
+    ChartKind {
         id: "vs-bs",
         title: "Throughput vs block size",
         drawn_when: "otherwise-equal phases differ in block size",

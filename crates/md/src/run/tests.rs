@@ -441,3 +441,62 @@ fn a_stop_request_interrupts_the_phase_and_no_later_phase_runs() {
     assert_eq!(phases[0].items(), 0);
     assert_eq!(control.stop_reason().as_deref(), Some("test"));
 }
+
+/// Two thread ranks step a stonewalled create (rank 1's creates are slow)
+/// and then a stat shifted by one; each rank's (created, stated) counts.
+fn stepped(wear_out: bool) -> Vec<(u64, u64)> {
+    let fs = MemFs {
+        slow: Some("file.1.".into()),
+        ..MemFs::default()
+    };
+    let spec = MdSpec {
+        unique_dir: true,
+        stonewall_ns: Some(40_000_000),
+        ..spec(200)
+    };
+    let base = Path::new("/m");
+    fs.make_dir(base).unwrap();
+    let shared = Arc::new(Shared {
+        barrier: Barrier::new(2),
+        slots: Mutex::new(vec![0; 2]),
+    });
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2)
+            .map(|rank| {
+                let sync = ThreadSync {
+                    shared: Arc::clone(&shared),
+                    rank,
+                    ranks: 2,
+                };
+                let (fs, spec) = (&fs, &spec);
+                s.spawn(move || {
+                    let c = Control::new();
+                    let mut steps = Steps::new(fs, spec, base, &sync).unwrap();
+                    let ph = |op| PlannedPhase {
+                        item: Item::File,
+                        op,
+                        timed: true,
+                    };
+                    let (made, _) = steps.step(fs, &sync, &c, ph(Op::Create), 0, wear_out);
+                    let (stated, stop) = steps.step(fs, &sync, &c, ph(Op::Stat), 1, false);
+                    assert!(!stop, "{:?}", stated.error);
+                    (made.items(), stated.items())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn a_worn_out_create_brings_every_rank_to_the_busiest_ranks_count() {
+    // Without wear-out the slow rank stops at the stonewall, short.
+    let plain = stepped(false);
+    assert_eq!(plain[0].0, 200);
+    assert!(plain[1].0 < 200, "{plain:?}");
+    // Each rank stats its neighbour's files: exactly what that one made.
+    assert_eq!((plain[0].1, plain[1].1), (plain[1].0, plain[0].0));
+    // With mdtest's wear-out every rank goes on to the busiest's count.
+    let worn = stepped(true);
+    assert_eq!(worn, vec![(200, 200), (200, 200)]);
+}

@@ -1,0 +1,186 @@
+//! IOR's phases on storlab's engine: ior-easy and ior-hard are each one
+//! `storlab_bench` job (its write, its read and, for ior-easy, the 4 KiB
+//! random read), made from IOR's own flags by `storlab_bench::ior`, run by
+//! a thread of its own. io500 runs other phases between a job's write and
+//! its read, so the job's thread waits after each phase until the run says
+//! go on: the job keeps what its stonewalled write wrote, and its read
+//! reads exactly that.
+
+use super::RunError;
+use super::sync::LocalSync;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::time::Duration;
+use storlab_bench::{Control, ResolvedJob, SafetyOptions};
+use storlab_types::{CacheMode, FileLayout, PhaseParams, PhaseResult};
+
+/// What one IOR job does (IOR's terms).
+#[derive(Debug, Clone)]
+pub(crate) struct IorJob {
+    /// ior-easy (a file per rank) or ior-hard (one shared file, strided).
+    pub easy: bool,
+    pub ranks: u32,
+    pub transfer: u64,
+    pub block: u64,
+    pub segments: u64,
+    pub file_per_proc: bool,
+    pub stonewall_s: u64,
+    /// Add ior-rnd4K-easy-read (4 KiB random reads for the stonewall time).
+    pub rnd4k: bool,
+}
+
+impl IorJob {
+    /// The IOR flags io500 gives this job, in the words `storlab bench
+    /// --ior` understands (the flags about result files, hashes and
+    /// directories are io500's bookkeeping).
+    pub(crate) fn ior_flags(&self) -> String {
+        let mut f = format!(
+            "-a POSIX -t {} -b {} -s {} -e -w -r",
+            self.transfer, self.block, self.segments
+        );
+        if self.file_per_proc {
+            f.push_str(" -F");
+        }
+        f
+    }
+
+    /// Its phases, named as io500 names them.
+    pub(crate) fn phases(&self) -> Result<Vec<PhaseParams>, RunError> {
+        // storlab's option table takes block sizes in 512-byte multiples;
+        // ior-hard's 47,008 bytes is not one, so the job is made with the
+        // next multiple and then given IOR's exact size (buffered psync
+        // I/O has no alignment rule).
+        let exact = self.transfer;
+        let surrogate = exact.next_multiple_of(512);
+        let flags = IorJob {
+            transfer: surrogate,
+            block: self.block / exact * surrogate,
+            ..self.clone()
+        }
+        .ior_flags();
+        let t = storlab_bench::ior::translate(&flags)
+            .map_err(|e| RunError::Setup(format!("IOR flags {flags}: {e}")))?;
+        let name = if self.easy { "ior-easy" } else { "ior-hard" };
+        let mut toml = t.job_toml;
+        if self.rnd4k {
+            toml.push_str(&format!(
+                "\n[[phase]]\nname = \"rnd4k\"\nrw = \"randread\"\nbs = 4096\ntime_based = true\nruntime = \"{}s\"\n",
+                self.stonewall_s
+            ));
+        }
+        let file = storlab_bench::JobFile::parse(&toml, Path::new(name))
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        let mut phases = file
+            .phases(
+                &toml,
+                Path::new(name),
+                &Default::default(),
+                &Default::default(),
+            )
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        for p in &mut phases {
+            p.name = match p.name.as_str() {
+                "write" => format!("{name}-write"),
+                "read" => format!("{name}-read"),
+                _ => "ior-rnd4K-easy-read".into(),
+            };
+            p.numjobs = self.ranks;
+            // IOR neither evicts nor pre-reads: the data a write left in
+            // the page cache is there for the read, as under io500.
+            p.cache = CacheMode::Warm;
+            // IOR writes into a new file; storlab's is sparse, not
+            // pre-allocated.
+            p.fallocate = false;
+            if exact != surrogate && p.name != "ior-rnd4K-easy-read" {
+                for b in &mut p.bs {
+                    b.bs_bytes = exact;
+                }
+                p.size_bytes = self.block * self.segments;
+                if let FileLayout::SharedInterleaved { stride_bytes } = &mut p.layout {
+                    *stride_bytes = self.block;
+                }
+            }
+        }
+        Ok(phases)
+    }
+}
+
+/// A bench job running in its own thread, one phase per [`Stepper::next`].
+pub(crate) struct Stepper {
+    go: Option<SyncSender<()>>,
+    done: Receiver<PhaseResult>,
+    pub control: Arc<Control>,
+}
+
+impl Stepper {
+    /// Prepare the job's files in `dir` and start its thread (it waits for
+    /// the first [`Stepper::next`]).
+    pub(crate) fn start<'s>(
+        scope: &'s std::thread::Scope<'s, '_>,
+        job: &IorJob,
+        dir: &Path,
+        control: Arc<Control>,
+        keep: bool,
+    ) -> Result<
+        (
+            Stepper,
+            std::thread::ScopedJoinHandle<'s, storlab_bench::RunOutcome>,
+        ),
+        RunError,
+    > {
+        let phases = job.phases()?;
+        let resolved: ResolvedJob = storlab_bench::prepare(
+            Some(dir),
+            phases,
+            SafetyOptions {
+                allow_destroy: false,
+            },
+        )
+        .map_err(|e| RunError::Setup(e.to_string()))?;
+        let (go_tx, go_rx) = sync_channel::<()>(1);
+        let (done_tx, done_rx) = sync_channel::<PhaseResult>(1);
+        let c = Arc::clone(&control);
+        let stonewall = Duration::from_secs(job.stonewall_s);
+        let h = scope.spawn(move || {
+            let sync = LocalSync::new(stonewall, true);
+            let cleanup = |r: &ResolvedJob| {
+                if !keep {
+                    r.target.cleanup();
+                }
+            };
+            if go_rx.recv().is_err() {
+                cleanup(&resolved);
+                return storlab_bench::RunOutcome::default();
+            }
+            let out = storlab_bench::run_synced(&resolved, &c, &sync, |r| {
+                // A closed channel: the run ended; stop before the next phase.
+                if done_tx.send(r.clone()).is_err() || go_rx.recv().is_err() {
+                    c.request_stop("the io500 run ended");
+                }
+            });
+            cleanup(&resolved);
+            out
+        });
+        Ok((
+            Stepper {
+                go: Some(go_tx),
+                done: done_rx,
+                control,
+            },
+            h,
+        ))
+    }
+
+    /// Run the job's next phase; None when the job stopped instead.
+    pub(crate) fn next(&mut self) -> Option<PhaseResult> {
+        self.go.as_ref()?.send(()).ok()?;
+        self.done.recv().ok()
+    }
+
+    /// Let the job's thread end.
+    pub(crate) fn close(&mut self) {
+        self.control.request_stop("the io500 run ended");
+        self.go = None;
+    }
+}

@@ -1,0 +1,218 @@
+//! mdtest's phases on storlab's engine: `storlab_md`'s [`Steps`], one
+//! thread per rank, each holding its steps of mdtest-easy and mdtest-hard
+//! between io500's other phases. A create stopped by the stonewall wears
+//! out as mdtest's `-W` does (every rank goes on to the busiest rank's
+//! count), and stat, read and delete work on exactly the items made,
+//! each rank on another rank's items (mdtest's `-N 1`: stat visits rank
+//! r+1, read r+2, delete r+3, as mdtest names them).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+use storlab_md::{Control, Item, MdSpec, Op, PlannedPhase, Posix, RankPhase, RankSync, Steps};
+
+/// The two mdtest workloads of io500.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Easy,
+    Hard,
+}
+
+/// mdtest-easy (`-u -L -F`: empty files, a directory per rank) or
+/// mdtest-hard (`-w 3901 -e 3901`: 3,901-byte files, one shared
+/// directory), `files` per rank, create stonewalled after `stonewall`.
+pub(crate) fn spec(which: Which, files: u64, stonewall: Duration) -> MdSpec {
+    let hard = which == Which::Hard;
+    let size = if hard {
+        crate::phases::fixed::MDTEST_HARD_FILE_SIZE
+    } else {
+        0
+    };
+    MdSpec {
+        files,
+        dirs: 0,
+        depth: 0,
+        branch: 1,
+        unique_dir: !hard,
+        write_bytes: size,
+        read_bytes: size,
+        ops: if hard {
+            vec![Op::Create, Op::Stat, Op::Read, Op::Delete]
+        } else {
+            vec![Op::Create, Op::Stat, Op::Delete]
+        },
+        rank_shift: 1,
+        stonewall_ns: Some(u64::try_from(stonewall.as_nanos()).unwrap_or(u64::MAX)),
+    }
+}
+
+/// mdtest's rank shift for an operation under `-N 1` (its `mk_name`,
+/// `stat_name`, `read_name`, `rm_name`: shifts 0, 1, 2, 3).
+pub(crate) fn shift_of(op: Op) -> u32 {
+    match op {
+        Op::Create => 0,
+        Op::Stat => 1,
+        Op::Read => 2,
+        Op::Rename | Op::Delete => 3,
+    }
+}
+
+/// Ranks as threads: a barrier and one slot per rank for the gathers.
+struct ThreadSync {
+    shared: Arc<(Barrier, Mutex<Vec<u64>>)>,
+    rank: u32,
+    ranks: u32,
+}
+
+impl RankSync for ThreadSync {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+    fn ranks(&self) -> u32 {
+        self.ranks
+    }
+    fn barrier(&self) {
+        self.shared.0.wait();
+    }
+    fn gather_all(&self, value: u64) -> Vec<u64> {
+        if let Ok(mut s) = self.shared.1.lock()
+            && let Some(x) = s.get_mut(self.rank as usize)
+        {
+            *x = value;
+        }
+        self.barrier();
+        let all = self.shared.1.lock().map(|s| s.clone()).unwrap_or_default();
+        self.barrier();
+        all
+    }
+    fn any(&self, flag: bool) -> bool {
+        self.gather_all(u64::from(flag)).iter().any(|&v| v != 0)
+    }
+}
+
+/// One step every rank runs.
+#[derive(Debug, Clone, Copy)]
+struct Cmd {
+    which: Which,
+    op: Op,
+}
+
+/// The rank threads of both mdtest workloads.
+pub(crate) struct MdRanks {
+    cmds: Vec<Sender<Cmd>>,
+    results: Receiver<Result<(RankPhase, bool), String>>,
+    pub specs: [MdSpec; 2],
+}
+
+impl MdRanks {
+    /// Start `ranks` threads working under `base` (`mdtest-easy/` and
+    /// `mdtest-hard/` inside it).
+    pub(crate) fn start<'s>(
+        scope: &'s std::thread::Scope<'s, '_>,
+        ranks: u32,
+        specs: [MdSpec; 2],
+        base: &Path,
+        control: &'s Control,
+    ) -> MdRanks {
+        let shared = Arc::new((
+            Barrier::new(ranks as usize),
+            Mutex::new(vec![0; ranks as usize]),
+        ));
+        let (res_tx, res_rx) = channel();
+        let mut cmds = Vec::new();
+        for rank in 0..ranks {
+            let (tx, rx) = channel::<Cmd>();
+            cmds.push(tx);
+            let sync = ThreadSync {
+                shared: Arc::clone(&shared),
+                rank,
+                ranks,
+            };
+            let specs = specs.clone();
+            let bases = [base.join("mdtest-easy"), base.join("mdtest-hard")];
+            let res_tx = res_tx.clone();
+            scope.spawn(move || rank_loop(&rx, &sync, &specs, &bases, control, &res_tx));
+        }
+        MdRanks {
+            cmds,
+            results: res_rx,
+            specs,
+        }
+    }
+
+    /// Run `op` of `which` on every rank; every rank's figures (by rank)
+    /// and whether the run must stop.
+    pub(crate) fn step(&self, which: Which, op: Op) -> Result<(Vec<RankPhase>, bool), String> {
+        for c in &self.cmds {
+            c.send(Cmd { which, op })
+                .map_err(|_| "an mdtest rank thread ended early".to_string())?;
+        }
+        let mut parts = Vec::new();
+        let mut stop = false;
+        for _ in &self.cmds {
+            let (r, s) = self
+                .results
+                .recv()
+                .map_err(|_| "an mdtest rank thread ended early".to_string())??;
+            stop |= s;
+            parts.push(r);
+        }
+        parts.sort_by_key(|p| p.rank);
+        Ok((parts, stop))
+    }
+
+    /// Let the rank threads end.
+    pub(crate) fn close(&mut self) {
+        self.cmds.clear();
+    }
+}
+
+fn rank_loop(
+    rx: &Receiver<Cmd>,
+    sync: &ThreadSync,
+    specs: &[MdSpec; 2],
+    bases: &[PathBuf; 2],
+    control: &Control,
+    out: &Sender<Result<(RankPhase, bool), String>>,
+) {
+    let mut steps: [Option<Steps>; 2] = [None, None];
+    while let Ok(cmd) = rx.recv() {
+        let i = match cmd.which {
+            Which::Easy => 0,
+            Which::Hard => 1,
+        };
+        if steps[i].is_none() {
+            let made = if sync.rank == 0 {
+                std::fs::create_dir(&bases[i])
+                    .map_err(|e| format!("cannot make {}: {e}", bases[i].display()))
+            } else {
+                Ok(())
+            };
+            if sync.any(made.is_err()) {
+                let why = made
+                    .err()
+                    .unwrap_or_else(|| "rank 0 could not make the mdtest directory".into());
+                let _ = out.send(Err(why));
+                return;
+            }
+            match Steps::new(&Posix, &specs[i], &bases[i], sync) {
+                Ok(s) => steps[i] = Some(s),
+                Err(e) => {
+                    let _ = out.send(Err(e.to_string()));
+                    return;
+                }
+            }
+        }
+        let Some(s) = steps[i].as_mut() else { return };
+        let ph = PlannedPhase {
+            item: Item::File,
+            op: cmd.op,
+            timed: true,
+        };
+        let r = s.step(&Posix, sync, control, ph, shift_of(cmd.op), true);
+        if out.send(Ok(r)).is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,152 @@
+use super::*;
+use storlab_types::{FileLayout, RwMode};
+
+fn cfg(text: &str) -> Config {
+    Config::parse(text).expect("config")
+}
+
+fn opts(short: bool) -> Options {
+    Options {
+        ranks: 2,
+        short,
+        stonewall_s: None,
+        keep: false,
+    }
+}
+
+#[test]
+fn short_mode_fills_in_small_sizes_but_the_config_wins() {
+    let j = Job::resolve(&cfg(""), &opts(true)).expect("job");
+    assert_eq!(j.stonewall_s, short::STONEWALL_S);
+    assert_eq!(j.easy_block, short::IOR_EASY_BLOCK);
+    assert_eq!(j.hard_segments, short::IOR_HARD_SEGMENTS);
+    assert!(j.file_per_proc, "io500's default filePerProc = TRUE");
+    let j = Job::resolve(
+        &cfg("[ior-hard]\nsegmentCount = 7\n[debug]\nstonewall-time = 9\n"),
+        &opts(true),
+    )
+    .expect("job");
+    assert_eq!((j.hard_segments, j.stonewall_s), (7, 9));
+    // Without --short, io500's own defaults.
+    let j = Job::resolve(&cfg(""), &opts(false)).expect("job");
+    assert_eq!(j.stonewall_s, 300);
+    assert_eq!(j.hard_segments, 10_000_000);
+    assert_eq!(j.md_easy_files, 1_000_000);
+}
+
+#[test]
+fn a_stonewall_other_than_the_rules_makes_every_run_invalid() {
+    let c = cfg("[mdtest-hard]\nfiles-per-dir = 10\n");
+    let j = Job::resolve(&c, &opts(true)).expect("job");
+    let r = j.run_reasons(&c);
+    assert_eq!(
+        r[0],
+        Reason::StonewallTime {
+            configured: 5,
+            required: 300
+        }
+    );
+    assert!(r.contains(&Reason::FilesPerDir));
+    let j = Job::resolve(&cfg(""), &opts(false)).expect("job");
+    assert!(j.run_reasons(&cfg("")).is_empty(), "a 300 s run is valid");
+}
+
+#[test]
+fn bad_jobs_are_refused_before_anything_runs() {
+    let e = Job::resolve(
+        &cfg("[ior-easy]\ntransferSize = 3m\nblockSize = 10m\n"),
+        &opts(false),
+    )
+    .expect_err("not a multiple");
+    assert!(e.to_string().contains("blockSize"), "{e}");
+    let e = Job::resolve(
+        &cfg(""),
+        &Options {
+            ranks: 0,
+            ..opts(true)
+        },
+    )
+    .expect_err("no ranks");
+    assert!(e.to_string().contains("--np"), "{e}");
+}
+
+#[test]
+fn ior_hard_is_strided_47008_byte_transfers_in_one_shared_file() {
+    let j = ior::IorJob {
+        easy: false,
+        ranks: 3,
+        transfer: 47_008,
+        block: 47_008,
+        segments: 10,
+        file_per_proc: false,
+        stonewall_s: 5,
+        rnd4k: false,
+    };
+    let ps = j.phases().expect("phases");
+    let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["ior-hard-write", "ior-hard-read"]);
+    for p in &ps {
+        assert_eq!(p.bs[0].bs_bytes, 47_008);
+        assert_eq!(
+            p.size_bytes,
+            47_008 * 10,
+            "one transfer per segment per rank"
+        );
+        assert_eq!(
+            p.layout,
+            FileLayout::SharedInterleaved {
+                stride_bytes: 47_008
+            }
+        );
+        assert_eq!(p.numjobs, 3);
+        assert!(!p.fallocate);
+    }
+    assert_eq!(ps[0].rw, RwMode::Write);
+    assert!(ps[0].end_fsync, "IOR's -e");
+}
+
+#[test]
+fn ior_easy_is_a_file_per_rank_and_ends_with_the_random_read() {
+    let j = ior::IorJob {
+        easy: true,
+        ranks: 2,
+        transfer: 2 << 20,
+        block: 64 << 20,
+        segments: 1,
+        file_per_proc: true,
+        stonewall_s: 5,
+        rnd4k: true,
+    };
+    let ps = j.phases().expect("phases");
+    let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["ior-easy-write", "ior-easy-read", "ior-rnd4K-easy-read"]
+    );
+    assert_eq!(ps[0].layout, FileLayout::PerJob);
+    assert_eq!(ps[0].size_bytes, 64 << 20);
+    assert_eq!(ps[2].bs[0].bs_bytes, 4096);
+    assert!(ps[2].time_based);
+}
+
+#[test]
+fn mdtest_shapes_and_shifts_are_mdtests() {
+    let e = md::spec(md::Which::Easy, 10, Duration::from_secs(5));
+    assert!(e.unique_dir && e.write_bytes == 0);
+    let h = md::spec(md::Which::Hard, 10, Duration::from_secs(5));
+    assert!(!h.unique_dir);
+    assert_eq!((h.write_bytes, h.read_bytes), (3901, 3901));
+    assert_eq!(
+        [Op::Create, Op::Stat, Op::Read, Op::Delete].map(md::shift_of),
+        [0, 1, 2, 3]
+    );
+}
+
+#[test]
+fn the_phases_run_are_io500s_standard_run_in_order() {
+    let names = phase_names();
+    assert_eq!(names.first(), Some(&"ior-easy-write"));
+    assert_eq!(names.get(2), Some(&"timestamp"), "after mdtest-easy-write");
+    assert_eq!(names.last(), Some(&"ior-rnd4K-easy-read"));
+    assert_eq!(names.len(), 14);
+}
