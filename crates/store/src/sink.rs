@@ -14,7 +14,7 @@ use storlab_types::{BenchReport, PhaseResult};
 pub struct BeginError {
     db: PathBuf,
     #[source]
-    source: StoreError,
+    source: Box<StoreError>,
 }
 
 /// The store side of a run. Opened (and the tags checked) before any file
@@ -55,7 +55,7 @@ impl RunSink {
                 .begin_run(kind, header, &self.tags, self.note.as_deref())
                 .map_err(|source| BeginError {
                     db: self.db_path.clone(),
-                    source,
+                    source: Box::new(source),
                 })?;
             self.run_id = Some(id);
         }
