@@ -18,8 +18,19 @@ Usage: scripts/compare-fio-groups.py [--dir DIR] [--rounds N] [--runtime SECS]
 
 Needs fio and a release build of storlab (`cargo build --release`); DIR
 should be on the file system under test (default: a temporary directory
-under the current one). Both tools lay out the reader's file themselves
-before the timed window.
+under the current one).
+
+Both tools start every round from the same state: no file of the round
+exists, each lays out the reader's file itself right before its timed
+window and writes the writer's file new. (Before, fio's directory was kept
+across rounds, so from round 2 on fio read a file laid out rounds earlier
+and overwrote its writer's old file, while storlab read a file it had just
+laid out and wrote a new one: not the same workload on a virtual disk
+whose host caches what was written last. `--reuse-fio-files` keeps that
+old behaviour, for the A/B.) For each tool and round the block device's
+own counters (/sys/block/DEV/stat, deltas; other programs' I/O on the
+device counts too) are printed: requests, MiB, mean request size and mean
+time per request, for reads and writes.
 """
 
 import argparse
@@ -32,8 +43,8 @@ import sys
 import tempfile
 
 
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
     return p.stdout
@@ -55,8 +66,67 @@ def job_file(a):
     )
 
 
+def block_dev(path):
+    """The /sys/block name of the disk holding path (a partition's parent)."""
+    st = os.stat(path)
+    sys_dev = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    real = os.path.realpath(sys_dev)
+    if os.path.exists(os.path.join(real, "partition")):
+        real = os.path.dirname(real)
+    return os.path.basename(real)
+
+
+def dev_stat(dev):
+    if not dev:
+        return None
+    try:
+        with open(f"/sys/block/{dev}/stat") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return None
+
+
+def dev_delta(before, after):
+    """Reads and writes on the device between two samples: (requests, MiB,
+    mean KiB per request, mean ms per request) each, and flushes."""
+    if not before or not after:
+        return None
+    d = [y - x for x, y in zip(before, after)]
+
+    def side(ios, sectors, ticks):
+        return (ios, sectors * 512 / 2**20, sectors * 512 / 1024 / ios if ios else 0.0,
+                ticks / ios if ios else 0.0)
+    flushes = d[15] if len(d) > 15 else 0
+    return side(d[0], d[2], d[3]), side(d[4], d[6], d[7]), flushes
+
+
+def fmt_dev(x):
+    if not x:
+        return "device counters unavailable"
+    (ri, rm, rk, rt), (wi, wm, wk, wt), fl = x
+    return (f"device: reads {ri} req {rm:.0f} MiB {rk:.0f} KiB/req {rt:.2f} ms/req; "
+            f"writes {wi} req {wm:.0f} MiB {wk:.0f} KiB/req {wt:.2f} ms/req; flushes {fl}")
+
+
+def clear(d):
+    for name in os.listdir(d):
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            os.remove(p)
+
+
 def fio_round(a, job, d):
-    out = run(["fio", "--output-format=json", f"--directory={d}", job])
+    if not a.reuse_fio_files:
+        clear(d)
+    env = None
+    if not a.fio_4k_buffers:
+        # fio's I/O buffers in transparent huge pages, as storlab's are:
+        # glibc's malloc then asks for them (its buffers are over the mmap
+        # threshold set here), so a 1 MiB I/O is a few physical segments
+        # and not split by the device's segment limit.
+        env = dict(os.environ,
+                   GLIBC_TUNABLES="glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304")
+    out = run(["fio", "--output-format=json", f"--directory={d}", job], env=env)
     doc = json.loads(out[out.index("{"):])
     jobs = {}
     total_bytes = 0
@@ -90,6 +160,11 @@ def main():
     ap.add_argument("--engine", default="io_uring")
     ap.add_argument("--buffered", action="store_true")
     ap.add_argument("--storlab", default="target/release/storlab")
+    ap.add_argument("--fio-4k-buffers", action="store_true",
+                    help="leave fio's buffers in 4 KiB pages (the old, unequal setup: "
+                         "each 1 MiB I/O splits into two requests on a 254-segment device)")
+    ap.add_argument("--reuse-fio-files", action="store_true",
+                    help="keep fio's files across rounds (the old, unequal setup)")
     a = ap.parse_args()
     if not shutil.which("fio"):
         sys.exit("fio is not installed (Debian: apt-get install fio)")
@@ -102,10 +177,14 @@ def main():
     agg = {"fio": [], "storlab": []}
     per = {"reader": [], "writer": []}
     ratios, overlaps = [], []
+    dev = block_dev(base)
     try:
         for r in range(a.rounds):
+            s0 = dev_stat(dev)
             f_agg, f_jobs = fio_round(a, job, fio_dir)
+            s1 = dev_stat(dev)
             s_agg, s_groups, ov = storlab_round(a, job, base)
+            s2 = dev_stat(dev)
             agg["fio"].append(f_agg)
             agg["storlab"].append(s_agg)
             ratios.append(s_agg / f_agg if f_agg else float("nan"))
@@ -114,7 +193,10 @@ def main():
                 if f_jobs.get(name):
                     per[name].append(s_groups.get(name, 0.0) / f_jobs[name])
             print(f"round {r + 1}: fio {f_agg / 1e6:.1f} MB/s, storlab {s_agg / 1e6:.1f} MB/s "
-                  f"(ratio {ratios[-1]:.3f}, overlap {ov:.3f})", flush=True)
+                  f"(ratio {ratios[-1]:.3f}, overlap {ov:.3f}); load {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            print(f"  fio     {fmt_dev(dev_delta(s0, s1))}", flush=True)
+            print(f"  storlab {fmt_dev(dev_delta(s1, s2))}", flush=True)
     finally:
         if not a.dir:
             shutil.rmtree(base, ignore_errors=True)
@@ -122,7 +204,9 @@ def main():
             shutil.rmtree(fio_dir, ignore_errors=True)
     med = statistics.median
     print(f"\n{a.engine} {'buffered' if a.buffered else 'direct'} bs={a.bs} QD{a.iodepth}, "
-          f"reader + writer at once, {a.rounds} rounds of {a.runtime} s")
+          f"reader + writer at once, {a.rounds} rounds of {a.runtime} s, fio's files "
+          f"{'kept across rounds' if a.reuse_fio_files else 'new each round'}, fio's buffers in "
+          f"{'4 KiB pages' if a.fio_4k_buffers else 'huge pages'}")
     print(f"aggregate MB/s (all bytes / union window): fio {med(agg['fio']) / 1e6:.1f}, "
           f"storlab {med(agg['storlab']) / 1e6:.1f}; median ratio {med(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")

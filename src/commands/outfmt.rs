@@ -121,6 +121,18 @@ impl<F: Format> OutputArgs<F> {
     }
 }
 
+impl OutputArgs<RunFormat> {
+    /// Whether fio-json was asked for; the command that renders it (bench)
+    /// takes it here, and JSON stands in for it from then on.
+    pub fn take_fio_json(&mut self) -> bool {
+        let asked = self.output_format == Some(RunFormat::FioJson);
+        if asked {
+            self.output_format = Some(RunFormat::Json);
+        }
+        asked
+    }
+}
+
 /// For commands whose human output is prose or a record (`check`, `show`,
 /// `import`, `inspect`, `profiles show`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -152,6 +164,30 @@ impl Format for TableFormat {
     const HELP: &'static str = "Output format [default: table]";
     const JSON: Self = TableFormat::Json;
     const DEFAULT: Option<Self> = Some(TableFormat::Table);
+}
+
+/// For commands that run phases (`bench`, `sweep`, `md`): a table, the
+/// JSON document, or (bench only) fio's JSON layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    // A table for the terminal (plain comments: see TextFormat).
+    Table,
+    // For programs: the full, serializer-made document.
+    Json,
+    // fio's JSON layout (bench only).
+    FioJson,
+}
+
+impl Format for RunFormat {
+    const HELP: &'static str = "Output format: table, json, or fio-json (bench: fio's JSON layout, for fio's tools) [default: table]";
+    const JSON: Self = RunFormat::Json;
+    const DEFAULT: Option<Self> = Some(RunFormat::Table);
+    fn rendering(self) -> Rendering {
+        match self {
+            RunFormat::Table => Rendering::Human,
+            _ => Rendering::Json,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub struct ReplayCommand {
     /// The trace: a fio iolog (v2 or v3), a Darshan log with DXT data (.darshan) or a blktrace per-CPU file
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
-    /// A directory: storlab makes its own subdirectory in it and lays the traced files out there
+    /// A directory (storlab lays the traced files out in its own subdirectory), or a block device
     #[arg(value_name = "TARGET")]
     target: PathBuf,
     /// original (each operation at its recorded start), max (as fast as each rank's order allows) or a factor (2 = twice as fast)
@@ -37,6 +37,9 @@ pub struct ReplayCommand {
     /// Keep the laid-out files afterwards
     #[arg(long)]
     keep: bool,
+    /// Let a trace that writes replay onto a block device TARGET (destroys its contents)
+    #[arg(long)]
+    allow_destroy: bool,
     #[command(flatten)]
     record: RecordArgs,
     #[command(flatten)]
@@ -61,10 +64,10 @@ impl ReplayCommand {
         if let Some(n) = self.ranks {
             layout.select_ranks(n)?;
         }
-        storlab_replay::prepare::check_target(&self.target)?;
+        let place = storlab_replay::prepare::place(layout, &self.target, self.allow_destroy)?;
         let store = self.db.open()?;
         let signals = Signals::install()?;
-        let prep = storlab_replay::prepare::lay_out(layout, &self.target, &|| signals.requested())?;
+        let prep = place.lay_out(&self.target, &|| signals.requested())?;
         let done = replay(&prep, &opts, speed, &|| signals.requested());
         self.remove(&prep);
         let result = done?;
@@ -74,6 +77,7 @@ impl ReplayCommand {
     /// Remove the laid-out files unless `--keep`.
     fn remove(&self, prep: &storlab_replay::Prepared) {
         if !self.keep
+            && !prep.on_device()
             && let Err(e) = std::fs::remove_dir_all(&prep.run_dir)
         {
             output::warn(&format!("could not remove {}: {e}", prep.run_dir.display()));

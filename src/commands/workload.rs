@@ -22,7 +22,8 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use storlab_bench::profiles::{Catalog, Profile, Unreadable};
 use storlab_bench::{
-    FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
+    FIO_FLAGS, FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
+    translate_fio_flag,
 };
 
 /// The clap id of a fio-unit spelling.
@@ -32,7 +33,7 @@ fn fio_id(name: &str) -> String {
 
 /// What the user set on the command line, as a spec layer, or the option
 /// table's refusal of one of the values: handed to the command
-/// ([`WorkloadArgs::spec`], [`WorkloadArgs::refusal`]) as a typed error,
+/// ([`WorkloadArgs::spec`], [`WorkloadArgs::refusal_in`]) as a typed error,
 /// worded like every other bad input.
 #[derive(Debug, Clone)]
 pub struct WorkloadArgs {
@@ -57,10 +58,21 @@ impl WorkloadArgs {
     /// clap checks its own flags): the error, named once under an MPI
     /// launcher (by the rank that speaks for the command line; the others
     /// end with exit 2 quietly). None when every value was accepted.
-    pub fn refusal(&self) -> Option<Result<crate::Outcome>> {
+    /// The usage line of `command` (`bench`, `sweep`) follows the error,
+    /// as clap ends its own errors.
+    pub fn refusal_in(&self, command: Option<&str>) -> Option<Result<crate::Outcome>> {
         let e = self.spec.as_ref().err()?;
         Some(if super::run::speaks_for_its_command_line() {
-            Err(e.clone().into())
+            let mut cli = <crate::Cli as clap::CommandFactory>::command();
+            cli.build();
+            match command.and_then(|c| cli.find_subcommand_mut(c)) {
+                Some(sub) => Err(anyhow::anyhow!(
+                    "{e}\n\n{}\n\nFor more information, try '{} --help'.",
+                    sub.render_usage(),
+                    sub.get_bin_name().unwrap_or("storlab")
+                )),
+                None => Err(e.clone().into()),
+            }
         } else {
             Ok(crate::Outcome::Error)
         })
@@ -78,6 +90,8 @@ fn arg_for(o: &'static OptDef) -> Arg {
         .value_name(o.value_name)
         .help(o.help_line())
         .action(ArgAction::Set)
+        // As in fio, an option given twice takes its last value.
+        .overrides_with(o.key)
         // A backwards skip is negative: `--seq-skip -8k`.
         .allow_hyphen_values(o.key == "seq_skip");
     if o.key != o.long {
@@ -129,6 +143,19 @@ impl Args for WorkloadArgs {
                 .value_parser(["1024", "1000"])
                 .help("fio's kb_base for sizes given under fio's spellings (--blocksize) [default: 1024]"),
         );
+        for f in FIO_FLAGS {
+            let mut a = Arg::new(fio_id(f.name))
+                .long(f.name)
+                .alias(f.name.replace('_', "-"));
+            a = a.value_name(f.value_name).help(f.help).hide(true);
+            if f.optional_value {
+                a = a
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("1");
+            }
+            cmd = cmd.arg(a.overrides_with(fio_id(f.name)));
+        }
         for o in OPTIONS {
             cmd = cmd.arg(arg_for(o));
             if let Some(neg) = o.negate {
@@ -160,17 +187,34 @@ impl FromArgMatches for WorkloadArgs {
             let v = m.get_one::<String>(&fio_id(name))?;
             Some((*name, *key, v.as_str()))
         });
-        let mut given: Vec<(&'static str, String)> = Vec::new();
+        // (position on the command line, key, value): a later spelling of
+        // the same option wins, as in fio.
+        let mut given: Vec<(usize, &'static str, String)> = Vec::new();
+        let at = |id: &str| m.index_of(id).unwrap_or(0);
         for o in OPTIONS {
             if m.value_source(o.key) == Some(ValueSource::CommandLine)
                 && let Some(v) = m.get_one::<String>(o.key)
             {
-                given.push((o.key, v.clone()));
+                given.push((at(o.key), o.key, v.clone()));
             }
             if o.negate.is_some() && m.get_flag(&neg_id(o)) {
-                given.push((o.key, "0".into()));
+                given.push((at(&neg_id(o)), o.key, "0".into()));
             }
         }
+        for f in FIO_FLAGS {
+            if let Some(v) = m.get_one::<String>(&fio_id(f.name)) {
+                match translate_fio_flag(f.name, v) {
+                    Ok((key, v)) => given.push((at(&fio_id(f.name)), key, v)),
+                    Err(e) => {
+                        return Ok(WorkloadArgs {
+                            spec: Err(e.into()),
+                        });
+                    }
+                }
+            }
+        }
+        given.sort_by_key(|g| g.0);
+        let given = given.into_iter().map(|(_, k, v)| (k, v));
         Ok(WorkloadArgs {
             spec: spec_from_flags(fio_sized, kb_base, given),
         })
@@ -226,100 +270,4 @@ pub fn find_profile(name: &str) -> Result<Profile> {
     }
     warn_broken(&cat);
     Ok(cat.find(name)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser, Debug)]
-    struct T {
-        #[command(flatten)]
-        w: WorkloadArgs,
-    }
-
-    /// The spec, or the error as the user reads it (clap's or the table's).
-    fn parse(args: &[&str]) -> Result<PhaseSpec, String> {
-        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
-            .map_err(|e| e.to_string())?;
-        t.w.spec().cloned().map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn flags_and_values_in_fio_forms() {
-        let w = parse(&[
-            "--rw",
-            "randread",
-            "--direct",
-            "--iodepth_batch=2",
-            "--iodepth",
-            "4",
-        ])
-        .unwrap();
-        assert_eq!(w.rw, Some(storlab_types::RwMode::RandRead));
-        assert_eq!(w.direct.map(|f| f.0), Some(true));
-        assert_eq!(w.iodepth_batch, Some(2));
-        let w = parse(&["--direct=0", "--ioengine", "psync", "--no-end-fsync"]).unwrap();
-        assert_eq!(w.direct.map(|f| f.0), Some(false));
-        assert_eq!(w.engine, Some(storlab_types::EngineKind::Psync));
-        assert_eq!(w.end_fsync.map(|f| f.0), Some(false));
-        assert!(w.rw.is_none());
-    }
-
-    #[test]
-    fn fio_spellings_take_fio_units_and_storlab_flags_keep_si_iec() {
-        let w = parse(&["--blocksize=4KiB"]).unwrap();
-        assert_eq!(
-            w.bs.map(|b| b.0),
-            Some(4000),
-            "fio: KiB is 1000 with kb_base 1024"
-        );
-        let w = parse(&["--blocksize=4k"]).unwrap();
-        assert_eq!(w.bs.map(|b| b.0), Some(4096));
-        let w = parse(&["--blocksize=4KiB", "--kb_base=1000"]).unwrap();
-        assert_eq!(w.bs.map(|b| b.0), Some(4096));
-        let w = parse(&["--bs=4KiB"]).unwrap();
-        assert_eq!(w.bs.map(|b| b.0), Some(4096), "storlab's own flag: IEC");
-        let w = parse(&["--bs=4kB"]).unwrap();
-        assert_eq!(w.bs.map(|b| b.0), Some(4000), "storlab's own flag: SI");
-        assert!(parse(&["--blocksize=4k", "--bs=8k"]).is_err());
-        let e = parse(&["--blocksize=4q"]).unwrap_err();
-        assert!(e.contains("--blocksize"), "{e}");
-    }
-
-    #[test]
-    fn fallocate_takes_its_word_with_a_space_as_the_readme_writes_it() {
-        for args in [&["--fallocate", "none"][..], &["--fallocate=none"]] {
-            let w = parse(args).unwrap();
-            assert_eq!(w.fallocate.map(|f| f.0), Some(false), "{args:?}");
-        }
-        let w = parse(&["--fallocate", "native"]).unwrap();
-        assert_eq!(w.fallocate.map(|f| f.0), Some(true));
-        let e = parse(&["--fallocate", "maybe"]).unwrap_err();
-        assert!(e.contains("--fallocate"), "{e}");
-        // A yes/no flag's value stays attached: --direct does not eat a word.
-        assert!(parse(&["--direct", "psync"]).is_err());
-    }
-
-    #[test]
-    fn bad_values_name_the_flag() {
-        let e = parse(&["--iodepth", "many"]).unwrap_err();
-        assert!(e.contains("--iodepth") && e.contains("whole number"), "{e}");
-        let e = parse(&["--verify=maybe"]).unwrap_err();
-        assert!(e.contains("--verify"), "{e}");
-        assert!(parse(&["--end-fsync=1", "--no-end-fsync"]).is_err());
-    }
-
-    #[test]
-    fn every_option_has_a_flag() {
-        let cmd = <T as clap::CommandFactory>::command();
-        for o in OPTIONS {
-            assert!(
-                cmd.get_arguments().any(|a| a.get_long() == Some(o.long)),
-                "--{} missing",
-                o.long
-            );
-        }
-    }
 }

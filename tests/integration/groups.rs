@@ -563,7 +563,7 @@ fn groups_under_mpi_are_refused_before_anything_is_made() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(
-        err.matches("phase 1-groups: job groups are not supported in multi-process")
+        err.matches("phase 1-groups: job groups in a multi-process (MPI) run need their ranks")
             .count(),
         1,
         "{err}"

@@ -16,7 +16,11 @@ mod design;
 mod dist;
 mod engine_depth;
 mod fiohabits;
+mod fioout;
 mod forks;
+// fio job files (issue 27)
+mod fiojob;
+mod granks;
 mod groups;
 mod groups_more;
 mod honest;
@@ -26,6 +30,7 @@ mod io500_run;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
+mod mdext4;
 mod model;
 mod model_mech;
 mod monitor;
@@ -38,6 +43,7 @@ mod plan;
 mod plan_documents;
 mod record;
 mod replay;
+mod replay2;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;

@@ -150,7 +150,7 @@ fn the_tree_has_the_depth_and_branch_asked_for_and_keep_keeps_it() {
         files += n;
     }
     assert_eq!(files, 40);
-    assert!(top.join("d1/d3/file.0.18").is_file());
+    assert!(top.join("d1/d3/file.mdtest.0.18").is_file());
     let v = json(&o);
     assert_eq!(v["target"]["kept"], true);
     std::fs::remove_dir_all(run_dir).unwrap();

@@ -59,9 +59,14 @@ fn a_refused_workload_value_is_the_commands_error_named_once_under_mpi() {
     ] {
         let alone = run(None, args);
         assert_eq!(alone.status.code(), Some(2), "{args:?}");
+        // Then the command's usage line, as clap ends its own errors.
         assert_eq!(
             stderr(&alone),
-            "storlab: error: invalid value 'many' for --iodepth: expected a whole number\n",
+            format!(
+                "storlab: error: invalid value 'many' for --iodepth: expected a whole number\n\n\
+                 Usage: storlab {} [OPTIONS] [TARGET]\n\nFor more information, try 'storlab {} --help'.\n",
+                args[0], args[0]
+            ),
             "{args:?}"
         );
         let rank0 = run(Some("0"), args);
@@ -75,7 +80,8 @@ fn a_refused_workload_value_is_the_commands_error_named_once_under_mpi() {
     assert_eq!(fio.status.code(), Some(2));
     assert!(
         stderr(&fio).starts_with("storlab: error: --blocksize: invalid size '4q'")
-            && stderr(&fio).ends_with("(fio's units, kb_base 1024)\n"),
+            && stderr(&fio).contains("(fio's units, kb_base 1024)\n")
+            && stderr(&fio).contains("Usage: storlab bench [OPTIONS] [TARGET]"),
         "{}",
         stderr(&fio)
     );

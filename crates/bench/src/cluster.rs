@@ -15,6 +15,7 @@
 
 pub mod agree;
 pub mod clients;
+pub mod grouped;
 pub mod merge;
 
 use crate::Control;
@@ -65,6 +66,13 @@ pub trait PhaseSync {
     /// This process's share of phase `index`'s jobs (`reading`: the
     /// phase reads, and may read data another process wrote).
     fn share(&self, index: usize, p: &PhaseParams) -> Share;
+    /// A phase of job groups whose groups run on disjoint sets of
+    /// processes (`--group-ranks`): the group this process runs and its
+    /// share of every process's jobs. `None` (the default): the groups are
+    /// not split over processes.
+    fn group_share(&self, _index: usize, _p: &PhaseParams) -> Option<(usize, Share)> {
+        None
+    }
     /// Whether `ok` holds on every process.
     fn agree(&self, ok: bool) -> bool;
     /// Every local worker is ready (`local_error`: one could not start).

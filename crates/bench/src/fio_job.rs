@@ -16,8 +16,14 @@
 //!   reporting group (the concurrent jobs that no `new_group` separates
 //!   are one line, their histograms merged exactly).
 //! * Every option storlab supports is mapped (the table in
-//!   [`map_option`]); any other option is refused by name, with its line —
+//!   [`map_option`] and [`map_job_option`]); any other option is refused by
+//!   name, with its `file:line` and what to write instead ([`refusal`]) —
 //!   never ignored silently.
+//! * As in fio, a line ends at its first `;` or `#`; `${VAR}` and fio's
+//!   keywords (`$ncpus`, ...) are expanded in values and `include FILE`
+//!   reads options in place ([`source`]); options apply in file order, so
+//!   the last setting wins, except `filename=`, which fio adds as one more
+//!   file (refused when it names a second file). See docs/FIO.md.
 //! * Values follow fio: sizes by fio's `kb_base` rules (with the default
 //!   `kb_base=1024`, `4k` = `4KB` = 4096 but `4KiB` = 4000; with
 //!   `kb_base=1000` the SI/IEC meanings), times with fio's units (a bare
@@ -26,7 +32,14 @@
 //!   the page cache invalidated first, which is storlab's `cache = cold`),
 //!   the `psync` engine and no end-of-job fsync.
 
+mod bsrange;
+mod source;
+
+pub use source::{JobSource, Keyword, System};
+
 use crate::options::{PhaseSpec, SpecError, spec_from_pairs};
+use source::expand;
+use std::path::{Path, PathBuf};
 use storlab_types::fio_size;
 
 /// A fio job file turned into storlab phases.
@@ -47,6 +60,8 @@ struct Entry {
     key: String,
     value: Option<String>,
     line: usize,
+    /// The file the line is in: the job file or one it includes.
+    file: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,16 +86,68 @@ fn unquote(v: &str) -> &str {
     v
 }
 
-/// Split the text into sections of `key[=value]` lines.
-fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
-    let mut sections: Vec<Section> = Vec::new();
+/// The text of a line without fio's comments: fio cuts every line at its
+/// first `;` or `#` (`strip_blank_end` in `parse.c`), so `numjobs=4 ; four
+/// threads` is `numjobs=4`.
+fn strip_comment(raw: &str) -> &str {
+    raw.find([';', '#']).map_or(raw, |i| &raw[..i]).trim()
+}
+
+/// How deep `include`s may nest (a cycle is refused before this).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The file an `include NAME` line names, as fio finds it
+/// (`__parse_jobs_ini`): NAME as given (from the current directory) when
+/// it exists, else NAME in the including file's directory.
+fn include_path(name: &str, from: &str, src: &dyn JobSource) -> PathBuf {
+    let given = Path::new(name);
+    if given.is_absolute() || src.exists(given) {
+        return given.to_path_buf();
+    }
+    match Path::new(from).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(given),
+        _ => given.to_path_buf(),
+    }
+}
+
+/// Split the text into sections of `key[=value]` lines, reading `include`d
+/// files in place and expanding `${VAR}` and fio's keywords in values.
+fn lex(text: &str, file: &str, src: &dyn JobSource) -> Result<Vec<Section>, SpecError> {
+    let mut sections = Vec::new();
+    let mut stack = vec![src.identity(Path::new(file))];
+    lex_into(text, file, src, &mut sections, &mut stack)?;
+    Ok(sections)
+}
+
+/// One file's lines into `sections`; `stack` holds the files being read
+/// (the first is the job file), so an include cycle is found. As in fio,
+/// an included file holds options only, read into the section of its
+/// `include` line.
+fn lex_into(
+    text: &str,
+    file: &str,
+    src: &dyn JobSource,
+    sections: &mut Vec<Section>,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), SpecError> {
+    let nested = stack.len() > 1;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+        let l = strip_comment(raw);
+        if l.is_empty() {
             continue;
         }
         if let Some(rest) = l.strip_prefix('[') {
+            if nested {
+                return fail(
+                    file,
+                    line,
+                    format!(
+                        "'{l}': an included file holds options only, no sections (fio refuses \
+                         it too): move the section into the including file"
+                    ),
+                );
+            }
             let Some(name) = rest.strip_suffix(']') else {
                 return fail(
                     file,
@@ -99,12 +166,12 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
             });
             continue;
         }
-        if l.starts_with("include ") {
-            return fail(
-                file,
-                line,
-                "fio's 'include' is not supported: paste the included options into this file",
-            );
+        if let Some(name) = l
+            .strip_prefix("include")
+            .filter(|r| r.starts_with([' ', '\t']))
+        {
+            include(name.trim(), file, line, src, sections, stack)?;
+            continue;
         }
         let Some(sec) = sections.last_mut() else {
             return fail(
@@ -120,12 +187,21 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
         if key.is_empty() {
             return fail(file, line, format!("'{l}' has no option name"));
         }
-        if value.as_deref().is_some_and(|v| v.contains('$')) {
+        let value = match value {
+            Some(v) if v.contains('$') => {
+                Some(expand(&v, src).or_else(|m| fail(file, line, format!("{key}={v}: {m}")))?)
+            }
+            v => v,
+        };
+        if let Some(v) = value.as_deref().filter(|v| v.starts_with('('))
+            && !matches!(key, "description" | "name")
+        {
             return fail(
                 file,
                 line,
                 format!(
-                    "{key}: fio's $VARIABLE expansion is not supported: write the value itself"
+                    "{key}={v}: fio's arithmetic in parentheses is not supported: write the result \
+                     (mind that fio counts a bare number in a time expression in microseconds)"
                 ),
             );
         }
@@ -133,21 +209,75 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, SpecError> {
             key: key.to_ascii_lowercase(),
             value,
             line,
+            file: file.to_string(),
         });
     }
-    Ok(sections)
+    Ok(())
+}
+
+/// Read the file an `include` line names into the current section.
+fn include(
+    name: &str,
+    file: &str,
+    line: usize,
+    src: &dyn JobSource,
+    sections: &mut Vec<Section>,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), SpecError> {
+    if name.is_empty() {
+        return fail(file, line, "include needs a file: include FILE");
+    }
+    if sections.is_empty() {
+        return fail(
+            file,
+            line,
+            format!("include {name} comes before any section: put it under [global] or a [job]"),
+        );
+    }
+    let path = include_path(name, file, src);
+    let id = src.identity(&path);
+    if stack.contains(&id) {
+        return fail(
+            file,
+            line,
+            format!(
+                "include {name}: {} is already being read (an include cycle): remove this include",
+                path.display()
+            ),
+        );
+    }
+    if stack.len() > MAX_INCLUDE_DEPTH {
+        return fail(
+            file,
+            line,
+            format!("include {name}: includes nest more than {MAX_INCLUDE_DEPTH} deep"),
+        );
+    }
+    let text = src.read(&path).or_else(|e| {
+        fail(
+            file,
+            line,
+            format!("include {name}: cannot read {}: {e}", path.display()),
+        )
+    })?;
+    stack.push(id);
+    let shown = path.display().to_string();
+    lex_into(&text, &shown, src, sections, stack)?;
+    stack.pop();
+    Ok(())
 }
 
 /// The fio options of one job after layering (`[global]`s, then the job),
 /// as (key, value, line) with the last setting of each key winning.
 type Layered = Vec<Entry>;
 
+/// fio applies a job's options in order, so an option given twice takes
+/// its last value, and of two options that set one thing (`direct` and
+/// `buffered`, `bs` and `blocksize`, `rwmixread` and `rwmixwrite`) the
+/// later line wins: the setting moves to where it was given last.
 fn set(acc: &mut Layered, e: &Entry) {
-    if let Some(old) = acc.iter_mut().find(|o| o.key == e.key) {
-        *old = e.clone();
-    } else {
-        acc.push(e.clone());
-    }
+    acc.retain(|o| o.key != e.key);
+    acc.push(e.clone());
 }
 
 /// fio's yes/no: a bare key or `=1` is on, `=0` off.
@@ -174,9 +304,16 @@ fn need<'a>(e: &'a Entry, file: &str) -> Result<&'a str, SpecError> {
 #[derive(Debug, Default)]
 struct JobExtras {
     stonewall: bool,
-    /// `wait_for=NAME`: start once that job has finished.
-    wait_for: Option<(String, usize)>,
-    target: Option<(String, usize)>,
+    /// `wait_for=NAME`: start once that job has finished (name, file, line).
+    wait_for: Option<(String, String, usize)>,
+    /// `filename=`/`directory=` (value, file, line).
+    target: Option<(String, String, usize)>,
+    /// `randrepeat`, when given.
+    randrepeat: Option<bool>,
+    /// `exitall`: where it was given.
+    exitall: Option<(String, usize)>,
+    /// `blockalign` in bytes, where it was given.
+    blockalign: Option<(u64, String, usize)>,
 }
 
 /// Map one fio option into storlab (key, value) pairs; the table of every
@@ -195,8 +332,7 @@ fn map_option(
     let key = e.key.as_str();
     match key {
         // Handled by the caller or accepted because storlab already behaves so.
-        "kb_base" | "description" | "thread" | "refill_buffers" | "write_bw_log"
-        | "write_iops_log" | "write_lat_log" | "per_job_logs" => {}
+        "kb_base" | "description" | "thread" | "refill_buffers" => {}
         "name" => put("name", need(e, file)?.to_string()),
         // Access patterns (issue 27; the `dist` block): skewed random
         // offsets, offset modifiers, per-direction block sizes and rates,
@@ -353,7 +489,9 @@ fn map_option(
                 }
                 parts.push(format!("{}/{}", size(b)?, pct.trim()));
             }
-            put("bssplit", parts.join(":"));
+            let split = parts.join(":");
+            crate::options::parse_bssplit(&split).or_else(|m| fail(file, e.line, m))?;
+            put("bssplit", split);
         }
         "size" | "filesize" => {
             let v = need(e, file)?;
@@ -457,38 +595,294 @@ fn map_option(
                 .or_else(|_| fail(file, e.line, "log_avg_msec must be a whole number of ms"))?;
             put("log_interval", format!("{ms}ms"));
         }
-        "steadystate" | "ss" => put("steadystate", need(e, file)?.to_string()),
+        "steadystate" | "ss" => {
+            // Checked here so that a refusal names the line.
+            let v = need(e, file)?;
+            crate::options::parse_steadystate(v).or_else(|m| fail(file, e.line, m))?;
+            put("steadystate", v.to_string())
+        }
         "steadystate_duration" | "ss_dur" => put("steadystate_duration", need(e, file)?.into()),
         "steadystate_ramp_time" | "ss_ramp" => put("steadystate_ramp_time", need(e, file)?.into()),
+        // Reporting-only options: what is shown, never the workload.
+        "percentile_list" | "unified_rw_reporting" => put(key, need(e, file)?.to_string()),
+        "lat_percentiles" | "clat_percentiles" | "slat_percentiles" => {
+            let on = fio_flag(e, file)?;
+            if key != "slat_percentiles" {
+                put(key, u8::from(on).to_string());
+            }
+            if on && key != "lat_percentiles" {
+                let n = format!(
+                    "{key}: storlab's latency percentiles span submission to completion (fio's lat, as with \
+                     lat_percentiles=1); fio's {} leaves out the {}",
+                    &key[..key.len() - 12],
+                    if key == "clat_percentiles" {
+                        "submission"
+                    } else {
+                        "completion"
+                    }
+                );
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        "write_bw_log" | "write_iops_log" | "write_lat_log" | "write_hist_log" | "per_job_logs"
+        | "log_hist_msec" => {
+            let n = format!(
+                "{key}: no fio log file is written; storlab keeps its own bandwidth, IOPS and latency \
+                 series per log_avg_msec (default 1 s) in the result (JSON phases[].series; storlab show ID --json)"
+            );
+            if key != "per_job_logs" && !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
         "stonewall" | "wait_for_previous" => extras.stonewall = fio_flag(e, file)?,
         // One line per reporting group; new_group starts the next one.
         "group_reporting" | "new_group" => put(key, u8::from(fio_flag(e, file)?).to_string()),
-        "wait_for" => extras.wait_for = Some((need(e, file)?.to_string(), e.line)),
+        "wait_for" => {
+            extras.wait_for = Some((need(e, file)?.to_string(), file.to_string(), e.line))
+        }
         "filename" | "directory" => {
             let v = need(e, file)?;
-            if key == "filename" && v.contains(':') {
-                return fail(
-                    file,
-                    e.line,
-                    format!(
-                        "filename={v}: several files (':') are not supported; use one file or a directory"
-                    ),
-                );
+            if v.contains(':') {
+                let what = if key == "filename" {
+                    "several files (':') are not supported; use one file or a directory"
+                } else {
+                    "several directories (':', fio spreads the clones over them) are not \
+                     supported; use one directory"
+                };
+                return fail(file, e.line, format!("{key}={v}: {what}"));
             }
-            extras.target = Some((v.to_string(), e.line));
+            extras.target = Some((v.to_string(), file.to_string(), e.line));
         }
         _ => {
+            if map_job_option(e, kb_base, file, pairs, extras, notes)? {
+                return Ok(());
+            }
+            let why = refusal(key).unwrap_or(
+                "storlab has no equivalent and does not skip options silently: remove it (docs/FIO.md \
+                 lists what storlab maps; `storlab bench --help` what it can run)",
+            );
             return fail(
                 file,
                 e.line,
-                format!(
-                    "fio option '{key}' is not supported by storlab (it would change the workload, so it is not ignored): \
-                     remove it, or see `storlab bench --help` for what storlab can run"
-                ),
+                format!("fio option '{key}' is not supported: {why}"),
             );
         }
     }
     Ok(())
+}
+
+/// The fio options mapped besides [`map_option`]'s table: job-file
+/// features and options whose fio meaning storlab already has. `Ok(false)`
+/// when `e` is none of them.
+fn map_job_option(
+    e: &Entry,
+    kb_base: u64,
+    file: &str,
+    pairs: &mut Vec<(String, String)>,
+    extras: &mut JobExtras,
+    notes: &mut Vec<String>,
+) -> Result<bool, SpecError> {
+    let key = e.key.as_str();
+    let refuse = |v: &str, why: &str| -> Result<bool, SpecError> {
+        fail(file, e.line, format!("{key}={v}: {why}"))
+    };
+    match key {
+        "randrepeat" => extras.randrepeat = Some(fio_flag(e, file)?),
+        // fio reads it as the tiobench profile's option, a no-op without
+        // `profile=tiobench`.
+        "threads" => notes.push(
+            "threads= is an option of fio's tiobench profile, which fio ignores without \
+             profile=tiobench; so does storlab (its jobs are threads, as with fio's `thread`)"
+                .into(),
+        ),
+        "timeout" => pairs.push(("runtime".into(), need(e, file)?.to_string())),
+        "bsrange" | "blocksize_range" => {
+            let v = need(e, file)?;
+            match bsrange_pair(v, kb_base) {
+                Ok(p) => pairs.push(p),
+                Err(m) => return refuse(v, &m),
+            }
+        }
+        "gtod_reduce" => {
+            if fio_flag(e, file)? {
+                notes.push(
+                    "gtod_reduce: storlab times every I/O anyway (fio would report no latencies; \
+                     storlab's figures include its clock reads)"
+                        .into(),
+                );
+            }
+        }
+        "io_submit_mode" => match need(e, file)? {
+            "inline" => {}
+            "offload" => notes.push(
+                "io_submit_mode=offload: storlab submits from each job's own thread (fio's \
+                 inline mode); the I/O stream and the rate limit are the same, only the \
+                 submitting thread differs"
+                    .into(),
+            ),
+            v => return refuse(v, "fio's submit modes are inline and offload"),
+        },
+        "random_generator" => match need(e, file)? {
+            g @ ("tausworthe" | "lfsr" | "tausworthe64") => notes.push(format!(
+                "random_generator={g}: storlab draws offsets from its own generator (xoshiro256++); \
+                 without norandommap every block is visited once per pass, as fio's random map or \
+                 lfsr guarantee, in a different order"
+            )),
+            v => return refuse(v, "fio's generators are tausworthe, lfsr and tausworthe64"),
+        },
+        "continue_on_error" => match need(e, file)? {
+            "none" | "0" | "false" => {}
+            v => {
+                return refuse(
+                    v,
+                    "storlab stops a phase at its first I/O error and reports it (exit 1); it \
+                     does not count errors and go on: remove continue_on_error (and ignore_error)",
+                );
+            }
+        },
+        "blockalign" | "ba" => {
+            let v = need(e, file)?;
+            if v.contains(',') {
+                return refuse(v, "separate read/write alignments are not supported: give one");
+            }
+            let a = fio_size(v, kb_base).or_else(|m| fail(file, e.line, m))?;
+            extras.blockalign = Some((a, file.to_string(), e.line));
+        }
+        "exitall" => {
+            if fio_flag(e, file)? {
+                extras.exitall = Some((file.to_string(), e.line));
+            }
+        }
+        "steadystate_check_interval" | "ss_interval" => {
+            let v = need(e, file)?;
+            notes.push(format!(
+                "{key}={v}: storlab judges steady state on its time series, sampled every {v} \
+                 (its log_interval)"
+            ));
+            pairs.push(("log_interval".into(), v.to_string()));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `bsrange=MIN-MAX` (or `MIN:MAX`) as storlab's `bs` or exact `bssplit`.
+fn bsrange_pair(v: &str, kb_base: u64) -> Result<(String, String), String> {
+    if v.contains(',') {
+        return Err("separate read/write ranges are not supported: give one range, MIN-MAX".into());
+    }
+    let Some((lo, hi)) = v.split_once(['-', ':']) else {
+        return Err("expected a range MIN-MAX, e.g. 4k-64k".into());
+    };
+    let (mut lo, mut hi) = (
+        fio_size(lo, kb_base).map_err(|e| e.to_string())?,
+        fio_size(hi, kb_base).map_err(|e| e.to_string())?,
+    );
+    if lo > hi {
+        // fio swaps a reversed range.
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    if lo == 0 {
+        return Err("the smallest block size must be more than 0".into());
+    }
+    if lo == hi {
+        return Ok(("bs".into(), lo.to_string()));
+    }
+    bsrange::as_bssplit(lo, hi).map(|s| ("bssplit".into(), s))
+}
+
+/// Why a fio option storlab cannot honour is refused, and what to write
+/// instead.
+fn refusal(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "zonemode"
+        | "zonesize"
+        | "zonerange"
+        | "zoneskip"
+        | "zonecapacity"
+        | "max_open_zones"
+        | "job_max_open_zones"
+        | "zone_reset_threshold"
+        | "zone_reset_frequency"
+        | "read_beyond_wp"
+        | "ignore_zone_limits" => {
+            "storlab does not drive zoned block devices or fio's strided zones: remove the \
+             zone options to run on the whole target"
+        }
+        "atomic" => {
+            "atomic writes (RWF_ATOMIC) are not supported: remove atomic; storlab's verify checks \
+             every block it wrote"
+        }
+        "dedupe_percentage" | "dedupe_mode" | "dedupe_working_set_percentage" | "dedupe_global" => {
+            "storlab's data is random (not deduplicable), zero or compressible: remove the \
+             dedupe options (buffer_compress_percentage and zero_buffers are mapped)"
+        }
+        "numa_cpu_nodes"
+        | "numa_mem_policy"
+        | "cpus_allowed"
+        | "cpumask"
+        | "cpus_allowed_policy" => {
+            "storlab does not place its threads itself: run it under `numactl \
+             --cpunodebind=N --membind=N` (or taskset) instead and remove this option"
+        }
+        "prio" | "prioclass" | "cmdprio" | "cmdprio_percentage" | "cmdprio_class"
+        | "cmdprio_bssplit" | "cmdprio_hint" | "log_prio" | "priohint" => {
+            "I/O priorities per job or per command are not supported: remove it, and run \
+             storlab under `ionice -c CLASS -n LEVEL` for a priority of the whole run"
+        }
+        "flow" | "flow_id" | "flow_sleep" | "flow_watermark" => {
+            "fio's flow (jobs pacing each other's progress) is not supported: remove it and give \
+             each job its own rate_iops"
+        }
+        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
+            "fio's search for the queue depth that meets a latency target is not supported: \
+             remove it and run `storlab sweep` over iodepth, reading each depth's percentiles"
+        }
+        "startdelay" => {
+            "the jobs of a phase start together in storlab: remove startdelay, or start the job \
+             after the others with stonewall"
+        }
+        "ratemin" | "rate_min" | "ratecycle" | "rate_iops_min" => {
+            "storlab does not stop a job that runs below a minimum rate: remove it (the result \
+             reports the rate achieved)"
+        }
+        "verify_pattern"
+        | "verify_interval"
+        | "verify_offset"
+        | "verify_backlog"
+        | "verify_async"
+        | "verify_dump"
+        | "verify_fatal"
+        | "verify_state_save"
+        | "verify_write_sequence"
+        | "do_verify" => {
+            "storlab writes and checks its own self-checking blocks (a header and a checksum per \
+             block, checked on every read): keep verify=… and remove this option"
+        }
+        "fill_device" | "fill_fs" => {
+            "storlab writes the size it is given: remove it and give size= the target's size"
+        }
+        "offset" | "offset_increment" | "offset_align" => {
+            "storlab gives each job a region of its own from the start of the target: remove it \
+             (with a shared file, shared_file and stride choose the regions)"
+        }
+        "ignore_error" | "error_dump" => {
+            "storlab stops at the first I/O error and reports it: remove it"
+        }
+        "exit_what" => "storlab runs every job of a phase to its end: remove it",
+        "create_on_open" | "create_serialize" | "create_fsync" | "create_only" | "pre_read" => {
+            "storlab lays out each job's file before the timed phase: remove it"
+        }
+        "sprandom" | "spr_num_regions" | "spr_op" | "spr_cs" => {
+            "fio's sprandom preconditioning is not supported: remove it and precondition with a \
+             sequential write phase"
+        }
+        "bs_unaligned" | "bsu" => "storlab's block sizes are multiples of 512 bytes: remove it",
+        "profile" => "fio's built-in profiles are not supported: write the jobs out",
+        _ => return None,
+    })
 }
 
 /// The job names of a phase: its groups', or its own.
@@ -507,10 +901,9 @@ fn job_names(p: &PhaseSpec) -> Vec<String> {
 fn waits_for_current(
     phases: &[PhaseSpec],
     extras: &JobExtras,
-    file: &str,
     section: &str,
 ) -> Result<bool, SpecError> {
-    let Some((name, line)) = &extras.wait_for else {
+    let Some((name, file, line)) = &extras.wait_for else {
         return Ok(false);
     };
     if phases.last().is_some_and(|p| job_names(p).contains(name)) {
@@ -548,30 +941,182 @@ fn place_job(out: &mut FioJobFile, spec: PhaseSpec, waits: bool) {
     }
 }
 
+/// `filename=` is the one option fio does not replace when it is given
+/// again: each adds one more file to the job (`str_filename_cb` calls
+/// `add_file`, and a job starts with its `[global]`s' files), so a job
+/// whose `[global]` names one file and which names another runs on both.
+/// storlab runs one file per job file: two different names are refused.
+fn one_file<'a>(files: impl Iterator<Item = &'a Entry>, job: &str) -> Result<(), SpecError> {
+    let mut first: Option<&Entry> = None;
+    for e in files {
+        match first {
+            None => first = Some(e),
+            Some(f) if f.value != e.value => {
+                return fail(
+                    &e.file,
+                    e.line,
+                    format!(
+                        "[{job}]: filename={} after filename={} ({}:{}): fio adds each filename= \
+                         as one more file of the job, so it would run on both; storlab runs one \
+                         file: keep one filename= (or give the target on the command line)",
+                        e.value.as_deref().unwrap_or(""),
+                        f.value.as_deref().unwrap_or(""),
+                        f.file,
+                        f.line
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Of the storlab options that are one setting spelled two ways
+/// ([`crate::options::PAIRED`]: `bs` and `bssplit`, ...), keep the one
+/// mapped last: fio applies options in order, so `bssplit=...` then `bs=8k`
+/// is 8k for every I/O (fio's min and max block size become 8k).
+fn last_of_paired(pairs: &mut Vec<(String, String)>) {
+    for (a, b) in crate::options::PAIRED {
+        let last = |k: &str| pairs.iter().rposition(|(p, _)| p == k);
+        if let (Some(ia), Some(ib)) = (last(a), last(b)) {
+            let drop = if ia < ib { *a } else { *b };
+            pairs.retain(|(p, _)| p != drop);
+        }
+    }
+}
+
+/// `blockalign=N` (fio: random offsets on N-byte boundaries; the default
+/// is the smallest block size): storlab puts random offsets on multiples
+/// of the phase's largest block size, so every offset is on an N boundary
+/// when that size is a multiple of N (fewer offsets than fio draws from,
+/// all of them aligned as asked). Otherwise refused.
+fn check_blockalign(
+    extras: &JobExtras,
+    pairs: &[(String, String)],
+    notes: &mut Vec<String>,
+) -> Result<(), SpecError> {
+    let Some((align, file, line)) = &extras.blockalign else {
+        return Ok(());
+    };
+    let sizes = |v: &str| -> Vec<u64> {
+        v.split(':')
+            .filter_map(|p| p.split('/').next()?.trim().parse().ok())
+            .collect()
+    };
+    let max = pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "bs" || k == "bssplit")
+        .map_or(vec![4096], |(_, v)| sizes(v))
+        .into_iter()
+        .max()
+        .unwrap_or(4096);
+    if *align == 0 || max % align != 0 {
+        return fail(
+            file,
+            *line,
+            format!(
+                "blockalign={align}: storlab aligns random offsets to the largest block size \
+                 ({max} bytes), which is no multiple of {align}: remove blockalign, or make the \
+                 largest block size a multiple of it"
+            ),
+        );
+    }
+    notes.push(format!(
+        "blockalign={align}: random offsets are aligned to the largest block size, {max} bytes \
+         (a multiple of {align}; fio also uses the boundaries in between)"
+    ));
+    Ok(())
+}
+
+/// `randrepeat=0`: a fresh seed unless `randseed` gives one (fio:
+/// "randseed: if not set, the random sequence depends on randrepeat"); the
+/// seed is recorded with the result, and the note says how to repeat it.
+/// `randrepeat=1` (fio's default) is storlab's default: a fixed seed.
+fn apply_randrepeat(
+    extras: &JobExtras,
+    pairs: &mut Vec<(String, String)>,
+    src: &dyn JobSource,
+    job: &str,
+    notes: &mut Vec<String>,
+) {
+    if extras.randrepeat == Some(false) && !pairs.iter().any(|(k, _)| k == "seed") {
+        let seed = src.fresh_seed();
+        pairs.push(("seed".into(), seed.to_string()));
+        notes.push(format!(
+            "[{job}] randrepeat=0: a fresh seed, {seed} (recorded with the result as `seed`; \
+             randseed={seed} repeats this run's offsets)"
+        ));
+    }
+}
+
+/// `exitall` (fio: when one job of a group finishes, stop the others) is
+/// what storlab does already for a phase of one job; a phase of several
+/// jobs (or clones that may end apart) runs every job to its end, so there
+/// it is refused.
+fn check_exitall(out: &FioJobFile, exitall: &[Option<(String, usize)>]) -> Result<(), SpecError> {
+    for (p, at) in out.phases.iter().zip(exitall) {
+        let Some((file, line)) = at else { continue };
+        let clones = p.numjobs.unwrap_or(1) > 1 && !p.time_based.is_some_and(|t| t.0);
+        if !p.group.is_empty() || clones {
+            return fail(
+                file,
+                *line,
+                format!(
+                    "exitall: phase {} has several jobs, and storlab runs each to its end (it \
+                     cannot stop the others when one finishes): remove exitall, or give the jobs \
+                     runtime= and time_based so they end together",
+                    p.name.as_deref().unwrap_or("?")
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 impl FioJobFile {
-    /// Read a fio job file's text; `file` names it in messages.
+    /// Read a fio job file's text; `file` names it in messages and is where
+    /// `include`s are looked for; `${VAR}` comes from this process's
+    /// environment.
     pub fn parse(text: &str, file: &str) -> Result<FioJobFile, SpecError> {
-        let sections = lex(text, file)?;
+        Self::parse_with(text, file, &System)
+    }
+
+    /// [`FioJobFile::parse`] with the environment, included files and
+    /// keywords taken from `src`.
+    pub fn parse_with(
+        text: &str,
+        file: &str,
+        src: &dyn JobSource,
+    ) -> Result<FioJobFile, SpecError> {
+        let sections = lex(text, file, src)?;
         let mut global: Layered = Vec::new();
         let mut out = FioJobFile::default();
         let mut target: Option<(String, usize)> = None;
+        let mut exitall: Vec<Option<(String, usize)>> = Vec::new();
+        // Every filename= a job inherits: fio adds each as one more file.
+        let mut global_files: Vec<&Entry> = Vec::new();
         for sec in &sections {
+            let files = sec.entries.iter().filter(|e| e.key == "filename");
             if sec.name == "global" {
                 for e in &sec.entries {
                     set(&mut global, e);
                 }
+                global_files.extend(files);
                 continue;
             }
+            one_file(global_files.iter().copied().chain(files), &sec.name)?;
             let mut opts = global.clone();
             for e in &sec.entries {
                 set(&mut opts, e);
             }
             let kb_base = match opts.iter().find(|e| e.key == "kb_base") {
                 None => 1024,
-                Some(e) => match need(e, file)? {
+                Some(e) => match need(e, &e.file)? {
                     "1024" => 1024,
                     "1000" => 1000,
-                    v => return fail(file, e.line, format!("kb_base={v}: use 1024 or 1000")),
+                    v => return fail(&e.file, e.line, format!("kb_base={v}: use 1024 or 1000")),
                 },
             };
             // fio's defaults where they differ from storlab's.
@@ -585,14 +1130,17 @@ impl FioJobFile {
             ];
             let mut extras = JobExtras::default();
             for e in &opts {
-                map_option(e, kb_base, file, &mut pairs, &mut extras, &mut out.notes)?;
+                map_option(e, kb_base, &e.file, &mut pairs, &mut extras, &mut out.notes)?;
             }
-            let waits = waits_for_current(&out.phases, &extras, file, &sec.name)?;
-            if let Some((t, line)) = extras.target {
+            last_of_paired(&mut pairs);
+            check_blockalign(&extras, &pairs, &mut out.notes)?;
+            apply_randrepeat(&extras, &mut pairs, src, &sec.name, &mut out.notes);
+            let waits = waits_for_current(&out.phases, &extras, &sec.name)?;
+            if let Some((t, tfile, line)) = extras.target {
                 match &target {
                     Some((old, _)) if *old != t => {
                         return fail(
-                            file,
+                            &tfile,
                             line,
                             format!(
                                 "[{}] names target {t} but an earlier job names {old}: storlab runs one job file on one target",
@@ -606,13 +1154,20 @@ impl FioJobFile {
             // The phase name from `name=` wins over the section's.
             let spec = spec_from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .map_err(|e| SpecError(format!("{file}: [{}]: {}", sec.name, e.0)))?;
-            place_job(&mut out, spec, extras.stonewall || waits);
+            let new_phase = extras.stonewall || waits || out.phases.is_empty();
+            place_job(&mut out, spec, new_phase);
+            if new_phase {
+                exitall.push(extras.exitall);
+            } else if let Some(last) = exitall.last_mut() {
+                *last = last.take().or(extras.exitall);
+            }
         }
         if out.phases.is_empty() {
             return Err(SpecError(format!(
                 "{file}: no job sections: add at least one [jobname] section"
             )));
         }
+        check_exitall(&out, &exitall)?;
         out.target = target.map(|t| t.0);
         out.notes.dedup();
         Ok(out)
@@ -621,6 +1176,7 @@ impl FioJobFile {
 
 #[cfg(test)]
 mod tests {
+    use super::source::tests::{Fake, fake};
     use super::*;
     use crate::options::resolve_phase;
     use proptest::prelude::*;
@@ -776,9 +1332,12 @@ time_based
         let f = FioJobFile::parse("[j]\nbs=4k,8k\n", "c.fio").unwrap();
         assert_eq!(f.phases[0].bs_write.map(|b| b.0), Some(8192));
         let e = FioJobFile::parse("[j]\nfilename=${DEV}\n", "c.fio")
-            .unwrap_err()
-            .0;
-        assert!(e.contains("$VARIABLE"), "{e}");
+            // This process's environment: DEV set runs, unset is refused.
+            .map_or_else(|e| e.0, |_| String::new());
+        assert!(
+            e.is_empty() || e.contains("c.fio:2: filename=${DEV}: ${DEV} is not set"),
+            "{e}"
+        );
         let e = FioJobFile::parse("[j]\nioengine=posixaio\n", "c.fio")
             .unwrap_err()
             .0;
@@ -803,6 +1362,323 @@ time_based
         assert_eq!(p.steadystate.unwrap().window_ns, 10_000_000_000);
         assert_eq!(p.thinktime_ns, 10_000, "a bare thinktime is microseconds");
         assert_eq!(p.loops, 2);
+    }
+
+    fn phase0(text: &str, src: &Fake) -> storlab_types::PhaseParams {
+        let f = FioJobFile::parse_with(text, "t.fio", src).unwrap();
+        resolve_phase(&f.phases[0], 0).unwrap()
+    }
+
+    fn refused(text: &str) -> String {
+        FioJobFile::parse_with(text, "t.fio", &fake(&[]))
+            .unwrap_err()
+            .0
+    }
+
+    /// fio applies options in order: the last of two settings wins, also
+    /// when two spellings set one thing (these were misread before: the
+    /// first spelling's position decided).
+    #[test]
+    fn an_option_given_twice_takes_its_last_value() {
+        let f = fake(&[]);
+        let p = phase0("[j]\nsize=1m\nbs=4k\nblocksize=8k\nbs=16k\n", &f);
+        assert_eq!(p.bs[0].bs_bytes, 16384);
+        let p = phase0("[j]\nsize=1m\ndirect=1\nbuffered=1\ndirect=1\n", &f);
+        assert_eq!(p.cache, CacheMode::Direct);
+        let p = phase0(
+            "[j]\nsize=1m\nrwmixwrite=30\nrwmixread=60\nrwmixwrite=10\n",
+            &f,
+        );
+        assert_eq!(p.rwmixread, 90);
+        // bs after bssplit: every I/O 8k (fio's min = max block size).
+        let p = phase0("[j]\nsize=1m\nbssplit=4k/50:64k/50\nbs=8k\n", &f);
+        assert_eq!(p.bs.len(), 1);
+        assert_eq!(p.bs[0].bs_bytes, 8192);
+        let p = phase0("[global]\nbs=8k\n[j]\nsize=1m\nbssplit=4k/50:64k/50\n", &f);
+        assert_eq!(p.bs.len(), 2, "the job's bssplit over the global bs");
+        let p = phase0("[global]\nrw=write\nrw=read\n[j]\nsize=1m\n", &f);
+        assert_eq!(p.rw, RwMode::Read);
+        // filename= is the exception: fio adds one more file each time
+        // (fio 3.33 wrote both /tmp/a and /tmp/b for this job).
+        let e = refused("[global]\nfilename=/tmp/a\n[j]\nfilename=/tmp/b\n");
+        assert!(
+            e.contains("t.fio:4") && e.contains("t.fio:2") && e.contains("both"),
+            "{e}"
+        );
+        let e = refused("[j]\nfilename=/tmp/a\nsize=1m\nfilename=/tmp/b\n");
+        assert!(e.contains("t.fio:4"), "{e}");
+        let same = "[global]\nfilename=/tmp/a\n[j]\nfilename=/tmp/a\nsize=1m\n";
+        let got = FioJobFile::parse_with(same, "t.fio", &f).unwrap();
+        assert_eq!(got.target.as_deref(), Some("/tmp/a"));
+    }
+
+    /// `${VAR}` from the environment and fio's keywords (refused before:
+    /// "$VARIABLE expansion is not supported").
+    #[test]
+    fn environment_variables_and_keywords_expand() {
+        let f = fake(&[("SIZE", "2m"), ("RW", "randread"), ("QD", "8")]);
+        let p = phase0(
+            "[global]\nsize=${SIZE}\n[j]\nrw=${RW}\niodepth=${QD}\nnumjobs=$ncpus/4\n",
+            &f,
+        );
+        assert_eq!(p.size_bytes, 2 << 20);
+        assert_eq!(p.rw, RwMode::RandRead);
+        assert_eq!(p.iodepth, 8);
+        assert_eq!(p.numjobs, 2, "the fake has 8 CPUs");
+        let p = phase0("[j]\nsize=$mb_memory*1024\nbs=$pagesize\n", &f);
+        assert_eq!((p.size_bytes, p.bs[0].bs_bytes), (2048 * 1024, 4096));
+        let e = refused("[j]\nsize=1m\nbs=${BS}\n");
+        assert!(
+            e.contains("t.fio:3") && e.contains("${BS} is not set"),
+            "{e}"
+        );
+        assert!(e.contains("export BS="), "{e}");
+        let e = refused("[j]\nsize=$SIZE\n");
+        assert!(e.contains("t.fio:2") && e.contains("write ${SIZE}"), "{e}");
+    }
+
+    /// `include FILE` reads options into the including section, found as
+    /// fio finds it (as given, else beside the including file); cycles and
+    /// sections in an included file are refused with the line.
+    #[test]
+    fn include_reads_options_in_place() {
+        let mut f = fake(&[("BS", "8k")]);
+        f.files.insert(
+            "jobs/common.inc".into(),
+            "size=1m\nbs=${BS}\ninclude deeper.inc\n".into(),
+        );
+        f.files.insert(
+            "jobs/deeper.inc".into(),
+            "iodepth=4 ; from two levels down\n".into(),
+        );
+        let text = "[global]\ninclude common.inc\n[j]\nrw=randread\nbs=4k\n";
+        let got = FioJobFile::parse_with(text, "jobs/main.fio", &f).unwrap();
+        let p = resolve_phase(&got.phases[0], 0).unwrap();
+        assert_eq!((p.size_bytes, p.iodepth), (1 << 20, 4));
+        assert_eq!(
+            p.bs[0].bs_bytes, 4096,
+            "the job's bs over the included global one"
+        );
+        // An option after the include wins over it, one before loses.
+        let text = "[j]\nbs=64k\ninclude common.inc\n";
+        let got = FioJobFile::parse_with(text, "jobs/main.fio", &f).unwrap();
+        assert_eq!(
+            resolve_phase(&got.phases[0], 0).unwrap().bs[0].bs_bytes,
+            8192
+        );
+        // Errors name the included file's own line.
+        f.files
+            .insert("jobs/bad.inc".into(), "size=1m\nzonemode=zbd\n".into());
+        let e = FioJobFile::parse_with("[j]\ninclude bad.inc\n", "jobs/m.fio", &f)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("jobs/bad.inc:2") && e.contains("'zonemode'"),
+            "{e}"
+        );
+        f.files
+            .insert("jobs/a.inc".into(), "include b.inc\n".into());
+        f.files
+            .insert("jobs/b.inc".into(), "include ./a.inc\n".into());
+        let e = FioJobFile::parse_with("[j]\ninclude a.inc\n", "jobs/m.fio", &f)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("jobs/b.inc:1") && e.contains("include cycle"),
+            "{e}"
+        );
+        let e = FioJobFile::parse_with("[j]\ninclude m.fio\n", "jobs/m.fio", &f)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("include cycle"), "{e}");
+        f.files.insert("jobs/sec.inc".into(), "[other]\n".into());
+        let e = FioJobFile::parse_with("[j]\ninclude sec.inc\n", "jobs/m.fio", &f)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("jobs/sec.inc:1") && e.contains("no sections"),
+            "{e}"
+        );
+        let e = FioJobFile::parse_with("[j]\ninclude gone.inc\n", "jobs/m.fio", &f)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("jobs/m.fio:2") && e.contains("jobs/gone.inc"),
+            "{e}"
+        );
+        let e = FioJobFile::parse_with("include a.inc\n[j]\n", "jobs/m.fio", &f)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("before any section"), "{e}");
+    }
+
+    /// randrepeat=1 (fio's default) keeps storlab's fixed seed; randrepeat=0
+    /// draws a fresh one, recorded and named in a note; randseed wins.
+    #[test]
+    fn randrepeat_fixes_or_draws_the_seed() {
+        let mut f = fake(&[]);
+        f.seed = 987_654_321;
+        let fixed = phase0("[j]\nsize=1m\nrw=randread\n", &f).seed;
+        assert_eq!(phase0("[j]\nsize=1m\nrandrepeat=1\n", &f).seed, fixed);
+        let text = "[j]\nsize=1m\nrw=randread\nrandrepeat=0\n";
+        let got = FioJobFile::parse_with(text, "t.fio", &f).unwrap();
+        assert_eq!(resolve_phase(&got.phases[0], 0).unwrap().seed, 987_654_321);
+        assert!(
+            got.notes.iter().any(|n| n.contains("randseed=987654321")),
+            "{:?}",
+            got.notes
+        );
+        let p = phase0("[j]\nsize=1m\nrandrepeat=0\nrandseed=42\n", &f);
+        assert_eq!(p.seed, 42);
+        // The real source: two fresh seeds differ, and any is a valid seed.
+        assert_ne!(System.fresh_seed(), System.fresh_seed());
+        for _ in 0..64 {
+            let got = FioJobFile::parse_with(text, "t.fio", &System).unwrap();
+            resolve_phase(&got.phases[0], 0).unwrap();
+        }
+    }
+
+    /// The offsets a job draws, as the worker seeds them from the phase's
+    /// seed (worker.rs: `IoGen::new`, job 0).
+    fn first_offsets(p: &storlab_types::PhaseParams) -> Vec<u64> {
+        let mut rng = crate::offsets::Rng::new(p.seed);
+        let mut g = crate::offsets::OffsetGen::new(true, false, p.size_bytes, p.max_bs(), p.seed);
+        (0..32).map(|_| g.next(p.max_bs(), &mut rng).0).collect()
+    }
+
+    /// randrepeat's semantics on the offsets: the same every run with
+    /// randrepeat=1, different with randrepeat=0 (a fresh seed each parse).
+    #[test]
+    fn randrepeat_repeats_the_offsets_or_not() {
+        let text = "[j]\nsize=64m\nrw=randread\nrandrepeat=1\n";
+        let run = || {
+            let f = FioJobFile::parse_with(text, "t.fio", &System).unwrap();
+            first_offsets(&resolve_phase(&f.phases[0], 0).unwrap())
+        };
+        assert_eq!(run(), run());
+        let text = "[j]\nsize=64m\nrw=randread\nrandrepeat=0\n";
+        let run = || {
+            let f = FioJobFile::parse_with(text, "t.fio", &System).unwrap();
+            first_offsets(&resolve_phase(&f.phases[0], 0).unwrap())
+        };
+        assert_ne!(run(), run(), "fresh seeds draw other offsets");
+    }
+
+    /// bsrange: the sizes fio draws, each with its share (bsrange.rs
+    /// derives them from fio's get_next_buflen); refused before.
+    #[test]
+    fn bsrange_maps_to_fios_size_set() {
+        let f = fake(&[]);
+        let p = phase0("[j]\nsize=1m\nbsrange=4k-16k\n", &f);
+        let got: Vec<(u64, u32)> = p.bs.iter().map(|b| (b.bs_bytes, b.weight)).collect();
+        assert_eq!(got, [(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
+        let p = phase0("[j]\nsize=1m\nblocksize_range=16k:4k\n", &f);
+        assert_eq!(p.bs.len(), 4, "reversed and ':' as fio reads them");
+        let p = phase0("[j]\nsize=1m\nbsrange=4k-4k\n", &f);
+        assert_eq!((p.bs.len(), p.bs[0].bs_bytes), (1, 4096));
+        let e = refused("[j]\nsize=1m\nbsrange=4k-12k\n");
+        assert!(
+            e.contains("t.fio:3") && e.contains("bssplit=4096/34:8192/33:12288/33"),
+            "{e}"
+        );
+        let e = refused("[j]\nbsrange=4k-8k,16k-32k\n");
+        assert!(e.contains("read/write"), "{e}");
+    }
+
+    /// fio's units: `kb` is kb_base, `KiB` the opposite (fio's parse.c).
+    #[test]
+    fn fio_kb_units_in_job_files() {
+        let f = fake(&[]);
+        for (bs, want) in [("4kb", 4096), ("4KB", 4096), ("4k", 4096), ("8KiB", 8000)] {
+            let text = format!("[j]\nsize=1m\nbs={bs}\n");
+            let f = FioJobFile::parse_with(&text, "t.fio", &f).unwrap();
+            // 8000 is no multiple of 512: the phase refuses it, but the
+            // reader read it as fio does.
+            assert_eq!(f.phases[0].bs.map(|b| b.0), Some(want), "{bs}");
+        }
+        let p = phase0("[global]\nkb_base=1000\n[j]\nsize=1m\nbs=4KiB\n", &f);
+        assert_eq!(p.bs[0].bs_bytes, 4096);
+    }
+
+    /// Options storlab already honours, accepted with fio's meaning; and
+    /// fio's inline comments.
+    #[test]
+    fn honoured_options_and_inline_comments() {
+        let f = fake(&[]);
+        let text = "[global]\nthreads=1\nthread\ngtod_reduce=1\nio_submit_mode=offload\n\
+                    random_generator=lfsr\ncontinue_on_error=none\nexitall\n\
+                    [j]\nsize=1m ; the size\nnumjobs=1\t; one\ntimeout=5 # seconds\n\
+                    ss=iops:10%\nss_dur=10\nsteadystate_check_interval=2\n";
+        let got = FioJobFile::parse_with(text, "t.fio", &f).unwrap();
+        let p = resolve_phase(&got.phases[0], 0).unwrap();
+        assert_eq!(p.size_bytes, 1 << 20);
+        assert_eq!(p.runtime_ns, Some(5_000_000_000), "timeout is runtime");
+        assert_eq!(p.log_interval_ns, 2_000_000_000);
+        for want in ["gtod_reduce", "offload", "lfsr", "tiobench"] {
+            assert!(
+                got.notes.iter().any(|n| n.contains(want)),
+                "{want}: {:?}",
+                got.notes
+            );
+        }
+        let e = refused("[j]\ncontinue_on_error=all\n");
+        assert!(
+            e.contains("t.fio:2") && e.contains("remove continue_on_error"),
+            "{e}"
+        );
+        let e = refused("[j]\nio_submit_mode=fast\n");
+        assert!(e.contains("inline and offload"), "{e}");
+        // exitall with concurrent jobs cannot be honoured.
+        let e = refused("[global]\nexitall\nsize=1m\n[a]\n[b]\n");
+        assert!(e.contains("t.fio:2") && e.contains("exitall"), "{e}");
+        let got = FioJobFile::parse_with(
+            "[j]\nsize=1m\nbssplit=512/50:64k/50\nblockalign=4k\n",
+            "t.fio",
+            &f,
+        )
+        .unwrap();
+        assert!(
+            got.notes.iter().any(|n| n.contains("65536")),
+            "{:?}",
+            got.notes
+        );
+        let e = refused("[j]\nsize=1m\nbs=4k\nblockalign=64k\n");
+        assert!(e.contains("t.fio:4") && e.contains("no multiple"), "{e}");
+        let e = refused("[j]\nsize=1m\nss=lat:5%\n");
+        assert!(e.contains("t.fio:3") && e.contains("'lat:5%'"), "{e}");
+        let e = refused("[j]\nsize=1m\nbssplit=4k/50:8k/40\n");
+        assert!(e.contains("t.fio:3") && e.contains("90, not 100"), "{e}");
+        let e = refused("[j]\nzonemode=zbd\n");
+        assert!(
+            e.contains("zoned block devices") && e.contains("remove"),
+            "{e}"
+        );
+        let e = refused("[j]\ndirectory=/a:/b\n");
+        assert!(
+            e.contains("t.fio:2") && e.contains("several directories"),
+            "{e}"
+        );
+        let e = refused("[j]\nsize=(8*1024)k\n");
+        assert!(
+            e.contains("t.fio:2") && e.contains("write the result"),
+            "{e}"
+        );
+        let e = refused("[j]\nnuma_cpu_nodes=0\n");
+        assert!(e.contains("numactl"), "{e}");
+    }
+
+    proptest! {
+        /// `${...}`, `$words`, and `include` lines never panic the reader.
+        #[test]
+        fn expansion_and_include_never_panic(
+            s in "(\\[[a-z]{0,4}\\]\n|[a-z_]{1,8}=([a-zA-Z0-9]|\\$\\{[A-Z]{0,3}\\}?|\\$[a-z_]{0,10}|[-+*/()])*\n|include [a-z./]{0,8}\n){0,10}"
+        ) {
+            let mut f = fake(&[("A", "1"), ("AB", "$ncpus"), ("ABC", "")]);
+            f.files.insert("x".into(), "include x\nsize=${A}\n".into());
+            f.files.insert("y.inc".into(), s.clone());
+            let _ = FioJobFile::parse_with(&s, "y.inc", &f);
+            let _ = FioJobFile::parse_with(&s, "p.fio", &f);
+        }
     }
 
     proptest! {

@@ -75,6 +75,9 @@ pub fn with_command_line(spec: &PhaseSpec, over: &PhaseSpec) -> PhaseSpec {
 pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecError> {
     let mut base = s.clone();
     base.group = Vec::new();
+    base.ranks = None;
+    base.group_ranks = None;
+    let given_ranks = group_rank_sets(s)?;
     let mut groups: Vec<PhaseParams> = Vec::with_capacity(s.group.len());
     for (i, g) in s.group.iter().enumerate() {
         if !g.group.is_empty() {
@@ -87,6 +90,8 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         // A group is named by its own key, else by its pattern.
         spec.name = g.name.clone();
         spec.group_over.clear();
+        spec.ranks = None;
+        spec.group_ranks = None;
         let mut gp = resolve_member(&spec).map_err(|e| SpecError(group_msg(i, g, &e)))?;
         let default_name = default_name(&gp, &groups);
         let name = g.name.clone().unwrap_or(default_name);
@@ -96,6 +101,7 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
             gp = resolve_member(&spec).map_err(|e| SpecError(group_msg(i, g, &e)))?;
         }
         gp.name = name;
+        gp.ranks = given_ranks.get(i).cloned().unwrap_or_default();
         check_group(&gp).map_err(|e| SpecError(group_msg(i, g, &e)))?;
         if groups.iter().any(|o| o.name == gp.name) {
             return Err(SpecError(format!(
@@ -106,6 +112,7 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         groups.push(gp);
     }
     check_shares(&groups)?;
+    check_rank_sets(&groups)?;
     // The first group starts the phase's first reporting group.
     if let Some(g) = groups.first_mut() {
         g.shares_report = false;
@@ -115,6 +122,202 @@ pub(crate) fn resolve_grouped(s: &PhaseSpec, index: usize) -> Result<PhaseParams
         .clone()
         .unwrap_or_else(|| format!("{}-groups", index + 1));
     aggregate(phase_name, groups)
+}
+
+/// Each group's MPI ranks (`--group-ranks 0-5,6-8` for the phase, else
+/// each group's own `ranks = "0-5"`), in group order; empty when none is
+/// given. Every group has a set or none has.
+fn group_rank_sets(s: &PhaseSpec) -> Result<Vec<Vec<u32>>, SpecError> {
+    if let Some(text) = s.group_ranks.as_deref() {
+        let sets: Vec<&str> = text.split(',').map(str::trim).collect();
+        if sets.len() != s.group.len() {
+            return Err(SpecError(format!(
+                "group_ranks {text}: {} rank set(s) for {} group(s): give one set per group, in group order, \
+                 separated by ',' (e.g. --group-ranks 0-5,6-8 for two groups)",
+                sets.len(),
+                s.group.len()
+            )));
+        }
+        return sets
+            .iter()
+            .map(|t| parse_rank_set(t).map_err(|e| SpecError(format!("group_ranks {text}: {e}"))))
+            .collect();
+    }
+    let own: Vec<Option<&str>> = s.group.iter().map(|g| g.ranks.as_deref()).collect();
+    if own.iter().all(Option::is_none) {
+        return Ok(Vec::new());
+    }
+    own.iter()
+        .zip(&s.group)
+        .enumerate()
+        .map(|(i, (r, g))| match r {
+            Some(t) => {
+                parse_rank_set(t).map_err(|e| SpecError(group_msg(i, g, &format!("ranks {t}: {e}"))))
+            }
+            None => Err(SpecError(group_msg(
+                i,
+                g,
+                "has no ranks while another group has: give every group its ranks (ranks = \"0-5\"), \
+                 or none",
+            ))),
+        })
+        .collect()
+}
+
+/// `0-5`, `3`, `0-1:4:6-7` (ranges and ranks separated by ':'): the ranks,
+/// sorted, each once.
+pub fn parse_rank_set(text: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    let num = |t: &str| {
+        t.trim().parse::<u32>().map_err(|_| {
+            format!("'{t}' is not a rank: give ranks as 0-5 or 0:2:4-5 (whole numbers from 0)")
+        })
+    };
+    for part in text.split(':').map(str::trim) {
+        if part.is_empty() {
+            return Err(format!(
+                "an empty rank set in '{text}': give ranks as 0-5 or 0:2:4-5"
+            ));
+        }
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("rank range {part} runs backwards: write {b}-{a}"));
+                }
+                if b - a >= 1 << 20 {
+                    return Err(format!("rank range {part} is too large"));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// No rank runs two groups.
+fn check_rank_sets(groups: &[PhaseParams]) -> Result<(), SpecError> {
+    if let Some(g) = groups
+        .iter()
+        .find(|g| !g.ranks.is_empty() && (!g.files.is_empty() || g.files_of.is_some()))
+    {
+        return Err(SpecError(format!(
+            "group '{}': files and files_of are not supported with group ranks (--group-ranks) yet: \
+             each rank's jobs use files of their own; drop files/files_of, or run without mpirun",
+            g.name
+        )));
+    }
+    for (i, a) in groups.iter().enumerate() {
+        for b in &groups[i + 1..] {
+            if let Some(r) = a.ranks.iter().find(|r| b.ranks.contains(r)) {
+                return Err(SpecError(format!(
+                    "rank {r} is given to groups '{}' and '{}': each rank runs one group; give the groups \
+                     disjoint rank sets (e.g. --group-ranks 0-1,2-3)",
+                    a.name, b.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether phase `p` gives its groups to MPI ranks.
+pub fn has_rank_sets(p: &PhaseParams) -> bool {
+    p.groups.iter().any(|g| !g.ranks.is_empty())
+}
+
+/// Rank sets mean nothing without MPI: refused, naming the phase.
+pub fn ranks_need_mpi(phases: &[PhaseParams]) -> Result<(), SpecError> {
+    match phases.iter().find(|p| has_rank_sets(p)) {
+        Some(p) => Err(SpecError(format!(
+            "phase {}: --group-ranks (ranks = ...) gives job groups to MPI ranks, but this is not a \
+             multi-client run: launch it with mpirun -np N (an MPI build), or drop --group-ranks to run \
+             every group here",
+            p.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Under `mpirun -np N`: every phase's rank sets cover ranks `0..N`
+/// exactly (disjointness was checked when the job was resolved).
+pub fn check_ranks_fit(phases: &[PhaseParams], n: u32) -> Result<(), String> {
+    for p in phases.iter().filter(|p| has_rank_sets(p)) {
+        let sets: Vec<String> = p
+            .groups
+            .iter()
+            .map(|g| format!("{}: {}", g.name, rank_text(&g.ranks)))
+            .collect();
+        if let Some(r) = p.groups.iter().flat_map(|g| &g.ranks).find(|&&r| r >= n) {
+            return Err(format!(
+                "phase {}: group rank {r} does not exist: {n} ranks were launched (0-{}); the groups' \
+                 ranks are {}: launch more ranks (mpirun -np) or give ranks below {n}",
+                p.name,
+                n.saturating_sub(1),
+                sets.join(", ")
+            ));
+        }
+        let missing: Vec<u32> = (0..n)
+            .filter(|r| !p.groups.iter().any(|g| g.ranks.contains(r)))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "phase {}: {} of the {n} ranks launched in no group: every rank runs one group; the \
+                 groups' ranks are {}: give the missing ranks to a group or launch fewer ranks",
+                p.name,
+                crate::cluster::merge::rank_list(&missing),
+                sets.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `0-5`, `0-1:4` (the form `ranks` takes).
+pub fn rank_text(ranks: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &r in ranks {
+        match runs.last_mut() {
+            Some((_, e)) if *e + 1 == r => *e = r,
+            _ => runs.push((r, r)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The phase rank 0 prepares files for under `mpirun`: each group's jobs
+/// times its ranks (group `g`'s rank `i` of its set runs jobs
+/// `first(g) + i·numjobs(g) ..`).
+pub fn scaled_for_ranks(p: &PhaseParams) -> PhaseParams {
+    let mut out = p.clone();
+    for g in &mut out.groups {
+        g.numjobs *= g.ranks.len().max(1) as u32;
+    }
+    out.numjobs = out.groups.iter().map(|g| g.numjobs).sum();
+    out
+}
+
+/// Under `mpirun` with rank sets: the group `rank` runs in phase `p`
+/// (as given, per rank), and the global index of its first job.
+pub fn rank_group(p: &PhaseParams, rank: u32) -> Option<(usize, u32)> {
+    let global = scaled_for_ranks(p);
+    let firsts = first_jobs(&global);
+    p.groups.iter().enumerate().find_map(|(g, gp)| {
+        let i = gp.ranks.iter().position(|&r| r == rank)? as u32;
+        Some((g, firsts[g] + i * gp.numjobs))
+    })
 }
 
 /// One group's parameters: its spec resolved as a phase, then its file
@@ -806,6 +1009,66 @@ bs = "64k"
             p.files.is_empty() && p.files_of.is_none(),
             "the phase has none"
         );
+    }
+
+    #[test]
+    fn rank_sets_parse_and_place_each_rank_among_all_jobs() {
+        assert_eq!(parse_rank_set("0-2").unwrap(), [0, 1, 2]);
+        assert_eq!(parse_rank_set("5:0-1:1").unwrap(), [0, 1, 5]);
+        for (bad, said) in [("3-1", "backwards"), ("a", "not a rank"), ("0::1", "empty")] {
+            let e = parse_rank_set(bad).unwrap_err();
+            assert!(e.contains(said), "{bad}: {e}");
+        }
+        assert_eq!(rank_text(&[0, 1, 2, 5, 7, 8]), "0-2:5:7-8");
+        let text = "[[phase]]\ngroup_ranks = \"0:2,1:3-4\"\n\
+                    [[phase.group]]\nrw = \"write\"\nnumjobs = 2\n\
+                    [[phase.group]]\nrw = \"read\"\n";
+        let p = phases(text).unwrap().remove(0);
+        assert_eq!(p.groups[0].ranks, [0, 2]);
+        assert_eq!(p.groups[1].ranks, [1, 3, 4]);
+        // Rank 0 prepares 2 ranks × 2 writer jobs, then 3 × 1 reader job.
+        let global = scaled_for_ranks(&p);
+        assert_eq!(global.numjobs, 7);
+        assert_eq!(first_jobs(&global), [0, 4]);
+        assert_eq!(rank_group(&p, 0), Some((0, 0)));
+        assert_eq!(rank_group(&p, 2), Some((0, 2)));
+        assert_eq!(rank_group(&p, 1), Some((1, 4)));
+        assert_eq!(rank_group(&p, 4), Some((1, 6)));
+        assert_eq!(rank_group(&p, 5), None);
+        assert!(check_ranks_fit(std::slice::from_ref(&p), 5).is_ok());
+        let e = check_ranks_fit(std::slice::from_ref(&p), 4).unwrap_err();
+        assert!(e.contains("group rank 4 does not exist"), "{e}");
+        let e = check_ranks_fit(std::slice::from_ref(&p), 6).unwrap_err();
+        assert!(
+            e.contains("rank 5 of the 6 ranks launched in no group"),
+            "{e}"
+        );
+        assert!(ranks_need_mpi(std::slice::from_ref(&p)).is_err());
+    }
+
+    #[test]
+    fn rank_sets_that_cannot_be_run_are_refused_when_resolved() {
+        for (text, said) in [
+            (
+                "[[phase]]\ngroup_ranks = \"0-1,1-2\"\n[[phase.group]]\n[[phase.group]]\nrw = \"write\"\n",
+                "rank 1 is given to groups",
+            ),
+            (
+                "[[phase]]\ngroup_ranks = \"0-1\"\n[[phase.group]]\n[[phase.group]]\nrw = \"write\"\n",
+                "1 rank set(s) for 2 group(s)",
+            ),
+            (
+                "[[phase]]\n[[phase.group]]\nranks = \"0\"\n[[phase.group]]\nrw = \"write\"\n",
+                "has no ranks while another group has",
+            ),
+            (
+                "[[phase]]\ngroup_ranks = \"0\"\nrw = \"read\"\n",
+                "use them with groups",
+            ),
+        ] {
+            let e = phases(text).unwrap_err().0;
+            assert!(e.contains(said), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -123,11 +123,34 @@ pub fn build(
             .map(|(i, q)| crate::resolve_phase(&machine.overlay(q).overlay(over), i))
             .collect::<Result<_, _>>()?,
     };
+    warnings.extend(bssplit_note(&phases));
     Ok(Job {
         phases,
         target,
         warnings,
     })
+}
+
+/// Where storlab differs from fio on purpose with a random `bssplit`
+/// (measured in docs/PERFORMANCE.md, "bssplit: storlab vs fio"): said once
+/// per job in its warnings, so the result carries it.
+pub fn bssplit_note(phases: &[PhaseParams]) -> Option<String> {
+    let all = phases
+        .iter()
+        .flat_map(|p| std::iter::once(p).chain(&p.groups));
+    let mut split = all.filter(|p| p.bs.len() > 1 && p.rw.is_random());
+    let p = split.next()?;
+    let names = if p.random_with_replacement {
+        ""
+    } else {
+        " (fio's random map shrinks a block to the part of it not yet done in the pass, more \
+         and more as the pass fills: a 70/30 4k/50:64k/50 job averaged 21 KB per I/O in fio, 35 KB \
+         in storlab, so fio reports less MB/s unless norandommap is set)"
+    };
+    Some(format!(
+        "bssplit: every I/O has one of the split's sizes, in the split's proportions{names}; \
+         random offsets are multiples of the largest size (fio's blockalign is the smallest)"
+    ))
 }
 
 /// The phases of an fio job file (`text`, read from the file called
@@ -166,6 +189,7 @@ pub fn build_fio(
             file: name.to_string(),
             source,
         })?;
+    warnings.extend(bssplit_note(&phases));
     Ok(Job {
         phases,
         target,
@@ -174,19 +198,365 @@ pub fn build_fio(
 }
 
 impl Job {
-    /// Job groups are not run by several processes yet (`--group-ranks`
-    /// is not implemented): refused on every rank when the job is built,
-    /// naming the phase, before rank 0 makes any file.
+    /// With `on` (`--output-format fio-json`), every phase and group keeps
+    /// fio's latency distribution in its result.
+    pub fn keep_latency_distribution(&mut self, on: bool) {
+        for p in &mut self.phases {
+            p.report.latency_distribution |= on;
+            for g in &mut p.groups {
+                g.report.latency_distribution |= on;
+            }
+        }
+    }
+
+    /// Job groups under several processes run on disjoint sets of ranks
+    /// (`--group-ranks`); a phase of groups without them is refused on
+    /// every rank when the job is built, naming the phase, before rank 0
+    /// makes any file.
     pub fn without_groups(self) -> Result<Job, JobError> {
-        if let Some(ph) = self.phases.iter().find(|ph| !ph.groups.is_empty()) {
+        if let Some(ph) = self
+            .phases
+            .iter()
+            .find(|ph| !ph.groups.is_empty() && !crate::groups::has_rank_sets(ph))
+        {
             return Err(JobError::Unsupported(format!(
-                "phase {}: job groups are not supported in multi-process (MPI) runs yet: run each \
-                 group's workload as its own phase, or run the groups without mpirun",
+                "phase {}: job groups in a multi-process (MPI) run need their ranks: give each group \
+                 its own set, e.g. --group-ranks 0-1,2-3 (or ranks = \"0-1\" in each group), or run \
+                 the groups without mpirun",
                 ph.name
             )));
         }
         Ok(self)
     }
+
+    /// Outside a multi-process run, groups given to ranks are refused.
+    pub fn without_rank_sets(self) -> Result<Job, JobError> {
+        crate::groups::ranks_need_mpi(&self.phases)?;
+        Ok(self)
+    }
+}
+
+/// What the user gave to build a job from: the text of a job file (TOML,
+/// a profile's or `--ior`'s) or an fio job file, with the name messages
+/// and `--dry-run` show, or the flags alone, or nothing (the quick check).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    Quick,
+    Flags,
+    Toml { text: String, name: String },
+    Fio { text: String, name: String },
+}
+
+impl Source {
+    /// No job file: the flags alone when they choose a pattern or give
+    /// groups, else the quick check.
+    pub fn of_flags(over: &PhaseSpec) -> Source {
+        if over.rw.is_some() || !over.group.is_empty() {
+            Source::Flags
+        } else {
+            Source::Quick
+        }
+    }
+
+    /// The job: [`build`] or [`build_fio`] of this source.
+    pub fn build(&self, target: Option<&Path>, over: &PhaseSpec) -> Result<Job, JobError> {
+        match self {
+            Source::Quick | Source::Flags => build(None, target, over),
+            Source::Toml { text, name } => build(Some((text, Path::new(name))), target, over),
+            Source::Fio { text, name } => build_fio(text, name, target, over),
+        }
+    }
+
+    /// `bench --dry-run`: the text and the JSON document of every phase
+    /// of `job` (built from this source) with its values and their sources.
+    pub fn dry_run(&self, job: &Job, over: &PhaseSpec) -> Result<(String, String), JobError> {
+        let phases = explain(self, job, job.target.as_deref(), over)?;
+        let table = render_explained(&phases, job.target.as_deref());
+        let doc = serde_json::json!({ "dry_run": true, "phases": phases });
+        Ok((table, format!("{doc:#}")))
+    }
+}
+
+/// One option of a phase as a dry run shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Sourced {
+    pub key: String,
+    pub value: String,
+    /// `flag`, `FILE:LINE` (or `FILE`), `fio default`, `quick check`,
+    /// `machine` or `default`.
+    pub source: String,
+}
+
+/// A phase as a dry run shows it: every option, its value and where the
+/// value came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExplainedPhase {
+    pub name: String,
+    pub options: Vec<Sourced>,
+    /// Job groups of the phase: their names and the options each sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<(String, Vec<Sourced>)>,
+}
+
+/// Every phase of a job with every value and its source: what
+/// `bench --dry-run` prints. `job` is the job already built from the same
+/// inputs (so the dry run fails exactly where a run would).
+pub fn explain(
+    given: &Source,
+    job: &Job,
+    target: Option<&Path>,
+    over: &PhaseSpec,
+) -> Result<Vec<ExplainedPhase>, JobError> {
+    let mut ignored = Vec::new();
+    let machine = machine_defaults(over, target, &mut ignored);
+    let (files, name, text): (Vec<PhaseSpec>, &str, &str) = match given {
+        Source::Quick => (quick_phases(), "quick check", ""),
+        Source::Flags => (vec![PhaseSpec::default()], "", ""),
+        Source::Toml { text, name } => {
+            let jf = JobFile::parse(text, Path::new(name))?;
+            let specs = jf.specs(text, &PhaseSpec::default(), &PhaseSpec::default());
+            (specs.into_iter().map(|s| s.0).collect(), name, text)
+        }
+        Source::Fio { text, name } => (FioJobFile::parse(text, name)?.phases, name, text),
+    };
+    let mut out = Vec::new();
+    for (i, (file, resolved)) in files.iter().zip(&job.phases).enumerate() {
+        let spec = crate::with_command_line(&machine.overlay(file), over);
+        let lines = |key: &str| match given {
+            Source::Toml { .. } => toml_line(text, i, key),
+            Source::Fio { .. } => fio_line(text, &job_names(file), key),
+            _ => None,
+        };
+        let source = |key: &str| -> String {
+            if is_set(over, key) {
+                "flag".into()
+            } else if is_set(file, key) {
+                match (given, lines(key)) {
+                    (Source::Quick, _) => name.into(),
+                    (Source::Fio { .. }, None) => "fio default".into(),
+                    (_, Some(l)) => format!("{name}:{l}"),
+                    (_, None) => name.into(),
+                }
+            } else if is_set(&machine, key) {
+                "machine".into()
+            } else {
+                "default".into()
+            }
+        };
+        let values = json_fields(&spec);
+        let options = crate::OPTIONS
+            .iter()
+            .map(|o| Sourced {
+                key: o.key.to_string(),
+                value: values
+                    .get(o.key)
+                    .map(json_text)
+                    .unwrap_or_else(|| shown_default(o)),
+                source: source(o.key),
+            })
+            .collect();
+        let groups = spec
+            .group
+            .iter()
+            .map(|g| {
+                let set = json_fields(g)
+                    .iter()
+                    .map(|(k, v)| Sourced {
+                        key: k.clone(),
+                        value: json_text(v),
+                        source: if over.group.is_empty() {
+                            source(k)
+                        } else {
+                            "flag".into()
+                        },
+                    })
+                    .collect();
+                (g.name.clone().unwrap_or_default(), set)
+            })
+            .collect();
+        out.push(ExplainedPhase {
+            name: resolved.name.clone(),
+            options,
+            groups,
+        });
+    }
+    Ok(out)
+}
+
+/// The dry run as text: per phase, one line per option.
+pub fn render_explained(phases: &[ExplainedPhase], target: Option<&Path>) -> String {
+    let mut out =
+        String::from("Dry run: nothing is run, no file is created and nothing is saved.\n");
+    out.push_str(&format!(
+        "Target: {}\n",
+        target.map_or_else(
+            || "./storlab-scratch (default)".to_string(),
+            |t| t.display().to_string()
+        )
+    ));
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    out.push_str(&format!("Phases: {}\n", names.join(", ")));
+    let width = crate::OPTIONS
+        .iter()
+        .map(|o| o.key.len())
+        .max()
+        .unwrap_or(10);
+    for (i, ph) in phases.iter().enumerate() {
+        out.push_str(&format!("\nPhase {}: {}\n", i + 1, ph.name));
+        let vw = ph
+            .options
+            .iter()
+            .map(|s| s.value.len())
+            .max()
+            .unwrap_or(4)
+            .min(40);
+        for s in &ph.options {
+            out.push_str(&format!(
+                "  {:width$}  {:vw$}  {}\n",
+                s.key, s.value, s.source
+            ));
+        }
+        for (name, set) in &ph.groups {
+            out.push_str(&format!("  group {name}:\n"));
+            for s in set {
+                out.push_str(&format!(
+                    "    {:width$}  {}  {}\n",
+                    s.key, s.value, s.source
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The default the table shows, or what decides it.
+fn shown_default(o: &crate::OptDef) -> String {
+    if o.default.is_empty() {
+        "(none)".into()
+    } else {
+        o.default.into()
+    }
+}
+
+fn json_fields(s: &PhaseSpec) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            m.remove("group");
+            m
+        }
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn is_set(s: &PhaseSpec, key: &str) -> bool {
+    json_fields(s).contains_key(key)
+}
+
+/// The job names of a phase of an fio file: its own or its groups'.
+fn job_names(p: &PhaseSpec) -> Vec<String> {
+    if p.group.is_empty() {
+        p.name.iter().cloned().collect()
+    } else {
+        p.group.iter().filter_map(|g| g.name.clone()).collect()
+    }
+}
+
+/// The names a key is written under in job files: its own, its aliases,
+/// and the fio options that set it another way.
+fn spellings(key: &str) -> Vec<String> {
+    let mut v = vec![key.to_string()];
+    if let Some(o) = crate::find_option(key) {
+        v.extend(o.aliases.iter().map(|a| a.to_string()));
+    }
+    let more: &[&str] = match key {
+        "direct" | "cache" => &["direct", "buffered"],
+        "rwmixread" => &["rwmixwrite"],
+        "size" => &["filesize"],
+        "log_interval" => &["log_avg_msec"],
+        "buffer_pattern" => &["zero_buffers", "buffer_compress_percentage"],
+        "rw" => &["readwrite"],
+        _ => &[],
+    };
+    v.extend(more.iter().map(|m| m.to_string()));
+    v
+}
+
+/// The key of a `key = value` / `key=value` / bare `key` line.
+fn line_key(l: &str) -> String {
+    let l = l.trim();
+    l.split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The line of an fio file that set `key` for the jobs `names`: the last
+/// one in a `[global]` section before the job or in the job's section.
+fn fio_line(text: &str, names: &[String], key: &str) -> Option<usize> {
+    if key == "name" {
+        // A job is named by its section header.
+        let header = format!("[{}]", names.first()?);
+        return text.lines().position(|l| l.trim() == header).map(|i| i + 1);
+    }
+    let names_of = spellings(key);
+    let mut section = String::new();
+    let mut found = None;
+    let mut last_job_end = false;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if let Some(h) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            if names.iter().any(|n| n == &section) && !names.iter().any(|n| n == h.trim()) {
+                last_job_end = true;
+            }
+            if last_job_end {
+                break;
+            }
+            section = h.trim().to_string();
+            continue;
+        }
+        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+            continue;
+        }
+        let in_scope = section == "global" || names.iter().any(|n| n == &section);
+        if in_scope && names_of.contains(&line_key(l)) {
+            found = Some(i + 1);
+        }
+    }
+    found
+}
+
+/// The line of a TOML job file that set `key` for phase `index`: in its
+/// `[[phase]]` table, else in `[global]`.
+fn toml_line(text: &str, index: usize, key: &str) -> Option<usize> {
+    let names_of = spellings(key);
+    let (mut table, mut phase, mut in_global, mut in_phase) = (String::new(), 0usize, None, None);
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            table = l.to_string();
+            if l == "[[phase]]" {
+                phase += 1;
+            }
+            continue;
+        }
+        if !names_of.contains(&line_key(l)) || l.starts_with('#') {
+            continue;
+        }
+        if table == "[global]" {
+            in_global = Some(i + 1);
+        } else if table == "[[phase]]" && phase == index + 1 {
+            in_phase = Some(i + 1);
+        }
+    }
+    in_phase.or(in_global)
 }
 
 /// Defaults that depend on this machine: the lowest layer, so the job file
@@ -337,6 +707,43 @@ mod tests {
         );
     }
 
+    /// A random bssplit phase says how storlab differs from fio; a single
+    /// block size or a sequential split says nothing.
+    #[test]
+    fn a_random_bssplit_job_carries_the_note() {
+        let f = |pairs: &[(&str, &str)]| build(None, None, &flags(pairs)).unwrap().warnings;
+        let w = f(&[
+            ("rw", "randrw"),
+            ("bssplit", "4k/50:64k/50"),
+            ("engine", "psync"),
+        ]);
+        assert!(
+            w.iter().any(|w| w.contains("fio's random map shrinks")),
+            "{w:?}"
+        );
+        let w = f(&[
+            ("rw", "randrw"),
+            ("bssplit", "4k/50:64k/50"),
+            ("engine", "psync"),
+            ("random_with_replacement", "1"),
+        ]);
+        let n: Vec<_> = w.iter().filter(|w| w.starts_with("bssplit:")).collect();
+        assert!(n.len() == 1 && !n[0].contains("random map"), "{w:?}");
+        for pairs in [
+            &[("rw", "randrw"), ("bs", "4k"), ("engine", "psync")][..],
+            &[
+                ("rw", "write"),
+                ("bssplit", "4k/50:64k/50"),
+                ("engine", "psync"),
+            ],
+        ] {
+            assert!(
+                !f(pairs).iter().any(|w| w.starts_with("bssplit:")),
+                "{pairs:?}"
+            );
+        }
+    }
+
     #[test]
     fn groups_are_refused_across_processes() {
         let mut over = flags(&[("engine", "psync")]);
@@ -344,8 +751,15 @@ mod tests {
         let job = build(None, None, &over).unwrap();
         let e = job.without_groups().unwrap_err().to_string();
         assert!(
-            e.contains("job groups are not supported in multi-process"),
+            e.contains("need their ranks") && e.contains("--group-ranks"),
             "{e}"
         );
+        // With rank sets they are run by the ranks, and refused alone.
+        over.group_ranks = Some("0-1".into());
+        let job = build(None, None, &over).unwrap();
+        assert_eq!(job.phases[0].groups[0].ranks, [0, 1]);
+        let e = job.clone().without_rank_sets().unwrap_err().to_string();
+        assert!(e.contains("not a multi-client run"), "{e}");
+        assert!(job.without_groups().is_ok());
     }
 }

@@ -32,9 +32,11 @@ mod clock;
 pub mod cluster;
 mod data;
 mod engine;
+mod fio_flags;
 mod fio_job;
 mod gate;
-mod groups;
+pub mod groups;
+pub mod iolog;
 pub mod ior;
 pub mod jobspec;
 pub mod launcher;
@@ -59,6 +61,7 @@ pub use cluster::{PhaseSync, Share, TICK};
 /// Incompressible data for files other crates lay out (replay).
 pub use data::fill_random;
 pub use engine::{libaio_available, uring_available};
+pub use fio_flags::{FIO_FLAGS, FioFlag, translate_fio_flag};
 pub use fio_job::FioJobFile;
 pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;
@@ -72,7 +75,7 @@ pub use run::{
     run_with_layout,
 };
 pub use spec::JobFile;
-pub use stats::{DirCounter, latency as latency_stats, new_histogram, rates};
+pub use stats::{DirCounter, histogram_of, latency as latency_stats, new_histogram, rates};
 pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
@@ -80,7 +83,12 @@ pub use sweep::{
 pub use sys::{fadvise_dontneed, resident_pages};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
+    resolve as resolve_target,
 };
+
+/// What an fio job file reads besides its text (the environment, fio's
+/// keywords, included files): `FioJobFile::parse_with` takes another source.
+pub use fio_job::{JobSource as FioJobSource, Keyword as FioKeyword, System as FioSystem};
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -242,6 +250,12 @@ pub struct Control {
     /// The last phase's measured window: first submission and last
     /// completion, ns after its common epoch.
     last_window: Mutex<Option<(u64, u64)>>,
+    /// `bench --write-iolog`: where the workers record what they issue.
+    iolog: std::sync::OnceLock<std::sync::Arc<iolog::Sink>>,
+    /// The last phase's latency histograms (read, write), as
+    /// `(value, count)` buckets: what a process sends so that another can
+    /// merge them exactly.
+    last_hists: Mutex<cluster::merge::RankHists>,
 }
 
 /// A snapshot of progress for display.
@@ -266,6 +280,7 @@ impl Control {
             stop: AtomicBool::new(false),
             phase_stop: AtomicBool::new(false),
             last_window: Mutex::new(None),
+            last_hists: Mutex::new((Vec::new(), Vec::new())),
             jobs: (0..max_jobs).map(|_| JobProgress::default()).collect(),
             phase: AtomicUsize::new(0),
             epoch: Instant::now(),
@@ -275,7 +290,14 @@ impl Control {
             layout_done: AtomicU64::new(0),
             layout_total: AtomicU64::new(0),
             reason: Mutex::new(None),
+            iolog: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Record every I/O the workers issue from now on into `sink`
+    /// (`bench --write-iolog`, [`iolog::Recording`]).
+    pub fn record_iolog(&self, sink: std::sync::Arc<iolog::Sink>) {
+        let _ = self.iolog.set(sink);
     }
 
     /// Ask the run to stop, saying why (the first reason is kept).
@@ -305,6 +327,20 @@ impl Control {
 
     fn set_last_window(&self, w: Option<(u64, u64)>) {
         *self.last_window.lock().unwrap_or_else(|e| e.into_inner()) = w;
+    }
+
+    /// The last phase's latency histograms (read, write) as `(value,
+    /// count)` buckets; [`histogram_of`] rebuilds one exactly.
+    pub fn last_hists(&self) -> cluster::merge::RankHists {
+        self.last_hists
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_last_hists(&self, read: &DirCounter, write: &DirCounter) {
+        *self.last_hists.lock().unwrap_or_else(|e| e.into_inner()) =
+            (stats::buckets(&read.hist), stats::buckets(&write.hist));
     }
 
     fn begin_phase(&self, index: usize) {

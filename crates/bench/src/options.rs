@@ -350,15 +350,15 @@ bench_options! {
     /// Data written: random (incompressible), zero, compressible:PCT
     buffer_pattern: String = "random", long "buffer-pattern", value "PATTERN";
     /// Random offsets with replacement instead of every block once per pass
-    random_with_replacement: Flag = "off", long "random-with-replacement", value "0|1";
+    random_with_replacement: Flag = "off", long "random-with-replacement", value "0|1", aliases ["norandommap"];
     /// Write self-checking blocks and check them on read (exit 1 on any mismatch)
     verify: Flag = "off", long "verify", value "0|1";
     /// Seed for offsets and data
-    seed: u64 = "", long "seed", value "N";
+    seed: u64 = "", long "seed", value "N", aliases ["randseed"];
     /// io_uring: kernel-side submission polling (uses a kernel thread's CPU)
-    sqpoll: Flag = "off", long "sqpoll", value "0|1";
+    sqpoll: Flag = "off", long "sqpoll", value "0|1", aliases ["sqthread_poll"];
     /// io_uring: registered buffers and files (--no-registered to turn off)
-    registered: Flag = "on", long "registered", value "0|1", negate "no-registered";
+    registered: Flag = "on", long "registered", value "0|1", aliases ["fixedbufs", "registerfiles"], negate "no-registered";
     /// Cap on I/Os per second per job (0 = none)
     rate_iops: u32 = "0", long "rate-iops", value "N";
     /// Pre-allocation of new files: native (fallocate) or none (sparse)
@@ -369,6 +369,18 @@ bench_options! {
     null_latency: String = "0", long "null-latency", value "DUR";
     /// Interval of the application's own time series kept in the result (bandwidth, IOPS, latency percentiles per interval), e.g. 1s, 200ms
     log_interval: String = "1s", long "log-interval", value "DUR";
+    /// fio's percentile_list: latency percentiles to report besides p50, p90, p99, p99.9 and p99.99, separated by ':' (e.g. 95:99.5:99.999), in the table and the JSON (phases[].percentiles)
+    percentile_list: String = "", long "percentile-list", value "PCT:PCT";
+    /// fio's unified_rw_reporting: mixed (or 1) shows one line of reads and writes together per phase, both (2) the directions and that line, none (0) the directions
+    unified_rw_reporting: String = "none", long "unified-rw-reporting", value "none|mixed|both";
+    /// fio's lat_percentiles: accepted; storlab's latency always spans submission to completion (fio's lat, not its clat)
+    lat_percentiles: Flag = "on", long "lat-percentiles", value "0|1";
+    /// fio's clat_percentiles: accepted; storlab reports one latency, submission to completion (fio's lat), whatever this says
+    clat_percentiles: Flag = "on", long "clat-percentiles", value "0|1";
+    /// fio's randrepeat: 1 draws the same offsets and data on every run (the default), 0 a new seed each run (recorded in the result); --seed wins
+    randrepeat: Flag = "on", long "randrepeat", value "0|1";
+    /// fio's zero_buffers: write zero-filled blocks (same as --buffer-pattern zero)
+    zero_buffers: Flag = "off", long "zero-buffers", value "0|1";
     /// Stop the phase once steady (fio's form): bw_slope:PCT or iops_slope:PCT (slope over the window, % of its mean per second), bw:PCT or iops:PCT (largest deviation from the window's mean, % of it)
     steadystate: String = "", long "steadystate", value "CRIT:PCT", aliases ["ss"];
     /// The window steadystate judges, a whole number of --log-interval
@@ -385,6 +397,10 @@ bench_options! {
     files: String = "", long "files", value "PATHS";
     /// Job groups only: use the files of the group NAME of the same phase (job k that group's file k), e.g. readers of what a writer group lays out
     files_of: String = "", long "files-of", value "GROUP";
+    /// Job groups only, multi-client runs (mpirun): the ranks that run this group's jobs, e.g. 0-5 (ranges and ranks separated by ':'); each of them runs numjobs jobs of the group and nothing else
+    ranks: String = "", long "ranks", value "RANKS";
+    /// Multi-client runs (mpirun): the ranks of each job group, in group order, separated by ',', e.g. 0-5,6-8 (the first group on ranks 0-5, the second on 6-8); the sets must be disjoint and cover every rank
+    group_ranks: String = "", long "group-ranks", value "SETS";
     /// fio's group_reporting: the table shows one line per group (or per reporting group, see --new-group) instead of one per job; per-job figures stay in the JSON
     group_reporting: Flag = "off", long "group-reporting", value "0|1";
     /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
@@ -604,6 +620,13 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     if !s.group.is_empty() {
         return crate::groups::resolve_grouped(s, index);
     }
+    if s.ranks.is_some() || s.group_ranks.is_some() {
+        return err(
+            "ranks and group_ranks give job groups to MPI ranks: use them with groups \
+             ([[phase.group]] or --group '...'), e.g. --group 'rw=read' --group 'rw=write' --group-ranks 0-1,2-3"
+                .to_string(),
+        );
+    }
     if s.files.is_some() || s.files_of.is_some() {
         return err(
             "files and files_of are options of a job group: put them in a [[phase.group]] or a --group '...'"
@@ -641,9 +664,13 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
     let (runtime_ns, time_based, ramp_ns, null_latency_ns) = resolve_times(s, engine)?;
     let layout = resolve_layout(s, size, max_bs)?;
     let buffer_pattern = match &s.buffer_pattern {
+        None if flag(s.zero_buffers, false) => BufferPattern::Zero,
         None => BufferPattern::Random,
         Some(b) => parse_buffer_pattern(b)?,
     };
+    if flag(s.zero_buffers, false) && buffer_pattern != BufferPattern::Zero {
+        return err("zero_buffers contradicts the buffer pattern given: drop one of them");
+    }
     let (log_interval_ns, steadystate) = resolve_series(s)?;
     let loops = bounded("loops", s.loops.unwrap_or(1))?;
     if let Some(n) = s.nrfiles {
@@ -687,7 +714,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         buffer_pattern,
         random_with_replacement: flag(s.random_with_replacement, false),
         verify,
-        seed: s.seed.unwrap_or(0x5354_4F52_4C41_4231),
+        seed: seed_of(s),
         sqpoll: flag(s.sqpoll, false),
         registered: flag(s.registered, true),
         rate_iops: s.rate_iops.unwrap_or(0),
@@ -702,9 +729,80 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         files_of: None,
         group_reporting: flag(s.group_reporting, false),
         shares_report: false,
+        ranks: Vec::new(),
         groups: Vec::new(),
         md: None,
+        report: resolve_report(s)?,
         ..access
+    })
+}
+
+/// The seed: `seed` if given; else the fixed default, or with fio's
+/// `randrepeat=0` a new one for this run (kept in the result, so the run
+/// can be repeated with `--seed`).
+fn seed_of(s: &PhaseSpec) -> u64 {
+    match (s.seed, flag(s.randrepeat, true)) {
+        (Some(seed), _) => seed,
+        (None, true) => 0x5354_4F52_4C41_4231,
+        (None, false) => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            // A splitmix64 step, so nearby clocks give unrelated seeds.
+            let mut z = t.wrapping_add(0x9E37_79B9_7F4A_7C15) ^ u64::from(std::process::id());
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+}
+
+/// fio's reporting-only options, checked: `percentile_list` (each from
+/// 0 to 100, at most 64 as in fio) and `unified_rw_reporting`.
+pub fn resolve_report(s: &PhaseSpec) -> Result<storlab_types::ReportOptions, SpecError> {
+    let mut list = Vec::new();
+    for part in s
+        .percentile_list
+        .as_deref()
+        .unwrap_or("")
+        .split(':')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let v: f64 = part.trim_end_matches('%').parse().map_err(|_| {
+            SpecError(format!(
+                "invalid percentile_list entry '{part}': give percentages separated by ':', e.g. 95:99.5:99.999"
+            ))
+        })?;
+        if !(0.0..=100.0).contains(&v) || !v.is_finite() {
+            return err(format!(
+                "invalid percentile_list entry '{part}': a percentile is from 0 to 100"
+            ));
+        }
+        list.push(v);
+    }
+    if list.len() > 64 {
+        return err("percentile_list has more than 64 entries (fio's limit)");
+    }
+    let unified = match s
+        .unified_rw_reporting
+        .as_deref()
+        .map(|u| u.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("none" | "0") => String::new(),
+        Some("mixed" | "1") => "mixed".into(),
+        Some("both" | "2") => "both".into(),
+        Some(other) => {
+            return err(format!(
+                "invalid unified_rw_reporting '{other}': use none (0), mixed (1) or both (2)"
+            ));
+        }
+    };
+    Ok(storlab_types::ReportOptions {
+        percentile_list: list,
+        unified_rw_reporting: unified,
+        latency_distribution: false,
     })
 }
 

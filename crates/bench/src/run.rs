@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-mod grouped;
+pub(crate) mod grouped;
 
 use storlab_types::{
     CacheMode, CacheReport, CpuStats, DepthReport, DirStats, FileLayout, JobResult, PhaseParams,
@@ -120,14 +120,23 @@ fn run_phases(
             break;
         }
         control.begin_phase(index);
-        if !p.groups.is_empty() {
-            extents = None;
+        // Groups on rank sets (--group-ranks): this process runs its group.
+        let mine = grouped::on_ranks(sync, index, p);
+        extents = extents.filter(|_| p.groups.is_empty());
+        if !p.groups.is_empty() && mine.is_none() {
             if !grouped::hand_over(job, p, control, laid_out, sync, &mut outcome, &mut on_phase) {
                 break;
             }
             continue;
         }
-        let share = sync.map_or_else(|| Share::alone(p), |s| s.share(index, p));
+        let on_ranks = mine.is_some();
+        let (p, share) = match &mine {
+            Some((g, share)) => (g, *share),
+            None => (
+                p,
+                sync.map_or_else(|| Share::alone(p), |s| s.share(index, p)),
+            ),
+        };
         // Jobs that would use files that were not prepared (processes that
         // planned different job counts) stop every process, never index
         // past the file list.
@@ -210,24 +219,19 @@ fn run_phases(
                 && covers_region(p)
                 && result.jobs.len() == p.numjobs as usize);
         if agree(covered) {
-            for f in phase_files_all(job, &share, &files) {
-                laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
-            }
+            // A group's process knows only what its own jobs wrote.
+            let all = if on_ranks {
+                files.clone()
+            } else {
+                phase_files_all(job, &share, &files)
+            };
+            mark_laid_out(job, laid_out, &all, region);
             extents = None;
-        } else if let Some(s) = sync.filter(|_| p.rw.writes() && !p.rw.reads()) {
+        } else if let Some(s) = sync.filter(|_| !on_ranks && p.rw.writes() && !p.rw.reads()) {
             // Cut short on purpose: the reads that follow read what was written.
-            let local: Vec<(u32, u64)> = result
-                .jobs
-                .iter()
-                .map(|j| (share.first_job + j.job, j.write.bytes))
-                .collect();
-            extents = s
-                .written_extents(&local, share.total_jobs)
-                .map(|e| (e, p.clone()));
+            extents = written_extents(s, p, &result, &share);
             if extents.is_some() && !result.interrupted {
-                for f in phase_files_all(job, &share, &files) {
-                    laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
-                }
+                mark_laid_out(job, laid_out, &phase_files_all(job, &share, &files), region);
             }
         }
         on_phase(&result);
@@ -247,6 +251,30 @@ fn run_phases(
         outcome.stop_reason = control.reason().or_else(|| Some("stopped".into()));
     }
     outcome
+}
+
+/// `files` are laid out from their start to `region` bytes (or their end).
+fn mark_laid_out(job: &ResolvedJob, laid_out: &mut LayoutState, files: &[usize], region: u64) {
+    for &f in files {
+        laid_out.done[f] = laid_out.done[f].max(region.min(job.target.files[f].size));
+    }
+}
+
+/// What each job (by global index) of every process wrote in write phase
+/// `p`, cut short on purpose (stonewall); `None` when it ran to its end.
+fn written_extents(
+    s: &dyn PhaseSync,
+    p: &PhaseParams,
+    result: &PhaseResult,
+    share: &Share,
+) -> Option<(Vec<u64>, PhaseParams)> {
+    let local: Vec<(u32, u64)> = result
+        .jobs
+        .iter()
+        .map(|j| (share.first_job + j.job, j.write.bytes))
+        .collect();
+    s.written_extents(&local, share.total_jobs)
+        .map(|e| (e, p.clone()))
 }
 
 fn describe_io_error(what: &str, e: &io::Error) -> String {
@@ -641,6 +669,7 @@ fn summarize(
             }
         }
     }
+    control.set_last_hists(&read, &write);
     let mut total = read.clone();
     total.merge(&write);
     let total_stats = total.to_stats(elapsed_ns);
@@ -702,6 +731,10 @@ fn summarize(
         series: None,
         cluster: None,
         groups: None,
+        percentiles: crate::stats::custom_percentiles(
+            &p.report,
+            [&read.hist, &write.hist, &total.hist],
+        ),
     }
 }
 

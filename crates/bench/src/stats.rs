@@ -69,6 +69,26 @@ pub fn rates(bytes: u64, ops: u64, elapsed_ns: u64) -> (f64, f64) {
     (bytes as f64 / secs, ops as f64 / secs)
 }
 
+/// A histogram as its recorded buckets `(value, count)`: each value is
+/// the highest its bucket holds, so [`histogram_of`] puts every count back
+/// in the same bucket (exact, at the histogram's precision).
+pub fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// The histogram of several processes' `buckets`, merged exactly.
+pub fn histogram_of<'a>(parts: impl IntoIterator<Item = &'a [(u64, u64)]>) -> Histogram<u64> {
+    let mut h = new_histogram();
+    for part in parts {
+        for &(v, n) in part {
+            h.saturating_record_n(v.max(1), n);
+        }
+    }
+    h
+}
+
 /// Summary of a histogram; `None` when it is empty.
 pub fn latency(h: &Histogram<u64>) -> Option<LatencyStats> {
     if h.is_empty() {
@@ -85,6 +105,66 @@ pub fn latency(h: &Histogram<u64>) -> Option<LatencyStats> {
         p99_9: h.value_at_quantile(0.999),
         p99_99: h.value_at_quantile(0.9999),
     })
+}
+
+/// The values of fio's `percentile_list` in read, write and total
+/// histograms (empty ones left out); None without a list.
+pub fn custom_percentiles(
+    report: &storlab_types::ReportOptions,
+    [read, write, total]: [&Histogram<u64>; 3],
+) -> Option<storlab_types::CustomPercentiles> {
+    let list = &report.percentile_list;
+    if list.is_empty() && !report.latency_distribution {
+        return None;
+    }
+    let of = |h: &Histogram<u64>| -> Vec<(f64, u64)> {
+        if h.is_empty() {
+            return Vec::new();
+        }
+        list.iter()
+            .map(|&p| (p, h.value_at_quantile(p / 100.0)))
+            .collect()
+    };
+    Some(storlab_types::CustomPercentiles {
+        read: of(read),
+        write: of(write),
+        total: of(total),
+        distribution: if report.latency_distribution {
+            fio_distribution(total)
+        } else {
+            Vec::new()
+        },
+    })
+}
+
+/// fio's latency distribution (`latency_ns`, `latency_us`, `latency_ms`):
+/// percent of the histogram's I/Os per bucket, keyed `UNIT:EDGE`.
+fn fio_distribution(h: &Histogram<u64>) -> Vec<(String, f64)> {
+    let n = h.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let mut out = Vec::new();
+    let mut below = 0u64;
+    let mut bucket = |key: String, upto_ns: u64| {
+        let c = h.count_between(0, upto_ns);
+        out.push((key, (c.saturating_sub(below)) as f64 * 100.0 / n as f64));
+        below = c;
+    };
+    for (unit, scale) in [("ns", 1u64), ("us", 1_000)] {
+        for e in EDGES {
+            bucket(format!("{unit}:{e}"), e * scale);
+        }
+    }
+    for e in EDGES.iter().chain(&[2000]) {
+        bucket(format!("ms:{e}"), e * 1_000_000);
+    }
+    out.push((
+        "ms:>=2000".into(),
+        n.saturating_sub(below) as f64 * 100.0 / n as f64,
+    ));
+    out
 }
 
 /// Error counts by kind.

@@ -489,6 +489,7 @@ mod tests {
             warnings: Vec::new(),
             monitor: None,
             repeat: None,
+            replay: None,
         }
     }
 

@@ -30,6 +30,7 @@ use crate::engine::{
     Dir, Engine, Io, LibaioEngine, NullEngine, PsyncEngine, Slots, UringEngine, UringOptions,
 };
 use crate::gate::Ticket;
+use crate::iolog::JobLog;
 use crate::offsets::{OffsetGen, RegionMap, Rng, Skew};
 use crate::pace::Pacer;
 use crate::series::{IntervalBuf, SeriesCollector};
@@ -309,7 +310,14 @@ fn start<E: Engine>(
         series: env.series,
         fd,
     };
-    Worker::new(engine, MonoClock::new(epoch), ctx, out).run()
+    let mut worker = Worker::new(engine, MonoClock::new(epoch), ctx, out);
+    worker.iolog = JobLog::new(
+        env.control.iolog.get().map(|s| &**s),
+        plan.job,
+        &plan.path,
+        epoch,
+    );
+    worker.run()
 }
 
 /// What the worker reads but does not own.
@@ -539,6 +547,8 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// Read-modify-write: reads in flight, and whether the last pass's reads are all issued.
     rmw_reads_in_flight: usize,
     rmw_reads_done: bool,
+    /// `--write-iolog`: what this job issues, buffered off the I/O path.
+    iolog: Option<JobLog>,
     /// The rate caps (`rate_iops`, `rate`), if any.
     pacer: Option<Pacer>,
     /// An I/O generated but not yet due under the rate caps: issued first
@@ -607,6 +617,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             rmw_writes: std::collections::VecDeque::new(),
             rmw_reads_in_flight: 0,
             rmw_reads_done: false,
+            iolog: None,
             pacer: Pacer::of(p, p.seed ^ u64::from(ctx.plan.job)),
             staged: None,
             win_ios: 0,
@@ -876,6 +887,14 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
         // What the kernel did not take stays pending and is stamped anew
         // when it is handed over.
+        if let Some(log) = &mut self.iolog {
+            for s in self.pending[..taken]
+                .iter()
+                .map(|&s| self.slots[s as usize])
+            {
+                log.issued(ts, s.dir == Dir::Write, s.offset, s.len);
+            }
+        }
         self.pending.drain(..taken);
         self.meter.set(ts, self.engine.in_flight());
         r.map(|_| (ts, taken))
@@ -1078,6 +1097,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     }
 
     fn fsync_now(&mut self) {
+        if let Some(log) = &mut self.iolog {
+            log.synced(self.clock.now());
+        }
         if let Err(e) = sys::fsync(self.ctx.fd) {
             let name = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));
             self.fail(&name.clone(), name);

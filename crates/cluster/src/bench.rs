@@ -17,7 +17,9 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use storlab_bench::cluster::clients;
+use storlab_bench::cluster::grouped::merge_grouped;
 use storlab_bench::cluster::merge::{RankPart, RunFacts, bytes_at, ior_terms, merge};
+use storlab_bench::groups::{has_rank_sets, rank_group, scaled_for_ranks};
 use storlab_bench::{Control, DataFile, PhaseSync, ResolvedJob, ResolvedTarget, Share, TargetKind};
 use storlab_types::{CacheMode, PhaseParams, PhaseResult, TargetInfo};
 
@@ -233,22 +235,30 @@ pub struct OpenError {
 /// A client opens the files its jobs use, as the phases will (write access
 /// if any phase writes, O_DIRECT if any asks for it).
 pub fn check_files(job: &ResolvedJob, me: Option<u32>) -> Result<(), OpenError> {
+    check_rank_files(job, me, u32::MAX)
+}
+
+/// [`check_files`] on rank `rank`: a rank of a group (`--group-ranks`)
+/// opens its group's jobs' files.
+pub fn check_rank_files(job: &ResolvedJob, me: Option<u32>, rank: u32) -> Result<(), OpenError> {
     let Some(c) = me else { return Ok(()) };
     let Some(p) = job.phases.first() else {
         return Ok(());
     };
     let write = job.phases.iter().any(|p| p.rw.writes());
     let direct = job.phases.iter().any(|p| p.cache == CacheMode::Direct);
+    // A group's rank (--group-ranks): its group's jobs' files.
+    let (first, n) = match rank_group(p, rank) {
+        Some((g, first)) if has_rank_sets(p) => (
+            first as usize,
+            p.groups.get(g).map_or(0, |g| g.numjobs as usize),
+        ),
+        _ => (c as usize * p.numjobs as usize, p.numjobs as usize),
+    };
     let files: Vec<&DataFile> = if job.target.shared {
         job.target.files.iter().take(1).collect()
     } else {
-        let n = p.numjobs as usize;
-        job.target
-            .files
-            .iter()
-            .skip(c as usize * n)
-            .take(n)
-            .collect()
+        job.target.files.iter().skip(first).take(n).collect()
     };
     for f in files {
         let mut o = std::fs::OpenOptions::new();
@@ -320,6 +330,11 @@ pub struct ClusterSync<'w, C> {
     first_done: Cell<u64>,
     /// Jobs per client of each phase (the same on every rank).
     numjobs: Vec<u32>,
+    /// Each phase as planned (its groups' ranks, for `--group-ranks`).
+    phases: Vec<PhaseParams>,
+    /// The phase running, when its groups are given to ranks: (phase
+    /// index, this rank's group, its first job's global index).
+    grouped: Cell<Option<(usize, u32, u32)>>,
 }
 
 impl<'w, C: Comm> ClusterSync<'w, C> {
@@ -347,7 +362,16 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
             epoch: Cell::new(None),
             first_done: Cell::new(0),
             numjobs,
+            phases: Vec::new(),
+            grouped: Cell::new(None),
         }
+    }
+
+    /// The phases as planned, so a phase of groups given to ranks
+    /// (`--group-ranks`) runs each rank's group and merges per group.
+    pub fn with_phases(mut self, phases: &[PhaseParams]) -> Self {
+        self.phases = phases.to_vec();
+        self
     }
 
     /// This rank's place among the clients (None: it only waits).
@@ -416,7 +440,9 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
         let c = self.me?;
         let p = &phase.params;
         let src = self.source(p).unwrap_or(c);
-        let first_job = src * p.numjobs;
+        let grouped = self.grouped.get();
+        let first_job = grouped.map_or(src * p.numjobs, |g| g.2);
+        let hists = grouped.map(|_| control.last_hists());
         let files = phase
             .jobs
             .iter()
@@ -443,6 +469,8 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
             error,
             files,
             result: phase.clone(),
+            group: grouped.map(|g| g.1),
+            hists,
         })
         .map(|mut part| {
             part.result.cluster = None;
@@ -481,7 +509,10 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
             clock_error_bound_ns: bound,
             first_done_ns: self.first_done.get(),
         };
-        let merged = merge(parts, &facts)?;
+        let merged = match self.grouped.get().and_then(|g| self.phases.get(g.0)) {
+            Some(p) => merge_grouped(parts, &facts, p)?,
+            None => merge(parts, &facts)?,
+        };
         Some((merged, reason))
     }
 }
@@ -501,6 +532,7 @@ fn file_label(p: &PhaseParams, global_job: usize) -> String {
 
 impl<C: Comm> PhaseSync for ClusterSync<'_, C> {
     fn share(&self, index: usize, p: &PhaseParams) -> Share {
+        self.grouped.set(None);
         let k = self.k();
         let per_client = self.numjobs.get(index).copied().unwrap_or(p.numjobs);
         match self.me {
@@ -518,6 +550,24 @@ impl<C: Comm> PhaseSync for ClusterSync<'_, C> {
                 slices: k.max(1),
             },
         }
+    }
+
+    fn group_share(&self, index: usize, p: &PhaseParams) -> Option<(usize, Share)> {
+        self.grouped.set(None);
+        if !has_rank_sets(p) {
+            return None;
+        }
+        let (g, first_job) = rank_group(p, self.world.rank())?;
+        self.grouped.set(Some((index, g as u32, first_job)));
+        Some((
+            g,
+            Share {
+                first_job,
+                total_jobs: scaled_for_ranks(p).numjobs,
+                slice: 0,
+                slices: 1,
+            },
+        ))
     }
 
     fn agree(&self, ok: bool) -> bool {

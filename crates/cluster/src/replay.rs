@@ -265,6 +265,8 @@ struct WireRank {
     lag: Vec<(u64, u64)>,
     latency: Vec<(u64, u64)>,
     interrupted: bool,
+    #[serde(default)]
+    extra: storlab_replay::figures::RankExtra,
 }
 
 fn ns(d: Duration) -> u64 {
@@ -311,6 +313,7 @@ impl Wire {
                 lag: counts(&f.lag),
                 latency: counts(&f.latency),
                 interrupted: f.interrupted,
+                extra: f.extra.clone(),
             })
             .collect();
         Wire { ranks, error }
@@ -337,6 +340,7 @@ impl WireRank {
         f.first_start_ns = self.first_start_ns;
         f.last_start_ns = self.last_start_ns;
         f.interrupted = self.interrupted;
+        f.extra = self.extra;
         f
     }
 }

@@ -145,6 +145,8 @@ const HANDLED: &[&str] = &[
     "iodepth_batch",
     "fallocate",
     "null_latency_ns",
+    // fio's reporting-only options: what is shown, never the workload.
+    "report",
 ];
 
 /// The workload parameters in which `p` differs from the baseline's `b`,

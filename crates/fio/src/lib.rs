@@ -1077,7 +1077,7 @@ fn phase_of(
     let bs = bs_of(&opts, &mut warnings);
     let engine = engine_of(&opts, &mut warnings);
     let interrupted = !errors.is_empty();
-    Ok(PhaseResult {
+    let mut phase = PhaseResult {
         params: params_of(
             &opts,
             entries.len(),
@@ -1136,7 +1136,77 @@ fn phase_of(
         cluster: None,
         series: None,
         groups: None,
-    })
+        percentiles: None,
+    };
+    known_options(&opts, entries.len(), &mut phase);
+    Ok(phase)
+}
+
+/// The options storlab knows besides those [`params_of`] reads, so
+/// `compare` against a storlab run of the same job finds no difference
+/// that is not there. fio 3.33 leaves an option given without a value
+/// (`time_based`, `group_reporting`, `norandommap`) out of its JSON (later
+/// versions write it as ""): `time_based` is then read from the figures
+/// (a job that ran to its `runtime`, or moved more than its size, was time
+/// based for what was measured) and `group_reporting` from the clones
+/// reported as one; the record's warnings say so.
+fn known_options(opts: &Opts, entries: usize, ph: &mut PhaseResult) {
+    let p = &mut ph.params;
+    if let Some(ms) = opts.num::<u64>("log_avg_msec").filter(|ms| *ms > 0) {
+        p.log_interval_ns = ms.saturating_mul(1_000_000);
+    }
+    if let Some(loops) = opts.num::<u32>("loops").filter(|l| *l > 0) {
+        p.loops = loops;
+    }
+    // fio: a bare thinktime is microseconds.
+    if let Some(t) = opts.get("thinktime").map(|t| t.trim()) {
+        p.thinktime_ns = match t.parse::<u64>() {
+            Ok(us) => us.saturating_mul(1000),
+            Err(_) => fio_time_ns(t).unwrap_or(0),
+        };
+    }
+    if let Some(list) = opts.get("percentile_list") {
+        p.report.percentile_list = list
+            .split(':')
+            .filter_map(|v| v.trim().trim_end_matches('%').parse::<f64>().ok())
+            .filter(|v| (0.0..=100.0).contains(v))
+            .collect();
+    }
+    if let Some(u) = opts.get("unified_rw_reporting") {
+        p.report.unified_rw_reporting = match u.trim() {
+            "1" | "mixed" => "mixed".into(),
+            "2" | "both" => "both".into(),
+            _ => String::new(),
+        };
+    }
+    let mut inferred = Vec::new();
+    match opts.get("group_reporting") {
+        Some(v) => p.group_reporting = fio_bool(Some(v)),
+        None if entries == 1 && p.numjobs > 1 => {
+            p.group_reporting = true;
+            inferred.push("group_reporting (its clones are reported as one)");
+        }
+        None => {}
+    }
+    if opts.get("time_based").is_none()
+        && let Some(runtime) = p.runtime_ns
+    {
+        let moved = ph.read.bytes.saturating_add(ph.write.bytes) / u64::from(p.numjobs.max(1));
+        let passes = u64::from(p.loops.max(1));
+        let to_the_end = ph.elapsed_ns >= runtime / 100 * 99;
+        if to_the_end || (p.size_bytes > 0 && moved > p.size_bytes.saturating_mul(passes)) {
+            p.time_based = true;
+            inferred.push("time_based (the job ran to its runtime)");
+        }
+    }
+    if !inferred.is_empty() {
+        ph.warnings.push(format!(
+            "fio's JSON leaves out options given without a value (fio 3.33 does): {} inferred from \
+             the figures; norandommap and other such options cannot be, so give them a value \
+             (norandommap=1) in the job file for an exact record",
+            inferred.join(", ")
+        ));
+    }
 }
 
 /// A job entry of fio's document.
@@ -1506,11 +1576,18 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         .to_string();
     Ok(BenchReport {
         schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "fio".into(),
-            version: version
-                .map(|v| v.trim_start_matches("fio-").to_string())
-                .unwrap_or_else(|| "unknown".into()),
+        // `storlab bench --output-format fio-json` writes `storlab-VERSION`.
+        tool: match version.and_then(|v| v.strip_prefix("storlab-")) {
+            Some(v) => ToolInfo {
+                name: "storlab".into(),
+                version: v.to_string(),
+            },
+            None => ToolInfo {
+                name: "fio".into(),
+                version: version
+                    .map(|v| v.trim_start_matches("fio-").to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+            },
         },
         command_line,
         started_at: rfc3339(start_ms),
@@ -1529,6 +1606,7 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         warnings,
         monitor: None,
         repeat: None,
+        replay: None,
     })
 }
 

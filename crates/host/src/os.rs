@@ -143,6 +143,24 @@ pub fn thread_cpu_ns() -> u64 {
         .saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
 }
 
+/// Run the calling thread at real-time priority (`SCHED_FIFO`, priority 1,
+/// the lowest real-time one): it runs as soon as it wakes, ahead of every
+/// ordinary thread, so a busy machine does not delay it (a timed replay's
+/// issuing threads). Needs root or `CAP_SYS_NICE`; the kernel's real-time
+/// throttling (`sched_rt_runtime_us`) still leaves ordinary threads their
+/// share of every second.
+pub fn realtime_thread() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: pthread_self() names this thread; `param` is a valid
+    // sched_param, only read during the call.
+    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(r))
+    }
+}
+
 /// Send signal `sig` to process `pid` (a negative `pid` names a process
 /// group). The caller makes sure the id is its own (an unreaped child or
 /// its group), so it cannot have been reused.

@@ -134,6 +134,7 @@ fn phase(p: &SummaryPhase, procs: u32, drop_caches: Option<bool>) -> PhaseResult
         groups: None,
         fsync_in_window: false,
         end_fsync_ns: 0,
+        percentiles: None,
     }
 }
 
@@ -193,6 +194,7 @@ pub fn to_report(dir: &ResultDir, host: Option<&str>) -> BenchReport {
         warnings,
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

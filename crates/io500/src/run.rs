@@ -494,6 +494,7 @@ fn blank(params: PhaseParams) -> PhaseResult {
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
         fsync_in_window: false,
         end_fsync_ns: 0,
     }

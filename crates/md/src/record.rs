@@ -164,5 +164,6 @@ pub fn phase_result(
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }

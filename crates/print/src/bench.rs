@@ -128,7 +128,19 @@ pub fn render_table(r: &BenchReport) -> String {
             group_rows(&mut t, ph, g, name, unit);
             continue;
         }
-        if both {
+        if both && p.report.unified_rw_reporting == "mixed" {
+            // fio's unified_rw_reporting=mixed: one line, both directions.
+            let label = format!("{name} (mixed)");
+            stat_row(
+                &mut t,
+                label,
+                pattern(p),
+                shape.clone(),
+                &ph.total,
+                cpu,
+                unit,
+            );
+        } else if both {
             stat_row(
                 &mut t,
                 name,
@@ -206,6 +218,7 @@ pub fn render_table(r: &BenchReport) -> String {
     out.push_str("Depth in flight: time-weighted mean I/Os between those two moments (= IOPS × mean latency, Little's law). CPU/IO: process CPU (user+sys) per I/O.\n");
     for ph in &r.phases {
         out.push_str(&phase_notes(ph));
+        out.push_str(&percentile_lines(ph));
     }
     if r.target.created_by_storlab {
         out.push_str(if r.target.kept {
@@ -298,6 +311,34 @@ fn phase_notes(ph: &PhaseResult) -> String {
         notes.join("; ")
     ));
     out.extend(mismatch_lines);
+    out
+}
+
+/// The latency percentiles of the phase's `percentile_list` (fio's), one
+/// line per direction shown: `NAME read: p95 1.2 ms, p99.5 3.4 ms`.
+fn percentile_lines(ph: &PhaseResult) -> String {
+    let Some(c) = &ph.percentiles else {
+        return String::new();
+    };
+    let mixed = ph.params.report.unified_rw_reporting == "mixed";
+    let dirs: Vec<(&str, &Vec<(f64, u64)>)> = match (ph.params.rw.reads(), ph.params.rw.writes()) {
+        (true, true) if mixed => vec![("mixed", &c.total)],
+        (true, true) => vec![("read", &c.read), ("write", &c.write), ("total", &c.total)],
+        (true, false) => vec![("read", &c.read)],
+        _ => vec![("write", &c.write)],
+    };
+    let mut out = String::new();
+    for (dir, list) in dirs.into_iter().filter(|(_, l)| !l.is_empty()) {
+        let vals: Vec<String> = list
+            .iter()
+            .map(|(p, ns)| format!("p{p} {}", fmt_lat(*ns as f64)))
+            .collect();
+        out.push_str(&format!(
+            "{} {dir} latency percentiles (percentile_list): {}\n",
+            ph.name(),
+            vals.join(", ")
+        ));
+    }
     out
 }
 

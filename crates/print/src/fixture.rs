@@ -84,6 +84,7 @@ pub fn phase(params: PhaseParams, read: DirStats, write: DirStats) -> PhaseResul
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }
 
@@ -122,6 +123,7 @@ pub fn report(phases: Vec<PhaseResult>) -> BenchReport {
         warnings: Vec::new(),
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

@@ -20,6 +20,7 @@
 pub mod bench;
 pub mod campaign;
 pub mod cluster;
+pub mod fiojson;
 pub mod import;
 pub mod md;
 pub mod progress;

@@ -22,6 +22,7 @@
 //! Nothing here prints; errors are typed.
 #![forbid(unsafe_code)]
 
+pub mod figures;
 pub mod map;
 pub mod prepare;
 pub mod result;

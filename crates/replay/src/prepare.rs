@@ -61,9 +61,28 @@ pub enum PrepareError {
     )]
     Stopped,
     #[error(
-        "TARGET {0} is a block device: storlab replay lays the trace's files out in its own directory and does not write to devices yet (issue 26); give a directory on the storage to test"
+        "TARGET {0} is a block device: under MPI storlab replay lays the trace's files out in a directory every rank sees; run one process (ranks as threads) to replay onto a device, or give a directory"
     )]
     Device(String),
+    #[error(
+        "TARGET {device} is a block device, which takes a trace of one file or device (a blktrace, an iolog of one file); {trace} addresses {files} files: give a directory"
+    )]
+    DeviceFiles {
+        trace: String,
+        device: String,
+        files: usize,
+    },
+    #[error(
+        "{trace}: record {record}: {file:?} is addressed up to byte {end}, beyond the end of {device} ({size} bytes); nothing was written: give a larger device, or a directory"
+    )]
+    BeyondDevice {
+        trace: String,
+        record: u64,
+        file: String,
+        end: u64,
+        device: String,
+        size: u64,
+    },
     #[error(
         "TARGET {0} is not a directory: give a directory (storlab replays in its own subdirectory of it)"
     )]
@@ -87,6 +106,9 @@ pub struct PlannedFile {
     pub extent: u64,
     /// The trace reads it: laid out full, with data.
     pub read: bool,
+    /// The record (1-based) that reaches the extent: named when the
+    /// extent is beyond a device's end.
+    pub extent_record: u64,
 }
 
 /// What the first pass learnt.
@@ -193,19 +215,29 @@ pub fn prepare(trace: &Path, opts: &OpenOptions, map: &PathMap) -> Result<Layout
     let name = trace.display().to_string();
     let mut reader = TraceReader::open(trace, opts)?;
     let mut sum = Summarizer::default();
+    // Per trace file: the highest end addressed and the record reaching it.
+    let mut ends: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
     for (i, r) in reader.by_ref().enumerate() {
         let r = r?;
         let record = i as u64 + 1;
-        if r.offset.checked_add(r.length).is_none() {
+        let Some(end) = r.offset.checked_add(r.length) else {
             return Err(PrepareError::Overflow {
                 trace: name,
                 record,
                 offset: r.offset,
                 length: r.length,
             });
+        };
+        let e = ends.entry(r.file).or_insert((0, record));
+        if end > e.0 {
+            *e = (end, record);
         }
         sum.add(&r);
     }
+    let by_name: std::collections::HashMap<&str, u64> = ends
+        .iter()
+        .filter_map(|(id, &(_, rec))| Some((reader.files().get(*id as usize)?.as_str(), rec)))
+        .collect();
     let summary = sum.finish(&reader);
     let ranks: Vec<u32> = summary
         .ranks
@@ -229,6 +261,7 @@ pub fn prepare(trace: &Path, opts: &OpenOptions, map: &PathMap) -> Result<Layout
             rel: map.resolve(&f.name)?,
             extent: f.extent_bytes,
             read: f.reads > 0,
+            extent_record: by_name.get(f.name.as_str()).copied().unwrap_or(0),
         });
     }
     Ok(Layout {
@@ -251,6 +284,22 @@ pub struct Prepared {
     /// The page cache before the replay: the read files' pages evicted
     /// (`posix_fadvise(DONTNEED)` after an fsync) and checked with mincore.
     pub cache: CacheReport,
+    /// A block device TARGET, checked as bench checks one (and, when the
+    /// trace writes, held with `O_EXCL` until the replay is dropped); no
+    /// run directory then, nothing to remove.
+    pub device: Option<storlab_bench::ResolvedTarget>,
+}
+
+impl Prepared {
+    /// Whether the replay goes to a block device (not storlab's directory).
+    pub fn on_device(&self) -> bool {
+        self.device.is_some()
+    }
+
+    /// Whether the trace writes (the files are opened for writing).
+    pub fn writes(&self) -> bool {
+        self.layout.summary.ranks.iter().any(|r| r.writes > 0)
+    }
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PrepareError + '_ {
@@ -260,9 +309,117 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PrepareError + '_ {
     }
 }
 
-/// TARGET must be a directory: a block device (which replay does not
-/// write yet) or anything else is refused before the store or the target
-/// is touched. A missing TARGET is left to the layout's own message.
+/// Whether TARGET is a block device (replayed onto with [`onto_device`]);
+/// anything but a directory or a device is refused before the store or the
+/// target is touched. A missing TARGET is left to the layout's message.
+pub fn is_device(target: &Path) -> Result<bool, PrepareError> {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(target) {
+        Ok(md) if md.file_type().is_block_device() => Ok(true),
+        Ok(md) if !md.is_dir() => Err(PrepareError::NotDirectory(target.display().to_string())),
+        _ => Ok(false),
+    }
+}
+
+/// A trace of one file replayed onto the block device `dev`: the trace's
+/// extent must lie inside the device (else the record reaching past its
+/// end is named), and the device passes bench's own checks
+/// (`storlab_bench::target::resolve`: in use, walked up and down the
+/// device stack, refused even with `--allow-destroy`; a trace that writes
+/// needs `allow_destroy` and claims the device with `O_EXCL`). Nothing is
+/// written here.
+pub fn onto_device(
+    layout: Layout,
+    dev: &Path,
+    allow_destroy: bool,
+) -> Result<Prepared, PrepareError> {
+    use std::io::{Seek, SeekFrom};
+    let trace = layout.trace.display().to_string();
+    let device = dev.display().to_string();
+    let [file] = layout.files.as_slice() else {
+        return Err(PrepareError::DeviceFiles {
+            trace,
+            device,
+            files: layout.files.len(),
+        });
+    };
+    let size = std::fs::File::open(dev)
+        .and_then(|mut f| f.seek(SeekFrom::End(0)))
+        .map_err(io_err(dev))?;
+    if file.extent > size {
+        return Err(PrepareError::BeyondDevice {
+            trace,
+            record: file.extent_record,
+            file: file.name.clone(),
+            end: file.extent,
+            device,
+            size,
+        });
+    }
+    let writes = layout.summary.ranks.iter().any(|r| r.writes > 0);
+    let phase = storlab_types::PhaseParams {
+        name: "replay".into(),
+        rw: if writes {
+            storlab_types::RwMode::Write
+        } else {
+            storlab_types::RwMode::Read
+        },
+        size_bytes: file.extent,
+        numjobs: 1,
+        ..storlab_types::PhaseParams::default()
+    };
+    let resolved = storlab_bench::resolve_target(
+        Some(dev),
+        &[phase],
+        storlab_bench::SafetyOptions { allow_destroy },
+    )?;
+    Ok(Prepared {
+        layout,
+        run_dir: PathBuf::new(),
+        target: resolved.info.clone(),
+        paths: vec![dev.to_path_buf()],
+        cache: CacheReport::default(),
+        device: Some(resolved),
+    })
+}
+
+/// Where a replay goes, checked: onto a block device (checked and
+/// claimed, nothing to lay out) or into a directory (laid out by
+/// [`Place::lay_out`] once the store is open).
+#[derive(Debug)]
+pub enum Place {
+    Device(Box<Prepared>),
+    Directory(Box<Layout>),
+}
+
+/// Check TARGET for `layout` before the store is opened: a block device
+/// through [`onto_device`], a directory left to the layout, anything else
+/// refused.
+pub fn place(layout: Layout, target: &Path, allow_destroy: bool) -> Result<Place, PrepareError> {
+    if is_device(target)? {
+        Ok(Place::Device(Box::new(onto_device(
+            layout,
+            target,
+            allow_destroy,
+        )?)))
+    } else {
+        Ok(Place::Directory(Box::new(layout)))
+    }
+}
+
+impl Place {
+    /// The replay's files: the device, or the layout made in `target`.
+    pub fn lay_out(self, target: &Path, stop: &crate::Stop<'_>) -> Result<Prepared, PrepareError> {
+        match self {
+            Place::Device(p) => Ok(*p),
+            Place::Directory(layout) => lay_out(*layout, target, stop),
+        }
+    }
+}
+
+/// TARGET must be a directory under MPI: a block device or anything else
+/// is refused before the store or the target is touched. A missing TARGET
+/// is left to the layout's own message.
 pub fn check_target(target: &Path) -> Result<(), PrepareError> {
     use std::os::unix::fs::FileTypeExt;
     let Ok(md) = std::fs::metadata(target) else {
@@ -294,6 +451,7 @@ pub fn attach(layout: Layout, run_dir: &Path) -> Result<Prepared, PrepareError> 
         target: TargetInfo::default(),
         paths,
         cache: CacheReport::default(),
+        device: None,
     })
 }
 
@@ -328,6 +486,7 @@ pub fn lay_out(
                 target: info,
                 paths,
                 cache,
+                device: None,
             })
         }
         Err(e) => {

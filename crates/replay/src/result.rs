@@ -4,6 +4,7 @@
 //! timed replay (p50/p99/max), and the whole as a run record (kind
 //! `replay`, one phase, one job per rank).
 
+use crate::figures::{Bins, FileFigures, RankExtra};
 use crate::prepare::Prepared;
 use crate::run::Speed;
 use hdrhistogram::Histogram;
@@ -11,7 +12,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use storlab_trace::Op;
 use storlab_types::{
-    BenchReport, DirStats, HostInfo, JobResult, LatencyStats, PhaseParams, PhaseResult, RwMode,
+    BenchReport, DirStats, HostInfo, JobResult, LagNs, LatencyStats, PhaseParams, PhaseResult,
+    ReplayFigures, ReplayFile, RwMode,
 };
 
 /// One rank's replay.
@@ -45,6 +47,8 @@ pub struct RankFigures {
     pub lag: Histogram<u64>,
     pub latency: Histogram<u64>,
     pub interrupted: bool,
+    /// Bytes over time (replayed and recorded) and per file.
+    pub extra: RankExtra,
 }
 
 impl RankFigures {
@@ -70,6 +74,46 @@ impl RankFigures {
             lag,
             latency,
             interrupted: false,
+            extra: RankExtra::default(),
+        }
+    }
+
+    /// Add the figures of another thread that replayed operations of the
+    /// same rank (a timed replay issues a rank's operations from several
+    /// threads, so none waits for another's completion).
+    pub fn absorb(&mut self, o: RankFigures) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.syncs += o.syncs;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.not_issued += o.not_issued;
+        self.short_reads += o.short_reads;
+        for (e, n) in o.errors {
+            *self.errors.entry(e).or_default() += n;
+        }
+        self.io_ns = self.io_ns.saturating_add(o.io_ns);
+        self.trace_io_ns = self.trace_io_ns.saturating_add(o.trace_io_ns);
+        self.traced_durations += o.traced_durations;
+        self.first_issue = match (self.first_issue, o.first_issue) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_done = self.last_done.max(o.last_done);
+        self.last_issue = self.last_issue.max(o.last_issue);
+        self.first_start_ns = match (self.first_start_ns, o.first_start_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_start_ns = self.last_start_ns.max(o.last_start_ns);
+        let _ = self.lag.add(&o.lag);
+        let _ = self.latency.add(&o.latency);
+        self.interrupted |= o.interrupted;
+        self.extra.realtime &= o.extra.realtime;
+        self.extra.replayed.merge(&o.extra.replayed);
+        self.extra.recorded.merge(&o.extra.recorded);
+        for (i, f) in &o.extra.files {
+            self.extra.files.entry(*i).or_default().merge(f);
         }
     }
 
@@ -77,6 +121,7 @@ impl RankFigures {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn record(
         &mut self,
+        file: usize,
         op: Op,
         length: u64,
         outcome: std::io::Result<usize>,
@@ -86,6 +131,7 @@ impl RankFigures {
         done: Duration,
         traced_ns: Option<u64>,
         start_ns: u64,
+        since_first_ns: u64,
     ) {
         self.first_issue.get_or_insert(issue);
         self.last_issue = issue;
@@ -101,6 +147,15 @@ impl RankFigures {
             self.first_start_ns.get_or_insert(start_ns);
             self.last_start_ns = start_ns;
         }
+        let per_file = self.extra.files.entry(file).or_default();
+        per_file.io_ns = per_file.io_ns.saturating_add(latency_ns);
+        if let Some(t) = traced_ns {
+            per_file.trace_io_ns = per_file.trace_io_ns.saturating_add(t);
+            per_file.traced += 1;
+        }
+        if op.is_data() {
+            self.extra.recorded.add(since_first_ns, length);
+        }
         let n = match outcome {
             Ok(n) => n as u64,
             Err(e) => {
@@ -111,10 +166,16 @@ impl RankFigures {
                 return;
             }
         };
+        if op.is_data() {
+            let at = u64::try_from(issue.as_nanos()).unwrap_or(u64::MAX);
+            self.extra.replayed.add(at, n);
+        }
         match op {
             Op::Read => {
                 self.reads += 1;
                 self.bytes_read += n;
+                per_file.reads += 1;
+                per_file.bytes_read += n;
                 if n < length {
                     self.short_reads += 1;
                 }
@@ -122,6 +183,8 @@ impl RankFigures {
             Op::Write => {
                 self.writes += 1;
                 self.bytes_written += n;
+                per_file.writes += 1;
+                per_file.bytes_written += n;
             }
             _ => self.syncs += 1,
         }
@@ -141,6 +204,8 @@ pub struct ReplayResult {
     pub elapsed: Duration,
     /// The trace's own span (first start to last end or start).
     pub trace_ns: u64,
+    /// The traced files' names, by the layout's index.
+    pub file_names: Vec<String>,
 }
 
 /// p50, p99 and max of a histogram, ns.
@@ -208,6 +273,7 @@ impl ReplayResult {
             differences,
             elapsed,
             trace_ns: prep.layout.summary.duration_ns,
+            file_names: prep.layout.files.iter().map(|f| f.name.clone()).collect(),
             ranks,
         }
     }
@@ -238,6 +304,64 @@ impl ReplayResult {
         let here = self.ranks.iter().map(|r| r.io_ns).sum();
         let traced = self.ranks.iter().map(|r| r.trace_io_ns).sum();
         (here, traced)
+    }
+
+    /// Every rank's per-file figures added up, by the layout's file index.
+    pub fn files(&self) -> BTreeMap<usize, FileFigures> {
+        let mut all: BTreeMap<usize, FileFigures> = BTreeMap::new();
+        for r in &self.ranks {
+            for (i, f) in &r.extra.files {
+                all.entry(*i).or_default().merge(f);
+            }
+        }
+        all
+    }
+
+    /// The timeline, per-file figures and I/O time of the run record.
+    pub fn figures(&self, prep: &Prepared) -> ReplayFigures {
+        let (mut replayed, mut recorded) = (Bins::default(), Bins::default());
+        for r in &self.ranks {
+            replayed.merge(&r.extra.replayed);
+            recorded.merge(&r.extra.recorded);
+        }
+        // One width for both series.
+        let w = replayed.width_ns.max(recorded.width_ns);
+        let (replayed, recorded) = (replayed.at_width(w), recorded.at_width(w));
+        let files = self
+            .files()
+            .into_iter()
+            .map(|(i, f)| ReplayFile {
+                name: prep
+                    .layout
+                    .files
+                    .get(i)
+                    .map_or_else(String::new, |p| p.name.clone()),
+                reads: f.reads,
+                writes: f.writes,
+                bytes_read: f.bytes_read,
+                bytes_written: f.bytes_written,
+                io_ns: f.io_ns,
+                trace_io_ns: (f.traced > 0).then_some(f.trace_io_ns),
+            })
+            .collect();
+        let (here, traced) = self.io_time();
+        let (p50, p99, max) = percentiles(&self.lag());
+        ReplayFigures {
+            speed: match self.speed {
+                Speed::Original => "original".into(),
+                Speed::Max => "max".into(),
+                Speed::Factor(f) => format!("{f}"),
+            },
+            interval_ns: w,
+            replayed_bytes: replayed.bytes,
+            recorded_bytes: recorded.bytes,
+            files,
+            io_ns: here,
+            trace_io_ns: (traced > 0).then_some(traced),
+            io_time_change_pct: (traced > 0).then(|| (here as f64 / traced as f64 - 1.0) * 100.0),
+            lag_ns: (self.speed != Speed::Max).then_some(LagNs { p50, p99, max }),
+            realtime: self.speed != Speed::Max && self.ranks.iter().all(|r| r.extra.realtime),
+        }
     }
 
     /// The run record: one phase, `replay`, one job per rank.
@@ -354,8 +478,10 @@ impl ReplayResult {
             cluster: None,
             series: None,
             groups: None,
+            percentiles: None,
         };
         report.phases.push(phase);
+        report.replay = Some(self.figures(prep));
         report.interrupted = self.interrupted;
         report.finish();
         report
@@ -394,6 +520,7 @@ pub fn render(r: &ReplayResult, trace: &str, run_id: i64) -> String {
             dur(k.io_ns)
         );
     }
+    render_files(&mut out, r);
     let elapsed = u64::try_from(r.elapsed.as_nanos()).unwrap_or(u64::MAX);
     let _ = writeln!(
         out,
@@ -409,6 +536,17 @@ pub fn render(r: &ReplayResult, trace: &str, run_id: i64) -> String {
             dur(p50),
             dur(p99),
             dur(max)
+        );
+    }
+    if r.speed != Speed::Max {
+        let _ = writeln!(
+            out,
+            "{}",
+            if r.ranks.iter().all(|k| k.extra.realtime) {
+                "issued at real-time priority (SCHED_FIFO), ahead of the machine's ordinary threads"
+            } else {
+                "issued at ordinary priority (real-time needs root or CAP_SYS_NICE): the lag includes the machine's scheduling delays"
+            }
         );
     }
     if let Some((here, recorded)) = r.rates() {
@@ -438,4 +576,42 @@ pub fn render(r: &ReplayResult, trace: &str, run_id: i64) -> String {
         }
     }
     out
+}
+
+/// The per-file table (the first 20 files by bytes moved; a line counts
+/// the rest).
+fn render_files(out: &mut String, r: &ReplayResult) {
+    use std::fmt::Write as _;
+    let mut files: Vec<(usize, FileFigures)> = r.files().into_iter().collect();
+    if files.is_empty() {
+        return;
+    }
+    files.sort_by_key(|(_, f)| std::cmp::Reverse(f.bytes_read + f.bytes_written));
+    let _ = writeln!(
+        out,
+        "{:>10} {:>10} {:>14} {:>14} {:>12} {:>12}  file",
+        "reads", "writes", "bytes read", "bytes written", "I/O time", "in the trace"
+    );
+    const SHOWN: usize = 20;
+    for (i, f) in files.iter().take(SHOWN) {
+        let name = r.file_names.get(*i).map_or("?", String::as_str);
+        let traced = if f.traced > 0 {
+            dur(f.trace_io_ns)
+        } else {
+            "-".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{:>10} {:>10} {:>14} {:>14} {:>12} {:>12}  {name}",
+            f.reads,
+            f.writes,
+            f.bytes_read,
+            f.bytes_written,
+            dur(f.io_ns),
+            traced
+        );
+    }
+    if files.len() > SHOWN {
+        let _ = writeln!(out, "(and {} more files)", files.len() - SHOWN);
+    }
 }

@@ -29,8 +29,12 @@ use storlab_trace::{Format, Op, OpenOptions, TraceError, TraceReader};
 
 /// Operations queued per rank ahead of its thread.
 const QUEUE: usize = 4096;
+/// Operations handed to a rank at once: one wake-up of the feeder per
+/// batch, not per operation (on a busy machine the feeder had competed
+/// with its rank for a CPU at every operation).
+const BATCH: usize = 256;
 /// A rank sleeps until this long before an operation's start, then spins.
-const SPIN: Duration = Duration::from_micros(300);
+const SPIN: Duration = Duration::from_micros(200);
 /// The replay starts this long after the feeder has queued the first
 /// operations (or found a queue full), so no rank starts behind.
 const LEAD: Duration = Duration::from_millis(20);
@@ -62,20 +66,59 @@ impl Gate<'_> {
     }
 }
 
-/// Hand `job` to its rank; the start is set first when the queue is full
-/// (the ranks must run to make room) or enough is queued.
-fn hand(tx: &SyncSender<Job>, job: Job, start: &Gate, sent: &mut usize) -> bool {
-    *sent += 1;
-    if *sent == PRIME {
+/// Hand `batch` to its rank; the start is set first when the queue is
+/// full (the ranks must run to make room) or enough is queued.
+fn hand(tx: &SyncSender<Vec<Job>>, batch: Vec<Job>, start: &Gate, sent: &mut usize) -> bool {
+    let before = *sent;
+    *sent += batch.len();
+    if before < PRIME && *sent >= PRIME {
         start.set();
     }
-    match tx.try_send(job) {
+    match tx.try_send(batch) {
         Ok(()) => true,
-        Err(std::sync::mpsc::TrySendError::Full(job)) => {
+        Err(std::sync::mpsc::TrySendError::Full(batch)) => {
             start.set();
-            tx.send(job).is_ok()
+            tx.send(batch).is_ok()
         }
         Err(std::sync::mpsc::TrySendError::Disconnected(_)) => false,
+    }
+}
+
+/// Operations gathered per rank until a batch is full.
+#[derive(Default)]
+struct Batches(HashMap<u32, Vec<Job>>);
+
+impl Batches {
+    fn push(
+        &mut self,
+        senders: &HashMap<u32, SyncSender<Vec<Job>>>,
+        rank: u32,
+        job: Job,
+        start: &Gate,
+        sent: &mut usize,
+    ) {
+        let Some(tx) = senders.get(&rank) else { return };
+        let b = self.0.entry(rank).or_default();
+        b.push(job);
+        if b.len() >= BATCH {
+            // A closed channel means the rank stopped (a signal): nothing to do.
+            hand(tx, std::mem::take(b), start, sent);
+        }
+    }
+
+    fn flush(
+        &mut self,
+        senders: &HashMap<u32, SyncSender<Vec<Job>>>,
+        start: &Gate,
+        sent: &mut usize,
+    ) {
+        for (rank, b) in &mut self.0 {
+            if let Some(tx) = senders.get(rank)
+                && !b.is_empty()
+            {
+                hand(tx, std::mem::take(b), start, sent);
+            }
+        }
     }
 }
 
@@ -174,7 +217,11 @@ pub fn replay_ranks(
     let files: std::io::Result<Vec<File>> = prep
         .paths
         .iter()
-        .map(|p| std::fs::OpenOptions::new().read(true).write(true).open(p))
+        .map(|p| {
+            // A device the trace only reads is not opened for writing.
+            let write = !prep.on_device() || prep.writes();
+            std::fs::OpenOptions::new().read(true).write(write).open(p)
+        })
         .collect::<Result<_, _>>();
     let files = match files {
         Ok(f) => f,
@@ -183,17 +230,21 @@ pub fn replay_ranks(
             return Err(ReplayError::Thread(e));
         }
     };
-    let mut senders: HashMap<u32, SyncSender<Job>> = HashMap::new();
+    let mut senders: HashMap<u32, SyncSender<Vec<Job>>> = HashMap::new();
     let mut figures = Vec::new();
+    // Up to TIMED_THREADS per rank while the threads stay within MAX_RANKS.
+    let threads = (crate::prepare::MAX_RANKS / layout.ranks.len().max(1)).clamp(1, TIMED_THREADS);
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
         let mut handles = Vec::new();
         for &rank in &layout.ranks {
-            let (tx, rx) = sync_channel::<Job>(QUEUE);
+            let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE / BATCH);
             senders.insert(rank, tx);
             let (files, start) = (&files, &start);
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
-                .spawn_scoped(s, move || rank_thread(rank, rx, files, start, speed, stop));
+                .spawn_scoped(s, move || {
+                    rank_thread(rank, rx, files, start, speed, stop, threads)
+                });
             match h {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -221,11 +272,12 @@ pub fn replay_ranks(
 fn feed(
     prep: &Prepared,
     opts: &OpenOptions,
-    senders: &HashMap<u32, SyncSender<Job>>,
+    senders: &HashMap<u32, SyncSender<Vec<Job>>>,
     start: &Gate,
     stop: &Stop<'_>,
 ) -> Result<(), ReplayError> {
     let mut sent = 0usize;
+    let mut batches = Batches::default();
     let layout = &prep.layout;
     let mut reader = TraceReader::open(&layout.trace, opts)?;
     let mut index: HashMap<u32, usize> = HashMap::new();
@@ -268,9 +320,8 @@ fn feed(
             if senders.contains_key(&r.rank) {
                 by_rank.entry(r.rank).or_default().push(job);
             }
-        } else if let Some(tx) = senders.get(&r.rank) {
-            // A closed channel means the rank stopped (a signal): nothing to do.
-            hand(tx, job, start, &mut sent);
+        } else {
+            batches.push(senders, r.rank, job, start, &mut sent);
         }
     }
     // Every rank in time order, handed out merged by time so no rank waits
@@ -284,10 +335,9 @@ fn feed(
         if stop() {
             break;
         }
-        if let Some(tx) = senders.get(&rank) {
-            hand(tx, j, start, &mut sent);
-        }
+        batches.push(senders, rank, j, start, &mut sent);
     }
+    batches.flush(senders, start, &mut sent);
     Ok(())
 }
 
@@ -323,14 +373,46 @@ fn histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant figures")
 }
 
-/// One rank: issue its operations in order, at their times.
+/// Threads a timed replay issues one rank's operations from: an operation
+/// whose time has come starts even while the rank's earlier ones are still
+/// in flight (a slow operation does not delay the next one's start), as
+/// long as fewer than this many are.
+pub const TIMED_THREADS: usize = 4;
+
+/// A rank's queue as its issuing threads share it: the next operation's
+/// place in the rank's order, and the rank's first recorded start.
+struct Queue {
+    rx: Receiver<Vec<Job>>,
+    /// The batch being taken from.
+    batch: std::collections::VecDeque<Job>,
+    next: u64,
+    base: Option<u64>,
+}
+
+/// What a rank's issuing threads share.
+struct RankShared<'a> {
+    rank: u32,
+    queue: std::sync::Mutex<Queue>,
+    /// The place in the rank's order of the next operation to start: the
+    /// operations start in the trace's order, whichever thread holds them.
+    turn: std::sync::atomic::AtomicU64,
+    t0: Instant,
+    files: &'a [File],
+    factor: Option<f64>,
+    stop: &'a Stop<'a>,
+}
+
+/// One rank: issue its operations in order, at their times. A timed replay
+/// issues them from `threads` threads (see [`TIMED_THREADS`]); `--speed
+/// max` from one, each as soon as the previous one returned.
 fn rank_thread(
     rank: u32,
-    rx: Receiver<Job>,
+    rx: Receiver<Vec<Job>>,
     files: &[File],
     start: &Start,
     speed: Speed,
     stop: &Stop<'_>,
+    threads: usize,
 ) -> RankFigures {
     let t0 = loop {
         if let Some(t) = start.get() {
@@ -338,53 +420,151 @@ fn rank_thread(
         }
         std::thread::sleep(Duration::from_micros(200));
     };
-    let mut f = RankFigures::new(rank, histogram(), histogram());
+    let shared = RankShared {
+        rank,
+        queue: std::sync::Mutex::new(Queue {
+            rx,
+            batch: std::collections::VecDeque::new(),
+            next: 0,
+            base: None,
+        }),
+        turn: std::sync::atomic::AtomicU64::new(0),
+        t0,
+        files,
+        factor: speed.factor(),
+        stop,
+    };
+    if threads <= 1 || shared.factor.is_none() {
+        return issuer(&shared, 0);
+    }
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|i| {
+                let sh = &shared;
+                std::thread::Builder::new()
+                    .name(format!("replay-{rank}.{i}"))
+                    .spawn_scoped(s, move || issuer(sh, i as u64))
+                    .ok()
+            })
+            .collect();
+        let mut f = issuer(&shared, 0);
+        for h in helpers {
+            if let Ok(o) = h.join() {
+                f.absorb(o);
+            }
+        }
+        f
+    })
+}
+
+/// Wait until the rank's operations before `seq` have started. False when
+/// a stop was asked for meanwhile.
+fn wait_turn(turn: &std::sync::atomic::AtomicU64, seq: u64, stop: &Stop<'_>) -> bool {
+    use std::sync::atomic::Ordering;
+    let mut spins = 0u32;
+    while turn.load(Ordering::Acquire) < seq {
+        spins = spins.wrapping_add(1);
+        if spins % 1024 == 0 {
+            if stop() {
+                return false;
+            }
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    true
+}
+
+/// One issuing thread of a rank: take the rank's next operation, wait for
+/// its time and its turn, issue it, measure it.
+fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
+    use std::sync::atomic::Ordering;
+    let mut f = RankFigures::new(sh.rank, histogram(), histogram());
     let mut buf: Vec<u8> = Vec::new();
-    let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(rank));
-    let mut base: Option<u64> = None;
-    let factor = speed.factor();
-    for job in rx {
+    // Bytes at the start of `buf` that hold random data.
+    let mut random = 0usize;
+    let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(sh.rank) ^ (thread << 32));
+    let stop = sh.stop;
+    // A timed replay's threads run ahead of the machine's ordinary ones
+    // (where allowed, and unless STORLAB_NO_RT is set), so a busy machine
+    // does not make them late (at load 16 on 2 CPUs: p99 start lag 0.03–1.4
+    // ms with, 37 ms to seconds without).
+    f.extra.realtime = sh.factor.is_some()
+        && std::env::var_os("STORLAB_NO_RT").is_none()
+        && storlab_host::os::realtime_thread().is_ok();
+    loop {
+        let (seq, job, first) = {
+            let mut q = sh
+                .queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if q.batch.is_empty() {
+                match q.rx.recv() {
+                    Ok(b) => q.batch = b.into(),
+                    Err(_) => break,
+                }
+            }
+            let Some(job) = q.batch.pop_front() else {
+                continue;
+            };
+            let seq = q.next;
+            q.next += 1;
+            let first = *q.base.get_or_insert(job.start_ns);
+            (seq, job, first)
+        };
         if stop() {
             f.interrupted = true;
             break;
         }
-        let first = *base.get_or_insert(job.start_ns);
-        let scheduled = match factor {
-            Some(k) => t0 + Duration::from_secs_f64((job.start_ns - first) as f64 / 1e9 / k),
-            None => t0.max(Instant::now()),
+        let since_first = job.start_ns.saturating_sub(first);
+        let scheduled = match sh.factor {
+            Some(k) => sh.t0 + Duration::from_secs_f64(since_first as f64 / 1e9 / k),
+            None => sh.t0.max(Instant::now()),
         };
-        if !wait_until(scheduled, stop) {
+        // The buffer is made before the wait, not on the operation's time.
+        let len = job.length as usize;
+        if len > buf.len() {
+            // calloc'd: pages are touched by the I/O, not here.
+            buf = vec![0u8; len];
+            random = 0;
+        }
+        if job.op == Op::Write && len > random {
+            // Writes carry incompressible data (reads need none).
+            storlab_bench::fill_random(&mut buf[..len], &mut rng);
+            random = len;
+        }
+        if !wait_until(scheduled, stop) || !wait_turn(&sh.turn, seq, stop) {
             f.interrupted = true;
             break;
         }
-        if job.length as usize > buf.len() {
-            buf.resize(job.length as usize, 0);
-            storlab_bench::fill_random(&mut buf, &mut rng);
+        if !matches!(job.op, Op::Read | Op::Write | Op::Fsync | Op::Fdatasync) {
+            f.not_issued += 1;
+            sh.turn.store(seq + 1, Ordering::Release);
+            continue;
         }
         let issue = Instant::now();
-        let file = &files[job.file];
-        let len = job.length as usize;
+        sh.turn.store(seq + 1, Ordering::Release);
+        let file = &sh.files[job.file];
         let outcome = match job.op {
             Op::Read => read_full(file, &mut buf[..len], job.offset),
             Op::Write => file.write_all_at(&buf[..len], job.offset).map(|()| len),
             Op::Fsync => file.sync_all().map(|()| 0),
-            Op::Fdatasync => file.sync_data().map(|()| 0),
-            Op::Open | Op::Close | Op::Trim => {
-                f.not_issued += 1;
-                continue;
-            }
+            _ => file.sync_data().map(|()| 0),
         };
         let done = Instant::now();
         f.record(
+            job.file,
             job.op,
             job.length,
             outcome,
             ns(issue.saturating_duration_since(scheduled)),
             ns(done - issue),
-            issue.saturating_duration_since(t0),
-            done.saturating_duration_since(t0),
+            issue.saturating_duration_since(sh.t0),
+            done.saturating_duration_since(sh.t0),
             job.end_ns.map(|e| e.saturating_sub(job.start_ns)),
             job.start_ns,
+            since_first,
         );
     }
     f

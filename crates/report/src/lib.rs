@@ -37,6 +37,7 @@ mod io500_chart;
 pub mod png;
 pub mod predicted;
 pub mod registry;
+pub mod replay_chart;
 pub mod rows;
 pub mod signature;
 pub mod sim_chart;

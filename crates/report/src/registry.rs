@@ -774,6 +774,16 @@ pub static CHART_KINDS: &[ChartKind] = &[
         why: why_timeline,
     },
     ChartKind {
+        id: "replay",
+        title: "Replay: bytes/s over time, recorded vs replayed",
+        drawn_when: "a replay run (`storlab replay`, kind `replay`)",
+        shows: "the replay's read + write MB/s per interval beside the trace's own (the series it                 stored: `BenchReport.replay`), by the operations' issue time / recorded start",
+        source: Source::Report,
+        listed_when_missing: false,
+        draw: Draw::PerRun(crate::replay_chart::replay_timeline),
+        why: why_points,
+    },
+    ChartKind {
         id: "simulated",
         title: "Simulated throughput (storlab sim, not measured)",
         drawn_when: "some runs were made by `storlab sim`",

@@ -167,6 +167,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
             s.binding,
             utils.join(", ")
         )],
+        percentiles: None,
     }
 }
 

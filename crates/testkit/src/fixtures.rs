@@ -231,6 +231,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }
 
@@ -285,6 +286,7 @@ pub fn run(id: i64, tags: &[(&str, &str)], phases: Vec<PhaseResult>) -> StoredRu
             warnings: Vec::new(),
             monitor: None,
             repeat: None,
+            replay: None,
         },
     }
 }

@@ -88,6 +88,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
         cluster: None,
         series: None,
         groups: None,
+        percentiles: None,
     }
 }
 
@@ -122,6 +123,7 @@ pub fn report(started_at: &str, host: &str, target: &str, phases: Vec<PhaseResul
         warnings: vec![],
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

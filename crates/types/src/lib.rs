@@ -23,6 +23,7 @@ pub mod params;
 pub mod pattern;
 pub mod range;
 pub mod record;
+pub mod replay;
 pub mod text;
 // The closed vocabularies of a record as enums with their JSON words.
 pub mod kinds;
@@ -34,6 +35,7 @@ pub use fio_units::fio_size;
 pub use metric::Metric;
 pub use pattern::Pattern;
 pub use record::*;
+pub use replay::{LagNs, ReplayFigures, ReplayFile};
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
     parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,

@@ -226,10 +226,15 @@ pub const PARAMS: &[Param] = &[
         .option(Some("shared_file"))
         .aliases(&["shared_file"]),
     p("buffer_pattern", "data written"),
-    p("random_with_replacement", "random offsets with replacement"),
+    p(
+        "random_with_replacement",
+        "random offsets with replacement (alias norandommap)",
+    )
+    .aliases(&["norandommap"]),
     p("verify", "verified writes and reads"),
-    p("sqpoll", "io_uring submission polling"),
-    p("registered", "io_uring registered buffers and files"),
+    p("sqpoll", "io_uring submission polling").aliases(&["sqthread_poll"]),
+    p("registered", "io_uring registered buffers and files")
+        .aliases(&["fixedbufs", "registerfiles"]),
     p("iodepth_batch", "io_uring submit batch")
         .aliases(&["iodepth_batch_submit"])
         .range(1, None),
@@ -239,7 +244,9 @@ pub const PARAMS: &[Param] = &[
     p("stride", "shared-file interleave unit")
         .unit("bytes")
         .recorded(),
-    p("seed", "seed for offsets and data").recorded(),
+    p("seed", "seed for offsets and data")
+        .aliases(&["randseed"])
+        .recorded(),
     p("log_interval", "interval of the time series")
         .unit("s")
         .recorded(),
@@ -269,6 +276,8 @@ pub const PARAMS: &[Param] = &[
         .recorded(),
     p("files", "a group's existing files, read in place").recorded(),
     p("files_of", "the group whose files a group uses").recorded(),
+    p("ranks", "the MPI ranks that run a group").recorded(),
+    p("group_ranks", "the MPI ranks of each group").recorded(),
     p("group_reporting", "jobs reported together").recorded(),
     p("new_group", "a group starts a new reporting group").recorded(),
     // fio's access patterns (issue 27).
@@ -299,6 +308,13 @@ pub const PARAMS: &[Param] = &[
         .unit("bytes")
         .recorded(),
     p("number_ios", "I/Os after which each job stops").recorded(),
+    // fio's options that set another one or only what is reported.
+    p("randrepeat", "the same offsets and data every run (fio)").recorded(),
+    p("zero_buffers", "zero-filled writes (fio)").recorded(),
+    p("percentile_list", "latency percentiles reported (fio)").recorded(),
+    p("unified_rw_reporting", "one mixed line per phase (fio)").recorded(),
+    p("lat_percentiles", "fio's lat percentiles").recorded(),
+    p("clat_percentiles", "fio's clat percentiles").recorded(),
     // The machine, the target and the tool.
     p(
         "host",

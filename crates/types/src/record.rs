@@ -347,6 +347,11 @@ pub struct PhaseParams {
     /// before it). Absent (false) otherwise: a group reports on its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shares_report: bool,
+    /// A group of a multi-client run (`ranks`, `--group-ranks`): the MPI
+    /// ranks that run its jobs, each `numjobs` of them. Empty otherwise
+    /// (and then absent from the JSON).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
     /// Job groups run together in this phase (`[[phase.group]]`, `--group`):
     /// each group's own resolved parameters, in order; its jobs are the
     /// phase's jobs `first..first + numjobs` in that order. Empty for an
@@ -358,6 +363,11 @@ pub struct PhaseParams {
     /// other record (and in records made before `md` existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md: Option<MdParams>,
+    /// How the phase is reported (fio's reporting-only options: they
+    /// change what is shown, never the workload). Absent when all are at
+    /// their defaults.
+    #[serde(default, skip_serializing_if = "ReportOptions::is_default")]
+    pub report: ReportOptions,
     /// Where random I/Os fall (fio's `random_distribution`); absent =
     /// uniform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -392,6 +402,53 @@ fn is_zero_u64(v: &u64) -> bool {
 
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
+}
+
+/// fio's reporting-only options of a phase: what is shown, not what runs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReportOptions {
+    /// fio's `percentile_list`: latency percentiles reported besides the
+    /// standard ones (p50, p90, p99, p99.9, p99.99), in percent, in the
+    /// order given ([`PhaseResult::percentiles`] holds their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentile_list: Vec<f64>,
+    /// fio's `unified_rw_reporting`: `mixed` shows one line of reads and
+    /// writes together per phase, `both` the two directions and the mixed
+    /// line; empty (fio's `none`) the directions of a mixed phase.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unified_rw_reporting: String,
+    /// Keep fio's latency distribution ([`CustomPercentiles::distribution`]):
+    /// set by `bench --output-format fio-json`, whose `latency_ns`,
+    /// `latency_us` and `latency_ms` it fills.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency_distribution: bool,
+}
+
+impl ReportOptions {
+    /// Every option at its default (then absent from the JSON).
+    pub fn is_default(&self) -> bool {
+        *self == ReportOptions::default()
+    }
+}
+
+/// The latency percentiles of a phase's `percentile_list`, per direction:
+/// (percent, ns) in the list's order, from the same merged histograms as
+/// the standard percentiles; and fio's latency distribution when asked.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CustomPercentiles {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<(f64, u64)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<(f64, u64)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub total: Vec<(f64, u64)>,
+    /// With `report.latency_distribution`: fio's latency distribution of
+    /// both directions, percent of I/Os per bucket, keyed as `ns:2` ...
+    /// `ns:1000` (under 1 µs), `us:2` ... `us:1000`, `ms:2` ... `ms:2000`
+    /// and `ms:>=2000`; a bucket holds the I/Os above the one before it
+    /// up to its value, as fio's `latency_ns`/`latency_us`/`latency_ms`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distribution: Vec<(String, f64)>,
 }
 
 /// The parameters of one `storlab md` phase (mdtest's options, resolved).
@@ -671,6 +728,10 @@ pub struct PhaseResult {
     /// phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<PhaseGroups>,
+    /// The latency percentiles of `params.report.percentile_list` (fio's
+    /// `percentile_list`). Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<CustomPercentiles>,
 }
 
 /// The groups of a phase that ran several workloads at once.
@@ -1051,6 +1112,10 @@ pub struct BenchReport {
     /// Set when the run is one of `--repeat N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<RepeatInfo>,
+    /// A replay's timeline, per-file figures and I/O time against the
+    /// trace's (kind `replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::ReplayFigures>,
 }
 
 impl ToolInfo {
@@ -1086,6 +1151,7 @@ impl BenchReport {
             warnings: Vec::new(),
             monitor: None,
             repeat: None,
+            replay: None,
         }
     }
 

@@ -27,12 +27,16 @@ use crate::commands::signals::Signals;
 
 use crate::Outcome;
 use crate::commands::workload::WorkloadArgs;
-use crate::output::{Rendering, Reply};
+use crate::output::Reply;
 use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use storlab_bench::{Control, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec};
+use storlab_bench::jobspec::Source;
+use storlab_bench::profiles::Profile;
+use storlab_bench::{
+    Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec,
+};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -48,10 +52,11 @@ given (e.g. --size 1G, --engine psync) applies to all four phases.
 
 The workload flags below are also job-file keys (with underscores) and
 sweep parameters; fio's spellings are accepted (--ioengine, --direct=1,
---iodepth_batch, --filename, --directory, --name, --loops, --nrfiles,
---thinktime, --group_reporting), and `--fio-job FILE.fio` runs an fio job
-file. Sizes on storlab's flags follow SI/IEC (4k = 4KiB = 4096, 4kB =
-4000); inside fio job files they follow fio (kb_base: 4KiB = 4000 there).
+--iodepth_batch, --norandommap, --zero_buffers, --randrepeat=0, --rwmixwrite,
+--buffered, --log_avg_msec, --group_reporting, --filename, --directory, ...;
+given twice, the last wins), and `--fio-job FILE.fio` runs an fio job file.
+Sizes on storlab's flags follow SI/IEC (4k = 4KiB = 4096, 4kB = 4000);
+inside fio job files they follow fio (kb_base: 4KiB = 4000 there).
 
 An existing file or block device as the target is used whole (its size is
 the default --size), as fio does. Each phase's result keeps the
@@ -94,11 +99,10 @@ pub struct BenchCommand {
     #[arg(long, value_name = "'IOR FLAGS'", conflicts_with_all = ["job", "fio_job", "profile", "group"],
           allow_hyphen_values = true)]
     pub ior: Option<String>,
-    /// With --ior: print how each IOR flag maps to storlab and the job it makes, then stop
-    // `requires` alone lets a job file, profile or group through (clap counts
-    // an argument that conflicts with --ior as standing in for it) and the
-    // job would run for real; a dry run never does I/O.
-    #[arg(long, requires = "ior", conflicts_with_all = ["job", "fio_job", "profile", "group"])]
+    /// Print the phases the job file, profile, flags or quick check resolve to, every value and
+    /// where it came from (flag, FILE:LINE, fio default, machine, default), then stop: nothing is
+    /// run, created or saved (with --ior: also how each IOR flag maps). fio's --showcmd too
+    #[arg(long, visible_alias = "showcmd")]
     pub dry_run: bool,
     /// The job the --ior flags make (TOML).
     #[arg(skip)]
@@ -124,6 +128,9 @@ pub struct BenchCommand {
     pub repeat: u32,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Write every I/O of the run to FILE (new) as fio's iolog v3: `fio --read_iolog`, `storlab replay`
+    #[arg(long, value_name = "FILE")]
+    pub write_iolog: Option<PathBuf>,
 }
 
 /// Phases resolved from what the user gave, with the target they name.
@@ -131,27 +138,27 @@ pub type PlannedJob = storlab_bench::jobspec::Job;
 
 impl BenchCommand {
     pub fn execute(mut self) -> Result<Reply> {
-        if let Some(refused) = self.workload.refusal() {
+        if let Some(refused) = self.workload.refusal_in(Some("bench")) {
             return refused.map(Reply::done);
         }
         if let Some(flags) = self.ior.clone() {
             let t = ior::translate(&flags)?;
-            let shown = ior::render(&t);
             self.apply_ior(t);
-            if self.dry_run {
-                // The job is checked as a run would check it.
-                let (planned, _) = self.plan()?;
-                let names: Vec<&str> = planned.phases.iter().map(|p| p.name.as_str()).collect();
-                let table = format!("{shown}\nPhases: {}\n", names.join(", "));
-                let doc = RunDoc {
-                    table,
-                    json: String::new(),
-                };
-                return Ok(Reply::doc(doc, Rendering::Human));
-            }
+        }
+        if self.dry_run {
+            return self.dry_run();
+        }
+        let fio_json = self.run.out.take_fio_json();
+        if fio_json && (self.repeat > 1 || crate::commands::run::launcher_rank().is_some()) {
+            anyhow::bail!(
+                "--output-format fio-json is not available with --repeat or under MPI yet: use --output-format json"
+            );
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
+            if self.write_iolog.is_some() {
+                anyhow::bail!("--write-iolog: not under MPI yet; run one process");
+            }
             let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
             return mpi::execute(self, planned).map(Reply::done);
         }
@@ -164,21 +171,45 @@ impl BenchCommand {
             );
         }
         let (planned, profile) = self.plan()?;
+        let mut planned = planned.without_rank_sets()?;
+        planned.keep_latency_distribution(fio_json);
         let extra = |r: &BenchReport| {
             profile
                 .as_ref()
                 .and_then(|p| storlab_bench::profiles::per_core_figures(p, r))
         };
-        if self.repeat > 1 {
-            return repeat::run(planned, &self.run, self.repeat, &extra);
-        }
-        // Signals are watched from before the first scratch file exists: a
-        // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
-        let signals = Signals::install()?;
-        let (outcome, _, doc) = run_once(planned, &self.run, None, &extra, &signals)?;
-        let mut reply = Reply::doc(doc, self.run.out.rendering());
-        reply.outcome = outcome;
-        Ok(reply)
+        let iolog = storlab_bench::iolog::Recording::maybe(self.write_iolog.as_deref())?;
+        self.run.iolog = iolog.as_ref().map(storlab_bench::iolog::Recording::sink);
+        let reply = if self.repeat > 1 {
+            repeat::run(planned, &self.run, self.repeat, &extra)
+        } else {
+            // Signals are watched from before the first scratch file exists: a
+            // SIGHUP/SIGTERM during layout stops the run and cleans up like Ctrl-C.
+            let signals = Signals::install()?;
+            let (outcome, report, mut doc) = run_once(planned, &self.run, None, &extra, &signals)?;
+            if fio_json {
+                doc.json = format!("{:#}", storlab_print::fiojson::render(&report));
+            }
+            let mut reply = Reply::doc(doc, self.run.out.rendering());
+            reply.outcome = outcome;
+            Ok(reply)
+        };
+        self.run.iolog = None;
+        storlab_bench::iolog::Recording::end(iolog)?;
+        reply
+    }
+
+    /// `--dry-run`: the phases with every value and its source; nothing runs.
+    fn dry_run(&self) -> Result<Reply> {
+        let (planned, _, source, over) = self.plan_from()?;
+        let (table, json) = source.dry_run(&planned, &over)?;
+        let ior = self.ior.as_deref().map(ior::translate).transpose()?;
+        let ior = ior.map(|t| ior::render(&t) + "\n").unwrap_or_default();
+        let doc = RunDoc {
+            table: ior + &table,
+            json,
+        };
+        Ok(Reply::doc(doc, self.run.out.rendering()))
     }
 
     /// The run-level part of an IOR translation (flags given as storlab's
@@ -201,44 +232,43 @@ impl BenchCommand {
     /// The phases from the job file, fio job file, profile or flags, and
     /// the profile used.
     fn plan(&self) -> Result<(PlannedJob, Option<storlab_bench::profiles::Profile>)> {
-        let target = jobspec::pick_target(
-            self.target.as_deref(),
-            self.filename.as_deref(),
-            self.directory.as_deref(),
-        )?;
+        self.plan_from().map(|(job, profile, ..)| (job, profile))
+    }
+
+    /// [`Self::plan`], with what the job was built from and the flags' layer.
+    fn plan_from(&self) -> Result<(PlannedJob, Option<Profile>, Source, PhaseSpec)> {
+        let (t, f, d) = (&self.target, &self.filename, &self.directory);
+        let target = jobspec::pick_target(t.as_deref(), f.as_deref(), d.as_deref())?;
         let profile = match &self.profile {
             Some(name) => Some(crate::commands::workload::find_profile(name)?),
             None => None,
         };
         let mut spec = self.workload.spec()?.clone();
-        spec.group = self
-            .group
-            .iter()
-            .map(|g| storlab_bench::parse_group_arg(g))
-            .collect::<Result<_, _>>()?;
-        let ior_job = self.ior_job.as_deref().map(|t| (t, Path::new("--ior")));
-        let planned = match (&self.fio_job, &profile) {
-            _ if ior_job.is_some() => jobspec::build(ior_job, target.as_deref(), &spec)?,
-            (Some(f), _) => {
-                let text = crate::commands::common::read_input(f, "fio job file")?;
-                jobspec::build_fio(&text, &f.display().to_string(), target.as_deref(), &spec)?
-            }
-            (None, Some(profile)) => {
-                let path = profile.job_path();
-                jobspec::build(Some((&profile.job_text, &path)), target.as_deref(), &spec)?
-            }
-            (None, None) => {
-                let job = match &self.job {
-                    Some(path) => {
-                        Some((crate::commands::common::read_input(path, "job file")?, path))
-                    }
-                    None => None,
-                };
-                let job = job.as_ref().map(|(t, p)| (t.as_str(), p.as_path()));
-                jobspec::build(job, target.as_deref(), &spec)?
-            }
+        let groups = self.group.iter().map(|g| storlab_bench::parse_group_arg(g));
+        spec.group = groups.collect::<Result<_, _>>()?;
+        let read = |p: &Path, what| crate::commands::common::read_input(p, what);
+        let name = |p: &Path| p.display().to_string();
+        let source = match (&self.ior_job, &self.fio_job, &profile, &self.job) {
+            (Some(t), ..) => Source::Toml {
+                text: t.clone(),
+                name: "--ior".into(),
+            },
+            (_, Some(f), ..) => Source::Fio {
+                text: read(f, "fio job file")?,
+                name: name(f),
+            },
+            (_, _, Some(p), _) => Source::Toml {
+                text: p.job_text.clone(),
+                name: name(&p.job_path()),
+            },
+            (.., Some(j)) => Source::Toml {
+                text: read(j, "job file")?,
+                name: name(j),
+            },
+            _ => Source::of_flags(&spec),
         };
-        Ok((planned, profile))
+        let planned = source.build(target.as_deref(), &spec)?;
+        Ok((planned, profile, source, spec))
     }
 }
 
@@ -322,6 +352,9 @@ fn measure(
     signals: Signals,
 ) -> (RunOutcome, Option<MonitorTimeline>, Option<i32>) {
     let control = Arc::new(Control::new(job.max_jobs()));
+    if let Some(sink) = &args.iolog {
+        control.record_iolog(Arc::clone(sink));
+    }
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();

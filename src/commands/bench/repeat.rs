@@ -31,15 +31,17 @@ pub fn print_ior_summary(
             render(group, count, &summary),
             render_ior(&summary)
         )),
-        OutputFormat::Json => crate::output::print_json(&serde_json::json!({
-            "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
-            "document": crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
-            "schema_version": storlab_types::SCHEMA_VERSION,
-            "repeat_group": group,
-            "count": count,
-            "summary": summary,
-            "runs": runs,
-        })),
+        OutputFormat::Json | OutputFormat::FioJson => {
+            crate::output::print_json(&serde_json::json!({
+                "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
+                "document": crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
+                "schema_version": storlab_types::SCHEMA_VERSION,
+                "repeat_group": group,
+                "count": count,
+                "summary": summary,
+                "runs": runs,
+            }))
+        }
     }
 }
 

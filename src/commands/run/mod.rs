@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// Result format on stdout of a command that runs phases: a table, or
 /// the JSON document.
-pub use super::outfmt::TableFormat as OutputFormat;
+pub use super::outfmt::RunFormat as OutputFormat;
 
 /// How a run is carried out and where its results go (shared by every
 /// command that runs bench phases).
@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// Sampling interval of --monitor
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
     pub monitor_interval: Duration,
+    /// `bench --write-iolog`: where the run's workers record their I/O.
+    #[arg(skip)]
+    pub iolog: Option<std::sync::Arc<storlab_bench::iolog::Sink>>,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -80,6 +83,12 @@ pub fn check_paths_as(
     kind: crate::commands::common::OutputKind,
 ) -> Result<Option<Permit>> {
     use crate::commands::common::{check_output_path, database_file};
+    // bench takes its fio-json (`OutputArgs::take_fio_json`) before this.
+    if args.out.format() == OutputFormat::FioJson {
+        anyhow::bail!(
+            "--output-format fio-json is a format of `storlab bench` only: use --output-format json here"
+        );
+    }
     if let Some(t) = target
         && let Some(which) = database_file(t, &args.db.db)
     {

@@ -98,7 +98,7 @@ pub struct SweepCommand {
 
 impl SweepCommand {
     pub fn execute(self) -> Result<Reply> {
-        if let Some(refused) = self.workload.refusal() {
+        if let Some(refused) = self.workload.refusal_in(Some("sweep")) {
             return refused.map(Reply::done);
         }
         // Under mpirun/srun every process would run the whole sweep on the

@@ -29,7 +29,18 @@ pub struct RankPart {
     pub error: Option<String>,
     pub files: Vec<String>,
     pub result: PhaseResult,
+    /// In a phase of groups given to ranks (`--group-ranks`): the group
+    /// this rank ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+    /// Its latency histograms (read, write) as `(value, count)` buckets,
+    /// so rank 0 merges them exactly ([`crate::histogram_of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hists: Option<RankHists>,
 }
+
+/// A rank's latency histograms as buckets: (read, write).
+pub type RankHists = (Vec<(u64, u64)>, Vec<(u64, u64)>);
 
 /// Facts of the run every part shares.
 #[derive(Debug, Clone, Default)]
@@ -498,9 +509,12 @@ mod tests {
                 interrupted: false,
                 warnings: vec![format!("only on rank {rank}")],
                 cluster: None,
+                percentiles: None,
                 series: None,
                 groups: None,
             },
+            group: None,
+            hists: None,
         }
     }
 

@@ -52,6 +52,23 @@ fn places(job: &ResolvedJob, p: &PhaseParams) -> Result<Vec<(usize, RegionMap)>,
         .collect()
 }
 
+/// A phase of groups given to processes (`--group-ranks`): this
+/// process's group as an ordinary phase (the group's parameters, named
+/// after the phase) and its share of the phase's jobs.
+pub(super) fn on_ranks(
+    sync: Option<&dyn PhaseSync>,
+    index: usize,
+    p: &PhaseParams,
+) -> Option<(PhaseParams, crate::Share)> {
+    if p.groups.is_empty() {
+        return None;
+    }
+    let (g, share) = sync?.group_share(index, p)?;
+    let mut local = p.groups.get(g)?.clone();
+    local.name = p.name.clone();
+    Some((local, share))
+}
+
 /// Run grouped phase `p` of the run loop and hand its result over; false
 /// when the run must stop (the reason is in `outcome`). Groups are not
 /// run by several processes yet.
@@ -363,7 +380,7 @@ fn group_result(
 
 /// The phase's cache report from its groups': pages summed, verified only
 /// when every group's state was reached.
-fn merged_cache(caches: &[CacheReport]) -> CacheReport {
+pub(crate) fn merged_cache(caches: &[CacheReport]) -> CacheReport {
     let mut out = CacheReport::default();
     let mut modes: Vec<&str> = caches.iter().map(|c| c.mode.as_str()).collect();
     modes.dedup();
@@ -389,7 +406,12 @@ fn merged_cache(caches: &[CacheReport]) -> CacheReport {
     out
 }
 
-fn overlap_warning(members: &[GroupResult], fraction: f64, all_ns: u64, union_ns: u64) -> String {
+pub(crate) fn overlap_warning(
+    members: &[GroupResult],
+    fraction: f64,
+    all_ns: u64,
+    union_ns: u64,
+) -> String {
     let first_done = members
         .iter()
         .min_by_key(|m| if m.elapsed_ns == 0 { 0 } else { m.end_ns })

@@ -268,6 +268,7 @@ fn header(
         warnings,
         monitor: None,
         repeat: None,
+        replay: None,
     }
 }
 

@@ -24,7 +24,7 @@
 //! Ranks that are not among the first k clients run every collective step
 //! with no jobs: they wait at the barriers.
 
-use super::{ClusterSync, Ranks, Step, SyncOptions, TargetMsg, check_files, local_job};
+use super::{ClusterSync, Ranks, Step, SyncOptions, TargetMsg, check_rank_files, local_job};
 use crate::comm::Comm;
 use crate::step::{Failed, RankStop};
 use std::path::Path;
@@ -202,6 +202,9 @@ pub fn run_bench<C: Comm, F: BenchFront>(
             )),
         ));
     }
+    if let Err(why) = group_ranks_fit(&planned, run, world.size()) {
+        return Err(RankStop::at_root(&world.comm, Failed(why)));
+    }
     let order = world.client_order(run.by_node);
     // --repeat N (IOR's -i): the job N times per client count, each a run
     // of its own tagged repeat_group, then IOR's summary (rank 0). Each
@@ -311,6 +314,37 @@ impl<C: Comm, F: BenchFront> Points for ClientCounts<'_, C, F> {
     }
 }
 
+/// Job groups given to ranks (`--group-ranks`): the sets cover the `n`
+/// ranks launched, and the run options that would move a rank's jobs are
+/// refused with them (every rank decides alike: the job is agreed on).
+fn group_ranks_fit(planned: &Job, run: &ClusterRun, n: u32) -> Result<(), String> {
+    if !planned
+        .phases
+        .iter()
+        .any(storlab_bench::groups::has_rank_sets)
+    {
+        return Ok(());
+    }
+    storlab_bench::groups::check_ranks_fit(&planned.phases, n)?;
+    if run
+        .clients
+        .as_ref()
+        .is_some_and(|c| c.iter().any(|&k| k != n))
+    {
+        return Err(
+            "--clients with --group-ranks: the groups' rank sets decide which ranks run; drop --clients"
+                .into(),
+        );
+    }
+    if run.sync.reorder {
+        return Err(
+            "--reorder-tasks with --group-ranks: a group's ranks read their own files; drop --reorder-tasks"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Every rank resolved the same job, or none goes on: the digests of the
 /// canonical jobs are all-gathered (so every rank takes the same
 /// decision); on a difference the jobs go to rank 0, which names the ranks
@@ -360,20 +394,40 @@ impl<C: Comm> One<'_, C> {
     ) -> Result<(u8, Option<BenchReport>, Option<i64>), RankStop> {
         let world = self.world;
         let (prepared, msg) = self.prepare(front)?;
+        if msg.shared
+            && self
+                .planned
+                .phases
+                .iter()
+                .any(storlab_bench::groups::has_rank_sets)
+        {
+            if let Some(p) = &prepared {
+                p.job.target.cleanup();
+            }
+            return Err(RankStop::at_root(
+                &world.comm,
+                Failed(
+                    "--group-ranks needs a directory target (each group's jobs write files of their own): \
+                     a single file or block device is not supported with group ranks yet"
+                        .into(),
+                ),
+            ));
+        }
         let cleanup = |p: &Option<Prepared<F::Sink>>| {
             if let Some(p) = p {
                 p.job.target.cleanup();
             }
         };
         let numjobs = self.planned.phases.iter().map(|p| p.numjobs).collect();
-        let sync = ClusterSync::new(world, self.run.sync.clone(), self.clients, numjobs);
+        let sync = ClusterSync::new(world, self.run.sync.clone(), self.clients, numjobs)
+            .with_phases(&self.planned.phases);
         let me = sync.me();
         let mut job = local_job(world.node(), &self.planned.phases, &msg, me);
         if let Some(label) = &self.run.host_label {
             job.host.hostname = label.clone();
         }
         // Each client opens its files on its node before any I/O.
-        let open = check_files(&job, me).map_err(Failed::of);
+        let open = check_rank_files(&job, me, world.rank()).map_err(Failed::of);
         if let Err(e) = checked(world, "cannot open the target on this node", open) {
             cleanup(&prepared);
             return Err(e);
@@ -461,9 +515,16 @@ impl<C: Comm> One<'_, C> {
             .planned
             .phases
             .iter()
-            .map(|p| PhaseParams {
-                numjobs: p.numjobs * k,
-                ..p.clone()
+            .map(|p| {
+                if storlab_bench::groups::has_rank_sets(p) {
+                    // Each group's jobs on each of its ranks.
+                    storlab_bench::groups::scaled_for_ranks(p)
+                } else {
+                    PhaseParams {
+                        numjobs: p.numjobs * k,
+                        ..p.clone()
+                    }
+                }
             })
             .collect();
         let prepared = sink.map(|sink| {
@@ -830,6 +891,73 @@ mod workflow_tests {
             std::fs::read_dir(&path).unwrap().next().is_none(),
             "scratch files left behind"
         );
+    }
+
+    /// Groups on disjoint sets of four thread ranks (`--group-ranks
+    /// 0,1-3`): each rank runs its group's jobs only, rank 0 emits one
+    /// phase with a row per group whose bytes are its ranks' (size-bound:
+    /// exactly), and the aggregate is every rank's.
+    #[test]
+    fn groups_on_rank_sets_run_apart_and_merge_per_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let out = LocalComm::run(4, |c| {
+            let w = Ranks::exchange(c, "node", 1 << 30);
+            let mut spec = spec_from_pairs([
+                ("bs", "4k"),
+                ("engine", "psync"),
+                ("cache", "cold"),
+                ("group_ranks", "0,1-3"),
+            ])
+            .unwrap();
+            spec.group = vec![
+                storlab_bench::parse_group_arg("name=w rw=write size=128k numjobs=2").unwrap(),
+                storlab_bench::parse_group_arg("name=r rw=read size=64k").unwrap(),
+            ];
+            let planned = storlab_bench::jobspec::build(None, Some(&path), &spec)
+                .unwrap()
+                .without_groups()
+                .unwrap();
+            let mut front = Fake::default();
+            let code = run_bench(&w, Ok(planned), &run_opts(), &mut front);
+            (code, front)
+        });
+        assert!(out.iter().all(|o| o.0 == Ok(0)), "{:?}", out[0].0);
+        let p = &out[0].1.emitted[0].phases[0];
+        let g = p.groups.as_ref().unwrap();
+        let names: Vec<&str> = g.groups.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["w", "r"]);
+        assert_eq!(
+            g.groups[0].write.bytes,
+            2 * (128 << 10),
+            "rank 0's two jobs"
+        );
+        assert_eq!(g.groups[0].read.bytes, 0);
+        assert_eq!(
+            g.groups[1].read.bytes,
+            3 * (64 << 10),
+            "ranks 1-3, one job each"
+        );
+        assert_eq!(g.groups[1].write.bytes, 0);
+        assert_eq!(g.groups[1].first_job, 2);
+        assert_eq!(p.total.bytes, 2 * (128 << 10) + 3 * (64 << 10));
+        assert_eq!(p.params.numjobs, 5);
+        let jobs: Vec<(u32, u64, u64)> = p
+            .jobs
+            .iter()
+            .map(|j| (j.job, j.read.bytes, j.write.bytes))
+            .collect();
+        assert_eq!(
+            jobs,
+            [
+                (0, 0, 128 << 10),
+                (1, 0, 128 << 10),
+                (2, 64 << 10, 0),
+                (3, 64 << 10, 0),
+                (4, 64 << 10, 0)
+            ]
+        );
+        assert!(std::fs::read_dir(&path).unwrap().next().is_none());
     }
 
     /// A rank that could not plan stops every rank before anything is

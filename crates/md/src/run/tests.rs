@@ -247,11 +247,14 @@ fn the_tree_is_made_breadth_first_and_items_fill_it_in_blocks() {
     // 26 items over 13 directories: 2 in each, in order.
     let created = fs.ops("create");
     assert_eq!(created.len(), 26);
-    assert_eq!(created[0], PathBuf::from("/b/shared/tree/file.0.0"));
-    assert_eq!(created[2], PathBuf::from("/b/shared/tree/d1/file.0.2"));
+    assert_eq!(created[0], PathBuf::from("/b/shared/tree/file.mdtest.0.0"));
+    assert_eq!(
+        created[2],
+        PathBuf::from("/b/shared/tree/d1/file.mdtest.0.2")
+    );
     assert_eq!(
         created[25],
-        PathBuf::from("/b/shared/tree/d3/d12/file.0.25")
+        PathBuf::from("/b/shared/tree/d3/d12/file.mdtest.0.25")
     );
     for d in made.iter().skip(2) {
         let n = created.iter().filter(|p| p.parent() == Some(d)).count();
@@ -339,7 +342,11 @@ fn with_four_ranks_a_rank_shift_stats_the_next_ranks_files_and_their_counts() {
             .filter(|p| p.starts_with(format!("/m/rank.{r}")))
             .inspect(|p| {
                 let name = p.file_name().unwrap().to_str().unwrap();
-                assert!(name.starts_with(&format!("file.{r}.")), "{}", p.display());
+                assert!(
+                    name.starts_with(&format!("file.mdtest.{r}.")),
+                    "{}",
+                    p.display()
+                );
             })
             .count() as u64;
         assert_eq!(n, want);
@@ -381,7 +388,7 @@ fn shared_directory_ranks_put_their_rank_in_the_names_and_stat_with_shift() {
 #[test]
 fn an_operation_that_fails_is_counted_as_an_error_never_as_an_item_and_stops_the_run() {
     let fs = MemFs {
-        vanish: Some("file.0.5".into()),
+        vanish: Some("file.mdtest.0.5".into()),
         ..MemFs::default()
     };
     let base = PathBuf::from("/e");
@@ -395,7 +402,7 @@ fn an_operation_that_fails_is_counted_as_an_error_never_as_an_item_and_stops_the
     let stat = &phases[1];
     assert_eq!(stat.items(), 5);
     assert_eq!(stat.errors.get("ENOENT"), Some(&1));
-    assert!(stat.error.as_deref().unwrap().contains("file.0.5"));
+    assert!(stat.error.as_deref().unwrap().contains("file.mdtest.0.5"));
     assert_eq!(stat.counter.hist.len(), 5, "only successes have a latency");
 }
 
@@ -446,7 +453,7 @@ fn a_stop_request_interrupts_the_phase_and_no_later_phase_runs() {
 /// and then a stat shifted by one; each rank's (created, stated) counts.
 fn stepped(wear_out: bool) -> Vec<(u64, u64)> {
     let fs = MemFs {
-        slow: Some("file.1.".into()),
+        slow: Some("file.mdtest.1.".into()),
         ..MemFs::default()
     };
     let spec = MdSpec {
