@@ -33,30 +33,6 @@ impl CompletionsCommand {
 
 /// Every engine the parser accepts (a new variant fails to compile here
 /// until it is listed).
-fn engines() -> Vec<&'static str> {
-    use EngineKind::*;
-    let all = [IoUring, Psync, Null, Libaio];
-    for e in all {
-        match e {
-            IoUring | Psync | Null | Libaio => {}
-        }
-    }
-    all.iter().map(|e| e.as_str()).collect()
-}
-
-/// Every cache mode the parser accepts.
-fn caches() -> Vec<&'static str> {
-    use CacheMode::*;
-    let all = [Direct, Cold, Warm];
-    for c in all {
-        match c {
-            Direct | Cold | Warm => {}
-        }
-    }
-    all.iter().map(|c| c.as_str()).collect()
-}
-
-/// The chart ids `report --chart` draws without a run id (the registry).
 fn charts() -> Vec<&'static str> {
     storlab_report::registry::report_kinds()
         .filter(|k| !k.per_run())
@@ -68,8 +44,8 @@ fn charts() -> Vec<&'static str> {
 fn values_of(long: &str) -> Option<Vec<&'static str>> {
     Some(match long {
         "rw" => RwMode::ALL.iter().map(|m| m.as_str()).collect(),
-        "engine" => engines(),
-        "cache" => caches(),
+        "engine" => EngineKind::ALL.iter().map(|e| e.as_str()).collect(),
+        "cache" => CacheMode::ALL.iter().map(|c| c.as_str()).collect(),
         "chart" => charts(),
         _ => return None,
     })

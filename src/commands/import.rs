@@ -56,18 +56,11 @@ impl ImportCommand {
         let mut imported = Vec::new();
         for (path, imp) in parsed {
             let run_id = store.save_run(imp.kind, &imp.report, &tags, self.record.note())?;
-            imported.push(Imported {
-                file: path.display().to_string(),
+            imported.push(Imported::saved(
+                path.display().to_string(),
                 run_id,
-                tool: imp.report.tool.name.clone(),
-                tool_version: imp.report.tool.version.clone(),
-                phases: imp
-                    .report
-                    .phases
-                    .iter()
-                    .map(|p| p.params.name.clone())
-                    .collect(),
-            });
+                &imp.report,
+            ));
         }
         let doc = Imports {
             database: store.path().display().to_string(),

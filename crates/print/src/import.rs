@@ -20,6 +20,23 @@ pub struct Imported {
     pub tool_version: String,
 }
 
+impl Imported {
+    /// What saving `report` from `file` as run `run_id` imported.
+    pub fn saved(file: String, run_id: i64, report: &storlab_types::BenchReport) -> Imported {
+        Imported {
+            file,
+            run_id,
+            tool: report.tool.name.clone(),
+            tool_version: report.tool.version.clone(),
+            phases: report
+                .phases
+                .iter()
+                .map(|p| p.params.name.clone())
+                .collect(),
+        }
+    }
+}
+
 impl Imports {
     /// One line per file, then where they were saved.
     pub fn text(&self) -> String {
@@ -41,5 +58,26 @@ impl Imports {
             self.database
         );
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_testkit::fixtures::{Spec, phase, run};
+    use storlab_types::RwMode;
+
+    /// An imported file is listed with its run id, tool and phase names.
+    #[test]
+    fn saved_names_the_tool_and_the_phases() {
+        let phases = vec![
+            phase(&Spec::new("seqread", RwMode::Read, 1 << 20, 900.0)),
+            phase(&Spec::new("randwrite", RwMode::RandWrite, 4096, 80.0)),
+        ];
+        let r = run(3, &[], phases).report;
+        let i = Imported::saved("a.json".into(), 7, &r);
+        assert_eq!((i.file.as_str(), i.run_id), ("a.json", 7));
+        assert_eq!(i.phases, ["seqread", "randwrite"]);
+        assert_eq!((i.tool, i.tool_version), (r.tool.name, r.tool.version));
     }
 }

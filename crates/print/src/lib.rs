@@ -9,6 +9,7 @@
 //! - [`repeat`]: the summary of a `--repeat` series (ours and IOR's).
 //! - [`import`]: what `storlab import` saved.
 //! - [`md`]: an md run's phase table and notes.
+//! - [`progress`]: what a bench run's live progress line says.
 //! - [`show`]: one stored run as `storlab show` prints it.
 //! - [`runs`]: the `storlab runs` listing.
 //! - [`sim`]: `storlab sim`'s listing of simulated points.
@@ -22,6 +23,7 @@ pub mod cluster;
 pub mod fiojson;
 pub mod import;
 pub mod md;
+pub mod progress;
 pub mod repeat;
 pub mod runs;
 pub mod show;

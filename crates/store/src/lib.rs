@@ -30,6 +30,7 @@
 
 pub mod schema;
 pub mod select;
+mod sink;
 
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -40,6 +41,7 @@ use std::time::Duration;
 use storlab_types::{BenchReport, MonitorTimeline, PhaseResult, StoredRun};
 
 pub use select::{RunSelector, SelectError, TagConflict, merge_tags, parse_tag};
+pub use sink::{BeginError, RunSink};
 
 /// The database file used when neither `--db` nor `STORLAB_DB` is given.
 pub const DEFAULT_DB: &str = "storlab.db";

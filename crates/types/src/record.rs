@@ -111,6 +111,13 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// Every engine, in declaration order (shell completion offers them so).
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::IoUring,
+        EngineKind::Psync,
+        EngineKind::Null,
+        EngineKind::Libaio,
+    ];
     /// The words a user may write, in the order messages list them (the
     /// parameter registry's choices): each [`EngineKind::parse`]s.
     pub const WORDS: [&'static str; 4] = ["io_uring", "libaio", "psync", "null"];
@@ -147,6 +154,8 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// Every cache mode, in declaration order.
+    pub const ALL: [CacheMode; 3] = [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm];
     /// The words a user may write (the parameter registry's choices): each
     /// [`CacheMode::parse`]s.
     pub const WORDS: [&'static str; 3] = ["direct", "cold", "warm"];
@@ -1200,6 +1209,28 @@ pub struct StoredRun {
 
 #[cfg(test)]
 mod tests {
+    /// `ALL` names every engine and cache mode once (a new variant fails to
+    /// compile here until it is listed), and each word parses back.
+    #[test]
+    fn all_lists_every_engine_and_cache_mode() {
+        for e in EngineKind::ALL {
+            match e {
+                EngineKind::IoUring | EngineKind::Psync | EngineKind::Null | EngineKind::Libaio => {
+                }
+            }
+            assert_eq!(EngineKind::parse(e.as_str()), Some(e));
+        }
+        for c in CacheMode::ALL {
+            match c {
+                CacheMode::Direct | CacheMode::Cold | CacheMode::Warm => {}
+            }
+            assert_eq!(CacheMode::parse(c.as_str()), Some(c));
+        }
+        let distinct = |v: Vec<&str>| v.iter().collect::<std::collections::BTreeSet<_>>().len();
+        assert_eq!(distinct(EngineKind::ALL.map(|e| e.as_str()).to_vec()), 4);
+        assert_eq!(distinct(CacheMode::ALL.map(|c| c.as_str()).to_vec()), 3);
+    }
+
     use super::*;
 
     #[test]

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storlab_bench::{Control, ProgressSnapshot};
+use storlab_print::progress::Rate;
 
 /// What a watcher watches: a run it can ask to stop, and the progress line
 /// it draws (bench's phases, md's items).
@@ -105,14 +106,6 @@ fn watch(
     }
 }
 
-/// Rate over the last interval, from two snapshots of the same phase.
-struct Rate {
-    bytes: u64,
-    ops: u64,
-    at: Instant,
-    phase: usize,
-}
-
 /// A bench run watched: its phases' names and the last snapshot's rate.
 struct Bench {
     control: Arc<Control>,
@@ -133,58 +126,11 @@ impl Watched for Bench {
 }
 
 fn draw(bar: &ProgressBar, s: &ProgressSnapshot, last: &mut Option<Rate>, names: &[String]) {
-    let name = names.get(s.phase).map(String::as_str).unwrap_or("?");
-    bar.set_prefix(format!("[{}/{}] {name}", s.phase + 1, names.len()));
-    if let Some((done, total)) = s.layout {
-        bar.set_length(total.max(1));
-        bar.set_position(done);
-        bar.set_message(format!(
-            "laying out files: {} of {}",
-            storlab_types::format_bytes(done),
-            storlab_types::format_bytes(total)
-        ));
-        return;
+    let line = storlab_print::progress::bench_line(s, last, names, Instant::now());
+    bar.set_prefix(line.prefix);
+    if let Some((length, position)) = line.bar {
+        bar.set_length(length);
+        bar.set_position(position);
     }
-    let Some(elapsed) = s.elapsed_ns else {
-        bar.set_message("preparing");
-        return;
-    };
-    let now = Instant::now();
-    // A new phase (counters reset): take a baseline first, so the first
-    // rate shown covers a real interval.
-    let rate = match last.as_ref() {
-        Some(l) if l.phase == s.phase && s.bytes >= l.bytes => {
-            let dt = now.duration_since(l.at).as_secs_f64().max(1e-9);
-            Some((
-                (s.bytes - l.bytes) as f64 / dt / 1e6,
-                s.ops.saturating_sub(l.ops) as f64 / dt,
-            ))
-        }
-        _ => None,
-    };
-    *last = Some(Rate {
-        bytes: s.bytes,
-        ops: s.ops,
-        at: now,
-        phase: s.phase,
-    });
-    let figures = rate
-        .map(|(mbps, iops)| format!("{mbps:>9.1} MB/s {iops:>10.0} IOPS"))
-        .unwrap_or_default();
-    match (s.planned_ns, s.planned_bytes) {
-        (Some(p), _) => {
-            bar.set_length(p / 1_000_000);
-            bar.set_position(elapsed.min(p) / 1_000_000);
-            bar.set_message(format!(
-                "{figures}   {:.0} s left",
-                p.saturating_sub(elapsed) as f64 / 1e9
-            ));
-        }
-        (None, Some(b)) => {
-            bar.set_length(b);
-            bar.set_position(s.bytes.min(b));
-            bar.set_message(format!("{figures}   {:.0} s", elapsed as f64 / 1e9));
-        }
-        (None, None) => bar.set_message(format!("{figures}   {:.0} s", elapsed as f64 / 1e9)),
-    }
+    bar.set_message(line.message);
 }

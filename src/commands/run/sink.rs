@@ -8,22 +8,28 @@ use crate::commands::outfile::Permit;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use storlab_store::Store;
-use storlab_types::{BenchReport, PhaseResult};
+use storlab_store::{RunSink, Store};
+use storlab_types::BenchReport;
 
-/// The store side of a run. Opened (and the tags checked) before any file
-/// is created, so a bad tag or an unusable database never leaves scratch
-/// files behind.
+/// The store side of a run ([`storlab_store::RunSink`]: header, phases,
+/// record, what could not be saved) and the `--json-out` file's permit.
 pub struct Sink {
-    store: Option<Store>,
-    db_path: PathBuf,
-    run_id: Option<i64>,
-    tags: BTreeMap<String, String>,
-    note: Option<String>,
+    rec: RunSink,
     /// The `--json-out` file's permit, from the check made before the run.
     json_out: Option<Permit>,
-    /// What could not be saved, in order.
-    pub failures: Vec<String>,
+}
+
+impl std::ops::Deref for Sink {
+    type Target = RunSink;
+    fn deref(&self) -> &RunSink {
+        &self.rec
+    }
+}
+
+impl std::ops::DerefMut for Sink {
+    fn deref_mut(&mut self) -> &mut RunSink {
+        &mut self.rec
+    }
 }
 
 impl Sink {
@@ -35,14 +41,14 @@ impl Sink {
         note: Option<String>,
     ) -> Sink {
         Sink {
-            store,
-            db_path: db_path.to_path_buf(),
-            run_id: None,
-            tags,
-            note,
+            rec: RunSink::new(store, db_path, tags, note),
             json_out: None,
-            failures: Vec::new(),
         }
+    }
+
+    /// Save the run header (of run kind `kind`).
+    pub fn begin(&mut self, kind: &str, header: &BenchReport) -> Result<()> {
+        Ok(self.rec.begin(kind, header)?)
     }
 
     /// Write the run's JSON document to `--json-out` at the end, under the
@@ -54,58 +60,6 @@ impl Sink {
     /// The `--json-out` file's permit, if there is one.
     pub fn json_out(&self) -> Option<&Permit> {
         self.json_out.as_ref()
-    }
-
-    /// Save the run header (kind `bench`).
-    pub fn begin(&mut self, kind: &str, header: &BenchReport) -> Result<()> {
-        if let Some(st) = &self.store {
-            let id = st
-                .begin_run(kind, header, &self.tags, self.note.as_deref())
-                .with_context(|| format!("cannot start a run in {}", self.db_path.display()))?;
-            self.run_id = Some(id);
-        }
-        Ok(())
-    }
-
-    /// Save one finished phase; a failure is kept and reported at the end.
-    pub fn phase(&mut self, phase: &PhaseResult) {
-        if let (Some(st), Some(id)) = (&self.store, self.run_id)
-            && let Err(e) = st.add_phase(id, phase)
-        {
-            self.failures.push(format!(
-                "phase {} could not be saved to {}: {e}",
-                phase.params.name,
-                self.db_path.display()
-            ));
-        }
-    }
-
-    /// Save the whole record. Returns the run id when everything was saved.
-    pub fn finish(&mut self, report: &BenchReport) -> Option<i64> {
-        let (Some(st), Some(id)) = (&self.store, self.run_id) else {
-            return None;
-        };
-        match st.finish_run(id, report) {
-            Ok(()) if self.failures.is_empty() => Some(id),
-            Ok(()) => None,
-            Err(e) => {
-                self.failures.push(format!(
-                    "the run could not be saved to {}: {e}",
-                    self.db_path.display()
-                ));
-                None
-            }
-        }
-    }
-
-    /// The run's id in the store, once begun.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub fn run_id(&self) -> Option<i64> {
-        self.run_id
-    }
-
-    pub fn db_path(&self) -> &Path {
-        &self.db_path
     }
 }
 

@@ -408,7 +408,7 @@ impl PointSink for StoreSink<'_> {
         let run_id = sink.finish(report);
         Saved {
             run_id,
-            failures: sink.failures,
+            failures: std::mem::take(&mut sink.failures),
         }
     }
 
