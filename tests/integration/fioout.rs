@@ -500,6 +500,8 @@ fn fallocate_takes_its_word_and_yes_no_values_stay_attached() {
     );
     let e = flags(&["--fallocate", "maybe"]).unwrap_err();
     assert!(e.contains("--fallocate"), "{e}");
+    // The refusal names the words the help names (native|none), not 1/0.
+    assert!(e.contains("use native or none"), "{e}");
     assert!(flags(&["--direct", "psync"]).is_err());
 }
 

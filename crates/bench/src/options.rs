@@ -956,9 +956,15 @@ pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> 
         OptKind::Flag => toml::Value::Boolean(
             Flag::parse(value)
                 .ok_or_else(|| {
-                    SpecError(format!(
-                        "invalid value '{value}' for {flag}: use 1 or 0 (or true/false)"
-                    ))
+                    // The words the option's help names (fallocate's
+                    // native|none), else the yes/no spellings.
+                    let words = match def.value_name.split_once('|') {
+                        Some((yes, no)) if yes != "0" => {
+                            format!("use {yes} or {no} (or 1/0, true/false)")
+                        }
+                        _ => "use 1 or 0 (or true/false)".to_string(),
+                    };
+                    SpecError(format!("invalid value '{value}' for {flag}: {words}"))
                 })?
                 .0,
         ),
@@ -1088,6 +1094,17 @@ mod tests {
         assert_eq!(s.size_bytes, 8192, "rounded down to whole blocks");
         let s = ok(&[("fallocate", "none")]).unwrap();
         assert!(!s.fallocate);
+    }
+
+    #[test]
+    fn a_bad_flag_value_names_the_words_its_help_names() {
+        let def = |k: &str| OPTIONS.iter().find(|d| d.key == k).unwrap();
+        // fallocate's help says native|none: the refusal says so too (it
+        // said "use 1 or 0" for a flag documented as native|none).
+        let e = typed_value(def("fallocate"), "keep").unwrap_err().0;
+        assert!(e.contains("use native or none"), "{e}");
+        let e = typed_value(def("verify"), "maybe").unwrap_err().0;
+        assert!(e.contains("use 1 or 0 (or true/false)"), "{e}");
     }
 
     #[test]
