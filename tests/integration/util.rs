@@ -9,11 +9,27 @@ pub fn storlab_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_storlab"))
 }
 
+static TEST_HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+
+/// Removes the test process's private home (database, config, data) when
+/// the test binary exits: a `static` is never dropped, so without this every
+/// run of the integration tests left a directory behind in the temp dir.
+extern "C" fn remove_test_home() {
+    if let Some(d) = TEST_HOME.get() {
+        let _ = std::fs::remove_dir_all(d.path());
+    }
+}
+
 /// A results database private to this test process, so no test ever
-/// writes `./storlab.db` in the source tree.
+/// writes `./storlab.db` in the source tree; removed when the process exits.
 pub fn test_db() -> PathBuf {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir for the test database"))
+    TEST_HOME
+        .get_or_init(|| {
+            // SAFETY: registers a plain function with no captured state; it
+            // runs once at process exit (the test harness ends with exit()).
+            unsafe { libc::atexit(remove_test_home) };
+            tempfile::tempdir().expect("temp dir for the test database")
+        })
         .path()
         .join("storlab-test.db")
 }
