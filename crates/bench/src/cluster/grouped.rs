@@ -7,15 +7,14 @@
 //! together. The result has the shape of a single-node grouped phase, with
 //! every rank's figures in `cluster` as any multi-client phase.
 
+#[cfg(test)]
+use super::merge::UPPER_BOUND;
 use super::merge::{RankPart, RunFacts, merge};
 use crate::groups::{MIN_OVERLAP, first_jobs, overlap, scaled_for_ranks};
+#[cfg(test)]
+use crate::latency_stats;
 use crate::run::grouped::{merged_cache, overlap_warning};
-use crate::{histogram_of, latency_stats};
 use storlab_types::{CacheReport, GroupResult, PhaseGroups, PhaseParams, PhaseResult};
-
-/// The warning `merge` gives when percentiles are upper bounds; not true
-/// once the histograms are merged.
-const UPPER_BOUND: &str = "latency percentiles of the aggregate are the highest of the ranks'";
 
 /// Merge the parts of grouped phase `phase` (as each rank planned it, with
 /// its groups' ranks): `None` without parts.
@@ -37,10 +36,9 @@ pub fn merge_grouped(
             .collect();
         let start = mine.iter().filter_map(|p| p.window.map(|w| w.0)).min();
         let end = mine.iter().filter_map(|p| p.window.map(|w| w.1)).max();
-        let Some(mut m) = merge(mine.clone(), facts) else {
+        let Some(m) = merge(mine.clone(), facts) else {
             continue;
         };
-        exact_latency(&mut m, &mine);
         windows.push(start.zip(end));
         caches.push(m.cache.clone());
         members.push(GroupResult {
@@ -64,7 +62,6 @@ pub fn merge_grouped(
         });
     }
     let mut all = merge(parts.clone(), facts)?;
-    exact_latency(&mut all, &parts);
     all.params = PhaseParams {
         name: phase.name.clone(),
         ..global
@@ -90,25 +87,6 @@ pub fn merge_grouped(
         reporting: Vec::new(),
     });
     Some(all)
-}
-
-/// Latency from the ranks' histograms merged exactly (when every rank
-/// sent them): percentiles of the whole, not the highest of the ranks'.
-fn exact_latency(m: &mut PhaseResult, parts: &[RankPart]) {
-    let Some(h) = parts
-        .iter()
-        .map(|p| p.hists.as_ref())
-        .collect::<Option<Vec<_>>>()
-    else {
-        return;
-    };
-    let read = histogram_of(h.iter().map(|x| x.0.as_slice()));
-    let write = histogram_of(h.iter().map(|x| x.1.as_slice()));
-    let total = histogram_of(h.iter().flat_map(|x| [x.0.as_slice(), x.1.as_slice()]));
-    m.read.lat_ns = latency_stats(&read);
-    m.write.lat_ns = latency_stats(&write);
-    m.total.lat_ns = latency_stats(&total);
-    m.warnings.retain(|w| !w.starts_with(UPPER_BOUND));
 }
 
 #[cfg(test)]

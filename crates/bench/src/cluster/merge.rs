@@ -372,6 +372,42 @@ pub fn merge(mut parts: Vec<RankPart>, facts: &RunFacts) -> Option<PhaseResult> 
         cluster: Some(cluster),
         ..base
     })
+    .map(|mut m| {
+        exact_percentiles(&mut m, &parts);
+        m
+    })
+}
+
+/// The start of the warning an aggregate carries when its percentiles are
+/// only the highest of the ranks'.
+pub(crate) const UPPER_BOUND: &str =
+    "latency percentiles of the aggregate are the highest of the ranks'";
+
+/// When every rank sent its latency histograms (`RankPart::hists`), the
+/// aggregate's percentiles are those of the merged histogram — exact, not
+/// the highest of the ranks' — and the upper-bound warning goes. Min, mean,
+/// stddev and max stay the pooled ones, which are exact already.
+fn exact_percentiles(m: &mut PhaseResult, parts: &[RankPart]) {
+    let Some(h) = parts
+        .iter()
+        .map(|p| p.hists.as_ref())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let read = crate::histogram_of(h.iter().map(|x| x.0.as_slice()));
+    let write = crate::histogram_of(h.iter().map(|x| x.1.as_slice()));
+    let total = crate::histogram_of(h.iter().flat_map(|x| [x.0.as_slice(), x.1.as_slice()]));
+    for (d, h) in [
+        (&mut m.read, &read),
+        (&mut m.write, &write),
+        (&mut m.total, &total),
+    ] {
+        if let (Some(l), Some(e)) = (d.lat_ns.as_mut(), crate::latency_stats(h)) {
+            (l.p50, l.p90, l.p99, l.p99_9, l.p99_99) = (e.p50, e.p90, e.p99, e.p99_9, e.p99_99);
+        }
+    }
+    m.warnings.retain(|w| !w.starts_with(UPPER_BOUND));
 }
 
 /// Bytes moved by `t` from progress samples `(t_ns, bytes)` (increasing),
@@ -593,6 +629,45 @@ mod tests {
         );
         assert_eq!(rank_list(&[4]), "rank 4");
         assert_eq!(rank_list(&[4, 5]), "ranks 4, 5");
+    }
+
+    /// Rank 0's 1,000 writes take 100 µs, rank 1's take 1 ms. The highest
+    /// of the ranks' medians is 1 ms; the median of all 2,000 is 100 µs.
+    /// With the ranks' histograms the aggregate's percentiles are the
+    /// merged ones and the upper-bound warning goes; without, both stay.
+    #[test]
+    fn percentiles_merge_exactly_when_every_rank_sends_its_histograms() {
+        let facts = RunFacts {
+            ranks: 2,
+            ..Default::default()
+        };
+        let ranked = |rank: u32, ns: u64, hists: bool| {
+            let mut p = part(rank, "a", (0, 1_000_000_000), 1000 * 4096);
+            let l = lat(ns as f64, 0.0, ns, ns, ns);
+            p.result.write.lat_ns = Some(l);
+            p.result.total.lat_ns = Some(l);
+            p.hists = hists.then(|| (vec![], vec![(ns, 1000)]));
+            p
+        };
+        let m = merge(
+            vec![ranked(0, 100_000, true), ranked(1, 1_000_000, true)],
+            &facts,
+        )
+        .unwrap();
+        let w = m.write.lat_ns.unwrap();
+        assert!((99_000..=101_000).contains(&w.p50), "{w:?}");
+        assert!((990_000..=1_010_000).contains(&w.p99), "{w:?}");
+        assert_eq!(m.total.lat_ns.unwrap().p50, w.p50);
+        assert!((w.mean - 550_000.0).abs() < 1.0, "pooled mean kept: {w:?}");
+        assert!(!m.warnings.iter().any(|x| x.starts_with(UPPER_BOUND)));
+        // One rank without its histograms: the upper bound, said so.
+        let m = merge(
+            vec![ranked(0, 100_000, true), ranked(1, 1_000_000, false)],
+            &facts,
+        )
+        .unwrap();
+        assert_eq!(m.write.lat_ns.unwrap().p50, 1_000_000);
+        assert!(m.warnings.iter().any(|x| x.starts_with(UPPER_BOUND)));
     }
 
     #[test]
