@@ -70,6 +70,8 @@ pub struct DataGen {
     verify: bool,
     rng: Rng,
     generation: u64,
+    /// fio's `verify_pattern` (verify.rs): the bytes after each header.
+    verify_pattern: Vec<u8>,
 }
 
 /// A write buffer's random payload is regenerated at least this often.
@@ -90,7 +92,18 @@ impl DataGen {
             verify,
             rng: Rng::new(seed ^ stream.wrapping_mul(0xA24B_AED4_963E_E407)),
             generation: 0,
+            verify_pattern: Vec::new(),
         }
+    }
+
+    /// The unit size.
+    pub fn unit(&self) -> usize {
+        self.unit
+    }
+
+    /// Write fio's `verify_pattern` after each unit's header (verify.rs).
+    pub fn set_pattern(&mut self, pattern: Vec<u8>) {
+        self.verify_pattern = pattern;
     }
 
     /// Prepare `buf` for a write at `offset` of file `file`.
@@ -103,6 +116,10 @@ impl DataGen {
     /// it, and every [`REGENERATE_EVERY`] uses.
     pub fn fill(&mut self, buf: &mut [u8], file: u32, offset: u64, regenerate: bool) {
         self.generation += 1;
+        if !self.verify_pattern.is_empty() {
+            crate::verify::fill_pattern(buf, &self.verify_pattern, self.unit);
+            return self.stamp_all(buf, file, offset);
+        }
         match self.pattern {
             BufferPattern::Zero => {
                 if regenerate {

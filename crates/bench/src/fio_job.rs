@@ -33,6 +33,7 @@
 //!   the `psync` engine and no end-of-job fsync.
 
 mod bsrange;
+mod fioverify;
 mod source;
 
 pub use source::{JobSource, Keyword, System};
@@ -566,16 +567,6 @@ fn map_option(
             u8::from(fio_flag(e, file)?).to_string(),
         ),
         "randseed" => put("seed", need(e, file)?.to_string()),
-        "verify" => {
-            let v = e.value.as_deref().unwrap_or("crc32c");
-            let on = !matches!(v, "0" | "null");
-            if on {
-                notes.push(format!(
-                    "verify={v}: storlab checks its own per-block checksum and header"
-                ));
-            }
-            put("verify", u8::from(on).to_string());
-        }
         "zero_buffers" => {
             if fio_flag(e, file)? {
                 put("buffer_pattern", "zero".into());
@@ -656,6 +647,9 @@ fn map_option(
             extras.target = Some((v.to_string(), file.to_string(), e.line));
         }
         _ => {
+            if fioverify::map(e, kb_base, file, pairs, notes)? {
+                return Ok(());
+            }
             if map_job_option(e, kb_base, file, pairs, extras, notes)? {
                 return Ok(());
             }
@@ -732,16 +726,6 @@ fn map_job_option(
             )),
             v => return refuse(v, "fio's generators are tausworthe, lfsr and tausworthe64"),
         },
-        "continue_on_error" => match need(e, file)? {
-            "none" | "0" | "false" => {}
-            v => {
-                return refuse(
-                    v,
-                    "storlab stops a phase at its first I/O error and reports it (exit 1); it \
-                     does not count errors and go on: remove continue_on_error (and ignore_error)",
-                );
-            }
-        },
         "blockalign" | "ba" => {
             let v = need(e, file)?;
             if v.contains(',') {
@@ -815,22 +799,9 @@ fn refusal(key: &str) -> Option<&'static str> {
             "atomic writes (RWF_ATOMIC) are not supported: remove atomic; storlab's verify checks \
              every block it wrote"
         }
-        "dedupe_percentage" | "dedupe_mode" | "dedupe_working_set_percentage" | "dedupe_global" => {
-            "storlab's data is random (not deduplicable), zero or compressible: remove the \
-             dedupe options (buffer_compress_percentage and zero_buffers are mapped)"
-        }
-        "numa_cpu_nodes"
-        | "numa_mem_policy"
-        | "cpus_allowed"
-        | "cpumask"
-        | "cpus_allowed_policy" => {
+        "cpus_allowed" | "cpumask" | "cpus_allowed_policy" => {
             "storlab does not place its threads itself: run it under `numactl \
              --cpunodebind=N --membind=N` (or taskset) instead and remove this option"
-        }
-        "prio" | "prioclass" | "cmdprio" | "cmdprio_percentage" | "cmdprio_class"
-        | "cmdprio_bssplit" | "cmdprio_hint" | "log_prio" | "priohint" => {
-            "I/O priorities per job or per command are not supported: remove it, and run \
-             storlab under `ionice -c CLASS -n LEVEL` for a priority of the whole run"
         }
         "flow" | "flow_id" | "flow_sleep" | "flow_watermark" => {
             "fio's flow (jobs pacing each other's progress) is not supported: remove it and give \
@@ -848,31 +819,15 @@ fn refusal(key: &str) -> Option<&'static str> {
             "storlab does not stop a job that runs below a minimum rate: remove it (the result \
              reports the rate achieved)"
         }
-        "verify_pattern"
-        | "verify_interval"
-        | "verify_offset"
-        | "verify_backlog"
-        | "verify_async"
-        | "verify_dump"
-        | "verify_fatal"
-        | "verify_state_save"
-        | "verify_write_sequence"
-        | "do_verify" => {
+        "verify_offset" | "verify_state_save" | "verify_write_sequence" => {
             "storlab writes and checks its own self-checking blocks (a header and a checksum per \
-             block, checked on every read): keep verify=… and remove this option"
+             unit, checked on every read): keep verify=… and remove this option"
         }
-        "fill_device" | "fill_fs" => {
-            "storlab writes the size it is given: remove it and give size= the target's size"
-        }
-        "offset" | "offset_increment" | "offset_align" => {
-            "storlab gives each job a region of its own from the start of the target: remove it \
-             (with a shared file, shared_file and stride choose the regions)"
-        }
-        "ignore_error" | "error_dump" => {
-            "storlab stops at the first I/O error and reports it: remove it"
+        "offset_align" => {
+            "storlab's regions start at offset + N × offset_increment exactly: remove it"
         }
         "exit_what" => "storlab runs every job of a phase to its end: remove it",
-        "create_on_open" | "create_serialize" | "create_fsync" | "create_only" | "pre_read" => {
+        "create_on_open" | "create_fsync" | "create_only" | "pre_read" => {
             "storlab lays out each job's file before the timed phase: remove it"
         }
         "sprandom" | "spr_num_regions" | "spr_op" | "spr_cs" => {

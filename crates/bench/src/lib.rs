@@ -31,7 +31,9 @@ mod access;
 mod clock;
 pub mod cluster;
 mod data;
+mod dedupe;
 mod engine;
+mod errors;
 mod fio_flags;
 mod fio_job;
 mod gate;
@@ -44,6 +46,8 @@ mod limits;
 mod offsets;
 mod options;
 mod pace;
+mod placement;
+mod prio;
 pub mod profiles;
 mod record;
 pub mod repeat;
@@ -55,6 +59,7 @@ mod sweep;
 pub mod sweeper;
 mod sys;
 mod target;
+mod verify;
 mod worker;
 
 pub use cluster::{PhaseSync, Share, TICK};
@@ -153,7 +158,7 @@ pub fn prepare(
         .flat_map(|p| p.bs.iter().map(|b| b.bs_bytes))
         .min()
         .unwrap_or(4096);
-    let unit = data::unit_size(min_bs);
+    let unit = verify::unit_for(&flat, min_bs).map_err(PrepareError::Unsupported)?;
     if let Some(p) = flat
         .iter()
         .find(|p| p.verify && p.bs.iter().any(|b| b.bs_bytes % unit as u64 != 0))

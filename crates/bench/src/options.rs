@@ -419,6 +419,59 @@ bench_options! {
     io_size: ByteSize = "", long "io-size", value "SIZE", aliases ["io_limit"];
     /// Stop each job after N I/Os (times --loops, as fio's number_ios; 0 = no limit); it only ends a job early
     number_ios: u64 = "0", long "number-ios", value "N";
+    // --- fio's verify, error, priority, placement and dedupe options (issue 27; verify.rs, errors.rs, prio.rs, placement.rs, dedupe.rs) ---
+    /// Where each job's region starts in its file or device (fio's offset); job N starts at offset + N × --offset-increment
+    offset: ByteSize = "0", long "offset", value "SIZE";
+    /// Job N's region starts N × SIZE further (fio's offset_increment)
+    offset_increment: ByteSize = "0", long "offset-increment", value "SIZE";
+    /// Write phases: ENOSPC ends the phase as its normal end, not an error (fio's fill_device); never beyond --size or the device's end
+    fill_device: Flag = "off", long "fill-device", value "0|1", aliases ["fill_fs"];
+    /// fio's verify=NAME (crc32c, md5, sha256, xxhash, meta, pattern, ...): recorded; storlab checks every variant with its own checksum and header per unit
+    verify_method: String = "", long "verify-method", value "NAME";
+    /// With --verify, a writing job reads back and checks what it wrote after every N writes (fio's verify_backlog; 0 = not during the phase)
+    verify_backlog: u64 = "0", long "verify-backlog", value "N";
+    /// With --verify, a failed unit is saved beside the data file as FILE.OFFSET.received and .expected (fio's verify_dump)
+    verify_dump: Flag = "off", long "verify-dump", value "0|1";
+    /// With --verify, fill each unit after its header with this pattern and check it (fio's verify_pattern: 0xHEX, "text", or a number)
+    verify_pattern: String = "", long "verify-pattern", value "PATTERN";
+    /// With --verify, bytes per checked unit (fio's verify_interval; at least 64, dividing every block size)
+    verify_interval: ByteSize = "", long "verify-interval", value "SIZE";
+    /// With --verify, 0 writes verifiable data but checks nothing in this phase (fio's do_verify)
+    do_verify: Flag = "on", long "do-verify", value "0|1";
+    /// I/O errors a job counts and goes on after (fio's continue_on_error): none, read, write, io, verify, all
+    continue_on_error: String = "none", long "continue-on-error", value "KINDS";
+    /// errnos that --continue-on-error goes on after, READ,WRITE,VERIFY lists of names or numbers separated by ':' (fio's ignore_error; default EIO:EILSEQ)
+    ignore_error: String = "", long "ignore-error", value "R,W,V";
+    /// List each error that --continue-on-error goes on after (fio's error_dump); they are counted either way
+    error_dump: Flag = "on", long "error-dump", value "0|1";
+    /// The job's I/O priority level 0-7 (fio's prio; with --prioclass)
+    prio: u32 = "", long "prio", value "0-7";
+    /// The job's I/O priority class: 1 realtime, 2 best-effort, 3 idle (fio's prioclass)
+    prioclass: u32 = "", long "prioclass", value "1-3";
+    /// libaio/io_uring: percent of reads,writes issued with the --cmdprio-class priority (fio's cmdprio_percentage)
+    cmdprio_percentage: String = "", long "cmdprio-percentage", value "R[,W]";
+    /// The priority class of --cmdprio-percentage's I/Os, reads,writes (fio's cmdprio_class; default 1)
+    cmdprio_class: String = "", long "cmdprio-class", value "R[,W]";
+    /// The priority level of --cmdprio-percentage's I/Os, reads,writes (fio's cmdprio; default 0)
+    cmdprio: String = "", long "cmdprio", value "R[,W]";
+    /// The priority hint of --cmdprio-percentage's I/Os, reads,writes (fio's cmdprio_hint; default 0)
+    cmdprio_hint: String = "", long "cmdprio-hint", value "R[,W]";
+    /// libaio/io_uring: per block size, percent of I/Os with a priority (fio's cmdprio_bssplit: BS/PCT[/CLASS/LEVEL[/HINT]]:...,WRITES)
+    cmdprio_bssplit: String = "", long "cmdprio-bssplit", value "SPLIT";
+    /// fio's log_prio: accepted; a phase whose I/Os carry several priorities reports each priority's latency apart
+    log_prio: Flag = "off", long "log-prio", value "0|1";
+    /// Run each job's thread on the CPUs of these NUMA nodes (fio's numa_cpu_nodes: 0, 0-1, 0,2)
+    numa_cpu_nodes: String = "", long "numa-cpu-nodes", value "NODES";
+    /// Memory policy of each job's thread (fio's numa_mem_policy): default, local, prefer:N, bind:NODES, interleave:NODES
+    numa_mem_policy: String = "", long "numa-mem-policy", value "POLICY";
+    /// Percent of written blocks that repeat an earlier block's content (fio's dedupe_percentage)
+    dedupe_percentage: u32 = "0", long "dedupe-percentage", value "PCT";
+    /// Which content a repeated block has (fio's dedupe_mode): repeat (the last unique block) or working_set
+    dedupe_mode: String = "repeat", long "dedupe-mode", value "repeat|working_set";
+    /// working_set: the repeated blocks come from the first PCT % of the region's unique blocks (fio's dedupe_working_set_percentage)
+    dedupe_working_set_percentage: u32 = "5", long "dedupe-working-set-percentage", value "PCT";
+    /// working_set: the jobs of a phase share one working set, so blocks repeat across their files (fio's dedupe_global)
+    dedupe_global: Flag = "off", long "dedupe-global", value "0|1";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -691,6 +744,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         return err("verify needs self-checking data: drop --buffer-pattern zero or --verify");
     }
     let access = crate::access::resolve(s, rw, &bs, size, time_based)?;
+    let access = crate::verify::resolve_extras(s, &bs, engine, verify, access)?;
     Ok(PhaseParams {
         name: s
             .name

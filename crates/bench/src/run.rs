@@ -3,7 +3,7 @@
 //! into a [`PhaseResult`], verify if asked, hand the result to the caller.
 
 use crate::cluster::{PhaseSync, Share, TICK};
-use crate::data::{self, DataGen};
+use crate::data::DataGen;
 use crate::gate::StartGate;
 use crate::offsets::RegionMap;
 use crate::series::SeriesCollector;
@@ -204,7 +204,7 @@ fn run_phases(
             .map(|(e, _)| e.as_slice());
         let (mut result, every_job_full_pass) =
             run_phase(job, p, control, cache, &share, sync, limits);
-        if p.verify && p.rw.writes() && !result.interrupted {
+        if p.verify && !p.verify_opts.no_check && p.rw.writes() && !result.interrupted {
             // Verification reads happen after the timed window and are not counted.
             let v = verify_files(job, p, &files, control, &share);
             result.verify = Some(merge_verify(result.verify.take(), v));
@@ -731,9 +731,9 @@ fn summarize(
         series: None,
         cluster: None,
         groups: None,
-        percentiles: crate::stats::custom_percentiles(
-            &p.report,
-            [&read.hist, &write.hist, &total.hist],
+        percentiles: crate::prio::with_prio(
+            crate::stats::custom_percentiles(&p.report, [&read.hist, &write.hist, &total.hist]),
+            crate::prio::by_prio(outs.iter().map(|o| &o.prio_lat)),
         ),
     }
 }
@@ -893,6 +893,7 @@ fn layout_file(
         p.verify,
         0x1A70_0000 + file_id as u64,
     );
+    datagen.set_pattern(p.verify_opts.pattern.clone());
     let mut off = from;
     while off < size {
         if control.stop.load(Ordering::Relaxed) {
@@ -1085,7 +1086,9 @@ fn verify_files(
             // Check unit by unit so every bad unit is counted.
             for (i, unit) in chunk[..got].chunks(job.unit).enumerate() {
                 let uoff = off + (i * job.unit) as u64;
-                let (checked, bad) = data::verify(unit, job.unit, p.seed, f as u32, uoff);
+                let pattern = &p.verify_opts.pattern;
+                let (checked, bad) =
+                    crate::verify::check(unit, job.unit, p.seed, f as u32, uoff, pattern);
                 v.blocks_checked += checked;
                 if let Some((o, why)) = bad {
                     note(&mut v, o, why);

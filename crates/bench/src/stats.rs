@@ -134,6 +134,7 @@ pub fn custom_percentiles(
         } else {
             Vec::new()
         },
+        by_prio: Vec::new(),
     })
 }
 

@@ -341,6 +341,100 @@ pub fn errno_name(errno: i32) -> String {
     name.to_string()
 }
 
+// --- issue 27 (fioverify): the system calls of prio.rs and placement.rs ---
+
+/// `ioprio_set(IOPRIO_WHO_PROCESS, 0, ioprio)`: on Linux, who 0 is the
+/// calling thread.
+pub fn ioprio_set(ioprio: u16) -> io::Result<()> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: ioprio_set takes three integers and touches no memory.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            libc::c_long::from(ioprio),
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+/// The calling thread's I/O priority (`ioprio_get`).
+pub fn ioprio_get() -> io::Result<u16> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: ioprio_get takes two integers and touches no memory.
+    let r = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0 as libc::c_long) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as u16)
+}
+
+/// Pin the calling thread to `cpus` (`sched_setaffinity`).
+pub fn set_affinity(cpus: &[u32]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes inside it
+    // for indices below CPU_SETSIZE (checked), and sched_setaffinity reads
+    // it for its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+/// The CPUs the calling thread may run on (`sched_getaffinity`).
+pub fn affinity() -> io::Result<Vec<u32>> {
+    // SAFETY: as in set_affinity; sched_getaffinity fills the set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as u32)
+            .filter(|&c| libc::CPU_ISSET(c as usize, &set))
+            .collect())
+    }
+}
+
+/// The calling thread's memory policy (`set_mempolicy(mode, nodemask)`;
+/// modes of linux/mempolicy.h), nodes below 1024.
+pub fn set_mempolicy(mode: i32, nodes: &[u32]) -> io::Result<()> {
+    let mut mask = [0u64; 16];
+    for &n in nodes.iter().filter(|&&n| n < 1024) {
+        mask[(n / 64) as usize] |= 1 << (n % 64);
+    }
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null::<u64>(), 0)
+    } else {
+        (mask.as_ptr(), 64 * mask.len() as libc::c_ulong)
+    };
+    // SAFETY: `mask` outlives the call and holds `maxnode` bits.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            libc::c_long::from(mode),
+            ptr,
+            maxnode,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

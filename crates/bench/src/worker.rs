@@ -74,6 +74,8 @@ pub(crate) struct WorkerOut {
     pub verify_checked: u64,
     pub verify_bad: Vec<(u64, String)>,
     pub verify_bad_count: u64,
+    /// Latency per command priority (fio's cmdprio; prio.rs).
+    pub prio_lat: crate::prio::PrioLat,
     /// Whether io_uring registration took effect (None for other engines).
     pub registered: Option<bool>,
     /// Time-weighted mean I/Os in flight from the window's first submission
@@ -232,6 +234,12 @@ pub(crate) fn run_worker(
             return out;
         }
     };
+    // fio's numa_cpu_nodes/numa_mem_policy/prio (placement.rs): nothing when unset.
+    if let Err(m) = crate::placement::prepare_thread(p) {
+        drop(ticket);
+        out.fatal = Some(m);
+        return out;
+    }
     let depth = match p.engine {
         EngineKind::Psync => 1,
         _ => p.iodepth.max(1) as usize,
@@ -361,6 +369,8 @@ struct IoGen {
     /// A skewed `random_distribution`, built once per job (its hot blocks
     /// stay put across passes).
     skew: Option<Skew>,
+    /// fio's dedupe_percentage (dedupe.rs): the content of each write.
+    dedupe: Option<crate::dedupe::Deduper>,
 }
 
 impl IoGen {
@@ -372,16 +382,18 @@ impl IoGen {
             .as_ref()
             .filter(|_| p.rw.is_random())
             .map(|d| Skew::new(d, plan.size / p.max_bs(), p.max_bs(), seed));
+        let mut data = DataGen::new(
+            p.buffer_pattern,
+            plan.unit,
+            p.seed,
+            p.verify,
+            1 + u64::from(plan.job),
+        );
+        data.set_pattern(p.verify_opts.pattern.clone());
         IoGen {
             rng: Rng::new(seed),
             offsets: Self::offsets(ctx, seed, skew.as_ref()),
-            data: DataGen::new(
-                p.buffer_pattern,
-                plan.unit,
-                p.seed,
-                p.verify,
-                1 + u64::from(plan.job),
-            ),
+            data,
             seed,
             total_weight: p.bs.iter().map(|b| b.weight).sum(),
             // Read-modify-write: the generator issues the reads; each
@@ -398,6 +410,7 @@ impl IoGen {
                 || p.seq_skip_bytes != 0,
             pass_bytes: 0,
             skew,
+            dedupe: crate::dedupe::for_job(p, plan.job, ctx.control.jobs.len(), plan.size),
         }
     }
 
@@ -476,6 +489,9 @@ impl IoGen {
             // A read will overwrite the payload: regenerate before the next write.
             *uses = 0;
             return;
+        }
+        if let Some(d) = &mut self.dedupe {
+            return d.fill(&mut buf[..bs as usize], self.data.unit());
         }
         let regenerate = *uses == 0 || *uses >= data::REGENERATE_EVERY;
         *uses = if regenerate { 1 } else { *uses + 1 };
@@ -557,6 +573,8 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// I/Os and bytes issued while measuring (`number_ios`, `io_size`).
     win_ios: u64,
     win_bytes: u64,
+    /// fio's cmdprio_* (prio.rs): each I/O's priority; None without.
+    prio: Option<crate::prio::Picker>,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -622,6 +640,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             staged: None,
             win_ios: 0,
             win_bytes: 0,
+            prio: crate::prio::Picker::of(&p.prio, p.seed ^ u64::from(ctx.plan.job), depth),
             engine,
             clock,
             ctx,
@@ -805,6 +824,10 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             let file = self.ctx.plan.file_id;
             self.iogen
                 .prepare(self.engine.buf_mut(slot), slot, dir, bs, file, offset);
+            if let Some(k) = &mut self.prio {
+                let v = k.assign(&p.prio, slot, dir == Dir::Read, bs);
+                self.engine.set_ioprio(slot, v);
+            }
             let io = Io {
                 slot,
                 dir,
@@ -929,6 +952,25 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         self.fail(&kind, format!("submission failed: {e}"));
     }
 
+    /// fio's error tolerance (errors.rs): an error the phase's
+    /// continue_on_error covers is counted and the job goes on; ENOSPC in
+    /// a fill_device write phase ends it as its normal end.
+    fn tolerated(&mut self, is_read: bool, errno: i32) -> bool {
+        let p = self.ctx.p;
+        if p.fill_device && !is_read && errno == libc::ENOSPC {
+            self.stop_issuing(self.now);
+            return true;
+        }
+        if p.error_policy.continue_on.is_empty()
+            || !crate::errors::non_fatal(&p.error_policy, is_read, errno)
+        {
+            return false;
+        }
+        let key = crate::errors::count_key(is_read, errno);
+        *self.out.errors.entry(key).or_default() += 1;
+        true
+    }
+
     /// Record a hard error: it stops the phase.
     fn fail(&mut self, kind: &str, msg: String) {
         *self.out.errors.entry(kind.to_string()).or_default() += 1;
@@ -1008,11 +1050,19 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let s = self.slots[slot as usize];
         let counted = self.win.measuring && self.win.start.is_some_and(|w| s.submitted_ns >= w.0);
         if res < 0 {
+            // fio's continue_on_error / fill_device (errors.rs).
+            if self.tolerated(s.dir == Dir::Read, -res) {
+                return;
+            }
             let name = sys::errno_name(-res);
             self.fail(&name.clone(), name);
             return;
         }
         let n = res as u64;
+        // A short write is the file system filling up (ENOSPC), as fio sees it.
+        if n < u64::from(s.len) && s.dir == Dir::Write && self.tolerated(false, libc::ENOSPC) {
+            return;
+        }
         if n < u64::from(s.len) {
             let (kind, what) = match s.dir {
                 Dir::Read => ("short_read", "short read: file shrank?"),
@@ -1032,7 +1082,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             );
             return;
         }
-        if s.dir == Dir::Read && self.ctx.p.verify {
+        if s.dir == Dir::Read && self.ctx.p.verify && !self.ctx.p.verify_opts.no_check {
             self.verify(slot, n as usize, s.offset);
         }
         if s.dir == Dir::Write {
@@ -1055,6 +1105,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.ctx
                 .series
                 .record(&mut self.ibuf, tc, s.dir == Dir::Read, n, lat);
+            if let Some(k) = &mut self.prio {
+                k.record(slot, s.dir == Dir::Read, n, lat);
+            }
             self.out.window_end_ns = Some(tc);
             self.prog_bytes += n;
             self.prog_ops += 1;
@@ -1064,9 +1117,14 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn verify(&mut self, slot: u32, n: usize, offset: u64) {
         let (p, plan) = (self.ctx.p, self.ctx.plan);
         let buf = &self.engine.buf(slot)[..n];
-        let (checked, bad) = data::verify(buf, plan.unit, p.seed, plan.file_id, offset);
+        let pattern = &p.verify_opts.pattern;
+        let (checked, bad) =
+            crate::verify::check(buf, plan.unit, p.seed, plan.file_id, offset, pattern);
         self.out.verify_checked += checked;
         if let Some(b) = bad {
+            if p.verify_opts.dump {
+                crate::verify::dump(&plan.path, b.0, buf, offset, plan.unit);
+            }
             self.out.verify_bad_count += 1;
             if self.out.verify_bad.len() < MAX_REPORTED_MISMATCHES {
                 self.out.verify_bad.push(b);
@@ -1111,6 +1169,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     /// After the loop: the end fsync (inside the window: writes count when
     /// durable), the window and the depth figures.
     fn finish(mut self) -> WorkerOut {
+        if let Some(k) = self.prio.take() {
+            self.out.prio_lat = k.lat;
+        }
         let end = self.out.window_end_ns.unwrap_or(self.now);
         self.stop_issuing(end);
         let p = self.ctx.p;

@@ -17,6 +17,7 @@
 pub mod access;
 pub mod csv;
 pub mod fio_units;
+pub mod fioverify;
 pub mod metric;
 pub mod outcome;
 pub mod params;

@@ -394,6 +394,43 @@ pub struct PhaseParams {
     /// Stop each job after this many I/Os (fio's `number_ios`); 0 = none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub number_ios: u64,
+    /// Where each job's region starts in its file or device (fio's
+    /// `offset`), bytes; job N adds N × `offset_increment_bytes`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub offset_bytes: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub offset_increment_bytes: u64,
+    /// fio's `fill_device`: a write phase that ends at ENOSPC as its
+    /// normal end (not an error).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill_device: bool,
+    /// fio's verify options beyond on/off.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::fioverify::VerifyOptions::is_default"
+    )]
+    pub verify_opts: crate::fioverify::VerifyOptions,
+    /// fio's continue_on_error/ignore_error/error_dump.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::fioverify::ErrorPolicy::is_default"
+    )]
+    pub error_policy: crate::fioverify::ErrorPolicy,
+    /// fio's I/O priorities (prio, prioclass, cmdprio_*).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::fioverify::PrioOptions::is_default"
+    )]
+    pub prio: crate::fioverify::PrioOptions,
+    /// fio's NUMA placement (numa_cpu_nodes, numa_mem_policy).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::fioverify::Placement::is_default"
+    )]
+    pub placement: crate::fioverify::Placement,
+    /// fio's dedupe options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<crate::fioverify::DedupeOptions>,
 }
 
 fn is_zero_u64(v: &u64) -> bool {
@@ -449,6 +486,25 @@ pub struct CustomPercentiles {
     /// up to its value, as fio's `latency_ns`/`latency_us`/`latency_ms`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub distribution: Vec<(String, f64)>,
+    /// Phases whose I/Os carry several priorities (fio's `cmdprio_*`):
+    /// the latency of each priority apart, as fio's `clat_prio`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_prio: Vec<PrioLatency>,
+}
+
+/// The latency of the I/Os of one direction that carried one priority.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PrioLatency {
+    /// `read` or `write`.
+    pub dir: String,
+    /// Linux ioprio value (class << 13 | hint << 3 | level); 0 = none.
+    pub ioprio: u16,
+    pub class: u8,
+    pub level: u8,
+    pub ios: u64,
+    pub mean_ns: f64,
+    /// (percent, ns): p50, p90, p99, p99.9.
+    pub percentiles: Vec<(f64, u64)>,
 }
 
 /// The parameters of one `storlab md` phase (mdtest's options, resolved).

@@ -53,6 +53,8 @@ struct IoEvent {
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+/// `aio_reqprio` holds an I/O priority (include/uapi/linux/aio_abi.h).
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the libaio engine's struct iocb layout assumes a little-endian target");
@@ -78,6 +80,8 @@ pub(crate) struct LibaioEngine {
     /// `io_submit`'s pointer array, reused (no allocation per submit).
     ptrs: Vec<*mut Iocb>,
     slots: Slots,
+    /// Each slot's command priority (`set_ioprio`; prio.rs).
+    ioprio: Vec<u16>,
 }
 
 impl std::fmt::Debug for LibaioEngine {
@@ -119,6 +123,7 @@ impl LibaioEngine {
             events: vec![IoEvent::default(); depth],
             ptrs: Vec::with_capacity(depth),
             slots,
+            ioprio: vec![0; depth],
         })
     }
 
@@ -209,6 +214,13 @@ impl Engine for LibaioEngine {
             aio_buf: buf as u64,
             aio_nbytes: u64::from(io.len),
             aio_offset: io.offset as i64,
+            // fio's cmdprio: the priority rides with IOCB_FLAG_IOPRIO.
+            aio_reqprio: self.ioprio.get(io.slot as usize).copied().unwrap_or(0) as i16,
+            aio_flags: if self.ioprio.get(io.slot as usize).copied().unwrap_or(0) != 0 {
+                IOCB_FLAG_IOPRIO
+            } else {
+                0
+            },
             ..Iocb::default()
         };
         self.queued.push_back(io.slot);
@@ -293,6 +305,11 @@ impl Engine for LibaioEngine {
 
     fn in_flight(&self) -> usize {
         self.slots.in_flight()
+    }
+    fn set_ioprio(&mut self, slot: u32, ioprio: u16) {
+        if let Some(p) = self.ioprio.get_mut(slot as usize) {
+            *p = ioprio;
+        }
     }
 }
 

@@ -120,6 +120,10 @@ pub(crate) trait Engine {
     fn registered(&self) -> Option<bool> {
         None
     }
+    /// fio's per-command priority (prio.rs): the Linux ioprio value the
+    /// next I/O queued on `slot` carries (libaio's `aio_reqprio`, io_uring's
+    /// `sqe.ioprio`; 0 = the thread's). Engines without one ignore it.
+    fn set_ioprio(&mut self, _slot: u32, _ioprio: u16) {}
 }
 
 /// State of one buffer slot.

@@ -41,6 +41,8 @@ pub(crate) struct UringEngine {
     /// Slots pushed to the submission ring and not yet consumed by the
     /// kernel, in ring order.
     queued: VecDeque<u32>,
+    /// Each slot's command priority (`set_ioprio`; prio.rs).
+    ioprio: Vec<u16>,
 }
 
 impl std::fmt::Debug for UringEngine {
@@ -106,6 +108,7 @@ impl UringEngine {
             registered,
             sqpoll: opts.sqpoll,
             queued: VecDeque::with_capacity(depth),
+            ioprio: vec![0; depth],
         })
     }
 
@@ -173,18 +176,23 @@ impl Engine for UringEngine {
         self.slots.take(&io)?;
         let buf = self.slots.kernel_ptr(io.slot);
         let (slot, len, off) = (io.slot, io.len, io.offset);
+        let prio = self.ioprio.get(slot as usize).copied().unwrap_or(0);
         let sqe = match (io.dir, self.registered) {
             (Dir::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, slot as u16)
                 .offset(off)
+                .ioprio(prio)
                 .build(),
             (Dir::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len, slot as u16)
                 .offset(off)
+                .ioprio(prio)
                 .build(),
             (Dir::Read, false) => opcode::Read::new(types::Fd(self.fd), buf, len)
                 .offset(off)
+                .ioprio(prio)
                 .build(),
             (Dir::Write, false) => opcode::Write::new(types::Fd(self.fd), buf, len)
                 .offset(off)
+                .ioprio(prio)
                 .build(),
         }
         .user_data(slot as u64);
@@ -245,5 +253,10 @@ impl Engine for UringEngine {
 
     fn registered(&self) -> Option<bool> {
         Some(self.registered)
+    }
+    fn set_ioprio(&mut self, slot: u32, ioprio: u16) {
+        if let Some(p) = self.ioprio.get_mut(slot as usize) {
+            *p = ioprio;
+        }
     }
 }

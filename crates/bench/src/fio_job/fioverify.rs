@@ -1,0 +1,87 @@
+//! The fio options of issue 27's verify, error, priority, placement and
+//! dedupe work, mapped to storlab's options of the same names (`verify.rs`,
+//! `errors.rs`, `prio.rs`, `placement.rs`, `dedupe.rs` give them their
+//! meaning).
+
+use super::{Entry, fail, fio_flag, need};
+use crate::options::SpecError;
+use storlab_types::fio_size;
+
+/// Map `e` when it is one of these options: `Ok(false)` when it is not.
+pub(super) fn map(
+    e: &Entry,
+    kb_base: u64,
+    file: &str,
+    pairs: &mut Vec<(String, String)>,
+    notes: &mut Vec<String>,
+) -> Result<bool, SpecError> {
+    let key = e.key.as_str();
+    let mut put = |k: &str, v: String| pairs.push((k.to_string(), v));
+    let size = |v: &str| -> Result<String, SpecError> {
+        fio_size(v, kb_base)
+            .map(|b| b.to_string())
+            .or_else(|m| fail(file, e.line, format!("{key}={v}: {m}")))
+    };
+    match key {
+        "verify" => {
+            let v = e.value.as_deref().unwrap_or("crc32c").trim();
+            if !crate::verify::known_method(v) {
+                return fail(
+                    file,
+                    e.line,
+                    format!(
+                        "verify={v}: not one of fio's verify methods (crc32c, md5, sha256, xxhash, meta, pattern, ...)"
+                    ),
+                );
+            }
+            let on = !matches!(v, "0" | "null");
+            if on {
+                notes.push(format!(
+                    "verify={v}: storlab checks every unit with its own checksum and header \
+                     (offset, file, run), which finds what fio's {v} finds"
+                ));
+                if v != "1" {
+                    put("verify_method", v.to_string());
+                }
+            }
+            put("verify", u8::from(on).to_string());
+        }
+        "verify_backlog" => put(key, need(e, file)?.trim().to_string()),
+        "verify_dump" | "do_verify" | "fill_device" | "fill_fs" | "error_dump" | "log_prio"
+        | "dedupe_global" => {
+            let k = if key == "fill_fs" { "fill_device" } else { key };
+            put(k, u8::from(fio_flag(e, file)?).to_string());
+        }
+        "verify_pattern" => {
+            let v = need(e, file)?;
+            crate::verify::parse_pattern(v).or_else(|m| fail(file, e.line, m))?;
+            put(key, v.trim().to_string());
+        }
+        "verify_interval" | "offset" | "offset_increment" => {
+            let v = need(e, file)?;
+            if v.trim().ends_with('%') {
+                return fail(
+                    file,
+                    e.line,
+                    format!("{key}={v}: a percentage of the target is not supported; give a size"),
+                );
+            }
+            put(key, size(v)?);
+        }
+        "verify_async" | "verify_fatal" | "verify_async_cpus" => notes.push(format!(
+            "{key}: accepted; storlab checks each unit as its read completes, on the job's own \
+             thread, and stops at the first mismatch unless continue_on_error covers verify"
+        )),
+        "continue_on_error" | "ignore_error" | "numa_cpu_nodes" | "numa_mem_policy"
+        | "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_hint"
+        | "cmdprio_bssplit" | "dedupe_mode" => put(key, need(e, file)?.trim().to_string()),
+        "prio" | "prioclass" | "dedupe_percentage" | "dedupe_working_set_percentage" => {
+            put(key, need(e, file)?.trim().to_string())
+        }
+        "create_serialize" => notes.push(
+            "create_serialize: storlab lays out every job's file before the timed phase".into(),
+        ),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
