@@ -159,6 +159,7 @@ pub fn prepare(
         .min()
         .unwrap_or(4096);
     let unit = verify::unit_for(&flat, min_bs).map_err(PrepareError::Unsupported)?;
+    placement::check_offsets(&phases).map_err(PrepareError::Unsupported)?;
     if let Some(p) = flat
         .iter()
         .find(|p| p.verify && p.bs.iter().any(|b| b.bs_bytes % unit as u64 != 0))

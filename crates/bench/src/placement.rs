@@ -159,6 +159,93 @@ pub fn apply(p: &Placement) -> Result<(), String> {
     Ok(())
 }
 
+/// Where job `n`'s region starts in its file or device (fio's `offset` +
+/// n × `offset_increment`, n counting the job's clones from 0). In one
+/// shared file without an increment each job keeps a region of its own
+/// after the offset (storlab's shared-file rule). None past 16 EiB.
+pub fn job_base(p: &storlab_types::PhaseParams, n: u32, shared: bool) -> Option<u64> {
+    let step = if p.offset_increment_bytes > 0 {
+        p.offset_increment_bytes
+    } else if shared {
+        p.size_bytes
+    } else {
+        0
+    };
+    u64::from(n).checked_mul(step)?.checked_add(p.offset_bytes)
+}
+
+/// Whether `p` places its regions with fio's offsets.
+pub fn has_offsets(p: &storlab_types::PhaseParams) -> bool {
+    p.offset_bytes > 0 || p.offset_increment_bytes > 0
+}
+
+/// The part of file `f` phase `p` uses, (start, end): `(0, region)` as
+/// before without offsets; with them, job f's region of its own file, or
+/// from the offset to the last job's end in a shared file.
+pub fn file_range(
+    p: &storlab_types::PhaseParams,
+    f: usize,
+    shared: bool,
+    total_jobs: u32,
+    region: u64,
+) -> (u64, u64) {
+    if !has_offsets(p) {
+        return (0, region);
+    }
+    let n = if shared {
+        total_jobs.saturating_sub(1)
+    } else {
+        f as u32
+    };
+    let start = if shared {
+        p.offset_bytes
+    } else {
+        job_base(p, n, false).unwrap_or(u64::MAX)
+    };
+    let end = job_base(p, n, shared)
+        .and_then(|b| b.checked_add(p.size_bytes))
+        .unwrap_or(u64::MAX);
+    (start, end)
+}
+
+/// Offsets that storlab cannot place: in job groups (jobs of different
+/// workloads run together) and with an interleaved stride.
+pub fn check_offsets(phases: &[storlab_types::PhaseParams]) -> Result<(), String> {
+    for p in phases {
+        if p.groups.iter().any(has_offsets) {
+            return Err(format!(
+                "phase {}: offset and offset_increment are not supported for jobs that run \
+                 together with other jobs (job groups): run the job as its own phase (stonewall)",
+                p.name
+            ));
+        }
+        if has_offsets(p)
+            && matches!(
+                p.layout,
+                storlab_types::FileLayout::SharedInterleaved { .. }
+            )
+        {
+            return Err(format!(
+                "phase {}: offset/offset_increment with an interleaved stride: drop one of them",
+                p.name
+            ));
+        }
+        for n in 0..p.numjobs {
+            if job_base(p, n, true)
+                .and_then(|b| b.checked_add(p.size_bytes))
+                .is_none()
+            {
+                return Err(format!(
+                    "phase {}: offset + {n} × offset_increment + size is past 16 EiB: use smaller \
+                     offsets",
+                    p.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Prepare a job's thread: its NUMA placement and its I/O priority
 /// (fio's `prio`/`prioclass`, set with ioprio_set as fio's backend.c
 /// does). Costs nothing when neither is set.

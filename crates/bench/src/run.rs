@@ -156,7 +156,15 @@ fn run_phases(
         // only the part of each file this phase uses, and only what is new.
         let need_layout: Vec<(usize, u64, u64)> = files
             .iter()
-            .map(|&f| (f, laid_out.done[f], region.min(job.target.files[f].size)))
+            .map(|&f| {
+                let (start, end) =
+                    crate::placement::file_range(p, f, job.target.shared, share.total_jobs, region);
+                (
+                    f,
+                    laid_out.done[f].max(start),
+                    end.min(job.target.files[f].size),
+                )
+            })
             .filter(|&(_, from, to)| from < to && (p.rw.reads() || p.verify))
             .collect();
         if sync.is_some() || !need_layout.is_empty() {
@@ -359,8 +367,10 @@ fn worker_plans(
                     let bs = p.max_bs().max(1);
                     (w.min(p.size_bytes) / bs * bs).max(bs.min(p.size_bytes))
                 });
+            // fio's offset/offset_increment (placement.rs): 0 and j × size without.
+            let base = |shared| crate::placement::job_base(p, j, shared).unwrap_or(0);
             let (file, region) = if !job.target.shared {
-                (j as usize, RegionMap::Contiguous { base: 0 })
+                (j as usize, RegionMap::Contiguous { base: base(false) })
             } else {
                 let region = match p.layout {
                     FileLayout::SharedInterleaved { stride_bytes } => RegionMap::Interleaved {
@@ -368,9 +378,7 @@ fn worker_plans(
                         numjobs: u64::from(share.total_jobs),
                         job: j as u64,
                     },
-                    _ => RegionMap::Contiguous {
-                        base: j as u64 * p.size_bytes,
-                    },
+                    _ => RegionMap::Contiguous { base: base(true) },
                 };
                 (0, region)
             };
@@ -694,7 +702,8 @@ fn summarize(
     );
     let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
     let ops = total.ops;
-    let has_verify = p.verify && p.rw.reads();
+    // fio's verify_backlog (verify.rs) checks inside writing phases too.
+    let has_verify = p.verify && (p.rw.reads() || p.verify_opts.backlog > 0);
     PhaseResult {
         params: p.clone(),
         started_at,
@@ -1057,10 +1066,15 @@ fn verify_files(
             }
         };
         // A shared file is verified by every process, each its own slice.
+        // The part the phase wrote (fio's offsets leave holes before it).
+        let (start, stop) =
+            crate::placement::file_range(p, f, job.target.shared, share.total_jobs, df.size);
+        let stop = stop.min(df.size);
         let (mut off, end) = if job.target.shared {
-            share.slice_of(df.size)
+            let (s, e) = share.slice_of(stop - start.min(stop));
+            (start + s, start + e)
         } else {
-            (0, df.size)
+            (start, stop)
         };
         while off < end && !control.stop.load(Ordering::Relaxed) {
             let n = ((end - off) as usize).min(LAYOUT_CHUNK);

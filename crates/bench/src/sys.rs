@@ -343,6 +343,21 @@ pub fn errno_name(errno: i32) -> String {
 
 // --- issue 27 (fioverify): the system calls of prio.rs and placement.rs ---
 
+/// Allocate `len` bytes of `file` from `offset` (fio's offsets leave the
+/// bytes before a region a hole).
+pub fn fallocate_range(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: no memory is passed.
+    cvt(unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            0,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    })
+    .map(|_| ())
+}
+
 /// `ioprio_set(IOPRIO_WHO_PROCESS, 0, ioprio)`: on Linux, who 0 is the
 /// calling thread.
 pub fn ioprio_set(ioprio: u16) -> io::Result<()> {

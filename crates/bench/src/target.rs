@@ -204,7 +204,14 @@ fn in_use_message(used: &Use, path: &Path) -> String {
 /// Bytes a phase needs per file, given the file set: `size × numjobs` in
 /// one shared file, checked (a product past 16 EiB is refused, never wrapped).
 fn needs(p: &PhaseParams, shared: bool) -> Result<Vec<u64>, TargetError> {
-    if shared {
+    if shared && crate::placement::has_offsets(p) {
+        // The last job's region ends last (checked in placement::check_offsets).
+        let last = p.numjobs.saturating_sub(1);
+        let end = crate::placement::job_base(p, last, true)
+            .and_then(|b| b.checked_add(p.size_bytes))
+            .unwrap_or(u64::MAX);
+        Ok(vec![end])
+    } else if shared {
         let total = p.size_bytes.checked_mul(u64::from(p.numjobs)).ok_or_else(|| {
             TargetError::Refused(format!(
                 "phase {}: --size {} × --numjobs {} does not fit in 64 bits: use a smaller --size or --numjobs",
@@ -216,7 +223,25 @@ fn needs(p: &PhaseParams, shared: bool) -> Result<Vec<u64>, TargetError> {
         // Each group's jobs, in order, with the group's own size.
         Ok(crate::groups::job_sizes(p))
     } else {
-        Ok(vec![p.size_bytes; p.numjobs as usize])
+        // fio's offsets (placement.rs): job j's file ends at its region's end.
+        Ok((0..p.numjobs)
+            .map(|j| crate::placement::job_base(p, j, false).unwrap_or(0) + p.size_bytes)
+            .collect())
+    }
+}
+
+/// Where the part of each file a phase uses starts: 0 unless fio's offsets
+/// leave a hole before it (never allocated, never written).
+fn starts(p: &PhaseParams, shared: bool) -> Vec<u64> {
+    if !crate::placement::has_offsets(p) || !p.groups.is_empty() {
+        return Vec::new();
+    }
+    if shared {
+        vec![p.offset_bytes]
+    } else {
+        (0..p.numjobs)
+            .map(|j| crate::placement::job_base(p, j, false).unwrap_or(0))
+            .collect()
     }
 }
 
@@ -407,8 +432,19 @@ pub fn resolve(
                 )));
             }
             fill_fs_facts(&mut info, parent);
-            check_space(parent, need, &info)?;
-            create_file(&path, need, phases.iter().all(|p| p.fallocate))?;
+            // fio's offsets: the hole before the first region is not allocated.
+            let hole = phases
+                .iter()
+                .map(|p| starts(p, true).first().copied().unwrap_or(0))
+                .min()
+                .unwrap_or(0);
+            check_space(parent, need - hole.min(need), &info)?;
+            create_file(
+                &path,
+                need,
+                phases.iter().all(|p| p.fallocate),
+                hole.min(need),
+            )?;
             info.files = vec![path.display().to_string()];
             info.created_by_storlab = true;
             Ok(single_file(TargetKind::File, info, path, need, true))
@@ -476,8 +512,9 @@ fn check_space(dir: &Path, need: u64, info: &TargetInfo) -> Result<(), TargetErr
     Ok(())
 }
 
-/// Create a new file (never an existing one), pre-allocated unless `preallocate` is off.
-fn create_file(path: &Path, size: u64, preallocate: bool) -> Result<(), TargetError> {
+/// Create a new file (never an existing one), pre-allocated from `from`
+/// (0 but where fio's offsets leave a hole) unless `preallocate` is off.
+fn create_file(path: &Path, size: u64, preallocate: bool, from: u64) -> Result<(), TargetError> {
     let flags = sys::OpenFlags {
         write: true,
         create_new: true,
@@ -489,7 +526,13 @@ fn create_file(path: &Path, size: u64, preallocate: bool) -> Result<(), TargetEr
     if !preallocate || size == 0 {
         return f.set_len(size).map_err(io_err(path));
     }
-    match sys::fallocate(&f, size) {
+    let allocated = if from == 0 {
+        sys::fallocate(&f, size)
+    } else {
+        f.set_len(size)
+            .and_then(|()| sys::fallocate_range(&f, from, size.saturating_sub(from)))
+    };
+    match allocated {
         Ok(()) => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
             f.set_len(size).map_err(io_err(path))
@@ -516,15 +559,25 @@ fn make_in_dir(
     // Files: one per job (max numjobs over phases), or one shared file if any
     // phase shares. A file's size is the most any phase needs of it.
     let mut sizes: Vec<u64> = Vec::new();
+    let mut from: Vec<u64> = Vec::new();
     for p in phases {
+        let st = starts(p, shared);
         for (i, n) in needs(p, shared)?.into_iter().enumerate() {
             if sizes.len() <= i {
                 sizes.push(0);
+                from.push(u64::MAX);
             }
             sizes[i] = sizes[i].max(n);
+            from[i] = from[i].min(st.get(i).copied().unwrap_or(0));
         }
     }
-    let total = match total_of(&sizes) {
+    // What is allocated: each file from where its first region starts.
+    let used: Vec<u64> = sizes
+        .iter()
+        .zip(&from)
+        .map(|(s, f)| s.saturating_sub(*f))
+        .collect();
+    let total = match total_of(&used) {
         Ok(t) => t,
         Err(e) => {
             if let Some(p) = &created_parent {
@@ -548,7 +601,8 @@ fn make_in_dir(
         } else {
             format!("job{i}.dat")
         });
-        if let Err(e) = create_file(&path, *size, phases.iter().all(|p| p.fallocate)) {
+        let start = from.get(i).copied().unwrap_or(0);
+        if let Err(e) = create_file(&path, *size, phases.iter().all(|p| p.fallocate), start) {
             for f in &files {
                 let f: &DataFile = f;
                 let _ = fs::remove_file(&f.path);

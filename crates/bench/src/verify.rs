@@ -163,6 +163,78 @@ pub fn dump(data_file: &std::path::Path, bad: u64, buf: &[u8], offset: u64, unit
     }
 }
 
+/// fio's `verify_backlog=N`: after every N completed writes, the job reads
+/// those blocks back (synchronously, on its own thread, inside the
+/// window: fio's writes wait for them too) and checks them. The reads
+/// are not counted as the phase's reads.
+pub(crate) struct Backlog {
+    every: usize,
+    written: Vec<(u64, u32)>,
+    buf: crate::sys::AlignedBuf,
+}
+
+impl std::fmt::Debug for Backlog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backlog")
+            .field("every", &self.every)
+            .field("written", &self.written.len())
+            .finish()
+    }
+}
+
+/// What a backlog check found: units checked, and the bad ones.
+pub(crate) type Checked = (u64, Vec<(u64, String)>);
+
+impl Backlog {
+    /// The backlog of a writing phase with `verify_backlog` (None without).
+    pub(crate) fn of(p: &PhaseParams) -> Option<Backlog> {
+        let n = p.verify_opts.backlog;
+        if !p.verify || n == 0 || !p.rw.writes() || p.verify_opts.no_check {
+            return None;
+        }
+        let buf = crate::sys::AlignedBuf::new(p.max_bs().max(4096) as usize, 4096).ok()?;
+        Some(Backlog {
+            every: n.min(1 << 20) as usize,
+            written: Vec::new(),
+            buf,
+        })
+    }
+
+    /// Note a completed write of `len` bytes at `offset`; every `every`
+    /// writes, read them back from `fd` and check them (`unit`, `seed`,
+    /// `file`, `pattern` as [`check`]).
+    pub(crate) fn wrote(
+        &mut self,
+        offset: u64,
+        len: u32,
+        fd: i32,
+        (unit, seed, file, pattern): (usize, u64, u32, &[u8]),
+    ) -> Option<Checked> {
+        self.written.push((offset, len));
+        if self.written.len() < self.every {
+            return None;
+        }
+        let mut out: Checked = (0, Vec::new());
+        for (off, len) in self.written.drain(..) {
+            let b = &mut self.buf.as_mut_slice()[..len as usize];
+            match crate::sys::pread(fd, b, off) {
+                Ok(n) if n == len as usize => {
+                    let (c, bad) = check(b, unit, seed, file, off, pattern);
+                    out.0 += c;
+                    out.1.extend(bad);
+                }
+                Ok(n) => out
+                    .1
+                    .push((off, format!("verify_backlog: read back {n} of {len} bytes"))),
+                Err(e) => out
+                    .1
+                    .push((off, format!("verify_backlog: read back failed: {e}"))),
+            }
+        }
+        Some(out)
+    }
+}
+
 /// Resolve the issue-27 extras of spec `s` onto `p` (the rest of the
 /// phase's parameters): checked, every value and combination.
 pub fn resolve_extras(

@@ -575,6 +575,8 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     win_bytes: u64,
     /// fio's cmdprio_* (prio.rs): each I/O's priority; None without.
     prio: Option<crate::prio::Picker>,
+    /// fio's verify_backlog (verify.rs): written blocks read back every N.
+    backlog: Option<crate::verify::Backlog>,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -641,6 +643,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             win_ios: 0,
             win_bytes: 0,
             prio: crate::prio::Picker::of(&p.prio, p.seed ^ u64::from(ctx.plan.job), depth),
+            backlog: crate::verify::Backlog::of(p),
             engine,
             clock,
             ctx,
@@ -1087,6 +1090,16 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
         if s.dir == Dir::Write {
             self.writes_since_fsync += 1;
+            if let Some(b) = &mut self.backlog {
+                let (p, plan) = (self.ctx.p, self.ctx.plan);
+                let how = (plan.unit, p.seed, plan.file_id, &p.verify_opts.pattern[..]);
+                if let Some((checked, bad)) = b.wrote(s.offset, s.len, self.ctx.fd, how) {
+                    self.out.verify_checked += checked;
+                    self.out.verify_bad_count += bad.len() as u64;
+                    let room = MAX_REPORTED_MISMATCHES.saturating_sub(self.out.verify_bad.len());
+                    self.out.verify_bad.extend(bad.into_iter().take(room));
+                }
+            }
         }
         if self.ctx.p.thinktime_ns > 0 {
             self.think_until = tc.saturating_add(self.ctx.p.thinktime_ns);
