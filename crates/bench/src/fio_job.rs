@@ -1576,11 +1576,8 @@ time_based
                 got.notes
             );
         }
-        let e = refused("[j]\ncontinue_on_error=all\n");
-        assert!(
-            e.contains("t.fio:2") && e.contains("remove continue_on_error"),
-            "{e}"
-        );
+        let e = refused("[j]\ncontinue_on_error=sometimes\n");
+        assert!(e.contains("none, read, write, io, verify or all"), "{e}");
         let e = refused("[j]\nio_submit_mode=fast\n");
         assert!(e.contains("inline and offload"), "{e}");
         // exitall with concurrent jobs cannot be honoured.
@@ -1618,8 +1615,13 @@ time_based
             e.contains("t.fio:2") && e.contains("write the result"),
             "{e}"
         );
-        let e = refused("[j]\nnuma_cpu_nodes=0\n");
+        let e = refused("[j]\ncpus_allowed=0\n");
         assert!(e.contains("numactl"), "{e}");
+        // issue 27's options are checked where they are read.
+        let e = refused("[j]\nnuma_cpu_nodes=1-0\n");
+        assert!(e.contains("t.fio:2") && e.contains("range of nodes"), "{e}");
+        let e = refused("[j]\ncmdprio_bssplit=4k/60/1/0:4k/50/2/0\n");
+        assert!(e.contains("t.fio:2") && e.contains("more than 100"), "{e}");
     }
 
     proptest! {

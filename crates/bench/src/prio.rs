@@ -351,7 +351,7 @@ mod tests {
         ]);
         let p = resolve(&s, EngineKind::Libaio).unwrap();
         assert_eq!(ioprio_parts(p.job), (3, 0, 0));
-        let mut k = Picker::of(&p, 1).unwrap();
+        let mut k = Picker::of(&p, 1, 1).unwrap();
         let n = 100_000;
         let rt = (0..n)
             .filter(|_| ioprio_parts(k.pick(&p, true, 131072)).0 == 1)
@@ -369,7 +369,7 @@ mod tests {
             ("cmdprio_bssplit", "64k/25/1/1:64k/75/3/2:1024k/0,1024k/0"),
         ]);
         let p = resolve(&s, EngineKind::IoUring).unwrap();
-        let mut k = Picker::of(&p, 3).unwrap();
+        let mut k = Picker::of(&p, 3, 1).unwrap();
         let n = 40_000;
         let mut counts = std::collections::BTreeMap::new();
         for _ in 0..n {
@@ -426,6 +426,68 @@ mod tests {
         match got {
             Ok(v) => assert_eq!(ioprio_parts(v).0, 3),
             Err(e) => panic!("ioprio_set/ioprio_get failed: {e}"),
+        }
+    }
+
+    /// One 4 KiB read through `e` of a file of its own, carrying `ioprio`:
+    /// the submission's error or the completion's result.
+    fn read_with_prio<E: crate::engine::Engine>(e: &mut E, ioprio: u16) -> i32 {
+        use crate::engine::{Dir, Io};
+        e.set_ioprio(0, ioprio);
+        e.queue(Io {
+            slot: 0,
+            dir: Dir::Read,
+            offset: 0,
+            len: 4096,
+        })
+        .unwrap();
+        if let Err(err) = e.submit(1) {
+            return -err.raw_os_error().unwrap_or(0);
+        }
+        let mut res = i32::MIN;
+        while e.reap(|_, r| res = r) == 0 {
+            e.submit(1).unwrap();
+        }
+        res
+    }
+
+    /// The priority a command carries reaches the kernel: the kernel checks
+    /// it (`ioprio_check_cap`) and refuses a class that does not exist with
+    /// EINVAL, which it can only do if the engine handed it over (io_uring's
+    /// `sqe.ioprio`, libaio's `aio_reqprio` with IOCB_FLAG_IOPRIO). A valid
+    /// idle-class priority reads normally.
+    #[test]
+    fn a_commands_priority_reaches_the_kernel_through_io_uring_and_libaio() {
+        use crate::engine::{LibaioEngine, Slots, UringEngine, UringOptions};
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 8192]).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let fd = f.as_raw_fd();
+        let bogus = 7 << 13; // class 7: no such class
+        let idle = ioprio_value(3, 0, 0);
+        match crate::engine::uring_available() {
+            Ok(()) => {
+                let opts = UringOptions {
+                    registered: false,
+                    sqpoll: false,
+                };
+                let mut e = UringEngine::new(fd, Slots::new(1, 4096).unwrap(), opts).unwrap();
+                assert_eq!(read_with_prio(&mut e, bogus), -libc::EINVAL, "io_uring");
+                assert_eq!(read_with_prio(&mut e, idle), 4096, "io_uring");
+                assert_eq!(read_with_prio(&mut e, 0), 4096, "io_uring");
+            }
+            Err(e) => storlab_testkit::skip("io_uring priorities", &format!("no io_uring: {e}")),
+        }
+        match crate::engine::libaio_available() {
+            Ok(()) => {
+                // io_submit refuses the control block: a fresh engine each.
+                let new = || LibaioEngine::new(fd, Slots::new(1, 4096).unwrap()).unwrap();
+                assert_eq!(read_with_prio(&mut new(), bogus), -libc::EINVAL, "libaio");
+                assert_eq!(read_with_prio(&mut new(), idle), 4096, "libaio");
+            }
+            Err(e) => storlab_testkit::skip("libaio priorities", &format!("no native AIO: {e}")),
         }
     }
 }

@@ -315,6 +315,64 @@ pub const PARAMS: &[Param] = &[
     p("unified_rw_reporting", "one mixed line per phase (fio)").recorded(),
     p("lat_percentiles", "fio's lat percentiles").recorded(),
     p("clat_percentiles", "fio's clat percentiles").recorded(),
+    // fio's verify, error, priority, placement and dedupe options (issue 27).
+    p("offset", "where each job's region starts (fio)")
+        .unit("bytes")
+        .recorded(),
+    p(
+        "offset_increment",
+        "job N's region starts N x this further (fio)",
+    )
+    .unit("bytes")
+    .recorded(),
+    p("fill_device", "a write phase ends at ENOSPC (fio)")
+        .aliases(&["fill_fs"])
+        .recorded(),
+    p("verify_method", "fio's verify=NAME, recorded").recorded(),
+    p(
+        "verify_backlog",
+        "written blocks checked every N writes (fio)",
+    )
+    .recorded(),
+    p("verify_dump", "bad units saved for inspection (fio)").recorded(),
+    p("verify_pattern", "the pattern verified units carry (fio)").recorded(),
+    p("verify_interval", "bytes per verified unit (fio)")
+        .unit("bytes")
+        .recorded(),
+    p("do_verify", "whether a verify phase checks (fio)").recorded(),
+    p("continue_on_error", "error kinds a job goes on after (fio)").recorded(),
+    p(
+        "ignore_error",
+        "errnos continue_on_error goes on after (fio)",
+    )
+    .recorded(),
+    p("error_dump", "list each non-fatal error (fio)").recorded(),
+    p("prio", "the job's I/O priority level (fio)").recorded(),
+    p("prioclass", "the job's I/O priority class (fio)").recorded(),
+    p(
+        "cmdprio_percentage",
+        "share of I/Os with a command priority (fio)",
+    )
+    .recorded(),
+    p("cmdprio_class", "class of the command priority (fio)").recorded(),
+    p("cmdprio", "level of the command priority (fio)").recorded(),
+    p("cmdprio_hint", "hint of the command priority (fio)").recorded(),
+    p("cmdprio_bssplit", "command priorities per block size (fio)").recorded(),
+    p("log_prio", "latency per priority (fio)").recorded(),
+    p("numa_cpu_nodes", "NUMA nodes whose CPUs run each job (fio)").recorded(),
+    p("numa_mem_policy", "each job's NUMA memory policy (fio)").recorded(),
+    p(
+        "dedupe_percentage",
+        "share of written blocks that repeat (fio)",
+    )
+    .recorded(),
+    p("dedupe_mode", "which content a repeated block has (fio)").recorded(),
+    p(
+        "dedupe_working_set_percentage",
+        "share of the region repeated blocks come from (fio)",
+    )
+    .recorded(),
+    p("dedupe_global", "jobs share one dedupe working set (fio)").recorded(),
     // The machine, the target and the tool.
     p(
         "host",

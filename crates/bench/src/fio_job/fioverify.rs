@@ -7,6 +7,19 @@ use super::{Entry, fail, fio_flag, need};
 use crate::options::SpecError;
 use storlab_types::fio_size;
 
+/// Check one option's value alone, so that a bad value names its line.
+fn check(key: &str, v: &str) -> Result<(), String> {
+    let s = crate::options::spec_from_pairs([(key, v)]).map_err(|e| e.0)?;
+    let r = match key {
+        "continue_on_error" | "ignore_error" => crate::errors::resolve(&s).map(drop),
+        "numa_cpu_nodes" | "numa_mem_policy" => crate::placement::resolve(&s).map(drop),
+        k if k.starts_with("dedupe") => crate::dedupe::resolve(&s, false).map(drop),
+        // The engine is checked with the whole phase.
+        _ => crate::prio::resolve(&s, storlab_types::EngineKind::Libaio).map(drop),
+    };
+    r.map_err(|e| format!("{key}={v}: {}", e.0))
+}
+
 /// Map `e` when it is one of these options: `Ok(false)` when it is not.
 pub(super) fn map(
     e: &Entry,
@@ -72,11 +85,23 @@ pub(super) fn map(
             "{key}: accepted; storlab checks each unit as its read completes, on the job's own \
              thread, and stops at the first mismatch unless continue_on_error covers verify"
         )),
-        "continue_on_error" | "ignore_error" | "numa_cpu_nodes" | "numa_mem_policy"
-        | "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_hint"
-        | "cmdprio_bssplit" | "dedupe_mode" => put(key, need(e, file)?.trim().to_string()),
-        "prio" | "prioclass" | "dedupe_percentage" | "dedupe_working_set_percentage" => {
-            put(key, need(e, file)?.trim().to_string())
+        "continue_on_error"
+        | "ignore_error"
+        | "numa_cpu_nodes"
+        | "numa_mem_policy"
+        | "cmdprio_percentage"
+        | "cmdprio_class"
+        | "cmdprio"
+        | "cmdprio_hint"
+        | "cmdprio_bssplit"
+        | "dedupe_mode"
+        | "prio"
+        | "prioclass"
+        | "dedupe_percentage"
+        | "dedupe_working_set_percentage" => {
+            let v = need(e, file)?.trim();
+            check(key, v).or_else(|m| fail(file, e.line, m))?;
+            put(key, v.to_string());
         }
         "create_serialize" => notes.push(
             "create_serialize: storlab lays out every job's file before the timed phase".into(),
