@@ -132,6 +132,8 @@ pub fn prepare(
     if phases.is_empty() {
         return Err(PrepareError::Unsupported("the job has no phases".into()));
     }
+    let mut phases = phases;
+    placement::fill_to_end(&mut phases, target);
     // Before anything is created: threads, buffers and files must fit the
     // process limits, or a worker would fail to start part-way.
     limits::check(&phases).map_err(PrepareError::Unsupported)?;

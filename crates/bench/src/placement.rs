@@ -66,6 +66,10 @@ pub fn resolve(s: &PhaseSpec) -> Result<Placement, SpecError> {
             (mode, nodes)
         }
     };
+    // The nodes must exist on the machine that runs the job (fio's libnuma
+    // refuses such a node string too): refused before anything runs.
+    check_nodes("numa_cpu_nodes", &cpu_nodes).map_err(SpecError)?;
+    check_nodes("numa_mem_policy", &mem_nodes).map_err(SpecError)?;
     Ok(Placement {
         cpu_nodes,
         mem_policy,
@@ -244,6 +248,51 @@ pub fn check_offsets(phases: &[storlab_types::PhaseParams]) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// fio's `fill_device` on a block device or an existing file: each such
+/// phase's regions reach the target's end (fio writes until ENOSPC, the
+/// device's end), from the phase's offset: `size` becomes what is left
+/// after the last job's start, over the jobs, in whole blocks. A directory
+/// or a new file has no end but the size given (storlab checks the free
+/// space first and never fills a file system it was not told to).
+pub fn fill_to_end(phases: &mut [storlab_types::PhaseParams], target: Option<&std::path::Path>) {
+    use std::os::unix::fs::FileTypeExt;
+    let Some(path) = target.filter(|_| phases.iter().any(|p| p.fill_device)) else {
+        return;
+    };
+    let Ok(md) = std::fs::metadata(path) else {
+        return;
+    };
+    let end = if md.file_type().is_block_device() {
+        match std::fs::File::open(path).and_then(|f| crate::sys::block_device_size(&f)) {
+            Ok(n) => n,
+            Err(_) => return,
+        }
+    } else if md.is_file() {
+        md.len()
+    } else {
+        return;
+    };
+    for p in phases
+        .iter_mut()
+        .filter(|p| p.fill_device && p.groups.is_empty())
+    {
+        let bs = p.max_bs().max(1);
+        let jobs = u64::from(p.numjobs.max(1));
+        let size = if p.offset_increment_bytes > 0 {
+            let last = p
+                .offset_bytes
+                .saturating_add((jobs - 1).saturating_mul(p.offset_increment_bytes));
+            end.saturating_sub(last)
+        } else {
+            end.saturating_sub(p.offset_bytes) / jobs
+        } / bs
+            * bs;
+        if size > 0 {
+            p.size_bytes = size;
+        }
+    }
 }
 
 /// Prepare a job's thread: its NUMA placement and its I/O priority

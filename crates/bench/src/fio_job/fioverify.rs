@@ -17,7 +17,13 @@ fn check(key: &str, v: &str) -> Result<(), String> {
         // The engine is checked with the whole phase.
         _ => crate::prio::resolve(&s, storlab_types::EngineKind::Libaio).map(drop),
     };
-    r.map_err(|e| format!("{key}={v}: {}", e.0))
+    r.map_err(|e| {
+        if e.0.starts_with(key) {
+            e.0
+        } else {
+            format!("{key}={v}: {}", e.0)
+        }
+    })
 }
 
 /// Map `e` when it is one of these options: `Ok(false)` when it is not.
