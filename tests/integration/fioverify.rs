@@ -65,6 +65,24 @@ fn offset_increment_places_job_n_at_offset_plus_n_increments() {
     assert_eq!(written_units(&data), want);
 }
 
+/// With `verify` the jobs' regions are laid out and checked, never the
+/// holes between them: 3 regions of 64 KiB 1 GiB apart in one sparse file
+/// allocate about 192 KiB, not 2 GiB (a first version wrote the holes).
+#[test]
+fn offset_increment_with_verify_never_touches_the_holes() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = zero_file(dir.path(), "sparse.img", (2 << 30) + (64 << 10));
+    let job = "[global]\nrw=write\nbs=16k\nsize=64k\noffset_increment=1g\nnumjobs=3\n\
+               verify=crc32c\n[w]\n";
+    let v = ok_json(&run_job(dir.path(), job, &target, &["--allow-destroy"]));
+    let ver = &v["phases"][0]["verify"];
+    assert_eq!(u(&ver["blocks_checked"]), 3 * 16, "{ver}");
+    assert_eq!(u(&ver["mismatches"]), 0, "{ver}");
+    let allocated = std::fs::metadata(&target).unwrap().blocks() * 512;
+    assert!(allocated <= 1 << 20, "{allocated} bytes allocated");
+}
+
 /// `verify_backlog=8`: a writing job reads back and checks its writes
 /// every 8 writes (fio), then the phase's regions are checked again
 /// (`do_verify`, fio's default): every 4 KiB unit is checked twice.

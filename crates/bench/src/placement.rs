@@ -212,6 +212,34 @@ pub fn file_range(
     (start, end)
 }
 
+/// The parts of file `f` phase `p` uses, in order: [`file_range`]'s span,
+/// but in a shared file with `offset_increment` each job's region apart
+/// (the holes between them are never laid out, written or checked).
+pub fn file_ranges(
+    p: &storlab_types::PhaseParams,
+    f: usize,
+    shared: bool,
+    total_jobs: u32,
+    region: u64,
+) -> Vec<(u64, u64)> {
+    if !(shared && has_offsets(p)) {
+        return vec![file_range(p, f, shared, total_jobs, region)];
+    }
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for n in 0..total_jobs {
+        let Some(b) = job_base(p, n, true) else {
+            break;
+        };
+        let e = b.saturating_add(p.size_bytes);
+        match out.last_mut() {
+            // Adjacent or overlapping regions are one range.
+            Some(last) if b <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((b, e)),
+        }
+    }
+    out
+}
+
 /// Offsets that storlab cannot place: in job groups (jobs of different
 /// workloads run together) and with an interleaved stride.
 pub fn check_offsets(phases: &[storlab_types::PhaseParams]) -> Result<(), String> {

@@ -156,9 +156,13 @@ fn run_phases(
         // only the part of each file this phase uses, and only what is new.
         let need_layout: Vec<(usize, u64, u64)> = files
             .iter()
-            .map(|&f| {
-                let (start, end) =
-                    crate::placement::file_range(p, f, job.target.shared, share.total_jobs, region);
+            .flat_map(|&f| {
+                // Each region of the file (fio's offsets: one per job, holes between).
+                crate::placement::file_ranges(p, f, job.target.shared, share.total_jobs, region)
+                    .into_iter()
+                    .map(move |r| (f, r))
+            })
+            .map(|(f, (start, end))| {
                 (
                     f,
                     laid_out.done[f].max(start),
@@ -1066,49 +1070,51 @@ fn verify_files(
             }
         };
         // A shared file is verified by every process, each its own slice.
-        // The part the phase wrote (fio's offsets leave holes before it).
-        let (start, stop) =
-            crate::placement::file_range(p, f, job.target.shared, share.total_jobs, df.size);
-        let stop = stop.min(df.size);
-        let (mut off, end) = if job.target.shared {
-            let (s, e) = share.slice_of(stop - start.min(stop));
-            (start + s, start + e)
-        } else {
-            (start, stop)
-        };
-        while off < end && !control.stop.load(Ordering::Relaxed) {
-            let n = ((end - off) as usize).min(LAYOUT_CHUNK);
-            let chunk = &mut buf.as_mut_slice()[..n];
-            let got = match sys::pread(file.as_raw_fd(), chunk, off) {
-                Ok(0) => {
-                    note(
-                        &mut v,
-                        off,
-                        format!(
-                            "the file ends at {off} bytes, {} expected (file shrank?)",
-                            df.size
-                        ),
-                    );
-                    break;
-                }
-                Ok(g) => g,
-                Err(e) => {
-                    note(&mut v, off, format!("read error during verification: {e}"));
-                    break;
-                }
+        // The parts the phase wrote (fio's offsets leave holes around them).
+        let ranges =
+            crate::placement::file_ranges(p, f, job.target.shared, share.total_jobs, df.size);
+        for (start, stop) in ranges {
+            let stop = stop.min(df.size);
+            let (mut off, end) = if job.target.shared {
+                let (s, e) = share.slice_of(stop - start.min(stop));
+                (start + s, start + e)
+            } else {
+                (start, stop)
             };
-            // Check unit by unit so every bad unit is counted.
-            for (i, unit) in chunk[..got].chunks(job.unit).enumerate() {
-                let uoff = off + (i * job.unit) as u64;
-                let pattern = &p.verify_opts.pattern;
-                let (checked, bad) =
-                    crate::verify::check(unit, job.unit, p.seed, f as u32, uoff, pattern);
-                v.blocks_checked += checked;
-                if let Some((o, why)) = bad {
-                    note(&mut v, o, why);
+            while off < end && !control.stop.load(Ordering::Relaxed) {
+                let n = ((end - off) as usize).min(LAYOUT_CHUNK);
+                let chunk = &mut buf.as_mut_slice()[..n];
+                let got = match sys::pread(file.as_raw_fd(), chunk, off) {
+                    Ok(0) => {
+                        note(
+                            &mut v,
+                            off,
+                            format!(
+                                "the file ends at {off} bytes, {} expected (file shrank?)",
+                                df.size
+                            ),
+                        );
+                        break;
+                    }
+                    Ok(g) => g,
+                    Err(e) => {
+                        note(&mut v, off, format!("read error during verification: {e}"));
+                        break;
+                    }
+                };
+                // Check unit by unit so every bad unit is counted.
+                for (i, unit) in chunk[..got].chunks(job.unit).enumerate() {
+                    let uoff = off + (i * job.unit) as u64;
+                    let pattern = &p.verify_opts.pattern;
+                    let (checked, bad) =
+                        crate::verify::check(unit, job.unit, p.seed, f as u32, uoff, pattern);
+                    v.blocks_checked += checked;
+                    if let Some((o, why)) = bad {
+                        note(&mut v, o, why);
+                    }
                 }
+                off += got as u64;
             }
-            off += got as u64;
         }
     }
     v

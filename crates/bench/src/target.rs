@@ -432,19 +432,20 @@ pub fn resolve(
                 )));
             }
             fill_fs_facts(&mut info, parent);
-            // fio's offsets: the hole before the first region is not allocated.
-            let hole = phases
-                .iter()
-                .map(|p| starts(p, true).first().copied().unwrap_or(0))
-                .min()
-                .unwrap_or(0);
-            check_space(parent, need - hole.min(need), &info)?;
-            create_file(
-                &path,
-                need,
-                phases.iter().all(|p| p.fallocate),
-                hole.min(need),
-            )?;
+            if phases.iter().any(crate::placement::has_offsets) {
+                // fio's offsets leave holes around the jobs' regions: the
+                // file is sparse and only the regions need space.
+                let regions = phases
+                    .iter()
+                    .map(|p| p.size_bytes.saturating_mul(u64::from(p.numjobs)))
+                    .max()
+                    .unwrap_or(0);
+                check_space(parent, regions.min(need), &info)?;
+                create_file(&path, need, false, 0)?;
+            } else {
+                check_space(parent, need, &info)?;
+                create_file(&path, need, phases.iter().all(|p| p.fallocate), 0)?;
+            }
             info.files = vec![path.display().to_string()];
             info.created_by_storlab = true;
             Ok(single_file(TargetKind::File, info, path, need, true))
