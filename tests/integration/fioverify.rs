@@ -156,16 +156,17 @@ fn surface_scan_fills_the_file_with_the_pattern_and_checks_every_unit() {
     bad[(1 << 20) + 700] ^= 0xff;
     std::fs::write(&target, &bad).unwrap();
     let job = "[global]\nbs=64k\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n\
-               [r]\nrw=read\nsize=2m\n";
+               verify_dump=1\n[r]\nrw=read\nsize=2m\n";
     let out = run_job(dir.path(), job, &target, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let v = json(&out);
     let ver = &v["phases"][0]["verify"];
     assert_eq!(u(&ver["mismatches"]), 1, "{ver}");
-    assert_eq!(
-        u(&ver["first_mismatches"][0]["offset_bytes"]),
-        (1 << 20) + 512
-    );
+    let at: usize = (1 << 20) + 512;
+    assert_eq!(u(&ver["first_mismatches"][0]["offset_bytes"]), at as u64);
+    // verify_dump: the bad unit as it was read, in the current directory.
+    let dumped = std::fs::read(dir.path().join(format!("scan.img.{at}.received"))).unwrap();
+    assert_eq!(dumped, bad[at..at + 512]);
 }
 
 /// A real ENOSPC: an existing sparse 48 MiB file on a 64 MiB tmpfs that

@@ -154,23 +154,7 @@ fn run_phases(
         let region = region_bytes(job, p, &share);
         // Lay out before reading (never read holes) and before any verify;
         // only the part of each file this phase uses, and only what is new.
-        let need_layout: Vec<(usize, u64, u64)> = files
-            .iter()
-            .flat_map(|&f| {
-                // Each region of the file (fio's offsets: one per job, holes between).
-                crate::placement::file_ranges(p, f, job.target.shared, share.total_jobs, region)
-                    .into_iter()
-                    .map(move |r| (f, r))
-            })
-            .map(|(f, (start, end))| {
-                (
-                    f,
-                    laid_out.done[f].max(start),
-                    end.min(job.target.files[f].size),
-                )
-            })
-            .filter(|&(_, from, to)| from < to && (p.rw.reads() || p.verify))
-            .collect();
+        let need_layout = layout_needed(job, p, &files, &laid_out.done, &share);
         if sync.is_some() || !need_layout.is_empty() {
             // A shared file is laid out by every process, each its slice.
             let mine: Vec<(usize, u64, u64)> = need_layout
@@ -322,6 +306,29 @@ fn phase_files(job: &ResolvedJob, p: &PhaseParams, share: &Share) -> Vec<usize> 
         let first = share.first_job as usize;
         (first..first + p.numjobs as usize).collect()
     }
+}
+
+/// What phase `p` must lay out before it runs: (file, from, to) for each
+/// part of its files not laid out yet, when it reads or verifies (each
+/// region apart where fio's offsets leave holes between them).
+fn layout_needed(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    files: &[usize],
+    done: &[u64],
+    share: &Share,
+) -> Vec<(usize, u64, u64)> {
+    let region = region_bytes(job, p, share);
+    files
+        .iter()
+        .flat_map(|&f| {
+            crate::placement::file_ranges(p, f, job.target.shared, share.total_jobs, region)
+                .into_iter()
+                .map(move |r| (f, r))
+        })
+        .map(|(f, (start, end))| (f, done[f].max(start), end.min(job.target.files[f].size)))
+        .filter(|&(_, from, to)| from < to && (p.rw.reads() || p.verify))
+        .collect()
 }
 
 /// Every process's files of a phase.
