@@ -328,3 +328,57 @@ fn numa_nodes_run_or_are_refused_by_name() {
         );
     }
 }
+
+/// cmdprio-bssplit.fio's `bssplit=64k/40:1024k/60,1024k/100` (the writes
+/// one size: storlab's bs_write) with `cmdprio_bssplit`'s advanced form:
+/// the small reads carry (1,1) a quarter and (3,2) three quarters of the
+/// time, every other I/O the job's prioclass=2/prio=7, each reported apart.
+#[test]
+fn cmdprio_bssplit_gives_each_size_its_priorities() {
+    if !is_root() {
+        skip(
+            "cmdprio_bssplit",
+            "the realtime class needs root (CAP_SYS_ADMIN)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let job = "[global]\ndirect=1\nrw=randrw\nioengine=libaio\niodepth=16\nlog_prio=1\n\
+               [adv-def]\nprioclass=2\nprio=7\nbssplit=4k/40:64k/60,64k/100\n\
+               cmdprio_bssplit=4k/25/1/1:4k/75/3/2:64k/0,64k/0\n";
+    let v = ok_json(&run_job(
+        dir.path(),
+        job,
+        &scratch,
+        &["--size", "64m", "--runtime", "1s", "--time-based"],
+    ));
+    let ph = &v["phases"][0];
+    assert_eq!(u(&ph["params"]["bs_write_bytes"]), 65536);
+    let by = ph["percentiles"]["by_prio"].as_array().expect("by_prio");
+    let ios = |dir: &str, class: u64, level: u64| -> u64 {
+        by.iter()
+            .filter(|e| e["dir"] == dir && u(&e["class"]) == class && u(&e["level"]) == level)
+            .map(|e| u(&e["ios"]))
+            .sum()
+    };
+    let (rt, idle, def) = (ios("read", 1, 1), ios("read", 3, 2), ios("read", 2, 7));
+    assert!(rt > 100 && def > 100, "{by:?}");
+    let ratio = idle as f64 / rt as f64;
+    assert!(
+        (2.0..4.5).contains(&ratio),
+        "(3,2) to (1,1) is 3: {ratio} {by:?}"
+    );
+    let writes: u64 = by
+        .iter()
+        .filter(|e| e["dir"] == "write")
+        .map(|e| u(&e["ios"]))
+        .sum();
+    assert_eq!(
+        writes,
+        ios("write", 2, 7),
+        "every write has the job's priority: {by:?}"
+    );
+    assert!(writes > 0);
+}

@@ -303,16 +303,14 @@ pub fn resolve(
     }
     let bs_write_bytes = match s.bs_write {
         None => None,
-        Some(_) if s.bssplit.is_some() => {
-            return err("bs_write cannot be combined with bssplit: give one block size with --bs");
-        }
         Some(_) if rw == RwMode::ReadModifyWrite => {
             return err("bs_write does not apply to rmw (each block is written back at its read size): drop it");
         }
         Some(b) => Some(check_bs(b.0, "bs_write")?),
     }
     // Reads only, or the same size as --bs: nothing to say.
-    .filter(|w| rw.writes() && bs.first().is_none_or(|b| b.bs_bytes != *w));
+    // (with a bssplit of reads, fio's bssplit=READS,SIZE/100, it always applies).
+    .filter(|w| rw.writes() && (bs.len() > 1 || bs.first().is_none_or(|b| b.bs_bytes != *w)));
     let (rate_read, rate_write) = match s.rate.as_deref() {
         Some(t) => parse_rate(t)?,
         None => (0, 0),

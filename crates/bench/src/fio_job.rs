@@ -463,15 +463,24 @@ fn map_option(
             put("bs", size(v)?.to_string());
         }
         "bssplit" => {
-            let v = need(e, file)?;
-            if v.contains(',') {
-                return fail(
-                    file,
-                    e.line,
-                    format!(
-                        "bssplit={v}: separate read/write splits are not supported; give one split"
-                    ),
-                );
+            let mut v = need(e, file)?;
+            if let Some((reads, writes)) = v.split_once(',') {
+                // fio's READS,WRITES: writes of one size (`1m/100`, cmdprio-bssplit.fio)
+                // are storlab's bs_write; a split of writes is not supported.
+                let w = writes.trim().trim_end_matches(':');
+                let one = w.strip_suffix("/100").unwrap_or(w);
+                if one.contains([':', '/', ',']) || one.is_empty() {
+                    return fail(
+                        file,
+                        e.line,
+                        format!(
+                            "bssplit={v}: a split of the writes is not supported; give the writes \
+                             one size (READS,SIZE/100) or one split for both"
+                        ),
+                    );
+                }
+                put("bs_write", size(one)?.to_string());
+                v = reads;
             }
             let mut parts = Vec::new();
             for part in v.split(':').filter(|p| !p.trim().is_empty()) {

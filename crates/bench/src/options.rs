@@ -409,7 +409,7 @@ bench_options! {
     random_distribution: String = "random", long "random-distribution", value "DIST";
     /// Sequential patterns: bytes skipped after each I/O, negative to move backwards (fio's rw=read:N, e.g. --seq-skip -8k reads 4k blocks from the end down; 112k writes 16k every 128k); the pass still moves --size bytes, wrapping as fio does
     seq_skip: String = "0", long "seq-skip", value "SIZE";
-    /// Block size of writes when it differs from --bs (fio's bs=R,W); not with --bssplit
+    /// Block size of writes when it differs from --bs (fio's bs=R,W); with --bssplit the split is the reads' (fio's bssplit=READS,SIZE/100)
     bs_write: ByteSize = "", long "bs-write", value "SIZE";
     /// Bandwidth cap per job in bytes/s (fio's rate): one value caps reads and writes each, READ,WRITE caps them apart, ',500k' only writes (0 = none)
     rate: String = "0", long "rate", value "R[,W]";

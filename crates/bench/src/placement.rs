@@ -349,14 +349,22 @@ mod tests {
         assert_eq!(parse_nodes("3,0-1"), Ok(vec![0, 1, 3]));
         assert!(parse_nodes("1-0").is_err());
         let s = PhaseSpec {
-            numa_mem_policy: Some("interleave:0-1".into()),
+            numa_mem_policy: Some("interleave:0".into()),
             ..Default::default()
         };
         let p = resolve(&s).unwrap();
         assert_eq!(
             (p.mem_policy.as_str(), p.mem_nodes),
-            ("interleave", vec![0, 1])
+            ("interleave", vec![0])
         );
+        // A node this machine lacks is refused before anything runs.
+        let missing = online_nodes().iter().max().copied().unwrap_or(0) + 1;
+        let s = PhaseSpec {
+            numa_cpu_nodes: Some(format!("0-{missing}")),
+            ..Default::default()
+        };
+        let e = resolve(&s).unwrap_err().0;
+        assert!(e.contains("does not exist on this machine"), "{e}");
         let s = PhaseSpec {
             numa_mem_policy: Some("bind".into()),
             ..Default::default()
