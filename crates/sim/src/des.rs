@@ -150,7 +150,11 @@ impl<'a> Sim<'a> {
         let stagger_ns = model::stream_rate(r, &l).map_or(0, |x| {
             (f64::from(r.workload.iodepth) * r.workload.bs_bytes as f64 / x * 1e9) as Nanos
         });
-        let drive_delay_s = {
+        let drive_delay_s = if r.array.queued {
+            // A calibrated queue: the fitted delay, beside the units'
+            // service (docs/MODEL.md §3.14).
+            r.array.drive_latency_s
+        } else {
             let bs = r.workload.bs_bytes as f64;
             let lone = model::lone_link_rate(r, &l);
             let slower = (bs / r.array.backend_bytes_per_s - bs / lone).max(0.0);

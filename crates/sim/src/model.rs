@@ -381,7 +381,7 @@ pub fn lone_link_rate(r: &Resolved, l: &Layout) -> f64 {
 /// queueing) and for lock-managed shared-file writes (one at a time).
 pub fn stream_rate(r: &Resolved, l: &Layout) -> Option<f64> {
     let w = &r.workload;
-    if w.pattern.is_random() || l.locked {
+    if w.pattern.is_random() || l.locked || r.array.queued {
         return None;
     }
     let lone = lone_link_rate(r, l);
@@ -408,6 +408,12 @@ pub fn stream_rate(r: &Resolved, l: &Layout) -> Option<f64> {
 /// the fluid bound, gives the throughput.
 pub fn request_level(p: Pattern) -> bool {
     p.is_random()
+}
+
+/// Whether MVA gives the throughput of `r`: random work, or an array whose
+/// drives are a calibrated queue (their knee holds for streams too).
+pub fn queued(r: &Resolved) -> bool {
+    request_level(r.workload.pattern) || r.array.queued
 }
 
 #[cfg(test)]
