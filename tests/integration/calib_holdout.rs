@@ -23,11 +23,11 @@ const WORST_BOUND: f64 = 0.35;
 
 /// The two tests here that measure the disk take turns: one's bench must
 /// not be the other's noise.
-static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A directory on the real disk (the target directory's, never tmpfs), or
 /// why not.
-fn real_disk_dir() -> Result<tempfile::TempDir, String> {
+pub(crate) fn real_disk_dir() -> Result<tempfile::TempDir, String> {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).map_err(|e| e.to_string())?;
     let c = std::ffi::CString::new(dir.path().to_string_lossy().as_bytes())
         .map_err(|e| e.to_string())?;
@@ -63,7 +63,7 @@ fn job(points: &[(String, String, u32)], runtime: &str) -> String {
 
 /// Run `points` once with `bench --json`: per phase name, its IOPS in its
 /// direction and the share of the requested depth it kept in flight.
-fn bench(
+pub(crate) fn bench(
     dir: &Path,
     points: &[(String, String, u32)],
     runtime: &str,

@@ -838,7 +838,9 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
 /// One line on the effect that binds.
 fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
     let ctrl = &hw.controller;
-    if q.binding == PartKind::Concurrency
+    // A calibrated queue: MVA, or past the knee its saturated rate (the
+    // drives' part, equal to it within rounding).
+    if matches!(q.binding, PartKind::Concurrency | PartKind::Drives)
         && let Some(dq) = q.queue
     {
         return format!(
