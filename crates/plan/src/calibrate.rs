@@ -1182,7 +1182,10 @@ mod tests {
             .with_concurrency(1, 4);
         let plan = crate::perf::predict(&layout, &hw(d.clone()), &w).unwrap();
         let by_fit = fit.predict(64 << 10, 4).unwrap();
-        assert!((plan.iops / by_fit - 1.0).abs() < 1e-9, "{plan:?} vs {by_fit}");
+        assert!(
+            (plan.iops / by_fit - 1.0).abs() < 1e-9,
+            "{plan:?} vs {by_fit}"
+        );
         assert!(
             plan.explanation.contains("calibrated queue"),
             "{}",
@@ -1208,13 +1211,7 @@ mod tests {
     /// naming the drive, the table and what to give.
     #[test]
     fn a_bad_queue_table_is_refused_naming_it() {
-        let c = calibrate_with(
-            "qdev",
-            &qd_sweep(),
-            &HoldOut::sizes(&[]),
-            Repeats::Median,
-        )
-        .unwrap();
+        let c = calibrate_with("qdev", &qd_sweep(), &HoldOut::sizes(&[]), Repeats::Median).unwrap();
         let like = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
         let text = c.to_toml(&like, "runs");
         for (from, to) in [

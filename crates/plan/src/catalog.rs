@@ -168,7 +168,10 @@ pub struct DriveEntry {
     pub source: String,
     /// The concurrency knee `plan calibrate` fitted, per direction and
     /// pattern (`[drive.queue.rand_read]` ...; docs/MODEL.md §3.14).
-    #[serde(default, skip_serializing_if = "crate::hardware::DriveQueues::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::hardware::DriveQueues::is_empty"
+    )]
     pub queue: crate::hardware::DriveQueues,
 }
 

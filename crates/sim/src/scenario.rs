@@ -903,7 +903,9 @@ impl Scenario {
         let (backend, backend_source, backend_units, explicit) =
             self.backend(a, drives.as_ref(), pattern, bs)?;
         let rt = path.round_trip;
-        let queue = path.queue.filter(|_| explicit.is_none() && a.backend_iops.is_none());
+        let queue = path
+            .queue
+            .filter(|_| explicit.is_none() && a.backend_iops.is_none());
         let drive_latency_s = if let Some(q) = &queue {
             q.delay_s
         } else if pattern.is_random() || drives.is_none() || explicit.is_some() {

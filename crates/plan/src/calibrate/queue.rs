@@ -124,7 +124,11 @@ impl QueueFit {
         if !pos(self.latency_s) || !pos(self.demand_s) {
             return Err("latency_s and demand_s must be positive seconds".into());
         }
-        match (self.latency_bytes_per_s, self.demand_bytes_per_s, self.only_bytes) {
+        match (
+            self.latency_bytes_per_s,
+            self.demand_bytes_per_s,
+            self.only_bytes,
+        ) {
             (Some(a), Some(b), None) if pos(a) && pos(b) => {}
             (None, None, Some(b)) if b > 0 => {}
             _ => {
