@@ -95,6 +95,10 @@ pub(crate) fn bench(
         } else {
             "read"
         };
+        // The cache state, verified: every phase ran O_DIRECT and the
+        // bench saw no way it could have been served from the page cache.
+        assert_eq!(p["cache"]["mode"], "direct", "{name}: {}", p["cache"]);
+        assert_eq!(p["cache"]["may_be_cached"], false, "{name}: {}", p["cache"]);
         let iops = p[dir]["iops"].as_f64().unwrap();
         let depth = p["depth"]["achieved"].as_f64().unwrap_or(0.0)
             / p["depth"]["requested"].as_f64().unwrap_or(1.0);
