@@ -1207,6 +1207,23 @@ mod tests {
         );
     }
 
+    /// An override of a calibrated drive keeps its knee (the entry is
+    /// written back with its queue tables and read again).
+    #[test]
+    fn an_override_of_a_calibrated_drive_keeps_its_knee() {
+        let c = calibrate_with("qdev", &qd_sweep(), &HoldOut::sizes(&[]), Repeats::Median).unwrap();
+        let like = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        let mut cat = Catalog::builtin();
+        cat.extend("q.toml", &c.to_toml(&like, "runs")).unwrap();
+        let before = cat.drive("qdev").unwrap();
+        cat.extend("o.toml", "[override.drive.\"qdev\"]\nprice = 100\n")
+            .unwrap();
+        let after = cat.drive("qdev").unwrap();
+        assert_eq!(after.price, Some(100.0));
+        assert_eq!(after.queue, before.queue);
+        assert!(after.queue.rand_read.is_some());
+    }
+
     /// A catalog curve must be complete and positive: a bad one is refused
     /// naming the drive, the table and what to give.
     #[test]

@@ -139,8 +139,15 @@ pub fn queued_rate(q: &DeviceQueue, extra_delay_s: f64, in_flight: u64) -> f64 {
     let (mut queue, mut x) = (0.0, 0.0);
     for k in 1..=in_flight.clamp(1, 1_000_000) {
         let r = q.demand_s * (1.0 + queue);
-        x = k as f64 / (z + n * r);
+        let next = k as f64 / (z + n * r);
+        // Far past the knee X no longer moves: a deep queue (a search over
+        // many designs) costs no more than that.
+        let settled = next - x <= 1e-13 * next;
+        x = next;
         queue = x * r;
+        if settled {
+            break;
+        }
     }
     x
 }
