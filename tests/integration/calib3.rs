@@ -10,11 +10,27 @@ use crate::util::{ok, run_in, skip};
 use serde_json::Value;
 use std::path::Path;
 
+/// A controller that adds nothing to the device as it was measured (its
+/// fitted latency already holds the path from the host): a host link of
+/// 1000 GB/s, as the sim scenario's port and NIC.
+const AS_MEASURED: &str = r#"[[link]]
+name = "as-measured-path"
+rate = "1000GB/s"
+source = "test: the path the device was measured through, whose time is in its fitted latency"
+
+[[controller]]
+name = "as-measured"
+write_back = false
+backend = "as-measured-path"
+host = "as-measured-path"
+source = "test: nothing between the host and the calibrated device"
+"#;
+
 /// `plan layout R0/1` of the calibrated drive at `qd`, random reads of
-/// `bs`: bytes/s and the explanation. No controller in front of it
-/// (`md-nvme-direct`: CPU PCIe lanes), as it was measured: the fitted
-/// latency already holds the path from the host.
+/// `bs`, behind [`AS_MEASURED`]: bytes/s and the explanation.
 fn plan_at(dir: &Path, cat: &str, bs: &str, qd: u32) -> (f64, String) {
+    let direct = dir.join("as-measured.toml");
+    std::fs::write(&direct, AS_MEASURED).unwrap();
     let qd = qd.to_string();
     let p = run_in(
         dir,
@@ -26,8 +42,10 @@ fn plan_at(dir: &Path, cat: &str, bs: &str, qd: u32) -> (f64, String) {
             cat,
             "--drive",
             "qd-disk",
+            "--catalog",
+            direct.to_str().unwrap(),
             "--controller",
-            "md-nvme-direct",
+            "as-measured",
             "--streams",
             "1",
             "--qd",
