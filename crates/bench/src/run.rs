@@ -119,6 +119,11 @@ fn run_phases(
         if !agree(!control.stop.load(Ordering::Relaxed)) {
             break;
         }
+        // fio's exitall with exit_what=all: the phases left do not run.
+        if let Some(why) = control.runctl.run_ended() {
+            outcome.warnings.push(why);
+            break;
+        }
         control.begin_phase(index);
         // Groups on rank sets (--group-ranks): this process runs its group.
         let mine = grouped::on_ranks(sync, index, p);
@@ -594,6 +599,7 @@ fn depth_report(
             });
             (n > 0).then(|| s as f64 / n as f64)
         },
+        latency_target: crate::runctl::found(outs.iter().map(|o| o.latency_target)),
     };
     let low = achieved < 0.95 * requested as f64;
     let instant_engine = p.engine == storlab_types::EngineKind::Null && p.null_latency_ns == 0;
