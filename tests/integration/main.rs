@@ -20,6 +20,7 @@ mod fioout;
 mod forks;
 // fio job files (issue 27)
 mod fiojob;
+mod fiojob3;
 mod granks;
 mod groups;
 mod groups_more;

@@ -573,6 +573,11 @@ impl<'a> JobCtl<'a> {
             let mine = self.flow_counter as f64 / total as f64;
             let share = self.rc.flow as f64 / weight as f64;
             if mine > share {
+                if self.rc.flow_sleep_ns == 0 {
+                    // fio loops at once; give the CPU to the jobs this one
+                    // waits for (they may share it).
+                    std::thread::yield_now();
+                }
                 return Some(now.saturating_add(self.rc.flow_sleep_ns));
             }
         }
