@@ -38,6 +38,7 @@ const RUNS: &[&str] = &[
     "poisson-rate-submission.fio",
     "rand-zones.fio",
     "sequence-distribution.fio",
+    "sprandom.fio",
     "ssd-steadystate.fio",
     "ssd-test.fio",
     "steadystate.fio",

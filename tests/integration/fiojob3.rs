@@ -63,7 +63,10 @@ fn flow_keeps_the_jobs_io_counts_in_the_weights_ratio() {
     let (w, r) = (ops(group(ph, "job2")), ops(group(ph, "job1")));
     assert!(w > 100.0, "job2 moved {w} I/Os");
     let ratio = r / w;
-    assert!((7.0..=9.0).contains(&ratio), "job1:job2 = {r}:{w} = {ratio}");
+    assert!(
+        (7.0..=9.0).contains(&ratio),
+        "job1:job2 = {r}:{w} = {ratio}"
+    );
     // Different flow ids do not pace each other.
     let (out, _) = run(
         "[global]\nioengine=null\nsize=16m\nbs=4k\ntime_based\nruntime=300ms\n\
@@ -91,18 +94,28 @@ fn exitall_stops_the_others_when_one_job_ends() {
     };
     // group: `long` has a reporting group of its own: it runs on (here to
     // the deadline set by --runtime, which keeps the test short).
-    let (out, took) = run(&text("group"), &["--output-format", "json", "--runtime", "1500ms"]);
+    let (out, took) = run(
+        &text("group"),
+        &["--output-format", "json", "--runtime", "1500ms"],
+    );
     let v = json(&out);
     let long = group(&v["phases"][0], "long");
     let ns = long["elapsed_ns"].as_f64().unwrap();
-    assert!(ns > 1.2e9, "exit_what=group left long alone: {ns} ns ({took:?})");
+    assert!(
+        ns > 1.2e9,
+        "exit_what=group left long alone: {ns} ns ({took:?})"
+    );
     // stonewall: short's end stops long at once; the next phase runs.
     let (out, took) = run(&text("stonewall"), &["--output-format", "json"]);
     let v = json(&out);
     assert!(took < Duration::from_secs(15), "long was stopped: {took:?}");
     let long = group(&v["phases"][0], "long");
     assert!(long["elapsed_ns"].as_f64().unwrap() < 5e9, "{long}");
-    assert_eq!(v["phases"].as_array().unwrap().len(), 2, "the next phase ran");
+    assert_eq!(
+        v["phases"].as_array().unwrap().len(),
+        2,
+        "the next phase ran"
+    );
     // all: the phase after it does not run, and the run says why.
     let (out, took) = run(&text("all"), &["--output-format", "json"]);
     let v = json(&out);
@@ -146,7 +159,10 @@ fn rate_min_fails_a_job_below_it_with_fios_message() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("stopped early"), "{err}");
     assert!(err.contains("j: rate_min=1048576B/s not met, got"), "{err}");
-    assert!(took >= Duration::from_secs(2), "not before the settle period");
+    assert!(
+        took >= Duration::from_secs(2),
+        "not before the settle period"
+    );
     let (out, _) = run(&text("20k"), &[]);
     assert!(out.status.success(), "80 KB/s meets 20k: {}", stderr(&out));
 }
@@ -166,7 +182,10 @@ fn latency_target_finds_the_depth_and_reports_it() {
     let lt = &v["phases"][0]["depth"]["latency_target"];
     assert_eq!(lt["depth"], 16, "{lt}");
     assert_eq!(lt["settled"], true, "{lt}");
-    assert!(took < Duration::from_secs(12), "the search ended the job: {took:?}");
+    assert!(
+        took < Duration::from_secs(12),
+        "the search ended the job: {took:?}"
+    );
     let (out, _) = run(
         "[j]\nioengine=null\nsize=4m\nbs=4k\nrw=randread\niodepth=16\n\
          latency_target=500\nlatency_window=50000\nlatency_percentile=99\n\
@@ -227,4 +246,44 @@ fn sequence_distribution_reads_fios_blocks_in_order() {
             .collect();
         assert_eq!(blocks, want, "stride {stride}\n{text}");
     }
+}
+
+/// fio's sprandom (SanDisk preconditioning): every block of the region is
+/// written, plus the re-writes that leave each region with its steady-state
+/// share of invalid blocks: about the physical capacity (logical × (1 +
+/// spr_op)) in all; the job ends when done, as in fio.
+#[test]
+fn sprandom_writes_every_block_and_the_over_provisioned_capacity() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("io.log");
+    let (out, _) = run(
+        "[j]\nioengine=null\nrw=randwrite\nbs=4k\nsize=8m\nnorandommap=1\n\
+         sprandom=1\nspr_num_regions=20\nspr_op=0.25\n",
+        &["--write-iolog", log.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&log).expect("the iolog");
+    let mut seen = std::collections::HashMap::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.iter().any(|w| *w == "write") {
+            let off: u64 = f[f.len() - 2].parse().unwrap();
+            *seen.entry(off / 4096).or_insert(0u32) += 1;
+        }
+    }
+    assert_eq!(seen.len(), 2048, "every block of the 8 MiB region written");
+    let writes: u32 = seen.values().sum();
+    let physical = 2048.0 * 1.25;
+    let ratio = f64::from(writes) / physical;
+    assert!(
+        (0.9..1.1).contains(&ratio),
+        "{writes} writes, physical {physical}"
+    );
+    // sprandom is a write stream (fio: "sprandom requires random write").
+    let (out, _) = run(
+        "[j]\nioengine=null\nrw=randread\nsize=1m\nsprandom=1\n",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("sprandom requires random writes"));
 }

@@ -768,6 +768,9 @@ fn map_job_option(
              flow_id and flow_sleep); so does storlab"
                 .into(),
         ),
+        // fio's SanDisk preconditioning (offsets/sprandom.rs).
+        "sprandom" => pairs.push((key.into(), u8::from(fio_flag(e, file)?).to_string())),
+        "spr_num_regions" | "spr_op" => pairs.push((key.into(), need(e, file)?.to_string())),
         "random_sequence_stride" => pairs.push((
             key.into(),
             u8::from(fio_flag(e, file)?).to_string(),
@@ -892,9 +895,9 @@ fn refusal(key: &str) -> Option<&'static str> {
         "create_on_open" | "create_serialize" | "create_fsync" | "create_only" | "pre_read" => {
             "storlab lays out each job's file before the timed phase: remove it"
         }
-        "sprandom" | "spr_num_regions" | "spr_op" | "spr_cs" => {
-            "fio's sprandom preconditioning is not supported: remove it and precondition with a \
-             sequential write phase"
+        "spr_cs" => {
+            "sprandom with a device cache size (spr_cs, which defers the re-writes past the \
+             cache) is not supported: remove spr_cs (fio's default 0)"
         }
         "bs_unaligned" | "bsu" => "storlab's block sizes are multiples of 512 bytes: remove it",
         "profile" => "fio's built-in profiles are not supported: write the jobs out",

@@ -4,6 +4,8 @@
 //! zoned: [`Skew`]), and the mapping of a job's logical region onto files
 //! (per-job file, shared regions, interleaved stride).
 
+mod sprandom;
+
 use storlab_types::RandomDistribution;
 
 /// A fast, seedable PRNG (xoshiro256++): offsets, mixes and data.
@@ -179,6 +181,12 @@ pub enum OffsetGen {
         size: u64,
         skip: i64,
     },
+    /// fio's `sprandom`; a pass ends when the preconditioning is done.
+    Sprandom {
+        spr: Box<sprandom::Sprandom>,
+        params: (u64, u64, u32, f64),
+        seed: u64,
+    },
     /// fio's `random_distribution=sequence`; see [`OffsetGen::sequence`].
     Sequence {
         blocks: Vec<u64>,
@@ -257,6 +265,17 @@ impl OffsetGen {
                 *i += 1;
                 (skew.draw(rng) * *slot, wrapped)
             }
+            OffsetGen::Sprandom { spr, params, seed } => {
+                if let Some(b) = spr.next_block(rng) {
+                    return (b * params.1, false);
+                }
+                // Done (fio ends the job here): a job that goes on
+                // (time_based) preconditions again, in a new order.
+                *seed = seed.wrapping_add(1);
+                let (blocks, bs, regions, op) = *params;
+                **spr = sprandom::Sprandom::new(blocks, bs, regions, op, *seed);
+                (spr.next_block(rng).unwrap_or(0) * bs, true)
+            }
             OffsetGen::Sequence {
                 blocks,
                 stride,
@@ -320,6 +339,22 @@ impl OffsetGen {
             skew: Box::new(skew),
             slot,
             i: 0,
+        }
+    }
+
+    /// fio's `sprandom` over `size` bytes of `bs`-byte blocks.
+    pub fn sprandom(spr: &storlab_types::Sprandom, size: u64, bs: u64, seed: u64) -> OffsetGen {
+        let params = (size / bs.max(1), bs, spr.regions, spr.op);
+        OffsetGen::Sprandom {
+            spr: Box::new(sprandom::Sprandom::new(
+                params.0,
+                bs,
+                spr.regions,
+                spr.op,
+                seed,
+            )),
+            params,
+            seed,
         }
     }
 

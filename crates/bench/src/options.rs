@@ -448,6 +448,12 @@ bench_options! {
     latency_run: Flag = "off", long "latency-run", value "0|1";
     /// fio's random_sequence_stride: with --random-distribution sequence:I,J,..., cycle c of the sequence adds c x its length to each index, so the pattern moves through the region group by group (0: the same blocks every cycle)
     random_sequence_stride: Flag = "off", long "random-sequence-stride", value "0|1";
+    /// fio's sprandom (randwrite only): SanDisk's SSD preconditioning: every block written once at random, plus re-writes that leave each region of the physical capacity (--spr-num-regions of it, over-provisioned by --spr-op) with the share of invalid blocks of a steady state; the job ends when done (with --time-based it starts over)
+    sprandom: Flag = "off", long "sprandom", value "0|1";
+    /// fio's spr_num_regions: the regions --sprandom divides the physical capacity into
+    spr_num_regions: u32 = "100", long "spr-num-regions", value "N";
+    /// fio's spr_op: the over-provisioning --sprandom assumes, a fraction (0.15 = 15 %)
+    spr_op: String = "0.15", long "spr-op", value "FRACTION";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').

@@ -95,6 +95,7 @@ pub fn resolve(s: &PhaseSpec) -> Result<Option<RunControl>, SpecError> {
                 ))
             })?,
     };
+    let sprandom = resolve_sprandom(s)?;
     let rc = RunControl {
         startdelay_ns: fio_time(s.startdelay.as_deref(), "startdelay", 1_000_000_000)?,
         exitall: s.exitall.is_some_and(|f| f.0),
@@ -114,8 +115,10 @@ pub fn resolve(s: &PhaseSpec) -> Result<Option<RunControl>, SpecError> {
         latency_window_ns: fio_time(s.latency_window.as_deref(), "latency_window", 1_000)?,
         latency_percentile,
         latency_run: s.latency_run.is_some_and(|f| f.0),
+        sprandom,
     };
-    let any = rc.startdelay_ns > 0
+    let any = rc.sprandom.is_some()
+        || rc.startdelay_ns > 0
         || rc.exitall
         || rc.flow > 0
         || rc.has_rate_min()
@@ -124,6 +127,39 @@ pub fn resolve(s: &PhaseSpec) -> Result<Option<RunControl>, SpecError> {
         return Ok(None);
     }
     Ok(Some(rc))
+}
+
+/// fio's sprandom options: random writes only (fio: "sprandom requires
+/// random write"), over-provisioning above 0 and at most 1.
+fn resolve_sprandom(s: &PhaseSpec) -> Result<Option<storlab_types::Sprandom>, SpecError> {
+    if !s.sprandom.is_some_and(|f| f.0) {
+        return Ok(None);
+    }
+    if !matches!(s.rw, None | Some(storlab_types::RwMode::RandWrite)) {
+        return err(
+            "sprandom requires random writes (rw=randwrite), as in fio: its offsets are a write \
+             stream",
+        );
+    }
+    let regions = s.spr_num_regions.unwrap_or(100);
+    if regions == 0 || regions > 1_000_000 {
+        return err(format!(
+            "invalid spr_num_regions {regions}: from 1 to 1000000"
+        ));
+    }
+    let op = match s.spr_op.as_deref().map(str::trim) {
+        None | Some("") => 0.15,
+        Some(t) => t
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1.0)
+            .ok_or_else(|| {
+                SpecError(format!(
+                    "invalid spr_op '{t}': the over-provisioning as a fraction above 0 and at most 1, e.g. 0.15"
+                ))
+            })?,
+    };
+    Ok(Some(storlab_types::Sprandom { regions, op }))
 }
 
 /// `rate_iops_min=R[,W]`: one number for both directions, or each apart.

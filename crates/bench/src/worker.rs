@@ -419,6 +419,11 @@ impl IoGen {
         if let Some(skew) = skew {
             return OffsetGen::skewed(skew.clone(), p.max_bs());
         }
+        if let Some(spr) = p.run_control.and_then(|r| r.sprandom)
+            && p.rw.is_random()
+        {
+            return OffsetGen::sprandom(&spr, ctx.plan.size, p.max_bs(), pass_seed);
+        }
         if let Some(RandomDistribution::Sequence { blocks, stride }) = &p.random_distribution
             && p.rw.is_random()
         {

@@ -61,6 +61,22 @@ pub struct RunControl {
     /// stopping once the depth has settled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub latency_run: bool,
+    /// `sprandom`: fio's SanDisk random preconditioning (a random-write
+    /// offset stream); absent when off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprandom: Option<Sprandom>,
+}
+
+/// fio's `sprandom` (`sprandom.c`): the region is written once at random
+/// (fio's lfsr), plus the blocks re-written so that, region by region of
+/// the physical capacity, the share of invalid blocks follows the
+/// steady-state distribution of an SSD with this over-provisioning.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sprandom {
+    /// `spr_num_regions` (fio's default 100).
+    pub regions: u32,
+    /// `spr_op`: over-provisioning, a fraction (fio's default 0.15).
+    pub op: f64,
 }
 
 impl RunControl {
