@@ -266,7 +266,7 @@ fn sprandom_writes_every_block_and_the_over_provisioned_capacity() {
     let mut seen = std::collections::HashMap::new();
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
-        if f.iter().any(|w| *w == "write") {
+        if f.contains(&"write") {
             let off: u64 = f[f.len() - 2].parse().unwrap();
             *seen.entry(off / 4096).or_insert(0u32) += 1;
         }

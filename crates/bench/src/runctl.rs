@@ -644,8 +644,7 @@ impl<'a> JobCtl<'a> {
             (self.rc.rate_min_read, self.rc.rate_iops_min_read),
             (self.rc.rate_min_write, self.rc.rate_iops_min_write),
         ];
-        for d in 0..2 {
-            let (min_bw, min_iops) = mins[d];
+        for (d, &(min_bw, min_iops)) in mins.iter().enumerate() {
             if self.bytes[d] == 0 || (min_bw == 0 && min_iops == 0) {
                 continue;
             }
