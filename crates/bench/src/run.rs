@@ -116,12 +116,7 @@ fn run_phases(
     // Bytes each job wrote in a stonewalled write phase (by global job).
     let mut extents: Option<(Vec<u64>, PhaseParams)> = None;
     for (index, p) in job.phases.iter().enumerate() {
-        if !agree(!control.stop.load(Ordering::Relaxed)) {
-            break;
-        }
-        // fio's exitall with exit_what=all: the phases left do not run.
-        if let Some(why) = control.runctl.run_ended() {
-            outcome.warnings.push(why);
+        if !agree(!control.stop.load(Ordering::Relaxed)) || exit_all(control, &mut outcome) {
             break;
         }
         control.begin_phase(index);
@@ -256,6 +251,14 @@ fn run_phases(
         outcome.stop_reason = control.reason().or_else(|| Some("stopped".into()));
     }
     outcome
+}
+
+/// fio's `exitall` with `exit_what=all` ended the run: the phases left do
+/// not run, and the outcome says which job ended it.
+fn exit_all(control: &Control, outcome: &mut RunOutcome) -> bool {
+    let why = control.runctl.run_ended();
+    outcome.warnings.extend(why.clone());
+    why.is_some()
 }
 
 /// `files` are laid out from their start to `region` bytes (or their end).
@@ -607,7 +610,8 @@ fn depth_report(
         format!(
             "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): {}",
             100.0 * achieved / requested as f64,
-            worker::depth_cause(p, outs)
+            crate::runctl::depth_cause(p)
+                .map_or_else(|| worker::depth_cause(p, outs), String::from)
         )
     });
     (Some(report), warning)

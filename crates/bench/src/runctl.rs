@@ -760,6 +760,21 @@ impl<'a> JobCtl<'a> {
     }
 }
 
+/// Why a phase keeps fewer I/Os in flight than its depth on purpose (fio's
+/// latency-target search, or its flow control), for the depth warning.
+pub(crate) fn depth_cause(p: &PhaseParams) -> Option<&'static str> {
+    let rc = p.run_control?;
+    if rc.latency_target_ns > 0 {
+        return Some(
+            "latency_target chose the depth, as asked (fio's search: depth.latency_target in the \
+             JSON)",
+        );
+    }
+    (rc.flow > 0).then_some(
+        "flow held this job back to keep its flow's ratio, as asked (fio's flow control)",
+    )
+}
+
 /// The latency search's outcome over a phase's jobs (each job's depth,
 /// whether it settled, whether it failed); None without a search.
 pub(crate) fn found(
