@@ -46,22 +46,56 @@ fn ops(g: &Value) -> f64 {
     g["total"]["ops"].as_f64().expect("ops")
 }
 
+/// The reads and the writes of an iolog (fio's v3: `time file action
+/// offset length`; here one job reads and the other writes) issued while
+/// both jobs were issuing, less the first and last tenth of that span:
+/// when one job ends, the flow no longer holds the other (as in fio), so
+/// the edges are left out. Returns [reads, writes].
+fn ios_while_all_ran(log: &str) -> Vec<u64> {
+    let mut by_file: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for l in log.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 5 && (f[2] == "read" || f[2] == "write") {
+            let t: u64 = f[0].parse().expect("a time");
+            by_file.entry(f[2].to_string()).or_default().push(t);
+        }
+    }
+    let from = by_file.values().map(|t| t[0]).max().unwrap();
+    let to = by_file.values().map(|t| *t.last().unwrap()).min().unwrap();
+    let (a, b) = (from + (to - from) / 10, to - (to - from) / 10);
+    by_file
+        .values()
+        .map(|t| t.iter().filter(|&&x| (a..=b).contains(&x)).count() as u64)
+        .collect()
+}
+
 /// fio's examples/flow.fio: flow=1 and flow=8 in one flow keep the jobs'
 /// I/O counts at 1:8 (fio's token scheme), whatever each could do alone.
 #[test]
 fn flow_keeps_the_jobs_io_counts_in_the_weights_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("io.log");
     let (out, _) = run(
         "[global]\nioengine=null\nsize=16m\nbs=4k\nthread\ntime_based\nruntime=1s\n\
          [job2]\nrw=write\nflow=1\n[job1]\nrw=randread\nflow=8\n",
-        // 100 µs a job's I/O: what one job does alone in the few ms it may
-        // outlive the other (as in fio, the flow then no longer holds it)
-        // stays small beside the run.
-        &["--output-format", "json", "--null-latency", "100us"],
+        &[
+            "--output-format",
+            "json",
+            "--null-latency",
+            "100us",
+            "--write-iolog",
+            log.to_str().unwrap(),
+        ],
     );
     let v = json(&out);
     let ph = &v["phases"][0];
-    let (w, r) = (ops(group(ph, "job2")), ops(group(ph, "job1")));
-    assert!(w > 100.0, "job2 moved {w} I/Os");
+    assert!(ops(group(ph, "job2")) > 20.0, "job2 moved I/Os");
+    // job2 writes, job1 reads.
+    let text = std::fs::read_to_string(&log).expect("the iolog");
+    let n = ios_while_all_ran(&text);
+    assert_eq!(n.len(), 2, "{}", &text[..text.len().min(2000)]);
+    let (r, w) = (n[0] as f64, n[1] as f64);
+    assert!(w >= 10.0, "{n:?}");
     let ratio = r / w;
     assert!(
         (7.0..=9.0).contains(&ratio),
@@ -71,7 +105,7 @@ fn flow_keeps_the_jobs_io_counts_in_the_weights_ratio() {
     let (out, _) = run(
         "[global]\nioengine=null\nsize=16m\nbs=4k\ntime_based\nruntime=300ms\n\
          [a]\nrw=read\nflow=1\nflow_id=1\nflow_sleep=100\n[b]\nrw=read\nflow=8\nflow_id=2\n",
-        &["--output-format", "json"],
+        &["--output-format", "json", "--null-latency", "100us"],
     );
     let v = json(&out);
     let ph = &v["phases"][0];

@@ -416,13 +416,14 @@ impl IoGen {
 
     fn offsets(ctx: &Ctx<'_>, pass_seed: u64, skew: Option<&Skew>) -> OffsetGen {
         let p = ctx.p;
-        if let Some(skew) = skew {
-            return OffsetGen::skewed(skew.clone(), p.max_bs());
-        }
+        // fio: sprandom's offsets come before any distribution's.
         if let Some(spr) = p.run_control.and_then(|r| r.sprandom)
             && p.rw.is_random()
         {
             return OffsetGen::sprandom(&spr, ctx.plan.size, p.max_bs(), pass_seed);
+        }
+        if let Some(skew) = skew {
+            return OffsetGen::skewed(skew.clone(), p.max_bs());
         }
         if let Some(RandomDistribution::Sequence { blocks, stride }) = &p.random_distribution
             && p.rw.is_random()
