@@ -11,10 +11,10 @@
 #![allow(unsafe_code)]
 
 use super::{Dir, Engine, Io, QueueError, Slots};
-use io_uring::{EnterFlags, IoUring, opcode, types};
+use io_uring::{IoUring, opcode, types};
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 /// Options for the io_uring engine.
@@ -41,47 +41,6 @@ pub(crate) struct UringEngine {
     /// Slots pushed to the submission ring and not yet consumed by the
     /// kernel, in ring order.
     queued: VecDeque<u32>,
-    /// The ring's own file descriptor registered with this thread
-    /// (`IORING_REGISTER_RING_FDS`): its index, passed to `io_uring_enter`
-    /// with `IORING_ENTER_REGISTERED_RING` instead of the descriptor, so
-    /// each call skips the file-table lookup. None when the kernel refused
-    /// (before 5.18) or with SQPOLL. Per thread: only the thread that
-    /// created the engine (the worker) may use it.
-    ring_index: Option<u32>,
-}
-
-/// `struct io_uring_rsrc_update` (include/uapi/linux/io_uring.h).
-#[repr(C)]
-#[derive(Debug, Default)]
-struct RsrcUpdate {
-    offset: u32,
-    resv: u32,
-    data: u64,
-}
-
-const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
-const IORING_UNREGISTER_RING_FDS: libc::c_uint = 21;
-
-/// Register `ring_fd` with the calling thread; its index, or None if the
-/// kernel refused.
-fn register_ring_fd(ring_fd: RawFd) -> Option<u32> {
-    let mut up = RsrcUpdate {
-        offset: u32::MAX, // any free index
-        resv: 0,
-        data: ring_fd as u64,
-    };
-    // SAFETY: io_uring_register(2) reads and writes one `io_uring_rsrc_update`,
-    // a valid local whose layout is the kernel's.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_register,
-            ring_fd,
-            IORING_REGISTER_RING_FDS,
-            &mut up as *mut RsrcUpdate,
-            1 as libc::c_uint,
-        )
-    };
-    (r == 1).then_some(up.offset)
 }
 
 impl std::fmt::Debug for UringEngine {
@@ -140,11 +99,6 @@ impl UringEngine {
             registered = ok_bufs && ok_files;
         }
         let depth = slots.len();
-        let ring_index = if opts.sqpoll {
-            None
-        } else {
-            register_ring_fd(ring.as_raw_fd())
-        };
         Ok(UringEngine {
             ring,
             slots,
@@ -152,44 +106,7 @@ impl UringEngine {
             registered,
             sqpoll: opts.sqpoll,
             queued: VecDeque::with_capacity(depth),
-            ring_index,
         })
-    }
-
-    /// `io_uring_enter` through the registered ring index: submit every
-    /// queued entry and, with `wait > 0`, wait for that many completions
-    /// (the same call the io-uring crate's `submit_and_wait` makes for a
-    /// ring without SQPOLL, with the index in place of the descriptor).
-    fn enter_registered(&mut self, index: u32, wait: usize) -> io::Result<usize> {
-        let sq = self.ring.submission();
-        let to_submit = sq.len() as libc::c_uint;
-        let mut flags = EnterFlags::REGISTERED_RING;
-        // Deferred task work and an overflowed completion ring are only
-        // handled by an enter carrying GETEVENTS.
-        if wait > 0 || sq.cq_overflow() || sq.taskrun() {
-            flags |= EnterFlags::GETEVENTS;
-        }
-        drop(sq);
-        // SAFETY: io_uring_enter(2) on this thread's registered index of
-        // this engine's ring, with no argument structure (null, size 0).
-        // The entries it consumes point into slot buffers the engine owns
-        // and keeps until their completions are reaped (see `queue`).
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                index as libc::c_uint,
-                to_submit,
-                wait as libc::c_uint,
-                flags.bits(),
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-            )
-        };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r as usize)
-        }
     }
 
     /// Move the entries the kernel consumed from `queued` to in flight.
@@ -240,24 +157,6 @@ impl Drop for UringEngine {
         if !self.drain() {
             // The kernel still holds some buffers: never unmap them.
             self.slots.leak();
-        }
-        if let Some(index) = self.ring_index.take() {
-            let up = RsrcUpdate {
-                offset: index,
-                ..RsrcUpdate::default()
-            };
-            // SAFETY: io_uring_unregister of one index, read from a valid
-            // local. From another thread it fails harmlessly (the thread's
-            // registration then goes when that thread exits).
-            unsafe {
-                libc::syscall(
-                    libc::SYS_io_uring_register,
-                    self.ring.as_raw_fd(),
-                    IORING_UNREGISTER_RING_FDS,
-                    &up as *const RsrcUpdate,
-                    1 as libc::c_uint,
-                )
-            };
         }
     }
 }
@@ -311,10 +210,7 @@ impl Engine for UringEngine {
             // Without `wait` the call only submits: no task work, no
             // completions posted, so its duration (the worker's bound on a
             // shared stamp's error) is the submission alone.
-            let r = match self.ring_index {
-                Some(index) => self.enter_registered(index, wait),
-                None => self.ring.submit_and_wait(wait),
-            };
+            let r = self.ring.submit_and_wait(wait);
             match r {
                 Ok(_) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
@@ -349,62 +245,5 @@ impl Engine for UringEngine {
 
     fn registered(&self) -> Option<bool> {
         Some(self.registered)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn io_goes_through_the_registered_ring_index() {
-        if let Err(e) = uring_available() {
-            storlab_testkit::skip("io_uring engine", &format!("no io_uring here: {e}"));
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let f = std::fs::OpenOptions::new()
-            .create_new(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        f.set_len(16 * 4096).unwrap();
-        let opts = UringOptions {
-            registered: true,
-            sqpoll: false,
-        };
-        let mut e = UringEngine::new(f.as_raw_fd(), Slots::new(4, 4096).unwrap(), opts).unwrap();
-        // Linux 5.18+ registers the ring's descriptor; this VM's kernel does.
-        let Some(index) = e.ring_index else {
-            storlab_testkit::skip("registered ring fd", "the kernel refused IORING_REGISTER_RING_FDS");
-            return;
-        };
-        // Submitting through the index works where the descriptor number
-        // would not: the index (0 for the first ring) is not an open io_uring fd.
-        assert_ne!(index as RawFd, e.ring.as_raw_fd());
-        for (slot, block) in [(0u32, 3u64), (1, 7)] {
-            e.buf_mut(slot).fill(block as u8 + 1);
-            e.queue(Io {
-                slot,
-                dir: Dir::Write,
-                offset: block * 4096,
-                len: 4096,
-            })
-            .unwrap();
-        }
-        assert_eq!(e.submit(0).unwrap(), 2, "both writes handed over in one call");
-        let mut done = Vec::new();
-        while done.len() < 2 {
-            e.submit(1).unwrap();
-            e.reap(|s, r| done.push((s, r)));
-        }
-        done.sort();
-        assert_eq!(done, vec![(0, 4096), (1, 4096)]);
-        let on_disk = std::fs::read(&path).unwrap();
-        assert!(on_disk[3 * 4096..4 * 4096].iter().all(|&b| b == 4));
-        assert!(on_disk[7 * 4096..8 * 4096].iter().all(|&b| b == 8));
-        drop(e);
     }
 }
