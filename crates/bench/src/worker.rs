@@ -130,8 +130,9 @@ pub(crate) struct DepthCauses {
 /// Holding them for the call's duration cannot idle a device that still
 /// has that many to serve, and each call saved is a return to user space
 /// where a busy machine preempts the worker with slots not yet handed
-/// over: libaio at QD 128 kept 95 % in flight in growing calls and 99.8 %
-/// in one call per refill, at −5 % CPU per I/O.
+/// over (libaio 4 KiB reads at QD 128: 121.8 → 123.1 in flight, 51k → 57k
+/// IOPS, A/B of 6 rounds; no change at QD 32, where a burst usually leaves
+/// few in flight).
 pub(crate) const FIRST_CHUNK: usize = 2;
 
 /// Why the depth was low, from what the workers measured (the busiest
