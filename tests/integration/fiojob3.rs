@@ -232,24 +232,25 @@ fn latency_target_finds_the_depth_and_reports_it() {
     assert_eq!(lt["settled"], false, "{lt}");
 }
 
-/// steadystate=lat:5% (fio's latency criterion): a device of constant
+/// steadystate=lat:P% (fio's latency criterion): a device of constant
 /// latency is steady once the window has passed; the phase ends then and
 /// the result says when.
 #[test]
 fn lat_steadystate_ends_the_phase_when_latency_is_flat() {
     let (out, took) = run(
         "[j]\nioengine=null\nsize=4m\nbs=4k\nrw=randread\ntime_based\nruntime=30s\n\
-         steadystate=lat:5%\nsteadystate_duration=1s\nsteadystate_check_interval=250ms\n",
+         steadystate=lat:25%\nsteadystate_duration=2s\nsteadystate_check_interval=500ms\n",
         &["--output-format", "json", "--null-latency", "200us"],
     );
     let v = json(&out);
     let steady = &v["phases"][0]["series"]["steady"];
     assert_eq!(steady["reached"], true, "{steady}");
     let at = steady["at_ns"].as_f64().unwrap();
-    // Not before one window (1 s); on a busy machine the null engine's
-    // sleeps jitter, so steadiness may take a few windows.
-    assert!((1e9..20e9).contains(&at), "steady at {at} ns");
-    assert!(took < Duration::from_secs(25), "stopped early: {took:?}");
+    // Not before one window (2 s); on a busy machine the null engine's
+    // sleeps overshoot unevenly (hence 25 %, not fio's example's 5 %, which
+    // series::tests checks on exact figures), so it may take a few windows.
+    assert!((2e9..25e9).contains(&at), "steady at {at} ns");
+    assert!(took < Duration::from_secs(28), "stopped early: {took:?}");
     assert_eq!(v["phases"][0]["params"]["steadystate"]["metric"], "lat");
 }
 
