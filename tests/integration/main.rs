@@ -21,6 +21,7 @@ mod fioout;
 mod forks;
 // fio job files (issue 27)
 mod fiojob;
+mod fiojob3;
 mod fioverify;
 mod granks;
 mod groups;

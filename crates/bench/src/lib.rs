@@ -52,6 +52,7 @@ pub mod profiles;
 mod record;
 pub mod repeat;
 mod run;
+mod runctl;
 mod series;
 mod spec;
 mod stats;
@@ -264,6 +265,9 @@ pub struct Control {
     /// `(value, count)` buckets: what a process sends so that another can
     /// merge them exactly.
     last_hists: Mutex<cluster::merge::RankHists>,
+    /// fio's run-control options: what the jobs of a phase share (flows,
+    /// exitall), reset at each phase.
+    pub(crate) runctl: runctl::Shared,
 }
 
 /// A snapshot of progress for display.
@@ -299,6 +303,7 @@ impl Control {
             layout_total: AtomicU64::new(0),
             reason: Mutex::new(None),
             iolog: std::sync::OnceLock::new(),
+            runctl: runctl::Shared::default(),
         }
     }
 
@@ -376,6 +381,7 @@ impl Control {
             j.limit_bytes.store(0, Ordering::Relaxed);
             j.failed.store(false, Ordering::Relaxed);
         }
+        self.runctl.reset();
     }
 
     fn mark_started(&self, t: Instant, p: &PhaseParams) {

@@ -381,7 +381,7 @@ bench_options! {
     randrepeat: Flag = "on", long "randrepeat", value "0|1";
     /// fio's zero_buffers: write zero-filled blocks (same as --buffer-pattern zero)
     zero_buffers: Flag = "off", long "zero-buffers", value "0|1";
-    /// Stop the phase once steady (fio's form): bw_slope:PCT or iops_slope:PCT (slope over the window, % of its mean per second), bw:PCT or iops:PCT (largest deviation from the window's mean, % of it)
+    /// Stop the phase once steady (fio's form): bw_slope:PCT, iops_slope:PCT or lat_slope:PCT (slope over the window, % of its mean per second), bw:PCT, iops:PCT or lat:PCT (largest deviation from the window's mean, % of it; lat is each interval's mean latency)
     steadystate: String = "", long "steadystate", value "CRIT:PCT", aliases ["ss"];
     /// The window steadystate judges, a whole number of --log-interval
     steadystate_duration: String = "30s", long "steadystate-duration", value "DUR", aliases ["ss_dur"];
@@ -405,7 +405,7 @@ bench_options! {
     group_reporting: Flag = "off", long "group-reporting", value "0|1";
     /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
     new_group: Flag = "on", long "new-group", value "0|1";
-    /// Random patterns: where the I/Os fall (fio's random_distribution): random (uniform), zipf:THETA (THETA > 0, not 1), pareto:H (0 < H < 1: the hottest H of the blocks take 1-H of the hits), normal:PCT (fio's: a bell of sigma about 8 % of the region plus a uniform spread of PCT %), each with an optional :CENTER (0..1) shifting the hot spot; zoned:A/S:... (A % of the I/Os in the next S % of the region) or zoned_abs:A/SIZE:... Every non-uniform law draws with replacement, as fio (which turns its random map off for them); zoned too (fio keeps its map there)
+    /// Random patterns: where the I/Os fall (fio's random_distribution): random (uniform), zipf:THETA (THETA > 0, not 1), pareto:H (0 < H < 1: the hottest H of the blocks take 1-H of the hits), normal:PCT (fio's: a bell of sigma about 8 % of the region plus a uniform spread of PCT %), each with an optional :CENTER (0..1) shifting the hot spot; zoned:A/S:... (A % of the I/Os in the next S % of the region) or zoned_abs:A/SIZE:...; sequence:I,J,... (fio's: the blocks of those indices in that order, repeated; see --random-sequence-stride) Every non-uniform law draws with replacement, as fio (which turns its random map off for them); zoned too (fio keeps its map there)
     random_distribution: String = "random", long "random-distribution", value "DIST";
     /// Sequential patterns: bytes skipped after each I/O, negative to move backwards (fio's rw=read:N, e.g. --seq-skip -8k reads 4k blocks from the end down; 112k writes 16k every 128k); the pass still moves --size bytes, wrapping as fio does
     seq_skip: String = "0", long "seq-skip", value "SIZE";
@@ -472,6 +472,41 @@ bench_options! {
     dedupe_working_set_percentage: u32 = "5", long "dedupe-working-set-percentage", value "PCT";
     /// working_set: the jobs of a phase share one working set, so blocks repeat across their files (fio's dedupe_global)
     dedupe_global: Flag = "off", long "dedupe-global", value "0|1";
+    // fio's run-control options (issue 27, fiojob3; runctl.rs).
+    /// fio's startdelay: this job starts DUR after the phase does (its ramp and runtime start then; a bare number is seconds)
+    startdelay: String = "0", long "startdelay", value "DUR";
+    /// fio's exitall: when this job ends, stop the jobs --exit-what names
+    exitall: Flag = "off", long "exitall", value "0|1";
+    /// fio's exit_what: the jobs --exitall stops: group (its reporting group), stonewall (every job of the phase; the next phase runs) or all (the phases after it too)
+    exit_what: String = "group", long "exit-what", value "group|stonewall|all";
+    /// fio's flow: this job's weight in fio's token flow control; the jobs of one --flow-id keep their I/O counts in the ratio of their weights (0 = off)
+    flow: u64 = "0", long "flow", value "WEIGHT";
+    /// fio's flow_id: the jobs that pace each other with --flow
+    flow_id: u64 = "0", long "flow-id", value "ID";
+    /// fio's flow_sleep: how long a job ahead of its --flow share waits before looking again (a bare number is microseconds)
+    flow_sleep: String = "0", long "flow-sleep", value "DUR";
+    /// fio's rate_min: fail the job when its bandwidth over a --ratecycle falls below this, bytes/s (R or R,W), after fio's 2 s settle period
+    rate_min: String = "0", long "rate-min", value "R[,W]", aliases ["ratemin"];
+    /// fio's rate_iops_min: as --rate-min in I/Os per second
+    rate_iops_min: String = "0", long "rate-iops-min", value "R[,W]";
+    /// fio's ratecycle: the span --rate-min is judged over (a bare number is milliseconds)
+    ratecycle: String = "1000", long "ratecycle", value "DUR", aliases ["rate_cycle"];
+    /// fio's latency_target: find the highest queue depth (up to --iodepth) whose latencies meet this target, as fio's search does, and report it (a bare number is microseconds)
+    latency_target: String = "0", long "latency-target", value "DUR";
+    /// fio's latency_window: how long each depth of the --latency-target search runs (a bare number is microseconds)
+    latency_window: String = "0", long "latency-window", value "DUR";
+    /// fio's latency_percentile: the share of I/Os that must meet --latency-target
+    latency_percentile: String = "100", long "latency-percentile", value "PCT";
+    /// fio's latency_run: keep adjusting the depth for the whole runtime instead of ending the job once it has settled
+    latency_run: Flag = "off", long "latency-run", value "0|1";
+    /// fio's random_sequence_stride: with --random-distribution sequence:I,J,..., cycle c of the sequence adds c x its length to each index, so the pattern moves through the region group by group (0: the same blocks every cycle)
+    random_sequence_stride: Flag = "off", long "random-sequence-stride", value "0|1";
+    /// fio's sprandom (randwrite only): SanDisk's SSD preconditioning: every block written once at random, plus re-writes that leave each region of the physical capacity (--spr-num-regions of it, over-provisioned by --spr-op) with the share of invalid blocks of a steady state; the job ends when done (with --time-based it starts over)
+    sprandom: Flag = "off", long "sprandom", value "0|1";
+    /// fio's spr_num_regions: the regions --sprandom divides the physical capacity into
+    spr_num_regions: u32 = "100", long "spr-num-regions", value "N";
+    /// fio's spr_op: the over-provisioning --sprandom assumes, a fraction (0.15 = 15 %)
+    spr_op: String = "0.15", long "spr-op", value "FRACTION";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -787,6 +822,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         groups: Vec::new(),
         md: None,
         report: resolve_report(s)?,
+        run_control: crate::runctl::resolve(s)?,
         ..access
     })
 }
@@ -894,7 +930,7 @@ fn resolve_series(s: &PhaseSpec) -> Result<(u64, Option<SteadyState>), SpecError
 /// Parse fio's `steadystate` value: `bw_slope:0.3%`, `iops_slope:1`,
 /// `bw:2%`, `iops:5%` (the window and ramp are filled in by the caller).
 pub fn parse_steadystate(text: &str) -> Result<SteadyState, SpecError> {
-    let help = "use bw_slope:PCT, iops_slope:PCT, bw:PCT or iops:PCT, e.g. bw_slope:0.3%";
+    let help = "use bw_slope:PCT, iops_slope:PCT, lat_slope:PCT, bw:PCT, iops:PCT or lat:PCT, e.g. bw_slope:0.3%";
     let (kind, tol) = text
         .trim()
         .split_once(':')
@@ -904,6 +940,9 @@ pub fn parse_steadystate(text: &str) -> Result<SteadyState, SpecError> {
         "iops_slope" => (SteadyMetric::Iops, SteadyCriterion::Slope),
         "bw" => (SteadyMetric::Bw, SteadyCriterion::Deviation),
         "iops" => (SteadyMetric::Iops, SteadyCriterion::Deviation),
+        // fio's latency criteria (steadystate.c: FIO_SS_LAT).
+        "lat_slope" => (SteadyMetric::Lat, SteadyCriterion::Slope),
+        "lat" => (SteadyMetric::Lat, SteadyCriterion::Deviation),
         k => {
             return err(format!(
                 "invalid steadystate '{text}': unknown criterion '{k}'; {help}"

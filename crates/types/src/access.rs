@@ -26,6 +26,11 @@ pub enum RandomDistribution {
     Zoned { zones: Vec<Zone> },
     /// `zoned_abs:A/SIZE:...`: as `Zoned`, with zone sizes in bytes.
     ZonedAbs { zones: Vec<Zone> },
+    /// fio's `sequence:2,0,1`: the i-th I/O goes to block `blocks[i mod
+    /// n]` (blocks of the block size), repeated; with `stride` (fio's
+    /// `random_sequence_stride`) cycle c adds c·n, so the pattern moves
+    /// through the region group by group.
+    Sequence { blocks: Vec<u64>, stride: bool },
 }
 
 /// One zone of a zoned distribution: the share of I/Os it takes and its

@@ -25,6 +25,7 @@ pub mod pattern;
 pub mod range;
 pub mod record;
 pub mod replay;
+pub mod run_control;
 pub mod text;
 // The closed vocabularies of a record as enums with their JSON words.
 pub mod kinds;
@@ -37,6 +38,7 @@ pub use metric::Metric;
 pub use pattern::Pattern;
 pub use record::*;
 pub use replay::{LagNs, ReplayFigures, ReplayFile};
+pub use run_control::{ExitWhat, LatencyTargetResult, RunControl, Sprandom};
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
     parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,

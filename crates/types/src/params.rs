@@ -308,6 +308,48 @@ pub const PARAMS: &[Param] = &[
         .unit("bytes")
         .recorded(),
     p("number_ios", "I/Os after which each job stops").recorded(),
+    // fio's run-control options (issue 27; crates/bench/src/runctl.rs).
+    p("startdelay", "delay before a job starts (fio)")
+        .unit("s")
+        .recorded(),
+    p("exitall", "a job that ends stops others (fio)").recorded(),
+    p(
+        "exit_what",
+        "which jobs exitall stops: group, stonewall, all (fio)",
+    )
+    .recorded(),
+    p("flow", "weight in fio's token flow control").recorded(),
+    p("flow_id", "the jobs that pace each other with flow").recorded(),
+    p("flow_sleep", "wait of a job held back by flow")
+        .unit("us")
+        .recorded(),
+    p("rate_min", "minimum bandwidth per job (fio's ratemin)")
+        .aliases(&["ratemin"])
+        .unit("B/s")
+        .recorded(),
+    p("rate_iops_min", "minimum IOPS per job (fio)").recorded(),
+    p("ratecycle", "span the minimum rate is judged over (fio)")
+        .aliases(&["rate_cycle"])
+        .unit("ms")
+        .recorded(),
+    p("latency_target", "latency fio's depth search meets")
+        .unit("us")
+        .recorded(),
+    p("latency_window", "time each depth of the search runs")
+        .unit("us")
+        .recorded(),
+    p("latency_percentile", "share of I/Os under latency_target")
+        .unit("%")
+        .recorded(),
+    p("latency_run", "keep searching the depth (fio)").recorded(),
+    p(
+        "random_sequence_stride",
+        "sequence distribution moves group by group (fio)",
+    )
+    .recorded(),
+    p("sprandom", "fio's SanDisk SSD preconditioning").recorded(),
+    p("spr_num_regions", "regions of sprandom").recorded(),
+    p("spr_op", "over-provisioning sprandom assumes").recorded(),
     // fio's options that set another one or only what is reported.
     p("randrepeat", "the same offsets and data every run (fio)").recorded(),
     p("zero_buffers", "zero-filled writes (fio)").recorded(),
