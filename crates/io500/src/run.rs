@@ -34,7 +34,7 @@ use md::Which;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use storlab_md::Op;
 use storlab_types::{DirStats, EngineKind, PhaseParams, PhaseResult, RwMode};
 
@@ -324,7 +324,7 @@ pub fn run(
             md: &ranks,
             data: &data,
             stamp: res.join("timestampfile"),
-            newer_than: SystemTime::UNIX_EPOCH,
+            stamp_ctime_s: 0,
         };
         let r = steps.all(&mut out, &mut on_phase);
         easy_job.close();
@@ -348,7 +348,8 @@ struct Driver<'a> {
     md: &'a md::MdRanks,
     data: &'a Path,
     stamp: std::path::PathBuf,
-    newer_than: SystemTime,
+    /// The timestamp file's ctime, seconds (pfind's `-newer`).
+    stamp_ctime_s: i64,
 }
 
 impl Driver<'_> {
@@ -418,8 +419,8 @@ impl Driver<'_> {
                 std::fs::write(&self.stamp, b"").map_err(|e| {
                     RunError::Io(format!("cannot write {}: {e}", self.stamp.display()))
                 })?;
-                self.newer_than = std::fs::metadata(&self.stamp)
-                    .and_then(|m| m.modified())
+                self.stamp_ctime_s = std::fs::metadata(&self.stamp)
+                    .map(|m| std::os::unix::fs::MetadataExt::ctime(&m))
                     .map_err(|e| {
                         RunError::Io(format!("cannot stat {}: {e}", self.stamp.display()))
                     })?;
@@ -428,7 +429,7 @@ impl Driver<'_> {
             "find" => {
                 let started = storlab_types::time::now_rfc3339();
                 let flag = AtomicBool::new(false);
-                let c = find::find(self.data, self.newer_than, self.job.ranks, &flag);
+                let c = find::find(self.data, self.stamp_ctime_s, self.job.ranks, &flag);
                 Ok(Some(find_result(&c, self.job.ranks, started)))
             }
             other => Err(RunError::Setup(format!(

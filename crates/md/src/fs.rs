@@ -31,6 +31,9 @@ pub trait MdFs: Sync {
     fn unlink(&self, dir: &Self::Dir, name: &CStr) -> io::Result<()>;
     /// Remove the empty directory `name`.
     fn rmdir(&self, dir: &Self::Dir, name: &CStr) -> io::Result<()>;
+    /// Flush every file system's dirty data (mdtest's `-Y`: the `sync`
+    /// command after a phase, inside its timing).
+    fn sync(&self) {}
 }
 
 /// The real file system, through the `*at` system calls.
@@ -98,6 +101,10 @@ impl MdFs for Posix {
 
     fn rmdir(&self, dir: &OwnedFd, name: &CStr) -> io::Result<()> {
         Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
+    }
+
+    fn sync(&self) {
+        rustix::fs::sync();
     }
 }
 

@@ -394,6 +394,12 @@ pub struct PhaseParams {
     /// Stop each job after this many I/Os (fio's `number_ios`); 0 = none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub number_ios: u64,
+    /// Every read compared, word by word and inside the timed window,
+    /// with what the job's writes wrote (`buffer_pattern = zero`): IOR's
+    /// `-R` read check as `storlab io500` runs it. A read that differs
+    /// counts as a verify mismatch. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_reads: bool,
 }
 
 fn is_zero_u64(v: &u64) -> bool {

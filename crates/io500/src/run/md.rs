@@ -4,7 +4,9 @@
 //! out as mdtest's `-W` does (every rank goes on to the busiest rank's
 //! count), and stat, read and delete work on exactly the items made,
 //! each rank on another rank's items (mdtest's `-N 1`: stat visits rank
-//! r+1, read r+2, delete r+3, as mdtest names them).
+//! r+1, read r+2, delete r+3, as mdtest names them). As io500 runs mdtest,
+//! each create ends with a sync inside its window (`-Y`) and each read
+//! compares the bytes it read with the bytes written (`-X`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -197,7 +199,9 @@ fn rank_loop(
                 return;
             }
             match Steps::new(&Posix, &specs[i], &bases[i], sync) {
-                Ok(s) => steps[i] = Some(s),
+                // io500's mdtest creates end with `-Y` (sync, timed) and
+                // mdtest-hard-read checks what it read (`-X`).
+                Ok(s) => steps[i] = Some(s.sync_creates(true).verify_reads(true)),
                 Err(e) => {
                     let _ = out.send(Err(e.to_string()));
                     return;

@@ -1,5 +1,5 @@
 use super::*;
-use storlab_types::{FileLayout, RwMode};
+use storlab_types::{FileLayout, PhaseParams, RwMode};
 
 fn cfg(text: &str) -> Config {
     Config::parse(text).expect("config")
@@ -103,6 +103,19 @@ fn ior_hard_is_strided_47008_byte_transfers_in_one_shared_file() {
     }
     assert_eq!(ps[0].rw, RwMode::Write);
     assert!(ps[0].end_fsync, "IOR's -e");
+    assert_ior_data_and_read_check(&ps);
+}
+
+/// io500's IOR writes one fixed buffer (`--dataPacketType=timestamp`) and
+/// its reads check every word inside the window (`-R`); the 4 KiB random
+/// read does not check.
+fn assert_ior_data_and_read_check(ps: &[PhaseParams]) {
+    for p in ps {
+        assert_eq!(p.buffer_pattern, storlab_types::BufferPattern::Zero);
+        let checks = p.name.ends_with("-read") && p.name != "ior-rnd4K-easy-read";
+        assert_eq!(p.check_reads, checks, "{}", p.name);
+        assert!(!p.verify, "{}: no self-checking blocks", p.name);
+    }
 }
 
 #[test]
@@ -127,6 +140,7 @@ fn ior_easy_is_a_file_per_rank_and_ends_with_the_random_read() {
     assert_eq!(ps[0].size_bytes, 64 << 20);
     assert_eq!(ps[2].bs[0].bs_bytes, 4096);
     assert!(ps[2].time_based);
+    assert_ior_data_and_read_check(&ps);
 }
 
 #[test]
