@@ -121,7 +121,7 @@ impl Io500Command {
         let ran = storlab_io500::run::run(&job, &cfg, &dir, &stop, |ph| sink.phase(ph));
         live.stop();
         remove(self.run.keep);
-        let report = summary::report(header, ran?, &job, &cfg);
+        let report = summary::report(header, ran, &job, &cfg);
         let (report, doc, ending) = conclude(report, &mut sink, summary::render)?;
         let mut reply = Reply::doc(doc, self.run.out.rendering());
         reply.outcome = match ending {

@@ -238,6 +238,10 @@ pub struct Outcome {
     pub phases: Vec<PhaseResult>,
     /// Why it stopped before the end.
     pub stop_reason: Option<String>,
+    /// Why the run failed (a phase or its setup could not go on): the run
+    /// is recorded INVALID with this reason, the phases done before it
+    /// kept.
+    pub failed: Option<String>,
 }
 
 /// The io500 phases storlab runs, in order (the standard run, with the
@@ -253,14 +257,34 @@ fn standard() -> impl Iterator<Item = &'static phases::Phase> {
 }
 
 /// Run `job` inside `dir` (storlab's own, empty directory). `on_phase`
-/// gets each phase as it finishes.
+/// gets each phase as it finishes. A failure does not lose the phases
+/// done before it: the outcome carries them and the reason
+/// ([`Outcome::failed`]), so the stored run can be finished as failed.
 pub fn run(
     job: &Job,
     cfg: &Config,
     dir: &Path,
     stop: &Stop,
+    on_phase: impl FnMut(&PhaseResult),
+) -> Outcome {
+    let mut out = Outcome::default();
+    if let Err(e) = run_phases(job, cfg, dir, stop, on_phase, &mut out) {
+        out.failed = Some(e.to_string());
+    }
+    if out.stop_reason.is_none() && stop.requested() {
+        out.stop_reason = stop.reason();
+    }
+    out
+}
+
+fn run_phases(
+    job: &Job,
+    cfg: &Config,
+    dir: &Path,
+    stop: &Stop,
     mut on_phase: impl FnMut(&PhaseResult),
-) -> Result<Outcome, RunError> {
+    out: &mut Outcome,
+) -> Result<(), RunError> {
     let data = dir.join("datafiles");
     let res = dir.join("results");
     for d in [&data, &res, &data.join("ior-easy"), &data.join("ior-hard")] {
@@ -292,7 +316,6 @@ pub fn run(
         md::spec(Which::Easy, job.md_easy_files, stonewall),
         md::spec(Which::Hard, job.md_hard_files, stonewall),
     ];
-    let mut out = Outcome::default();
     std::thread::scope(|s| -> Result<(), RunError> {
         let (mut easy_job, _he) = ior::Stepper::start(
             s,
@@ -326,16 +349,12 @@ pub fn run(
             stamp: res.join("timestampfile"),
             stamp_ctime_s: 0,
         };
-        let r = steps.all(&mut out, &mut on_phase);
+        let r = steps.all(out, &mut on_phase);
         easy_job.close();
         hard_job.close();
         ranks.close();
         r
-    })?;
-    if out.stop_reason.is_none() && stop.requested() {
-        out.stop_reason = stop.reason();
-    }
-    Ok(out)
+    })
 }
 
 /// Runs the phases one by one.
@@ -366,7 +385,10 @@ impl Driver<'_> {
             if name != "timestamp" && !self.cfg.runs(name) {
                 continue;
             }
-            let Some(mut r) = self.one(name)? else {
+            let one = self
+                .one(name)
+                .map_err(|e| RunError::Io(format!("{name}: {e}")))?;
+            let Some(mut r) = one else {
                 out.stop_reason = Some(
                     self.stop
                         .reason()
@@ -504,7 +526,10 @@ fn blank(params: PhaseParams) -> PhaseResult {
 /// io500's checks after a phase, as warnings of the phase (the words
 /// `storlab import` uses for a real io500's reasons).
 fn mark(r: &mut PhaseResult, p: &phases::Phase, job: &Job, cfg: &Config) {
-    let errors: u64 = r.errors.values().sum();
+    // IOR's read check (`-R`) counts a bad transfer as an error, which
+    // invalidates the run as any I/O error does.
+    let mismatches = r.verify.as_ref().map_or(0, |v| v.mismatches);
+    let errors: u64 = r.errors.values().sum::<u64>() + mismatches;
     let mut reasons = validity::check_phase(
         p,
         r.elapsed_ns as f64 / 1e9,

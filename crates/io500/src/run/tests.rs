@@ -164,3 +164,58 @@ fn the_phases_run_are_io500s_standard_run_in_order() {
     assert_eq!(names.last(), Some(&"ior-rnd4K-easy-read"));
     assert_eq!(names.len(), 14);
 }
+
+/// A tiny job of one rank (`cfg`'s sizes).
+fn tiny_job(c: &Config) -> Job {
+    Job::resolve(
+        c,
+        &Options {
+            ranks: 1,
+            short: true,
+            stonewall_s: Some(1),
+            keep: false,
+        },
+    )
+    .expect("job")
+}
+
+const TINY: &str = "[ior-easy]\ntransferSize = 1m\nblockSize = 4m\n[ior-hard]\nsegmentCount = 16\n\
+[mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 30\n";
+
+#[test]
+fn a_phase_that_fails_keeps_the_phases_before_it_and_says_why() {
+    let d = tempfile::tempdir().expect("tempdir");
+    // mdtest-hard's directory cannot be made: a file is in its place.
+    std::fs::create_dir_all(d.path().join("datafiles")).expect("mkdir");
+    std::fs::write(d.path().join("datafiles/mdtest-hard"), b"x").expect("file");
+    let c = cfg(TINY);
+    let job = tiny_job(&c);
+    let mut seen = Vec::new();
+    let out = run(&job, &c, d.path(), &Stop::new(1), |p| {
+        seen.push(p.params.name.clone())
+    });
+    assert_eq!(
+        seen,
+        ["ior-easy-write", "mdtest-easy-write", "ior-hard-write"],
+        "the phases before the failure ran and were handed over"
+    );
+    assert_eq!(out.phases.len(), 3);
+    let why = out.failed.clone().expect("failed");
+    assert!(
+        why.starts_with("mdtest-hard-write: ") && why.contains("mdtest-hard"),
+        "{why}"
+    );
+    // The record is finished as a failed, INVALID run with the reason.
+    let header = storlab_types::BenchReport::new(Default::default(), Default::default());
+    let rec = crate::summary::report(header, out, &job, &c);
+    assert!(rec.interrupted);
+    assert_eq!(rec.stop_reason.as_deref(), Some(why.as_str()));
+    assert!(
+        rec.warnings
+            .iter()
+            .any(|w| w == &format!("io500: INVALID run: failed: {why}")),
+        "{:?}",
+        rec.warnings
+    );
+    assert_eq!(rec.phases.len(), 3);
+}
