@@ -154,6 +154,20 @@ impl Job {
         easy.saturating_add(hard).saturating_add(md)
     }
 
+    /// io500's phases fit in `free` bytes (the target's free space before
+    /// anything is written; None when unknown): the refusal names the
+    /// sizes and the fix.
+    pub fn check_space(&self, target: &Path, free: Option<u64>) -> Result<(), RunError> {
+        match free {
+            Some(free) if free < self.max_bytes() => Err(RunError::NoSpace {
+                target: target.display().to_string(),
+                need: self.max_bytes(),
+                free,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Why every run of this job is INVALID (io500's reasons: the config's,
     /// and the stonewall time against the rules').
     pub fn run_reasons(&self, cfg: &Config) -> Vec<Reason> {
@@ -185,6 +199,18 @@ pub enum RunError {
     /// Something failed on the way.
     #[error("{0}")]
     Io(String),
+    /// The phases may write more than the target has free.
+    #[error(
+        "not enough free space on {target}: io500's phases may write {} and {} is free; \
+         use --short or smaller sizes in config.ini ([ior-easy] blockSize, [ior-hard] segmentCount)",
+        storlab_types::format_bytes(*need),
+        storlab_types::format_bytes(*free)
+    )]
+    NoSpace {
+        target: String,
+        need: u64,
+        free: u64,
+    },
 }
 
 /// Stops a run: set from a signal handler's thread, seen by every engine.

@@ -219,3 +219,22 @@ fn a_phase_that_fails_keeps_the_phases_before_it_and_says_why() {
     );
     assert_eq!(rec.phases.len(), 3);
 }
+
+#[test]
+fn the_free_space_check_counts_every_phase_that_writes_and_names_the_fix() {
+    let c = cfg(TINY);
+    let job = Job {
+        ranks: 2,
+        ..tiny_job(&c)
+    };
+    // ior-easy 4 MiB, ior-hard 16 × 47,008 and mdtest-hard 30 × 3,901 per rank.
+    let need = 2 * ((4 << 20) + 16 * 47_008 + 30 * 3901);
+    assert_eq!(job.max_bytes(), need);
+    let t = Path::new("/scratch");
+    assert!(job.check_space(t, Some(need)).is_ok());
+    assert!(job.check_space(t, None).is_ok(), "unknown: not refused");
+    let e = job.check_space(t, Some(need - 1)).expect_err("too little");
+    let msg = e.to_string();
+    assert!(msg.contains("not enough free space on /scratch"), "{msg}");
+    assert!(msg.contains("[ior-easy] blockSize"), "{msg}");
+}
