@@ -13,8 +13,11 @@
 # env: IO500 (path of io500; default: built with ../shared/peers/build-io500.sh),
 #      STORLAB (default target/release/storlab), and the sizes EASY_BLOCK,
 #      HARD_SEGMENTS, MD_EASY_N, MD_HARD_N; KEEP_FIGURES=DIR keeps every run's
-#      summary there. Each round prints the load average; the table gives the
-#      min-max of the per-pair ratios beside the ratio of the medians.
+#      summary there; IO500_MPI_ARGS adds words to io500's mpirun, e.g.
+#      "-x GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304"
+#      to put IOR's transfer buffers in huge pages as storlab's are (see
+#      docs/PERFORMANCE.md). Each round prints the load average; the table
+#      gives the min-max of the per-pair ratios beside the ratio of the medians.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$(mktemp -d /dev/shm/compare-io500.XXXXXX)}
@@ -53,7 +56,8 @@ n = ${MD_HARD_N:-100000}
 INI
 
 for i in $(seq 1 "$runs"); do
-    (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$np" "$io500" config.ini > "$work/io500-$i.log" 2>&1)
+    # shellcheck disable=SC2086 # IO500_MPI_ARGS is a list of mpirun words
+    (cd "$work" && mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$i.log" 2>&1)
     summary=$(ls -t "$work"/io500-results/*/result_summary.txt | head -1)
     cp "$summary" "$work/figures/io500-$i.txt"
     rm -rf "$work"/io500-data/* "$work"/io500-results/*

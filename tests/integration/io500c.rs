@@ -57,7 +57,11 @@ fn a_phase_that_fails_leaves_a_finished_run_that_says_why() {
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // Its own directory is removed even so (the blocking file with it).
-    assert!(!blocked.exists() && entries(&target).is_empty(), "{:?}", entries(&target));
+    assert!(
+        !blocked.exists() && entries(&target).is_empty(),
+        "{:?}",
+        entries(&target)
+    );
     let show = cmd()
         .args(["show", "latest", "--json", "--db"])
         .arg(&db)

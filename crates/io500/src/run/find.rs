@@ -118,7 +118,9 @@ fn scan(dir: &Path, stamp_ctime_s: i64) -> (u64, u64, u64, Vec<PathBuf>) {
         if !name_matches(&name) {
             continue;
         }
-        match entry.metadata() {
+        // pfind lstats the whole path (`start_dir/path/name`), not the
+        // name in the open directory.
+        match std::fs::symlink_metadata(entry.path()) {
             Ok(m) => {
                 if matches(&name, m.size(), m.ctime(), stamp_ctime_s) {
                     found += 1;

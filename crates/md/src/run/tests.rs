@@ -413,6 +413,15 @@ fn an_operation_that_fails_is_counted_as_an_error_never_as_an_item_and_stops_the
 
 #[test]
 fn rename_then_delete_works_on_the_new_names_and_read_reads_what_was_written() {
+    every_op_on_a_real_tree(&Posix);
+}
+
+#[test]
+fn whole_paths_as_mdtest_names_them_do_the_same_work() {
+    every_op_on_a_real_tree(&crate::PosixPaths);
+}
+
+fn every_op_on_a_real_tree<F: MdFs>(fs: &F) {
     let dir = tempfile::tempdir().unwrap();
     let mut s = spec(50);
     s.dirs = 20;
@@ -422,7 +431,7 @@ fn rename_then_delete_works_on_the_new_names_and_read_reads_what_was_written() {
     s.read_bytes = 3000;
     s.ops = Op::ALL.to_vec();
     let mut seen = Vec::new();
-    let phases = run(&Posix, &s, dir.path(), &Solo, &Control::new(), |p| {
+    let phases = run(fs, &s, dir.path(), &Solo, &Control::new(), |p| {
         seen.push(p.phase.name())
     })
     .unwrap();
