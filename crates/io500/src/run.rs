@@ -80,6 +80,10 @@ pub struct Job {
     pub md_hard_files: u64,
     pub short: bool,
     pub keep: bool,
+    /// Which of the phases that write much run (the free-space check
+    /// counts only these): ior-easy-write, ior-hard-write,
+    /// mdtest-hard-write.
+    pub writes: [bool; 3],
 }
 
 impl Job {
@@ -138,10 +142,11 @@ impl Job {
             ),
             short: opts.short,
             keep: opts.keep,
+            writes: ["ior-easy-write", "ior-hard-write", "mdtest-hard-write"].map(|p| cfg.runs(p)),
         })
     }
 
-    /// Bytes the IOR phases may write at most (the free-space check).
+    /// Bytes the phases that run may write at most (the free-space check).
     pub fn max_bytes(&self) -> u64 {
         let r = u64::from(self.ranks);
         let easy = self.easy_block.saturating_mul(r);
@@ -151,7 +156,11 @@ impl Job {
         let md = crate::phases::fixed::MDTEST_HARD_FILE_SIZE
             .saturating_mul(self.md_hard_files)
             .saturating_mul(r);
-        easy.saturating_add(hard).saturating_add(md)
+        [easy, hard, md]
+            .into_iter()
+            .zip(self.writes)
+            .filter(|&(_, runs)| runs)
+            .fold(0u64, |a, (b, _)| a.saturating_add(b))
     }
 
     /// io500's phases fit in `free` bytes (the target's free space before

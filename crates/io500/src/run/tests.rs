@@ -238,3 +238,18 @@ fn the_free_space_check_counts_every_phase_that_writes_and_names_the_fix() {
     assert!(msg.contains("not enough free space on /scratch"), "{msg}");
     assert!(msg.contains("[ior-easy] blockSize"), "{msg}");
 }
+
+#[test]
+fn a_workloads_run_false_skips_its_phases_and_their_space_as_io500_does() {
+    let c = cfg(&format!(
+        "{TINY}[ior-hard]\nrun = FALSE\n[mdtest-hard-write]\nrun = FALSE\n"
+    ));
+    assert!(!c.runs("ior-hard-write") && !c.runs("ior-hard-read"));
+    assert!(!c.runs("mdtest-hard-write") && c.runs("mdtest-hard-stat"));
+    assert!(c.runs("ior-easy-write") && c.runs("ior-rnd4K-easy-read") && c.runs("find"));
+    let c2 = cfg("[ior-easy]\nrun = FALSE\n");
+    assert!(!c2.runs("ior-rnd4K-easy-read"), "it reads ior-easy's files");
+    let job = tiny_job(&c);
+    assert_eq!(job.writes, [true, false, false]);
+    assert_eq!(job.max_bytes(), 4 << 20, "only ior-easy's block is written");
+}
