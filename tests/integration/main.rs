@@ -29,6 +29,7 @@ mod honest;
 mod inspect;
 mod io500;
 mod io500_run;
+mod io500c;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;

@@ -45,6 +45,7 @@ mod offsets;
 mod options;
 mod pace;
 pub mod profiles;
+mod readcheck;
 mod record;
 pub mod repeat;
 mod run;

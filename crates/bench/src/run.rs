@@ -704,7 +704,7 @@ fn summarize(
     );
     let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
     let ops = total.ops;
-    let has_verify = p.verify && p.rw.reads();
+    let has_verify = (p.verify || p.check_reads) && p.rw.reads();
     PhaseResult {
         params: p.clone(),
         started_at,
