@@ -153,16 +153,23 @@ impl Stack {
 
     /// Detach `dev` now and wait until the kernel has let go of its backing.
     pub fn detach(&mut self, dev: &str) {
-        let _ = run_tool("losetup", &["-d", dev]);
         self.made
             .retain(|m| !matches!(m, Made::Loop(l) if l == dev));
-        let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(dev)));
-        for _ in 0..40 {
-            if !backing.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        detach_waiting(dev);
+    }
+}
+
+/// `losetup -d`, then wait (up to 4 s) until the kernel has let go of the
+/// backing: the detach is lazy, and a test that checks right after (or
+/// removes the backing's directory) must find it gone.
+fn detach_waiting(dev: &str) {
+    let _ = run_tool("losetup", &["-d", dev]);
+    let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(dev)));
+    for _ in 0..40 {
+        if !backing.exists() {
+            return;
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -171,9 +178,7 @@ impl Drop for Stack {
         while let Some(m) = self.made.pop() {
             match m {
                 Made::Mount(at) => umount_retrying(&at),
-                Made::Loop(dev) => {
-                    let _ = run_tool("losetup", &["-d", &dev]);
-                }
+                Made::Loop(dev) => detach_waiting(&dev),
                 Made::Partition { disk, number } => {
                     let _ = run_tool("delpart", &[&disk, &number]);
                 }
