@@ -4,7 +4,7 @@
 
 use super::common::{DbArgs, load_baseline, parse_run_arg};
 use super::outfmt::TextFormat;
-use crate::output::{self, Document, Reply};
+use crate::output::{Rendered, Reply};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::check;
@@ -91,24 +91,11 @@ impl CheckCommand {
             CheckStatus::Failed => crate::Outcome::Failed,
             CheckStatus::ConfigDiffers => crate::Outcome::Error,
         };
-        let doc = Checked { preamble, summary };
+        // Which baseline was taken when a tag named several, then each
+        // run's verdict (text), or the verdicts as one JSON document.
+        let head = preamble.map(|p| format!("{p}\n")).unwrap_or_default();
+        let json = crate::output::json_text(&summary.json())?;
+        let doc = Rendered::new(head + &summary.text(), json);
         Ok(Reply::doc(doc, self.out.rendering()).with_outcome(outcome))
-    }
-}
-
-/// What `check` found: which baseline was taken when a tag named several,
-/// then each run's verdict (text), or the verdicts as one JSON document.
-struct Checked {
-    preamble: Option<String>,
-    summary: CheckSummary,
-}
-
-impl Document for Checked {
-    fn human(&self) -> anyhow::Result<String> {
-        let head = self.preamble.as_ref().map(|p| format!("{p}\n"));
-        Ok(head.unwrap_or_default() + &self.summary.text())
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.summary.json())
     }
 }

@@ -4,7 +4,7 @@
 
 use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
 use super::outfmt::TableFormat;
-use crate::output::{self, Document, Reply};
+use crate::output::{Reply, Shown};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::implied::vary_with_implied;
@@ -48,25 +48,9 @@ impl CompareCommand {
         }
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
-        Ok(Reply::doc(Compared { cmp, note }, self.out.rendering()))
-    }
-}
-
-/// The comparison: a table for people (after a note on which baseline a
-/// tag chose), or the serializer-made document.
-struct Compared {
-    cmp: storlab_report::Comparison,
-    note: Option<String>,
-}
-
-impl Document for Compared {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(storlab_report::render_comparison(&self.cmp))
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.cmp)
-    }
-    fn note(&self) -> Option<String> {
-        self.note.clone()
+        // A table for people (after a note on which baseline a tag chose),
+        // or the serializer-made document.
+        let doc = Shown::new(cmp, storlab_report::render_comparison).with_note(note);
+        Ok(Reply::doc(doc, self.out.rendering()))
     }
 }

@@ -76,8 +76,8 @@ mod tests {
         clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "storlab", &mut buf);
         let script = String::from_utf8(buf).unwrap();
         for words in [
-            "randread", "rmw", "io_uring", "libaio", "cold", "warm", "vs-bs", "clients",
-            "poisson", "mixed", "native",
+            "randread", "rmw", "io_uring", "libaio", "cold", "warm", "vs-bs", "clients", "poisson",
+            "mixed", "native",
         ] {
             assert!(script.contains(words), "{words}");
         }

@@ -2,7 +2,7 @@
 
 use super::common::{DbArgs, parse_tag_arg};
 use super::outfmt::{OutputArgs, TableFormat};
-use crate::output::{self, Document, Reply};
+use crate::output::{Rendered, Reply};
 use clap::Args;
 use storlab_store::{RunFilter, RunSummary};
 
@@ -63,13 +63,7 @@ impl RunsCommand {
                 "no runs yet: there is no results database at {} (`storlab bench` creates it)",
                 self.db.db.display()
             );
-            return Ok(Reply::doc(
-                Listing {
-                    runs: Vec::new(),
-                    note,
-                },
-                how,
-            ));
+            return listing(&[], note).map(|doc| Reply::doc(doc, how));
         }
         let store = self.db.open_existing()?;
         let filter = RunFilter {
@@ -89,30 +83,19 @@ impl RunsCommand {
             "no run matches these filters"
         };
         let note = format!("{}: {what}", store.path().display());
-        Ok(Reply::doc(Listing { runs, note }, how))
+        listing(&runs, note).map(|doc| Reply::doc(doc, how))
     }
 }
 
-/// The runs `storlab runs` found: a table (or, when there are none, a
-/// note on stderr saying why) or a JSON list with one object per run.
-struct Listing {
-    runs: Vec<RunSummary>,
-    /// What to say when there are none.
-    note: String,
-}
-
-impl Document for Listing {
-    fn human(&self) -> anyhow::Result<String> {
-        if self.runs.is_empty() {
-            return Ok(String::new());
-        }
-        Ok(storlab_print::runs::render(&self.runs))
+/// The runs `storlab runs` found: a table (or, when there are none, `note`
+/// on stderr saying why) or a JSON list with one object per run.
+fn listing(runs: &[RunSummary], note: String) -> anyhow::Result<Rendered> {
+    let v: Vec<serde_json::Value> = runs.iter().map(RunSummary::to_json).collect();
+    let mut doc = Rendered::new(String::new(), crate::output::json_text(&v)?);
+    if runs.is_empty() {
+        doc.note = Some(note);
+    } else {
+        doc.text = storlab_print::runs::render(runs);
     }
-    fn json(&self) -> anyhow::Result<String> {
-        let v: Vec<serde_json::Value> = self.runs.iter().map(RunSummary::to_json).collect();
-        output::json_text(&v)
-    }
-    fn note(&self) -> Option<String> {
-        self.runs.is_empty().then(|| self.note.clone())
-    }
+    Ok(doc)
 }

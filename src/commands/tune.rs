@@ -144,10 +144,10 @@ impl ReadaheadArgs {
             db: (!self.no_save).then_some(self.db.db.as_path()),
         };
         let doc = TuneDoc::new(params, &tuning, (&points, noise), &ids, &restore.restored);
-        let doc = Shown {
-            json: crate::output::json_text(&doc)?,
-            table: doc.render_text(crate::commands::common::result_table()),
-        };
+        let doc = crate::output::Rendered::new(
+            doc.render_text(crate::commands::common::result_table()),
+            crate::output::json_text(&doc)?,
+        );
         let mut reply = Reply::doc(doc, self.out.rendering());
         reply.outcome = if stop.requested() {
             Outcome::Interrupted
@@ -212,20 +212,5 @@ impl ReadaheadArgs {
             (r.id, kb)
         });
         storlab_tune::doc::run_ids(points, runs.collect())
-    }
-}
-
-/// The tuning's result as `main` shows it.
-struct Shown {
-    table: String,
-    json: String,
-}
-
-impl crate::output::Document for Shown {
-    fn human(&self) -> Result<String> {
-        Ok(self.table.clone())
-    }
-    fn json(&self) -> Result<String> {
-        Ok(self.json.clone())
     }
 }

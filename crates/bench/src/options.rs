@@ -1147,18 +1147,30 @@ mod tests {
     /// turned verification on, `direct = "none"` made the cache cold).
     #[test]
     fn only_fallocate_takes_its_words() {
-        for (key, word) in [("verify", "native"), ("direct", "none"), ("sqpoll", "posix")] {
+        for (key, word) in [
+            ("verify", "native"),
+            ("direct", "none"),
+            ("sqpoll", "posix"),
+        ] {
             let e = spec_from_pairs([(key, word)]).unwrap_err().0;
             assert!(e.contains("use 1 or 0"), "{key}={word}: {e}");
             let toml = format!("{key} = \"{word}\"");
             let e = toml::from_str::<PhaseSpec>(&toml).unwrap_err();
             assert!(e.message().contains("yes/no"), "{toml}: {e}");
         }
-        for (word, on) in [("native", true), ("posix", true), ("none", false), ("0", false)] {
+        for (word, on) in [
+            ("native", true),
+            ("posix", true),
+            ("none", false),
+            ("0", false),
+        ] {
             let p = resolve_phase(&spec_from_pairs([("fallocate", word)]).unwrap(), 0).unwrap();
             assert_eq!(p.fallocate, on, "{word}");
             let toml = format!("fallocate = \"{word}\"");
-            assert_eq!(toml::from_str::<PhaseSpec>(&toml).unwrap().fallocate, Some(Fallocate(on)));
+            assert_eq!(
+                toml::from_str::<PhaseSpec>(&toml).unwrap().fallocate,
+                Some(Fallocate(on))
+            );
         }
     }
 
@@ -1182,7 +1194,14 @@ mod tests {
         }
         assert_eq!(
             typed,
-            ["rw", "engine", "cache", "fallocate", "unified_rw_reporting", "rate_process"]
+            [
+                "rw",
+                "engine",
+                "cache",
+                "fallocate",
+                "unified_rw_reporting",
+                "rate_process"
+            ]
         );
     }
 

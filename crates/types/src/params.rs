@@ -578,7 +578,13 @@ mod tests {
             .collect();
         assert_eq!(
             with_choices,
-            ["rw", "engine", "cache", "rate_process", "unified_rw_reporting"]
+            [
+                "rw",
+                "engine",
+                "cache",
+                "rate_process",
+                "unified_rw_reporting"
+            ]
         );
         for w in choices("rate_process") {
             assert!(RateProcess::parse(w).is_some(), "{w}");

@@ -188,7 +188,7 @@ impl BenchCommand {
             let signals = Signals::install()?;
             let (outcome, report, mut doc) = run_once(planned, &self.run, None, &extra, &signals)?;
             if fio_json {
-                doc.json = format!("{:#}", storlab_print::fiojson::render(&report));
+                doc.json = format!("{:#}\n", storlab_print::fiojson::render(&report));
             }
             let mut reply = Reply::doc(doc, self.run.out.rendering());
             reply.outcome = outcome;
@@ -205,10 +205,7 @@ impl BenchCommand {
         let (table, json) = source.dry_run(&planned, &over)?;
         let ior = self.ior.as_deref().map(ior::translate).transpose()?;
         let ior = ior.map(|t| ior::render(&t) + "\n").unwrap_or_default();
-        let doc = RunDoc {
-            table: ior + &table,
-            json,
-        };
+        let doc = RunDoc::new(ior + &table, json + "\n");
         Ok(Reply::doc(doc, self.run.out.rendering()))
     }
 

@@ -118,7 +118,7 @@ pub fn run(
         render(&group, count, &summary),
         render_ior(&summary)
     );
-    let mut reply = Reply::doc(RunDoc { table, json }, args.out.rendering());
+    let mut reply = Reply::doc(RunDoc::new(table, json + "\n"), args.out.rendering());
     reply.outcome = outcome;
     Ok(reply)
 }
