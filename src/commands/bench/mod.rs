@@ -12,7 +12,6 @@
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
 mod cluster_args;
-mod layers;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod repeat;
@@ -298,7 +297,8 @@ fn run_once(
     warnings.extend(job.warnings.iter().cloned());
     let modes: Vec<_> = job.phases.iter().map(|p| p.cache).collect();
     if let Some(f) = job.target.files.first() {
-        warnings.extend(layers::page_cache_warning(&f.path, &modes));
+        let found = storlab_monitor::page_cache::page_cache_only(&f.path, &modes);
+        warnings.extend(found.map(|w| w.to_string()));
     }
     let header = job.header(started_at, warnings, repeat.cloned());
     if let Err(e) = sink.begin("bench", &header) {

@@ -137,9 +137,8 @@ impl BenchFront for Front<'_> {
     }
 
     fn cache_warnings(&self, file: &Path, modes: &[CacheMode]) -> Vec<String> {
-        super::layers::page_cache_warning(file, modes)
-            .into_iter()
-            .collect()
+        let found = storlab_monitor::page_cache::page_cache_only(file, modes);
+        found.map(|w| w.to_string()).into_iter().collect()
     }
 
     fn repeat_starts(&mut self, i: &RepeatInfo) {
