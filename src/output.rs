@@ -55,11 +55,6 @@ pub fn warn(text: &str) {
     );
 }
 
-/// Print `doc` as one pretty JSON document (what every `--json` prints).
-pub fn print_json<T: serde::Serialize + ?Sized>(doc: &T) -> anyhow::Result<()> {
-    print(&(serde_json::to_string_pretty(doc)? + "\n"))
-}
-
 /// Whether an error is (caused by) writing to a closed pipe.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
