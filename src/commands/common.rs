@@ -144,9 +144,7 @@ pub fn load_baseline(
 
 // The result-file rules and the input-file helper live in `outfile.rs`;
 // every command reaches them through here.
-pub use super::outfile::{
-    OutputKind, check_output_path, database_file, read_input, read_input_bytes, same_file,
-};
+pub use super::outfile::{OutputKind, check_output_path, read_input, read_input_bytes};
 
 // The table styles (results, listings, the trim of listings) live in the
 // printer crate; every command reaches them through here.

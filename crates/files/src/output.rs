@@ -236,6 +236,34 @@ pub fn check_output_path(
     Ok(permit)
 }
 
+/// A run's target and its `--json-out` file, checked together before
+/// anything runs: the results database is never the target; `json_out`
+/// (a result file of `kind`) follows [`check_output_path`] and is not the
+/// target either. The permit that writes `json_out`, if given.
+pub fn check_run_paths(
+    target: Option<&Path>,
+    json_out: Option<&Path>,
+    db: &Path,
+    force: bool,
+    kind: OutputKind,
+) -> Result<Option<Permit>, Error> {
+    if let Some(t) = target
+        && let Some(which) = database_file(t, db)
+    {
+        let target = t.to_path_buf();
+        return Err(Error::TargetIsDatabase { target, which });
+    }
+    let Some(out) = json_out else {
+        return Ok(None);
+    };
+    let permit = check_output_path(out, db, force, kind)?;
+    if target.is_some_and(|t| same_file(out, t)) {
+        let path = out.to_path_buf();
+        return Err(Error::JsonOutIsTarget { path });
+    }
+    Ok(Some(permit))
+}
+
 /// What [`check_output_path`] found a result file may be, and the only way
 /// to write it ([`Permit::write`]): the writer presents the permit, so the
 /// rules are checked again, at the moment it writes, with what the check
@@ -447,6 +475,34 @@ pub fn chart_is_png(path: &Path) -> Result<bool, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The target is never the database (nor its -wal file), and
+    /// --json-out is never the target; a plain new file passes.
+    #[test]
+    fn a_run_never_targets_the_database_nor_writes_json_over_its_target() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("s.db");
+        std::fs::write(&db, b"").unwrap();
+        let kind = OutputKind::BenchJson;
+        let e = check_run_paths(Some(&db), None, &db, false, kind).unwrap_err();
+        assert!(matches!(e, Error::TargetIsDatabase { .. }), "{e}");
+        assert!(
+            e.to_string().contains("benchmarking it would destroy"),
+            "{e}"
+        );
+        let t = d.path().join("t.dat");
+        std::fs::write(&t, b"").unwrap();
+        let e = check_run_paths(Some(&t), Some(&t), &db, true, kind).unwrap_err();
+        assert!(matches!(e, Error::JsonOutIsTarget { .. }), "{e}");
+        let out = d.path().join("r.json");
+        let p = check_run_paths(Some(&t), Some(&out), &db, false, kind).unwrap();
+        assert_eq!(p.map(|p| p.path().to_path_buf()), Some(out));
+        assert!(
+            check_run_paths(None, None, &db, false, kind)
+                .unwrap()
+                .is_none()
+        );
+    }
 
     fn kind_of(bytes: &[u8]) -> Existing {
         let d = tempfile::tempdir().unwrap();

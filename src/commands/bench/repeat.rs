@@ -96,7 +96,7 @@ pub fn run(
     if let Some(permit) = &json_out
         && let Err(e) = permit.write(doc.json.as_bytes())
     {
-        crate::output::print_error(&e);
+        crate::output::print_error(&e.into());
         if outcome == Outcome::Ok {
             outcome = Outcome::Error;
         }

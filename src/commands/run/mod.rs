@@ -76,42 +76,21 @@ pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<Option<Permi
 }
 
 /// [`check_paths`] for a command whose `--json-out` is of another `kind`
-/// (sweep).
+/// (sweep): [`crate::commands::outfile::check_run_paths`].
 pub fn check_paths_as(
     target: Option<&Path>,
     args: &RunArgs,
     kind: crate::commands::common::OutputKind,
 ) -> Result<Option<Permit>> {
-    use crate::commands::common::{check_output_path, database_file};
     // bench takes its fio-json (`OutputArgs::take_fio_json`) before this.
     if args.out.format() == OutputFormat::FioJson {
         anyhow::bail!(
             "--output-format fio-json is a format of `storlab bench` only: use --output-format json here"
         );
     }
-    if let Some(t) = target
-        && let Some(which) = database_file(t, &args.db.db)
-    {
-        anyhow::bail!(
-            "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
-             give a directory, a new file name or a disk",
-            t.display(),
-            which.display()
-        );
-    }
-    let Some(out) = &args.json_out else {
-        return Ok(None);
-    };
-    let permit = check_output_path(out, &args.db.db, args.force, kind)?;
-    if let Some(t) = target
-        && crate::commands::common::same_file(out, t)
-    {
-        anyhow::bail!(
-            "--json-out {} is the benchmark's target: choose another file name",
-            out.display()
-        );
-    }
-    Ok(Some(permit))
+    let (out, db) = (args.json_out.as_deref(), &args.db.db);
+    let check = crate::commands::outfile::check_run_paths;
+    Ok(check(target, out, db, args.force, kind)?)
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`),

@@ -89,7 +89,7 @@ pub fn conclude(
     if let Some(permit) = sink.json_out()
         && let Err(e) = permit.write(format!("{json}\n").as_bytes())
     {
-        crate::output::print_error(&e);
+        crate::output::print_error(&e.into());
         lost |= saved.is_none();
         json_out_failed = true;
     }

@@ -23,7 +23,7 @@ pub fn write(
     } else {
         svg.into_bytes()
     };
-    permit.write(&bytes)
+    Ok(permit.write(&bytes)?)
 }
 
 /// How the first varied option's values read on the x axis.
