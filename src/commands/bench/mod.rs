@@ -242,27 +242,16 @@ impl BenchCommand {
         let mut spec = self.workload.spec()?.clone();
         let groups = self.group.iter().map(|g| storlab_bench::parse_group_arg(g));
         spec.group = groups.collect::<Result<_, _>>()?;
-        let read = |p: &Path, what| crate::commands::common::read_input(p, what);
-        let name = |p: &Path| p.display().to_string();
-        let source = match (&self.ior_job, &self.fio_job, &profile, &self.job) {
-            (Some(t), ..) => Source::Toml {
-                text: t.clone(),
-                name: "--ior".into(),
-            },
-            (_, Some(f), ..) => Source::Fio {
-                text: read(f, "fio job file")?,
-                name: name(f),
-            },
-            (_, _, Some(p), _) => Source::Toml {
-                text: p.job_text.clone(),
-                name: name(&p.job_path()),
-            },
-            (.., Some(j)) => Source::Toml {
-                text: read(j, "job file")?,
-                name: name(j),
-            },
-            _ => Source::of_flags(&spec),
+        let profile_path = profile.as_ref().map(Profile::job_path);
+        let given = jobspec::Given {
+            ior: self.ior_job.as_deref(),
+            fio: self.fio_job.as_deref(),
+            profile: (profile.as_ref().zip(profile_path.as_deref()))
+                .map(|(p, path)| (p.job_text.as_str(), path)),
+            job: self.job.as_deref(),
         };
+        let read = |p: &Path, what: &str| crate::commands::common::read_input(p, what);
+        let source = Source::pick(given, &spec, read)?;
         let planned = source.build(target.as_deref(), &spec)?;
         Ok((planned, profile, source, spec))
     }
