@@ -23,7 +23,7 @@ impl DbArgs {
     /// on a network file system.
     pub fn open(&self) -> anyhow::Result<Store> {
         super::config::get()?;
-        self.refuse_special()?;
+        storlab_files::check_database_path(&self.db)?;
         if self.db == super::config::default_db()
             && let Some(dir) = self.db.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.exists()
@@ -41,23 +41,8 @@ impl DbArgs {
     /// to make one.
     pub fn open_existing(&self) -> anyhow::Result<Store> {
         super::config::get()?;
-        self.refuse_special()?;
+        storlab_files::check_database_path(&self.db)?;
         Ok(Store::open_existing(&self.db)?)
-    }
-
-    /// The database is a regular file or nothing yet: a FIFO, device or
-    /// directory is named (SQLite said "disk I/O error", or waited on a
-    /// FIFO).
-    fn refuse_special(&self) -> anyhow::Result<()> {
-        match std::fs::metadata(&self.db) {
-            Ok(m) if !m.is_file() => anyhow::bail!(
-                "the results database {} is {}, not a regular file; give a database file \
-                 (--db FILE or STORLAB_DB)",
-                self.db.display(),
-                super::outfile::special_kind(m.file_type())
-            ),
-            _ => Ok(()),
-        }
     }
 }
 

@@ -5,5 +5,5 @@
 
 pub use storlab_files::{
     BENCH_REPEAT_DOCUMENT, OutputKind, Permit, SWEEP_DOCUMENT, chart_is_png, check_chart_path,
-    check_output_path, check_run_paths, open_input, read_input, read_input_bytes, special_kind,
+    check_output_path, check_run_paths, open_input, read_input, read_input_bytes,
 };

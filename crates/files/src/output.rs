@@ -236,6 +236,19 @@ pub fn check_output_path(
     Ok(permit)
 }
 
+/// The results database is a regular file or nothing yet: a FIFO, device
+/// or directory is named before SQLite opens it (SQLite said "disk I/O
+/// error", or waited on a FIFO).
+pub fn check_database_path(db: &Path) -> Result<(), Error> {
+    match std::fs::metadata(db) {
+        Ok(m) if !m.is_file() => Err(Error::DatabaseNotRegular {
+            path: db.to_path_buf(),
+            kind: crate::special_kind(m.file_type()),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A run's target and its `--json-out` file, checked together before
 /// anything runs: the results database is never the target; `json_out`
 /// (a result file of `kind`) follows [`check_output_path`] and is not the
@@ -502,6 +515,16 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    /// A database path that is a directory is named as one; a missing or
+    /// regular file passes.
+    #[test]
+    fn the_database_is_a_regular_file_or_nothing_yet() {
+        let d = tempfile::tempdir().unwrap();
+        let e = check_database_path(d.path()).unwrap_err();
+        assert!(e.to_string().contains("is a directory, not a regular file"), "{e}");
+        assert!(check_database_path(&d.path().join("new.db")).is_ok());
     }
 
     fn kind_of(bytes: &[u8]) -> Existing {
