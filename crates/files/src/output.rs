@@ -523,7 +523,10 @@ mod tests {
     fn the_database_is_a_regular_file_or_nothing_yet() {
         let d = tempfile::tempdir().unwrap();
         let e = check_database_path(d.path()).unwrap_err();
-        assert!(e.to_string().contains("is a directory, not a regular file"), "{e}");
+        assert!(
+            e.to_string().contains("is a directory, not a regular file"),
+            "{e}"
+        );
         assert!(check_database_path(&d.path().join("new.db")).is_ok());
     }
 

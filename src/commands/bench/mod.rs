@@ -344,31 +344,13 @@ fn measure(
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();
-    let sampler = args.monitor.then(|| {
-        let at = job.target.files[0].path.clone();
-        storlab_monitor::Sampler::for_path(&at, storlab_monitor::Layer::All, args.monitor_interval)
-            .map(|s| s.spawn())
-            .map_err(|e| {
-                format!(
-                    "--monitor: cannot sample the devices under {}: {e}",
-                    at.display()
-                )
-            })
-    });
-    let sampler = match sampler {
-        Some(Ok(h)) => Some(h),
-        Some(Err(w)) => {
-            notes.push(w);
-            None
-        }
-        None => None,
-    };
+    let mut warn = |w: storlab_monitor::sampler::RunSampling| notes.push(w.to_string());
+    let at = &job.target.files[0].path;
+    let sampler = (args.monitor)
+        .then(|| storlab_monitor::sampler::sample_run(at, args.monitor_interval))
+        .and_then(|s| s.map_err(&mut warn).ok());
     let mut outcome = storlab_bench::run(job, &control, |phase| sink.phase(phase));
-    let monitor = sampler.and_then(|h| {
-        h.stop()
-            .map_err(|e| notes.push(format!("--monitor: sampling failed: {e}")))
-            .ok()
-    });
+    let monitor = sampler.and_then(|h| h.stop_run().map_err(&mut warn).ok());
     live.stop();
     outcome.warnings.extend(notes);
     (outcome, monitor, signals.received())
