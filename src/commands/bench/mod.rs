@@ -20,7 +20,7 @@ pub use cluster_args::ClusterArgs;
 use storlab_print::bench::render_table;
 
 use crate::commands::run::{
-    Live, OutputFormat, RunArgs, RunDoc, Sink, check_paths, conclude, open_sink_tagged,
+    Live, OutputFormat, RunArgs, RunDoc, Sink, check_paths, conclude, open_sink_tagged, verdict,
 };
 use crate::commands::signals::Signals;
 
@@ -33,9 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::jobspec::Source;
 use storlab_bench::profiles::Profile;
-use storlab_bench::{
-    Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec,
-};
+use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -304,22 +302,6 @@ fn run_once(
     Ok((verdict(&report, ending, signal), report, doc))
 }
 
-/// The exit code of a saved and reported run.
-fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
-    if let Some(o) = ending {
-        return o;
-    }
-    match Verdict::of(report, signal.is_some()) {
-        Verdict::VerifyFailed(n) => {
-            eprintln!("storlab: verify: {n} block(s) failed verification");
-            Outcome::Failed
-        }
-        Verdict::Signalled => Outcome::Interrupted,
-        Verdict::StoppedEarly => Outcome::Error,
-        Verdict::Ok => Outcome::Ok,
-    }
-}
-
 /// Open the store and check the labels (or nothing, with `--no-save`).
 fn open_sink(args: &RunArgs, repeat: Option<&RepeatInfo>) -> Result<Sink> {
     let extra: Vec<(&str, String)> = repeat
@@ -354,27 +336,4 @@ fn measure(
     live.stop();
     outcome.warnings.extend(notes);
     (outcome, monitor, signals.received())
-}
-
-/// Save, write and print the results of an MPI run on rank 0 (`print`:
-/// the table or JSON on stdout); make sure they exist somewhere; pick the
-/// exit code.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-fn emit(
-    report: BenchReport,
-    args: &RunArgs,
-    sink: &mut Sink,
-    signal: Option<i32>,
-    print: bool,
-    extra: &dyn Fn(&BenchReport) -> Option<String>,
-) -> Result<(Outcome, Option<BenchReport>)> {
-    let (report, doc, ending) = conclude(report, sink, |r| {
-        let mut text = render_table(r);
-        text.extend(extra(r));
-        text
-    })?;
-    if print {
-        crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
-    }
-    Ok((verdict(&report, ending, signal), Some(report)))
 }

@@ -211,7 +211,7 @@ impl MdCommand {
             storlab_print::md::render,
         )?;
         let mut reply = Reply::doc(doc, self.run.out.rendering());
-        reply.outcome = verdict(&report, ending, signals.received());
+        reply.outcome = crate::commands::run::verdict(&report, ending, signals.received());
         Ok(reply)
     }
 }
@@ -246,19 +246,8 @@ fn emit(
     sink: &mut Sink,
     signal: Option<i32>,
 ) -> Result<Outcome> {
-    let (report, doc, ending) = conclude(report, sink, storlab_print::md::render)?;
-    crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
-    Ok(verdict(&report, ending, signal))
-}
-
-/// The exit code of a saved and reported md run.
-fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
-    match ending {
-        Some(o) => o,
-        None if signal.is_some() => Outcome::Interrupted,
-        None if report.interrupted => Outcome::Error,
-        None => Outcome::Ok,
-    }
+    let md = storlab_print::md::render;
+    Ok(crate::commands::run::emit(report, args, sink, (signal, true), md)?.0)
 }
 
 /// The watcher of an md run: signals → stop requests, and the progress

@@ -113,3 +113,44 @@ pub fn open_sink_tagged(args: &RunArgs, extra: &[(&str, String)]) -> Result<Sink
         args.record.note().map(String::from),
     ))
 }
+
+/// The exit code of a saved and reported run (bench and md): how the save
+/// ended (`ending`), else `storlab_bench::Verdict` of the record.
+pub fn verdict(
+    report: &storlab_types::BenchReport,
+    ending: Option<crate::Outcome>,
+    signal: Option<i32>,
+) -> crate::Outcome {
+    use crate::Outcome;
+    use storlab_bench::Verdict;
+    if let Some(o) = ending {
+        return o;
+    }
+    match Verdict::of(report, signal.is_some()) {
+        Verdict::VerifyFailed(n) => {
+            eprintln!("storlab: verify: {n} block(s) failed verification");
+            Outcome::Failed
+        }
+        Verdict::Signalled => Outcome::Interrupted,
+        Verdict::StoppedEarly => Outcome::Error,
+        Verdict::Ok => Outcome::Ok,
+    }
+}
+
+/// Save, write and print (with `print`: the table from `table`, or JSON,
+/// on stdout) the results of an MPI run on rank 0; make sure they exist
+/// somewhere; the exit code ([`verdict`]) and the record.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn emit(
+    report: storlab_types::BenchReport,
+    args: &RunArgs,
+    sink: &mut Sink,
+    (signal, print): (Option<i32>, bool),
+    table: impl FnOnce(&storlab_types::BenchReport) -> String,
+) -> Result<(crate::Outcome, storlab_types::BenchReport)> {
+    let (report, doc, ending) = conclude(report, sink, table)?;
+    if print {
+        crate::output::emit(crate::output::Reply::doc(doc, args.out.rendering()))?;
+    }
+    Ok((verdict(&report, ending, signal), report))
+}
