@@ -249,6 +249,41 @@ pub struct OptDef {
 }
 
 impl OptDef {
+    /// The other spellings its command-line flag takes: the job-file key
+    /// when it differs from the flag (`--iodepth_batch`), and every alias
+    /// with underscores and with dashes (`--sqthread_poll`,
+    /// `--sqthread-poll`), except a fio spelling read in fio's units
+    /// ([`FIO_UNIT_SPELLINGS`]: a flag of its own).
+    pub fn flag_aliases(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.key != self.long {
+            out.push(self.key.to_string());
+        }
+        for alias in self.aliases {
+            if FIO_UNIT_SPELLINGS.iter().any(|(n, _)| n == alias) {
+                continue;
+            }
+            out.push(alias.to_string());
+            let dashed = alias.replace('_', "-");
+            if dashed != *alias && dashed != self.long {
+                out.push(dashed);
+            }
+        }
+        out
+    }
+
+    /// Whether its flag may stand alone (`--direct` for `--direct=1`): a
+    /// yes/no option written `0|1`. One whose values are words
+    /// (`--fallocate native|none`) always takes one.
+    pub fn value_optional(&self) -> bool {
+        self.kind == OptKind::Flag && self.choices.is_empty()
+    }
+
+    /// Whether a value may start with `-` (a backwards `--seq-skip -8k`).
+    pub fn takes_negative(&self) -> bool {
+        self.key == "seq_skip"
+    }
+
     /// The one-line help with its default.
     pub fn help_line(&self) -> String {
         let h = self.help.trim();
@@ -1061,6 +1096,30 @@ mod tests {
             let back = toml::Value::try_from(&spec).unwrap();
             assert!(back.get(o.key).is_some(), "{} did not round-trip", o.key);
         }
+    }
+
+    /// The flag's other spellings: its key, each alias with underscores
+    /// and dashes; never a fio spelling read in fio's units.
+    #[test]
+    fn flag_spellings_come_from_the_table() {
+        let def = |k: &str| OPTIONS.iter().find(|d| d.key == k).unwrap();
+        assert_eq!(
+            def("iodepth_batch").flag_aliases(),
+            [
+                "iodepth_batch",
+                "iodepth_batch_submit",
+                "iodepth-batch-submit"
+            ]
+        );
+        assert_eq!(
+            def("bs").flag_aliases(),
+            Vec::<String>::new(),
+            "blocksize is its own flag"
+        );
+        assert_eq!(def("engine").flag_aliases(), ["ioengine"]);
+        assert!(def("direct").value_optional() && !def("fallocate").value_optional());
+        assert!(!def("bs").value_optional());
+        assert!(def("seq_skip").takes_negative() && !def("bs").takes_negative());
     }
 
     #[test]
