@@ -2,7 +2,7 @@
 //! than a tolerance (for nightly jobs that watch storage over time), and 2
 //! when the two runs' configurations differ so that no verdict is possible.
 
-use super::common::{DbArgs, load_baseline, parse_run_arg};
+use super::common::DbArgs;
 use super::outfmt::TextFormat;
 use crate::output::{Rendered, Reply};
 use clap::Args;
@@ -26,13 +26,13 @@ Examples:
 )]
 pub struct CheckCommand {
     /// Run(s) to check: an id, latest, latest~1 or tag:KEY=VALUE
-    #[arg(value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(value_name = "RUN", value_parser = RunSelector::parse)]
     run: RunSelector,
     /// The reference run; when a tag matches several runs, the latest of them
-    #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(long, value_name = "RUN", value_parser = RunSelector::parse)]
     baseline: RunSelector,
     /// How much worse than the baseline a figure may be, in percent of the baseline
-    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = parse_tolerance)]
+    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = storlab_types::parse_percent)]
     tolerance: f64,
     /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
     /// tool (comma-separated or repeated): a difference there is judged, not refused
@@ -47,14 +47,11 @@ pub struct CheckCommand {
     db: DbArgs,
 }
 
-fn parse_tolerance(s: &str) -> Result<f64, String> {
-    storlab_types::parse_percent(s).map_err(|e| e.to_string())
-}
-
 impl CheckCommand {
     pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
-        let (baseline, preamble) = load_baseline(&store, &self.baseline)?;
+        let (baseline, preamble) = store.load_baseline(&self.baseline)?;
+        let preamble = preamble.map(|c| c.to_string());
         let base_id = baseline.id;
         let ids: Vec<i64> = store
             .resolve(std::slice::from_ref(&self.run), false)?

@@ -52,7 +52,7 @@ pub use storlab_types::DESIGN_TAG;
 #[derive(Args, Debug, Clone, Default)]
 pub struct RecordArgs {
     /// Label the run, e.g. --tag controller=perc5e --tag raid=R6/12 (repeatable)
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_store::parse_tag)]
     pub tags: Vec<(String, String)>,
     /// Free-text note saved with the run
     #[arg(long, value_name = "TEXT")]
@@ -87,22 +87,12 @@ impl RecordArgs {
     }
 }
 
-/// clap value parser for `--tag key=value`.
-pub fn parse_tag_arg(s: &str) -> Result<(String, String), String> {
-    storlab_store::parse_tag(s).map_err(|e| e.to_string())
-}
-
-/// clap value parser for a RUN argument (`12`, `latest`, `tag:cfg=a`).
-pub fn parse_run_arg(s: &str) -> Result<RunSelector, String> {
-    RunSelector::parse(s).map_err(|e| e.to_string())
-}
-
 /// Runs named on the command line: RUN... or --all.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Runs: an id (12), latest, latest~1 (the one before), tag:KEY=VALUE (all runs with that tag;
     /// tag:a=1,b=2 for runs with both)
-    #[arg(value_name = "RUN", value_parser = parse_run_arg, required_unless_present = "all")]
+    #[arg(value_name = "RUN", value_parser = RunSelector::parse, required_unless_present = "all")]
     pub runs: Vec<RunSelector>,
     /// Take every run in the database
     #[arg(long, conflicts_with = "runs")]
@@ -114,17 +104,6 @@ impl RunArgs {
     pub fn load(&self, store: &Store) -> anyhow::Result<Vec<storlab_types::StoredRun>> {
         Ok(store.select(&self.runs, self.all)?)
     }
-}
-
-/// Resolve a `--baseline` selector to one run: the latest of those it
-/// names (`Store::load_baseline`). Returns the run and, when several
-/// matched, a line saying which was taken.
-pub fn load_baseline(
-    store: &Store,
-    sel: &RunSelector,
-) -> anyhow::Result<(storlab_types::StoredRun, Option<String>)> {
-    let (run, choice) = store.load_baseline(sel)?;
-    Ok((run, choice.map(|c| c.to_string())))
 }
 
 // The result-file rules and the input-file helper live in `outfile.rs`;

@@ -2,7 +2,7 @@
 //! differences inside the measured run-to-run spread marked as noise, and
 //! no verdict where the configurations differ (unless under study, `--vary`).
 
-use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
+use super::common::{DbArgs, RunArgs};
 use super::outfmt::TableFormat;
 use crate::output::{Reply, Shown};
 use clap::Args;
@@ -25,7 +25,7 @@ pub struct CompareCommand {
     #[command(flatten)]
     runs: RunArgs,
     /// The reference run; when a tag matches several runs, the latest of them
-    #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(long, value_name = "RUN", value_parser = RunSelector::parse)]
     baseline: RunSelector,
     /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
     /// tool (comma-separated or repeated): phases that differ there are paired and judged
@@ -41,7 +41,8 @@ impl CompareCommand {
     pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        let (baseline, note) = load_baseline(&store, &self.baseline)?;
+        let (baseline, note) = store.load_baseline(&self.baseline)?;
+        let note = note.map(|c| c.to_string());
         let (vary, implied) = vary_with_implied(&self.vary, runs.iter().chain([&baseline]));
         if let Some(n) = implied {
             eprintln!("{n}");

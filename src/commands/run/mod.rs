@@ -58,15 +58,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_save: bool,
     /// Sampling interval of --monitor
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = storlab_types::parse_duration)]
     pub monitor_interval: Duration,
     /// `bench --write-iolog`: where the run's workers record their I/O.
     #[arg(skip)]
     pub iolog: Option<std::sync::Arc<storlab_bench::iolog::Sink>>,
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    storlab_types::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// The target and `--json-out` against the database and the output rules:
