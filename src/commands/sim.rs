@@ -113,12 +113,7 @@ impl SimCommand {
             let path = permit.path();
             let key = key.as_deref().unwrap_or("clients");
             let svg = storlab_report::registry::sim_chart(&points, key);
-            let bytes = if chart_is_png(path)? {
-                storlab_report::svg_to_png(&svg, 2.0)?
-            } else {
-                svg.into_bytes()
-            };
-            permit.write(&bytes)?;
+            permit.write(&storlab_report::chart_file(svg, chart_is_png(path)?)?)?;
             eprintln!("storlab: chart written to {}", path.display());
         }
         Ok(Reply::doc(doc, self.out.rendering()))
