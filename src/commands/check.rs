@@ -8,7 +8,7 @@ use crate::output::{Rendered, Reply};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::check;
-use storlab_configdiff::check::{CheckOptions, CheckStatus, CheckSummary};
+use storlab_configdiff::check::{CheckOptions, CheckSummary};
 use storlab_configdiff::implied::vary_with_implied;
 use storlab_store::RunSelector;
 
@@ -83,11 +83,7 @@ impl CheckCommand {
             tolerance: self.tolerance,
             reports,
         };
-        let outcome = match summary.worst() {
-            CheckStatus::Passed => crate::Outcome::Ok,
-            CheckStatus::Failed => crate::Outcome::Failed,
-            CheckStatus::ConfigDiffers => crate::Outcome::Error,
-        };
+        let outcome = summary.worst().into();
         // Which baseline was taken when a tag named several, then each
         // run's verdict (text), or the verdicts as one JSON document.
         let head = preamble.map(|p| format!("{p}\n")).unwrap_or_default();

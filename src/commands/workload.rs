@@ -233,13 +233,7 @@ pub fn profile_catalog() -> Result<Catalog> {
 /// A warning on stderr for each broken user profile.
 pub fn warn_broken(cat: &Catalog) {
     for b in &cat.broken {
-        eprintln!(
-            "storlab: warning: profile {} ({}) is left out: {} \
-             (fix or remove the file; the other profiles work)",
-            b.name,
-            b.path.display(),
-            b.error
-        );
+        eprintln!("storlab: warning: {b}");
     }
 }
 

@@ -288,6 +288,18 @@ pub struct CheckSummary {
     pub reports: Vec<CheckReport>,
 }
 
+/// The exit code of a check: 0 passed, 1 failed, 2 the configurations
+/// differ.
+impl From<CheckStatus> for storlab_types::outcome::Outcome {
+    fn from(s: CheckStatus) -> Self {
+        match s {
+            CheckStatus::Passed => Self::Ok,
+            CheckStatus::Failed => Self::Failed,
+            CheckStatus::ConfigDiffers => Self::Error,
+        }
+    }
+}
+
 impl CheckSummary {
     /// The worst outcome of all the checks (passed when there are none).
     pub fn worst(&self) -> CheckStatus {
@@ -610,6 +622,16 @@ mod tests {
     use crate::store_testdata::{phase, report};
     use proptest::prelude::*;
     use storlab_types::RwMode;
+
+    /// A check exits 0 when it passed, 1 when a figure is worse, 2 when no
+    /// verdict is possible.
+    #[test]
+    fn a_checks_status_is_its_exit_code() {
+        use storlab_types::outcome::Outcome;
+        assert_eq!(Outcome::from(CheckStatus::Passed).exit_code(), 0);
+        assert_eq!(Outcome::from(CheckStatus::Failed).exit_code(), 1);
+        assert_eq!(Outcome::from(CheckStatus::ConfigDiffers).exit_code(), 2);
+    }
 
     /// One `Metric` for check and compare; check's JSON keeps its own
     /// names (`bandwidth`, `lat_p50`), as before the merge.
