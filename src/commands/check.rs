@@ -8,8 +8,6 @@ use crate::output::{Rendered, Reply};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::check;
-use storlab_configdiff::check::{CheckOptions, CheckSummary};
-use storlab_configdiff::implied::vary_with_implied;
 use storlab_store::RunSelector;
 
 #[derive(Args, Debug)]
@@ -64,25 +62,14 @@ impl CheckCommand {
                 self.run
             );
         }
-        let mut reports = Vec::new();
-        for id in ids {
-            let run = store.load(id)?;
-            // What the two runs' sweep tags say was varied is under study.
-            let (vary, note) = vary_with_implied(&self.vary, [&run, &baseline]);
-            if let Some(n) = note {
-                eprintln!("run {id}: {n}");
-            }
-            let opts = CheckOptions {
-                vary,
-                allow_config_diff: self.allow_config_diff,
-            };
-            opts.vary.check_against([&run, &baseline])?;
-            reports.push(check::check_with(&run, &baseline, self.tolerance, &opts)?);
-        }
-        let summary = CheckSummary {
-            tolerance: self.tolerance,
-            reports,
-        };
+        let runs: Vec<_> = ids
+            .into_iter()
+            .map(|id| store.load(id))
+            .collect::<Result<_, _>>()?;
+        // What the two runs' sweep tags say was varied is under study.
+        let note = |id, n| eprintln!("run {id}: {n}");
+        let vary = (&self.vary[..], self.allow_config_diff);
+        let summary = check::check_each(&runs, &baseline, self.tolerance, vary, note)?;
         let outcome = summary.worst().into();
         // Which baseline was taken when a tag named several, then each
         // run's verdict (text), or the verdicts as one JSON document.
