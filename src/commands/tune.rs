@@ -23,7 +23,6 @@
 //! the best does not lead the next by more than that noise, the result is
 //! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
-use crate::Outcome;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use crate::output::Reply;
@@ -149,13 +148,7 @@ impl ReadaheadArgs {
             crate::output::json_text(&doc)?,
         );
         let mut reply = Reply::doc(doc, self.out.rendering());
-        reply.outcome = if stop.requested() {
-            Outcome::Interrupted
-        } else if points.iter().all(|p| p.mbps.is_none()) {
-            Outcome::Error
-        } else {
-            Outcome::Ok
-        };
+        reply.outcome = storlab_tune::measure::outcome(&points, stop.requested());
         Ok(reply)
     }
 
