@@ -10,6 +10,7 @@ use crate::output::{Rendered, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_sim::{Scenario, SimCatalog, Solver, parse_vary, sweep};
+use storlab_types::RunKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SimSolver {
@@ -101,7 +102,7 @@ impl SimCommand {
             }
             let command_line = storlab_types::command_line();
             let report = storlab_sim::record(&points, &name, command_line, started, finished);
-            let id = store.save_run("sim", &report, &tags, self.record.note())?;
+            let id = store.save_run(RunKind::Sim, &report, &tags, self.record.note())?;
             eprintln!(
                 "storlab: saved as run {id} (kind sim) in {}",
                 store.path().display()

@@ -18,6 +18,7 @@ mod repeat;
 
 pub use cluster_args::ClusterArgs;
 use storlab_print::bench::render_table;
+use storlab_types::RunKind;
 
 use crate::commands::run::{
     Live, OutputFormat, RunArgs, RunDoc, Sink, check_paths, conclude, open_sink_tagged, verdict,
@@ -288,7 +289,7 @@ fn run_once(
         warnings.extend(found.map(|w| w.to_string()));
     }
     let header = job.header(started_at, warnings, repeat.cloned());
-    if let Err(e) = sink.begin("bench", &header) {
+    if let Err(e) = sink.begin(RunKind::Bench, &header) {
         job.target.cleanup();
         return Err(e);
     }

@@ -23,6 +23,7 @@ use storlab_cluster::bench::{Ranks, SyncOptions};
 use storlab_cluster::step::Failed;
 use storlab_print::bench::render_table;
 use storlab_print::cluster::render_cluster;
+use storlab_types::RunKind;
 use storlab_types::{BenchReport, CacheMode, PhaseResult, RepeatInfo};
 
 /// Whether this process was started by an MPI launcher.
@@ -115,7 +116,7 @@ impl BenchFront for Front<'_> {
     }
 
     fn begin(&mut self, sink: &mut Sink, header: &BenchReport) -> Result<(), Failed> {
-        sink.begin("bench", header).map_err(Failed::of)
+        sink.begin(RunKind::Bench, header).map_err(Failed::of)
     }
 
     fn phase(&mut self, sink: &mut Sink, phase: &PhaseResult) {

@@ -28,6 +28,7 @@ use storlab_md::session::LiveLine;
 use storlab_md::session::SessionError;
 use storlab_md::{Control, MdSpec, Op, Posix};
 use storlab_types::BenchReport;
+use storlab_types::RunKind;
 
 const MD_HELP: &str = "\
 mdtest's options are accepted where they map cleanly: -n N (items per rank:
@@ -182,7 +183,7 @@ impl MdCommand {
         let control = Arc::new(Control::new());
         let quiet = self.run.quiet;
         let begin = |header: &BenchReport| {
-            sink.borrow_mut().begin("md", header)?;
+            sink.borrow_mut().begin(RunKind::Md, header)?;
             let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, quiet);
             Ok::<_, anyhow::Error>(move || watcher.stop())
         };

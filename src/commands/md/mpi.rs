@@ -15,6 +15,7 @@ use storlab_cluster::md::run::{MdFront, run_md};
 use storlab_cluster::step::Failed;
 use storlab_md::session::final_report;
 use storlab_md::{Control, MdError, MdSpec, RankPhase, Tree};
+use storlab_types::RunKind;
 use storlab_types::{BenchReport, PhaseResult};
 
 /// `storlab md` under MPI: the whole run on every rank.
@@ -105,7 +106,7 @@ fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, (BenchReport, Sin
     sink.json_out_to(json_out);
     let (dir, info) = storlab_bench::own_run_dir(target)?;
     let header = BenchReport::new(host()?, info);
-    if let Err(e) = sink.begin("md", &header) {
+    if let Err(e) = sink.begin(RunKind::Md, &header) {
         remove_run_dir(&dir);
         return Err(e);
     }

@@ -16,6 +16,7 @@ use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::sampler::now_rfc3339;
 use storlab_monitor::session::{self, Frontend, Notice, Session, Setup};
 use storlab_monitor::{DeviceTree, Layer, SysPaths, positional};
+use storlab_types::RunKind;
 
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
@@ -196,7 +197,7 @@ impl MonitorCommand {
             let host = storlab_host::host_info();
             let report =
                 session::monitor_record(done.timeline.clone(), &targets, host, now_rfc3339());
-            let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
+            let id = store.save_run(RunKind::Monitor, &report, &tags, self.labels.note())?;
             eprintln!(
                 "storlab: saved as run {id} in {} (storlab show {id})",
                 self.db.db.display()

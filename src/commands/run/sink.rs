@@ -47,7 +47,11 @@ impl Sink {
     }
 
     /// Save the run header (of run kind `kind`).
-    pub fn begin(&mut self, kind: &str, header: &BenchReport) -> Result<()> {
+    pub fn begin(
+        &mut self,
+        kind: impl Into<storlab_types::RunKind>,
+        header: &BenchReport,
+    ) -> Result<()> {
         Ok(self.rec.begin(kind, header)?)
     }
 

@@ -38,6 +38,7 @@ use storlab_bench::sweeper::{
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
 use storlab_store::{RunFilter, RunStatus, RunSummary, Store};
+use storlab_types::RunKind;
 use storlab_types::{BenchReport, PhaseResult};
 
 const SWEEP_HELP: &str = "\
@@ -374,7 +375,7 @@ impl PointSink for StoreSink<'_> {
             point_tags(&self.tags, &self.sweep_id, point),
             self.args.record.note().map(String::from),
         );
-        let begun = sink.begin("bench", header).map_err(words);
+        let begun = sink.begin(RunKind::Bench, header).map_err(words);
         self.sink = Some(sink);
         begun
     }
