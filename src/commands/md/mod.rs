@@ -184,7 +184,7 @@ impl MdCommand {
         let quiet = self.run.quiet;
         let begin = |header: &BenchReport| {
             sink.borrow_mut().begin(RunKind::Md, header)?;
-            let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, quiet);
+            let watcher = watch(Arc::clone(&control), signals.clone(), &spec, quiet);
             Ok::<_, anyhow::Error>(move || watcher.stop())
         };
         let ran = storlab_md::session::run_solo(
@@ -253,17 +253,9 @@ fn emit(
 
 /// The watcher of an md run: signals → stop requests, and the progress
 /// line ([`LiveLine`]: items done and the rate), on the shared [`Live`].
-struct Watcher(Live);
-
-impl Watcher {
-    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
-        let line = LiveLine::new(spec);
-        Watcher(Live::watch(Progress { control, line }, signals, quiet))
-    }
-
-    fn stop(self) {
-        self.0.stop();
-    }
+fn watch(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Live {
+    let line = LiveLine::new(spec);
+    Live::watch(Progress { control, line }, signals, quiet)
 }
 
 /// What an md run's watcher watches and draws.

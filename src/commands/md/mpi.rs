@@ -6,7 +6,7 @@
 //! it drives ([`MdFront`]: the store, the progress line, the signals,
 //! the printing).
 
-use super::{MdCommand, Signals, Sink, Watcher, emit, host, remove_run_dir};
+use super::{Live, MdCommand, Signals, Sink, emit, host, remove_run_dir, watch};
 use crate::Outcome;
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ struct Front<'a> {
     cmd: &'a MdCommand,
     spec: &'a MdSpec,
     signals: Option<Signals>,
-    watcher: Option<Watcher>,
+    watcher: Option<Live>,
 }
 
 impl MdFront for Front<'_> {
@@ -60,7 +60,7 @@ impl MdFront for Front<'_> {
     fn watch_start(&mut self, control: &Arc<Control>, quiet: bool) {
         if let Some(signals) = &self.signals {
             let c = Arc::clone(control);
-            self.watcher = Some(Watcher::start(c, signals.clone(), self.spec, quiet));
+            self.watcher = Some(watch(c, signals.clone(), self.spec, quiet));
         }
     }
 
