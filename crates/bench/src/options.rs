@@ -239,12 +239,12 @@ pub struct OptDef {
     pub default: &'static str,
     pub help: &'static str,
     pub kind: OptKind,
-    /// The words it takes ([`OptType::CHOICES`]): what refusals name and
+    /// The words it takes (`OptType::CHOICES`): what refusals name and
     /// shell completion offers.
     pub choices: &'static [&'static str],
-    /// A yes/no option's value ([`OptType::yes_no`]).
+    /// A yes/no option's value (`OptType::yes_no`).
     pub yes_no: fn(&str) -> Option<bool>,
-    /// A text value's check ([`OptType::check`]).
+    /// A text value's check (`OptType::check`).
     pub check: fn(&str) -> Result<(), SpecError>,
 }
 
