@@ -63,6 +63,7 @@ mod seams_mpi;
 mod sim;
 mod store;
 mod sweep;
+mod thin3;
 mod thin_commands;
 mod trace;
 mod typed;
