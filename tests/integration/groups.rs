@@ -58,29 +58,15 @@ fn assert_identities(ph: &Value) {
 
 /// The issue's exact figures: a 6-job QD1 reader group and a 3-job QD1
 /// writer group on a device with a fixed service time S give 6/S + 3/S
-/// IOPS (±2 %), each group its own, overlapping ≥ 95 %.
-///
-/// What holds on any machine is checked always: each group keeps its
-/// jobs' depth (IOPS × the group's own mean latency = its numjobs, ±2 %:
-/// running beside another group costs it nothing) and no I/O completes
-/// before S. N/S itself also needs the null engine to meet S, which a
-/// loaded machine delays (it spins the last 150 µs of each service time,
-/// the whole of a 100 µs one): it is checked where there is a core per
-/// worker (10), at S = 10 ms and at the issue's 100 µs.
+/// IOPS (±2 %), each group its own, overlapping ≥ 95 %, at S = 100 µs
+/// (60,000 + 30,000) and at 10 ms (600 + 300). Each group also keeps its
+/// jobs' depth (IOPS × the group's own mean latency = its numjobs, ±2 %).
+/// On any machine: the null engine sleeps (never spins) and owes a slot
+/// the kernel's wake-up lateness, so nine workers on two loaded cores meet
+/// S (before, they spun and reached 275 of 10,000 IOPS each at 100 µs).
 #[test]
 fn null_engine_groups_give_exactly_n_over_s_each_and_overlap() {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let exact = cores >= 10;
-    let mut cases = vec![("10ms", 10e6)];
-    if exact {
-        cases.push(("100us", 100e3));
-    } else {
-        eprintln!(
-            "null_engine_groups_give_exactly_n_over_s_each_and_overlap: {cores} cores; N/S (600 + 300 IOPS at \
-             10 ms, 60,000 + 30,000 at 100 µs) needs 10, checked here as IOPS x latency = jobs at 10 ms"
-        );
-    }
-    for (service, s_ns) in cases {
+    for (service, s_ns) in [("100us", 100e3), ("10ms", 10e6)] {
         let dir = tempfile::tempdir().unwrap();
         let v = bench_json(
             dir.path(),
@@ -114,6 +100,12 @@ fn null_engine_groups_give_exactly_n_over_s_each_and_overlap() {
         assert_eq!(u(&groups[1]["read"]["ops"]), 0);
         for (g, dir, jobs) in [(&groups[0], "read", 6.0), (&groups[1], "write", 3.0)] {
             let iops = f(&g[dir]["iops"]);
+            let want = jobs * 1e9 / s_ns;
+            assert!(
+                (iops / want - 1.0).abs() <= 0.02,
+                "{service} {}: {iops} IOPS, want {want} ± 2 %",
+                g["name"]
+            );
             let lat = &g[dir]["lat_ns"];
             let depth = iops * f(&lat["mean"]) / 1e9;
             assert!(
@@ -122,15 +114,6 @@ fn null_engine_groups_give_exactly_n_over_s_each_and_overlap() {
                 g["name"],
                 lat["mean"]
             );
-            assert!(u(&lat["min"]) as f64 >= s_ns * 0.999, "{service}: {lat}");
-            if exact {
-                let want = jobs * 1e9 / s_ns;
-                assert!(
-                    (iops / want - 1.0).abs() <= 0.02,
-                    "{service} {}: {iops} IOPS, want {want}",
-                    g["name"]
-                );
-            }
         }
         let overlap = f(&ph["groups"]["overlap"]);
         assert!(overlap >= 0.95, "{service}: overlap {overlap}");
