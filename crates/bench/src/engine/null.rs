@@ -7,22 +7,22 @@
 //! absolute sleep (`clock_nanosleep(TIMER_ABSTIME)` on `CLOCK_MONOTONIC`,
 //! timer slack 1 ns), never spinning: nine workers spinning on two cores
 //! starved each other (275 instead of 10,000 I/Os per second each at
-//! 100 µs). The kernel still wakes a sleeper late (17 µs on average on an
-//! idle 2-vCPU VM even under `SCHED_FIFO`, 55 µs at load 10), and at depth
-//! 1 every late wake-up would delay every later I/O: N jobs at S would
-//! give N/(S + wake-up latency), a figure of the machine's scheduler, not
-//! of the pipeline. So the time the engine's sleep overran an I/O's due
-//! time (its *wake-up lateness*, measured at each wake) is the worker's,
-//! not the device's: that I/O's latency shows it, and the device, which
-//! finished on time, owes the slot that time: the slot's next I/O is due
-//! S after its submission less what is owed (at most S per I/O, at most
-//! [`CATCH_UP`] owed in all, so a worker stopped for longer loses the
-//! rest). The worker's own time between a wake-up and its next submission
-//! (storlab's pipeline) is never owed: it lowers IOPS as on a real device.
-//! Over a run, a slot's I/Os are due on a schedule S + pipeline time
-//! apart, N/S for free-running QD-1 jobs, and the mean latency is S plus
-//! the pipeline time (Little's law); single latencies after a late wake-up
-//! are shorter than S by the lateness the one before carried.
+//! 100 µs). The kernel still wakes a sleeper late (on a 2-vCPU VM at load
+//! 10: 17 µs on average for one thread under `SCHED_FIFO`, 55 µs for nine
+//! ordinary ones), and at depth 1 every late wake-up would delay every
+//! later I/O: N jobs at S would give N/(S + wake-up latency), a figure of
+//! the machine's scheduler, not of the pipeline. So the time the engine's
+//! sleep overran an I/O's due time (its *wake-up lateness*, measured at
+//! each wake) is the worker's, not the device's: that I/O's latency shows
+//! it, and the device, which finished on time, owes the slot that time:
+//! the slot's next I/O is due S after its submission less what is owed (at
+//! most S per I/O, at most [`CATCH_UP`] owed in all, so a worker stopped
+//! for longer loses the rest). The worker's own time between a wake-up
+//! and its next submission (storlab's pipeline) is never owed: it lowers
+//! IOPS as on a real device. Over a run, N free-running QD-1 jobs give
+//! N/(S + pipeline time), and the mean latency is S plus the pipeline's
+//! share (Little's law); single latencies after a late wake-up are shorter
+//! than S by the lateness the one before carried.
 //!
 //! A service time may be longer than the phase (`--null-latency 30s
 //! --runtime 1s`): a wait in [`Engine::submit`] lasts at most [`SLICE`], so
@@ -76,6 +76,9 @@ pub(crate) struct NullEngine {
     /// The last wait's (target, wake-up) when it woke after its target;
     /// the next reap credits the I/Os it delayed.
     woke_late: Option<(u64, u64)>,
+    /// The clock as the last `submit` returned, for the reap right after
+    /// it (a clock read costs ~100-250 ns on this VM: two per I/O, not four).
+    returned_at: Option<u64>,
     /// Timer slack of the sleeping thread set to 1 ns.
     slack_set: bool,
 }
@@ -90,15 +93,17 @@ impl NullEngine {
             queued: Vec::with_capacity(depth),
             pending: VecDeque::with_capacity(depth),
             woke_late: None,
+            returned_at: None,
             slack_set: false,
         }
     }
 
-    /// Sleep until `target` (monotonic ns) in absolute sleeps, so an
-    /// interrupted or early return does not stretch the wait; remember how
-    /// late the wake-up was.
-    fn sleep_until(&mut self, target: u64) {
-        if mono_ns() >= target {
+    /// Sleep until `target` (monotonic ns; `now` read just before) in
+    /// absolute sleeps, so an interrupted or early return does not stretch
+    /// the wait; remember when it returned and how late the wake-up was.
+    fn sleep_until(&mut self, target: u64, now: u64) {
+        self.returned_at = Some(now);
+        if now >= target {
             return;
         }
         if !self.slack_set {
@@ -111,7 +116,7 @@ impl NullEngine {
             tv_sec: (target / 1_000_000_000) as i64,
             tv_nsec: (target % 1_000_000_000) as _,
         };
-        let mut wake = mono_ns();
+        let mut wake = now;
         while wake < target {
             // EINTR (a signal) just sleeps again; other errors cannot occur
             // for a valid clock and time, and the loop re-reads the clock.
@@ -120,6 +125,7 @@ impl NullEngine {
             }
             wake = mono_ns();
         }
+        self.returned_at = Some(wake);
         if wake > target {
             self.woke_late = Some((target, wake));
         }
@@ -145,6 +151,7 @@ impl Engine for NullEngine {
     }
     fn submit(&mut self, wait: usize) -> io::Result<usize> {
         let now = mono_ns();
+        self.returned_at = None;
         let s = self.service;
         let n = self.queued.len();
         for io in self.queued.drain(..) {
@@ -167,13 +174,15 @@ impl Engine for NullEngine {
                 dues.get(k).copied()
             };
             if let Some(due) = due {
-                self.sleep_until(due.min(mono_ns() + ns(SLICE)));
+                self.sleep_until(due.min(now + ns(SLICE)), now);
             }
         }
         Ok(n)
     }
     fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> usize {
-        let now = mono_ns();
+        // Right after a submit: what was due when it returned (an I/O due
+        // since then is reaped by the next call).
+        let now = self.returned_at.take().unwrap_or_else(mono_ns);
         let late = self.woke_late.take();
         let cap = self.owed_cap();
         let mut n = 0;
