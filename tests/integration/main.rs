@@ -22,6 +22,7 @@ mod forks;
 mod fiojob;
 mod granks;
 mod groups;
+mod groups3;
 mod groups_more;
 mod honest;
 mod inspect;
