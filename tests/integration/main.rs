@@ -24,6 +24,7 @@ mod fiojob;
 mod fiojob3;
 mod granks;
 mod groups;
+mod groups3;
 mod groups_more;
 mod honest;
 mod inspect;

@@ -1424,6 +1424,7 @@ fn grouped_phase_of(
             depth: p.depth,
             cache: p.cache,
             warnings: p.warnings,
+            percentiles: p.percentiles,
         });
         first_job = first_job.saturating_add(n);
     }

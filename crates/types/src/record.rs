@@ -794,6 +794,11 @@ pub struct GroupResult {
     pub depth: Option<DepthReport>,
     pub cache: CacheReport,
     pub warnings: Vec<String>,
+    /// The group's own latency percentiles of `params.report.percentile_list`
+    /// and latency distribution, from its jobs' histograms (as the phase's
+    /// `percentiles`). Absent without either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<CustomPercentiles>,
 }
 
 /// The application's own bandwidth, IOPS and latency per interval of one
