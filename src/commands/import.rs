@@ -40,7 +40,7 @@ impl ImportCommand {
                 parsed.push((
                     path,
                     fio::Imported {
-                        kind: "io500",
+                        kind: storlab_types::RunKind::Io500,
                         report,
                     },
                 ));

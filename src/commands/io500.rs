@@ -104,7 +104,7 @@ impl Io500Command {
             host.hostname = label.clone();
         }
         let header = BenchReport::new(host, info);
-        if let Err(e) = sink.begin("io500", &header) {
+        if let Err(e) = sink.begin(storlab_types::RunKind::Io500, &header) {
             remove(false);
             return Err(e);
         }

@@ -1178,6 +1178,29 @@ impl BenchReport {
         }
     }
 
+    /// The record of a run another tool made, read back from its output
+    /// (fio's JSON, an io500 result directory): the schema version this
+    /// storlab writes, the tool and command line that ran it, the run's own
+    /// start and end (RFC 3339; empty when the output does not say), the
+    /// host and target it ran on; no phases, warnings, timeline or repeat
+    /// yet, not interrupted. The other constructor beside
+    /// [`BenchReport::new`], so no importer builds a header by hand.
+    pub fn imported(
+        tool: ToolInfo,
+        command_line: Vec<String>,
+        (started_at, finished_at): (String, String),
+        host: HostInfo,
+        target: TargetInfo,
+    ) -> BenchReport {
+        BenchReport {
+            tool,
+            command_line,
+            started_at,
+            finished_at,
+            ..BenchReport::new(host, target)
+        }
+    }
+
     /// Set `finished_at` to now.
     pub fn finish(&mut self) {
         self.finished_at = crate::time::now_rfc3339();
