@@ -99,7 +99,12 @@ impl ReplayCommand {
             report.stop_reason = Some(format!("interrupted by {}", signal_name(sig)));
         }
         // A replay the store cannot take is kept whole in a file, never lost.
-        let run_id = match store.save_run("replay", &report, tags, self.record.note()) {
+        let run_id = match store.save_run(
+            storlab_types::RunKind::Replay,
+            &report,
+            tags,
+            self.record.note(),
+        ) {
             Ok(id) => id,
             Err(e) => {
                 let json = output::json_text(&report)?;

@@ -53,6 +53,7 @@ fn series_points_add_up_to_the_phase_and_match_a_known_device() {
     let span: u64 = points.iter().map(|p| u(&p["span_ns"])).sum();
     assert_eq!(span, u(&ph["elapsed_ns"]), "the points tile the window");
     let mut t_prev = 0;
+    let mut done = 0.0;
     for p in points {
         let t = u(&p["t_ns"]);
         assert!(t > t_prev, "time goes forward");
@@ -61,19 +62,27 @@ fn series_points_add_up_to_the_phase_and_match_a_known_device() {
         let iops = p["total"]["iops"].as_f64().unwrap();
         let ops = u(&p["total"]["ops"]) as f64;
         assert!((iops - ops * 1e9 / span as f64).abs() < 1e-6 * iops.max(1.0));
+        // A 200 µs device at QD 1 never runs ahead of its schedule: by the
+        // end of each interval at most t / 200 µs I/Os (+1) are done. (An
+        // interval after the thread was kept off the CPU may beat 5,000
+        // IOPS: the null engine's deadline schedule owes the slot the
+        // kernel's wake-up lateness, up to 100 ms, so it catches up.)
+        done += ops;
+        assert!(done <= t as f64 / 200e3 + 1.0, "{done} I/Os by {t} ns");
         if span == 250_000_000 && ops > 0.0 {
-            // A 200 µs device at QD 1: no interval beats 5,000 IOPS, no
-            // median beats the service time, and Little's law holds
-            // within the interval (at most one I/O in flight, plus the part
-            // of the first I/O's latency that lay in the interval before).
-            assert!(iops <= 5100.0, "interval IOPS {iops}");
+            // Little's law holds within the interval (at most one I/O in
+            // flight, plus the part of the first I/O's latency that lay in
+            // the interval before).
             let lat = &p["read"]["lat_ns"];
-            assert!(u(&lat["p50"]) >= 195_000, "interval p50 {lat}");
             let depth = iops * lat["mean"].as_f64().unwrap() / 1e9;
             let edge = u(&lat["max"]) as f64 / span as f64;
             assert!(depth <= 1.0 + edge + 0.01, "interval depth {depth}, {lat}");
         }
     }
+    // No mean beats the service time: what a late wake-up is owed comes
+    // out of that lateness, never out of the device's time.
+    let mean = ph["read"]["lat_ns"]["mean"].as_f64().unwrap();
+    assert!(mean >= 0.99 * 200e3, "mean latency {mean}");
 }
 
 #[test]

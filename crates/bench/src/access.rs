@@ -370,14 +370,9 @@ pub fn resolve(
         Some(t) => parse_rate(t)?,
         None => (0, 0),
     };
-    let rate_process = match s.rate_process.as_deref().map(str::trim) {
-        None | Some("linear") => RateProcess::Linear,
-        Some("poisson") => RateProcess::Poisson,
-        Some(o) => {
-            return err(format!(
-                "invalid rate_process '{o}': use linear (evenly spaced) or poisson (exponential gaps)"
-            ));
-        }
+    let rate_process = match s.rate_process {
+        Some(p) => p,
+        None => crate::options::table_default::<RateProcess>()?,
     };
     let io_size_bytes = s.io_size.map_or(0, |b| b.0);
     if s.io_size.is_some() && io_size_bytes == 0 {

@@ -49,6 +49,7 @@ mod pace;
 mod placement;
 mod prio;
 pub mod profiles;
+mod readcheck;
 mod record;
 pub mod repeat;
 mod run;
@@ -73,7 +74,8 @@ pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;
 pub use options::{
     FIO_UNIT_SPELLINGS, Flag, FlagError, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError,
-    find_option, parse_bssplit, resolve_phase, spec_from_flags, spec_from_pairs, typed_value,
+    find_option, parse_bssplit, parse_choice, resolve_phase, spec_from_flags, spec_from_pairs,
+    typed_value,
 };
 pub use record::{FallbackError, Verdict, write_fallback};
 pub use run::{

@@ -724,7 +724,8 @@ fn summarize(
     let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
     let ops = total.ops;
     // fio's verify_backlog (verify.rs) checks inside writing phases too.
-    let has_verify = p.verify && (p.rw.reads() || p.verify_opts.backlog > 0);
+    let has_verify =
+        (p.verify || p.check_reads) && (p.rw.reads() || (p.verify && p.verify_opts.backlog > 0));
     PhaseResult {
         params: p.clone(),
         started_at,

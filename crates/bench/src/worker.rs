@@ -1165,6 +1165,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         if s.dir == Dir::Read && self.ctx.p.verify && !self.ctx.p.verify_opts.no_check {
             self.verify(slot, n as usize, s.offset);
         }
+        if s.dir == Dir::Read && self.ctx.p.check_reads {
+            crate::readcheck::check(
+                &mut self.out,
+                &self.engine.buf(slot)[..n as usize],
+                s.offset,
+            );
+        }
         if s.dir == Dir::Write {
             self.writes_since_fsync += 1;
             if let Some(b) = &mut self.backlog {

@@ -37,13 +37,13 @@ use std::collections::BTreeMap;
 use storlab_types::{
     BenchReport, BsWeight, BufferPattern, CacheMode, CacheReport, CpuStats, DirStats, EngineKind,
     FileLayout, GroupResult, HostInfo, JobResult, LatencyStats, PhaseGroups, PhaseParams,
-    PhaseResult, RwMode, SCHEMA_VERSION, TargetInfo, ToolInfo, fio_size,
+    PhaseResult, RunKind, RwMode, TargetInfo, ToolInfo, fio_size,
 };
 
 /// Run kind of an imported fio result.
-pub const FIO_KIND: &str = "fio-import";
+pub const FIO_KIND: RunKind = RunKind::FioImport;
 /// Run kind of an imported storlab JSON document.
-pub const STORLAB_KIND: &str = "import";
+pub const STORLAB_KIND: RunKind = RunKind::Import;
 
 /// Why a file could not be imported.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -91,7 +91,7 @@ pub enum SkippedJob {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
     /// [`FIO_KIND`] or [`STORLAB_KIND`].
-    pub kind: &'static str,
+    pub kind: RunKind,
     pub report: BenchReport,
 }
 
@@ -1424,6 +1424,7 @@ fn grouped_phase_of(
             depth: p.depth,
             cache: p.cache,
             warnings: p.warnings,
+            percentiles: p.percentiles,
         });
         first_job = first_job.saturating_add(n);
     }
@@ -1574,40 +1575,37 @@ fn parse_fio(doc: &Map<String, Value>, hostname: Option<&str>) -> Result<BenchRe
         .or(hostname)
         .unwrap_or("")
         .to_string();
-    Ok(BenchReport {
-        schema_version: SCHEMA_VERSION,
-        // `storlab bench --output-format fio-json` writes `storlab-VERSION`.
-        tool: match version.and_then(|v| v.strip_prefix("storlab-")) {
-            Some(v) => ToolInfo {
-                name: "storlab".into(),
-                version: v.to_string(),
-            },
-            None => ToolInfo {
-                name: "fio".into(),
-                version: version
-                    .map(|v| v.trim_start_matches("fio-").to_string())
-                    .unwrap_or_else(|| "unknown".into()),
-            },
+    // `storlab bench --output-format fio-json` writes `storlab-VERSION`.
+    let tool = match version.and_then(|v| v.strip_prefix("storlab-")) {
+        Some(v) => ToolInfo {
+            name: "storlab".into(),
+            version: v.to_string(),
         },
+        None => ToolInfo {
+            name: "fio".into(),
+            version: version
+                .map(|v| v.trim_start_matches("fio-").to_string())
+                .unwrap_or_else(|| "unknown".into()),
+        },
+    };
+    let mut report = BenchReport::imported(
+        tool,
         command_line,
-        started_at: rfc3339(start_ms),
-        finished_at: rfc3339(end_ms),
-        interrupted: phases.iter().any(|p| p.interrupted),
-        stop_reason: phases
-            .iter()
-            .find(|p| p.interrupted)
-            .map(|p| format!("fio reported errors in job '{}'", p.params.name)),
-        host: HostInfo {
+        (rfc3339(start_ms), rfc3339(end_ms)),
+        HostInfo {
             hostname: host,
             ..Default::default()
         },
         target,
-        phases,
-        warnings,
-        monitor: None,
-        repeat: None,
-        replay: None,
-    })
+    );
+    report.interrupted = phases.iter().any(|p| p.interrupted);
+    report.stop_reason = phases
+        .iter()
+        .find(|p| p.interrupted)
+        .map(|p| format!("fio reported errors in job '{}'", p.params.name));
+    report.phases = phases;
+    report.warnings = warnings;
+    Ok(report)
 }
 
 fn fio_arg(k: &str, v: &str) -> String {

@@ -170,32 +170,29 @@ pub fn to_report(dir: &ResultDir, host: Option<&str>) -> BenchReport {
         .filter(|p| phases::find(&p.name).is_none_or(|d| !d.dummy))
         .map(|p| phase(p, procs, dir.drop_caches))
         .collect();
-    BenchReport {
-        schema_version: storlab_types::SCHEMA_VERSION,
-        tool: ToolInfo {
+    let mut report = BenchReport::imported(
+        ToolInfo {
             name: "io500".into(),
             version: dir.version.clone(),
         },
-        command_line: vec!["io500".into(), format!("--mode={}", dir.mode)],
-        started_at: dir.started.as_deref().map(rfc3339).unwrap_or_default(),
-        finished_at: dir.ended.as_deref().map(rfc3339).unwrap_or_default(),
-        interrupted: false,
-        stop_reason: None,
-        host: HostInfo {
+        vec!["io500".into(), format!("--mode={}", dir.mode)],
+        (
+            dir.started.as_deref().map(rfc3339).unwrap_or_default(),
+            dir.ended.as_deref().map(rfc3339).unwrap_or_default(),
+        ),
+        HostInfo {
             hostname: host.unwrap_or("").into(),
             ..HostInfo::default()
         },
-        target: TargetInfo {
+        TargetInfo {
             path: dir.dir.display().to_string(),
             kind: TargetKind::Directory,
             ..TargetInfo::default()
         },
-        phases,
-        warnings,
-        monitor: None,
-        repeat: None,
-        replay: None,
-    }
+    );
+    report.phases = phases;
+    report.warnings = warnings;
+    report
 }
 
 /// The score of a stored io500 run, from its phases' rates (the same

@@ -18,13 +18,26 @@
 //!   p50, p90, p99, p99.9 and p99.99 plus any `percentile_list`;
 //! * `latency_ns`/`latency_us`/`latency_ms`: fio's latency distribution
 //!   (percent of I/Os per bucket), from the phase's histogram;
+//! * a phase of job groups is written as fio writes a job file whose jobs
+//!   run at once: one entry per group (per reporting group when
+//!   `group_reporting` joins several, as fio's `new_group` decides), all
+//!   with the phase's `groupid` (fio's number for jobs no `stonewall`
+//!   separates, which `storlab import` reads back as one phase of groups),
+//!   each with its own figures over its own window, its own percentiles
+//!   (with `percentile_list`) and latency distribution. A group has no
+//!   per-interval series of its own (the phase's series is of all groups),
+//!   so its `bw_min`...`iops_stddev` are zero with zero samples;
+//! * `disk_util`: fio's per-device counters over the run (`read_ios`,
+//!   `write_ios`, merges, ticks in ms, `in_queue`, `util` in percent) from
+//!   the device timeline storlab sampled (`bench --monitor`), the target's
+//!   device first; empty when the run was not sampled;
 //! * `fio version` is `storlab-VERSION`, and a `storlab` object says what
 //!   made the document.
 
 use serde_json::{Map, Value, json};
 use storlab_types::{
-    BenchReport, CpuStats, DirStats, GroupResult, LatencyStats, PhaseParams, PhaseResult,
-    SeriesPoint,
+    BenchReport, CpuStats, CustomPercentiles, DirStats, GroupResult, LatencyStats, MonitorTimeline,
+    PhaseParams, PhaseResult, SeriesPoint,
 };
 
 /// The run as fio's JSON document.
@@ -34,7 +47,15 @@ pub fn render(r: &BenchReport) -> Value {
     for (i, ph) in r.phases.iter().enumerate() {
         match &ph.groups {
             Some(g) => {
-                for gr in &g.groups {
+                // fio joins the jobs of one reporting group under
+                // `group_reporting`; storlab keeps those entries apart
+                // only when they differ from the groups.
+                let entries = if g.reporting.is_empty() {
+                    &g.groups
+                } else {
+                    &g.reporting
+                };
+                for gr in entries {
                     jobs.push(group_job(ph, gr, i));
                 }
             }
@@ -53,7 +74,9 @@ pub fn render(r: &BenchReport) -> Value {
         },
         "global options": {},
         "jobs": jobs,
-        "disk_util": [],
+        "disk_util": r.monitor.as_ref().map_or_else(Vec::new, |m| {
+            disk_util(m, r.target.device.as_deref())
+        }),
     })
 }
 
@@ -89,18 +112,110 @@ fn group_job(ph: &PhaseResult, g: &GroupResult, groupid: usize) -> Value {
     let none = std::iter::empty::<&DirStats>;
     let mut params = g.params.clone();
     params.name = g.name.clone();
+    let pct: Option<&CustomPercentiles> = g.percentiles.as_ref();
     job(
         Job {
             params: &params,
             groupid,
             elapsed_ns: g.elapsed_ns,
             cpu: g.cpu,
-            read: dir(&g.read, g.elapsed_ns, none(), &[]),
-            write: dir(&g.write, g.elapsed_ns, none(), &[]),
+            read: dir(
+                &g.read,
+                g.elapsed_ns,
+                none(),
+                pct.map_or(&[][..], |c| &c.read),
+            ),
+            write: dir(
+                &g.write,
+                g.elapsed_ns,
+                none(),
+                pct.map_or(&[][..], |c| &c.write),
+            ),
             errors: if ph.interrupted { 1 } else { 0 },
         },
-        &[],
+        pct.map_or(&[][..], |c| c.distribution.as_slice()),
     )
+}
+
+/// fio's `disk_util` entries from a device timeline: each device's
+/// counters over the whole timeline, integrated back from the sampled
+/// rates (an interval's requests are its rate times its length; ticks are
+/// its mean wait times its requests; `in_queue` its mean queue size times
+/// its length; `util` the time-weighted mean). Flagged intervals (counters
+/// reset or impossible) hold no rates and are left out. The target's
+/// device (`/dev/NAME` or `NAME`) comes first, then the others in the
+/// timeline's order.
+fn disk_util(m: &MonitorTimeline, target_device: Option<&str>) -> Vec<Value> {
+    let target = target_device.map(|d| d.trim_start_matches("/dev/"));
+    let mut names: Vec<&str> = m.devices.iter().map(String::as_str).collect();
+    for s in &m.samples {
+        if !names.contains(&s.device.as_str()) {
+            names.push(&s.device);
+        }
+    }
+    if let Some(t) = target
+        && let Some(at) = names.iter().position(|n| *n == t)
+    {
+        let first = names.remove(at);
+        names.insert(0, first);
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let mut last_t: Option<u64> = None;
+        let mut c = DiskCounters::default();
+        for s in m.samples.iter().filter(|s| s.device == name) {
+            let dt_ns = match last_t {
+                Some(t) => s.t_ns.saturating_sub(t),
+                None => s.t_ns,
+            };
+            last_t = Some(s.t_ns);
+            if s.flag.is_some() || dt_ns == 0 {
+                continue;
+            }
+            let secs = dt_ns as f64 / 1e9;
+            let (reads, writes) = (s.r_per_s * secs, s.w_per_s * secs);
+            c.read_ios += reads;
+            c.write_ios += writes;
+            c.read_merges += s.rrqm_per_s * secs;
+            c.write_merges += s.wrqm_per_s * secs;
+            c.read_ticks += s.r_await_ms * reads;
+            c.write_ticks += s.w_await_ms * writes;
+            c.in_queue += s.aqu_sz * secs * 1e3;
+            c.busy += s.util_pct * secs;
+            c.secs += secs;
+        }
+        if c.secs == 0.0 {
+            continue;
+        }
+        let n = |x: f64| x.round() as u64;
+        out.push(json!({
+            "name": name,
+            "read_ios": n(c.read_ios),
+            "write_ios": n(c.write_ios),
+            "read_merges": n(c.read_merges),
+            "write_merges": n(c.write_merges),
+            "read_ticks": n(c.read_ticks),
+            "write_ticks": n(c.write_ticks),
+            "in_queue": n(c.in_queue),
+            "util": (c.busy / c.secs).clamp(0.0, 100.0),
+        }));
+    }
+    out
+}
+
+/// One device's counters summed over a timeline (see [`disk_util`]).
+#[derive(Default)]
+struct DiskCounters {
+    read_ios: f64,
+    write_ios: f64,
+    read_merges: f64,
+    write_merges: f64,
+    read_ticks: f64,
+    write_ticks: f64,
+    in_queue: f64,
+    /// Percent-seconds of utilisation.
+    busy: f64,
+    secs: f64,
 }
 
 struct Job<'a> {
@@ -376,5 +491,138 @@ mod tests {
         assert_eq!(fio_bytes(4096), "4k");
         assert_eq!(fio_bytes(1 << 20), "1m");
         assert_eq!(fio_bytes(1000), "1000");
+    }
+
+    fn sample(t_ns: u64, device: &str, r: f64, w: f64) -> storlab_types::DeviceSample {
+        storlab_types::DeviceSample {
+            t_ns,
+            device: device.into(),
+            r_per_s: r,
+            w_per_s: w,
+            rrqm_per_s: 10.0,
+            wrqm_per_s: 20.0,
+            r_await_ms: 2.0,
+            w_await_ms: 4.0,
+            aqu_sz: 1.5,
+            util_pct: 50.0,
+            ..Default::default()
+        }
+    }
+
+    /// fio's counters come back from the sampled rates: requests are rate
+    /// times interval, ticks wait times requests, in_queue the mean queue
+    /// times the time, util the time-weighted mean; a flagged interval
+    /// counts nothing; the target's device comes first. (Before: always
+    /// an empty list.)
+    #[test]
+    fn disk_util_integrates_the_device_timeline_target_first() {
+        let mut flagged = sample(1_500_000_000, "vda", 1e6, 1e6);
+        flagged.flag = Some(storlab_types::SampleFlag::Reset);
+        let mut busy = sample(2_000_000_000, "vda", 100.0, 0.0);
+        busy.util_pct = 100.0;
+        let m = MonitorTimeline {
+            interval_ns: 500_000_000,
+            devices: vec!["loop0".into(), "vda".into()],
+            samples: vec![
+                sample(500_000_000, "vda", 100.0, 200.0),
+                sample(500_000_000, "loop0", 2.0, 0.0),
+                sample(1_000_000_000, "vda", 300.0, 0.0),
+                flagged,
+                busy,
+            ],
+            ..Default::default()
+        };
+        let d = disk_util(&m, Some("/dev/vda"));
+        assert_eq!(d.len(), 2);
+        let v = &d[0];
+        assert_eq!(v["name"], "vda", "the target's device first");
+        // 0.5 s at 100 r/s + 0.5 s at 300 r/s + 0.5 s at 100 r/s; the
+        // flagged 0.5 s counts nothing.
+        assert_eq!(v["read_ios"], 50 + 150 + 50);
+        assert_eq!(v["write_ios"], 100);
+        assert_eq!(v["read_merges"], 15, "10/s over 1.5 s");
+        assert_eq!(v["write_merges"], 30);
+        assert_eq!(v["read_ticks"], 500, "2 ms x 250 reads");
+        assert_eq!(v["write_ticks"], 400, "4 ms x 100 writes");
+        assert_eq!(v["in_queue"], 2250, "1.5 x 1,500 ms");
+        let util = v["util"].as_f64().unwrap();
+        assert!((util - 200.0 / 3.0).abs() < 1e-9, "{util}");
+        assert_eq!(d[1]["name"], "loop0");
+        assert_eq!(d[1]["read_ios"], 1);
+        // Without a timeline: none.
+        let r = BenchReport::new(Default::default(), Default::default());
+        assert_eq!(render(&r)["disk_util"], json!([]));
+    }
+
+    /// A phase of groups: one entry per group, the phase's groupid, each
+    /// with its own percentile_list values and latency distribution; a
+    /// reporting group that joins groups replaces them.
+    #[test]
+    fn a_group_phase_writes_each_groups_own_percentiles() {
+        let lat = |p: u64| LatencyStats {
+            min: 1,
+            max: 10 * p,
+            mean: p as f64,
+            p50: p,
+            p90: 2 * p,
+            p99: 3 * p,
+            p99_9: 4 * p,
+            p99_99: 5 * p,
+            ..Default::default()
+        };
+        let dirs = |p: u64| DirStats {
+            bytes: 4096,
+            ops: 1,
+            lat_ns: Some(lat(p)),
+            ..Default::default()
+        };
+        let group = |name: &str, p: u64| GroupResult {
+            name: name.into(),
+            read: dirs(p),
+            write: dirs(p),
+            total: dirs(p),
+            elapsed_ns: 1_000_000_000,
+            percentiles: Some(CustomPercentiles {
+                read: vec![(95.0, p + 1)],
+                write: vec![(95.0, p + 2)],
+                total: vec![(95.0, p + 3)],
+                distribution: vec![("us:100".into(), 60.0), ("ms:2".into(), 40.0)],
+            }),
+            ..Default::default()
+        };
+        let plain = || {
+            let p = crate::fixture::params("p", storlab_types::RwMode::Read, 4096, 1, 1);
+            crate::fixture::phase(p, dirs(1), DirStats::default())
+        };
+        let mut ph = plain();
+        ph.groups = Some(storlab_types::PhaseGroups {
+            groups: vec![group("r", 100), group("w", 200)],
+            ..Default::default()
+        });
+        let mut r = BenchReport::new(Default::default(), Default::default());
+        r.phases = vec![plain(), ph.clone()];
+        let v = render(&r);
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 3);
+        for (j, name, p) in [(&jobs[1], "r", 100u64), (&jobs[2], "w", 200)] {
+            assert_eq!(j["jobname"], name);
+            assert_eq!(j["groupid"], 1, "the phase's groupid");
+            let pct = &j["read"]["clat_ns"]["percentile"];
+            assert_eq!(pct["95.000000"], p + 1, "{pct}");
+            assert_eq!(pct["99.000000"], 3 * p);
+            assert_eq!(j["write"]["lat_ns"]["percentile"]["95.000000"], p + 2);
+            assert_eq!(j["latency_us"]["100"], 60.0);
+            assert_eq!(j["latency_ms"]["2"], 40.0);
+        }
+        // group_reporting joined both: one entry, as fio writes it.
+        if let Some(g) = ph.groups.as_mut() {
+            g.reporting = vec![group("r+w", 300)];
+        }
+        r.phases = vec![ph];
+        let v = render(&r);
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0]["jobname"], "r+w");
+        assert_eq!(jobs[0]["read"]["clat_ns"]["percentile"]["95.000000"], 301);
     }
 }

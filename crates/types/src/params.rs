@@ -10,7 +10,7 @@
 //! option (job-file key, sweep name) that sets it, when one does. Groups
 //! (`host`, `target`, `device`, `tool`) stand for several keys at once.
 
-use crate::{CacheMode, EngineKind, RwMode};
+use crate::{CacheMode, EngineKind, RateProcess, RwMode, UnifiedRw};
 
 /// One parameter name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,6 +302,7 @@ pub const PARAMS: &[Param] = &[
         "rate_process",
         "spacing of rate-capped I/Os (linear, poisson)",
     )
+    .choices(&RateProcess::WORDS)
     .recorded(),
     p("io_size", "bytes each job moves (alias io_limit)")
         .aliases(&["io_limit"])
@@ -354,7 +355,9 @@ pub const PARAMS: &[Param] = &[
     p("randrepeat", "the same offsets and data every run (fio)").recorded(),
     p("zero_buffers", "zero-filled writes (fio)").recorded(),
     p("percentile_list", "latency percentiles reported (fio)").recorded(),
-    p("unified_rw_reporting", "one mixed line per phase (fio)").recorded(),
+    p("unified_rw_reporting", "one mixed line per phase (fio)")
+        .choices(&UnifiedRw::WORDS)
+        .recorded(),
     p("lat_percentiles", "fio's lat percentiles").recorded(),
     p("clat_percentiles", "fio's clat percentiles").recorded(),
     // fio's verify, error, priority, placement and dedupe options (issue 27).
@@ -667,13 +670,28 @@ mod tests {
         for c in [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm] {
             assert!(choices("cache").contains(&c.as_str()), "{c:?}");
         }
-        // Every choice-valued parameter is one of these three.
+        // Every choice-valued parameter is one of these.
         let with_choices: Vec<&str> = PARAMS
             .iter()
             .filter(|p| !p.choices.is_empty())
             .map(|p| p.key)
             .collect();
-        assert_eq!(with_choices, ["rw", "engine", "cache"]);
+        assert_eq!(
+            with_choices,
+            [
+                "rw",
+                "engine",
+                "cache",
+                "rate_process",
+                "unified_rw_reporting"
+            ]
+        );
+        for w in choices("rate_process") {
+            assert!(RateProcess::parse(w).is_some(), "{w}");
+        }
+        for w in choices("unified_rw_reporting") {
+            assert!(UnifiedRw::parse(w).is_some(), "{w}");
+        }
     }
 
     #[test]

@@ -435,6 +435,12 @@ pub struct PhaseParams {
     /// latency_target); absent when all are off.
     #[serde(default, skip_serializing_if = "crate::RunControl::is_off")]
     pub run_control: Option<crate::RunControl>,
+    /// Every read compared, word by word and inside the timed window,
+    /// with what the job's writes wrote (`buffer_pattern = zero`): IOR's
+    /// `-R` read check as `storlab io500` runs it. A read that differs
+    /// counts as a verify mismatch. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_reads: bool,
 }
 
 fn is_zero_u64(v: &u64) -> bool {
@@ -844,6 +850,11 @@ pub struct GroupResult {
     pub depth: Option<DepthReport>,
     pub cache: CacheReport,
     pub warnings: Vec<String>,
+    /// The group's own latency percentiles of `params.report.percentile_list`
+    /// and latency distribution, from its jobs' histograms (as the phase's
+    /// `percentiles`). Absent without either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<CustomPercentiles>,
 }
 
 /// The application's own bandwidth, IOPS and latency per interval of one
@@ -1220,6 +1231,29 @@ impl BenchReport {
             monitor: None,
             repeat: None,
             replay: None,
+        }
+    }
+
+    /// The record of a run another tool made, read back from its output
+    /// (fio's JSON, an io500 result directory): the schema version this
+    /// storlab writes, the tool and command line that ran it, the run's own
+    /// start and end (RFC 3339; empty when the output does not say), the
+    /// host and target it ran on; no phases, warnings, timeline or repeat
+    /// yet, not interrupted. The other constructor beside
+    /// [`BenchReport::new`], so no importer builds a header by hand.
+    pub fn imported(
+        tool: ToolInfo,
+        command_line: Vec<String>,
+        (started_at, finished_at): (String, String),
+        host: HostInfo,
+        target: TargetInfo,
+    ) -> BenchReport {
+        BenchReport {
+            tool,
+            command_line,
+            started_at,
+            finished_at,
+            ..BenchReport::new(host, target)
         }
     }
 

@@ -59,6 +59,7 @@ pub fn merge_grouped(
                 .into_iter()
                 .filter(|w| !w.starts_with("too short to trust"))
                 .collect(),
+            percentiles: m.percentiles,
         });
     }
     let mut all = merge(parts.clone(), facts)?;

@@ -374,6 +374,7 @@ fn group_result(
             .into_iter()
             .filter(|w| !w.starts_with("too short to trust"))
             .collect(),
+        percentiles: r.percentiles,
     };
     (member, start.zip(end))
 }
