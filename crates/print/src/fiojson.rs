@@ -587,6 +587,7 @@ mod tests {
                 write: vec![(95.0, p + 2)],
                 total: vec![(95.0, p + 3)],
                 distribution: vec![("us:100".into(), 60.0), ("ms:2".into(), 40.0)],
+                ..Default::default()
             }),
             ..Default::default()
         };
