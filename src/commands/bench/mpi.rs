@@ -75,6 +75,7 @@ fn cluster_run(cmd: &BenchCommand) -> ClusterRun {
         tags: cmd.run.record.tags.clone(),
         note: cmd.run.record.note.clone(),
         design: cmd.run.record.design.clone(),
+        iolog: cmd.write_iolog.clone(),
     }
 }
 
@@ -168,6 +169,18 @@ impl BenchFront for Front<'_> {
 
     fn repeats_done(&mut self, group: &str, count: u32, reports: &[BenchReport]) {
         let _ = super::repeat::print_ior_summary(&self.cmd.run, group, count, reports);
+    }
+
+    fn iologs_written(&mut self, files: &[std::path::PathBuf]) {
+        let (first, last) = (files.first(), files.last());
+        if let (Some(a), Some(b)) = (first, last) {
+            eprintln!(
+                "storlab: --write-iolog: each rank wrote its own iolog: {} .. {} ({} files;                  `storlab replay` of the name given replays them all)",
+                a.display(),
+                b.display(),
+                files.len()
+            );
+        }
     }
 
     fn counts_done(&mut self, runs: &[(BenchReport, Option<i64>)]) {
