@@ -234,6 +234,7 @@ pub fn replay_ranks(
     let mut figures = Vec::new();
     // Up to TIMED_THREADS per rank while the threads stay within MAX_RANKS.
     let threads = (crate::prepare::MAX_RANKS / layout.ranks.len().max(1)).clamp(1, TIMED_THREADS);
+    let ranks_here = layout.ranks.len().max(1);
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
         let mut handles = Vec::new();
         for &rank in &layout.ranks {
@@ -243,7 +244,7 @@ pub fn replay_ranks(
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
                 .spawn_scoped(s, move || {
-                    rank_thread(rank, rx, files, start, speed, stop, threads)
+                    rank_thread(rank, rx, files, start, speed, stop, threads, ranks_here)
                 });
             match h {
                 Ok(h) => handles.push(h),
@@ -254,13 +255,20 @@ pub fn replay_ranks(
                 }
             }
         }
+        let cpu0 = storlab_host::os::cpu_time(true);
         let fed = feed(prep, opts, &senders, &gate, stop);
+        let cpu1 = storlab_host::os::cpu_time(true);
         gate.set();
         senders.clear();
         for h in handles {
             if let Ok(f) = h.join() {
                 figures.push(f);
             }
+        }
+        // The trace's reading is part of the replay's cost: the first rank's.
+        if let Some(f) = figures.first_mut() {
+            f.extra.cpu_user_ns += ns(cpu1.0.saturating_sub(cpu0.0));
+            f.extra.cpu_sys_ns += ns(cpu1.1.saturating_sub(cpu0.1));
         }
         fed
     });
@@ -387,6 +395,8 @@ struct Queue {
     batch: std::collections::VecDeque<Job>,
     next: u64,
     base: Option<u64>,
+    /// The recorded start of the rank's previous operation.
+    prev: Option<u64>,
 }
 
 /// What a rank's issuing threads share.
@@ -399,12 +409,17 @@ struct RankShared<'a> {
     t0: Instant,
     files: &'a [File],
     factor: Option<f64>,
+    /// Real-time priority is allowed for operations at least this far
+    /// apart (replayed time); `None`: never (`--speed max`,
+    /// `STORLAB_NO_RT`).
+    rt_gap: Option<Duration>,
     stop: &'a Stop<'a>,
 }
 
 /// One rank: issue its operations in order, at their times. A timed replay
 /// issues them from `threads` threads (see [`TIMED_THREADS`]); `--speed
 /// max` from one, each as soon as the previous one returned.
+#[allow(clippy::too_many_arguments)]
 fn rank_thread(
     rank: u32,
     rx: Receiver<Vec<Job>>,
@@ -413,6 +428,7 @@ fn rank_thread(
     speed: Speed,
     stop: &Stop<'_>,
     threads: usize,
+    ranks_here: usize,
 ) -> RankFigures {
     let t0 = loop {
         if let Some(t) = start.get() {
@@ -427,11 +443,14 @@ fn rank_thread(
             batch: std::collections::VecDeque::new(),
             next: 0,
             base: None,
+            prev: None,
         }),
         turn: std::sync::atomic::AtomicU64::new(0),
         t0,
         files,
         factor: speed.factor(),
+        rt_gap: (speed.factor().is_some() && std::env::var_os("STORLAB_NO_RT").is_none())
+            .then(|| rt_gap(ranks_here)),
         stop,
     };
     if threads <= 1 || shared.factor.is_none() {
@@ -486,15 +505,11 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
     let mut random = 0usize;
     let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(sh.rank) ^ (thread << 32));
     let stop = sh.stop;
-    // A timed replay's threads run ahead of the machine's ordinary ones
-    // (where allowed, and unless STORLAB_NO_RT is set), so a busy machine
-    // does not make them late (at load 16 on 2 CPUs: p99 start lag 0.03–1.4
-    // ms with, 37 ms to seconds without).
-    f.extra.realtime = sh.factor.is_some()
-        && std::env::var_os("STORLAB_NO_RT").is_none()
-        && storlab_host::os::realtime_thread().is_ok();
+    let cpu0 = storlab_host::os::cpu_time(true);
+    let mut prio = Priority::probe(sh.rt_gap);
+    f.extra.realtime = prio.allowed;
     loop {
-        let (seq, job, first) = {
+        let (seq, job, first, gap) = {
             let mut q = sh
                 .queue
                 .lock()
@@ -511,7 +526,9 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             let seq = q.next;
             q.next += 1;
             let first = *q.base.get_or_insert(job.start_ns);
-            (seq, job, first)
+            let gap = q.prev.map_or(u64::MAX, |p| job.start_ns.saturating_sub(p));
+            q.prev = Some(job.start_ns);
+            (seq, job, first, gap)
         };
         if stop() {
             f.interrupted = true;
@@ -534,7 +551,23 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             storlab_bench::fill_random(&mut buf[..len], &mut rng);
             random = len;
         }
-        if !wait_until(scheduled, stop) || !wait_turn(&sh.turn, seq, stop) {
+        if let (Some(min), Some(k)) = (sh.rt_gap, sh.factor) {
+            // Real time only for a sparse operation this thread will sleep
+            // before (on time), never while it spins through a dense stretch
+            // or catches up (see `Priority`).
+            let sparse = gap as f64 / 1e9 / k >= min.as_secs_f64();
+            prio.set(sparse && Instant::now() + SPIN < scheduled);
+        }
+        if !wait_until(scheduled, stop) {
+            f.interrupted = true;
+            break;
+        }
+        if prio.on && sh.turn.load(Ordering::Acquire) < seq {
+            // Behind: the previous operation has not started at this one's
+            // time; wait for it at ordinary priority.
+            prio.set(false);
+        }
+        if !wait_turn(&sh.turn, seq, stop) {
             f.interrupted = true;
             break;
         }
@@ -545,6 +578,7 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
         }
         let issue = Instant::now();
         sh.turn.store(seq + 1, Ordering::Release);
+        f.extra.realtime_ops += u64::from(prio.on);
         let file = &sh.files[job.file];
         let outcome = match job.op {
             Op::Read => read_full(file, &mut buf[..len], job.offset),
@@ -567,7 +601,60 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             since_first,
         );
     }
+    let cpu1 = storlab_host::os::cpu_time(true);
+    f.extra.cpu_user_ns = ns(cpu1.0.saturating_sub(cpu0.0));
+    f.extra.cpu_sys_ns = ns(cpu1.1.saturating_sub(cpu0.1));
     f
+}
+
+/// Real-time spinning a replay allows itself: a fifth of one CPU for the
+/// whole process. A thread spins up to [`SPIN`] before each operation, so
+/// operations are issued at real-time priority only when they are at least
+/// `5 × SPIN × ranks` apart (1 ms for one rank).
+fn rt_gap(ranks_here: usize) -> Duration {
+    SPIN * 5 * u32::try_from(ranks_here).unwrap_or(u32::MAX).max(1)
+}
+
+/// An issuing thread's scheduling: real-time (`SCHED_FIFO` 1, root or
+/// `CAP_SYS_NICE`) only while it sleeps and spins towards a sparse
+/// operation it is on time for, ordinary otherwise. So the timing a busy
+/// machine would spoil (the wake-up at an operation's time) is kept, and a
+/// dense trace or a replay that fell behind (whose threads spin or issue
+/// back to back) never holds the CPUs ahead of the machine's own threads:
+/// at most a fifth of one CPU ([`rt_gap`]).
+struct Priority {
+    /// The thread may take real-time priority.
+    allowed: bool,
+    /// It has it now.
+    on: bool,
+}
+
+impl Priority {
+    /// Whether real-time priority can be had (tried once, then dropped).
+    fn probe(gap: Option<Duration>) -> Priority {
+        let allowed = gap.is_some()
+            && storlab_host::os::realtime_thread().is_ok()
+            && storlab_host::os::ordinary_thread().is_ok();
+        Priority { allowed, on: false }
+    }
+
+    /// Real-time priority on or off (a system call only on a change).
+    fn set(&mut self, rt: bool) {
+        let rt = rt && self.allowed;
+        if rt == self.on {
+            return;
+        }
+        let r = if rt {
+            storlab_host::os::realtime_thread()
+        } else {
+            storlab_host::os::ordinary_thread()
+        };
+        match r {
+            Ok(()) => self.on = rt,
+            Err(_) if rt => self.allowed = false,
+            Err(_) => {}
+        }
+    }
 }
 
 /// `pread` until `buf` is full or the file ends; the bytes read.

@@ -38,6 +38,10 @@ pub struct ReplayFigures {
     /// ordinary threads.
     #[serde(default)]
     pub realtime: bool,
+    /// Operations issued at real-time priority (a timed replay takes it
+    /// only for operations far enough apart that it is on time for).
+    #[serde(default)]
+    pub realtime_ops: u64,
 }
 
 /// p50, p99 and max of the start lag, ns.
