@@ -235,6 +235,12 @@ pub fn replay_ranks(
     // Up to TIMED_THREADS per rank while the threads stay within MAX_RANKS.
     let threads = (crate::prepare::MAX_RANKS / layout.ranks.len().max(1)).clamp(1, TIMED_THREADS);
     let ranks_here = layout.ranks.len().max(1);
+    // Whether real-time priority can be had, tried once here (on the
+    // calling thread, not a replay thread) for a timed replay.
+    let rt_ok = speed.factor().is_some()
+        && std::env::var_os("STORLAB_NO_RT").is_none()
+        && storlab_host::os::realtime_thread().is_ok()
+        && storlab_host::os::ordinary_thread().is_ok();
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
         let mut handles = Vec::new();
         for &rank in &layout.ranks {
@@ -244,7 +250,9 @@ pub fn replay_ranks(
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
                 .spawn_scoped(s, move || {
-                    rank_thread(rank, rx, files, start, speed, stop, threads, ranks_here)
+                    rank_thread(
+                        rank, rx, files, start, speed, stop, threads, ranks_here, rt_ok,
+                    )
                 });
             match h {
                 Ok(h) => handles.push(h),
@@ -405,7 +413,7 @@ struct RankShared<'a> {
     queue: std::sync::Mutex<Queue>,
     /// The place in the rank's order of the next operation to start: the
     /// operations start in the trace's order, whichever thread holds them.
-    turn: std::sync::atomic::AtomicU64,
+    turn: Turn,
     t0: Instant,
     files: &'a [File],
     factor: Option<f64>,
@@ -413,6 +421,8 @@ struct RankShared<'a> {
     /// apart (replayed time); `None`: never (`--speed max`,
     /// `STORLAB_NO_RT`).
     rt_gap: Option<Duration>,
+    /// The rank's threads start at real-time priority.
+    rt_now: bool,
     stop: &'a Stop<'a>,
 }
 
@@ -429,7 +439,13 @@ fn rank_thread(
     stop: &Stop<'_>,
     threads: usize,
     ranks_here: usize,
+    rt_ok: bool,
 ) -> RankFigures {
+    // Real time from the wait for the common start (a sleep) on, so the
+    // first operations are not late on a busy machine; the helper threads
+    // inherit it. Each thread drops it at its first dense or late
+    // operation (see `Priority`).
+    let rt_now = rt_ok && speed.factor().is_some() && storlab_host::os::realtime_thread().is_ok();
     let t0 = loop {
         if let Some(t) = start.get() {
             break *t;
@@ -445,12 +461,12 @@ fn rank_thread(
             base: None,
             prev: None,
         }),
-        turn: std::sync::atomic::AtomicU64::new(0),
+        turn: Turn::new(),
         t0,
         files,
         factor: speed.factor(),
-        rt_gap: (speed.factor().is_some() && std::env::var_os("STORLAB_NO_RT").is_none())
-            .then(|| rt_gap(ranks_here)),
+        rt_gap: rt_ok.then(|| rt_gap(ranks_here)),
+        rt_now,
         stop,
     };
     if threads <= 1 || shared.factor.is_none() {
@@ -476,29 +492,84 @@ fn rank_thread(
     })
 }
 
-/// Wait until the rank's operations before `seq` have started. False when
-/// a stop was asked for meanwhile.
-fn wait_turn(turn: &std::sync::atomic::AtomicU64, seq: u64, stop: &Stop<'_>) -> bool {
-    use std::sync::atomic::Ordering;
-    let mut spins = 0u32;
-    while turn.load(Ordering::Acquire) < seq {
-        spins = spins.wrapping_add(1);
-        if spins % 1024 == 0 {
-            if stop() {
-                return false;
-            }
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
+/// Spins on the turn before a thread blocks for it.
+const TURN_SPINS: u32 = 2000;
+
+/// The rank's turn: the place in its order of the next operation to
+/// start. A thread whose operation is next spins briefly, then blocks (a
+/// dense stretch or a replay that fell behind would otherwise have up to
+/// [`TIMED_THREADS`] threads spinning for the one that holds the turn,
+/// which then waits for a CPU behind them).
+struct Turn {
+    next: std::sync::atomic::AtomicU64,
+    waiters: std::sync::atomic::AtomicU32,
+    lock: std::sync::Mutex<()>,
+    moved: std::sync::Condvar,
+}
+
+impl Turn {
+    fn new() -> Turn {
+        Turn {
+            next: std::sync::atomic::AtomicU64::new(0),
+            waiters: std::sync::atomic::AtomicU32::new(0),
+            lock: std::sync::Mutex::new(()),
+            moved: std::sync::Condvar::new(),
         }
     }
-    true
+
+    fn reached(&self, seq: u64) -> bool {
+        self.next.load(std::sync::atomic::Ordering::SeqCst) >= seq
+    }
+
+    /// Operation `seq` has started: the next one may.
+    fn pass(&self, seq: u64) {
+        use std::sync::atomic::Ordering;
+        self.next.store(seq + 1, Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            let _g = self
+                .lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.moved.notify_all();
+        }
+    }
+
+    /// Wait until the rank's operations before `seq` have started. False
+    /// when a stop was asked for meanwhile.
+    fn wait(&self, seq: u64, stop: &Stop<'_>) -> bool {
+        use std::sync::atomic::Ordering;
+        for _ in 0..TURN_SPINS {
+            if self.reached(seq) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ok = loop {
+            if self.reached(seq) {
+                break true;
+            }
+            if stop() {
+                break false;
+            }
+            g = match self.moved.wait_timeout(g, NAP) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        };
+        drop(g);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        ok
+    }
 }
 
 /// One issuing thread of a rank: take the rank's next operation, wait for
 /// its time and its turn, issue it, measure it.
 fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
-    use std::sync::atomic::Ordering;
     let mut f = RankFigures::new(sh.rank, histogram(), histogram());
     let mut buf: Vec<u8> = Vec::new();
     // Bytes at the start of `buf` that hold random data.
@@ -506,7 +577,7 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
     let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(sh.rank) ^ (thread << 32));
     let stop = sh.stop;
     let cpu0 = storlab_host::os::cpu_time(true);
-    let mut prio = Priority::probe(sh.rt_gap);
+    let mut prio = Priority::probe(sh.rt_gap, sh.rt_now);
     f.extra.realtime = prio.allowed;
     loop {
         let (seq, job, first, gap) = {
@@ -562,22 +633,22 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             f.interrupted = true;
             break;
         }
-        if prio.on && sh.turn.load(Ordering::Acquire) < seq {
+        if prio.on && !sh.turn.reached(seq) {
             // Behind: the previous operation has not started at this one's
             // time; wait for it at ordinary priority.
             prio.set(false);
         }
-        if !wait_turn(&sh.turn, seq, stop) {
+        if !sh.turn.wait(seq, stop) {
             f.interrupted = true;
             break;
         }
         if !matches!(job.op, Op::Read | Op::Write | Op::Fsync | Op::Fdatasync) {
             f.not_issued += 1;
-            sh.turn.store(seq + 1, Ordering::Release);
+            sh.turn.pass(seq);
             continue;
         }
         let issue = Instant::now();
-        sh.turn.store(seq + 1, Ordering::Release);
+        sh.turn.pass(seq);
         f.extra.realtime_ops += u64::from(prio.on);
         let file = &sh.files[job.file];
         let outcome = match job.op {
@@ -630,12 +701,13 @@ struct Priority {
 }
 
 impl Priority {
-    /// Whether real-time priority can be had (tried once, then dropped).
-    fn probe(gap: Option<Duration>) -> Priority {
-        let allowed = gap.is_some()
-            && storlab_host::os::realtime_thread().is_ok()
-            && storlab_host::os::ordinary_thread().is_ok();
-        Priority { allowed, on: false }
+    /// At real-time priority when `on` (the thread already is), allowed
+    /// it when the replay found it can be had (`gap` given).
+    fn probe(gap: Option<Duration>, on: bool) -> Priority {
+        Priority {
+            allowed: gap.is_some(),
+            on: on && gap.is_some(),
+        }
     }
 
     /// Real-time priority on or off (a system call only on a change).
