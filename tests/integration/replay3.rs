@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn timing() -> std::sync::MutexGuard<'static, ()> {
-    TIMING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    TIMING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn s(p: &Path) -> &str {

@@ -229,7 +229,7 @@ mod tests {
         assert_eq!(trace_files(&set).len(), 2);
         // The set's own name, once it exists, is read as itself.
         std::fs::write(&set, "fio version 3 iolog\n0 /d/q add\n").unwrap();
-        assert_eq!(trace_files(&set), [set.clone()]);
+        assert_eq!(trace_files(&set), vec![set]);
     }
 
     #[test]
