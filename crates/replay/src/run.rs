@@ -49,7 +49,15 @@ type Start = std::sync::OnceLock<Instant>;
 struct Gate<'a> {
     at: &'a Start,
     ready: &'a Ready<'a>,
+    /// Rank threads running (at real-time priority where allowed), and
+    /// how many there are: the start is set once all run, so none starts
+    /// late for having waited for a CPU at ordinary priority.
+    running: &'a std::sync::atomic::AtomicUsize,
+    ranks: usize,
 }
+
+/// Longest wait of the start for the rank threads to run.
+const RUNNING: Duration = Duration::from_secs(2);
 
 /// Called once by the feeder (the calling thread) when its ranks' queues
 /// are primed, just before the common start is set. Under MPI it is a
@@ -60,6 +68,12 @@ pub type Ready<'a> = dyn Fn() + 'a;
 impl Gate<'_> {
     fn set(&self) {
         if self.at.get().is_none() {
+            let t = Instant::now();
+            while self.running.load(std::sync::atomic::Ordering::SeqCst) < self.ranks
+                && t.elapsed() < RUNNING
+            {
+                std::thread::sleep(Duration::from_micros(500));
+            }
             (self.ready)();
             let _ = self.at.set(Instant::now() + LEAD);
         }
@@ -213,7 +227,13 @@ pub fn replay_ranks(
 ) -> Result<Vec<RankFigures>, ReplayError> {
     let layout = &prep.layout;
     let start = Start::new();
-    let gate = Gate { at: &start, ready };
+    let running = std::sync::atomic::AtomicUsize::new(0);
+    let gate = Gate {
+        at: &start,
+        ready,
+        running: &running,
+        ranks: layout.ranks.len(),
+    };
     let files: std::io::Result<Vec<File>> = prep
         .paths
         .iter()
@@ -246,13 +266,15 @@ pub fn replay_ranks(
         for &rank in &layout.ranks {
             let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE / BATCH);
             senders.insert(rank, tx);
-            let (files, start) = (&files, &start);
+            let (files, start, running) = (&files, &start, &running);
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
                 .spawn_scoped(s, move || {
-                    rank_thread(
-                        rank, rx, files, start, speed, stop, threads, ranks_here, rt_ok,
-                    )
+                    // Real time from here (the wait for the start is a
+                    // sleep); the helper threads inherit it.
+                    let rt = rt_ok && storlab_host::os::realtime_thread().is_ok();
+                    running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    rank_thread(rank, rx, files, start, speed, stop, threads, ranks_here, rt)
                 });
             match h {
                 Ok(h) => handles.push(h),
@@ -439,13 +461,12 @@ fn rank_thread(
     stop: &Stop<'_>,
     threads: usize,
     ranks_here: usize,
-    rt_ok: bool,
+    rt_now: bool,
 ) -> RankFigures {
-    // Real time from the wait for the common start (a sleep) on, so the
-    // first operations are not late on a busy machine; the helper threads
-    // inherit it. Each thread drops it at its first dense or late
-    // operation (see `Priority`).
-    let rt_now = rt_ok && speed.factor().is_some() && storlab_host::os::realtime_thread().is_ok();
+    // `rt_now`: the thread runs at real time from before the wait for the
+    // common start (a sleep), so the first operations are not late on a
+    // busy machine; the helper threads inherit it. Each thread drops it at
+    // its first dense or late operation (see `Priority`).
     let t0 = loop {
         if let Some(t) = start.get() {
             break *t;
@@ -465,7 +486,7 @@ fn rank_thread(
         t0,
         files,
         factor: speed.factor(),
-        rt_gap: rt_ok.then(|| rt_gap(ranks_here)),
+        rt_gap: rt_now.then(|| rt_gap(ranks_here)),
         rt_now,
         stop,
     };

@@ -80,6 +80,20 @@ impl Iologs {
     }
 }
 
+/// What rank 0 says about the files every rank wrote.
+pub fn written(files: &[PathBuf]) -> String {
+    match (files.first(), files.last()) {
+        (Some(a), Some(b)) => format!(
+            "--write-iolog: each rank wrote its own iolog: {} .. {} ({} files; `storlab replay` of \
+             the name given replays them all, rank by rank)",
+            a.display(),
+            b.display(),
+            files.len()
+        ),
+        _ => "--write-iolog: no rank wrote an iolog".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
