@@ -2,11 +2,14 @@
 # The calibration goal of issue 24 on this machine's own disk, with longer
 # runtimes than the CI test (tests/integration/calib_holdout.rs): storlab's
 # bench sweeps block size 4k..1m x iodepth 1..32 for random and sequential
-# reads and writes (O_DIRECT, a file under DIR on the disk), ROUNDS times;
-# `plan calibrate --hold-out alternate --repeats best` fits on half the grid
-# (a checkerboard) and predicts the other half; the table of held-out points
-# and the median and worst error are printed (goal: median <= 15 %, worst
-# <= 35 %; docs/MODEL.md §8).
+# reads and writes (O_DIRECT, a file under DIR on the disk), ROUNDS times
+# (each round the whole grid: a point's repeats are interleaved with the
+# others'); `plan calibrate --hold-out alternate --repeats median` (REPEATS=
+# best for the fastest repeat) fits on half the grid (a checkerboard) and
+# predicts the other half; the table of held-out points with each point's
+# run-to-run spread, and the median and worst error beside the median and
+# worst spread, are printed (goal: median <= 15 %, worst <= 35 %;
+# docs/MODEL.md §8).
 #
 #   scripts/calibrate-holdout.sh [DIR] [RUNTIME] [ROUNDS] [STORLAB]
 #   scripts/calibrate-holdout.sh /var/tmp/calib 1s 3 target/release/storlab
@@ -23,6 +26,7 @@ RUNTIME=${2:-1s}
 ROUNDS=${3:-3}
 STORLAB=${4:-target/release/storlab}
 PATTERN=${PATTERN:-random}
+REPEATS=${REPEATS:-median}
 
 if [ ! -x "$STORLAB" ]; then
     echo "no storlab binary at $STORLAB: cargo build --release, or give its path as the 4th argument" >&2
@@ -61,4 +65,4 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 echo "measured in $(( $(date +%s) - start )) s; load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$STORLAB" plan calibrate --all --as this-disk --like dc-s3700-800gb \
-    --hold-out alternate --repeats best --output "$DIR/this-disk.toml"
+    --hold-out alternate --repeats "$REPEATS" --output "$DIR/this-disk.toml"

@@ -24,7 +24,9 @@ The CPU per I/O is also split into user and system (kernel) time, the same
 way for both tools: where both spend nearly all of it in the kernel's I/O
 path (4 KiB at QD 1: a virtio notification and a sleep/wake-up per I/O),
 the system-time ratio bounds what any change to storlab's own code can
-reach.
+reach. Each tool's system time per I/O is also fitted over its runs as
+a + b/IOPS (a per I/O, b per second of run), which compares the kernel's
+work per I/O between runs that ran at different device speeds.
 
 Latency is printed beside fio's: storlab's mean (from the submitting system
 call to the reap) with its achieved depth, fio's `lat` (slat + clat: from
@@ -130,6 +132,25 @@ def run_timed(cmd):
     else:
         run_timed.aqu, run_timed.dev_ios = float("nan"), (0, 0)
     return out, cpu
+
+
+def sys_fit(runs):
+    """Fit each run's system time per I/O as a + b / IOPS over a tool's runs:
+    a is the kernel's cost per I/O, b (ns per second of run) the system time
+    not tied to an I/O (on a shared VM: interrupts and scheduling charged to
+    whoever runs, start-up, the end fsync). Pairs at different IOPS compare
+    per-I/O figures that mix the two; a compares like with like (issue 22's
+    QD 1 writes). None when the IOPS did not vary."""
+    xs = [1.0 / r["iops"] for r in runs if r["iops"] > 0]
+    ys = [r["sys_ns_per_io"] for r in runs if r["iops"] > 0]
+    if len(xs) < 3:
+        return None
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return {"sys_ns_per_io": my - b * mx, "sys_ns_per_s": b}
 
 
 def fio_json(text):
@@ -245,6 +266,7 @@ def main():
                                           for k in res[tool][0] if k not in ("iops", "mbps")}
             row["storlab_depth_warnings"] = sum(x["depth_warning"] for x in res["storlab"])
             row["pairs"] = res
+            row["sys_fit"] = {tool: sys_fit(res[tool]) for tool in ("storlab", "fio")}
             for metric in ("iops", "mbps", "cpu_ns_per_io", "sys_ns_per_io", "own_cpu_ns_per_io"):
                 ratios = [s[metric] / f[metric] for s, f in zip(res["storlab"], res["fio"]) if f[metric] > 0]
                 row[metric] = {
@@ -270,6 +292,11 @@ def main():
                   f"device aqu-sz storlab {sl['device_aqu']:.2f} fio {fl['device_aqu']:.2f} | "
                   f"device requests per I/O storlab {sl['device_per_io']:.2f} fio {fl['device_per_io']:.2f} | "
                   f"storlab depth warnings {m['storlab_depth_warnings']}/{a.rounds}", flush=True)
+            fits = m["sys_fit"]
+            if all(fits.values()):
+                print(f"{'':32} system time fitted as a + b/IOPS: storlab {fits['storlab']['sys_ns_per_io']/1e3:.2f} us/IO "
+                      f"+ {fits['storlab']['sys_ns_per_s']/1e6:.1f} ms/s, fio {fits['fio']['sys_ns_per_io']/1e3:.2f} us/IO "
+                      f"+ {fits['fio']['sys_ns_per_s']/1e6:.1f} ms/s", flush=True)
         doc = json.dumps({"rounds": a.rounds, "runtime_s": a.runtime, "size": a.size,
                           "load_average_end": os.getloadavg(), "results": rows}, indent=1)
         if a.json_out:

@@ -6,6 +6,7 @@ mod architecture;
 mod behaviour;
 mod bench;
 mod bench_help;
+mod calib3;
 mod calib_holdout;
 mod campaign;
 mod charts;

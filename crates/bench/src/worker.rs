@@ -6,9 +6,11 @@
 //! The loop, [`Worker::run`], reads as its steps: refill every free slot,
 //! handing the queued I/Os to the kernel in a few growing batches (2, 4,
 //! 8, ...: the device gets the first at once, and a burst of 32 freed
-//! slots costs 4–5 system calls, not 32; `iodepth_batch` N > 1 submits
-//! every N instead), submit the rest, wait for a completion, reap every
-//! completion ready and account. Nothing waits for a batch to fill: the
+//! slots costs 4–5 system calls, not 32; the first batch is as large as
+//! the I/Os still in flight when the device is busy, so a deep queue is
+//! refilled in one call; `iodepth_batch` N > 1 submits every N instead),
+//! submit the rest, wait for a completion, reap every completion ready and
+//! account. Nothing waits for a batch to fill: the
 //! refill takes only slots free now. Timestamps:
 //!
 //! * **submission**: the clock is read immediately before the system call
@@ -121,6 +123,16 @@ pub(crate) struct DepthCauses {
 /// the refill carries twice the one before (2, 4, 8, 16): a burst of 32
 /// takes 4–5 calls, and the device has work from the first microseconds
 /// (docs/PERFORMANCE.md, issue 22).
+///
+/// The first call carries more when the device is busy: as many I/Os as
+/// are still in flight (so a burst of 16 freed at QD 32 with 16 still at
+/// the device goes in one call; at QD 128 nearly every refill is one call).
+/// Holding them for the call's duration cannot idle a device that still
+/// has that many to serve, and each call saved is a return to user space
+/// where a busy machine preempts the worker with slots not yet handed
+/// over (libaio 4 KiB reads at QD 128: 121.8 → 123.1 in flight, 51k → 57k
+/// IOPS, A/B of 6 rounds; no change at QD 32, where a burst usually leaves
+/// few in flight).
 pub(crate) const FIRST_CHUNK: usize = 2;
 
 /// Why the depth was low, from what the workers measured (the busiest
@@ -729,7 +741,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     /// the refill.
     fn refill(&mut self, start_ns: u64) -> Option<u64> {
         let p = self.ctx.p;
-        self.chunk = self.batch.unwrap_or(FIRST_CHUNK);
+        // Adaptive: the first call is small only when the device is nearly
+        // idle; with as many I/Os still in flight as the call carries, the
+        // device has work during the whole call (see FIRST_CHUNK).
+        self.chunk = self
+            .batch
+            .unwrap_or_else(|| FIRST_CHUNK.max(self.engine.in_flight()));
         while let Some(&slot) = self.free.last() {
             if self.think_until > 0 && self.clock.now() < self.think_until {
                 return Some(self.think_until);

@@ -444,6 +444,7 @@ pub fn calibrate_with(
         .iter()
         .filter(|o| o.iops.is_finite() && o.iops > 0.0 && o.request_bytes > 0)
         .collect();
+    let valid_all = valid.clone();
     let reduced;
     let usable: Vec<&Observation> = match repeats {
         Repeats::Median => valid,
@@ -515,8 +516,8 @@ pub fn calibrate_with(
         relative_error(f.predict(o.random, o.request_bytes, o.in_flight)?, o.iops)
     }))
     .map(|m| m.0);
-    let held_out =
-        (!hold_out.is_empty()).then(|| holdout::report(hold_out.rule(), &held, &read, &write));
+    let held_out = (!hold_out.is_empty())
+        .then(|| holdout::report(hold_out.rule(), &held, &read, &write).with_spread(&valid_all));
     Ok(Calibration {
         name: name.to_string(),
         read,
@@ -672,7 +673,7 @@ impl Calibration {
             like.name
         ));
         let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-        format!(
+        let mut out = format!(
             "# Written by storlab plan calibrate; use with --catalog FILE --drive {name}\n\
              [[drive]]\n\
              name = \"{name}\"\n\
@@ -700,7 +701,42 @@ impl Calibration {
             sector = like.sector_bytes,
             rb = mbs(like.rebuild_bytes_per_s),
             source = q(&source),
-        )
+        );
+        out.push_str(&self.queue_tables());
+        out
+    }
+
+    /// The concurrency knee of each direction and pattern the sweep
+    /// identified, as the drive's `[drive.queue.KIND]` tables (plan and
+    /// sim queue the device by them: docs/MODEL.md §3.14), each with the
+    /// figures it came from.
+    pub fn queue_tables(&self) -> String {
+        let mut out = String::new();
+        for (kind, fit) in [
+            ("seq_read", &self.read.sequential_queue),
+            ("rand_read", &self.read.random_queue),
+            ("seq_write", &self.write.sequential_queue),
+            ("rand_write", &self.write.random_queue),
+        ] {
+            if let Some(f) = fit {
+                let knees: Vec<String> = f
+                    .knees
+                    .iter()
+                    .map(|(b, k)| format!("{k:.1} at {b} B"))
+                    .collect();
+                out.push_str(&format!(
+                    "\n# {kind}: the concurrency knee (MVA) fitted on {} points at {}..{} in flight, \
+                     rms log error {:.3}; knee {}\n[drive.queue.{kind}]\n{}",
+                    f.points,
+                    f.min_in_flight,
+                    f.max_in_flight,
+                    f.rms_log_error,
+                    knees.join(", "),
+                    f.to_toml_lines()
+                ));
+            }
+        }
+        out
     }
 }
 
@@ -890,6 +926,36 @@ mod tests {
         assert!(held(&median).error.unwrap() > 0.5, "{:?}", held(&median));
     }
 
+    /// The held-out report gives each point's run-to-run spread from every
+    /// repeat (fastest / slowest − 1), whichever rule reduced the repeats,
+    /// and its median and worst beside the error: three runs of 64 KiB
+    /// reads at 1, 0.5 and 0.6 times the device's rate spread by 100 %;
+    /// points run once have none.
+    #[test]
+    fn the_held_out_report_gives_the_run_to_run_spread() {
+        let mut obs = synthetic(0.2e-3, 500e6, 0.35e-3, 300e6, 80_000.0);
+        let base = obs.iter().find(|o| o.label == "read-64k").unwrap().clone();
+        for k in [0.5, 0.6] {
+            obs.push(Observation {
+                iops: base.iops * k,
+                ..base.clone()
+            });
+        }
+        let h = HoldOut::sizes(&[64 << 10]);
+        for rule in [Repeats::Median, Repeats::Best] {
+            let c = calibrate_with("dev", &obs, &h, rule).unwrap();
+            let r = c.held_out.unwrap();
+            let read = r.points.iter().find(|p| !p.write).unwrap();
+            assert!((read.spread.unwrap() - 1.0).abs() < 1e-12, "{read:?}");
+            let write = r.points.iter().find(|p| p.write).unwrap();
+            assert_eq!(write.spread, None);
+            assert!((r.median_spread.unwrap() - 1.0).abs() < 1e-12);
+            let c = calibrate_with("dev", &obs, &h, rule).unwrap();
+            let text = render_knee_and_held_out(&c, crate::render::Style::markdown());
+            assert!(text.contains("run-to-run spread"), "{text}");
+        }
+    }
+
     #[test]
     fn a_jobs_sweep_gives_the_capacity_and_qd1_the_latency() {
         // An SSD-like device: 0.1 ms + b / 1.5 GB/s at QD 1, but 3 GB/s
@@ -1047,5 +1113,139 @@ mod tests {
             assert!(e < 0.06, "{p:?}");
         }
         assert!(c.held_out_error.unwrap() < 0.06);
+    }
+
+    /// A device of 4 parallel units (0.1 ms + b / 400 MB/s each) behind a
+    /// 40 µs path, measured at 4 KiB and 64 KiB × QD 1..32 for random reads
+    /// (exact MVA figures).
+    fn qd_sweep() -> Vec<Observation> {
+        let mut out = Vec::new();
+        for kb in [4u64, 64] {
+            for n in [1u32, 2, 4, 8, 16, 32] {
+                let b = (kb << 10) as f64;
+                let d = 0.1e-3 + b / 400e6;
+                out.push(Observation {
+                    label: format!("randread-{kb}k-qd{n}"),
+                    write: false,
+                    random: true,
+                    request_bytes: kb << 10,
+                    in_flight: n,
+                    iops: queue::mva(40e-6 + d * 0.75, d / 4.0, n),
+                });
+            }
+        }
+        out
+    }
+
+    /// Issue 24 item: the knee `plan calibrate` fits is written into the
+    /// entry and plan's model queues the device by it. Fitted on a
+    /// checkerboard half, the entry read back from its TOML predicts a
+    /// held-out point (64 KiB at QD 4, near the knee) exactly as the fit
+    /// does, within the fit's own error of the truth; the entry without its
+    /// queue tables (what was written before) misses it by Little's law
+    /// and the saturated rate alone.
+    #[test]
+    fn the_written_entry_carries_the_knee_and_plan_predicts_by_it() {
+        let obs = qd_sweep();
+        let h = HoldOut {
+            sizes: Vec::new(),
+            alternate: true,
+        };
+        let c = calibrate_with("qdev", &obs, &h, Repeats::Median).unwrap();
+        let fit = c.read.random_queue.clone().unwrap();
+        let cat = Catalog::builtin();
+        let like = cat.drive("dc-s3700-800gb").unwrap();
+        let text = c.to_toml(&like, "a synthetic sweep");
+        assert!(text.contains("[drive.queue.rand_read]"), "{text}");
+        assert!(!text.contains("[drive.queue.seq_read]"), "{text}");
+        let mut with = Catalog::builtin();
+        with.extend("q.toml", &text).unwrap();
+        let d = with.drive("qdev").unwrap();
+        let got = d.queue.rand_read.as_ref().unwrap();
+        assert_eq!((got.latency_s, got.demand_s), (fit.latency_s, fit.demand_s));
+        assert_eq!(got.points, fit.points);
+        // The held-out point: 64 KiB (size index 1) at QD 4 (depth index
+        // 2): 1 + 2 is odd.
+        let held = obs.iter().find(|o| o.label == "randread-64k-qd4").unwrap();
+        let p = c.points.iter().find(|p| p.label == held.label).unwrap();
+        assert!(p.held_out, "{p:?}");
+        let free = crate::hardware::LinkSpec::new("none", 1, f64::INFINITY);
+        let hw = |drive: DriveSpec| crate::hardware::Hardware {
+            drive,
+            controller: ControllerSpec::new("none", free.clone(), free.clone()),
+            controllers: 1,
+            enclosure: None,
+            host_bytes_per_s: None,
+        };
+        let layout: crate::Layout = "R0/1".parse().unwrap();
+        let w = crate::perf::Workload::new(storlab_types::Pattern::RandRead, 64 << 10)
+            .with_concurrency(1, 4);
+        let plan = crate::perf::predict(&layout, &hw(d.clone()), &w).unwrap();
+        let by_fit = fit.predict(64 << 10, 4).unwrap();
+        assert!(
+            (plan.iops / by_fit - 1.0).abs() < 1e-9,
+            "{plan:?} vs {by_fit}"
+        );
+        assert!(
+            plan.explanation.contains("calibrated queue"),
+            "{}",
+            plan.explanation
+        );
+        let err = (plan.iops / held.iops - 1.0).abs();
+        assert!(err < 0.02, "{} vs {}: {err}", plan.iops, held.iops);
+        // Without the knee (the entry as written before): 5 % or more off.
+        let old = DriveSpec {
+            queue: Default::default(),
+            ..d
+        };
+        let before = crate::perf::predict(&layout, &hw(old), &w).unwrap();
+        assert!(
+            (before.iops / held.iops - 1.0).abs() > 0.05,
+            "{} vs {}",
+            before.iops,
+            held.iops
+        );
+    }
+
+    /// An override of a calibrated drive keeps its knee (the entry is
+    /// written back with its queue tables and read again).
+    #[test]
+    fn an_override_of_a_calibrated_drive_keeps_its_knee() {
+        let c = calibrate_with("qdev", &qd_sweep(), &HoldOut::sizes(&[]), Repeats::Median).unwrap();
+        let like = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        let mut cat = Catalog::builtin();
+        cat.extend("q.toml", &c.to_toml(&like, "runs")).unwrap();
+        let before = cat.drive("qdev").unwrap();
+        cat.extend("o.toml", "[override.drive.\"qdev\"]\nprice = 100\n")
+            .unwrap();
+        let after = cat.drive("qdev").unwrap();
+        assert_eq!(after.price, Some(100.0));
+        assert_eq!(after.queue, before.queue);
+        assert!(after.queue.rand_read.is_some());
+    }
+
+    /// A catalog curve must be complete and positive: a bad one is refused
+    /// naming the drive, the table and what to give.
+    #[test]
+    fn a_bad_queue_table_is_refused_naming_it() {
+        let c = calibrate_with("qdev", &qd_sweep(), &HoldOut::sizes(&[]), Repeats::Median).unwrap();
+        let like = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        let text = c.to_toml(&like, "runs");
+        for (from, to) in [
+            ("demand_s = ", "demand_s = -"),
+            ("points = ", "points = 0\n# "),
+            ("latency_bytes_per_s", "# latency_bytes_per_s"),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            let mut cat = Catalog::builtin();
+            let e = match cat.extend("q.toml", &bad) {
+                Err(e) => e.to_string(),
+                Ok(()) => cat.drive("qdev").unwrap_err().to_string(),
+            };
+            assert!(
+                e.contains("qdev") && e.contains("queue.rand_read"),
+                "{from}: {e}"
+            );
+        }
     }
 }

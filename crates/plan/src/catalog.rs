@@ -166,6 +166,13 @@ pub struct DriveEntry {
     /// The currency of `price` (default [`DEFAULT_CURRENCY`]).
     pub currency: Option<String>,
     pub source: String,
+    /// The concurrency knee `plan calibrate` fitted, per direction and
+    /// pattern (`[drive.queue.rand_read]` ...; docs/MODEL.md §3.14).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::hardware::DriveQueues::is_empty"
+    )]
+    pub queue: crate::hardware::DriveQueues,
 }
 
 /// A controller as written in the catalog.
@@ -784,6 +791,30 @@ impl Catalog {
             seq_outer_bytes_per_s: zone.map(|z| z.0),
             seq_inner_bytes_per_s: zone.map(|z| z.1),
             overrides: Vec::new(),
+            queue: self.checked_queues(&e.queue, &at, n)?,
+        })
+    }
+
+    /// A drive's calibrated queueing curves, each checked.
+    fn checked_queues(
+        &self,
+        q: &crate::hardware::DriveQueues,
+        at: &dyn Fn(String) -> PlanError,
+        n: &str,
+    ) -> Result<crate::hardware::DriveQueues, PlanError> {
+        let one = |f: &Option<crate::calibrate::QueueFit>, kind: &str| {
+            f.clone()
+                .map(|f| {
+                    f.checked()
+                        .map_err(|e| at(format!("drive '{n}': queue.{kind}: {e}")))
+                })
+                .transpose()
+        };
+        Ok(crate::hardware::DriveQueues {
+            seq_read: one(&q.seq_read, "seq_read")?,
+            rand_read: one(&q.rand_read, "rand_read")?,
+            seq_write: one(&q.seq_write, "seq_write")?,
+            rand_write: one(&q.rand_write, "rand_write")?,
         })
     }
 

@@ -64,6 +64,56 @@ pub struct DriveSpec {
     /// (`capacity overridden to 2.00 TB`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
+    /// The concurrency knee `plan calibrate` fitted from a queue-depth
+    /// sweep of the device, per direction and pattern (docs/MODEL.md §3.14):
+    /// where one covers a workload, plan and sim queue the drives by it
+    /// ([`crate::path::device_queue`]).
+    #[serde(default, skip_serializing_if = "DriveQueues::is_empty")]
+    pub queue: DriveQueues,
+}
+
+/// A calibrated device's queueing curves, one per direction and pattern
+/// (the catalog's `[drive.queue.rand_read]` and so on).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveQueues {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_read: Option<crate::calibrate::QueueFit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_read: Option<crate::calibrate::QueueFit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_write: Option<crate::calibrate::QueueFit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_write: Option<crate::calibrate::QueueFit>,
+}
+
+impl DriveQueues {
+    pub fn is_empty(&self) -> bool {
+        self.seq_read.is_none()
+            && self.rand_read.is_none()
+            && self.seq_write.is_none()
+            && self.rand_write.is_none()
+    }
+
+    /// The curve for one direction and pattern.
+    pub fn get(&self, write: bool, random: bool) -> Option<&crate::calibrate::QueueFit> {
+        match (write, random) {
+            (false, false) => self.seq_read.as_ref(),
+            (false, true) => self.rand_read.as_ref(),
+            (true, false) => self.seq_write.as_ref(),
+            (true, true) => self.rand_write.as_ref(),
+        }
+    }
+
+    /// Each curve with its name as the catalog writes it.
+    pub fn named(&self) -> [(&'static str, Option<&crate::calibrate::QueueFit>); 4] {
+        [
+            ("seq_read", self.seq_read.as_ref()),
+            ("rand_read", self.rand_read.as_ref()),
+            ("seq_write", self.seq_write.as_ref()),
+            ("rand_write", self.rand_write.as_ref()),
+        ]
+    }
 }
 
 /// Average media rate of a zoned disk over the outer `used` fraction of its

@@ -53,6 +53,103 @@ pub struct PathLimits {
     pub round_trip: RoundTrip,
     /// Parts with no published limit for this workload ([`unknowns`]).
     pub unknowns: Vec<String>,
+    /// The drives' calibrated queue for this workload, when the drive
+    /// carries a concurrency knee that covers it ([`device_queue`]): a
+    /// simulator queues the back end by it (`backend` is then its saturated
+    /// rate, `units` its stations).
+    pub queue: Option<DeviceQueue>,
+}
+
+/// A calibrated device's queue for one workload (docs/MODEL.md §3.14): the
+/// `units` drives are queueing stations a request visits `1/units` of the
+/// time each, with `demand_s` of service at one (the request's drive
+/// operations' demand `S`, spread evenly), and `delay_s` of its unloaded
+/// latency overlaps other requests (the delay centre `Z = L − S`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DeviceQueue {
+    pub units: u32,
+    /// Service demand of one request at one unit, s.
+    pub demand_s: f64,
+    /// The part of the unloaded latency outside the queue, s.
+    pub delay_s: f64,
+    /// The device's unloaded latency for this request, s (`L`).
+    pub latency_s: f64,
+    /// Requests in flight at the knee, `L / S` (balanced job bounds).
+    pub knee: f64,
+}
+
+/// The drives' queue for a request of `w.request_bytes` on `drives` drives
+/// striped in `chunk_bytes`: one command per drive it touches (a drive's
+/// chunks of one request are adjacent on it), so `min(chunks, drives)`
+/// commands of `request_bytes / commands` each, when `drive` carries a
+/// calibrated curve for the direction
+/// and pattern (`plan calibrate` from a queue-depth sweep): the one
+/// function plan's prediction and sim's array both ask. `None` for a
+/// curve that does not cover the piece, a mixed workload (`read_fraction`
+/// strictly between 0 and 1), and writes on a redundant level (their drive
+/// operations are reads and writes of other sizes, which the curve of
+/// one kind does not describe).
+pub fn device_queue(
+    drive: &crate::hardware::DriveSpec,
+    level: GroupLevel,
+    drives: u32,
+    chunk_bytes: u64,
+    w: &Workload,
+) -> Option<DeviceQueue> {
+    let r = w.pattern.read_fraction();
+    let write = match r {
+        x if x >= 1.0 => false,
+        x if x <= 0.0 => true,
+        _ => return None,
+    };
+    if (write && level != GroupLevel::R0) || w.buffered {
+        return None;
+    }
+    let fit = drive.queue.get(write, w.pattern.is_random())?;
+    let bytes = w.request_bytes as f64;
+    let ops = (bytes / chunk_bytes.max(1) as f64)
+        .ceil()
+        .clamp(1.0, f64::from(drives.max(1)));
+    let piece = bytes / ops;
+    if !fit.covers(piece) {
+        return None;
+    }
+    let (l, s) = fit.times(piece);
+    let units = drives.max(1);
+    let busy = ops * s;
+    Some(DeviceQueue {
+        units,
+        demand_s: busy / f64::from(units),
+        delay_s: (l - busy).max(0.0),
+        latency_s: l,
+        knee: l / busy,
+    })
+}
+
+/// Requests per second through `q` with `in_flight` requests kept
+/// outstanding and `extra_delay_s` of each request's time spent outside
+/// the device (host link, HBA, controller): exact MVA of `q.units`
+/// identical queueing stations, each visited `1/units` of the time, and
+/// one delay centre (Reiser and Lavenberg 1980). With one unit it is
+/// [`crate::calibrate::mva`]; sim's analytic solver runs the same
+/// recursion over the same station.
+pub fn queued_rate(q: &DeviceQueue, extra_delay_s: f64, in_flight: u64) -> f64 {
+    let z = q.delay_s + extra_delay_s.max(0.0);
+    let n = f64::from(q.units.max(1));
+    let (mut queue, mut x) = (0.0, 0.0);
+    for k in 1..=in_flight.clamp(1, 1_000_000) {
+        let r = q.demand_s * (1.0 + queue);
+        let next = k as f64 / (z + n * r);
+        // Far past the knee X no longer moves: a deep queue (a search over
+        // many designs) costs no more than that.
+        let settled = next - x <= 1e-13 * next;
+        x = next;
+        queue = x * r;
+        if settled {
+            break;
+        }
+    }
+    x
 }
 
 /// The parts of plan's model that belong to the controller.
@@ -100,10 +197,15 @@ pub fn path_limits(layout: &Layout, hw: &Hardware, w: &Workload) -> Result<PathL
         controller: min_of(&CONTROLLER),
         backend,
         host_link,
-        units: if w.pattern.is_random() { geo.drives } else { 1 },
+        units: match (&q.queue, w.pattern.is_random()) {
+            (Some(d), _) => d.units,
+            (None, true) => geo.drives,
+            (None, false) => 1,
+        },
         latency_s: q.round_trip.controller_s + q.round_trip.drive_s,
         round_trip: q.round_trip,
         unknowns: unknowns(layout, hw, w),
+        queue: q.queue,
     })
 }
 
@@ -436,6 +538,84 @@ mod tests {
     use crate::catalog::Catalog;
     use crate::perf::predict;
     use storlab_types::Pattern;
+
+    /// MVA by hand. One unit, Z = S = 1 ms: 500, 800, 937.5 requests/s
+    /// (calibrate's `mva`). Two units of 0.5 ms each, Z = 1 ms: k = 1:
+    /// R = 0.5 ms per unit, X = 1 / (1 + 2 × 0.5) ms = 500/s, Q = 0.25;
+    /// k = 2: R = 0.625 ms, X = 2 / (1 + 1.25) ms = 888.89/s.
+    #[test]
+    fn the_device_queue_is_mva_over_its_units() {
+        let q = |units, demand_s| DeviceQueue {
+            units,
+            demand_s,
+            delay_s: 1e-3,
+            latency_s: 2e-3,
+            knee: 2.0,
+        };
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        let one = q(1, 1e-3);
+        for n in 1..=40 {
+            assert!(near(
+                queued_rate(&one, 0.0, n),
+                crate::calibrate::mva(1e-3, 1e-3, n as u32)
+            ));
+        }
+        assert!(near(queued_rate(&one, 0.0, 3), 937.5));
+        let two = q(2, 0.5e-3);
+        assert!(near(queued_rate(&two, 0.0, 1), 500.0));
+        assert!(near(queued_rate(&two, 0.0, 2), 2.0 / 2.25e-3));
+        // A delay outside the device adds to Z: one request, 1 + 1 + 0.5 ms.
+        assert!(near(queued_rate(&one, 0.5e-3, 1), 1.0 / 2.5e-3));
+        // Saturates where every unit is busy, 1 / demand, never above.
+        assert!(queued_rate(&two, 0.0, 10_000) < 2000.0 * (1.0 + 1e-9));
+        assert!(queued_rate(&two, 0.0, 10_000) > 1980.0);
+    }
+
+    /// The curve is asked for one command per drive a request touches: a
+    /// 1 MiB read on one drive is one 1 MiB command, on R0/4 with 256 KiB
+    /// chunks four of 256 KiB; writes on redundant levels and mixes are
+    /// not covered; a drive without a curve has none.
+    #[test]
+    fn the_device_queue_splits_a_request_into_its_drives_commands() {
+        let fit = crate::calibrate::QueueFit {
+            latency_s: 0.1e-3,
+            latency_bytes_per_s: Some(1e9),
+            demand_s: 0.02e-3,
+            demand_bytes_per_s: Some(2e9),
+            only_bytes: None,
+            points: 12,
+            min_in_flight: 1,
+            max_in_flight: 32,
+            rms_log_error: 0.05,
+            knees: Vec::new(),
+        };
+        let mut d = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        let w = Workload::new(Pattern::SeqRead, 1 << 20);
+        assert!(device_queue(&d, GroupLevel::R0, 1, 256 << 10, &w).is_none());
+        d.queue.seq_read = Some(fit.clone());
+        let b = f64::from(1u32 << 20);
+        let one = device_queue(&d, GroupLevel::R0, 1, 256 << 10, &w).unwrap();
+        assert_eq!(one.units, 1);
+        assert!((one.latency_s - (0.1e-3 + b / 1e9)).abs() < 1e-15);
+        assert!((one.demand_s - (0.02e-3 + b / 2e9)).abs() < 1e-15);
+        let four = device_queue(&d, GroupLevel::R0, 4, 256 << 10, &w).unwrap();
+        let piece = b / 4.0;
+        assert!((four.latency_s - (0.1e-3 + piece / 1e9)).abs() < 1e-15);
+        // Four commands' demand spread over four drives.
+        assert!((four.demand_s - (0.02e-3 + piece / 2e9)).abs() < 1e-15);
+        d.queue.seq_write = Some(fit);
+        let wr = Workload::new(Pattern::SeqWrite, 1 << 20);
+        assert!(device_queue(&d, GroupLevel::R0, 4, 256 << 10, &wr).is_some());
+        assert!(device_queue(&d, GroupLevel::R5, 4, 256 << 10, &wr).is_none());
+        let mix = Workload::new(
+            Pattern::Mix {
+                read_pct: 70.0,
+                random: false,
+            },
+            1 << 20,
+        );
+        assert!(device_queue(&d, GroupLevel::R0, 4, 256 << 10, &mix).is_none());
+    }
 
     fn hw(ctrl: &str, drive: &str) -> Hardware {
         let c = Catalog::builtin();

@@ -655,6 +655,18 @@ pub(crate) fn quick(
             Some(in_flight),
         )
     };
+    // A drive with a calibrated concurrency knee (docs/MODEL.md §3.14):
+    // its fitted demand and latency replace the data-sheet figures, and
+    // its queue (MVA) takes the place of Little's law below.
+    let queue = if buffered_stream {
+        None
+    } else {
+        crate::path::device_queue(&hw.drive, c.level, geo.drives, geo.chunk_bytes, w)
+    };
+    if let Some(q) = &queue {
+        dem.drive_s = q.demand_s * f64::from(q.units);
+        dem.latency_s = q.latency_s;
+    }
     dem.front_read = s * r;
     dem.front_write = s * (1.0 - r);
     if matches!(c.level, GroupLevel::R0 | GroupLevel::R1) {
@@ -709,8 +721,13 @@ pub(crate) fn quick(
     if let Some(h) = hw.host_bytes_per_s {
         push(PartKind::Host, h / front);
     }
-    if let (Some(q), true) = (in_flight, dem.latency_s > 0.0) {
-        push(PartKind::Concurrency, q / dem.latency_s);
+    match (&queue, in_flight) {
+        (Some(dq), Some(q)) => push(
+            PartKind::Concurrency,
+            crate::path::queued_rate(dq, dem.latency_s - dq.latency_s, q.round() as u64),
+        ),
+        (None, Some(q)) if dem.latency_s > 0.0 => push(PartKind::Concurrency, q / dem.latency_s),
+        _ => {}
     }
     let (bi, best) = parts[..len]
         .iter()
@@ -729,6 +746,7 @@ pub(crate) fn quick(
         latency_s: dem.latency_s,
         round_trip: rt,
         in_flight: in_flight.unwrap_or(0.0),
+        queue,
     })
 }
 
@@ -771,6 +789,8 @@ pub(crate) struct Quick {
     /// One request's round trip, hop by hop (its total is `latency_s`).
     pub(crate) round_trip: crate::path::RoundTrip,
     in_flight: f64,
+    /// The drives' calibrated queue, when it replaces Little's law.
+    pub(crate) queue: Option<crate::path::DeviceQueue>,
 }
 
 /// A part's name as the report prints it.
@@ -818,6 +838,25 @@ pub(crate) fn part_name(kind: PartKind, geo: &Geometry, hw: &Hardware) -> String
 /// One line on the effect that binds.
 fn explain(q: &Quick, w: &Workload, geo: &Geometry, hw: &Hardware) -> String {
     let ctrl = &hw.controller;
+    // A calibrated queue: MVA, or past the knee its saturated rate (the
+    // drives' part, equal to it within rounding).
+    if matches!(q.binding, PartKind::Concurrency | PartKind::Drives)
+        && let Some(dq) = q.queue
+    {
+        return format!(
+            "bound by the device's calibrated queue: {:.0} requests in flight, knee at {:.1} \
+             (MVA of the fitted latency {:.3} ms and demand {:.3} ms per request{})",
+            q.in_flight,
+            dq.knee,
+            dq.latency_s * 1e3,
+            dq.demand_s * f64::from(dq.units) * 1e3,
+            if dq.units > 1 {
+                format!(" over {} drives", dq.units)
+            } else {
+                String::new()
+            }
+        );
+    }
     match q.binding {
         PartKind::Drives => {
             let hdd = hw.drive.is_hdd();
@@ -1002,6 +1041,7 @@ mod tests {
                 seq_outer_bytes_per_s: None,
                 seq_inner_bytes_per_s: None,
                 overrides: Vec::new(),
+                queue: Default::default(),
             },
             controller: ControllerSpec {
                 write_back,

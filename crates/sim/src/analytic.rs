@@ -209,7 +209,7 @@ pub fn solve(r: &Resolved) -> Point {
         t_client / (l.per_client_bytes / bs).max(1.0),
         customers,
     );
-    let aggregate = if model::request_level(w.pattern) {
+    let aggregate = if model::queued(r) {
         mva_x.map_or(bound, |m| m.min(bound))
     } else {
         bound

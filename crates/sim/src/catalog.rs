@@ -97,6 +97,7 @@ impl SimCatalog {
                     controller_s: controller.and_then(|c| c.cmd_latency_s).unwrap_or(0.0),
                     ..Default::default()
                 },
+                queue: None,
             });
         };
         let d = self.inner.drive(drive)?;
@@ -119,6 +120,7 @@ impl SimCatalog {
             host_link,
             unknowns: p.unknowns,
             round_trip: p.round_trip,
+            queue: p.queue,
         })
     }
 }
@@ -137,6 +139,9 @@ pub struct ArrayPath {
     /// One request's unloaded round trip in plan's model (controller
     /// command time, drives: one stream's own limit, docs/MODEL.md §3.12).
     pub round_trip: storlab_plan::path::RoundTrip,
+    /// The drives' calibrated queue (plan's `path::device_queue`), when the
+    /// drive carries a concurrency knee that covers the workload.
+    pub queue: Option<storlab_plan::path::DeviceQueue>,
 }
 
 /// An array controller that limits nothing: links of unbounded rate, a

@@ -150,7 +150,11 @@ impl<'a> Sim<'a> {
         let stagger_ns = model::stream_rate(r, &l).map_or(0, |x| {
             (f64::from(r.workload.iodepth) * r.workload.bs_bytes as f64 / x * 1e9) as Nanos
         });
-        let drive_delay_s = {
+        let drive_delay_s = if r.array.queued {
+            // A calibrated queue: the fitted delay, beside the units'
+            // service (docs/MODEL.md §3.14).
+            r.array.drive_latency_s
+        } else {
             let bs = r.workload.bs_bytes as f64;
             let lone = model::lone_link_rate(r, &l);
             let slower = (bs / r.array.backend_bytes_per_s - bs / lone).max(0.0);
@@ -348,8 +352,19 @@ impl<'a> Sim<'a> {
         // time and, for a stream's request that reaches the drives, the
         // drives' time (one request's round trip, docs/MODEL.md §3.12).
         let a = &self.r.array;
+        // A calibrated queue's delay is a delay centre of that mean: drawn
+        // exponential, or requests that start together at one unit would
+        // finish and return together, in lockstep, below the MVA the fit
+        // describes (a closed network of a processor-sharing station and a
+        // delay is insensitive to the delay's distribution beyond its mean).
+        let drive_delay_s = if a.queued {
+            let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            -(1.0 - u).ln() * self.drive_delay_s
+        } else {
+            self.drive_delay_s
+        };
         let in_array = match level {
-            Level::Miss | Level::Write => a.cmd_latency_s + self.drive_delay_s,
+            Level::Miss | Level::Write => a.cmd_latency_s + drive_delay_s,
             Level::ArrayHit => a.cmd_latency_s,
             _ => 0.0,
         };

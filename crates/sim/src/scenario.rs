@@ -316,6 +316,13 @@ pub struct Array {
     /// by its round trip is then an upper bound (plan's `path::stream_unknown`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_unknown: Option<String>,
+    /// The drives are a calibrated queue (plan's `path::device_queue`: the
+    /// drive carries the concurrency knee `plan calibrate` fitted): the
+    /// back end is `backend_units` stations of the fitted demand and
+    /// `drive_latency_s` is the fitted delay, for streams and random
+    /// requests alike, and MVA gives the throughput (docs/SIM.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub queued: bool,
 }
 
 /// The workload every client runs.
@@ -896,7 +903,12 @@ impl Scenario {
         let (backend, backend_source, backend_units, explicit) =
             self.backend(a, drives.as_ref(), pattern, bs)?;
         let rt = path.round_trip;
-        let drive_latency_s = if pattern.is_random() || drives.is_none() || explicit.is_some() {
+        let queue = path
+            .queue
+            .filter(|_| explicit.is_none() && a.backend_iops.is_none());
+        let drive_latency_s = if let Some(q) = &queue {
+            q.delay_s
+        } else if pattern.is_random() || drives.is_none() || explicit.is_some() {
             0.0
         } else {
             rt.drive_s
@@ -912,6 +924,7 @@ impl Scenario {
             unknowns: path.unknowns,
             cmd_latency_s: rt.controller_s,
             drive_latency_s,
+            queued: queue.is_some(),
             stream_unknown: match &ctrl {
                 Some(c) => storlab_plan::path::stream_unknown(c),
                 None => {

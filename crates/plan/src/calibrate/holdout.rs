@@ -94,6 +94,10 @@ pub struct HeldPoint {
     pub predicted_iops: Option<f64>,
     /// (predicted − measured) / measured.
     pub error: Option<f64>,
+    /// The run-to-run spread of the point's repeats, fastest / slowest − 1
+    /// (the noise floor its error is judged against); None for one run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<f64>,
 }
 
 /// How well the fit predicts the points it did not see.
@@ -107,6 +111,41 @@ pub struct HeldOutReport {
     /// Held-out points the fit cannot predict (a kind of request it has no
     /// fitted points of).
     pub not_predicted: usize,
+    /// Median and largest run-to-run spread of the held-out points measured
+    /// more than once: an error below the spread is within the noise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_spread: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_spread: Option<f64>,
+}
+
+/// Fastest / slowest − 1 over `iops` (two or more runs of one point).
+pub fn spread(iops: &[f64]) -> Option<f64> {
+    let lo = iops.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = iops.iter().copied().fold(0.0, f64::max);
+    (iops.len() > 1 && lo > 0.0).then(|| hi / lo - 1.0)
+}
+
+impl HeldOutReport {
+    /// Each point's run-to-run spread from `raw`, every repeat measured
+    /// (before repeats are reduced to their median or their best).
+    pub fn with_spread(mut self, raw: &[&Observation]) -> HeldOutReport {
+        for p in &mut self.points {
+            let runs: Vec<f64> = raw
+                .iter()
+                .filter(|o| {
+                    (o.write, o.random, o.request_bytes, o.in_flight)
+                        == (p.write, p.random, p.request_bytes, p.in_flight)
+                })
+                .map(|o| o.iops)
+                .collect();
+            p.spread = spread(&runs);
+        }
+        let sp: Vec<f64> = self.points.iter().filter_map(|p| p.spread).collect();
+        self.worst_spread = sp.iter().copied().max_by(f64::total_cmp);
+        self.median_spread = median(sp);
+        self
+    }
 }
 
 /// The median of `v` (mean of the middle two for an even count).
@@ -150,6 +189,7 @@ pub fn points(obs: &[&Observation]) -> Vec<HeldPoint> {
             measured_iops: median(same).unwrap_or(0.0),
             predicted_iops: None,
             error: None,
+            spread: None,
         });
     }
     out
@@ -177,6 +217,8 @@ pub fn report(
         worst_error: errs.iter().copied().max_by(f64::total_cmp),
         median_error: median(errs),
         points: pts,
+        median_spread: None,
+        worst_spread: None,
     }
 }
 
@@ -249,6 +291,7 @@ pub fn render(cal: &Calibration, st: Style) -> String {
         "measured IOPS",
         "predicted IOPS",
         "error",
+        "spread",
     ]);
     for p in &h.points {
         t.add_row(vec![
@@ -265,6 +308,8 @@ pub fn render(cal: &Calibration, st: Style) -> String {
                 .map_or("-".to_string(), |x| format!("{x:.0}")),
             p.error
                 .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0)),
+            p.spread
+                .map_or("-".to_string(), |e| format!("{:.1}%", e * 100.0)),
         ]);
     }
     out.push_str(&st.show(&t));
@@ -273,6 +318,13 @@ pub fn render(cal: &Calibration, st: Style) -> String {
         out.push_str(&format!(
             "held-out error over {} points: median {:.1}%, worst {:.1}%\n",
             h.points.len() - h.not_predicted,
+            m * 100.0,
+            w * 100.0
+        ));
+    }
+    if let (Some(m), Some(w)) = (h.median_spread, h.worst_spread) {
+        out.push_str(&format!(
+            "run-to-run spread of the same points (fastest / slowest repeat - 1, the noise floor): median {:.1}%, worst {:.1}%\n",
             m * 100.0,
             w * 100.0
         ));

@@ -24,7 +24,7 @@
 //! (Nelder and Mead 1965, a derivative-free simplex): relative, so a 4 KiB
 //! and a 1 MiB point weigh the same, and robust to one noisy point.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One measured point of a sweep (repeats already reduced to their median).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,8 +34,11 @@ pub struct QdPoint {
     pub iops: f64,
 }
 
-/// The fitted model of one direction and pattern.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The fitted model of one direction and pattern. A catalog drive carries
+/// it as `[drive.queue.rand_read]` (and `seq_read`, `seq_write`,
+/// `rand_write`) with these field names; `knees` is derived on load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct QueueFit {
     /// Unloaded latency `L(b) = latency_s + b / latency_bytes_per_s`, s.
     pub latency_s: f64,
@@ -58,6 +61,7 @@ pub struct QueueFit {
     pub rms_log_error: f64,
     /// The knee `N* = L/S` (requests in flight where the device saturates)
     /// at the smallest and the largest size fitted: `[bytes, knee]`.
+    #[serde(default)]
     pub knees: Vec<(u64, f64)>,
 }
 
@@ -103,6 +107,72 @@ impl QueueFit {
     pub fn knee(&self, bytes: f64) -> f64 {
         let (l, s) = self.times(bytes);
         l / s
+    }
+
+    /// Whether the fit covers requests of `bytes` (a one-size fit covers
+    /// its size only).
+    pub fn covers(&self, bytes: f64) -> bool {
+        self.only_bytes.is_none_or(|b| b as f64 == bytes)
+    }
+
+    /// A curve read from a catalog: every time and rate positive and
+    /// finite, a size-dependent fit with both rates or neither, and the
+    /// figures it came from consistent; the knees recomputed. `Err` names
+    /// what is wrong.
+    pub fn checked(mut self) -> Result<QueueFit, String> {
+        let pos = |v: f64| v > 0.0 && v.is_finite();
+        if !pos(self.latency_s) || !pos(self.demand_s) {
+            return Err("latency_s and demand_s must be positive seconds".into());
+        }
+        match (
+            self.latency_bytes_per_s,
+            self.demand_bytes_per_s,
+            self.only_bytes,
+        ) {
+            (Some(a), Some(b), None) if pos(a) && pos(b) => {}
+            (None, None, Some(b)) if b > 0 => {}
+            _ => {
+                return Err(
+                    "give latency_bytes_per_s and demand_bytes_per_s (positive), or only_bytes for a one-size fit"
+                        .into(),
+                );
+            }
+        }
+        if self.points == 0
+            || self.min_in_flight == 0
+            || self.min_in_flight >= self.max_in_flight
+            || !(self.rms_log_error >= 0.0 && self.rms_log_error.is_finite())
+        {
+            return Err(
+                "points, min_in_flight < max_in_flight and rms_log_error (the sweep it was fitted on) are required"
+                    .into(),
+            );
+        }
+        self.knees = match self.only_bytes {
+            Some(b) => vec![(b, self.knee(b as f64))],
+            None => Vec::new(),
+        };
+        Ok(self)
+    }
+
+    /// The curve as the lines of a catalog table (exact figures: `{:e}`).
+    pub fn to_toml_lines(&self) -> String {
+        let mut out = format!("latency_s = {:e}\n", self.latency_s);
+        if let Some(r) = self.latency_bytes_per_s {
+            out.push_str(&format!("latency_bytes_per_s = {r:e}\n"));
+        }
+        out.push_str(&format!("demand_s = {:e}\n", self.demand_s));
+        if let Some(r) = self.demand_bytes_per_s {
+            out.push_str(&format!("demand_bytes_per_s = {r:e}\n"));
+        }
+        if let Some(b) = self.only_bytes {
+            out.push_str(&format!("only_bytes = {b}\n"));
+        }
+        out.push_str(&format!(
+            "points = {}\nmin_in_flight = {}\nmax_in_flight = {}\nrms_log_error = {:e}\n",
+            self.points, self.min_in_flight, self.max_in_flight, self.rms_log_error
+        ));
+        out
     }
 }
 
