@@ -172,15 +172,7 @@ impl BenchFront for Front<'_> {
     }
 
     fn iologs_written(&mut self, files: &[std::path::PathBuf]) {
-        let (first, last) = (files.first(), files.last());
-        if let (Some(a), Some(b)) = (first, last) {
-            eprintln!(
-                "storlab: --write-iolog: each rank wrote its own iolog: {} .. {} ({} files;                  `storlab replay` of the name given replays them all)",
-                a.display(),
-                b.display(),
-                files.len()
-            );
-        }
+        eprintln!("storlab: {}", storlab_cluster::bench::iolog::written(files));
     }
 
     fn counts_done(&mut self, runs: &[(BenchReport, Option<i64>)]) {
