@@ -12,7 +12,12 @@
 #   STONEWALL  seconds (default 5; io500 marks anything but 300 INVALID)
 # env: IO500 (path of io500; default: built with ../shared/peers/build-io500.sh),
 #      STORLAB (default target/release/storlab), and the sizes EASY_BLOCK,
-#      HARD_SEGMENTS, MD_EASY_N, MD_HARD_N.
+#      HARD_SEGMENTS, MD_EASY_N, MD_HARD_N; KEEP_FIGURES=DIR keeps every run's
+#      summary there; IO500_MPI_ARGS adds words to io500's mpirun, e.g.
+#      "-x GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304"
+#      to put IOR's transfer buffers in huge pages as storlab's are (see
+#      docs/PERFORMANCE.md). Each round prints the load average; the table
+#      gives the min-max of the per-pair ratios beside the ratio of the medians.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$(mktemp -d /dev/shm/compare-io500.XXXXXX)}
@@ -51,13 +56,17 @@ n = ${MD_HARD_N:-100000}
 INI
 
 for i in $(seq 1 "$runs"); do
-    (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$np" "$io500" config.ini > "$work/io500-$i.log" 2>&1)
+    # shellcheck disable=SC2086 # IO500_MPI_ARGS is a list of mpirun words
+    (cd "$work" && mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$i.log" 2>&1)
     summary=$(ls -t "$work"/io500-results/*/result_summary.txt | head -1)
     cp "$summary" "$work/figures/io500-$i.txt"
     rm -rf "$work"/io500-data/* "$work"/io500-results/*
     "$storlab" io500 "$work/config.ini" "$work/storlab" --np "$np" --no-save -q > "$work/figures/storlab-$i.txt" 2>/dev/null || true
-    echo "run $i of $runs done" >&2
+    echo "run $i of $runs done (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
+if [[ -n "${KEEP_FIGURES:-}" ]]; then
+    mkdir -p "$KEEP_FIGURES" && cp "$work"/figures/* "$KEEP_FIGURES"/
+fi
 
 python3 - "$work/figures" "$runs" <<'PY'
 import re, statistics, sys, pathlib
@@ -76,7 +85,7 @@ def read(p):
     return out
 figs = {t: [read(d / f"{t}-{i}.txt") for i in range(1, runs + 1)] for t in ("io500", "storlab")}
 names = [k for k in figs["io500"][0]]
-print(f"{'phase':24} {'io500':>12} {'storlab':>12} {'ratio':>7}")
+print(f"{'phase':24} {'io500':>12} {'storlab':>12} {'ratio':>7} {'pairs min-max':>14}")
 for n in names:
     a = [f[n] for f in figs["io500"] if n in f]
     b = [f[n] for f in figs["storlab"] if n in f]
@@ -87,5 +96,7 @@ for n in names:
     r = mb / ma if ma else float("nan")
     goal = 0.10 if n == "SCORE total" else 0.15
     flag = "" if abs(r - 1) <= goal else "  outside the goal"
-    print(f"{n:24} {ma:12.4f} {mb:12.4f} {r:7.3f}{flag}")
+    pairs = [y[n] / x[n] for x, y in zip(figs["io500"], figs["storlab"]) if x.get(n) and n in y]
+    spread = f"{min(pairs):.2f}-{max(pairs):.2f}" if pairs else "-"
+    print(f"{n:24} {ma:12.4f} {mb:12.4f} {r:7.3f} {spread:>14}{flag}")
 PY

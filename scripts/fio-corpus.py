@@ -3,8 +3,8 @@
 `storlab bench --fio-job` and print which ran and which were refused, why.
 
 Usage: scripts/fio-corpus.py EXAMPLES_DIR [--storlab BIN] [--size 16m]
-                             [--runtime 1s] [--keep] [--only a.fio,b.fio]
-                             [--markdown]
+                             [--runtime 1s] [--delay-scale 0.01]
+                             [--only a.fio,b.fio] [--markdown]
 
 EXAMPLES_DIR is fio's `examples/` directory (e.g. from `git clone
 https://github.com/axboe/fio`), or tests/fixtures/fio-examples (the copies
@@ -15,12 +15,16 @@ storlab has (libaio, io_uring, psync, sync, pvsync, null) or that names no
 engine (fio's default, psync), less the `xnvme-*` files: they name no engine
 only because they are meant for `--ioengine=xnvme` on fio's command line
 (their comments say so). Each file is copied without its `filename=` and
-`directory=` lines and run as
+`directory=` lines, with each `startdelay=N` (seconds) shortened as the
+runtime is (times --delay-scale: 1mbs_clients.fio's 124 s become 1.24 s),
+and run as
 
     storlab bench --fio-job FILE SCRATCH --size 16m --runtime 1s --time-based
 
 on a scratch directory of its own (removed afterwards) with a private
 results database, so nothing outside the scratch directory is touched.
+FIO_BS=4096 is set for the files that read it (sprandom.fio; its comments
+say to set it), unless the environment sets it.
 The totals also count the files that name their engine in an `ioengine=`
 line (35 at fio's commit f5344384: the count issue 27 gives). A file "ran"
 when storlab exits 0; otherwise the first error line is its
@@ -39,6 +43,7 @@ import tempfile
 ENGINES = {"libaio", "io_uring", "psync", "sync", "pvsync", "null"}
 ENGINE_RE = re.compile(r"^\s*ioengine\s*=\s*([^\s;#]+)", re.M)
 TARGET_RE = re.compile(r"^\s*(filename|directory)\s*=", re.I)
+DELAY_RE = re.compile(r"^(\s*startdelay\s*=\s*)(\d+)\s*$", re.I)
 
 
 def selected(path):
@@ -57,10 +62,19 @@ def names_engine(path):
         return bool(ENGINE_RE.search(f.read()))
 
 
-def stripped(src, dst):
-    """Copy `src` to `dst` without its filename=/directory= lines."""
+def shortened(line, scale):
+    """`startdelay=N` (fio: seconds) times `scale`, in milliseconds."""
+    m = DELAY_RE.match(line)
+    if not m:
+        return line
+    return f"{m.group(1)}{round(int(m.group(2)) * scale * 1000)}ms\n"
+
+
+def stripped(src, dst, scale=1.0):
+    """Copy `src` to `dst` without its filename=/directory= lines, its
+    startdelays times `scale`."""
     with open(src, encoding="utf-8", errors="replace") as f:
-        lines = [l for l in f if not TARGET_RE.match(l)]
+        lines = [shortened(l, scale) for l in f if not TARGET_RE.match(l)]
     with open(dst, "w", encoding="utf-8") as f:
         f.writelines(lines)
 
@@ -77,8 +91,9 @@ def reason(stderr):
 def run_one(binary, path, args, work):
     scratch = tempfile.mkdtemp(prefix="scratch-", dir=work)
     job = os.path.join(work, os.path.basename(path))
-    stripped(path, job)
+    stripped(path, job, args.delay_scale)
     env = dict(os.environ)
+    env.setdefault("FIO_BS", "4096")
     env["STORLAB_DB"] = os.path.join(work, "results.db")
     env["NO_COLOR"] = "1"
     env["XDG_CONFIG_HOME"] = os.path.join(work, "config")
@@ -104,6 +119,7 @@ def main():
     ap.add_argument("--size", default="16m")
     ap.add_argument("--runtime", default="1s")
     ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--delay-scale", type=float, default=0.01)
     ap.add_argument("--only", default="")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()

@@ -55,11 +55,6 @@ pub fn warn(text: &str) {
     );
 }
 
-/// Print `doc` as one pretty JSON document (what every `--json` prints).
-pub fn print_json<T: serde::Serialize + ?Sized>(doc: &T) -> anyhow::Result<()> {
-    print(&(serde_json::to_string_pretty(doc)? + "\n"))
-}
-
 /// Whether an error is (caused by) writing to a closed pipe.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -124,6 +119,79 @@ pub trait Document {
             Rendering::Csv => Printout::Exact(self.csv()?),
             Rendering::Markdown => Printout::Exact(self.markdown()?),
         })
+    }
+}
+
+/// A value a crate words for people (`text`) and serde writes for
+/// programs ([`json_text`]): most commands' result, without a type of
+/// their own. A note for stderr may go with the text.
+pub struct Shown<T> {
+    value: T,
+    text: fn(&T) -> String,
+    note: Option<String>,
+}
+
+impl<T: serde::Serialize> Shown<T> {
+    pub fn new(value: T, text: fn(&T) -> String) -> Shown<T> {
+        Shown {
+            value,
+            text,
+            note: None,
+        }
+    }
+
+    /// The same, with `note` on stderr before the text.
+    pub fn with_note(mut self, note: Option<String>) -> Shown<T> {
+        self.note = note;
+        self
+    }
+}
+
+impl<T: serde::Serialize> Document for Shown<T> {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok((self.text)(&self.value))
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        json_text(&self.value)
+    }
+    fn note(&self) -> Option<String> {
+        self.note.clone()
+    }
+}
+
+/// A result already rendered both ways: the text for people and the JSON
+/// document (with its final newline), and a note for stderr.
+pub struct Rendered {
+    pub text: String,
+    pub json: String,
+    pub note: Option<String>,
+}
+
+impl Rendered {
+    pub fn new(text: String, json: String) -> Rendered {
+        Rendered {
+            text,
+            json,
+            note: None,
+        }
+    }
+
+    /// One text for both (a profile's job file, a derived job, a
+    /// document made in the format asked for).
+    pub fn same(text: String) -> Rendered {
+        Rendered::new(text.clone(), text)
+    }
+}
+
+impl Document for Rendered {
+    fn human(&self) -> anyhow::Result<String> {
+        Ok(self.text.clone())
+    }
+    fn json(&self) -> anyhow::Result<String> {
+        Ok(self.json.clone())
+    }
+    fn note(&self) -> Option<String> {
+        self.note.clone()
     }
 }
 

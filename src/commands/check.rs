@@ -2,14 +2,12 @@
 //! than a tolerance (for nightly jobs that watch storage over time), and 2
 //! when the two runs' configurations differ so that no verdict is possible.
 
-use super::common::{DbArgs, load_baseline, parse_run_arg};
+use super::common::DbArgs;
 use super::outfmt::TextFormat;
-use crate::output::{self, Document, Reply};
+use crate::output::{Rendered, Reply};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::check;
-use storlab_configdiff::check::{CheckOptions, CheckStatus, CheckSummary};
-use storlab_configdiff::implied::vary_with_implied;
 use storlab_store::RunSelector;
 
 #[derive(Args, Debug)]
@@ -26,13 +24,13 @@ Examples:
 )]
 pub struct CheckCommand {
     /// Run(s) to check: an id, latest, latest~1 or tag:KEY=VALUE
-    #[arg(value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(value_name = "RUN", value_parser = RunSelector::parse)]
     run: RunSelector,
     /// The reference run; when a tag matches several runs, the latest of them
-    #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(long, value_name = "RUN", value_parser = RunSelector::parse)]
     baseline: RunSelector,
     /// How much worse than the baseline a figure may be, in percent of the baseline
-    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = parse_tolerance)]
+    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = storlab_types::parse_percent)]
     tolerance: f64,
     /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
     /// tool (comma-separated or repeated): a difference there is judged, not refused
@@ -47,14 +45,11 @@ pub struct CheckCommand {
     db: DbArgs,
 }
 
-fn parse_tolerance(s: &str) -> Result<f64, String> {
-    storlab_types::parse_percent(s).map_err(|e| e.to_string())
-}
-
 impl CheckCommand {
     pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
-        let (baseline, preamble) = load_baseline(&store, &self.baseline)?;
+        let (baseline, preamble) = store.load_baseline(&self.baseline)?;
+        let preamble = preamble.map(|c| c.to_string());
         let base_id = baseline.id;
         let ids: Vec<i64> = store
             .resolve(std::slice::from_ref(&self.run), false)?
@@ -67,48 +62,20 @@ impl CheckCommand {
                 self.run
             );
         }
-        let mut reports = Vec::new();
-        for id in ids {
-            let run = store.load(id)?;
-            // What the two runs' sweep tags say was varied is under study.
-            let (vary, note) = vary_with_implied(&self.vary, [&run, &baseline]);
-            if let Some(n) = note {
-                eprintln!("run {id}: {n}");
-            }
-            let opts = CheckOptions {
-                vary,
-                allow_config_diff: self.allow_config_diff,
-            };
-            opts.vary.check_against([&run, &baseline])?;
-            reports.push(check::check_with(&run, &baseline, self.tolerance, &opts)?);
-        }
-        let summary = CheckSummary {
-            tolerance: self.tolerance,
-            reports,
-        };
-        let outcome = match summary.worst() {
-            CheckStatus::Passed => crate::Outcome::Ok,
-            CheckStatus::Failed => crate::Outcome::Failed,
-            CheckStatus::ConfigDiffers => crate::Outcome::Error,
-        };
-        let doc = Checked { preamble, summary };
+        let runs: Vec<_> = ids
+            .into_iter()
+            .map(|id| store.load(id))
+            .collect::<Result<_, _>>()?;
+        // What the two runs' sweep tags say was varied is under study.
+        let note = |id, n| eprintln!("run {id}: {n}");
+        let vary = (&self.vary[..], self.allow_config_diff);
+        let summary = check::check_each(&runs, &baseline, self.tolerance, vary, note)?;
+        let outcome = summary.worst().into();
+        // Which baseline was taken when a tag named several, then each
+        // run's verdict (text), or the verdicts as one JSON document.
+        let head = preamble.map(|p| format!("{p}\n")).unwrap_or_default();
+        let json = crate::output::json_text(&summary.json())?;
+        let doc = Rendered::new(head + &summary.text(), json);
         Ok(Reply::doc(doc, self.out.rendering()).with_outcome(outcome))
-    }
-}
-
-/// What `check` found: which baseline was taken when a tag named several,
-/// then each run's verdict (text), or the verdicts as one JSON document.
-struct Checked {
-    preamble: Option<String>,
-    summary: CheckSummary,
-}
-
-impl Document for Checked {
-    fn human(&self) -> anyhow::Result<String> {
-        let head = self.preamble.as_ref().map(|p| format!("{p}\n"));
-        Ok(head.unwrap_or_default() + &self.summary.text())
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.summary.json())
     }
 }

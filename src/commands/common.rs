@@ -23,7 +23,7 @@ impl DbArgs {
     /// on a network file system.
     pub fn open(&self) -> anyhow::Result<Store> {
         super::config::get()?;
-        self.refuse_special()?;
+        storlab_files::check_database_path(&self.db)?;
         if self.db == super::config::default_db()
             && let Some(dir) = self.db.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.exists()
@@ -41,23 +41,8 @@ impl DbArgs {
     /// to make one.
     pub fn open_existing(&self) -> anyhow::Result<Store> {
         super::config::get()?;
-        self.refuse_special()?;
+        storlab_files::check_database_path(&self.db)?;
         Ok(Store::open_existing(&self.db)?)
-    }
-
-    /// The database is a regular file or nothing yet: a FIFO, device or
-    /// directory is named (SQLite said "disk I/O error", or waited on a
-    /// FIFO).
-    fn refuse_special(&self) -> anyhow::Result<()> {
-        match std::fs::metadata(&self.db) {
-            Ok(m) if !m.is_file() => anyhow::bail!(
-                "the results database {} is {}, not a regular file; give a database file \
-                 (--db FILE or STORLAB_DB)",
-                self.db.display(),
-                super::outfile::special_kind(m.file_type())
-            ),
-            _ => Ok(()),
-        }
     }
 }
 
@@ -67,7 +52,7 @@ pub use storlab_types::DESIGN_TAG;
 #[derive(Args, Debug, Clone, Default)]
 pub struct RecordArgs {
     /// Label the run, e.g. --tag controller=perc5e --tag raid=R6/12 (repeatable)
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_store::parse_tag)]
     pub tags: Vec<(String, String)>,
     /// Free-text note saved with the run
     #[arg(long, value_name = "TEXT")]
@@ -102,22 +87,12 @@ impl RecordArgs {
     }
 }
 
-/// clap value parser for `--tag key=value`.
-pub fn parse_tag_arg(s: &str) -> Result<(String, String), String> {
-    storlab_store::parse_tag(s).map_err(|e| e.to_string())
-}
-
-/// clap value parser for a RUN argument (`12`, `latest`, `tag:cfg=a`).
-pub fn parse_run_arg(s: &str) -> Result<RunSelector, String> {
-    RunSelector::parse(s).map_err(|e| e.to_string())
-}
-
 /// Runs named on the command line: RUN... or --all.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Runs: an id (12), latest, latest~1 (the one before), tag:KEY=VALUE (all runs with that tag;
     /// tag:a=1,b=2 for runs with both)
-    #[arg(value_name = "RUN", value_parser = parse_run_arg, required_unless_present = "all")]
+    #[arg(value_name = "RUN", value_parser = RunSelector::parse, required_unless_present = "all")]
     pub runs: Vec<RunSelector>,
     /// Take every run in the database
     #[arg(long, conflicts_with = "runs")]
@@ -131,22 +106,9 @@ impl RunArgs {
     }
 }
 
-/// Resolve a `--baseline` selector to one run: the latest of those it
-/// names (`Store::load_baseline`). Returns the run and, when several
-/// matched, a line saying which was taken.
-pub fn load_baseline(
-    store: &Store,
-    sel: &RunSelector,
-) -> anyhow::Result<(storlab_types::StoredRun, Option<String>)> {
-    let (run, choice) = store.load_baseline(sel)?;
-    Ok((run, choice.map(|c| c.to_string())))
-}
-
 // The result-file rules and the input-file helper live in `outfile.rs`;
 // every command reaches them through here.
-pub use super::outfile::{
-    OutputKind, check_output_path, database_file, read_input, read_input_bytes, same_file,
-};
+pub use super::outfile::{OutputKind, check_output_path, read_input, read_input_bytes};
 
 // The table styles (results, listings, the trim of listings) live in the
 // printer crate; every command reaches them through here.

@@ -2,9 +2,9 @@
 //! differences inside the measured run-to-run spread marked as noise, and
 //! no verdict where the configurations differ (unless under study, `--vary`).
 
-use super::common::{DbArgs, RunArgs, load_baseline, parse_run_arg};
+use super::common::{DbArgs, RunArgs};
 use super::outfmt::TableFormat;
-use crate::output::{self, Document, Reply};
+use crate::output::{Reply, Shown};
 use clap::Args;
 use storlab_configdiff::Vary;
 use storlab_configdiff::implied::vary_with_implied;
@@ -25,7 +25,7 @@ pub struct CompareCommand {
     #[command(flatten)]
     runs: RunArgs,
     /// The reference run; when a tag matches several runs, the latest of them
-    #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(long, value_name = "RUN", value_parser = RunSelector::parse)]
     baseline: RunSelector,
     /// Parameter(s) under study, e.g. iodepth, bs, numjobs, cache, kernel, device, host, target,
     /// tool (comma-separated or repeated): phases that differ there are paired and judged
@@ -41,32 +41,17 @@ impl CompareCommand {
     pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        let (baseline, note) = load_baseline(&store, &self.baseline)?;
+        let (baseline, note) = store.load_baseline(&self.baseline)?;
+        let note = note.map(|c| c.to_string());
         let (vary, implied) = vary_with_implied(&self.vary, runs.iter().chain([&baseline]));
         if let Some(n) = implied {
             eprintln!("{n}");
         }
         vary.check_against(runs.iter().chain([&baseline]))?;
         let cmp = storlab_report::compare_with(&runs, &baseline, &vary);
-        Ok(Reply::doc(Compared { cmp, note }, self.out.rendering()))
-    }
-}
-
-/// The comparison: a table for people (after a note on which baseline a
-/// tag chose), or the serializer-made document.
-struct Compared {
-    cmp: storlab_report::Comparison,
-    note: Option<String>,
-}
-
-impl Document for Compared {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(storlab_report::render_comparison(&self.cmp))
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.cmp)
-    }
-    fn note(&self) -> Option<String> {
-        self.note.clone()
+        // A table for people (after a note on which baseline a tag chose),
+        // or the serializer-made document.
+        let doc = Shown::new(cmp, storlab_report::render_comparison).with_note(note);
+        Ok(Reply::doc(doc, self.out.rendering()))
     }
 }

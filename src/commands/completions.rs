@@ -1,13 +1,13 @@
 //! `storlab completions SHELL`: the shell completion script, generated from
 //! the same clap definitions as `--help`, so it always matches this binary.
 //! Options whose values are free text to clap but a fixed set to storlab
-//! (`--rw`, `--engine`, `--cache`, `--chart`) are given their values from
-//! the tables the parsers use, for the completion script only.
+//! (`--rw`, `--engine`, `--cache`, `--rate-process`, ..., `--chart`) are
+//! given their values from the tables the parsers use (the bench option
+//! table's words, the chart registry), for the completion script only.
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Command, CommandFactory};
 use clap_complete::Shell;
-use storlab_types::{CacheMode, EngineKind, RwMode};
 
 /// `storlab completions bash|zsh|fish|elvish|powershell`
 #[derive(Args, Debug)]
@@ -31,24 +31,15 @@ impl CompletionsCommand {
     }
 }
 
-/// Every engine the parser accepts (a new variant fails to compile here
-/// until it is listed).
-fn charts() -> Vec<&'static str> {
-    storlab_report::registry::report_kinds()
-        .filter(|k| !k.per_run())
-        .map(|k| k.id)
-        .collect()
-}
-
-/// The values completion offers for an option, by its long name.
+/// The values completion offers for an option, by its long name: the
+/// report's charts, or the words of a bench option.
 fn values_of(long: &str) -> Option<Vec<&'static str>> {
-    Some(match long {
-        "rw" => RwMode::ALL.iter().map(|m| m.as_str()).collect(),
-        "engine" => EngineKind::ALL.iter().map(|e| e.as_str()).collect(),
-        "cache" => CacheMode::ALL.iter().map(|c| c.as_str()).collect(),
-        "chart" => charts(),
-        _ => return None,
-    })
+    if long == "chart" {
+        let kinds = storlab_report::registry::report_kinds();
+        return Some(kinds.filter(|k| !k.per_run()).map(|k| k.id).collect());
+    }
+    let words = storlab_bench::find_option(long)?.choices;
+    (!words.is_empty()).then(|| words.to_vec())
 }
 
 /// `cmd` and every subcommand with those options' values attached.
@@ -74,8 +65,10 @@ fn with_values(mut cmd: Command) -> Command {
 mod tests {
     use super::*;
 
-    /// The bash script offers the values of --rw, --engine, --cache and
-    /// --chart (it offered none: they are free text to clap).
+    /// The bash script offers the values of --rw, --engine, --cache,
+    /// --rate-process, --unified-rw-reporting, --fallocate and --chart (it
+    /// offered none of the last four's words: the first three were a
+    /// hand-kept list).
     #[test]
     fn completion_offers_the_values_of_rw_engine_cache_and_chart() {
         let mut cmd = with_values(crate::Cli::command());
@@ -83,7 +76,8 @@ mod tests {
         clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "storlab", &mut buf);
         let script = String::from_utf8(buf).unwrap();
         for words in [
-            "randread", "rmw", "io_uring", "libaio", "cold", "warm", "vs-bs", "clients",
+            "randread", "rmw", "io_uring", "libaio", "cold", "warm", "vs-bs", "clients", "poisson",
+            "mixed", "native",
         ] {
             assert!(script.contains(words), "{words}");
         }

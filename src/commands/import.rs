@@ -3,7 +3,7 @@
 
 use super::common::{DbArgs, RecordArgs};
 use super::outfmt::{OutputArgs, TextFormat};
-use crate::output::{self, Document, Reply};
+use crate::output::{Reply, Shown};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -66,15 +66,9 @@ impl ImportCommand {
             database: store.path().display().to_string(),
             imported,
         };
-        Ok(Reply::doc(doc, self.out.rendering()))
-    }
-}
-
-impl Document for Imports {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(self.text())
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(self)
+        Ok(Reply::doc(
+            Shown::new(doc, Imports::text),
+            self.out.rendering(),
+        ))
     }
 }

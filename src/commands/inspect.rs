@@ -2,7 +2,7 @@
 //! layer's performance settings, and recommendations with their reasons.
 
 use crate::commands::outfmt::{OutputArgs, TextFormat};
-use crate::output::{Document, Rendering, Reply};
+use crate::output::{Rendering, Reply, Shown};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -37,18 +37,6 @@ impl InspectCommand {
             TextFormat::Json => Rendering::Json,
             TextFormat::Text => Rendering::Human,
         };
-        Ok(Reply::doc(Inspection(report), how))
-    }
-}
-
-/// What `inspect` found, as text or JSON.
-struct Inspection(storlab_monitor::inspect::InspectReport);
-
-impl Document for Inspection {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(render_text(&self.0))
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        crate::output::json_text(&self.0)
+        Ok(Reply::doc(Shown::new(report, render_text), how))
     }
 }

@@ -95,17 +95,9 @@ impl Io500Command {
                 );
             }
         };
-        if let Some(free) = info.free_bytes_before
-            && free < job.max_bytes()
-        {
+        if let Err(e) = job.check_space(&target, info.free_bytes_before) {
             remove(false);
-            bail!(
-                "not enough free space on {}: io500's phases may write {} and {} is free; \
-                 use --short or smaller sizes in config.ini ([ior-easy] blockSize, [ior-hard] segmentCount)",
-                target.display(),
-                storlab_types::format_bytes(job.max_bytes()),
-                storlab_types::format_bytes(free)
-            );
+            return Err(e.into());
         }
         let mut host = storlab_host::host_info();
         if let Some(label) = &crate::commands::config::get()?.host {
@@ -121,7 +113,7 @@ impl Io500Command {
         let ran = storlab_io500::run::run(&job, &cfg, &dir, &stop, |ph| sink.phase(ph));
         live.stop();
         remove(self.run.keep);
-        let report = summary::report(header, ran?, &job, &cfg);
+        let report = summary::report(header, ran, &job, &cfg);
         let (report, doc, ending) = conclude(report, &mut sink, summary::render)?;
         let mut reply = Reply::doc(doc, self.run.out.rendering());
         reply.outcome = match ending {

@@ -8,7 +8,7 @@
 
 use super::outfmt::{TableFormat, TextFormat};
 use super::workload::{find_profile, profile_catalog, profile_dir, warn_broken};
-use crate::output::Reply;
+use crate::output::{Rendered, Reply};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
@@ -58,9 +58,9 @@ impl ProfilesCommand {
             Some(ProfilesAction::Show { name, format }) => {
                 let p = find_profile(&name)?;
                 let doc = if format.out.format() == TextFormat::Json {
-                    Shown(crate::output::json_text(&p.doc(true)?)?)
+                    Rendered::same(crate::output::json_text(&p.doc(true)?)?)
                 } else {
-                    Shown(p.text)
+                    Rendered::same(p.text)
                 };
                 Ok(Reply::doc(doc, format.out.rendering()))
             }
@@ -74,7 +74,8 @@ impl ProfilesCommand {
 fn list(format: &ListFormat) -> Result<Reply> {
     let cat = profile_catalog()?;
     // JSON stays an array of usable profiles; the broken ones are named on
-    // stderr (and in the table).
+    // stderr (and in the table). Made in the format chosen (the JSON
+    // documents are built only when asked for).
     warn_broken(&cat);
     let doc = if format.out.format() == TableFormat::Json {
         let docs = cat
@@ -82,23 +83,9 @@ fn list(format: &ListFormat) -> Result<Reply> {
             .iter()
             .map(|p| p.doc(false))
             .collect::<Result<Vec<_>, _>>()?;
-        Shown(crate::output::json_text(&docs)?)
+        Rendered::same(crate::output::json_text(&docs)?)
     } else {
-        Shown(cat.listing(profile_dir().as_deref()))
+        Rendered::same(cat.listing(profile_dir().as_deref()))
     };
     Ok(Reply::doc(doc, format.out.rendering()))
-}
-
-/// A profile or the list as `main` shows it, made in the format chosen
-/// (the JSON documents are built only when asked for): `main` prints a
-/// table escaped, JSON byte for byte.
-struct Shown(String);
-
-impl crate::output::Document for Shown {
-    fn human(&self) -> Result<String> {
-        Ok(self.0.clone())
-    }
-    fn json(&self) -> Result<String> {
-        Ok(self.0.clone())
-    }
 }

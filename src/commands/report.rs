@@ -1,9 +1,7 @@
 //! `storlab report`: one self-contained HTML file with the runs' parameters,
 //! figures, comparison and charts, or one chart as SVG or PNG.
 
-use super::common::{
-    DbArgs, OutputKind, RunArgs, check_output_path, load_baseline, parse_run_arg, read_input,
-};
+use super::common::{DbArgs, OutputKind, RunArgs, check_output_path, read_input};
 use super::outfmt::{Format, OutputArgs};
 use crate::output::{Document, Printout, Rendering, Reply};
 use clap::{Args, ValueEnum};
@@ -40,7 +38,7 @@ pub struct ReportCommand {
     #[command(flatten)]
     runs: RunArgs,
     /// Reference run for relative bars and the comparison [default: the first run]
-    #[arg(long, value_name = "RUN", value_parser = parse_run_arg)]
+    #[arg(long, value_name = "RUN", value_parser = RunSelector::parse)]
     baseline: Option<RunSelector>,
     /// Output file [default: report.html, or chart-<ID>.svg / .png]
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -111,7 +109,7 @@ impl ReportCommand {
         let baseline = match &self.baseline {
             None => None,
             Some(sel) => {
-                let (base, note) = load_baseline(&store, sel)?;
+                let (base, note) = store.load_baseline(sel)?;
                 if let Some(n) = note {
                     eprintln!("{n}");
                 }

@@ -1,8 +1,8 @@
 //! `storlab runs`: list the runs in the results database.
 
-use super::common::{DbArgs, parse_tag_arg};
+use super::common::DbArgs;
 use super::outfmt::{OutputArgs, TableFormat};
-use crate::output::{self, Document, Reply};
+use crate::output::{Rendered, Reply};
 use clap::Args;
 use storlab_store::{RunFilter, RunSummary};
 
@@ -10,7 +10,7 @@ use storlab_store::{RunFilter, RunSummary};
 #[command(mut_arg("json", |a| a.help("Shorthand for --output-format json (one object per run)")))]
 pub struct RunsCommand {
     /// Only runs with this tag (repeatable: runs with all of them)
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_store::parse_tag)]
     tags: Vec<(String, String)>,
     /// Only runs whose target path contains this text
     #[arg(long, value_name = "TEXT")]
@@ -19,10 +19,10 @@ pub struct RunsCommand {
     #[arg(long, value_name = "TEXT")]
     host: Option<String>,
     /// Only runs started at or after this time: 2026-01-31, 2026-01-31T08:00 (UTC), or an age like 7d, 12h
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = storlab_types::time::parse_when)]
     since: Option<String>,
     /// Only runs started before this time (same forms as --since)
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = storlab_types::time::parse_when)]
     until: Option<String>,
     /// Only runs with a phase of this I/O pattern: read, write, randread, randwrite, readwrite, randrw
     #[arg(long, alias = "workload", value_name = "PATTERN", value_parser = parse_rw)]
@@ -39,17 +39,11 @@ pub struct RunsCommand {
     db: DbArgs,
 }
 
-fn parse_rw(s: &str) -> Result<String, String> {
-    storlab_types::RwMode::parse(s)
-        .map(|m| m.as_str().to_string())
-        .ok_or_else(|| {
-            format!("unknown I/O pattern '{s}': use read, write, randread, randwrite, readwrite or randrw")
-        })
-}
-
-/// A time bound (`storlab_types::time::parse_when`).
-fn parse_when(s: &str) -> Result<String, String> {
-    storlab_types::time::parse_when(s).map_err(|e| e.to_string())
+/// An I/O pattern, refused as the option table refuses it (naming every
+/// pattern: the list here had left out rmw).
+fn parse_rw(s: &str) -> Result<String, storlab_bench::SpecError> {
+    let rw = storlab_bench::parse_choice::<storlab_types::RwMode>(s)?;
+    Ok(rw.as_str().to_string())
 }
 
 impl RunsCommand {
@@ -63,13 +57,7 @@ impl RunsCommand {
                 "no runs yet: there is no results database at {} (`storlab bench` creates it)",
                 self.db.db.display()
             );
-            return Ok(Reply::doc(
-                Listing {
-                    runs: Vec::new(),
-                    note,
-                },
-                how,
-            ));
+            return listing(&[], note).map(|doc| Reply::doc(doc, how));
         }
         let store = self.db.open_existing()?;
         let filter = RunFilter {
@@ -89,30 +77,19 @@ impl RunsCommand {
             "no run matches these filters"
         };
         let note = format!("{}: {what}", store.path().display());
-        Ok(Reply::doc(Listing { runs, note }, how))
+        listing(&runs, note).map(|doc| Reply::doc(doc, how))
     }
 }
 
-/// The runs `storlab runs` found: a table (or, when there are none, a
-/// note on stderr saying why) or a JSON list with one object per run.
-struct Listing {
-    runs: Vec<RunSummary>,
-    /// What to say when there are none.
-    note: String,
-}
-
-impl Document for Listing {
-    fn human(&self) -> anyhow::Result<String> {
-        if self.runs.is_empty() {
-            return Ok(String::new());
-        }
-        Ok(storlab_print::runs::render(&self.runs))
+/// The runs `storlab runs` found: a table (or, when there are none, `note`
+/// on stderr saying why) or a JSON list with one object per run.
+fn listing(runs: &[RunSummary], note: String) -> anyhow::Result<Rendered> {
+    let v: Vec<serde_json::Value> = runs.iter().map(RunSummary::to_json).collect();
+    let mut doc = Rendered::new(String::new(), crate::output::json_text(&v)?);
+    if runs.is_empty() {
+        doc.note = Some(note);
+    } else {
+        doc.text = storlab_print::runs::render(runs);
     }
-    fn json(&self) -> anyhow::Result<String> {
-        let v: Vec<serde_json::Value> = self.runs.iter().map(RunSummary::to_json).collect();
-        output::json_text(&v)
-    }
-    fn note(&self) -> Option<String> {
-        self.runs.is_empty().then(|| self.note.clone())
-    }
+    Ok(doc)
 }

@@ -2,7 +2,7 @@
 
 use super::common::{DbArgs, RunArgs};
 use super::outfmt::{OutputArgs, TextFormat};
-use crate::output::{self, Document, Reply};
+use crate::output::{Reply, Shown};
 use clap::Args;
 use storlab_types::StoredRun;
 
@@ -21,20 +21,11 @@ impl ShowCommand {
     pub fn execute(self) -> anyhow::Result<Reply> {
         let store = self.db.open_existing()?;
         let runs = self.runs.load(&store)?;
-        Ok(Reply::doc(Shown(runs), self.out.rendering()))
-    }
-}
-
-/// The stored runs, as `show` prints them: each run's header and phase
-/// table, or the records as a JSON list.
-struct Shown(Vec<StoredRun>);
-
-impl Document for Shown {
-    fn human(&self) -> anyhow::Result<String> {
-        let text: Vec<String> = self.0.iter().map(storlab_print::show::render).collect();
-        Ok(text.join("\n"))
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.0)
+        // Each run's header and phase table, or the records as a JSON list.
+        let text = |runs: &Vec<StoredRun>| {
+            let text: Vec<String> = runs.iter().map(storlab_print::show::render).collect();
+            text.join("\n")
+        };
+        Ok(Reply::doc(Shown::new(runs, text), self.out.rendering()))
     }
 }

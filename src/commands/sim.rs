@@ -6,10 +6,11 @@
 use super::common::{DbArgs, RecordArgs};
 use super::outfile::{chart_is_png, check_chart_path};
 use super::outfmt::{OutputArgs, TableFormat};
-use crate::output::{self, Document, Reply};
+use crate::output::{Rendered, Reply};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storlab_sim::{Scenario, SimCatalog, Solver, parse_vary, sweep};
+use storlab_types::RunKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SimSolver {
@@ -83,10 +84,16 @@ impl SimCommand {
         let points = sweep(&scenario, vary.as_ref(), &cat, solver)?;
         let finished = storlab_types::time::now_rfc3339();
         let key = vary.as_ref().map(|v| v.key.clone());
-        let doc = Simulated {
-            json: storlab_sim::document(&points, &name, solver, key.as_deref()),
-            table: storlab_print::sim::render(&points, key.as_deref()),
-        };
+        // The listing (`storlab_print::sim`) or the JSON document.
+        let doc = Rendered::new(
+            storlab_print::sim::render(&points, key.as_deref()),
+            crate::output::json_text(&storlab_sim::document(
+                &points,
+                &name,
+                solver,
+                key.as_deref(),
+            ))?,
+        );
         if !self.no_save {
             let store = self.db.open()?;
             let mut tags = self.record.tag_map()?;
@@ -95,7 +102,7 @@ impl SimCommand {
             }
             let command_line = storlab_types::command_line();
             let report = storlab_sim::record(&points, &name, command_line, started, finished);
-            let id = store.save_run("sim", &report, &tags, self.record.note())?;
+            let id = store.save_run(RunKind::Sim, &report, &tags, self.record.note())?;
             eprintln!(
                 "storlab: saved as run {id} (kind sim) in {}",
                 store.path().display()
@@ -107,30 +114,9 @@ impl SimCommand {
             let path = permit.path();
             let key = key.as_deref().unwrap_or("clients");
             let svg = storlab_report::registry::sim_chart(&points, key);
-            let bytes = if chart_is_png(path)? {
-                storlab_report::svg_to_png(&svg, 2.0)?
-            } else {
-                svg.into_bytes()
-            };
-            permit.write(&bytes)?;
+            permit.write(&storlab_report::chart_file(svg, chart_is_png(path)?)?)?;
             eprintln!("storlab: chart written to {}", path.display());
         }
         Ok(Reply::doc(doc, self.out.rendering()))
-    }
-}
-
-/// The simulated points: the listing (`storlab_print::sim`) or the JSON
-/// document (`storlab_sim::document`).
-struct Simulated {
-    table: String,
-    json: serde_json::Value,
-}
-
-impl Document for Simulated {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(self.table.clone())
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.json)
     }
 }

@@ -3,7 +3,7 @@
 //! (fio iolog v2/v3, Darshan DXT, blktrace).
 
 use super::outfmt::{OutputArgs, TableFormat};
-use crate::output::{self, Document, Rendering, Reply};
+use crate::output::{Rendered, Rendering, Reply, Shown};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -103,7 +103,8 @@ impl TraceCommand {
         match self.action {
             TraceAction::Summary(a) => {
                 let s = a.trace.summary()?;
-                Ok(Reply::doc(TraceSummary(s), a.out.rendering()))
+                let doc = Shown::new(s, storlab_trace::render_text);
+                Ok(Reply::doc(doc, a.out.rendering()))
             }
             TraceAction::ToJob(a) => {
                 let s = a.trace.summary()?;
@@ -126,33 +127,9 @@ impl TraceCommand {
                             a.trace.trace.display()
                         )
                     })?;
-                Ok(Reply::doc(DerivedJob(job.toml), Rendering::Json))
+                // TOML for programs (`> app.toml`), printed exactly as derived.
+                Ok(Reply::doc(Rendered::same(job.toml), Rendering::Json))
             }
         }
-    }
-}
-
-/// What a trace holds, as `trace summary` shows it.
-struct TraceSummary(Summary);
-
-impl Document for TraceSummary {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(storlab_trace::render_text(&self.0))
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        output::json_text(&self.0)
-    }
-}
-
-/// The job file `trace to-job` derived: TOML for programs (`> app.toml`),
-/// printed exactly as derived in every form.
-struct DerivedJob(String);
-
-impl Document for DerivedJob {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(self.0.clone())
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        Ok(self.0.clone())
     }
 }

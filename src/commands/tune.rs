@@ -23,7 +23,6 @@
 //! the best does not lead the next by more than that noise, the result is
 //! "inconclusive" with the reasons, and no `blockdev`/udev line is given.
 
-use crate::Outcome;
 use crate::commands::common::{DbArgs, RecordArgs};
 use crate::commands::outfmt::TableFormat;
 use crate::output::Reply;
@@ -144,18 +143,12 @@ impl ReadaheadArgs {
             db: (!self.no_save).then_some(self.db.db.as_path()),
         };
         let doc = TuneDoc::new(params, &tuning, (&points, noise), &ids, &restore.restored);
-        let doc = Shown {
-            json: crate::output::json_text(&doc)?,
-            table: doc.render_text(crate::commands::common::result_table()),
-        };
+        let doc = crate::output::Rendered::new(
+            doc.render_text(crate::commands::common::result_table()),
+            crate::output::json_text(&doc)?,
+        );
         let mut reply = Reply::doc(doc, self.out.rendering());
-        reply.outcome = if stop.requested() {
-            Outcome::Interrupted
-        } else if points.iter().all(|p| p.mbps.is_none()) {
-            Outcome::Error
-        } else {
-            Outcome::Ok
-        };
+        reply.outcome = storlab_tune::measure::outcome(&points, stop.requested());
         Ok(reply)
     }
 
@@ -212,20 +205,5 @@ impl ReadaheadArgs {
             (r.id, kb)
         });
         storlab_tune::doc::run_ids(points, runs.collect())
-    }
-}
-
-/// The tuning's result as `main` shows it.
-struct Shown {
-    table: String,
-    json: String,
-}
-
-impl crate::output::Document for Shown {
-    fn human(&self) -> Result<String> {
-        Ok(self.table.clone())
-    }
-    fn json(&self) -> Result<String> {
-        Ok(self.json.clone())
     }
 }

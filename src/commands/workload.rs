@@ -22,7 +22,7 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use storlab_bench::profiles::{Catalog, Profile, Unreadable};
 use storlab_bench::{
-    FIO_FLAGS, FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, OptKind, PhaseSpec, spec_from_flags,
+    FIO_FLAGS, FIO_UNIT_SPELLINGS, FlagError, OPTIONS, OptDef, PhaseSpec, spec_from_flags,
     translate_fio_flag,
 };
 
@@ -92,27 +92,10 @@ fn arg_for(o: &'static OptDef) -> Arg {
         .action(ArgAction::Set)
         // As in fio, an option given twice takes its last value.
         .overrides_with(o.key)
-        // A backwards skip is negative: `--seq-skip -8k`.
-        .allow_hyphen_values(o.key == "seq_skip");
-    if o.key != o.long {
-        // fio habits: --iodepth_batch as well as --iodepth-batch.
-        a = a.alias(o.key);
-    }
-    for alias in o.aliases {
-        if FIO_UNIT_SPELLINGS.iter().any(|(n, _)| n == alias) {
-            // Its own flag, read in fio's units (see the module doc).
-            continue;
-        }
-        a = a.alias(*alias);
-        let dashed = alias.replace('_', "-");
-        if dashed != *alias && dashed != o.long {
-            a = a.alias(dashed);
-        }
-    }
-    // A yes/no flag's value is optional, so it must be attached
-    // (`--direct`, `--direct=0`); a flag whose values are words
-    // (`--fallocate native|none`) always takes one, attached or not.
-    if o.kind == OptKind::Flag && o.value_name == "0|1" {
+        .allow_hyphen_values(o.takes_negative())
+        .aliases(o.flag_aliases());
+    // An optional value must be attached (`--direct`, `--direct=0`).
+    if o.value_optional() {
         a = a
             .num_args(0..=1)
             .require_equals(true)
@@ -250,13 +233,7 @@ pub fn profile_catalog() -> Result<Catalog> {
 /// A warning on stderr for each broken user profile.
 pub fn warn_broken(cat: &Catalog) {
     for b in &cat.broken {
-        eprintln!(
-            "storlab: warning: profile {} ({}) is left out: {} \
-             (fix or remove the file; the other profiles work)",
-            b.name,
-            b.path.display(),
-            b.error
-        );
+        eprintln!("storlab: warning: {b}");
     }
 }
 

@@ -387,6 +387,23 @@ fn a_stonewalled_ior_easy_write_wears_out_and_its_read_reads_exactly_that() {
     assert!(hi - lo <= 1 << 20, "{per_rank:?}");
     let r = phase(&v, "ior-easy-read");
     assert_eq!(n(&r["read"]["bytes"]), per_rank.iter().sum::<u64>());
+    // Each rank reads exactly what it wrote, every transfer checked (IOR's
+    // -R) and found intact. (A slow rank's wear-out, which two equally
+    // fast ranks on tmpfs cannot show, is io500's unit test
+    // run::sync::tests::wear_out_brings_the_slow_rank_to_the_busiest_ranks_bytes.)
+    let read_per_rank: Vec<u64> = r["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| n(&j["read"]["bytes"]))
+        .collect();
+    assert_eq!(read_per_rank, per_rank);
+    assert_eq!(n(&r["verify"]["mismatches"]), 0, "{}", r["verify"]);
+    assert_eq!(
+        n(&r["verify"]["blocks_checked"]),
+        per_rank.iter().sum::<u64>() >> 20,
+        "every 1 MiB transfer checked"
+    );
 }
 
 #[test]

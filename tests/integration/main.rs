@@ -21,6 +21,7 @@ mod fioout;
 mod forks;
 // fio job files (issue 27)
 mod fiojob;
+mod fiojob3;
 mod granks;
 mod groups;
 mod groups_more;
@@ -28,6 +29,7 @@ mod honest;
 mod inspect;
 mod io500;
 mod io500_run;
+mod io500c;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;
@@ -63,6 +65,7 @@ mod seams_mpi;
 mod sim;
 mod store;
 mod sweep;
+mod thin3;
 mod thin_commands;
 mod trace;
 mod typed;

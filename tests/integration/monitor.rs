@@ -656,8 +656,8 @@ fn live_loop_stack_totals_count_bytes_once() {
     if !shm.is_dir() {
         return skip(NAME, "no /dev/shm (tmpfs) for the backing file");
     }
-    let mut st = Stack::new();
-    let tmp = tempfile::tempdir().unwrap();
+    // The stack owns the directory it mounts in: undone first, then removed.
+    let mut st = Stack::in_tempdir().unwrap();
     let a_img = shm.join(format!("storlab-monitor-test-{}.img", std::process::id()));
     st.file(&a_img, 256 << 20).unwrap();
     let la = match st.attach(&a_img, &["-P"]) {
@@ -669,7 +669,7 @@ fn live_loop_stack_totals_count_bytes_once() {
         .then(|| st.add_partition(&la, "1", "2048", "450560").ok())
         .flatten()
         .unwrap_or_else(|| la.clone());
-    let mnt = tmp.path().join("mnt");
+    let mnt = st.dir().join("mnt");
     // No lazy inode-table init: it would write in the background while we measure.
     st.ext4_mounted(&fsdev, &mnt).unwrap();
     let b_img = mnt.join("b.img");

@@ -29,17 +29,42 @@ fn number(text: &str, word: &str, what: &str, ok: impl Fn(f64) -> bool) -> Resul
         })
 }
 
+/// fio's `sequence:2,0,1` (`parse_sequence_distribution`): block indices
+/// separated by ',', at most 64 of them.
+fn parse_sequence(word: &str, list: &str) -> Result<RandomDistribution, SpecError> {
+    let mut blocks = Vec::new();
+    for b in list.split(',').map(str::trim) {
+        let n = b.parse::<u64>().map_err(|_| {
+            SpecError(format!(
+                "invalid random_distribution '{word}': '{b}' is not a block index; \
+                 give sequence:I,J,... (whole block numbers, e.g. sequence:2,0,1)"
+            ))
+        })?;
+        blocks.push(n);
+    }
+    if blocks.len() > 64 {
+        return err(format!(
+            "invalid random_distribution '{word}': fio takes up to 64 sequence elements, not {}",
+            blocks.len()
+        ));
+    }
+    Ok(RandomDistribution::Sequence {
+        blocks,
+        stride: false,
+    })
+}
+
 /// Parse fio's `random_distribution` value (`zipf:1.2`, `pareto:0.2:0.5`,
 /// `normal:10`, `zoned:60/10:40/90`, `zoned_abs:60/1g:40/3g`); `random`
 /// is `None`. Parameters left out take fio's defaults (zipf 1.1, pareto
 /// 0.2, normal 0). Zone extents of `zoned_abs` are bytes (`parse_size`).
 pub fn parse_distribution(text: &str) -> Result<Option<RandomDistribution>, SpecError> {
     let word = text.trim();
-    if word.to_ascii_lowercase().starts_with("sequence") {
-        return err(format!(
-            "random_distribution '{word}': fio's sequence (a fixed list of block indices) is not \
-             supported: use a zoned distribution, or drop it"
-        ));
+    if let Some(list) = word
+        .strip_prefix("sequence")
+        .map(|r| r.trim_start_matches(':'))
+    {
+        return parse_sequence(word, list).map(Some);
     }
     if word.contains(',') {
         return err(format!(
@@ -259,6 +284,28 @@ fn check_bs(b: u64, what: &str) -> Result<u64, SpecError> {
     Ok(b)
 }
 
+/// A sequence's blocks must lie in the region (fio: "sequence access
+/// block out of bounds"); fio counts each direction's I/Os apart, which
+/// storlab's one offset stream per job does not, so mixed patterns are
+/// refused.
+fn check_sequence(blocks: &[u64], rw: RwMode, bs: &[BsWeight], size: u64) -> Result<(), SpecError> {
+    if matches!(rw, RwMode::RandRw) {
+        return err(
+            "random_distribution=sequence with randrw is not supported (fio walks the sequence per \
+             direction): use randread or randwrite",
+        );
+    }
+    let max_bs = bs.iter().map(|b| b.bs_bytes).max().unwrap_or(4096);
+    let n = size / max_bs.max(1);
+    if let Some(b) = blocks.iter().find(|&&b| b >= n) {
+        return err(format!(
+            "random_distribution=sequence: block {b} is past the region ({n} blocks of {max_bs} \
+             bytes): use indices below {n} or a larger --size"
+        ));
+    }
+    Ok(())
+}
+
 /// The access-pattern fields of a phase, checked against its pattern,
 /// block sizes and size. Every other field is the default (the caller
 /// fills them).
@@ -269,10 +316,18 @@ pub fn resolve(
     size: u64,
     time_based: bool,
 ) -> Result<PhaseParams, SpecError> {
-    let dist = match s.random_distribution.as_deref() {
+    let mut dist = match s.random_distribution.as_deref() {
         Some(t) => parse_distribution(t)?,
         None => None,
     };
+    if let Some(RandomDistribution::Sequence { blocks, stride }) = &mut dist {
+        *stride = s.random_sequence_stride.is_some_and(|f| f.0);
+        check_sequence(blocks, rw, bs, size)?;
+    } else if s.random_sequence_stride.is_some_and(|f| f.0) {
+        return err(
+            "random_sequence_stride applies to random_distribution=sequence:...: drop it or give a sequence",
+        );
+    }
     if let Some(RandomDistribution::ZonedAbs { zones }) = &dist {
         let total: u64 = zones.iter().map(|z| z.extent).sum();
         if total > size {
@@ -317,14 +372,9 @@ pub fn resolve(
         Some(t) => parse_rate(t)?,
         None => (0, 0),
     };
-    let rate_process = match s.rate_process.as_deref().map(str::trim) {
-        None | Some("linear") => RateProcess::Linear,
-        Some("poisson") => RateProcess::Poisson,
-        Some(o) => {
-            return err(format!(
-                "invalid rate_process '{o}': use linear (evenly spaced) or poisson (exponential gaps)"
-            ));
-        }
+    let rate_process = match s.rate_process {
+        Some(p) => p,
+        None => crate::options::table_default::<RateProcess>()?,
     };
     let io_size_bytes = s.io_size.map_or(0, |b| b.0);
     if s.io_size.is_some() && io_size_bytes == 0 {
@@ -403,7 +453,17 @@ mod tests {
         assert!(e("zoned:60/60:40/60").contains("more than 100"));
         assert!(e("zoned:50/0:50/100").contains("empty"));
         assert!(e("zoned_abs:60/:40/1g").contains("no size"));
-        assert!(e("sequence:2,0,1").contains("sequence"));
+        // fio's sequence (issue 27): a list of block indices, up to 64.
+        assert_eq!(
+            parse_distribution("sequence:2,0,1").unwrap(),
+            Some(RandomDistribution::Sequence {
+                blocks: vec![2, 0, 1],
+                stride: false
+            })
+        );
+        assert!(e("sequence:2,x").contains("not a block index"));
+        let long = format!("sequence:{}", vec!["1"; 65].join(","));
+        assert!(e(&long).contains("up to 64"));
         assert!(e("zipf:1.2,pareto:0.2").contains("read/write"));
         assert!(e("lognormal").contains("unknown law"));
     }

@@ -755,6 +755,43 @@ fn map_job_option(
                 extras.exitall = Some((file.to_string(), e.line));
             }
         }
+        // fio's run-control options (issue 27; runctl.rs has fio's
+        // algorithms): a late start, jobs stopping or pacing each other,
+        // a minimum rate, the latency-target search.
+        "startdelay" | "exit_what" | "flow" | "flow_id" | "flow_sleep" | "latency_target"
+        | "latency_window" | "latency_percentile" | "rate_iops_min" => {
+            pairs.push((key.to_string(), need(e, file)?.to_string()))
+        }
+        // fio: FIO_OPT_SOFT_DEPRECATED, accepted and ignored.
+        "flow_watermark" => notes.push(
+            "flow_watermark: deprecated in fio, which ignores it (its flow control reads flow, \
+             flow_id and flow_sleep); so does storlab"
+                .into(),
+        ),
+        // fio's SanDisk preconditioning (offsets/sprandom.rs).
+        "sprandom" => pairs.push((key.into(), u8::from(fio_flag(e, file)?).to_string())),
+        "spr_num_regions" | "spr_op" => pairs.push((key.into(), need(e, file)?.to_string())),
+        "random_sequence_stride" => pairs.push((
+            key.into(),
+            u8::from(fio_flag(e, file)?).to_string(),
+        )),
+        "ratecycle" | "rate_cycle" => pairs.push(("ratecycle".into(), need(e, file)?.into())),
+        "latency_run" => pairs.push((key.into(), u8::from(fio_flag(e, file)?).to_string())),
+        "ratemin" | "rate_min" => {
+            // fio's sizes per direction, as `rate`.
+            let v = need(e, file)?;
+            let mut sides = Vec::new();
+            for t in v.split(',').take(2).map(str::trim) {
+                sides.push(if t.is_empty() {
+                    String::new()
+                } else {
+                    fio_size(t, kb_base)
+                        .or_else(|m| fail(file, e.line, m))?
+                        .to_string()
+                });
+            }
+            pairs.push(("rate_min".into(), sides.join(",")));
+        }
         "steadystate_check_interval" | "ss_interval" => {
             let v = need(e, file)?;
             notes.push(format!(
@@ -832,22 +869,6 @@ fn refusal(key: &str) -> Option<&'static str> {
             "I/O priorities per job or per command are not supported: remove it, and run \
              storlab under `ionice -c CLASS -n LEVEL` for a priority of the whole run"
         }
-        "flow" | "flow_id" | "flow_sleep" | "flow_watermark" => {
-            "fio's flow (jobs pacing each other's progress) is not supported: remove it and give \
-             each job its own rate_iops"
-        }
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
-            "fio's search for the queue depth that meets a latency target is not supported: \
-             remove it and run `storlab sweep` over iodepth, reading each depth's percentiles"
-        }
-        "startdelay" => {
-            "the jobs of a phase start together in storlab: remove startdelay, or start the job \
-             after the others with stonewall"
-        }
-        "ratemin" | "rate_min" | "ratecycle" | "rate_iops_min" => {
-            "storlab does not stop a job that runs below a minimum rate: remove it (the result \
-             reports the rate achieved)"
-        }
         "verify_pattern"
         | "verify_interval"
         | "verify_offset"
@@ -871,13 +892,12 @@ fn refusal(key: &str) -> Option<&'static str> {
         "ignore_error" | "error_dump" => {
             "storlab stops at the first I/O error and reports it: remove it"
         }
-        "exit_what" => "storlab runs every job of a phase to its end: remove it",
         "create_on_open" | "create_serialize" | "create_fsync" | "create_only" | "pre_read" => {
             "storlab lays out each job's file before the timed phase: remove it"
         }
-        "sprandom" | "spr_num_regions" | "spr_op" | "spr_cs" => {
-            "fio's sprandom preconditioning is not supported: remove it and precondition with a \
-             sequential write phase"
+        "spr_cs" => {
+            "sprandom with a device cache size (spr_cs, which defers the re-writes past the \
+             cache) is not supported: remove spr_cs (fio's default 0)"
         }
         "bs_unaligned" | "bsu" => "storlab's block sizes are multiples of 512 bytes: remove it",
         "profile" => "fio's built-in profiles are not supported: write the jobs out",
@@ -1051,28 +1071,16 @@ fn apply_randrepeat(
     }
 }
 
-/// `exitall` (fio: when one job of a group finishes, stop the others) is
-/// what storlab does already for a phase of one job; a phase of several
-/// jobs (or clones that may end apart) runs every job to its end, so there
-/// it is refused.
-fn check_exitall(out: &FioJobFile, exitall: &[Option<(String, usize)>]) -> Result<(), SpecError> {
-    for (p, at) in out.phases.iter().zip(exitall) {
-        let Some((file, line)) = at else { continue };
-        let clones = p.numjobs.unwrap_or(1) > 1 && !p.time_based.is_some_and(|t| t.0);
-        if !p.group.is_empty() || clones {
-            return fail(
-                file,
-                *line,
-                format!(
-                    "exitall: phase {} has several jobs, and storlab runs each to its end (it \
-                     cannot stop the others when one finishes): remove exitall, or give the jobs \
-                     runtime= and time_based so they end together",
-                    p.name.as_deref().unwrap_or("?")
-                ),
-            );
+/// `exitall` is global in fio (`exitall_on_terminate`): once any job sets
+/// it, every job that ends stops the jobs its `exit_what` names. So every
+/// job of the file gets it (runctl.rs stops the others).
+fn apply_exitall(out: &mut FioJobFile) {
+    for p in &mut out.phases {
+        p.exitall = Some(crate::options::Flag(true));
+        for g in &mut p.group {
+            g.exitall = Some(crate::options::Flag(true));
         }
     }
-    Ok(())
 }
 
 impl FioJobFile {
@@ -1094,7 +1102,7 @@ impl FioJobFile {
         let mut global: Layered = Vec::new();
         let mut out = FioJobFile::default();
         let mut target: Option<(String, usize)> = None;
-        let mut exitall: Vec<Option<(String, usize)>> = Vec::new();
+        let mut exitall = false;
         // Every filename= a job inherits: fio adds each as one more file.
         let mut global_files: Vec<&Entry> = Vec::new();
         for sec in &sections {
@@ -1156,18 +1164,16 @@ impl FioJobFile {
                 .map_err(|e| SpecError(format!("{file}: [{}]: {}", sec.name, e.0)))?;
             let new_phase = extras.stonewall || waits || out.phases.is_empty();
             place_job(&mut out, spec, new_phase);
-            if new_phase {
-                exitall.push(extras.exitall);
-            } else if let Some(last) = exitall.last_mut() {
-                *last = last.take().or(extras.exitall);
-            }
+            exitall |= extras.exitall.is_some();
         }
         if out.phases.is_empty() {
             return Err(SpecError(format!(
                 "{file}: no job sections: add at least one [jobname] section"
             )));
         }
-        check_exitall(&out, &exitall)?;
+        if exitall {
+            apply_exitall(&mut out);
+        }
         out.target = target.map(|t| t.0);
         out.notes.dedup();
         Ok(out)
@@ -1628,9 +1634,21 @@ time_based
         );
         let e = refused("[j]\nio_submit_mode=fast\n");
         assert!(e.contains("inline and offload"), "{e}");
-        // exitall with concurrent jobs cannot be honoured.
-        let e = refused("[global]\nexitall\nsize=1m\n[a]\n[b]\n");
-        assert!(e.contains("t.fio:2") && e.contains("exitall"), "{e}");
+        // exitall is global in fio: every job of the file gets it, also
+        // the concurrent ones (issue 27: storlab stops them as fio does).
+        let got = FioJobFile::parse_with(
+            "[a]\nsize=1m\n[b]\nsize=1m\nexitall\n[c]\nstonewall\nsize=1m\n",
+            "t.fio",
+            &f,
+        )
+        .unwrap();
+        let on = Some(crate::options::Flag(true));
+        assert_eq!(
+            got.phases[0].group[0].exitall, on,
+            "a, before the exitall line"
+        );
+        assert_eq!(got.phases[0].group[1].exitall, on);
+        assert_eq!(got.phases[1].exitall, on, "c, in the next phase");
         let got = FioJobFile::parse_with(
             "[j]\nsize=1m\nbssplit=512/50:64k/50\nblockalign=4k\n",
             "t.fio",
@@ -1644,8 +1662,16 @@ time_based
         );
         let e = refused("[j]\nsize=1m\nbs=4k\nblockalign=64k\n");
         assert!(e.contains("t.fio:4") && e.contains("no multiple"), "{e}");
-        let e = refused("[j]\nsize=1m\nss=lat:5%\n");
-        assert!(e.contains("t.fio:3") && e.contains("'lat:5%'"), "{e}");
+        // fio's latency criteria (issue 27).
+        let got = FioJobFile::parse_with("[j]\nsize=1m\nss=lat:5%\n", "t.fio", &f).unwrap();
+        let ss = resolve_phase(&got.phases[0], 0)
+            .unwrap()
+            .steadystate
+            .unwrap();
+        assert_eq!(ss.metric, storlab_types::SteadyMetric::Lat);
+        assert_eq!(ss.criterion, storlab_types::SteadyCriterion::Deviation);
+        let e = refused("[j]\nsize=1m\nss=clat:5%\n");
+        assert!(e.contains("t.fio:3") && e.contains("'clat:5%'"), "{e}");
         let e = refused("[j]\nsize=1m\nbssplit=4k/50:8k/40\n");
         assert!(e.contains("t.fio:3") && e.contains("90, not 100"), "{e}");
         let e = refused("[j]\nzonemode=zbd\n");

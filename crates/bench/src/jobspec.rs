@@ -247,7 +247,51 @@ pub enum Source {
     Fio { text: String, name: String },
 }
 
+/// What a command line names a job with (the first given wins, in this
+/// order): `--ior`'s translated job, an fio job file, a profile (its job
+/// text and file), a TOML job file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given<'a> {
+    pub ior: Option<&'a str>,
+    pub fio: Option<&'a Path>,
+    pub profile: Option<(&'a str, &'a Path)>,
+    pub job: Option<&'a Path>,
+}
+
 impl Source {
+    /// The source of what was given; with nothing, the flags
+    /// ([`Source::of_flags`]). A file is read with `read` (the front end's
+    /// input rules; `what` names it: `job file`, `fio job file`).
+    pub fn pick<E>(
+        given: Given<'_>,
+        flags: &PhaseSpec,
+        read: impl Fn(&Path, &str) -> Result<String, E>,
+    ) -> Result<Source, E> {
+        let name = |p: &Path| p.display().to_string();
+        Ok(match given {
+            Given { ior: Some(t), .. } => Source::Toml {
+                text: t.to_string(),
+                name: "--ior".into(),
+            },
+            Given { fio: Some(f), .. } => Source::Fio {
+                text: read(f, "fio job file")?,
+                name: name(f),
+            },
+            Given {
+                profile: Some((text, path)),
+                ..
+            } => Source::Toml {
+                text: text.to_string(),
+                name: name(path),
+            },
+            Given { job: Some(j), .. } => Source::Toml {
+                text: read(j, "job file")?,
+                name: name(j),
+            },
+            _ => Source::of_flags(flags),
+        })
+    }
+
     /// No job file: the flags alone when they choose a pattern or give
     /// groups, else the quick check.
     pub fn of_flags(over: &PhaseSpec) -> Source {
@@ -611,6 +655,47 @@ fn existing_size(path: &Path) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    /// `--ior` wins over an fio job file, which wins over a profile, which
+    /// wins over a job file; files are read through the front end's reader
+    /// and named as given; nothing given is the flags' source.
+    #[test]
+    fn the_first_source_given_wins() {
+        let read = |p: &Path, what: &str| Ok::<_, String>(format!("{what} {}", p.display()));
+        let (f, j, prof) = (Path::new("a.fio"), Path::new("b.toml"), Path::new("p.toml"));
+        let all = Given {
+            ior: Some("[global]"),
+            fio: Some(f),
+            profile: Some(("[[phase]]", prof)),
+            job: Some(j),
+        };
+        let flags = PhaseSpec::default();
+        let pick = |g| Source::pick(g, &flags, read).unwrap();
+        let toml = |text: &str, name: &str| Source::Toml {
+            text: text.into(),
+            name: name.into(),
+        };
+        assert_eq!(pick(all), toml("[global]", "--ior"));
+        let no_ior = Given { ior: None, ..all };
+        let fio = Source::Fio {
+            text: "fio job file a.fio".into(),
+            name: "a.fio".into(),
+        };
+        assert_eq!(pick(no_ior), fio);
+        let profile = Given {
+            fio: None,
+            ..no_ior
+        };
+        assert_eq!(pick(profile), toml("[[phase]]", "p.toml"));
+        let job = Given {
+            profile: None,
+            ..profile
+        };
+        assert_eq!(pick(job), toml("job file b.toml", "b.toml"));
+        assert_eq!(pick(Given::default()), Source::Quick);
+        let refused = Source::pick(no_ior, &flags, |_, _| Err("unreadable"));
+        assert_eq!(refused, Err("unreadable"));
+    }
+
     use super::*;
 
     fn flags(pairs: &[(&str, &str)]) -> PhaseSpec {

@@ -45,9 +45,11 @@ mod offsets;
 mod options;
 mod pace;
 pub mod profiles;
+mod readcheck;
 mod record;
 pub mod repeat;
 mod run;
+mod runctl;
 mod series;
 mod spec;
 mod stats;
@@ -67,7 +69,8 @@ pub use groups::{MIN_OVERLAP, overlap, parse_group_arg, with_command_line};
 pub use offsets::Rng;
 pub use options::{
     FIO_UNIT_SPELLINGS, Flag, FlagError, OPTIONS, OptDef, OptKind, PAIRED, PhaseSpec, SpecError,
-    find_option, parse_bssplit, resolve_phase, spec_from_flags, spec_from_pairs, typed_value,
+    find_option, parse_bssplit, parse_choice, resolve_phase, spec_from_flags, spec_from_pairs,
+    typed_value,
 };
 pub use record::{FallbackError, Verdict, write_fallback};
 pub use run::{
@@ -256,6 +259,9 @@ pub struct Control {
     /// `(value, count)` buckets: what a process sends so that another can
     /// merge them exactly.
     last_hists: Mutex<cluster::merge::RankHists>,
+    /// fio's run-control options: what the jobs of a phase share (flows,
+    /// exitall), reset at each phase.
+    pub(crate) runctl: runctl::Shared,
 }
 
 /// A snapshot of progress for display.
@@ -291,6 +297,7 @@ impl Control {
             layout_total: AtomicU64::new(0),
             reason: Mutex::new(None),
             iolog: std::sync::OnceLock::new(),
+            runctl: runctl::Shared::default(),
         }
     }
 
@@ -368,6 +375,7 @@ impl Control {
             j.limit_bytes.store(0, Ordering::Relaxed);
             j.failed.store(false, Ordering::Relaxed);
         }
+        self.runctl.reset();
     }
 
     fn mark_started(&self, t: Instant, p: &PhaseParams) {

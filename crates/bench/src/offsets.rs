@@ -4,6 +4,8 @@
 //! zoned: [`Skew`]), and the mapping of a job's logical region onto files
 //! (per-job file, shared regions, interleaved stride).
 
+mod sprandom;
+
 use storlab_types::RandomDistribution;
 
 /// A fast, seedable PRNG (xoshiro256++): offsets, mixes and data.
@@ -179,6 +181,20 @@ pub enum OffsetGen {
         size: u64,
         skip: i64,
     },
+    /// fio's `sprandom`; a pass ends when the preconditioning is done.
+    Sprandom {
+        spr: Box<sprandom::Sprandom>,
+        params: (u64, u64, u32, f64),
+        seed: u64,
+    },
+    /// fio's `random_distribution=sequence`; see [`OffsetGen::sequence`].
+    Sequence {
+        blocks: Vec<u64>,
+        stride: bool,
+        count: u64,
+        slots: u64,
+        slot: u64,
+    },
 }
 
 impl OffsetGen {
@@ -249,6 +265,42 @@ impl OffsetGen {
                 *i += 1;
                 (skew.draw(rng) * *slot, wrapped)
             }
+            OffsetGen::Sprandom { spr, params, seed } => {
+                if let Some(b) = spr.next_block(rng) {
+                    return (b * params.1, false);
+                }
+                // Done (fio ends the job here): a job that goes on
+                // (time_based) preconditions again, in a new order.
+                *seed = seed.wrapping_add(1);
+                let (blocks, bs, regions, op) = *params;
+                **spr = sprandom::Sprandom::new(blocks, bs, regions, op, *seed);
+                (spr.next_block(rng).unwrap_or(0) * bs, true)
+            }
+            OffsetGen::Sequence {
+                blocks,
+                stride,
+                count,
+                slots,
+                slot,
+            } => {
+                // fio's __get_next_rand_offset_sequence: the i-th I/O's
+                // block is blocks[i mod n], plus (i div n)·n with stride.
+                let n = blocks.len().max(1) as u64;
+                let at = |c: u64| {
+                    let base = blocks.get((c % n) as usize).copied().unwrap_or(0);
+                    if *stride { c / n * n + base } else { base }
+                };
+                // A pass is `slots` I/Os; a stride past the region (where
+                // fio stops finding offsets) starts the next pass.
+                let mut wrapped = *count > 0 && *count % (*slots).max(1) == 0;
+                if at(*count) >= *slots {
+                    *count = 0;
+                    wrapped = true;
+                }
+                let b = at(*count);
+                *count += 1;
+                (b * *slot, wrapped)
+            }
             OffsetGen::Skipping {
                 last_end,
                 size,
@@ -287,6 +339,34 @@ impl OffsetGen {
             skew: Box::new(skew),
             slot,
             i: 0,
+        }
+    }
+
+    /// fio's `sprandom` over `size` bytes of `bs`-byte blocks.
+    pub fn sprandom(spr: &storlab_types::Sprandom, size: u64, bs: u64, seed: u64) -> OffsetGen {
+        let params = (size / bs.max(1), bs, spr.regions, spr.op);
+        OffsetGen::Sprandom {
+            spr: Box::new(sprandom::Sprandom::new(
+                params.0,
+                bs,
+                spr.regions,
+                spr.op,
+                seed,
+            )),
+            params,
+            seed,
+        }
+    }
+
+    /// fio's `random_distribution=sequence:...` over `size` bytes of
+    /// `slot`-byte blocks (the blocks were checked to lie in the region).
+    pub fn sequence(blocks: &[u64], stride: bool, size: u64, slot: u64) -> OffsetGen {
+        OffsetGen::Sequence {
+            blocks: blocks.to_vec(),
+            stride,
+            count: 0,
+            slots: (size / slot.max(1)).max(1),
+            slot,
         }
     }
 
@@ -388,6 +468,15 @@ impl Skew {
                 });
                 (Law::Normal { stddev }, rotate)
             }
+            // Never drawn from: a sequence is OffsetGen::sequence's (the
+            // worker builds no Skew for it); uniform if it were.
+            RandomDistribution::Sequence { .. } => (
+                Law::Zoned {
+                    zones: vec![(0, n)],
+                    pick: vec![0; 100],
+                },
+                0,
+            ),
             RandomDistribution::Zoned { zones } | RandomDistribution::ZonedAbs { zones } => {
                 let abs = matches!(dist, RandomDistribution::ZonedAbs { .. });
                 let mut table = Vec::new();
@@ -724,6 +813,30 @@ mod tests {
         let mut g = OffsetGen::skipping(512 * k, 112 * 1024);
         let offs: Vec<u64> = (0..6).map(|_| g.next(16 * k, &mut rng).0 / k).collect();
         assert_eq!(offs, vec![0, 128, 256, 384, 0, 128]);
+    }
+
+    /// fio's examples/sequence-distribution.fio: sequence:2,0,1 reads
+    /// blocks 2, 0, 1, 2, 0, 1; with random_sequence_stride=1 cycle c adds
+    /// 3c: 2, 0, 1, 5, 3, 4. Past the region (12 blocks) a stride starts a
+    /// new pass at group 0.
+    #[test]
+    fn sequence_gives_fios_block_order() {
+        let k = 4096u64;
+        let mut rng = Rng::new(1);
+        let mut g = OffsetGen::sequence(&[2, 0, 1], false, 12 * k, k);
+        let blocks: Vec<u64> = (0..6).map(|_| g.next(k, &mut rng).0 / k).collect();
+        assert_eq!(blocks, vec![2, 0, 1, 2, 0, 1]);
+        let mut g = OffsetGen::sequence(&[2, 0, 1], true, 12 * k, k);
+        let got: Vec<(u64, bool)> = (0..15)
+            .map(|_| {
+                let (o, w) = g.next(k, &mut rng);
+                (o / k, w)
+            })
+            .collect();
+        let blocks: Vec<u64> = got.iter().map(|g| g.0).collect();
+        assert_eq!(blocks, vec![2, 0, 1, 5, 3, 4, 8, 6, 7, 11, 9, 10, 2, 0, 1]);
+        assert!(got[12].1, "the 13th I/O starts a new pass");
+        assert!(got[..12].iter().all(|g| !g.1));
     }
 
     proptest! {

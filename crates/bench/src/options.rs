@@ -13,8 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 use storlab_types::{
-    BsWeight, BufferPattern, ByteSize, CacheMode, EngineKind, FileLayout, PhaseParams, RwMode,
-    SteadyCriterion, SteadyMetric, SteadyState, parse_duration, parse_size,
+    BsWeight, BufferPattern, ByteSize, CacheMode, EngineKind, FileLayout, PhaseParams, RateProcess,
+    RwMode, SteadyCriterion, SteadyMetric, SteadyState, UnifiedRw, parse_duration, parse_size,
 };
 
 /// A bad job description: what is wrong, where, and what is allowed.
@@ -33,8 +33,7 @@ fn err<T>(msg: impl Into<String>) -> Result<T, SpecError> {
 }
 
 /// A yes/no value as storage people write it: `true`/`false`, fio's
-/// `1`/`0`, `yes`/`no`, `on`/`off`, and for `fallocate` fio's
-/// `native`/`posix`/`none`.
+/// `1`/`0`, `yes`/`no`, `on`/`off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Flag(pub bool);
@@ -43,43 +42,76 @@ impl Flag {
     /// Parse the spellings above.
     pub fn parse(s: &str) -> Option<Flag> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" | "native" | "posix" => Some(Flag(true)),
-            "0" | "false" | "no" | "off" | "none" => Some(Flag(false)),
+            "1" | "true" | "yes" | "on" => Some(Flag(true)),
+            "0" | "false" | "no" | "off" => Some(Flag(false)),
             _ => None,
         }
     }
 }
 
-impl<'de> Deserialize<'de> for Flag {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Flag, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Flag;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("true or false (or 1/0, yes/no, on/off)")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Flag, E> {
-                Ok(Flag(v))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Flag, E> {
-                match v {
-                    0 => Ok(Flag(false)),
-                    1 => Ok(Flag(true)),
-                    _ => Err(E::custom(format!("{v} is not 0 or 1"))),
-                }
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Flag, E> {
-                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Flag, E> {
-                Flag::parse(v).ok_or_else(|| {
-                    E::custom(format!(
-                        "'{v}' is not a yes/no value: use true or false (or 1/0)"
-                    ))
-                })
+/// `fallocate`: a yes/no value that also takes fio's words, `native` (or
+/// `posix`) and `none`; only this option takes them (`--verify=native` is
+/// refused, not read as on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Fallocate(pub bool);
+
+impl Fallocate {
+    /// Its words, then the yes/no spellings.
+    pub fn parse(s: &str) -> Option<Fallocate> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "native" | "posix" => Some(Fallocate(true)),
+            "none" => Some(Fallocate(false)),
+            _ => Flag::parse(s).map(|f| Fallocate(f.0)),
+        }
+    }
+}
+
+/// Reads a yes/no option from TOML: a boolean, 0/1 or a word its type
+/// parses (`words` says which, for the refusal).
+fn de_yes_no<'de, D: serde::Deserializer<'de>, T>(
+    d: D,
+    parse: fn(&str) -> Option<T>,
+    of_bool: fn(bool) -> T,
+    words: &'static str,
+) -> Result<T, D::Error> {
+    struct V<T>(fn(&str) -> Option<T>, fn(bool) -> T, &'static str);
+    impl<T> serde::de::Visitor<'_> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("true or false (or 1/0, yes/no, on/off)")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<T, E> {
+            Ok((self.1)(v))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+            match v {
+                0 => Ok((self.1)(false)),
+                1 => Ok((self.1)(true)),
+                _ => Err(E::custom(format!("{v} is not 0 or 1"))),
             }
         }
-        d.deserialize_any(V)
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+            self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+            (self.0)(v).ok_or_else(|| E::custom(format!("'{v}' is not {}", self.2)))
+        }
+    }
+    d.deserialize_any(V(parse, of_bool, words))
+}
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Flag, D::Error> {
+        let words = "a yes/no value: use true or false (or 1/0)";
+        de_yes_no(d, Flag::parse, Flag, words)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fallocate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Fallocate, D::Error> {
+        let words = "a fallocate value: use native or none (or true/false, 1/0)";
+        de_yes_no(d, Fallocate::parse, Fallocate, words)
     }
 }
 
@@ -96,12 +128,32 @@ pub enum OptKind {
     Text,
 }
 
-/// Maps a field type to how its value is written.
+/// Maps a field type to how its value is written, the words it takes and
+/// how a value typed as text is checked: the option table reads these, so
+/// a type's refusals, `--help` value list and completions are one.
 pub trait OptType {
     const KIND: OptKind;
+    /// The words it takes: a choice's (the vocabulary's choices, in the
+    /// order refusals list them), or a yes/no option's own (`native|none`).
+    const CHOICES: &'static [&'static str] = &[];
+    /// A yes/no option's value (its own words or the yes/no spellings).
+    fn yes_no(s: &str) -> Option<bool> {
+        Flag::parse(s).map(|f| f.0)
+    }
+    /// A value typed as text, checked (a choice's word); others pass.
+    fn check(_: &str) -> Result<(), SpecError> {
+        Ok(())
+    }
 }
 impl OptType for Flag {
     const KIND: OptKind = OptKind::Flag;
+}
+impl OptType for Fallocate {
+    const KIND: OptKind = OptKind::Flag;
+    const CHOICES: &'static [&'static str] = &["native", "none"];
+    fn yes_no(s: &str) -> Option<bool> {
+        Fallocate::parse(s).map(|f| f.0)
+    }
 }
 impl OptType for u32 {
     const KIND: OptKind = OptKind::Int;
@@ -115,42 +167,42 @@ impl OptType for ByteSize {
 impl OptType for String {
     const KIND: OptKind = OptKind::Text;
 }
-impl OptType for RwMode {
-    const KIND: OptKind = OptKind::Text;
-}
-impl OptType for EngineKind {
-    const KIND: OptKind = OptKind::Text;
-}
-impl OptType for CacheMode {
-    const KIND: OptKind = OptKind::Text;
-}
 
-/// A choice-valued option's type (`rw`, `engine`, `cache`): its words are
-/// parsed once, where the spec is read, into the record's own enum (whose
-/// serde names the JSON keeps).
+/// A choice-valued option's type (`rw`, `engine`, `cache`, `rate_process`,
+/// `unified_rw_reporting`): its words are parsed once, where the spec is
+/// read, into the record's own enum (whose serde names the JSON keeps).
 pub trait Choice: Sized {
     /// The option's key (and the vocabulary's parameter).
     const KEY: &'static str;
     /// The word as users write it, aliases included (`rw` for readwrite).
     fn parse_word(s: &str) -> Option<Self>;
 }
-impl Choice for RwMode {
-    const KEY: &'static str = "rw";
-    fn parse_word(s: &str) -> Option<Self> {
-        RwMode::parse(s)
-    }
+
+/// A [`Choice`] and its [`OptType`]: the key, the words and the parser.
+macro_rules! choice_type {
+    ($($ty:ty => $key:literal, $words:expr, $parse:path;)*) => {$(
+        impl Choice for $ty {
+            const KEY: &'static str = $key;
+            fn parse_word(s: &str) -> Option<Self> {
+                $parse(s)
+            }
+        }
+        impl OptType for $ty {
+            const KIND: OptKind = OptKind::Text;
+            const CHOICES: &'static [&'static str] = &$words;
+            fn check(s: &str) -> Result<(), SpecError> {
+                parse_choice::<$ty>(s).map(drop)
+            }
+        }
+    )*};
 }
-impl Choice for EngineKind {
-    const KEY: &'static str = "engine";
-    fn parse_word(s: &str) -> Option<Self> {
-        EngineKind::parse(s)
-    }
-}
-impl Choice for CacheMode {
-    const KEY: &'static str = "cache";
-    fn parse_word(s: &str) -> Option<Self> {
-        CacheMode::parse(s)
-    }
+
+choice_type! {
+    RwMode => "rw", RwMode::WORDS, RwMode::parse;
+    EngineKind => "engine", EngineKind::WORDS, EngineKind::parse;
+    CacheMode => "cache", CacheMode::WORDS, CacheMode::parse;
+    RateProcess => "rate_process", RateProcess::WORDS, RateProcess::parse;
+    UnifiedRw => "unified_rw_reporting", UnifiedRw::WORDS, UnifiedRw::parse;
 }
 
 /// `T`'s word, or the vocabulary's refusal naming its choices.
@@ -187,9 +239,51 @@ pub struct OptDef {
     pub default: &'static str,
     pub help: &'static str,
     pub kind: OptKind,
+    /// The words it takes (`OptType::CHOICES`): what refusals name and
+    /// shell completion offers.
+    pub choices: &'static [&'static str],
+    /// A yes/no option's value (`OptType::yes_no`).
+    pub yes_no: fn(&str) -> Option<bool>,
+    /// A text value's check (`OptType::check`).
+    pub check: fn(&str) -> Result<(), SpecError>,
 }
 
 impl OptDef {
+    /// The other spellings its command-line flag takes: the job-file key
+    /// when it differs from the flag (`--iodepth_batch`), and every alias
+    /// with underscores and with dashes (`--sqthread_poll`,
+    /// `--sqthread-poll`), except a fio spelling read in fio's units
+    /// ([`FIO_UNIT_SPELLINGS`]: a flag of its own).
+    pub fn flag_aliases(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.key != self.long {
+            out.push(self.key.to_string());
+        }
+        for alias in self.aliases {
+            if FIO_UNIT_SPELLINGS.iter().any(|(n, _)| n == alias) {
+                continue;
+            }
+            out.push(alias.to_string());
+            let dashed = alias.replace('_', "-");
+            if dashed != *alias && dashed != self.long {
+                out.push(dashed);
+            }
+        }
+        out
+    }
+
+    /// Whether its flag may stand alone (`--direct` for `--direct=1`): a
+    /// yes/no option written `0|1`. One whose values are words
+    /// (`--fallocate native|none`) always takes one.
+    pub fn value_optional(&self) -> bool {
+        self.kind == OptKind::Flag && self.choices.is_empty()
+    }
+
+    /// Whether a value may start with `-` (a backwards `--seq-skip -8k`).
+    pub fn takes_negative(&self) -> bool {
+        self.key == "seq_skip"
+    }
+
     /// The one-line help with its default.
     pub fn help_line(&self) -> String {
         let h = self.help.trim();
@@ -269,6 +363,9 @@ macro_rules! bench_options {
                 default: $default,
                 help: concat!($($doc),+),
                 kind: <$ty as OptType>::KIND,
+                choices: <$ty as OptType>::CHOICES,
+                yes_no: <$ty as OptType>::yes_no,
+                check: <$ty as OptType>::check,
             },
         )*];
 
@@ -362,7 +459,7 @@ bench_options! {
     /// Cap on I/Os per second per job (0 = none)
     rate_iops: u32 = "0", long "rate-iops", value "N";
     /// Pre-allocation of new files: native (fallocate) or none (sparse)
-    fallocate: Flag = "native", long "fallocate", value "native|none";
+    fallocate: Fallocate = "native", long "fallocate", value "native|none";
     /// io_uring and libaio: enter the kernel once N I/Os are queued (1 = adaptive: freed slots go to the kernel in growing calls of 2, 4, 8, ..., never waiting for a batch to fill)
     iodepth_batch: u32 = "1", long "iodepth-batch", value "N", aliases ["iodepth_batch_submit"];
     /// Null engine only: a synthetic fixed service time per I/O, e.g. 1ms (checks the measurement pipeline)
@@ -372,7 +469,7 @@ bench_options! {
     /// fio's percentile_list: latency percentiles to report besides p50, p90, p99, p99.9 and p99.99, separated by ':' (e.g. 95:99.5:99.999), in the table and the JSON (phases[].percentiles)
     percentile_list: String = "", long "percentile-list", value "PCT:PCT";
     /// fio's unified_rw_reporting: mixed (or 1) shows one line of reads and writes together per phase, both (2) the directions and that line, none (0) the directions
-    unified_rw_reporting: String = "none", long "unified-rw-reporting", value "none|mixed|both";
+    unified_rw_reporting: UnifiedRw = "none", long "unified-rw-reporting", value "none|mixed|both", read_with "de_choice";
     /// fio's lat_percentiles: accepted; storlab's latency always spans submission to completion (fio's lat, not its clat)
     lat_percentiles: Flag = "on", long "lat-percentiles", value "0|1";
     /// fio's clat_percentiles: accepted; storlab reports one latency, submission to completion (fio's lat), whatever this says
@@ -381,7 +478,7 @@ bench_options! {
     randrepeat: Flag = "on", long "randrepeat", value "0|1";
     /// fio's zero_buffers: write zero-filled blocks (same as --buffer-pattern zero)
     zero_buffers: Flag = "off", long "zero-buffers", value "0|1";
-    /// Stop the phase once steady (fio's form): bw_slope:PCT or iops_slope:PCT (slope over the window, % of its mean per second), bw:PCT or iops:PCT (largest deviation from the window's mean, % of it)
+    /// Stop the phase once steady (fio's form): bw_slope:PCT, iops_slope:PCT or lat_slope:PCT (slope over the window, % of its mean per second), bw:PCT, iops:PCT or lat:PCT (largest deviation from the window's mean, % of it; lat is each interval's mean latency)
     steadystate: String = "", long "steadystate", value "CRIT:PCT", aliases ["ss"];
     /// The window steadystate judges, a whole number of --log-interval
     steadystate_duration: String = "30s", long "steadystate-duration", value "DUR", aliases ["ss_dur"];
@@ -405,7 +502,7 @@ bench_options! {
     group_reporting: Flag = "off", long "group-reporting", value "0|1";
     /// fio's new_group: with --group-reporting, this group starts a reporting group of its own (the default for storlab's groups; fio job files say new_group=0 for their jobs, so the jobs no new_group separates are reported as one line, as fio does)
     new_group: Flag = "on", long "new-group", value "0|1";
-    /// Random patterns: where the I/Os fall (fio's random_distribution): random (uniform), zipf:THETA (THETA > 0, not 1), pareto:H (0 < H < 1: the hottest H of the blocks take 1-H of the hits), normal:PCT (fio's: a bell of sigma about 8 % of the region plus a uniform spread of PCT %), each with an optional :CENTER (0..1) shifting the hot spot; zoned:A/S:... (A % of the I/Os in the next S % of the region) or zoned_abs:A/SIZE:... Every non-uniform law draws with replacement, as fio (which turns its random map off for them); zoned too (fio keeps its map there)
+    /// Random patterns: where the I/Os fall (fio's random_distribution): random (uniform), zipf:THETA (THETA > 0, not 1), pareto:H (0 < H < 1: the hottest H of the blocks take 1-H of the hits), normal:PCT (fio's: a bell of sigma about 8 % of the region plus a uniform spread of PCT %), each with an optional :CENTER (0..1) shifting the hot spot; zoned:A/S:... (A % of the I/Os in the next S % of the region) or zoned_abs:A/SIZE:...; sequence:I,J,... (fio's: the blocks of those indices in that order, repeated; see --random-sequence-stride) Every non-uniform law draws with replacement, as fio (which turns its random map off for them); zoned too (fio keeps its map there)
     random_distribution: String = "random", long "random-distribution", value "DIST";
     /// Sequential patterns: bytes skipped after each I/O, negative to move backwards (fio's rw=read:N, e.g. --seq-skip -8k reads 4k blocks from the end down; 112k writes 16k every 128k); the pass still moves --size bytes, wrapping as fio does
     seq_skip: String = "0", long "seq-skip", value "SIZE";
@@ -414,11 +511,46 @@ bench_options! {
     /// Bandwidth cap per job in bytes/s (fio's rate): one value caps reads and writes each, READ,WRITE caps them apart, ',500k' only writes (0 = none)
     rate: String = "0", long "rate", value "R[,W]";
     /// How rate-capped I/Os are spaced (--rate, --rate-iops): linear (evenly) or poisson (exponential gaps whose mean is one I/O's share of the rate, as fio's rate_process)
-    rate_process: String = "linear", long "rate-process", value "linear|poisson";
+    rate_process: RateProcess = "linear", long "rate-process", value "linear|poisson", read_with "de_choice";
     /// Stop each job after it moved SIZE bytes (fio's io_size/io_limit): less than --size ends early, more passes over the region again; with --time-based the runtime decides instead
     io_size: ByteSize = "", long "io-size", value "SIZE", aliases ["io_limit"];
     /// Stop each job after N I/Os (times --loops, as fio's number_ios; 0 = no limit); it only ends a job early
     number_ios: u64 = "0", long "number-ios", value "N";
+    // fio's run-control options (issue 27, fiojob3; runctl.rs).
+    /// fio's startdelay: this job starts DUR after the phase does (its ramp and runtime start then; a bare number is seconds)
+    startdelay: String = "0", long "startdelay", value "DUR";
+    /// fio's exitall: when this job ends, stop the jobs --exit-what names
+    exitall: Flag = "off", long "exitall", value "0|1";
+    /// fio's exit_what: the jobs --exitall stops: group (its reporting group), stonewall (every job of the phase; the next phase runs) or all (the phases after it too)
+    exit_what: String = "group", long "exit-what", value "group|stonewall|all";
+    /// fio's flow: this job's weight in fio's token flow control; the jobs of one --flow-id keep their I/O counts in the ratio of their weights (0 = off)
+    flow: u64 = "0", long "flow", value "WEIGHT";
+    /// fio's flow_id: the jobs that pace each other with --flow
+    flow_id: u64 = "0", long "flow-id", value "ID";
+    /// fio's flow_sleep: how long a job ahead of its --flow share waits before looking again (a bare number is microseconds)
+    flow_sleep: String = "0", long "flow-sleep", value "DUR";
+    /// fio's rate_min: fail the job when its bandwidth over a --ratecycle falls below this, bytes/s (R or R,W), after fio's 2 s settle period
+    rate_min: String = "0", long "rate-min", value "R[,W]", aliases ["ratemin"];
+    /// fio's rate_iops_min: as --rate-min in I/Os per second
+    rate_iops_min: String = "0", long "rate-iops-min", value "R[,W]";
+    /// fio's ratecycle: the span --rate-min is judged over (a bare number is milliseconds)
+    ratecycle: String = "1000", long "ratecycle", value "DUR", aliases ["rate_cycle"];
+    /// fio's latency_target: find the highest queue depth (up to --iodepth) whose latencies meet this target, as fio's search does, and report it (a bare number is microseconds)
+    latency_target: String = "0", long "latency-target", value "DUR";
+    /// fio's latency_window: how long each depth of the --latency-target search runs (a bare number is microseconds)
+    latency_window: String = "0", long "latency-window", value "DUR";
+    /// fio's latency_percentile: the share of I/Os that must meet --latency-target
+    latency_percentile: String = "100", long "latency-percentile", value "PCT";
+    /// fio's latency_run: keep adjusting the depth for the whole runtime instead of ending the job once it has settled
+    latency_run: Flag = "off", long "latency-run", value "0|1";
+    /// fio's random_sequence_stride: with --random-distribution sequence:I,J,..., cycle c of the sequence adds c x its length to each index, so the pattern moves through the region group by group (0: the same blocks every cycle)
+    random_sequence_stride: Flag = "off", long "random-sequence-stride", value "0|1";
+    /// fio's sprandom (randwrite only): SanDisk's SSD preconditioning: every block written once at random, plus re-writes that leave each region of the physical capacity (--spr-num-regions of it, over-provisioned by --spr-op) with the share of invalid blocks of a steady state; the job ends when done (with --time-based it starts over)
+    sprandom: Flag = "off", long "sprandom", value "0|1";
+    /// fio's spr_num_regions: the regions --sprandom divides the physical capacity into
+    spr_num_regions: u32 = "100", long "spr-num-regions", value "N";
+    /// fio's spr_op: the over-provisioning --sprandom assumes, a fraction (0.15 = 15 %)
+    spr_op: String = "0.15", long "spr-op", value "FRACTION";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').
@@ -509,20 +641,10 @@ fn choice<T>(key: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Resul
     })
 }
 
-/// Checks a choice-valued option's word; other options pass.
-fn check_choice(key: &str, value: &str) -> Result<(), SpecError> {
-    match key {
-        "rw" => parse_choice::<RwMode>(value).map(drop),
-        "engine" => parse_choice::<EngineKind>(value).map(drop),
-        "cache" => parse_choice::<CacheMode>(value).map(drop),
-        _ => Ok(()),
-    }
-}
-
 /// The default the option table declares for `T`'s option, parsed as a
 /// user's word would be: the value [`resolve_phase`] applies when no layer
 /// sets it.
-fn table_default<T: Choice>() -> Result<T, SpecError> {
+pub(crate) fn table_default<T: Choice>() -> Result<T, SpecError> {
     let def =
         find_option(T::KEY).ok_or_else(|| SpecError(format!("{} is no bench option", T::KEY)))?;
     parse_choice(def.default)
@@ -718,7 +840,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         sqpoll: flag(s.sqpoll, false),
         registered: flag(s.registered, true),
         rate_iops: s.rate_iops.unwrap_or(0),
-        fallocate: flag(s.fallocate, true),
+        fallocate: s.fallocate.is_none_or(|f| f.0),
         iodepth_batch,
         null_latency_ns,
         log_interval_ns,
@@ -733,6 +855,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         groups: Vec::new(),
         md: None,
         report: resolve_report(s)?,
+        run_control: crate::runctl::resolve(s)?,
         ..access
     })
 }
@@ -784,24 +907,13 @@ pub fn resolve_report(s: &PhaseSpec) -> Result<storlab_types::ReportOptions, Spe
     if list.len() > 64 {
         return err("percentile_list has more than 64 entries (fio's limit)");
     }
-    let unified = match s
-        .unified_rw_reporting
-        .as_deref()
-        .map(|u| u.trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("none" | "0") => String::new(),
-        Some("mixed" | "1") => "mixed".into(),
-        Some("both" | "2") => "both".into(),
-        Some(other) => {
-            return err(format!(
-                "invalid unified_rw_reporting '{other}': use none (0), mixed (1) or both (2)"
-            ));
-        }
+    let unified = match s.unified_rw_reporting {
+        Some(u) => u,
+        None => table_default::<UnifiedRw>()?,
     };
     Ok(storlab_types::ReportOptions {
         percentile_list: list,
-        unified_rw_reporting: unified,
+        unified_rw_reporting: unified.record_word().to_string(),
         latency_distribution: false,
     })
 }
@@ -840,7 +952,7 @@ fn resolve_series(s: &PhaseSpec) -> Result<(u64, Option<SteadyState>), SpecError
 /// Parse fio's `steadystate` value: `bw_slope:0.3%`, `iops_slope:1`,
 /// `bw:2%`, `iops:5%` (the window and ramp are filled in by the caller).
 pub fn parse_steadystate(text: &str) -> Result<SteadyState, SpecError> {
-    let help = "use bw_slope:PCT, iops_slope:PCT, bw:PCT or iops:PCT, e.g. bw_slope:0.3%";
+    let help = "use bw_slope:PCT, iops_slope:PCT, lat_slope:PCT, bw:PCT, iops:PCT or lat:PCT, e.g. bw_slope:0.3%";
     let (kind, tol) = text
         .trim()
         .split_once(':')
@@ -850,6 +962,9 @@ pub fn parse_steadystate(text: &str) -> Result<SteadyState, SpecError> {
         "iops_slope" => (SteadyMetric::Iops, SteadyCriterion::Slope),
         "bw" => (SteadyMetric::Bw, SteadyCriterion::Deviation),
         "iops" => (SteadyMetric::Iops, SteadyCriterion::Deviation),
+        // fio's latency criteria (steadystate.c: FIO_SS_LAT).
+        "lat_slope" => (SteadyMetric::Lat, SteadyCriterion::Slope),
+        "lat" => (SteadyMetric::Lat, SteadyCriterion::Deviation),
         k => {
             return err(format!(
                 "invalid steadystate '{text}': unknown criterion '{k}'; {help}"
@@ -953,21 +1068,15 @@ pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> 
     let flag = format!("--{}", def.long);
     let bound = |n: u64| storlab_types::params::check_number(def.key, n).map_err(SpecError::from);
     Ok(match def.kind {
-        OptKind::Flag => toml::Value::Boolean(
-            Flag::parse(value)
-                .ok_or_else(|| {
-                    // The words the option's help names (fallocate's
-                    // native|none), else the yes/no spellings.
-                    let words = match def.value_name.split_once('|') {
-                        Some((yes, no)) if yes != "0" => {
-                            format!("use {yes} or {no} (or 1/0, true/false)")
-                        }
-                        _ => "use 1 or 0 (or true/false)".to_string(),
-                    };
-                    SpecError(format!("invalid value '{value}' for {flag}: {words}"))
-                })?
-                .0,
-        ),
+        OptKind::Flag => toml::Value::Boolean((def.yes_no)(value).ok_or_else(|| {
+            // The option's own words (fallocate's native|none), else the
+            // yes/no spellings.
+            let words = match def.choices {
+                [yes, no] => format!("use {yes} or {no} (or 1/0, true/false)"),
+                _ => "use 1 or 0 (or true/false)".to_string(),
+            };
+            SpecError(format!("invalid value '{value}' for {flag}: {words}"))
+        })?),
         OptKind::Int => {
             let n: i64 = value.trim().parse().map_err(|_| {
                 SpecError(format!(
@@ -984,7 +1093,7 @@ pub fn typed_value(def: &OptDef, value: &str) -> Result<toml::Value, SpecError> 
             toml::Value::String(value.to_string())
         }
         OptKind::Text => {
-            check_choice(def.key, value)?;
+            (def.check)(value)?;
             toml::Value::String(value.to_string())
         }
     })
@@ -1026,6 +1135,30 @@ mod tests {
             let back = toml::Value::try_from(&spec).unwrap();
             assert!(back.get(o.key).is_some(), "{} did not round-trip", o.key);
         }
+    }
+
+    /// The flag's other spellings: its key, each alias with underscores
+    /// and dashes; never a fio spelling read in fio's units.
+    #[test]
+    fn flag_spellings_come_from_the_table() {
+        let def = |k: &str| OPTIONS.iter().find(|d| d.key == k).unwrap();
+        assert_eq!(
+            def("iodepth_batch").flag_aliases(),
+            [
+                "iodepth_batch",
+                "iodepth_batch_submit",
+                "iodepth-batch-submit"
+            ]
+        );
+        assert_eq!(
+            def("bs").flag_aliases(),
+            Vec::<String>::new(),
+            "blocksize is its own flag"
+        );
+        assert_eq!(def("engine").flag_aliases(), ["ioengine"]);
+        assert!(def("direct").value_optional() && !def("fallocate").value_optional());
+        assert!(!def("bs").value_optional());
+        assert!(def("seq_skip").takes_negative() && !def("bs").takes_negative());
     }
 
     #[test]
@@ -1105,6 +1238,69 @@ mod tests {
         assert!(e.contains("use native or none"), "{e}");
         let e = typed_value(def("verify"), "maybe").unwrap_err().0;
         assert!(e.contains("use 1 or 0 (or true/false)"), "{e}");
+    }
+
+    /// fallocate's words (`native`, `posix`, `none`) are fallocate's only:
+    /// they were read as on/off by every yes/no option (`--verify=native`
+    /// turned verification on, `direct = "none"` made the cache cold).
+    #[test]
+    fn only_fallocate_takes_its_words() {
+        for (key, word) in [
+            ("verify", "native"),
+            ("direct", "none"),
+            ("sqpoll", "posix"),
+        ] {
+            let e = spec_from_pairs([(key, word)]).unwrap_err().0;
+            assert!(e.contains("use 1 or 0"), "{key}={word}: {e}");
+            let toml = format!("{key} = \"{word}\"");
+            let e = toml::from_str::<PhaseSpec>(&toml).unwrap_err();
+            assert!(e.message().contains("yes/no"), "{toml}: {e}");
+        }
+        for (word, on) in [
+            ("native", true),
+            ("posix", true),
+            ("none", false),
+            ("0", false),
+        ] {
+            let p = resolve_phase(&spec_from_pairs([("fallocate", word)]).unwrap(), 0).unwrap();
+            assert_eq!(p.fallocate, on, "{word}");
+            let toml = format!("fallocate = \"{word}\"");
+            assert_eq!(
+                toml::from_str::<PhaseSpec>(&toml).unwrap().fallocate,
+                Some(Fallocate(on))
+            );
+        }
+    }
+
+    /// Every option's words come from its type, and a choice's are the
+    /// vocabulary's: what a refusal lists, what `--help` shows as the
+    /// value (`linear|poisson`) and what completion offers are one list.
+    #[test]
+    fn the_words_of_every_option_are_its_types() {
+        let mut typed = Vec::new();
+        for o in OPTIONS {
+            let vocab = storlab_types::params::lookup(o.key).map_or(&[][..], |p| p.choices);
+            if o.kind == OptKind::Text {
+                assert_eq!(o.choices, vocab, "{}", o.key);
+            }
+            if o.value_name.contains('|') && !o.choices.is_empty() {
+                assert_eq!(o.value_name, o.choices.join("|"), "{}", o.key);
+            }
+            if !o.choices.is_empty() {
+                typed.push(o.key);
+            }
+        }
+        assert_eq!(
+            typed,
+            [
+                "rw",
+                "engine",
+                "cache",
+                "fallocate",
+                "unified_rw_reporting",
+                "rate_process"
+            ]
+        );
     }
 
     #[test]
@@ -1191,6 +1387,8 @@ mod tests {
             "engine",
             "cache",
             "nrfiles",
+            "rate_process",
+            "unified_rw_reporting",
         ] {
             assert!(
                 options.iter().any(|(_, p)| p.key == key),

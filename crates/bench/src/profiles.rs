@@ -178,6 +178,20 @@ pub struct Broken {
     pub error: String,
 }
 
+/// The warning a broken user profile gets wherever profiles are listed or
+/// looked up.
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "profile {} ({}) is left out: {} (fix or remove the file; the other profiles work)",
+            self.name,
+            self.path.display(),
+            self.error
+        )
+    }
+}
+
 /// Why a user's profile file could not be read, as the reader words it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
@@ -427,6 +441,22 @@ pub fn per_core_figures(profile: &Profile, r: &BenchReport) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A broken user profile's warning names it, its file, the error and
+    /// that the others still work.
+    #[test]
+    fn a_broken_profile_is_named_with_its_file_and_error() {
+        let b = Broken {
+            name: "seq".into(),
+            path: "/home/u/.config/storlab/profiles/seq.toml".into(),
+            error: "bad key".into(),
+        };
+        assert_eq!(
+            b.to_string(),
+            "profile seq (/home/u/.config/storlab/profiles/seq.toml) is left out: bad key \
+             (fix or remove the file; the other profiles work)"
+        );
+    }
 
     fn chain(e: &dyn std::error::Error) -> String {
         let mut s = e.to_string();

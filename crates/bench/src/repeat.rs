@@ -101,6 +101,28 @@ pub struct SeriesDoc<'a> {
     pub runs: &'a [BenchReport],
 }
 
+impl<'a> SeriesDoc<'a> {
+    /// The document of the series `repeat_group` (`count` repeats asked
+    /// for, `runs` done), written by this storlab as a `document`.
+    pub fn new(
+        document: &'a str,
+        repeat_group: &'a str,
+        count: u32,
+        summary: &'a [PhaseSpread],
+        runs: &'a [BenchReport],
+    ) -> SeriesDoc<'a> {
+        SeriesDoc {
+            tool: storlab_types::ToolInfo::storlab(),
+            document,
+            schema_version: storlab_types::SCHEMA_VERSION,
+            repeat_group,
+            count,
+            summary,
+            runs,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

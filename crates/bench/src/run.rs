@@ -116,7 +116,7 @@ fn run_phases(
     // Bytes each job wrote in a stonewalled write phase (by global job).
     let mut extents: Option<(Vec<u64>, PhaseParams)> = None;
     for (index, p) in job.phases.iter().enumerate() {
-        if !agree(!control.stop.load(Ordering::Relaxed)) {
+        if !agree(!control.stop.load(Ordering::Relaxed)) || exit_all(control, &mut outcome) {
             break;
         }
         control.begin_phase(index);
@@ -251,6 +251,14 @@ fn run_phases(
         outcome.stop_reason = control.reason().or_else(|| Some("stopped".into()));
     }
     outcome
+}
+
+/// fio's `exitall` with `exit_what=all` ended the run: the phases left do
+/// not run, and the outcome says which job ended it.
+fn exit_all(control: &Control, outcome: &mut RunOutcome) -> bool {
+    let why = control.runctl.run_ended();
+    outcome.warnings.extend(why.clone());
+    why.is_some()
 }
 
 /// `files` are laid out from their start to `region` bytes (or their end).
@@ -594,6 +602,7 @@ fn depth_report(
             });
             (n > 0).then(|| s as f64 / n as f64)
         },
+        latency_target: crate::runctl::found(outs.iter().map(|o| o.latency_target)),
     };
     let low = achieved < 0.95 * requested as f64;
     let instant_engine = p.engine == storlab_types::EngineKind::Null && p.null_latency_ns == 0;
@@ -601,7 +610,8 @@ fn depth_report(
         format!(
             "{achieved:.1} of {requested} I/Os in flight on average ({:.0} %): {}",
             100.0 * achieved / requested as f64,
-            worker::depth_cause(p, outs)
+            crate::runctl::depth_cause(p)
+                .map_or_else(|| worker::depth_cause(p, outs), String::from)
         )
     });
     (Some(report), warning)
@@ -694,7 +704,7 @@ fn summarize(
     );
     let cpu_ns = (cpu.0 + cpu.1).as_nanos() as u64;
     let ops = total.ops;
-    let has_verify = p.verify && p.rw.reads();
+    let has_verify = (p.verify || p.check_reads) && p.rw.reads();
     PhaseResult {
         params: p.clone(),
         started_at,

@@ -36,6 +36,9 @@ fn small_histogram() -> Histogram<u64> {
 pub(crate) struct IntervalCounter {
     bytes: u64,
     ops: u64,
+    /// Sum of the latencies, ns (the interval's exact mean for the
+    /// steady-state judge's `lat`).
+    lat_sum: u128,
     hist: Histogram<u64>,
 }
 
@@ -44,6 +47,7 @@ impl Default for IntervalCounter {
         IntervalCounter {
             bytes: 0,
             ops: 0,
+            lat_sum: 0,
             hist: small_histogram(),
         }
     }
@@ -53,6 +57,7 @@ impl IntervalCounter {
     fn record(&mut self, bytes: u64, lat_ns: u64) {
         self.bytes += bytes;
         self.ops += 1;
+        self.lat_sum += u128::from(lat_ns);
         // Auto-resizing: `record` grows the histogram (saturating_record
         // would clamp to its current top instead).
         if self.hist.record(lat_ns.max(1)).is_err() {
@@ -63,6 +68,7 @@ impl IntervalCounter {
     fn merge(&mut self, o: &IntervalCounter) {
         self.bytes += o.bytes;
         self.ops += o.ops;
+        self.lat_sum += o.lat_sum;
         // Auto-resizing histograms accept any other's values.
         let _ = self.hist.add(&o.hist);
     }
@@ -82,6 +88,8 @@ struct DoneBin {
     read: (u64, u64, Option<LatencyStats>),
     write: (u64, u64, Option<LatencyStats>),
     total_lat: Option<LatencyStats>,
+    /// Mean latency of both directions, ns (exact; 0 without I/O).
+    mean_lat_ns: f64,
 }
 
 #[derive(Debug, Default)]
@@ -99,6 +107,11 @@ impl OpenBin {
             read: (self.read.bytes, self.read.ops, latency(&self.read.hist)),
             write: (self.write.bytes, self.write.ops, latency(&self.write.hist)),
             total_lat: latency(&total.hist),
+            mean_lat_ns: if total.ops > 0 {
+                total.lat_sum as f64 / total.ops as f64
+            } else {
+                0.0
+            },
         }
     }
 }
@@ -245,6 +258,7 @@ impl SeriesCollector {
                     match ss.metric {
                         SteadyMetric::Bw => bytes as f64 / secs,
                         SteadyMetric::Iops => ops as f64 / secs,
+                        SteadyMetric::Lat => b.mean_lat_ns,
                     }
                 })
             })
@@ -470,6 +484,53 @@ mod tests {
         let o = s.steady.unwrap();
         assert!(o.reached);
         assert_eq!(o.at_ns, Some(7 * S));
+    }
+
+    /// fio's `steadystate=lat:5%`: the judge looks at each interval's
+    /// mean latency, not at the I/O count. Constant IOPS with latencies
+    /// that double every second is not steady; the same IOPS with a flat
+    /// mean latency (per-I/O latencies alternating 90/110 µs) is, at the
+    /// end of the ramp plus one window.
+    #[test]
+    fn lat_steady_state_judges_the_mean_latency() {
+        let ss = SteadyState {
+            metric: SteadyMetric::Lat,
+            criterion: SteadyCriterion::Deviation,
+            tolerance_pct: 5.0,
+            window_ns: 3 * S,
+            ramp_ns: S,
+        };
+        let run = |lat: &dyn Fn(u64, u64) -> u64| {
+            let c = SeriesCollector::new(S, 0, 1, Some(ss));
+            let mut a = IntervalBuf::default();
+            let mut at = None;
+            for sec in 0..12u64 {
+                for i in 0..100 {
+                    c.record(&mut a, sec * S + i * (S / 100), true, 4096, lat(sec, i));
+                    if c.steady_reached() && at.is_none() {
+                        at = Some(sec);
+                    }
+                }
+            }
+            (at, c.points(0, 12 * S).steady.unwrap())
+        };
+        let (at, o) = run(&|sec, _| 100_000 << sec.min(20));
+        assert_eq!(
+            at, None,
+            "doubling latencies at a constant IOPS are not steady"
+        );
+        assert!(!o.reached && o.last_value_pct.unwrap() > 5.0, "{o:?}");
+        let (at, o) = run(&|_, i| if i % 2 == 0 { 90_000 } else { 110_000 });
+        assert_eq!(
+            at,
+            Some(4),
+            "steady once the ramp (1 s) and the window (3 s) are over"
+        );
+        assert!(o.reached && o.at_ns == Some(4 * S), "{o:?}");
+        assert!(
+            o.last_value_pct.unwrap() < 1e-9,
+            "each interval's mean is 100 µs"
+        );
     }
 
     #[test]

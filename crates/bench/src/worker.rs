@@ -35,6 +35,7 @@ use crate::gate::Ticket;
 use crate::iolog::JobLog;
 use crate::offsets::{OffsetGen, RegionMap, Rng, Skew};
 use crate::pace::Pacer;
+use crate::runctl::{Hold, JobCtl, Reaped};
 use crate::series::{IntervalBuf, SeriesCollector};
 use crate::stats::{DirCounter, ErrorCounts};
 use crate::sys::{self, OpenFlags};
@@ -43,7 +44,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use storlab_types::{CacheMode, EngineKind, PhaseParams, RwMode};
+use storlab_types::{CacheMode, EngineKind, PhaseParams, RandomDistribution, RwMode};
 
 /// Everything one worker needs, decided before it starts.
 #[derive(Debug, Clone)]
@@ -90,6 +91,9 @@ pub(crate) struct WorkerOut {
     pub stamp_error_sum: (u64, u64),
     /// What kept slots free, measured over the same window as `mean_depth`.
     pub causes: DepthCauses,
+    /// fio's latency_target search: the depth found, whether it settled,
+    /// whether it failed at depth 1.
+    pub latency_target: Option<(u32, bool, bool)>,
 }
 
 /// What the worker measured about the time its slots were not in flight,
@@ -310,6 +314,8 @@ fn start<E: Engine>(
     mut out: WorkerOut,
 ) -> WorkerOut {
     out.registered = engine.registered();
+    // fio's run-control options: registered before the release.
+    let mut ctl = JobCtl::of(plan.job, p, &env.control.runctl);
     let Some(epoch) = ticket.wait() else {
         out.fatal = Some("the phase was called off before it started".into());
         return out;
@@ -322,7 +328,14 @@ fn start<E: Engine>(
         series: env.series,
         fd,
     };
+    if let Some(c) = &mut ctl {
+        c.start_delay(&env.control.stop, &env.control.phase_stop);
+    }
     let mut worker = Worker::new(engine, MonoClock::new(epoch), ctx, out);
+    worker.ctl = ctl.map(|mut c| {
+        c.started(worker.now);
+        c
+    });
     worker.iolog = JobLog::new(
         env.control.iolog.get().map(|s| &**s),
         plan.job,
@@ -382,7 +395,7 @@ impl IoGen {
         let skew = p
             .random_distribution
             .as_ref()
-            .filter(|_| p.rw.is_random())
+            .filter(|d| p.rw.is_random() && !matches!(d, RandomDistribution::Sequence { .. }))
             .map(|d| Skew::new(d, plan.size / p.max_bs(), p.max_bs(), seed));
         IoGen {
             rng: Rng::new(seed),
@@ -415,8 +428,19 @@ impl IoGen {
 
     fn offsets(ctx: &Ctx<'_>, pass_seed: u64, skew: Option<&Skew>) -> OffsetGen {
         let p = ctx.p;
+        // fio: sprandom's offsets come before any distribution's.
+        if let Some(spr) = p.run_control.and_then(|r| r.sprandom)
+            && p.rw.is_random()
+        {
+            return OffsetGen::sprandom(&spr, ctx.plan.size, p.max_bs(), pass_seed);
+        }
         if let Some(skew) = skew {
             return OffsetGen::skewed(skew.clone(), p.max_bs());
+        }
+        if let Some(RandomDistribution::Sequence { blocks, stride }) = &p.random_distribution
+            && p.rw.is_random()
+        {
+            return OffsetGen::sequence(blocks, *stride, ctx.plan.size, p.max_bs());
         }
         if p.seq_skip_bytes != 0 && !p.rw.is_random() {
             return OffsetGen::skipping(ctx.plan.size, p.seq_skip_bytes);
@@ -569,6 +593,9 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// I/Os and bytes issued while measuring (`number_ios`, `io_size`).
     win_ios: u64,
     win_bytes: u64,
+    /// fio's run-control options (flow, exitall, rate_min, latency
+    /// target): None when the phase sets none of them.
+    ctl: Option<JobCtl<'a>>,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -634,6 +661,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             staged: None,
             win_ios: 0,
             win_bytes: 0,
+            ctl: None,
             engine,
             clock,
             ctx,
@@ -666,7 +694,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 break;
             }
         }
-        self.finish()
+        let (ctl, control) = (self.ctl.take(), self.ctx.control);
+        let mut out = self.finish();
+        if let Some(c) = ctl {
+            out.latency_target = c.lat_found();
+            c.done(&control.phase_stop);
+        }
+        out
     }
 
     /// Stop issuing on Ctrl-C, when the runtime is over or once steady.
@@ -677,7 +711,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let control = self.ctx.control;
         let cut = over
             || control.stop.load(Ordering::Relaxed)
-            || control.phase_stop.load(Ordering::Relaxed);
+            || control.phase_stop.load(Ordering::Relaxed)
+            || self.ctl.as_mut().is_some_and(|c| c.stopped_by_group());
         if self.win.issuing && (cut || self.ctx.series.steady_reached()) {
             self.stop_issuing(self.now);
         }
@@ -776,6 +811,18 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             if self.staged.is_none() && self.enough_done() {
                 self.stop_issuing(self.now);
                 return None;
+            }
+            if let Some(c) = &mut self.ctl {
+                let out = self.engine.in_flight() + self.pending.len();
+                match c.hold(out, self.staged.is_none(), &self.clock) {
+                    Hold::Go => {}
+                    Hold::Wait => return None,
+                    Hold::Until(due) => return Some(due),
+                    Hold::Stop => {
+                        self.stop_issuing(self.now);
+                        return None;
+                    }
+                }
             }
             let (mut dir, bs, offset) = match self.staged.take() {
                 Some(io) => io,
@@ -1003,6 +1050,19 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
         reaped.clear();
         self.reaped = reaped;
+        if let Some(c) = &mut self.ctl {
+            match c.reaped(tc) {
+                Reaped::Go => {}
+                Reaped::Fail(kind, msg) => self.fail(kind, msg),
+                Reaped::Restart if self.win.measuring => {
+                    // fio's reset_all_stats: the final window at the depth found.
+                    self.out.read = Default::default();
+                    self.out.write = Default::default();
+                    self.mark_start(tc);
+                }
+                Reaped::Restart => {}
+            }
+        }
         self.publish_progress();
         let p = self.ctx.p;
         if p.fsync_every > 0 && self.writes_since_fsync >= p.fsync_every {
@@ -1052,6 +1112,13 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         if s.dir == Dir::Read && self.ctx.p.verify {
             self.verify(slot, n as usize, s.offset);
         }
+        if s.dir == Dir::Read && self.ctx.p.check_reads {
+            crate::readcheck::check(
+                &mut self.out,
+                &self.engine.buf(slot)[..n as usize],
+                s.offset,
+            );
+        }
         if s.dir == Dir::Write {
             self.writes_since_fsync += 1;
         }
@@ -1062,6 +1129,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             // Its block is written back next (the update of the panel).
             self.rmw_reads_in_flight = self.rmw_reads_in_flight.saturating_sub(1);
             self.rmw_writes.push_back((s.offset, s.len));
+        }
+        if let Some(c) = &mut self.ctl {
+            c.completed(s.dir == Dir::Read, n, tc.saturating_sub(s.submitted_ns), tc);
         }
         if counted {
             let lat = tc.saturating_sub(s.submitted_ns);

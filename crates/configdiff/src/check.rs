@@ -288,6 +288,18 @@ pub struct CheckSummary {
     pub reports: Vec<CheckReport>,
 }
 
+/// The exit code of a check: 0 passed, 1 failed, 2 the configurations
+/// differ.
+impl From<CheckStatus> for storlab_types::outcome::Outcome {
+    fn from(s: CheckStatus) -> Self {
+        match s {
+            CheckStatus::Passed => Self::Ok,
+            CheckStatus::Failed => Self::Failed,
+            CheckStatus::ConfigDiffers => Self::Error,
+        }
+    }
+}
+
 impl CheckSummary {
     /// The worst outcome of all the checks (passed when there are none).
     pub fn worst(&self) -> CheckStatus {
@@ -391,6 +403,35 @@ pub enum CheckError {
     NothingInCommon { run: i64, baseline: i64 },
     #[error("invalid tolerance {0}%: give a percentage from 0 to 100, e.g. --tolerance 10%")]
     BadTolerance(f64),
+    /// A parameter under study that the runs cannot be compared along.
+    #[error(transparent)]
+    Vary(#[from] crate::VaryError),
+}
+
+/// `storlab check`: each of `runs` against `baseline`, with what the
+/// pair's sweep tags imply is under study added to `vary` (`note` is told
+/// which run it was implied for), each checked as [`check_with`] does.
+pub fn check_each(
+    runs: &[StoredRun],
+    baseline: &StoredRun,
+    tolerance: f64,
+    (vary, allow_config_diff): (&[Vary], bool),
+    mut note: impl FnMut(i64, crate::implied::Implied),
+) -> Result<CheckSummary, CheckError> {
+    let mut reports = Vec::new();
+    for run in runs {
+        let (vary, implied) = crate::implied::vary_with_implied(vary, [run, baseline]);
+        if let Some(n) = implied {
+            note(run.id, n);
+        }
+        vary.check_against([run, baseline])?;
+        let opts = CheckOptions {
+            vary,
+            allow_config_diff,
+        };
+        reports.push(check_with(run, baseline, tolerance, &opts)?);
+    }
+    Ok(CheckSummary { tolerance, reports })
 }
 
 fn label(p: &PhaseResult) -> String {
@@ -611,6 +652,16 @@ mod tests {
     use proptest::prelude::*;
     use storlab_types::RwMode;
 
+    /// A check exits 0 when it passed, 1 when a figure is worse, 2 when no
+    /// verdict is possible.
+    #[test]
+    fn a_checks_status_is_its_exit_code() {
+        use storlab_types::outcome::Outcome;
+        assert_eq!(Outcome::from(CheckStatus::Passed).exit_code(), 0);
+        assert_eq!(Outcome::from(CheckStatus::Failed).exit_code(), 1);
+        assert_eq!(Outcome::from(CheckStatus::ConfigDiffers).exit_code(), 2);
+    }
+
     /// One `Metric` for check and compare; check's JSON keeps its own
     /// names (`bandwidth`, `lat_p50`), as before the merge.
     #[test]
@@ -658,6 +709,35 @@ mod tests {
                 phase("randread", RwMode::RandRead, 4096, 40e6, 400_000),
             ],
         )
+    }
+
+    /// `check` over several runs: one report each, in order; a run whose
+    /// sweep tags (with the baseline's) imply a parameter under study is
+    /// named in a note, the other is not.
+    #[test]
+    fn check_each_checks_every_run_with_what_its_sweep_implies() {
+        let mut plain = base();
+        plain.id = 3;
+        let mut swept = base();
+        swept.id = 2;
+        let sweep = [("sweep", "s1"), ("sweep_params", "bs=4k")];
+        for (k, v) in sweep {
+            swept.tags.insert(k.into(), v.into());
+        }
+        let mut b = base();
+        b.tags = swept.tags.clone();
+        b.tags.insert("sweep_params".into(), "bs=64k".into());
+        let mut notes = Vec::new();
+        let runs = [swept, plain];
+        let s = check_each(&runs, &b, 10.0, (&[], false), |id, n| {
+            notes.push((id, n.to_string()))
+        })
+        .unwrap();
+        assert_eq!(s.reports.len(), 2);
+        assert_eq!(s.tolerance, 10.0);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].0, 2);
+        assert!(notes[0].1.contains("bs"), "{notes:?}");
     }
 
     /// A phase of a reader group and a writer group, with these MB/s.

@@ -23,7 +23,7 @@ pub mod text;
 pub use input::{open_input, read_input, read_input_bytes, special_kind};
 pub use output::{
     BENCH_REPEAT_DOCUMENT, OutputKind, Permit, SWEEP_DOCUMENT, chart_is_png, check_chart_path,
-    check_output_path, database_file, same_file,
+    check_database_path, check_output_path, check_run_paths, database_file, same_file,
 };
 pub use text::{NotUtf8, utf8};
 
@@ -109,6 +109,21 @@ pub enum Error {
          file name", path.display()
     )]
     Appeared { path: PathBuf },
+    /// The results database is a FIFO, a device or a directory.
+    #[error(
+        "the results database {} is {kind}, not a regular file; give a database file \
+         (--db FILE or STORLAB_DB)", path.display()
+    )]
+    DatabaseNotRegular { path: PathBuf, kind: &'static str },
+    /// A run's target is the results database.
+    #[error(
+        "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
+         give a directory, a new file name or a disk", target.display(), which.display()
+    )]
+    TargetIsDatabase { target: PathBuf, which: PathBuf },
+    /// A run's `--json-out` is its target.
+    #[error("--json-out {} is the benchmark's target: choose another file name", path.display())]
+    JsonOutIsTarget { path: PathBuf },
     #[error("--chart {}: the file name must end in .svg or .png", path.display())]
     ChartName { path: PathBuf },
     /// An input file that is not a regular file (`label`: "job file x.toml").

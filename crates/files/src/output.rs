@@ -236,6 +236,47 @@ pub fn check_output_path(
     Ok(permit)
 }
 
+/// The results database is a regular file or nothing yet: a FIFO, device
+/// or directory is named before SQLite opens it (SQLite said "disk I/O
+/// error", or waited on a FIFO).
+pub fn check_database_path(db: &Path) -> Result<(), Error> {
+    match std::fs::metadata(db) {
+        Ok(m) if !m.is_file() => Err(Error::DatabaseNotRegular {
+            path: db.to_path_buf(),
+            kind: crate::special_kind(m.file_type()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A run's target and its `--json-out` file, checked together before
+/// anything runs: the results database is never the target; `json_out`
+/// (a result file of `kind`) follows [`check_output_path`] and is not the
+/// target either. The permit that writes `json_out`, if given.
+pub fn check_run_paths(
+    target: Option<&Path>,
+    json_out: Option<&Path>,
+    db: &Path,
+    force: bool,
+    kind: OutputKind,
+) -> Result<Option<Permit>, Error> {
+    if let Some(t) = target
+        && let Some(which) = database_file(t, db)
+    {
+        let target = t.to_path_buf();
+        return Err(Error::TargetIsDatabase { target, which });
+    }
+    let Some(out) = json_out else {
+        return Ok(None);
+    };
+    let permit = check_output_path(out, db, force, kind)?;
+    if target.is_some_and(|t| same_file(out, t)) {
+        let path = out.to_path_buf();
+        return Err(Error::JsonOutIsTarget { path });
+    }
+    Ok(Some(permit))
+}
+
 /// What [`check_output_path`] found a result file may be, and the only way
 /// to write it ([`Permit::write`]): the writer presents the permit, so the
 /// rules are checked again, at the moment it writes, with what the check
@@ -447,6 +488,47 @@ pub fn chart_is_png(path: &Path) -> Result<bool, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The target is never the database (nor its -wal file), and
+    /// --json-out is never the target; a plain new file passes.
+    #[test]
+    fn a_run_never_targets_the_database_nor_writes_json_over_its_target() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("s.db");
+        std::fs::write(&db, b"").unwrap();
+        let kind = OutputKind::BenchJson;
+        let e = check_run_paths(Some(&db), None, &db, false, kind).unwrap_err();
+        assert!(matches!(e, Error::TargetIsDatabase { .. }), "{e}");
+        assert!(
+            e.to_string().contains("benchmarking it would destroy"),
+            "{e}"
+        );
+        let t = d.path().join("t.dat");
+        std::fs::write(&t, b"").unwrap();
+        let e = check_run_paths(Some(&t), Some(&t), &db, true, kind).unwrap_err();
+        assert!(matches!(e, Error::JsonOutIsTarget { .. }), "{e}");
+        let out = d.path().join("r.json");
+        let p = check_run_paths(Some(&t), Some(&out), &db, false, kind).unwrap();
+        assert_eq!(p.map(|p| p.path().to_path_buf()), Some(out));
+        assert!(
+            check_run_paths(None, None, &db, false, kind)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    /// A database path that is a directory is named as one; a missing or
+    /// regular file passes.
+    #[test]
+    fn the_database_is_a_regular_file_or_nothing_yet() {
+        let d = tempfile::tempdir().unwrap();
+        let e = check_database_path(d.path()).unwrap_err();
+        assert!(
+            e.to_string().contains("is a directory, not a regular file"),
+            "{e}"
+        );
+        assert!(check_database_path(&d.path().join("new.db")).is_ok());
+    }
 
     fn kind_of(bytes: &[u8]) -> Existing {
         let d = tempfile::tempdir().unwrap();

@@ -842,9 +842,21 @@ impl Config {
         }
     }
 
-    /// Whether a phase runs (`run = TRUE`, io500's default).
+    /// Whether a phase runs (`run = TRUE`, io500's default): its own
+    /// section and, as io500 checks both (`d.run == 0 || o.run == 0`), the
+    /// section of the workload it belongs to (`[ior-hard] run = FALSE`
+    /// skips ior-hard-write and ior-hard-read; ior-rnd4K-easy-read belongs
+    /// to ior-easy).
     pub fn runs(&self, phase: &str) -> bool {
-        self.get(phase, "run").is_none_or(|v| v.starts_with('T'))
+        let own = |s: &str| self.get(s, "run").is_none_or(|v| v.starts_with('T'));
+        let parent = if phase == "ior-rnd4K-easy-read" {
+            Some("ior-easy")
+        } else {
+            ["ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard"]
+                .into_iter()
+                .find(|w| phase.strip_prefix(w).is_some_and(|r| r.starts_with('-')))
+        };
+        own(phase) && parent.is_none_or(own)
     }
 
     /// `[mdtest-easy] n` / `[mdtest-hard] n`: files per process.

@@ -34,7 +34,7 @@ use md::Which;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use storlab_md::Op;
 use storlab_types::{DirStats, EngineKind, PhaseParams, PhaseResult, RwMode};
 
@@ -80,6 +80,10 @@ pub struct Job {
     pub md_hard_files: u64,
     pub short: bool,
     pub keep: bool,
+    /// Which of the phases that write much run (the free-space check
+    /// counts only these): ior-easy-write, ior-hard-write,
+    /// mdtest-hard-write.
+    pub writes: [bool; 3],
 }
 
 impl Job {
@@ -138,10 +142,11 @@ impl Job {
             ),
             short: opts.short,
             keep: opts.keep,
+            writes: ["ior-easy-write", "ior-hard-write", "mdtest-hard-write"].map(|p| cfg.runs(p)),
         })
     }
 
-    /// Bytes the IOR phases may write at most (the free-space check).
+    /// Bytes the phases that run may write at most (the free-space check).
     pub fn max_bytes(&self) -> u64 {
         let r = u64::from(self.ranks);
         let easy = self.easy_block.saturating_mul(r);
@@ -151,7 +156,25 @@ impl Job {
         let md = crate::phases::fixed::MDTEST_HARD_FILE_SIZE
             .saturating_mul(self.md_hard_files)
             .saturating_mul(r);
-        easy.saturating_add(hard).saturating_add(md)
+        [easy, hard, md]
+            .into_iter()
+            .zip(self.writes)
+            .filter(|&(_, runs)| runs)
+            .fold(0u64, |a, (b, _)| a.saturating_add(b))
+    }
+
+    /// io500's phases fit in `free` bytes (the target's free space before
+    /// anything is written; None when unknown): the refusal names the
+    /// sizes and the fix.
+    pub fn check_space(&self, target: &Path, free: Option<u64>) -> Result<(), RunError> {
+        match free {
+            Some(free) if free < self.max_bytes() => Err(RunError::NoSpace {
+                target: target.display().to_string(),
+                need: self.max_bytes(),
+                free,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Why every run of this job is INVALID (io500's reasons: the config's,
@@ -185,6 +208,18 @@ pub enum RunError {
     /// Something failed on the way.
     #[error("{0}")]
     Io(String),
+    /// The phases may write more than the target has free.
+    #[error(
+        "not enough free space on {target}: io500's phases may write {} and {} is free; \
+         use --short or smaller sizes in config.ini ([ior-easy] blockSize, [ior-hard] segmentCount)",
+        storlab_types::format_bytes(*need),
+        storlab_types::format_bytes(*free)
+    )]
+    NoSpace {
+        target: String,
+        need: u64,
+        free: u64,
+    },
 }
 
 /// Stops a run: set from a signal handler's thread, seen by every engine.
@@ -238,6 +273,10 @@ pub struct Outcome {
     pub phases: Vec<PhaseResult>,
     /// Why it stopped before the end.
     pub stop_reason: Option<String>,
+    /// Why the run failed (a phase or its setup could not go on): the run
+    /// is recorded INVALID with this reason, the phases done before it
+    /// kept.
+    pub failed: Option<String>,
 }
 
 /// The io500 phases storlab runs, in order (the standard run, with the
@@ -253,14 +292,34 @@ fn standard() -> impl Iterator<Item = &'static phases::Phase> {
 }
 
 /// Run `job` inside `dir` (storlab's own, empty directory). `on_phase`
-/// gets each phase as it finishes.
+/// gets each phase as it finishes. A failure does not lose the phases
+/// done before it: the outcome carries them and the reason
+/// ([`Outcome::failed`]), so the stored run can be finished as failed.
 pub fn run(
     job: &Job,
     cfg: &Config,
     dir: &Path,
     stop: &Stop,
+    on_phase: impl FnMut(&PhaseResult),
+) -> Outcome {
+    let mut out = Outcome::default();
+    if let Err(e) = run_phases(job, cfg, dir, stop, on_phase, &mut out) {
+        out.failed = Some(e.to_string());
+    }
+    if out.stop_reason.is_none() && stop.requested() {
+        out.stop_reason = stop.reason();
+    }
+    out
+}
+
+fn run_phases(
+    job: &Job,
+    cfg: &Config,
+    dir: &Path,
+    stop: &Stop,
     mut on_phase: impl FnMut(&PhaseResult),
-) -> Result<Outcome, RunError> {
+    out: &mut Outcome,
+) -> Result<(), RunError> {
     let data = dir.join("datafiles");
     let res = dir.join("results");
     for d in [&data, &res, &data.join("ior-easy"), &data.join("ior-hard")] {
@@ -292,7 +351,6 @@ pub fn run(
         md::spec(Which::Easy, job.md_easy_files, stonewall),
         md::spec(Which::Hard, job.md_hard_files, stonewall),
     ];
-    let mut out = Outcome::default();
     std::thread::scope(|s| -> Result<(), RunError> {
         let (mut easy_job, _he) = ior::Stepper::start(
             s,
@@ -324,18 +382,14 @@ pub fn run(
             md: &ranks,
             data: &data,
             stamp: res.join("timestampfile"),
-            newer_than: SystemTime::UNIX_EPOCH,
+            stamp_ctime_s: 0,
         };
-        let r = steps.all(&mut out, &mut on_phase);
+        let r = steps.all(out, &mut on_phase);
         easy_job.close();
         hard_job.close();
         ranks.close();
         r
-    })?;
-    if out.stop_reason.is_none() && stop.requested() {
-        out.stop_reason = stop.reason();
-    }
-    Ok(out)
+    })
 }
 
 /// Runs the phases one by one.
@@ -348,7 +402,8 @@ struct Driver<'a> {
     md: &'a md::MdRanks,
     data: &'a Path,
     stamp: std::path::PathBuf,
-    newer_than: SystemTime,
+    /// The timestamp file's ctime, seconds (pfind's `-newer`).
+    stamp_ctime_s: i64,
 }
 
 impl Driver<'_> {
@@ -365,7 +420,10 @@ impl Driver<'_> {
             if name != "timestamp" && !self.cfg.runs(name) {
                 continue;
             }
-            let Some(mut r) = self.one(name)? else {
+            let one = self
+                .one(name)
+                .map_err(|e| RunError::Io(format!("{name}: {e}")))?;
+            let Some(mut r) = one else {
                 out.stop_reason = Some(
                     self.stop
                         .reason()
@@ -418,8 +476,8 @@ impl Driver<'_> {
                 std::fs::write(&self.stamp, b"").map_err(|e| {
                     RunError::Io(format!("cannot write {}: {e}", self.stamp.display()))
                 })?;
-                self.newer_than = std::fs::metadata(&self.stamp)
-                    .and_then(|m| m.modified())
+                self.stamp_ctime_s = std::fs::metadata(&self.stamp)
+                    .map(|m| std::os::unix::fs::MetadataExt::ctime(&m))
                     .map_err(|e| {
                         RunError::Io(format!("cannot stat {}: {e}", self.stamp.display()))
                     })?;
@@ -428,7 +486,7 @@ impl Driver<'_> {
             "find" => {
                 let started = storlab_types::time::now_rfc3339();
                 let flag = AtomicBool::new(false);
-                let c = find::find(self.data, self.newer_than, self.job.ranks, &flag);
+                let c = find::find(self.data, self.stamp_ctime_s, self.job.ranks, &flag);
                 Ok(Some(find_result(&c, self.job.ranks, started)))
             }
             other => Err(RunError::Setup(format!(
@@ -503,7 +561,10 @@ fn blank(params: PhaseParams) -> PhaseResult {
 /// io500's checks after a phase, as warnings of the phase (the words
 /// `storlab import` uses for a real io500's reasons).
 fn mark(r: &mut PhaseResult, p: &phases::Phase, job: &Job, cfg: &Config) {
-    let errors: u64 = r.errors.values().sum();
+    // IOR's read check (`-R`) counts a bad transfer as an error, which
+    // invalidates the run as any I/O error does.
+    let mismatches = r.verify.as_ref().map_or(0, |v| v.mismatches);
+    let errors: u64 = r.errors.values().sum::<u64>() + mismatches;
     let mut reasons = validity::check_phase(
         p,
         r.elapsed_ns as f64 / 1e9,

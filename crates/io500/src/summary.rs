@@ -54,7 +54,12 @@ pub fn report(mut header: BenchReport, outcome: Outcome, job: &Job, cfg: &Config
             missing.join(", ")
         ));
     }
-    if let Some(why) = outcome.stop_reason {
+    if let Some(why) = &outcome.failed {
+        header
+            .warnings
+            .push(format!("io500: INVALID run: failed: {why}"));
+    }
+    if let Some(why) = outcome.failed.or(outcome.stop_reason) {
         header.interrupted = true;
         header.stop_reason = Some(why);
     }

@@ -9,7 +9,8 @@
 //! figures for one phase, the HDR histogram kept for an exact merge).
 //! Modules: `tree` (the tree's shape and where each item lives), `names`
 //! (generated names: nothing is stored per item, so a million files cost
-//! no memory), `fs` (the operations; [`Posix`] uses the `*at` calls),
+//! no memory), `fs` (the operations; [`Posix`] uses the `*at` calls,
+//! [`PosixPaths`] whole paths as mdtest does),
 //! `run` (the loop), [`job`] (mdtest's flags → the checked job),
 //! [`record`] (the ranks' figures as the stored phase) and [`agree`] (the
 //! digest the ranks compare); [`session`] runs one process's job from the
@@ -33,7 +34,7 @@ mod run;
 pub mod session;
 mod tree;
 
-pub use fs::{MdFs, Posix, errno_name};
+pub use fs::{MdFs, Posix, PosixPaths, errno_name};
 pub use names::NameBuf;
 pub use run::{Control, PlannedPhase, RankPhase, RankSync, Solo, Steps, plan, run};
 pub use tree::{MAX_TREE_DIRS, Tree};

@@ -246,6 +246,10 @@ pub struct Steps<'a> {
     /// Items each rank holds, by kind (what its create really made).
     counts: BTreeMap<&'static str, Vec<u64>>,
     renamed: BTreeMap<&'static str, bool>,
+    /// Compare what each read read with what the create wrote (mdtest `-X`).
+    verify_reads: bool,
+    /// Sync after each create, inside its window (mdtest `-Y`).
+    sync_creates: bool,
 }
 
 impl<'a> Steps<'a> {
@@ -266,7 +270,25 @@ impl<'a> Steps<'a> {
             rbuf: vec![0u8; usize::try_from(spec.read_bytes).unwrap_or(0)],
             counts: BTreeMap::new(),
             renamed: BTreeMap::new(),
+            verify_reads: false,
+            sync_creates: false,
         })
+    }
+
+    /// mdtest's `-X`: every read phase compares the bytes each file gave
+    /// with the bytes its create wrote, inside the timed window; a file
+    /// that differs counts as a `mismatch` error (the phase goes on, as
+    /// mdtest's does).
+    pub fn verify_reads(mut self, on: bool) -> Self {
+        self.verify_reads = on;
+        self
+    }
+
+    /// mdtest's `-Y`: every create phase ends with a `sync` on every rank
+    /// before the closing barrier, inside the phase's window.
+    pub fn sync_creates(mut self, on: bool) -> Self {
+        self.sync_creates = on;
+        self
     }
 
     /// Items each rank holds of `item` (after its create; the job's count
@@ -315,6 +337,7 @@ impl<'a> Steps<'a> {
             count: planned,
             renamed: self.renamed.get(key).copied().unwrap_or(false),
             data: &self.data,
+            verify: self.verify_reads,
         };
         sync.barrier();
         let t0 = Instant::now();
@@ -335,6 +358,9 @@ impl<'a> Steps<'a> {
                 r.error = more.error;
                 r.interrupted = more.interrupted;
             }
+        }
+        if self.sync_creates && ph.op == Op::Create {
+            fs.sync();
         }
         r.rank = rank;
         sync.barrier();
@@ -366,6 +392,8 @@ struct PhaseJob<'a> {
     count: u64,
     renamed: bool,
     data: &'a [u8],
+    /// Compare each read with `data` (mdtest `-X`).
+    verify: bool,
 }
 
 /// Data written into each file: not all zeros (a file system must store it).
@@ -379,6 +407,12 @@ fn pattern(len: u64) -> Vec<u8> {
             x as u8
         })
         .collect()
+}
+
+/// mdtest's `-X` check: the bytes read are the bytes written (every byte
+/// is looked at, as mdtest's `verify_memory_pattern` does).
+fn same_bytes(read: &[u8], written: &[u8]) -> bool {
+    read.len() <= written.len() && read == &written[..read.len()]
 }
 
 fn nanos(d: std::time::Duration) -> u64 {
@@ -455,6 +489,10 @@ fn run_phase<F: MdFs>(
                         std::io::ErrorKind::UnexpectedEof,
                         format!("short read: {n} of {} bytes", rbuf.len()),
                     )),
+                    Ok(_) if job.verify && !same_bytes(rbuf, job.data) => {
+                        *r.errors.entry("mismatch".into()).or_insert(0) += 1;
+                        Ok(())
+                    }
                     other => other.map(|_| ()),
                 },
                 (Op::Rename, _) => fs.rename(&dir, name, b.name(prefix, job.name_rank, i, true)),

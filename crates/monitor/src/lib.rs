@@ -30,6 +30,7 @@ pub mod cpu;
 pub mod diskstats;
 pub mod display;
 pub mod inspect;
+pub mod page_cache;
 /// The mount table: the one parser, in `storlab-host`.
 use storlab_host::mountinfo;
 pub mod positional;

@@ -8,7 +8,7 @@ use crate::rates::{check, device_sample, flagged_sample};
 use crate::tree::{DeviceTree, Layer, Selection, SysPaths, TotalGroup};
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use storlab_types::{CpuSample, DeviceSample, MonitorTimeline, SampleFlag};
@@ -467,6 +467,28 @@ pub fn sampling_loop<E: From<Error>>(
     }
 }
 
+/// Why `bench --monitor` has no device timeline: a warning the run keeps
+/// in its record (the run itself goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum RunSampling {
+    #[error("--monitor: cannot sample the devices under {}: {err}", at.display())]
+    Start { at: PathBuf, err: Error },
+    #[error("--monitor: sampling failed: {0}")]
+    Failed(Error),
+}
+
+/// `bench --monitor`: every layer of the devices under `at` (the run's
+/// first file), sampled every `interval` until [`SamplerHandle::stop_run`].
+pub fn sample_run(at: &Path, interval: Duration) -> Result<SamplerHandle, RunSampling> {
+    match Sampler::for_path(at, Layer::All, interval) {
+        Ok(s) => Ok(s.spawn()),
+        Err(err) => Err(RunSampling::Start {
+            at: at.to_path_buf(),
+            err,
+        }),
+    }
+}
+
 /// A running [`Sampler`].
 #[derive(Debug)]
 pub struct SamplerHandle {
@@ -475,6 +497,11 @@ pub struct SamplerHandle {
 }
 
 impl SamplerHandle {
+    /// [`SamplerHandle::stop`] at the end of a run ([`sample_run`]).
+    pub fn stop_run(self) -> Result<MonitorTimeline, RunSampling> {
+        self.stop().map_err(RunSampling::Failed)
+    }
+
     /// Take a last reading and return everything sampled.
     pub fn stop(self) -> Result<MonitorTimeline, Error> {
         let _ = self.stop.send(());
@@ -508,6 +535,24 @@ pub fn rfc3339(secs: i64, millis: u32) -> String {
 mod tests {
     use super::*;
     use crate::tree::Term;
+
+    /// What a run keeps when --monitor could not sample names the flag,
+    /// the path and the cause (the words the CLI used to make).
+    #[test]
+    fn a_run_without_samples_says_why() {
+        let at = PathBuf::from("/scratch/job0.dat");
+        let w = RunSampling::Start {
+            at,
+            err: Error::Data("no device".into()),
+        };
+        let text = w.to_string();
+        assert!(
+            text.starts_with("--monitor: cannot sample the devices under /scratch/job0.dat: "),
+            "{text}"
+        );
+        let f = RunSampling::Failed(Error::Data("gone".into())).to_string();
+        assert!(f.starts_with("--monitor: sampling failed: "), "{f}");
+    }
     use crate::tree::{DeviceTree, SysPaths};
     use std::time::Duration;
 

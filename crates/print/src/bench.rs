@@ -265,6 +265,22 @@ fn phase_notes(ph: &PhaseResult) -> String {
                 fmt_lat(e as f64)
             ));
         }
+        if let Some(l) = &d.latency_target {
+            // fio's latency_target search: the depth it found.
+            let range = if l.depth_max > l.depth {
+                format!("{}-{}", l.depth, l.depth_max)
+            } else {
+                l.depth.to_string()
+            };
+            let how = if l.failed {
+                "the target was missed at depth 1"
+            } else if l.settled {
+                "settled"
+            } else {
+                "still searching when the run ended"
+            };
+            n.push_str(&format!("; latency_target found depth {range} ({how})"));
+        }
         notes.push(n);
     }
     if let Some(v) = &ph.verify {

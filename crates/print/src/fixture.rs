@@ -164,6 +164,7 @@ pub fn bench() -> BenchReport {
         littles_law_depth: 31.2,
         stamp_error_ns: None,
         stamp_error_mean_ns: None,
+        latency_target: None,
     });
     m.errors.insert("EIO".into(), 2);
     m.interrupted = true;

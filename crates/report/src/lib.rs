@@ -56,7 +56,7 @@ pub use export::{
     CSV_COLUMNS, EXPORT_DOCUMENT, ExportDocument, export_csv, export_json, export_md,
 };
 pub use html::{html_report, html_report_full};
-pub use png::svg_to_png;
+pub use png::{chart_file, svg_to_png};
 pub use predicted::{Predicted, predict, predicted_chart};
 pub use registry::{CHART_KINDS, CannotDraw, ChartKind, Remedy, Source, SweepParam};
 pub use rows::{Direction, Row, rows};

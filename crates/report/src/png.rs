@@ -8,6 +8,16 @@ use crate::error::ReportError;
 use crate::svg::FONT_FAMILY;
 use resvg::{tiny_skia, usvg};
 
+/// A chart file's bytes: the SVG itself, or (`png`) rasterised at scale 2,
+/// as `sweep --chart` and `sim --chart` write them.
+pub fn chart_file(svg: String, png: bool) -> Result<Vec<u8>, ReportError> {
+    if png {
+        svg_to_png(&svg, 2.0)
+    } else {
+        Ok(svg.into_bytes())
+    }
+}
+
 /// Render an SVG document to PNG bytes at `scale` (2.0 gives a crisp image
 /// for documents and slides).
 pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ReportError> {
@@ -64,6 +74,13 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ReportError> {
 mod tests {
     use super::*;
     use crate::testdata::compare_runs;
+
+    /// An SVG chart file is the SVG as made.
+    #[test]
+    fn an_svg_chart_file_is_the_svg() {
+        let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"/>".to_string();
+        assert_eq!(chart_file(svg.clone(), false).unwrap(), svg.into_bytes());
+    }
 
     fn have_fonts() -> bool {
         let mut db = usvg::fontdb::Database::new();

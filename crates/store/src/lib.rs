@@ -38,7 +38,7 @@ use rusqlite::{
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use storlab_types::{BenchReport, MonitorTimeline, PhaseResult, StoredRun};
+use storlab_types::{BenchReport, MonitorTimeline, PhaseResult, RunKind, StoredRun};
 
 pub use select::{RunSelector, SelectError, TagConflict, merge_tags, parse_tag};
 pub use sink::{BeginError, RunSink};
@@ -637,13 +637,14 @@ impl Store {
     /// [`Store::finish_run`]; if that never comes, it loads as interrupted.
     pub fn begin_run(
         &self,
-        kind: &str,
+        kind: impl Into<RunKind>,
         header: &BenchReport,
         tags: &BTreeMap<String, String>,
         note: Option<&str>,
     ) -> Result<i64> {
         let tx = self.write_tx()?;
-        let id = insert_run(&tx, kind, RunStatus::Running, header, tags, note)?;
+        let kind = kind.into();
+        let id = insert_run(&tx, kind.as_str(), RunStatus::Running, header, tags, note)?;
         tx.commit()?;
         Ok(id)
     }
@@ -719,7 +720,7 @@ impl Store {
     /// transaction; returns its id.
     pub fn save_run(
         &self,
-        kind: &str,
+        kind: impl Into<RunKind>,
         report: &BenchReport,
         tags: &BTreeMap<String, String>,
         note: Option<&str>,
@@ -730,7 +731,7 @@ impl Store {
         } else {
             RunStatus::Finished
         };
-        let id = insert_run(&tx, kind, status, report, tags, note)?;
+        let id = insert_run(&tx, kind.into().as_str(), status, report, tags, note)?;
         tx.execute(
             "UPDATE runs SET finished_at = ?2 WHERE id = ?1",
             params![id, report.finished_at],

@@ -49,7 +49,11 @@ impl RunSink {
     }
 
     /// Save the run header (of run kind `kind`).
-    pub fn begin(&mut self, kind: &str, header: &BenchReport) -> Result<(), BeginError> {
+    pub fn begin(
+        &mut self,
+        kind: impl Into<storlab_types::RunKind>,
+        header: &BenchReport,
+    ) -> Result<(), BeginError> {
         if let Some(st) = &self.store {
             let id = st
                 .begin_run(kind, header, &self.tags, self.note.as_deref())

@@ -20,10 +20,14 @@ enum Made {
 
 /// What a test made, undone in reverse order on drop: mounts unmounted
 /// (retried: a loop device detaches lazily), loop devices detached,
-/// partitions deleted, files removed.
+/// partitions deleted, files removed; then, for a stack made with
+/// [`Stack::in_tempdir`], its directory removed, and checked gone.
 #[derive(Debug, Default)]
 pub struct Stack {
     made: Vec<Made>,
+    /// The stack's own temporary directory, removed after everything in it
+    /// is undone.
+    dir: Option<tempfile::TempDir>,
 }
 
 fn s(p: &Path) -> String {
@@ -33,6 +37,32 @@ fn s(p: &Path) -> String {
 impl Stack {
     pub fn new() -> Stack {
         Stack::default()
+    }
+
+    /// A stack with a temporary directory of its own ([`Stack::dir`]) for
+    /// its images and mount points, removed when the stack is dropped,
+    /// after every mount in it is undone. A `TempDir` dropped before the
+    /// stack that mounted in it cannot be removed (the mount is busy) and
+    /// leaves its empty mount point in /tmp; here the order is the
+    /// stack's, whatever order a test declares things in. A directory
+    /// still there after the drop fails the test.
+    pub fn in_tempdir() -> Result<Stack, String> {
+        let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+        Ok(Stack {
+            made: Vec::new(),
+            dir: Some(dir),
+        })
+    }
+
+    /// The directory of a stack made with [`Stack::in_tempdir`].
+    ///
+    /// # Panics
+    /// For a stack made with [`Stack::new`] (a test's mistake).
+    pub fn dir(&self) -> &Path {
+        match &self.dir {
+            Some(d) => d.path(),
+            None => panic!("Stack::dir: this stack was made with Stack::new, not in_tempdir"),
+        }
     }
 
     /// A sparse file of `size` bytes at `path` (created or resized), removed
@@ -123,16 +153,23 @@ impl Stack {
 
     /// Detach `dev` now and wait until the kernel has let go of its backing.
     pub fn detach(&mut self, dev: &str) {
-        let _ = run_tool("losetup", &["-d", dev]);
         self.made
             .retain(|m| !matches!(m, Made::Loop(l) if l == dev));
-        let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(dev)));
-        for _ in 0..40 {
-            if !backing.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        detach_waiting(dev);
+    }
+}
+
+/// `losetup -d`, then wait (up to 4 s) until the kernel has let go of the
+/// backing: the detach is lazy, and a test that checks right after (or
+/// removes the backing's directory) must find it gone.
+fn detach_waiting(dev: &str) {
+    let _ = run_tool("losetup", &["-d", dev]);
+    let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(dev)));
+    for _ in 0..40 {
+        if !backing.exists() {
+            return;
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -141,15 +178,23 @@ impl Drop for Stack {
         while let Some(m) = self.made.pop() {
             match m {
                 Made::Mount(at) => umount_retrying(&at),
-                Made::Loop(dev) => {
-                    let _ = run_tool("losetup", &["-d", &dev]);
-                }
+                Made::Loop(dev) => detach_waiting(&dev),
                 Made::Partition { disk, number } => {
                     let _ = run_tool("delpart", &[&disk, &number]);
                 }
                 Made::File(f) => {
                     let _ = std::fs::remove_file(f);
                 }
+            }
+        }
+        if let Some(dir) = self.dir.take() {
+            let path = dir.path().to_path_buf();
+            let closed = dir.close();
+            if (closed.is_err() || path.exists()) && !std::thread::panicking() {
+                panic!(
+                    "the test's directory {} is left behind: {closed:?}",
+                    path.display()
+                );
             }
         }
     }
@@ -267,6 +312,40 @@ mod tests {
         assert!(r.is_err());
         assert!(!b.exists(), "removed while unwinding");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// With root and losetup: a stack in its own directory, with ext4
+    /// mounted there over a loop device on an image there, leaves nothing
+    /// behind (no directory, no mount, no loop device). The monitor test
+    /// that mounted under a `TempDir` declared after its stack left its
+    /// empty `mnt` in /tmp on every run.
+    #[test]
+    fn a_stack_in_its_own_directory_leaves_nothing_behind() {
+        const T: &str = "loopdev::a_stack_in_its_own_directory_leaves_nothing_behind";
+        if !crate::root_with(
+            T,
+            &["losetup", "mkfs.ext4", "mount", "umount"],
+            "loop devices, mounts",
+            "Debian: util-linux, e2fsprogs",
+        ) {
+            return;
+        }
+        let (dir, dev, img);
+        {
+            let mut st = Stack::in_tempdir().unwrap();
+            dir = st.dir().to_path_buf();
+            img = st.file(&dir.join("disk.img"), 32 << 20).unwrap();
+            dev = st.attach(&img, &[]).unwrap();
+            let mnt = dir.join("mnt");
+            st.ext4_mounted(&dev, &mnt).unwrap();
+            std::fs::write(mnt.join("f"), b"x").unwrap();
+        }
+        assert!(!dir.exists(), "{} left behind", dir.display());
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+        assert!(!mounts.lines().any(|l| l.starts_with(&format!("{dev} "))));
+        let backing = PathBuf::from(format!("/sys/block/{}/loop/backing_file", name(&dev)));
+        let attached = std::fs::read_to_string(backing).is_ok_and(|f| f.trim() == s(&img));
+        assert!(!attached, "{dev} still attached");
     }
 
     /// With root and losetup: a mounted ext4 on a loop device is unmounted

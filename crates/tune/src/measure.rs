@@ -272,9 +272,39 @@ pub fn verdict(points: &[Point], noise: Option<&NoiseDoc>, fastest_kb: Option<u6
     }
 }
 
+/// How a tuning ends: interrupted when it was stopped, an error when no
+/// value could be measured at all, else fine (an inconclusive result is
+/// still a result).
+pub fn outcome(points: &[Point], stopped: bool) -> storlab_types::outcome::Outcome {
+    use storlab_types::outcome::Outcome;
+    if stopped {
+        Outcome::Interrupted
+    } else if points.iter().all(|p| p.mbps.is_none()) {
+        Outcome::Error
+    } else {
+        Outcome::Ok
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stopped is interrupted; nothing measured is an error.
+    #[test]
+    fn a_tuning_ends_by_what_it_measured() {
+        use storlab_types::outcome::Outcome;
+        let p = |mbps| Point {
+            kb: 128,
+            mbps,
+            note: String::new(),
+            cache_verified: None,
+            flags: Vec::new(),
+        };
+        assert_eq!(outcome(&[p(Some(1.0))], true), Outcome::Interrupted);
+        assert_eq!(outcome(&[p(None), p(None)], false), Outcome::Error);
+        assert_eq!(outcome(&[p(None), p(Some(9.0))], false), Outcome::Ok);
+    }
 
     fn pt(kb: u64, mbps: f64, flags: &[&str]) -> Point {
         Point {

@@ -26,6 +26,11 @@ pub enum RandomDistribution {
     Zoned { zones: Vec<Zone> },
     /// `zoned_abs:A/SIZE:...`: as `Zoned`, with zone sizes in bytes.
     ZonedAbs { zones: Vec<Zone> },
+    /// fio's `sequence:2,0,1`: the i-th I/O goes to block `blocks[i mod
+    /// n]` (blocks of the block size), repeated; with `stride` (fio's
+    /// `random_sequence_stride`) cycle c adds c·n, so the pattern moves
+    /// through the region group by group.
+    Sequence { blocks: Vec<u64>, stride: bool },
 }
 
 /// One zone of a zoned distribution: the share of I/Os it takes and its
@@ -48,9 +53,61 @@ pub enum RateProcess {
 }
 
 impl RateProcess {
+    /// The words a user may write (the parameter registry's choices).
+    pub const WORDS: [&'static str; 2] = ["linear", "poisson"];
+
     /// Whether this is the default (and left out of records).
     pub fn is_linear(&self) -> bool {
         *self == RateProcess::Linear
+    }
+
+    /// The process a word names (`linear`, `poisson`).
+    pub fn parse(s: &str) -> Option<RateProcess> {
+        match s.trim() {
+            "linear" => Some(RateProcess::Linear),
+            "poisson" => Some(RateProcess::Poisson),
+            _ => None,
+        }
+    }
+}
+
+/// fio's `unified_rw_reporting`: how a mixed phase's directions are
+/// reported. The record keeps [`UnifiedRw::record_word`] in
+/// `ReportOptions::unified_rw_reporting` (empty for `none`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnifiedRw {
+    /// Each direction on its own line (fio's `none`, `0`).
+    #[default]
+    None,
+    /// One line of reads and writes together (fio's `mixed`, `1`).
+    Mixed,
+    /// The directions and the mixed line (fio's `both`, `2`).
+    Both,
+}
+
+impl UnifiedRw {
+    /// The words a user may write (the parameter registry's choices); fio's
+    /// numbers `0`, `1`, `2` are read too.
+    pub const WORDS: [&'static str; 3] = ["none", "mixed", "both"];
+
+    /// The setting a word (any case) or fio's number names.
+    pub fn parse(s: &str) -> Option<UnifiedRw> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "none" | "0" => Some(UnifiedRw::None),
+            "mixed" | "1" => Some(UnifiedRw::Mixed),
+            "both" | "2" => Some(UnifiedRw::Both),
+            _ => None,
+        }
+    }
+
+    /// As the record keeps it: `mixed`, `both`, or empty for `none`.
+    pub fn record_word(self) -> &'static str {
+        match self {
+            UnifiedRw::None => "",
+            UnifiedRw::Mixed => "mixed",
+            UnifiedRw::Both => "both",
+        }
     }
 }
 

@@ -24,18 +24,20 @@ pub mod pattern;
 pub mod range;
 pub mod record;
 pub mod replay;
+pub mod run_control;
 pub mod text;
 // The closed vocabularies of a record as enums with their JSON words.
 pub mod kinds;
 pub mod time;
 pub mod units;
 
-pub use access::{RandomDistribution, RateProcess, Zone};
+pub use access::{RandomDistribution, RateProcess, UnifiedRw, Zone};
 pub use fio_units::fio_size;
 pub use metric::Metric;
 pub use pattern::Pattern;
 pub use record::*;
 pub use replay::{LagNs, ReplayFigures, ReplayFile};
+pub use run_control::{ExitWhat, LatencyTargetResult, RunControl, Sprandom};
 pub use units::{
     ByteSize, ParseError, format_bytes, format_latency_ns, format_rate, parse_duration,
     parse_percent, parse_rate, parse_relative_size, parse_size, ram_bytes, set_ram_bytes,

@@ -10,7 +10,7 @@
 //! option (job-file key, sweep name) that sets it, when one does. Groups
 //! (`host`, `target`, `device`, `tool`) stand for several keys at once.
 
-use crate::{CacheMode, EngineKind, RwMode};
+use crate::{CacheMode, EngineKind, RateProcess, RwMode, UnifiedRw};
 
 /// One parameter name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,17 +302,62 @@ pub const PARAMS: &[Param] = &[
         "rate_process",
         "spacing of rate-capped I/Os (linear, poisson)",
     )
+    .choices(&RateProcess::WORDS)
     .recorded(),
     p("io_size", "bytes each job moves (alias io_limit)")
         .aliases(&["io_limit"])
         .unit("bytes")
         .recorded(),
     p("number_ios", "I/Os after which each job stops").recorded(),
+    // fio's run-control options (issue 27; crates/bench/src/runctl.rs).
+    p("startdelay", "delay before a job starts (fio)")
+        .unit("s")
+        .recorded(),
+    p("exitall", "a job that ends stops others (fio)").recorded(),
+    p(
+        "exit_what",
+        "which jobs exitall stops: group, stonewall, all (fio)",
+    )
+    .recorded(),
+    p("flow", "weight in fio's token flow control").recorded(),
+    p("flow_id", "the jobs that pace each other with flow").recorded(),
+    p("flow_sleep", "wait of a job held back by flow")
+        .unit("us")
+        .recorded(),
+    p("rate_min", "minimum bandwidth per job (fio's ratemin)")
+        .aliases(&["ratemin"])
+        .unit("B/s")
+        .recorded(),
+    p("rate_iops_min", "minimum IOPS per job (fio)").recorded(),
+    p("ratecycle", "span the minimum rate is judged over (fio)")
+        .aliases(&["rate_cycle"])
+        .unit("ms")
+        .recorded(),
+    p("latency_target", "latency fio's depth search meets")
+        .unit("us")
+        .recorded(),
+    p("latency_window", "time each depth of the search runs")
+        .unit("us")
+        .recorded(),
+    p("latency_percentile", "share of I/Os under latency_target")
+        .unit("%")
+        .recorded(),
+    p("latency_run", "keep searching the depth (fio)").recorded(),
+    p(
+        "random_sequence_stride",
+        "sequence distribution moves group by group (fio)",
+    )
+    .recorded(),
+    p("sprandom", "fio's SanDisk SSD preconditioning").recorded(),
+    p("spr_num_regions", "regions of sprandom").recorded(),
+    p("spr_op", "over-provisioning sprandom assumes").recorded(),
     // fio's options that set another one or only what is reported.
     p("randrepeat", "the same offsets and data every run (fio)").recorded(),
     p("zero_buffers", "zero-filled writes (fio)").recorded(),
     p("percentile_list", "latency percentiles reported (fio)").recorded(),
-    p("unified_rw_reporting", "one mixed line per phase (fio)").recorded(),
+    p("unified_rw_reporting", "one mixed line per phase (fio)")
+        .choices(&UnifiedRw::WORDS)
+        .recorded(),
     p("lat_percentiles", "fio's lat percentiles").recorded(),
     p("clat_percentiles", "fio's clat percentiles").recorded(),
     // The machine, the target and the tool.
@@ -567,13 +612,28 @@ mod tests {
         for c in [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm] {
             assert!(choices("cache").contains(&c.as_str()), "{c:?}");
         }
-        // Every choice-valued parameter is one of these three.
+        // Every choice-valued parameter is one of these.
         let with_choices: Vec<&str> = PARAMS
             .iter()
             .filter(|p| !p.choices.is_empty())
             .map(|p| p.key)
             .collect();
-        assert_eq!(with_choices, ["rw", "engine", "cache"]);
+        assert_eq!(
+            with_choices,
+            [
+                "rw",
+                "engine",
+                "cache",
+                "rate_process",
+                "unified_rw_reporting"
+            ]
+        );
+        for w in choices("rate_process") {
+            assert!(RateProcess::parse(w).is_some(), "{w}");
+        }
+        for w in choices("unified_rw_reporting") {
+            assert!(UnifiedRw::parse(w).is_some(), "{w}");
+        }
     }
 
     #[test]

@@ -394,6 +394,16 @@ pub struct PhaseParams {
     /// Stop each job after this many I/Os (fio's `number_ios`); 0 = none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub number_ios: u64,
+    /// fio's run-control options (startdelay, exitall, flow, rate_min,
+    /// latency_target); absent when all are off.
+    #[serde(default, skip_serializing_if = "crate::RunControl::is_off")]
+    pub run_control: Option<crate::RunControl>,
+    /// Every read compared, word by word and inside the timed window,
+    /// with what the job's writes wrote (`buffer_pattern = zero`): IOR's
+    /// `-R` read check as `storlab io500` runs it. A read that differs
+    /// counts as a verify mismatch. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_reads: bool,
 }
 
 fn is_zero_u64(v: &u64) -> bool {
@@ -502,7 +512,7 @@ fn one_second() -> u64 {
 /// `steadystate=bw_slope:0.3%`, `steadystate_duration` and `ss_ramp`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SteadyState {
-    /// `bw` (bytes/s) or `iops`.
+    /// `bw` (bytes/s), `iops` or `lat` (mean latency, ns).
     pub metric: SteadyMetric,
     /// Criterion: `slope` (least-squares slope of the per-interval figure
     /// over the window, in percent of the window's mean per second) or
@@ -523,6 +533,10 @@ pub struct SteadyState {
 pub enum SteadyMetric {
     Bw,
     Iops,
+    /// The mean latency of the I/Os completed in each interval, both
+    /// directions (fio's `lat`, which takes its clat mean; storlab's
+    /// latency spans submission to completion).
+    Lat,
 }
 
 /// How a steady-state window is judged flat.
@@ -646,6 +660,10 @@ pub struct DepthReport {
     /// The mean duration of those calls: the typical overstatement.
     #[serde(default)]
     pub stamp_error_mean_ns: Option<f64>,
+    /// fio's `latency_target` search: the depth it found. Absent without
+    /// a latency target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::LatencyTargetResult>,
 }
 
 /// What was done about the page cache and whether it worked.

@@ -4,10 +4,10 @@
 //! the `mpi` feature names them in `--help` and rejects them with a clear
 //! message (exit 2) instead of "unexpected argument".
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::time::Duration;
-use storlab_bench::cluster::clients::{ClientsError, parse_clients, parse_stonewall};
+use storlab_bench::cluster::clients::{ClientsError, OutsideMpi, parse_clients, parse_stonewall};
 
 /// Which ranks count as the first k clients of `--clients`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -83,19 +83,8 @@ impl ClusterArgs {
         if given.is_empty() {
             return Ok(());
         }
-        let what = given.join(", ");
-        if cfg!(feature = "mpi") {
-            bail!(
-                "{what}: only for a multi-client run; launch storlab with MPI, e.g. \
-                 `mpirun -np 4 storlab bench TARGET {}` or `srun -n 4 storlab bench ...`",
-                given[0]
-            )
-        }
-        bail!(
-            "{what}: only for a multi-client run, and this storlab was built without MPI; \
-             rebuild with `cargo build --release --features mpi` (needs Open MPI or MPICH \
-             and libclang) and launch it with `mpirun -np N storlab bench ...`"
-        )
+        let mpi_built = cfg!(feature = "mpi");
+        Err(OutsideMpi { given, mpi_built }.into())
     }
 }
 

@@ -12,16 +12,16 @@
 //! (the summary) are its parts; sweeps and MPI runs reuse them.
 
 mod cluster_args;
-mod layers;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod repeat;
 
 pub use cluster_args::ClusterArgs;
 use storlab_print::bench::render_table;
+use storlab_types::RunKind;
 
 use crate::commands::run::{
-    Live, OutputFormat, RunArgs, RunDoc, Sink, check_paths, conclude, open_sink_tagged,
+    Live, OutputFormat, RunArgs, RunDoc, Sink, check_paths, conclude, open_sink_tagged, verdict,
 };
 use crate::commands::signals::Signals;
 
@@ -34,9 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storlab_bench::jobspec::Source;
 use storlab_bench::profiles::Profile;
-use storlab_bench::{
-    Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, Verdict, ior, jobspec,
-};
+use storlab_bench::{Control, PhaseSpec, ResolvedJob, RunOutcome, SafetyOptions, ior, jobspec};
 use storlab_types::time::now_rfc3339;
 use storlab_types::{BenchReport, MonitorTimeline, RepeatInfo};
 
@@ -186,7 +184,7 @@ impl BenchCommand {
             let signals = Signals::install()?;
             let (outcome, report, mut doc) = run_once(planned, &self.run, None, &extra, &signals)?;
             if fio_json {
-                doc.json = format!("{:#}", storlab_print::fiojson::render(&report));
+                doc.json = format!("{:#}\n", storlab_print::fiojson::render(&report));
             }
             let mut reply = Reply::doc(doc, self.run.out.rendering());
             reply.outcome = outcome;
@@ -203,10 +201,7 @@ impl BenchCommand {
         let (table, json) = source.dry_run(&planned, &over)?;
         let ior = self.ior.as_deref().map(ior::translate).transpose()?;
         let ior = ior.map(|t| ior::render(&t) + "\n").unwrap_or_default();
-        let doc = RunDoc {
-            table: ior + &table,
-            json,
-        };
+        let doc = RunDoc::new(ior + &table, json + "\n");
         Ok(Reply::doc(doc, self.run.out.rendering()))
     }
 
@@ -244,27 +239,16 @@ impl BenchCommand {
         let mut spec = self.workload.spec()?.clone();
         let groups = self.group.iter().map(|g| storlab_bench::parse_group_arg(g));
         spec.group = groups.collect::<Result<_, _>>()?;
-        let read = |p: &Path, what| crate::commands::common::read_input(p, what);
-        let name = |p: &Path| p.display().to_string();
-        let source = match (&self.ior_job, &self.fio_job, &profile, &self.job) {
-            (Some(t), ..) => Source::Toml {
-                text: t.clone(),
-                name: "--ior".into(),
-            },
-            (_, Some(f), ..) => Source::Fio {
-                text: read(f, "fio job file")?,
-                name: name(f),
-            },
-            (_, _, Some(p), _) => Source::Toml {
-                text: p.job_text.clone(),
-                name: name(&p.job_path()),
-            },
-            (.., Some(j)) => Source::Toml {
-                text: read(j, "job file")?,
-                name: name(j),
-            },
-            _ => Source::of_flags(&spec),
+        let profile_path = profile.as_ref().map(Profile::job_path);
+        let given = jobspec::Given {
+            ior: self.ior_job.as_deref(),
+            fio: self.fio_job.as_deref(),
+            profile: (profile.as_ref().zip(profile_path.as_deref()))
+                .map(|(p, path)| (p.job_text.as_str(), path)),
+            job: self.job.as_deref(),
         };
+        let read = |p: &Path, what: &str| crate::commands::common::read_input(p, what);
+        let source = Source::pick(given, &spec, read)?;
         let planned = source.build(target.as_deref(), &spec)?;
         Ok((planned, profile, source, spec))
     }
@@ -299,10 +283,11 @@ fn run_once(
     warnings.extend(job.warnings.iter().cloned());
     let modes: Vec<_> = job.phases.iter().map(|p| p.cache).collect();
     if let Some(f) = job.target.files.first() {
-        warnings.extend(layers::page_cache_warning(&f.path, &modes));
+        let found = storlab_monitor::page_cache::page_cache_only(&f.path, &modes);
+        warnings.extend(found.map(|w| w.to_string()));
     }
     let header = job.header(started_at, warnings, repeat.cloned());
-    if let Err(e) = sink.begin("bench", &header) {
+    if let Err(e) = sink.begin(RunKind::Bench, &header) {
         job.target.cleanup();
         return Err(e);
     }
@@ -314,22 +299,6 @@ fn run_once(
         text
     })?;
     Ok((verdict(&report, ending, signal), report, doc))
-}
-
-/// The exit code of a saved and reported run.
-fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
-    if let Some(o) = ending {
-        return o;
-    }
-    match Verdict::of(report, signal.is_some()) {
-        Verdict::VerifyFailed(n) => {
-            eprintln!("storlab: verify: {n} block(s) failed verification");
-            Outcome::Failed
-        }
-        Verdict::Signalled => Outcome::Interrupted,
-        Verdict::StoppedEarly => Outcome::Error,
-        Verdict::Ok => Outcome::Ok,
-    }
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`).
@@ -356,55 +325,14 @@ fn measure(
     let names = job.phases.iter().map(|p| p.name.clone()).collect();
     let live = Live::start(Arc::clone(&control), signals.clone(), args.quiet, names);
     let mut notes = Vec::new();
-    let sampler = args.monitor.then(|| {
-        let at = job.target.files[0].path.clone();
-        storlab_monitor::Sampler::for_path(&at, storlab_monitor::Layer::All, args.monitor_interval)
-            .map(|s| s.spawn())
-            .map_err(|e| {
-                format!(
-                    "--monitor: cannot sample the devices under {}: {e}",
-                    at.display()
-                )
-            })
-    });
-    let sampler = match sampler {
-        Some(Ok(h)) => Some(h),
-        Some(Err(w)) => {
-            notes.push(w);
-            None
-        }
-        None => None,
-    };
+    let mut warn = |w: storlab_monitor::sampler::RunSampling| notes.push(w.to_string());
+    let at = &job.target.files[0].path;
+    let sampler = (args.monitor)
+        .then(|| storlab_monitor::sampler::sample_run(at, args.monitor_interval))
+        .and_then(|s| s.map_err(&mut warn).ok());
     let mut outcome = storlab_bench::run(job, &control, |phase| sink.phase(phase));
-    let monitor = sampler.and_then(|h| {
-        h.stop()
-            .map_err(|e| notes.push(format!("--monitor: sampling failed: {e}")))
-            .ok()
-    });
+    let monitor = sampler.and_then(|h| h.stop_run().map_err(&mut warn).ok());
     live.stop();
     outcome.warnings.extend(notes);
     (outcome, monitor, signals.received())
-}
-
-/// Save, write and print the results of an MPI run on rank 0 (`print`:
-/// the table or JSON on stdout); make sure they exist somewhere; pick the
-/// exit code.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-fn emit(
-    report: BenchReport,
-    args: &RunArgs,
-    sink: &mut Sink,
-    signal: Option<i32>,
-    print: bool,
-    extra: &dyn Fn(&BenchReport) -> Option<String>,
-) -> Result<(Outcome, Option<BenchReport>)> {
-    let (report, doc, ending) = conclude(report, sink, |r| {
-        let mut text = render_table(r);
-        text.extend(extra(r));
-        text
-    })?;
-    if print {
-        crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
-    }
-    Ok((verdict(&report, ending, signal), Some(report)))
 }

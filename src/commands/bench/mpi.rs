@@ -21,6 +21,9 @@ use storlab_bench::Control;
 use storlab_cluster::bench::run::{BenchFront, ClusterRun, run_bench};
 use storlab_cluster::bench::{Ranks, SyncOptions};
 use storlab_cluster::step::Failed;
+use storlab_print::bench::render_table;
+use storlab_print::cluster::render_cluster;
+use storlab_types::RunKind;
 use storlab_types::{BenchReport, CacheMode, PhaseResult, RepeatInfo};
 
 /// Whether this process was started by an MPI launcher.
@@ -114,7 +117,7 @@ impl BenchFront for Front<'_> {
     }
 
     fn begin(&mut self, sink: &mut Sink, header: &BenchReport) -> Result<(), Failed> {
-        sink.begin("bench", header).map_err(Failed::of)
+        sink.begin(RunKind::Bench, header).map_err(Failed::of)
     }
 
     fn phase(&mut self, sink: &mut Sink, phase: &PhaseResult) {
@@ -138,9 +141,8 @@ impl BenchFront for Front<'_> {
     }
 
     fn cache_warnings(&self, file: &Path, modes: &[CacheMode]) -> Vec<String> {
-        super::layers::page_cache_warning(file, modes)
-            .into_iter()
-            .collect()
+        let found = storlab_monitor::page_cache::page_cache_only(file, modes);
+        found.map(|w| w.to_string()).into_iter().collect()
     }
 
     fn repeat_starts(&mut self, i: &RepeatInfo) {
@@ -196,9 +198,10 @@ fn emit_cluster(
 ) -> Result<(Outcome, Option<i64>)> {
     // -q: one screen, whatever the number of ranks.
     let quiet = args.quiet && matches!(args.out.format(), OutputFormat::Table);
-    let cluster = |r: &BenchReport| Some(storlab_print::cluster::render_cluster(r));
     let summary = (print && quiet).then(|| storlab_print::cluster::render_quiet(&report));
-    let (out, _) = super::emit(report, args, sink, signal, print && !quiet, &cluster)?;
+    let flags = (signal, print && !quiet);
+    let table = |r: &BenchReport| format!("{}{}", render_table(r), render_cluster(r));
+    let (out, _) = crate::commands::run::emit(report, args, sink, flags, table)?;
     if let Some(text) = summary {
         let saved = sink
             .run_id()

@@ -8,6 +8,7 @@
 
 use super::{OutputFormat, PlannedJob, RunArgs, RunDoc, run_once};
 use crate::Outcome;
+use crate::commands::outfile::BENCH_REPEAT_DOCUMENT;
 use crate::output::{Rendering, Reply};
 use anyhow::Result;
 pub use storlab_bench::repeat::group_id;
@@ -15,8 +16,8 @@ use storlab_bench::repeat::{SeriesDoc, summarize};
 use storlab_print::repeat::{render, render_ior};
 use storlab_types::{BenchReport, RepeatInfo};
 
-/// The end of an MPI `--repeat` series on rank 0: the summary table and
-/// IOR's, or one JSON document with every run and the summary.
+/// The end of an MPI `--repeat` series on rank 0: what [`series`] makes,
+/// in the format asked for.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub fn print_ior_summary(
     args: &RunArgs,
@@ -24,25 +25,23 @@ pub fn print_ior_summary(
     count: u32,
     runs: &[BenchReport],
 ) -> Result<()> {
-    let summary = summarize(runs);
+    let doc = series(group, count, runs)?;
     match args.out.format() {
-        OutputFormat::Table => crate::output::print(&format!(
-            "{}{}",
-            render(group, count, &summary),
-            render_ior(&summary)
-        )),
-        OutputFormat::Json | OutputFormat::FioJson => {
-            crate::output::print_json(&serde_json::json!({
-                "tool": {"name": "storlab", "version": storlab_types::STORLAB_VERSION},
-                "document": crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
-                "schema_version": storlab_types::SCHEMA_VERSION,
-                "repeat_group": group,
-                "count": count,
-                "summary": summary,
-                "runs": runs,
-            }))
-        }
+        OutputFormat::Table => crate::output::print(&doc.text),
+        OutputFormat::Json | OutputFormat::FioJson => crate::output::print(&doc.json),
     }
+}
+
+/// A series' summary table (and IOR's), and its one JSON document with
+/// every run and the summary.
+fn series(group: &str, count: u32, runs: &[BenchReport]) -> Result<RunDoc> {
+    let summary = summarize(runs);
+    let doc = SeriesDoc::new(BENCH_REPEAT_DOCUMENT, group, count, &summary, runs);
+    let table = format!("{}{}", render(group, count, &summary), render_ior(&summary));
+    Ok(RunDoc::new(
+        table,
+        serde_json::to_string_pretty(&doc)? + "\n",
+    ))
 }
 
 /// Run the planned job `count` times; stops at the first repeat that fails
@@ -93,32 +92,16 @@ pub fn run(
             break;
         }
     }
-    let summary = summarize(&runs);
-    let doc = SeriesDoc {
-        // What wrote it: how --json-out knows the file is its own next time.
-        tool: storlab_types::ToolInfo::storlab(),
-        document: crate::commands::outfile::BENCH_REPEAT_DOCUMENT,
-        schema_version: storlab_types::SCHEMA_VERSION,
-        repeat_group: &group,
-        count,
-        summary: &summary,
-        runs: &runs,
-    };
-    let json = serde_json::to_string_pretty(&doc)?;
+    let doc = series(&group, count, &runs)?;
     if let Some(permit) = &json_out
-        && let Err(e) = permit.write(format!("{json}\n").as_bytes())
+        && let Err(e) = permit.write(doc.json.as_bytes())
     {
-        crate::output::print_error(&e);
+        crate::output::print_error(&e.into());
         if outcome == Outcome::Ok {
             outcome = Outcome::Error;
         }
     }
-    let table = format!(
-        "{}{}",
-        render(&group, count, &summary),
-        render_ior(&summary)
-    );
-    let mut reply = Reply::doc(RunDoc { table, json }, args.out.rendering());
+    let mut reply = Reply::doc(doc, args.out.rendering());
     reply.outcome = outcome;
     Ok(reply)
 }

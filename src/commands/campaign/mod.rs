@@ -10,7 +10,7 @@
 use crate::Outcome;
 use crate::commands::common::{DbArgs, OutputKind, check_output_path};
 use crate::commands::outfmt::{OutputArgs, TableFormat};
-use crate::output::{self, Document, Rendering, Reply};
+use crate::output::{self, Rendered, Rendering, Reply};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser};
 use std::io::IsTerminal;
@@ -68,7 +68,10 @@ impl CampaignCommand {
         let camp = self.load()?;
         let how = self.out.rendering();
         if self.dry_run {
-            return Ok(Reply::doc(Plan(camp), how));
+            // Every cell with its expanded commands.
+            let text = describe(&camp.id, &camp.campaign);
+            let json = output::json_text(&PlanDoc::new(&camp.id, &camp.dir, &camp.campaign))?;
+            return Ok(Reply::doc(Rendered::new(text, json), how));
         }
         // Setup commands may destroy data: asked once for the whole campaign.
         let stdin = std::io::stdin();
@@ -101,7 +104,7 @@ impl CampaignCommand {
             (false, true) => Outcome::Ok,
             (false, false) => Outcome::Failed,
         };
-        let mut reply = Reply::doc(Ended(sum), how);
+        let mut reply = Reply::doc(ended(&sum)?, how);
         reply.outcome = outcome;
         Ok(reply)
     }
@@ -177,31 +180,12 @@ impl Tell for Words<'_> {
     }
 }
 
-/// `--dry-run`: every cell with its expanded commands.
-struct Plan(Run);
-
-impl Document for Plan {
-    fn human(&self) -> Result<String> {
-        Ok(describe(&self.0.id, &self.0.campaign))
-    }
-    fn json(&self) -> Result<String> {
-        let r = &self.0;
-        output::json_text(&PlanDoc::new(&r.id, &r.dir, &r.campaign))
-    }
-}
-
 /// The end: the comparison across cells, each cell's status and log.
-struct Ended(Summary);
-
-impl Document for Ended {
-    fn human(&self) -> Result<String> {
-        let (s, (rows, missing)) = (&self.0, self.0.comparison());
-        let (failed, report, r) = (s.failed(), s.report.as_deref(), &s.run);
-        let text = storlab_print::campaign::result_text;
-        let (rows, failed) = ((&rows[..], &missing[..]), (&failed[..], &s.notes[..]));
-        Ok(text(&r.id, &r.campaign, rows, failed, &r.dir.path, report))
-    }
-    fn json(&self) -> Result<String> {
-        Ok(self.0.json()? + "\n")
-    }
+fn ended(s: &Summary) -> Result<Rendered> {
+    let ((rows, missing), failed) = (s.comparison(), s.failed());
+    let (report, r) = (s.report.as_deref(), &s.run);
+    let text = storlab_print::campaign::result_text;
+    let (rows, failed) = ((&rows[..], &missing[..]), (&failed[..], &s.notes[..]));
+    let text = text(&r.id, &r.campaign, rows, failed, &r.dir.path, report);
+    Ok(Rendered::new(text, s.json()? + "\n"))
 }

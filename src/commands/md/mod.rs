@@ -28,6 +28,7 @@ use storlab_md::session::LiveLine;
 use storlab_md::session::SessionError;
 use storlab_md::{Control, MdSpec, Op, Posix};
 use storlab_types::BenchReport;
+use storlab_types::RunKind;
 
 const MD_HELP: &str = "\
 mdtest's options are accepted where they map cleanly: -n N (items per rank:
@@ -182,8 +183,8 @@ impl MdCommand {
         let control = Arc::new(Control::new());
         let quiet = self.run.quiet;
         let begin = |header: &BenchReport| {
-            sink.borrow_mut().begin("md", header)?;
-            let watcher = Watcher::start(Arc::clone(&control), signals.clone(), &spec, quiet);
+            sink.borrow_mut().begin(RunKind::Md, header)?;
+            let watcher = watch(Arc::clone(&control), signals.clone(), &spec, quiet);
             Ok::<_, anyhow::Error>(move || watcher.stop())
         };
         let ran = storlab_md::session::run_solo(
@@ -211,7 +212,7 @@ impl MdCommand {
             storlab_print::md::render,
         )?;
         let mut reply = Reply::doc(doc, self.run.out.rendering());
-        reply.outcome = verdict(&report, ending, signals.received());
+        reply.outcome = crate::commands::run::verdict(&report, ending, signals.received());
         Ok(reply)
     }
 }
@@ -246,34 +247,15 @@ fn emit(
     sink: &mut Sink,
     signal: Option<i32>,
 ) -> Result<Outcome> {
-    let (report, doc, ending) = conclude(report, sink, storlab_print::md::render)?;
-    crate::output::emit(Reply::doc(doc, args.out.rendering()))?;
-    Ok(verdict(&report, ending, signal))
-}
-
-/// The exit code of a saved and reported md run.
-fn verdict(report: &BenchReport, ending: Option<Outcome>, signal: Option<i32>) -> Outcome {
-    match ending {
-        Some(o) => o,
-        None if signal.is_some() => Outcome::Interrupted,
-        None if report.interrupted => Outcome::Error,
-        None => Outcome::Ok,
-    }
+    let md = storlab_print::md::render;
+    Ok(crate::commands::run::emit(report, args, sink, (signal, true), md)?.0)
 }
 
 /// The watcher of an md run: signals → stop requests, and the progress
 /// line ([`LiveLine`]: items done and the rate), on the shared [`Live`].
-struct Watcher(Live);
-
-impl Watcher {
-    fn start(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Watcher {
-        let line = LiveLine::new(spec);
-        Watcher(Live::watch(Progress { control, line }, signals, quiet))
-    }
-
-    fn stop(self) {
-        self.0.stop();
-    }
+fn watch(control: Arc<Control>, signals: Signals, spec: &MdSpec, quiet: bool) -> Live {
+    let line = LiveLine::new(spec);
+    Live::watch(Progress { control, line }, signals, quiet)
 }
 
 /// What an md run's watcher watches and draws.

@@ -6,7 +6,7 @@
 //! it drives ([`MdFront`]: the store, the progress line, the signals,
 //! the printing).
 
-use super::{MdCommand, Signals, Sink, Watcher, emit, host, remove_run_dir};
+use super::{Live, MdCommand, Signals, Sink, emit, host, remove_run_dir, watch};
 use crate::Outcome;
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use storlab_cluster::md::run::{MdFront, run_md};
 use storlab_cluster::step::Failed;
 use storlab_md::session::final_report;
 use storlab_md::{Control, MdError, MdSpec, RankPhase, Tree};
+use storlab_types::RunKind;
 use storlab_types::{BenchReport, PhaseResult};
 
 /// `storlab md` under MPI: the whole run on every rank.
@@ -40,7 +41,7 @@ struct Front<'a> {
     cmd: &'a MdCommand,
     spec: &'a MdSpec,
     signals: Option<Signals>,
-    watcher: Option<Watcher>,
+    watcher: Option<Live>,
 }
 
 impl MdFront for Front<'_> {
@@ -59,7 +60,7 @@ impl MdFront for Front<'_> {
     fn watch_start(&mut self, control: &Arc<Control>, quiet: bool) {
         if let Some(signals) = &self.signals {
             let c = Arc::clone(control);
-            self.watcher = Some(Watcher::start(c, signals.clone(), self.spec, quiet));
+            self.watcher = Some(watch(c, signals.clone(), self.spec, quiet));
         }
     }
 
@@ -105,7 +106,7 @@ fn prepare(cmd: &MdCommand, target: &Path) -> Result<(PathBuf, (BenchReport, Sin
     sink.json_out_to(json_out);
     let (dir, info) = storlab_bench::own_run_dir(target)?;
     let header = BenchReport::new(host()?, info);
-    if let Err(e) = sink.begin("md", &header) {
+    if let Err(e) = sink.begin(RunKind::Md, &header) {
         remove_run_dir(&dir);
         return Err(e);
     }

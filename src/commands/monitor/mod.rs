@@ -5,7 +5,7 @@ mod output;
 
 pub use output::MonitorFormat;
 
-use crate::output::{Document, Rendering, Reply};
+use crate::output::{Rendered, Rendering, Reply, Shown};
 use anyhow::Context;
 use clap::Args;
 use std::ffi::OsString;
@@ -16,6 +16,7 @@ use storlab_monitor::prometheus::MetricsServer;
 use storlab_monitor::sampler::now_rfc3339;
 use storlab_monitor::session::{self, Frontend, Notice, Session, Setup};
 use storlab_monitor::{DeviceTree, Layer, SysPaths, positional};
+use storlab_types::RunKind;
 
 /// Watch block devices: MB/s, IOPS, latency and utilisation per interval,
 /// with iostat -x definitions, without double counting stacked devices.
@@ -140,7 +141,7 @@ impl MonitorCommand {
                 MonitorFormat::Json | MonitorFormat::Jsonl => Rendering::Json,
                 _ => Rendering::Human,
             };
-            return Ok(Reply::doc(TreeDoc(tree), how));
+            return Ok(Reply::doc(Shown::new(tree, DeviceTree::render), how));
         }
 
         if tree.is_none() {
@@ -196,7 +197,7 @@ impl MonitorCommand {
             let host = storlab_host::host_info();
             let report =
                 session::monitor_record(done.timeline.clone(), &targets, host, now_rfc3339());
-            let id = store.save_run("monitor", &report, &tags, self.labels.note())?;
+            let id = store.save_run(RunKind::Monitor, &report, &tags, self.labels.note())?;
             eprintln!(
                 "storlab: saved as run {id} in {} (storlab show {id})",
                 self.db.db.display()
@@ -205,7 +206,8 @@ impl MonitorCommand {
         done.display_result()?;
         // Ctrl-C is how a monitor is normally stopped: not an error.
         Ok(if format == MonitorFormat::Json && done.display_ok() {
-            Reply::doc(TimelineDoc(done.timeline), Rendering::Json)
+            let json = crate::output::json_text(&done.timeline)?;
+            Reply::doc(Rendered::same(json), Rendering::Json)
         } else {
             Reply::done(crate::Outcome::Ok)
         })
@@ -250,29 +252,5 @@ impl Frontend for Terminal {
         // Not eprintln!: stderr may be broken too, and that must not end
         // the recording either.
         let _ = writeln!(std::io::stderr(), "storlab: {notice}");
-    }
-}
-
-/// `--tree`: the device stack, drawn or as JSON.
-struct TreeDoc(DeviceTree);
-
-impl Document for TreeDoc {
-    fn human(&self) -> anyhow::Result<String> {
-        Ok(self.0.render())
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        crate::output::json_text(&self.0)
-    }
-}
-
-/// `--output-format json`: the whole timeline, as the store keeps it.
-struct TimelineDoc(storlab_types::MonitorTimeline);
-
-impl Document for TimelineDoc {
-    fn human(&self) -> anyhow::Result<String> {
-        self.json()
-    }
-    fn json(&self) -> anyhow::Result<String> {
-        crate::output::json_text(&self.0)
     }
 }

@@ -27,7 +27,7 @@ pub(super) struct LayoutArgs {
     workloads: storlab_plan::spec::WorkloadChoice,
     /// Stored runs on this hardware (an id, latest, tag:K=V): each phase's measured
     /// throughput beside the model's prediction for that workload
-    #[arg(long, value_name = "RUN", value_parser = crate::commands::common::parse_run_arg)]
+    #[arg(long, value_name = "RUN", value_parser = storlab_store::RunSelector::parse)]
     against: Vec<storlab_store::RunSelector>,
     #[command(flatten)]
     db: crate::commands::common::DbArgs,

@@ -58,15 +58,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_save: bool,
     /// Sampling interval of --monitor
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = storlab_types::parse_duration)]
     pub monitor_interval: Duration,
     /// `bench --write-iolog`: where the run's workers record their I/O.
     #[arg(skip)]
     pub iolog: Option<std::sync::Arc<storlab_bench::iolog::Sink>>,
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    storlab_types::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// The target and `--json-out` against the database and the output rules:
@@ -76,42 +72,21 @@ pub fn check_paths(target: Option<&Path>, args: &RunArgs) -> Result<Option<Permi
 }
 
 /// [`check_paths`] for a command whose `--json-out` is of another `kind`
-/// (sweep).
+/// (sweep): [`crate::commands::outfile::check_run_paths`].
 pub fn check_paths_as(
     target: Option<&Path>,
     args: &RunArgs,
     kind: crate::commands::common::OutputKind,
 ) -> Result<Option<Permit>> {
-    use crate::commands::common::{check_output_path, database_file};
     // bench takes its fio-json (`OutputArgs::take_fio_json`) before this.
     if args.out.format() == OutputFormat::FioJson {
         anyhow::bail!(
             "--output-format fio-json is a format of `storlab bench` only: use --output-format json here"
         );
     }
-    if let Some(t) = target
-        && let Some(which) = database_file(t, &args.db.db)
-    {
-        anyhow::bail!(
-            "{} is storlab's results database ({}): benchmarking it would destroy every stored run; \
-             give a directory, a new file name or a disk",
-            t.display(),
-            which.display()
-        );
-    }
-    let Some(out) = &args.json_out else {
-        return Ok(None);
-    };
-    let permit = check_output_path(out, &args.db.db, args.force, kind)?;
-    if let Some(t) = target
-        && crate::commands::common::same_file(out, t)
-    {
-        anyhow::bail!(
-            "--json-out {} is the benchmark's target: choose another file name",
-            out.display()
-        );
-    }
-    Ok(Some(permit))
+    let (out, db) = (args.json_out.as_deref(), &args.db.db);
+    let check = crate::commands::outfile::check_run_paths;
+    Ok(check(target, out, db, args.force, kind)?)
 }
 
 /// Open the store and check the labels (or nothing, with `--no-save`),
@@ -133,4 +108,45 @@ pub fn open_sink_tagged(args: &RunArgs, extra: &[(&str, String)]) -> Result<Sink
         tags,
         args.record.note().map(String::from),
     ))
+}
+
+/// The exit code of a saved and reported run (bench and md): how the save
+/// ended (`ending`), else `storlab_bench::Verdict` of the record.
+pub fn verdict(
+    report: &storlab_types::BenchReport,
+    ending: Option<crate::Outcome>,
+    signal: Option<i32>,
+) -> crate::Outcome {
+    use crate::Outcome;
+    use storlab_bench::Verdict;
+    if let Some(o) = ending {
+        return o;
+    }
+    match Verdict::of(report, signal.is_some()) {
+        Verdict::VerifyFailed(n) => {
+            eprintln!("storlab: verify: {n} block(s) failed verification");
+            Outcome::Failed
+        }
+        Verdict::Signalled => Outcome::Interrupted,
+        Verdict::StoppedEarly => Outcome::Error,
+        Verdict::Ok => Outcome::Ok,
+    }
+}
+
+/// Save, write and print (with `print`: the table from `table`, or JSON,
+/// on stdout) the results of an MPI run on rank 0; make sure they exist
+/// somewhere; the exit code ([`verdict`]) and the record.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn emit(
+    report: storlab_types::BenchReport,
+    args: &RunArgs,
+    sink: &mut Sink,
+    (signal, print): (Option<i32>, bool),
+    table: impl FnOnce(&storlab_types::BenchReport) -> String,
+) -> Result<(crate::Outcome, storlab_types::BenchReport)> {
+    let (report, doc, ending) = conclude(report, sink, table)?;
+    if print {
+        crate::output::emit(crate::output::Reply::doc(doc, args.out.rendering()))?;
+    }
+    Ok((verdict(&report, ending, signal), report))
 }

@@ -47,7 +47,11 @@ impl Sink {
     }
 
     /// Save the run header (of run kind `kind`).
-    pub fn begin(&mut self, kind: &str, header: &BenchReport) -> Result<()> {
+    pub fn begin(
+        &mut self,
+        kind: impl Into<storlab_types::RunKind>,
+        header: &BenchReport,
+    ) -> Result<()> {
         Ok(self.rec.begin(kind, header)?)
     }
 
@@ -66,19 +70,7 @@ impl Sink {
 /// A finished run's result as `main` shows it: the table (with what
 /// follows it: a profile's figures, where the run was saved) or the JSON
 /// record.
-pub struct RunDoc {
-    pub table: String,
-    pub json: String,
-}
-
-impl crate::output::Document for RunDoc {
-    fn human(&self) -> Result<String> {
-        Ok(self.table.clone())
-    }
-    fn json(&self) -> Result<String> {
-        Ok(format!("{}\n", self.json))
-    }
-}
+pub type RunDoc = crate::output::Rendered;
 
 /// The end of every run (bench and md): save the whole record, write
 /// `--json-out`, build the document (`table` renders the record; where it
@@ -101,7 +93,7 @@ pub fn conclude(
     if let Some(permit) = sink.json_out()
         && let Err(e) = permit.write(format!("{json}\n").as_bytes())
     {
-        crate::output::print_error(&e);
+        crate::output::print_error(&e.into());
         lost |= saved.is_none();
         json_out_failed = true;
     }
@@ -113,7 +105,7 @@ pub fn conclude(
         ));
     }
     let ending = report_ending(&report, &json, lost, json_out_failed);
-    Ok((report, RunDoc { table: text, json }, ending))
+    Ok((report, RunDoc::new(text, json + "\n"), ending))
 }
 
 /// What every run prints after its summary, in one place for bench and md:

@@ -17,13 +17,8 @@ pub fn write(
     t: &SweepTotals,
 ) -> Result<()> {
     let png = crate::commands::outfile::chart_is_png(permit.path())?;
-    let svg = build(results, keys, t)?;
-    let bytes = if png {
-        storlab_report::svg_to_png(&svg, 2.0)?
-    } else {
-        svg.into_bytes()
-    };
-    permit.write(&bytes)
+    let bytes = storlab_report::chart_file(build(results, keys, t)?, png)?;
+    Ok(permit.write(&bytes)?)
 }
 
 /// How the first varied option's values read on the x axis.

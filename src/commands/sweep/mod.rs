@@ -21,7 +21,7 @@ use crate::commands::run::{self, Live, OutputFormat, RunArgs, Sink, write_fallba
 use crate::commands::signals::Signals;
 use crate::commands::workload::WorkloadArgs;
 use crate::commands::workload::find_profile;
-use crate::output::{Document, Reply};
+use crate::output::{Rendered, Reply};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -38,6 +38,7 @@ use storlab_bench::sweeper::{
 pub use storlab_bench::sweeper::{PointResult, SweepTotals};
 use storlab_bench::{Control, SafetyOptions, SweepPoint, Vary, expand_sweep};
 use storlab_store::{RunFilter, RunStatus, RunSummary, Store};
+use storlab_types::RunKind;
 use storlab_types::{BenchReport, PhaseResult};
 
 const SWEEP_HELP: &str = "\
@@ -303,7 +304,7 @@ impl SweepCommand {
         }
         let chart = self.chart.as_deref().filter(|_| chart_err.is_none());
         let table = storlab_print::sweep::render_with_chart(results, &keys, &totals, chart);
-        let mut reply = Reply::doc(Swept { table, json }, self.run.out.rendering());
+        let mut reply = Reply::doc(Rendered::new(table, json), self.run.out.rendering());
         reply.outcome = if let Some(e) = chart_err {
             eprintln!("storlab: error: {e}");
             Outcome::Error
@@ -319,22 +320,6 @@ impl SweepCommand {
             Outcome::Ok
         };
         Ok(reply)
-    }
-}
-
-/// The sweep's result: the table (with the chart's line) or the sweeper's
-/// JSON document.
-struct Swept {
-    table: String,
-    json: String,
-}
-
-impl Document for Swept {
-    fn human(&self) -> Result<String> {
-        Ok(self.table.clone())
-    }
-    fn json(&self) -> Result<String> {
-        Ok(self.json.clone())
     }
 }
 
@@ -390,7 +375,7 @@ impl PointSink for StoreSink<'_> {
             point_tags(&self.tags, &self.sweep_id, point),
             self.args.record.note().map(String::from),
         );
-        let begun = sink.begin("bench", header).map_err(words);
+        let begun = sink.begin(RunKind::Bench, header).map_err(words);
         self.sink = Some(sink);
         begun
     }

@@ -22,6 +22,31 @@ pub enum ClientsError {
     NotIncreasing(u32),
 }
 
+/// Multi-client flags (`given`, as typed) outside an MPI launch, where
+/// they mean nothing: how to launch one, or (`mpi_built` false) how to
+/// build a storlab that can.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: only for a multi-client run{}", given.join(", "), outside_mpi_remedy(given, *mpi_built))]
+pub struct OutsideMpi {
+    pub given: Vec<&'static str>,
+    pub mpi_built: bool,
+}
+
+fn outside_mpi_remedy(given: &[&str], mpi_built: bool) -> String {
+    if mpi_built {
+        format!(
+            "; launch storlab with MPI, e.g. `mpirun -np 4 storlab bench TARGET {}` or \
+             `srun -n 4 storlab bench ...`",
+            given.first().copied().unwrap_or_default()
+        )
+    } else {
+        ", and this storlab was built without MPI; rebuild with `cargo build --release \
+         --features mpi` (needs Open MPI or MPICH and libclang) and launch it with \
+         `mpirun -np N storlab bench ...`"
+            .to_string()
+    }
+}
+
 /// The client counts of `--clients`: `1,2,4,8` (strictly increasing,
 /// each at least 1).
 pub fn parse_clients(s: &str) -> Result<Vec<u32>, ClientsError> {
@@ -134,6 +159,26 @@ pub fn working_set_warnings(
 
 #[cfg(test)]
 mod tests {
+    /// Outside MPI the flags given are named with how to launch (or build)
+    /// a multi-client run.
+    #[test]
+    fn multi_client_flags_outside_mpi_say_how() {
+        let e = OutsideMpi {
+            given: vec!["--clients", "--stonewall"],
+            mpi_built: true,
+        };
+        assert_eq!(
+            e.to_string(),
+            "--clients, --stonewall: only for a multi-client run; launch storlab with MPI, e.g. \
+             `mpirun -np 4 storlab bench TARGET --clients` or `srun -n 4 storlab bench ...`"
+        );
+        let e = OutsideMpi {
+            given: vec!["--reorder-tasks"],
+            mpi_built: false,
+        };
+        assert!(e.to_string().starts_with("--reorder-tasks: only for a multi-client run, and this storlab was built without MPI; rebuild with `cargo build --release --features mpi`"), "{e}");
+    }
+
     use super::*;
     use proptest::prelude::*;
 

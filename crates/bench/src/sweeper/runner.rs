@@ -18,9 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 use storlab_types::time::now_rfc3339;
-use storlab_types::{
-    BenchReport, HostInfo, PhaseResult, SCHEMA_VERSION, STORLAB_VERSION, TargetInfo, ToolInfo,
-};
+use storlab_types::{BenchReport, HostInfo, PhaseResult, TargetInfo};
 
 /// How a sweep runs: its id, the command line its runs record, the target
 /// and what may be done to it.
@@ -251,24 +249,11 @@ fn header(
     target: &TargetInfo,
     warnings: Vec<String>,
 ) -> BenchReport {
+    // The one constructor, with the sweep's command line and warnings.
     BenchReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "storlab".into(),
-            version: STORLAB_VERSION.into(),
-        },
         command_line: run.command_line.clone(),
-        started_at: now_rfc3339(),
-        finished_at: String::new(),
-        interrupted: false,
-        stop_reason: None,
-        host: host.clone(),
-        target: target.clone(),
-        phases: Vec::new(),
         warnings,
-        monitor: None,
-        repeat: None,
-        replay: None,
+        ..BenchReport::new(host.clone(), target.clone())
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Duration;
 use storlab_bench::{Control, ResolvedJob, SafetyOptions};
-use storlab_types::{CacheMode, FileLayout, PhaseParams, PhaseResult};
+use storlab_types::{BufferPattern, CacheMode, FileLayout, PhaseParams, PhaseResult};
 
 /// What one IOR job does (IOR's terms).
 #[derive(Debug, Clone)]
@@ -92,6 +92,12 @@ impl IorJob {
             // IOR writes into a new file; storlab's is sparse, not
             // pre-allocated.
             p.fallocate = false;
+            // io500's IOR data (`--dataPacketType=timestamp`) is one buffer
+            // made once and written unchanged by every transfer, and its
+            // reads (`-R`) compare every word of every transfer with it,
+            // inside the timed window; the 4 KiB random read does not check.
+            p.buffer_pattern = BufferPattern::Zero;
+            p.check_reads = p.rw.reads() && p.name != "ior-rnd4K-easy-read";
             if exact != surrogate && p.name != "ior-rnd4K-easy-read" {
                 for b in &mut p.bs {
                     b.bs_bytes = exact;

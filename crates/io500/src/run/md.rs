@@ -4,13 +4,17 @@
 //! out as mdtest's `-W` does (every rank goes on to the busiest rank's
 //! count), and stat, read and delete work on exactly the items made,
 //! each rank on another rank's items (mdtest's `-N 1`: stat visits rank
-//! r+1, read r+2, delete r+3, as mdtest names them).
+//! r+1, read r+2, delete r+3, as mdtest names them). As io500 runs mdtest,
+//! each create ends with a sync inside its window (`-Y`) and each read
+//! compares the bytes it read with the bytes written (`-X`). Every
+//! operation names its file by its whole path, as mdtest does
+//! ([`PosixPaths`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
-use storlab_md::{Control, Item, MdSpec, Op, PlannedPhase, Posix, RankPhase, RankSync, Steps};
+use storlab_md::{Control, Item, MdSpec, Op, PlannedPhase, PosixPaths, RankPhase, RankSync, Steps};
 
 /// The two mdtest workloads of io500.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,8 +200,10 @@ fn rank_loop(
                 let _ = out.send(Err(why));
                 return;
             }
-            match Steps::new(&Posix, &specs[i], &bases[i], sync) {
-                Ok(s) => steps[i] = Some(s),
+            match Steps::new(&PosixPaths, &specs[i], &bases[i], sync) {
+                // io500's mdtest creates end with `-Y` (sync, timed) and
+                // mdtest-hard-read checks what it read (`-X`).
+                Ok(s) => steps[i] = Some(s.sync_creates(true).verify_reads(true)),
                 Err(e) => {
                     let _ = out.send(Err(e.to_string()));
                     return;
@@ -210,7 +216,7 @@ fn rank_loop(
             op: cmd.op,
             timed: true,
         };
-        let r = s.step(&Posix, sync, control, ph, shift_of(cmd.op), true);
+        let r = s.step(&PosixPaths, sync, control, ph, shift_of(cmd.op), true);
         if out.send(Ok(r)).is_err() {
             return;
         }

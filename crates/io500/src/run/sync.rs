@@ -80,3 +80,84 @@ impl PhaseSync for LocalSync {
         Some(v)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_types::RwMode;
+
+    /// Two jobs write 1 MiB at a time under `LocalSync`, job 1 ten times
+    /// slower than job 0 (a deterministic rate limit on one rank: job 0
+    /// may have issued 1 MiB per ms since the start, job 1 1 MiB per
+    /// 10 ms), obeying the limits and the phase stop as bench's workers
+    /// do, the stonewall at 150 ms. Each job's bytes at the end and the
+    /// extents the read is given.
+    fn stonewalled(wear_out: bool) -> (Vec<u64>, Option<Vec<u64>>) {
+        const MIB: u64 = 1 << 20;
+        let control = Control::new(2);
+        let sync = LocalSync::new(Duration::from_millis(150), wear_out);
+        let p = PhaseParams {
+            rw: RwMode::Write,
+            ..PhaseParams::default()
+        };
+        sync.share(0, &p);
+        let epoch = sync.start(false).expect("started");
+        std::thread::scope(|s| {
+            let hs: Vec<_> = [1u64, 10]
+                .into_iter()
+                .enumerate()
+                .map(|(j, ms)| {
+                    let job = &control.jobs[j];
+                    let stop = &control.phase_stop;
+                    s.spawn(move || {
+                        loop {
+                            let (done, limit) = (
+                                job.issued_bytes.load(Ordering::Relaxed),
+                                job.limit_bytes.load(Ordering::Relaxed),
+                            );
+                            let limited = limit > 0 && done >= limit;
+                            if stop.load(Ordering::Relaxed) || limited || done >= 4096 * MIB {
+                                return;
+                            }
+                            let allowed = epoch.elapsed().as_millis() as u64 / ms * MIB;
+                            if done < allowed {
+                                job.issued_bytes.fetch_add(MIB, Ordering::Relaxed);
+                            } else {
+                                std::thread::sleep(Duration::from_micros(200));
+                            }
+                        }
+                    })
+                })
+                .collect();
+            while sync.tick(&control, epoch, hs.iter().all(|h| h.is_finished())) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        let bytes: Vec<u64> = control
+            .jobs
+            .iter()
+            .map(|j| j.issued_bytes.load(Ordering::Relaxed))
+            .collect();
+        let local = [(0u32, bytes[0]), (1u32, bytes[1])];
+        (bytes.clone(), sync.written_extents(&local, 2))
+    }
+
+    #[test]
+    fn wear_out_brings_the_slow_rank_to_the_busiest_ranks_bytes() {
+        // Without wear-out the slow rank stops short at the stonewall: the
+        // check below can fail.
+        let (plain, extents) = stonewalled(false);
+        assert!(plain[1] * 4 < plain[0], "{plain:?}");
+        assert_eq!(
+            extents,
+            Some(plain.clone()),
+            "the read reads what each wrote"
+        );
+        // IOR's stoneWallingWearOut=1: every rank goes on to the busiest
+        // rank's count, and the read is given exactly that per rank.
+        let (worn, extents) = stonewalled(true);
+        assert_eq!(worn[0], worn[1], "{worn:?}");
+        assert!(worn[0] >= plain[1], "{worn:?}");
+        assert_eq!(extents, Some(worn));
+    }
+}

@@ -1,5 +1,5 @@
 use super::*;
-use storlab_types::{FileLayout, RwMode};
+use storlab_types::{FileLayout, PhaseParams, RwMode};
 
 fn cfg(text: &str) -> Config {
     Config::parse(text).expect("config")
@@ -103,6 +103,19 @@ fn ior_hard_is_strided_47008_byte_transfers_in_one_shared_file() {
     }
     assert_eq!(ps[0].rw, RwMode::Write);
     assert!(ps[0].end_fsync, "IOR's -e");
+    assert_ior_data_and_read_check(&ps);
+}
+
+/// io500's IOR writes one fixed buffer (`--dataPacketType=timestamp`) and
+/// its reads check every word inside the window (`-R`); the 4 KiB random
+/// read does not check.
+fn assert_ior_data_and_read_check(ps: &[PhaseParams]) {
+    for p in ps {
+        assert_eq!(p.buffer_pattern, storlab_types::BufferPattern::Zero);
+        let checks = p.name.ends_with("-read") && p.name != "ior-rnd4K-easy-read";
+        assert_eq!(p.check_reads, checks, "{}", p.name);
+        assert!(!p.verify, "{}: no self-checking blocks", p.name);
+    }
 }
 
 #[test]
@@ -127,6 +140,7 @@ fn ior_easy_is_a_file_per_rank_and_ends_with_the_random_read() {
     assert_eq!(ps[0].size_bytes, 64 << 20);
     assert_eq!(ps[2].bs[0].bs_bytes, 4096);
     assert!(ps[2].time_based);
+    assert_ior_data_and_read_check(&ps);
 }
 
 #[test]
@@ -149,4 +163,93 @@ fn the_phases_run_are_io500s_standard_run_in_order() {
     assert_eq!(names.get(2), Some(&"timestamp"), "after mdtest-easy-write");
     assert_eq!(names.last(), Some(&"ior-rnd4K-easy-read"));
     assert_eq!(names.len(), 14);
+}
+
+/// A tiny job of one rank (`cfg`'s sizes).
+fn tiny_job(c: &Config) -> Job {
+    Job::resolve(
+        c,
+        &Options {
+            ranks: 1,
+            short: true,
+            stonewall_s: Some(1),
+            keep: false,
+        },
+    )
+    .expect("job")
+}
+
+const TINY: &str = "[ior-easy]\ntransferSize = 1m\nblockSize = 4m\n[ior-hard]\nsegmentCount = 16\n\
+[mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 30\n";
+
+#[test]
+fn a_phase_that_fails_keeps_the_phases_before_it_and_says_why() {
+    let d = tempfile::tempdir().expect("tempdir");
+    // mdtest-hard's directory cannot be made: a file is in its place.
+    std::fs::create_dir_all(d.path().join("datafiles")).expect("mkdir");
+    std::fs::write(d.path().join("datafiles/mdtest-hard"), b"x").expect("file");
+    let c = cfg(TINY);
+    let job = tiny_job(&c);
+    let mut seen = Vec::new();
+    let out = run(&job, &c, d.path(), &Stop::new(1), |p| {
+        seen.push(p.params.name.clone())
+    });
+    assert_eq!(
+        seen,
+        ["ior-easy-write", "mdtest-easy-write", "ior-hard-write"],
+        "the phases before the failure ran and were handed over"
+    );
+    assert_eq!(out.phases.len(), 3);
+    let why = out.failed.clone().expect("failed");
+    assert!(
+        why.starts_with("mdtest-hard-write: ") && why.contains("mdtest-hard"),
+        "{why}"
+    );
+    // The record is finished as a failed, INVALID run with the reason.
+    let header = storlab_types::BenchReport::new(Default::default(), Default::default());
+    let rec = crate::summary::report(header, out, &job, &c);
+    assert!(rec.interrupted);
+    assert_eq!(rec.stop_reason.as_deref(), Some(why.as_str()));
+    assert!(
+        rec.warnings
+            .iter()
+            .any(|w| w == &format!("io500: INVALID run: failed: {why}")),
+        "{:?}",
+        rec.warnings
+    );
+    assert_eq!(rec.phases.len(), 3);
+}
+
+#[test]
+fn the_free_space_check_counts_every_phase_that_writes_and_names_the_fix() {
+    let c = cfg(TINY);
+    let job = Job {
+        ranks: 2,
+        ..tiny_job(&c)
+    };
+    // ior-easy 4 MiB, ior-hard 16 × 47,008 and mdtest-hard 30 × 3,901 per rank.
+    let need = 2 * ((4 << 20) + 16 * 47_008 + 30 * 3901);
+    assert_eq!(job.max_bytes(), need);
+    let t = Path::new("/scratch");
+    assert!(job.check_space(t, Some(need)).is_ok());
+    assert!(job.check_space(t, None).is_ok(), "unknown: not refused");
+    let e = job.check_space(t, Some(need - 1)).expect_err("too little");
+    let msg = e.to_string();
+    assert!(msg.contains("not enough free space on /scratch"), "{msg}");
+    assert!(msg.contains("[ior-easy] blockSize"), "{msg}");
+}
+
+#[test]
+fn a_workloads_run_false_skips_its_phases_and_their_space_as_io500_does() {
+    let c = cfg(&format!(
+        "{TINY}[ior-hard]\nrun = FALSE\n[mdtest-hard-write]\nrun = FALSE\n"
+    ));
+    assert!(!c.runs("ior-hard-write") && !c.runs("ior-hard-read"));
+    assert!(!c.runs("mdtest-hard-write") && c.runs("mdtest-hard-stat"));
+    assert!(c.runs("ior-easy-write") && c.runs("ior-rnd4K-easy-read") && c.runs("find"));
+    let c2 = cfg("[ior-easy]\nrun = FALSE\n");
+    assert!(!c2.runs("ior-rnd4K-easy-read"), "it reads ior-easy's files");
+    let job = tiny_job(&c);
+    assert_eq!(job.writes, [true, false, false]);
+    assert_eq!(job.max_bytes(), 4 << 20, "only ior-easy's block is written");
 }

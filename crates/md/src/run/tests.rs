@@ -16,6 +16,8 @@ struct MemFs {
     slow: Option<String>,
     /// Stat of this exact name fails with ENOENT.
     vanish: Option<String>,
+    /// `sync` calls.
+    syncs: std::sync::atomic::AtomicU32,
 }
 
 fn enoent() -> io::Error {
@@ -118,6 +120,9 @@ impl MdFs for MemFs {
         let p = Self::path(dir, name);
         self.note("rmdir", &p);
         self.remove(&p)
+    }
+    fn sync(&self) {
+        self.syncs.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -408,6 +413,15 @@ fn an_operation_that_fails_is_counted_as_an_error_never_as_an_item_and_stops_the
 
 #[test]
 fn rename_then_delete_works_on_the_new_names_and_read_reads_what_was_written() {
+    every_op_on_a_real_tree(&Posix);
+}
+
+#[test]
+fn whole_paths_as_mdtest_names_them_do_the_same_work() {
+    every_op_on_a_real_tree(&crate::PosixPaths);
+}
+
+fn every_op_on_a_real_tree<F: MdFs>(fs: &F) {
     let dir = tempfile::tempdir().unwrap();
     let mut s = spec(50);
     s.dirs = 20;
@@ -417,7 +431,7 @@ fn rename_then_delete_works_on_the_new_names_and_read_reads_what_was_written() {
     s.read_bytes = 3000;
     s.ops = Op::ALL.to_vec();
     let mut seen = Vec::new();
-    let phases = run(&Posix, &s, dir.path(), &Solo, &Control::new(), |p| {
+    let phases = run(fs, &s, dir.path(), &Solo, &Control::new(), |p| {
         seen.push(p.phase.name())
     })
     .unwrap();
@@ -506,4 +520,74 @@ fn a_worn_out_create_brings_every_rank_to_the_busiest_ranks_count() {
     // With mdtest's wear-out every rank goes on to the busiest's count.
     let worn = stepped(true);
     assert_eq!(worn, vec![(200, 200), (200, 200)]);
+}
+
+/// One rank steps create, read and delete of `files` 3,901-byte files in
+/// `dir` with mdtest's `-X` and `-Y` as asked; `between` runs after the
+/// create. The read's and the create's figures.
+fn checked_steps(
+    fs: &impl MdFs,
+    dir: &Path,
+    verify: bool,
+    sync: bool,
+    between: impl FnOnce(),
+) -> (RankPhase, RankPhase) {
+    let spec = MdSpec {
+        write_bytes: 3901,
+        read_bytes: 3901,
+        ops: vec![Op::Create, Op::Read, Op::Delete],
+        ..spec(20)
+    };
+    let c = Control::new();
+    let mut steps = Steps::new(fs, &spec, dir, &Solo)
+        .unwrap()
+        .verify_reads(verify)
+        .sync_creates(sync);
+    let ph = |op| PlannedPhase {
+        item: Item::File,
+        op,
+        timed: true,
+    };
+    let (made, _) = steps.step(fs, &Solo, &c, ph(Op::Create), 0, false);
+    between();
+    let (read, _) = steps.step(fs, &Solo, &c, ph(Op::Read), 0, false);
+    let (gone, _) = steps.step(fs, &Solo, &c, ph(Op::Delete), 0, false);
+    assert_eq!(gone.items(), 20);
+    (read, made)
+}
+
+#[test]
+fn verified_reads_count_a_file_whose_bytes_changed_and_go_on() {
+    let root = tempfile::tempdir().unwrap();
+    let corrupt = |dir: &Path| {
+        let f = walk(dir)
+            .into_iter()
+            .find(|p| p.is_file() && p.to_string_lossy().ends_with(".7"))
+            .expect("file 7");
+        let mut b = std::fs::read(&f).unwrap();
+        b[3900] ^= 1;
+        std::fs::write(&f, b).unwrap();
+    };
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let (read, _) = checked_steps(&Posix, &a, true, false, || corrupt(&a));
+    assert_eq!(read.items(), 20, "every file is read");
+    assert_eq!(read.errors.get("mismatch"), Some(&1), "{:?}", read.errors);
+    // Without -X the changed byte goes unseen.
+    let (read, _) = checked_steps(&Posix, &b, false, false, || corrupt(&b));
+    assert!(read.errors.is_empty(), "{:?}", read.errors);
+}
+
+#[test]
+fn a_synced_create_syncs_once_per_rank_inside_its_window_and_nothing_else_does() {
+    let fs = MemFs::default();
+    let base = PathBuf::from("/y");
+    fs.make_dir(&base).unwrap();
+    checked_steps(&fs, &base, false, true, || {});
+    assert_eq!(fs.syncs.load(Ordering::SeqCst), 1);
+    let fs = MemFs::default();
+    fs.make_dir(&base).unwrap();
+    checked_steps(&fs, &base, false, false, || {});
+    assert_eq!(fs.syncs.load(Ordering::SeqCst), 0);
 }
