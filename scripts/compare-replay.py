@@ -6,7 +6,10 @@ Usage: scripts/compare-replay.py [--dir DIR] [--rounds N] [--ops N]
                                  [--size MIB] [--storlab BIN] [--json-out FILE]
                                  [--own-ops N] [--parts 1,2,3]
 
-Needs fio (Debian package `fio`) and a release build of storlab
+With --loop MIB (root) the work directory is an ext4 on a loop device of
+its own (direct I/O to its backing file), so the device request counts of
+part 3 are this script's alone. Needs fio (Debian package `fio`) and a
+release build of storlab
 (`cargo build --release`). Two measurements, in DIR (default: a new
 directory under /tmp), everything removed at the end:
 
@@ -31,7 +34,10 @@ directory under /tmp), everything removed at the end:
    (record, storlab, fio; the next round starts with fio, then storlab).
    Printed: per round the replay's rate against the run that recorded it
    and against fio's replay, and their medians (the goals: >= 0.95 and
-   >= 1.0).
+   >= 1.0); beside each tool's rate its CPU per operation (its own
+   measured window, and the whole process from rusage) and the device's
+   read requests and KiB per operation (/sys/dev/block/M:N/stat), the
+   figures that stay put when a shared device makes the rates noisy.
 
 The load average at the end is printed (the machine is shared: figures on
 a loaded machine are noisy; say so when quoting them).
@@ -40,6 +46,7 @@ a loaded machine are noisy; say so when quoting them).
 import argparse
 import json
 import os
+import resource
 import re
 import shutil
 import statistics
@@ -73,13 +80,51 @@ def record_iolog(work, data, ops, size_mib):
     return log
 
 
-def fio_replay(work, log):
+def fio_replay(work, log, full=False):
     out = run(["fio", "--name=replay", f"--read_iolog={log}", "--ioengine=psync",
                "--replay_no_stall=1", "--invalidate=1", "--output-format=json"], cwd=work)
-    return json.loads(out)["jobs"][0]["read"]["iops"]
+    job = json.loads(out)["jobs"][0]
+    if not full:
+        return job["read"]["iops"]
+    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    cpu_ns = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] * 1e6
+    return job["read"]["iops"], cpu_ns / max(ios, 1)
 
 
-def storlab_replay(storlab, work, log, data, speed, human=False, mapped=True):
+def device_stat(path):
+    """(reads completed, sectors read) of the block device holding path."""
+    dev = os.stat(path).st_dev
+    p = f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat"
+    try:
+        with open(p) as f:
+            v = [int(x) for x in f.read().split()]
+        return v[0], v[2]
+    except OSError:
+        return 0, 0
+
+
+class Measured:
+    """A tool's run: its device reads and sectors, and its whole process's
+    CPU (rusage of the child, layout included)."""
+
+    def __init__(self, work):
+        self.work = work
+
+    def __enter__(self):
+        self.dev0 = device_stat(self.work)
+        self.ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return self
+
+    def __exit__(self, *exc):
+        d = device_stat(self.work)
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.reqs = d[0] - self.dev0[0]
+        self.kib = (d[1] - self.dev0[1]) / 2
+        self.cpu_s = (ru.ru_utime - self.ru0.ru_utime) + (ru.ru_stime - self.ru0.ru_stime)
+        return False
+
+
+def storlab_replay(storlab, work, log, data, speed, human=False, mapped=True, full=False):
     target = os.path.join(work, "target")
     os.makedirs(target, exist_ok=True)
     cmd = [storlab, "replay", log, target, "--speed", speed,
@@ -91,33 +136,58 @@ def storlab_replay(storlab, work, log, data, speed, human=False, mapped=True):
     out = run(cmd)
     if human:
         return out
-    return json.loads(out)["phases"][0]["total"]["iops"]
+    phase = json.loads(out)["phases"][0]
+    if full:
+        return phase["total"]["iops"], phase["cpu"]["cpu_ns_per_io"]
+    return phase["total"]["iops"]
 
 
 def own_iolog(storlab, work, ops, rounds):
-    """Part 3: an iolog storlab recorded, replayed by storlab and by fio."""
+    """Part 3: an iolog storlab recorded, replayed by storlab and by fio.
+    Beside each rate: the tool's own CPU per operation over its measured
+    window (bench and replay: their phase's cpu_ns_per_io; fio: usr+sys
+    over the job's runtime), the whole process's CPU per operation (rusage
+    of the child: bench and storlab replay include laying out and filling
+    the file, fio's file exists), and the device's read requests and KiB
+    per operation (/sys/dev/block/M:N/stat of the device under DIR: other
+    processes' reads on it count too)."""
     out = []
     for r in range(rounds):
         target = os.path.join(work, f"bench{r}")
         os.makedirs(target)
         log = os.path.join(work, f"own{r}.iolog")
-        doc = json.loads(run([storlab, "bench", target, "--rw", "randread", "--bs", "4k",
-                              "--size", f"{ops * 4}k", "--engine", "psync", "--cache", "cold",
-                              "--keep", "--no-save", "-q", "--json", "--write-iolog", log]))
-        bench = doc["phases"][0]["total"]["iops"]
+        with Measured(work) as m:
+            doc = json.loads(run([storlab, "bench", target, "--rw", "randread", "--bs", "4k",
+                                  "--size", f"{ops * 4}k", "--engine", "psync", "--cache", "cold",
+                                  "--keep", "--no-save", "-q", "--json", "--write-iolog", log]))
+        phase = doc["phases"][0]
+        got = {"bench": (phase["total"]["iops"], phase["cpu"]["cpu_ns_per_io"], m)}
         order = ["storlab", "fio"] if r % 2 == 0 else ["fio", "storlab"]
-        got = {}
         for who in order:
-            if who == "fio":
-                got["fio"] = fio_replay(work, log)
-            else:
-                got["storlab"] = storlab_replay(storlab, work, log, os.path.join(target, "x"),
-                                                "max", mapped=False)
-        out.append({"bench_iops": bench, "storlab_iops": got["storlab"], "fio_iops": got["fio"],
-                    "vs_bench": got["storlab"] / bench, "vs_fio": got["storlab"] / got["fio"]})
-        print(f"own iolog round {r + 1}: recorded by bench at {bench:.0f} IOPS; storlab replay "
-              f"{got['storlab']:.0f} ({got['storlab'] / bench:.3f}x), fio read_iolog "
-              f"{got['fio']:.0f} (storlab/fio {got['storlab'] / got['fio']:.3f})")
+            with Measured(work) as m:
+                if who == "fio":
+                    iops, cpu = fio_replay(work, log, full=True)
+                else:
+                    iops, cpu = storlab_replay(storlab, work, log, os.path.join(target, "x"),
+                                               "max", mapped=False, full=True)
+            got[who] = (iops, cpu, m)
+        row = {"load": open("/proc/loadavg").read().split()[0]}
+        for who, (iops, cpu, m) in got.items():
+            row[who] = {"iops": iops, "cpu_ns_per_op": cpu,
+                        "process_cpu_us_per_op": m.cpu_s * 1e6 / ops,
+                        "device_reads_per_op": m.reqs / ops,
+                        "device_kib_per_op": m.kib / ops}
+        row["vs_bench"] = row["storlab"]["iops"] / row["bench"]["iops"]
+        row["vs_fio"] = row["storlab"]["iops"] / row["fio"]["iops"]
+        out.append(row)
+        print(f"own iolog round {r + 1} (load {row['load']}): storlab replay / bench "
+              f"{row['vs_bench']:.3f}, / fio {row['vs_fio']:.3f}", flush=True)
+        for who in ["bench", "storlab", "fio"]:
+            x = row[who]
+            print(f"  {who:8} {x['iops']:9.0f} IOPS  CPU {x['cpu_ns_per_op'] / 1e3:6.2f} us/op "
+                  f"(process {x['process_cpu_us_per_op']:6.2f} us/op)  device "
+                  f"{x['device_reads_per_op']:.3f} reads/op, {x['device_kib_per_op']:.2f} KiB/op",
+                  flush=True)
         shutil.rmtree(target, ignore_errors=True)
         os.remove(log)
     return out
@@ -158,6 +228,10 @@ def main():
     ap.add_argument("--own-ops", type=int, default=20000,
                     help="random 4 KiB reads of the storlab-recorded run (part 3)")
     ap.add_argument("--parts", default="1,2,3", help="which parts to run (1,2,3)")
+    ap.add_argument("--loop", type=int, default=0, metavar="MIB",
+                    help="work on an ext4 of MIB MiB on a loop device of its own (direct I/O to "
+                         "its backing file; root): the device's request counts are then this "
+                         "script's alone")
     a = ap.parse_args()
     parts = {int(x) for x in a.parts.split(",")}
     if not shutil.which("fio"):
@@ -165,6 +239,18 @@ def main():
     if not os.access(a.storlab, os.X_OK):
         sys.exit(f"{a.storlab} not found: cargo build --release (or give --storlab BIN)")
     work = tempfile.mkdtemp(prefix="compare-replay-", dir=a.dir)
+    loop = None
+    if a.loop:
+        backing = os.path.join(work, "backing.img")
+        with open(backing, "wb") as f:
+            f.truncate(a.loop << 20)
+        loop = run(["losetup", "--find", "--show", "--direct-io=on", backing]).strip()
+        run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop])
+        mnt = os.path.join(work, "mnt")
+        os.makedirs(mnt)
+        run(["mount", loop, mnt])
+        work_root, work = work, os.path.join(mnt, "w")
+        os.makedirs(work)
     try:
         result = {}
         if 1 in parts:
@@ -194,6 +280,13 @@ def main():
             print(f"storlab-recorded iolog ({a.own_ops} random 4 KiB reads), --speed max: median "
                   f"{vb:.3f}x the recording run (goal >= 0.95), {vf:.3f}x fio's read_iolog "
                   f"(goal >= 1.0), {a.rounds} rounds")
+            for who in ["bench", "storlab", "fio"]:
+                med = {k: statistics.median(x[who][k] for x in own)
+                       for k in ["iops", "cpu_ns_per_op", "process_cpu_us_per_op",
+                                 "device_reads_per_op", "device_kib_per_op"]}
+                print(f"  median {who:8} {med['iops']:9.0f} IOPS  CPU {med['cpu_ns_per_op'] / 1e3:6.2f} "
+                      f"us/op (process {med['process_cpu_us_per_op']:6.2f})  device "
+                      f"{med['device_reads_per_op']:.3f} reads/op, {med['device_kib_per_op']:.2f} KiB/op")
             result.update(own=own, own_median_vs_bench=vb, own_median_vs_fio=vf)
         with open("/proc/loadavg") as f:
             load = f.read().split()[:3]
@@ -204,6 +297,10 @@ def main():
                 json.dump(result, f, indent=1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if loop:
+            subprocess.run(["umount", os.path.dirname(work)], check=False)
+            subprocess.run(["losetup", "-d", loop], check=False)
+            shutil.rmtree(work_root, ignore_errors=True)
     return 0
 
 

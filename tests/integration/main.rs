@@ -49,6 +49,8 @@ mod plan_documents;
 mod record;
 mod replay;
 mod replay2;
+// replay, third round (issue 26)
+mod replay3;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;

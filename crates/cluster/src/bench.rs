@@ -8,6 +8,7 @@
 //! their figures to rank 0, which merges them
 //! ([`storlab_bench::cluster::merge`]).
 
+pub mod iolog;
 pub mod run;
 
 use crate::comm::Comm;

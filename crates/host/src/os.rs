@@ -161,6 +161,19 @@ pub fn realtime_thread() -> io::Result<()> {
     }
 }
 
+/// Put the calling thread back at ordinary priority (`SCHED_OTHER`), from
+/// [`realtime_thread`].
+pub fn ordinary_thread() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as in realtime_thread.
+    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(r))
+    }
+}
+
 /// Send signal `sig` to process `pid` (a negative `pid` names a process
 /// group). The caller makes sure the id is its own (an unreaped child or
 /// its group), so it cannot have been reused.

@@ -103,9 +103,22 @@ pub struct RankExtra {
     pub recorded: Bins,
     /// By index into the layout's files.
     pub files: BTreeMap<usize, FileFigures>,
-    /// Every issuing thread of a timed replay ran at real-time priority.
+    /// Every issuing thread of a timed replay was allowed real-time
+    /// priority (root or `CAP_SYS_NICE`, `STORLAB_NO_RT` unset); it takes
+    /// it only for sparse operations it is on time for (see
+    /// `run::Priority`).
     #[serde(default)]
     pub realtime: bool,
+    /// Operations issued at real-time priority.
+    #[serde(default)]
+    pub realtime_ops: u64,
+    /// CPU time (user, system) of the rank's issuing threads (thread
+    /// clocks, start to end) and, on a process's first rank, of the thread
+    /// that read the trace for it, ns.
+    #[serde(default)]
+    pub cpu_user_ns: u64,
+    #[serde(default)]
+    pub cpu_sys_ns: u64,
 }
 
 #[cfg(test)]

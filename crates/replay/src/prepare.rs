@@ -173,12 +173,19 @@ impl Layout {
     /// ranks chosen and `extra` (the speed): every MPI rank computes it
     /// and all must match before any I/O.
     pub fn identity(&self, extra: &str) -> u64 {
-        let meta = std::fs::metadata(&self.trace).ok();
-        let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
-        let mtime = meta
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
+        // Every file the trace is read from (a per-rank set of iologs: each).
+        let (mut size, mut mtime) = (0u64, 0u128);
+        for f in storlab_trace::trace_files(&self.trace) {
+            let meta = std::fs::metadata(&f).ok();
+            size = size
+                .wrapping_mul(31)
+                .wrapping_add(meta.as_ref().map_or(0, std::fs::Metadata::len));
+            mtime = mtime.wrapping_mul(31).wrapping_add(
+                meta.and_then(|m| m.modified().ok())
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos()),
+            );
+        }
         let figures = serde_json::to_string(&self.summary).unwrap_or_default();
         let files: Vec<String> = self
             .files

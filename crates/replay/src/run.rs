@@ -49,7 +49,15 @@ type Start = std::sync::OnceLock<Instant>;
 struct Gate<'a> {
     at: &'a Start,
     ready: &'a Ready<'a>,
+    /// Rank threads running (at real-time priority where allowed), and
+    /// how many there are: the start is set once all run, so none starts
+    /// late for having waited for a CPU at ordinary priority.
+    running: &'a std::sync::atomic::AtomicUsize,
+    ranks: usize,
 }
+
+/// Longest wait of the start for the rank threads to run.
+const RUNNING: Duration = Duration::from_secs(2);
 
 /// Called once by the feeder (the calling thread) when its ranks' queues
 /// are primed, just before the common start is set. Under MPI it is a
@@ -60,6 +68,12 @@ pub type Ready<'a> = dyn Fn() + 'a;
 impl Gate<'_> {
     fn set(&self) {
         if self.at.get().is_none() {
+            let t = Instant::now();
+            while self.running.load(std::sync::atomic::Ordering::SeqCst) < self.ranks
+                && t.elapsed() < RUNNING
+            {
+                std::thread::sleep(Duration::from_micros(500));
+            }
             (self.ready)();
             let _ = self.at.set(Instant::now() + LEAD);
         }
@@ -213,7 +227,13 @@ pub fn replay_ranks(
 ) -> Result<Vec<RankFigures>, ReplayError> {
     let layout = &prep.layout;
     let start = Start::new();
-    let gate = Gate { at: &start, ready };
+    let running = std::sync::atomic::AtomicUsize::new(0);
+    let gate = Gate {
+        at: &start,
+        ready,
+        running: &running,
+        ranks: layout.ranks.len(),
+    };
     let files: std::io::Result<Vec<File>> = prep
         .paths
         .iter()
@@ -234,16 +254,27 @@ pub fn replay_ranks(
     let mut figures = Vec::new();
     // Up to TIMED_THREADS per rank while the threads stay within MAX_RANKS.
     let threads = (crate::prepare::MAX_RANKS / layout.ranks.len().max(1)).clamp(1, TIMED_THREADS);
+    let ranks_here = layout.ranks.len().max(1);
+    // Whether real-time priority can be had, tried once here (on the
+    // calling thread, not a replay thread) for a timed replay.
+    let rt_ok = speed.factor().is_some()
+        && std::env::var_os("STORLAB_NO_RT").is_none()
+        && storlab_host::os::realtime_thread().is_ok()
+        && storlab_host::os::ordinary_thread().is_ok();
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
         let mut handles = Vec::new();
         for &rank in &layout.ranks {
             let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE / BATCH);
             senders.insert(rank, tx);
-            let (files, start) = (&files, &start);
+            let (files, start, running) = (&files, &start, &running);
             let h = std::thread::Builder::new()
                 .name(format!("replay-{rank}"))
                 .spawn_scoped(s, move || {
-                    rank_thread(rank, rx, files, start, speed, stop, threads)
+                    // Real time from here (the wait for the start is a
+                    // sleep); the helper threads inherit it.
+                    let rt = rt_ok && storlab_host::os::realtime_thread().is_ok();
+                    running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    rank_thread(rank, rx, files, start, speed, stop, threads, ranks_here, rt)
                 });
             match h {
                 Ok(h) => handles.push(h),
@@ -254,13 +285,20 @@ pub fn replay_ranks(
                 }
             }
         }
+        let cpu0 = storlab_host::os::cpu_time(true);
         let fed = feed(prep, opts, &senders, &gate, stop);
+        let cpu1 = storlab_host::os::cpu_time(true);
         gate.set();
         senders.clear();
         for h in handles {
             if let Ok(f) = h.join() {
                 figures.push(f);
             }
+        }
+        // The trace's reading is part of the replay's cost: the first rank's.
+        if let Some(f) = figures.first_mut() {
+            f.extra.cpu_user_ns += ns(cpu1.0.saturating_sub(cpu0.0));
+            f.extra.cpu_sys_ns += ns(cpu1.1.saturating_sub(cpu0.1));
         }
         fed
     });
@@ -387,6 +425,8 @@ struct Queue {
     batch: std::collections::VecDeque<Job>,
     next: u64,
     base: Option<u64>,
+    /// The recorded start of the rank's previous operation.
+    prev: Option<u64>,
 }
 
 /// What a rank's issuing threads share.
@@ -395,16 +435,23 @@ struct RankShared<'a> {
     queue: std::sync::Mutex<Queue>,
     /// The place in the rank's order of the next operation to start: the
     /// operations start in the trace's order, whichever thread holds them.
-    turn: std::sync::atomic::AtomicU64,
+    turn: Turn,
     t0: Instant,
     files: &'a [File],
     factor: Option<f64>,
+    /// Real-time priority is allowed for operations at least this far
+    /// apart (replayed time); `None`: never (`--speed max`,
+    /// `STORLAB_NO_RT`).
+    rt_gap: Option<Duration>,
+    /// The rank's threads start at real-time priority.
+    rt_now: bool,
     stop: &'a Stop<'a>,
 }
 
 /// One rank: issue its operations in order, at their times. A timed replay
 /// issues them from `threads` threads (see [`TIMED_THREADS`]); `--speed
 /// max` from one, each as soon as the previous one returned.
+#[allow(clippy::too_many_arguments)]
 fn rank_thread(
     rank: u32,
     rx: Receiver<Vec<Job>>,
@@ -413,7 +460,13 @@ fn rank_thread(
     speed: Speed,
     stop: &Stop<'_>,
     threads: usize,
+    ranks_here: usize,
+    rt_now: bool,
 ) -> RankFigures {
+    // `rt_now`: the thread runs at real time from before the wait for the
+    // common start (a sleep), so the first operations are not late on a
+    // busy machine; the helper threads inherit it. Each thread drops it at
+    // its first dense or late operation (see `Priority`).
     let t0 = loop {
         if let Some(t) = start.get() {
             break *t;
@@ -427,11 +480,14 @@ fn rank_thread(
             batch: std::collections::VecDeque::new(),
             next: 0,
             base: None,
+            prev: None,
         }),
-        turn: std::sync::atomic::AtomicU64::new(0),
+        turn: Turn::new(),
         t0,
         files,
         factor: speed.factor(),
+        rt_gap: rt_now.then(|| rt_gap(ranks_here)),
+        rt_now,
         stop,
     };
     if threads <= 1 || shared.factor.is_none() {
@@ -457,44 +513,95 @@ fn rank_thread(
     })
 }
 
-/// Wait until the rank's operations before `seq` have started. False when
-/// a stop was asked for meanwhile.
-fn wait_turn(turn: &std::sync::atomic::AtomicU64, seq: u64, stop: &Stop<'_>) -> bool {
-    use std::sync::atomic::Ordering;
-    let mut spins = 0u32;
-    while turn.load(Ordering::Acquire) < seq {
-        spins = spins.wrapping_add(1);
-        if spins % 1024 == 0 {
-            if stop() {
-                return false;
-            }
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
+/// Spins on the turn before a thread blocks for it.
+const TURN_SPINS: u32 = 2000;
+
+/// The rank's turn: the place in its order of the next operation to
+/// start. A thread whose operation is next spins briefly, then blocks (a
+/// dense stretch or a replay that fell behind would otherwise have up to
+/// [`TIMED_THREADS`] threads spinning for the one that holds the turn,
+/// which then waits for a CPU behind them).
+struct Turn {
+    next: std::sync::atomic::AtomicU64,
+    waiters: std::sync::atomic::AtomicU32,
+    lock: std::sync::Mutex<()>,
+    moved: std::sync::Condvar,
+}
+
+impl Turn {
+    fn new() -> Turn {
+        Turn {
+            next: std::sync::atomic::AtomicU64::new(0),
+            waiters: std::sync::atomic::AtomicU32::new(0),
+            lock: std::sync::Mutex::new(()),
+            moved: std::sync::Condvar::new(),
         }
     }
-    true
+
+    fn reached(&self, seq: u64) -> bool {
+        self.next.load(std::sync::atomic::Ordering::SeqCst) >= seq
+    }
+
+    /// Operation `seq` has started: the next one may.
+    fn pass(&self, seq: u64) {
+        use std::sync::atomic::Ordering;
+        self.next.store(seq + 1, Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            let _g = self
+                .lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.moved.notify_all();
+        }
+    }
+
+    /// Wait until the rank's operations before `seq` have started. False
+    /// when a stop was asked for meanwhile.
+    fn wait(&self, seq: u64, stop: &Stop<'_>) -> bool {
+        use std::sync::atomic::Ordering;
+        for _ in 0..TURN_SPINS {
+            if self.reached(seq) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ok = loop {
+            if self.reached(seq) {
+                break true;
+            }
+            if stop() {
+                break false;
+            }
+            g = match self.moved.wait_timeout(g, NAP) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        };
+        drop(g);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        ok
+    }
 }
 
 /// One issuing thread of a rank: take the rank's next operation, wait for
 /// its time and its turn, issue it, measure it.
 fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
-    use std::sync::atomic::Ordering;
     let mut f = RankFigures::new(sh.rank, histogram(), histogram());
     let mut buf: Vec<u8> = Vec::new();
     // Bytes at the start of `buf` that hold random data.
     let mut random = 0usize;
     let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(sh.rank) ^ (thread << 32));
     let stop = sh.stop;
-    // A timed replay's threads run ahead of the machine's ordinary ones
-    // (where allowed, and unless STORLAB_NO_RT is set), so a busy machine
-    // does not make them late (at load 16 on 2 CPUs: p99 start lag 0.03–1.4
-    // ms with, 37 ms to seconds without).
-    f.extra.realtime = sh.factor.is_some()
-        && std::env::var_os("STORLAB_NO_RT").is_none()
-        && storlab_host::os::realtime_thread().is_ok();
+    let cpu0 = storlab_host::os::cpu_time(true);
+    let mut prio = Priority::probe(sh.rt_gap, sh.rt_now);
+    f.extra.realtime = prio.allowed;
     loop {
-        let (seq, job, first) = {
+        let (seq, job, first, gap) = {
             let mut q = sh
                 .queue
                 .lock()
@@ -511,7 +618,9 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             let seq = q.next;
             q.next += 1;
             let first = *q.base.get_or_insert(job.start_ns);
-            (seq, job, first)
+            let gap = q.prev.map_or(u64::MAX, |p| job.start_ns.saturating_sub(p));
+            q.prev = Some(job.start_ns);
+            (seq, job, first, gap)
         };
         if stop() {
             f.interrupted = true;
@@ -534,17 +643,34 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             storlab_bench::fill_random(&mut buf[..len], &mut rng);
             random = len;
         }
-        if !wait_until(scheduled, stop) || !wait_turn(&sh.turn, seq, stop) {
+        if let (Some(min), Some(k)) = (sh.rt_gap, sh.factor) {
+            // Real time only for a sparse operation this thread will sleep
+            // before (on time), never while it spins through a dense stretch
+            // or catches up (see `Priority`).
+            let sparse = gap as f64 / 1e9 / k >= min.as_secs_f64();
+            prio.set(sparse && Instant::now() + SPIN < scheduled);
+        }
+        if !wait_until(scheduled, stop) {
+            f.interrupted = true;
+            break;
+        }
+        if prio.on && !sh.turn.reached(seq) {
+            // Behind: the previous operation has not started at this one's
+            // time; wait for it at ordinary priority.
+            prio.set(false);
+        }
+        if !sh.turn.wait(seq, stop) {
             f.interrupted = true;
             break;
         }
         if !matches!(job.op, Op::Read | Op::Write | Op::Fsync | Op::Fdatasync) {
             f.not_issued += 1;
-            sh.turn.store(seq + 1, Ordering::Release);
+            sh.turn.pass(seq);
             continue;
         }
         let issue = Instant::now();
-        sh.turn.store(seq + 1, Ordering::Release);
+        sh.turn.pass(seq);
+        f.extra.realtime_ops += u64::from(prio.on);
         let file = &sh.files[job.file];
         let outcome = match job.op {
             Op::Read => read_full(file, &mut buf[..len], job.offset),
@@ -567,7 +693,61 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             since_first,
         );
     }
+    let cpu1 = storlab_host::os::cpu_time(true);
+    f.extra.cpu_user_ns = ns(cpu1.0.saturating_sub(cpu0.0));
+    f.extra.cpu_sys_ns = ns(cpu1.1.saturating_sub(cpu0.1));
     f
+}
+
+/// Real-time spinning a replay allows itself: a fifth of one CPU for the
+/// whole process. A thread spins up to [`SPIN`] before each operation, so
+/// operations are issued at real-time priority only when they are at least
+/// `5 × SPIN × ranks` apart (1 ms for one rank).
+fn rt_gap(ranks_here: usize) -> Duration {
+    SPIN * 5 * u32::try_from(ranks_here).unwrap_or(u32::MAX).max(1)
+}
+
+/// An issuing thread's scheduling: real-time (`SCHED_FIFO` 1, root or
+/// `CAP_SYS_NICE`) only while it sleeps and spins towards a sparse
+/// operation it is on time for, ordinary otherwise. So the timing a busy
+/// machine would spoil (the wake-up at an operation's time) is kept, and a
+/// dense trace or a replay that fell behind (whose threads spin or issue
+/// back to back) never holds the CPUs ahead of the machine's own threads:
+/// at most a fifth of one CPU ([`rt_gap`]).
+struct Priority {
+    /// The thread may take real-time priority.
+    allowed: bool,
+    /// It has it now.
+    on: bool,
+}
+
+impl Priority {
+    /// At real-time priority when `on` (the thread already is), allowed
+    /// it when the replay found it can be had (`gap` given).
+    fn probe(gap: Option<Duration>, on: bool) -> Priority {
+        Priority {
+            allowed: gap.is_some(),
+            on: on && gap.is_some(),
+        }
+    }
+
+    /// Real-time priority on or off (a system call only on a change).
+    fn set(&mut self, rt: bool) {
+        let rt = rt && self.allowed;
+        if rt == self.on {
+            return;
+        }
+        let r = if rt {
+            storlab_host::os::realtime_thread()
+        } else {
+            storlab_host::os::ordinary_thread()
+        };
+        match r {
+            Ok(()) => self.on = rt,
+            Err(_) if rt => self.allowed = false,
+            Err(_) => {}
+        }
+    }
 }
 
 /// `pread` until `buf` is full or the file ends; the bytes read.

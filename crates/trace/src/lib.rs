@@ -20,6 +20,7 @@ mod blktrace;
 mod darshan;
 mod iolog;
 mod job;
+mod ranks;
 mod render;
 mod summary;
 
@@ -27,6 +28,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 pub use job::{DerivedJob, JobNote, derive_job};
+pub use ranks::{rank_path, trace_files};
 pub use render::render_text;
 pub use summary::{ConcurrencyBin, FileSummary, RankSummary, SizeBucket, Summarizer, Summary};
 
@@ -69,7 +71,8 @@ pub type FileId = u32;
 /// One operation of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceRecord {
-    /// The process (MPI rank) that issued it; 0 for fio iologs and blktrace.
+    /// The process (MPI rank) that issued it; 0 for fio iologs and blktrace
+    /// (a per-rank set of iologs: the rank of its file).
     pub rank: u32,
     /// The file (or device) it addressed, an index into [`TraceReader::files`].
     pub file: FileId,
@@ -93,6 +96,10 @@ pub enum Format {
     FioIologV2,
     /// `fio version 3 iolog`: every line has a timestamp (µs); file order.
     FioIologV3,
+    /// One fio iolog per rank (`bench --write-iolog` under MPI: `run.iolog`
+    /// given, `run.rank0.iolog`, `run.rank1.iolog`, ... read), rank r's
+    /// file as rank r; merged by time.
+    FioIologRanks { version: u32, ranks: u32 },
     /// A Darshan log (format version, e.g. "3.41") with DXT segments of the
     /// chosen module; ordered by file record, then rank, writes before reads
     /// (each group in time order), not globally by time. `partial`: the
@@ -113,6 +120,9 @@ impl Format {
         match self {
             Format::FioIologV2 => "fio iolog v2".into(),
             Format::FioIologV3 => "fio iolog v3".into(),
+            Format::FioIologRanks { version, ranks } => {
+                format!("fio iolog v{version}, one file per rank ({ranks} files)")
+            }
             Format::Darshan {
                 version,
                 module,
@@ -262,6 +272,7 @@ enum Inner {
     Iolog(iolog::Reader),
     Darshan(Box<darshan::Reader>),
     Blktrace(blktrace::Reader),
+    Ranks(ranks::Reader),
 }
 
 /// A trace being read, one record at a time.
@@ -296,6 +307,18 @@ impl TraceReader {
         opts: &OpenOptions,
         opener: &mut Opener<'_>,
     ) -> Result<TraceReader, TraceError> {
+        if let Some(rank_files) = ranks::per_rank_files(path) {
+            let reader = ranks::Reader::open(path, &rank_files, opener)?;
+            return Ok(TraceReader {
+                path: path.to_path_buf(),
+                format: Format::FioIologRanks {
+                    version: reader.version(),
+                    ranks: reader.ranks(),
+                },
+                inner: Inner::Ranks(reader),
+                failed: false,
+            });
+        }
         if let Some(cpu_files) = blktrace::per_cpu_files(path) {
             let reader = blktrace::Reader::open(path, cpu_files, opts.blk_event, opener)?;
             return Ok(TraceReader {
@@ -375,6 +398,7 @@ impl TraceReader {
             Inner::Iolog(r) => r.files(),
             Inner::Darshan(r) => r.files(),
             Inner::Blktrace(r) => r.files(),
+            Inner::Ranks(r) => r.files(),
         }
     }
 
@@ -382,6 +406,7 @@ impl TraceReader {
     pub fn declared_ranks(&self) -> Option<u32> {
         match &self.inner {
             Inner::Darshan(r) => Some(r.nprocs()),
+            Inner::Ranks(r) => Some(r.ranks()),
             _ => None,
         }
     }
@@ -398,6 +423,7 @@ impl Iterator for TraceReader {
             Inner::Iolog(r) => r.next_record(),
             Inner::Darshan(r) => r.next_record(),
             Inner::Blktrace(r) => r.next_record(),
+            Inner::Ranks(r) => r.next_record(),
         };
         match item {
             Ok(Some(rec)) => Some(Ok(rec)),

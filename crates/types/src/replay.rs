@@ -38,6 +38,21 @@ pub struct ReplayFigures {
     /// ordinary threads.
     #[serde(default)]
     pub realtime: bool,
+    /// Operations issued at real-time priority (a timed replay takes it
+    /// only for operations far enough apart that it is on time for).
+    #[serde(default)]
+    pub realtime_ops: u64,
+    /// A timed replay's first rank: its operations per second replayed and
+    /// recorded (`(n − 1) / (last start − first start)` both ways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_ops_per_s: Option<RatePair>,
+}
+
+/// Operations per second, replayed and recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RatePair {
+    pub replayed: f64,
+    pub recorded: f64,
 }
 
 /// p50, p99 and max of the start lag, ns.

@@ -127,6 +127,7 @@ pub struct BenchCommand {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Write every I/O of the run to FILE (new) as fio's iolog v3: `fio --read_iolog`, `storlab replay`
+    /// (under MPI each rank writes FILE with its rank inserted: run.iolog -> run.rank0.iolog, ...)
     #[arg(long, value_name = "FILE")]
     pub write_iolog: Option<PathBuf>,
 }
@@ -154,9 +155,6 @@ impl BenchCommand {
         }
         #[cfg(feature = "mpi")]
         if mpi::launched() {
-            if self.write_iolog.is_some() {
-                anyhow::bail!("--write-iolog: not under MPI yet; run one process");
-            }
             let planned = self.plan().and_then(|(p, _)| Ok(p.without_groups()?));
             return mpi::execute(self, planned).map(Reply::done);
         }

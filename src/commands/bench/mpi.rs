@@ -78,6 +78,7 @@ fn cluster_run(cmd: &BenchCommand) -> ClusterRun {
         tags: cmd.run.record.tags.clone(),
         note: cmd.run.record.note.clone(),
         design: cmd.run.record.design.clone(),
+        iolog: cmd.write_iolog.clone(),
     }
 }
 
@@ -170,6 +171,10 @@ impl BenchFront for Front<'_> {
 
     fn repeats_done(&mut self, group: &str, count: u32, reports: &[BenchReport]) {
         let _ = super::repeat::print_ior_summary(&self.cmd.run, group, count, reports);
+    }
+
+    fn iologs_written(&mut self, files: &[std::path::PathBuf]) {
+        eprintln!("storlab: {}", storlab_cluster::bench::iolog::written(files));
     }
 
     fn counts_done(&mut self, runs: &[(BenchReport, Option<i64>)]) {

@@ -84,6 +84,8 @@ pub trait BenchFront {
     fn repeats_done(&mut self, group: &str, count: u32, reports: &[BenchReport]);
     /// Rank 0: every client count ran (several): each run and its id.
     fn counts_done(&mut self, runs: &[(BenchReport, Option<i64>)]);
+    /// Rank 0: `--write-iolog`: every rank wrote its file (in rank order).
+    fn iologs_written(&mut self, _files: &[std::path::PathBuf]) {}
 }
 
 /// The run-level options of a multi-client run (the same on every rank).
@@ -109,6 +111,9 @@ pub struct ClusterRun {
     pub tags: Vec<(String, String)>,
     pub note: Option<String>,
     pub design: Option<String>,
+    /// `--write-iolog FILE`: each rank records its I/O in FILE with its
+    /// rank inserted ([`super::iolog`]).
+    pub iolog: Option<std::path::PathBuf>,
 }
 
 impl ClusterRun {
@@ -141,7 +146,11 @@ impl ClusterRun {
 
 /// A step every rank took: if any failed, rank 0 reports the first
 /// failure (its own as it is; another rank's with its rank and node).
-fn checked<C: Comm, T>(world: &Ranks<C>, what: &str, r: Result<T, Failed>) -> Result<T, RankStop> {
+pub(super) fn checked<C: Comm, T>(
+    world: &Ranks<C>,
+    what: &str,
+    r: Result<T, Failed>,
+) -> Result<T, RankStop> {
     let msg = r.as_ref().err().map(|e| e.0.clone());
     match world.first_failure(what, msg) {
         Step::Ok => r.map_err(|_| RankStop::Quiet),
@@ -185,6 +194,7 @@ pub fn run_bench<C: Comm, F: BenchFront>(
         Ok(())
     };
     checked(world, "refused", paths)?;
+    let iologs = super::iolog::start(world, run.iolog.as_deref())?;
     // Signals are watched from before any scratch file exists, once for
     // every client count: a Ctrl-C between two counts is not forgotten.
     checked(
@@ -215,6 +225,7 @@ pub fn run_bench<C: Comm, F: BenchFront>(
         run,
         planned: &planned,
         front,
+        iolog: iologs.as_ref().map(super::iolog::Iologs::sink),
         scaling: counts.len() > 1,
         counts,
         order,
@@ -229,6 +240,13 @@ pub fn run_bench<C: Comm, F: BenchFront>(
     if world.root() && points.scaling {
         points.front.counts_done(&points.runs);
     }
+    points.iolog = None;
+    if let Some(logs) = iologs {
+        let files = logs.finish(world)?;
+        if world.root() {
+            points.front.iologs_written(&files);
+        }
+    }
     Ok(points.last)
 }
 
@@ -239,6 +257,8 @@ struct ClientCounts<'a, C, F> {
     run: &'a ClusterRun,
     planned: &'a Job,
     front: &'a mut F,
+    /// `--write-iolog`: this rank's recording.
+    iolog: Option<Arc<storlab_bench::iolog::Sink>>,
     counts: Vec<u32>,
     /// Several client counts: each run is tagged with its count.
     scaling: bool,
@@ -295,6 +315,7 @@ impl<C: Comm, F: BenchFront> Points for ClientCounts<'_, C, F> {
             clients,
             scaling: self.scaling,
             repeat: repeat.as_ref(),
+            iolog: self.iolog.as_ref(),
         };
         let (code, report, id) = one.run(&mut *self.front)?;
         if let Some(r) = report {
@@ -374,6 +395,7 @@ struct One<'a, C> {
     /// Several client counts: each run is tagged with its count.
     scaling: bool,
     repeat: Option<&'a RepeatInfo>,
+    iolog: Option<&'a Arc<storlab_bench::iolog::Sink>>,
 }
 
 /// Rank 0's store and files of one run.
@@ -454,6 +476,9 @@ impl<C: Comm> One<'_, C> {
             .max()
             .unwrap_or(0);
         let control = Arc::new(Control::new(max_jobs));
+        if let Some(sink) = self.iolog {
+            control.record_iolog(Arc::clone(sink));
+        }
         let names = job.phases.iter().map(|p| p.name.clone()).collect();
         let quiet = self.run.quiet || !world.root();
         let live = front.live_start(&control, names, quiet);
