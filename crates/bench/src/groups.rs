@@ -242,35 +242,65 @@ pub fn ranks_need_mpi(phases: &[PhaseParams]) -> Result<(), SpecError> {
     }
 }
 
+/// Why a job's rank sets do not fit the ranks `mpirun` launched
+/// ([`check_ranks_fit`]); the front end prints it as it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RanksDontFit {
+    /// A group names a rank at or above the number launched.
+    #[error(
+        "phase {phase}: group rank {rank} does not exist: {launched} ranks were launched (0-{last}); \
+         the groups' ranks are {sets}: launch more ranks (mpirun -np) or give ranks below {launched}",
+        last = launched.saturating_sub(1)
+    )]
+    NoSuchRank {
+        phase: String,
+        rank: u32,
+        launched: u32,
+        /// Each group's ranks, `name: 0-5, ...`.
+        sets: String,
+    },
+    /// Ranks that were launched but belong to no group.
+    #[error(
+        "phase {phase}: {missing} of the {launched} ranks launched in no group: every rank runs one \
+         group; the groups' ranks are {sets}: give the missing ranks to a group or launch fewer ranks"
+    )]
+    Unassigned {
+        phase: String,
+        /// The ranks in no group, as `rank 5` / `ranks 4-5`.
+        missing: String,
+        launched: u32,
+        sets: String,
+    },
+}
+
 /// Under `mpirun -np N`: every phase's rank sets cover ranks `0..N`
 /// exactly (disjointness was checked when the job was resolved).
-pub fn check_ranks_fit(phases: &[PhaseParams], n: u32) -> Result<(), String> {
+pub fn check_ranks_fit(phases: &[PhaseParams], n: u32) -> Result<(), RanksDontFit> {
     for p in phases.iter().filter(|p| has_rank_sets(p)) {
-        let sets: Vec<String> = p
+        let sets = p
             .groups
             .iter()
             .map(|g| format!("{}: {}", g.name, rank_text(&g.ranks)))
-            .collect();
-        if let Some(r) = p.groups.iter().flat_map(|g| &g.ranks).find(|&&r| r >= n) {
-            return Err(format!(
-                "phase {}: group rank {r} does not exist: {n} ranks were launched (0-{}); the groups' \
-                 ranks are {}: launch more ranks (mpirun -np) or give ranks below {n}",
-                p.name,
-                n.saturating_sub(1),
-                sets.join(", ")
-            ));
+            .collect::<Vec<_>>()
+            .join(", ");
+        if let Some(&rank) = p.groups.iter().flat_map(|g| &g.ranks).find(|&&r| r >= n) {
+            return Err(RanksDontFit::NoSuchRank {
+                phase: p.name.clone(),
+                rank,
+                launched: n,
+                sets,
+            });
         }
         let missing: Vec<u32> = (0..n)
             .filter(|r| !p.groups.iter().any(|g| g.ranks.contains(r)))
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "phase {}: {} of the {n} ranks launched in no group: every rank runs one group; the \
-                 groups' ranks are {}: give the missing ranks to a group or launch fewer ranks",
-                p.name,
-                crate::cluster::merge::rank_list(&missing),
-                sets.join(", ")
-            ));
+            return Err(RanksDontFit::Unassigned {
+                phase: p.name.clone(),
+                missing: crate::cluster::merge::rank_list(&missing),
+                launched: n,
+                sets,
+            });
         }
     }
     Ok(())
@@ -1037,8 +1067,25 @@ bs = "64k"
         assert_eq!(rank_group(&p, 5), None);
         assert!(check_ranks_fit(std::slice::from_ref(&p), 5).is_ok());
         let e = check_ranks_fit(std::slice::from_ref(&p), 4).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RanksDontFit::NoSuchRank {
+                    rank: 4,
+                    launched: 4,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(e.contains("group rank 4 does not exist"), "{e}");
         let e = check_ranks_fit(std::slice::from_ref(&p), 6).unwrap_err();
+        assert!(
+            matches!(e, RanksDontFit::Unassigned { launched: 6, .. }),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(
             e.contains("rank 5 of the 6 ranks launched in no group"),
             "{e}"

@@ -346,7 +346,7 @@ fn group_ranks_fit(planned: &Job, run: &ClusterRun, n: u32) -> Result<(), String
     {
         return Ok(());
     }
-    storlab_bench::groups::check_ranks_fit(&planned.phases, n)?;
+    storlab_bench::groups::check_ranks_fit(&planned.phases, n).map_err(|e| e.to_string())?;
     if run
         .clients
         .as_ref()
