@@ -378,6 +378,8 @@ pub fn resolve(
     if s.io_size.is_some() && io_size_bytes == 0 {
         return err("io_size 0: give a size such as 1g, or leave it out");
     }
+    let (zone_size_bytes, zone_range_bytes, zone_skip_bytes) =
+        resolve_zones(s, rw, seq_skip_bytes)?;
     Ok(PhaseParams {
         random_distribution: dist.filter(|_| rw.is_random()),
         seq_skip_bytes,
@@ -387,8 +389,47 @@ pub fn resolve(
         rate_process,
         io_size_bytes: if time_based { 0 } else { io_size_bytes },
         number_ios: s.number_ios.unwrap_or(0),
+        zone_size_bytes,
+        zone_range_bytes,
+        zone_skip_bytes,
         ..PhaseParams::default()
     })
+}
+
+/// fio's `zonemode` with its `zonesize`, `zonerange` and `zoneskip`, as
+/// (size, range, skip) bytes; all 0 for `zonemode=none` (fio ignores the
+/// zone options then). The range defaults to the size, as fio's.
+fn resolve_zones(s: &PhaseSpec, rw: RwMode, seq_skip: i64) -> Result<(u64, u64, u64), SpecError> {
+    match s.zonemode.as_deref().unwrap_or("none") {
+        "none" => return Ok((0, 0, 0)),
+        "strided" => {}
+        "zbd" => {
+            return err(
+                "zonemode zbd (zoned block devices) is not supported: this kernel has no \
+                 CONFIG_BLK_DEV_ZONED; use zonemode strided or none",
+            );
+        }
+        m => return err(format!("invalid zonemode '{m}': give none or strided")),
+    }
+    let size = s.zonesize.map_or(0, |b| b.0);
+    if size == 0 {
+        return err("zonemode strided needs --zonesize: the bytes of I/O per zone, e.g. 256m");
+    }
+    if rw.is_random() || rw == RwMode::ReadModifyWrite {
+        return err(format!(
+            "zonemode strided is supported with sequential patterns (read, write, readwrite), not \
+             {}: use a sequential --rw or zonemode none",
+            rw.as_str()
+        ));
+    }
+    if seq_skip != 0 {
+        return err("zonemode strided and seq_skip (rw=read:N) cannot be combined: drop one");
+    }
+    let range = match s.zonerange.map_or(0, |b| b.0) {
+        0 => size,
+        r => r,
+    };
+    Ok((size, range, s.zoneskip.map_or(0, |b| b.0)))
 }
 
 #[cfg(test)]

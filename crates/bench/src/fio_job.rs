@@ -428,6 +428,9 @@ fn map_option(
         "rate_process" => put("rate_process", need(e, file)?.to_string()),
         "io_size" | "io_limit" => put("io_size", size(need(e, file)?)?.to_string()),
         "number_ios" => put("number_ios", need(e, file)?.to_string()),
+        // Strided zones (the `zones` block; zoned block devices stay refused).
+        "zonemode" if need(e, file)? != "zbd" => put("zonemode", need(e, file)?.to_string()),
+        "zonesize" | "zonerange" | "zoneskip" => put(key, size(need(e, file)?)?.to_string()),
         "rw" | "readwrite" => {
             let v = need(e, file)?;
             if v.contains(':') {
@@ -828,9 +831,6 @@ fn bsrange_pair(v: &str, kb_base: u64) -> Result<(String, String), String> {
 fn refusal(key: &str) -> Option<&'static str> {
     Some(match key {
         "zonemode"
-        | "zonesize"
-        | "zonerange"
-        | "zoneskip"
         | "zonecapacity"
         | "max_open_zones"
         | "job_max_open_zones"
@@ -838,8 +838,9 @@ fn refusal(key: &str) -> Option<&'static str> {
         | "zone_reset_frequency"
         | "read_beyond_wp"
         | "ignore_zone_limits" => {
-            "storlab does not drive zoned block devices or fio's strided zones: remove the \
-             zone options to run on the whole target"
+            "storlab does not drive zoned block devices (zonemode=zbd; this kernel has no \
+             CONFIG_BLK_DEV_ZONED): remove the zone options to run on the whole target, or use \
+             zonemode=strided"
         }
         "atomic" => {
             "atomic writes (RWF_ATOMIC) are not supported: remove atomic; storlab's verify checks \

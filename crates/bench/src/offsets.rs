@@ -181,6 +181,19 @@ pub enum OffsetGen {
         size: u64,
         skip: i64,
     },
+    /// fio's `zonemode=strided`; see [`OffsetGen::strided`].
+    Strided {
+        /// Where the current zone starts.
+        zone: u64,
+        /// The next offset.
+        pos: u64,
+        /// Bytes done in the current zone.
+        done: u64,
+        /// Bytes done in this pass.
+        moved: u64,
+        /// (zonesize, zonerange, zoneskip, size of the region).
+        params: (u64, u64, u64, u64),
+    },
     /// fio's `sprandom`; a pass ends when the preconditioning is done.
     Sprandom {
         spr: Box<sprandom::Sprandom>,
@@ -301,6 +314,45 @@ impl OffsetGen {
                 *count += 1;
                 (b * *slot, wrapped)
             }
+            OffsetGen::Strided {
+                zone,
+                pos,
+                done,
+                moved,
+                params: (zone_size, range, skip, size),
+            } => {
+                // fio's setup_strided_zone_mode: after `zonesize` bytes,
+                // the next zone starts `zonerange + zoneskip` further on
+                // (from the start past the end of the region); inside a
+                // zone, I/O goes back to the zone's start at the end of
+                // its range. A pass is `size` bytes of I/O, as fio's
+                // io_size, however often the zones wrapped.
+                let wrapped = *moved > 0 && *moved + len > *size;
+                if wrapped {
+                    *moved = 0;
+                }
+                if *done >= *zone_size {
+                    *done = 0;
+                    *zone += *range + *skip;
+                    if *zone >= *size {
+                        *zone = 0;
+                    }
+                    *pos = *zone;
+                }
+                if *pos >= *zone + *range {
+                    *pos = *zone;
+                }
+                // An I/O past the end of the region (fio would fail it)
+                // starts over at the first zone.
+                if *pos + len > *size {
+                    (*zone, *pos, *done) = (0, 0, 0);
+                }
+                let off = *pos;
+                *pos += len;
+                *done += len;
+                *moved += len;
+                (off, wrapped)
+            }
             OffsetGen::Skipping {
                 last_end,
                 size,
@@ -339,6 +391,22 @@ impl OffsetGen {
             skew: Box::new(skew),
             slot,
             i: 0,
+        }
+    }
+
+    /// fio's `zonemode=strided` over a region of `size` bytes: sequential
+    /// I/O in the zone from 0 until `zone_size` bytes are done (inside a
+    /// range of `range` bytes from the zone's start), then the next zone
+    /// `range + skip` bytes further, wrapping to 0 at the end of the region.
+    /// A pass is `size` bytes of I/O (fio's io_size; skipped bytes do not
+    /// count).
+    pub fn strided(zone_size: u64, range: u64, skip: u64, size: u64) -> OffsetGen {
+        OffsetGen::Strided {
+            zone: 0,
+            pos: 0,
+            done: 0,
+            moved: 0,
+            params: (zone_size, range.max(1), skip, size),
         }
     }
 
@@ -813,6 +881,41 @@ mod tests {
         let mut g = OffsetGen::skipping(512 * k, 112 * 1024);
         let offs: Vec<u64> = (0..6).map(|_| g.next(16 * k, &mut rng).0 / k).collect();
         assert_eq!(offs, vec![0, 128, 256, 384, 0, 128]);
+    }
+
+    /// fio's zonemode=strided, offsets as fio 3 writes them in its iolog
+    /// (512k file, bs=16k): zonesize=64k zoneskip=128k reads 4 blocks
+    /// every 192k, wrapping to 0 past the end, and a pass is 512k of I/O
+    /// (32 reads, two wraps); zonerange=32k (under zonesize) reads each
+    /// zone's range twice before the skip of 32k + 96k.
+    #[test]
+    fn strided_zones_give_fios_offset_sequence() {
+        let k = 1024u64;
+        let mut rng = Rng::new(1);
+        let run = |g: &mut OffsetGen, rng: &mut Rng, n: usize| -> Vec<(u64, bool)> {
+            (0..n)
+                .map(|_| {
+                    let (o, w) = g.next(16 * k, rng);
+                    (o / k, w)
+                })
+                .collect()
+        };
+        let mut g = OffsetGen::strided(64 * k, 64 * k, 128 * k, 512 * k);
+        let got = run(&mut g, &mut rng, 33);
+        let cycle = [0, 16, 32, 48, 192, 208, 224, 240, 384, 400, 416, 432];
+        let want: Vec<u64> = cycle.iter().cycle().take(33).copied().collect();
+        assert_eq!(got.iter().map(|x| x.0).collect::<Vec<_>>(), want);
+        // The 33rd I/O (after 512k of reads) starts the second pass.
+        let passes: Vec<usize> = (0..33).filter(|&i| got[i].1).collect();
+        assert_eq!(passes, vec![32]);
+        let mut g = OffsetGen::strided(64 * k, 32 * k, 96 * k, 512 * k);
+        let got: Vec<u64> = run(&mut g, &mut rng, 16).iter().map(|x| x.0).collect();
+        assert_eq!(
+            got,
+            vec![
+                0, 16, 0, 16, 128, 144, 128, 144, 256, 272, 256, 272, 384, 400, 384, 400
+            ]
+        );
     }
 
     /// fio's examples/sequence-distribution.fio: sequence:2,0,1 reads

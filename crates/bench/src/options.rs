@@ -604,6 +604,15 @@ bench_options! {
     spr_num_regions: u32 = "100", long "spr-num-regions", value "N";
     /// fio's spr_op: the over-provisioning --sprandom assumes, a fraction (0.15 = 15 %)
     spr_op: String = "0.15", long "spr-op", value "FRACTION";
+    // --- fio's strided zones (issue 27; offsets.rs: OffsetGen::Strided) ---
+    /// fio's zonemode: none, or strided (I/O in zones: --zonesize bytes in each, then a skip of --zoneskip bytes to the next zone, wrapping at the end of the region); zbd (zoned block devices) is not supported
+    zonemode: String = "none", long "zonemode", value "none|strided";
+    /// fio's zonesize: with --zonemode strided, the bytes of I/O done in each zone before moving on
+    zonesize: ByteSize = "0", long "zonesize", value "SIZE";
+    /// fio's zonerange: with --zonemode strided, the region each zone's I/O stays in (default: --zonesize); a smaller --zonesize reads part of it, a larger one goes over it again
+    zonerange: ByteSize = "0", long "zonerange", value "SIZE";
+    /// fio's zoneskip: with --zonemode strided, the bytes skipped after each zone's range
+    zoneskip: ByteSize = "0", long "zoneskip", value "SIZE";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').

@@ -455,6 +455,14 @@ impl IoGen {
         {
             return OffsetGen::sequence(blocks, *stride, ctx.plan.size, p.max_bs());
         }
+        if p.zone_size_bytes != 0 {
+            return OffsetGen::strided(
+                p.zone_size_bytes,
+                p.zone_range_bytes,
+                p.zone_skip_bytes,
+                ctx.plan.size,
+            );
+        }
         if p.seq_skip_bytes != 0 && !p.rw.is_random() {
             return OffsetGen::skipping(ctx.plan.size, p.seq_skip_bytes);
         }

@@ -351,6 +351,17 @@ pub const PARAMS: &[Param] = &[
     p("sprandom", "fio's SanDisk SSD preconditioning").recorded(),
     p("spr_num_regions", "regions of sprandom").recorded(),
     p("spr_op", "over-provisioning sprandom assumes").recorded(),
+    // fio's strided zones (issue 27).
+    p("zonemode", "fio's zones: none or strided").recorded(),
+    p("zonesize", "bytes of I/O in each strided zone (fio)")
+        .unit("bytes")
+        .recorded(),
+    p("zonerange", "the region of each strided zone (fio)")
+        .unit("bytes")
+        .recorded(),
+    p("zoneskip", "bytes skipped after each strided zone (fio)")
+        .unit("bytes")
+        .recorded(),
     // fio's options that set another one or only what is reported.
     p("randrepeat", "the same offsets and data every run (fio)").recorded(),
     p("zero_buffers", "zero-filled writes (fio)").recorded(),

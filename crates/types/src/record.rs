@@ -394,6 +394,17 @@ pub struct PhaseParams {
     /// Stop each job after this many I/Os (fio's `number_ios`); 0 = none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub number_ios: u64,
+    /// fio's `zonemode=strided`: bytes of I/O done in each zone before
+    /// skipping to the next (`zonesize`); 0 = no zones (`zonemode=none`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub zone_size_bytes: u64,
+    /// The region a zone's I/O is confined to (`zonerange`; fio's default
+    /// is `zonesize`); 0 when there are no zones.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub zone_range_bytes: u64,
+    /// Bytes skipped after each zone's range (`zoneskip`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub zone_skip_bytes: u64,
     /// Where each job's region starts in its file or device (fio's
     /// `offset`), bytes; job N adds N × `offset_increment_bytes`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
