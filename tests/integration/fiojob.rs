@@ -21,6 +21,7 @@ const RUNS: &[&str] = &[
     "basic-verify.fio",
     "butterfly.fio",
     "cross-stripe-verify.fio",
+    "disk-zone-profile.fio",
     "dedupe-global.fio",
     "example_latency_steadystate.fio",
     "exitwhat.fio",

@@ -74,3 +74,5 @@ mod typed;
 mod util;
 mod vocab_bounds;
 mod vocabulary;
+// fio's strided zones (issue 27)
+mod zones;

@@ -639,6 +639,16 @@ fn map_option(
                 notes.push(n);
             }
         }
+        // fio's offset column in its logs (disk-zone-profile.fio plots it).
+        "log_offset" => {
+            if fio_flag(e, file)? {
+                notes.push(
+                    "log_offset: storlab's series are per interval, without offsets; \
+                     --write-iolog FILE records the offset of every I/O (fio's iolog v3)"
+                        .into(),
+                );
+            }
+        }
         "stonewall" | "wait_for_previous" => extras.stonewall = fio_flag(e, file)?,
         // One line per reporting group; new_group starts the next one.
         "group_reporting" | "new_group" => put(key, u8::from(fio_flag(e, file)?).to_string()),
