@@ -408,7 +408,7 @@ pub const PAIRED: &[(&str, &str)] = &[("bs", "bssplit"), ("direct", "cache")];
 bench_options! {
     /// Phase name in tables and the store
     name: String = "", long "name", value "NAME";
-    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back); a job file's phase without rw reads, and `storlab bench` with no workload flag runs the quick check
+    /// I/O pattern: read, write, randread, randwrite, readwrite (rw), randrw, rmw (read each block, then write it back), trim, randtrim (punch holes in storlab's file; discard on a device, with --allow-destroy); a job file's phase without rw reads, and `storlab bench` with no workload flag runs the quick check
     rw: RwMode = "", long "rw", value "PATTERN", aliases ["readwrite"], read_with "de_choice";
     /// Percentage of reads in a mixed pattern (readwrite, randrw)
     rwmixread: u32 = "50", long "rwmixread", value "PCT";

@@ -466,20 +466,12 @@ pub fn trim(fd: RawFd, offset: u64, len: u64, block_device: bool) -> io::Result<
         let range: [u64; 2] = [offset, len];
         // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer
         // we pass; `range` lives across the call.
-        cvt(unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) })
-            .map(|_| ())
+        cvt(unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) }).map(|_| ())
     } else {
         let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
         // SAFETY: no memory is passed.
-        cvt(unsafe {
-            libc::fallocate(
-                fd,
-                mode,
-                offset as libc::off_t,
-                len as libc::off_t,
-            )
-        })
-        .map(|_| ())
+        cvt(unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) })
+            .map(|_| ())
     }
 }
 

@@ -942,6 +942,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             offset,
             submitted_ns: t0,
         };
+        self.meter.set(t0, 1);
         let path = &self.ctx.plan.path;
         let dev = *self.trim_dev.get_or_insert_with(|| {
             use std::os::unix::fs::FileTypeExt;
@@ -952,6 +953,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
         };
         let tc = self.clock.now();
+        self.meter.set(tc, 0);
         self.now = tc;
         if !self.win.measuring && tc >= self.win.ramp_end_ns {
             self.begin_measuring();
