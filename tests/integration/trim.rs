@@ -104,3 +104,30 @@ fn randtrim_on_a_device_needs_allow_destroy() {
     let beyond = &after[1 << 20..2 << 20];
     assert!(beyond.iter().all(|&b| b == 0x5a), "beyond --size: kept");
 }
+
+/// A trim phase with verify is refused before anything is written: every
+/// trimmed block reads back as zeros, which verify would count as
+/// mismatches.
+#[test]
+fn a_trim_phase_with_verify_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let out = storlab(&[
+        "bench",
+        &s(d.path()),
+        "--rw",
+        "randtrim",
+        "--verify",
+        "--size",
+        "1m",
+        "--no-save",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("verify cannot check a randtrim phase"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing is written: {left:?}");
+}
