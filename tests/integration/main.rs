@@ -70,6 +70,7 @@ mod sweep;
 mod thin3;
 mod thin_commands;
 mod trace;
+mod trim;
 mod typed;
 mod util;
 mod vocab_bounds;

@@ -713,6 +713,13 @@ fn map_job_option(
              profile=tiobench; so does storlab (its jobs are threads, as with fio's `thread`)"
                 .into(),
         ),
+        // fio creates the file when the job opens it instead of at setup:
+        // a matter of when, not what; storlab lays its files out first.
+        "create_on_open" => notes.push(
+            "create_on_open: storlab lays out each job's file before the timed phase (the file \
+             exists when the job opens it)"
+                .into(),
+        ),
         "timeout" => pairs.push(("runtime".into(), need(e, file)?.to_string())),
         "bsrange" | "blocksize_range" => {
             let v = need(e, file)?;
@@ -867,7 +874,7 @@ fn refusal(key: &str) -> Option<&'static str> {
         "offset_align" => {
             "storlab's regions start at offset + N × offset_increment exactly: remove it"
         }
-        "create_on_open" | "create_fsync" | "create_only" | "pre_read" => {
+        "create_fsync" | "create_only" | "pre_read" => {
             "storlab lays out each job's file before the timed phase: remove it"
         }
         "spr_cs" => {
@@ -1395,6 +1402,24 @@ time_based
 
     /// `${VAR}` from the environment and fio's keywords (refused before:
     /// "$VARIABLE expansion is not supported").
+    /// fio's `rw=trim|randtrim` map to storlab's trim phases (refused as an
+    /// unknown pattern before), and `create_on_open` is accepted with a note.
+    #[test]
+    fn trims_map_and_create_on_open_is_a_note() {
+        let f = fake(&[]);
+        assert_eq!(phase0("[j]\nsize=1m\nrw=trim\n", &f).rw, RwMode::Trim);
+        let text = "[j]\nsize=1m\nrw=randtrim\ncreate_on_open=1\n";
+        let got = FioJobFile::parse_with(text, "t.fio", &f).unwrap();
+        let p = resolve_phase(&got.phases[0], 0).unwrap();
+        assert_eq!(p.rw, RwMode::RandTrim);
+        assert!(p.rw.is_random() && p.rw.writes() && p.rw.trims());
+        assert!(
+            got.notes.iter().any(|n| n.contains("create_on_open")),
+            "{:?}",
+            got.notes
+        );
+    }
+
     #[test]
     fn environment_variables_and_keywords_expand() {
         let f = fake(&[("SIZE", "2m"), ("RW", "randread"), ("QD", "8")]);

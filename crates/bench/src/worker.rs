@@ -624,6 +624,9 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// fio's run-control options (flow, exitall, rate_min, latency
     /// target): None when the phase sets none of them.
     ctl: Option<JobCtl<'a>>,
+    /// A trim phase's target is a block device (discard) or not (punch a
+    /// hole); learnt at its first trim.
+    trim_dev: Option<bool>,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -691,6 +694,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             win_bytes: 0,
             prio: crate::prio::Picker::of(&p.prio, p.seed ^ u64::from(ctx.plan.job), depth),
             backlog: crate::verify::Backlog::of(p),
+            trim_dev: None,
             ctl: None,
             engine,
             clock,
@@ -896,6 +900,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.issued += 1;
             self.issued_bytes += bs;
             self.free.pop();
+            if p.rw.trims() {
+                if !self.trim_now(slot, bs, offset) {
+                    return None;
+                }
+                continue;
+            }
             let file = self.ctx.plan.file_id;
             self.iogen
                 .prepare(self.engine.buf_mut(slot), slot, dir, bs, file, offset);
@@ -922,6 +932,43 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.pending.push(slot);
         }
         None
+    }
+
+    /// fio's trim (`rw=trim|randtrim`): synchronous in every fio engine
+    /// (`do_io_u_trim`), so here too: a hole punched in a file, `BLKDISCARD`
+    /// on a block device (target.rs lets a phase that writes reach a device
+    /// only with `--allow-destroy`). Counted as a completed write-direction
+    /// I/O of the slot. False once issuing stops.
+    fn trim_now(&mut self, slot: u32, bs: u64, offset: u64) -> bool {
+        let t0 = self.clock.now();
+        if self.win.measuring && self.win.start.is_none() {
+            self.mark_start(t0);
+        }
+        self.slots[slot as usize] = SlotMeta {
+            dir: Dir::Write,
+            len: bs as u32,
+            offset,
+            submitted_ns: t0,
+        };
+        self.meter.set(t0, 1);
+        let path = &self.ctx.plan.path;
+        let dev = *self.trim_dev.get_or_insert_with(|| {
+            use std::os::unix::fs::FileTypeExt;
+            std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+        });
+        let res = match sys::trim(self.ctx.fd, offset, bs, dev) {
+            Ok(()) => bs as i32,
+            Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+        };
+        let tc = self.clock.now();
+        self.meter.set(tc, 0);
+        self.now = tc;
+        if !self.win.measuring && tc >= self.win.ramp_end_ns {
+            self.begin_measuring();
+        }
+        self.complete(slot, res, tc);
+        self.check_stop();
+        self.win.issuing && !self.need_fsync
     }
 
     /// The next I/O of the pattern: a read-modify-write's write-back, or

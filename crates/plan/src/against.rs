@@ -20,6 +20,8 @@ pub enum NotModelled {
     BlockSizeMix,
     #[error("{0}")]
     Model(#[from] PlanError),
+    #[error("trims (rw=trim/randtrim) are not modelled")]
+    Trims,
 }
 
 /// The workload a measured phase ran, or why it cannot be modelled.
@@ -44,6 +46,7 @@ pub fn phase_workload(p: &PhaseResult) -> Result<Workload, NotModelled> {
             read_pct: 50.0,
             random: params.rw.is_random(),
         },
+        RwMode::Trim | RwMode::RandTrim => return Err(NotModelled::Trims),
     };
     Ok(Workload {
         buffered: params.cache != CacheMode::Direct,

@@ -26,10 +26,15 @@ pub enum RwMode {
     /// panel update).
     #[serde(rename = "rmw")]
     ReadModifyWrite,
+    /// Sequential trims (fio's `trim`): a hole punched in a file, a discard
+    /// on a block device.
+    Trim,
+    /// Random trims (fio's `randtrim`).
+    RandTrim,
 }
 
 impl RwMode {
-    pub const ALL: [RwMode; 7] = [
+    pub const ALL: [RwMode; 9] = [
         RwMode::Read,
         RwMode::Write,
         RwMode::RandRead,
@@ -37,10 +42,12 @@ impl RwMode {
         RwMode::ReadWrite,
         RwMode::RandRw,
         RwMode::ReadModifyWrite,
+        RwMode::Trim,
+        RwMode::RandTrim,
     ];
     /// The words a user may write, in the order messages list them (the
     /// parameter registry's choices): each [`RwMode::parse`]s.
-    pub const WORDS: [&'static str; 8] = [
+    pub const WORDS: [&'static str; 10] = [
         "read",
         "write",
         "randread",
@@ -49,6 +56,8 @@ impl RwMode {
         "rw",
         "randrw",
         "rmw",
+        "trim",
+        "randtrim",
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -59,6 +68,8 @@ impl RwMode {
             RwMode::ReadWrite => "readwrite",
             RwMode::RandRw => "randrw",
             RwMode::ReadModifyWrite => "rmw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
         }
     }
     pub fn parse(s: &str) -> Option<RwMode> {
@@ -69,7 +80,15 @@ impl RwMode {
         }
     }
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+        )
+    }
+    /// Whether the phase issues trims (then it issues nothing else; a trim
+    /// destroys data as a write does, so [`RwMode::writes`] holds too).
+    pub fn trims(self) -> bool {
+        matches!(self, RwMode::Trim | RwMode::RandTrim)
     }
     /// Whether the phase issues any writes.
     pub fn writes(self) -> bool {
@@ -83,7 +102,7 @@ impl RwMode {
     pub fn read_pct(self, rwmixread: u8) -> u8 {
         match self {
             RwMode::Read | RwMode::RandRead => 100,
-            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim => 0,
             RwMode::ReadWrite | RwMode::RandRw => rwmixread,
             // One write per read: half the I/Os of each kind.
             RwMode::ReadModifyWrite => 50,
