@@ -878,7 +878,7 @@ pub fn resolve_phase(s: &PhaseSpec, index: usize) -> Result<PhaseParams, SpecErr
         // A trimmed block reads back as zeros: every one would count as a
         // mismatch (fio verifies trims only with trim_verify_zero, which
         // storlab does not do).
-        return err(&format!(
+        return err(format!(
             "verify cannot check a {rw} phase (a trimmed block reads back as zeros): drop --verify, \
              or verify in a write phase of its own"
         ));
