@@ -405,8 +405,9 @@ fn resolve_zones(s: &PhaseSpec, rw: RwMode, seq_skip: i64) -> Result<(u64, u64, 
         "strided" => {}
         "zbd" => {
             return err(
-                "zonemode zbd (zoned block devices) is not supported: this kernel has no \
-                 CONFIG_BLK_DEV_ZONED; use zonemode strided or none",
+                "zonemode zbd (fio's zoned block device mode: write pointers, zone resets, open-zone \
+                 limits, which fio also emulates on ordinary files) is not supported yet; use \
+                 zonemode strided or none",
             );
         }
         m => return err(format!("invalid zonemode '{m}': give none or strided")),

@@ -855,9 +855,9 @@ fn refusal(key: &str) -> Option<&'static str> {
         | "zone_reset_frequency"
         | "read_beyond_wp"
         | "ignore_zone_limits" => {
-            "storlab does not drive zoned block devices (zonemode=zbd; this kernel has no \
-             CONFIG_BLK_DEV_ZONED): remove the zone options to run on the whole target, or use \
-             zonemode=strided"
+            "storlab does not yet do fio's mode for zoned block devices (zonemode=zbd: write pointers, \
+             zone resets and open-zone limits, which fio also emulates on ordinary files): remove \
+             the zone options to run on the whole target, or use zonemode=strided"
         }
         "atomic" => {
             "atomic writes (RWF_ATOMIC) are not supported: remove atomic; storlab's verify checks \

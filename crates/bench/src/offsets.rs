@@ -319,40 +319,8 @@ impl OffsetGen {
                 pos,
                 done,
                 moved,
-                params: (zone_size, range, skip, size),
-            } => {
-                // fio's setup_strided_zone_mode: after `zonesize` bytes,
-                // the next zone starts `zonerange + zoneskip` further on
-                // (from the start past the end of the region); inside a
-                // zone, I/O goes back to the zone's start at the end of
-                // its range. A pass is `size` bytes of I/O, as fio's
-                // io_size, however often the zones wrapped.
-                let wrapped = *moved > 0 && *moved + len > *size;
-                if wrapped {
-                    *moved = 0;
-                }
-                if *done >= *zone_size {
-                    *done = 0;
-                    *zone += *range + *skip;
-                    if *zone >= *size {
-                        *zone = 0;
-                    }
-                    *pos = *zone;
-                }
-                if *pos >= *zone + *range {
-                    *pos = *zone;
-                }
-                // An I/O past the end of the region (fio would fail it)
-                // starts over at the first zone.
-                if *pos + len > *size {
-                    (*zone, *pos, *done) = (0, 0, 0);
-                }
-                let off = *pos;
-                *pos += len;
-                *done += len;
-                *moved += len;
-                (off, wrapped)
-            }
+                params,
+            } => strided_next(zone, pos, done, moved, *params, len),
             OffsetGen::Skipping {
                 last_end,
                 size,
@@ -626,6 +594,52 @@ impl Skew {
         }
         (self.perm.get(r) + self.rotate) % self.slots
     }
+}
+
+/// The next offset of fio's strided zones (`OffsetGen::Strided`): `zone`
+/// is the current zone's start, `pos` the next offset in it, `done` the
+/// bytes done in this zone, `moved` the bytes of this pass;
+/// `params` = (zonesize, zonerange, zoneskip, region size).
+#[inline]
+fn strided_next(
+    zone: &mut u64,
+    pos: &mut u64,
+    done: &mut u64,
+    moved: &mut u64,
+    (zone_size, range, skip, size): (u64, u64, u64, u64),
+    len: u64,
+) -> (u64, bool) {
+    // fio's setup_strided_zone_mode: after `zonesize` bytes,
+    // the next zone starts `zonerange + zoneskip` further on
+    // (from the start past the end of the region); inside a
+    // zone, I/O goes back to the zone's start at the end of
+    // its range. A pass is `size` bytes of I/O, as fio's
+    // io_size, however often the zones wrapped.
+    let wrapped = *moved > 0 && *moved + len > size;
+    if wrapped {
+        *moved = 0;
+    }
+    if *done >= zone_size {
+        *done = 0;
+        *zone += range + skip;
+        if *zone >= size {
+            *zone = 0;
+        }
+        *pos = *zone;
+    }
+    if *pos >= *zone + range {
+        *pos = *zone;
+    }
+    // An I/O past the end of the region (fio would fail it)
+    // starts over at the first zone.
+    if *pos + len > size {
+        (*zone, *pos, *done) = (0, 0, 0);
+    }
+    let off = *pos;
+    *pos += len;
+    *done += len;
+    *moved += len;
+    (off, wrapped)
 }
 
 #[cfg(test)]
