@@ -51,10 +51,7 @@ pub(crate) const CATCH_UP: Duration = Duration::from_millis(100);
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
 fn mono_ns() -> u64 {
-    let t = rustix::time::clock_gettime(ClockId::Monotonic);
-    (t.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(t.tv_nsec as u64)
+    crate::sys::monotonic_ns()
 }
 
 fn ns(d: Duration) -> u64 {
