@@ -154,12 +154,33 @@ pub fn dump_path(data_file: &std::path::Path, offset: u64) -> std::path::PathBuf
 
 /// fio's `verify_dump`: keep the bad unit at `bad` (a byte offset of the
 /// file) of `buf` (read at `offset`) as it was read ([`dump_path`]), so
-/// the corruption can be looked at after the run. A failed dump is
+/// the corruption can be looked at after the run. The dump is a new file:
+/// a file of that name already there (the user's, or an earlier run's
+/// dump) is never written over, and that dump is skipped. A failed dump is
 /// ignored: the mismatch is reported either way.
 pub fn dump(data_file: &std::path::Path, bad: u64, buf: &[u8], offset: u64, unit: usize) {
+    dump_in(std::path::Path::new("."), data_file, bad, buf, offset, unit);
+}
+
+/// [`dump`] into `dir` (the current directory for a run).
+fn dump_in(
+    dir: &std::path::Path,
+    data_file: &std::path::Path,
+    bad: u64,
+    buf: &[u8],
+    offset: u64,
+    unit: usize,
+) {
+    use std::io::Write;
     let from = bad.saturating_sub(offset) as usize;
     if let Some(u) = buf.get(from..(from + unit).min(buf.len())) {
-        let _ = std::fs::write(dump_path(data_file, bad), u);
+        let new = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(dump_path(data_file, bad)));
+        if let Ok(mut f) = new {
+            let _ = f.write_all(u);
+        }
     }
 }
 
@@ -306,6 +327,23 @@ fn resolve_verify(
 
 #[cfg(test)]
 mod tests {
+
+    /// A dump never writes over a file that is already there (the user's,
+    /// or an earlier run's dump): the first dump is made, a second of the
+    /// same name leaves the first as it was.
+    #[test]
+    fn a_dump_never_writes_over_an_existing_file() {
+        let d = tempfile::tempdir().unwrap();
+        let data = std::path::Path::new("/x/data.0");
+        let name = d.path().join(dump_path(data, 4096));
+        std::fs::write(&name, b"the user's").unwrap();
+        dump_in(d.path(), data, 4096, &[7u8; 8192], 4096, 4096);
+        assert_eq!(std::fs::read(&name).unwrap(), b"the user's");
+        dump_in(d.path(), data, 0, &[7u8; 8192], 0, 4096);
+        let made = d.path().join(dump_path(data, 0));
+        assert_eq!(std::fs::read(&made).unwrap(), vec![7u8; 4096]);
+    }
+
     use super::*;
 
     #[test]
