@@ -372,9 +372,11 @@ fn the_250_iops_stream_replays_at_250_with_p99_start_lag_within_1_ms() {
         }
     }
     if rivalled == 5 {
-        eprintln!(
-            "the_250_iops_stream: every replay ran beside other processes' real-time replay threads; \
-             the 1 ms lag goal is not asserted (the rate and real-time share were)"
+        // Nothing was asserted: a skip, which CI counts as a failure.
+        skip(
+            "the_250_iops_stream",
+            "every replay ran beside other processes' real-time replay threads; neither the rate \
+             nor the 1 ms lag goal could be judged",
         );
         return;
     }
