@@ -135,6 +135,11 @@ impl DataGen {
                 }
                 self.stamp_all(buf, file, offset);
             }
+            BufferPattern::Ior => {
+                if regenerate {
+                    crate::readcheck::fill(buf);
+                }
+            }
             BufferPattern::Compressible { pct } => {
                 if regenerate {
                     for unit in buf.chunks_mut(self.unit) {

@@ -79,6 +79,7 @@ fn pattern_text(b: &BufferPattern) -> String {
     match b {
         BufferPattern::Random => "random".into(),
         BufferPattern::Zero => "zeros".into(),
+        BufferPattern::Ior => "IOR packets".into(),
         BufferPattern::Compressible { pct } => format!("{pct}% compressible"),
     }
 }

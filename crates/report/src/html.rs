@@ -239,6 +239,7 @@ fn pattern(b: &BufferPattern) -> String {
     match b {
         BufferPattern::Random => "random (incompressible)".into(),
         BufferPattern::Zero => "zeros".into(),
+        BufferPattern::Ior => "IOR's fixed data packets".into(),
         BufferPattern::Compressible { pct } => format!("{pct} % compressible"),
     }
 }

@@ -206,6 +206,19 @@ pub enum BufferPattern {
     Zero,
     /// `pct` percent of each block compresses away (zeros), the rest is random.
     Compressible { pct: u8 },
+    /// IOR's fixed data packets (`--dataPacketType=timestamp` with a fixed
+    /// `-G` signature, as io500 runs IOR): one buffer made once and
+    /// written unchanged by every transfer, 8-byte word `i` of it
+    /// [`ior_packet_word`]`(i)`, never zero, so a read check tells written
+    /// data from a hole. What `storlab io500`'s IOR phases write.
+    Ior,
+}
+
+/// Word `i` of an [`BufferPattern::Ior`] buffer: IOR's timestamp packet
+/// (`signature + i` in the low half) under a fixed upper half, so no word
+/// is zero.
+pub fn ior_packet_word(i: u64) -> u64 {
+    0x494F_5235_0000_0000 | (0x5EED_0000u64.wrapping_add(i) & 0xFFFF_FFFF)
 }
 
 /// One entry of a block-size mix (`--bssplit 4k/50:64k/50`).

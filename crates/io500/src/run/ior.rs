@@ -92,11 +92,12 @@ impl IorJob {
             // IOR writes into a new file; storlab's is sparse, not
             // pre-allocated.
             p.fallocate = false;
-            // io500's IOR data (`--dataPacketType=timestamp`) is one buffer
-            // made once and written unchanged by every transfer, and its
-            // reads (`-R`) compare every word of every transfer with it,
-            // inside the timed window; the 4 KiB random read does not check.
-            p.buffer_pattern = BufferPattern::Zero;
+            // io500's IOR data (`--dataPacketType=timestamp`, fixed `-G`)
+            // is one buffer made once and written unchanged by every
+            // transfer, no word of it zero, and its reads (`-R`) compare
+            // every word of every transfer with it, inside the timed
+            // window; the 4 KiB random read does not check.
+            p.buffer_pattern = BufferPattern::Ior;
             p.check_reads = p.rw.reads() && p.name != "ior-rnd4K-easy-read";
             if exact != surrogate && p.name != "ior-rnd4K-easy-read" {
                 for b in &mut p.bs {

@@ -106,12 +106,12 @@ fn ior_hard_is_strided_47008_byte_transfers_in_one_shared_file() {
     assert_ior_data_and_read_check(&ps);
 }
 
-/// io500's IOR writes one fixed buffer (`--dataPacketType=timestamp`) and
-/// its reads check every word inside the window (`-R`); the 4 KiB random
-/// read does not check.
+/// io500's IOR writes one fixed buffer (`--dataPacketType=timestamp`, no
+/// word zero) and its reads check every word inside the window (`-R`);
+/// the 4 KiB random read does not check.
 fn assert_ior_data_and_read_check(ps: &[PhaseParams]) {
     for p in ps {
-        assert_eq!(p.buffer_pattern, storlab_types::BufferPattern::Zero);
+        assert_eq!(p.buffer_pattern, storlab_types::BufferPattern::Ior);
         let checks = p.name.ends_with("-read") && p.name != "ior-rnd4K-easy-read";
         assert_eq!(p.check_reads, checks, "{}", p.name);
         assert!(!p.verify, "{}: no self-checking blocks", p.name);
