@@ -475,6 +475,16 @@ pub fn trim(fd: RawFd, offset: u64, len: u64, block_device: bool) -> io::Result<
     }
 }
 
+/// Whether the open file `fd` is a block device (`fstat` of the descriptor
+/// itself: what was opened, not what a path names now).
+pub fn is_block_device_fd(fd: RawFd) -> bool {
+    // SAFETY: an all-zero `stat` is a valid value for fstat to overwrite.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid, writable stat buffer for the call.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    ok && (st.st_mode & libc::S_IFMT) == libc::S_IFBLK
+}
+
 /// `CLOCK_MONOTONIC` in nanoseconds, through the C library (glibc's vDSO
 /// call, which valgrind understands; rustix's own vDSO parser faults under
 /// valgrind's memcheck), the clock the null engine's absolute deadlines
@@ -495,6 +505,13 @@ pub(crate) fn monotonic_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_descriptors_kind_is_read_from_the_descriptor() {
+        let f = tempfile::tempfile().unwrap();
+        assert!(!is_block_device_fd(f.as_raw_fd()));
+        assert!(!is_block_device_fd(-1), "a bad descriptor is no device");
+    }
 
     #[test]
     fn schedstat_is_parsed_and_counts_this_threads_cpu() {

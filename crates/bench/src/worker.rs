@@ -951,11 +951,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             submitted_ns: t0,
         };
         self.meter.set(t0, 1);
-        let path = &self.ctx.plan.path;
-        let dev = *self.trim_dev.get_or_insert_with(|| {
-            use std::os::unix::fs::FileTypeExt;
-            std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
-        });
+        // What the job's descriptor is, not what its path names now.
+        let fd = self.ctx.fd;
+        let dev = *self
+            .trim_dev
+            .get_or_insert_with(|| sys::is_block_device_fd(fd));
         let res = match sys::trim(self.ctx.fd, offset, bs, dev) {
             Ok(()) => bs as i32,
             Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
