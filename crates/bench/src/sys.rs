@@ -289,8 +289,7 @@ pub fn resident_pages(file: &File, len: u64) -> io::Result<(u64, u64)> {
 /// Pre-allocate `len` bytes (fallocate mode 0). Fails with ENOSPC up front if
 /// the file system cannot hold it; EOPNOTSUPP where unsupported.
 pub fn fallocate(file: &File, len: u64) -> io::Result<()> {
-    // SAFETY: no memory is passed.
-    cvt(unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) }).map(|_| ())
+    fallocate_range(file, 0, len)
 }
 
 /// Size in bytes of a block device (ioctl BLKGETSIZE64).
