@@ -479,7 +479,7 @@ pub struct PhaseParams {
     #[serde(default, skip_serializing_if = "crate::RunControl::is_off")]
     pub run_control: Option<crate::RunControl>,
     /// Every read compared, word by word and inside the timed window,
-    /// with what the job's writes wrote (`buffer_pattern = zero`): IOR's
+    /// with what the job's writes wrote (`buffer_pattern = ior`, never zero): IOR's
     /// `-R` read check as `storlab io500` runs it. A read that differs
     /// counts as a verify mismatch. Absent (false) otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
