@@ -3,18 +3,19 @@
 //! Glue: the run is `storlab_io500::run`, the record and the summary
 //! `storlab_io500::summary`.
 
-use crate::Outcome;
 use crate::commands::run::{Live, RunArgs, Watched, conclude};
 use crate::commands::signals::Signals;
 use crate::output::Reply;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use storlab_io500::run::{Job, Options, Stop};
+use storlab_cluster::step::Failed;
+use storlab_io500::run::mpi::Io500Front;
+use storlab_io500::run::{Job, Options, Outcome, Stop};
 use storlab_io500::{Config, summary};
-use storlab_types::BenchReport;
+use storlab_types::{BenchReport, PhaseResult};
 
 const IO500_HELP: &str = "\
 Runs io500's phases in io500's order with io500's parameters (ior-easy,
@@ -53,23 +54,9 @@ pub struct Io500Command {
 
 impl Io500Command {
     pub fn execute(self) -> Result<Reply> {
-        if crate::commands::run::launcher_size().is_some_and(|n| n > 1) {
-            bail!(
-                "storlab io500 does not run under an MPI launcher yet: run one process with --np N ranks"
-            );
-        }
-        let (cfg_path, target) = match self.paths.as_slice() {
-            [t] => (None, t.clone()),
-            [c, t] => (Some(c.clone()), t.clone()),
-            _ => bail!("give [CONFIG.ini] TARGET"),
-        };
-        let cfg = match &cfg_path {
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("cannot read the io500 config {}", p.display()))?;
-                Config::parse(&text).with_context(|| format!("{}", p.display()))?
-            }
-            None => Config::parse("")?,
+        let launched = crate::commands::run::launcher_size().filter(|&n| n > 1);
+        let Some((target, cfg)) = self.paths.split_last() else {
+            bail!("give [CONFIG.ini] TARGET")
         };
         let opts = Options {
             ranks: self.np,
@@ -77,52 +64,103 @@ impl Io500Command {
             stonewall_s: self.stonewall.map(|d| d.as_secs().max(1)),
             keep: self.run.keep,
         };
-        let job = Job::resolve(&cfg, &opts)?;
-        let json_out = crate::commands::run::check_paths(Some(&target), &self.run)?;
-        let mut sink = crate::commands::run::open_sink_tagged(&self.run, &[])?;
+        let resolved = storlab_io500::run::resolve(cfg.first(), &opts, launched);
+        let mut front = Front(&self, Signals::install()?, None);
+        let code = match launched {
+            #[cfg(feature = "mpi")]
+            Some(_) => storlab_cluster::mpi::launch(
+                None,
+                |comm| {
+                    let (node, quiet) = (storlab_cluster::mpi::node_name(), self.run.quiet);
+                    let resolved = resolved.map_err(|e| e.to_string());
+                    storlab_io500::run::mpi::run_rank(
+                        comm, &node, resolved, target, quiet, &mut front,
+                    )
+                },
+                |why| crate::output::print_error(&anyhow!("{why}")),
+            )?,
+            #[cfg(not(feature = "mpi"))]
+            Some(n) => bail!(
+                "storlab io500 was started by an MPI launcher with {n} processes, but this build has no MPI \
+                 support: build with `cargo build --release --features mpi`, or run one process with --np N"
+            ),
+            None => {
+                let (job, cfg) = resolved?;
+                storlab_io500::run::run_local(&mut front, &job, &cfg, target, self.run.quiet)
+                    .map_err(|e| anyhow!(e))?
+            }
+        };
+        Ok(Reply::done(crate::Outcome::from_exit_code(code)))
+    }
+}
+
+/// The front end of a run (of every rank under MPI): the command, its
+/// signals and its progress line.
+struct Front<'a>(&'a Io500Command, Signals, Option<Live>);
+
+type Run = (BenchReport, crate::commands::run::Sink);
+
+impl Io500Front for Front<'_> {
+    type Run = Run;
+
+    fn prepare(&mut self, target: &Path, job: &Job) -> Result<(PathBuf, Run), Failed> {
+        let args = &self.0.run;
+        let json_out = crate::commands::run::check_paths(Some(target), args).map_err(Failed::of)?;
+        let mut sink = crate::commands::run::open_sink_tagged(args, &[]).map_err(Failed::of)?;
         sink.json_out_to(json_out);
-        let signals = Signals::install()?;
-        let (dir, info) = storlab_bench::own_run_dir(&target)?;
-        let remove = |keep: bool| {
-            if keep {
-                return;
-            }
-            if let Some(n) = storlab_md::session::remove_run_dir(&dir) {
-                eprintln!(
-                    "storlab: warning: cannot remove {}: {}; remove it by hand",
-                    n.dir.display(),
-                    n.error
-                );
-            }
-        };
-        if let Err(e) = job.check_space(&target, info.free_bytes_before) {
-            remove(false);
-            return Err(e.into());
-        }
+        let label = crate::commands::config::get()
+            .map_err(Failed::of)?
+            .host
+            .clone();
+        let (dir, info) = storlab_bench::own_run_dir(target).map_err(Failed::of)?;
         let mut host = storlab_host::host_info();
-        if let Some(label) = &crate::commands::config::get()?.host {
-            host.hostname = label.clone();
+        host.hostname = label.unwrap_or(host.hostname);
+        let header = BenchReport::new(host, info.clone());
+        let begun = (job
+            .check_space(target, info.free_bytes_before)
+            .map_err(anyhow::Error::from))
+        .and_then(|()| sink.begin(storlab_types::RunKind::Io500, &header));
+        if let Err(e) = begun {
+            self.remove(&dir);
+            return Err(Failed::of(e));
         }
-        let header = BenchReport::new(host, info);
-        if let Err(e) = sink.begin(storlab_types::RunKind::Io500, &header) {
-            remove(false);
-            return Err(e);
+        Ok((dir, (header, sink)))
+    }
+
+    fn watch(&mut self, stop: &Arc<Stop>, quiet: bool) {
+        self.2 = Some(Live::watch(Watch(Arc::clone(stop)), self.1.clone(), quiet));
+    }
+
+    fn watch_stop(&mut self) {
+        self.2.take().into_iter().for_each(Live::stop);
+    }
+
+    fn phase(&mut self, run: &mut Run, phase: &PhaseResult) {
+        run.1.phase(phase);
+    }
+
+    fn remove(&mut self, dir: &Path) {
+        if let Some(n) = storlab_md::session::remove_run_dir(dir) {
+            let (d, e) = (n.dir.display(), n.error);
+            eprintln!("storlab: warning: cannot remove {d}: {e}; remove it by hand");
         }
-        let stop = Stop::new(job.ranks);
-        let live = Live::watch(Watch(Arc::clone(&stop)), signals.clone(), self.run.quiet);
-        let ran = storlab_io500::run::run(&job, &cfg, &dir, &stop, |ph| sink.phase(ph));
-        live.stop();
-        remove(self.run.keep);
-        let report = summary::report(header, ran, &job, &cfg);
-        let (report, doc, ending) = conclude(report, &mut sink, summary::render)?;
-        let mut reply = Reply::doc(doc, self.run.out.rendering());
-        reply.outcome = match ending {
-            Some(o) => o,
-            None if signals.received().is_some() => Outcome::Interrupted,
-            None if report.interrupted => Outcome::Error,
-            None => Outcome::Ok,
-        };
-        Ok(reply)
+    }
+
+    fn finish(&mut self, run: Run, ran: Outcome, job: &Job, cfg: &Config) -> Result<u8, Failed> {
+        let (header, mut sink) = run;
+        let report = summary::report(header, ran, job, cfg);
+        let (report, doc, end) =
+            conclude(report, &mut sink, summary::render).map_err(Failed::of)?;
+        let mut reply = Reply::doc(doc, self.0.run.out.rendering());
+        reply.outcome = end.unwrap_or(match (self.1.received(), report.interrupted) {
+            (Some(_), _) => crate::Outcome::Interrupted,
+            (None, true) => crate::Outcome::Error,
+            (None, false) => crate::Outcome::Ok,
+        });
+        match crate::output::emit(reply) {
+            Err(e) if crate::output::is_broken_pipe(&e) => Ok(0),
+            r => r.map(|o| o.exit_code()).map_err(Failed::of),
+        }
     }
 }
 

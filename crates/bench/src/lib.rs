@@ -79,8 +79,8 @@ pub use options::{
 };
 pub use record::{FallbackError, Verdict, write_fallback};
 pub use run::{
-    LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run, run_synced,
-    run_with_layout,
+    Carried, LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run,
+    run_synced, run_synced_phases, run_with_layout,
 };
 pub use spec::JobFile;
 pub use stats::{DirCounter, histogram_of, latency as latency_stats, new_histogram, rates};

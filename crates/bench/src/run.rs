@@ -84,7 +84,14 @@ pub fn run_with_layout(
     laid_out: &mut LayoutState,
     on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
-    run_phases(job, control, laid_out, None, on_phase)
+    let mut carried = Carried {
+        layout: std::mem::take(laid_out),
+        extents: None,
+    };
+    let all = 0..job.phases.len();
+    let out = run_phases(job, control, &mut carried, all, None, on_phase);
+    *laid_out = carried.layout;
+    out
 }
 
 /// [`run`] as one of several processes running the same job together
@@ -97,8 +104,52 @@ pub fn run_synced(
     sync: &dyn PhaseSync,
     on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
-    let mut layout = LayoutState::new(job);
-    run_phases(job, control, &mut layout, Some(sync), on_phase)
+    let mut carried = Carried::new(job);
+    let all = 0..job.phases.len();
+    run_phases(job, control, &mut carried, all, Some(sync), on_phase)
+}
+
+/// What a job run a few phases at a time carries from one call of
+/// [`run_synced_phases`] to the next: what is laid out of its files, and
+/// what each job wrote in a stonewalled write (so a read run later, with
+/// other work between, reads exactly that).
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    pub layout: LayoutState,
+    /// Bytes each job (by global index) wrote in the last stonewalled
+    /// write phase, and that phase.
+    extents: Option<(Vec<u64>, PhaseParams)>,
+}
+
+impl Carried {
+    /// Nothing run yet.
+    pub fn new(job: &ResolvedJob) -> Carried {
+        Carried {
+            layout: LayoutState::new(job),
+            extents: None,
+        }
+    }
+
+    /// What each job wrote in the last stonewalled write phase (by global
+    /// job), if that phase was cut short.
+    pub fn written(&self) -> Option<&[u64]> {
+        self.extents.as_ref().map(|(e, _)| e.as_slice())
+    }
+}
+
+/// [`run_synced`] for phases `phases` of `job` only (in order), with what
+/// the earlier calls left in `carried`: the caller steps one job through
+/// its phases on its own thread, with other work between them (io500 runs
+/// mdtest between IOR's write and its read).
+pub fn run_synced_phases(
+    job: &ResolvedJob,
+    control: &Control,
+    sync: &dyn PhaseSync,
+    carried: &mut Carried,
+    phases: std::ops::Range<usize>,
+    on_phase: impl FnMut(&PhaseResult),
+) -> RunOutcome {
+    run_phases(job, control, carried, phases, Some(sync), on_phase)
 }
 
 // long-function: the phase loop reads as its steps (agree, lay out, run,
@@ -106,23 +157,28 @@ pub fn run_synced(
 fn run_phases(
     job: &ResolvedJob,
     control: &Control,
-    laid_out: &mut LayoutState,
+    carried: &mut Carried,
+    range: std::ops::Range<usize>,
     sync: Option<&dyn PhaseSync>,
     mut on_phase: impl FnMut(&PhaseResult),
 ) -> RunOutcome {
     let mut outcome = RunOutcome::default();
     let agree = |ok: bool| sync.map_or(ok, |s| s.agree(ok));
+    let Carried {
+        layout: laid_out,
+        extents,
+    } = carried;
     laid_out.done.resize(job.target.files.len(), 0);
     // Bytes each job wrote in a stonewalled write phase (by global job).
-    let mut extents: Option<(Vec<u64>, PhaseParams)> = None;
-    for (index, p) in job.phases.iter().enumerate() {
+    let phases = job.phases.iter().enumerate();
+    for (index, p) in phases.take(range.end).skip(range.start) {
         if !agree(!control.stop.load(Ordering::Relaxed)) || exit_all(control, &mut outcome) {
             break;
         }
         control.begin_phase(index);
         // Groups on rank sets (--group-ranks): this process runs its group.
         let mine = grouped::on_ranks(sync, index, p);
-        extents = extents.filter(|_| p.groups.is_empty());
+        *extents = extents.take().filter(|_| p.groups.is_empty());
         if !p.groups.is_empty() && mine.is_none() {
             if !grouped::hand_over(job, p, control, laid_out, sync, &mut outcome, &mut on_phase) {
                 break;
@@ -222,10 +278,10 @@ fn run_phases(
                 phase_files_all(job, &share, &files)
             };
             mark_laid_out(job, laid_out, &all, region);
-            extents = None;
+            *extents = None;
         } else if let Some(s) = sync.filter(|_| !on_ranks && p.rw.writes() && !p.rw.reads()) {
             // Cut short on purpose: the reads that follow read what was written.
-            extents = written_extents(s, p, &result, &share);
+            *extents = written_extents(s, p, &result, &share);
             if extents.is_some() && !result.interrupted {
                 mark_laid_out(job, laid_out, &phase_files_all(job, &share, &files), region);
             }

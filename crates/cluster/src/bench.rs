@@ -429,6 +429,38 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
         }
     }
 
+    /// [`ClusterSync::run`] for phases `phases` of `job` only, with what
+    /// earlier calls left in `carried` (what is laid out, what each job
+    /// wrote under a stonewall): a job stepped through its phases on this
+    /// thread with other collective work between them (io500 under MPI).
+    pub fn run_phases(
+        &self,
+        job: &ResolvedJob,
+        control: &Control,
+        carried: &mut storlab_bench::Carried,
+        phases: std::ops::Range<usize>,
+        mut on_merged: impl FnMut(&PhaseResult),
+    ) -> ClusterOutcome {
+        let mut merged: Vec<PhaseResult> = Vec::new();
+        let mut stop_reason: Option<String> = None;
+        let outcome =
+            storlab_bench::run_synced_phases(job, control, self, carried, phases, |phase| {
+                let part = self.part(control, phase);
+                if let Some((p, reason)) = self.gather(part) {
+                    on_merged(&p);
+                    if let Some(r) = reason {
+                        stop_reason.get_or_insert(r);
+                    }
+                    merged.push(p);
+                }
+            });
+        ClusterOutcome {
+            local: outcome,
+            merged,
+            stop_reason,
+        }
+    }
+
     /// What this rank tells rank 0 after a phase (every rank calls it).
     pub fn part(&self, control: &Control, phase: &PhaseResult) -> Option<RankPart> {
         let window = control.last_window().filter(|_| self.me.is_some());

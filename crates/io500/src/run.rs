@@ -22,6 +22,7 @@
 mod find;
 mod ior;
 mod md;
+pub mod mpi;
 mod sync;
 
 pub use find::{FindCount, find as pfind, matches as pfind_matches};
@@ -199,6 +200,57 @@ impl Job {
     }
 }
 
+/// The job of config file `cfg` (None: io500's defaults) and `opts`;
+/// `launched`: the ranks of an MPI launch (they replace `--np`).
+pub fn resolve(
+    cfg: Option<&std::path::PathBuf>,
+    opts: &Options,
+    launched: Option<u32>,
+) -> Result<(Job, Config), RunError> {
+    let bad = |m: String| RunError::Setup(m);
+    let cfg = match cfg {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| bad(format!("cannot read the io500 config {}: {e}", p.display())))?;
+            Config::parse(&text).map_err(|e| bad(format!("{}: {e}", p.display())))?
+        }
+        None => Config::parse("").map_err(|e| bad(e.to_string()))?,
+    };
+    let mut opts = opts.clone();
+    if let Some(n) = launched {
+        if opts.ranks != 1 {
+            return Err(bad(format!(
+                "--np {} under an MPI launcher: the ranks are the launcher's (mpirun -np {n}); drop --np",
+                opts.ranks
+            )));
+        }
+        opts.ranks = n;
+    }
+    Ok((Job::resolve(&cfg, &opts)?, cfg))
+}
+
+/// The run in this process (ranks as threads), behind the front end:
+/// storlab's directory made, the phases run and saved one by one, the
+/// directory removed (unless `--keep`), the run scored and shown; its
+/// exit code.
+pub fn run_local<F: mpi::Io500Front>(
+    front: &mut F,
+    job: &Job,
+    cfg: &Config,
+    target: &Path,
+    quiet: bool,
+) -> Result<u8, storlab_cluster::step::Failed> {
+    let (dir, mut rec) = front.prepare(target, job)?;
+    let stop = Stop::new(job.ranks);
+    front.watch(&stop, quiet);
+    let ran = run(job, cfg, &dir, &stop, |ph| front.phase(&mut rec, ph));
+    front.watch_stop();
+    if !job.keep {
+        front.remove(&dir);
+    }
+    front.finish(rec, ran, job, cfg)
+}
+
 /// Why a run could not start or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -317,16 +369,63 @@ fn run_phases(
     cfg: &Config,
     dir: &Path,
     stop: &Stop,
-    mut on_phase: impl FnMut(&PhaseResult),
+    on_phase: impl FnMut(&PhaseResult),
     out: &mut Outcome,
 ) -> Result<(), RunError> {
     let data = dir.join("datafiles");
     let res = dir.join("results");
-    for d in [&data, &res, &data.join("ior-easy"), &data.join("ior-hard")] {
+    make_dirs(&data, &res)?;
+    let (easy, hard) = ior_jobs(job, cfg);
+    let specs = md_specs(job);
+    let mut easy_job = ior::Stepper::start(
+        &easy,
+        &data.join("ior-easy"),
+        Arc::clone(&stop.easy),
+        job.keep,
+    )?;
+    let mut hard_job = match ior::Stepper::start(
+        &hard,
+        &data.join("ior-hard"),
+        Arc::clone(&stop.hard),
+        job.keep,
+    ) {
+        Ok(h) => h,
+        Err(e) => {
+            easy_job.close();
+            return Err(e);
+        }
+    };
+    let r = std::thread::scope(|s| -> Result<(), RunError> {
+        let mut ranks = md::MdRanks::start(s, job.ranks, specs.clone(), &data, &stop.md);
+        let mut threads = Threads {
+            job,
+            easy: &mut easy_job,
+            hard: &mut hard_job,
+            md: &ranks,
+            data: &data,
+            stamp: res.join("timestampfile"),
+            stamp_ctime_s: 0,
+        };
+        let r = drive(&mut threads, job, cfg, stop, out, on_phase);
+        ranks.close();
+        r
+    });
+    easy_job.close();
+    hard_job.close();
+    r
+}
+
+/// `datafiles/` with ior-easy's and ior-hard's directories, and `results/`.
+fn make_dirs(data: &Path, res: &Path) -> Result<(), RunError> {
+    for d in [data, res, &data.join("ior-easy"), &data.join("ior-hard")] {
         std::fs::create_dir_all(d)
             .map_err(|e| RunError::Io(format!("cannot make {}: {e}", d.display())))?;
     }
-    let stonewall = Duration::from_secs(job.stonewall_s);
+    Ok(())
+}
+
+/// ior-easy's and ior-hard's IOR jobs for `job.ranks` ranks.
+fn ior_jobs(job: &Job, cfg: &Config) -> (ior::IorJob, ior::IorJob) {
     let easy = ior::IorJob {
         easy: true,
         ranks: job.ranks,
@@ -347,56 +446,94 @@ fn run_phases(
         stonewall_s: job.stonewall_s,
         rnd4k: false,
     };
-    let specs = [
-        md::spec(Which::Easy, job.md_easy_files, stonewall),
-        md::spec(Which::Hard, job.md_hard_files, stonewall),
-    ];
-    std::thread::scope(|s| -> Result<(), RunError> {
-        let (mut easy_job, _he) = ior::Stepper::start(
-            s,
-            &easy,
-            &data.join("ior-easy"),
-            Arc::clone(&stop.easy),
-            job.keep,
-        )?;
-        let (mut hard_job, _hh) = match ior::Stepper::start(
-            s,
-            &hard,
-            &data.join("ior-hard"),
-            Arc::clone(&stop.hard),
-            job.keep,
-        ) {
-            Ok(h) => h,
-            Err(e) => {
-                easy_job.close();
-                return Err(e);
-            }
-        };
-        let mut ranks = md::MdRanks::start(s, job.ranks, specs.clone(), &data, &stop.md);
-        let mut steps = Driver {
-            job,
-            cfg,
-            stop,
-            easy: &mut easy_job,
-            hard: &mut hard_job,
-            md: &ranks,
-            data: &data,
-            stamp: res.join("timestampfile"),
-            stamp_ctime_s: 0,
-        };
-        let r = steps.all(out, &mut on_phase);
-        easy_job.close();
-        hard_job.close();
-        ranks.close();
-        r
-    })
+    (easy, hard)
 }
 
-/// Runs the phases one by one.
-struct Driver<'a> {
+/// mdtest-easy's and mdtest-hard's specs.
+fn md_specs(job: &Job) -> [storlab_md::MdSpec; 2] {
+    let stonewall = Duration::from_secs(job.stonewall_s);
+    [
+        md::spec(Which::Easy, job.md_easy_files, stonewall),
+        md::spec(Which::Hard, job.md_hard_files, stonewall),
+    ]
+}
+
+/// One phase as the ranks ran it.
+pub(crate) struct Ran {
+    /// The phase's figures over every rank (None on an MPI rank other
+    /// than 0, and when the phase's engine stopped before it finished).
+    pub result: Option<PhaseResult>,
+    /// The run stops after this phase (every rank agrees).
+    pub stopped: bool,
+}
+
+impl Ran {
+    /// A phase the ranks of one process ran: it stops the run when its
+    /// engine stopped (no result) or it was interrupted.
+    fn local(r: Option<PhaseResult>) -> Ran {
+        Ran {
+            stopped: r.as_ref().is_none_or(|r| r.interrupted),
+            result: r,
+        }
+    }
+}
+
+/// How the ranks run io500's phases: ranks as threads of this process
+/// ([`Threads`]) or one MPI rank per process ([`mpi`]). Every call is
+/// collective under MPI.
+pub(crate) trait Ranks {
+    /// Whether a stop was asked for (`here`: on this rank; under MPI, on
+    /// any rank).
+    fn stop_requested(&self, here: bool) -> bool;
+    /// Run phase `name` (the timestamp included) on every rank.
+    fn phase(&mut self, name: &str) -> Result<Ran, RunError>;
+}
+
+/// io500's phases in io500's order on `ranks`: each phase marked with
+/// io500's checks and handed to `on_phase` (on rank 0) as it finishes.
+pub(crate) fn drive(
+    ranks: &mut impl Ranks,
+    job: &Job,
+    cfg: &Config,
+    stop: &Stop,
+    out: &mut Outcome,
+    mut on_phase: impl FnMut(&PhaseResult),
+) -> Result<(), RunError> {
+    let stopped = |name: &str| {
+        Some(
+            stop.reason()
+                .unwrap_or_else(|| format!("{name} stopped before it finished")),
+        )
+    };
+    for p in standard() {
+        if ranks.stop_requested(stop.requested()) {
+            break;
+        }
+        let name = p.name;
+        if name != "timestamp" && !cfg.runs(name) {
+            continue;
+        }
+        let ran = ranks
+            .phase(name)
+            .map_err(|e| RunError::Io(format!("{name}: {e}")))?;
+        if let Some(mut r) = ran.result.filter(|_| name != "timestamp") {
+            r.params.name = name.to_string();
+            mark(&mut r, p, job, cfg);
+            on_phase(&r);
+            out.phases.push(r);
+        }
+        if ran.stopped {
+            out.stop_reason = stopped(name);
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Ranks as threads of this process: each IOR job one bench job of
+/// `ranks` jobs, mdtest a thread per rank, find `ranks` walkers.
+struct Threads<'a> {
     job: &'a Job,
-    cfg: &'a Config,
-    stop: &'a Stop,
     easy: &'a mut ior::Stepper,
     hard: &'a mut ior::Stepper,
     md: &'a md::MdRanks,
@@ -406,51 +543,17 @@ struct Driver<'a> {
     stamp_ctime_s: i64,
 }
 
-impl Driver<'_> {
-    fn all(
-        &mut self,
-        out: &mut Outcome,
-        on_phase: &mut impl FnMut(&PhaseResult),
-    ) -> Result<(), RunError> {
-        for p in standard() {
-            if self.stop.requested() {
-                break;
-            }
-            let name = p.name;
-            if name != "timestamp" && !self.cfg.runs(name) {
-                continue;
-            }
-            let one = self
-                .one(name)
-                .map_err(|e| RunError::Io(format!("{name}: {e}")))?;
-            let Some(mut r) = one else {
-                out.stop_reason = Some(
-                    self.stop
-                        .reason()
-                        .unwrap_or_else(|| format!("{name} stopped before it finished")),
-                );
-                break;
-            };
-            if name == "timestamp" {
-                continue;
-            }
-            r.params.name = name.to_string();
-            mark(&mut r, p, self.job, self.cfg);
-            let stopped = r.interrupted;
-            on_phase(&r);
-            out.phases.push(r);
-            if stopped {
-                out.stop_reason = Some(
-                    self.stop
-                        .reason()
-                        .unwrap_or_else(|| format!("{name} stopped before it finished")),
-                );
-                break;
-            }
-        }
-        Ok(())
+impl Ranks for Threads<'_> {
+    fn stop_requested(&self, here: bool) -> bool {
+        here
     }
 
+    fn phase(&mut self, name: &str) -> Result<Ran, RunError> {
+        self.one(name).map(Ran::local)
+    }
+}
+
+impl Threads<'_> {
     /// Run phase `name`: its result, None when its engine stopped.
     fn one(&mut self, name: &str) -> Result<Option<PhaseResult>, RunError> {
         let md = |which: Which, op: Op| -> Result<Option<PhaseResult>, RunError> {
@@ -473,14 +576,7 @@ impl Driver<'_> {
             "mdtest-hard-read" => md(Which::Hard, Op::Read),
             "mdtest-hard-delete" => md(Which::Hard, Op::Delete),
             "timestamp" => {
-                std::fs::write(&self.stamp, b"").map_err(|e| {
-                    RunError::Io(format!("cannot write {}: {e}", self.stamp.display()))
-                })?;
-                self.stamp_ctime_s = std::fs::metadata(&self.stamp)
-                    .map(|m| std::os::unix::fs::MetadataExt::ctime(&m))
-                    .map_err(|e| {
-                        RunError::Io(format!("cannot stat {}: {e}", self.stamp.display()))
-                    })?;
+                self.stamp_ctime_s = timestamp(&self.stamp)?;
                 Ok(Some(blank(PhaseParams::default())))
             }
             "find" => {
@@ -489,11 +585,22 @@ impl Driver<'_> {
                 let c = find::find(self.data, self.stamp_ctime_s, self.job.ranks, &flag);
                 Ok(Some(find_result(&c, self.job.ranks, started)))
             }
-            other => Err(RunError::Setup(format!(
-                "io500 phase {other} is not run by storlab"
-            ))),
+            other => Err(unknown(other)),
         }
     }
+}
+
+fn unknown(phase: &str) -> RunError {
+    RunError::Setup(format!("io500 phase {phase} is not run by storlab"))
+}
+
+/// Write the timestamp file find's `-newer` compares with: its ctime, s.
+fn timestamp(stamp: &Path) -> Result<i64, RunError> {
+    std::fs::write(stamp, b"")
+        .map_err(|e| RunError::Io(format!("cannot write {}: {e}", stamp.display())))?;
+    std::fs::metadata(stamp)
+        .map(|m| std::os::unix::fs::MetadataExt::ctime(&m))
+        .map_err(|e| RunError::Io(format!("cannot stat {}: {e}", stamp.display())))
 }
 
 /// The find phase as a stored phase: files looked at per second.

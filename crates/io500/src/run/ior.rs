@@ -1,16 +1,14 @@
 //! IOR's phases on storlab's engine: ior-easy and ior-hard are each one
 //! `storlab_bench` job (its write, its read and, for ior-easy, the 4 KiB
-//! random read), made from IOR's own flags by `storlab_bench::ior`, run by
-//! a thread of its own. io500 runs other phases between a job's write and
-//! its read, so the job's thread waits after each phase until the run says
-//! go on: the job keeps what its stonewalled write wrote, and its read
-//! reads exactly that.
+//! random read), made from IOR's own flags by `storlab_bench::ior`, and
+//! stepped a phase at a time on the caller's thread. io500 runs other
+//! phases between a job's write and its read: the job keeps what its
+//! stonewalled write wrote, and its read reads exactly that.
 
 use super::RunError;
 use super::sync::LocalSync;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Duration;
 use storlab_bench::{Control, ResolvedJob, SafetyOptions};
 use storlab_types::{BufferPattern, CacheMode, FileLayout, PhaseParams, PhaseResult};
@@ -113,81 +111,95 @@ impl IorJob {
     }
 }
 
-/// A bench job running in its own thread, one phase per [`Stepper::next`].
+/// A bench job stepped one phase at a time on the caller's thread (its
+/// workers are bench's): what its write laid out and what each rank wrote
+/// under the stonewall are carried to its read ([`storlab_bench::Carried`]),
+/// whatever runs between. The same for ranks as threads (one job of
+/// `ranks` jobs, [`LocalSync`]) and for an MPI rank (its own job,
+/// storlab-cluster's `ClusterSync`).
 pub(crate) struct Stepper {
-    go: Option<SyncSender<()>>,
-    done: Receiver<PhaseResult>,
+    pub job: ResolvedJob,
+    pub carried: storlab_bench::Carried,
+    next: usize,
     pub control: Arc<Control>,
+    keep: bool,
+    sync: LocalSync,
 }
 
 impl Stepper {
-    /// Prepare the job's files in `dir` and start its thread (it waits for
-    /// the first [`Stepper::next`]).
-    pub(crate) fn start<'s>(
-        scope: &'s std::thread::Scope<'s, '_>,
+    /// Prepare the job's files in `dir` (ranks as threads: one job of
+    /// `job.ranks` jobs).
+    pub(crate) fn start(
         job: &IorJob,
         dir: &Path,
         control: Arc<Control>,
         keep: bool,
-    ) -> Result<
-        (
-            Stepper,
-            std::thread::ScopedJoinHandle<'s, storlab_bench::RunOutcome>,
-        ),
-        RunError,
-    > {
+    ) -> Result<Stepper, RunError> {
         let phases = job.phases()?;
-        let resolved: ResolvedJob = storlab_bench::prepare(
-            Some(dir),
-            phases,
-            SafetyOptions {
-                allow_destroy: false,
-            },
-        )
-        .map_err(|e| RunError::Setup(e.to_string()))?;
-        let (go_tx, go_rx) = sync_channel::<()>(1);
-        let (done_tx, done_rx) = sync_channel::<PhaseResult>(1);
-        let c = Arc::clone(&control);
-        let stonewall = Duration::from_secs(job.stonewall_s);
-        let h = scope.spawn(move || {
-            let sync = LocalSync::new(stonewall, true);
-            let cleanup = |r: &ResolvedJob| {
-                if !keep {
-                    r.target.cleanup();
-                }
-            };
-            if go_rx.recv().is_err() {
-                cleanup(&resolved);
-                return storlab_bench::RunOutcome::default();
-            }
-            let out = storlab_bench::run_synced(&resolved, &c, &sync, |r| {
-                // A closed channel: the run ended; stop before the next phase.
-                if done_tx.send(r.clone()).is_err() || go_rx.recv().is_err() {
-                    c.request_stop("the io500 run ended");
-                }
-            });
-            cleanup(&resolved);
-            out
-        });
-        Ok((
-            Stepper {
-                go: Some(go_tx),
-                done: done_rx,
-                control,
-            },
-            h,
+        let resolved = prepare(dir, phases)?;
+        Ok(Stepper::of(
+            resolved,
+            control,
+            keep,
+            Duration::from_secs(job.stonewall_s),
         ))
     }
 
-    /// Run the job's next phase; None when the job stopped instead.
-    pub(crate) fn next(&mut self) -> Option<PhaseResult> {
-        self.go.as_ref()?.send(()).ok()?;
-        self.done.recv().ok()
+    /// Step a job already prepared (an MPI rank's view of rank 0's files).
+    pub(crate) fn of(
+        job: ResolvedJob,
+        control: Arc<Control>,
+        keep: bool,
+        stonewall: Duration,
+    ) -> Stepper {
+        Stepper {
+            carried: storlab_bench::Carried::new(&job),
+            job,
+            next: 0,
+            control,
+            keep,
+            sync: LocalSync::new(stonewall, true),
+        }
     }
 
-    /// Let the job's thread end.
+    /// The index of the phase [`Stepper::next`] runs, and move past it.
+    pub(crate) fn take_index(&mut self) -> usize {
+        self.next += 1;
+        self.next - 1
+    }
+
+    /// Run the job's next phase (ranks as threads); None when the job
+    /// stopped instead.
+    pub(crate) fn next(&mut self) -> Option<PhaseResult> {
+        let i = self.take_index();
+        let out = storlab_bench::run_synced_phases(
+            &self.job,
+            &self.control,
+            &self.sync,
+            &mut self.carried,
+            i..i + 1,
+            |_| {},
+        );
+        out.phases.into_iter().next()
+    }
+
+    /// Remove the job's files (unless kept).
     pub(crate) fn close(&mut self) {
         self.control.request_stop("the io500 run ended");
-        self.go = None;
+        if !self.keep {
+            self.job.target.cleanup();
+        }
     }
+}
+
+/// The job's files made in `dir` for `phases`.
+pub(crate) fn prepare(dir: &Path, phases: Vec<PhaseParams>) -> Result<ResolvedJob, RunError> {
+    storlab_bench::prepare(
+        Some(dir),
+        phases,
+        SafetyOptions {
+            allow_destroy: false,
+        },
+    )
+    .map_err(|e| RunError::Setup(e.to_string()))
 }

@@ -180,45 +180,72 @@ fn rank_loop(
     control: &Control,
     out: &Sender<Result<(RankPhase, bool), String>>,
 ) {
-    let mut steps: [Option<Steps>; 2] = [None, None];
+    let mut rank = RankMd::new(specs, bases.clone());
     while let Ok(cmd) = rx.recv() {
-        let i = match cmd.which {
-            Which::Easy => 0,
-            Which::Hard => 1,
-        };
-        if steps[i].is_none() {
-            let made = if sync.rank == 0 {
-                std::fs::create_dir(&bases[i])
-                    .map_err(|e| format!("cannot make {}: {e}", bases[i].display()))
+        let r = rank.step(sync, control, cmd.which, cmd.op);
+        let failed = r.is_err();
+        if out.send(r).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// One rank's mdtest-easy and mdtest-hard, stepped an operation at a time
+/// (a rank thread's, or an MPI rank's on its main thread): the steps of
+/// each are made at its first operation (rank 0 makes its directory).
+pub(crate) struct RankMd<'a> {
+    specs: &'a [MdSpec; 2],
+    bases: [PathBuf; 2],
+    steps: [Option<Steps<'a>>; 2],
+}
+
+impl<'a> RankMd<'a> {
+    /// `bases`: the directories of mdtest-easy and mdtest-hard.
+    pub(crate) fn new(specs: &'a [MdSpec; 2], bases: [PathBuf; 2]) -> RankMd<'a> {
+        RankMd {
+            specs,
+            bases,
+            steps: [None, None],
+        }
+    }
+
+    /// Run `op` of `which` on this rank (collective): its figures and
+    /// whether the run must stop, or why it could not.
+    pub(crate) fn step<S: RankSync>(
+        &mut self,
+        sync: &S,
+        control: &Control,
+        which: Which,
+        op: Op,
+    ) -> Result<(RankPhase, bool), String> {
+        let i = which as usize;
+        if self.steps[i].is_none() {
+            let base = &self.bases[i];
+            let made = if sync.rank() == 0 {
+                std::fs::create_dir(base)
+                    .map_err(|e| format!("cannot make {}: {e}", base.display()))
             } else {
                 Ok(())
             };
             if sync.any(made.is_err()) {
-                let why = made
+                return Err(made
                     .err()
-                    .unwrap_or_else(|| "rank 0 could not make the mdtest directory".into());
-                let _ = out.send(Err(why));
-                return;
+                    .unwrap_or_else(|| "rank 0 could not make the mdtest directory".into()));
             }
-            match Steps::new(&PosixPaths, &specs[i], &bases[i], sync) {
-                // io500's mdtest creates end with `-Y` (sync, timed) and
-                // mdtest-hard-read checks what it read (`-X`).
-                Ok(s) => steps[i] = Some(s.sync_creates(true).verify_reads(true)),
-                Err(e) => {
-                    let _ = out.send(Err(e.to_string()));
-                    return;
-                }
-            }
+            // io500's mdtest creates end with `-Y` (sync, timed) and
+            // mdtest-hard-read checks what it read (`-X`).
+            let s =
+                Steps::new(&PosixPaths, &self.specs[i], base, sync).map_err(|e| e.to_string())?;
+            self.steps[i] = Some(s.sync_creates(true).verify_reads(true));
         }
-        let Some(s) = steps[i].as_mut() else { return };
+        let Some(s) = self.steps[i].as_mut() else {
+            return Err("mdtest steps missing".into());
+        };
         let ph = PlannedPhase {
             item: Item::File,
-            op: cmd.op,
+            op,
             timed: true,
         };
-        let r = s.step(&PosixPaths, sync, control, ph, shift_of(cmd.op), true);
-        if out.send(Ok(r)).is_err() {
-            return;
-        }
+        Ok(s.step(&PosixPaths, sync, control, ph, shift_of(op), true))
     }
 }
