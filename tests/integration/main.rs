@@ -30,6 +30,8 @@ mod groups_more;
 mod honest;
 mod inspect;
 mod io500;
+#[cfg(feature = "mpi")]
+mod io500_mpi;
 mod io500_run;
 mod io500c;
 mod md;
