@@ -21,16 +21,18 @@ const IO500_HELP: &str = "\
 Runs io500's phases in io500's order with io500's parameters (ior-easy,
 mdtest-easy, ior-hard with 47,008-byte strided transfers into one shared file,
 mdtest-hard with 3,901-byte files in one shared directory, find, the reads,
-stats and deletes), each on storlab's engine, with --np ranks as threads.
-CONFIG.ini is io500's own file (the options io500 lets a site set). The score
-is computed as io500 computes it; a run io500 would mark INVALID is marked
-INVALID with io500's reasons. --short (small sizes where the config sets none,
+stats and deletes), each on storlab's engine, with --np ranks as threads, or
+under mpirun/srun one rank per process (a build with --features mpi; rank 0
+prints and stores). CONFIG.ini is io500's own file (the options io500 lets a
+site set). The score is computed as io500 computes it; a run io500 would mark
+INVALID is marked INVALID with io500's reasons. --short (small sizes where the config sets none,
 a 5 s stonewall) is INVALID for, and not comparable with, the official list.
 
 storlab works only inside its own new subdirectory of TARGET and removes it
 afterwards, also after Ctrl-C or SIGTERM, unless --keep.
 
-Example: storlab io500 --short --np 2 /scratch";
+Examples: storlab io500 --short --np 2 /scratch
+          mpirun -np 4 storlab io500 config.ini /scratch";
 
 /// `storlab io500`
 #[derive(Args, Debug)]
@@ -45,7 +47,7 @@ pub struct Io500Command {
     /// The stonewall time (io500's [debug] stonewall-time; the rules' is 300s)
     #[arg(long, value_name = "DUR", value_parser = storlab_md::job::stonewall)]
     pub stonewall: Option<Duration>,
-    /// Ranks (threads), each doing what one io500 MPI rank does
+    /// Ranks (threads), each doing what one io500 MPI rank does (under mpirun: its -np)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub np: u32,
     #[command(flatten)]
@@ -64,7 +66,7 @@ impl Io500Command {
             stonewall_s: self.stonewall.map(|d| d.as_secs().max(1)),
             keep: self.run.keep,
         };
-        let resolved = storlab_io500::run::resolve(cfg.first(), &opts, launched);
+        let resolve = |ranks| storlab_io500::run::resolve(cfg.first(), &opts, ranks);
         let mut front = Front(&self, Signals::install()?, None);
         let code = match launched {
             #[cfg(feature = "mpi")]
@@ -72,7 +74,8 @@ impl Io500Command {
                 None,
                 |comm| {
                     let (node, quiet) = (storlab_cluster::mpi::node_name(), self.run.quiet);
-                    let resolved = resolved.map_err(|e| e.to_string());
+                    let size = Some(storlab_cluster::Comm::size(comm));
+                    let resolved = resolve(size).map_err(|e| e.to_string());
                     storlab_io500::run::mpi::run_rank(
                         comm, &node, resolved, target, quiet, &mut front,
                     )
@@ -85,7 +88,7 @@ impl Io500Command {
                  support: build with `cargo build --release --features mpi`, or run one process with --np N"
             ),
             None => {
-                let (job, cfg) = resolved?;
+                let (job, cfg) = resolve(None)?;
                 storlab_io500::run::run_local(&mut front, &job, &cfg, target, self.run.quiet)
                     .map_err(|e| anyhow!(e))?
             }

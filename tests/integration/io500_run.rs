@@ -296,7 +296,7 @@ fn under_an_mpi_launcher_it_refuses_before_anything_is_made() {
     let out = cmd()
         .arg("io500")
         .arg(d.path())
-        .arg("--short")
+        .args(["--short", "--np", "2"])
         .env("OMPI_COMM_WORLD_SIZE", "2")
         .output()
         .expect("run");
