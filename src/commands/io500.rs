@@ -15,24 +15,23 @@ use storlab_cluster::step::Failed;
 use storlab_io500::run::mpi::Io500Front;
 use storlab_io500::run::{Job, Options, Outcome, Stop};
 use storlab_io500::{Config, summary};
-use storlab_types::{BenchReport, PhaseResult};
+use storlab_types::{BenchReport, PhaseResult, RunKind, TargetInfo};
 
 const IO500_HELP: &str = "\
 Runs io500's phases in io500's order with io500's parameters (ior-easy,
 mdtest-easy, ior-hard with 47,008-byte strided transfers into one shared file,
 mdtest-hard with 3,901-byte files in one shared directory, find, the reads,
-stats and deletes), each on storlab's engine, with --np ranks as threads, or
-under mpirun/srun one rank per process (a build with --features mpi; rank 0
-prints and stores). CONFIG.ini is io500's own file (the options io500 lets a
-site set). The score is computed as io500 computes it; a run io500 would mark
-INVALID is marked INVALID with io500's reasons. --short (small sizes where the config sets none,
+stats and deletes), each on storlab's engine, with --np ranks as threads (or,
+under mpirun/srun and --features mpi, a rank per process; rank 0 prints).
+CONFIG.ini is io500's own file (the options io500 lets a site set). The score
+is computed as io500 computes it; a run io500 would mark INVALID is marked
+INVALID with io500's reasons. --short (small sizes where the config sets none,
 a 5 s stonewall) is INVALID for, and not comparable with, the official list.
 
 storlab works only inside its own new subdirectory of TARGET and removes it
 afterwards, also after Ctrl-C or SIGTERM, unless --keep.
 
-Examples: storlab io500 --short --np 2 /scratch
-          mpirun -np 4 storlab io500 config.ini /scratch";
+Example: storlab io500 --short --np 2 /scratch (mpirun -np 2 storlab io500 ...)";
 
 /// `storlab io500`
 #[derive(Args, Debug)]
@@ -56,86 +55,58 @@ pub struct Io500Command {
 
 impl Io500Command {
     pub fn execute(self) -> Result<Reply> {
-        let launched = crate::commands::run::launcher_size().filter(|&n| n > 1);
         let Some((target, cfg)) = self.paths.split_last() else {
             bail!("give [CONFIG.ini] TARGET")
         };
-        let opts = Options {
-            ranks: self.np,
-            short: self.short,
-            stonewall_s: self.stonewall.map(|d| d.as_secs().max(1)),
-            keep: self.run.keep,
-        };
+        let opts = Options::new(self.np, self.short, self.stonewall, self.run.keep);
         let resolve = |ranks| storlab_io500::run::resolve(cfg.first(), &opts, ranks);
-        let mut front = Front(&self, Signals::install()?, None);
-        let code = match launched {
-            #[cfg(feature = "mpi")]
-            Some(_) => storlab_cluster::mpi::launch(
-                None,
-                |comm| {
-                    let (node, quiet) = (storlab_cluster::mpi::node_name(), self.run.quiet);
-                    let size = Some(storlab_cluster::Comm::size(comm));
-                    let resolved = resolve(size).map_err(|e| e.to_string());
-                    storlab_io500::run::mpi::run_rank(
-                        comm, &node, resolved, target, quiet, &mut front,
-                    )
-                },
+        let mut front = Front(&self, Signals::install()?, None, None);
+        let code = match crate::commands::run::launcher_size().filter(|&n| n > 1) {
+            Some(n) => storlab_io500::run::mpi::launch(
+                n,
+                &mut front,
+                |size| resolve(Some(size)),
+                (target, self.run.quiet),
                 |why| crate::output::print_error(&anyhow!("{why}")),
             )?,
-            #[cfg(not(feature = "mpi"))]
-            Some(n) => bail!(
-                "storlab io500 was started by an MPI launcher with {n} processes, but this build has no MPI \
-                 support: build with `cargo build --release --features mpi`, or run one process with --np N"
-            ),
             None => {
-                let (job, cfg) = resolve(None)?;
-                storlab_io500::run::run_local(&mut front, &job, &cfg, target, self.run.quiet)
+                storlab_io500::run::run_local(&mut front, &resolve(None)?, (target, self.run.quiet))
                     .map_err(|e| anyhow!(e))?
             }
         };
-        Ok(Reply::done(crate::Outcome::from_exit_code(code)))
+        let done = Reply::done(crate::Outcome::from_exit_code(code));
+        Ok(front.3.take().unwrap_or(done))
     }
 }
 
 /// The front end of a run (of every rank under MPI): the command, its
-/// signals and its progress line.
-struct Front<'a>(&'a Io500Command, Signals, Option<Live>);
+/// signals, its progress line, and rank 0's reply for `main` to show.
+struct Front<'a>(&'a Io500Command, Signals, Option<Live>, Option<Reply>);
 
-type Run = (BenchReport, crate::commands::run::Sink);
+type Run = (Option<BenchReport>, crate::commands::run::Sink);
 
 impl Io500Front for Front<'_> {
     type Run = Run;
 
-    fn prepare(&mut self, target: &Path, job: &Job) -> Result<(PathBuf, Run), Failed> {
+    fn open(&mut self, target: &Path) -> Result<Run, Failed> {
         let args = &self.0.run;
         let json_out = crate::commands::run::check_paths(Some(target), args).map_err(Failed::of)?;
         let mut sink = crate::commands::run::open_sink_tagged(args, &[]).map_err(Failed::of)?;
         sink.json_out_to(json_out);
-        let label = crate::commands::config::get()
-            .map_err(Failed::of)?
-            .host
-            .clone();
-        let (dir, info) = storlab_bench::own_run_dir(target).map_err(Failed::of)?;
+        Ok((None, sink))
+    }
+
+    fn begin(&mut self, run: &mut Run, info: TargetInfo) -> Result<(), Failed> {
         let mut host = storlab_host::host_info();
-        host.hostname = label.unwrap_or(host.hostname);
-        let header = BenchReport::new(host, info.clone());
-        let begun = (job
-            .check_space(target, info.free_bytes_before)
-            .map_err(anyhow::Error::from))
-        .and_then(|()| sink.begin(storlab_types::RunKind::Io500, &header));
-        if let Err(e) = begun {
-            self.remove(&dir);
-            return Err(Failed::of(e));
-        }
-        Ok((dir, (header, sink)))
+        let label = crate::commands::config::get().map_err(Failed::of)?;
+        host.hostname = label.host.clone().unwrap_or(host.hostname);
+        let header = run.0.insert(BenchReport::new(host, info));
+        run.1.begin(RunKind::Io500, header).map_err(Failed::of)
     }
 
-    fn watch(&mut self, stop: &Arc<Stop>, quiet: bool) {
-        self.2 = Some(Live::watch(Watch(Arc::clone(stop)), self.1.clone(), quiet));
-    }
-
-    fn watch_stop(&mut self) {
+    fn watch(&mut self, stop: Option<(&Arc<Stop>, bool)>) {
         self.2.take().into_iter().for_each(Live::stop);
+        self.2 = stop.map(|(s, quiet)| Live::watch(Arc::clone(s), self.1.clone(), quiet));
     }
 
     fn phase(&mut self, run: &mut Run, phase: &PhaseResult) {
@@ -151,6 +122,7 @@ impl Io500Front for Front<'_> {
 
     fn finish(&mut self, run: Run, ran: Outcome, job: &Job, cfg: &Config) -> Result<u8, Failed> {
         let (header, mut sink) = run;
+        let header = header.ok_or_else(|| Failed("internal error: no header".into()))?;
         let report = summary::report(header, ran, job, cfg);
         let (report, doc, end) =
             conclude(report, &mut sink, summary::render).map_err(Failed::of)?;
@@ -160,22 +132,19 @@ impl Io500Front for Front<'_> {
             (None, true) => crate::Outcome::Error,
             (None, false) => crate::Outcome::Ok,
         });
-        match crate::output::emit(reply) {
-            Err(e) if crate::output::is_broken_pipe(&e) => Ok(0),
-            r => r.map(|o| o.exit_code()).map_err(Failed::of),
-        }
+        let code = reply.outcome.exit_code();
+        self.3 = Some(reply);
+        Ok(code)
     }
 }
 
 /// Signals → a stop of every engine of the run.
-struct Watch(Arc<Stop>);
-
-impl Watched for Watch {
+impl Watched for Arc<Stop> {
     fn stopping(&self) -> bool {
-        self.0.requested()
+        self.requested()
     }
     fn request_stop(&self, why: &str) {
-        self.0.request(why);
+        self.request(why);
     }
     fn draw(&mut self, _bar: &indicatif::ProgressBar) {}
 }

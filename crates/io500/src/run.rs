@@ -68,6 +68,19 @@ pub struct Options {
     pub keep: bool,
 }
 
+impl Options {
+    /// `--np`, `--short`, `--stonewall` (whole seconds, at least 1),
+    /// `--keep`.
+    pub fn new(ranks: u32, short: bool, stonewall: Option<Duration>, keep: bool) -> Options {
+        Options {
+            ranks,
+            short,
+            stonewall_s: stonewall.map(|d| d.as_secs().max(1)),
+            keep,
+        }
+    }
+}
+
 /// What the run does, resolved from the config and the options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
@@ -235,16 +248,14 @@ pub fn resolve(
 /// exit code.
 pub fn run_local<F: mpi::Io500Front>(
     front: &mut F,
-    job: &Job,
-    cfg: &Config,
-    target: &Path,
-    quiet: bool,
+    (job, cfg): &(Job, Config),
+    (target, quiet): (&Path, bool),
 ) -> Result<u8, storlab_cluster::step::Failed> {
-    let (dir, mut rec) = front.prepare(target, job)?;
+    let (dir, mut rec) = mpi::prepare(front, target, job)?;
     let stop = Stop::new(job.ranks);
-    front.watch(&stop, quiet);
+    front.watch(Some((&stop, quiet)));
     let ran = run(job, cfg, &dir, &stop, |ph| front.phase(&mut rec, ph));
-    front.watch_stop();
+    front.watch(None);
     if !job.keep {
         front.remove(&dir);
     }

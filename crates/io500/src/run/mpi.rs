@@ -42,20 +42,21 @@ use storlab_cluster::bench::{ClusterSync, Ranks, Step, SyncOptions, TargetMsg, l
 use storlab_cluster::md::{CommSync, gather};
 use storlab_cluster::step::{Failed, RankStop};
 use storlab_md::Op;
-use storlab_types::{PhaseParams, PhaseResult, STORLAB_VERSION};
+use storlab_types::{PhaseParams, PhaseResult, STORLAB_VERSION, TargetInfo};
 
 /// What the front end does around an io500 run under MPI.
 pub trait Io500Front {
     /// Rank 0's run: its store and header.
     type Run;
-    /// Rank 0, before anything runs: the output paths checked, the store
-    /// opened, storlab's own directory made in `target` (and the free
-    /// space checked), the header saved.
-    fn prepare(&mut self, target: &Path, job: &Job) -> Result<(PathBuf, Self::Run), Failed>;
-    /// Every rank: signals stop `stop` from now on; the progress line
-    /// unless `quiet`.
-    fn watch(&mut self, stop: &Arc<Stop>, quiet: bool);
-    fn watch_stop(&mut self);
+    /// Rank 0, before anything is made: the output paths checked, the
+    /// store opened.
+    fn open(&mut self, target: &Path) -> Result<Self::Run, Failed>;
+    /// Rank 0, once storlab's own directory is made in the target
+    /// (`info`): the run's header saved.
+    fn begin(&mut self, run: &mut Self::Run, info: TargetInfo) -> Result<(), Failed>;
+    /// Every rank: signals stop `stop` from now on, with the progress
+    /// line unless `quiet`; None: the watching ends.
+    fn watch(&mut self, stop: Option<(&Arc<Stop>, bool)>);
     /// Rank 0: one phase over every rank, saved at once.
     fn phase(&mut self, run: &mut Self::Run, phase: &PhaseResult);
     /// Rank 0: remove storlab's directory and everything in it.
@@ -68,6 +69,66 @@ pub trait Io500Front {
         job: &Job,
         cfg: &Config,
     ) -> Result<u8, Failed>;
+}
+
+/// `storlab io500` started by an MPI launcher with `n` processes: MPI up,
+/// the job resolved on every rank for the communicator's size
+/// (`resolve`), [`run_rank`], rank 0's error handed to `report`, MPI
+/// finalised; every rank returns rank 0's exit code.
+#[cfg(feature = "mpi")]
+pub fn launch<F: Io500Front>(
+    _n: u32,
+    front: &mut F,
+    resolve: impl FnOnce(u32) -> Result<(Job, Config), RunError>,
+    (target, quiet): (&Path, bool),
+    report: impl FnOnce(&Failed),
+) -> Result<u8, RunError> {
+    let body = |comm: &storlab_cluster::mpi::MpiComm| {
+        let node = storlab_cluster::mpi::node_name();
+        let resolved = resolve(comm.size()).map_err(|e| e.to_string());
+        run_rank(comm, &node, resolved, target, quiet, front)
+    };
+    storlab_cluster::mpi::launch(None, body, report).map_err(|e| RunError::Setup(e.to_string()))
+}
+
+/// Without MPI support (the `mpi` feature), a launch of `n` processes is
+/// refused before anything is made.
+#[cfg(not(feature = "mpi"))]
+pub fn launch<F: Io500Front>(
+    n: u32,
+    _front: &mut F,
+    _resolve: impl FnOnce(u32) -> Result<(Job, Config), RunError>,
+    _run: (&Path, bool),
+    _report: impl FnOnce(&Failed),
+) -> Result<u8, RunError> {
+    Err(RunError::Setup(format!(
+        "storlab io500 was started by an MPI launcher with {n} processes, but this build has no MPI \
+         support: build with `cargo build --release --features mpi`, or run one process with --np N"
+    )))
+}
+
+/// Rank 0's preparation: the front end's store opened, storlab's own
+/// directory made in `target`, the free space checked, the header saved;
+/// the directory removed again if a step fails.
+pub fn prepare<F: Io500Front>(
+    front: &mut F,
+    target: &Path,
+    job: &Job,
+) -> Result<(PathBuf, F::Run), Failed> {
+    let mut run = front.open(target)?;
+    let (dir, info) = storlab_bench::own_run_dir(target).map_err(Failed::of)?;
+    let free = info.free_bytes_before;
+    let begun = job
+        .check_space(target, free)
+        .map_err(Failed::of)
+        .and_then(|()| front.begin(&mut run, info));
+    match begun {
+        Ok(()) => Ok((dir, run)),
+        Err(e) => {
+            front.remove(&dir);
+            Err(e)
+        }
+    }
 }
 
 /// The text every rank digests: everything that decides what a rank does.
@@ -118,7 +179,7 @@ pub fn run_rank<C: Comm, F: Io500Front>(
     let mut made = None;
     let mut why = Failed(String::new());
     if comm.root() {
-        match front.prepare(target, &job) {
+        match prepare(front, target, &job) {
             Ok(m) => made = Some(m),
             Err(e) => why = e,
         }
@@ -135,9 +196,9 @@ pub fn run_rank<C: Comm, F: Io500Front>(
         return Err(RankStop::at_root(comm, why));
     }
     let stop = Stop::new(1);
-    front.watch(&stop, quiet || !comm.root());
+    front.watch(Some((&stop, quiet || !comm.root())));
     if !comm.all(run_dir.is_dir()) {
-        front.watch_stop();
+        front.watch(None);
         if let Some((dir, _)) = &made {
             front.remove(dir);
         }
@@ -173,7 +234,7 @@ pub fn run_rank<C: Comm, F: Io500Front>(
     if out.stop_reason.is_none() && stop.requested() {
         out.stop_reason = stop.reason();
     }
-    front.watch_stop();
+    front.watch(None);
     // Every rank is done with the files before rank 0 removes them.
     comm.barrier();
     let Some((dir, run)) = made else {
