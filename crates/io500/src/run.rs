@@ -577,8 +577,8 @@ impl Threads<'_> {
             )))
         };
         match name {
-            "ior-easy-write" | "ior-easy-read" | "ior-rnd4K-easy-read" => Ok(self.easy.next()),
-            "ior-hard-write" | "ior-hard-read" => Ok(self.hard.next()),
+            "ior-easy-write" | "ior-easy-read" | "ior-rnd4K-easy-read" => Ok(self.easy.next(name)),
+            "ior-hard-write" | "ior-hard-read" => Ok(self.hard.next(name)),
             "mdtest-easy-write" => md(Which::Easy, Op::Create),
             "mdtest-easy-stat" => md(Which::Easy, Op::Stat),
             "mdtest-easy-delete" => md(Which::Easy, Op::Delete),

@@ -120,7 +120,6 @@ impl IorJob {
 pub(crate) struct Stepper {
     pub job: ResolvedJob,
     pub carried: storlab_bench::Carried,
-    next: usize,
     pub control: Arc<Control>,
     keep: bool,
     sync: LocalSync,
@@ -155,23 +154,24 @@ impl Stepper {
         Stepper {
             carried: storlab_bench::Carried::new(&job),
             job,
-            next: 0,
             control,
             keep,
             sync: LocalSync::new(stonewall, true),
         }
     }
 
-    /// The index of the phase [`Stepper::next`] runs, and move past it.
-    pub(crate) fn take_index(&mut self) -> usize {
-        self.next += 1;
-        self.next - 1
+    /// The index of the job's phase io500 calls `name` (a phase the config
+    /// turns off is skipped, not run in the next one's place); past the
+    /// last when the job has none of that name.
+    pub(crate) fn index_of(&self, name: &str) -> usize {
+        let i = self.job.phases.iter().position(|p| p.name == name);
+        i.unwrap_or(self.job.phases.len())
     }
 
-    /// Run the job's next phase (ranks as threads); None when the job
+    /// Run the job's phase `name` (ranks as threads); None when the job
     /// stopped instead.
-    pub(crate) fn next(&mut self) -> Option<PhaseResult> {
-        let i = self.take_index();
+    pub(crate) fn next(&mut self, name: &str) -> Option<PhaseResult> {
+        let i = self.index_of(name);
         let out = storlab_bench::run_synced_phases(
             &self.job,
             &self.control,

@@ -399,8 +399,8 @@ impl<C: Comm> super::Ranks for MpiRanks<'_, C> {
 
     fn phase(&mut self, name: &str) -> Result<Ran, RunError> {
         match name {
-            "ior-easy-write" | "ior-easy-read" | "ior-rnd4K-easy-read" => Ok(self.ior(true)),
-            "ior-hard-write" | "ior-hard-read" => Ok(self.ior(false)),
+            "ior-easy-write" | "ior-easy-read" | "ior-rnd4K-easy-read" => Ok(self.ior(true, name)),
+            "ior-hard-write" | "ior-hard-read" => Ok(self.ior(false, name)),
             "mdtest-easy-write" => self.md(Which::Easy, Op::Create),
             "mdtest-easy-stat" => self.md(Which::Easy, Op::Stat),
             "mdtest-easy-delete" => self.md(Which::Easy, Op::Delete),
@@ -416,15 +416,15 @@ impl<C: Comm> super::Ranks for MpiRanks<'_, C> {
 }
 
 impl<C: Comm> MpiRanks<'_, C> {
-    /// The next phase of ior-easy (or ior-hard) on every rank, merged at
+    /// Phase `name` of ior-easy (or ior-hard) on every rank, merged at
     /// rank 0 over the global window.
-    fn ior(&mut self, easy: bool) -> Ran {
+    fn ior(&mut self, easy: bool, name: &str) -> Ran {
         let (st, syncs) = if easy {
             (&mut self.easy, &self.syncs)
         } else {
             (&mut self.hard, &self.hard_syncs)
         };
-        let i = st.take_index();
+        let i = st.index_of(name);
         let writes = st
             .job
             .phases

@@ -253,3 +253,28 @@ fn a_workloads_run_false_skips_its_phases_and_their_space_as_io500_does() {
     assert_eq!(job.writes, [true, false, false]);
     assert_eq!(job.max_bytes(), 4 << 20, "only ior-easy's block is written");
 }
+
+/// A config that turns ior-easy-read off: ior-rnd4K-easy-read is still
+/// the 4 KiB random read (before, the IOR job ran its phases in turn, so
+/// the sequential read ran under the random read's name).
+#[test]
+fn a_phase_turned_off_is_skipped_not_run_under_the_next_ones_name() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let c = cfg(&format!("{TINY}[ior-easy-read]\nrun = FALSE\n"));
+    assert!(!c.runs("ior-easy-read") && c.runs("ior-rnd4K-easy-read"));
+    let job = Job {
+        stonewall_s: 1,
+        ..tiny_job(&c)
+    };
+    let out = run(&job, &c, d.path(), &Stop::new(1), |_| {});
+    assert_eq!(out.failed, None);
+    let names: Vec<&str> = out.phases.iter().map(|p| p.params.name.as_str()).collect();
+    assert!(!names.contains(&"ior-easy-read"), "{names:?}");
+    let rnd = out
+        .phases
+        .iter()
+        .find(|p| p.params.name == "ior-rnd4K-easy-read")
+        .expect("the random read ran");
+    assert_eq!(rnd.params.rw, RwMode::RandRead);
+    assert_eq!(rnd.params.bs.first().map(|b| b.bs_bytes), Some(4096));
+}
