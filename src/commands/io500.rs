@@ -60,7 +60,7 @@ impl Io500Command {
         };
         let opts = Options::new(self.np, self.short, self.stonewall, self.run.keep);
         let resolve = |ranks| storlab_io500::run::resolve(cfg.first(), &opts, ranks);
-        let mut front = Front(&self, Signals::install()?, None, None);
+        let mut front = Front(&self, Signals::install()?, None);
         let code = match crate::commands::run::launcher_size().filter(|&n| n > 1) {
             Some(n) => storlab_io500::run::mpi::launch(
                 n,
@@ -74,14 +74,13 @@ impl Io500Command {
                     .map_err(|e| anyhow!(e))?
             }
         };
-        let done = Reply::done(crate::Outcome::from_exit_code(code));
-        Ok(front.3.take().unwrap_or(done))
+        Ok(Reply::done(crate::Outcome::from_exit_code(code)))
     }
 }
 
 /// The front end of a run (of every rank under MPI): the command, its
-/// signals, its progress line, and rank 0's reply for `main` to show.
-struct Front<'a>(&'a Io500Command, Signals, Option<Live>, Option<Reply>);
+/// signals and its progress line.
+struct Front<'a>(&'a Io500Command, Signals, Option<Live>);
 
 type Run = (Option<BenchReport>, crate::commands::run::Sink);
 
@@ -132,9 +131,12 @@ impl Io500Front for Front<'_> {
             (None, true) => crate::Outcome::Error,
             (None, false) => crate::Outcome::Ok,
         });
-        let code = reply.outcome.exit_code();
-        self.3 = Some(reply);
-        Ok(code)
+        // Shown here: under MPI, before rank 0's exit code lets the others
+        // end (the launcher may then kill rank 0 mid-print).
+        match crate::output::emit(reply) {
+            Err(e) if crate::output::is_broken_pipe(&e) => Ok(0),
+            r => r.map(|o| o.exit_code()).map_err(Failed::of),
+        }
     }
 }
 

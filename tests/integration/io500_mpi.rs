@@ -6,7 +6,7 @@
 //! ranks given different jobs refused by every rank with exit 2 before
 //! anything is made. Every run is bounded by `timeout`.
 
-use crate::util::{cmd, mpirun_sh, phase, stderr, stdout};
+use crate::util::{cmd, mpirun, mpirun_sh, phase, stderr, stdout, storlab_bin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -241,5 +241,40 @@ fn ranks_given_different_jobs_are_refused_before_anything_is_made() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.matches("different io500 jobs").count(), 1, "{err}");
+    assert!(std::fs::read_dir(&target).unwrap().next().is_none());
+}
+
+/// Every rank gets SIGINT 4 s after storlab's directory appears (as a
+/// batch system signals a job's processes): the phase running stops on every rank, the phases
+/// done are stored (interrupted), everything made is removed, and every
+/// rank exits 130.
+#[test]
+fn sigint_on_every_rank_stops_keeps_the_phases_done_and_removes_everything() {
+    let d = shm();
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let db = d.path().join("db.sqlite");
+    let script = format!(
+        "(until [ -n \"$(ls '{t}')\" ]; do sleep 0.1; done; sleep 4; kill -INT $$) & \
+         exec '{}' io500 '{t}' --short --stonewall 3s -q --json --db '{}'",
+        storlab_bin().display(),
+        db.display(),
+        t = target.display()
+    );
+    let Some(o) = mpirun("io500_mpi", 4, 120, ["sh", "-c", &script]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("one JSON document ({e}): {}\n{}", stdout(&o), stderr(&o)));
+    assert_eq!(v["interrupted"], true);
+    let n = v["phases"].as_array().unwrap().len();
+    assert!((1..13).contains(&n), "{n} phases");
+    assert!(
+        v["stop_reason"].as_str().unwrap_or("").contains("SIGINT"),
+        "{}",
+        v["stop_reason"]
+    );
+    assert!(files_under(&target).is_empty(), "left behind");
     assert!(std::fs::read_dir(&target).unwrap().next().is_none());
 }
