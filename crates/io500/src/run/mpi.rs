@@ -264,7 +264,6 @@ fn agreed<C: Comm>(world: &Ranks<C>, what: &str, mine: Option<String>) -> Result
     step(world, what, mine).map_err(|e| RunError::Io(e.to_string()))
 }
 
-// long-function: the setup reads as its collective steps, each agreed.
 #[allow(clippy::too_many_arguments)]
 fn phases<C: Comm>(
     world: &Ranks<C>,
