@@ -87,10 +87,23 @@ pub(super) fn map(
             }
             put(key, size(v)?);
         }
-        "verify_async" | "verify_fatal" | "verify_async_cpus" => notes.push(format!(
-            "{key}: accepted; storlab checks each unit as its read completes, on the job's own \
-             thread, and stops at the first mismatch unless continue_on_error covers verify"
-        )),
+        "verify_fatal" => put(key, u8::from(fio_flag(e, file)?).to_string()),
+        "verify_async" => {
+            let v = need(e, file)?.trim();
+            if v.parse::<u64>().is_err() {
+                return fail(file, e.line, format!("{key}={v}: give a number of threads"));
+            }
+            notes.push(format!(
+                "verify_async={v}: recorded; storlab checks each unit on the job's own thread \
+                 (fio's {v} offload threads change where a check runs, not what is checked)"
+            ));
+            put(key, v.to_string());
+        }
+        "verify_async_cpus" => notes.push(
+            "verify_async_cpus: storlab has no verify threads to pin (it checks on each job's \
+             own thread)"
+                .into(),
+        ),
         "continue_on_error"
         | "ignore_error"
         | "numa_cpu_nodes"
