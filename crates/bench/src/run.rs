@@ -1137,6 +1137,10 @@ fn verify_files(
                     v.blocks_checked += checked;
                     if let Some((o, why)) = bad {
                         note(&mut v, o, why);
+                        if p.verify_opts.fatal {
+                            // fio's verify_fatal: the check ends at its first mismatch.
+                            return v;
+                        }
                     }
                 }
                 off += got as u64;

@@ -494,6 +494,56 @@ mod tests {
         assert_eq!(bad.unwrap().0, 4096 + unit as u64);
     }
 
+    /// A file of four valid 4 KiB units with units 1 and 3 changed: the
+    /// pass finds both (by offset); with verify_fatal it ends at unit 1;
+    /// a region past the file's end is a mismatch, never a silent pass.
+    #[test]
+    fn the_verify_pass_finds_changed_units_and_stops_at_the_first_with_verify_fatal() {
+        let unit = 4096;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("f");
+        let mut buf = vec![0u8; 4 * unit];
+        let mut g = data::DataGen::new(storlab_types::BufferPattern::Random, unit, 7, true, 1);
+        g.fill(&mut buf, 0, 0, true);
+        buf[unit + 100] ^= 1;
+        buf[3 * unit + 7] ^= 0x80;
+        std::fs::write(&path, &buf).unwrap();
+        let mut p = PhaseParams {
+            seed: 7,
+            verify: true,
+            ..Default::default()
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let region = PassRegion {
+            path: &path,
+            file_id: 0,
+            from: 0,
+            to: 4 * unit as u64,
+        };
+        let got = verify_pass(region, unit, &p, false, &stop);
+        assert_eq!(got.bad_count, 2, "{got:?}");
+        let at: Vec<u64> = got.bad.iter().map(|b| b.0).collect();
+        assert_eq!(at, vec![unit as u64, 3 * unit as u64]);
+        assert!(got.checked >= 2, "{got:?}");
+        p.verify_opts.fatal = true;
+        let got = verify_pass(region, unit, &p, false, &stop);
+        assert_eq!(got.bad_count, 1, "{got:?}");
+        assert_eq!(got.bad[0].0, unit as u64);
+        // Another file id or seed is another run's data: every unit fails.
+        p.verify_opts.fatal = false;
+        let other = PassRegion {
+            file_id: 1,
+            ..region
+        };
+        assert_eq!(verify_pass(other, unit, &p, false, &stop).bad_count, 4);
+        let past = PassRegion {
+            to: 6 * unit as u64,
+            ..region
+        };
+        let got = verify_pass(past, unit, &p, false, &stop);
+        assert!(got.bad.iter().any(|b| b.1.contains("ends at")), "{got:?}");
+    }
+
     #[test]
     fn verify_interval_must_agree_and_divide() {
         let mut a = PhaseParams {

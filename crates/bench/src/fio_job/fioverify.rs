@@ -129,3 +129,32 @@ pub(super) fn map(
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::FioJobFile;
+    use crate::options::resolve_phase;
+
+    /// `verify_fatal` and `verify_async` reach the phase (they were notes
+    /// only, so a mismatch never stopped a job); a bad thread count names
+    /// its line; `verify_fatal` without `verify` is refused.
+    #[test]
+    fn verify_fatal_and_verify_async_reach_the_phase() {
+        let text = "[j]\nsize=1m\nrw=randrw\nverify=crc32c\nverify_fatal=1\nverify_async=4\n";
+        let got = FioJobFile::parse(text, "t.fio").unwrap();
+        let p = resolve_phase(&got.phases[0], 0).unwrap();
+        assert!(p.verify && p.verify_opts.fatal);
+        assert_eq!(p.verify_opts.async_threads, 4);
+        assert!(got.notes.iter().any(|n| n.contains("verify_async=4")));
+        let e = FioJobFile::parse("[j]\nverify=md5\nverify_async=four\n", "t.fio")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("t.fio:3") && e.contains("verify_async=four"),
+            "{e}"
+        );
+        let got = FioJobFile::parse("[j]\nsize=1m\nrw=write\nverify_fatal=1\n", "t.fio").unwrap();
+        let e = resolve_phase(&got.phases[0], 0).unwrap_err().0;
+        assert!(e.contains("verify_fatal need"), "{e}");
+    }
+}
