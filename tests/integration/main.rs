@@ -53,6 +53,8 @@ mod replay;
 mod replay2;
 // replay, third round (issue 26)
 mod replay3;
+// replay, fourth round (issue 26)
+mod replay4;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;

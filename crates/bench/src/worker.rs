@@ -956,6 +956,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let dev = *self
             .trim_dev
             .get_or_insert_with(|| sys::is_block_device_fd(fd));
+        if let Some(log) = &mut self.iolog {
+            log.trimmed(t0, offset, bs as u32);
+        }
         let res = match sys::trim(self.ctx.fd, offset, bs, dev) {
             Ok(()) => bs as i32,
             Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
