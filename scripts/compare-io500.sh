@@ -114,7 +114,7 @@ def read(p):
         return out
     for l in p.read_text().splitlines():
         m = line.search(l)
-        if m:
+        if m and m.group(1) != "timestamp":
             out[m.group(1)] = float(m.group(2))
         m = score.search(l)
         if m:
