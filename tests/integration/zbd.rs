@@ -115,7 +115,7 @@ fn replay_writes(ios: &[(String, u64, u64)]) -> Replay {
 }
 
 const RANDWRITE: &str = "[global]\nioengine=psync\nrw=randwrite\nbs=16k\nsize=1m\nzonemode=zbd\n\
-                         zonesize=64k\nnumber_ios=400\n[w]\n";
+                         zonesize=64k\nio_size=6400k\n[w]\n";
 
 /// Every write lands at its zone's write pointer: inside a zone the
 /// offsets go up one block at a time until the zone is full and reset
