@@ -431,7 +431,16 @@ fn map_option(
         // Strided zones (the `zones` block) and fio's zoned block device
         // mode emulated on the file (the `zbd` block, zbd.rs); `z` sizes
         // are resolved before (zone_units).
-        "zonemode" => put("zonemode", need(e, file)?.to_string()),
+        "zonemode" => {
+            let v = need(e, file)?;
+            let n = "zonemode=zbd: storlab emulates the zones on its file as fio does on a regular \
+                     file: every zone starts empty, so reads (read_beyond_wp=0) read only what this \
+                     run wrote below the write pointers (nothing, in a file that only reads)";
+            if v == "zbd" && !notes.iter().any(|x| x == n) {
+                notes.push(n.into());
+            }
+            put("zonemode", v.to_string());
+        }
         "zonesize" | "zonerange" | "zoneskip" | "zonecapacity" => {
             put(key, size(need(e, file)?)?.to_string())
         }
