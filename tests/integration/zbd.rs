@@ -45,6 +45,7 @@ fn run(dir: &Path, text: &str) -> (std::process::Output, Vec<(String, u64, u64)>
         .arg(dir.join("scratch"))
         .arg("--write-iolog")
         .arg(&log)
+        .args(["--output-format", "json"])
         .output()
         .expect("run storlab");
     assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
@@ -87,6 +88,15 @@ struct Replay {
     most_open: usize,
 }
 
+/// The zone resets the run's result reports for its phase `i` (fio's
+/// "N zone resets").
+fn resets(out: &std::process::Output, i: usize) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&stdout(out)).expect("the result as JSON");
+    v["phases"][i]["params"]["zbd"]["zone_resets"]
+        .as_u64()
+        .expect("params.zbd.zone_resets")
+}
+
 /// Replays the writes zone by zone: every write must start at its zone's
 /// write pointer, or at the zone's start (a reset).
 fn replay_writes(ios: &[(String, u64, u64)]) -> Replay {
@@ -124,10 +134,11 @@ const RANDWRITE: &str = "[global]\nioengine=psync\nrw=randwrite\nbs=16k\nsize=1m
 #[test]
 fn every_write_lands_at_its_zones_write_pointer() {
     let d = tempfile::tempdir().unwrap();
-    let (_, ios) = run(d.path(), RANDWRITE);
+    let (out, ios) = run(d.path(), RANDWRITE);
     assert_eq!(ios.len(), 400, "{ios:?}");
     let r = replay_writes(&ios);
     assert!(r.full > 10, "{r:?}: resets of full zones");
+    assert_eq!(resets(&out, 0), r.full as u64, "the result counts them");
     assert_eq!(r.early, 0, "no reset before a zone is full: {r:?}");
     if let Some(fio) = fio(d.path(), RANDWRITE, 1 << 20) {
         let f = replay_writes(&fio);
@@ -169,8 +180,9 @@ fn a_trim_resets_its_zone() {
     let again = "[again]\nstonewall\nrw=write\noffset=64k\nsize=64k\nnumber_ios=1\n";
     let (_, ios) = run(d.path(), &format!("{write}{again}"));
     assert_eq!(ios.last().unwrap().1, 96 * K, "at the pointer: {ios:?}");
-    let (_, ios) = run(d.path(), &format!("{write}{trim}{again}"));
+    let (out, ios) = run(d.path(), &format!("{write}{trim}{again}"));
     assert_eq!(ios.len(), 7, "{ios:?}");
+    assert_eq!(resets(&out, 1), 1, "the trim reset one zone");
     assert_eq!(ios.last().unwrap().1, 64 * K, "after the trim: {ios:?}");
 }
 
@@ -185,9 +197,14 @@ fn the_reset_threshold_resets_zones_before_they_are_full() {
         "[w]",
         "zone_reset_threshold=0.7\nzone_reset_frequency=0.125\n[w]",
     );
-    let (_, ios) = run(d.path(), &gc);
+    let (out, ios) = run(d.path(), &gc);
     let r = replay_writes(&ios);
     assert!(r.early > 5, "{r:?}: resets before a zone was full");
+    assert_eq!(
+        resets(&out, 0),
+        (r.full + r.early) as u64,
+        "the result counts them"
+    );
     // None before 70 % of the 1 MiB region (64 writes of 16k) was written.
     assert!(r.first_early.unwrap() >= 44, "{r:?}");
     let (_, ios) = run(d.path(), RANDWRITE);

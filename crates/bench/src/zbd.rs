@@ -149,6 +149,7 @@ pub fn resolve(
         reset_threshold: fraction(s.zone_reset_threshold.as_deref(), "zone_reset_threshold")?,
         reset_frequency: fraction(s.zone_reset_frequency.as_deref(), "zone_reset_frequency")?,
         read_beyond_wp: s.read_beyond_wp.is_some_and(|f| f.0),
+        zone_resets: 0,
     })
 }
 
@@ -223,7 +224,6 @@ impl Registry {
     }
 
     /// Zone resets so far over every file.
-    #[cfg(test)]
     pub fn resets(&self) -> u64 {
         let g = self.files.lock().unwrap_or_else(|e| e.into_inner());
         g.values()

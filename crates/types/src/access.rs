@@ -178,4 +178,9 @@ pub struct ZbdParams {
     /// `read_beyond_wp`: reads may go past a zone's write pointer.
     #[serde(default)]
     pub read_beyond_wp: bool,
+    /// Zones the phase reset (full zones written again, trims, the reset
+    /// threshold): fio's "N zone resets". A figure of the run, filled in
+    /// once the phase is over (0 in a phase's request).
+    #[serde(default)]
+    pub zone_resets: u64,
 }

@@ -12,6 +12,7 @@ fn params(zone: u64) -> ZbdParams {
         reset_threshold: 0.0,
         reset_frequency: 0.0,
         read_beyond_wp: false,
+        zone_resets: 0,
     }
 }
 
