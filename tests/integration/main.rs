@@ -82,4 +82,5 @@ mod util;
 mod vocab_bounds;
 mod vocabulary;
 // fio's strided zones (issue 27)
+mod zbd;
 mod zones;

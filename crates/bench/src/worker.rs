@@ -344,6 +344,10 @@ fn start<E: Engine>(
         c.started(worker.now);
         c
     });
+    match crate::zbd::for_job(&env.control.zbd, plan, p) {
+        Ok(z) => worker.zbd = z,
+        Err(m) => worker.fail("ZBD", m),
+    }
     worker.iolog = JobLog::new(
         env.control.iolog.get().map(|s| &**s),
         plan.job,
@@ -627,6 +631,8 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// A trim phase's target is a block device (discard) or not (punch a
     /// hole); learnt at its first trim.
     trim_dev: Option<bool>,
+    /// fio's zonemode=zbd (zbd.rs): where each I/O lands in its zone.
+    zbd: Option<crate::zbd::ZbdJob>,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -695,6 +701,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             prio: crate::prio::Picker::of(&p.prio, p.seed ^ u64::from(ctx.plan.job), depth),
             backlog: crate::verify::Backlog::of(p),
             trim_dev: None,
+            zbd: None,
             ctl: None,
             engine,
             clock,
@@ -992,6 +999,20 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             return Gen::Stop;
         }
         let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
+        let mut offset = self.ctx.plan.region.physical(logical);
+        // fio's zonemode=zbd: the I/O moves to its zone's write pointer.
+        let (dir, bs, wrapped) = match self.zbd.as_mut().map(|z| z.place(dir, bs, offset, wrapped))
+        {
+            None => (dir, bs, wrapped),
+            Some(Some(io)) => {
+                offset = io.offset;
+                (io.dir, io.len, io.wrapped)
+            }
+            Some(None) => {
+                self.stop_issuing(self.now);
+                return Gen::Stop;
+            }
+        };
         if wrapped && self.win.measuring {
             self.out.full_pass = true;
             self.out.passes += 1;
@@ -1005,7 +1026,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 return Gen::Stop;
             }
         }
-        Gen::Io(dir, bs, self.ctx.plan.region.physical(logical))
+        Gen::Io(dir, bs, offset)
     }
 
     /// `io_size` bytes or `number_ios` I/Os (times `loops`, as fio) were
