@@ -134,7 +134,8 @@ pub(crate) struct DepthCauses {
     /// user space between a reap (or a submit call's return) and the next
     /// submit call, or a submit call that took that long — the worker off
     /// its CPU with freed slots in hand (storlab's own work there takes
-    /// microseconds). Not counted in `lost_submit`.
+    /// microseconds, unless a large verify or checksum runs there). Not
+    /// counted in `lost_submit`.
     pub lost_stall: u64,
 }
 
@@ -537,7 +538,6 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// (a reap, or a submit call's return): a long stretch from here to the
     /// next stamp is a stall (`DepthCauses::lost_stall`).
     back_ns: u64,
-
     win: Window,
     meter: DepthMeter,
     out: WorkerOut,
@@ -1296,6 +1296,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let left = due.saturating_sub(before).min(20_000_000);
         std::thread::sleep(Duration::from_nanos(left));
         self.now = self.clock.now();
+        // The sleep is counted below, not as a stall.
+        self.back_ns = self.now;
         if self.in_window() {
             let slept = self.now.saturating_sub(before);
             let free = self.engine.depth().saturating_sub(self.engine.in_flight());
@@ -1310,9 +1312,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             log.synced(t0);
         }
         let r = sys::fsync(self.ctx.fd);
+        // The fsync is counted here, not as a stall.
+        self.back_ns = self.clock.now();
         if self.in_window() {
             let free = self.engine.depth().saturating_sub(self.engine.in_flight());
-            self.out.causes.lost_fsync += self.clock.now().saturating_sub(t0) * free as u64;
+            self.out.causes.lost_fsync += self.back_ns.saturating_sub(t0) * free as u64;
         }
         if let Err(e) = r {
             let name = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));

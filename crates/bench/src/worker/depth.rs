@@ -87,8 +87,8 @@ impl Shortfall {
             ),
             (
                 self.stalled,
-                "while the worker was stalled with freed slots in hand (off its CPU: no system \
-                 call for 200 µs or more)",
+                "while the worker went 200 µs or more without a system call with freed slots \
+                 in hand (off its CPU, or a long verify step)",
             ),
             (
                 self.held,
