@@ -23,6 +23,7 @@ const RUNS: &[&str] = &[
     "cross-stripe-verify.fio",
     "disk-zone-profile.fio",
     "dedupe-global.fio",
+    "enospc-pressure.fio",
     "example_latency_steadystate.fio",
     "exitwhat.fio",
     "fio-rand-RW.fio",

@@ -28,7 +28,9 @@ mod fioverify;
 mod granks;
 mod groups;
 mod groups3;
+// verify inside job groups (issue 27)
 mod groups_more;
+mod grpverify;
 mod honest;
 mod inspect;
 mod io500;

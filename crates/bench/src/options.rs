@@ -535,6 +535,11 @@ bench_options! {
     verify_interval: ByteSize = "", long "verify-interval", value "SIZE";
     /// With --verify, 0 writes verifiable data but checks nothing in this phase (fio's do_verify)
     do_verify: Flag = "on", long "do-verify", value "0|1";
+    // --- verify in job groups (issue 27, grpverify; verify.rs, run/grouped.rs) ---
+    /// With --verify, a job stops at its first mismatch (fio's verify_fatal); the run fails with exit 1 either way
+    verify_fatal: Flag = "off", long "verify-fatal", value "0|1";
+    /// fio's verify_async=N: recorded; storlab checks on each job's own thread (fio's N offload threads change where a check runs, not what is checked)
+    verify_async: u64 = "0", long "verify-async", value "N";
     /// I/O errors a job counts and goes on after (fio's continue_on_error): none, read, write, io, verify, all
     continue_on_error: String = "none", long "continue-on-error", value "KINDS";
     /// errnos that --continue-on-error goes on after, READ,WRITE,VERIFY lists of names or numbers separated by ':' (fio's ignore_error; default EIO:EILSEQ)

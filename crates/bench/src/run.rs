@@ -455,11 +455,16 @@ fn run_workers(
     sync: Option<&dyn PhaseSync>,
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let params = vec![p; plans.len()];
-    run_workers_with(plans, &params, p, control, series, sync, None)
+    run_workers_with(plans, &params, p, control, series, sync, (None, None))
 }
 
 /// CPU (user, system ns) each worker thread used, stored as it ends.
 type ThreadCpu = [(AtomicU64, AtomicU64)];
+
+/// What a worker's thread does after its worker ends, with its index and
+/// result (a job group's verify pass, `run/grouped.rs`): after the
+/// thread's CPU time is taken, so it is not counted as the job's.
+pub(crate) type AfterWorker<'a> = dyn Fn(usize, &mut WorkerOut) + Sync + 'a;
 
 /// [`run_workers`] with each plan's own parameters (`params[i]` for
 /// `plans[i]`: a phase of job groups) and, when `thread_cpu` is given,
@@ -471,7 +476,7 @@ fn run_workers_with(
     control: &Control,
     series: &SeriesCollector,
     sync: Option<&dyn PhaseSync>,
-    thread_cpu: Option<&ThreadCpu>,
+    (thread_cpu, after): (Option<&ThreadCpu>, Option<&AfterWorker<'_>>),
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let gate = StartGate::new();
     std::thread::scope(|s| {
@@ -482,12 +487,15 @@ fn run_workers_with(
             let spawned = std::thread::Builder::new()
                 .name(format!("storlab-job{i}"))
                 .spawn_scoped(s, move || {
-                    let out =
+                    let mut out =
                         worker::run_worker(plan, wp, control, progress, series, gate.ticket());
                     if let Some(c) = thread_cpu.and_then(|c| c.get(i)) {
                         let (user, sys) = storlab_host::os::cpu_time(true);
                         c.0.store(user.as_nanos() as u64, Ordering::Relaxed);
                         c.1.store(sys.as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    if let Some(f) = after {
+                        f(i, &mut out);
                     }
                     out
                 });
@@ -1129,6 +1137,10 @@ fn verify_files(
                     v.blocks_checked += checked;
                     if let Some((o, why)) = bad {
                         note(&mut v, o, why);
+                        if p.verify_opts.fatal {
+                            // fio's verify_fatal: the check ends at its first mismatch.
+                            return v;
+                        }
                     }
                 }
                 off += got as u64;

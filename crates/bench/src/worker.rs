@@ -1228,7 +1228,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                     self.out.verify_checked += checked;
                     self.out.verify_bad_count += bad.len() as u64;
                     let room = MAX_REPORTED_MISMATCHES.saturating_sub(self.out.verify_bad.len());
+                    let fatal = p.verify_opts.fatal && !bad.is_empty();
                     self.out.verify_bad.extend(bad.into_iter().take(room));
+                    if fatal {
+                        // fio's verify_fatal: the job ends at its first mismatch.
+                        self.stop_issuing(self.now);
+                    }
                 }
             }
         }
@@ -1275,6 +1280,10 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.out.verify_bad_count += 1;
             if self.out.verify_bad.len() < MAX_REPORTED_MISMATCHES {
                 self.out.verify_bad.push(b);
+            }
+            if p.verify_opts.fatal {
+                // fio's verify_fatal: the job ends at its first mismatch.
+                self.stop_issuing(self.now);
             }
         }
     }

@@ -396,6 +396,12 @@ pub const PARAMS: &[Param] = &[
         .unit("bytes")
         .recorded(),
     p("do_verify", "whether a verify phase checks (fio)").recorded(),
+    p("verify_fatal", "a job stops at its first mismatch (fio)").recorded(),
+    p(
+        "verify_async",
+        "fio's verify threads, recorded (checks inline)",
+    )
+    .recorded(),
     p("continue_on_error", "error kinds a job goes on after (fio)").recorded(),
     p(
         "ignore_error",

@@ -898,6 +898,25 @@ pub struct GroupResult {
     /// `percentiles`). Absent without either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<CustomPercentiles>,
+    /// The group's own verification (its `verify=`): absent when the group
+    /// does not verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<GroupVerify>,
+}
+
+/// What a verifying job group checked (fio's `verify=` in a job that runs
+/// beside others): the units checked inline (its verified reads and
+/// `verify_backlog` read-backs) and by its verify pass after its writes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GroupVerify {
+    /// Every check of the group: inline and pass together.
+    #[serde(flatten)]
+    pub checked: VerifyResult,
+    /// Units the verify pass after the group's writes checked.
+    pub pass_blocks_checked: u64,
+    /// Whether that pass ran: `ran`, `none` (the group writes nothing to
+    /// check, or `do_verify=0`), or `not run: REASON`.
+    pub pass: String,
 }
 
 /// The application's own bandwidth, IOPS and latency per interval of one
