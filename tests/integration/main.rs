@@ -16,6 +16,8 @@ mod compare;
 mod design;
 mod dist;
 mod engine_depth;
+// issue 22, fourth round: the depth's shortfall in parts that add up
+mod engine4;
 mod fiohabits;
 mod fioout;
 mod forks;
