@@ -254,8 +254,13 @@ fn run_phases(
             .as_ref()
             .filter(|(_, w)| p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
             .map(|(e, _)| e.as_slice());
+        let resets = control.zbd.resets();
         let (mut result, every_job_full_pass) =
             run_phase(job, p, control, cache, &share, sync, limits);
+        // fio's zone resets (zonemode=zbd), this phase's.
+        if let Some(z) = &mut result.params.zbd {
+            z.zone_resets = control.zbd.resets().saturating_sub(resets);
+        }
         if p.verify && !p.verify_opts.no_check && p.rw.writes() && !result.interrupted {
             // Verification reads happen after the timed window and are not counted.
             let v = verify_files(job, p, &files, control, &share);

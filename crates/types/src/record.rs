@@ -437,6 +437,10 @@ pub struct PhaseParams {
     /// Bytes skipped after each zone's range (`zoneskip`).
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub zone_skip_bytes: u64,
+    /// fio's `zonemode=zbd` (zones with write pointers, emulated); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<crate::ZbdParams>,
     /// Where each job's region starts in its file or device (fio's
     /// `offset`), bytes; job N adds N × `offset_increment_bytes`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
