@@ -339,7 +339,10 @@ fn fit_queues(fit_set: &[&Observation], read: &mut DirectionFit, write: &mut Dir
                     bytes: p.request_bytes as f64,
                     in_flight: p.in_flight,
                     iops: p.measured_iops,
-                    merge: p.merge.unwrap_or(1.0),
+                    // Random requests are not merged (the counted table,
+                    // docs/MODEL.md §8): their device-wide counts only carry
+                    // other programs' merged I/O.
+                    merge: if random { 1.0 } else { p.merge.unwrap_or(1.0) },
                 })
                 .collect();
             let q = queue::fit(&pts);
