@@ -48,6 +48,8 @@ mod mpi;
 mod mpi_agree;
 mod plan;
 mod plan_documents;
+// typical ranges beside bounds; the shipped sim examples (issue 24)
+mod ranges;
 mod record;
 mod replay;
 mod replay2;

@@ -253,6 +253,7 @@ pub fn solve(r: &Resolved) -> Point {
         events: None,
         bound: !unknowns.is_empty(),
         unknowns,
+        typical: r.array.typical.clone(),
     }
 }
 

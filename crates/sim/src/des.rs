@@ -681,6 +681,7 @@ impl<'a> Sim<'a> {
             events: Some(self.events),
             bound: !unknowns.is_empty(),
             unknowns,
+            typical: self.r.array.typical.clone(),
         }
     }
 }

@@ -108,6 +108,11 @@ pub struct Point {
     /// What is not modelled, one line each (plan's `path::unknowns`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknowns: Vec<String>,
+    /// Beside a bound on the controller's write path: its class's typical
+    /// range and sources, or that none is sourced (as in `plan layout`'s
+    /// JSON; docs/MODEL.md §3.13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typical: Option<storlab_plan::path::Typical>,
 }
 
 /// One simulated client's own figures (DES).

@@ -305,6 +305,11 @@ pub struct Array {
     /// (plan's `path::unknowns`): the answer is then an upper bound.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknowns: Vec<String>,
+    /// Beside such a bound, what comparable parts of the controller's class
+    /// measured, or that no sourced range exists (plan's
+    /// `path::typical_write`; docs/MODEL.md §3.13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typical: Option<storlab_plan::path::Typical>,
     /// The controller's own time per request, s (`array.latency`, or the
     /// catalog controller's `cmd_latency`; 0 when neither gives it).
     pub cmd_latency_s: f64,
@@ -921,6 +926,11 @@ impl Scenario {
             backend_bytes_per_s: backend,
             backend_source,
             backend_units,
+            typical: if path.unknowns.is_empty() {
+                None
+            } else {
+                ctrl.as_ref().and_then(storlab_plan::path::typical_write)
+            },
             unknowns: path.unknowns,
             cmd_latency_s: rt.controller_s,
             drive_latency_s,
