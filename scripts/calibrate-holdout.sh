@@ -44,7 +44,9 @@ if [ -e "$DIR" ]; then
     exit 2
 fi
 mkdir -p "$DIR/data"
-trap 'rm -rf "$DIR"' EXIT
+# KEEP_DB=FILE keeps the measurements (the results database) for another
+# `plan calibrate --db FILE --all ...` afterwards.
+trap '[ -n "${KEEP_DB:-}" ] && cp "$DIR/results.db" "$KEEP_DB"; rm -rf "$DIR"' EXIT
 if [ "$(stat -f -c %T "$DIR")" = tmpfs ]; then
     echo "$DIR is on tmpfs: give a directory on the disk to calibrate" >&2
     exit 2
@@ -77,7 +79,8 @@ echo "measured in $(( $(date +%s) - start )) s; load average: $(cut -d' ' -f1-3 
     --hold-out alternate --repeats "$REPEATS" --json > "$DIR/calibration.json"
 python3 - "$DIR/calibration.json" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, statistics, sys
-cal = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[1]))
+cal = doc.get("calibration", doc)
 h = cal.get("held_out") or {}
 pts = [p for p in h.get("points", []) if p.get("error") is not None]
 pct = lambda x: "-" if x is None else f"{100 * x:.1f} %"

@@ -1242,8 +1242,9 @@ mod tests {
 
     /// A sequential read sweep whose block layer merged small requests
     /// (the counts as bench records them): host 12 µs per request, per
-    /// command L = 60 µs + c / 2 GB/s, S = 25 µs + c / 1.5 GB/s; 4 KiB
-    /// merged 1, 1.5, 2.2, 3, 4, 4.5 requests per command at QD 1..32.
+    /// command L = 60 µs + c / 2 GB/s, S = 25 µs + c / 1.5 GB/s; merged
+    /// 1, 1.5, 2.2, 3, 4, 4.5 requests per command at QD 1..32, up to
+    /// commands of 4 MiB.
     fn merged_sweep() -> Vec<Observation> {
         let truth = QueueFit {
             latency_s: 60e-6,
@@ -1263,7 +1264,7 @@ mod tests {
         let mut out = Vec::new();
         for kb in [4u64, 16, 64, 256, 1024] {
             for (j, n) in [1u32, 2, 4, 8, 16, 32].into_iter().enumerate() {
-                let m = if kb <= 16 { counted[j] } else { 1.0 };
+                let m = f64::min(counted[j], 4096.0 / kb as f64).max(1.0);
                 out.push(Observation {
                     label: format!("read-{kb}k-qd{n}"),
                     write: false,

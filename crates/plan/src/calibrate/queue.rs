@@ -140,37 +140,50 @@ pub fn mva_centres(z: f64, demands: &[f64], n: u32) -> f64 {
 }
 
 /// The rule for a point's merge factor from counted ones of the same kind
-/// of request (`table`): at most one request in flight merges nothing;
-/// at a size counted, the factor is interpolated linearly in log2(depth)
-/// between the nearest depths counted (below the shallowest, from 1 at
-/// depth 1; past the deepest, the deepest's); at a size not counted, the
-/// same at the two nearest sizes, interpolated in log(size); never more
-/// than the depth, never below 1. Random requests are not merged (their
-/// table, counted, says so: the fit keeps none).
+/// of request (`table`): at most one request in flight merges nothing; at
+/// a depth counted (at any size), the factors counted at that depth
+/// interpolated linearly in log(size) (held flat past the smallest and
+/// largest size counted there) — the counts depend on the depth, hardly on
+/// the size (docs/MODEL.md §8); at a depth not counted, each counted size's
+/// factors interpolated linearly in log2(depth) (from 1 at depth 1 below
+/// the shallowest; past the deepest, the deepest's), then across sizes as
+/// before; never more than the depth, never below 1.
 pub fn merge_rule(table: &[MergePoint], bytes: f64, in_flight: u32) -> f64 {
     if in_flight <= 1 || table.is_empty() {
         return 1.0;
     }
-    let at_size = |b: u64| -> f64 {
-        let mut pts: Vec<(f64, f64)> = table
+    let across_sizes = |f: &dyn Fn(u64) -> Option<f64>| -> f64 {
+        let mut sizes: Vec<u64> = table.iter().map(|p| p.bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let pts: Vec<(f64, f64)> = sizes
             .iter()
-            .filter(|p| p.bytes == b)
-            .map(|p| (f64::from(p.in_flight.max(1)).log2(), p.factor.max(1.0)))
+            .filter_map(|&b| Some(((b as f64).ln(), f(b)?)))
             .collect();
-        pts.push((0.0, 1.0));
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        pts.dedup_by(|a, b| a.0 == b.0);
-        let x = f64::from(in_flight).log2();
-        interpolate(&pts, x)
+        interpolate(&pts, bytes.max(1.0).ln())
     };
-    let mut sizes: Vec<u64> = table.iter().map(|p| p.bytes).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let pts: Vec<(f64, f64)> = sizes
-        .iter()
-        .map(|&b| ((b as f64).ln(), at_size(b)))
-        .collect();
-    let m = interpolate(&pts, bytes.max(1.0).ln());
+    let counted_here = |b: u64| {
+        table
+            .iter()
+            .find(|p| p.bytes == b && p.in_flight == in_flight)
+            .map(|p| p.factor.max(1.0))
+    };
+    let m = if table.iter().any(|p| p.in_flight == in_flight) {
+        across_sizes(&counted_here)
+    } else {
+        let at_size = |b: u64| -> Option<f64> {
+            let mut pts: Vec<(f64, f64)> = table
+                .iter()
+                .filter(|p| p.bytes == b)
+                .map(|p| (f64::from(p.in_flight.max(1)).log2(), p.factor.max(1.0)))
+                .collect();
+            pts.push((0.0, 1.0));
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts.dedup_by(|a, b| a.0 == b.0);
+            Some(interpolate(&pts, f64::from(in_flight).log2()))
+        };
+        across_sizes(&at_size)
+    };
     m.clamp(1.0, f64::from(in_flight))
 }
 
@@ -642,9 +655,10 @@ mod tests {
     }
 
     /// The rule by hand. 4 KiB counted at QD 2, 8, 32: 1.2, 2.0, 4.5;
-    /// 64 KiB at QD 8: 1.4. QD 1: 1; 4 KiB QD 4 (log2 = 2, between 1 and
-    /// 3): 1.6; QD 16: 3.25; QD 64: held at 4.5; 16 KiB at QD 8, halfway in
-    /// log size between 2.0 and 1.4: 1.7; never above the depth.
+    /// 64 KiB at QD 8: 1.4. QD 1: 1; 4 KiB QD 4 (no size counted there;
+    /// log2 = 2, between 1 and 3): 1.6; QD 16: 3.25; QD 64: held at 4.5;
+    /// 16 KiB at QD 8, halfway in log size between 2.0 and 1.4: 1.7; 16 and
+    /// 64 KiB at QD 32, counted at 4 KiB only: 4.5; never above the depth.
     #[test]
     fn the_merge_rule_interpolates_the_counted_factors() {
         let t = |b: u64, n: u32, f: f64| MergePoint {
@@ -665,6 +679,8 @@ mod tests {
         assert!(near(merge_rule(&table, 4096.0, 16), 3.25));
         assert!(near(merge_rule(&table, 4096.0, 64), 4.5));
         assert!(near(merge_rule(&table, 16384.0, 8), 1.7));
+        assert!(near(merge_rule(&table, 16384.0, 32), 4.5));
+        assert!(near(merge_rule(&table, 65536.0, 32), 4.5));
         assert!(near(merge_rule(&[t(4096, 2, 3.0)], 4096.0, 2), 2.0));
         assert!(near(merge_rule(&[], 4096.0, 32), 1.0));
     }
@@ -672,9 +688,9 @@ mod tests {
     /// A device whose block layer merges sequential requests: per request
     /// a host demand of 12 µs, per command L = 60 µs + c / 2 GB/s and S =
     /// 25 µs + c / 1.5 GB/s, merging 1, 1.5, 2.2, 3, 4, 4.5 requests per
-    /// command at QD 1..32 for 4 and 16 KiB (half the extra at 64 KiB,
-    /// none above), counted. Fitted on a checkerboard half with the counts,
-    /// the other half is predicted within 3 % (the merge factors of the
+    /// command at QD 1..32 whatever the size, up to commands of 4 MiB
+    /// (as this VM's disk counted: docs/MODEL.md §8), counted. Fitted on a checkerboard half with the counts,
+    /// the other half is predicted within 5 % (the merge factors of the
     /// held-out points from the rule, not their own counts) and the host's
     /// 12 µs recovered; the same fit without the counts (the model before)
     /// misses some held-out point by more than 12 % (15 % here).
@@ -698,11 +714,8 @@ mod tests {
         let (mut fit_pts, mut held) = (Vec::new(), Vec::new());
         for (i, kb) in [4u64, 16, 64, 256, 1024].into_iter().enumerate() {
             for (j, n) in [1u32, 2, 4, 8, 16, 32].into_iter().enumerate() {
-                let m = match kb {
-                    4 | 16 => counted[j],
-                    64 => 1.0 + (counted[j] - 1.0) / 2.0,
-                    _ => 1.0,
-                };
+                // The counts follow the depth, up to commands of 4 MiB.
+                let m = f64::min(counted[j], 4096.0 / kb as f64).max(1.0);
                 let b = (kb << 10) as f64;
                 let iops = truth.predict_merged(kb << 10, n, m).unwrap();
                 let p = QdPoint {
@@ -722,7 +735,7 @@ mod tests {
         assert!(m.host_s.is_some() && !m.merges.is_empty(), "{m:?}");
         for p in &held {
             let x = m.predict(p.bytes as u64, p.in_flight).unwrap();
-            assert!((x / p.iops - 1.0).abs() < 0.03, "{p:?}: {x} ({m:?})");
+            assert!((x / p.iops - 1.0).abs() < 0.05, "{p:?}: {x} ({m:?})");
         }
         // The host's demand and the device's curve are recovered.
         let h = m.host_s.unwrap();
