@@ -76,7 +76,7 @@ echo "measured in $(( $(date +%s) - start )) s; load average: $(cut -d' ' -f1-3 
 "$STORLAB" plan calibrate --all --as this-disk --like dc-s3700-800gb \
     --hold-out alternate --repeats "$REPEATS" --output "$DIR/this-disk.toml"
 "$STORLAB" plan calibrate --all --as this-disk --like dc-s3700-800gb \
-    --hold-out alternate --repeats "$REPEATS" --json > "$DIR/calibration.json"
+    --hold-out alternate --repeats "$REPEATS" --output "$DIR/again.toml" --json > "$DIR/calibration.json"
 python3 - "$DIR/calibration.json" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, statistics, sys
 doc = json.load(open(sys.argv[1]))
