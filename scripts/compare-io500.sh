@@ -1,31 +1,48 @@
 #!/usr/bin/env bash
 # Real io500 and `storlab io500` with the same config on the same file
-# system, alternately (io500, storlab, io500, storlab, ...), NP ranks each;
-# prints every phase's median figure for both, their ratio (storlab / io500)
-# and the score ratio. Goal (issue 25): each phase within ±15 %, the score
-# within ±10 %.
+# system, in pairs (io500 first in odd pairs, storlab first in even ones,
+# so a drift of the machine or a warm cache falls on both), NP ranks each;
+# prints every phase's median figure for both, the ratio of the medians
+# (storlab / io500), the median and min-max of the per-pair ratios (a pair
+# ran within a minute or two, so its ratio cancels slow drifts of the
+# machine's load), the score ratios, and one line per goal. Goal (issue
+# 25): each phase within ±15 %, the score within ±10 %.
+#
+# Runs unattended in at most BUDGET seconds (default 540): a pair is only
+# started when the pairs so far say it ends in time (at least 2 pairs).
 #
 # usage: scripts/compare-io500.sh [DIR] [RUNS] [NP] [STONEWALL_S]
 #   DIR        file system to measure (default: a new directory in /dev/shm)
-#   RUNS       alternating runs of each (default 3; medians are reported)
+#   RUNS       pairs at most (default 4; medians are reported)
 #   NP         ranks (default 2): mpirun -np NP io500, storlab io500 --np NP
 #   STONEWALL  seconds (default 5; io500 marks anything but 300 INVALID)
-# env: IO500 (path of io500; default: built with ../shared/peers/build-io500.sh),
-#      STORLAB (default target/release/storlab), and the sizes EASY_BLOCK,
-#      HARD_SEGMENTS, MD_EASY_N, MD_HARD_N; KEEP_FIGURES=DIR keeps every run's
-#      summary there; IO500_MPI_ARGS adds words to io500's mpirun, e.g.
+# env: IO500 (path of io500; default: /work/io500-peers/build/io500 when
+#      built, else built with ../shared/peers/build-io500.sh),
+#      STORLAB (default target/release/storlab, or $CARGO_TARGET_DIR's),
+#      BUDGET (seconds, default 540), and the sizes EASY_BLOCK,
+#      HARD_SEGMENTS, MD_EASY_N, MD_HARD_N; KEEP_FIGURES=DIR keeps every
+#      run's summary there; IO500_MPI_ARGS adds words to io500's mpirun, e.g.
 #      "-x GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304"
 #      to put IOR's transfer buffers in huge pages as storlab's are (see
-#      docs/PERFORMANCE.md). Each round prints the load average; the table
-#      gives the min-max of the per-pair ratios beside the ratio of the medians.
+#      docs/PERFORMANCE.md). Every run's load average is printed and the
+#      table ends with the range of load averages seen.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$(mktemp -d /dev/shm/compare-io500.XXXXXX)}
-runs=${2:-3}
+runs=${2:-4}
 np=${3:-2}
 wall=${4:-5}
-storlab=${STORLAB:-$here/target/release/storlab}
+budget=${BUDGET:-540}
+start=$SECONDS
+storlab=${STORLAB:-${CARGO_TARGET_DIR:-$here/target}/release/storlab}
+if [[ ! -x "$storlab" ]]; then
+    echo "no storlab binary at $storlab: build one (cargo build --release) or set STORLAB" >&2
+    exit 2
+fi
 io500=${IO500:-}
+if [[ -z "$io500" && -x /work/io500-peers/build/io500 ]]; then
+    io500=/work/io500-peers/build/io500
+fi
 if [[ -z "$io500" ]]; then
     io500=$("$here/../shared/peers/build-io500.sh" "${IO500_BUILD:-/tmp/io500-build}" | tail -1)
 fi
@@ -55,48 +72,82 @@ n = ${MD_EASY_N:-200000}
 n = ${MD_HARD_N:-100000}
 INI
 
-for i in $(seq 1 "$runs"); do
+run_io500() {
     # shellcheck disable=SC2086 # IO500_MPI_ARGS is a list of mpirun words
-    (cd "$work" && mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$i.log" 2>&1)
-    summary=$(ls -t "$work"/io500-results/*/result_summary.txt | head -1)
-    cp "$summary" "$work/figures/io500-$i.txt"
+    (cd "$work" && mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$1.log" 2>&1) || true
+    summary=$(ls -t "$work"/io500-results/*/result_summary.txt 2>/dev/null | head -1)
+    if [[ -n "$summary" ]]; then cp "$summary" "$work/figures/io500-$1.txt"; fi
     rm -rf "$work"/io500-data/* "$work"/io500-results/*
-    "$storlab" io500 "$work/config.ini" "$work/storlab" --np "$np" --no-save -q > "$work/figures/storlab-$i.txt" 2>/dev/null || true
-    echo "run $i of $runs done (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+}
+run_storlab() {
+    "$storlab" io500 "$work/config.ini" "$work/storlab" --np "$np" --no-save -q > "$work/figures/storlab-$1.txt" 2>"$work/storlab-$1.log" || true
+}
+load() { cut -d' ' -f1 /proc/loadavg; }
+done_pairs=0
+for i in $(seq 1 "$runs"); do
+    t0=$SECONDS
+    l0=$(load)
+    if (( i % 2 == 1 )); then run_io500 "$i"; run_storlab "$i"; else run_storlab "$i"; run_io500 "$i"; fi
+    l1=$(load)
+    echo "$l0 $l1" >> "$work/figures/loads"
+    done_pairs=$i
+    took=$((SECONDS - t0))
+    echo "pair $i of $runs done in ${took}s (load average $l0 before, $l1 after)" >&2
+    if (( i >= 2 && SECONDS - start + took > budget )); then
+        echo "stopping after $i pairs: another would pass the ${budget}s budget" >&2
+        break
+    fi
 done
 if [[ -n "${KEEP_FIGURES:-}" ]]; then
     mkdir -p "$KEEP_FIGURES" && cp "$work"/figures/* "$KEEP_FIGURES"/
 fi
 
-python3 - "$work/figures" "$runs" <<'PY'
+python3 - "$work/figures" "$done_pairs" <<'PY'
 import re, statistics, sys, pathlib
 d, runs = pathlib.Path(sys.argv[1]), int(sys.argv[2])
-line = re.compile(r"\[RESULT\]\s+(\S+)\s+([0-9.]+)\s+(\S+)\s+:\s+time\s+([0-9.]+)")
+# io500 prints its extended phases (ior-rnd4K-easy-read) with a blank tag
+line = re.compile(r"\[(?:RESULT| *)\]\s+(\S+)\s+([0-9.]+)\s+(\S+)\s+:\s+time\s+([0-9.]+)")
 score = re.compile(r"\[SCORE ?\]\s+Bandwidth\s+([0-9.]+).*IOPS\s+([0-9.]+).*TOTAL\s+([0-9.]+)")
 def read(p):
     out = {}
+    if not p.exists():
+        return out
     for l in p.read_text().splitlines():
         m = line.search(l)
-        if m:
+        if m and m.group(1) != "timestamp":
             out[m.group(1)] = float(m.group(2))
         m = score.search(l)
         if m:
             out["SCORE bandwidth"], out["SCORE iops"], out["SCORE total"] = map(float, m.groups())
     return out
 figs = {t: [read(d / f"{t}-{i}.txt") for i in range(1, runs + 1)] for t in ("io500", "storlab")}
-names = [k for k in figs["io500"][0]]
-print(f"{'phase':24} {'io500':>12} {'storlab':>12} {'ratio':>7} {'pairs min-max':>14}")
+names = []
+for f in figs["io500"] + figs["storlab"]:
+    names += [k for k in f if k not in names]
+if not names:
+    sys.exit("no figures: see the io500-*.log and storlab-*.log of the runs")
+print(f"{'phase':24} {'io500':>12} {'storlab':>12} {'ratio':>7} {'pair med':>8} {'pairs min-max':>14}")
+goals = []
 for n in names:
     a = [f[n] for f in figs["io500"] if n in f]
     b = [f[n] for f in figs["storlab"] if n in f]
     if not a or not b:
-        print(f"{n:24} {'-':>12} {'-':>12}")
+        # a phase only one tool ran (io500's extended ior-rnd4K-easy-read)
+        who = "io500" if a else "storlab"
+        print(f"{n:24} {'-' if not a else statistics.median(a):>12} {'-' if not b else statistics.median(b):>12}   run by {who} only")
         continue
     ma, mb = statistics.median(a), statistics.median(b)
     r = mb / ma if ma else float("nan")
-    goal = 0.10 if n == "SCORE total" else 0.15
-    flag = "" if abs(r - 1) <= goal else "  outside the goal"
     pairs = [y[n] / x[n] for x, y in zip(figs["io500"], figs["storlab"]) if x.get(n) and n in y]
+    pm = statistics.median(pairs) if pairs else float("nan")
     spread = f"{min(pairs):.2f}-{max(pairs):.2f}" if pairs else "-"
-    print(f"{n:24} {ma:12.4f} {mb:12.4f} {r:7.3f} {spread:>14}{flag}")
+    print(f"{n:24} {ma:12.4f} {mb:12.4f} {r:7.3f} {pm:8.3f} {spread:>14}")
+    if n in ("SCORE total",) or not n.startswith("SCORE"):
+        goals.append((n, pm))
+loads = [float(x) for l in (d / "loads").read_text().split("\n") if l for x in l.split()]
+print(f"pairs: {runs}; load average {min(loads):.1f}-{max(loads):.1f} on {__import__('os').cpu_count()} CPUs")
+for n, r in goals:
+    goal = 0.10 if n == "SCORE total" else 0.15
+    verdict = "within" if abs(r - 1) <= goal else "OUTSIDE"
+    print(f"goal {n}: median pair ratio {r:.3f} {verdict} ±{goal:.0%}")
 PY

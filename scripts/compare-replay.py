@@ -5,10 +5,13 @@
 Usage: scripts/compare-replay.py [--dir DIR] [--rounds N] [--ops N]
                                  [--size MIB] [--storlab BIN] [--json-out FILE]
                                  [--own-ops N] [--parts 1,2,3]
+                                 [--devices ram,vda,dir] [--loop MIB]
 
-With --loop MIB (root) the work directory is an ext4 on a loop device of
-its own (direct I/O to its backing file), so the device request counts of
-part 3 are this script's alone. Needs fio (Debian package `fio`) and a
+Part 3 runs on each of --devices in turn (root): `ram`, an ext4 on a
+loop device backed by /dev/shm (CPU-bound: a difference is the tool's
+own), and `vda`, an ext4 on a loop device backed by a file on the shared
+disk (direct I/O: the device's request counts are this script's alone).
+Its last lines are the goals, one line each per device. Needs fio (Debian package `fio`) and a
 release build of storlab
 (`cargo build --release`). Two measurements, in DIR (default: a new
 directory under /tmp), everything removed at the end:
@@ -142,7 +145,7 @@ def storlab_replay(storlab, work, log, data, speed, human=False, mapped=True, fu
     return phase["total"]["iops"]
 
 
-def own_iolog(storlab, work, ops, rounds):
+def own_iolog(storlab, work, ops, rounds, dev=""):
     """Part 3: an iolog storlab recorded, replayed by storlab and by fio.
     Beside each rate: the tool's own CPU per operation over its measured
     window (bench and replay: their phase's cpu_ns_per_io; fio: usr+sys
@@ -180,7 +183,7 @@ def own_iolog(storlab, work, ops, rounds):
         row["vs_bench"] = row["storlab"]["iops"] / row["bench"]["iops"]
         row["vs_fio"] = row["storlab"]["iops"] / row["fio"]["iops"]
         out.append(row)
-        print(f"own iolog round {r + 1} (load {row['load']}): storlab replay / bench "
+        print(f"{dev} round {r + 1} (load {row['load']}): storlab replay / bench "
               f"{row['vs_bench']:.3f}, / fio {row['vs_fio']:.3f}", flush=True)
         for who in ["bench", "storlab", "fio"]:
             x = row[who]
@@ -191,6 +194,78 @@ def own_iolog(storlab, work, ops, rounds):
         shutil.rmtree(target, ignore_errors=True)
         os.remove(log)
     return out
+
+
+
+class Workdir:
+    """Where part 3 runs: `ram` an ext4 on a loop device backed by a file in
+    /dev/shm (the loop driver's buffered I/O to tmpfs: every tool's path is
+    CPU-bound and the device adds no noise of its own), `vda` an ext4 on a
+    loop device backed by a file under ROOT with direct I/O (the shared
+    virtio disk; the device's request counts are this script's alone),
+    `dir` ROOT itself. Detached, unmounted and deleted on exit."""
+
+    def __init__(self, root, kind, mib):
+        self.root, self.kind, self.mib = root, kind, mib
+        self.loop = self.backing = self.mnt = None
+
+    def __enter__(self):
+        if self.kind == "dir":
+            self.path = os.path.join(self.root, "dir")
+            os.makedirs(self.path)
+            self.label = "dir (the file system under DIR)"
+            return self
+        if self.kind == "ram":
+            self.backing = f"/dev/shm/compare-replay-{os.getpid()}.img"
+            direct = "off"
+        else:
+            self.backing = os.path.join(self.root, "backing.img")
+            direct = "on"
+        with open(self.backing, "wb") as f:
+            f.truncate(self.mib << 20)
+        self.loop = run(["losetup", "--find", "--show", f"--direct-io={direct}",
+                         self.backing]).strip()
+        run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.loop])
+        self.mnt = os.path.join(self.root, f"mnt-{self.kind}")
+        os.makedirs(self.mnt)
+        run(["mount", self.loop, self.mnt])
+        self.path = os.path.join(self.mnt, "w")
+        os.makedirs(self.path)
+        where = "/dev/shm, RAM" if self.kind == "ram" else "a file on the virtio disk, direct I/O"
+        self.label = f"{self.kind} (ext4 on {self.loop}, backed by {where})"
+        return self
+
+    def __exit__(self, *exc):
+        if self.mnt:
+            subprocess.run(["umount", self.mnt], check=False)
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop], check=False)
+        if self.backing and os.path.exists(self.backing):
+            os.remove(self.backing)
+        return False
+
+
+def own_summary(own, dev, ops, rounds, label):
+    """Part 3's medians on one device, and its two goal lines."""
+    print(f"{label}: {ops} random 4 KiB reads, {rounds} rounds, medians:")
+    for who in ["bench", "storlab", "fio"]:
+        med = {k: statistics.median(x[who][k] for x in own)
+               for k in ["iops", "cpu_ns_per_op", "process_cpu_us_per_op",
+                         "device_reads_per_op", "device_kib_per_op"]}
+        print(f"  {who:8} {med['iops']:9.0f} IOPS  CPU {med['cpu_ns_per_op'] / 1e3:6.2f} "
+              f"us/op (process {med['process_cpu_us_per_op']:6.2f})  device "
+              f"{med['device_reads_per_op']:.3f} reads/op, {med['device_kib_per_op']:.2f} KiB/op")
+    loads = [float(x["load"]) for x in own]
+    lines = []
+    for key, what, goal in [("vs_bench", "the run that recorded it", 0.95),
+                            ("vs_fio", "fio's read_iolog of the same file", 1.0)]:
+        v = [x[key] for x in own]
+        med = statistics.median(v)
+        lines.append(f"{dev}: replay --speed max / {what}: median {med:.3f} "
+                     f"(range {min(v):.3f}-{max(v):.3f}, {len(v)} rounds, load "
+                     f"{min(loads):.1f}-{max(loads):.1f}; goal >= {goal}: "
+                     f"{'met' if med >= goal else 'NOT met'})")
+    return lines
 
 
 def timed(storlab, work):
@@ -228,29 +303,26 @@ def main():
     ap.add_argument("--own-ops", type=int, default=20000,
                     help="random 4 KiB reads of the storlab-recorded run (part 3)")
     ap.add_argument("--parts", default="1,2,3", help="which parts to run (1,2,3)")
-    ap.add_argument("--loop", type=int, default=0, metavar="MIB",
-                    help="work on an ext4 of MIB MiB on a loop device of its own (direct I/O to "
-                         "its backing file; root): the device's request counts are then this "
-                         "script's alone")
+    ap.add_argument("--devices", default="ram,vda",
+                    help="where part 3 runs, each in turn (root): ram = ext4 on a loop device "
+                         "backed by a file in /dev/shm (--direct-io=off; CPU-bound, so a "
+                         "difference is the tool's own), vda = ext4 on a loop device backed by a "
+                         "file under DIR (direct I/O to the shared disk), dir = DIR itself")
+    ap.add_argument("--loop", type=int, default=1024, metavar="MIB",
+                    help="size of each loop device's ext4 (MiB)")
     a = ap.parse_args()
     parts = {int(x) for x in a.parts.split(",")}
     if not shutil.which("fio"):
         sys.exit("fio not found (Debian: apt-get install fio)")
     if not os.access(a.storlab, os.X_OK):
         sys.exit(f"{a.storlab} not found: cargo build --release (or give --storlab BIN)")
-    work = tempfile.mkdtemp(prefix="compare-replay-", dir=a.dir)
-    loop = None
-    if a.loop:
-        backing = os.path.join(work, "backing.img")
-        with open(backing, "wb") as f:
-            f.truncate(a.loop << 20)
-        loop = run(["losetup", "--find", "--show", "--direct-io=on", backing]).strip()
-        run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop])
-        mnt = os.path.join(work, "mnt")
-        os.makedirs(mnt)
-        run(["mount", loop, mnt])
-        work_root, work = work, os.path.join(mnt, "w")
-        os.makedirs(work)
+    root = tempfile.mkdtemp(prefix="compare-replay-", dir=a.dir)
+    work = os.path.join(root, "plain")
+    os.makedirs(work)
+    devices = [d for d in a.devices.split(",") if d]
+    for d in devices:
+        if d not in ("ram", "vda", "dir"):
+            sys.exit(f"--devices: {d!r} is not ram, vda or dir")
     try:
         result = {}
         if 1 in parts:
@@ -274,33 +346,24 @@ def main():
                   f"p99 {t['lag_p99_ms']:.3f} ms, max {t['lag_max_ms']:.3f} ms")
             result.update(timed=t)
         if 3 in parts:
-            own = own_iolog(a.storlab, work, a.own_ops, a.rounds)
-            vb = statistics.median(x["vs_bench"] for x in own)
-            vf = statistics.median(x["vs_fio"] for x in own)
-            print(f"storlab-recorded iolog ({a.own_ops} random 4 KiB reads), --speed max: median "
-                  f"{vb:.3f}x the recording run (goal >= 0.95), {vf:.3f}x fio's read_iolog "
-                  f"(goal >= 1.0), {a.rounds} rounds")
-            for who in ["bench", "storlab", "fio"]:
-                med = {k: statistics.median(x[who][k] for x in own)
-                       for k in ["iops", "cpu_ns_per_op", "process_cpu_us_per_op",
-                                 "device_reads_per_op", "device_kib_per_op"]}
-                print(f"  median {who:8} {med['iops']:9.0f} IOPS  CPU {med['cpu_ns_per_op'] / 1e3:6.2f} "
-                      f"us/op (process {med['process_cpu_us_per_op']:6.2f})  device "
-                      f"{med['device_reads_per_op']:.3f} reads/op, {med['device_kib_per_op']:.2f} KiB/op")
-            result.update(own=own, own_median_vs_bench=vb, own_median_vs_fio=vf)
+            goals = []
+            for dev in devices:
+                with Workdir(root, dev, a.loop) as wd:
+                    own = own_iolog(a.storlab, wd.path, a.own_ops, a.rounds, dev)
+                result[f"own_{dev}"] = own
+                goals += own_summary(own, dev, a.own_ops, a.rounds, wd.label)
+            print("goals (storlab-recorded iolog, --speed max; medians over rounds):")
+            for line in goals:
+                print("  " + line)
         with open("/proc/loadavg") as f:
             load = f.read().split()[:3]
-        print(f"load average during the run: {' '.join(load)} on {os.cpu_count()} CPUs")
+        print(f"load average at the end: {' '.join(load)} on {os.cpu_count()} CPUs")
         result.update(load=load)
         if a.json_out:
             with open(a.json_out, "w") as f:
                 json.dump(result, f, indent=1)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        if loop:
-            subprocess.run(["umount", os.path.dirname(work)], check=False)
-            subprocess.run(["losetup", "-d", loop], check=False)
-            shutil.rmtree(work_root, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -23,6 +23,10 @@ and run as
 
 on a scratch directory of its own (removed afterwards) with a private
 results database, so nothing outside the scratch directory is touched.
+The files in fio's zonemode=zbd (zbd-*.fio, 256 MiB zones: more than a
+shortened --size) run with their zonesize= and bs= divided by 256 (256M
+zones become 1M, a 2M write 8k, the 256M trim of one zone 1M), so every
+ratio of the file stays (blocks per zone, the trim of a zone, offset=524z).
 FIO_BS=4096 is set for the files that read it (sprandom.fio; its comments
 say to set it), unless the environment sets it.
 The totals also count the files that name their engine in an `ioengine=`
@@ -44,6 +48,12 @@ ENGINES = {"libaio", "io_uring", "psync", "sync", "pvsync", "null"}
 ENGINE_RE = re.compile(r"^\s*ioengine\s*=\s*([^\s;#]+)", re.M)
 TARGET_RE = re.compile(r"^\s*(filename|directory)\s*=", re.I)
 DELAY_RE = re.compile(r"^(\s*startdelay\s*=\s*)(\d+)\s*$", re.I)
+ZBD_RE = re.compile(r"^\s*zonemode\s*=\s*zbd\b", re.I | re.M)
+ZBD_SIZE_RE = re.compile(r"^(\s*(?:zonesize|bs)\s*=\s*)(\d+)([kmg]?)\s*$", re.I)
+# fio's zbd examples have 256 MiB zones: more than a shortened --size. Their
+# zone and block sizes are divided by this (256M zones become 1M), keeping
+# every ratio of the file (blocks per zone, a trim of one zone, 524z).
+ZBD_SCALE = 256
 
 
 def selected(path):
@@ -70,11 +80,24 @@ def shortened(line, scale):
     return f"{m.group(1)}{round(int(m.group(2)) * scale * 1000)}ms\n"
 
 
+def zbd_scaled(line):
+    """`zonesize=`/`bs=` of a zonemode=zbd file divided by ZBD_SCALE."""
+    m = ZBD_SIZE_RE.match(line)
+    if not m:
+        return line
+    n = int(m.group(2)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(3).lower()]
+    return f"{m.group(1)}{n // ZBD_SCALE}\n"
+
+
 def stripped(src, dst, scale=1.0):
     """Copy `src` to `dst` without its filename=/directory= lines, its
-    startdelays times `scale`."""
+    startdelays times `scale`, a zbd file's zones shortened (zbd_scaled)."""
     with open(src, encoding="utf-8", errors="replace") as f:
-        lines = [shortened(l, scale) for l in f if not TARGET_RE.match(l)]
+        text = f.read()
+    zbd = bool(ZBD_RE.search(text))
+    lines = [shortened(l, scale) for l in text.splitlines(True) if not TARGET_RE.match(l)]
+    if zbd:
+        lines = [zbd_scaled(l) for l in lines]
     with open(dst, "w", encoding="utf-8") as f:
         f.writelines(lines)
 

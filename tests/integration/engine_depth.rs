@@ -31,13 +31,14 @@ fn depth_warning(ph: &Value) -> Option<String> {
 }
 
 /// The causes the warning may name, each from a measurement.
-const CAUSES: [&str; 7] = [
+const CAUSES: [&str; 8] = [
     "--rate-iops",
     "--thinktime",
+    "--fsync",
     "device throttling",
     "machine is busy",
     "CPU saturated",
-    "submission path took",
+    "kernel's submission path",
     "resubmission of its slot",
 ];
 

@@ -431,11 +431,12 @@ fn fio_job_files_run_with_fio_units_and_refuse_what_they_cannot_run() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("4000"), "{}", stderr(&out));
     // An option storlab cannot run is refused by name and line.
-    std::fs::write(&job, "[j]\nrw=read\nsize=1m\nzonemode=zbd\n").unwrap();
+    // (zonemode=zbd runs since issue 27's zbd work: `atomic` stays refused.)
+    std::fs::write(&job, "[j]\nrw=read\nsize=1m\natomic=1\n").unwrap();
     let out = storlab(&["bench", "--fio-job", job.to_str().unwrap(), "--no-save"]);
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
-    assert!(e.contains("site.fio:4") && e.contains("'zonemode'"), "{e}");
+    assert!(e.contains("site.fio:4") && e.contains("'atomic'"), "{e}");
     // Jobs fio would run at the same time run together as one phase of
     // groups (they were refused before): see groups.rs.
 }

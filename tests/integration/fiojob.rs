@@ -23,6 +23,7 @@ const RUNS: &[&str] = &[
     "cross-stripe-verify.fio",
     "disk-zone-profile.fio",
     "dedupe-global.fio",
+    "enospc-pressure.fio",
     "example_latency_steadystate.fio",
     "exitwhat.fio",
     "fio-rand-RW.fio",
@@ -48,6 +49,9 @@ const RUNS: &[&str] = &[
     "surface-scan.fio",
     "tiobench-example.fio",
     "waitfor.fio",
+    "zbd-rand-write.fio",
+    "zbd-rand-write-zone-reset-gc.fio",
+    "zbd-seq-read.fio",
     "zipf.fio",
 ];
 
@@ -81,10 +85,32 @@ fn run_job(name: &str, text: &str, args: &[&str], env: &[(&str, &str)]) -> Outpu
     c.output().expect("run storlab")
 }
 
+/// A `zonemode=zbd` file's `zonesize=`/`bs=` line divided by 256 (as the
+/// corpus script does: fio's 256 MiB zones are more than a shortened
+/// --size; every ratio of the file stays).
+fn zbd_scaled(l: &str) -> Option<String> {
+    let (k, v) = l.split_once('=')?;
+    if !matches!(k.trim(), "zonesize" | "bs") {
+        return None;
+    }
+    let v = v.trim().to_ascii_lowercase();
+    let (n, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+    let mult: u64 = match unit {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return None,
+    };
+    Some(format!("{k}={}\n", n.parse::<u64>().ok()? * mult / 256))
+}
+
 /// A fio example without its filename=/directory= lines (as the corpus
 /// script runs them), its `startdelay=N` (seconds) shortened as the
-/// runtime is: N × 10 ms (the script's --delay-scale 0.01).
+/// runtime is: N × 10 ms (the script's --delay-scale 0.01), a zbd file's
+/// zones shortened (zbd_scaled).
 fn without_targets(text: &str) -> String {
+    let zbd = text.lines().any(|l| l.trim() == "zonemode=zbd");
     text.lines()
         .filter(|l| {
             let k = l.trim_start().to_ascii_lowercase();
@@ -94,7 +120,10 @@ fn without_targets(text: &str) -> String {
             Some(n) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
                 format!("startdelay={}ms\n", n.parse::<u64>().unwrap_or(0) * 10)
             }
-            _ => format!("{l}\n"),
+            _ => zbd
+                .then(|| zbd_scaled(l))
+                .flatten()
+                .unwrap_or(format!("{l}\n")),
         })
         .collect()
 }

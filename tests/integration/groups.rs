@@ -270,7 +270,6 @@ fn bad_groups_are_refused_before_anything_is_written() {
             vec!["rw=read numjobs=4000", "rw=write numjobs=200"],
             "4200 jobs",
         ),
-        (vec!["rw=read verify=1"], "verify"),
         (vec!["rw=sideways"], "sideways"),
     ] {
         let mut args = vec!["bench", d, "--engine", "null", "--no-save", "-q"];

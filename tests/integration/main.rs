@@ -18,6 +18,8 @@ mod compare;
 mod design;
 mod dist;
 mod engine_depth;
+// issue 22, fourth round: the depth's shortfall in parts that add up
+mod engine4;
 mod fiohabits;
 mod fioout;
 mod forks;
@@ -28,7 +30,9 @@ mod fioverify;
 mod granks;
 mod groups;
 mod groups3;
+// verify inside job groups (issue 27)
 mod groups_more;
+mod grpverify;
 mod honest;
 mod inspect;
 mod io500;
@@ -55,6 +59,8 @@ mod replay;
 mod replay2;
 // replay, third round (issue 26)
 mod replay3;
+// replay, fourth round (issue 26)
+mod replay4;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;
@@ -80,4 +86,5 @@ mod util;
 mod vocab_bounds;
 mod vocabulary;
 // fio's strided zones (issue 27)
+mod zbd;
 mod zones;

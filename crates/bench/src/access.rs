@@ -378,8 +378,19 @@ pub fn resolve(
     if s.io_size.is_some() && io_size_bytes == 0 {
         return err("io_size 0: give a size such as 1g, or leave it out");
     }
-    let (zone_size_bytes, zone_range_bytes, zone_skip_bytes) =
-        resolve_zones(s, rw, seq_skip_bytes)?;
+    // fio's zoned block device mode, emulated (zbd.rs).
+    let zbd = match s.zonemode.as_deref() {
+        Some("zbd") => Some(crate::zbd::resolve(s, rw, bs, size)?),
+        _ => None,
+    };
+    if zbd.is_some() && seq_skip_bytes != 0 {
+        return err("zonemode zbd and seq_skip (rw=read:N) cannot be combined: drop one");
+    }
+    let (zone_size_bytes, zone_range_bytes, zone_skip_bytes) = if zbd.is_some() {
+        (0, 0, 0)
+    } else {
+        resolve_zones(s, rw, seq_skip_bytes)?
+    };
     Ok(PhaseParams {
         random_distribution: dist.filter(|_| rw.is_random()),
         seq_skip_bytes,
@@ -392,6 +403,7 @@ pub fn resolve(
         zone_size_bytes,
         zone_range_bytes,
         zone_skip_bytes,
+        zbd,
         ..PhaseParams::default()
     })
 }
@@ -403,14 +415,7 @@ fn resolve_zones(s: &PhaseSpec, rw: RwMode, seq_skip: i64) -> Result<(u64, u64, 
     match s.zonemode.as_deref().unwrap_or("none") {
         "none" => return Ok((0, 0, 0)),
         "strided" => {}
-        "zbd" => {
-            return err(
-                "zonemode zbd (fio's zoned block device mode: write pointers, zone resets, open-zone \
-                 limits, which fio also emulates on ordinary files) is not supported yet; use \
-                 zonemode strided or none",
-            );
-        }
-        m => return err(format!("invalid zonemode '{m}': give none or strided")),
+        m => return err(format!("invalid zonemode '{m}': give none, strided or zbd")),
     }
     let size = s.zonesize.map_or(0, |b| b.0);
     if size == 0 {

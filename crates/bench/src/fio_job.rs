@@ -428,9 +428,29 @@ fn map_option(
         "rate_process" => put("rate_process", need(e, file)?.to_string()),
         "io_size" | "io_limit" => put("io_size", size(need(e, file)?)?.to_string()),
         "number_ios" => put("number_ios", need(e, file)?.to_string()),
-        // Strided zones (the `zones` block; zoned block devices stay refused).
-        "zonemode" if need(e, file)? != "zbd" => put("zonemode", need(e, file)?.to_string()),
-        "zonesize" | "zonerange" | "zoneskip" => put(key, size(need(e, file)?)?.to_string()),
+        // Strided zones (the `zones` block) and fio's zoned block device
+        // mode emulated on the file (the `zbd` block, zbd.rs); `z` sizes
+        // are resolved before (zone_units).
+        "zonemode" => {
+            let v = need(e, file)?;
+            let n = "zonemode=zbd: storlab emulates the zones on its file as fio does on a regular \
+                     file: every zone starts empty, so reads (read_beyond_wp=0) read only what this \
+                     run wrote below the write pointers (nothing, in a file that only reads)";
+            if v == "zbd" && !notes.iter().any(|x| x == n) {
+                notes.push(n.into());
+            }
+            put("zonemode", v.to_string());
+        }
+        "zonesize" | "zonerange" | "zoneskip" | "zonecapacity" => {
+            put(key, size(need(e, file)?)?.to_string())
+        }
+        "max_open_zones"
+        | "job_max_open_zones"
+        | "zone_reset_threshold"
+        | "zone_reset_frequency" => put(key, need(e, file)?.to_string()),
+        "read_beyond_wp" | "ignore_zone_limits" => {
+            put(key, u8::from(fio_flag(e, file)?).to_string())
+        }
         "rw" | "readwrite" => {
             let v = need(e, file)?;
             if v.contains(':') {
@@ -689,6 +709,49 @@ fn map_option(
     Ok(())
 }
 
+/// fio's `z` unit (`offset=524z`, `size=128z`): that many zones of
+/// `zonesize` (fio's `zbd_recalc_options_with_zone_granularity`, after
+/// every option is read, so the order of the lines does not matter), for
+/// the options fio allows it on.
+fn zone_units(opts: &mut [Entry], kb_base: u64) -> Result<(), SpecError> {
+    let zone = match opts.iter().find(|e| e.key == "zonesize") {
+        Some(e) => fio_size(need(e, &e.file)?, kb_base).or_else(|m| fail(&e.file, e.line, m))?,
+        None => 0,
+    };
+    for e in opts.iter_mut() {
+        let zoned = matches!(
+            e.key.as_str(),
+            "size" | "io_size" | "io_limit" | "offset" | "offset_increment" | "zoneskip"
+        );
+        let Some(v) = e.value.as_deref().filter(|_| zoned) else {
+            continue;
+        };
+        let Some(n) = v.trim().strip_suffix(['z', 'Z']) else {
+            continue;
+        };
+        let what = format!("{}={v}", e.key);
+        let Ok(n) = n.trim().parse::<u64>() else {
+            return fail(
+                &e.file,
+                e.line,
+                format!("{what}: the z unit counts whole zones (e.g. 128z)"),
+            );
+        };
+        if zone == 0 {
+            return fail(
+                &e.file,
+                e.line,
+                format!("{what}: the z unit counts zones of zonesize: give zonesize="),
+            );
+        }
+        let Some(bytes) = n.checked_mul(zone) else {
+            return fail(&e.file, e.line, format!("{what}: too large"));
+        };
+        e.value = Some(bytes.to_string());
+    }
+    Ok(())
+}
+
 /// The fio options mapped besides [`map_option`]'s table: job-file
 /// features and options whose fio meaning storlab already has. `Ok(false)`
 /// when `e` is none of them.
@@ -847,18 +910,6 @@ fn bsrange_pair(v: &str, kb_base: u64) -> Result<(String, String), String> {
 /// instead.
 fn refusal(key: &str) -> Option<&'static str> {
     Some(match key {
-        "zonemode"
-        | "zonecapacity"
-        | "max_open_zones"
-        | "job_max_open_zones"
-        | "zone_reset_threshold"
-        | "zone_reset_frequency"
-        | "read_beyond_wp"
-        | "ignore_zone_limits" => {
-            "storlab does not yet do fio's mode for zoned block devices (zonemode=zbd: write pointers, \
-             zone resets and open-zone limits, which fio also emulates on ordinary files): remove \
-             the zone options to run on the whole target, or use zonemode=strided"
-        }
         "atomic" => {
             "atomic writes (RWF_ATOMIC) are not supported: remove atomic; storlab's verify checks \
              every block it wrote"
@@ -1109,6 +1160,7 @@ impl FioJobFile {
                     v => return fail(&e.file, e.line, format!("kb_base={v}: use 1024 or 1000")),
                 },
             };
+            zone_units(&mut opts, kb_base)?;
             // fio's defaults where they differ from storlab's.
             let mut pairs: Vec<(String, String)> = vec![
                 ("name".into(), sec.name.clone()),
@@ -1145,6 +1197,25 @@ impl FioJobFile {
             let spec = spec_from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .map_err(|e| SpecError(format!("{file}: [{}]: {}", sec.name, e.0)))?;
             let new_phase = extras.stonewall || waits || out.phases.is_empty();
+            // placement.rs places no offsets in job groups: say so at the
+            // line (fio's zbd examples give offset=524z to concurrent jobs).
+            if !new_phase
+                && let Some(e) = opts.iter().find(|e| {
+                    matches!(e.key.as_str(), "offset" | "offset_increment")
+                        && e.value.as_deref().is_some_and(|v| v.trim() != "0")
+                })
+            {
+                return fail(
+                    &e.file,
+                    e.line,
+                    format!(
+                        "{}: storlab places no offsets for jobs that run together with other \
+                         jobs (job groups), and [{}] runs with the job before it: run it as its \
+                         own phase (stonewall) or drop the offset",
+                        e.key, sec.name
+                    ),
+                );
+            }
             place_job(&mut out, spec, new_phase);
             exitall |= extras.exitall.is_some();
         }
@@ -1302,10 +1373,10 @@ time_based
 
     #[test]
     fn refusals_name_the_option_and_line() {
-        let e = FioJobFile::parse("[j]\nrw=read\nzonemode=zbd\n", "z.fio")
+        let e = FioJobFile::parse("[j]\nrw=read\natomic=1\n", "z.fio")
             .unwrap_err()
             .0;
-        assert!(e.contains("z.fio:3") && e.contains("'zonemode'"), "{e}");
+        assert!(e.contains("z.fio:3") && e.contains("'atomic'"), "{e}");
         let e = FioJobFile::parse("[a]\nrw=read\n[b]\nwait_for=zz\n", "c.fio")
             .unwrap_err()
             .0;
@@ -1474,12 +1545,12 @@ time_based
         );
         // Errors name the included file's own line.
         f.files
-            .insert("jobs/bad.inc".into(), "size=1m\nzonemode=zbd\n".into());
+            .insert("jobs/bad.inc".into(), "size=1m\natomic=1\n".into());
         let e = FioJobFile::parse_with("[j]\ninclude bad.inc\n", "jobs/m.fio", &f)
             .unwrap_err()
             .0;
         assert!(
-            e.contains("jobs/bad.inc:2") && e.contains("'zonemode'"),
+            e.contains("jobs/bad.inc:2") && e.contains("'atomic'"),
             "{e}"
         );
         f.files
@@ -1671,11 +1742,8 @@ time_based
         assert!(e.contains("t.fio:3") && e.contains("'clat:5%'"), "{e}");
         let e = refused("[j]\nsize=1m\nbssplit=4k/50:8k/40\n");
         assert!(e.contains("t.fio:3") && e.contains("90, not 100"), "{e}");
-        let e = refused("[j]\nzonemode=zbd\n");
-        assert!(
-            e.contains("zoned block devices") && e.contains("remove"),
-            "{e}"
-        );
+        let e = refused("[j]\natomic=1\n");
+        assert!(e.contains("atomic writes") && e.contains("remove"), "{e}");
         let e = refused("[j]\ndirectory=/a:/b\n");
         assert!(
             e.contains("t.fio:2") && e.contains("several directories"),

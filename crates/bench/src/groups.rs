@@ -706,12 +706,6 @@ fn check_group(g: &PhaseParams) -> Result<(), String> {
                 .into(),
         );
     }
-    if g.verify {
-        return Err(
-            "verify is not supported inside groups: run the verified workload as its own phase"
-                .into(),
-        );
-    }
     if g.steadystate.is_some() {
         return Err(
             "steadystate is not supported inside groups (one group's steadiness cannot end the \
@@ -941,7 +935,6 @@ bs = "64k"
     fn what_groups_cannot_do_is_refused_by_name() {
         for (key, word) in [
             ("shared_file = true", "shared_file"),
-            ("verify = true", "verify"),
             ("steadystate = \"bw:5%\"\nruntime = \"10s\"", "steadystate"),
         ] {
             let text = format!("[[phase]]\n[[phase.group]]\nrw = \"write\"\n{key}\n");

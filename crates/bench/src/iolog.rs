@@ -86,6 +86,8 @@ pub(crate) enum Action {
     Read = 0,
     Write = 1,
     Sync = 2,
+    /// fio's `trim` (a hole punched in a file, a discard on a device).
+    Trim = 3,
 }
 
 impl Action {
@@ -94,12 +96,14 @@ impl Action {
             Action::Read => "read",
             Action::Write => "write",
             Action::Sync => "sync",
+            Action::Trim => "trim",
         }
     }
     fn from_u8(b: u8) -> Action {
         match b {
             0 => Action::Read,
             1 => Action::Write,
+            3 => Action::Trim,
             _ => Action::Sync,
         }
     }
@@ -202,6 +206,11 @@ impl JobLog {
     pub(crate) fn issued(&mut self, t_ns: u64, write: bool, offset: u64, len: u32) {
         let action = if write { Action::Write } else { Action::Read };
         self.push(t_ns, action, offset, len);
+    }
+
+    /// A trim of `len` bytes at `offset`, issued at `t_ns`.
+    pub(crate) fn trimmed(&mut self, t_ns: u64, offset: u64, len: u32) {
+        self.push(t_ns, Action::Trim, offset, len);
     }
 
     /// An fsync of the job's file at `t_ns`.
@@ -616,10 +625,11 @@ mod tests {
                 b.issued(i * 2_000 + 1_000, true, i * 8192, 8192);
             }
             a.synced(20_000_000);
+            b.trimmed(20_000_000, 1 << 20, 65536);
         }
         drop(sink);
         let w = rec.finish().expect("finish");
-        assert_eq!((w.ios, w.files), (10_001, 2));
+        assert_eq!((w.ios, w.files), (10_002, 2));
         let text = std::fs::read_to_string(&path).expect("read");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "fio version 3 iolog");
@@ -640,7 +650,9 @@ mod tests {
             })
             .collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "merged by time");
-        assert_eq!(lines[lines.len() - 3], "20000 /x/a sync 0 0");
+        assert_eq!(lines[lines.len() - 4], "20000 /x/a sync 0 0");
+        // fio's iolog has trims: `bench --rw randtrim --write-iolog` records them.
+        assert_eq!(lines[lines.len() - 3], "20000 /x/b trim 1048576 65536");
         assert_eq!(lines[lines.len() - 1], "20000 /x/b close");
         // No scratch file is left beside it.
         let names: Vec<_> = std::fs::read_dir(dir.path())

@@ -64,6 +64,7 @@ mod sys;
 mod target;
 mod verify;
 mod worker;
+mod zbd;
 
 pub use cluster::{PhaseSync, Share, TICK};
 /// Incompressible data for files other crates lay out (replay).
@@ -271,6 +272,8 @@ pub struct Control {
     /// fio's run-control options: what the jobs of a phase share (flows,
     /// exitall), reset at each phase.
     pub(crate) runctl: runctl::Shared,
+    /// fio's zonemode=zbd: each file's zones, kept across phases.
+    pub(crate) zbd: zbd::Registry,
 }
 
 /// A snapshot of progress for display.
@@ -307,6 +310,7 @@ impl Control {
             reason: Mutex::new(None),
             iolog: std::sync::OnceLock::new(),
             runctl: runctl::Shared::default(),
+            zbd: zbd::Registry::default(),
         }
     }
 

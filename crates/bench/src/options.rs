@@ -535,6 +535,11 @@ bench_options! {
     verify_interval: ByteSize = "", long "verify-interval", value "SIZE";
     /// With --verify, 0 writes verifiable data but checks nothing in this phase (fio's do_verify)
     do_verify: Flag = "on", long "do-verify", value "0|1";
+    // --- verify in job groups (issue 27, grpverify; verify.rs, run/grouped.rs) ---
+    /// With --verify, a job stops at its first mismatch (fio's verify_fatal); the run fails with exit 1 either way
+    verify_fatal: Flag = "off", long "verify-fatal", value "0|1";
+    /// fio's verify_async=N: recorded; storlab checks on each job's own thread (fio's N offload threads change where a check runs, not what is checked)
+    verify_async: u64 = "0", long "verify-async", value "N";
     /// I/O errors a job counts and goes on after (fio's continue_on_error): none, read, write, io, verify, all
     continue_on_error: String = "none", long "continue-on-error", value "KINDS";
     /// errnos that --continue-on-error goes on after, READ,WRITE,VERIFY lists of names or numbers separated by ':' (fio's ignore_error; default EIO:EILSEQ)
@@ -605,14 +610,29 @@ bench_options! {
     /// fio's spr_op: the over-provisioning --sprandom assumes, a fraction (0.15 = 15 %)
     spr_op: String = "0.15", long "spr-op", value "FRACTION";
     // --- fio's strided zones (issue 27; offsets.rs: OffsetGen::Strided) ---
-    /// fio's zonemode: none, or strided (I/O in zones: --zonesize bytes in each, then a skip of --zoneskip bytes to the next zone, wrapping at the end of the region); zbd (zoned block devices) is not supported
-    zonemode: String = "none", long "zonemode", value "none|strided";
+    /// fio's zonemode: none; strided (I/O in zones: --zonesize bytes in each, then a skip of --zoneskip bytes to the next zone, wrapping at the end of the region); or zbd (fio's zoned block device mode emulated on the file or device: zones of --zonesize with write pointers kept in memory, all empty at the start; writes go to a zone's write pointer, a full zone is reset before it is written again; a real zoned device is refused)
+    zonemode: String = "none", long "zonemode", value "none|strided|zbd";
     /// fio's zonesize: with --zonemode strided, the bytes of I/O done in each zone before moving on
     zonesize: ByteSize = "0", long "zonesize", value "SIZE";
     /// fio's zonerange: with --zonemode strided, the region each zone's I/O stays in (default: --zonesize); a smaller --zonesize reads part of it, a larger one goes over it again
     zonerange: ByteSize = "0", long "zonerange", value "SIZE";
     /// fio's zoneskip: with --zonemode strided, the bytes skipped after each zone's range
     zoneskip: ByteSize = "0", long "zoneskip", value "SIZE";
+    // --- fio's zoned block device mode, emulated (issue 27; zbd.rs) ---
+    /// fio's zonecapacity: with --zonemode zbd, the writable bytes of each zone (default: --zonesize)
+    zonecapacity: ByteSize = "0", long "zonecapacity", value "SIZE";
+    /// fio's max_open_zones: with --zonemode zbd, the zones of a file written at once (0 = no limit); a random write goes to one of them
+    max_open_zones: u32 = "0", long "max-open-zones", value "N";
+    /// fio's job_max_open_zones: with --zonemode zbd, the zones one job writes at once (0 = no limit; needs --max-open-zones)
+    job_max_open_zones: u32 = "0", long "job-max-open-zones", value "N";
+    /// fio's zone_reset_threshold: with --zonemode zbd, once the written share of the region passes this fraction, zones are reset at --zone-reset-frequency
+    zone_reset_threshold: String = "0", long "zone-reset-threshold", value "FRACTION";
+    /// fio's zone_reset_frequency: with --zonemode zbd past the threshold, the zone of one write in 1/FRACTION is reset before it is written (0 = never)
+    zone_reset_frequency: String = "0", long "zone-reset-frequency", value "FRACTION";
+    /// fio's read_beyond_wp: with --zonemode zbd, reads may go past a zone's write pointer (0: reads only what was written since storlab emulates the zones, as fio)
+    read_beyond_wp: Flag = "off", long "read-beyond-wp", value "0|1";
+    /// fio's ignore_zone_limits: accepted (storlab emulates the zones; there are no device limits to ignore)
+    ignore_zone_limits: Flag = "off", long "ignore-zone-limits", value "0|1";
 }
 
 /// Parse `4k/50:64k/50` (fio's bssplit: size/percent pairs separated by ':').

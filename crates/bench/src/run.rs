@@ -199,8 +199,13 @@ fn run_phases(
             .as_ref()
             .filter(|(_, w)| p.rw.reads() && !p.rw.writes() && same_geometry(w, p))
             .map(|(e, _)| e.as_slice());
+        let resets = control.zbd.resets();
         let (mut result, every_job_full_pass) =
             run_phase(job, p, control, cache, &share, sync, limits);
+        // fio's zone resets (zonemode=zbd), this phase's.
+        if let Some(z) = &mut result.params.zbd {
+            z.zone_resets = control.zbd.resets().saturating_sub(resets);
+        }
         if p.verify && !p.verify_opts.no_check && p.rw.writes() && !result.interrupted {
             // Verification reads happen after the timed window and are not counted.
             let v = verify_files(job, p, &files, control, &share);
@@ -465,11 +470,16 @@ fn run_workers(
     sync: Option<&dyn PhaseSync>,
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let params = vec![p; plans.len()];
-    run_workers_with(plans, &params, p, control, series, sync, None)
+    run_workers_with(plans, &params, p, control, series, sync, (None, None))
 }
 
 /// CPU (user, system ns) each worker thread used, stored as it ends.
 type ThreadCpu = [(AtomicU64, AtomicU64)];
+
+/// What a worker's thread does after its worker ends, with its index and
+/// result (a job group's verify pass, `run/grouped.rs`): after the
+/// thread's CPU time is taken, so it is not counted as the job's.
+pub(crate) type AfterWorker<'a> = dyn Fn(usize, &mut WorkerOut) + Sync + 'a;
 
 /// [`run_workers`] with each plan's own parameters (`params[i]` for
 /// `plans[i]`: a phase of job groups) and, when `thread_cpu` is given,
@@ -481,7 +491,7 @@ fn run_workers_with(
     control: &Control,
     series: &SeriesCollector,
     sync: Option<&dyn PhaseSync>,
-    thread_cpu: Option<&ThreadCpu>,
+    (thread_cpu, after): (Option<&ThreadCpu>, Option<&AfterWorker<'_>>),
 ) -> (Vec<WorkerOut>, (Duration, Duration)) {
     let gate = StartGate::new();
     std::thread::scope(|s| {
@@ -492,12 +502,15 @@ fn run_workers_with(
             let spawned = std::thread::Builder::new()
                 .name(format!("storlab-job{i}"))
                 .spawn_scoped(s, move || {
-                    let out =
+                    let mut out =
                         worker::run_worker(plan, wp, control, progress, series, gate.ticket());
                     if let Some(c) = thread_cpu.and_then(|c| c.get(i)) {
                         let (user, sys) = storlab_host::os::cpu_time(true);
                         c.0.store(user.as_nanos() as u64, Ordering::Relaxed);
                         c.1.store(sys.as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    if let Some(f) = after {
+                        f(i, &mut out);
                     }
                     out
                 });
@@ -1140,6 +1153,10 @@ fn verify_files(
                     v.blocks_checked += checked;
                     if let Some((o, why)) = bad {
                         note(&mut v, o, why);
+                        if p.verify_opts.fatal {
+                            // fio's verify_fatal: the check ends at its first mismatch.
+                            return v;
+                        }
                     }
                 }
                 off += got as u64;

@@ -256,6 +256,119 @@ impl Backlog {
     }
 }
 
+/// What a verify pass over one job's region found: units checked, bad
+/// units counted (the first few listed with the reason).
+#[derive(Debug, Default)]
+pub(crate) struct PassOut {
+    pub checked: u64,
+    pub bad_count: u64,
+    pub bad: Vec<(u64, String)>,
+}
+
+impl PassOut {
+    fn note(&mut self, offset: u64, why: String) {
+        self.bad_count += 1;
+        if self.bad.len() < crate::worker::MAX_REPORTED_MISMATCHES {
+            self.bad.push((offset, why));
+        }
+    }
+}
+
+/// Where a verify pass reads: the job's file, its index among the run's
+/// files (written into every unit's header), and the bytes `from..to`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PassRegion<'a> {
+    pub path: &'a std::path::Path,
+    pub file_id: u32,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// fio's `do_verify` for one job, run on the job's thread after its
+/// writes end (the other jobs of the phase keep running): the file is
+/// synced and its cached pages dropped (as fio's do_verify does, so the
+/// reads come from the storage), then every unit of the region is read
+/// back and checked ([`check`] with `p`'s seed and pattern). With
+/// `verify_fatal` the pass ends at its first mismatch; `verify_dump`
+/// keeps each bad unit ([`dump`]). `stop` (Ctrl-C) ends it early.
+pub(crate) fn verify_pass(
+    r: PassRegion<'_>,
+    unit: usize,
+    p: &PhaseParams,
+    direct: bool,
+    stop: &std::sync::atomic::AtomicBool,
+) -> PassOut {
+    use std::os::fd::AsRawFd;
+    let mut out = PassOut::default();
+    let unit = unit.max(1);
+    let flags = crate::sys::OpenFlags {
+        write: false,
+        create_new: false,
+        direct,
+    };
+    let file = match crate::sys::open(r.path, flags) {
+        Ok(f) => f,
+        Err(e) => {
+            out.note(r.from, format!("cannot open for the verify pass: {e}"));
+            return out;
+        }
+    };
+    let fd = file.as_raw_fd();
+    if !direct {
+        // Written back first: dirty pages cannot be dropped.
+        let _ = crate::sys::fsync(fd);
+        let _ = crate::sys::fadvise_dontneed(fd);
+    }
+    // Whole units per read, 4 KiB-aligned for O_DIRECT.
+    let mut chunk = unit * ((1 << 20) / unit).max(1);
+    if chunk % 4096 != 0 {
+        chunk = unit * 4096;
+    }
+    let mut buf = match crate::sys::AlignedBuf::new(chunk, 4096) {
+        Ok(b) => b,
+        Err(e) => {
+            out.note(r.from, format!("cannot allocate a verify buffer: {e}"));
+            return out;
+        }
+    };
+    let pattern = &p.verify_opts.pattern;
+    let mut off = r.from;
+    while off < r.to && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let n = ((r.to - off) as usize).min(chunk);
+        let b = &mut buf.as_mut_slice()[..n];
+        let got = match crate::sys::pread(fd, b, off) {
+            Ok(0) => {
+                out.note(
+                    off,
+                    format!("the file ends at {off} bytes, {} expected", r.to),
+                );
+                break;
+            }
+            Ok(g) => g,
+            Err(e) => {
+                out.note(off, format!("read error during the verify pass: {e}"));
+                break;
+            }
+        };
+        for (i, u) in b[..got].chunks(unit).enumerate() {
+            let uoff = off + (i * unit) as u64;
+            let (c, bad) = check(u, unit, p.seed, r.file_id, uoff, pattern);
+            out.checked += c;
+            if let Some((at, why)) = bad {
+                if p.verify_opts.dump {
+                    dump(r.path, at, u, uoff, unit);
+                }
+                out.note(at, why);
+                if p.verify_opts.fatal {
+                    return out;
+                }
+            }
+        }
+        off += got as u64;
+    }
+    out
+}
+
 /// Resolve the issue-27 extras of spec `s` onto `p` (the rest of the
 /// phase's parameters): checked, every value and combination.
 pub fn resolve_extras(
@@ -314,11 +427,13 @@ fn resolve_verify(
         pattern,
         interval,
         no_check: s.do_verify.is_some_and(|f| !f.0),
+        fatal: s.verify_fatal.is_some_and(|f| f.0),
+        async_threads: s.verify_async.unwrap_or(0),
     };
-    if !verify && (v.backlog > 0 || v.dump || !v.pattern.is_empty() || v.interval > 0) {
+    if !verify && (v.backlog > 0 || v.dump || !v.pattern.is_empty() || v.interval > 0 || v.fatal) {
         return Err(SpecError(
-            "verify_backlog, verify_dump, verify_pattern and verify_interval need verify: add \
-             --verify (fio's verify=crc32c or another method)"
+            "verify_backlog, verify_dump, verify_pattern, verify_interval and verify_fatal need \
+             verify: add --verify (fio's verify=crc32c or another method)"
                 .into(),
         ));
     }
@@ -377,6 +492,56 @@ mod tests {
         buf[unit + 100] ^= 1;
         let (_, bad) = check(&buf, unit, 7, 0, 4096, &pat);
         assert_eq!(bad.unwrap().0, 4096 + unit as u64);
+    }
+
+    /// A file of four valid 4 KiB units with units 1 and 3 changed: the
+    /// pass finds both (by offset); with verify_fatal it ends at unit 1;
+    /// a region past the file's end is a mismatch, never a silent pass.
+    #[test]
+    fn the_verify_pass_finds_changed_units_and_stops_at_the_first_with_verify_fatal() {
+        let unit = 4096;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("f");
+        let mut buf = vec![0u8; 4 * unit];
+        let mut g = data::DataGen::new(storlab_types::BufferPattern::Random, unit, 7, true, 1);
+        g.fill(&mut buf, 0, 0, true);
+        buf[unit + 100] ^= 1;
+        buf[3 * unit + 7] ^= 0x80;
+        std::fs::write(&path, &buf).unwrap();
+        let mut p = PhaseParams {
+            seed: 7,
+            verify: true,
+            ..Default::default()
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let region = PassRegion {
+            path: &path,
+            file_id: 0,
+            from: 0,
+            to: 4 * unit as u64,
+        };
+        let got = verify_pass(region, unit, &p, false, &stop);
+        assert_eq!(got.bad_count, 2, "{got:?}");
+        let at: Vec<u64> = got.bad.iter().map(|b| b.0).collect();
+        assert_eq!(at, vec![unit as u64, 3 * unit as u64]);
+        assert!(got.checked >= 2, "{got:?}");
+        p.verify_opts.fatal = true;
+        let got = verify_pass(region, unit, &p, false, &stop);
+        assert_eq!(got.bad_count, 1, "{got:?}");
+        assert_eq!(got.bad[0].0, unit as u64);
+        // Another file id or seed is another run's data: every unit fails.
+        p.verify_opts.fatal = false;
+        let other = PassRegion {
+            file_id: 1,
+            ..region
+        };
+        assert_eq!(verify_pass(other, unit, &p, false, &stop).bad_count, 4);
+        let past = PassRegion {
+            to: 6 * unit as u64,
+            ..region
+        };
+        let got = verify_pass(past, unit, &p, false, &stop);
+        assert!(got.bad.iter().any(|b| b.1.contains("ends at")), "{got:?}");
     }
 
     #[test]

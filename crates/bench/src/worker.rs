@@ -117,7 +117,31 @@ pub(crate) struct DepthCauses {
     /// Submit calls in which the kernel took fewer I/Os than offered
     /// (EAGAIN/EBUSY: its queue was full).
     pub refused: u64,
+    /// Where the missing depth went, as slot-nanoseconds (a slot free for
+    /// 1 µs = 1000): free slots during submit calls that do not wait (the
+    /// kernel's submission path; the slots later in a refill wait for the
+    /// calls before theirs), during calls that wait (the refill held I/Os
+    /// back: flow control, an fsync due), and while asleep (rate cap,
+    /// thinktime), and in the fsync calls of `fsync` (every N writes). The
+    /// rest of `depth × window − area` was spent between a reap and the
+    /// next submit call (storlab's own processing, and any time the worker
+    /// was preempted there).
+    pub lost_submit: u64,
+    pub lost_wait: u64,
+    pub lost_sleep: u64,
+    pub lost_fsync: u64,
+    /// Free slots during stalls: a stretch of at least [`STALL_NS`] in
+    /// user space between a reap (or a submit call's return) and the next
+    /// submit call, or a submit call that took that long — the worker off
+    /// its CPU with freed slots in hand (storlab's own work there takes
+    /// microseconds, unless a large verify or checksum runs there). Not
+    /// counted in `lost_submit`.
+    pub lost_stall: u64,
 }
+
+/// A stretch without a system call this long, in the middle of a refill,
+/// is the worker being preempted (or a page fault storm), not its work.
+pub(crate) const STALL_NS: u64 = 200_000;
 
 /// The I/Os an adaptive refill hands over in its first call. After a burst
 /// of completions the device is idle until the first new I/O reaches it, so
@@ -140,82 +164,6 @@ pub(crate) struct DepthCauses {
 /// IOPS, A/B of 6 rounds; no change at QD 32, where a burst usually leaves
 /// few in flight).
 pub(crate) const FIRST_CHUNK: usize = 2;
-
-/// Why the depth was low, from what the workers measured (the busiest
-/// worker's figures: the one that held the depth down most).
-pub(crate) fn depth_cause(p: &PhaseParams, outs: &[WorkerOut]) -> String {
-    let frac = |f: &dyn Fn(&WorkerOut) -> Option<u64>| {
-        outs.iter()
-            .filter(|o| o.causes.window_ns > 0)
-            .filter_map(|o| Some(f(o)? as f64 / o.causes.window_ns as f64))
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
-    };
-    let pct = |x: f64| format!("{:.0} %", 100.0 * x);
-    let paced = frac(&|o| Some(o.causes.paced_ns)).unwrap_or(0.0);
-    let on_cpu = frac(&|o| o.causes.on_cpu_ns);
-    let cpu_wait = frac(&|o| o.causes.cpu_wait_ns);
-    let submit = frac(&|o| Some(o.causes.submit_ns)).unwrap_or(0.0);
-    let refused: u64 = outs.iter().map(|o| o.causes.refused).sum();
-    let cpu_note = match (on_cpu, cpu_wait) {
-        (Some(c), Some(w)) => format!(
-            "; the worker thread was on a CPU {} of the window and waited for one {}",
-            pct(c),
-            pct(w)
-        ),
-        _ => String::new(),
-    };
-    if p.rate_iops > 0 || p.rate_read_bytes_per_s > 0 || p.rate_write_bytes_per_s > 0 {
-        let cap = if p.rate_iops > 0 {
-            format!("--rate-iops {}", p.rate_iops)
-        } else {
-            format!(
-                "--rate {}/s,{}/s",
-                storlab_types::format_bytes(p.rate_read_bytes_per_s),
-                storlab_types::format_bytes(p.rate_write_bytes_per_s)
-            )
-        };
-        return format!(
-            "the rate cap ({cap} per job) held I/Os back, as asked (asleep {} of the window)",
-            pct(paced)
-        );
-    }
-    if p.thinktime_ns > 0 {
-        return format!(
-            "--thinktime {} µs after each completion held I/Os back, as asked (asleep {} of the window)",
-            p.thinktime_ns / 1000,
-            pct(paced)
-        );
-    }
-    if refused > 0 {
-        return format!(
-            "device throttling: the kernel took fewer I/Os than offered in {refused} submit calls \
-             (EAGAIN/EBUSY: its request queue was full; see /sys/block/DEV/queue/nr_requests){cpu_note}"
-        );
-    }
-    match (on_cpu, cpu_wait) {
-        (_, Some(w)) if w >= 0.05 => format!(
-            "the machine is busy: the worker thread waited {} of the window for a CPU other programs \
-             (or jobs) held, and its freed slots with it (on a CPU {}); fewer jobs or a quieter machine",
-            pct(w),
-            pct(on_cpu.unwrap_or(0.0))
-        ),
-        (Some(c), _) if c >= 0.9 => format!(
-            "CPU saturated: the worker thread was on a CPU {} of the window ({} in the kernel's \
-             submission path), so completions wait to be resubmitted; --numjobs spreads the depth over CPUs",
-            pct(c),
-            pct(submit)
-        ),
-        _ if submit >= 0.05 => format!(
-            "the kernel's submission path took {} of the window, during which the freed slots not yet \
-             handed over waited{cpu_note}",
-            pct(submit)
-        ),
-        _ => format!(
-            "the time between a completion and the resubmission of its slot (storlab's and the kernel's \
-             per-I/O cost) is significant against this latency{cpu_note}"
-        ),
-    }
-}
 
 /// Keeps the first few mismatches; counts all.
 pub(crate) const MAX_REPORTED_MISMATCHES: usize = 8;
@@ -344,6 +292,10 @@ fn start<E: Engine>(
         c.started(worker.now);
         c
     });
+    match crate::zbd::for_job(&env.control.zbd, plan, p) {
+        Ok(z) => worker.zbd = z,
+        Err(m) => worker.fail("ZBD", m),
+    }
     worker.iolog = JobLog::new(
         env.control.iolog.get().map(|s| &**s),
         plan.job,
@@ -586,6 +538,10 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     batch: Option<usize>,
     /// How many queued I/Os the refill hands over in its next call.
     chunk: usize,
+    /// When the worker last came back to user space with slots to refill
+    /// (a reap, or a submit call's return): a long stretch from here to the
+    /// next stamp is a stall (`DepthCauses::lost_stall`).
+    back_ns: u64,
     win: Window,
     meter: DepthMeter,
     out: WorkerOut,
@@ -627,6 +583,11 @@ pub(crate) struct Worker<'a, E: Engine, C: Clock> {
     /// A trim phase's target is a block device (discard) or not (punch a
     /// hole); learnt at its first trim.
     trim_dev: Option<bool>,
+    /// fio's zonemode=zbd (zbd.rs): where each I/O lands in its zone.
+    zbd: Option<crate::zbd::ZbdJob>,
+    /// `STORLAB_REFILL_TRACE`: where the depth goes (a diagnostic; None
+    /// unless the variable is set).
+    trace: Option<Box<trace::RefillTrace>>,
 }
 
 impl<E: Engine, C: Clock> std::fmt::Debug for Worker<'_, E, C> {
@@ -660,6 +621,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             reaped: Vec::with_capacity(depth),
             batch: (p.iodepth_batch > 1).then(|| (p.iodepth_batch as usize).min(depth.max(1))),
             chunk: FIRST_CHUNK,
+            back_ns: now,
             win: Window {
                 measuring,
                 ramp_end_ns: now.saturating_add(p.ramp_ns),
@@ -695,6 +657,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             prio: crate::prio::Picker::of(&p.prio, p.seed ^ u64::from(ctx.plan.job), depth),
             backlog: crate::verify::Backlog::of(p),
             trim_dev: None,
+            zbd: None,
+            trace: trace::RefillTrace::from_env(depth),
             ctl: None,
             engine,
             clock,
@@ -956,6 +920,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let dev = *self
             .trim_dev
             .get_or_insert_with(|| sys::is_block_device_fd(fd));
+        if let Some(log) = &mut self.iolog {
+            log.trimmed(t0, offset, bs as u32);
+        }
         let res = match sys::trim(self.ctx.fd, offset, bs, dev) {
             Ok(()) => bs as i32,
             Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
@@ -989,6 +956,20 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             return Gen::Stop;
         }
         let (dir, bs, logical, wrapped) = self.iogen.next(p, self.ctx.plan.size);
+        let mut offset = self.ctx.plan.region.physical(logical);
+        // fio's zonemode=zbd: the I/O moves to its zone's write pointer.
+        let (dir, bs, wrapped) = match self.zbd.as_mut().map(|z| z.place(dir, bs, offset, wrapped))
+        {
+            None => (dir, bs, wrapped),
+            Some(Some(io)) => {
+                offset = io.offset;
+                (io.dir, io.len, io.wrapped)
+            }
+            Some(None) => {
+                self.stop_issuing(self.now);
+                return Gen::Stop;
+            }
+        };
         if wrapped && self.win.measuring {
             self.out.full_pass = true;
             self.out.passes += 1;
@@ -1002,7 +983,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 return Gen::Stop;
             }
         }
-        Gen::Io(dir, bs, self.ctx.plan.region.physical(logical))
+        Gen::Io(dir, bs, offset)
     }
 
     /// `io_size` bytes or `number_ios` I/Os (times `loops`, as fio) were
@@ -1021,6 +1002,17 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let ts = self.clock.now();
         for &s in &self.pending {
             self.slots[s as usize].submitted_ns = ts;
+        }
+        let gap = ts.saturating_sub(self.back_ns);
+        if gap >= STALL_NS && self.in_window() {
+            let free = self.engine.depth().saturating_sub(self.engine.in_flight());
+            self.out.causes.lost_stall += gap * free as u64;
+        }
+        if self.trace.is_some() && self.in_window() {
+            let clock = &self.clock;
+            if let Some(t) = &mut self.trace {
+                t.stamped(ts, &self.pending, wait > 0, &|| clock.now());
+            }
         }
         if self.win.measuring && self.win.start.is_none() && !self.pending.is_empty() {
             self.mark_start(ts);
@@ -1050,9 +1042,19 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn flush(&mut self) -> bool {
         match self.stamp_and_submit(0) {
             Ok((ts, taken)) => {
-                let d = self.clock.now().saturating_sub(ts);
+                self.back_ns = self.clock.now();
+                let d = self.back_ns.saturating_sub(ts);
                 if self.in_window() {
+                    let free = self.engine.depth().saturating_sub(self.engine.in_flight());
                     self.out.causes.submit_ns += d;
+                    if d >= STALL_NS {
+                        self.out.causes.lost_stall += d * free as u64;
+                    } else {
+                        self.out.causes.lost_submit += d * free as u64;
+                    }
+                    if let Some(t) = &mut self.trace {
+                        t.flushed(d, taken, free);
+                    }
                 }
                 if taken > 1 {
                     let e = self.out.stamp_error_ns.get_or_insert(0);
@@ -1118,11 +1120,18 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 return true;
             }
         }
-        if let Err(e) = self.stamp_and_submit(1) {
-            self.submit_failed(&e);
-            return false;
-        }
+        let ts = match self.stamp_and_submit(1) {
+            Ok((ts, _)) => ts,
+            Err(e) => {
+                self.submit_failed(&e);
+                return false;
+            }
+        };
         let tc = self.clock.now();
+        if self.in_window() {
+            let free = self.engine.depth().saturating_sub(self.engine.in_flight());
+            self.out.causes.lost_wait += tc.saturating_sub(ts) * free as u64;
+        }
         self.reap_at(tc);
         true
     }
@@ -1139,12 +1148,19 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     /// taken just before.
     fn reap_at(&mut self, tc: u64) {
         self.now = tc;
+        self.back_ns = tc;
         if !self.win.measuring && tc >= self.win.ramp_end_ns {
             self.begin_measuring();
         }
         let mut reaped = std::mem::take(&mut self.reaped);
         self.engine.reap(|slot, res| reaped.push((slot, res)));
         self.meter.set(tc, self.engine.in_flight());
+        if self.trace.is_some() {
+            let (window, clock) = (self.in_window(), &self.clock);
+            if let Some(t) = &mut self.trace {
+                t.reaped(tc, &reaped, window, &|| clock.now());
+            }
+        }
         for &(slot, res) in &reaped {
             self.complete(slot, res, tc);
         }
@@ -1236,7 +1252,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                     self.out.verify_checked += checked;
                     self.out.verify_bad_count += bad.len() as u64;
                     let room = MAX_REPORTED_MISMATCHES.saturating_sub(self.out.verify_bad.len());
+                    let fatal = p.verify_opts.fatal && !bad.is_empty();
                     self.out.verify_bad.extend(bad.into_iter().take(room));
+                    if fatal {
+                        // fio's verify_fatal: the job ends at its first mismatch.
+                        self.stop_issuing(self.now);
+                    }
                 }
             }
         }
@@ -1284,6 +1305,10 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             if self.out.verify_bad.len() < MAX_REPORTED_MISMATCHES {
                 self.out.verify_bad.push(b);
             }
+            if p.verify_opts.fatal {
+                // fio's verify_fatal: the job ends at its first mismatch.
+                self.stop_issuing(self.now);
+            }
         }
     }
 
@@ -1304,16 +1329,29 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let left = due.saturating_sub(before).min(20_000_000);
         std::thread::sleep(Duration::from_nanos(left));
         self.now = self.clock.now();
+        // The sleep is counted below, not as a stall.
+        self.back_ns = self.now;
         if self.in_window() {
-            self.out.causes.paced_ns += self.now.saturating_sub(before);
+            let slept = self.now.saturating_sub(before);
+            let free = self.engine.depth().saturating_sub(self.engine.in_flight());
+            self.out.causes.paced_ns += slept;
+            self.out.causes.lost_sleep += slept * free as u64;
         }
     }
 
     fn fsync_now(&mut self) {
+        let t0 = self.clock.now();
         if let Some(log) = &mut self.iolog {
-            log.synced(self.clock.now());
+            log.synced(t0);
         }
-        if let Err(e) = sys::fsync(self.ctx.fd) {
+        let r = sys::fsync(self.ctx.fd);
+        // The fsync is counted here, not as a stall.
+        self.back_ns = self.clock.now();
+        if self.in_window() {
+            let free = self.engine.depth().saturating_sub(self.engine.in_flight());
+            self.out.causes.lost_fsync += self.back_ns.saturating_sub(t0) * free as u64;
+        }
+        if let Err(e) = r {
             let name = sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO));
             self.fail(&name.clone(), name);
         }
@@ -1344,6 +1382,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         self.out.window_start_ns = self.win.start.map(|s| s.0);
         if let (Some(a), Some(b)) = (self.win.start, self.win.stop) {
             self.out.mean_depth = mean_depth(a, b);
+            if let Some(t) = self.trace.take() {
+                let clock = &self.clock;
+                let (window, area) = (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1));
+                t.write(self.ctx.plan.job, window, area, &|| clock.now());
+            }
         }
         let mut out = std::mem::take(&mut self.out);
         out.target_depth = self.engine.depth();
@@ -1351,5 +1394,9 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     }
 }
 
+mod depth;
 #[cfg(test)]
 mod tests;
+mod trace;
+
+pub(crate) use depth::depth_cause;

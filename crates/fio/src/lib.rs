@@ -1433,6 +1433,7 @@ fn grouped_phase_of(
             cache: p.cache,
             warnings: p.warnings,
             percentiles: p.percentiles,
+            verify: None,
         });
         first_job = first_job.saturating_add(n);
     }

@@ -124,61 +124,129 @@ impl MdFs for Posix {
 /// operation (on a network file system a client may revalidate each one),
 /// where [`Posix`] resolves only the name in an open directory. `storlab
 /// io500` uses it so its mdtest phases do mdtest's work.
+///
+/// The paths are built in the directory's own buffer ([`PathDir`]), the
+/// name copied after the directory's bytes, so an operation allocates
+/// nothing (mdtest `sprintf`s into a fixed array).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PosixPaths;
 
-fn whole(dir: &Path, name: &CStr) -> std::path::PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()))
+/// A directory [`PosixPaths`] works in: its path, and two buffers that
+/// hold `path/` followed by an item's name and a NUL (two: a rename names
+/// two items).
+#[derive(Debug)]
+pub struct PathDir {
+    path: std::path::PathBuf,
+    bufs: [std::cell::RefCell<Vec<u8>>; 2],
+    /// Bytes of `path/` at the start of each buffer.
+    len: usize,
+}
+
+impl PathDir {
+    /// The directory at `path` (not opened: mdtest only names it).
+    pub fn new(path: &Path) -> PathDir {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = path.as_os_str().as_bytes();
+        let slash = dir.last() != Some(&b'/');
+        let len = dir.len() + usize::from(slash);
+        // Room for a long item name (NAME_MAX and its NUL): a buffer
+        // never grows per item.
+        let buf = || {
+            let mut b = Vec::with_capacity(len + 256);
+            b.extend_from_slice(dir);
+            if slash {
+                b.push(b'/');
+            }
+            std::cell::RefCell::new(b)
+        };
+        PathDir {
+            path: path.to_path_buf(),
+            bufs: [buf(), buf()],
+            len,
+        }
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Call `f` with the whole path of `name` (built in buffer `which`).
+    fn with<R>(
+        &self,
+        which: usize,
+        name: &CStr,
+        f: impl FnOnce(&CStr) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let mut buf = self.bufs[which].borrow_mut();
+        buf.truncate(self.len);
+        buf.extend_from_slice(name.to_bytes_with_nul());
+        // A path has no NUL inside (the OS could not have given it) and a
+        // CStr's only NUL is its last byte; an error all the same if not.
+        let whole = CStr::from_bytes_with_nul(&buf)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        f(whole)
+    }
+
+    /// The capacity of the path buffers (a test checks it never grows).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.bufs[0].borrow().capacity() + self.bufs[1].borrow().capacity()
+    }
 }
 
 impl MdFs for PosixPaths {
-    type Dir = std::path::PathBuf;
+    type Dir = PathDir;
 
-    fn open_dir(&self, path: &Path) -> io::Result<std::path::PathBuf> {
+    fn open_dir(&self, path: &Path) -> io::Result<PathDir> {
         // As mdtest: the directory is not opened, only named.
         rustix::fs::stat(path)?;
-        Ok(path.to_path_buf())
+        Ok(PathDir::new(path))
     }
 
     fn make_dir(&self, path: &Path) -> io::Result<()> {
         Posix.make_dir(path)
     }
 
-    fn create(&self, dir: &std::path::PathBuf, name: &CStr, data: &[u8]) -> io::Result<()> {
+    fn create(&self, dir: &PathDir, name: &CStr, data: &[u8]) -> io::Result<()> {
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(whole(dir, name), flags, Mode::from_raw_mode(0o644))?;
+        let fd = dir.with(0, name, |p| {
+            Ok(rustix::fs::open(p, flags, Mode::from_raw_mode(0o644))?)
+        })?;
         write_all(&fd, data)
     }
 
-    fn mkdir(&self, dir: &std::path::PathBuf, name: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::mkdir(
-            whole(dir, name),
-            Mode::from_raw_mode(0o755),
-        )?)
+    fn mkdir(&self, dir: &PathDir, name: &CStr) -> io::Result<()> {
+        dir.with(0, name, |p| {
+            Ok(rustix::fs::mkdir(p, Mode::from_raw_mode(0o755))?)
+        })
     }
 
-    fn stat(&self, dir: &std::path::PathBuf, name: &CStr) -> io::Result<()> {
-        rustix::fs::stat(whole(dir, name))?;
-        Ok(())
+    fn stat(&self, dir: &PathDir, name: &CStr) -> io::Result<()> {
+        dir.with(0, name, |p| {
+            rustix::fs::stat(p)?;
+            Ok(())
+        })
     }
 
-    fn read(&self, dir: &std::path::PathBuf, name: &CStr, buf: &mut [u8]) -> io::Result<usize> {
+    fn read(&self, dir: &PathDir, name: &CStr, buf: &mut [u8]) -> io::Result<usize> {
         let flags = OFlags::RDONLY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(whole(dir, name), flags, Mode::empty())?;
+        let fd = dir.with(0, name, |p| Ok(rustix::fs::open(p, flags, Mode::empty())?))?;
         read_all(&fd, buf)
     }
 
-    fn rename(&self, dir: &std::path::PathBuf, from: &CStr, to: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::rename(whole(dir, from), whole(dir, to))?)
+    fn rename(&self, dir: &PathDir, from: &CStr, to: &CStr) -> io::Result<()> {
+        dir.with(0, from, |a| {
+            dir.with(1, to, |b| Ok(rustix::fs::rename(a, b)?))
+        })
     }
 
-    fn unlink(&self, dir: &std::path::PathBuf, name: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::unlink(whole(dir, name))?)
+    fn unlink(&self, dir: &PathDir, name: &CStr) -> io::Result<()> {
+        dir.with(0, name, |p| Ok(rustix::fs::unlink(p)?))
     }
 
-    fn rmdir(&self, dir: &std::path::PathBuf, name: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::rmdir(whole(dir, name))?)
+    fn rmdir(&self, dir: &PathDir, name: &CStr) -> io::Result<()> {
+        dir.with(0, name, |p| Ok(rustix::fs::rmdir(p)?))
     }
 
     fn sync(&self) {
@@ -213,4 +281,64 @@ pub fn errno_name(e: &io::Error) -> String {
         _ => return format!("errno {n}"),
     };
     name.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    /// mdtest `sprintf`s each path into a fixed array; `PosixPaths` builds
+    /// it in the directory's buffers, which never grow: a create, stat,
+    /// read, rename and delete of a file make no new path (the old code
+    /// joined a `PathBuf` per operation), and each names the whole path.
+    #[test]
+    fn whole_path_operations_reuse_the_directorys_buffers() {
+        let d = tempfile::tempdir().unwrap();
+        let fs = PosixPaths;
+        let dir = fs.open_dir(d.path()).unwrap();
+        let cap = dir.capacity();
+        let mut names = crate::names::NameBuf::default();
+        let mut renamed = crate::names::NameBuf::default();
+        let data = vec![7u8; 3901];
+        let mut buf = vec![0u8; 3901];
+        // Warm up (the name buffers grow once to the longest name).
+        fs.create(&dir, names.name("file", 0, 1_000_000, false), &data)
+            .unwrap();
+        fs.unlink(&dir, names.name("file", 0, 1_000_000, false))
+            .unwrap();
+        for i in 0..200 {
+            fs.create(&dir, names.name("file", 0, i, false), &data)
+                .unwrap();
+            fs.stat(&dir, names.name("file", 0, i, false)).unwrap();
+            assert_eq!(
+                fs.read(&dir, names.name("file", 0, i, false), &mut buf)
+                    .unwrap(),
+                3901
+            );
+            fs.rename(
+                &dir,
+                names.name("file", 0, i, false),
+                renamed.name("file", 0, i, true),
+            )
+            .unwrap();
+        }
+        assert!(d.path().join("file.mdtest.0.199.mv").exists());
+        for i in 0..200 {
+            fs.unlink(&dir, renamed.name("file", 0, i, true)).unwrap();
+        }
+        assert_eq!(dir.capacity(), cap, "the path buffers never grow");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_whole_path_is_the_directory_then_the_name() {
+        let dir = PathDir::new(Path::new("/a/b"));
+        let p = dir
+            .with(0, c"file.mdtest.3.7", |p| Ok(p.to_bytes().to_vec()))
+            .unwrap();
+        assert_eq!(p, b"/a/b/file.mdtest.3.7");
+        let slash = PathDir::new(Path::new("/a/b/"));
+        let p = slash.with(1, c"x", |p| Ok(p.to_bytes().to_vec())).unwrap();
+        assert_eq!(p, b"/a/b/x");
+        assert_eq!(slash.path(), Path::new("/a/b/"));
+    }
 }

@@ -312,6 +312,19 @@ fn phase_notes(ph: &PhaseResult) -> String {
             g.overlap * 100.0,
             fmt_lat(g.all_moving_ns as f64)
         ));
+        for m in &g.groups {
+            if let Some(v) = &m.verify {
+                let pass = match v.pass.as_str() {
+                    "ran" => format!("{} by the pass after its writes", v.pass_blocks_checked),
+                    "none" => "no pass after its writes".into(),
+                    other => format!("pass after its writes {other}"),
+                };
+                notes.push(format!(
+                    "group {} verify: {} blocks checked ({pass}), {} mismatches",
+                    m.name, v.checked.blocks_checked, v.checked.mismatches
+                ));
+            }
+        }
     }
     if !ph.errors.is_empty() {
         let e: Vec<String> = ph.errors.iter().map(|(k, v)| format!("{k}×{v}")).collect();

@@ -128,7 +128,7 @@ impl RankFigures {
         op: Op,
         length: u64,
         outcome: std::io::Result<usize>,
-        lag_ns: u64,
+        lag_ns: Option<u64>,
         latency_ns: u64,
         issue: Duration,
         done: Duration,
@@ -140,7 +140,10 @@ impl RankFigures {
         self.last_issue = issue;
         self.last_done = self.last_done.max(done);
         self.io_ns = self.io_ns.saturating_add(latency_ns);
-        let _ = self.lag.record(lag_ns);
+        if let Some(lag) = lag_ns {
+            // (None: `--speed max`, which has no schedule to be late for.)
+            let _ = self.lag.record(lag);
+        }
         let _ = self.latency.record(latency_ns.max(1));
         if let Some(t) = traced_ns {
             self.trace_io_ns = self.trace_io_ns.saturating_add(t);

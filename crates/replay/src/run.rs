@@ -10,7 +10,8 @@
 //! gaps are kept); the thread sleeps until just before it and spins the
 //! rest, so the start lag it reports (issue time minus scheduled time) is
 //! the replay's own error, not the sleep's. With `--speed max` it issues
-//! each operation as soon as the previous one returned.
+//! each operation as soon as the previous one returned, from one thread
+//! per rank that stamps no schedule ([`flat_out`]).
 //!
 //! Reads and writes are `pread`/`pwrite` of the recorded offset and length
 //! (buffered; traces carry arbitrary offsets that O_DIRECT would refuse),
@@ -473,6 +474,9 @@ fn rank_thread(
         }
         std::thread::sleep(Duration::from_micros(200));
     };
+    if speed.factor().is_none() {
+        return flat_out(rank, &rx, files, t0, stop);
+    }
     let shared = RankShared {
         rank,
         queue: std::sync::Mutex::new(Queue {
@@ -490,7 +494,7 @@ fn rank_thread(
         rt_now,
         stop,
     };
-    if threads <= 1 || shared.factor.is_none() {
+    if threads <= 1 {
         return issuer(&shared, 0);
     }
     std::thread::scope(|s| {
@@ -592,9 +596,7 @@ impl Turn {
 /// its time and its turn, issue it, measure it.
 fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
     let mut f = RankFigures::new(sh.rank, histogram(), histogram());
-    let mut buf: Vec<u8> = Vec::new();
-    // Bytes at the start of `buf` that hold random data.
-    let mut random = 0usize;
+    let mut buf = IoBuf::default();
     let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(sh.rank) ^ (thread << 32));
     let stop = sh.stop;
     let cpu0 = storlab_host::os::cpu_time(true);
@@ -627,23 +629,12 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             break;
         }
         let since_first = job.start_ns.saturating_sub(first);
-        let scheduled = match sh.factor {
-            Some(k) => sh.t0 + Duration::from_secs_f64(since_first as f64 / 1e9 / k),
-            None => sh.t0.max(Instant::now()),
-        };
+        // (A timed replay: `--speed max` goes through `flat_out`.)
+        let k = sh.factor.unwrap_or(f64::INFINITY);
+        let scheduled = sh.t0 + Duration::from_secs_f64(since_first as f64 / 1e9 / k);
         // The buffer is made before the wait, not on the operation's time.
-        let len = job.length as usize;
-        if len > buf.len() {
-            // calloc'd: pages are touched by the I/O, not here.
-            buf = vec![0u8; len];
-            random = 0;
-        }
-        if job.op == Op::Write && len > random {
-            // Writes carry incompressible data (reads need none).
-            storlab_bench::fill_random(&mut buf[..len], &mut rng);
-            random = len;
-        }
-        if let (Some(min), Some(k)) = (sh.rt_gap, sh.factor) {
+        let b = buf.get(job.length as usize, job.op == Op::Write, &mut rng);
+        if let Some(min) = sh.rt_gap {
             // Real time only for a sparse operation this thread will sleep
             // before (on time), never while it spins through a dense stretch
             // or catches up (see `Priority`).
@@ -663,7 +654,7 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
             f.interrupted = true;
             break;
         }
-        if !matches!(job.op, Op::Read | Op::Write | Op::Fsync | Op::Fdatasync) {
+        if !issued(job.op) {
             f.not_issued += 1;
             sh.turn.pass(seq);
             continue;
@@ -671,20 +662,14 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
         let issue = Instant::now();
         sh.turn.pass(seq);
         f.extra.realtime_ops += u64::from(prio.on);
-        let file = &sh.files[job.file];
-        let outcome = match job.op {
-            Op::Read => read_full(file, &mut buf[..len], job.offset),
-            Op::Write => file.write_all_at(&buf[..len], job.offset).map(|()| len),
-            Op::Fsync => file.sync_all().map(|()| 0),
-            _ => file.sync_data().map(|()| 0),
-        };
+        let outcome = issue_op(&sh.files[job.file], job.op, b, job.offset);
         let done = Instant::now();
         f.record(
             job.file,
             job.op,
             job.length,
             outcome,
-            ns(issue.saturating_duration_since(scheduled)),
+            Some(ns(issue.saturating_duration_since(scheduled))),
             ns(done - issue),
             issue.saturating_duration_since(sh.t0),
             done.saturating_duration_since(sh.t0),
@@ -750,6 +735,115 @@ impl Priority {
     }
 }
 
+/// `--speed max`: one rank's operations from this one thread, one after
+/// another, each as soon as the previous one returned (one in flight per
+/// rank: what a one-job psync recording did, and what fio's `read_iolog`
+/// does at its default `iodepth=1`). There is no schedule, so nothing is
+/// stamped for it: the batches the feeder hands over are taken whole
+/// (no lock, no turn to pass), and each operation costs two clock reads
+/// (issue and completion), as in bench's worker; no start lag is kept.
+fn flat_out(
+    rank: u32,
+    rx: &Receiver<Vec<Job>>,
+    files: &[File],
+    t0: Instant,
+    stop: &Stop<'_>,
+) -> RankFigures {
+    let mut f = RankFigures::new(rank, histogram(), histogram());
+    let mut buf = IoBuf::default();
+    let mut rng = storlab_bench::Rng::new(0xda7a ^ u64::from(rank));
+    let cpu0 = storlab_host::os::cpu_time(true);
+    let mut first = None;
+    if !wait_until(t0, stop) {
+        f.interrupted = true;
+    }
+    'batches: while !f.interrupted {
+        let Ok(batch) = rx.recv() else { break };
+        for job in batch {
+            if stop() {
+                f.interrupted = true;
+                break 'batches;
+            }
+            let since_first = job
+                .start_ns
+                .saturating_sub(*first.get_or_insert(job.start_ns));
+            if !issued(job.op) {
+                f.not_issued += 1;
+                continue;
+            }
+            let b = buf.get(job.length as usize, job.op == Op::Write, &mut rng);
+            let issue = Instant::now();
+            let outcome = issue_op(&files[job.file], job.op, b, job.offset);
+            let done = Instant::now();
+            f.record(
+                job.file,
+                job.op,
+                job.length,
+                outcome,
+                None,
+                ns(done - issue),
+                issue.saturating_duration_since(t0),
+                done.saturating_duration_since(t0),
+                job.end_ns.map(|e| e.saturating_sub(job.start_ns)),
+                job.start_ns,
+                since_first,
+            );
+        }
+    }
+    let cpu1 = storlab_host::os::cpu_time(true);
+    f.extra.cpu_user_ns = ns(cpu1.0.saturating_sub(cpu0.0));
+    f.extra.cpu_sys_ns = ns(cpu1.1.saturating_sub(cpu0.1));
+    f
+}
+
+/// Page size the buffers are aligned to.
+const PAGE: usize = 4096;
+
+/// An issuing thread's buffer: page-aligned (as bench's buffers), so a
+/// 4 KiB read or write copies one page, not parts of two; made once and
+/// grown when an operation is larger; writes carry incompressible data.
+#[derive(Default)]
+struct IoBuf {
+    mem: Vec<u8>,
+    /// Bytes at the start of the aligned buffer that hold random data.
+    random: usize,
+}
+
+impl IoBuf {
+    /// The first `len` bytes of the aligned buffer (random data for a
+    /// write).
+    fn get(&mut self, len: usize, write: bool, rng: &mut storlab_bench::Rng) -> &mut [u8] {
+        if self.mem.len() < len + PAGE {
+            // calloc'd: pages are touched by the I/O, not here.
+            self.mem = vec![0u8; len + PAGE];
+            self.random = 0;
+        }
+        let at = (PAGE - self.mem.as_ptr() as usize % PAGE) % PAGE;
+        let b = &mut self.mem[at..at + len];
+        if write && len > self.random {
+            storlab_bench::fill_random(b, rng);
+            self.random = len;
+        }
+        b
+    }
+}
+
+/// Whether `op` is issued (reads, writes, syncs); opens, closes and trims
+/// are counted, not issued.
+fn issued(op: Op) -> bool {
+    matches!(op, Op::Read | Op::Write | Op::Fsync | Op::Fdatasync)
+}
+
+/// Issue one operation on `file`; the bytes moved.
+fn issue_op(file: &File, op: Op, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    match op {
+        Op::Read => read_full(file, buf, offset),
+        Op::Write => file.write_all_at(buf, offset).map(|()| buf.len()),
+        Op::Fsync => file.sync_all().map(|()| 0),
+        _ => file.sync_data().map(|()| 0),
+    }
+}
+
 /// `pread` until `buf` is full or the file ends; the bytes read.
 fn read_full(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut n = 0;
@@ -762,4 +856,26 @@ fn read_full(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize>
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_issuing_buffer_is_page_aligned_whatever_the_sizes_asked() {
+        let mut rng = storlab_bench::Rng::new(1);
+        let mut b = IoBuf::default();
+        for len in [4096, 512, 65536, 4096, 0, 1 << 20] {
+            let s = b.get(len, false, &mut rng);
+            assert_eq!(s.len(), len);
+            assert_eq!(
+                s.as_ptr() as usize % PAGE,
+                0,
+                "{len} bytes not page-aligned"
+            );
+        }
+        let w = b.get(8192, true, &mut rng);
+        assert!(w.iter().any(|&x| x != 0), "a write carries data");
+    }
 }

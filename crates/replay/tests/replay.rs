@@ -84,6 +84,24 @@ fn at_max_speed_the_order_is_kept_and_the_gaps_are_not() {
     assert_eq!(std::fs::metadata(out).expect("written").len(), 16 * 65536);
 }
 
+/// `--speed max` has no schedule, so it stamps none: no start lag is kept
+/// per operation (it was, as zeros: a clock read and a histogram entry per
+/// operation for nothing), while every operation's latency still is.
+#[test]
+fn at_max_speed_no_start_lag_is_stamped_but_every_latency_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = iolog(dir.path(), 300, 4_000, 8);
+    let r = run(&trace, dir.path(), Speed::Max);
+    assert!(r.differences.is_empty(), "{:?}", r.differences);
+    let rank = &r.ranks[0];
+    assert_eq!((rank.reads, rank.writes), (300, 8));
+    assert_eq!(rank.lag.len(), 0, "start lags stamped at --speed max");
+    assert_eq!(rank.latency.len(), 308, "one latency per operation");
+    // A timed replay still stamps every operation's lag.
+    let r = run(&trace, dir.path(), Speed::Factor(100.0));
+    assert_eq!(r.ranks[0].lag.len(), 308);
+}
+
 #[test]
 fn a_factor_scales_the_recorded_time() {
     let dir = tempfile::tempdir().expect("tempdir");

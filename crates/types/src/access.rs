@@ -150,3 +150,37 @@ mod tests {
         assert_eq!(serde_json::from_value::<PhaseParams>(v).unwrap(), p);
     }
 }
+
+/// fio's `zonemode=zbd` emulated on an ordinary file or device (fio's
+/// `init_zone_info`): zones of `zone_size` bytes from the start of the
+/// file, each with a write pointer kept in memory, every zone empty at the
+/// start. Writes go to a zone's write pointer; a full zone is reset before
+/// it is written again (see `crates/bench/src/zbd.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ZbdParams {
+    /// `zonesize`, bytes.
+    pub zone_size: u64,
+    /// `zonecapacity`: the writable bytes of each zone (default the size).
+    pub zone_capacity: u64,
+    /// `max_open_zones`: zones written at once per file; 0 = no limit.
+    #[serde(default)]
+    pub max_open_zones: u32,
+    /// `job_max_open_zones`: zones one job writes at once; 0 = no limit.
+    #[serde(default)]
+    pub job_max_open_zones: u32,
+    /// `zone_reset_threshold`: a share of the region's bytes (0..1).
+    #[serde(default)]
+    pub reset_threshold: f64,
+    /// `zone_reset_frequency`: reset one zone every 1/F writes once the
+    /// threshold is passed (0 = never).
+    #[serde(default)]
+    pub reset_frequency: f64,
+    /// `read_beyond_wp`: reads may go past a zone's write pointer.
+    #[serde(default)]
+    pub read_beyond_wp: bool,
+    /// Zones the phase reset (full zones written again, trims, the reset
+    /// threshold): fio's "N zone resets". A figure of the run, filled in
+    /// once the phase is over (0 in a phase's request).
+    #[serde(default)]
+    pub zone_resets: u64,
+}

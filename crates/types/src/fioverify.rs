@@ -33,6 +33,15 @@ pub struct VerifyOptions {
     /// phase (a later reading phase with `verify` checks it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_check: bool,
+    /// fio's `verify_fatal`: a job stops issuing at its first mismatch
+    /// (and skips its verify pass); the run fails (exit 1) either way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fatal: bool,
+    /// fio's `verify_async=N` as given: fio's N offload threads change
+    /// where a check runs, not what is checked; storlab checks on the
+    /// job's own thread (recorded, not a different workload).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub async_threads: u64,
 }
 
 impl VerifyOptions {

@@ -32,7 +32,7 @@ pub mod kinds;
 pub mod time;
 pub mod units;
 
-pub use access::{RandomDistribution, RateProcess, UnifiedRw, Zone};
+pub use access::{RandomDistribution, RateProcess, UnifiedRw, ZbdParams, Zone};
 pub use fio_units::fio_size;
 pub use metric::Metric;
 pub use pattern::Pattern;

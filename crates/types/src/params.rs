@@ -352,7 +352,7 @@ pub const PARAMS: &[Param] = &[
     p("spr_num_regions", "regions of sprandom").recorded(),
     p("spr_op", "over-provisioning sprandom assumes").recorded(),
     // fio's strided zones (issue 27).
-    p("zonemode", "fio's zones: none or strided").recorded(),
+    p("zonemode", "fio's zones: none, strided or zbd").recorded(),
     p("zonesize", "bytes of I/O in each strided zone (fio)")
         .unit("bytes")
         .recorded(),
@@ -362,6 +362,28 @@ pub const PARAMS: &[Param] = &[
     p("zoneskip", "bytes skipped after each strided zone (fio)")
         .unit("bytes")
         .recorded(),
+    // fio's zoned block device mode, emulated (issue 27, zbd).
+    p("zonecapacity", "writable bytes of each zbd zone (fio)")
+        .unit("bytes")
+        .recorded(),
+    p("max_open_zones", "zbd zones written at once (fio)").recorded(),
+    p(
+        "job_max_open_zones",
+        "zbd zones one job writes at once (fio)",
+    )
+    .recorded(),
+    p(
+        "zone_reset_threshold",
+        "written share that starts zone resets (fio)",
+    )
+    .recorded(),
+    p(
+        "zone_reset_frequency",
+        "zone resets per write past the threshold (fio)",
+    )
+    .recorded(),
+    p("read_beyond_wp", "zbd reads past the write pointer (fio)").recorded(),
+    p("ignore_zone_limits", "ignore a zoned device's limits (fio)").recorded(),
     // fio's options that set another one or only what is reported.
     p("randrepeat", "the same offsets and data every run (fio)").recorded(),
     p("zero_buffers", "zero-filled writes (fio)").recorded(),
@@ -396,6 +418,12 @@ pub const PARAMS: &[Param] = &[
         .unit("bytes")
         .recorded(),
     p("do_verify", "whether a verify phase checks (fio)").recorded(),
+    p("verify_fatal", "a job stops at its first mismatch (fio)").recorded(),
+    p(
+        "verify_async",
+        "fio's verify threads, recorded (checks inline)",
+    )
+    .recorded(),
     p("continue_on_error", "error kinds a job goes on after (fio)").recorded(),
     p(
         "ignore_error",

@@ -437,6 +437,10 @@ pub struct PhaseParams {
     /// Bytes skipped after each zone's range (`zoneskip`).
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub zone_skip_bytes: u64,
+    /// fio's `zonemode=zbd` (zones with write pointers, emulated); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<crate::ZbdParams>,
     /// Where each job's region starts in its file or device (fio's
     /// `offset`), bytes; job N adds N × `offset_increment_bytes`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -941,6 +945,25 @@ pub struct GroupResult {
     /// `percentiles`). Absent without either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<CustomPercentiles>,
+    /// The group's own verification (its `verify=`): absent when the group
+    /// does not verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<GroupVerify>,
+}
+
+/// What a verifying job group checked (fio's `verify=` in a job that runs
+/// beside others): the units checked inline (its verified reads and
+/// `verify_backlog` read-backs) and by its verify pass after its writes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GroupVerify {
+    /// Every check of the group: inline and pass together.
+    #[serde(flatten)]
+    pub checked: VerifyResult,
+    /// Units the verify pass after the group's writes checked.
+    pub pass_blocks_checked: u64,
+    /// Whether that pass ran: `ran`, `none` (the group writes nothing to
+    /// check, or `do_verify=0`), or `not run: REASON`.
+    pub pass: String,
 }
 
 /// The application's own bandwidth, IOPS and latency per interval of one

@@ -60,6 +60,9 @@ pub fn merge_grouped(
                 .filter(|w| !w.starts_with("too short to trust"))
                 .collect(),
             percentiles: m.percentiles,
+            // Each rank runs its group as a phase: its checks are in the
+            // phase's `verify`.
+            verify: None,
         });
     }
     let mut all = merge(parts.clone(), facts)?;

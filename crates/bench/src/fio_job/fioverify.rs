@@ -87,10 +87,23 @@ pub(super) fn map(
             }
             put(key, size(v)?);
         }
-        "verify_async" | "verify_fatal" | "verify_async_cpus" => notes.push(format!(
-            "{key}: accepted; storlab checks each unit as its read completes, on the job's own \
-             thread, and stops at the first mismatch unless continue_on_error covers verify"
-        )),
+        "verify_fatal" => put(key, u8::from(fio_flag(e, file)?).to_string()),
+        "verify_async" => {
+            let v = need(e, file)?.trim();
+            if v.parse::<u64>().is_err() {
+                return fail(file, e.line, format!("{key}={v}: give a number of threads"));
+            }
+            notes.push(format!(
+                "verify_async={v}: recorded; storlab checks each unit on the job's own thread \
+                 (fio's {v} offload threads change where a check runs, not what is checked)"
+            ));
+            put(key, v.to_string());
+        }
+        "verify_async_cpus" => notes.push(
+            "verify_async_cpus: storlab has no verify threads to pin (it checks on each job's \
+             own thread)"
+                .into(),
+        ),
         "continue_on_error"
         | "ignore_error"
         | "numa_cpu_nodes"
@@ -115,4 +128,33 @@ pub(super) fn map(
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::FioJobFile;
+    use crate::options::resolve_phase;
+
+    /// `verify_fatal` and `verify_async` reach the phase (they were notes
+    /// only, so a mismatch never stopped a job); a bad thread count names
+    /// its line; `verify_fatal` without `verify` is refused.
+    #[test]
+    fn verify_fatal_and_verify_async_reach_the_phase() {
+        let text = "[j]\nsize=1m\nrw=randrw\nverify=crc32c\nverify_fatal=1\nverify_async=4\n";
+        let got = FioJobFile::parse(text, "t.fio").unwrap();
+        let p = resolve_phase(&got.phases[0], 0).unwrap();
+        assert!(p.verify && p.verify_opts.fatal);
+        assert_eq!(p.verify_opts.async_threads, 4);
+        assert!(got.notes.iter().any(|n| n.contains("verify_async=4")));
+        let e = FioJobFile::parse("[j]\nverify=md5\nverify_async=four\n", "t.fio")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("t.fio:3") && e.contains("verify_async=four"),
+            "{e}"
+        );
+        let got = FioJobFile::parse("[j]\nsize=1m\nrw=write\nverify_fatal=1\n", "t.fio").unwrap();
+        let e = resolve_phase(&got.phases[0], 0).unwrap_err().0;
+        assert!(e.contains("verify_fatal need"), "{e}");
+    }
 }

@@ -4,7 +4,9 @@
 //! over the union window (histograms merged, never averaged), and how
 //! long the groups really moved data together.
 
-use super::{describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short};
+use super::{
+    AfterWorker, describe_io_error, layout, prepare_cache, run_workers_with, summarize, too_short,
+};
 use crate::cluster::PhaseSync;
 use crate::groups::{JobFiles, MIN_OVERLAP, first_jobs, job_files, overlap};
 use crate::offsets::RegionMap;
@@ -12,9 +14,13 @@ use crate::run::{LayoutState, RunOutcome};
 use crate::series::SeriesCollector;
 use crate::worker::{WorkerOut, WorkerPlan};
 use crate::{Control, ResolvedJob};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use storlab_types::{CacheReport, CpuStats, GroupResult, PhaseGroups, PhaseParams, PhaseResult};
+use storlab_types::{
+    CacheMode, CacheReport, CpuStats, GroupResult, GroupVerify, PhaseGroups, PhaseParams,
+    PhaseResult, VerifyMismatch, VerifyResult,
+};
 
 /// Where job `j` of a grouped phase does its I/O: (file index, region).
 fn own_place(job: &ResolvedJob, p: &PhaseParams, j: u32) -> (usize, RegionMap) {
@@ -167,8 +173,23 @@ pub(super) fn run_grouped(
     let cpu: Vec<(AtomicU64, AtomicU64)> = (0..plans.len())
         .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
         .collect();
-    let (outs, cpu_window) =
-        run_workers_with(&plans, &params, p, control, &series, None, Some(&cpu));
+    // A verifying group's jobs each check what they wrote once their
+    // writes end, on their own threads, while the other groups run on.
+    let passes: Vec<Mutex<Pass>> = plans.iter().map(|_| Mutex::new(Pass::None)).collect();
+    let after = |i: usize, out: &mut WorkerOut| {
+        if let (Some(plan), Some(g), Some(slot)) = (plans.get(i), params.get(i), passes.get(i)) {
+            let pass = verify_after_writes(job, plan, g, control, out);
+            if let Ok(mut s) = slot.lock() {
+                *s = pass;
+            }
+        }
+    };
+    let hooks: (_, Option<&AfterWorker<'_>>) = (Some(cpu.as_slice()), Some(&after));
+    let (outs, cpu_window) = run_workers_with(&plans, &params, p, control, &series, None, hooks);
+    let passes: Vec<Pass> = passes
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
     let mut members = Vec::with_capacity(p.groups.len());
     let mut windows = Vec::with_capacity(p.groups.len());
     let mut group_warnings = Vec::new();
@@ -176,7 +197,8 @@ pub(super) fn run_grouped(
         let range = first as usize..(first + g.numjobs) as usize;
         let mine: &[WorkerOut] = outs.get(range.clone()).unwrap_or(&[]);
         let thread_cpu = cpu.get(range).unwrap_or(&[]);
-        let (member, window) = group_result(g, first, mine, thread_cpu, cache, &started_at);
+        let (mut member, window) = group_result(g, first, mine, thread_cpu, cache, &started_at);
+        member.verify = group_verify(g, first, mine, &plans, &passes);
         group_warnings.extend(
             member
                 .warnings
@@ -223,7 +245,17 @@ pub(super) fn run_grouped(
     if let Some(s) = start {
         result.series = Some(series.points(s, s + result.elapsed_ns));
     }
-    let reporting = reporting_groups(p, &firsts, &outs, &cpu, &caches, &result.started_at);
+    let mut reporting = reporting_groups(p, &firsts, &outs, &cpu, &caches, &result.started_at);
+    if !reporting.is_empty() {
+        let sets = crate::groups::reporting_sets(p);
+        for (r, set) in reporting.iter_mut().zip(sets) {
+            r.verify = merged_verify(members.get(set).unwrap_or(&[]));
+        }
+    }
+    // The phase's verification is its groups' (the run fails on a mismatch).
+    if let Some(v) = merged_verify(&members) {
+        result.verify = Some(v.checked);
+    }
     result.groups = Some(PhaseGroups {
         overlap: fraction,
         all_moving_ns,
@@ -244,10 +276,12 @@ fn lay_out_groups(
     laid_out: &mut LayoutState,
 ) -> Result<(), String> {
     for (g, &first) in p.groups.iter().zip(firsts) {
-        if !g.rw.reads() {
+        // Readers never read holes; a verifier's pass checks every unit of
+        // its region, so what it did not write holds checkable data.
+        let mut ranges = Vec::new();
+        if !g.rw.reads() && !g.verify {
             continue;
         }
-        let mut ranges = Vec::new();
         for j in first..first + g.numjobs {
             let (f, region) = place(j);
             let base = match region {
@@ -280,6 +314,151 @@ fn lay_out_groups(
         }
     }
     Ok(())
+}
+
+/// What the verify pass after a job's writes did.
+#[derive(Debug, Clone, PartialEq)]
+enum Pass {
+    /// None was due: the group does not verify, writes nothing, or has
+    /// `do_verify=0`.
+    None,
+    /// It ran and checked this many units.
+    Ran(u64),
+    /// It was due and did not run, for this reason.
+    NotRun(String),
+}
+
+/// fio's `do_verify` for job `plan` of a verifying group `g` once its
+/// writes ended: its region read back and checked on the job's thread
+/// (the other groups keep running), the findings added to `out` (not to
+/// its I/O figures: verification is not benchmark I/O). It does not run
+/// after an error, a stop (Ctrl-C) or a `verify_fatal` mismatch, and says
+/// so. A job that another job's `exitall` stopped still checks what it
+/// wrote (fio skips the verify of a job it terminates; checking it
+/// cannot hide a mismatch).
+fn verify_after_writes(
+    job: &ResolvedJob,
+    plan: &WorkerPlan,
+    g: &PhaseParams,
+    control: &Control,
+    out: &mut WorkerOut,
+) -> Pass {
+    if !g.verify || g.verify_opts.no_check || !g.rw.writes() {
+        return Pass::None;
+    }
+    if let Some(f) = &out.fatal {
+        return Pass::NotRun(format!("the job stopped on an error ({f})"));
+    }
+    if control.stop.load(Ordering::Relaxed) {
+        return Pass::NotRun("the run was stopped".into());
+    }
+    if g.verify_opts.fatal && out.verify_bad_count > 0 {
+        return Pass::NotRun("the job stopped at its first mismatch (verify_fatal)".into());
+    }
+    let Some(df) = job.target.files.get(plan.file_id as usize) else {
+        return Pass::NotRun("its file was not prepared (internal error)".into());
+    };
+    let base = match plan.region {
+        RegionMap::Contiguous { base } => base,
+        _ => 0,
+    };
+    let region = crate::verify::PassRegion {
+        path: &plan.path,
+        file_id: plan.file_id,
+        from: base,
+        to: (base + plan.size).min(df.size),
+    };
+    let direct =
+        g.cache == CacheMode::Direct && job.target.kind != crate::target::TargetKind::BlockDevice;
+    let got = crate::verify::verify_pass(region, plan.unit, g, direct, &control.stop);
+    out.verify_checked += got.checked;
+    out.verify_bad_count += got.bad_count;
+    let room = crate::worker::MAX_REPORTED_MISMATCHES.saturating_sub(out.verify_bad.len());
+    out.verify_bad.extend(got.bad.into_iter().take(room));
+    if control.stop.load(Ordering::Relaxed) {
+        return Pass::NotRun(format!(
+            "the run was stopped during the pass ({} units checked)",
+            got.checked
+        ));
+    }
+    Pass::Ran(got.checked)
+}
+
+/// Group `g`'s verification from its jobs' results (`outs`, jobs
+/// `first..`): every unit checked inline and by the pass, each mismatch
+/// named by its file; None when the group does not verify.
+fn group_verify(
+    g: &PhaseParams,
+    first: u32,
+    outs: &[WorkerOut],
+    plans: &[WorkerPlan],
+    passes: &[Pass],
+) -> Option<GroupVerify> {
+    if !g.verify {
+        return None;
+    }
+    let mut v = GroupVerify::default();
+    let mut not_run = Vec::new();
+    let mut ran = false;
+    for (k, o) in outs.iter().enumerate() {
+        let j = first as usize + k;
+        v.checked.blocks_checked += o.verify_checked;
+        v.checked.mismatches += o.verify_bad_count;
+        let file = plans
+            .get(j)
+            .map_or_else(|| format!("job {j}"), |p| p.path.display().to_string());
+        for (off, why) in &o.verify_bad {
+            if v.checked.first_mismatches.len() < crate::worker::MAX_REPORTED_MISMATCHES {
+                v.checked.first_mismatches.push(VerifyMismatch {
+                    file: file.clone(),
+                    offset_bytes: *off,
+                    reason: why.clone(),
+                });
+            }
+        }
+        match passes.get(j) {
+            Some(Pass::Ran(n)) => {
+                ran = true;
+                v.pass_blocks_checked += n;
+            }
+            Some(Pass::NotRun(why)) => not_run.push(format!("job {j}: {why}")),
+            _ => {}
+        }
+    }
+    v.pass = if !not_run.is_empty() {
+        format!("not run: {}", not_run.join("; "))
+    } else if ran {
+        "ran".into()
+    } else {
+        "none".into()
+    };
+    Some(v)
+}
+
+/// Several groups' verification as one (a reporting group, the phase):
+/// None when none of them verifies.
+fn merged_verify(members: &[GroupResult]) -> Option<GroupVerify> {
+    let vs: Vec<&GroupVerify> = members.iter().filter_map(|m| m.verify.as_ref()).collect();
+    if vs.is_empty() {
+        return None;
+    }
+    let mut out = GroupVerify::default();
+    let mut checked = VerifyResult::default();
+    for v in &vs {
+        checked.blocks_checked += v.checked.blocks_checked;
+        checked.mismatches += v.checked.mismatches;
+        for m in &v.checked.first_mismatches {
+            if checked.first_mismatches.len() < crate::worker::MAX_REPORTED_MISMATCHES {
+                checked.first_mismatches.push(m.clone());
+            }
+        }
+        out.pass_blocks_checked += v.pass_blocks_checked;
+    }
+    out.checked = checked;
+    let mut passes: Vec<&str> = vs.iter().map(|v| v.pass.as_str()).collect();
+    passes.dedup();
+    out.pass = passes.join("; ");
+    Some(out)
 }
 
 /// With `group_reporting`: one result per reporting group (the groups up
@@ -375,6 +554,7 @@ fn group_result(
             .filter(|w| !w.starts_with("too short to trust"))
             .collect(),
         percentiles: r.percentiles,
+        verify: None,
     };
     (member, start.zip(end))
 }

@@ -575,11 +575,36 @@ fn an_error_with_io_in_flight_drains_before_the_buffers_go() {
     drop(file);
 }
 
+/// A worker that kept 30 of 32 in flight on average, with `causes`.
 fn out_with(causes: DepthCauses) -> WorkerOut {
     WorkerOut {
         causes,
+        target_depth: 32,
+        mean_depth: Some(30.0),
         ..WorkerOut::default()
     }
+}
+
+/// The numbers in a warning, in order ("30.0 of 32 ...": 30.0, 32, ...).
+fn numbers(w: &str) -> Vec<f64> {
+    w.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|x| x.trim_matches('.').parse().ok())
+        .collect()
+}
+
+/// The figures in "of the X I/Os missing on average, A ..., B ...": X,
+/// then each part.
+fn missing_parts(w: &str) -> (f64, Vec<f64>) {
+    let (head, rest) = w
+        .split_once(" I/Os missing on average, ")
+        .unwrap_or_else(|| panic!("no breakdown: {w}"));
+    let x = *numbers(head).last().unwrap_or(&f64::NAN);
+    // Each part is "N.N while/between ...", parts separated by ", N.N ".
+    let parts = rest
+        .split(", ")
+        .filter_map(|p| p.split(' ').next()?.parse::<f64>().ok())
+        .collect();
+    (x, parts)
 }
 
 #[test]
@@ -609,16 +634,33 @@ fn the_depth_warning_names_the_cause_it_measured() {
         w.contains("device throttling") && w.contains("3 submit calls"),
         "{w}"
     );
-    // Waiting for a CPU other programs held.
+    // Waiting for a CPU other programs held, with freed slots in hand.
     let w = cause(
         &plain,
         DepthCauses {
             on_cpu_ns: Some(second / 2),
             cpu_wait_ns: Some(second / 5),
+            lost_stall: 3 * second / 2,
             ..c
         },
     );
     assert!(w.contains("machine is busy") && w.contains("20 %"), "{w}");
+    assert_eq!(missing_parts(&w), (2.0, vec![1.5, 0.5]), "{w}");
+    // Waiting for a CPU, but mostly after wake-ups (every slot in flight):
+    // the depth went to the submission path, and the warning says so.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second / 2),
+            cpu_wait_ns: Some(second / 2),
+            lost_submit: 3 * second / 2,
+            lost_stall: second / 10,
+            ..c
+        },
+    );
+    assert!(w.contains("kernel's submission path"), "{w}");
+    assert!(w.contains("waited for one 50 %"), "{w}");
+    assert_eq!(missing_parts(&w), (2.0, vec![1.5, 0.4, 0.1]), "{w}");
     // On a CPU all the time.
     let w = cause(
         &plain,
@@ -629,21 +671,106 @@ fn the_depth_warning_names_the_cause_it_measured() {
             ..c
         },
     );
-    assert!(
-        w.contains("CPU saturated") && w.contains("97 %") && w.contains("25 %"),
-        "{w}"
-    );
-    // Neither: the kernel's submission path, measured.
+    assert!(w.contains("CPU saturated") && w.contains("97 %"), "{w}");
+    // Neither: the kernel's submission path, measured as the slots it kept
+    // free (1.5 of the 2 missing).
     let w = cause(
         &plain,
         DepthCauses {
             on_cpu_ns: Some(second / 2),
             cpu_wait_ns: Some(0),
             submit_ns: second / 10,
+            lost_submit: 3 * second / 2,
             ..c
         },
     );
-    assert!(w.contains("submission path took 10 %"), "{w}");
+    assert!(w.contains("kernel's submission path"), "{w}");
+    assert_eq!(missing_parts(&w), (2.0, vec![1.5, 0.5]), "{w}");
+    // Mostly between a reap and the next submit call.
+    let w = cause(
+        &plain,
+        DepthCauses {
+            on_cpu_ns: Some(second / 2),
+            cpu_wait_ns: Some(0),
+            lost_submit: second / 2,
+            ..c
+        },
+    );
+    assert!(w.contains("between a reap and the next submit call"), "{w}");
+    assert_eq!(missing_parts(&w), (2.0, vec![1.5, 0.5]), "{w}");
+}
+
+/// Two workers of 32 over 2 s, 28.0 and 30.6 in flight on average; the
+/// first waited for a CPU a quarter of its window and stalled with freed
+/// slots in hand.
+fn two_workers() -> [WorkerOut; 2] {
+    let second = 1_000_000_000u64;
+    let a = WorkerOut {
+        target_depth: 32,
+        mean_depth: Some(28.0),
+        causes: DepthCauses {
+            window_ns: 2 * second,
+            on_cpu_ns: Some(second),
+            cpu_wait_ns: Some(second / 2),
+            lost_stall: 4 * second,      // 2.0 slots over the window
+            lost_submit: 2 * second,     // 1.0
+            lost_wait: second * 4 / 10,  // 0.2
+            lost_sleep: second * 2 / 10, // 0.1
+            ..DepthCauses::default()
+        },
+        ..WorkerOut::default()
+    };
+    let b = WorkerOut {
+        target_depth: 32,
+        mean_depth: Some(30.6),
+        causes: DepthCauses {
+            window_ns: 2 * second,
+            on_cpu_ns: Some(second),
+            cpu_wait_ns: Some(0),
+            lost_submit: second, // 0.5
+            ..DepthCauses::default()
+        },
+        ..WorkerOut::default()
+    };
+    [a, b]
+}
+
+#[test]
+fn the_parts_of_the_depth_shortfall_add_up_to_it() {
+    // Issue 22: the warning quoted fractions of the window ("waited 32 % of
+    // the window for a CPU") against a shortfall of 6 % of the depth, with
+    // nothing saying how much of the missing depth each cause took. Now it
+    // quotes the missing I/Os and their parts, which add up to them.
+    let s = depth::shortfall(&two_workers());
+    assert!((s.missing - 5.4).abs() < 1e-9, "{s:?}");
+    assert!((s.submit - 1.5).abs() < 1e-9, "{s:?}");
+    assert!((s.stalled - 2.0).abs() < 1e-9, "{s:?}");
+    assert!((s.held - 0.2).abs() < 1e-9 && (s.asleep - 0.1).abs() < 1e-9);
+    assert!((s.between - 1.6).abs() < 1e-9, "{s:?}");
+    let p = params(&[("rw", "randread"), ("iodepth", "32")]);
+    let w = depth_cause(&p, &two_workers());
+    // The busy machine is named (the first worker waited 25 % of its window)...
+    assert!(w.contains("machine is busy") && w.contains("25 %"), "{w}");
+    // ...and the figures it quotes add up to the missing depth.
+    let (missing, parts) = missing_parts(&w);
+    assert_eq!(missing, 5.4, "{w}");
+    assert_eq!(parts, vec![2.0, 1.6, 1.5, 0.2, 0.1], "{w}");
+    assert!((parts.iter().sum::<f64>() - missing).abs() < 0.051, "{w}");
+    // Parts measured beyond the whole (a call straddling the window's end)
+    // are scaled to it, never quoted above it.
+    let second = 1_000_000_000u64;
+    let over = WorkerOut {
+        target_depth: 32,
+        mean_depth: Some(31.0),
+        causes: DepthCauses {
+            window_ns: second,
+            lost_submit: 2 * second,
+            ..DepthCauses::default()
+        },
+        ..WorkerOut::default()
+    };
+    let s = depth::shortfall(&[over]);
+    assert_eq!((s.missing, s.submit, s.between), (1.0, 1.0, 0.0));
 }
 
 #[test]

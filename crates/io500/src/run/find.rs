@@ -9,7 +9,6 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -90,39 +89,78 @@ pub fn find(root: &Path, stamp_ctime_s: i64, workers: u32, stop: &AtomicBool) ->
     }
 }
 
-/// One directory: (files looked at, found, errors, subdirectories).
+/// Bytes of directory entries one `getdents64` may return: glibc's
+/// `readdir` buffer, which pfind reads through (32 KiB).
+const DIRENT_BUF: usize = 32 * 1024;
+
+/// One directory: (files looked at, found, errors, subdirectories), as
+/// pfind's `find_do_readdir` and `find_do_lstat` do it: the entries are
+/// read with `getdents64` into one buffer (no name is copied), a file's
+/// name is tested in place, and only a matching name's whole path is built
+/// (in one reused buffer) and `lstat`ed; an entry whose type the directory
+/// does not give is `fstatat`ed in the directory, and that stat decides.
 fn scan(dir: &Path, stamp_ctime_s: i64) -> (u64, u64, u64, Vec<PathBuf>) {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
     let (mut total, mut found, mut errors) = (0, 0, 0);
     let mut subdirs = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) else {
         return (0, 0, 1, subdirs);
     };
-    for entry in rd {
+    let mut path = dir.as_os_str().as_bytes().to_vec();
+    path.push(b'/');
+    let base = path.len();
+    let mut buf = Vec::<u8>::with_capacity(DIRENT_BUF);
+    let mut entries = rustix::fs::RawDir::new(&fd, buf.spare_capacity_mut());
+    while let Some(entry) = entries.next() {
         let Ok(entry) = entry else {
             errors += 1;
-            continue;
+            break;
         };
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => {
-                subdirs.push(entry.path());
-                continue;
+        let name = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let ty = entry.file_type();
+        if ty == FileType::Unknown {
+            // pfind: `fstatat(dirfd, name)` decides, and a file's stat is
+            // its test (no second stat).
+            match rustix::fs::statat(&fd, name, AtFlags::empty()) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
+                    subdirs.push(dir.join(OsStr::from_bytes(bytes)));
+                }
+                Ok(st) => {
+                    total += 1;
+                    let size = u64::try_from(st.st_size).unwrap_or(0);
+                    if matches(OsStr::from_bytes(bytes), size, st.st_ctime, stamp_ctime_s) {
+                        found += 1;
+                    }
+                }
+                Err(_) => errors += 1,
             }
-            Ok(_) => {}
-            Err(_) => {
-                errors += 1;
-                continue;
-            }
+            continue;
+        }
+        if ty == FileType::Directory {
+            subdirs.push(dir.join(OsStr::from_bytes(bytes)));
+            continue;
         }
         total += 1;
-        let name = entry.file_name();
-        if !name_matches(&name) {
+        if !name_matches(OsStr::from_bytes(bytes)) {
             continue;
         }
         // pfind lstats the whole path (`start_dir/path/name`), not the
         // name in the open directory.
-        match std::fs::symlink_metadata(entry.path()) {
-            Ok(m) => {
-                if matches(&name, m.size(), m.ctime(), stamp_ctime_s) {
+        path.truncate(base);
+        path.extend_from_slice(name.to_bytes_with_nul());
+        let Ok(whole) = std::ffi::CStr::from_bytes_with_nul(&path) else {
+            errors += 1;
+            continue;
+        };
+        match rustix::fs::lstat(whole) {
+            Ok(st) => {
+                let size = u64::try_from(st.st_size).unwrap_or(0);
+                if matches(OsStr::from_bytes(bytes), size, st.st_ctime, stamp_ctime_s) {
                     found += 1;
                 }
             }
@@ -172,11 +210,38 @@ mod tests {
         let c = find(d.path(), stamp, 2, &AtomicBool::new(false));
         assert_eq!((c.total, c.found, c.errors), (4, 2, 0));
     }
+
+    /// More entries than one `getdents64` buffer holds (3,000 names of
+    /// ~40 bytes: about 170 KiB of entries), a symbolic link (pfind counts
+    /// it and `lstat`s it: the link, not its 3,901-byte target) and a
+    /// nested directory: every file is looked at once.
+    #[test]
+    fn every_entry_of_a_directory_larger_than_one_read_is_looked_at() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let stamp = now_s() - 60;
+        let deep = d.path().join("a/b");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        for i in 0..3000 {
+            let n = format!("file.mdtest.{i:06}.padding-to-forty-bytes");
+            std::fs::write(deep.join(n), vec![0u8; 3901]).expect("write");
+        }
+        std::os::unix::fs::symlink(
+            deep.join("file.mdtest.000001.padding-to-forty-bytes"),
+            d.path().join("link01"),
+        )
+        .expect("symlink");
+        let c = find(d.path(), stamp, 2, &AtomicBool::new(false));
+        let matching = (0..3000)
+            .filter(|i| format!("file.mdtest.{i:06}.padding-to-forty-bytes").contains("01"))
+            .count() as u64;
+        assert_eq!((c.total, c.found, c.errors), (3001, matching, 0), "{c:?}");
+    }
 }
 
 #[cfg(test)]
 mod newer {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     /// A file made in the same second as the timestamp file, with a
     /// modification time set back before it: pfind's `-newer` looks at
