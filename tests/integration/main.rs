@@ -7,6 +7,8 @@ mod behaviour;
 mod bench;
 mod bench_help;
 mod calib3;
+// the merge model: device counters per phase (issue 24)
+mod calib4;
 mod calib_holdout;
 mod campaign;
 mod charts;

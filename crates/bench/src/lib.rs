@@ -32,6 +32,7 @@ mod clock;
 pub mod cluster;
 mod data;
 mod dedupe;
+pub mod devstat;
 mod engine;
 mod errors;
 mod fio_flags;

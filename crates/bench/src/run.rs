@@ -4,6 +4,7 @@
 
 use crate::cluster::{PhaseSync, Share, TICK};
 use crate::data::DataGen;
+use crate::devstat;
 use crate::gate::StartGate;
 use crate::offsets::RegionMap;
 use crate::series::SeriesCollector;
@@ -487,9 +488,18 @@ fn run_phase(
     let started_at = storlab_types::time::now_rfc3339_millis();
     control.reset_progress();
     let series = SeriesCollector::new(p.log_interval_ns, p.ramp_ns, p.numjobs, p.steadystate);
+    // The device's own request counters around the workers (devstat.rs).
+    let probe = job
+        .target
+        .files
+        .first()
+        .and_then(|f| devstat::Probe::for_path(&f.path));
+    let before = probe.as_ref().and_then(devstat::Probe::read);
     let (outs, cpu_window) = run_workers(&plans, p, control, &series, sync);
+    let device_stat = probe.zip(before).and_then(|(pr, b)| pr.delta(&b));
     let every_job_full_pass = !outs.is_empty() && outs.iter().all(|o| o.full_pass);
     let mut result = summarize(p, started_at, &outs, cpu_window, cache, control);
+    result.device_stat = device_stat;
     let start = outs.iter().filter_map(|o| o.window_start_ns).min();
     if let Some(s) = start {
         let series = series.points(s, s + result.elapsed_ns);
@@ -796,6 +806,7 @@ fn summarize(
     let has_verify =
         (p.verify || p.check_reads) && (p.rw.reads() || (p.verify && p.verify_opts.backlog > 0));
     PhaseResult {
+        device_stat: None,
         params: p.clone(),
         started_at,
         elapsed_ns,

@@ -1085,6 +1085,7 @@ fn phase_of(
     let engine = engine_of(&opts, &mut warnings);
     let interrupted = !errors.is_empty();
     let mut phase = PhaseResult {
+        device_stat: None,
         params: params_of(
             &opts,
             entries.len(),

@@ -104,6 +104,7 @@ fn phase(p: &SummaryPhase, procs: u32, drop_caches: Option<bool>) -> PhaseResult
         _ => (stats, DirStats::default()),
     };
     PhaseResult {
+        device_stat: None,
         params: PhaseParams {
             name: p.name.clone(),
             rw,

@@ -652,6 +652,7 @@ fn find_result(c: &FindCount, ranks: u32, started_at: String) -> PhaseResult {
 /// A phase with nothing measured yet.
 fn blank(params: PhaseParams) -> PhaseResult {
     PhaseResult {
+        device_stat: None,
         params,
         started_at: String::new(),
         elapsed_ns: 0,

@@ -128,6 +128,7 @@ pub fn phase_result(
     }
     let cpu_ns = user + sys;
     PhaseResult {
+        device_stat: None,
         params,
         started_at,
         elapsed_ns: window,

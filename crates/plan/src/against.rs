@@ -203,6 +203,7 @@ pub fn observations(run: &StoredRun) -> (Vec<Observation>, Vec<String>) {
             request_bytes: w.request_bytes,
             in_flight: w.streams * w.qd,
             iops: stats.iops,
+            merge: p.device_stat.as_ref().and_then(|d| d.merge_factor(write)),
         });
     }
     (obs, skipped)

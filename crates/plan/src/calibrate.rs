@@ -16,7 +16,7 @@ mod holdout;
 mod queue;
 
 pub use holdout::{HeldOutReport, HeldPoint, HoldOut, median, render as render_knee_and_held_out};
-pub use queue::{QdPoint, QueueFit, mva};
+pub use queue::{MERGING, MergePoint, QdPoint, QueueFit, merge_rule, mva, mva_centres};
 
 use crate::PlanError;
 use crate::against::{mean_abs, relative_error};
@@ -35,6 +35,10 @@ pub struct Observation {
     pub in_flight: u32,
     /// Measured requests per second.
     pub iops: f64,
+    /// Requests per device command the block layer's counters showed over
+    /// the phase (`device_stat`; device-wide); `None` where not recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<f64>,
 }
 
 /// What the fit found for one direction.
@@ -335,6 +339,10 @@ fn fit_queues(fit_set: &[&Observation], read: &mut DirectionFit, write: &mut Dir
                     bytes: p.request_bytes as f64,
                     in_flight: p.in_flight,
                     iops: p.measured_iops,
+                    // Random requests are not merged (the counted table,
+                    // docs/MODEL.md §8): their device-wide counts only carry
+                    // other programs' merged I/O.
+                    merge: if random { 1.0 } else { p.merge.unwrap_or(1.0) },
                 })
                 .collect();
             let q = queue::fit(&pts);
@@ -516,8 +524,24 @@ pub fn calibrate_with(
         relative_error(f.predict(o.random, o.request_bytes, o.in_flight)?, o.iops)
     }))
     .map(|m| m.0);
-    let held_out = (!hold_out.is_empty())
+    let mut held_out = (!hold_out.is_empty())
         .then(|| holdout::report(hold_out.rule(), &held, &read, &write).with_spread(&valid_all));
+    // With merge counts: the same fit without them (the model before the
+    // counters), so the report shows which held-out points they improved.
+    if let Some(h) = held_out.as_mut()
+        && obs.iter().any(|o| o.merge.is_some_and(|m| m > MERGING))
+    {
+        let blind: Vec<Observation> = obs
+            .iter()
+            .map(|o| Observation {
+                merge: None,
+                ..o.clone()
+            })
+            .collect();
+        if let Some(before) = calibrate_with(name, &blind, hold_out, repeats)?.held_out {
+            h.compare_with(&before);
+        }
+    }
     Ok(Calibration {
         name: name.to_string(),
         read,
@@ -833,6 +857,7 @@ mod tests {
                     request_bytes: kb << 10,
                     in_flight: 1,
                     iops: next() / (oo + b / rr),
+                    merge: None,
                 });
             }
         }
@@ -843,6 +868,7 @@ mod tests {
             request_bytes: 4096,
             in_flight: 32,
             iops: iops * next(),
+            merge: None,
         });
         out
     }
@@ -886,6 +912,7 @@ mod tests {
         for k in [1.0, 0.4] {
             obs.push(Observation {
                 iops: base.iops * k,
+                merge: None,
                 ..base.clone()
             });
         }
@@ -903,6 +930,7 @@ mod tests {
         for k in [0.5, 0.6] {
             obs.push(Observation {
                 iops: base.iops * k,
+                merge: None,
                 ..base.clone()
             });
         }
@@ -938,6 +966,7 @@ mod tests {
         for k in [0.5, 0.6] {
             obs.push(Observation {
                 iops: base.iops * k,
+                merge: None,
                 ..base.clone()
             });
         }
@@ -972,6 +1001,7 @@ mod tests {
                 request_bytes: kb << 10,
                 in_flight: 1,
                 iops: qd1,
+                merge: None,
             });
             obs.push(Observation {
                 label: format!("read-{kb}k-qd32"),
@@ -980,6 +1010,7 @@ mod tests {
                 request_bytes: kb << 10,
                 in_flight: 32,
                 iops: (32.0 * qd1).min(3e9 / b),
+                merge: None,
             });
         }
         let c = calibrate("ssd", &obs, &[]).unwrap();
@@ -1068,6 +1099,7 @@ mod tests {
                     request_bytes: kb << 10,
                     in_flight: qd,
                     iops: noise[k % noise.len()] * speedup / t,
+                    merge: None,
                 });
             }
         }
@@ -1131,6 +1163,7 @@ mod tests {
                     request_bytes: kb << 10,
                     in_flight: n,
                     iops: queue::mva(40e-6 + d * 0.75, d / 4.0, n),
+                    merge: None,
                 });
             }
         }
@@ -1205,6 +1238,111 @@ mod tests {
             before.iops,
             held.iops
         );
+    }
+
+    /// A sequential read sweep whose block layer merged small requests
+    /// (the counts as bench records them): host 12 µs per request, per
+    /// command L = 60 µs + c / 2 GB/s, S = 25 µs + c / 1.5 GB/s; merged
+    /// 1, 1.5, 2.2, 3, 4, 4.5 requests per command at QD 1..32, up to
+    /// commands of 4 MiB.
+    fn merged_sweep() -> Vec<Observation> {
+        let truth = QueueFit {
+            latency_s: 60e-6,
+            latency_bytes_per_s: Some(2e9),
+            demand_s: 25e-6,
+            demand_bytes_per_s: Some(1.5e9),
+            only_bytes: None,
+            points: 1,
+            min_in_flight: 1,
+            max_in_flight: 2,
+            rms_log_error: 0.0,
+            knees: Vec::new(),
+            host_s: Some(12e-6),
+            merges: Vec::new(),
+        };
+        let counted = [1.0, 1.5, 2.2, 3.0, 4.0, 4.5];
+        let mut out = Vec::new();
+        for kb in [4u64, 16, 64, 256, 1024] {
+            for (j, n) in [1u32, 2, 4, 8, 16, 32].into_iter().enumerate() {
+                let m = f64::min(counted[j], 4096.0 / kb as f64).max(1.0);
+                out.push(Observation {
+                    label: format!("read-{kb}k-qd{n}"),
+                    write: false,
+                    random: false,
+                    request_bytes: kb << 10,
+                    in_flight: n,
+                    iops: truth.predict_merged(kb << 10, n, m).unwrap(),
+                    merge: Some(m),
+                });
+            }
+        }
+        out
+    }
+
+    /// The counts reach the fit, the held-out report (each point's factor
+    /// counted and the one the rule used, and its error without the counts)
+    /// and the written entry, whose `merges` and `host_s` plan predicts by:
+    /// the held-out 16 KiB QD 16 point (size index 1 + depth index 4, odd)
+    /// within 3 % of the truth in `perf::predict`, exactly as the fit.
+    #[test]
+    fn merge_counts_reach_the_fit_the_report_and_the_entry() {
+        let obs = merged_sweep();
+        let h = HoldOut {
+            sizes: Vec::new(),
+            alternate: true,
+        };
+        let c = calibrate_with("mdev", &obs, &h, Repeats::Median).unwrap();
+        let q = c.read.sequential_queue.clone().unwrap();
+        assert!(q.host_s.is_some() && !q.merges.is_empty(), "{q:?}");
+        let ho = c.held_out.as_ref().unwrap();
+        let p = ho
+            .points
+            .iter()
+            .find(|p| p.request_bytes == 16 << 10 && p.in_flight == 16)
+            .unwrap();
+        assert_eq!(p.merge, Some(4.0));
+        let used = p.merge_used.unwrap();
+        assert!((used - 4.0).abs() < 0.6, "{used}");
+        assert!(p.error.unwrap().abs() < 0.03, "{p:?}");
+        assert!(p.error_without_merges.is_some(), "{p:?}");
+        let (now, before) = (
+            ho.median_error.unwrap(),
+            ho.median_error_without_merges.unwrap(),
+        );
+        assert!(
+            now < before,
+            "median {now} with the counts, {before} without"
+        );
+        let like = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        let text = c.to_toml(&like, "a merged sweep");
+        assert!(
+            text.contains("host_s = ") && text.contains("merges = ["),
+            "{text}"
+        );
+        let mut cat = Catalog::builtin();
+        cat.extend("m.toml", &text).unwrap();
+        let d = cat.drive("mdev").unwrap();
+        let got = d.queue.seq_read.as_ref().unwrap();
+        assert_eq!((got.host_s, &got.merges), (q.host_s, &q.merges));
+        let free = crate::hardware::LinkSpec::new("none", 1, f64::INFINITY);
+        let hw = crate::hardware::Hardware {
+            drive: d,
+            controller: ControllerSpec::new("none", free.clone(), free),
+            controllers: 1,
+            enclosure: None,
+            host_bytes_per_s: None,
+        };
+        let layout: crate::Layout = "R0/1".parse().unwrap();
+        let w = crate::perf::Workload::new(storlab_types::Pattern::SeqRead, 16 << 10)
+            .with_concurrency(1, 16);
+        let plan = crate::perf::predict(&layout, &hw, &w).unwrap();
+        let by_fit = q.predict(16 << 10, 16).unwrap();
+        assert!(
+            (plan.iops / by_fit - 1.0).abs() < 1e-6,
+            "{plan:?} vs {by_fit}"
+        );
+        let truth = obs.iter().find(|o| o.label == "read-16k-qd16").unwrap();
+        assert!((plan.iops / truth.iops - 1.0).abs() < 0.03);
     }
 
     /// An override of a calibrated drive keeps its knee (the entry is

@@ -76,6 +76,13 @@ pub struct DeviceQueue {
     pub latency_s: f64,
     /// Requests in flight at the knee, `L / S` (balanced job bounds).
     pub knee: f64,
+    /// The host's demand per request, s: a queueing centre of its own in
+    /// series with the units, which merging does not relieve (0: none
+    /// calibrated; docs/MODEL.md §8, "The merge model").
+    pub host_s: f64,
+    /// Requests per device command at the workload's depth (the fit's
+    /// rule from its counted merge factors; 1: none).
+    pub merge: f64,
 }
 
 /// The drives' queue for a request of `w.request_bytes` on `drives` drives
@@ -114,15 +121,24 @@ pub fn device_queue(
     if !fit.covers(piece) {
         return None;
     }
-    let (l, s) = fit.times(piece);
     let units = drives.max(1);
-    let busy = ops * s;
+    // The block layer merges adjacent queued requests into one command:
+    // at the workload's depth the fit's merge factor m, each request then
+    // a 1/m share of a command of m pieces, with the host's own demand
+    // beside it (QueueFit::demands; m = 1 and no host: the plain curve).
+    let in_flight = u32::try_from(u64::from(w.streams) * u64::from(w.qd)).unwrap_or(u32::MAX);
+    let merge = fit.merge_at(piece, in_flight);
+    let host_s = fit.host_s.unwrap_or(0.0);
+    let (l, s) = fit.times(piece * merge);
+    let busy = ops * s / merge;
     Some(DeviceQueue {
         units,
         demand_s: busy / f64::from(units),
-        delay_s: (l - busy).max(0.0),
+        delay_s: (l - host_s - busy).max(0.0),
         latency_s: l,
-        knee: l / busy,
+        knee: l / busy.max(host_s),
+        host_s,
+        merge,
     })
 }
 
@@ -136,10 +152,13 @@ pub fn device_queue(
 pub fn queued_rate(q: &DeviceQueue, extra_delay_s: f64, in_flight: u64) -> f64 {
     let z = q.delay_s + extra_delay_s.max(0.0);
     let n = f64::from(q.units.max(1));
-    let (mut queue, mut x) = (0.0, 0.0);
+    let (mut queue, mut x, mut host_q) = (0.0, 0.0, 0.0);
     for k in 1..=in_flight.clamp(1, 1_000_000) {
         let r = q.demand_s * (1.0 + queue);
-        let next = k as f64 / (z + n * r);
+        // The host centre (merged requests, §8): its own queue.
+        let rh = q.host_s * (1.0 + host_q);
+        let next = k as f64 / (z + n * r + rh);
+        host_q = next * rh;
         // Far past the knee X no longer moves: a deep queue (a search over
         // many designs) costs no more than that.
         let settled = next - x <= 1e-13 * next;
@@ -551,6 +570,8 @@ mod tests {
             delay_s: 1e-3,
             latency_s: 2e-3,
             knee: 2.0,
+            host_s: 0.0,
+            merge: 1.0,
         };
         let near = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
         let one = q(1, 1e-3);
@@ -588,6 +609,8 @@ mod tests {
             max_in_flight: 32,
             rms_log_error: 0.05,
             knees: Vec::new(),
+            host_s: None,
+            merges: Vec::new(),
         };
         let mut d = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
         let w = Workload::new(Pattern::SeqRead, 1 << 20);
@@ -615,6 +638,68 @@ mod tests {
             1 << 20,
         );
         assert!(device_queue(&d, GroupLevel::R0, 4, 256 << 10, &mix).is_none());
+    }
+
+    /// Merged requests, by hand (docs/MODEL.md §8): a 4 KiB curve of
+    /// L = 100 µs, S = 40 µs with a host demand of 15 µs, counted 4
+    /// requests per command at QD 32. A sequential 4 KiB read at QD 32:
+    /// each request 40/4 = 10 µs of the device, 15 µs of the host, and
+    /// 100 − 15 − 10 = 75 µs of delay; alone 1 / 100 µs = 10,000/s; two in
+    /// flight: Q = 0.15 (host), 0.1 (device), R = 17.25 + 11 µs, X =
+    /// 2 / 103.25 µs = 19,370.5/s; saturated at the host, 1 / 15 µs =
+    /// 66,667/s (not the device's 25,000/s of unmerged commands). Random
+    /// requests are not merged: the plain curve.
+    #[test]
+    fn merged_requests_share_a_command_but_each_pays_the_host() {
+        use crate::calibrate::MergePoint;
+        let fit = crate::calibrate::QueueFit {
+            latency_s: 100e-6,
+            latency_bytes_per_s: None,
+            demand_s: 40e-6,
+            demand_bytes_per_s: None,
+            only_bytes: Some(4096),
+            points: 6,
+            min_in_flight: 1,
+            max_in_flight: 32,
+            rms_log_error: 0.05,
+            knees: Vec::new(),
+            host_s: Some(15e-6),
+            merges: vec![MergePoint {
+                bytes: 4096,
+                in_flight: 32,
+                factor: 4.0,
+            }],
+        };
+        let mut d = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        d.queue.seq_read = Some(fit.clone());
+        let mut w = Workload::new(Pattern::SeqRead, 4096);
+        w.qd = 32;
+        let q = device_queue(&d, GroupLevel::R0, 1, 256 << 10, &w).unwrap();
+        let near = |a: f64, b: f64, tol: f64| (a / b - 1.0).abs() < tol;
+        assert!(near(q.merge, 4.0, 1e-12), "{q:?}");
+        assert!(near(q.demand_s, 10e-6, 1e-9), "{q:?}");
+        assert!(near(q.host_s, 15e-6, 1e-9), "{q:?}");
+        assert!(near(q.delay_s, 75e-6, 1e-9), "{q:?}");
+        assert!(near(queued_rate(&q, 0.0, 1), 10_000.0, 1e-9));
+        assert!(near(queued_rate(&q, 0.0, 2), 2.0 / 103.25e-6, 1e-9));
+        assert!(near(queued_rate(&q, 0.0, 100_000), 1.0 / 15e-6, 1e-3));
+        // The same through calibrate's function (plan and sim share it).
+        let x2 = fit.predict(4096, 2).unwrap();
+        // At QD 2 the rule interpolates 1 → 4 over log2 1..32: 1.6.
+        assert!(near(fit.merge_at(4096.0, 2), 1.6, 1e-12));
+        assert!(x2 > 0.0);
+        // Random reads with the same curve and no counts: unmerged.
+        let mut plain = fit;
+        plain.merges.clear();
+        plain.host_s = None;
+        d.queue.rand_read = Some(plain);
+        let rw = Workload {
+            qd: 32,
+            ..Workload::new(Pattern::RandRead, 4096)
+        };
+        let r = device_queue(&d, GroupLevel::R0, 1, 256 << 10, &rw).unwrap();
+        assert_eq!((r.merge, r.host_s), (1.0, 0.0));
+        assert!(near(queued_rate(&r, 0.0, 100_000), 25_000.0, 1e-3));
     }
 
     fn hw(ctrl: &str, drive: &str) -> Hardware {

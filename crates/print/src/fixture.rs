@@ -56,6 +56,7 @@ pub fn phase(params: PhaseParams, read: DirStats, write: DirStats) -> PhaseResul
         lat_ns: read.lat_ns.or(write.lat_ns),
     };
     PhaseResult {
+        device_stat: None,
         params,
         started_at: "2026-11-21T08:40:11Z".into(),
         elapsed_ns: 10_000_000_000,

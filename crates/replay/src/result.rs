@@ -475,6 +475,7 @@ impl ReplayResult {
             ));
         }
         let phase = PhaseResult {
+            device_stat: None,
             params: PhaseParams {
                 name: "replay".into(),
                 rw: if nw == 0 {

@@ -110,6 +110,7 @@ fn phase(p: &SweepPoint, s: &Point, started: &str) -> PhaseResult {
         .map(|u| format!("{} {:.0}%", u.component, u.pct))
         .collect();
     PhaseResult {
+        device_stat: None,
         params: PhaseParams {
             name: label,
             rw,

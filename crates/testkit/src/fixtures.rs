@@ -165,6 +165,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
         );
     }
     PhaseResult {
+        device_stat: None,
         params: PhaseParams {
             name: s.name.to_string(),
             rw: s.rw,

@@ -43,6 +43,7 @@ pub fn phase(name: &str, rw: RwMode, bs: u64, bw: f64, p99: u64) -> PhaseResult 
         ),
     };
     PhaseResult {
+        device_stat: None,
         params: PhaseParams {
             name: name.into(),
             rw,

@@ -853,6 +853,49 @@ pub struct PhaseResult {
     /// `percentile_list`). Absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<CustomPercentiles>,
+    /// The block layer's own counters of the target's device(s)
+    /// (`/sys/block/DEV/stat`) read before and after the phase: how many
+    /// device requests the phase's requests became (merged or not).
+    /// Device-wide: other programs' I/O to the same device is included.
+    /// Absent where the target has no block device (tmpfs, NFS) and in
+    /// records made before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_stat: Option<DeviceStatDelta>,
+}
+
+/// The difference of a device's `/sys/block/DEV/stat` over one phase
+/// (Documentation/ABI/testing/procfs-diskstats, fields 1–3 and 5–7),
+/// summed over the devices the target resolves to (a partition counts as
+/// its disk, an LVM or md volume as its members; a loop device as itself).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DeviceStatDelta {
+    /// The kernel names the counters were read from (`vda`, `loop3`).
+    pub devices: Vec<String>,
+    /// Always `true`: the counters are the whole device's, not this
+    /// program's alone (other programs' I/O in the same window counts).
+    pub device_wide: bool,
+    /// Read requests the device completed (after merging).
+    pub read_ios: u64,
+    /// Read requests merged into another before reaching the device.
+    pub read_merges: u64,
+    /// 512-byte sectors read.
+    pub read_sectors: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+}
+
+impl DeviceStatDelta {
+    /// Requests issued per device request in one direction, `(completed +
+    /// merged) / completed`; `None` with nothing completed.
+    pub fn merge_factor(&self, write: bool) -> Option<f64> {
+        let (ios, merges) = if write {
+            (self.write_ios, self.write_merges)
+        } else {
+            (self.read_ios, self.read_merges)
+        };
+        (ios > 0).then(|| (ios + merges) as f64 / ios as f64)
+    }
 }
 
 /// The groups of a phase that ran several workloads at once.

@@ -148,6 +148,7 @@ mod tests {
             error: None,
             files: vec![],
             result: PhaseResult {
+                device_stat: None,
                 params,
                 started_at: String::new(),
                 elapsed_ns: window.1 - window.0,

@@ -512,6 +512,7 @@ mod tests {
             error: None,
             files: vec![format!("f{rank}")],
             result: PhaseResult {
+                device_stat: None,
                 params: PhaseParams {
                     name: "w".into(),
                     numjobs: 2,

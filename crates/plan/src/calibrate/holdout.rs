@@ -98,6 +98,20 @@ pub struct HeldPoint {
     /// (the noise floor its error is judged against); None for one run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<f64>,
+    /// Requests per device command the counters showed (median of the
+    /// repeats; device-wide), where recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<f64>,
+    /// For a held-out point, the merge factor the prediction used: the
+    /// rule's from the fitted points' counts (`QueueFit::merge_at`), never
+    /// the point's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_used: Option<f64>,
+    /// The error of the same fit without the merge counts (every point
+    /// one request per command, the model before them), when there were
+    /// counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_without_merges: Option<f64>,
 }
 
 /// How well the fit predicts the points it did not see.
@@ -117,6 +131,11 @@ pub struct HeldOutReport {
     pub median_spread: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worst_spread: Option<f64>,
+    /// The median and worst error of the same fit without the merge counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_error_without_merges: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_error_without_merges: Option<f64>,
 }
 
 /// Fastest / slowest − 1 over `iops` (two or more runs of one point).
@@ -127,6 +146,23 @@ pub fn spread(iops: &[f64]) -> Option<f64> {
 }
 
 impl HeldOutReport {
+    /// Each point's error in `before` (the same points fitted without
+    /// merge counts) beside its own.
+    pub fn compare_with(&mut self, before: &HeldOutReport) {
+        for p in &mut self.points {
+            p.error_without_merges = before
+                .points
+                .iter()
+                .find(|b| {
+                    (b.write, b.random, b.request_bytes, b.in_flight)
+                        == (p.write, p.random, p.request_bytes, p.in_flight)
+                })
+                .and_then(|b| b.error);
+        }
+        self.median_error_without_merges = before.median_error;
+        self.worst_error_without_merges = before.worst_error;
+    }
+
     /// Each point's run-to-run spread from `raw`, every repeat measured
     /// (before repeats are reduced to their median or their best).
     pub fn with_spread(mut self, raw: &[&Observation]) -> HeldOutReport {
@@ -179,6 +215,11 @@ pub fn points(obs: &[&Observation]) -> Vec<HeldPoint> {
             .filter(|x| key(x) == key(o))
             .map(|x| x.iops)
             .collect();
+        let merges: Vec<f64> = obs
+            .iter()
+            .filter(|x| key(x) == key(o))
+            .filter_map(|x| x.merge)
+            .collect();
         out.push(HeldPoint {
             label: o.label.clone(),
             write: o.write,
@@ -190,6 +231,9 @@ pub fn points(obs: &[&Observation]) -> Vec<HeldPoint> {
             predicted_iops: None,
             error: None,
             spread: None,
+            merge: median(merges),
+            merge_used: None,
+            error_without_merges: None,
         });
     }
     out
@@ -206,6 +250,15 @@ pub fn report(
     for p in &mut pts {
         let f = if p.write { write } else { read };
         p.predicted_iops = f.predict(p.random, p.request_bytes, p.in_flight);
+        let q = if p.random {
+            &f.random_queue
+        } else {
+            &f.sequential_queue
+        };
+        p.merge_used = q
+            .as_ref()
+            .filter(|q| !q.merges.is_empty())
+            .map(|q| q.merge_at(p.request_bytes as f64, p.in_flight));
         p.error = p
             .predicted_iops
             .and_then(|x| crate::against::relative_error(x, p.measured_iops));
@@ -219,6 +272,8 @@ pub fn report(
         points: pts,
         median_spread: None,
         worst_spread: None,
+        median_error_without_merges: None,
+        worst_error_without_merges: None,
     }
 }
 
@@ -269,7 +324,25 @@ pub fn render(cal: &Calibration, st: Style) -> String {
             t.add_row(vec![
                 k.to_string(),
                 time(q.latency_s, q.latency_bytes_per_s),
-                time(q.demand_s, q.demand_bytes_per_s),
+                match q.host_s {
+                    Some(h) => format!(
+                        "{} per command; host {:.4} ms per request (merged: counted {})",
+                        time(q.demand_s, q.demand_bytes_per_s),
+                        h * 1e3,
+                        q.merges
+                            .iter()
+                            .filter(|m| m.factor > super::MERGING)
+                            .map(|m| format!(
+                                "{:.1}x at {} QD {}",
+                                m.factor,
+                                format_bytes(m.bytes),
+                                m.in_flight
+                            ))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    None => time(q.demand_s, q.demand_bytes_per_s),
+                },
                 knees.join(", "),
                 format!("{} (QD {}..{})", q.points, q.min_in_flight, q.max_in_flight),
                 format!("{:.1}%", q.rms_log_error * 100.0),
@@ -292,6 +365,7 @@ pub fn render(cal: &Calibration, st: Style) -> String {
         "predicted IOPS",
         "error",
         "spread",
+        "merged (counted / used)",
     ]);
     for p in &h.points {
         t.add_row(vec![
@@ -310,6 +384,14 @@ pub fn render(cal: &Calibration, st: Style) -> String {
                 .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0)),
             p.spread
                 .map_or("-".to_string(), |e| format!("{:.1}%", e * 100.0)),
+            match (p.merge, p.merge_used) {
+                (None, None) => "-".to_string(),
+                (c, u) => format!(
+                    "{} / {}",
+                    c.map_or("-".into(), |m| format!("{m:.2}")),
+                    u.map_or("-".into(), |m| format!("{m:.2}"))
+                ),
+            },
         ]);
     }
     out.push_str(&st.show(&t));
@@ -328,6 +410,41 @@ pub fn render(cal: &Calibration, st: Style) -> String {
             m * 100.0,
             w * 100.0
         ));
+    }
+    if let (Some(m), Some(w)) = (h.median_error_without_merges, h.worst_error_without_merges) {
+        out.push_str(&format!(
+            "without the merge counts (one request per device command, the model before): median {:.1}%, worst {:.1}%\n",
+            m * 100.0,
+            w * 100.0
+        ));
+        let moved: Vec<String> = h
+            .points
+            .iter()
+            .filter_map(|p| {
+                let (now, before) = (p.error?.abs(), p.error_without_merges?.abs());
+                ((now - before).abs() >= 0.01).then(|| {
+                    format!(
+                        "  {} {} {} QD {}: {:.1}% -> {:.1}%",
+                        if now < before { "improved" } else { "worse   " },
+                        kind(p.write, p.random),
+                        format_bytes(p.request_bytes),
+                        p.in_flight,
+                        before * 100.0,
+                        now * 100.0
+                    )
+                })
+            })
+            .collect();
+        let better = moved.iter().filter(|l| l.contains("improved")).count();
+        out.push_str(&format!(
+            "held-out points the merge counts moved by 1 point or more: {} improved, {} worse\n",
+            better,
+            moved.len() - better
+        ));
+        for l in moved {
+            out.push_str(&l);
+            out.push('\n');
+        }
     }
     if h.not_predicted > 0 {
         out.push_str(&format!(
@@ -350,6 +467,7 @@ mod tests {
             request_bytes: kb << 10,
             in_flight: n,
             iops: 1000.0,
+            merge: None,
         }
     }
 
