@@ -212,43 +212,19 @@ fn run_phases(
         // Lay out before reading (never read holes) and before any verify;
         // only the part of each file this phase uses, and only what is new.
         let need_layout = layout_needed(job, p, &files, &laid_out.done, &share);
-        if sync.is_some() || !need_layout.is_empty() {
-            // A shared file is laid out by every process, each its slice.
-            let mine: Vec<(usize, u64, u64)> = need_layout
-                .iter()
-                .map(|&(f, from, to)| {
-                    if job.target.shared {
-                        let (s, e) = share.slice_of(to - from);
-                        (f, from + s, from + e)
-                    } else {
-                        (f, from, to)
-                    }
-                })
-                .filter(|&(_, from, to)| from < to)
-                .collect();
-            let t0 = Instant::now();
-            let r = if mine.is_empty() {
-                Ok(())
-            } else {
-                layout(job, p, &mine, control)
-            };
-            laid_out.ns += t0.elapsed().as_nanos() as u64;
-            if let Err(e) = &r {
-                outcome.stop_reason = Some(describe_io_error("laying out files", e));
-            }
-            if !agree(r.is_ok()) {
-                outcome
-                    .stop_reason
-                    .get_or_insert_with(|| "another process failed laying out its files".into());
-                break;
-            }
-            if !agree(!control.stop.load(Ordering::Relaxed)) {
-                break;
-            }
-            for (f, from, to) in need_layout {
-                laid_out.done[f] = to;
-                laid_out.bytes += to - from;
-            }
+        if (sync.is_some() || !need_layout.is_empty())
+            && !lay_out_share(
+                job,
+                p,
+                control,
+                &share,
+                need_layout,
+                laid_out,
+                &mut outcome,
+                &agree,
+            )
+        {
+            break;
         }
         let cache = prepare_cache(job, p, &files, control);
         let limits = extents
@@ -309,6 +285,59 @@ fn run_phases(
         outcome.stop_reason = control.reason().or_else(|| Some("stopped".into()));
     }
     outcome
+}
+
+/// Lays out this process's part of what a phase needs (a shared file: its
+/// slice), all processes agreeing on success; false stops the run (the
+/// reason is in `outcome`).
+#[allow(clippy::too_many_arguments)]
+fn lay_out_share(
+    job: &ResolvedJob,
+    p: &PhaseParams,
+    control: &Control,
+    share: &Share,
+    need_layout: Vec<(usize, u64, u64)>,
+    laid_out: &mut LayoutState,
+    outcome: &mut RunOutcome,
+    agree: &dyn Fn(bool) -> bool,
+) -> bool {
+    // A shared file is laid out by every process, each its slice.
+    let mine: Vec<(usize, u64, u64)> = need_layout
+        .iter()
+        .map(|&(f, from, to)| {
+            if job.target.shared {
+                let (s, e) = share.slice_of(to - from);
+                (f, from + s, from + e)
+            } else {
+                (f, from, to)
+            }
+        })
+        .filter(|&(_, from, to)| from < to)
+        .collect();
+    let t0 = Instant::now();
+    let r = if mine.is_empty() {
+        Ok(())
+    } else {
+        layout(job, p, &mine, control)
+    };
+    laid_out.ns += t0.elapsed().as_nanos() as u64;
+    if let Err(e) = &r {
+        outcome.stop_reason = Some(describe_io_error("laying out files", e));
+    }
+    if !agree(r.is_ok()) {
+        outcome
+            .stop_reason
+            .get_or_insert_with(|| "another process failed laying out its files".into());
+        return false;
+    }
+    if !agree(!control.stop.load(Ordering::Relaxed)) {
+        return false;
+    }
+    for (f, from, to) in need_layout {
+        laid_out.done[f] = to;
+        laid_out.bytes += to - from;
+    }
+    true
 }
 
 /// fio's `exitall` with `exit_what=all` ended the run: the phases left do

@@ -288,6 +288,15 @@ fn kind(write: bool, random: bool) -> &'static str {
 
 /// The queue-depth fits and the held-out table, for `plan calibrate`'s text.
 pub fn render(cal: &Calibration, st: Style) -> String {
+    let mut out = render_fits(cal, st);
+    if let Some(h) = &cal.held_out {
+        render_held_out(h, st, &mut out);
+    }
+    out
+}
+
+/// The queue-depth fits' table (empty without a queue-depth sweep).
+fn render_fits(cal: &Calibration, st: Style) -> String {
     let mut out = String::new();
     let fits: Vec<_> = [(false, &cal.read), (true, &cal.write)]
         .into_iter()
@@ -351,9 +360,11 @@ pub fn render(cal: &Calibration, st: Style) -> String {
         out.push_str(&st.show(&t));
         out.push('\n');
     }
-    let Some(h) = &cal.held_out else {
-        return out;
-    };
+    out
+}
+
+/// The held-out points' table, then their summary lines.
+fn render_held_out(h: &HeldOutReport, st: Style, out: &mut String) {
     out.push_str(&format!("\nheld out ({}): predicted, not fitted\n", h.rule));
     let mut t = st.table();
     t.set_header(vec![
@@ -396,6 +407,12 @@ pub fn render(cal: &Calibration, st: Style) -> String {
     }
     out.push_str(&st.show(&t));
     out.push('\n');
+    render_held_out_summary(h, out);
+}
+
+/// The held-out error, the noise floor beside it, what the merge counts
+/// moved, and the points not predicted.
+fn render_held_out_summary(h: &HeldOutReport, out: &mut String) {
     if let (Some(m), Some(w)) = (h.median_error, h.worst_error) {
         out.push_str(&format!(
             "held-out error over {} points: median {:.1}%, worst {:.1}%\n",
@@ -452,7 +469,6 @@ pub fn render(cal: &Calibration, st: Style) -> String {
             h.not_predicted
         ));
     }
-    out
 }
 
 #[cfg(test)]
