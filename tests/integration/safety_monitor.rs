@@ -366,13 +366,26 @@ fn a_replay_fifo_without_a_writer_still_stops_on_sigterm_and_sigint() {
         "mkfifo"
     );
     for sig in [libc::SIGTERM, libc::SIGINT] {
-        let child = cmd()
-            .args(["monitor", "--replay"])
+        let mut c = cmd();
+        c.args(["monitor", "--replay"])
             .arg(&fifo)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        // A shell starts a background job (`cargo test ... &` in a script)
+        // with SIGINT ignored, and an ignored disposition survives exec: the
+        // child must start with the default one, as from a terminal, or
+        // SIGINT is ignored before storlab's handlers exist and the test
+        // measures the shell, not storlab.
+        // SAFETY: signal(2) is async-signal-safe; nothing else runs between
+        // fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let child = c.spawn().unwrap();
         std::thread::sleep(Duration::from_millis(500));
         // SAFETY: kill(2) on our own child's pid; no memory involved.
         assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);

@@ -517,6 +517,10 @@ impl Head {
 /// entries merged by time, every file closed. Returns the I/O lines.
 fn merge(spills: Spills, files: &[PathBuf], mut out: impl Write) -> std::io::Result<u64> {
     let mut heads = Vec::new();
+    // By job, so that the heap's head index is the job's order (a HashMap
+    // iterates in no fixed order, and equal times must keep the job order).
+    let mut spills: Vec<(u32, Spill)> = spills.into_iter().collect();
+    spills.sort_by_key(|(job, _)| *job);
     for (_, s) in spills {
         let mut f = s
             .out
