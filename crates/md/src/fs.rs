@@ -125,7 +125,7 @@ impl MdFs for Posix {
 /// where [`Posix`] resolves only the name in an open directory. `storlab
 /// io500` uses it so its mdtest phases do mdtest's work.
 ///
-/// The paths are built in the directory's own buffer ([`PathDir`]), the
+/// The paths are built in the directory's own buffer (`PathDir`), the
 /// name copied after the directory's bytes, so an operation allocates
 /// nothing (mdtest `sprintf`s into a fixed array).
 #[derive(Debug, Default, Clone, Copy)]

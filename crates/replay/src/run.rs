@@ -11,7 +11,7 @@
 //! rest, so the start lag it reports (issue time minus scheduled time) is
 //! the replay's own error, not the sleep's. With `--speed max` it issues
 //! each operation as soon as the previous one returned, from one thread
-//! per rank that stamps no schedule ([`flat_out`]).
+//! per rank that stamps no schedule (`flat_out`).
 //!
 //! Reads and writes are `pread`/`pwrite` of the recorded offset and length
 //! (buffered; traces carry arbitrary offsets that O_DIRECT would refuse),

@@ -2,7 +2,7 @@
 //! running its own share of each phase on its main thread (the only one
 //! that talks to MPI), in io500's order, with a collective step between
 //! phases as io500 has a barrier there. The phases are the ones
-//! [`super::drive`] runs for ranks as threads, over a communicator:
+//! `run::drive` runs for ranks as threads, over a communicator:
 //!
 //! 1. every rank resolves the job from its own options and config; a rank
 //!    that cannot stops every rank (rank 0 says why, exit 2), and the
@@ -19,7 +19,7 @@
 //!    wrote, the merge of every rank's part at rank 0 over the global
 //!    window); what each rank wrote is carried to the read
 //!    ([`storlab_bench::Carried`]), which reads exactly that;
-//! 4. the mdtest phases: each rank's [`md::RankMd`] over `CommSync`
+//! 4. the mdtest phases: each rank's `md::RankMd` over `CommSync`
 //!    (the create count every rank holds shared, the rank shift), every
 //!    rank's figures gathered to rank 0 and merged exactly;
 //! 5. the timestamp is made by rank 0 (its ctime broadcast); find walks
