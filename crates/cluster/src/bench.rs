@@ -401,32 +401,18 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
     }
 
     /// Run this rank's `job` with the other ranks (collective): the phases
-    /// through [`storlab_bench::run_synced`], and after each every rank's
-    /// part gathered to rank 0, which merges it and hands the merged phase
-    /// to `on_merged` at once (to be saved before the next phase starts).
+    /// through [`storlab_bench::run_synced_phases`] (all of them, nothing
+    /// carried in), and after each every rank's part gathered to rank 0,
+    /// which merges it and hands the merged phase to `on_merged` at once
+    /// (to be saved before the next phase starts).
     pub fn run(
         &self,
         job: &ResolvedJob,
         control: &Control,
-        mut on_merged: impl FnMut(&PhaseResult),
+        on_merged: impl FnMut(&PhaseResult),
     ) -> ClusterOutcome {
-        let mut merged: Vec<PhaseResult> = Vec::new();
-        let mut stop_reason: Option<String> = None;
-        let outcome = storlab_bench::run_synced(job, control, self, |phase| {
-            let part = self.part(control, phase);
-            if let Some((p, reason)) = self.gather(part) {
-                on_merged(&p);
-                if let Some(r) = reason {
-                    stop_reason.get_or_insert(r);
-                }
-                merged.push(p);
-            }
-        });
-        ClusterOutcome {
-            local: outcome,
-            merged,
-            stop_reason,
-        }
+        let mut carried = storlab_bench::Carried::new(job);
+        self.run_phases(job, control, &mut carried, 0..job.phases.len(), on_merged)
     }
 
     /// [`ClusterSync::run`] for phases `phases` of `job` only, with what
