@@ -1171,80 +1171,35 @@ fn verify_files(
                 });
             }
         };
-        let file = match sys::open(
-            &df.path,
-            OpenFlags {
-                write: false,
-                create_new: false,
-                direct,
-            },
-        ) {
-            Ok(x) => x,
-            Err(e) => {
-                note(&mut v, 0, format!("cannot open for verification: {e}"));
-                continue;
-            }
-        };
-        let mut buf = match AlignedBuf::new(LAYOUT_CHUNK, 4096) {
-            Ok(b) => b,
-            Err(e) => {
-                note(
-                    &mut v,
-                    0,
-                    format!("cannot allocate a verification buffer: {e}"),
-                );
-                continue;
-            }
-        };
         // A shared file is verified by every process, each its own slice.
         // The parts the phase wrote (fio's offsets leave holes around them).
         let ranges =
             crate::placement::file_ranges(p, f, job.target.shared, share.total_jobs, df.size);
         for (start, stop) in ranges {
             let stop = stop.min(df.size);
-            let (mut off, end) = if job.target.shared {
+            let (from, to) = if job.target.shared {
                 let (s, e) = share.slice_of(stop - start.min(stop));
                 (start + s, start + e)
             } else {
                 (start, stop)
             };
-            while off < end && !control.stop.load(Ordering::Relaxed) {
-                let n = ((end - off) as usize).min(LAYOUT_CHUNK);
-                let chunk = &mut buf.as_mut_slice()[..n];
-                let got = match sys::pread(file.as_raw_fd(), chunk, off) {
-                    Ok(0) => {
-                        note(
-                            &mut v,
-                            off,
-                            format!(
-                                "the file ends at {off} bytes, {} expected (file shrank?)",
-                                df.size
-                            ),
-                        );
-                        break;
-                    }
-                    Ok(g) => g,
-                    Err(e) => {
-                        note(&mut v, off, format!("read error during verification: {e}"));
-                        break;
-                    }
-                };
-                // Check unit by unit so every bad unit is counted.
-                for (i, unit) in chunk[..got].chunks(job.unit).enumerate() {
-                    let uoff = off + (i * job.unit) as u64;
-                    let pattern = &p.verify_opts.pattern;
-                    let (checked, bad) =
-                        crate::verify::check(unit, job.unit, p.seed, f as u32, uoff, pattern);
-                    v.blocks_checked += checked;
-                    if let Some((o, why)) = bad {
-                        note(&mut v, o, why);
-                        if p.verify_opts.fatal {
-                            // fio's verify_fatal: the check ends at its first mismatch.
-                            return v;
-                        }
-                    }
-                }
-                off += got as u64;
+            // The same read-back a job group's verify pass makes (fsync,
+            // cached pages dropped, every unit checked; verify_fatal ends
+            // it at the first mismatch).
+            let region = crate::verify::PassRegion {
+                path: &df.path,
+                file_id: f as u32,
+                from,
+                to,
+            };
+            let got = crate::verify::verify_pass(region, job.unit, p, direct, &control.stop);
+            v.blocks_checked += got.checked;
+            v.mismatches += got.bad_count - got.bad.len() as u64;
+            for (o, why) in got.bad {
+                note(&mut v, o, why);
+            }
+            if p.verify_opts.fatal && got.bad_count > 0 {
+                return v;
             }
         }
     }
