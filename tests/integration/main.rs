@@ -40,6 +40,8 @@ mod io500;
 mod io500_mpi;
 mod io500_run;
 mod io500c;
+#[cfg(feature = "mpi")]
+mod io500c2;
 mod md;
 #[cfg(feature = "mpi")]
 mod md_mpi;

@@ -375,6 +375,16 @@ impl<'w, C: Comm> ClusterSync<'w, C> {
         self
     }
 
+    /// Readers read the data of the client `shift` places further in the
+    /// client order, a shift the caller computed (io500: IOR's `-C -Q`
+    /// offset, `storlab_io500::run::reorder`), in place of
+    /// `--reorder-tasks`'s nearest other node; 0: each reads its own.
+    pub fn with_read_shift(mut self, shift: u32) -> Self {
+        self.opts.reorder = shift != 0;
+        self.shift = Some(shift);
+        self
+    }
+
     /// This rank's place among the clients (None: it only waits).
     pub fn me(&self) -> Option<u32> {
         self.me

@@ -23,9 +23,12 @@ mod find;
 mod ior;
 mod md;
 pub mod mpi;
+pub mod reorder;
 mod sync;
 
-pub use find::{FindCount, find as pfind, matches as pfind_matches};
+pub use find::{
+    FindCount, find as pfind, find_on_ranks as pfind_on_ranks, matches as pfind_matches,
+};
 
 use crate::config::Config;
 use crate::phases::{self, ScoreGroup};

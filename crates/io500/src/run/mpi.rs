@@ -23,13 +23,15 @@
 //!    (the create count every rank holds shared, the rank shift), every
 //!    rank's figures gathered to rank 0 and merged exactly;
 //! 5. the timestamp is made by rank 0 (its ctime broadcast); find walks
-//!    the data directory on rank 0 with N walkers between two barriers;
+//!    the data directory with every rank, as pfind does (rank 0 starts at
+//!    the top, a rank out of work is given half of the others' queues),
+//!    the files looked at summed over the ranks;
 //! 6. rank 0 marks, scores, prints and stores the run (kind `io500`), then
 //!    removes everything unless `--keep`.
 
 use super::{
     Config, Job, Outcome, Ran, RunError, Stop, blank, drive, find, find_result, ior, ior_jobs,
-    make_dirs, md, md_specs, timestamp, unknown,
+    make_dirs, md, md_specs, reorder, timestamp, unknown,
 };
 use md::Which;
 use std::path::{Path, PathBuf};
@@ -42,7 +44,9 @@ use storlab_cluster::bench::{ClusterSync, Ranks, Step, SyncOptions, TargetMsg, l
 use storlab_cluster::md::{CommSync, gather};
 use storlab_cluster::step::{Failed, RankStop};
 use storlab_md::Op;
-use storlab_types::{PhaseParams, PhaseResult, STORLAB_VERSION, TargetInfo};
+use storlab_types::{
+    ClusterPhase, DirStats, PhaseParams, PhaseResult, RankResult, STORLAB_VERSION, TargetInfo,
+};
 
 /// What the front end does around an io500 run under MPI.
 pub trait Io500Front {
@@ -343,6 +347,13 @@ fn phases<C: Comm>(
         ..SyncOptions::default()
     };
     let numjobs = |s: &ior::Stepper| s.job.phases.iter().map(|p| p.numjobs).collect::<Vec<_>>();
+    // IOR's `-C -Q` read shift, as IOR computes it from where the ranks run.
+    let shift = |phase: &str| {
+        reorder::ior_read_offset(&world.nodes, reorder::ior_read_q(phase, job.file_per_proc))
+    };
+    let read_sync = |s: &ior::Stepper, phase: &str| {
+        ClusterSync::new(world, sync_opts(None), &clients, numjobs(s)).with_read_shift(shift(phase))
+    };
     let mut ranks = MpiRanks {
         world,
         job,
@@ -353,7 +364,8 @@ fn phases<C: Comm>(
                 &clients,
                 numjobs(&easy_job),
             ),
-            ClusterSync::new(world, sync_opts(None), &clients, numjobs(&easy_job)),
+            read_sync(&easy_job, "ior-easy-read"),
+            read_sync(&easy_job, "ior-rnd4K-easy-read"),
         ],
         hard_syncs: [
             ClusterSync::new(
@@ -362,7 +374,7 @@ fn phases<C: Comm>(
                 &clients,
                 numjobs(&hard_job),
             ),
-            ClusterSync::new(world, sync_opts(None), &clients, numjobs(&hard_job)),
+            read_sync(&hard_job, "ior-hard-read"),
         ],
         easy: easy_job,
         hard: hard_job,
@@ -379,8 +391,9 @@ fn phases<C: Comm>(
 struct MpiRanks<'a, C> {
     world: &'a Ranks<C>,
     job: &'a Job,
-    /// ior-easy's syncs: its writes (stonewalled, worn out) and its reads.
-    syncs: [ClusterSync<'a, C>; 2],
+    /// ior-easy's syncs: its writes (stonewalled, worn out), its read and
+    /// its 4 KiB random read (each with IOR's `-C -Q` shift).
+    syncs: [ClusterSync<'a, C>; 3],
     hard_syncs: [ClusterSync<'a, C>; 2],
     easy: ior::Stepper,
     hard: ior::Stepper,
@@ -418,7 +431,7 @@ impl<C: Comm> MpiRanks<'_, C> {
     /// Phase `name` of ior-easy (or ior-hard) on every rank, merged at
     /// rank 0 over the global window.
     fn ior(&mut self, easy: bool, name: &str) -> Ran {
-        let (st, syncs) = if easy {
+        let (st, syncs): (_, &[ClusterSync<'_, C>]) = if easy {
             (&mut self.easy, &self.syncs)
         } else {
             (&mut self.hard, &self.hard_syncs)
@@ -429,7 +442,13 @@ impl<C: Comm> MpiRanks<'_, C> {
             .phases
             .get(i)
             .is_some_and(|p| p.rw.writes() && !p.rw.reads());
-        let sync = &syncs[usize::from(!writes)];
+        let sync = if writes {
+            &syncs[0]
+        } else if name == "ior-rnd4K-easy-read" {
+            &syncs[2]
+        } else {
+            &syncs[1]
+        };
         let ran = sync.run_phases(&st.job, &st.control, &mut st.carried, i..i + 1, |_| {});
         let local = ran.local.phases.first();
         let stopped = self
@@ -484,24 +503,57 @@ impl<C: Comm> MpiRanks<'_, C> {
         })
     }
 
-    /// find between two barriers: rank 0 walks the data directory with a
-    /// walker per rank.
+    /// find as pfind runs it: every rank walks part of the data directory
+    /// (rank 0 starts at the top, the others are given work as they run
+    /// out), after a barrier; the files looked at are the sum of the
+    /// ranks', over the slowest rank's time, each rank's part kept.
     fn find(&mut self) -> Ran {
         let comm = &self.world.comm;
         let started = storlab_types::time::now_rfc3339();
         comm.barrier();
-        let c = comm.root().then(|| {
-            find::find(
-                self.data,
-                self.stamp_ctime_s,
-                comm.size(),
-                &AtomicBool::new(false),
-            )
+        let parts =
+            find::find_on_ranks(comm, self.data, self.stamp_ctime_s, &AtomicBool::new(false));
+        let result = comm.root().then(|| {
+            let mut r = find_result(&find::FindCount::sum(&parts), comm.size(), started);
+            r.cluster = Some(find_ranks(&parts, &self.world.nodes));
+            r
         });
-        comm.barrier();
         Ran {
-            result: c.map(|c| find_result(&c, comm.size(), started)),
+            result,
             stopped: false,
         }
+    }
+}
+
+/// find's per-rank figures (files looked at, each rank's own time) as a
+/// phase's cluster section.
+fn find_ranks(parts: &[find::FindCount], nodes: &[String]) -> ClusterPhase {
+    let mut distinct: Vec<&String> = nodes.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    let n = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+    ClusterPhase {
+        clients: n,
+        ranks: n,
+        nodes: u32::try_from(distinct.len()).unwrap_or(u32::MAX),
+        clients_by: "rank".into(),
+        layout: "find".into(),
+        window_ns: parts.iter().map(|p| p.elapsed_ns).max().unwrap_or(0),
+        per_rank: (0u32..)
+            .zip(parts)
+            .map(|(rank, p)| RankResult {
+                rank,
+                node: nodes.get(rank as usize).cloned().unwrap_or_default(),
+                first_job: rank,
+                end_ns: p.elapsed_ns,
+                total: DirStats {
+                    ops: p.total,
+                    iops: p.total as f64 / (p.elapsed_ns as f64 / 1e9).max(1e-9),
+                    ..DirStats::default()
+                },
+                ..RankResult::default()
+            })
+            .collect(),
+        ..ClusterPhase::default()
     }
 }
