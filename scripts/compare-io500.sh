@@ -26,14 +26,84 @@
 #      to put IOR's transfer buffers in huge pages as storlab's are (see
 #      docs/PERFORMANCE.md). Every run's load average is printed and the
 #      table ends with the range of load averages seen.
+#
+# DEVICE=1: the device-bound mode (needs root). On tmpfs every phase is
+#      CPU-bound and the comparison measures the tools' own CPU cost; here
+#      both run on ext4 on a loop device (--direct-io=on, so the host does
+#      not cache it twice) over a sparse file in DEVICE_DIR (default
+#      /var/tmp: the virtio disk; DIR is then ignored), DEVICE_SIZE (default
+#      12G), and each run (mpirun and io500, or storlab) inside a memory
+#      cgroup whose limit MEM (default 384M) is well below the data written,
+#      so the page cache cannot hold it and the reads come from the disk
+#      (cgroup v2's memory.max where the memory controller is on v2, else
+#      v1's memory.limit_in_bytes; page cache is charged to the cgroup of
+#      the process that first touches it). The file system is unmounted and
+#      mounted again before every run (nothing of the last run is cached).
+#      Sizes default to EASY_BLOCK=2g, HARD_SEGMENTS=20000, MD_HARD_N=100000
+#      (about 4.7 GiB written with NP=2); each run's peak cgroup memory is
+#      printed. Both tools read with one transfer in flight per rank and
+#      check each before the next (IOR: psync reads with -R; storlab: the
+#      psync engine at depth 1, the check in the worker after each read).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=${1:-$(mktemp -d /dev/shm/compare-io500.XXXXXX)}
-runs=${2:-4}
-np=${3:-2}
-wall=${4:-5}
-budget=${BUDGET:-540}
-start=$SECONDS
+device=${DEVICE:-0}
+cg="" mnt="" loopdev="" img=""
+undo_device() {
+    if [[ -n "$mnt" ]]; then umount "$mnt" 2>/dev/null || true; rmdir "$mnt" 2>/dev/null || true; fi
+    if [[ -n "$loopdev" ]]; then losetup -d "$loopdev" 2>/dev/null || true; fi
+    if [[ -n "$img" ]]; then rm -f "$img"; fi
+    if [[ -n "$cg" ]]; then rmdir "$cg" 2>/dev/null || true; fi
+}
+if [[ "$device" == 1 ]]; then
+    if [[ $(id -u) != 0 ]]; then echo "DEVICE=1 needs root (losetup, mount, cgroups)" >&2; exit 2; fi
+    trap undo_device EXIT
+    mem_bytes=$(numfmt --from=iec "${MEM:-384M}")
+    if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        cg=/sys/fs/cgroup/compare-io500.$$
+        mkdir "$cg"
+        echo "$mem_bytes" > "$cg/memory.max"
+        echo 0 > "$cg/memory.swap.max" 2>/dev/null || true
+        cg_peak() { cat "$cg/memory.peak" 2>/dev/null || echo 0; }
+        cg_reset() { echo 0 > "$cg/memory.peak" 2>/dev/null || true; }
+    elif [[ -d /sys/fs/cgroup/memory ]]; then
+        cg=/sys/fs/cgroup/memory/compare-io500.$$
+        mkdir "$cg"
+        echo "$mem_bytes" > "$cg/memory.limit_in_bytes"
+        cg_peak() { cat "$cg/memory.max_usage_in_bytes"; }
+        cg_reset() { echo 0 > "$cg/memory.max_usage_in_bytes"; }
+    else
+        echo "DEVICE=1: no memory cgroup (neither v2's memory controller nor v1's /sys/fs/cgroup/memory)" >&2
+        exit 2
+    fi
+    img=$(mktemp "${DEVICE_DIR:-/var/tmp}/compare-io500.XXXXXX.img")
+    truncate -s "${DEVICE_SIZE:-12G}" "$img"
+    loopdev=$(losetup -f --show --direct-io=on "$img")
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loopdev"
+    mnt=$(mktemp -d /tmp/compare-io500-mnt.XXXXXX)
+    mount "$loopdev" "$mnt"
+    dir=$mnt
+    : "${EASY_BLOCK:=2g}" "${HARD_SEGMENTS:=20000}" "${MD_HARD_N:=100000}"
+    echo "device-bound: ext4 on $loopdev over $img, memory cgroup $cg limited to ${MEM:-384M}" >&2
+else
+    dir=${1:-$(mktemp -d /dev/shm/compare-io500.XXXXXX)}
+fi
+# Run a command in the memory cgroup (DEVICE=1); else as it is.
+in_cg() {
+    if [[ -z "$cg" ]]; then "$@"; return; fi
+    sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+# Before a run (DEVICE=1): the file system mounted afresh (nothing of the
+# last run cached), the cgroup's peak reset; after it, the peak printed.
+before_run() {
+    if [[ -z "$cg" ]]; then return; fi
+    sync
+    umount "$mnt" && mount "$loopdev" "$mnt"
+    cg_reset
+}
+after_run() {
+    if [[ -z "$cg" ]]; then return; fi
+    echo "  $1: cgroup memory peak $(numfmt --to=iec "$(cg_peak)") (limit ${MEM:-384M})" >&2
+}
 storlab=${STORLAB:-${CARGO_TARGET_DIR:-$here/target}/release/storlab}
 if [[ ! -x "$storlab" ]]; then
     echo "no storlab binary at $storlab: build one (cargo build --release) or set STORLAB" >&2
@@ -46,12 +116,20 @@ fi
 if [[ -z "$io500" ]]; then
     io500=$("$here/../shared/peers/build-io500.sh" "${IO500_BUILD:-/tmp/io500-build}" | tail -1)
 fi
-work=$(mktemp -d "$dir/cmp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/io500-data" "$work/io500-results" "$work/storlab" "$work/figures"
+if [[ -n "$cg" ]]; then
+    # The measured file system holds only the data; the config, logs and
+    # figures stay outside it (it is unmounted between runs).
+    work=$(mktemp -d /tmp/compare-io500.XXXXXX)
+    data=$mnt
+else
+    work=$(mktemp -d "$dir/cmp.XXXXXX")
+    data=$work
+fi
+trap 'rm -rf "$work"; undo_device' EXIT
+mkdir -p "$data/io500-data" "$work/io500-results" "$data/storlab" "$work/figures"
 cat > "$work/config.ini" <<INI
 [global]
-datadir = $work/io500-data
+datadir = $data/io500-data
 resultdir = $work/io500-results
 drop-caches = FALSE
 
@@ -73,14 +151,18 @@ n = ${MD_HARD_N:-100000}
 INI
 
 run_io500() {
+    before_run
     # shellcheck disable=SC2086 # IO500_MPI_ARGS is a list of mpirun words
-    (cd "$work" && mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$1.log" 2>&1) || true
+    (cd "$work" && in_cg mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$1.log" 2>&1) || true
     summary=$(ls -t "$work"/io500-results/*/result_summary.txt 2>/dev/null | head -1)
     if [[ -n "$summary" ]]; then cp "$summary" "$work/figures/io500-$1.txt"; fi
-    rm -rf "$work"/io500-data/* "$work"/io500-results/*
+    after_run "io500 $1"
+    rm -rf "$data"/io500-data/* "$work"/io500-results/*
 }
 run_storlab() {
-    "$storlab" io500 "$work/config.ini" "$work/storlab" --np "$np" --no-save -q > "$work/figures/storlab-$1.txt" 2>"$work/storlab-$1.log" || true
+    before_run
+    in_cg "$storlab" io500 "$work/config.ini" "$data/storlab" --np "$np" --no-save -q > "$work/figures/storlab-$1.txt" 2>"$work/storlab-$1.log" || true
+    after_run "storlab $1"
 }
 load() { cut -d' ' -f1 /proc/loadavg; }
 done_pairs=0
@@ -102,6 +184,11 @@ if [[ -n "${KEEP_FIGURES:-}" ]]; then
     mkdir -p "$KEEP_FIGURES" && cp "$work"/figures/* "$KEEP_FIGURES"/
 fi
 
+if [[ -n "$cg" ]]; then
+    echo "mode: device-bound (ext4 on a loop device over $img, memory cgroup limit ${MEM:-384M}; EASY_BLOCK=$EASY_BLOCK HARD_SEGMENTS=$HARD_SEGMENTS MD_HARD_N=$MD_HARD_N)"
+else
+    echo "mode: $dir"
+fi
 python3 - "$work/figures" "$done_pairs" <<'PY'
 import re, statistics, sys, pathlib
 d, runs = pathlib.Path(sys.argv[1]), int(sys.argv[2])

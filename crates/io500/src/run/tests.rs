@@ -108,9 +108,14 @@ fn ior_hard_is_strided_47008_byte_transfers_in_one_shared_file() {
 
 /// io500's IOR writes one fixed buffer (`--dataPacketType=timestamp`, no
 /// word zero) and its reads check every word inside the window (`-R`);
-/// the 4 KiB random read does not check.
+/// the 4 KiB random read does not check. IOR's POSIX API has one transfer
+/// in flight per rank (a synchronous `read` or `write`) and checks a read
+/// before it issues the next: storlab's phases are the psync engine at
+/// depth 1 (the check runs in the worker after each read completes).
 fn assert_ior_data_and_read_check(ps: &[PhaseParams]) {
     for p in ps {
+        assert_eq!(p.engine, storlab_types::EngineKind::Psync, "{}", p.name);
+        assert_eq!(p.iodepth, 1, "{}: one transfer in flight", p.name);
         assert_eq!(p.buffer_pattern, storlab_types::BufferPattern::Ior);
         let checks = p.name.ends_with("-read") && p.name != "ior-rnd4K-easy-read";
         assert_eq!(p.check_reads, checks, "{}", p.name);
