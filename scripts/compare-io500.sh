@@ -104,6 +104,11 @@ after_run() {
     if [[ -z "$cg" ]]; then return; fi
     echo "  $1: cgroup memory peak $(numfmt --to=iec "$(cg_peak)") (limit ${MEM:-384M})" >&2
 }
+runs=${2:-4}
+np=${3:-2}
+wall=${4:-5}
+budget=${BUDGET:-540}
+start=$SECONDS
 storlab=${STORLAB:-${CARGO_TARGET_DIR:-$here/target}/release/storlab}
 if [[ ! -x "$storlab" ]]; then
     echo "no storlab binary at $storlab: build one (cargo build --release) or set STORLAB" >&2

@@ -213,6 +213,13 @@ impl MdFs for PosixPaths {
         let fd = dir.with(0, name, |p| {
             Ok(rustix::fs::open(p, flags, Mode::from_raw_mode(0o644))?)
         })?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // mdtest's POSIX backend seeks to the transfer's offset before
+        // every write (`POSIX_Xfer`: `lseek` + `write`), as mdtest-hard's
+        // `-w 3901` does once per file.
+        rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0))?;
         write_all(&fd, data)
     }
 
@@ -232,6 +239,11 @@ impl MdFs for PosixPaths {
     fn read(&self, dir: &PathDir, name: &CStr, buf: &mut [u8]) -> io::Result<usize> {
         let flags = OFlags::RDONLY | OFlags::CLOEXEC;
         let fd = dir.with(0, name, |p| Ok(rustix::fs::open(p, flags, Mode::empty())?))?;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        // As mdtest's `-e 3901`: `lseek` to the offset, then `read`.
+        rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0))?;
         read_all(&fd, buf)
     }
 
