@@ -417,7 +417,7 @@ impl<C: Comm> Walker<'_, C> {
 /// pfind with one walker per rank of `comm` (collective; every rank calls
 /// it after the same barrier): rank 0 starts with `root`, and a rank out
 /// of work is given part of the others' (pfind's work stealing, done in
-/// collective looks: [`SLICE`]). Each rank counts what it looked at
+/// collective looks every `SLICE` items). Each rank counts what it looked at
 /// (files not matching the name where their directory was read, matching
 /// ones where they were `lstat`ed), over its own time from the call to the
 /// end of the walk. Every rank's counts, in rank order, on every rank:
