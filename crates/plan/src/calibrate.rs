@@ -16,7 +16,10 @@ mod holdout;
 mod queue;
 
 pub use holdout::{HeldOutReport, HeldPoint, HoldOut, median, render as render_knee_and_held_out};
-pub use queue::{MERGING, MergePoint, QdPoint, QueueFit, merge_rule, mva, mva_centres};
+pub use queue::{
+    HostCentre, HostParams, MERGING, MergePoint, QdPoint, QueueFit, merge_rule, mva, mva_centres,
+    mva_host,
+};
 
 use crate::PlanError;
 use crate::against::{mean_abs, relative_error};
@@ -1258,6 +1261,7 @@ mod tests {
             rms_log_error: 0.0,
             knees: Vec::new(),
             host_s: Some(12e-6),
+            host_call_s: None,
             merges: Vec::new(),
         };
         let counted = [1.0, 1.5, 2.2, 3.0, 4.0, 4.5];
