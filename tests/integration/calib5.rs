@@ -189,7 +189,13 @@ fn a_batching_host_gives_the_same_answer_in_plan_and_sim() {
     let dir = tempfile::tempdir().unwrap();
     let cat = dir.path().join("host-disk.toml");
     std::fs::write(&cat, format!("{DRIVE}{BATCHED}")).unwrap();
-    agree(dir.path(), &cat, "randread", "rand_read", &[1, 2, 8, 32, 256]);
+    agree(
+        dir.path(),
+        &cat,
+        "randread",
+        "rand_read",
+        &[1, 2, 8, 32, 256],
+    );
     let deep = plan_at(dir.path(), &cat, "rand_read", 256) / 4096.0;
     assert!(deep > 1.0 / 38e-6 * 1.5, "{deep} requests/s");
 }
