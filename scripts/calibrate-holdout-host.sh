@@ -6,11 +6,12 @@
 # calls (syscalls:sys_enter_io_uring_enter) and the requests submitted
 # (io_uring:io_uring_submit_req). Per point it prints the IOPS, the bench's
 # own CPU per I/O (the phase record's cpu.cpu_ns_per_io: user + system time
-# of the process / I/Os) and the I/Os per system call, then fits the CPU
-# per I/O as `io + call / (I/Os per call)` by least squares: the per-request
-# and per-call costs the model's host centre has, measured for the bench's
-# own thread (the fitted host centre holds more: the virtual disk's path
-# outside the process). Unattended, about 30 s; needs perf and root.
+# of the process / I/Os), the I/Os per system call (requests submitted /
+# io_uring_enter calls) and the CPU per call: the batching the model's host
+# centre describes (a cost per call shared by its requests), as the
+# kernel counted it for the bench's own thread (the fitted host centre
+# holds more: the virtual disk's path outside the process).
+# Unattended, about 30 s; needs perf and root.
 #
 #   scripts/calibrate-holdout-host.sh [DIR] [STORLAB] [RUNTIME]
 #   scripts/calibrate-holdout-host.sh /var/tmp/host target/release/storlab 1s
@@ -60,9 +61,8 @@ def counts(path):
             c[f[2]] = float(f[0])
     return c
 print(f"4 KiB O_DIRECT reads, one run per point (load average {load})")
-print(f"{'requests':<11} {'QD':>3} {'IOPS':>9} {'CPU/I/O us':>11} {'I/Os per call':>14}")
+print(f"{'requests':<11} {'QD':>3} {'IOPS':>9} {'CPU/I/O us':>11} {'I/Os per call':>14} {'CPU/call us':>12}")
 for rw in ("randread", "read"):
-    pts = []
     for qd in (1, 2, 4, 8, 16, 32):
         doc = json.load(open(f"{d}/{rw}-{qd}.json"))
         ph = doc["phases"][0] if "phases" in doc else doc["report"]["phases"][0]
@@ -70,15 +70,5 @@ for rw in ("randread", "read"):
         c = counts(f"{d}/{rw}-{qd}.perf")
         calls, subs = c.get("syscalls:sys_enter_io_uring_enter", 0), c.get("io_uring:io_uring_submit_req", 0)
         per = subs / calls if calls else float("nan")
-        pts.append((per, cpu))
-        print(f"{rw:<11} {qd:>3} {iops:>9.0f} {cpu:>11.2f} {per:>14.2f}")
-    # cpu = io + call / per, least squares in (1/per, cpu)
-    xs = [1 / p for p, _ in pts if p == p and p > 0]
-    ys = [c for p, c in pts if p == p and p > 0]
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    call = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else float("nan")
-    io = my - call * mx
-    print(f"{rw}: the bench's CPU per I/O = {io:.2f} us + {call:.2f} us / (I/Os per call)")
+        print(f"{rw:<11} {qd:>3} {iops:>9.0f} {cpu:>11.2f} {per:>14.2f} {cpu * per:>12.2f}")
 PY
