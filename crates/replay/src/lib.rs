@@ -20,15 +20,16 @@
 //!   and the run record (kind `replay`).
 //!
 //! Nothing here prints; errors are typed.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod figures;
 pub mod map;
 pub mod prepare;
 pub mod result;
 pub mod run;
+mod sys;
 
 pub use map::{MapError, PathMap};
 pub use prepare::{Layout, PrepareError, Prepared, prepare};
 pub use result::{RankFigures, ReplayResult};
-pub use run::{ReplayError, Speed, Stop, replay};
+pub use run::{Fadvise, ReplayError, Speed, Stop, replay};
