@@ -16,7 +16,10 @@ mod holdout;
 mod queue;
 
 pub use holdout::{HeldOutReport, HeldPoint, HoldOut, median, render as render_knee_and_held_out};
-pub use queue::{MERGING, MergePoint, QdPoint, QueueFit, merge_rule, mva, mva_centres};
+pub use queue::{
+    HostCentre, HostParams, MERGING, MergePoint, QdPoint, QueueFit, merge_rule, mva, mva_centres,
+    mva_host,
+};
 
 use crate::PlanError;
 use crate::against::{mean_abs, relative_error};
@@ -1258,6 +1261,7 @@ mod tests {
             rms_log_error: 0.0,
             knees: Vec::new(),
             host_s: Some(12e-6),
+            host_call_s: None,
             merges: Vec::new(),
         };
         let counted = [1.0, 1.5, 2.2, 3.0, 4.0, 4.5];
@@ -1369,10 +1373,17 @@ mod tests {
         let c = calibrate_with("qdev", &qd_sweep(), &HoldOut::sizes(&[]), Repeats::Median).unwrap();
         let like = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
         let text = c.to_toml(&like, "runs");
+        // A negative cost per system call, written or given by hand.
+        let call = if text.contains("host_call_s = ") {
+            ("host_call_s = ", "host_call_s = -")
+        } else {
+            ("rms_log_error = ", "host_call_s = -1e-5\nrms_log_error = ")
+        };
         for (from, to) in [
             ("demand_s = ", "demand_s = -"),
             ("points = ", "points = 0\n# "),
             ("latency_bytes_per_s", "# latency_bytes_per_s"),
+            call,
         ] {
             let bad = text.replacen(from, to, 1);
             let mut cat = Catalog::builtin();

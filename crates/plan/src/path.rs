@@ -80,6 +80,11 @@ pub struct DeviceQueue {
     /// series with the units, which merging does not relieve (0: none
     /// calibrated; docs/MODEL.md §8, "The merge model").
     pub host_s: f64,
+    /// The host's cost per system call, s, shared by the requests one
+    /// call carries: with `j` requests at the host it completes `j` per
+    /// `host_call_s + j · host_s` (a load-dependent centre,
+    /// [`crate::calibrate::HostCentre`]; 0: a fixed cost per request).
+    pub host_call_s: f64,
     /// Requests per device command at the workload's depth (the fit's
     /// rule from its counted merge factors; 1: none).
     pub merge: f64,
@@ -128,18 +133,29 @@ pub fn device_queue(
     // beside it (QueueFit::demands; m = 1 and no host: the plain curve).
     let in_flight = u32::try_from(u64::from(w.streams) * u64::from(w.qd)).unwrap_or(u32::MAX);
     let merge = fit.merge_at(piece, in_flight);
-    let host_s = fit.host_s.unwrap_or(0.0);
+    let host = fit.host();
     let (l, s) = fit.times(piece * merge);
     let busy = ops * s / merge;
     Some(DeviceQueue {
         units,
         demand_s: busy / f64::from(units),
-        delay_s: (l - host_s - busy).max(0.0),
+        delay_s: (l - host.alone_s() - busy).max(0.0),
         latency_s: l,
-        knee: l / busy.max(host_s),
-        host_s,
+        knee: l / busy.max(host.io_s),
+        host_s: host.io_s,
+        host_call_s: host.call_s,
         merge,
     })
+}
+
+impl DeviceQueue {
+    /// The host centre beside the units.
+    pub fn host(&self) -> crate::calibrate::HostCentre {
+        crate::calibrate::HostCentre {
+            io_s: self.host_s,
+            call_s: self.host_call_s,
+        }
+    }
 }
 
 /// Requests per second through `q` with `in_flight` requests kept
@@ -155,8 +171,9 @@ pub fn queued_rate(q: &DeviceQueue, extra_delay_s: f64, in_flight: u64) -> f64 {
     let (mut queue, mut x, mut host_q) = (0.0, 0.0, 0.0);
     for k in 1..=in_flight.clamp(1, 1_000_000) {
         let r = q.demand_s * (1.0 + queue);
-        // The host centre (merged requests, §8): its own queue.
-        let rh = q.host_s * (1.0 + host_q);
+        // The host centre (§8): its own queue, one call's cost shared by
+        // the requests waiting there (HostCentre::residence_s).
+        let rh = q.host().residence_s(host_q);
         let next = k as f64 / (z + n * r + rh);
         host_q = next * rh;
         // Far past the knee X no longer moves: a deep queue (a search over
@@ -571,6 +588,7 @@ mod tests {
             latency_s: 2e-3,
             knee: 2.0,
             host_s: 0.0,
+            host_call_s: 0.0,
             merge: 1.0,
         };
         let near = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
@@ -610,6 +628,7 @@ mod tests {
             rms_log_error: 0.05,
             knees: Vec::new(),
             host_s: None,
+            host_call_s: None,
             merges: Vec::new(),
         };
         let mut d = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
@@ -664,6 +683,7 @@ mod tests {
             rms_log_error: 0.05,
             knees: Vec::new(),
             host_s: Some(15e-6),
+            host_call_s: None,
             merges: vec![MergePoint {
                 bytes: 4096,
                 in_flight: 32,
@@ -700,6 +720,70 @@ mod tests {
         let r = device_queue(&d, GroupLevel::R0, 1, 256 << 10, &rw).unwrap();
         assert_eq!((r.merge, r.host_s), (1.0, 0.0));
         assert!(near(queued_rate(&r, 0.0, 100_000), 25_000.0, 1e-3));
+    }
+
+    /// A batching host by hand (docs/MODEL.md §8): random 4 KiB reads on a
+    /// curve of L = 100 µs, S = 20 µs with a host of 10 µs per request and
+    /// 30 µs per call. The delay is 100 − (30 + 10) − 20 = 40 µs; one
+    /// request: 10,000/s (Q = 0.4 at the host, 0.2 at the device); two:
+    /// R = 30 + 10 × 1.4 = 44 µs at the host, 20 × 1.2 = 24 µs at the
+    /// device, X = 2 / 108 µs = 18,518.5/s. Deep, the device's 1 / 20 µs
+    /// = 50,000/s binds: the host's calls then carry several requests each
+    /// (10 + 30/j µs per request), where a host paying its 40 µs per
+    /// request would hold it to 25,000/s.
+    #[test]
+    fn a_batching_host_shares_its_call_among_the_requests_waiting() {
+        let fit = crate::calibrate::QueueFit {
+            latency_s: 100e-6,
+            latency_bytes_per_s: None,
+            demand_s: 20e-6,
+            demand_bytes_per_s: None,
+            only_bytes: Some(4096),
+            points: 6,
+            min_in_flight: 1,
+            max_in_flight: 32,
+            rms_log_error: 0.05,
+            knees: Vec::new(),
+            host_s: Some(10e-6),
+            host_call_s: Some(30e-6),
+            merges: Vec::new(),
+        };
+        let mut d = Catalog::builtin().drive("dc-s3700-800gb").unwrap();
+        d.queue.rand_read = Some(fit.clone());
+        let w = Workload::new(Pattern::RandRead, 4096).with_concurrency(1, 2);
+        let q = device_queue(&d, GroupLevel::R0, 1, 256 << 10, &w).unwrap();
+        let near = |a: f64, b: f64, tol: f64| (a / b - 1.0).abs() < tol;
+        assert_eq!((q.host_s, q.host_call_s, q.merge), (10e-6, 30e-6, 1.0));
+        assert!(near(q.delay_s, 40e-6, 1e-9), "{q:?}");
+        assert!(near(queued_rate(&q, 0.0, 1), 10_000.0, 1e-9));
+        assert!(near(queued_rate(&q, 0.0, 2), 2.0 / 108e-6, 1e-9));
+        assert!(near(queued_rate(&q, 0.0, 3), 25_632.911_392_405, 1e-9));
+        let deep = queued_rate(&q, 0.0, 100_000);
+        assert!(near(deep, 50_000.0, 1e-6), "{deep}");
+        let unbatched = DeviceQueue {
+            host_s: 40e-6,
+            host_call_s: 0.0,
+            ..q
+        };
+        assert!(near(queued_rate(&unbatched, 0.0, 100_000), 25_000.0, 1e-6));
+        // plan and calibrate's own prediction agree (one function).
+        assert!(near(
+            queued_rate(&q, 0.0, 2),
+            fit.predict(4096, 2).unwrap(),
+            1e-12
+        ));
+        // plan's prediction queues by it.
+        let h = Hardware {
+            drive: d,
+            ..hw("md-nvme-direct", "dc-s3700-800gb")
+        };
+        let l: Layout = "R0/1".parse().unwrap();
+        let p = predict(&l, &h, &w).unwrap();
+        assert!(
+            p.explanation.contains("calibrated queue"),
+            "{}",
+            p.explanation
+        );
     }
 
     fn hw(ctrl: &str, drive: &str) -> Hardware {

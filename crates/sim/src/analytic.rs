@@ -26,11 +26,16 @@ use crate::model::{self, Layout, Point, Utilisation};
 use crate::scenario::Resolved;
 
 /// A station of the closed network: per-request demand at one instance (s)
-/// and how many instances share the load.
+/// and how many instances share the load; `call_s`, a cost per visit
+/// shared by every request waiting at the instance (a calibrated host's
+/// system call, `storlab_plan::calibrate::HostCentre`: the instance is
+/// then load-dependent, its residence `call_s + demand (1 + Q)` per
+/// instance visited; 0 for a plain station).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Station {
     pub demand_s: f64,
     pub copies: f64,
+    pub call_s: f64,
 }
 
 /// Exact MVA for `customers` in a closed network of queueing `stations`
@@ -44,7 +49,7 @@ pub fn mva(stations: &[Station], think_s: f64, customers: u64) -> (f64, f64, Vec
         let rs: Vec<f64> = stations
             .iter()
             .zip(&q)
-            .map(|(s, qk)| s.demand_s * (1.0 + qk))
+            .map(|(s, qk)| s.demand_s * (1.0 + qk) + s.call_s / s.copies.max(1.0))
             .collect();
         resp = rs
             .iter()
@@ -91,6 +96,7 @@ pub fn solve(r: &Resolved) -> Point {
                 station: Some(Station {
                     demand_s: secs / requests,
                     copies,
+                    call_s: 0.0,
                 }),
             });
         }
@@ -185,6 +191,27 @@ pub fn solve(r: &Resolved) -> Point {
         st.copies *= units;
     }
 
+    // A calibrated device's host centre (docs/MODEL.md §8): each stream's
+    // own host (its submission and completion work), a load-dependent
+    // station whose call is shared by the requests waiting at it. Its
+    // bound: every request pays the per-request cost and at least its
+    // share of a call carrying all the stream's iodepth requests.
+    let host = r.array.host();
+    if model::queued(r) && !host.is_none() {
+        let streams = f64::from(r.streams().max(1));
+        let secs = requests / streams * host.per_request_s(f64::from(w.iodepth));
+        terms.push(Term {
+            name: model::HOST,
+            secs,
+            busy_secs: secs,
+            station: Some(Station {
+                demand_s: host.io_s / streams,
+                copies: streams,
+                call_s: host.call_s,
+            }),
+        });
+    }
+
     let lock_secs = lock_secs(r, &l, requests, bs);
 
     let t_bound = terms
@@ -201,7 +228,7 @@ pub fn solve(r: &Resolved) -> Point {
     let bound = l.total_bytes / t_bound;
 
     let customers = l.n * u64::from(w.iodepth);
-    let mva_x = mva_throughput(
+    let mva = mva_throughput(
         r,
         &terms,
         lock_secs,
@@ -209,12 +236,23 @@ pub fn solve(r: &Resolved) -> Point {
         t_client / (l.per_client_bytes / bs).max(1.0),
         customers,
     );
+    let mva_x = mva.as_ref().map(|m| m.0);
     let aggregate = if model::queued(r) {
         mva_x.map_or(bound, |m| m.min(bound))
     } else {
         bound
     };
     let t_run = l.total_bytes / aggregate;
+    // The host's busy time: each call carries the requests waiting at it
+    // (MVA's mean queue there, at least one).
+    if let Some(t) = terms.iter_mut().find(|t| t.name == model::HOST) {
+        let queued = mva
+            .as_ref()
+            .and_then(|m| m.1)
+            .unwrap_or(f64::from(w.iodepth));
+        let streams = f64::from(r.streams().max(1));
+        t.busy_secs = requests / streams * host.per_request_s(queued.max(1.0));
+    }
 
     let utilisation = utilisation(
         r,
@@ -269,8 +307,10 @@ pub(crate) fn unknowns_for(r: &Resolved, binding: &str) -> Vec<String> {
     u
 }
 
-/// MVA's throughput, bytes/s: the shared stations (under the DLM, the lock
-/// and the back end); the client side and the latency are a delay.
+/// MVA's throughput, bytes/s: the shared stations (under the DLM, the lock,
+/// the back end and a calibrated host); the client side and the latency are
+/// a delay. Beside it, the mean queue at one host instance, when there is a
+/// host station.
 fn mva_throughput(
     r: &Resolved,
     terms: &[Term],
@@ -278,16 +318,17 @@ fn mva_throughput(
     requests: f64,
     client_per_request: f64,
     customers: u64,
-) -> Option<f64> {
+) -> Option<(f64, Option<f64>)> {
     let (stations, think): (Vec<Station>, f64) = if let Some(ls) = lock_secs {
         let mut st = vec![Station {
             demand_s: ls / requests,
             copies: 1.0,
+            call_s: 0.0,
         }];
         st.extend(
             terms
                 .iter()
-                .filter(|t| t.name == model::BACKEND)
+                .filter(|t| t.name == model::BACKEND || t.name == model::HOST)
                 .filter_map(|t| t.station),
         );
         (st, r.latency_s + r.array.cmd_latency_s)
@@ -297,8 +338,11 @@ fn mva_throughput(
             r.latency_s + r.array.cmd_latency_s + r.array.drive_latency_s + client_per_request,
         )
     };
-    (customers <= MVA_MAX_CUSTOMERS)
-        .then(|| mva(&stations, think, customers).0 * r.workload.bs_bytes as f64)
+    let host = stations.iter().position(|s| s.call_s > 0.0);
+    (customers <= MVA_MAX_CUSTOMERS).then(|| {
+        let (x, _, q) = mva(&stations, think, customers);
+        (x * r.workload.bs_bytes as f64, host.map(|i| q[i]))
+    })
 }
 
 /// The DLM's time: one writer at a time, at the rate of a lone flow through
@@ -412,6 +456,7 @@ mod tests {
             &[Station {
                 demand_s: 0.01,
                 copies: 1.0,
+                call_s: 0.0,
             }],
             0.0,
             5,
@@ -426,7 +471,8 @@ mod tests {
             let st = vec![
                 Station {
                     demand_s: d,
-                    copies: 1.0
+                    copies: 1.0,
+                    call_s: 0.0,
                 };
                 3
             ];
@@ -445,10 +491,12 @@ mod tests {
             Station {
                 demand_s: 1.0,
                 copies: 1.0,
+                call_s: 0.0,
             },
             Station {
                 demand_s: 2.0,
                 copies: 1.0,
+                call_s: 0.0,
             },
         ];
         let (x, r, _) = mva(&st, 0.0, 2);

@@ -32,6 +32,20 @@ enum Ev {
     Arrive { req: usize },
     /// A request starts moving its bytes (after a lock handoff).
     Start { req: usize },
+    /// The next completion at a stream's calibrated host, scheduled in
+    /// `epoch` (stale when the host's requests changed since).
+    HostDone { stream: u32, epoch: u64 },
+}
+
+/// One stream's calibrated host centre: the requests there with the work
+/// each has left (1 = a whole visit).
+#[derive(Debug, Default, Clone)]
+struct HostPs {
+    present: Vec<(usize, f64)>,
+    last: Nanos,
+    epoch: u64,
+    /// Time with a request there.
+    busy_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -113,6 +127,8 @@ struct Sim<'a> {
     /// back end slower than the links (the fluid flow moves at the slowest
     /// part's rate, so that time would otherwise count twice).
     drive_delay_s: f64,
+    /// Each stream's calibrated host centre (none without one).
+    hosts: Vec<HostPs>,
 }
 
 fn pct_of(sorted: &[u64], p: f64) -> u64 {
@@ -196,6 +212,7 @@ impl<'a> Sim<'a> {
             last_done: 0,
             stagger_ns,
             drive_delay_s,
+            hosts: vec![HostPs::default(); r.streams() as usize],
         }
     }
 
@@ -348,9 +365,19 @@ impl<'a> Sim<'a> {
                 self.reqs.len() - 1
             }
         };
-        // The network latency, and in the array the controller's command
-        // time and, for a stream's request that reaches the drives, the
-        // drives' time (one request's round trip, docs/MODEL.md §3.12).
+        if self.r.array.queued && !self.r.array.host().is_none() {
+            self.host_enter(client, id, now);
+        } else {
+            self.depart(id, now);
+        }
+    }
+
+    /// Request `id` leaves its client (and its host, if calibrated) at
+    /// `now`: it waits the network latency and, in the array, the
+    /// controller's command time and the drives' (one request's round trip,
+    /// docs/MODEL.md §3.12), then arrives.
+    fn depart(&mut self, id: usize, now: Nanos) {
+        let level = self.reqs[id].level;
         let a = &self.r.array;
         // A calibrated queue's delay is a delay centre of that mean: drawn
         // exponential, or requests that start together at one unit would
@@ -373,6 +400,73 @@ impl<'a> Sim<'a> {
             self.q.schedule(now + lat, Ev::Arrive { req: id });
         } else {
             self.arrive(id);
+        }
+    }
+
+    /// Request `id` reaches its stream's calibrated host centre at `now`:
+    /// processor sharing at a load-dependent rate, each of the `j` requests
+    /// there served at `1 / (call + j · io)` of a visit per second, so the
+    /// host completes `j` per `call + j · io` — the load-dependent centre
+    /// plan's MVA solves (`storlab_plan::calibrate::HostCentre`; a
+    /// processor-sharing station's throughput in a closed network depends
+    /// on its service times' means only).
+    fn host_enter(&mut self, stream: u32, id: usize, now: Nanos) {
+        self.host_advance(stream, now);
+        self.hosts[stream as usize].present.push((id, 1.0));
+        self.host_schedule(stream, now);
+    }
+
+    /// The work the requests at `stream`'s host received up to `now`.
+    fn host_advance(&mut self, stream: u32, now: Nanos) {
+        let h = self.r.array.host();
+        let hs = &mut self.hosts[stream as usize];
+        let j = hs.present.len() as f64;
+        if j > 0.0 && now > hs.last {
+            let done = (now - hs.last) as f64 / 1e9 / (h.call_s + j * h.io_s);
+            for p in &mut hs.present {
+                p.1 -= done;
+            }
+            hs.busy_ns += now - hs.last;
+        }
+        hs.last = now;
+    }
+
+    /// The next completion at `stream`'s host (a new epoch: any earlier
+    /// one scheduled is stale).
+    fn host_schedule(&mut self, stream: u32, now: Nanos) {
+        let h = self.r.array.host();
+        let hs = &mut self.hosts[stream as usize];
+        hs.epoch += 1;
+        let j = hs.present.len() as f64;
+        let Some(left) = hs.present.iter().map(|p| p.1).min_by(f64::total_cmp) else {
+            return;
+        };
+        let secs = left.max(0.0) * (h.call_s + j * h.io_s);
+        let at = now + (secs * 1e9).ceil() as Nanos;
+        let epoch = hs.epoch;
+        self.q.schedule(at, Ev::HostDone { stream, epoch });
+    }
+
+    /// A completion at `stream`'s host: the requests whose work is done
+    /// leave it.
+    fn host_done(&mut self, stream: u32, epoch: u64) {
+        if self.hosts[stream as usize].epoch != epoch {
+            return;
+        }
+        let now = self.q.now();
+        self.host_advance(stream, now);
+        let hs = &mut self.hosts[stream as usize];
+        let mut leaving = Vec::new();
+        hs.present.retain(|&(id, left)| {
+            let done = left <= 1e-9;
+            if done {
+                leaving.push(id);
+            }
+            !done
+        });
+        self.host_schedule(stream, now);
+        for id in leaving {
+            self.depart(id, now);
         }
     }
 
@@ -502,6 +596,7 @@ impl<'a> Sim<'a> {
                 match ev {
                     Ev::Arrive { req } => self.arrive(req),
                     Ev::Start { req } => self.start(req),
+                    Ev::HostDone { stream, epoch } => self.host_done(stream, epoch),
                 }
             }
         }
@@ -549,6 +644,15 @@ impl<'a> Sim<'a> {
             .fold(0.0, f64::max);
         let _ = max_nic;
         add(model::CLIENT_NIC, 100.0 * t_nic / secs);
+        if let Some(busy) = self
+            .hosts
+            .iter()
+            .map(|h| h.busy_ns)
+            .max()
+            .filter(|&b| b > 0)
+        {
+            add(model::HOST, 100.0 * busy as f64 / 1e9 / secs);
+        }
         let used = self.net.used_bytes().to_vec();
         let one = |ids: &[ResourceId], cap: f64| -> Vec<(f64, f64)> {
             ids.iter().map(|&x| (used[x], cap)).collect()

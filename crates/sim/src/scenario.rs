@@ -328,6 +328,29 @@ pub struct Array {
     /// requests alike, and MVA gives the throughput (docs/SIM.md).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub queued: bool,
+    /// A calibrated queue's host centre (plan's `path::DeviceQueue`: the
+    /// host's cost per request and per system call, the call shared by the
+    /// requests waiting at the host): each stream's own host, a
+    /// load-dependent station in front of the array (docs/SIM.md). Zero:
+    /// none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_s: f64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_call_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl Array {
+    /// The calibrated host centre in front of the array (none: both 0).
+    pub fn host(&self) -> storlab_plan::calibrate::HostCentre {
+        storlab_plan::calibrate::HostCentre {
+            io_s: self.host_s,
+            call_s: self.host_call_s,
+        }
+    }
 }
 
 /// The workload every client runs.
@@ -935,6 +958,8 @@ impl Scenario {
             cmd_latency_s: rt.controller_s,
             drive_latency_s,
             queued: queue.is_some(),
+            host_s: queue.map_or(0.0, |q| q.host_s),
+            host_call_s: queue.map_or(0.0, |q| q.host_call_s),
             stream_unknown: match &ctrl {
                 Some(c) => storlab_plan::path::stream_unknown(c),
                 None => {

@@ -10,7 +10,7 @@
 //! alone (never by the measurements), and each held-out point has fitted
 //! neighbours on both sides. Repeats of a point count by their median.
 
-use super::{Calibration, DirectionFit, Observation};
+use super::{Calibration, DirectionFit, Observation, QueueFit};
 use crate::render::Style;
 use serde::Serialize;
 use storlab_types::{format_bytes, format_rate};
@@ -333,25 +333,7 @@ fn render_fits(cal: &Calibration, st: Style) -> String {
             t.add_row(vec![
                 k.to_string(),
                 time(q.latency_s, q.latency_bytes_per_s),
-                match q.host_s {
-                    Some(h) => format!(
-                        "{} per command; host {:.4} ms per request (merged: counted {})",
-                        time(q.demand_s, q.demand_bytes_per_s),
-                        h * 1e3,
-                        q.merges
-                            .iter()
-                            .filter(|m| m.factor > super::MERGING)
-                            .map(|m| format!(
-                                "{:.1}x at {} QD {}",
-                                m.factor,
-                                format_bytes(m.bytes),
-                                m.in_flight
-                            ))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    None => time(q.demand_s, q.demand_bytes_per_s),
-                },
+                demand_cell(q, &time),
                 knees.join(", "),
                 format!("{} (QD {}..{})", q.points, q.min_in_flight, q.max_in_flight),
                 format!("{:.1}%", q.rms_log_error * 100.0),
@@ -469,6 +451,46 @@ fn render_held_out_summary(h: &HeldOutReport, out: &mut String) {
             h.not_predicted
         ));
     }
+}
+
+/// The demand column of the knee table: the device's demand and, where
+/// fitted, the host's cost per request and per call and the merge counts.
+fn demand_cell(q: &QueueFit, time: &dyn Fn(f64, Option<f64>) -> String) -> String {
+    let device = time(q.demand_s, q.demand_bytes_per_s);
+    let Some(h) = q.host_s else {
+        return device;
+    };
+    let merged: Vec<String> = q
+        .merges
+        .iter()
+        .filter(|m| m.factor > super::MERGING)
+        .map(|m| {
+            format!(
+                "{:.1}x at {} QD {}",
+                m.factor,
+                format_bytes(m.bytes),
+                m.in_flight
+            )
+        })
+        .collect();
+    let call = q
+        .host_call_s
+        .map(|c| format!(" + {:.4} ms per call", c * 1e3))
+        .unwrap_or_default();
+    let per = if merged.is_empty() {
+        ""
+    } else {
+        " per command"
+    };
+    let counted = if merged.is_empty() {
+        String::new()
+    } else {
+        format!(" (merged: counted {})", merged.join(", "))
+    };
+    format!(
+        "{device}{per}; host {:.4} ms per request{call}{counted}",
+        h * 1e3
+    )
 }
 
 #[cfg(test)]
