@@ -80,6 +80,7 @@ pub use options::{
     typed_value,
 };
 pub use record::{FallbackError, Verdict, write_fallback};
+pub use sys::fadvise_whole_file;
 pub use run::{
     Carried, LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run,
     run_synced, run_synced_phases, run_with_layout,

@@ -22,7 +22,7 @@
 //!   and the run record (kind `replay`).
 //!
 //! Nothing here prints; errors are typed.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod figures;
 pub mod map;
