@@ -80,7 +80,6 @@ pub use options::{
     typed_value,
 };
 pub use record::{FallbackError, Verdict, write_fallback};
-pub use sys::fadvise_whole_file;
 pub use run::{
     Carried, LATENCY_SPAN, LayoutState, MIN_TRUSTED_IOS, MIN_TRUSTED_NS, RunOutcome, run,
     run_synced, run_synced_phases, run_with_layout,
@@ -91,7 +90,7 @@ pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
 /// Page-cache control for files other crates lay out (replay).
-pub use sys::{fadvise_dontneed, resident_pages, trim};
+pub use sys::{fadvise_dontneed, fadvise_whole_file, resident_pages, trim};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
     resolve as resolve_target,
