@@ -14,7 +14,7 @@ use super::signals::{Signals, signal_name};
 use crate::output::{self, Document, Reply};
 use clap::Args;
 use std::path::PathBuf;
-use storlab_replay::{PathMap, ReplayResult, Speed, prepare, replay};
+use storlab_replay::{Fadvise, PathMap, ReplayResult, Speed, prepare, replay};
 use storlab_trace::OpenOptions;
 
 #[derive(Args, Debug)]
@@ -34,6 +34,9 @@ pub struct ReplayCommand {
     /// Replay only the trace's ranks 0 to N-1 (as threads; under MPI, by MPI ranks 0 to N-1); N above the trace's ranks is refused
     #[arg(long, value_name = "N")]
     ranks: Option<u32>,
+    /// Page-cache hint for each replayed file: normal (none: the kernel's read-ahead, as recorded), sequential (what fio's read_iolog gives) or random (no read-ahead)
+    #[arg(long, value_name = "HINT", default_value = "normal", value_parser = Fadvise::parse)]
+    fadvise: Fadvise,
     /// Keep the laid-out files afterwards
     #[arg(long)]
     keep: bool,
@@ -67,7 +70,8 @@ impl ReplayCommand {
         let place = storlab_replay::prepare::place(layout, &self.target, self.allow_destroy)?;
         let store = self.db.open()?;
         let signals = Signals::install()?;
-        let prep = place.lay_out(&self.target, &|| signals.requested())?;
+        let mut prep = place.lay_out(&self.target, &|| signals.requested())?;
+        prep.fadvise = self.fadvise;
         let done = replay(&prep, &opts, speed, &|| signals.requested());
         self.remove(&prep);
         let result = done?;
@@ -76,11 +80,8 @@ impl ReplayCommand {
 
     /// Remove the laid-out files unless `--keep`.
     fn remove(&self, prep: &storlab_replay::Prepared) {
-        if !self.keep
-            && !prep.on_device()
-            && let Err(e) = std::fs::remove_dir_all(&prep.run_dir)
-        {
-            output::warn(&format!("could not remove {}: {e}", prep.run_dir.display()));
+        if let Err(e) = prep.remove(self.keep) {
+            output::warn(&e);
         }
     }
 
@@ -119,11 +120,7 @@ impl ReplayCommand {
                 };
             }
         };
-        let outcome = if result.interrupted {
-            crate::Outcome::Interrupted
-        } else {
-            crate::Outcome::Ok
-        };
+        let interrupted = result.interrupted;
         let mut reply = Reply::doc(
             Replayed {
                 run_id,
@@ -133,7 +130,9 @@ impl ReplayCommand {
             },
             self.out.rendering(),
         );
-        reply.outcome = outcome;
+        if interrupted {
+            reply.outcome = crate::Outcome::Interrupted;
+        }
         Ok(reply)
     }
 }
@@ -175,6 +174,7 @@ impl ReplayCommand {
             speed,
             ranks: self.ranks,
             target: &self.target,
+            fadvise: self.fadvise,
         };
         let mut shown = None;
         let code = storlab_cluster::mpi::launch(

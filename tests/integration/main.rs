@@ -67,6 +67,7 @@ mod replay2;
 mod replay3;
 // replay, fourth round (issue 26)
 mod replay4;
+mod replay5;
 #[cfg(feature = "mpi")]
 mod replay_mpi;
 mod reports;

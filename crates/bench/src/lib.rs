@@ -90,7 +90,7 @@ pub use sweep::{
     MAX_POINTS, SweepPoint, Vary, expand as expand_sweep, short_size, split_group_key,
 };
 /// Page-cache control for files other crates lay out (replay).
-pub use sys::{fadvise_dontneed, resident_pages};
+pub use sys::{fadvise_dontneed, fadvise_whole_file, resident_pages, trim};
 pub use target::{
     DataFile, ResolvedTarget, SafetyOptions, TargetError, TargetKind, own_run_dir, probe_direct,
     resolve as resolve_target,

@@ -231,8 +231,15 @@ pub fn sync() {
 /// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: ask the kernel to
 /// drop its clean cached pages.
 pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
-    // SAFETY: no memory is passed; invalid arguments yield an error code.
-    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    fadvise_whole_file(fd, libc::POSIX_FADV_DONTNEED)
+}
+
+/// posix_fadvise(`advice`) over the whole of the open file `fd` (offset 0,
+/// length 0: to its end), e.g. `libc::POSIX_FADV_SEQUENTIAL`.
+pub fn fadvise_whole_file(fd: RawFd, advice: libc::c_int) -> io::Result<()> {
+    // SAFETY: no memory is passed; a bad descriptor or advice is an error
+    // code, returned (not set in errno) by posix_fadvise.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, advice) };
     if r != 0 {
         Err(io::Error::from_raw_os_error(r))
     } else {

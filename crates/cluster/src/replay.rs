@@ -40,6 +40,8 @@ pub struct Job<'a> {
     /// `--ranks N`: only trace ranks `0..N`.
     pub ranks: Option<u32>,
     pub target: &'a Path,
+    /// `--fadvise`: the page-cache hint each replayed file gets.
+    pub fadvise: storlab_replay::Fadvise,
 }
 
 /// Why a replay over several ranks ended without a result.
@@ -105,7 +107,7 @@ fn agreed_layout<C: Comm>(comm: &C, job: &Job) -> Result<Layout, Failure> {
         // cannot happen: agree_ok saw this rank's success
         return Err(Failure::Quiet);
     };
-    let digest = layout.identity(&format!("{:?}", job.speed));
+    let digest = layout.identity(&format!("{:?} {:?}", job.speed, job.fadvise));
     let (lo, hi) = comm.min_max(digest);
     if lo != hi {
         return Err(refuse(
@@ -196,6 +198,7 @@ pub fn run<C: Comm>(
 ) -> Result<Option<Done>, Failure> {
     let layout = agreed_layout(comm, job)?;
     let mut prep = shared_layout(comm, job, layout, stop, root_setup)?;
+    prep.fadvise = job.fadvise;
     let all_ranks = prep.layout.ranks.clone();
     prep.layout.only_rank(comm.rank());
     let mine = if prep.layout.ranks.is_empty() {
@@ -387,6 +390,7 @@ mod tests {
             speed: Speed::Max,
             ranks: None,
             target,
+            fadvise: storlab_replay::Fadvise::Normal,
         }
     }
 

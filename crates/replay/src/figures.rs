@@ -29,10 +29,13 @@ impl Default for Bins {
 impl Bins {
     /// Add `bytes` at `t_ns`.
     pub fn add(&mut self, t_ns: u64, bytes: u64) {
-        while t_ns / self.width_ns >= MAX_BINS as u64 {
+        // (One division per call: this runs twice per replayed operation.)
+        let mut i = t_ns / self.width_ns;
+        while i >= MAX_BINS as u64 {
             self.widen();
+            i = t_ns / self.width_ns;
         }
-        let i = (t_ns / self.width_ns) as usize;
+        let i = i as usize;
         if self.bytes.len() <= i {
             self.bytes.resize(i + 1, 0);
         }
@@ -79,6 +82,11 @@ pub struct FileFigures {
     pub trace_io_ns: u64,
     /// Operations whose recorded duration the trace has.
     pub traced: u64,
+    /// Trims issued, and the bytes they addressed.
+    #[serde(default)]
+    pub trims: u64,
+    #[serde(default)]
+    pub bytes_trimmed: u64,
 }
 
 impl FileFigures {
@@ -90,6 +98,8 @@ impl FileFigures {
         self.io_ns = self.io_ns.saturating_add(o.io_ns);
         self.trace_io_ns = self.trace_io_ns.saturating_add(o.trace_io_ns);
         self.traced += o.traced;
+        self.trims += o.trims;
+        self.bytes_trimmed += o.bytes_trimmed;
     }
 }
 
@@ -119,6 +129,12 @@ pub struct RankExtra {
     pub cpu_user_ns: u64,
     #[serde(default)]
     pub cpu_sys_ns: u64,
+    /// Trims issued (a hole punched, a device range discarded) and the
+    /// bytes they addressed; checked against the trace's.
+    #[serde(default)]
+    pub trims: u64,
+    #[serde(default)]
+    pub bytes_trimmed: u64,
 }
 
 #[cfg(test)]

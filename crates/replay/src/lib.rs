@@ -15,6 +15,8 @@
 //!   channel as the trace is read (a Darshan log, whose records are not in
 //!   time order, is sorted per rank first), each operation issued at its
 //!   scheduled time, its start lag and latency measured;
+//! * `sys` (private): the page-cache hint given each replayed file
+//!   (`--fadvise`, `posix_fadvise`), the one system call beyond std;
 //! * [`result`]: what the replay measured, checked against the trace
 //!   (bytes and operations per rank equal, or the difference explained),
 //!   and the run record (kind `replay`).
@@ -27,8 +29,9 @@ pub mod map;
 pub mod prepare;
 pub mod result;
 pub mod run;
+mod sys;
 
 pub use map::{MapError, PathMap};
 pub use prepare::{Layout, PrepareError, Prepared, prepare};
 pub use result::{RankFigures, ReplayResult};
-pub use run::{ReplayError, Speed, Stop, replay};
+pub use run::{Fadvise, ReplayError, Speed, Stop, replay};

@@ -38,7 +38,7 @@ pub enum PrepareError {
         "{trace}: {ranks} ranks; storlab replays at most {MAX_RANKS} ranks as threads of one process"
     )]
     TooManyRanks { trace: String, ranks: usize },
-    #[error("{trace}: no read or write to replay")]
+    #[error("{trace}: no read, write or trim to replay")]
     Empty { trace: String },
     #[error(
         "{trace}: --ranks {asked}, but the trace has {has} ranks; give --ranks 1 to {has} (ranks 0 to N-1 are replayed)"
@@ -104,7 +104,8 @@ pub struct PlannedFile {
     pub rel: PathBuf,
     /// One past the highest byte the trace addresses.
     pub extent: u64,
-    /// The trace reads it: laid out full, with data.
+    /// The trace reads or trims it: laid out full, with data (a read
+    /// finds data, a trim frees real blocks, not a hole).
     pub read: bool,
     /// The record (1-based) that reaches the extent: named when the
     /// extent is beyond a device's end.
@@ -199,6 +200,15 @@ impl Layout {
         ))
     }
 
+    /// Whether the trace writes or trims: a trim destroys data as a write
+    /// does (a hole punched, a device's range discarded).
+    pub fn writes(&self) -> bool {
+        self.summary
+            .ranks
+            .iter()
+            .any(|r| r.writes > 0 || r.trims > 0)
+    }
+
     pub fn bytes_needed(&self) -> u64 {
         self.files
             .iter()
@@ -249,7 +259,7 @@ pub fn prepare(trace: &Path, opts: &OpenOptions, map: &PathMap) -> Result<Layout
     let ranks: Vec<u32> = summary
         .ranks
         .iter()
-        .filter(|r| r.reads + r.writes > 0)
+        .filter(|r| r.reads + r.writes + r.trims > 0)
         .map(|r| r.rank)
         .collect();
     if ranks.is_empty() {
@@ -267,7 +277,7 @@ pub fn prepare(trace: &Path, opts: &OpenOptions, map: &PathMap) -> Result<Layout
             name: f.name.clone(),
             rel: map.resolve(&f.name)?,
             extent: f.extent_bytes,
-            read: f.reads > 0,
+            read: f.reads > 0 || f.trims > 0,
             extent_record: by_name.get(f.name.as_str()).copied().unwrap_or(0),
         });
     }
@@ -295,6 +305,8 @@ pub struct Prepared {
     /// trace writes, held with `O_EXCL` until the replay is dropped); no
     /// run directory then, nothing to remove.
     pub device: Option<storlab_bench::ResolvedTarget>,
+    /// The page-cache hint each file gets when the replay opens it.
+    pub fadvise: crate::run::Fadvise,
 }
 
 impl Prepared {
@@ -303,9 +315,20 @@ impl Prepared {
         self.device.is_some()
     }
 
-    /// Whether the trace writes (the files are opened for writing).
+    /// Remove storlab's run directory (the laid-out files) unless `keep`;
+    /// nothing on a device. The error is worded for a warning.
+    pub fn remove(&self, keep: bool) -> Result<(), String> {
+        if keep || self.on_device() {
+            return Ok(());
+        }
+        std::fs::remove_dir_all(&self.run_dir)
+            .map_err(|e| format!("could not remove {}: {e}", self.run_dir.display()))
+    }
+
+    /// Whether the trace writes or trims (the files are opened for
+    /// writing; onto a device, that needs `--allow-destroy`).
     pub fn writes(&self) -> bool {
-        self.layout.summary.ranks.iter().any(|r| r.writes > 0)
+        self.layout.writes()
     }
 }
 
@@ -363,7 +386,7 @@ pub fn onto_device(
             size,
         });
     }
-    let writes = layout.summary.ranks.iter().any(|r| r.writes > 0);
+    let writes = layout.writes();
     let phase = storlab_types::PhaseParams {
         name: "replay".into(),
         rw: if writes {
@@ -387,6 +410,7 @@ pub fn onto_device(
         paths: vec![dev.to_path_buf()],
         cache: CacheReport::default(),
         device: Some(resolved),
+        fadvise: crate::run::Fadvise::Normal,
     })
 }
 
@@ -459,6 +483,7 @@ pub fn attach(layout: Layout, run_dir: &Path) -> Result<Prepared, PrepareError> 
         paths,
         cache: CacheReport::default(),
         device: None,
+        fadvise: crate::run::Fadvise::Normal,
     })
 }
 
@@ -494,6 +519,7 @@ pub fn lay_out(
                 paths,
                 cache,
                 device: None,
+                fadvise: crate::run::Fadvise::Normal,
             })
         }
         Err(e) => {

@@ -25,7 +25,7 @@ pub struct RankFigures {
     pub syncs: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
-    /// Opens, closes and trims (counted, not issued).
+    /// Opens and closes (counted, not issued).
     pub not_issued: u64,
     /// Reads that found fewer bytes than recorded (the trace read past
     /// what it had written).
@@ -113,6 +113,8 @@ impl RankFigures {
         self.extra.realtime_ops += o.extra.realtime_ops;
         self.extra.cpu_user_ns = self.extra.cpu_user_ns.saturating_add(o.extra.cpu_user_ns);
         self.extra.cpu_sys_ns = self.extra.cpu_sys_ns.saturating_add(o.extra.cpu_sys_ns);
+        self.extra.trims += o.extra.trims;
+        self.extra.bytes_trimmed += o.extra.bytes_trimmed;
         self.extra.replayed.merge(&o.extra.replayed);
         self.extra.recorded.merge(&o.extra.recorded);
         for (i, f) in &o.extra.files {
@@ -192,6 +194,12 @@ impl RankFigures {
                 per_file.writes += 1;
                 per_file.bytes_written += n;
             }
+            Op::Trim => {
+                self.extra.trims += 1;
+                self.extra.bytes_trimmed += n;
+                per_file.trims += 1;
+                per_file.bytes_trimmed += n;
+            }
             _ => self.syncs += 1,
         }
     }
@@ -249,6 +257,8 @@ impl ReplayResult {
                 ("writes", r.writes, t.writes),
                 ("bytes read", r.bytes_read, t.bytes_read),
                 ("bytes written", r.bytes_written, t.bytes_written),
+                ("trims", r.extra.trims, t.trims),
+                ("bytes trimmed", r.extra.bytes_trimmed, t.bytes_trimmed),
             ];
             for (what, got, want) in pairs {
                 if got != want {
@@ -348,6 +358,8 @@ impl ReplayResult {
                 bytes_written: f.bytes_written,
                 io_ns: f.io_ns,
                 trace_io_ns: (f.traced > 0).then_some(f.trace_io_ns),
+                trims: f.trims,
+                bytes_trimmed: f.bytes_trimmed,
             })
             .collect();
         let (here, traced) = self.io_time();
@@ -368,6 +380,8 @@ impl ReplayResult {
             lag_ns: (self.speed != Speed::Max).then_some(LagNs { p50, p99, max }),
             realtime: self.speed != Speed::Max && self.ranks.iter().all(|r| r.extra.realtime),
             realtime_ops: self.ranks.iter().map(|r| r.extra.realtime_ops).sum(),
+            trims: self.ranks.iter().map(|r| r.extra.trims).sum(),
+            bytes_trimmed: self.ranks.iter().map(|r| r.extra.bytes_trimmed).sum(),
             rate_ops_per_s: self
                 .rates()
                 .map(|(replayed, recorded)| storlab_types::replay::RatePair { replayed, recorded }),
@@ -382,7 +396,7 @@ impl ReplayResult {
         let ops: u64 = self
             .ranks
             .iter()
-            .map(|r| r.reads + r.writes + r.syncs)
+            .map(|r| r.reads + r.writes + r.syncs + r.extra.trims)
             .sum();
         let all = user.saturating_add(sys) as f64;
         storlab_types::CpuStats {
@@ -552,6 +566,14 @@ pub fn render(r: &ReplayResult, trace: &str, run_id: i64) -> String {
             k.bytes_read,
             k.bytes_written,
             dur(k.io_ns)
+        );
+    }
+    let trims: u64 = r.ranks.iter().map(|k| k.extra.trims).sum();
+    if trims > 0 {
+        let bytes: u64 = r.ranks.iter().map(|k| k.extra.bytes_trimmed).sum();
+        let _ = writeln!(
+            out,
+            "trims: {trims} issued, {bytes} bytes (holes punched in files, ranges discarded on a device)"
         );
     }
     render_files(&mut out, r);

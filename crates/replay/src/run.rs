@@ -15,8 +15,10 @@
 //!
 //! Reads and writes are `pread`/`pwrite` of the recorded offset and length
 //! (buffered; traces carry arbitrary offsets that O_DIRECT would refuse),
-//! `fsync`/`fdatasync` call the same; opens, closes and trims are counted,
-//! not issued (the files are laid out and open for the whole replay).
+//! `fsync`/`fdatasync` call the same, and trims are issued as fio's
+//! `read_iolog` issues them (`os_trim`: a hole punched in a file, a
+//! `BLKDISCARD` on a device); opens and closes are counted, not issued (the
+//! files are laid out and open for the whole replay).
 
 use crate::prepare::Prepared;
 use crate::result::{RankFigures, ReplayResult};
@@ -28,8 +30,17 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 use storlab_trace::{Format, Op, OpenOptions, TraceError, TraceReader};
 
-/// Operations queued per rank ahead of its thread.
+/// Operations queued per rank ahead of its thread, at least.
 const QUEUE: usize = 4096;
+/// Operations queued ahead of all the ranks together, when a rank's
+/// [`QUEUE`] is less than its share: about 48 MiB. The replay starts once
+/// this many are queued (or the trace ended, or a queue is full), so a
+/// trace of up to a million operations is read whole before its first
+/// operation, as fio reads an iolog before its job starts, and a rank
+/// whose operations are fast (served from the page cache) never waits for
+/// the trace's reading. (1,024 ranks × [`QUEUE`] is more, about 200 MiB:
+/// the most a replay queues.)
+const AHEAD: usize = 1 << 20;
 /// Operations handed to a rank at once: one wake-up of the feeder per
 /// batch, not per operation (on a busy machine the feeder had competed
 /// with its rank for a CPU at every operation).
@@ -40,7 +51,12 @@ const SPIN: Duration = Duration::from_micros(200);
 /// operations (or found a queue full), so no rank starts behind.
 const LEAD: Duration = Duration::from_millis(20);
 /// Operations the feeder queues before it sets the start.
-const PRIME: usize = 1024;
+const PRIME: usize = AHEAD;
+
+/// A rank's queue, in batches: its share of [`AHEAD`], at least [`QUEUE`].
+fn queue_batches(ranks: usize) -> usize {
+    (AHEAD / ranks.max(1)).max(QUEUE) / BATCH
+}
 
 /// The common start of every rank, set once by the feeder.
 type Start = std::sync::OnceLock<Instant>;
@@ -99,38 +115,55 @@ fn hand(tx: &SyncSender<Vec<Job>>, batch: Vec<Job>, start: &Gate, sent: &mut usi
     }
 }
 
-/// Operations gathered per rank until a batch is full.
-#[derive(Default)]
-struct Batches(HashMap<u32, Vec<Job>>);
+/// Operations gathered per rank until a batch is full: each rank's sender
+/// and batch in a slot, found without hashing when the record's rank is the
+/// previous record's (every record of a one-rank trace, runs of records in
+/// a merged one).
+struct Batches {
+    slots: Vec<(SyncSender<Vec<Job>>, Vec<Job>)>,
+    index: HashMap<u32, usize>,
+    /// The previous record's rank and its slot.
+    last: Option<(u32, usize)>,
+}
 
 impl Batches {
-    fn push(
-        &mut self,
-        senders: &HashMap<u32, SyncSender<Vec<Job>>>,
-        rank: u32,
-        job: Job,
-        start: &Gate,
-        sent: &mut usize,
-    ) {
-        let Some(tx) = senders.get(&rank) else { return };
-        let b = self.0.entry(rank).or_default();
+    fn new(senders: &HashMap<u32, SyncSender<Vec<Job>>>) -> Batches {
+        let mut b = Batches {
+            slots: Vec::with_capacity(senders.len()),
+            index: HashMap::with_capacity(senders.len()),
+            last: None,
+        };
+        for (&rank, tx) in senders {
+            b.index.insert(rank, b.slots.len());
+            b.slots.push((tx.clone(), Vec::with_capacity(BATCH)));
+        }
+        b
+    }
+
+    /// Queue `job` for `rank` (a rank not replayed here is skipped).
+    fn push(&mut self, rank: u32, job: Job, start: &Gate, sent: &mut usize) {
+        let slot = match self.last {
+            Some((r, s)) if r == rank => s,
+            _ => {
+                let Some(&s) = self.index.get(&rank) else {
+                    return;
+                };
+                self.last = Some((rank, s));
+                s
+            }
+        };
+        let (tx, b) = &mut self.slots[slot];
         b.push(job);
         if b.len() >= BATCH {
             // A closed channel means the rank stopped (a signal): nothing to do.
-            hand(tx, std::mem::take(b), start, sent);
+            let full = std::mem::replace(b, Vec::with_capacity(BATCH));
+            hand(tx, full, start, sent);
         }
     }
 
-    fn flush(
-        &mut self,
-        senders: &HashMap<u32, SyncSender<Vec<Job>>>,
-        start: &Gate,
-        sent: &mut usize,
-    ) {
-        for (rank, b) in &mut self.0 {
-            if let Some(tx) = senders.get(rank)
-                && !b.is_empty()
-            {
+    fn flush(&mut self, start: &Gate, sent: &mut usize) {
+        for (tx, b) in &mut self.slots {
+            if !b.is_empty() {
                 hand(tx, std::mem::take(b), start, sent);
             }
         }
@@ -149,12 +182,45 @@ pub enum Speed {
     Factor(f64),
 }
 
+/// The page-cache hint each replayed file gets when it is opened
+/// (`posix_fadvise` over the whole file), as fio gives one
+/// (`fadvise_hint`). `normal` (the default) gives none: the kernel's own
+/// read-ahead, which is what the recorded application had unless it asked
+/// otherwise, and what `storlab bench` records with. fio's `read_iolog`
+/// gives `sequential` (its default `fadvise_hint=1` hints by the job's
+/// `rw`, which an iolog replay leaves at `read`: never random), which
+/// doubles the read-ahead window; `random` turns read-ahead off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    #[default]
+    Normal,
+    Sequential,
+    Random,
+}
+
+impl Fadvise {
+    /// `normal`, `sequential` or `random`.
+    pub fn parse(s: &str) -> Result<Fadvise, ReplayError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "normal" | "none" => Ok(Fadvise::Normal),
+            "sequential" => Ok(Fadvise::Sequential),
+            "random" => Ok(Fadvise::Random),
+            _ => Err(ReplayError::Fadvise(s.into())),
+        }
+    }
+}
+
 /// Why a replay stopped with an error (its figures so far are lost only
 /// when the trace itself failed).
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("--speed {0:?}: write original, max or a factor above 0 (e.g. 2 for twice as fast)")]
     Speed(String),
+    #[error(
+        "--fadvise {0:?}: write normal (no hint: the kernel's read-ahead), sequential (fio's read_iolog) or random (no read-ahead)"
+    )]
+    Fadvise(String),
     #[error(transparent)]
     Trace(#[from] TraceError),
     #[error(
@@ -193,12 +259,26 @@ impl Speed {
 /// One operation as a rank thread receives it.
 #[derive(Debug, Clone, Copy)]
 struct Job {
-    file: usize,
+    /// Index into the replay's files (u32: the job is 48 bytes, a million
+    /// of them queued ahead).
+    file: u32,
     op: Op,
     offset: u64,
     length: u64,
     start_ns: u64,
     end_ns: Option<u64>,
+}
+
+impl Job {
+    /// The bytes of buffer the operation needs: a read's or a write's
+    /// length, none for a sync or a trim (whose range may be gigabytes).
+    fn data_len(&self) -> usize {
+        if self.op.is_data() {
+            usize::try_from(self.length).unwrap_or(usize::MAX)
+        } else {
+            0
+        }
+    }
 }
 
 /// Asked by every rank before each operation: true ends the replay early
@@ -235,14 +315,10 @@ pub fn replay_ranks(
         running: &running,
         ranks: layout.ranks.len(),
     };
-    let files: std::io::Result<Vec<File>> = prep
+    let files: std::io::Result<Vec<Target>> = prep
         .paths
         .iter()
-        .map(|p| {
-            // A device the trace only reads is not opened for writing.
-            let write = !prep.on_device() || prep.writes();
-            std::fs::OpenOptions::new().read(true).write(write).open(p)
-        })
+        .map(|p| Target::open(p, prep))
         .collect::<Result<_, _>>();
     let files = match files {
         Ok(f) => f,
@@ -265,7 +341,7 @@ pub fn replay_ranks(
     let fed = std::thread::scope(|s| -> Result<(), ReplayError> {
         let mut handles = Vec::new();
         for &rank in &layout.ranks {
-            let (tx, rx) = sync_channel::<Vec<Job>>(QUEUE / BATCH);
+            let (tx, rx) = sync_channel::<Vec<Job>>(queue_batches(layout.ranks.len()));
             senders.insert(rank, tx);
             let (files, start, running) = (&files, &start, &running);
             let h = std::thread::Builder::new()
@@ -316,10 +392,11 @@ fn feed(
     stop: &Stop<'_>,
 ) -> Result<(), ReplayError> {
     let mut sent = 0usize;
-    let mut batches = Batches::default();
+    let mut batches = Batches::new(senders);
     let layout = &prep.layout;
     let mut reader = TraceReader::open(&layout.trace, opts)?;
-    let mut index: HashMap<u32, usize> = HashMap::new();
+    // The layout's index of each trace file id (ids are dense from 0).
+    let mut index: Vec<Option<u32>> = Vec::new();
     let sorted = matches!(layout.format, Format::Darshan { .. });
     let mut by_rank: HashMap<u32, Vec<Job>> = HashMap::new();
     // (A stable sort by start keeps each rank's recorded order among equal starts.)
@@ -328,21 +405,27 @@ fn feed(
             return Ok(());
         }
         let r = r?;
-        let file = match index.get(&r.file) {
-            Some(&i) => i,
-            None => {
+        let file = match index.get(r.file as usize) {
+            Some(&Some(i)) => i,
+            _ => {
                 let name = reader
                     .files()
                     .get(r.file as usize)
                     .cloned()
                     .unwrap_or_default();
+                // (A u32: the layout's files are the trace's, named by u32 ids.)
                 let i = layout
                     .file_index(&name)
+                    .and_then(|i| u32::try_from(i).ok())
                     .ok_or_else(|| ReplayError::Changed {
                         trace: layout.trace.display().to_string(),
                         name,
                     })?;
-                index.insert(r.file, i);
+                let at = r.file as usize;
+                if index.len() <= at {
+                    index.resize(at + 1, None);
+                }
+                index[at] = Some(i);
                 i
             }
         };
@@ -360,7 +443,7 @@ fn feed(
                 by_rank.entry(r.rank).or_default().push(job);
             }
         } else {
-            batches.push(senders, r.rank, job, start, &mut sent);
+            batches.push(r.rank, job, start, &mut sent);
         }
     }
     // Every rank in time order, handed out merged by time so no rank waits
@@ -374,9 +457,9 @@ fn feed(
         if stop() {
             break;
         }
-        batches.push(senders, rank, j, start, &mut sent);
+        batches.push(rank, j, start, &mut sent);
     }
-    batches.flush(senders, start, &mut sent);
+    batches.flush(start, &mut sent);
     Ok(())
 }
 
@@ -438,7 +521,7 @@ struct RankShared<'a> {
     /// operations start in the trace's order, whichever thread holds them.
     turn: Turn,
     t0: Instant,
-    files: &'a [File],
+    files: &'a [Target],
     factor: Option<f64>,
     /// Real-time priority is allowed for operations at least this far
     /// apart (replayed time); `None`: never (`--speed max`,
@@ -456,7 +539,7 @@ struct RankShared<'a> {
 fn rank_thread(
     rank: u32,
     rx: Receiver<Vec<Job>>,
-    files: &[File],
+    files: &[Target],
     start: &Start,
     speed: Speed,
     stop: &Stop<'_>,
@@ -632,8 +715,9 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
         // (A timed replay: `--speed max` goes through `flat_out`.)
         let k = sh.factor.unwrap_or(f64::INFINITY);
         let scheduled = sh.t0 + Duration::from_secs_f64(since_first as f64 / 1e9 / k);
-        // The buffer is made before the wait, not on the operation's time.
-        let b = buf.get(job.length as usize, job.op == Op::Write, &mut rng);
+        // The buffer is made before the wait, not on the operation's time
+        // (a read's or write's: a trim's length is a range, not a buffer).
+        let b = buf.get(job.data_len(), job.op == Op::Write, &mut rng);
         if let Some(min) = sh.rt_gap {
             // Real time only for a sparse operation this thread will sleep
             // before (on time), never while it spins through a dense stretch
@@ -662,10 +746,10 @@ fn issuer(sh: &RankShared<'_>, thread: u64) -> RankFigures {
         let issue = Instant::now();
         sh.turn.pass(seq);
         f.extra.realtime_ops += u64::from(prio.on);
-        let outcome = issue_op(&sh.files[job.file], job.op, b, job.offset);
+        let outcome = issue_op(&sh.files[job.file as usize], &job, b);
         let done = Instant::now();
         f.record(
-            job.file,
+            job.file as usize,
             job.op,
             job.length,
             outcome,
@@ -745,7 +829,7 @@ impl Priority {
 fn flat_out(
     rank: u32,
     rx: &Receiver<Vec<Job>>,
-    files: &[File],
+    files: &[Target],
     t0: Instant,
     stop: &Stop<'_>,
 ) -> RankFigures {
@@ -771,12 +855,12 @@ fn flat_out(
                 f.not_issued += 1;
                 continue;
             }
-            let b = buf.get(job.length as usize, job.op == Op::Write, &mut rng);
+            let b = buf.get(job.data_len(), job.op == Op::Write, &mut rng);
             let issue = Instant::now();
-            let outcome = issue_op(&files[job.file], job.op, b, job.offset);
+            let outcome = issue_op(&files[job.file as usize], &job, b);
             let done = Instant::now();
             f.record(
-                job.file,
+                job.file as usize,
                 job.op,
                 job.length,
                 outcome,
@@ -828,18 +912,52 @@ impl IoBuf {
     }
 }
 
-/// Whether `op` is issued (reads, writes, syncs); opens, closes and trims
+/// Whether `op` is issued (reads, writes, syncs, trims); opens and closes
 /// are counted, not issued.
 fn issued(op: Op) -> bool {
-    matches!(op, Op::Read | Op::Write | Op::Fsync | Op::Fdatasync)
+    matches!(
+        op,
+        Op::Read | Op::Write | Op::Fsync | Op::Fdatasync | Op::Trim
+    )
 }
 
-/// Issue one operation on `file`; the bytes moved.
-fn issue_op(file: &File, op: Op, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    match op {
-        Op::Read => read_full(file, buf, offset),
-        Op::Write => file.write_all_at(buf, offset).map(|()| buf.len()),
+/// A replayed file (or the device TARGET), open for the whole replay.
+#[derive(Debug)]
+pub(crate) struct Target {
+    file: File,
+    /// A block device: a trim is a `BLKDISCARD`, not a hole punched.
+    device: bool,
+}
+
+impl Target {
+    /// Open `path` for `prep`'s replay: for writing only when the trace
+    /// writes or trims (a device the trace only reads is never opened for
+    /// writing; fio opens a read-only job's files `O_RDONLY` too).
+    fn open(path: &std::path::Path, prep: &Prepared) -> std::io::Result<Target> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileTypeExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(prep.writes())
+            .open(path)?;
+        let device = file.metadata()?.file_type().is_block_device();
+        crate::sys::fadvise(file.as_raw_fd(), prep.fadvise)?;
+        Ok(Target { file, device })
+    }
+}
+
+/// Issue one operation on `t`; the bytes moved (a trim's: the range's).
+fn issue_op(t: &Target, job: &Job, buf: &mut [u8]) -> std::io::Result<usize> {
+    let file = &t.file;
+    match job.op {
+        Op::Read => read_full(file, buf, job.offset),
+        Op::Write => file.write_all_at(buf, job.offset).map(|()| buf.len()),
         Op::Fsync => file.sync_all().map(|()| 0),
+        Op::Trim => {
+            use std::os::fd::AsRawFd;
+            storlab_bench::trim(file.as_raw_fd(), job.offset, job.length, t.device)
+                .map(|()| usize::try_from(job.length).unwrap_or(usize::MAX))
+        }
         _ => file.sync_data().map(|()| 0),
     }
 }

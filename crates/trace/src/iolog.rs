@@ -25,6 +25,9 @@ pub(crate) struct Reader {
     /// v2: time reached by `wait` lines, in µs.
     clock_us: u64,
     buf: Vec<u8>,
+    /// The file of the previous I/O line: a log names the same file line
+    /// after line, so its id is found without hashing the name again.
+    last: Option<FileId>,
 }
 
 impl Reader {
@@ -38,6 +41,7 @@ impl Reader {
             ids: HashMap::new(),
             clock_us: 0,
             buf: Vec::new(),
+            last: None,
         };
         if !r.read_line()? {
             return Err(err(path, At::Line(1), "the file is empty"));
@@ -129,7 +133,8 @@ impl Reader {
         let line = std::str::from_utf8(buf).map_err(|_| self.bad("the line is not UTF-8 text"))?;
         let mut fields = [""; 6];
         let mut n = 0;
-        for f in line.split_whitespace() {
+        // fio reads fields with scanf's %s: ASCII white space separates.
+        for f in line.split_ascii_whitespace() {
             if n == fields.len() {
                 n += 1;
                 break;
@@ -160,12 +165,19 @@ impl Reader {
         self.line_record(time_us, rest)
     }
 
-    fn file_id(&self, name: &str) -> Result<FileId, TraceError> {
-        self.ids.get(name).copied().ok_or_else(|| {
+    fn file_id(&mut self, name: &str) -> Result<FileId, TraceError> {
+        if let Some(id) = self.last
+            && self.files.get(id as usize).is_some_and(|f| f == name)
+        {
+            return Ok(id);
+        }
+        let id = self.ids.get(name).copied().ok_or_else(|| {
             self.bad(format!(
                 "file `{name}` is used before a `{name} add` line; fio iologs add each file first"
             ))
-        })
+        })?;
+        self.last = Some(id);
+        Ok(id)
     }
 
     fn line_record(
@@ -277,12 +289,21 @@ impl Reader {
     }
 }
 
-/// A whole decimal number (fio's `%llu`), no sign.
+/// A whole decimal number (fio's `%llu`), no sign; `None` past 2^64 − 1.
+/// (One pass over the digits: every field of every line goes through it.)
 fn parse_num(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+    if s.is_empty() {
         return None;
     }
-    s.parse().ok()
+    let mut n: u64 = 0;
+    for b in s.bytes() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    Some(n)
 }
 
 #[cfg(test)]

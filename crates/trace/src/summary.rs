@@ -24,7 +24,12 @@ pub struct RankSummary {
     pub writes: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Everything but reads and writes: opens, closes, syncs and trims.
     pub other_ops: u64,
+    /// Of the other operations, trims (fio's `trim`, blktrace's discards)
+    /// and the bytes they address: a replay issues them and checks both.
+    pub trims: u64,
+    pub bytes_trimmed: u64,
 }
 
 /// Per-file figures.
@@ -35,6 +40,9 @@ pub struct FileSummary {
     pub writes: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Trims of it, and the bytes they address.
+    pub trims: u64,
+    pub bytes_trimmed: u64,
     /// One past the highest byte addressed.
     pub extent_bytes: u64,
     /// Ranks that addressed it.
@@ -221,6 +229,13 @@ impl Summarizer {
                 rank.bytes_written = rank.bytes_written.saturating_add(r.length);
                 file.writes += 1;
                 file.bytes_written = file.bytes_written.saturating_add(r.length);
+            }
+            Op::Trim => {
+                rank.other_ops += 1;
+                rank.trims += 1;
+                rank.bytes_trimmed = rank.bytes_trimmed.saturating_add(r.length);
+                file.trims += 1;
+                file.bytes_trimmed = file.bytes_trimmed.saturating_add(r.length);
             }
             _ => rank.other_ops += 1,
         }

@@ -46,6 +46,16 @@ pub struct ReplayFigures {
     /// recorded (`(n − 1) / (last start − first start)` both ways).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_ops_per_s: Option<RatePair>,
+    /// Trims issued (a hole punched in a file, a `BLKDISCARD` on a device)
+    /// and the bytes they addressed, all ranks; absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trims: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bytes_trimmed: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Operations per second, replayed and recorded.
@@ -77,4 +87,9 @@ pub struct ReplayFile {
     /// Time in I/O in the trace, where it has durations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_io_ns: Option<u64>,
+    /// Trims of it and the bytes they addressed; absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trims: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bytes_trimmed: u64,
 }
