@@ -30,7 +30,7 @@ directory under /tmp), everything removed at the end:
    the first and last operation) against the recorded one, and the start
    lag behind the recorded times (p50, p99, max), as storlab prints them.
 3. Storlab's own iolog: `storlab bench --write-iolog` records a run of N
-   random 4 KiB reads (psync, cache cold: buffered after eviction, one job,
+   (`--own-ops`, default 200,000) random 4 KiB reads (psync, cache cold: buffered after eviction, one job,
    the file kept), then storlab replays that iolog at `--speed max` twice,
    as it replays by default (no page-cache hint: the kernel's read-ahead,
    what the recording had) and with `--fadvise sequential` (the hint fio's
@@ -318,15 +318,17 @@ def main():
     ap.add_argument("--size", type=int, default=256, help="MiB")
     ap.add_argument("--storlab", default="target/release/storlab")
     ap.add_argument("--json-out", default=None)
-    ap.add_argument("--own-ops", type=int, default=20000,
-                    help="random 4 KiB reads of the storlab-recorded run (part 3)")
+    ap.add_argument("--own-ops", type=int, default=200000,
+                    help="random 4 KiB reads of the storlab-recorded run (part 3; 200,000 "
+                         "make runs of 4-7 s: at 20,000 a run lasts under half a second and "
+                         "start-up decides the rate)")
     ap.add_argument("--parts", default="1,2,3", help="which parts to run (1,2,3)")
     ap.add_argument("--devices", default="ram,vda",
                     help="where part 3 runs, each in turn (root): ram = ext4 on a loop device "
                          "backed by a file in /dev/shm (--direct-io=off; CPU-bound, so a "
                          "difference is the tool's own), vda = ext4 on a loop device backed by a "
                          "file under DIR (direct I/O to the shared disk), dir = DIR itself")
-    ap.add_argument("--loop", type=int, default=1024, metavar="MIB",
+    ap.add_argument("--loop", type=int, default=2560, metavar="MIB",
                     help="size of each loop device's ext4 (MiB)")
     a = ap.parse_args()
     parts = {int(x) for x in a.parts.split(",")}
