@@ -162,12 +162,15 @@ fn calibrate(dir: &Path, out: &Path) -> Value {
     serde_json::from_str(&ok(&o)).unwrap()
 }
 
-/// The goal (median ≤ 15 %, worst ≤ 35 %). Not met on this
-/// shared VM (docs/MODEL.md §8 has the figures and why), so it is not part
-/// of CI: `cargo test --test integration calib_holdout -- --ignored`, or
-/// `scripts/calibrate-holdout.sh` for the longer protocol.
+/// The goal (median ≤ 15 %, worst ≤ 35 %), live on this disk. Met
+/// in a quiet window (4.5 % / 26.6 %, docs/MODEL.md §8), but beside the rest
+/// of the suite on two loaded cores the same point's repeats spread by more
+/// than the goal allows, so it is not part of CI (CI holds the goal on a
+/// quiet window's recorded sweep: `crates/plan/tests/holdout_replay.rs`).
+/// Run it alone: `cargo test --test integration calib_holdout -- --ignored`,
+/// or `scripts/calibrate-holdout.sh` for the longer protocol.
 #[test]
-#[ignore = "the held-out goal (median <= 15%, worst <= 35%) is not met on this shared VM: see docs/MODEL.md section 8"]
+#[ignore = "live sweep: met alone on a quiet machine, but repeats spread beyond the goal beside the parallel suite; CI holds it on recorded data (holdout_replay.rs), see docs/MODEL.md section 8"]
 fn calibrated_on_half_the_grid_predicts_the_other_half_within_the_goal() {
     let (median, max, worst) = match held_out_run() {
         Some(r) => r,
