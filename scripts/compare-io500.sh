@@ -85,7 +85,9 @@ if [[ "$device" == 1 ]]; then
     : "${EASY_BLOCK:=2g}" "${HARD_SEGMENTS:=20000}" "${MD_HARD_N:=100000}"
     echo "device-bound: ext4 on $loopdev over $img, memory cgroup $cg limited to ${MEM:-384M}" >&2
 else
-    dir=${1:-$(mktemp -d /dev/shm/compare-io500.XXXXXX)}
+    made_dir=
+    if [[ -z "${1:-}" ]]; then made_dir=$(mktemp -d /dev/shm/compare-io500.XXXXXX); fi
+    dir=${1:-$made_dir}
 fi
 # Run a command in the memory cgroup (DEVICE=1); else as it is.
 in_cg() {
@@ -130,7 +132,7 @@ else
     work=$(mktemp -d "$dir/cmp.XXXXXX")
     data=$work
 fi
-trap 'rm -rf "$work"; undo_device' EXIT
+trap 'rm -rf "$work"; [[ -n "${made_dir:-}" ]] && rmdir "$made_dir" 2>/dev/null; undo_device' EXIT
 mkdir -p "$data/io500-data" "$work/io500-results" "$data/storlab" "$work/figures"
 cat > "$work/config.ini" <<INI
 [global]
