@@ -16,7 +16,11 @@
 #      the sizes EASY_BLOCK, HARD_SEGMENTS, MD_EASY_N, MD_HARD_N.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=${1:-$(mktemp -d /dev/shm/compare-io500-mpi.XXXXXX)}
+# shellcheck source=scripts/io500-config.sh
+source "$here/scripts/io500-config.sh"
+made_dir=
+if [[ -z "${1:-}" ]]; then made_dir=$(mktemp -d /dev/shm/compare-io500-mpi.XXXXXX); fi
+dir=${1:-$made_dir}
 runs=${2:-3}
 np=${3:-2}
 wall=${4:-5}
@@ -28,30 +32,9 @@ fi
 mpi=(mpirun --oversubscribe -np "$np")
 [[ $(id -u) == 0 ]] && mpi=(mpirun --allow-run-as-root --oversubscribe -np "$np")
 work=$(mktemp -d "$dir/cmp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; [[ -n "$made_dir" ]] && rmdir "$made_dir" 2>/dev/null' EXIT
 mkdir -p "$work/io500-data" "$work/io500-results" "$work/storlab" "$work/figures"
-cat > "$work/config.ini" <<INI
-[global]
-datadir = $work/io500-data
-resultdir = $work/io500-results
-drop-caches = FALSE
-
-[debug]
-stonewall-time = $wall
-
-[ior-easy]
-transferSize = 2m
-blockSize = ${EASY_BLOCK:-512m}
-
-[ior-hard]
-segmentCount = ${HARD_SEGMENTS:-4000}
-
-[mdtest-easy]
-n = ${MD_EASY_N:-200000}
-
-[mdtest-hard]
-n = ${MD_HARD_N:-100000}
-INI
+write_io500_config "$work/config.ini" "$work/io500-data" "$work/io500-results" "$wall"
 
 for i in $(seq 1 "$runs"); do
     (cd "$work" && "${mpi[@]}" "$io500" config.ini > "$work/io500-$i.log" 2>&1)

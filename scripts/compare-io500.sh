@@ -46,6 +46,8 @@
 #      psync engine at depth 1, the check in the worker after each read).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/io500-config.sh
+source "$here/scripts/io500-config.sh"
 device=${DEVICE:-0}
 cg="" mnt="" loopdev="" img=""
 undo_device() {
@@ -134,28 +136,7 @@ else
 fi
 trap 'rm -rf "$work"; [[ -n "${made_dir:-}" ]] && rmdir "$made_dir" 2>/dev/null; undo_device' EXIT
 mkdir -p "$data/io500-data" "$work/io500-results" "$data/storlab" "$work/figures"
-cat > "$work/config.ini" <<INI
-[global]
-datadir = $data/io500-data
-resultdir = $work/io500-results
-drop-caches = FALSE
-
-[debug]
-stonewall-time = $wall
-
-[ior-easy]
-transferSize = 2m
-blockSize = ${EASY_BLOCK:-512m}
-
-[ior-hard]
-segmentCount = ${HARD_SEGMENTS:-4000}
-
-[mdtest-easy]
-n = ${MD_EASY_N:-200000}
-
-[mdtest-hard]
-n = ${MD_HARD_N:-100000}
-INI
+write_io500_config "$work/config.ini" "$data/io500-data" "$work/io500-results" "$wall"
 
 run_io500() {
     before_run
