@@ -499,6 +499,11 @@ pub(crate) trait Ranks {
     /// Whether a stop was asked for (`here`: on this rank; under MPI, on
     /// any rank).
     fn stop_requested(&self, here: bool) -> bool;
+    /// Why the run stops, on rank 0: `here` (this rank's reason) or,
+    /// under MPI, the first reason another rank was given, naming that
+    /// rank (a batch system's signal reaches the ranks at different
+    /// moments). Collective under MPI.
+    fn stop_reason(&self, here: Option<String>) -> Option<String>;
     /// Run phase `name` (the timestamp included) on every rank.
     fn phase(&mut self, name: &str) -> Result<Ran, RunError>;
 }
@@ -513,14 +518,9 @@ pub(crate) fn drive(
     out: &mut Outcome,
     mut on_phase: impl FnMut(&PhaseResult),
 ) -> Result<(), RunError> {
-    let stopped = |name: &str| {
-        Some(
-            stop.reason()
-                .unwrap_or_else(|| format!("{name} stopped before it finished")),
-        )
-    };
     for p in standard() {
         if ranks.stop_requested(stop.requested()) {
+            out.stop_reason = ranks.stop_reason(stop.reason());
             break;
         }
         let name = p.name;
@@ -537,7 +537,9 @@ pub(crate) fn drive(
             out.phases.push(r);
         }
         if ran.stopped {
-            out.stop_reason = stopped(name);
+            out.stop_reason = ranks
+                .stop_reason(stop.reason())
+                .or_else(|| Some(format!("{name} stopped before it finished")));
             break;
         }
     }
@@ -559,6 +561,10 @@ struct Threads<'a> {
 
 impl Ranks for Threads<'_> {
     fn stop_requested(&self, here: bool) -> bool {
+        here
+    }
+
+    fn stop_reason(&self, here: Option<String>) -> Option<String> {
         here
     }
 

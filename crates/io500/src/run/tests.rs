@@ -283,3 +283,49 @@ fn a_phase_turned_off_is_skipped_not_run_under_the_next_ones_name() {
     assert_eq!(rnd.params.rw, RwMode::RandRead);
     assert_eq!(rnd.params.bs.first().map(|b| b.bs_bytes), Some(4096));
 }
+
+/// Ranks whose first timed phase stops, and whose agreed reason is
+/// `reason` (what another rank was told, say).
+struct StopsAtOnce {
+    reason: Option<String>,
+    ran: Vec<String>,
+}
+
+impl Ranks for StopsAtOnce {
+    fn stop_requested(&self, here: bool) -> bool {
+        here
+    }
+    fn stop_reason(&self, _here: Option<String>) -> Option<String> {
+        self.reason.clone()
+    }
+    fn phase(&mut self, name: &str) -> Result<Ran, RunError> {
+        self.ran.push(name.to_string());
+        Ok(Ran {
+            result: None,
+            stopped: name != "timestamp",
+        })
+    }
+}
+
+/// A phase stopped because another rank was signalled: the run's reason is
+/// that rank's, not "stopped before it finished"; with no reason on any
+/// rank, the phase is named.
+#[test]
+fn a_stop_on_another_rank_is_the_runs_reason() {
+    let c = cfg(TINY);
+    let job = tiny_job(&c);
+    for (reason, want) in [
+        (Some("SIGINT (on rank 3)"), "SIGINT (on rank 3)"),
+        (None, "ior-easy-write stopped before it finished"),
+    ] {
+        let mut ranks = StopsAtOnce {
+            reason: reason.map(str::to_string),
+            ran: Vec::new(),
+        };
+        let mut out = Outcome::default();
+        drive(&mut ranks, &job, &c, &Stop::new(1), &mut out, |_| {}).expect("drive");
+        assert_eq!(ranks.ran, ["ior-easy-write"], "stops at once");
+        assert_eq!(out.stop_reason.as_deref(), Some(want));
+        assert!(out.phases.is_empty());
+    }
+}
