@@ -98,15 +98,20 @@ in_cg() {
 }
 # Before a run (DEVICE=1): the file system mounted afresh (nothing of the
 # last run cached), the cgroup's peak reset; after it, the peak printed.
+# The loop device's sectors read and written so far (its stat file).
+dev_sectors() { awk '{print $3, $7}' "/sys/block/${loopdev#/dev/}/stat"; }
 before_run() {
     if [[ -z "$cg" ]]; then return; fi
     sync
     umount "$mnt" && mount "$loopdev" "$mnt"
     cg_reset
+    read -r rd0 wr0 < <(dev_sectors)
 }
 after_run() {
     if [[ -z "$cg" ]]; then return; fi
-    echo "  $1: cgroup memory peak $(numfmt --to=iec "$(cg_peak)") (limit ${MEM:-384M})" >&2
+    read -r rd1 wr1 < <(dev_sectors)
+    echo "  $1: cgroup memory peak $(numfmt --to=iec "$(cg_peak)") (limit ${MEM:-384M});" \
+        "device read $(( (rd1 - rd0) / 2048 )) MiB, written $(( (wr1 - wr0) / 2048 )) MiB" >&2
 }
 runs=${2:-4}
 np=${3:-2}

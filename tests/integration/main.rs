@@ -10,6 +10,7 @@ mod calib3;
 // the merge model: device counters per phase (issue 24)
 mod calib4;
 // the host centre: a per-call cost shared by a call's requests (issue 24)
+mod cachemode;
 mod calib5;
 mod calib_holdout;
 mod campaign;

@@ -29,7 +29,8 @@
 //!   `kb_base=1000` the SI/IEC meanings), times with fio's units (a bare
 //!   `runtime` is seconds, a bare `thinktime` microseconds), and fio's
 //!   defaults where they differ from storlab's: buffered I/O (`direct=0`,
-//!   the page cache invalidated first, which is storlab's `cache = cold`),
+//!   the page cache invalidated first, which is storlab's `cache = cold`;
+//!   `invalidate=0` is `cache = buffered`),
 //!   the `psync` engine and no end-of-job fsync.
 
 mod bsrange;
@@ -315,6 +316,8 @@ struct JobExtras {
     exitall: Option<(String, usize)>,
     /// `blockalign` in bytes, where it was given.
     blockalign: Option<(u64, String, usize)>,
+    /// `invalidate=0`: buffered I/O leaves the page cache as it is.
+    keep_cache: bool,
 }
 
 /// Map one fio option into storlab (key, value) pairs; the table of every
@@ -576,15 +579,9 @@ fn map_option(
         }
         "direct" => put("direct", u8::from(fio_flag(e, file)?).to_string()),
         "buffered" => put("direct", u8::from(!fio_flag(e, file)?).to_string()),
-        "invalidate" => {
-            if !fio_flag(e, file)? {
-                return fail(
-                    file,
-                    e.line,
-                    "invalidate=0 is not supported: storlab's buffered I/O always starts cold (evicted) or warm (cache=warm)",
-                );
-            }
-        }
+        // fio's default evicts the file's pages before the job (storlab's
+        // `cache = cold`); `invalidate=0` leaves them (`cache = buffered`).
+        "invalidate" => extras.keep_cache = !fio_flag(e, file)?,
         "runtime" | "ramp_time" => put(key, need(e, file)?.to_string()),
         "time_based" | "end_fsync" | "fallocate" => {
             let on = if key == "fallocate" {
@@ -1029,6 +1026,17 @@ fn one_file<'a>(files: impl Iterator<Item = &'a Entry>, job: &str) -> Result<(),
 /// ([`crate::options::PAIRED`]: `bs` and `bssplit`, ...), keep the one
 /// mapped last: fio applies options in order, so `bssplit=...` then `bs=8k`
 /// is 8k for every I/O (fio's min and max block size become 8k).
+/// `invalidate=0` on a buffered job (fio's O_DIRECT ignores it): storlab's
+/// `cache = buffered` in place of `direct = 0` (`cache = cold`).
+fn keep_cache(extras: &JobExtras, pairs: &mut Vec<(String, String)>) {
+    let direct = pairs.iter().rev().find(|(k, _)| k == "direct");
+    if !extras.keep_cache || direct.is_none_or(|(_, v)| v != "0") {
+        return;
+    }
+    pairs.retain(|(k, _)| k != "direct");
+    pairs.push(("cache".into(), "buffered".into()));
+}
+
 fn last_of_paired(pairs: &mut Vec<(String, String)>) {
     for (a, b) in crate::options::PAIRED {
         let last = |k: &str| pairs.iter().rposition(|(p, _)| p == k);
@@ -1175,6 +1183,7 @@ impl FioJobFile {
                 map_option(e, kb_base, &e.file, &mut pairs, &mut extras, &mut out.notes)?;
             }
             last_of_paired(&mut pairs);
+            keep_cache(&extras, &mut pairs);
             check_blockalign(&extras, &pairs, &mut out.notes)?;
             apply_randrepeat(&extras, &mut pairs, src, &sec.name, &mut out.notes);
             let waits = waits_for_current(&out.phases, &extras, &sec.name)?;

@@ -319,8 +319,7 @@ fn finish(mut t: IorTranslation, mut sh: JobShape) -> Result<IorTranslation, Ior
     if !sh.direct {
         t.mapping.push((
             "(no -B)".into(),
-            "--cache cold (buffered; storlab evicts the file's pages before each phase, IOR does not)"
-                .into(),
+            "--cache buffered (the page cache left as it is, as IOR leaves it)".into(),
         ));
     }
     let size = block * u64::from(segments);
@@ -371,7 +370,7 @@ fn job_toml(s: &JobShape) -> String {
     let _ = writeln!(
         j,
         "cache = \"{}\"",
-        if s.direct { "direct" } else { "cold" }
+        if s.direct { "direct" } else { "buffered" }
     );
     let _ = writeln!(j, "end_fsync = {}", s.fsync);
     if s.fsync_each {

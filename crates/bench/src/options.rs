@@ -426,7 +426,7 @@ bench_options! {
     engine: EngineKind = "io_uring", long "engine", value "ENGINE", aliases ["ioengine"], read_with "de_choice";
     /// O_DIRECT: --direct or --direct=1 (same as --cache direct); --direct=0 is --cache cold
     direct: Flag = "", long "direct", value "0|1";
-    /// Page-cache state: direct (O_DIRECT), cold (evicted before each phase), warm (pre-read); cold where O_DIRECT is unsupported
+    /// Page-cache state: direct (O_DIRECT), cold (evicted before each phase), warm (pre-read), buffered (left as earlier steps left it, as IOR and fio's invalidate=0 do); cold where O_DIRECT is unsupported
     cache: CacheMode = "direct", long "cache", value "MODE", read_with "de_choice";
     /// With --cache cold, also drop the whole page cache (root only)
     drop_caches: Flag = "off", long "drop-caches", value "0|1";

@@ -1137,6 +1137,14 @@ fn prepare_cache(
             let (res, tot) = count(&mut rep, false);
             rep.verified = Some(res == tot);
         }
+        CacheMode::Buffered => {
+            // Nothing done: what the earlier steps left resident is
+            // measured (mincore, right before the window) and no state is
+            // claimed of it.
+            rep.method = Some("none (buffered; the page cache as earlier steps left it)".into());
+            let (res, _) = count(&mut rep, false);
+            rep.may_be_cached |= res > 0;
+        }
         CacheMode::Direct => {}
     }
     rep

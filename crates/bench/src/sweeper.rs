@@ -357,15 +357,15 @@ pub fn fmt_secs(s: f64) -> String {
 
 /// Whether a phase's figures may come from the page cache rather than the
 /// device: storlab's own cache check said so, or it read buffered from a
-/// working set smaller than the RAM that was pre-read (`warm`) or read
-/// more than once (a time-based phase repeats its passes).
+/// working set smaller than the RAM that was pre-read (`warm`), left as an
+/// earlier write left it (`buffered`) or read more than once (a time-based phase repeats its passes).
 pub fn looks_cached(ph: &PhaseResult, mem_total: u64) -> bool {
     let p = &ph.params;
     let working_set = p.size_bytes.saturating_mul(u64::from(p.numjobs));
     let fits = mem_total > 0 && working_set < mem_total;
     let reread = match p.cache {
         CacheMode::Direct => false,
-        CacheMode::Warm => true,
+        CacheMode::Warm | CacheMode::Buffered => true,
         CacheMode::Cold => p.time_based,
     };
     ph.cache.may_be_cached || (p.rw.reads() && fits && reread)

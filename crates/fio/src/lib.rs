@@ -914,7 +914,8 @@ fn total_of(
 }
 
 /// fio's cache options as a cache mode: O_DIRECT, else invalidated (cold,
-/// not verified), else warm; and whether the I/O was direct.
+/// not verified), else buffered (the page cache as fio found it); and
+/// whether the I/O was direct.
 fn cache_of(opts: &Opts) -> (bool, CacheMode, Option<String>) {
     let direct =
         fio_bool(opts.get("direct")) || opts.get("buffered").is_some_and(|b| b.trim() == "0");
@@ -930,7 +931,10 @@ fn cache_of(opts: &Opts) -> (bool, CacheMode, Option<String>) {
             Some("fio invalidate=1: posix_fadvise(DONTNEED) before the job, not verified".into()),
         )
     } else {
-        (CacheMode::Warm, None)
+        (
+            CacheMode::Buffered,
+            Some("fio invalidate=0: the page cache as fio found it".into()),
+        )
     };
     (direct, cache, method)
 }

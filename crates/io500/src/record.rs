@@ -63,8 +63,8 @@ fn dir_stats(p: &SummaryPhase) -> DirStats {
 
 /// IOR's and mdtest's POSIX API is buffered `pread`/`pwrite`; the page
 /// cache is dropped before each phase only with `drop-caches = TRUE`
-/// (not verified), and otherwise not controlled (fio's `invalidate=0`
-/// reads the same way: warm).
+/// (not verified), and otherwise not controlled (`buffered`, as fio's
+/// `invalidate=0`).
 fn cache(drop_caches: Option<bool>) -> (CacheMode, CacheReport) {
     let dropped = drop_caches == Some(true);
     let report = CacheReport {
@@ -78,7 +78,7 @@ fn cache(drop_caches: Option<bool>) -> (CacheMode, CacheReport) {
         if dropped {
             CacheMode::Cold
         } else {
-            CacheMode::Warm
+            CacheMode::Buffered
         },
         report,
     )
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(r.phases[0].params.engine, EngineKind::Psync);
         assert_eq!(
             r.phases[0].params.cache,
-            CacheMode::Warm,
+            CacheMode::Buffered,
             "drop-caches = FALSE"
         );
         assert!(

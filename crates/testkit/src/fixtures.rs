@@ -214,6 +214,7 @@ pub fn phase(s: &Spec) -> PhaseResult {
                 CacheMode::Direct => None,
                 CacheMode::Cold => Some("posix_fadvise(DONTNEED)".to_string()),
                 CacheMode::Warm => Some("pre-read".to_string()),
+                CacheMode::Buffered => Some("none".to_string()),
             },
             resident_pages_before: buffered.then_some(pages / 3),
             resident_pages_after: buffered.then_some(if s.cache == CacheMode::Warm {

@@ -151,7 +151,8 @@ word_enum! {
         Cold => "cold",
         /// Buffered, the file pre-read.
         Warm => "warm",
-        /// Buffered with no declared state (`storlab md`).
+        /// Buffered, the page cache left as it was (`CacheMode::Buffered`,
+        /// `storlab md`).
         Buffered => "buffered",
         /// Job groups with different modes in one phase.
         Mixed => "mixed",
@@ -164,6 +165,7 @@ impl From<crate::CacheMode> for CacheState {
             crate::CacheMode::Direct => CacheState::Direct,
             crate::CacheMode::Cold => CacheState::Cold,
             crate::CacheMode::Warm => CacheState::Warm,
+            crate::CacheMode::Buffered => CacheState::Buffered,
         }
     }
 }
@@ -238,11 +240,7 @@ mod tests {
         let layers: Vec<&dyn std::fmt::Display> =
             MonitorLayer::KNOWN.iter().map(|k| k as _).collect();
         assert_eq!(words(&layers), ["top", "leaf", "all"]);
-        for m in [
-            crate::CacheMode::Direct,
-            crate::CacheMode::Cold,
-            crate::CacheMode::Warm,
-        ] {
+        for m in crate::CacheMode::ALL {
             assert_eq!(CacheState::from(m).as_str(), m.as_str());
         }
     }

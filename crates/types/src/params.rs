@@ -207,9 +207,12 @@ pub const PARAMS: &[Param] = &[
     p("engine", "I/O engine (alias ioengine)")
         .aliases(&["ioengine"])
         .choices(&EngineKind::WORDS),
-    p("cache", "cache mode direct/cold/warm (alias direct)")
-        .aliases(&["direct"])
-        .choices(&CacheMode::WORDS),
+    p(
+        "cache",
+        "cache mode direct/cold/warm/buffered (alias direct)",
+    )
+    .aliases(&["direct"])
+    .choices(&CacheMode::WORDS),
     p("drop_caches", "cold cache by dropping the page cache"),
     p("rate_iops", "IOPS cap").unit("IO/s"),
     p("runtime", "time limit").unit("s"),
@@ -706,7 +709,7 @@ mod tests {
         for w in choices("cache") {
             assert!(CacheMode::parse(w).is_some(), "{w}");
         }
-        for c in [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm] {
+        for c in CacheMode::ALL {
             assert!(choices("cache").contains(&c.as_str()), "{c:?}");
         }
         // Every choice-valued parameter is one of these.

@@ -170,19 +170,29 @@ pub enum CacheMode {
     Cold,
     /// Buffered I/O with the file pre-read into the page cache.
     Warm,
+    /// Buffered I/O with the page cache left as earlier steps left it:
+    /// neither evicted nor pre-read (IOR's and io500's way, fio's
+    /// `invalidate=0`). What is resident is measured, not declared.
+    Buffered,
 }
 
 impl CacheMode {
     /// Every cache mode, in declaration order.
-    pub const ALL: [CacheMode; 3] = [CacheMode::Direct, CacheMode::Cold, CacheMode::Warm];
+    pub const ALL: [CacheMode; 4] = [
+        CacheMode::Direct,
+        CacheMode::Cold,
+        CacheMode::Warm,
+        CacheMode::Buffered,
+    ];
     /// The words a user may write (the parameter registry's choices): each
     /// [`CacheMode::parse`]s.
-    pub const WORDS: [&'static str; 3] = ["direct", "cold", "warm"];
+    pub const WORDS: [&'static str; 4] = ["direct", "cold", "warm", "buffered"];
     pub fn as_str(self) -> &'static str {
         match self {
             CacheMode::Direct => "direct",
             CacheMode::Cold => "cold",
             CacheMode::Warm => "warm",
+            CacheMode::Buffered => "buffered",
         }
     }
     pub fn parse(s: &str) -> Option<CacheMode> {
@@ -190,6 +200,7 @@ impl CacheMode {
             "direct" => Some(CacheMode::Direct),
             "cold" => Some(CacheMode::Cold),
             "warm" => Some(CacheMode::Warm),
+            "buffered" => Some(CacheMode::Buffered),
             _ => None,
         }
     }
@@ -772,7 +783,7 @@ pub struct DepthReport {
 /// What was done about the page cache and whether it worked.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CacheReport {
-    /// `direct`, `cold` or `warm` (`buffered`, `mixed`).
+    /// `direct`, `cold`, `warm` or `buffered` (`mixed`).
     pub mode: crate::CacheState,
     /// How the pages were evicted or loaded (`posix_fadvise(DONTNEED)`,
     /// `drop_caches`, `pre-read`), if anything was done.
@@ -782,7 +793,8 @@ pub struct CacheReport {
     /// Pages resident after it, checked right before the timed window.
     pub resident_pages_after: Option<u64>,
     pub total_pages: Option<u64>,
-    /// Whether the declared state was reached (cold: no pages left; warm: all resident).
+    /// Whether the declared state was reached (cold: no pages left; warm:
+    /// all resident; buffered declares none: None).
     pub verified: Option<bool>,
     /// Buffered I/O with a working set under 2× RAM: results may be served
     /// from the page cache.
@@ -1433,13 +1445,13 @@ mod tests {
         }
         for c in CacheMode::ALL {
             match c {
-                CacheMode::Direct | CacheMode::Cold | CacheMode::Warm => {}
+                CacheMode::Direct | CacheMode::Cold | CacheMode::Warm | CacheMode::Buffered => {}
             }
             assert_eq!(CacheMode::parse(c.as_str()), Some(c));
         }
         let distinct = |v: Vec<&str>| v.iter().collect::<std::collections::BTreeSet<_>>().len();
         assert_eq!(distinct(EngineKind::ALL.map(|e| e.as_str()).to_vec()), 4);
-        assert_eq!(distinct(CacheMode::ALL.map(|c| c.as_str()).to_vec()), 3);
+        assert_eq!(distinct(CacheMode::ALL.map(|c| c.as_str()).to_vec()), 4);
     }
 
     use super::*;

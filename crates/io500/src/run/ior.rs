@@ -85,8 +85,10 @@ impl IorJob {
             };
             p.numjobs = self.ranks;
             // IOR neither evicts nor pre-reads: the data a write left in
-            // the page cache is there for the read, as under io500.
-            p.cache = CacheMode::Warm;
+            // the page cache is there for the read, as under io500 (warm
+            // would pre-read the whole file before the read, outside the
+            // window: on a device twice the reads io500 makes).
+            p.cache = CacheMode::Buffered;
             // IOR writes into a new file; storlab's is sparse, not
             // pre-allocated.
             p.fallocate = false;
