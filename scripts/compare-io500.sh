@@ -24,7 +24,9 @@
 #      run's summary there; IO500_MPI_ARGS adds words to io500's mpirun, e.g.
 #      "-x GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304"
 #      to put IOR's transfer buffers in huge pages as storlab's are (see
-#      docs/PERFORMANCE.md). Every run's load average is printed and the
+#      docs/PERFORMANCE.md); RUN_ONLY="ior-hard ..." runs only those io500
+#      workloads (the others get io500's own `run = FALSE`; see
+#      scripts/io500-config.sh). Every run's load average is printed and the
 #      table ends with the range of load averages seen.
 #
 # DEVICE=1: the device-bound mode (needs root). On tmpfs every phase is
@@ -40,8 +42,9 @@
 #      the process that first touches it). The file system is unmounted and
 #      mounted again before every run (nothing of the last run is cached).
 #      Sizes default to EASY_BLOCK=2g, HARD_SEGMENTS=20000, MD_HARD_N=100000
-#      (about 4.7 GiB written with NP=2); each run's peak cgroup memory is
-#      printed. Both tools read with one transfer in flight per rank and
+#      (about 4.7 GiB written with NP=2); each run's peak cgroup memory and
+#      the MiB the loop device read and wrote during it are printed (the two
+#      tools doing the same I/O read and write about the same). Both tools read with one transfer in flight per rank and
 #      check each before the next (IOR: psync reads with -R; storlab: the
 #      psync engine at depth 1, the check in the worker after each read).
 set -euo pipefail
