@@ -108,3 +108,43 @@ fn ranks_given_different_jobs_are_refused_before_anything_is_made() {
     );
     assert!(empty(d.path()), "nothing was made");
 }
+
+/// Only rank 2 is signalled (a batch system's signal reaches the ranks at
+/// different moments): rank 2 stops its create at once, the others at the
+/// phase's end (here the 4 s stonewall; md's ranks meet only between
+/// phases, as mdtest's do), and no later phase runs; rank 0 stores the
+/// run as interrupted with rank 2's reason, naming rank 2 (it said only
+/// "another rank was interrupted"), and everything made is removed.
+#[test]
+fn a_signal_to_one_rank_stops_all_and_rank_0_names_it() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let t = d.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    let db = d.path().join("db.sqlite");
+    let script = format!(
+        "if [ \"$OMPI_COMM_WORLD_RANK\" = 2 ]; then \
+         (until [ -n \"$(ls '{t}')\" ]; do sleep 0.1; done; sleep 2; kill -INT $$) & fi; \
+         exec '{}' md '{t}' --files 50000000 -u -W 4 --ops create,stat,delete --json -q --db '{}'",
+        crate::util::storlab_bin().display(),
+        db.display(),
+        t = t.display()
+    );
+    let Some(o) = crate::util::mpirun("md_mpi", 4, 120, ["sh", "-c", &script]) else {
+        return;
+    };
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("one JSON document ({e}): {}\n{}", stdout(&o), stderr(&o)));
+    assert_eq!(v["interrupted"], true, "{}", stderr(&o));
+    let why = v["stop_reason"].as_str().unwrap_or("");
+    assert!(why.ends_with("(on rank 2)"), "{why}");
+    assert!(!why.contains("another rank"), "{why}");
+    let names: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["params"]["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["file-create"], "no phase after the stop");
+    assert!(empty(&t), "everything removed");
+}

@@ -114,10 +114,15 @@ fn a_per_rank_set_of_iologs_replays_each_rank_its_own_file() {
 
 /// The scheduling policy (`/proc/PID/task/TID/stat` field 41: 0 ordinary,
 /// 1 SCHED_FIFO) of each of `pid`'s replay threads, polled until it ends.
-/// Returns the number of (samples, samples with a FIFO replay thread).
-fn watch_policy(child: &mut std::process::Child, limit: Duration) -> (u32, u32) {
+/// Returns the number of (samples, samples with a FIFO replay thread,
+/// relapses: a thread seen at FIFO, then ordinary, then at FIFO again).
+fn watch_policy(child: &mut std::process::Child, limit: Duration) -> (u32, u32, u32) {
     let t = Instant::now();
-    let (mut seen, mut fifo) = (0, 0);
+    let (mut seen, mut fifo, mut relapses) = (0, 0, 0);
+    // Threads seen at FIFO, and those seen ordinary after that (by id; a
+    // thread may start ordinary before it raises itself for its wait).
+    let mut was_fifo = std::collections::HashSet::new();
+    let mut dropped = std::collections::HashSet::new();
     let task = PathBuf::from(format!("/proc/{}/task", child.id()));
     while child.try_wait().expect("wait").is_none() {
         assert!(
@@ -137,14 +142,23 @@ fn watch_policy(child: &mut std::process::Child, limit: Duration) -> (u32, u32) 
             }
             // Fields after the name: state is field 3, policy field 41.
             let policy = stat[close + 2..].split(' ').nth(41 - 3);
+            let at_fifo = policy == Some("1");
             any.0 = true;
-            any.1 |= policy == Some("1");
+            any.1 |= at_fifo;
+            let tid = e.file_name();
+            if at_fifo && dropped.contains(&tid) {
+                relapses += 1;
+            } else if at_fifo {
+                was_fifo.insert(tid);
+            } else if was_fifo.contains(&tid) {
+                dropped.insert(tid);
+            }
         }
         seen += u32::from(any.0);
         fifo += u32::from(any.1);
         std::thread::sleep(Duration::from_millis(2));
     }
-    (seen, fifo)
+    (seen, fifo, relapses)
 }
 
 /// A thread of the test at real-time priority doing what a replay thread
@@ -273,15 +287,20 @@ fn a_dense_trace_is_replayed_at_ordinary_priority() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let (seen, fifo) = watch_policy(&mut child, Duration::from_secs(120));
+    let (seen, fifo, relapses) = watch_policy(&mut child, Duration::from_secs(120));
     let out = child.wait_with_output().expect("output");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert!(seen > 10, "the replay threads were seen {seen} times");
     // Only while waiting for the common start and the first operation
-    // (nothing before it: it is on time), never through the stream.
+    // (nothing before it: it is on time), never through the stream: no
+    // thread is back at SCHED_FIFO once it was seen at ordinary priority,
+    // and most samples are ordinary. (The share of FIFO samples is the
+    // wait's share of the run, which a loaded machine stretches: CI once
+    // saw 108 of 856; the order is what the claim is about.)
+    assert_eq!(relapses, 0, "a replay thread went back to SCHED_FIFO");
     assert!(
-        fifo * 20 <= seen,
+        fifo * 2 < seen,
         "a replay thread ran at SCHED_FIFO in {fifo} of {seen} samples"
     );
     assert!(u(&v["replay"]["realtime_ops"]) <= 1, "{}", v["replay"]);

@@ -54,6 +54,22 @@ pub trait Comm {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .collect()
     }
+    /// Why the ranks stop, at rank 0 (None elsewhere): `here`, rank 0's
+    /// own reason, or else the first reason another rank was given,
+    /// naming that rank (a batch system's signal reaches the ranks at
+    /// different moments, and the first one stops them all).
+    fn stop_reason(&self, here: Option<String>) -> Option<String> {
+        let all = self.gather_strings(here.as_deref().unwrap_or(""));
+        if self.rank() != 0 {
+            return None;
+        }
+        here.or_else(|| {
+            all.iter()
+                .enumerate()
+                .find(|(_, r)| !r.is_empty())
+                .map(|(rank, r)| format!("{r} (on rank {rank})"))
+        })
+    }
 }
 
 impl<C: Comm + ?Sized> Comm for &C {

@@ -170,6 +170,23 @@ impl Comm for LocalComm {
 mod tests {
     use super::*;
 
+    /// A signal that reached rank 2 before rank 0 is the reason rank 0
+    /// stores, naming rank 2; rank 0's own reason wins when it has one.
+    #[test]
+    fn the_stop_reason_is_any_ranks_and_names_it() {
+        let got = LocalComm::run(3, |c| {
+            let here = (c.rank() == 2).then(|| "SIGINT".to_string());
+            c.stop_reason(here)
+        });
+        assert_eq!(got, [Some("SIGINT (on rank 2)".into()), None, None]);
+        let got = LocalComm::run(3, |c| {
+            c.stop_reason(Some(format!("signal on {}", c.rank())))
+        });
+        assert_eq!(got[0].as_deref(), Some("signal on 0"));
+        let got = LocalComm::run(2, |c| c.stop_reason(None));
+        assert_eq!(got, [None, None]);
+    }
+
     #[test]
     fn solo_is_rank_zero_of_one_and_every_step_returns_its_own() {
         let c = LocalComm::solo();

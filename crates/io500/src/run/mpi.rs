@@ -410,7 +410,7 @@ impl<C: Comm> super::Ranks for MpiRanks<'_, C> {
     }
 
     fn stop_reason(&self, here: Option<String>) -> Option<String> {
-        agreed_stop_reason(&self.world.comm, here)
+        self.world.comm.stop_reason(here)
     }
 
     fn phase(&mut self, name: &str) -> Result<Ran, RunError> {
@@ -429,22 +429,6 @@ impl<C: Comm> super::Ranks for MpiRanks<'_, C> {
             other => Err(unknown(other)),
         }
     }
-}
-
-/// Why the ranks stop, on rank 0 (collective): `here`, this rank's own
-/// reason, or else the first reason another rank was given, naming that
-/// rank. None on the other ranks.
-fn agreed_stop_reason<C: Comm>(comm: &C, here: Option<String>) -> Option<String> {
-    let all = comm.gather_strings(here.as_deref().unwrap_or(""));
-    if !comm.root() {
-        return None;
-    }
-    here.or_else(|| {
-        all.iter()
-            .enumerate()
-            .find(|(_, r)| !r.is_empty())
-            .map(|(rank, r)| format!("{r} (on rank {rank})"))
-    })
 }
 
 impl<C: Comm> MpiRanks<'_, C> {
@@ -575,28 +559,5 @@ fn find_ranks(parts: &[find::FindCount], nodes: &[String]) -> ClusterPhase {
             })
             .collect(),
         ..ClusterPhase::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::agreed_stop_reason;
-    use storlab_cluster::{Comm, LocalComm};
-
-    /// A signal that reached rank 2 before rank 0 is the reason rank 0
-    /// stores, naming rank 2; rank 0's own reason wins when it has one.
-    #[test]
-    fn the_stop_reason_is_any_ranks_and_names_it() {
-        let got = LocalComm::run(3, |c| {
-            let here = (c.rank() == 2).then(|| "SIGINT".to_string());
-            agreed_stop_reason(&c, here)
-        });
-        assert_eq!(got, [Some("SIGINT (on rank 2)".into()), None, None]);
-        let got = LocalComm::run(3, |c| {
-            agreed_stop_reason(&c, Some(format!("signal on {}", c.rank())))
-        });
-        assert_eq!(got[0].as_deref(), Some("signal on 0"));
-        let got = LocalComm::run(2, |c| agreed_stop_reason(&c, None));
-        assert_eq!(got, [None, None]);
     }
 }
