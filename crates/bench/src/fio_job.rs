@@ -1022,10 +1022,6 @@ fn one_file<'a>(files: impl Iterator<Item = &'a Entry>, job: &str) -> Result<(),
     Ok(())
 }
 
-/// Of the storlab options that are one setting spelled two ways
-/// ([`crate::options::PAIRED`]: `bs` and `bssplit`, ...), keep the one
-/// mapped last: fio applies options in order, so `bssplit=...` then `bs=8k`
-/// is 8k for every I/O (fio's min and max block size become 8k).
 /// `invalidate=0` on a buffered job (fio's O_DIRECT ignores it): storlab's
 /// `cache = buffered` in place of `direct = 0` (`cache = cold`).
 fn keep_cache(extras: &JobExtras, pairs: &mut Vec<(String, String)>) {
@@ -1037,6 +1033,10 @@ fn keep_cache(extras: &JobExtras, pairs: &mut Vec<(String, String)>) {
     pairs.push(("cache".into(), "buffered".into()));
 }
 
+/// Of the storlab options that are one setting spelled two ways
+/// ([`crate::options::PAIRED`]: `bs` and `bssplit`, ...), keep the one
+/// mapped last: fio applies options in order, so `bssplit=...` then `bs=8k`
+/// is 8k for every I/O (fio's min and max block size become 8k).
 fn last_of_paired(pairs: &mut Vec<(String, String)>) {
     for (a, b) in crate::options::PAIRED {
         let last = |k: &str| pairs.iter().rposition(|(p, _)| p == k);
