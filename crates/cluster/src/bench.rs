@@ -85,23 +85,17 @@ impl<C: Comm> Ranks<C> {
         if self.comm.all(mine.is_none()) {
             return Step::Ok;
         }
-        let all = self.comm.gather_strings(mine.as_deref().unwrap_or(""));
-        if !self.root() {
-            return Step::Quiet;
+        match self.comm.first_of(mine) {
+            None if !self.root() => Step::Quiet,
+            Some((0, m)) => Step::Report(m),
+            first => {
+                let (rank, m) = first.unwrap_or_default();
+                Step::Report(format!(
+                    "rank {rank} on {}: {what}: {m}",
+                    self.nodes.get(rank as usize).cloned().unwrap_or_default()
+                ))
+            }
         }
-        if let Some(m) = mine {
-            return Step::Report(m);
-        }
-        let (rank, m) = all
-            .iter()
-            .enumerate()
-            .find(|(_, m)| !m.is_empty())
-            .map(|(r, m)| (r, m.clone()))
-            .unwrap_or_default();
-        Step::Report(format!(
-            "rank {rank} on {}: {what}: {m}",
-            self.nodes.get(rank).cloned().unwrap_or_default()
-        ))
     }
 
     /// The client order: which ranks are the first k (by rank, or one

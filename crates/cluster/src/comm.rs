@@ -54,20 +54,30 @@ pub trait Comm {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .collect()
     }
-    /// Why the ranks stop, at rank 0 (None elsewhere): `here`, rank 0's
-    /// own reason, or else the first reason another rank was given,
-    /// naming that rank (a batch system's signal reaches the ranks at
-    /// different moments, and the first one stops them all).
-    fn stop_reason(&self, here: Option<String>) -> Option<String> {
-        let all = self.gather_strings(here.as_deref().unwrap_or(""));
+    /// Every rank's `mine` gathered (collective); at rank 0 the first
+    /// one with its rank: rank 0's own when it has one, else the lowest
+    /// other rank's. None elsewhere, and when no rank has one.
+    fn first_of(&self, mine: Option<String>) -> Option<(u32, String)> {
+        let all = self.gather_strings(mine.as_deref().unwrap_or(""));
         if self.rank() != 0 {
             return None;
         }
-        here.or_else(|| {
-            all.iter()
-                .enumerate()
-                .find(|(_, r)| !r.is_empty())
-                .map(|(rank, r)| format!("{r} (on rank {rank})"))
+        if let Some(m) = mine {
+            return Some((0, m));
+        }
+        let (rank, m) = all.into_iter().enumerate().find(|(_, m)| !m.is_empty())?;
+        Some((u32::try_from(rank).unwrap_or(u32::MAX), m))
+    }
+    /// Why the ranks stop, at rank 0 (None elsewhere): rank 0's own
+    /// reason, or else the first reason another rank was given, naming
+    /// that rank (a batch system's signal reaches the ranks at different
+    /// moments, and the first one stops them all).
+    fn stop_reason(&self, here: Option<String>) -> Option<String> {
+        let (rank, why) = self.first_of(here)?;
+        Some(if rank == 0 {
+            why
+        } else {
+            format!("{why} (on rank {rank})")
         })
     }
 }
