@@ -15,10 +15,16 @@
 # env: STORLAB_FIND (default: the `pfind` example of storlab-io500, built
 #      with cargo build --release -p storlab-io500 --features run --example pfind),
 #      IO500_BUILD (default /work/io500-peers/build: DIR/build/pfind/pfind,
-#      DIR/build/ior/src/mdtest), STRACE=1.
+#      DIR/build/ior/src/mdtest), STRACE=1, PFIND_MPI_ARGS (words added to
+#      pfind's mpirun), REGEX_SHIM=1 (a diagnostic: pfind's regexec() of
+#      `.*01.*` answered by a substring test, scripts/peer-shims/
+#      regexec-substring.c preloaded; the file-system work is unchanged).
+# Every round checks that both found the same files (pfind's `found:`,
+# storlab's `found`) and fails (exit 1) if not.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=${1:-$(mktemp -d /dev/shm/compare-find.XXXXXX)}
+made_dir=""
+if [[ -n "${1:-}" ]]; then dir=$1; else dir=$(mktemp -d /dev/shm/compare-find.XXXXXX); made_dir=$dir; fi
 rounds=${2:-3}
 np=${3:-2}
 files=${4:-60000}
@@ -30,21 +36,34 @@ for x in "$pfind" "$mdtest" "$sfind"; do
     [[ -x "$x" ]] || { echo "missing $x (see the usage above)" >&2; exit 2; }
 done
 work=$(mktemp -d "$dir/find.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; [[ -n "$made_dir" ]] && rmdir "$made_dir" 2>/dev/null || true' EXIT
 mkdir -p "$work/data" "$work/res"
 touch "$work/res/timestampfile"
 mpi=(mpirun --allow-run-as-root --oversubscribe)
+pfind_mpi_args=${PFIND_MPI_ARGS:-}
+if [[ "${REGEX_SHIM:-}" == 1 ]]; then
+    cc -O2 -shared -fPIC -o "$work/regexec-substring.so" "$here/scripts/peer-shims/regexec-substring.c" -ldl
+    pfind_mpi_args+=" -x LD_PRELOAD=$work/regexec-substring.so"
+    echo "REGEX_SHIM=1: pfind's regexec() of .*01.* answered by strstr() (a diagnostic, not io500 as built)" >&2
+fi
 (cd "$work" && "${mpi[@]}" -np "$np" "$mdtest" -n "$files" -u -L -F -N 1 -d "$work/data/mdtest-easy" -C >/dev/null 2>&1)
 (cd "$work" && "${mpi[@]}" -np "$np" "$mdtest" -n $((files / 2)) -t -F -w 3901 -e 3901 -N 1 -d "$work/data/mdtest-hard" -C >/dev/null 2>&1)
 args=("$work/data" -newer "$work/res/timestampfile" -size 3901c -name '*01*' -C -q 10000 -D rates)
-run_pfind() { "${mpi[@]}" -np "$1" "$pfind" "${args[@]}" 2>/dev/null | sed -n 's/.*rate: \([0-9.]*\) kiops.*/\1/p'; }
-run_storlab() { "$sfind" "$work/data" "$work/res/timestampfile" "$1" | sed -n 's/.*rate \([0-9.]*\) kIOPS.*/\1/p'; }
+# Each prints "RATE FOUND" (io500's kIOPS, files found).
+# shellcheck disable=SC2086 # pfind_mpi_args is a list of mpirun words
+run_pfind() { "${mpi[@]}" $pfind_mpi_args -np "$1" "$pfind" "${args[@]}" 2>/dev/null | sed -n 's/.*rate: \([0-9.]*\) kiops.* found: \([0-9]*\).*/\1 \2/p'; }
+run_storlab() { "$sfind" "$work/data" "$work/res/timestampfile" "$1" | sed -n 's/^found \([0-9]*\) .* rate \([0-9.]*\) kIOPS.*/\2 \1/p'; }
 : > "$work/rates"
 for i in $(seq 1 "$rounds"); do
     for n in 1 "$np"; do
         if (( i % 2 )); then a=$(run_pfind "$n"); s=$(run_storlab "$n"); else s=$(run_storlab "$n"); a=$(run_pfind "$n"); fi
-        echo "$n $a $s" >> "$work/rates"
-        echo "round $i, $n ranks: pfind $a, storlab $s kIOPS (load average $(cut -d' ' -f1 /proc/loadavg))" >&2
+        read -r ar af <<< "$a"; read -r sr sf <<< "$s"
+        echo "$n $ar $sr" >> "$work/rates"
+        echo "round $i, $n ranks: pfind $ar, storlab $sr kIOPS; found $af and $sf (load average $(cut -d' ' -f1 /proc/loadavg))" >&2
+        if [[ -z "$af" || "$af" != "$sf" ]]; then
+            echo "pfind and storlab did not find the same number of files ($af, $sf)" >&2
+            exit 1
+        fi
     done
 done
 python3 - "$work/rates" <<'PY'
