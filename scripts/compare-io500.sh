@@ -21,13 +21,24 @@
 #      STORLAB (default target/release/storlab, or $CARGO_TARGET_DIR's),
 #      BUDGET (seconds, default 540), and the sizes EASY_BLOCK,
 #      HARD_SEGMENTS, MD_EASY_N, MD_HARD_N; KEEP_FIGURES=DIR keeps every
-#      run's summary there; IO500_MPI_ARGS adds words to io500's mpirun, e.g.
+#      run's summary there (and storlab's whole JSON result: per-second
+#      series, per-rank figures); IO500_MPI_ARGS adds words to io500's mpirun, e.g.
 #      "-x GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304"
 #      to put IOR's transfer buffers in huge pages as storlab's are (see
-#      docs/PERFORMANCE.md); RUN_ONLY="ior-hard ..." runs only those io500
+#      docs/PERFORMANCE.md); REGEX_SHIM=1 preloads scripts/peer-shims/
+#      regexec-substring.c into io500 (pfind's regexec() of `.*01.*`
+#      answered by strstr(), the same files found: a diagnostic of the find
+#      phase's CPU, not io500 as built; see docs/PERFORMANCE.md);
+#      RUN_ONLY="ior-hard ..." runs only those io500
 #      workloads (the others get io500's own `run = FALSE`; see
 #      scripts/io500-config.sh). Every run's load average is printed and the
 #      table ends with the range of load averages seen.
+#
+# STORLAB_MPI=1: storlab's ranks are MPI processes (`mpirun -np NP storlab
+#      io500 …`, a build with --features mpi), as io500's are, instead of
+#      threads of one process (`--np NP`). On this VM the two differ where a
+#      phase waits on the device one I/O at a time per rank (ior-rnd4K-easy-
+#      read): see docs/PERFORMANCE.md.
 #
 # DEVICE=1: the device-bound mode (needs root). On tmpfs every phase is
 #      CPU-bound and the comparison measures the tools' own CPU cost; here
@@ -70,12 +81,14 @@ if [[ "$device" == 1 ]]; then
         echo 0 > "$cg/memory.swap.max" 2>/dev/null || true
         cg_peak() { cat "$cg/memory.peak" 2>/dev/null || echo 0; }
         cg_reset() { echo 0 > "$cg/memory.peak" 2>/dev/null || true; }
+        cg_ooms() { awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events"; }
     elif [[ -d /sys/fs/cgroup/memory ]]; then
         cg=/sys/fs/cgroup/memory/compare-io500.$$
         mkdir "$cg"
         echo "$mem_bytes" > "$cg/memory.limit_in_bytes"
         cg_peak() { cat "$cg/memory.max_usage_in_bytes"; }
         cg_reset() { echo 0 > "$cg/memory.max_usage_in_bytes"; }
+        cg_ooms() { awk '$1 == "oom_kill" { print $2 }' "$cg/memory.oom_control"; }
     else
         echo "DEVICE=1: no memory cgroup (neither v2's memory controller nor v1's /sys/fs/cgroup/memory)" >&2
         exit 2
@@ -109,12 +122,27 @@ before_run() {
     umount "$mnt" && mount "$loopdev" "$mnt"
     cg_reset
     read -r rd0 wr0 < <(dev_sectors)
+    oom0=$(cg_ooms)
 }
 after_run() {
     if [[ -z "$cg" ]]; then return; fi
     read -r rd1 wr1 < <(dev_sectors)
     echo "  $1: cgroup memory peak $(numfmt --to=iec "$(cg_peak)") (limit ${MEM:-384M});" \
         "device read $(( (rd1 - rd0) / 2048 )) MiB, written $(( (wr1 - wr0) / 2048 )) MiB" >&2
+    # The kernel's OOM killer inside the cgroup (a limit too tight for the
+    # file system's own allocations): that run's figures are not kept.
+    local ooms=$(( $(cg_ooms) - oom0 ))
+    if (( ooms > 0 )); then
+        echo "  $1: the memory cgroup's OOM killer killed $ooms process(es): this run is left out (raise MEM)" >&2
+        return 1
+    fi
+}
+# A run that failed: its exit code and its log's last lines, and its
+# figures left out (so no pair ratio is made of it).
+failed_run() {
+    echo "  $1 failed (exit code $2); the end of its log:" >&2
+    tail -5 "$3" | sed 's/^/    /' >&2
+    rm -f "$4"
 }
 runs=${2:-4}
 np=${3:-2}
@@ -144,21 +172,41 @@ else
 fi
 trap 'rm -rf "$work"; [[ -n "${made_dir:-}" ]] && rmdir "$made_dir" 2>/dev/null; undo_device' EXIT
 mkdir -p "$data/io500-data" "$work/io500-results" "$data/storlab" "$work/figures"
+io500_mpi_args=${IO500_MPI_ARGS:-}
+if [[ "${REGEX_SHIM:-}" == 1 ]]; then
+    cc -O2 -shared -fPIC -o "$work/regexec-substring.so" "$here/scripts/peer-shims/regexec-substring.c" -ldl
+    io500_mpi_args+=" -x LD_PRELOAD=$work/regexec-substring.so"
+    echo "REGEX_SHIM=1: io500's find (pfind) with regexec() of .*01.* answered by strstr(): a diagnostic, not io500 as built" >&2
+fi
 write_io500_config "$work/config.ini" "$data/io500-data" "$work/io500-results" "$wall"
 
 run_io500() {
+    local rc=0
     before_run
-    # shellcheck disable=SC2086 # IO500_MPI_ARGS is a list of mpirun words
-    (cd "$work" && in_cg mpirun --allow-run-as-root --oversubscribe ${IO500_MPI_ARGS:-} -np "$np" "$io500" config.ini > "$work/io500-$1.log" 2>&1) || true
+    # shellcheck disable=SC2086 # io500_mpi_args is a list of mpirun words
+    (cd "$work" && in_cg mpirun --allow-run-as-root --oversubscribe $io500_mpi_args -np "$np" "$io500" config.ini > "$work/io500-$1.log" 2>&1) || rc=$?
     summary=$(ls -t "$work"/io500-results/*/result_summary.txt 2>/dev/null | head -1)
     if [[ -n "$summary" ]]; then cp "$summary" "$work/figures/io500-$1.txt"; fi
-    after_run "io500 $1"
-    rm -rf "$data"/io500-data/* "$work"/io500-results/*
+    after_run "io500 $1" || rc=${rc/#0/137}
+    if (( rc != 0 )); then failed_run "io500 $1" "$rc" "$work/io500-$1.log" "$work/figures/io500-$1.txt"; fi
+    # a rank killed by the OOM killer may still be exiting: retry once
+    rm -rf "$data"/io500-data/* "$work"/io500-results/* 2>/dev/null || { sleep 2; rm -rf "$data"/io500-data/* "$work"/io500-results/*; }
 }
+if [[ "${STORLAB_MPI:-}" == 1 ]]; then
+    storlab_cmd=(mpirun --allow-run-as-root --oversubscribe -np "$np" "$storlab" io500)
+    storlab_ranks=()
+else
+    storlab_cmd=("$storlab" io500)
+    storlab_ranks=(--np "$np")
+fi
 run_storlab() {
+    local rc=0
     before_run
-    in_cg "$storlab" io500 "$work/config.ini" "$data/storlab" --np "$np" --no-save -q > "$work/figures/storlab-$1.txt" 2>"$work/storlab-$1.log" || true
-    after_run "storlab $1"
+    in_cg "${storlab_cmd[@]}" "$work/config.ini" "$data/storlab" "${storlab_ranks[@]}" --no-save -q \
+        --json-out "$work/figures/storlab-$1.json" > "$work/figures/storlab-$1.txt" 2>"$work/storlab-$1.log" || rc=$?
+    after_run "storlab $1" || rc=${rc/#0/137}
+    # (an INVALID run, as every run with a short stonewall is, exits 0)
+    if (( rc != 0 )); then failed_run "storlab $1" "$rc" "$work/storlab-$1.log" "$work/figures/storlab-$1.txt"; fi
 }
 load() { cut -d' ' -f1 /proc/loadavg; }
 done_pairs=0
@@ -185,6 +233,7 @@ if [[ -n "$cg" ]]; then
 else
     echo "mode: $dir"
 fi
+if [[ "${STORLAB_MPI:-}" == 1 ]]; then echo "storlab's ranks: mpirun -np $np (MPI processes)"; else echo "storlab's ranks: --np $np (threads)"; fi
 python3 - "$work/figures" "$done_pairs" <<'PY'
 import re, statistics, sys, pathlib
 d, runs = pathlib.Path(sys.argv[1]), int(sys.argv[2])
@@ -217,7 +266,7 @@ for n in names:
     if not a or not b:
         # a phase only one tool ran (io500's extended ior-rnd4K-easy-read)
         who = "io500" if a else "storlab"
-        print(f"{n:24} {'-' if not a else statistics.median(a):>12} {'-' if not b else statistics.median(b):>12}   run by {who} only")
+        print(f"{n:24} {'-' if not a else statistics.median(a):>12} {'-' if not b else statistics.median(b):>12}   figures from {who} only")
         continue
     ma, mb = statistics.median(a), statistics.median(b)
     r = mb / ma if ma else float("nan")

@@ -1,4 +1,4 @@
-# Sourced by scripts/compare-io500.sh and scripts/compare-io500-mpi.sh: the
+# Sourced by scripts/compare-io500.sh (and so scripts/compare-io500-mpi.sh): the
 # one io500 config.ini both tools run in a comparison.
 #
 # write_io500_config FILE DATADIR RESULTDIR STONEWALL_S writes FILE with the
