@@ -84,13 +84,13 @@ impl MdFront for Front<'_> {
         phases: Vec<PhaseResult>,
         ran: Result<Vec<RankPhase>, MdError>,
         control: &Control,
-        (keep, stopped, why): (bool, bool, Option<String>),
+        (keep, why): (bool, Option<String>),
     ) -> Result<u8, Failed> {
         let ran = ran.map_err(|e| Failed::of(anyhow::Error::from(e)))?;
         let mut report = final_report(header, phases, &ran, control, keep);
-        if stopped && report.stop_reason.is_none() {
+        if let Some(why) = why.filter(|_| report.stop_reason.is_none()) {
             report.interrupted = true;
-            report.stop_reason = Some(why.unwrap_or_else(|| "another rank was interrupted".into()));
+            report.stop_reason = Some(why);
         }
         let signal = self.signals.as_ref().and_then(Signals::received);
         let outcome = emit(report, &self.cmd.run, &mut sink, signal).map_err(Failed::of)?;

@@ -43,15 +43,16 @@ pub trait MdFront {
     fn remove(&mut self, dir: &Path);
     /// Rank 0: the run's report (from its merged `phases` and rank 0's own
     /// `ran`) stored, written and shown; its exit code. `ends`: whether
-    /// the files are kept, whether some rank was interrupted, and why
-    /// (rank 0's reason, else the first other rank's, naming it).
+    /// the files are kept, and why the ranks stopped if some rank was
+    /// interrupted (rank 0's reason, else the first other rank's, naming
+    /// it).
     fn finish(
         &mut self,
         run: Self::Run,
         phases: Vec<PhaseResult>,
         ran: Result<Vec<RankPhase>, MdError>,
         control: &Control,
-        ends: (bool, bool, Option<String>),
+        ends: (bool, Option<String>),
     ) -> Result<u8, Failed>;
 }
 
@@ -127,21 +128,17 @@ pub fn run_md<C: Comm, F: MdFront>(
         })
     };
     front.watch_stop();
-    let stopped = comm.any(control.stop_reason().is_some());
-    let why = if stopped {
-        comm.stop_reason(control.stop_reason())
-    } else {
-        None
-    };
+    // Collective; at rank 0, Some exactly when some rank was stopped.
+    let why = comm.stop_reason(control.stop_reason());
     comm.barrier();
     let Some((dir, run)) = made else {
         return Ok(0);
     };
-    let keep = keep && !stopped;
+    let keep = keep && why.is_none();
     if !keep {
         front.remove(&dir);
     }
     front
-        .finish(run, phases, result, &control, (keep, stopped, why))
+        .finish(run, phases, result, &control, (keep, why))
         .map_err(RankStop::Report)
 }
