@@ -28,7 +28,7 @@ static struct {
 static int (*real_regcomp)(regex_t *, const char *, int);
 static int (*real_regexec)(const regex_t *, const char *, size_t, regmatch_t[], int);
 
-/* The literal of `.*LIT.*`, or NULL when the pattern is anything else. */
+/* Copies LIT of `.*LIT.*` into out and returns 1; 0 for any other pattern. */
 static int literal_of(const char *p, char *out, size_t cap) {
     size_t n = strlen(p);
     if (n < 5 || strncmp(p, ".*", 2) != 0 || strcmp(p + n - 2, ".*") != 0) return 0;
@@ -42,25 +42,32 @@ static int literal_of(const char *p, char *out, size_t cap) {
     return 1;
 }
 
+/* The index of the slot that answers for `re` (NULL: a free slot), or -1. */
+static int slot_of(const regex_t *re) {
+    for (int i = 0; i < SLOTS; i++) {
+        if (slots[i].re == re) return i;
+    }
+    return -1;
+}
+
 int regcomp(regex_t *re, const char *pattern, int flags) {
     if (!real_regcomp) real_regcomp = dlsym(RTLD_NEXT, "regcomp");
     int r = real_regcomp(re, pattern, flags);
-    if (r == 0 && flags == 0) {
-        for (int i = 0; i < SLOTS; i++) {
-            if (slots[i].re == NULL || slots[i].re == re) {
-                if (literal_of(pattern, slots[i].lit, sizeof slots[i].lit)) slots[i].re = re;
-                break;
-            }
-        }
+    /* A regex_t compiled again (or its memory reused) no longer answers
+     * for its old pattern. */
+    int i = slot_of(re);
+    if (i >= 0) slots[i].re = NULL;
+    if (r == 0 && flags == 0 && (i = slot_of(NULL)) >= 0 &&
+        literal_of(pattern, slots[i].lit, sizeof slots[i].lit)) {
+        slots[i].re = re;
     }
     return r;
 }
 
 int regexec(const regex_t *re, const char *s, size_t nmatch, regmatch_t m[_Restrict_arr_ _REGEX_NELTS(nmatch)], int eflags) {
-    if (nmatch == 0 && eflags == 0) {
-        for (int i = 0; i < SLOTS && slots[i].re; i++) {
-            if (slots[i].re == re) return strstr(s, slots[i].lit) ? 0 : REG_NOMATCH;
-        }
+    int i;
+    if (re != NULL && nmatch == 0 && eflags == 0 && (i = slot_of(re)) >= 0) {
+        return strstr(s, slots[i].lit) ? 0 : REG_NOMATCH;
     }
     if (!real_regexec) real_regexec = dlvsym(RTLD_NEXT, "regexec", "GLIBC_2.3.4");
     return real_regexec(re, s, nmatch, m, eflags);
