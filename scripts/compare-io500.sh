@@ -137,12 +137,16 @@ after_run() {
         return 1
     fi
 }
-# A run that failed: its exit code and its log's last lines, and its
-# figures left out (so no pair ratio is made of it).
-failed_run() {
-    echo "  $1 failed (exit code $2); the end of its log:" >&2
-    tail -5 "$3" | sed 's/^/    /' >&2
-    rm -f "$4"
+# After run WHO (exit code RC, log LOG, figures FIG): the cgroup's figures,
+# and a run that failed or lost a process to the OOM killer reported with
+# its log's last lines and its figures left out (so no pair ratio is made
+# of it). (An INVALID run, as every run with a short stonewall is, exits 0.)
+end_run() {
+    local who=$1 rc=$2 log=$3 fig=$4
+    if after_run "$who" && (( rc == 0 )); then return; fi
+    echo "  $who failed (exit code $rc); the end of its log:" >&2
+    tail -5 "$log" | sed 's/^/    /' >&2
+    rm -f "$fig"
 }
 runs=${2:-4}
 np=${3:-2}
@@ -187,8 +191,7 @@ run_io500() {
     (cd "$work" && in_cg mpirun --allow-run-as-root --oversubscribe $io500_mpi_args -np "$np" "$io500" config.ini > "$work/io500-$1.log" 2>&1) || rc=$?
     summary=$(ls -t "$work"/io500-results/*/result_summary.txt 2>/dev/null | head -1)
     if [[ -n "$summary" ]]; then cp "$summary" "$work/figures/io500-$1.txt"; fi
-    after_run "io500 $1" || rc=${rc/#0/137}
-    if (( rc != 0 )); then failed_run "io500 $1" "$rc" "$work/io500-$1.log" "$work/figures/io500-$1.txt"; fi
+    end_run "io500 $1" "$rc" "$work/io500-$1.log" "$work/figures/io500-$1.txt"
     # a rank killed by the OOM killer may still be exiting: retry once
     rm -rf "$data"/io500-data/* "$work"/io500-results/* 2>/dev/null || { sleep 2; rm -rf "$data"/io500-data/* "$work"/io500-results/*; }
 }
@@ -204,9 +207,7 @@ run_storlab() {
     before_run
     in_cg "${storlab_cmd[@]}" "$work/config.ini" "$data/storlab" "${storlab_ranks[@]}" --no-save -q \
         --json-out "$work/figures/storlab-$1.json" > "$work/figures/storlab-$1.txt" 2>"$work/storlab-$1.log" || rc=$?
-    after_run "storlab $1" || rc=${rc/#0/137}
-    # (an INVALID run, as every run with a short stonewall is, exits 0)
-    if (( rc != 0 )); then failed_run "storlab $1" "$rc" "$work/storlab-$1.log" "$work/figures/storlab-$1.txt"; fi
+    end_run "storlab $1" "$rc" "$work/storlab-$1.log" "$work/figures/storlab-$1.txt"
 }
 load() { cut -d' ' -f1 /proc/loadavg; }
 done_pairs=0

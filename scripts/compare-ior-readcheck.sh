@@ -10,7 +10,9 @@
 # rate with it (how much of IOR's read the check is), and storlab's rate
 # over IOR's with the check (the io500 comparison's ratio). On tmpfs the
 # reads are CPU-bound and the check's cost decides them; on a disk it should
-# not.
+# not. storlab's run has io500's 5 s stonewall (its ior-rnd4K-easy-read runs
+# that long): on a file system slower than NP x BLOCK per 5 s its write, and
+# so its read, is cut short where IOR's here is not.
 #
 # usage: scripts/compare-ior-readcheck.sh [DIR] [ROUNDS] [NP] [BLOCK]
 #   DIR     file system (default: a new directory in /dev/shm)
